@@ -1,0 +1,1 @@
+//! Backends: where array bytes live and kernels run. (Being written.)

@@ -1,0 +1,2 @@
+//! Text and HTML rendering. (Being written.)
+pub mod error;

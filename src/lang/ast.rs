@@ -1,0 +1,356 @@
+//! The syntax tree. Every node carries the byte span of the source it came from,
+//! so that any error raised while evaluating it can point at the exact text.
+//!
+//! The tree knows nothing of arrays or devices: `@` is just `BinOp::MatMul`.
+
+use std::rc::Rc;
+
+use super::span::Span;
+
+/// An identifier. Shared, because the evaluator keeps names alive in scopes.
+pub type Ident = Rc<str>;
+
+/// A whole input: a cell, a REPL entry or a script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    pub body: Vec<Stmt>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StmtKind {
+    /// An expression statement; at top level its value is displayed.
+    Expr(Expr),
+    /// `a = b = value`, `a, b = value`, `x[0] = v`, `o.attr = v`.
+    /// `targets` holds one entry per `=` (left to right).
+    Assign {
+        targets: Vec<Expr>,
+        value: Expr,
+    },
+    /// `target op= value` (`+=`, `-=`, `*=`, `/=`, `//=`, `%=`, `**=`, `@=`).
+    AugAssign {
+        target: Expr,
+        op: BinOp,
+        value: Expr,
+    },
+    Def(Rc<FuncDef>),
+    Return(Option<Expr>),
+    /// `if c1: ... elif c2: ... else: ...`: one branch per test, in order.
+    If {
+        branches: Vec<(Expr, Vec<Stmt>)>,
+        orelse: Option<Vec<Stmt>>,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+    },
+    For {
+        target: Expr,
+        iter: Expr,
+        body: Vec<Stmt>,
+    },
+    Break,
+    Continue,
+    Pass,
+    /// `with a as b, c:`
+    With {
+        items: Vec<WithItem>,
+        body: Vec<Stmt>,
+    },
+    Try {
+        body: Vec<Stmt>,
+        handlers: Vec<ExceptHandler>,
+        orelse: Option<Vec<Stmt>>,
+        finally: Option<Vec<Stmt>>,
+    },
+    /// `raise` (re-raise) or `raise expr`.
+    Raise(Option<Expr>),
+    /// `assert test[, msg]`
+    Assert {
+        test: Expr,
+        msg: Option<Expr>,
+    },
+    /// `del a, b[0]`
+    Del(Vec<Expr>),
+    /// `global a, b`
+    Global(Vec<Ident>),
+    /// `import a.b.c [as d], e` — one entry per imported module.
+    Import(Vec<ImportName>),
+    /// `from a.b import c [as d], e`
+    FromImport {
+        module: Vec<Ident>,
+        names: Vec<ImportName>,
+    },
+    /// A line starting with `%` or `!` (IPython style). `name` is `"!"` for shell
+    /// escapes, otherwise the magic's name without `%` (`"time"`, `"%time"` for
+    /// the cell magic `%%time`). `arg` is the rest of the line, and `arg_span`
+    /// where it sits in the source, so that a statement inside `%time stmt` can
+    /// be parsed later with correct spans.
+    Magic {
+        name: Ident,
+        arg: Rc<str>,
+        arg_span: Span,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WithItem {
+    pub context: Expr,
+    pub target: Option<Expr>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExceptHandler {
+    /// `except` alone: None. `except (A, B)`: a tuple expression.
+    pub kind: Option<Expr>,
+    pub name: Option<Ident>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportName {
+    /// Dotted path, e.g. `["mxnet", "gluon"]`; for from-import, a single name.
+    pub path: Vec<Ident>,
+    pub alias: Option<Ident>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuncDef {
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    /// The docstring, when the body starts with a string literal.
+    pub doc: Option<Rc<str>>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: Ident,
+    pub default: Option<Expr>,
+    pub kind: ParamKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// `x` or `x=1`
+    Normal,
+    /// `*args`
+    VarArgs,
+    /// `**kwargs`
+    KwArgs,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    Name(Ident),
+    Int(i64),
+    Float(f64),
+    Str(Rc<str>),
+    /// f"..." — literal pieces and `{expr!r:spec}` pieces.
+    FString(Vec<FStringPart>),
+    Bool(bool),
+    None,
+    /// `...`, used in indexing (`x[..., 0]`).
+    Ellipsis,
+    List(Vec<Expr>),
+    Tuple(Vec<Expr>),
+    Dict(Vec<(Expr, Expr)>),
+    /// `[elt for t in it if c ...]`; a generator expression `(elt for ...)` is
+    /// parsed as this too and evaluated eagerly.
+    ListComp {
+        elt: Box<Expr>,
+        generators: Vec<Comprehension>,
+    },
+    /// `{k: v for ...}`
+    DictComp {
+        key: Box<Expr>,
+        value: Box<Expr>,
+        generators: Vec<Comprehension>,
+    },
+    Attribute {
+        value: Box<Expr>,
+        attr: Ident,
+        /// Span of the attribute name alone (for "has no attribute" errors).
+        attr_span: Span,
+    },
+    /// `value[index]`; a multi-dimensional index is a `Tuple` whose items may
+    /// be `Slice`s.
+    Subscript {
+        value: Box<Expr>,
+        index: Box<Expr>,
+    },
+    /// `lower:upper:step`, only inside a subscript.
+    Slice {
+        lower: Option<Box<Expr>>,
+        upper: Option<Box<Expr>>,
+        step: Option<Box<Expr>>,
+    },
+    Call {
+        func: Box<Expr>,
+        args: Vec<Arg>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    /// `a < b <= c` is one node with two comparisons.
+    Compare {
+        left: Box<Expr>,
+        ops: Vec<(CmpOp, Expr)>,
+    },
+    /// `a and b and c`
+    BoolOp {
+        op: BoolOpKind,
+        values: Vec<Expr>,
+    },
+    /// `body if test else orelse`
+    IfExp {
+        test: Box<Expr>,
+        body: Box<Expr>,
+        orelse: Box<Expr>,
+    },
+    Lambda {
+        params: Vec<Param>,
+        body: Box<Expr>,
+    },
+    /// `*x` inside a list/tuple display or assignment target.
+    Starred(Box<Expr>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FStringPart {
+    Lit(Rc<str>),
+    Expr {
+        expr: Box<Expr>,
+        /// `!r`, `!s` or `!a`
+        conversion: Option<char>,
+        /// The format spec after `:`, which may itself hold `{...}` pieces.
+        spec: Vec<FStringPart>,
+        /// `f"{x=}"` debugging form: the source text to print before the value.
+        debug_text: Option<Rc<str>>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comprehension {
+    pub target: Expr,
+    pub iter: Expr,
+    pub ifs: Vec<Expr>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    Positional(Expr),
+    Keyword {
+        name: Ident,
+        value: Expr,
+        span: Span,
+    },
+    /// `*args`
+    Star(Expr),
+    /// `**kwargs`
+    DoubleStar(Expr),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Pos,
+    Not,
+    Invert,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    MatMul,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LShift,
+    RShift,
+}
+
+impl BinOp {
+    /// The operator as written, for error messages.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::FloorDiv => "//",
+            BinOp::Mod => "%",
+            BinOp::Pow => "**",
+            BinOp::MatMul => "@",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::LShift => "<<",
+            BinOp::RShift => ">>",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtE,
+    Gt,
+    GtE,
+    Is,
+    IsNot,
+    In,
+    NotIn,
+}
+
+impl CmpOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::NotEq => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::LtE => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::GtE => ">=",
+            CmpOp::Is => "is",
+            CmpOp::IsNot => "is not",
+            CmpOp::In => "in",
+            CmpOp::NotIn => "not in",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BoolOpKind {
+    And,
+    Or,
+}

@@ -1,0 +1,1 @@
+//! Tokens and the indentation-aware lexer. (Placeholder until the lexer lands.)

@@ -1,0 +1,1 @@
+//! The terminal REPL. (Being written.)

@@ -1,0 +1,1 @@
+//! Devices, arrays, dtypes and op dispatch. (Being written.)
