@@ -18,6 +18,7 @@ pub mod repl;
 pub mod runtime;
 
 pub use eval::session::{
-    Completeness, Completion, DisplayData, DisplayPolicy, EvalError, EvalOutput, InterruptHandle,
+    Completeness, Completion, DisplayData, DisplayPolicy, ErrorFrame, EvalError, EvalOutput,
+    InterruptHandle,
     Output, OutputSink, Session, SessionConfig,
 };

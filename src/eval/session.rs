@@ -1,10 +1,17 @@
 //! `Session`: the one evaluator API. The REPL, script mode and the Jupyter
 //! kernel call nothing else, which is what makes them behave alike.
 
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::lang::Span;
+use crate::runtime::{Runtime, RuntimeConfig};
+
+use super::error::Exc;
+use super::interp::{Interp, State};
+use super::value::Value;
 
 /// How a session is set up. `Default` gives a CPU-only session configured from
 /// the environment (`DEVARRAY_SIM_GPUS`, `DEVARRAY_SIM_GPU_MEMORY`).
@@ -84,18 +91,25 @@ impl OutputSink for Vec<Output> {
 }
 
 /// An uncaught error, ready to show: the exception's class name (`ename`),
-/// its message (`evalue`) and where in the source it was raised.
+/// its message (`evalue`) and the call frames it unwound through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EvalError {
     /// Exception class, e.g. `NameError`, `SyntaxError`, `DeviceError`, `KeyboardInterrupt`.
     pub ename: String,
     /// The message, e.g. `name 'q' is not defined`.
     pub evalue: String,
-    /// The source this error refers to (one `eval` call's code) and the span in it.
+    /// Where it happened, outermost first; the last frame is where it was
+    /// raised. Empty when there is no location (e.g. an interrupt between statements).
+    pub frames: Vec<ErrorFrame>,
+}
+
+/// One level of a traceback: the function (`<cell>` at top level), the
+/// source text that level was running, and the span in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorFrame {
+    pub function: String,
     pub source: String,
-    pub span: Option<Span>,
-    /// Enclosing calls, innermost last: `(function name, line text, span in source)`.
-    pub frames: Vec<(String, Span)>,
+    pub span: Span,
 }
 
 impl EvalError {
@@ -109,6 +123,15 @@ impl EvalError {
     /// Jupyter's traceback: the rendered report split into lines.
     pub fn traceback(&self, color: bool) -> Vec<String> {
         self.render(color).lines().map(str::to_string).collect()
+    }
+
+    /// The one-line form `ename: evalue`.
+    pub fn summary(&self) -> String {
+        if self.evalue.is_empty() {
+            self.ename.clone()
+        } else {
+            format!("{}: {}", self.ename, self.evalue)
+        }
     }
 }
 
@@ -152,19 +175,91 @@ impl InterruptHandle {
     }
 }
 
-/// The evaluator. (The interpreter behind it is being written; this is the
-/// contract the frontends build on.)
+/// The evaluator: one per REPL, script or kernel. Variables persist across
+/// `eval` calls and survive every error and interrupt.
 pub struct Session {
-    interrupt: InterruptHandle,
-    #[allow(dead_code)]
+    state: State,
     config: SessionConfig,
+    /// Problems with the configuration, shown once on the first `eval`.
+    warnings: Vec<String>,
+}
+
+/// Parse sizes like `4GiB`, `64MiB`, `512M`, `1.5G` or plain bytes.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = n * mult;
+    (bytes.is_finite() && bytes >= 0.0 && bytes < 1.8e19).then_some(bytes as u64)
+}
+
+const DEFAULT_SIM_GPU_MEMORY: u64 = 4 << 30;
+
+fn runtime_config(config: &SessionConfig, warnings: &mut Vec<String>) -> RuntimeConfig {
+    let sim_gpus = match config.sim_gpus {
+        Some(n) => n,
+        None => match std::env::var("DEVARRAY_SIM_GPUS") {
+            Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
+                Ok(n) if n <= 64 => n,
+                _ => {
+                    warnings.push(format!(
+                        "DEVARRAY_SIM_GPUS={v:?} is not a number of GPUs from 0 to 64; starting with no simulated GPU"
+                    ));
+                    0
+                }
+            },
+            _ => 0,
+        },
+    };
+    let sim_gpu_memory = match config.sim_gpu_memory {
+        Some(m) => m,
+        None => match std::env::var("DEVARRAY_SIM_GPU_MEMORY") {
+            Ok(v) if !v.trim().is_empty() => parse_size(&v).unwrap_or_else(|| {
+                warnings.push(format!(
+                    "DEVARRAY_SIM_GPU_MEMORY={v:?} is not a size like 64MiB or 16GiB; using 4GiB"
+                ));
+                DEFAULT_SIM_GPU_MEMORY
+            }),
+            _ => DEFAULT_SIM_GPU_MEMORY,
+        },
+    };
+    RuntimeConfig {
+        sim_gpus,
+        sim_gpu_memory,
+    }
 }
 
 impl Session {
     pub fn new(config: SessionConfig) -> Session {
+        let mut warnings = Vec::new();
+        let rt = Runtime::new(runtime_config(&config, &mut warnings));
+        let mut builtins = HashMap::new();
+        super::builtins::install(&mut builtins);
+        super::modules::install_native(&mut builtins);
         Session {
-            interrupt: InterruptHandle::default(),
+            state: State {
+                globals: HashMap::new(),
+                builtins,
+                rt,
+                interrupt: InterruptHandle::default(),
+                np_mode: false,
+                modules: HashMap::new(),
+                default_device: crate::runtime::Device::cpu(0),
+                started: std::time::Instant::now(),
+            },
             config,
+            warnings,
         }
     }
 
@@ -172,14 +267,26 @@ impl Session {
     /// produced before it has already gone to the sink, and every variable
     /// assigned before it keeps its value.
     pub fn eval_with(&mut self, code: &str, sink: &mut dyn OutputSink) -> Result<(), EvalError> {
-        let _ = (code, sink);
-        Err(EvalError {
-            ename: "NotImplementedError".into(),
-            evalue: "the evaluator is not built yet".into(),
-            source: code.to_string(),
-            span: None,
-            frames: Vec::new(),
-        })
+        for w in self.warnings.drain(..) {
+            sink.stderr(&format!("warning: {w}\n"));
+        }
+        // An interrupt that arrived while nothing ran must not hit this code.
+        self.state.interrupt.take();
+        let program = crate::lang::parse(code).map_err(|e| EvalError {
+            ename: "SyntaxError".into(),
+            evalue: e.message,
+            frames: vec![ErrorFrame {
+                function: "<cell>".into(),
+                source: code.to_string(),
+                span: e.span,
+            }],
+        })?;
+        let source: Rc<str> = Rc::from(code);
+        let last_only = self.config.display == DisplayPolicy::LastExpression;
+        let mut interp = Interp::new(&mut self.state, sink, source.clone());
+        let result = interp.run_program(&program, last_only);
+        self.state.interrupt.take();
+        result.map_err(|e| to_eval_error(e, &source))
     }
 
     /// Run `code` and collect everything it printed and displayed.
@@ -189,27 +296,183 @@ impl Session {
         EvalOutput { outputs, error }
     }
 
-    /// Completion candidates at byte offset `cursor` of `code`.
+    /// Completion candidates at byte offset `cursor` of `code`: variable
+    /// names, built-ins and keywords, or attributes after a dot.
     pub fn complete(&self, code: &str, cursor: usize) -> Completion {
+        let cursor = floor_boundary(code, cursor.min(code.len()));
+        let before = &code[..cursor];
+        let start = before
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
+        let word = &before[start..];
+        let (base, prefix, prefix_start) = match word.rfind('.') {
+            Some(dot) => (Some(&word[..dot]), &word[dot + 1..], start + dot + 1),
+            None => (None, word, start),
+        };
+        let mut names: Vec<String> = match base {
+            Some(path) => match self.resolve_path(path) {
+                Some(v) => super::builtins::attr_names(&v),
+                None => Vec::new(),
+            },
+            None => {
+                let mut n: Vec<String> = self
+                    .state
+                    .globals
+                    .keys()
+                    .chain(self.state.builtins.keys())
+                    .map(|k| k.to_string())
+                    .collect();
+                n.extend(KEYWORDS.iter().map(|k| k.to_string()));
+                n
+            }
+        };
+        names.retain(|n| n.starts_with(prefix) && !n.starts_with("__"));
+        names.sort();
+        names.dedup();
         Completion {
-            matches: Vec::new(),
-            start: cursor.min(code.len()),
-            end: cursor.min(code.len()),
+            matches: names,
+            start: prefix_start,
+            end: cursor,
         }
+    }
+
+    /// The value a dotted path like `mx.nd` or `x` names, without running code.
+    fn resolve_path(&self, path: &str) -> Option<Value> {
+        let mut parts = path.split('.');
+        let head = parts.next()?;
+        let mut v = self
+            .state
+            .globals
+            .get(head)
+            .or_else(|| self.state.builtins.get(head))
+            .cloned()?;
+        for p in parts {
+            v = match &v {
+                Value::Module(m) => m.get(p)?,
+                _ => return None,
+            };
+        }
+        Some(v)
     }
 
     /// Help for the name at `cursor`: docs for built-ins, shape/dtype/device for arrays.
     pub fn inspect(&self, code: &str, cursor: usize) -> Option<DisplayData> {
-        let _ = (code, cursor);
-        None
+        let cursor = floor_boundary(code, cursor.min(code.len()));
+        let is_name = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+        let start = code[..cursor]
+            .rfind(|c: char| !is_name(c))
+            .map_or(0, |i| i + 1);
+        let end = code[cursor..]
+            .find(|c: char| !is_name(c))
+            .map_or(code.len(), |i| cursor + i);
+        let path = code.get(start..end)?.trim_matches('.');
+        if path.is_empty() {
+            return None;
+        }
+        let v = self.resolve_path(path).or_else(|| {
+            // `x.sum`: an attribute of a user value; show the method's doc.
+            let (base, attr) = path.rsplit_once('.')?;
+            let b = self.resolve_path(base)?;
+            super::builtins::attr_names(&b)
+                .iter()
+                .any(|n| n == attr)
+                .then(|| Value::str(&format!("{base}.{attr}")))
+        })?;
+        let plain = match &v {
+            Value::Array(a) => {
+                let arr = &a.array;
+                let shape: Vec<String> = arr.shape().iter().map(|d| d.to_string()).collect();
+                format!(
+                    "{path}: {} of shape ({}{}), dtype {}, on {}\n{}",
+                    v.type_name(),
+                    shape.join(", "),
+                    if shape.len() == 1 { "," } else { "" },
+                    arr.dtype().name(),
+                    arr.device(),
+                    super::format::array_repr(a).trim_start()
+                )
+            }
+            other => match super::builtins::doc_of(other) {
+                Some(doc) => format!("{path}\n{doc}"),
+                None => format!("{path}: {}", other.type_name()),
+            },
+        };
+        Some(DisplayData { plain, html: None })
     }
 
+    /// Whether `code` is a whole statement. A block whose last line is still
+    /// indented is incomplete until a blank line ends it, as in IPython.
     pub fn is_complete(&self, code: &str) -> Completeness {
-        let _ = code;
-        Completeness::Complete
+        match crate::lang::parse(code) {
+            Ok(_) => {
+                let last = code.lines().rev().find(|l| !l.trim().is_empty());
+                let ends_blank = code.ends_with("\n\n") || code.ends_with("\n \n");
+                match last {
+                    Some(l) if l.starts_with([' ', '\t']) && !ends_blank => Completeness::Incomplete {
+                        indent: l[..l.len() - l.trim_start().len()].to_string(),
+                    },
+                    _ => Completeness::Complete,
+                }
+            }
+            Err(e) if e.incomplete => Completeness::Incomplete {
+                indent: crate::lang::parser::next_indent(code),
+            },
+            Err(_) => Completeness::Invalid,
+        }
     }
 
     pub fn interrupt_handle(&self) -> InterruptHandle {
-        self.interrupt.clone()
+        self.state.interrupt.clone()
+    }
+
+    /// Names of the user's variables (for `%who` and frontends).
+    pub fn variable_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.state.globals.keys().map(|k| k.to_string()).collect();
+        v.sort();
+        v
+    }
+
+    /// The devices this session has, e.g. `["cpu(0)", "gpu(0)", "gpu(1)"]`.
+    pub fn device_names(&self) -> Vec<String> {
+        let mut d = vec!["cpu(0)".to_string()];
+        d.extend((0..self.state.rt.num_gpus()).map(|i| format!("gpu({i})")));
+        d
+    }
+}
+
+const KEYWORDS: &[&str] = &[
+    "and", "as", "assert", "break", "continue", "def", "del", "elif", "else", "except",
+    "False", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "None",
+    "not", "or", "pass", "raise", "return", "True", "try", "while", "with",
+];
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn to_eval_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
+    let mut frames = Vec::with_capacity(e.frames.len() + 1);
+    if let Some(span) = e.span {
+        let source = e.source.as_ref().unwrap_or(cell_source);
+        frames.push(ErrorFrame {
+            function: "<cell>".into(),
+            source: source.to_string(),
+            span,
+        });
+    }
+    for f in &e.frames {
+        frames.push(ErrorFrame {
+            function: f.function.to_string(),
+            source: f.source.to_string(),
+            span: f.span,
+        });
+    }
+    EvalError {
+        ename: e.kind.name().to_string(),
+        evalue: e.message,
+        frames,
     }
 }

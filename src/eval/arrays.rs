@@ -1,0 +1,968 @@
+//! The array API of the language: creation functions (shared by the native,
+//! MXNet `nd`/`np` and PyTorch spellings), array attributes and methods, and
+//! the elementwise/reduction functions of the namespaces.
+//!
+//! One implementation serves every dialect; the dialect only decides the
+//! flavor (how results print) and a few defaults, via the const parameter `F`.
+
+use std::rc::Rc;
+
+use crate::runtime::{Array, DType, Device, HostData, ReduceOp, Scalar, UnaryOp};
+
+use super::error::{Exc, ExcKind};
+use super::interp::{builtin, method, Interp};
+use super::ops::{as_f64, as_i64, wrap};
+use super::value::{Args, ArrayValue, BuiltinFn, Flavor, MethodFn, Value};
+
+/// Dialect codes for the const parameter of the creation functions.
+pub const NATIVE: u8 = 0;
+pub const ND: u8 = 1;
+pub const NP: u8 = 2;
+pub const TORCH: u8 = 3;
+
+pub fn flavor_for(it: &Interp, f: u8) -> Flavor {
+    match f {
+        ND => Flavor::Nd,
+        NP => Flavor::Np,
+        TORCH => Flavor::Torch,
+        _ if it.st.np_mode => Flavor::Np,
+        _ => Flavor::Nd,
+    }
+}
+
+/// Creation functions accept `@ device` placement (see the interpreter's
+/// handling of `ones(2,3) @ gpu(0)`).
+pub fn is_creator(name: &str) -> bool {
+    matches!(
+        name,
+        "array" | "ones" | "zeros" | "full" | "arange" | "eye" | "uniform" | "normal" | "tensor"
+            | "rand" | "randn" | "empty"
+    )
+}
+
+// ------------------------------------------------------------------ arguments
+
+/// A device from `ctx=`/`device=`: a device value, or PyTorch's strings
+/// (`'cpu'`, `'cuda'`, `'cuda:1'`).
+pub fn device_arg(v: &Value) -> Result<Device, Exc> {
+    match v {
+        Value::Device(d) => Ok(*d),
+        Value::Str(s) => parse_device_str(s).ok_or_else(|| {
+            Exc::value_error(format!(
+                "unknown device '{s}': use 'cpu', 'cuda', 'cuda:1', or cpu()/gpu(i)"
+            ))
+        }),
+        Value::Object(o) => o
+            .get_attr(o, "__device__")
+            .and_then(|d| match d {
+                Value::Device(d) => Some(d),
+                _ => None,
+            })
+            .ok_or_else(|| Exc::type_error(format!("expected a device, got {}", o.type_name()))),
+        other => Err(Exc::type_error(format!(
+            "expected a device such as cpu() or gpu(0), got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+pub fn parse_device_str(s: &str) -> Option<Device> {
+    let s = s.trim();
+    let (kind, idx) = match s.split_once(':') {
+        Some((k, i)) => (k, Some(i.parse::<usize>().ok()?)),
+        None => match s.strip_suffix(')').and_then(|x| x.split_once('(')) {
+            Some((k, i)) => (k, Some(i.parse::<usize>().ok()?)),
+            None => (s, None),
+        },
+    };
+    match kind {
+        "cpu" => Some(Device::cpu(idx.unwrap_or(0))),
+        "cuda" | "gpu" => Some(Device::gpu(idx.unwrap_or(0))),
+        _ => None,
+    }
+}
+
+pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
+    match v {
+        Value::None => Ok(None),
+        Value::DType(d, _) => Ok(Some(*d)),
+        Value::Str(s) => DType::from_name(s).map(Some).ok_or_else(|| {
+            Exc::type_error(format!(
+                "data type '{s}' not understood; use float32, float64, int32, int64 or bool"
+            ))
+        }),
+        Value::Type(super::value::TypeKind::Float) => Ok(Some(DType::Float64)),
+        Value::Type(super::value::TypeKind::Int) => Ok(Some(DType::Int64)),
+        Value::Type(super::value::TypeKind::Bool) => Ok(Some(DType::Bool)),
+        other => Err(Exc::type_error(format!(
+            "data type not understood: {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn dim(v: &Value) -> Result<usize, Exc> {
+    let i = as_i64(v).ok_or_else(|| {
+        Exc::type_error(format!(
+            "shape dimensions must be integers, not {}",
+            v.type_name()
+        ))
+    })?;
+    usize::try_from(i).map_err(|_| {
+        Exc::value_error(format!("negative dimensions are not allowed (got {i})"))
+    })
+}
+
+/// A shape given as an int, a tuple or a list.
+pub fn shape_arg(v: &Value) -> Result<Vec<usize>, Exc> {
+    match v {
+        Value::Tuple(t) => t.iter().map(dim).collect(),
+        Value::List(l) => l.borrow().iter().map(dim).collect(),
+        other => Ok(vec![dim(other)?]),
+    }
+}
+
+/// Shape from `f((2, 3))`, `f(2, 3)` or `f(shape=(2, 3))`/`size=`: consumes
+/// the positional arguments.
+fn shape_from(a: &mut Args) -> Result<Vec<usize>, Exc> {
+    if let Some(s) = a.take_kw("shape").or_else(|| a.take_kw("size")) {
+        return shape_arg(&s);
+    }
+    let pos = std::mem::take(&mut a.pos);
+    match pos.as_slice() {
+        [] => Err(Exc::type_error(format!(
+            "{}() missing required argument 'shape'",
+            a.fname
+        ))),
+        [one] => shape_arg(one),
+        many => many.iter().map(dim).collect(),
+    }
+}
+
+/// The common keywords: device (`ctx=`/`device=`) and dtype.
+fn place(it: &Interp, a: &mut Args) -> Result<(Device, Option<DType>), Exc> {
+    let ctx = a.take_kw("ctx");
+    let dev = a.take_kw("device");
+    let device = match (ctx, dev) {
+        (Some(c), _) if !matches!(c, Value::None) => device_arg(&c)?,
+        (_, Some(d)) if !matches!(d, Value::None) => device_arg(&d)?,
+        _ => it.st.default_device,
+    };
+    let dtype = match a.take_kw("dtype") {
+        Some(d) => dtype_arg(&d)?,
+        None => None,
+    };
+    a.take_kw("requires_grad");
+    Ok((device, dtype))
+}
+
+// ------------------------------------------------------------------- creation
+
+fn creator<const F: u8>(
+    it: &mut Interp,
+    mut a: Args,
+    value: f64,
+) -> Result<Value, Exc> {
+    let (device, dtype) = place(it, &mut a)?;
+    let shape = shape_from(&mut a)?;
+    a.finish(0)?;
+    let arr = it
+        .st
+        .rt
+        .full(&shape, value, dtype.unwrap_or(DType::Float32), device)?;
+    Ok(wrap(arr, flavor_for(it, F)))
+}
+
+pub fn ones<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    creator::<F>(it, a, 1.0)
+}
+
+pub fn zeros<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    creator::<F>(it, a, 0.0)
+}
+
+pub fn full<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let (device, dtype) = place(it, &mut a)?;
+    let shape = shape_arg(&a.required(0, "shape")?)?;
+    let fill = a.required(1, "fill_value")?;
+    a.finish(2)?;
+    let v = as_f64(&fill).ok_or_else(|| {
+        Exc::type_error(format!("fill_value must be a number, not {}", fill.type_name()))
+    })?;
+    let arr = it
+        .st
+        .rt
+        .full(&shape, v, dtype.unwrap_or(DType::Float32), device)?;
+    Ok(wrap(arr, flavor_for(it, F)))
+}
+
+fn like<const F: u8>(it: &mut Interp, mut a: Args, value: f64) -> Result<Value, Exc> {
+    let x = a.required(0, "data")?;
+    a.finish(1)?;
+    let Value::Array(x) = x else {
+        return Err(Exc::type_error(format!("{}() expects an array", a.fname)));
+    };
+    let arr = it.st.rt.full(
+        x.array.shape(),
+        value,
+        x.array.dtype(),
+        x.array.device(),
+    )?;
+    Ok(wrap(arr, x.flavor))
+}
+
+pub fn ones_like<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    like::<F>(it, a, 1.0)
+}
+
+pub fn zeros_like<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    like::<F>(it, a, 0.0)
+}
+
+/// Flatten nested lists/tuples of numbers into data + shape.
+fn flatten_nested(v: &Value, shape: &mut Vec<usize>, depth: usize, out: &mut Vec<f64>, kinds: &mut (bool, bool)) -> Result<(), Exc> {
+    match v {
+        Value::List(_) | Value::Tuple(_) => {
+            let items: Vec<Value> = match v {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.as_ref().clone(),
+                _ => Vec::new(),
+            };
+            if depth > 32 {
+                return Err(Exc::value_error("array nesting deeper than 32 levels"));
+            }
+            if shape.len() == depth {
+                shape.push(items.len());
+            } else if shape.get(depth) != Some(&items.len()) {
+                return Err(Exc::value_error(
+                    "setting an array element with a sequence: the nested lists have different lengths (the shape is inhomogeneous)",
+                ));
+            }
+            for x in &items {
+                flatten_nested(x, shape, depth + 1, out, kinds)?;
+            }
+            Ok(())
+        }
+        Value::Array(a) => {
+            let sub = a.array.shape();
+            if shape.len() == depth {
+                shape.extend_from_slice(sub);
+            } else if shape.get(depth..) != Some(sub) {
+                return Err(Exc::value_error("setting an array element with a sequence: inhomogeneous shapes"));
+            }
+            match a.array.to_host() {
+                HostData::F32(d) => out.extend(d.iter().map(|x| *x as f64)),
+                HostData::F64(d) => out.extend(d),
+                HostData::I32(d) => out.extend(d.iter().map(|x| *x as f64)),
+                HostData::I64(d) => out.extend(d.iter().map(|x| *x as f64)),
+                HostData::Bool(d) => out.extend(d.iter().map(|x| *x as u8 as f64)),
+            }
+            kinds.0 |= a.array.dtype().is_float();
+            Ok(())
+        }
+        other => {
+            if shape.len() != depth {
+                return Err(Exc::value_error(
+                    "setting an array element with a sequence: the nested lists have different depths",
+                ));
+            }
+            match other {
+                Value::Float(_) => kinds.0 = true,
+                Value::Bool(_) => {}
+                Value::Int(_) => kinds.1 = true,
+                _ => {}
+            }
+            let x = as_f64(other).ok_or_else(|| {
+                Exc::type_error(format!(
+                    "array() expects numbers or nested lists of numbers, got {}",
+                    other.type_name()
+                ))
+            })?;
+            out.push(x);
+            Ok(())
+        }
+    }
+}
+
+pub fn array<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let (device, dtype) = place(it, &mut a)?;
+    let data = a.required(0, "data")?;
+    if a.pos.len() > 1 {
+        // nd.array(data, ctx) positional form.
+        if let Some(c) = a.pos.get(1).cloned() {
+            let _ = a.take(1, "ctx")?;
+            let device = device_arg(&c)?;
+            a.finish(2)?;
+            return array_from(it, &data, device, dtype, F);
+        }
+    }
+    a.finish(1)?;
+    array_from(it, &data, device, dtype, F)
+}
+
+fn array_from(it: &mut Interp, data: &Value, device: Device, dtype: Option<DType>, f: u8) -> Result<Value, Exc> {
+    let mut shape = Vec::new();
+    let mut flat = Vec::new();
+    let mut kinds = (false, false);
+    flatten_nested(data, &mut shape, 0, &mut flat, &mut kinds)?;
+    let default = if f == TORCH {
+        if kinds.0 {
+            DType::Float32
+        } else if kinds.1 {
+            DType::Int64
+        } else if matches!(data, Value::Bool(_)) || (!flat.is_empty() && !kinds.0 && !kinds.1) {
+            DType::Bool
+        } else {
+            DType::Float32
+        }
+    } else if let Value::Array(src) = data {
+        src.array.dtype()
+    } else {
+        DType::Float32
+    };
+    let arr = it
+        .st
+        .rt
+        .from_f64(flat, &shape, dtype.unwrap_or(default), device)?;
+    Ok(wrap(arr, flavor_for(it, f)))
+}
+
+pub fn arange<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let (device, dtype) = place(it, &mut a)?;
+    let start = a.required(0, "start")?;
+    let stop = a.take(1, "stop")?;
+    let step = a.take(2, "step")?;
+    a.finish(3)?;
+    let num = |v: &Value, what: &str| {
+        as_f64(v).ok_or_else(|| Exc::type_error(format!("arange() {what} must be a number, not {}", v.type_name())))
+    };
+    let all_int = [Some(&start), stop.as_ref(), step.as_ref()]
+        .iter()
+        .flatten()
+        .all(|v| matches!(v, Value::Int(_) | Value::None));
+    let (lo, hi) = match &stop {
+        Some(s) if !matches!(s, Value::None) => (num(&start, "start")?, num(s, "stop")?),
+        _ => (0.0, num(&start, "stop")?),
+    };
+    let st = match &step {
+        Some(s) if !matches!(s, Value::None) => num(s, "step")?,
+        _ => 1.0,
+    };
+    if st == 0.0 {
+        return Err(Exc::value_error("arange() step must not be zero"));
+    }
+    let default = if F == TORCH && all_int { DType::Int64 } else { DType::Float32 };
+    let arr = it.st.rt.arange(lo, hi, st, dtype.unwrap_or(default), device)?;
+    Ok(wrap(arr, flavor_for(it, F)))
+}
+
+pub fn eye<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let (device, dtype) = place(it, &mut a)?;
+    let n = dim(&a.required(0, "N")?)?;
+    let m = match a.take(1, "M")? {
+        Some(Value::None) | None => n,
+        Some(v) => dim(&v)?,
+    };
+    let k = match a.take(2, "k")? {
+        Some(v) => as_i64(&v).ok_or_else(|| Exc::type_error("eye() k must be an integer"))?,
+        None => 0,
+    };
+    a.finish(3)?;
+    let arr = it.st.rt.eye(n, m, k, dtype.unwrap_or(DType::Float32), device)?;
+    Ok(wrap(arr, flavor_for(it, F)))
+}
+
+fn num_kw(a: &mut Args, i: usize, name: &str, default: f64) -> Result<f64, Exc> {
+    match a.take(i, name)? {
+        None | Some(Value::None) => Ok(default),
+        Some(v) => as_f64(&v).ok_or_else(|| {
+            Exc::type_error(format!("{name} must be a number, not {}", v.type_name()))
+        }),
+    }
+}
+
+fn sample_shape(a: &mut Args, i: usize) -> Result<Vec<usize>, Exc> {
+    match a.take_kw("shape").or_else(|| a.take_kw("size")) {
+        Some(s) => shape_arg(&s),
+        None => match a.pos.get(i).cloned() {
+            Some(s) => {
+                a.pos.truncate(i);
+                shape_arg(&s)
+            }
+            None => Ok(Vec::new()),
+        },
+    }
+}
+
+pub fn uniform<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let (device, dtype) = place(it, &mut a)?;
+    let shape = sample_shape(&mut a, 2)?;
+    let low = num_kw(&mut a, 0, "low", 0.0)?;
+    let high = num_kw(&mut a, 1, "high", 1.0)?;
+    a.finish(2)?;
+    let shape = if shape.is_empty() && F == ND { vec![1] } else { shape };
+    let arr = it.st.rt.uniform(low, high, &shape, dtype.unwrap_or(DType::Float32), device)?;
+    Ok(wrap(arr, flavor_for(it, F)))
+}
+
+pub fn normal<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let (device, dtype) = place(it, &mut a)?;
+    let shape = sample_shape(&mut a, 2)?;
+    let loc = num_kw(&mut a, 0, "loc", 0.0)?;
+    let scale = num_kw(&mut a, 1, "scale", 1.0)?;
+    a.finish(2)?;
+    let shape = if shape.is_empty() && F == ND { vec![1] } else { shape };
+    let arr = it.st.rt.normal(loc, scale, &shape, dtype.unwrap_or(DType::Float32), device)?;
+    Ok(wrap(arr, flavor_for(it, F)))
+}
+
+/// PyTorch's `rand(*size)` and `randn(*size)`.
+pub fn rand<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let (device, dtype) = place(it, &mut a)?;
+    let shape = shape_from(&mut a)?;
+    a.finish(0)?;
+    let arr = it.st.rt.uniform(0.0, 1.0, &shape, dtype.unwrap_or(DType::Float32), device)?;
+    Ok(wrap(arr, flavor_for(it, F)))
+}
+
+pub fn randn<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let (device, dtype) = place(it, &mut a)?;
+    let shape = shape_from(&mut a)?;
+    a.finish(0)?;
+    let arr = it.st.rt.normal(0.0, 1.0, &shape, dtype.unwrap_or(DType::Float32), device)?;
+    Ok(wrap(arr, flavor_for(it, F)))
+}
+
+pub fn seed(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let s = a.required(0, "seed")?;
+    a.take_kw("ctx");
+    a.finish(1)?;
+    let s = as_i64(&s).ok_or_else(|| Exc::type_error("seed must be an integer"))?;
+    it.st.rt.seed(s as u64);
+    Ok(Value::None)
+}
+
+// ------------------------------------------------------------ array methods
+
+/// Every attribute and method name of an array (for completion and hints).
+pub const ATTRS: &[&str] = &[
+    "shape", "dtype", "context", "ctx", "device", "size", "ndim", "T", "asnumpy", "asscalar",
+    "item", "tolist", "copyto", "as_in_context", "as_in_ctx", "to", "copy", "reshape",
+    "transpose", "flatten", "expand_dims", "sum", "mean", "max", "min", "prod", "argmax",
+    "argmin", "exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "square", "norm",
+    "astype", "clip", "wait_to_read", "dot", "cuda", "cpu", "numpy", "zeros_like",
+    "ones_like",
+];
+
+fn recv(r: &Value) -> Result<&ArrayValue, Exc> {
+    r.as_array()
+        .ok_or_else(|| Exc::type_error(format!("expected an array, got {}", r.type_name())))
+}
+
+fn scalar_value(s: Scalar) -> Value {
+    match s {
+        Scalar::Bool(b) => Value::Bool(b),
+        Scalar::Int(i) => Value::Int(i),
+        Scalar::Float(f) => Value::Float(f),
+    }
+}
+
+/// Axis argument: None, an int, or a tuple of ints.
+fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
+    match v {
+        None | Some(Value::None) => Ok(None),
+        Some(Value::Tuple(t)) => t
+            .iter()
+            .map(|x| {
+                as_i64(x)
+                    .map(|i| i as isize)
+                    .ok_or_else(|| Exc::type_error("axis must be an integer or a tuple of integers"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(x) => as_i64(&x)
+            .map(|i| Some(vec![i as isize]))
+            .ok_or_else(|| Exc::type_error("axis must be an integer or a tuple of integers")),
+    }
+}
+
+fn reduce(it: &mut Interp, r: &Value, mut a: Args, op: ReduceOp) -> Result<Value, Exc> {
+    let x = recv(r)?;
+    let axis = a.take(0, "axis")?.or_else(|| a.take_kw("dim"));
+    let keepdims = a
+        .take(1, "keepdims")?
+        .or_else(|| a.take_kw("keepdim"))
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
+    a.finish(2)?;
+    let axes = axes_arg(axis)?;
+    let whole = axes.is_none() && !keepdims;
+    let mut out = x.array.reduce(op, axes.as_deref(), keepdims)?;
+    if x.flavor == Flavor::Nd {
+        // MXNet's legacy API returns (1,)-shaped results for full reductions,
+        // and argmax/argmin as float indices.
+        if whole {
+            out = out.reshape(&[1])?;
+        }
+        if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) {
+            out = out.astype(DType::Float32)?;
+        }
+    }
+    let _ = it;
+    Ok(wrap(out, x.flavor))
+}
+
+pub fn unary_fn(_it: &mut Interp, v: &Value, op: UnaryOp) -> Result<Value, Exc> {
+    let x = recv(v)?;
+    Ok(wrap(x.array.unary(op)?, x.flavor))
+}
+
+fn to_device(it: &mut Interp, r: &Value, target: &Value, always_copy: bool) -> Result<Value, Exc> {
+    let x = recv(r)?;
+    if let Value::Array(dst) = target {
+        if always_copy {
+            // copyto(other_array): copy into it.
+            x.array.copy_into(&dst.array)?;
+            return Ok(target.clone());
+        }
+    }
+    if let Some(dt) = match target {
+        Value::DType(..) => dtype_arg(target)?,
+        _ => None,
+    } {
+        return Ok(wrap(x.array.astype(dt)?, x.flavor));
+    }
+    let d = device_arg(target)?;
+    let out = if always_copy {
+        x.array.copy_to(&it.st.rt, d)?
+    } else {
+        x.array.as_in_device(&it.st.rt, d)?
+    };
+    Ok(wrap(out, x.flavor))
+}
+
+fn shape_args(a: &mut Args) -> Result<Vec<isize>, Exc> {
+    let pos = match a.take_kw("shape").or_else(|| a.take_kw("newshape")) {
+        Some(s) => vec![s],
+        None => std::mem::take(&mut a.pos),
+    };
+    let items: Vec<Value> = match pos.as_slice() {
+        [Value::Tuple(t)] => t.as_ref().clone(),
+        [Value::List(l)] => l.borrow().clone(),
+        other => other.to_vec(),
+    };
+    items
+        .iter()
+        .map(|v| {
+            as_i64(v)
+                .map(|i| i as isize)
+                .ok_or_else(|| Exc::type_error(format!("shape entries must be integers, not {}", v.type_name())))
+        })
+        .collect()
+}
+
+fn tolist(a: &ArrayValue) -> Value {
+    fn build(data: &[Value], shape: &[usize]) -> Value {
+        match shape.split_first() {
+            None => data.first().cloned().unwrap_or(Value::None),
+            Some((n, rest)) => {
+                let stride: usize = rest.iter().product();
+                Value::list(
+                    (0..*n)
+                        .map(|i| build(data.get(i * stride..(i + 1) * stride).unwrap_or(&[]), rest))
+                        .collect(),
+                )
+            }
+        }
+    }
+    let flat: Vec<Value> = match a.array.to_host() {
+        HostData::F32(d) => d.iter().map(|x| Value::Float(*x as f64)).collect(),
+        HostData::F64(d) => d.into_iter().map(Value::Float).collect(),
+        HostData::I32(d) => d.iter().map(|x| Value::Int(*x as i64)).collect(),
+        HostData::I64(d) => d.into_iter().map(Value::Int).collect(),
+        HostData::Bool(d) => d.into_iter().map(Value::Bool).collect(),
+    };
+    build(&flat, a.array.shape())
+}
+
+pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
+    let x = recv(v)?;
+    let arr = &x.array;
+    Ok(Some(match name {
+        "shape" => match x.flavor {
+            _ => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
+        },
+        "dtype" => Value::DType(arr.dtype(), x.flavor),
+        "context" | "ctx" | "device" => Value::Device(arr.device()),
+        "size" => Value::Int(arr.size() as i64),
+        "ndim" => Value::Int(arr.ndim() as i64),
+        "T" => wrap(arr.transpose(None)?, x.flavor),
+        _ => {
+            let (doc, f): (&'static str, MethodFn) = match name {
+                "asnumpy" | "numpy" => ("x.asnumpy(): a host copy as a numpy-style array.", |it, r, a| {
+                    a.finish(0)?;
+                    let x = recv(r)?;
+                    let host = x.array.as_in_device(&it.st.rt, Device::cpu(0))?;
+                    let host = if host.same(&x.array) { host.copy_to(&it.st.rt, Device::cpu(0))? } else { host };
+                    Ok(wrap(host, Flavor::Np))
+                }),
+                "asscalar" | "item" => ("x.asscalar() / x.item(): the value of a 1-element array as a number.", |_, r, a| {
+                    a.finish(0)?;
+                    let x = recv(r)?;
+                    Ok(scalar_value(x.array.to_scalar(a.fname)?))
+                }),
+                "tolist" => ("x.tolist(): nested lists of numbers.", |_, r, a| {
+                    a.finish(0)?;
+                    Ok(tolist(recv(r)?))
+                }),
+                "copyto" => ("x.copyto(device or array): a copy on the device (always new memory), or a copy into the array.", |it, r, mut a| {
+                    let t = a.required(0, "other")?;
+                    a.finish(1)?;
+                    to_device(it, r, &t, true)
+                }),
+                "as_in_context" | "as_in_ctx" | "to" => ("x.as_in_context(device): x itself when already there, else a copy.", |it, r, mut a| {
+                    let t = a.take(0, "device")?.or_else(|| a.take_kw("ctx")).ok_or_else(|| Exc::type_error("missing the target device"))?;
+                    a.take_kw("dtype");
+                    a.take_kw("non_blocking");
+                    a.finish(1)?;
+                    to_device(it, r, &t, false)
+                }),
+                "cuda" => ("x.cuda(i=0): x on cuda:i (itself when already there).", |it, r, mut a| {
+                    let i = a.take(0, "device")?;
+                    a.finish(1)?;
+                    let d = match i {
+                        None | Some(Value::None) => Device::gpu(0),
+                        Some(Value::Int(i)) => Device::gpu(usize::try_from(i).map_err(|_| Exc::value_error("device index must be >= 0"))?),
+                        Some(other) => device_arg(&other)?,
+                    };
+                    to_device(it, r, &Value::Device(d), false)
+                }),
+                "cpu" => ("x.cpu(): x on the CPU (itself when already there).", |it, r, a| {
+                    a.finish(0)?;
+                    to_device(it, r, &Value::Device(Device::cpu(0)), false)
+                }),
+                "copy" => ("x.copy(): a copy on the same device.", |it, r, a| {
+                    a.finish(0)?;
+                    let x = recv(r)?;
+                    Ok(wrap(x.array.copy_to(&it.st.rt, x.array.device())?, x.flavor))
+                }),
+                "reshape" => ("x.reshape(shape): the same data with a new shape (one -1 is inferred).", |_, r, mut a| {
+                    let s = shape_args(&mut a)?;
+                    a.finish(0)?;
+                    let x = recv(r)?;
+                    Ok(wrap(x.array.reshape(&s)?, x.flavor))
+                }),
+                "transpose" => ("x.transpose(*axes): axes permuted (reversed by default).", |_, r, mut a| {
+                    let axes = if a.pos.is_empty() && a.kw.is_empty() { None } else { Some(shape_args(&mut a)?) };
+                    a.finish(0)?;
+                    let x = recv(r)?;
+                    Ok(wrap(x.array.transpose(axes.as_deref())?, x.flavor))
+                }),
+                "flatten" => ("x.flatten(): (MXNet) keep the first axis and flatten the rest.", |_, r, a| {
+                    a.finish(0)?;
+                    let x = recv(r)?;
+                    let shape: Vec<isize> = match x.flavor {
+                        Flavor::Nd => vec![*x.array.shape().first().unwrap_or(&1) as isize, -1],
+                        _ => vec![-1],
+                    };
+                    Ok(wrap(x.array.reshape(&shape)?, x.flavor))
+                }),
+                "expand_dims" => ("x.expand_dims(axis): insert an axis of length 1.", |_, r, mut a| {
+                    let ax = as_i64(&a.required(0, "axis")?).ok_or_else(|| Exc::type_error("axis must be an integer"))?;
+                    a.finish(1)?;
+                    let x = recv(r)?;
+                    let nd = x.array.ndim() as i64;
+                    let pos = if ax < 0 { ax + nd + 1 } else { ax };
+                    if pos < 0 || pos > nd {
+                        return Err(Exc::new(ExcKind::IndexError, format!("axis {ax} is out of bounds for an array of dimension {}", nd + 1)));
+                    }
+                    let mut shape: Vec<isize> = x.array.shape().iter().map(|d| *d as isize).collect();
+                    shape.insert(pos as usize, 1);
+                    Ok(wrap(x.array.reshape(&shape)?, x.flavor))
+                }),
+                "sum" => ("x.sum(axis=None, keepdims=False)", |it, r, a| reduce(it, r, a, ReduceOp::Sum)),
+                "mean" => ("x.mean(axis=None, keepdims=False)", |it, r, a| reduce(it, r, a, ReduceOp::Mean)),
+                "max" => ("x.max(axis=None, keepdims=False)", |it, r, a| reduce(it, r, a, ReduceOp::Max)),
+                "min" => ("x.min(axis=None, keepdims=False)", |it, r, a| reduce(it, r, a, ReduceOp::Min)),
+                "prod" => ("x.prod(axis=None, keepdims=False)", |it, r, a| reduce(it, r, a, ReduceOp::Prod)),
+                "argmax" => ("x.argmax(axis=None)", |it, r, a| reduce(it, r, a, ReduceOp::ArgMax)),
+                "argmin" => ("x.argmin(axis=None)", |it, r, a| reduce(it, r, a, ReduceOp::ArgMin)),
+                "exp" => ("x.exp()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Exp) }),
+                "log" => ("x.log()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Log) }),
+                "sqrt" => ("x.sqrt()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Sqrt) }),
+                "abs" => ("x.abs()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Abs) }),
+                "tanh" => ("x.tanh()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Tanh) }),
+                "sigmoid" => ("x.sigmoid()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Sigmoid) }),
+                "relu" => ("x.relu()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Relu) }),
+                "square" => ("x.square()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Square) }),
+                "norm" => ("x.norm(ord=2, axis=None, keepdims=False): the L2 (Frobenius) norm.", |_, r, mut a| {
+                    let ord = a.take(0, "ord")?;
+                    let axis = a.take(1, "axis")?;
+                    let keepdims = a.take(2, "keepdims")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+                    a.finish(3)?;
+                    let ord = match ord { None | Some(Value::None) => None, Some(v) => Some(as_f64(&v).ok_or_else(|| Exc::type_error("ord must be a number"))?) };
+                    let axes = axes_arg(axis)?;
+                    let x = recv(r)?;
+                    let whole = axes.is_none() && !keepdims;
+                    let mut out = x.array.norm(ord, axes.as_deref(), keepdims)?;
+                    if whole && x.flavor == Flavor::Nd {
+                        out = out.reshape(&[1])?;
+                    }
+                    Ok(wrap(out, x.flavor))
+                }),
+                "astype" => ("x.astype(dtype): a copy converted to dtype.", |_, r, mut a| {
+                    let d = a.required(0, "dtype")?;
+                    a.take_kw("copy");
+                    a.finish(1)?;
+                    let d = dtype_arg(&d)?.ok_or_else(|| Exc::type_error("astype() needs a dtype"))?;
+                    let x = recv(r)?;
+                    Ok(wrap(x.array.astype(d)?, x.flavor))
+                }),
+                "clip" => ("x.clip(a_min, a_max): values limited to [a_min, a_max].", |_, r, mut a| {
+                    let lo = a.take(0, "a_min")?.or_else(|| a.take_kw("min"));
+                    let hi = a.take(1, "a_max")?.or_else(|| a.take_kw("max"));
+                    a.finish(2)?;
+                    let n = |v: Option<Value>| -> Result<Option<f64>, Exc> { match v { None | Some(Value::None) => Ok(None), Some(v) => as_f64(&v).map(Some).ok_or_else(|| Exc::type_error("clip bounds must be numbers")) } };
+                    let x = recv(r)?;
+                    Ok(wrap(x.array.clip(n(lo)?, n(hi)?)?, x.flavor))
+                }),
+                "wait_to_read" => ("x.wait_to_read(): block until x's pending computation is done.", |_, r, a| {
+                    a.finish(0)?;
+                    let _ = recv(r)?;
+                    Ok(Value::None)
+                }),
+                "dot" => ("x.dot(y): the dot product.", |_, r, mut a| {
+                    let y = a.required(0, "other")?;
+                    a.finish(1)?;
+                    let x = recv(r)?;
+                    let y = recv(&y)?;
+                    Ok(wrap(x.array.dot(&y.array)?, x.flavor))
+                }),
+                "zeros_like" => ("x.zeros_like()", |it, r, a| { a.finish(0)?; zeros_like::<ND>(it, Args::new("zeros_like", vec![r.clone()])) }),
+                "ones_like" => ("x.ones_like()", |it, r, a| { a.finish(0)?; ones_like::<ND>(it, Args::new("ones_like", vec![r.clone()])) }),
+                _ => return Ok(None),
+            };
+            let name: &'static str = ATTRS.iter().find(|n| **n == name).copied().unwrap_or("method");
+            let _ = it;
+            method(v, name, doc, f)
+        }
+    }))
+}
+
+pub fn set_attr(_it: &mut Interp, obj: &Value, name: &str, _value: Value) -> Result<(), Exc> {
+    Err(Exc::new(
+        ExcKind::AttributeError,
+        format!(
+            "'{}' object attribute '{}' is read-only",
+            obj.type_name(),
+            name
+        ),
+    ))
+}
+
+/// `for row in x`: the sub-arrays along the first axis.
+pub fn iter_rows(a: &ArrayValue) -> Result<Vec<Value>, Exc> {
+    let Some(&n) = a.array.shape().first() else {
+        return Err(Exc::type_error("iteration over a 0-d array"));
+    };
+    (0..n)
+        .map(|i| {
+            Ok(wrap(
+                a.array.index(&[crate::runtime::IndexItem::Int(i as i64)])?,
+                a.flavor,
+            ))
+        })
+        .collect()
+}
+
+// ------------------------------------------------------- namespace functions
+
+/// Remove and return the array argument of a namespace function
+/// (`nd.exp(x)`), which is positional or `data=`/`x=`/`a=`/`input=`.
+fn take_receiver(a: &mut Args) -> Result<Value, Exc> {
+    if !a.pos.is_empty() {
+        return Ok(a.pos.remove(0));
+    }
+    for k in ["data", "x", "a", "input", "lhs"] {
+        if let Some(v) = a.take_kw(k) {
+            return Ok(v);
+        }
+    }
+    Err(Exc::type_error(format!("{}() missing the array argument", a.fname)))
+}
+
+/// Call array method `name` with the first argument as the receiver.
+fn via_method(it: &mut Interp, mut a: Args, name: &str) -> Result<Value, Exc> {
+    let x = take_receiver(&mut a)?;
+    if !matches!(x, Value::Array(_)) {
+        return Err(Exc::type_error(format!(
+            "{}() expects an array, got {}",
+            a.fname,
+            x.type_name()
+        )));
+    }
+    let m = get_attr(it, &x, name)?
+        .ok_or_else(|| Exc::new(ExcKind::AttributeError, format!("no array method {name}")))?;
+    it.call_value(&m, a)
+}
+
+macro_rules! via {
+    ($($fname:ident => $method:literal),* $(,)?) => {
+        $(pub fn $fname(it: &mut Interp, a: Args) -> Result<Value, Exc> { via_method(it, a, $method) })*
+    };
+}
+
+via! {
+    ns_exp => "exp", ns_log => "log", ns_sqrt => "sqrt", ns_abs => "abs", ns_tanh => "tanh",
+    ns_sigmoid => "sigmoid", ns_relu => "relu", ns_square => "square", ns_sum => "sum",
+    ns_mean => "mean", ns_max => "max", ns_min => "min", ns_prod => "prod",
+    ns_argmax => "argmax", ns_argmin => "argmin", ns_norm => "norm", ns_reshape => "reshape",
+    ns_transpose => "transpose", ns_clip => "clip", ns_dot => "dot",
+}
+
+pub fn ns_matmul(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "a")?;
+    let y = a.required(1, "b")?;
+    a.finish(2)?;
+    let (x, y) = (recv(&x)?, recv(&y)?);
+    Ok(wrap(x.array.matmul(&y.array)?, x.flavor))
+}
+
+fn elementwise2(a: &mut Args, op: crate::runtime::BinaryOp) -> Result<Value, Exc> {
+    let x = a.required(0, "x1")?;
+    let y = a.required(1, "x2")?;
+    a.finish(2)?;
+    let flavor = x.as_array().or(y.as_array()).map_or(Flavor::Nd, |v| v.flavor);
+    let (Some(lo), Some(ro)) = (super::ops::operand(&x), super::ops::operand(&y)) else {
+        return Err(Exc::type_error(format!("{}() expects arrays or numbers", a.fname)));
+    };
+    Ok(wrap(Array::binary(op, lo, ro)?, flavor))
+}
+
+pub fn ns_maximum(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    elementwise2(&mut a, crate::runtime::BinaryOp::Maximum)
+}
+
+pub fn ns_minimum(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    elementwise2(&mut a, crate::runtime::BinaryOp::Minimum)
+}
+
+fn array_list(it: &mut Interp, a: &mut Args) -> Result<Vec<ArrayValue>, Exc> {
+    // nd.concat(a, b, dim=1) passes arrays positionally; np.concatenate([a, b]) as a list.
+    let items: Vec<Value> = match a.pos.as_slice() {
+        [Value::List(_) | Value::Tuple(_)] => {
+            let seq = a.pos.remove(0);
+            it.iterate(&seq)?
+        }
+        _ => std::mem::take(&mut a.pos),
+    };
+    items
+        .iter()
+        .map(|v| recv(v).cloned())
+        .collect::<Result<Vec<_>, _>>()
+}
+
+fn axis_kw(a: &mut Args, default: isize) -> Result<isize, Exc> {
+    match a.take_kw("axis").or_else(|| a.take_kw("dim")) {
+        None | Some(Value::None) => Ok(default),
+        Some(v) => as_i64(&v)
+            .map(|i| i as isize)
+            .ok_or_else(|| Exc::type_error("axis must be an integer")),
+    }
+}
+
+pub fn ns_concat(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    // MXNet's legacy nd.concat joins along dim=1 by default; numpy along axis 0.
+    let default = if a.fname == "concat" { 1 } else { 0 };
+    let axis = axis_kw(&mut a, default)?;
+    let arrays = array_list(it, &mut a)?;
+    a.finish(0)?;
+    let flavor = arrays.first().map_or(Flavor::Nd, |x| x.flavor);
+    let raw: Vec<Array> = arrays.into_iter().map(|x| x.array).collect();
+    Ok(wrap(Array::concat(&raw, axis)?, flavor))
+}
+
+pub fn ns_stack(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let axis = axis_kw(&mut a, 0)?;
+    let arrays = array_list(it, &mut a)?;
+    a.finish(0)?;
+    let flavor = arrays.first().map_or(Flavor::Nd, |x| x.flavor);
+    let raw: Vec<Array> = arrays.into_iter().map(|x| x.array).collect();
+    Ok(wrap(Array::stack(&raw, axis)?, flavor))
+}
+
+pub fn waitall(_it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    Ok(Value::None)
+}
+
+/// The functions every array namespace offers, for a dialect `F`.
+pub fn namespace_fns<const F: u8>() -> Vec<(&'static str, &'static str, BuiltinFn)> {
+    vec![
+        ("array", "array(data, ctx=None, dtype=None): an array from nested lists.", array::<F>),
+        ("ones", "ones(shape, ctx=None, dtype=None): an array of ones.", ones::<F>),
+        ("zeros", "zeros(shape, ctx=None, dtype=None): an array of zeros.", zeros::<F>),
+        ("empty", "empty(shape, ctx=None, dtype=None): an array (zero-filled here).", zeros::<F>),
+        ("full", "full(shape, fill_value, ctx=None, dtype=None): an array filled with a value.", full::<F>),
+        ("ones_like", "ones_like(x): ones with x's shape, dtype and device.", ones_like::<F>),
+        ("zeros_like", "zeros_like(x): zeros with x's shape, dtype and device.", zeros_like::<F>),
+        ("arange", "arange(start, stop=None, step=1, ctx=None, dtype=None): evenly spaced values.", arange::<F>),
+        ("eye", "eye(N, M=None, k=0, ctx=None, dtype=None): ones on a diagonal.", eye::<F>),
+        ("exp", "exp(x): e to the x, elementwise.", ns_exp),
+        ("log", "log(x): natural logarithm, elementwise.", ns_log),
+        ("sqrt", "sqrt(x): square root, elementwise.", ns_sqrt),
+        ("abs", "abs(x): absolute value, elementwise.", ns_abs),
+        ("tanh", "tanh(x): hyperbolic tangent, elementwise.", ns_tanh),
+        ("sigmoid", "sigmoid(x): 1 / (1 + exp(-x)), elementwise.", ns_sigmoid),
+        ("relu", "relu(x): max(x, 0), elementwise.", ns_relu),
+        ("square", "square(x): x * x, elementwise.", ns_square),
+        ("sum", "sum(x, axis=None, keepdims=False)", ns_sum),
+        ("mean", "mean(x, axis=None, keepdims=False)", ns_mean),
+        ("max", "max(x, axis=None, keepdims=False)", ns_max),
+        ("min", "min(x, axis=None, keepdims=False)", ns_min),
+        ("prod", "prod(x, axis=None, keepdims=False)", ns_prod),
+        ("argmax", "argmax(x, axis=None)", ns_argmax),
+        ("argmin", "argmin(x, axis=None)", ns_argmin),
+        ("norm", "norm(x, ord=2, axis=None, keepdims=False)", ns_norm),
+        ("reshape", "reshape(x, shape)", ns_reshape),
+        ("transpose", "transpose(x, axes=None)", ns_transpose),
+        ("clip", "clip(x, a_min, a_max)", ns_clip),
+        ("dot", "dot(a, b): the dot product (matrix product for 2-D).", ns_dot),
+        ("matmul", "matmul(a, b): the matrix product, batched over leading axes.", ns_matmul),
+        ("maximum", "maximum(a, b): the larger of a and b, elementwise.", ns_maximum),
+        ("minimum", "minimum(a, b): the smaller of a and b, elementwise.", ns_minimum),
+        ("concat", "concat(*arrays, dim=1): join arrays along an axis.", ns_concat),
+        ("concatenate", "concatenate(arrays, axis=0): join arrays along an axis.", ns_concat),
+        ("cat", "cat(tensors, dim=0): join tensors along an axis.", ns_concat),
+        ("stack", "stack(arrays, axis=0): join arrays along a new axis.", ns_stack),
+        ("waitall", "waitall(): block until all pending computation is done.", waitall),
+    ]
+}
+
+/// Install the namespace functions into a module.
+pub fn fill_namespace<const F: u8>(m: &super::value::Module) {
+    for (name, doc, f) in namespace_fns::<F>() {
+        m.set(name, builtin(name, doc, f));
+    }
+    for d in [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool] {
+        let flavor = match F {
+            TORCH => Flavor::Torch,
+            NP => Flavor::Np,
+            _ => Flavor::Nd,
+        };
+        let name = if d == DType::Bool && F != TORCH { "bool_" } else { d.name() };
+        m.set(name, Value::DType(d, flavor));
+    }
+}
+
+/// A random namespace (`nd.random`, `np.random`, native `random`).
+pub fn random_module<const F: u8>(name: &str) -> Rc<super::value::Module> {
+    let m = Rc::new(super::value::Module::new(name, "random number generation"));
+    m.set("uniform", builtin("uniform", "uniform(low=0, high=1, shape=None, ctx=None, dtype=None): uniform samples in [low, high).", uniform::<F>));
+    m.set("normal", builtin("normal", "normal(loc=0, scale=1, shape=None, ctx=None, dtype=None): Gaussian samples.", normal::<F>));
+    m.set("seed", builtin("seed", "seed(n): reseed the generators of every device.", seed));
+    m.set("rand", builtin("rand", "rand(*shape): uniform samples in [0, 1).", rand::<F>));
+    m.set("randn", builtin("randn", "randn(*shape): standard normal samples.", randn::<F>));
+    m
+}

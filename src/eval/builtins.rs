@@ -1,0 +1,1334 @@
+//! Python's built-in functions, attribute access, and the methods of str,
+//! list and dict. Array functions live in `arrays.rs`, modules in `modules.rs`.
+
+use std::rc::Rc;
+
+use crate::runtime::DeviceKind;
+
+use super::error::{Exc, ExcKind};
+use super::format;
+use super::interp::{builtin, hash_key, method, Interp};
+use super::ops::{self, as_f64, as_i64};
+use super::value::{Args, Dict, TypeKind, Value};
+
+/// Names and docs of the built-in functions, installed in every session.
+pub fn install(b: &mut std::collections::HashMap<Rc<str>, Value>) {
+    let fns: &[(&'static str, &'static str, super::value::BuiltinFn)] = &[
+        ("print", "print(*values, sep=' ', end='\\n', file=sys.stdout): write values as text.", print),
+        ("len", "len(obj): number of items (for an array, the length of its first axis).", len),
+        ("range", "range(stop) / range(start, stop[, step]): integers from start to stop.", range),
+        ("abs", "abs(x): absolute value (elementwise for arrays).", abs),
+        ("min", "min(iterable) / min(a, b, ...): the smallest item.", min),
+        ("max", "max(iterable) / max(a, b, ...): the largest item.", max),
+        ("sum", "sum(iterable, start=0): add the items.", sum),
+        ("zip", "zip(*iterables): tuples of corresponding items.", zip),
+        ("enumerate", "enumerate(iterable, start=0): (index, item) pairs.", enumerate),
+        ("isinstance", "isinstance(obj, type_or_tuple): whether obj is of the type.", isinstance),
+        ("type", "type(obj): the type of obj.", type_of),
+        ("repr", "repr(obj): the printable representation.", repr),
+        ("round", "round(x, ndigits=None): round half to even.", round),
+        ("sorted", "sorted(iterable, key=None, reverse=False): a sorted list.", sorted),
+        ("reversed", "reversed(seq): the items in reverse order.", reversed),
+        ("any", "any(iterable): True if any item is true.", any),
+        ("all", "all(iterable): True if every item is true.", all),
+        ("map", "map(func, iterable): func applied to each item (a list).", map),
+        ("filter", "filter(func, iterable): the items for which func is true (a list).", filter),
+        ("getattr", "getattr(obj, name[, default]): an attribute by name.", getattr),
+        ("setattr", "setattr(obj, name, value): set an attribute.", setattr),
+        ("hasattr", "hasattr(obj, name): whether obj has the attribute.", hasattr),
+        ("dir", "dir([obj]): names in scope, or attributes of obj.", dir),
+        ("id", "id(obj): the identity of obj.", id),
+        ("hash", "hash(obj): the hash of a hashable value.", hash),
+        ("format", "format(value, spec=''): format with the format-spec mini-language.", format_fn),
+        ("divmod", "divmod(a, b): (a // b, a % b).", divmod),
+        ("pow", "pow(base, exp): base ** exp.", pow),
+        ("chr", "chr(i): the character with code point i.", chr),
+        ("ord", "ord(c): the code point of a one-character string.", ord),
+        ("display", "display(*values): show values as a notebook shows a cell result.", display),
+        ("help", "help(obj): documentation of obj.", help),
+        ("callable", "callable(obj): whether obj can be called.", callable),
+    ];
+    for (name, doc, f) in fns {
+        b.insert(Rc::from(*name), builtin(name, doc, *f));
+    }
+    for (name, t) in [
+        ("int", TypeKind::Int),
+        ("float", TypeKind::Float),
+        ("str", TypeKind::Str),
+        ("bool", TypeKind::Bool),
+        ("list", TypeKind::List),
+        ("tuple", TypeKind::Tuple),
+        ("dict", TypeKind::Dict),
+        ("object", TypeKind::Object),
+    ] {
+        b.insert(Rc::from(name), Value::Type(t));
+    }
+    for k in super::error::ExcKind::ALL {
+        b.insert(Rc::from(k.name()), Value::ExcType(k));
+    }
+}
+
+fn print(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let sep = match a.take_kw("sep") {
+        Some(Value::Str(s)) => s.to_string(),
+        Some(Value::None) | None => " ".to_string(),
+        Some(other) => return Err(Exc::type_error(format!("sep must be None or a string, not {}", other.type_name()))),
+    };
+    let end = match a.take_kw("end") {
+        Some(Value::Str(s)) => s.to_string(),
+        Some(Value::None) | None => "\n".to_string(),
+        Some(other) => return Err(Exc::type_error(format!("end must be None or a string, not {}", other.type_name()))),
+    };
+    let to_stderr = match a.take_kw("file") {
+        Some(Value::Module(m)) => m.name == "sys.stderr",
+        Some(Value::None) | None => false,
+        Some(Value::Object(o)) => o.type_name() == "stderr",
+        Some(other) => return Err(Exc::type_error(format!("print(file=...) takes sys.stdout or sys.stderr, not {}", other.type_name()))),
+    };
+    a.take_kw("flush");
+    a.finish(usize::MAX)?;
+    let mut text = String::new();
+    for (i, v) in a.pos.iter().enumerate() {
+        if i > 0 {
+            text.push_str(&sep);
+        }
+        text.push_str(&format::to_str(it, v)?);
+    }
+    text.push_str(&end);
+    if to_stderr {
+        it.out.stderr(&text);
+    } else {
+        it.out.stdout(&text);
+    }
+    Ok(Value::None)
+}
+
+pub fn length(v: &Value) -> Result<usize, Exc> {
+    Ok(match v {
+        Value::Str(s) => s.chars().count(),
+        Value::List(l) => l.borrow().len(),
+        Value::Tuple(t) => t.len(),
+        Value::Dict(d) => d.borrow().len(),
+        Value::Range(a, b, c) => super::value::range_len(*a, *b, *c) as usize,
+        Value::Array(a) => match a.array.shape().first() {
+            Some(n) => *n,
+            None => return Err(Exc::type_error("len() of a 0-d array")),
+        },
+        other => {
+            return Err(Exc::type_error(format!(
+                "object of type '{}' has no len()",
+                other.type_name()
+            )))
+        }
+    })
+}
+
+fn len(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    Ok(Value::Int(length(&v)? as i64))
+}
+
+fn int_arg(v: &Value, what: &str) -> Result<i64, Exc> {
+    as_i64(v).ok_or_else(|| {
+        Exc::type_error(format!(
+            "{what} must be an integer, not {}",
+            v.type_name()
+        ))
+    })
+}
+
+fn range(_it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    a.finish(3)?;
+    let n: Vec<i64> = a
+        .pos
+        .iter()
+        .map(|v| int_arg(v, "range() argument"))
+        .collect::<Result<_, _>>()?;
+    let (start, stop, step) = match n.as_slice() {
+        [stop] => (0, *stop, 1),
+        [start, stop] => (*start, *stop, 1),
+        [start, stop, step] => (*start, *stop, *step),
+        _ => return Err(Exc::type_error("range expected 1 to 3 integer arguments")),
+    };
+    if step == 0 {
+        return Err(Exc::value_error("range() arg 3 must not be zero"));
+    }
+    Ok(Value::Range(start, stop, step))
+}
+
+fn abs(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "x")?;
+    a.finish(1)?;
+    match v {
+        Value::Int(i) => i.checked_abs().map(Value::Int).ok_or_else(|| Exc::new(ExcKind::OverflowError, "integer overflow in abs()")),
+        Value::Bool(b) => Ok(Value::Int(b as i64)),
+        Value::Float(f) => Ok(Value::Float(f.abs())),
+        Value::Array(_) => super::arrays::unary_fn(it, &v, crate::runtime::UnaryOp::Abs),
+        other => Err(Exc::type_error(format!("bad operand type for abs(): '{}'", other.type_name()))),
+    }
+}
+
+fn extremum(it: &mut Interp, mut a: Args, want_max: bool) -> Result<Value, Exc> {
+    let key = a.take_kw("key");
+    let default = a.take_kw("default");
+    a.finish(usize::MAX)?;
+    let items = if a.pos.len() == 1 {
+        it.iterate(&a.pos[0])?
+    } else {
+        a.pos.clone()
+    };
+    let mut best: Option<(Value, Value)> = None;
+    for x in items {
+        let k = match &key {
+            Some(f) if !matches!(f, Value::None) => it.call_value(f, Args::new("key", vec![x.clone()]))?,
+            _ => x.clone(),
+        };
+        let better = match &best {
+            None => true,
+            Some((_, bk)) => {
+                let op = if want_max { crate::lang::ast::CmpOp::Gt } else { crate::lang::ast::CmpOp::Lt };
+                ops::compare(it, op, &k, bk)?.truthy()?
+            }
+        };
+        if better {
+            best = Some((x, k));
+        }
+    }
+    match (best, default) {
+        (Some((x, _)), _) => Ok(x),
+        (None, Some(d)) => Ok(d),
+        (None, None) => Err(Exc::value_error(format!(
+            "{}() arg is an empty sequence",
+            if want_max { "max" } else { "min" }
+        ))),
+    }
+}
+
+fn min(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    extremum(it, a, false)
+}
+
+fn max(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    extremum(it, a, true)
+}
+
+fn sum(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let iterable = a.required(0, "iterable")?;
+    let start = a.take(1, "start")?.unwrap_or(Value::Int(0));
+    a.finish(2)?;
+    let items = it.iterate(&iterable)?;
+    let mut acc = start;
+    for x in items {
+        acc = ops::binary(it, crate::lang::ast::BinOp::Add, &acc, &x)?;
+    }
+    Ok(acc)
+}
+
+fn zip(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    a.finish(usize::MAX)?;
+    let mut lists = Vec::with_capacity(a.pos.len());
+    for v in &a.pos {
+        lists.push(it.iterate(v)?);
+    }
+    let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+    Ok(Value::list(
+        (0..n)
+            .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
+            .collect(),
+    ))
+}
+
+fn enumerate(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "iterable")?;
+    let start = match a.take(1, "start")? {
+        Some(s) => int_arg(&s, "enumerate() start")?,
+        None => 0,
+    };
+    a.finish(2)?;
+    let items = it.iterate(&v)?;
+    Ok(Value::list(
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, x)| Value::tuple(vec![Value::Int(start + i as i64), x]))
+            .collect(),
+    ))
+}
+
+fn type_kind(v: &Value) -> TypeKind {
+    match v {
+        Value::None => TypeKind::NoneType,
+        Value::Bool(_) => TypeKind::Bool,
+        Value::Int(_) => TypeKind::Int,
+        Value::Float(_) => TypeKind::Float,
+        Value::Str(_) => TypeKind::Str,
+        Value::List(_) => TypeKind::List,
+        Value::Tuple(_) => TypeKind::Tuple,
+        Value::Dict(_) => TypeKind::Dict,
+        Value::Range(..) => TypeKind::Range,
+        Value::Array(_) => TypeKind::NDArray,
+        Value::Device(_) => TypeKind::Device,
+        Value::DType(..) => TypeKind::DType,
+        Value::Func(_) | Value::Builtin(_) => TypeKind::Function,
+        Value::Module(_) => TypeKind::Module,
+        _ => TypeKind::Object,
+    }
+}
+
+fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
+    Ok(match t {
+        Value::Type(TypeKind::Object) => true,
+        Value::Type(TypeKind::Int) => matches!(v, Value::Int(_) | Value::Bool(_)),
+        Value::Type(k) => type_kind(v) == *k,
+        Value::ExcType(k) => matches!(v, Value::Exception(e) if e.kind.is_subclass_of(*k)),
+        Value::Tuple(items) => {
+            for x in items.iter() {
+                if instance_of(v, x)? {
+                    return Ok(true);
+                }
+            }
+            false
+        }
+        other => {
+            return Err(Exc::type_error(format!(
+                "isinstance() arg 2 must be a type or tuple of types, not {}",
+                other.type_name()
+            )))
+        }
+    })
+}
+
+fn isinstance(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    let t = a.required(1, "class_or_tuple")?;
+    a.finish(2)?;
+    Ok(Value::Bool(instance_of(&v, &t)?))
+}
+
+fn type_of(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    Ok(match &v {
+        Value::Exception(e) => Value::ExcType(e.kind),
+        other => Value::Type(type_kind(other)),
+    })
+}
+
+fn repr(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    Ok(Value::str(&format::repr(it, &v)?))
+}
+
+fn round(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "number")?;
+    let nd = a.take(1, "ndigits")?;
+    a.finish(2)?;
+    let x = as_f64(&v).ok_or_else(|| Exc::type_error(format!("type {} doesn't define __round__ method", v.type_name())))?;
+    match nd {
+        None | Some(Value::None) => {
+            if let Value::Int(i) = v {
+                return Ok(Value::Int(i));
+            }
+            let r = round_half_even(x);
+            if !r.is_finite() || r.abs() > 9.2e18 {
+                return Err(Exc::new(ExcKind::OverflowError, "cannot convert float infinity or a huge float to integer"));
+            }
+            Ok(Value::Int(r as i64))
+        }
+        Some(n) => {
+            let n = int_arg(&n, "ndigits")?;
+            if let Value::Int(i) = v {
+                return Ok(Value::Int(i));
+            }
+            // Format-and-parse rounds the exact binary value, as Python does.
+            let s = format!("{:.*}", n.clamp(0, 300) as usize, x);
+            Ok(Value::Float(s.parse().unwrap_or(x)))
+        }
+    }
+}
+
+fn round_half_even(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 {
+        2.0 * (x / 2.0).round()
+    } else {
+        r
+    }
+}
+
+fn sorted(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "iterable")?;
+    let key = a.take_kw("key");
+    let reverse = a.take_kw("reverse").map(|r| r.truthy()).transpose()?.unwrap_or(false);
+    a.finish(1)?;
+    let items = it.iterate(&v)?;
+    Ok(Value::list(sort_items(it, items, key, reverse)?))
+}
+
+fn sort_items(it: &mut Interp, items: Vec<Value>, key: Option<Value>, reverse: bool) -> Result<Vec<Value>, Exc> {
+    let mut keyed: Vec<(Value, Value)> = Vec::with_capacity(items.len());
+    for x in items {
+        let k = match &key {
+            Some(f) if !matches!(f, Value::None) => it.call_value(f, Args::new("key", vec![x.clone()]))?,
+            _ => x.clone(),
+        };
+        keyed.push((k, x));
+    }
+    // Stable sort of indices by key, as Python's sort is stable.
+    let mut idx: Vec<usize> = (0..keyed.len()).collect();
+    let mut err = None;
+    idx.sort_by(|&i, &j| match ops::order(&keyed[i].0, &keyed[j].0) {
+        Some(o) => o,
+        None => {
+            err.get_or_insert_with(|| {
+                Exc::type_error(format!(
+                    "'<' not supported between instances of '{}' and '{}'",
+                    keyed[i].0.type_name(),
+                    keyed[j].0.type_name()
+                ))
+            });
+            std::cmp::Ordering::Equal
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let mut out: Vec<Value> = idx.into_iter().map(|i| keyed[i].1.clone()).collect();
+    if reverse {
+        out.reverse();
+    }
+    Ok(out)
+}
+
+fn reversed(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "sequence")?;
+    a.finish(1)?;
+    let mut items = it.iterate(&v)?;
+    items.reverse();
+    Ok(Value::list(items))
+}
+
+fn any(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "iterable")?;
+    a.finish(1)?;
+    for x in it.iterate(&v)? {
+        if x.truthy()? {
+            return Ok(Value::Bool(true));
+        }
+    }
+    Ok(Value::Bool(false))
+}
+
+fn all(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "iterable")?;
+    a.finish(1)?;
+    for x in it.iterate(&v)? {
+        if !x.truthy()? {
+            return Ok(Value::Bool(false));
+        }
+    }
+    Ok(Value::Bool(true))
+}
+
+fn map(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let f = a.required(0, "function")?;
+    a.finish(usize::MAX)?;
+    let mut lists = Vec::new();
+    for v in a.pos.iter().skip(1) {
+        lists.push(it.iterate(v)?);
+    }
+    let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let args: Vec<Value> = lists.iter().map(|l| l[i].clone()).collect();
+        out.push(it.call_value(&f, Args::new("map", args))?);
+    }
+    Ok(Value::list(out))
+}
+
+fn filter(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let f = a.required(0, "function")?;
+    let v = a.required(1, "iterable")?;
+    a.finish(2)?;
+    let mut out = Vec::new();
+    for x in it.iterate(&v)? {
+        let keep = match &f {
+            Value::None => x.truthy()?,
+            f => it.call_value(f, Args::new("filter", vec![x.clone()]))?.truthy()?,
+        };
+        if keep {
+            out.push(x);
+        }
+    }
+    Ok(Value::list(out))
+}
+
+fn str_arg(v: &Value, what: &str) -> Result<Rc<str>, Exc> {
+    match v {
+        Value::Str(s) => Ok(s.clone()),
+        other => Err(Exc::type_error(format!("{what} must be a string, not {}", other.type_name()))),
+    }
+}
+
+fn getattr(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let o = a.required(0, "object")?;
+    let name = str_arg(&a.required(1, "name")?, "attribute name")?;
+    let default = a.take(2, "default")?;
+    a.finish(3)?;
+    match get_attr(it, &o, &name) {
+        Ok(v) => Ok(v),
+        Err(e) if e.kind == ExcKind::AttributeError => default.ok_or(e),
+        Err(e) => Err(e),
+    }
+}
+
+fn setattr(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let o = a.required(0, "object")?;
+    let name = str_arg(&a.required(1, "name")?, "attribute name")?;
+    let v = a.required(2, "value")?;
+    a.finish(3)?;
+    set_attr(it, &o, &name, v)?;
+    Ok(Value::None)
+}
+
+fn hasattr(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let o = a.required(0, "object")?;
+    let name = str_arg(&a.required(1, "name")?, "attribute name")?;
+    a.finish(2)?;
+    Ok(Value::Bool(get_attr(it, &o, &name).is_ok()))
+}
+
+fn dir(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let o = a.take(0, "object")?;
+    a.finish(1)?;
+    let mut names: Vec<String> = match o {
+        Some(v) => attr_names(&v),
+        None => it.st.globals.keys().map(|k| k.to_string()).collect(),
+    };
+    names.sort();
+    names.dedup();
+    Ok(Value::list(names.iter().map(|n| Value::str(n)).collect()))
+}
+
+fn id(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    Ok(Value::Int(v.identity() as i64))
+}
+
+fn hash(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    use std::hash::{Hash, Hasher};
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    let k = hash_key(&v)?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    k.hash(&mut h);
+    Ok(Value::Int(h.finish() as i64))
+}
+
+fn format_fn(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "value")?;
+    let spec = match a.take(1, "format_spec")? {
+        Some(s) => str_arg(&s, "format_spec")?,
+        None => Rc::from(""),
+    };
+    a.finish(2)?;
+    Ok(Value::str(&format::format_value(it, &v, &spec)?))
+}
+
+fn divmod(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "a")?;
+    let y = a.required(1, "b")?;
+    a.finish(2)?;
+    let q = ops::binary(it, crate::lang::ast::BinOp::FloorDiv, &x, &y)?;
+    let r = ops::binary(it, crate::lang::ast::BinOp::Mod, &x, &y)?;
+    Ok(Value::tuple(vec![q, r]))
+}
+
+fn pow(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "base")?;
+    let y = a.required(1, "exp")?;
+    a.finish(2)?;
+    ops::binary(it, crate::lang::ast::BinOp::Pow, &x, &y)
+}
+
+fn chr(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let i = int_arg(&a.required(0, "i")?, "chr() argument")?;
+    a.finish(1)?;
+    let c = u32::try_from(i)
+        .ok()
+        .and_then(char::from_u32)
+        .ok_or_else(|| Exc::value_error("chr() arg not in range(0x110000)"))?;
+    Ok(Value::str(c.encode_utf8(&mut [0; 4])))
+}
+
+fn ord(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let s = str_arg(&a.required(0, "c")?, "ord() argument")?;
+    a.finish(1)?;
+    let mut chars = s.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => Ok(Value::Int(c as i64)),
+        _ => Err(Exc::type_error(format!(
+            "ord() expected a character, but string of length {} found",
+            s.chars().count()
+        ))),
+    }
+}
+
+fn display(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    a.finish(usize::MAX)?;
+    for v in &a.pos {
+        let d = format::display_data(it, v)?;
+        it.out.display(&d, false);
+    }
+    Ok(Value::None)
+}
+
+fn help(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.take(0, "obj")?;
+    a.finish(1)?;
+    let text = match v {
+        None => "Type an expression to evaluate it. Arrays: ones(2, 3) @ gpu(0), x.copyto(gpu(1)).\n\
+                 Use help(obj) for documentation, %devices for the device table.\n"
+            .to_string(),
+        Some(v) => format!("{}\n", doc_of(&v).unwrap_or_else(|| format!("No documentation for {}", v.type_name()))),
+    };
+    it.out.stdout(&text);
+    Ok(Value::None)
+}
+
+/// The documentation string of a value, if it has one.
+pub fn doc_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Builtin(b) => Some(b.doc.to_string()),
+        Value::Func(f) => {
+            let params: Vec<String> = f.params.iter().map(|p| p.name.to_string()).collect();
+            Some(format!(
+                "{}({}){}",
+                f.name,
+                params.join(", "),
+                f.doc.as_ref().map(|d| format!("\n{d}")).unwrap_or_default()
+            ))
+        }
+        Value::Module(m) => Some(format!("module {}: {}", m.name, m.doc)),
+        _ => None,
+    }
+}
+
+fn callable(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    Ok(Value::Bool(matches!(
+        v,
+        Value::Func(_) | Value::Builtin(_) | Value::Type(_) | Value::ExcType(_)
+    )))
+}
+
+/// `int(x)`, `str(x)`, `list(x)`, ...
+pub fn call_type(it: &mut Interp, t: TypeKind, mut a: Args) -> Result<Value, Exc> {
+    a.fname = t.name();
+    let v = a.take(0, "x")?;
+    if t == TypeKind::Int {
+        let base = a.take(1, "base")?;
+        a.finish(2)?;
+        return to_int(v, base);
+    }
+    a.finish(1)?;
+    Ok(match (t, v) {
+        (TypeKind::Float, None) => Value::Float(0.0),
+        (TypeKind::Float, Some(v)) => Value::Float(to_float(&v)?),
+        (TypeKind::Str, None) => Value::str(""),
+        (TypeKind::Str, Some(v)) => Value::str(&format::to_str(it, &v)?),
+        (TypeKind::Bool, None) => Value::Bool(false),
+        (TypeKind::Bool, Some(v)) => Value::Bool(v.truthy()?),
+        (TypeKind::List, None) => Value::list(Vec::new()),
+        (TypeKind::List, Some(v)) => Value::list(it.iterate(&v)?),
+        (TypeKind::Tuple, None) => Value::tuple(Vec::new()),
+        (TypeKind::Tuple, Some(v)) => Value::tuple(it.iterate(&v)?),
+        (TypeKind::Dict, None) => ops::new_dict(),
+        (TypeKind::Dict, Some(v)) => {
+            let d = ops::new_dict();
+            if let Value::Dict(src) = &v {
+                if let Value::Dict(dst) = &d {
+                    *dst.borrow_mut() = src.borrow().clone();
+                }
+                return Ok(d);
+            }
+            let Value::Dict(dst) = &d else { return Ok(d) };
+            for pair in it.iterate(&v)? {
+                let kv = it.iterate(&pair)?;
+                let [k, val] = <[Value; 2]>::try_from(kv).map_err(|_| {
+                    Exc::value_error("dictionary update sequence element has the wrong length; 2 is required")
+                })?;
+                let hk = hash_key(&k)?;
+                dst.borrow_mut().insert(hk, k, val);
+            }
+            d
+        }
+        (t, _) => {
+            return Err(Exc::type_error(format!("cannot create '{}' instances", t.name())))
+        }
+    })
+}
+
+fn to_int(v: Option<Value>, base: Option<Value>) -> Result<Value, Exc> {
+    let Some(v) = v else { return Ok(Value::Int(0)) };
+    if let Some(b) = base {
+        let b = int_arg(&b, "base")?;
+        let Value::Str(s) = &v else {
+            return Err(Exc::type_error("int() can't convert non-string with explicit base"));
+        };
+        let digits = s.trim().replace('_', "");
+        return i64::from_str_radix(&digits, b.clamp(2, 36) as u32)
+            .map(Value::Int)
+            .map_err(|_| Exc::value_error(format!("invalid literal for int() with base {b}: {}", format::str_repr(s))));
+    }
+    match &v {
+        Value::Int(i) => Ok(Value::Int(*i)),
+        Value::Bool(b) => Ok(Value::Int(*b as i64)),
+        Value::Float(f) => {
+            if !f.is_finite() {
+                return Err(Exc::value_error(format!("cannot convert float {} to integer", format::float_repr(*f))));
+            }
+            if f.abs() >= 9.2e18 {
+                return Err(Exc::new(ExcKind::OverflowError, "float too large to convert to a 64-bit integer"));
+            }
+            Ok(Value::Int(f.trunc() as i64))
+        }
+        Value::Str(s) => s
+            .trim()
+            .replace('_', "")
+            .parse::<i64>()
+            .map(Value::Int)
+            .map_err(|_| Exc::value_error(format!("invalid literal for int() with base 10: {}", format::str_repr(s)))),
+        Value::Array(a) => match a.array.to_scalar("int")? {
+            crate::runtime::Scalar::Int(i) => Ok(Value::Int(i)),
+            crate::runtime::Scalar::Bool(b) => Ok(Value::Int(b as i64)),
+            crate::runtime::Scalar::Float(f) => to_int(Some(Value::Float(f)), None),
+        },
+        other => Err(Exc::type_error(format!(
+            "int() argument must be a string or a number, not '{}'",
+            other.type_name()
+        ))),
+    }
+}
+
+pub fn to_float(v: &Value) -> Result<f64, Exc> {
+    match v {
+        Value::Str(s) => {
+            let t = s.trim().to_ascii_lowercase();
+            match t.as_str() {
+                "inf" | "+inf" | "infinity" => Ok(f64::INFINITY),
+                "-inf" | "-infinity" => Ok(f64::NEG_INFINITY),
+                "nan" | "+nan" | "-nan" => Ok(f64::NAN),
+                _ => t.replace('_', "").parse::<f64>().map_err(|_| {
+                    Exc::value_error(format!("could not convert string to float: {}", format::str_repr(s)))
+                }),
+            }
+        }
+        Value::Array(a) => match a.array.to_scalar("float")? {
+            crate::runtime::Scalar::Int(i) => Ok(i as f64),
+            crate::runtime::Scalar::Bool(b) => Ok(b as i64 as f64),
+            crate::runtime::Scalar::Float(f) => Ok(f),
+        },
+        other => as_f64(other).ok_or_else(|| {
+            Exc::type_error(format!(
+                "float() argument must be a string or a number, not '{}'",
+                other.type_name()
+            ))
+        }),
+    }
+}
+
+// ------------------------------------------------------------------ attributes
+
+/// The closest known name, for "Did you mean" hints.
+pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(name, c);
+        if d <= 2.max(name.len() / 3) && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c.to_string())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + (ca != *cb) as usize).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn no_attr(v: &Value, name: &str) -> Exc {
+    let names = attr_names(v);
+    let hint = suggest(name, names.iter().map(String::as_str))
+        .map(|s| format!(". Did you mean: '{s}'?"))
+        .unwrap_or_default();
+    let msg = match v {
+        Value::Module(m) => format!("module '{}' has no attribute '{}'{}", m.name, name, hint),
+        other => format!("'{}' object has no attribute '{}'{}", other.type_name(), name, hint),
+    };
+    Exc::new(ExcKind::AttributeError, msg)
+}
+
+/// Attribute names a value offers (for completion, `dir` and hints).
+pub fn attr_names(v: &Value) -> Vec<String> {
+    let statics: &[&str] = match v {
+        Value::Str(_) => STR_METHODS,
+        Value::List(_) => LIST_METHODS,
+        Value::Dict(_) => DICT_METHODS,
+        Value::Device(_) => &["device_type", "device_id"],
+        Value::Exception(_) => &["args"],
+        Value::Float(_) => &["is_integer", "real", "imag"],
+        Value::Array(_) => return super::arrays::ATTRS.iter().map(|s| s.to_string()).collect(),
+        Value::Module(m) => return m.attrs.borrow().keys().map(|k| k.to_string()).collect(),
+        Value::Object(o) => return o.attr_names().iter().map(|s| s.to_string()).collect(),
+        Value::Func(_) => &["__name__", "__doc__"],
+        Value::DType(..) => &["name", "itemsize"],
+        _ => &[],
+    };
+    statics.iter().map(|s| s.to_string()).collect()
+}
+
+const STR_METHODS: &[&str] = &[
+    "join", "split", "strip", "lstrip", "rstrip", "upper", "lower", "replace", "startswith",
+    "endswith", "format", "find", "count", "splitlines", "isdigit", "title", "center", "ljust",
+    "rjust", "zfill",
+];
+const LIST_METHODS: &[&str] = &[
+    "append", "extend", "pop", "insert", "index", "count", "sort", "reverse", "copy", "clear",
+    "remove",
+];
+const DICT_METHODS: &[&str] = &[
+    "keys", "values", "items", "get", "pop", "update", "setdefault", "copy", "clear",
+];
+
+pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Value, Exc> {
+    let found = match v {
+        Value::Array(_) => super::arrays::get_attr(it, v, name)?,
+        Value::Module(m) => m.get(name),
+        Value::Str(_) => str_method(v, name),
+        Value::List(_) => list_method(v, name),
+        Value::Dict(_) => dict_method(v, name),
+        Value::Device(d) => match name {
+            "device_type" => Some(Value::str(match d.kind {
+                DeviceKind::Cpu => "cpu",
+                DeviceKind::Gpu => "gpu",
+            })),
+            "device_id" => Some(Value::Int(d.id as i64)),
+            _ => None,
+        },
+        Value::Exception(e) => match name {
+            "args" => Some(Value::tuple(vec![Value::str(&e.message)])),
+            _ => None,
+        },
+        Value::Float(f) => match name {
+            "is_integer" => Some(method(v, "is_integer", "x.is_integer(): whether x is whole.", |_, r, _| {
+                Ok(Value::Bool(matches!(r, Value::Float(f) if f.fract() == 0.0)))
+            })),
+            "real" => Some(Value::Float(*f)),
+            "imag" => Some(Value::Float(0.0)),
+            _ => None,
+        },
+        Value::Func(f) => match name {
+            "__name__" => Some(Value::Str(f.name.clone())),
+            "__doc__" => Some(f.doc.clone().map_or(Value::None, Value::Str)),
+            _ => None,
+        },
+        Value::DType(d, _) => match name {
+            "name" => Some(Value::str(d.name())),
+            "itemsize" => Some(Value::Int(d.size_bytes() as i64)),
+            _ => None,
+        },
+        Value::Object(o) => o.get_attr(o, name),
+        _ => None,
+    };
+    found.ok_or_else(|| no_attr(v, name))
+}
+
+pub fn set_attr(it: &mut Interp, obj: &Value, name: &str, value: Value) -> Result<(), Exc> {
+    match obj {
+        Value::Array(_) => super::arrays::set_attr(it, obj, name, value),
+        Value::Module(m) => {
+            m.set(name, value);
+            Ok(())
+        }
+        other => Err(Exc::new(
+            ExcKind::AttributeError,
+            format!("'{}' object attribute '{}' is read-only", other.type_name(), name),
+        )),
+    }
+}
+
+// ---------------------------------------------------------------- str methods
+
+fn recv_str(r: &Value) -> Rc<str> {
+    match r {
+        Value::Str(s) => s.clone(),
+        _ => Rc::from(""),
+    }
+}
+
+fn opt_str(a: &mut Args, i: usize, name: &str) -> Result<Option<Rc<str>>, Exc> {
+    match a.take(i, name)? {
+        None | Some(Value::None) => Ok(None),
+        Some(v) => str_arg(&v, name).map(Some),
+    }
+}
+
+fn str_method(v: &Value, name: &str) -> Option<Value> {
+    let f: super::value::MethodFn = match name {
+        "join" => |it, r, mut a| {
+            let items = a.required(0, "iterable")?;
+            a.finish(1)?;
+            let sep = recv_str(r);
+            let mut parts = Vec::new();
+            for x in it.iterate(&items)? {
+                match x {
+                    Value::Str(s) => parts.push(s.to_string()),
+                    other => return Err(Exc::type_error(format!("sequence item: expected str instance, {} found", other.type_name()))),
+                }
+            }
+            Ok(Value::str(&parts.join(&sep)))
+        },
+        "split" => |_, r, mut a| {
+            let sep = opt_str(&mut a, 0, "sep")?;
+            let maxsplit = a.take(1, "maxsplit")?.and_then(|m| as_i64(&m)).unwrap_or(-1);
+            a.finish(2)?;
+            let s = recv_str(r);
+            let parts: Vec<Value> = match sep {
+                Some(sep) if sep.is_empty() => return Err(Exc::value_error("empty separator")),
+                Some(sep) if maxsplit >= 0 => s.splitn(maxsplit as usize + 1, &*sep).map(Value::str).collect(),
+                Some(sep) => s.split(&*sep).map(Value::str).collect(),
+                None => s.split_whitespace().map(Value::str).collect(),
+            };
+            Ok(Value::list(parts))
+        },
+        "splitlines" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::list(recv_str(r).lines().map(Value::str).collect()))
+        },
+        "strip" | "lstrip" | "rstrip" => match name {
+            "strip" => |_, r, mut a| {
+                let chars = opt_str(&mut a, 0, "chars")?;
+                a.finish(1)?;
+                let s = recv_str(r);
+                Ok(Value::str(match &chars {
+                    Some(c) => s.trim_matches(|x| c.contains(x)),
+                    None => s.trim(),
+                }))
+            },
+            "lstrip" => |_, r, mut a| {
+                let chars = opt_str(&mut a, 0, "chars")?;
+                a.finish(1)?;
+                let s = recv_str(r);
+                Ok(Value::str(match &chars {
+                    Some(c) => s.trim_start_matches(|x| c.contains(x)),
+                    None => s.trim_start(),
+                }))
+            },
+            _ => |_, r, mut a| {
+                let chars = opt_str(&mut a, 0, "chars")?;
+                a.finish(1)?;
+                let s = recv_str(r);
+                Ok(Value::str(match &chars {
+                    Some(c) => s.trim_end_matches(|x| c.contains(x)),
+                    None => s.trim_end(),
+                }))
+            },
+        },
+        "upper" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::str(&recv_str(r).to_uppercase()))
+        },
+        "lower" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::str(&recv_str(r).to_lowercase()))
+        },
+        "title" => |_, r, a| {
+            a.finish(0)?;
+            let mut out = String::new();
+            let mut prev_alpha = false;
+            for c in recv_str(r).chars() {
+                if prev_alpha {
+                    out.extend(c.to_lowercase());
+                } else {
+                    out.extend(c.to_uppercase());
+                }
+                prev_alpha = c.is_alphabetic();
+            }
+            Ok(Value::str(&out))
+        },
+        "isdigit" => |_, r, a| {
+            a.finish(0)?;
+            let s = recv_str(r);
+            Ok(Value::Bool(!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())))
+        },
+        "replace" => |_, r, mut a| {
+            let old = str_arg(&a.required(0, "old")?, "old")?;
+            let new = str_arg(&a.required(1, "new")?, "new")?;
+            a.finish(2)?;
+            Ok(Value::str(&recv_str(r).replace(&*old, &new)))
+        },
+        "startswith" => |_, r, mut a| {
+            let p = a.required(0, "prefix")?;
+            a.finish(1)?;
+            let s = recv_str(r);
+            Ok(Value::Bool(match &p {
+                Value::Tuple(t) => t.iter().any(|x| matches!(x, Value::Str(q) if s.starts_with(&**q))),
+                other => s.starts_with(&*str_arg(other, "prefix")?),
+            }))
+        },
+        "endswith" => |_, r, mut a| {
+            let p = a.required(0, "suffix")?;
+            a.finish(1)?;
+            let s = recv_str(r);
+            Ok(Value::Bool(match &p {
+                Value::Tuple(t) => t.iter().any(|x| matches!(x, Value::Str(q) if s.ends_with(&**q))),
+                other => s.ends_with(&*str_arg(other, "suffix")?),
+            }))
+        },
+        "find" => |_, r, mut a| {
+            let sub = str_arg(&a.required(0, "sub")?, "sub")?;
+            a.finish(1)?;
+            let s = recv_str(r);
+            Ok(Value::Int(s.find(&*sub).map_or(-1, |b| s[..b].chars().count() as i64)))
+        },
+        "count" => |_, r, mut a| {
+            let sub = str_arg(&a.required(0, "sub")?, "sub")?;
+            a.finish(1)?;
+            let s = recv_str(r);
+            Ok(Value::Int(if sub.is_empty() { s.chars().count() as i64 + 1 } else { s.matches(&*sub).count() as i64 }))
+        },
+        "center" | "ljust" | "rjust" | "zfill" => match name {
+            "center" => |_, r, mut a| pad(r, &mut a, '^'),
+            "ljust" => |_, r, mut a| pad(r, &mut a, '<'),
+            "rjust" => |_, r, mut a| pad(r, &mut a, '>'),
+            _ => |_, r, mut a| {
+                let w = int_arg(&a.required(0, "width")?, "width")?;
+                a.finish(1)?;
+                Ok(Value::str(&display_zfill(&recv_str(r), w.max(0) as usize)))
+            },
+        },
+        "format" => |it, r, a| str_format(it, &recv_str(r), a),
+        _ => return None,
+    };
+    let name: &'static str = STR_METHODS.iter().find(|m| **m == name).copied().unwrap_or("method");
+    Some(method(v, name, "str method", f))
+}
+
+fn display_zfill(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n >= width {
+        return s.to_string();
+    }
+    let (sign, rest) = match s.strip_prefix(['-', '+']) {
+        Some(rest) => (&s[..1], rest),
+        None => ("", s),
+    };
+    format!("{sign}{}{rest}", "0".repeat(width - n))
+}
+
+fn pad(r: &Value, a: &mut Args, align: char) -> Result<Value, Exc> {
+    let w = int_arg(&a.required(0, "width")?, "width")?.clamp(0, 1 << 20) as usize;
+    let fill = match opt_str(a, 1, "fillchar")? {
+        Some(f) => f.chars().next().unwrap_or(' '),
+        None => ' ',
+    };
+    a.finish(2)?;
+    let s = recv_str(r);
+    let n = s.chars().count();
+    if n >= w {
+        return Ok(Value::Str(s));
+    }
+    let extra = w - n;
+    let (left, right) = match align {
+        '<' => (0, extra),
+        '>' => (extra, 0),
+        _ => (extra / 2, extra - extra / 2),
+    };
+    let f = fill.to_string();
+    Ok(Value::str(&format!("{}{}{}", f.repeat(left), s, f.repeat(right))))
+}
+
+/// `"{} {name:.2f}".format(a, name=b)`.
+fn str_format(it: &mut Interp, fmt: &str, a: Args) -> Result<Value, Exc> {
+    let mut out = String::new();
+    let mut auto = 0usize;
+    let mut chars = fmt.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '{' if matches!(chars.peek(), Some((_, '{'))) => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if matches!(chars.peek(), Some((_, '}'))) => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let rest = &fmt[i + 1..];
+                let close = rest.find('}').ok_or_else(|| Exc::value_error("Single '{' encountered in format string"))?;
+                let field = &rest[..close];
+                for _ in 0..field.chars().count() + 1 {
+                    chars.next();
+                }
+                let (name, spec) = field.split_once(':').unwrap_or((field, ""));
+                let (name, conv) = match name.split_once('!') {
+                    Some((n, c)) => (n, Some(c)),
+                    None => (name, None),
+                };
+                let v = if name.is_empty() {
+                    let v = a.pos.get(auto).cloned();
+                    auto += 1;
+                    v.ok_or_else(|| Exc::new(ExcKind::IndexError, format!("Replacement index {} out of range for positional args tuple", auto - 1)))?
+                } else if let Ok(n) = name.parse::<usize>() {
+                    a.pos.get(n).cloned().ok_or_else(|| Exc::new(ExcKind::IndexError, format!("Replacement index {n} out of range for positional args tuple")))?
+                } else {
+                    let (base, attr) = match name.split_once('.') {
+                        Some((b, at)) => (b, Some(at)),
+                        None => (name, None),
+                    };
+                    let mut v = a
+                        .kw
+                        .iter()
+                        .find(|(k, _)| &**k == base)
+                        .map(|(_, v)| v.clone())
+                        .ok_or_else(|| Exc::new(ExcKind::KeyError, format!("'{base}'")))?;
+                    if let Some(attr) = attr {
+                        v = get_attr(it, &v, attr)?;
+                    }
+                    v
+                };
+                let v = match conv {
+                    Some("r") => Value::str(&format::repr(it, &v)?),
+                    Some("s") => Value::str(&format::to_str(it, &v)?),
+                    _ => v,
+                };
+                out.push_str(&format::format_value(it, &v, spec)?);
+            }
+            '}' => return Err(Exc::value_error("Single '}' encountered in format string")),
+            c => out.push(c),
+        }
+    }
+    Ok(Value::str(&out))
+}
+
+// --------------------------------------------------------------- list methods
+
+fn recv_list(r: &Value) -> Result<&Rc<std::cell::RefCell<Vec<Value>>>, Exc> {
+    match r {
+        Value::List(l) => Ok(l),
+        _ => Err(Exc::type_error("expected a list")),
+    }
+}
+
+fn list_method(v: &Value, name: &str) -> Option<Value> {
+    let f: super::value::MethodFn = match name {
+        "append" => |_, r, mut a| {
+            let x = a.required(0, "object")?;
+            a.finish(1)?;
+            recv_list(r)?.borrow_mut().push(x);
+            Ok(Value::None)
+        },
+        "extend" => |it, r, mut a| {
+            let x = a.required(0, "iterable")?;
+            a.finish(1)?;
+            let items = it.iterate(&x)?;
+            recv_list(r)?.borrow_mut().extend(items);
+            Ok(Value::None)
+        },
+        "pop" => |_, r, mut a| {
+            let i = a.take(0, "index")?;
+            a.finish(1)?;
+            let l = recv_list(r)?;
+            let len = l.borrow().len();
+            if len == 0 {
+                return Err(Exc::new(ExcKind::IndexError, "pop from empty list"));
+            }
+            let idx = match i {
+                Some(i) => {
+                    let i = int_arg(&i, "index")?;
+                    let j = if i < 0 { i + len as i64 } else { i };
+                    if j < 0 || j >= len as i64 {
+                        return Err(Exc::new(ExcKind::IndexError, "pop index out of range"));
+                    }
+                    j as usize
+                }
+                None => len - 1,
+            };
+            Ok(l.borrow_mut().remove(idx))
+        },
+        "insert" => |_, r, mut a| {
+            let i = int_arg(&a.required(0, "index")?, "index")?;
+            let x = a.required(1, "object")?;
+            a.finish(2)?;
+            let l = recv_list(r)?;
+            let len = l.borrow().len() as i64;
+            let j = if i < 0 { (i + len).max(0) } else { i.min(len) };
+            l.borrow_mut().insert(j as usize, x);
+            Ok(Value::None)
+        },
+        "remove" => |_, r, mut a| {
+            let x = a.required(0, "value")?;
+            a.finish(1)?;
+            let l = recv_list(r)?;
+            let pos = l.borrow().iter().position(|y| ops::equals(y, &x));
+            match pos {
+                Some(p) => {
+                    l.borrow_mut().remove(p);
+                    Ok(Value::None)
+                }
+                None => Err(Exc::value_error("list.remove(x): x not in list")),
+            }
+        },
+        "index" => |it, r, mut a| {
+            let x = a.required(0, "value")?;
+            a.finish(1)?;
+            let l = recv_list(r)?.borrow().clone();
+            match l.iter().position(|y| ops::equals(y, &x)) {
+                Some(p) => Ok(Value::Int(p as i64)),
+                None => Err(Exc::value_error(format!("{} is not in list", format::repr(it, &x)?))),
+            }
+        },
+        "count" => |_, r, mut a| {
+            let x = a.required(0, "value")?;
+            a.finish(1)?;
+            Ok(Value::Int(recv_list(r)?.borrow().iter().filter(|y| ops::equals(y, &x)).count() as i64))
+        },
+        "sort" => |it, r, mut a| {
+            let key = a.take_kw("key");
+            let reverse = a.take_kw("reverse").map(|v| v.truthy()).transpose()?.unwrap_or(false);
+            a.finish(0)?;
+            let l = recv_list(r)?;
+            let items = l.borrow().clone();
+            let sorted = sort_items(it, items, key, reverse)?;
+            *l.borrow_mut() = sorted;
+            Ok(Value::None)
+        },
+        "reverse" => |_, r, a| {
+            a.finish(0)?;
+            recv_list(r)?.borrow_mut().reverse();
+            Ok(Value::None)
+        },
+        "copy" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::list(recv_list(r)?.borrow().clone()))
+        },
+        "clear" => |_, r, a| {
+            a.finish(0)?;
+            recv_list(r)?.borrow_mut().clear();
+            Ok(Value::None)
+        },
+        _ => return None,
+    };
+    let name: &'static str = LIST_METHODS.iter().find(|m| **m == name).copied().unwrap_or("method");
+    Some(method(v, name, "list method", f))
+}
+
+// --------------------------------------------------------------- dict methods
+
+fn recv_dict(r: &Value) -> Result<&Rc<std::cell::RefCell<Dict>>, Exc> {
+    match r {
+        Value::Dict(d) => Ok(d),
+        _ => Err(Exc::type_error("expected a dict")),
+    }
+}
+
+fn dict_method(v: &Value, name: &str) -> Option<Value> {
+    let f: super::value::MethodFn = match name {
+        "keys" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::list(recv_dict(r)?.borrow().entries.iter().map(|(k, _)| k.clone()).collect()))
+        },
+        "values" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::list(recv_dict(r)?.borrow().entries.iter().map(|(_, v)| v.clone()).collect()))
+        },
+        "items" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::list(
+                recv_dict(r)?
+                    .borrow()
+                    .entries
+                    .iter()
+                    .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
+                    .collect(),
+            ))
+        },
+        "get" => |_, r, mut a| {
+            let k = a.required(0, "key")?;
+            let d = a.take(1, "default")?.unwrap_or(Value::None);
+            a.finish(2)?;
+            let hk = hash_key(&k)?;
+            Ok(recv_dict(r)?.borrow().get(&hk).cloned().unwrap_or(d))
+        },
+        "pop" => |it, r, mut a| {
+            let k = a.required(0, "key")?;
+            let d = a.take(1, "default")?;
+            a.finish(2)?;
+            let hk = hash_key(&k)?;
+            let removed = recv_dict(r)?.borrow_mut().remove(&hk);
+            match (removed, d) {
+                (Some(v), _) | (None, Some(v)) => Ok(v),
+                (None, None) => Err(Exc::new(ExcKind::KeyError, format::repr(it, &k)?)),
+            }
+        },
+        "setdefault" => |_, r, mut a| {
+            let k = a.required(0, "key")?;
+            let d = a.take(1, "default")?.unwrap_or(Value::None);
+            a.finish(2)?;
+            let hk = hash_key(&k)?;
+            let dict = recv_dict(r)?;
+            let existing = dict.borrow().get(&hk).cloned();
+            match existing {
+                Some(v) => Ok(v),
+                None => {
+                    dict.borrow_mut().insert(hk, k, d.clone());
+                    Ok(d)
+                }
+            }
+        },
+        "update" => |it, r, mut a| {
+            let other = a.take(0, "other")?;
+            let dict = recv_dict(r)?;
+            if let Some(o) = other {
+                let src = call_type(it, TypeKind::Dict, Args::new("dict", vec![o]))?;
+                if let Value::Dict(s) = src {
+                    for (k, v) in s.borrow().entries.iter() {
+                        let hk = hash_key(k)?;
+                        dict.borrow_mut().insert(hk, k.clone(), v.clone());
+                    }
+                }
+            }
+            for (k, v) in std::mem::take(&mut a.kw) {
+                dict.borrow_mut().insert(super::value::HashKey::Str(k.clone()), Value::Str(k), v);
+            }
+            a.finish(1)?;
+            Ok(Value::None)
+        },
+        "copy" => |_, r, a| {
+            a.finish(0)?;
+            let d = recv_dict(r)?.borrow().clone();
+            Ok(Value::Dict(Rc::new(std::cell::RefCell::new(d))))
+        },
+        "clear" => |_, r, a| {
+            a.finish(0)?;
+            *recv_dict(r)?.borrow_mut() = Dict::default();
+            Ok(Value::None)
+        },
+        _ => return None,
+    };
+    let name: &'static str = DICT_METHODS.iter().find(|m| **m == name).copied().unwrap_or("method");
+    Some(method(v, name, "dict method", f))
+}

@@ -1,0 +1,202 @@
+//! Exceptions: the class hierarchy the language shows, and `Exc`, the error
+//! that unwinds through the interpreter carrying where it was raised.
+
+use std::rc::Rc;
+
+use crate::lang::Span;
+use crate::runtime::RuntimeError;
+
+/// The built-in exception classes. `parent` gives the hierarchy, so that
+/// `except MXNetError` catches a `DeviceError` and `except Exception` catches
+/// everything but `KeyboardInterrupt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExcKind {
+    BaseException,
+    Exception,
+    KeyboardInterrupt,
+    SystemExit,
+    ArithmeticError,
+    ZeroDivisionError,
+    OverflowError,
+    LookupError,
+    IndexError,
+    KeyError,
+    TypeError,
+    ValueError,
+    NameError,
+    AttributeError,
+    RuntimeError,
+    RecursionError,
+    NotImplementedError,
+    ImportError,
+    ModuleNotFoundError,
+    AssertionError,
+    StopIteration,
+    SyntaxError,
+    OSError,
+    FileNotFoundError,
+    MemoryError,
+    /// MXNet's error class; every runtime error is one of these.
+    MXNetError,
+    DeviceError,
+    ShapeError,
+    OutOfMemoryError,
+}
+
+impl ExcKind {
+    pub const ALL: [ExcKind; 29] = [
+        ExcKind::BaseException,
+        ExcKind::Exception,
+        ExcKind::KeyboardInterrupt,
+        ExcKind::SystemExit,
+        ExcKind::ArithmeticError,
+        ExcKind::ZeroDivisionError,
+        ExcKind::OverflowError,
+        ExcKind::LookupError,
+        ExcKind::IndexError,
+        ExcKind::KeyError,
+        ExcKind::TypeError,
+        ExcKind::ValueError,
+        ExcKind::NameError,
+        ExcKind::AttributeError,
+        ExcKind::RuntimeError,
+        ExcKind::RecursionError,
+        ExcKind::NotImplementedError,
+        ExcKind::ImportError,
+        ExcKind::ModuleNotFoundError,
+        ExcKind::AssertionError,
+        ExcKind::StopIteration,
+        ExcKind::SyntaxError,
+        ExcKind::OSError,
+        ExcKind::FileNotFoundError,
+        ExcKind::MemoryError,
+        ExcKind::MXNetError,
+        ExcKind::DeviceError,
+        ExcKind::ShapeError,
+        ExcKind::OutOfMemoryError,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ExcKind::BaseException => "BaseException",
+            ExcKind::Exception => "Exception",
+            ExcKind::KeyboardInterrupt => "KeyboardInterrupt",
+            ExcKind::SystemExit => "SystemExit",
+            ExcKind::ArithmeticError => "ArithmeticError",
+            ExcKind::ZeroDivisionError => "ZeroDivisionError",
+            ExcKind::OverflowError => "OverflowError",
+            ExcKind::LookupError => "LookupError",
+            ExcKind::IndexError => "IndexError",
+            ExcKind::KeyError => "KeyError",
+            ExcKind::TypeError => "TypeError",
+            ExcKind::ValueError => "ValueError",
+            ExcKind::NameError => "NameError",
+            ExcKind::AttributeError => "AttributeError",
+            ExcKind::RuntimeError => "RuntimeError",
+            ExcKind::RecursionError => "RecursionError",
+            ExcKind::NotImplementedError => "NotImplementedError",
+            ExcKind::ImportError => "ImportError",
+            ExcKind::ModuleNotFoundError => "ModuleNotFoundError",
+            ExcKind::AssertionError => "AssertionError",
+            ExcKind::StopIteration => "StopIteration",
+            ExcKind::SyntaxError => "SyntaxError",
+            ExcKind::OSError => "OSError",
+            ExcKind::FileNotFoundError => "FileNotFoundError",
+            ExcKind::MemoryError => "MemoryError",
+            ExcKind::MXNetError => "MXNetError",
+            ExcKind::DeviceError => "DeviceError",
+            ExcKind::ShapeError => "ShapeError",
+            ExcKind::OutOfMemoryError => "OutOfMemoryError",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ExcKind> {
+        ExcKind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    pub fn parent(self) -> Option<ExcKind> {
+        use ExcKind::*;
+        Some(match self {
+            BaseException => return None,
+            Exception | KeyboardInterrupt | SystemExit => BaseException,
+            ZeroDivisionError | OverflowError => ArithmeticError,
+            IndexError | KeyError => LookupError,
+            RecursionError | NotImplementedError => RuntimeError,
+            ModuleNotFoundError => ImportError,
+            FileNotFoundError => OSError,
+            DeviceError | ShapeError | OutOfMemoryError => MXNetError,
+            _ => Exception,
+        })
+    }
+
+    /// True when `self` is `other` or derives from it.
+    pub fn is_subclass_of(self, other: ExcKind) -> bool {
+        let mut k = Some(self);
+        while let Some(c) = k {
+            if c == other {
+                return true;
+            }
+            k = c.parent();
+        }
+        false
+    }
+}
+
+/// One call level of a traceback: the function's name, the source its body
+/// came from, and the span of the call or statement being run there.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub function: Rc<str>,
+    pub source: Rc<str>,
+    pub span: Span,
+}
+
+/// An exception in flight.
+#[derive(Debug, Clone)]
+pub struct Exc {
+    pub kind: ExcKind,
+    pub message: String,
+    /// Where it was raised, once known (filled in by the interpreter as the
+    /// error passes the innermost expression that has a span).
+    pub span: Option<Span>,
+    /// The source `span` points into.
+    pub source: Option<Rc<str>>,
+    /// Calls it unwound through, outermost first (filled while unwinding).
+    pub frames: Vec<Frame>,
+}
+
+impl Exc {
+    pub fn new(kind: ExcKind, message: impl Into<String>) -> Exc {
+        Exc {
+            kind,
+            message: message.into(),
+            span: None,
+            source: None,
+            frames: Vec::new(),
+        }
+    }
+
+    pub fn type_error(message: impl Into<String>) -> Exc {
+        Exc::new(ExcKind::TypeError, message)
+    }
+
+    pub fn value_error(message: impl Into<String>) -> Exc {
+        Exc::new(ExcKind::ValueError, message)
+    }
+
+    /// Attach a location if none is set yet: the innermost span wins.
+    pub fn at(mut self, span: Span, source: &Rc<str>) -> Exc {
+        if self.span.is_none() {
+            self.span = Some(span);
+            self.source = Some(source.clone());
+        }
+        self
+    }
+}
+
+impl From<RuntimeError> for Exc {
+    fn from(e: RuntimeError) -> Exc {
+        let kind = ExcKind::from_name(e.ename()).unwrap_or(ExcKind::MXNetError);
+        Exc::new(kind, e.to_string())
+    }
+}

@@ -1,0 +1,270 @@
+//! `repr`, `str`, format specs and `%` formatting of values, and the
+//! IPython-style pretty form used when a value is displayed.
+
+use crate::display::{self, pyfmt::FmtValue, ArrayView, HostValues};
+use crate::runtime::{DeviceKind, HostData, Scalar};
+
+use super::error::{Exc, ExcKind};
+use super::interp::Interp;
+use super::session::DisplayData;
+use super::value::{ArrayValue, Flavor, Value};
+
+/// Line width IPython pretty-printing wraps containers at.
+const PRETTY_WIDTH: usize = 79;
+
+fn with_view<R>(a: &ArrayValue, f: impl FnOnce(&ArrayView) -> R) -> R {
+    let host = a.array.to_host();
+    let shape = a.array.shape().to_vec();
+    let values = match &host {
+        HostData::F32(v) => HostValues::F32(v),
+        HostData::F64(v) => HostValues::F64(v),
+        HostData::I32(v) => HostValues::I32(v),
+        HostData::I64(v) => HostValues::I64(v),
+        HostData::Bool(v) => HostValues::Bool(v),
+    };
+    f(&ArrayView {
+        values,
+        shape: &shape,
+    })
+}
+
+/// How a device prints in PyTorch: `cuda:0`, `cpu`.
+pub fn torch_device_name(d: crate::runtime::Device) -> String {
+    match d.kind {
+        DeviceKind::Cpu => "cpu".to_string(),
+        DeviceKind::Gpu => format!("cuda:{}", d.id),
+    }
+}
+
+pub fn array_repr(a: &ArrayValue) -> String {
+    let device = a.array.device();
+    let dtype = a.array.dtype().name();
+    with_view(a, |v| match a.flavor {
+        Flavor::Nd => display::mxnet_legacy_repr(v, &device.to_string()),
+        Flavor::Np => {
+            let ctx = (device.kind != DeviceKind::Cpu).then(|| device.to_string());
+            display::mxnet_np_repr(v, dtype, ctx.as_deref())
+        }
+        Flavor::Torch => {
+            let dev = (device.kind != DeviceKind::Cpu).then(|| torch_device_name(device));
+            display::torch_repr(v, dev.as_deref(), dtype)
+        }
+    })
+}
+
+pub fn array_str(a: &ArrayValue) -> String {
+    match a.flavor {
+        Flavor::Np => with_view(a, display::numpy_str),
+        _ => array_repr(a),
+    }
+}
+
+pub fn array_html(a: &ArrayValue) -> String {
+    let device = a.array.device().to_string();
+    let dtype = a.array.dtype().name();
+    with_view(a, |v| display::array_html(v, dtype, &device))
+}
+
+pub fn float_repr(f: f64) -> String {
+    display::py_float_repr(f)
+}
+
+/// `repr(v)`.
+pub fn repr(it: &mut Interp, v: &Value) -> Result<String, Exc> {
+    Ok(match v {
+        Value::None => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => float_repr(*f),
+        Value::Str(s) => str_repr(s),
+        Value::List(l) => {
+            let items = l.borrow().clone();
+            format!("[{}]", join_reprs(it, &items)?)
+        }
+        Value::Tuple(t) => {
+            if t.len() == 1 {
+                format!("({},)", repr(it, &t[0])?)
+            } else {
+                format!("({})", join_reprs(it, t)?)
+            }
+        }
+        Value::Dict(d) => {
+            let entries = d.borrow().entries.clone();
+            let mut parts = Vec::with_capacity(entries.len());
+            for (k, val) in &entries {
+                parts.push(format!("{}: {}", repr(it, k)?, repr(it, val)?));
+            }
+            format!("{{{}}}", parts.join(", "))
+        }
+        Value::Range(a, b, c) => {
+            if *c == 1 {
+                format!("range({a}, {b})")
+            } else {
+                format!("range({a}, {b}, {c})")
+            }
+        }
+        Value::Array(a) => array_repr(a),
+        Value::Device(d) => d.to_string(),
+        Value::DType(d, flavor) => match flavor {
+            Flavor::Nd => format!("<class 'numpy.{}'>", d.name()),
+            Flavor::Np => format!("dtype('{}')", d.name()),
+            Flavor::Torch => format!("torch.{}", d.name()),
+        },
+        Value::Func(f) => format!("<function {}>", f.name),
+        Value::Builtin(b) => match &b.kind {
+            super::value::BuiltinKind::Free(_) => format!("<built-in function {}>", b.name),
+            super::value::BuiltinKind::Method { receiver, .. } => {
+                format!("<built-in method {} of {} object>", b.name, receiver.type_name())
+            }
+        },
+        Value::Module(m) => format!("<module '{}' (built-in)>", m.name),
+        Value::Type(t) => format!("<class '{}'>", t.name()),
+        Value::ExcType(k) => format!("<class '{}'>", k.name()),
+        Value::Exception(e) => format!("{}({})", e.kind.name(), str_repr(&e.message)),
+        Value::Object(o) => o.repr(),
+    })
+}
+
+fn join_reprs(it: &mut Interp, items: &[Value]) -> Result<String, Exc> {
+    let mut parts = Vec::with_capacity(items.len());
+    for x in items {
+        parts.push(repr(it, x)?);
+    }
+    Ok(parts.join(", "))
+}
+
+/// `str(v)`.
+pub fn to_str(it: &mut Interp, v: &Value) -> Result<String, Exc> {
+    Ok(match v {
+        Value::Str(s) => s.to_string(),
+        Value::Array(a) => array_str(a),
+        Value::Exception(e) => e.message.clone(),
+        other => repr(it, other)?,
+    })
+}
+
+/// Python's repr of a string: single quotes unless the text holds one and no double quote.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// The text/plain and text/html of a displayed value.
+pub fn display_data(it: &mut Interp, v: &Value) -> Result<DisplayData, Exc> {
+    let plain = pretty(it, v, 0)?;
+    let html = match v {
+        Value::Array(a) => Some(array_html(a)),
+        Value::Object(o) => o
+            .get_attr(o, "_repr_html_")
+            .and_then(|f| match f {
+                Value::Str(s) => Some(s.to_string()),
+                _ => None,
+            }),
+        _ => None,
+    };
+    Ok(DisplayData { plain, html })
+}
+
+/// IPython's pretty form: containers whose items are multi-line (arrays)
+/// indent continuation lines under their bracket; containers too long for
+/// one line put one item per line.
+pub fn pretty(it: &mut Interp, v: &Value, indent: usize) -> Result<String, Exc> {
+    let (open, close, items): (&str, &str, Vec<Value>) = match v {
+        Value::List(l) => ("[", "]", l.borrow().clone()),
+        Value::Tuple(t) => ("(", ")", t.as_ref().clone()),
+        _ => return repr(it, v),
+    };
+    let inner = indent + open.len();
+    let mut parts = Vec::with_capacity(items.len());
+    for x in &items {
+        parts.push(pretty(it, x, inner)?);
+    }
+    let trailing = if items.len() == 1 && matches!(v, Value::Tuple(_)) {
+        ","
+    } else {
+        ""
+    };
+    let multiline = parts.iter().any(|p| p.contains('\n'));
+    let one_line = format!("{open}{}{trailing}{close}", parts.join(", "));
+    if multiline {
+        let pad = format!("\n{}", " ".repeat(inner));
+        let joined = parts
+            .iter()
+            .map(|p| p.replace('\n', &pad))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Ok(format!("{open}{joined}{trailing}{close}"));
+    }
+    if indent + one_line.chars().count() <= PRETTY_WIDTH {
+        return Ok(one_line);
+    }
+    let sep = format!(",\n{}", " ".repeat(inner));
+    Ok(format!("{open}{}{trailing}{close}", parts.join(&sep)))
+}
+
+/// A value as an argument of the format mini-language or `%`.
+fn fmt_value(it: &mut Interp, v: &Value) -> Result<FmtValue, Exc> {
+    Ok(match v {
+        Value::Bool(b) => FmtValue::Bool(*b),
+        Value::Int(i) => FmtValue::Int(*i),
+        Value::Float(f) => FmtValue::Float(*f),
+        Value::Str(s) => FmtValue::Str(s.to_string()),
+        Value::Array(a) if a.array.size() == 1 => match a.array.to_scalar("format")? {
+            Scalar::Bool(b) => FmtValue::Bool(b),
+            Scalar::Int(i) => FmtValue::Int(i),
+            Scalar::Float(f) => FmtValue::Float(f),
+        },
+        other => FmtValue::Obj {
+            str: to_str(it, other)?,
+            repr: repr(it, other)?,
+        },
+    })
+}
+
+/// `format(v, spec)` / f-string `{v:spec}`.
+pub fn format_value(it: &mut Interp, v: &Value, spec: &str) -> Result<String, Exc> {
+    if spec.is_empty() {
+        return to_str(it, v);
+    }
+    let fv = fmt_value(it, v)?;
+    display::pyfmt::format_spec(&fv, spec).map_err(|m| Exc::new(ExcKind::ValueError, m))
+}
+
+/// `fmt % args`.
+pub fn percent(it: &mut Interp, fmt: &str, args: &Value) -> Result<Value, Exc> {
+    let items: Vec<Value> = match args {
+        Value::Tuple(t) => t.as_ref().clone(),
+        other => vec![other.clone()],
+    };
+    let mut fargs = Vec::with_capacity(items.len());
+    for x in &items {
+        fargs.push(fmt_value(it, x)?);
+    }
+    display::pyfmt::percent_format(fmt, &fargs)
+        .map(|s| Value::str(&s))
+        .map_err(|m| Exc::type_error(m))
+}

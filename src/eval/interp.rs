@@ -1,0 +1,1226 @@
+//! The tree-walking interpreter: statements, expressions, calls, scopes.
+//!
+//! Errors are `Exc` values; control flow (`break`, `continue`, `return`)
+//! travels in [`Ctl`] beside them so that `?` propagates all of it. Every
+//! expression attaches its span to an error passing through it if none is set
+//! yet, so the innermost failing expression is what the caret points at.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use crate::lang::ast::{
+    Arg, BinOp, BoolOpKind, CmpOp, Comprehension, Expr, ExprKind, FStringPart, FuncDef, Ident,
+    Param, ParamKind, Program, Stmt, StmtKind, UnaryOp,
+};
+use crate::lang::Span;
+use crate::runtime::Runtime;
+
+use super::error::{Exc, ExcKind, Frame};
+use super::session::{InterruptHandle, OutputSink};
+use super::value::{
+    Args, Builtin, BuiltinKind, Dict, ExcValue, Function, FunctionBody, Module, Value,
+};
+use super::{builtins, format, modules, ops};
+
+/// How deep user function calls may nest before `RecursionError`. Kept
+/// modest because every level costs native stack in the tree walker.
+const MAX_CALL_DEPTH: usize = 120;
+
+/// A function call's local scope. Closures keep their defining scope alive.
+pub type Env = Rc<RefCell<Scope>>;
+
+#[derive(Default)]
+pub struct Scope {
+    pub vars: HashMap<Ident, Value>,
+    pub parent: Option<Env>,
+    /// Names declared `global` in this function.
+    pub globals: HashSet<Ident>,
+}
+
+/// Everything a session keeps between `eval` calls.
+pub struct State {
+    pub globals: HashMap<Ident, Value>,
+    pub builtins: HashMap<Ident, Value>,
+    pub rt: Runtime,
+    pub interrupt: InterruptHandle,
+    /// After `npx.set_np()`: arrays made by the native functions print like MXNet's numpy mode.
+    pub np_mode: bool,
+    /// Modules imported so far, by dotted name (each is built once per session).
+    pub modules: HashMap<String, Rc<Module>>,
+    /// Where creation functions allocate when no device is given.
+    pub default_device: crate::runtime::Device,
+    /// Session start, the origin of `time.perf_counter()`.
+    pub started: std::time::Instant,
+}
+
+/// Non-error control flow, and errors, unwinding through statements.
+pub enum Ctl {
+    Exc(Box<Exc>),
+    Break,
+    Continue,
+    Return(Value),
+}
+
+impl From<Exc> for Ctl {
+    fn from(e: Exc) -> Ctl {
+        Ctl::Exc(Box::new(e))
+    }
+}
+
+pub type ExecResult = Result<(), Ctl>;
+
+/// The interpreter for one `eval` call: the session's state, where output
+/// goes, and the source the spans being run point into.
+pub struct Interp<'s> {
+    pub st: &'s mut State,
+    pub out: &'s mut dyn OutputSink,
+    pub source: Rc<str>,
+    /// The current function's scope; None at top level (globals).
+    env: Option<Env>,
+    depth: usize,
+}
+
+impl<'s> Interp<'s> {
+    pub fn new(st: &'s mut State, out: &'s mut dyn OutputSink, source: Rc<str>) -> Interp<'s> {
+        Interp {
+            st,
+            out,
+            source,
+            env: None,
+            depth: 0,
+        }
+    }
+
+    pub fn write_stdout(&mut self, text: &str) {
+        self.out.stdout(text);
+    }
+
+    /// Raise `KeyboardInterrupt` if an interrupt was requested.
+    pub fn check_interrupt(&mut self) -> Result<(), Exc> {
+        if self.st.interrupt.take() {
+            return Err(Exc::new(ExcKind::KeyboardInterrupt, ""));
+        }
+        Ok(())
+    }
+
+    // ----------------------------------------------------------------- statements
+
+    pub fn exec_block(&mut self, body: &[Stmt]) -> ExecResult {
+        for stmt in body {
+            self.exec_stmt(stmt)?;
+        }
+        Ok(())
+    }
+
+    pub fn exec_stmt(&mut self, stmt: &Stmt) -> ExecResult {
+        self.check_interrupt().map_err(|e| e.at(stmt.span, &self.source))?;
+        let span = stmt.span;
+        let result = self.exec_stmt_inner(stmt);
+        match result {
+            Err(Ctl::Exc(e)) => Err(Ctl::Exc(Box::new(e.at(span, &self.source)))),
+            other => other,
+        }
+    }
+
+    fn exec_stmt_inner(&mut self, stmt: &Stmt) -> ExecResult {
+        match &stmt.kind {
+            StmtKind::Expr(e) => {
+                self.eval(e)?;
+            }
+            StmtKind::Assign { targets, value } => {
+                let v = self.eval(value)?;
+                for t in targets {
+                    self.assign(t, v.clone())?;
+                }
+            }
+            StmtKind::AugAssign { target, op, value } => self.aug_assign(target, *op, value)?,
+            StmtKind::Def(def) => {
+                let f = self.make_function(def)?;
+                self.set_var(&def.name, f);
+            }
+            StmtKind::Return(v) => {
+                if self.env.is_none() {
+                    return Err(Exc::new(ExcKind::SyntaxError, "'return' outside function").into());
+                }
+                let v = match v {
+                    Some(e) => self.eval(e)?,
+                    None => Value::None,
+                };
+                return Err(Ctl::Return(v));
+            }
+            StmtKind::If { branches, orelse } => {
+                for (test, body) in branches {
+                    if self.eval_truthy(test)? {
+                        return self.exec_block(body);
+                    }
+                }
+                if let Some(body) = orelse {
+                    return self.exec_block(body);
+                }
+            }
+            StmtKind::While { cond, body } => {
+                while self.eval_truthy(cond)? {
+                    match self.exec_block(body) {
+                        Err(Ctl::Break) => break,
+                        Err(Ctl::Continue) | Ok(()) => {}
+                        Err(other) => return Err(other),
+                    }
+                }
+            }
+            StmtKind::For { target, iter, body } => {
+                let it = self.eval(iter)?;
+                self.for_each(&it, |me, item| {
+                    me.assign(target, item)?;
+                    match me.exec_block(body) {
+                        Err(Ctl::Break) => Ok(false),
+                        Err(Ctl::Continue) | Ok(()) => Ok(true),
+                        Err(other) => Err(other),
+                    }
+                })
+                .map_err(|c| match c {
+                    Ctl::Exc(e) => Ctl::Exc(Box::new(e.at(iter.span, &self.source))),
+                    other => other,
+                })?;
+            }
+            StmtKind::Break => return Err(Ctl::Break),
+            StmtKind::Continue => return Err(Ctl::Continue),
+            StmtKind::Pass => {}
+            StmtKind::With { items, body } => return self.exec_with(items, body),
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => return self.exec_try(body, handlers, orelse.as_deref(), finally.as_deref()),
+            StmtKind::Raise(e) => return Err(self.raise(e.as_ref())?.into()),
+            StmtKind::Assert { test, msg } => {
+                if !self.eval_truthy(test)? {
+                    let m = match msg {
+                        Some(m) => {
+                            let v = self.eval(m)?;
+                            format::to_str(self, &v)?
+                        }
+                        None => String::new(),
+                    };
+                    return Err(Exc::new(ExcKind::AssertionError, m).into());
+                }
+            }
+            StmtKind::Del(targets) => {
+                for t in targets {
+                    self.delete(t)?;
+                }
+            }
+            StmtKind::Global(names) => {
+                if let Some(env) = &self.env {
+                    env.borrow_mut().globals.extend(names.iter().cloned());
+                }
+            }
+            StmtKind::Import(names) => {
+                for n in names {
+                    let dotted = join_path(&n.path);
+                    let module = modules::import(self, &dotted)
+                        .map_err(|e| e.at(n.span, &self.source))?;
+                    match &n.alias {
+                        Some(alias) => self.set_var(alias, Value::Module(module)),
+                        None => {
+                            // `import a.b` binds `a`.
+                            let top = modules::import(self, &n.path[0])
+                                .map_err(|e| e.at(n.span, &self.source))?;
+                            self.set_var(&n.path[0], Value::Module(top));
+                        }
+                    }
+                }
+            }
+            StmtKind::FromImport { module, names } => {
+                let dotted = join_path(module);
+                let m = modules::import(self, &dotted).map_err(|e| e.at(stmt.span, &self.source))?;
+                for n in names {
+                    let name = &n.path[0];
+                    let v = match m.get(name) {
+                        Some(v) => v,
+                        None => match modules::import(self, &format!("{dotted}.{name}")) {
+                            Ok(sub) => Value::Module(sub),
+                            Err(_) => {
+                                return Err(Exc::new(
+                                    ExcKind::ImportError,
+                                    format!("cannot import name '{name}' from '{dotted}'"),
+                                )
+                                .at(n.span, &self.source)
+                                .into())
+                            }
+                        },
+                    };
+                    self.set_var(n.alias.as_ref().unwrap_or(name), v);
+                }
+            }
+            StmtKind::Magic { name, arg, .. } => {
+                super::magic::run(self, name, arg)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn raise(&mut self, e: Option<&Expr>) -> Result<Exc, Exc> {
+        let Some(e) = e else {
+            return Ok(Exc::new(
+                ExcKind::RuntimeError,
+                "no active exception to re-raise",
+            ));
+        };
+        let v = self.eval(e)?;
+        Ok(match v {
+            Value::Exception(x) => Exc::new(x.kind, x.message.clone()),
+            Value::ExcType(k) => Exc::new(k, ""),
+            other => Exc::type_error(format!(
+                "exceptions must derive from BaseException, not {}",
+                other.type_name()
+            )),
+        })
+    }
+
+    fn exec_with(&mut self, items: &[crate::lang::ast::WithItem], body: &[Stmt]) -> ExecResult {
+        let Some((first, rest)) = items.split_first() else {
+            return self.exec_block(body);
+        };
+        let ctx = self.eval(&first.context)?;
+        let Value::Object(obj) = &ctx else {
+            return Err(Exc::type_error(format!(
+                "'{}' object does not support the context manager protocol",
+                ctx.type_name()
+            ))
+            .at(first.context.span, &self.source)
+            .into());
+        };
+        let entered = obj.enter(self).map_err(|e| e.at(first.context.span, &self.source))?;
+        if let Some(t) = &first.target {
+            self.assign(t, entered)?;
+        }
+        let result = self.exec_with(rest, body);
+        obj.exit(self)?;
+        result
+    }
+
+    fn exec_try(
+        &mut self,
+        body: &[Stmt],
+        handlers: &[crate::lang::ast::ExceptHandler],
+        orelse: Option<&[Stmt]>,
+        finally: Option<&[Stmt]>,
+    ) -> ExecResult {
+        let mut result = self.exec_block(body);
+        if let Err(Ctl::Exc(exc)) = &result {
+            let exc = (**exc).clone();
+            for h in handlers {
+                let matches = match &h.kind {
+                    None => true,
+                    Some(k) => {
+                        let kv = self.eval(k)?;
+                        exc_matches(exc.kind, &kv)
+                            .map_err(|e| Ctl::from(e.at(k.span, &self.source)))?
+                    }
+                };
+                if matches {
+                    if let Some(name) = &h.name {
+                        let v = Value::Exception(Rc::new(ExcValue {
+                            kind: exc.kind,
+                            message: exc.message.clone(),
+                        }));
+                        self.set_var(name, v);
+                    }
+                    result = self.exec_block(&h.body);
+                    break;
+                }
+            }
+        } else if result.is_ok() {
+            if let Some(orelse) = orelse {
+                result = self.exec_block(orelse);
+            }
+        }
+        if let Some(finally) = finally {
+            self.exec_block(finally)?;
+        }
+        result
+    }
+
+    // ---------------------------------------------------------------- assignment
+
+    /// Bind `name` in the current scope (function locals, or globals at top level).
+    pub fn set_var(&mut self, name: &Ident, value: Value) {
+        if let Some(env) = &self.env {
+            let mut scope = env.borrow_mut();
+            if !scope.globals.contains(name) {
+                scope.vars.insert(name.clone(), value);
+                return;
+            }
+        }
+        self.st.globals.insert(name.clone(), value);
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<Value> {
+        let mut env = self.env.clone();
+        while let Some(e) = env {
+            let scope = e.borrow();
+            if let Some(v) = scope.vars.get(name) {
+                return Some(v.clone());
+            }
+            env = scope.parent.clone();
+        }
+        self.st
+            .globals
+            .get(name)
+            .or_else(|| self.st.builtins.get(name))
+            .cloned()
+    }
+
+    pub fn assign(&mut self, target: &Expr, value: Value) -> Result<(), Exc> {
+        self.assign_inner(target, value)
+            .map_err(|e| e.at(target.span, &self.source))
+    }
+
+    fn assign_inner(&mut self, target: &Expr, value: Value) -> Result<(), Exc> {
+        match &target.kind {
+            ExprKind::Name(n) => {
+                self.set_var(n, value);
+                Ok(())
+            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => self.unpack(items, value),
+            ExprKind::Attribute { value: obj, attr, .. } => {
+                let o = self.eval(obj)?;
+                builtins::set_attr(self, &o, attr, value)
+            }
+            ExprKind::Subscript { value: obj, index } => {
+                let o = self.eval(obj)?;
+                let idx = self.eval_index(index)?;
+                ops::set_item(self, &o, idx, value)
+            }
+            _ => Err(Exc::new(
+                ExcKind::SyntaxError,
+                "cannot assign to this expression",
+            )),
+        }
+    }
+
+    fn unpack(&mut self, targets: &[Expr], value: Value) -> Result<(), Exc> {
+        let items = self.iterate(&value)?;
+        let star = targets
+            .iter()
+            .position(|t| matches!(t.kind, ExprKind::Starred(_)));
+        match star {
+            None => {
+                if items.len() != targets.len() {
+                    return Err(Exc::value_error(if items.len() > targets.len() {
+                        format!("too many values to unpack (expected {})", targets.len())
+                    } else {
+                        format!(
+                            "not enough values to unpack (expected {}, got {})",
+                            targets.len(),
+                            items.len()
+                        )
+                    }));
+                }
+                for (t, v) in targets.iter().zip(items) {
+                    self.assign(t, v)?;
+                }
+            }
+            Some(si) => {
+                let after = targets.len() - si - 1;
+                if items.len() < si + after {
+                    return Err(Exc::value_error(format!(
+                        "not enough values to unpack (expected at least {}, got {})",
+                        si + after,
+                        items.len()
+                    )));
+                }
+                let mut items = items;
+                let tail = items.split_off(items.len() - after);
+                let middle = items.split_off(si);
+                for (t, v) in targets[..si].iter().zip(items) {
+                    self.assign(t, v)?;
+                }
+                if let ExprKind::Starred(inner) = &targets[si].kind {
+                    self.assign(inner, Value::list(middle))?;
+                }
+                for (t, v) in targets[si + 1..].iter().zip(tail) {
+                    self.assign(t, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn aug_assign(&mut self, target: &Expr, op: BinOp, value: &Expr) -> Result<(), Exc> {
+        let rhs = self.eval(value)?;
+        match &target.kind {
+            ExprKind::Name(n) => {
+                let cur = self.lookup(n).ok_or_else(|| name_error(n).at(target.span, &self.source))?;
+                let new = ops::binary_inplace(self, op, &cur, &rhs)
+                    .map_err(|e| e.at(target.span.to(value.span), &self.source))?;
+                self.set_var(n, new);
+            }
+            ExprKind::Attribute { value: obj, attr, .. } => {
+                let o = self.eval(obj)?;
+                let cur = builtins::get_attr(self, &o, attr)?;
+                let new = ops::binary_inplace(self, op, &cur, &rhs)?;
+                builtins::set_attr(self, &o, attr, new)?;
+            }
+            ExprKind::Subscript { value: obj, index } => {
+                let o = self.eval(obj)?;
+                let idx = self.eval_index(index)?;
+                let cur = ops::get_item(self, &o, idx.clone())?;
+                let new = ops::binary_inplace(self, op, &cur, &rhs)?;
+                ops::set_item(self, &o, idx, new)?;
+            }
+            _ => {
+                return Err(Exc::new(
+                    ExcKind::SyntaxError,
+                    "illegal expression for augmented assignment",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn delete(&mut self, target: &Expr) -> Result<(), Exc> {
+        match &target.kind {
+            ExprKind::Name(n) => {
+                let removed = match &self.env {
+                    Some(env) => env.borrow_mut().vars.remove(n).is_some(),
+                    None => self.st.globals.remove(n).is_some(),
+                };
+                if removed {
+                    Ok(())
+                } else {
+                    Err(name_error(n).at(target.span, &self.source))
+                }
+            }
+            ExprKind::Subscript { value, index } => {
+                let o = self.eval(value)?;
+                let idx = self.eval_index(index)?;
+                ops::del_item(self, &o, idx).map_err(|e| e.at(target.span, &self.source))
+            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                for t in items {
+                    self.delete(t)?;
+                }
+                Ok(())
+            }
+            _ => Err(Exc::new(ExcKind::SyntaxError, "cannot delete this expression")
+                .at(target.span, &self.source)),
+        }
+    }
+
+    fn make_function(&mut self, def: &Rc<FuncDef>) -> Result<Value, Exc> {
+        let defaults = self.eval_defaults(&def.params)?;
+        Ok(Value::Func(Rc::new(Function {
+            name: def.name.clone(),
+            params: def.params.clone(),
+            defaults,
+            body: FunctionBody::Def(def.clone()),
+            doc: def.doc.clone(),
+            source: self.source.clone(),
+            closure: self.env.clone(),
+            span: def.span,
+        })))
+    }
+
+    fn eval_defaults(&mut self, params: &[Param]) -> Result<Vec<Option<Value>>, Exc> {
+        params
+            .iter()
+            .map(|p| p.default.as_ref().map(|d| self.eval(d)).transpose())
+            .collect()
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    pub fn eval_truthy(&mut self, e: &Expr) -> Result<bool, Exc> {
+        let v = self.eval(e)?;
+        v.truthy().map_err(|x| x.at(e.span, &self.source))
+    }
+
+    pub fn eval(&mut self, e: &Expr) -> Result<Value, Exc> {
+        self.eval_inner(e).map_err(|x| x.at(e.span, &self.source))
+    }
+
+    fn eval_inner(&mut self, e: &Expr) -> Result<Value, Exc> {
+        Ok(match &e.kind {
+            ExprKind::Name(n) => return self.lookup(n).ok_or_else(|| name_error(n)),
+            ExprKind::Int(i) => Value::Int(*i),
+            ExprKind::Float(f) => Value::Float(*f),
+            ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::None => Value::None,
+            ExprKind::Ellipsis => Value::Str(Rc::from("...")),
+            ExprKind::FString(parts) => Value::str(&self.eval_fstring(parts)?),
+            ExprKind::List(items) => Value::list(self.eval_items(items)?),
+            ExprKind::Tuple(items) => Value::tuple(self.eval_items(items)?),
+            ExprKind::Dict(pairs) => {
+                let mut d = Dict::default();
+                for (k, v) in pairs {
+                    let key = self.eval(k)?;
+                    let val = self.eval(v)?;
+                    let hk = hash_key(&key).map_err(|x| x.at(k.span, &self.source))?;
+                    d.insert(hk, key, val);
+                }
+                Value::Dict(Rc::new(RefCell::new(d)))
+            }
+            ExprKind::ListComp { elt, generators } => {
+                let mut out = Vec::new();
+                self.comprehension(generators, &mut |me| {
+                    out.push(me.eval(elt)?);
+                    Ok(())
+                })?;
+                Value::list(out)
+            }
+            ExprKind::DictComp {
+                key,
+                value,
+                generators,
+            } => {
+                let mut d = Dict::default();
+                self.comprehension(generators, &mut |me| {
+                    let k = me.eval(key)?;
+                    let v = me.eval(value)?;
+                    let hk = hash_key(&k)?;
+                    d.insert(hk, k, v);
+                    Ok(())
+                })?;
+                Value::Dict(Rc::new(RefCell::new(d)))
+            }
+            ExprKind::Attribute { value, attr, attr_span } => {
+                let obj = self.eval(value)?;
+                return builtins::get_attr(self, &obj, attr)
+                    .map_err(|x| x.at(*attr_span, &self.source));
+            }
+            ExprKind::Subscript { value, index } => {
+                let obj = self.eval(value)?;
+                let idx = self.eval_index(index)?;
+                return ops::get_item(self, &obj, idx);
+            }
+            ExprKind::Slice { .. } => {
+                return Err(Exc::new(
+                    ExcKind::SyntaxError,
+                    "a slice like a:b is only allowed inside [ ]",
+                ))
+            }
+            ExprKind::Call { func, args } => return self.eval_call(func, args),
+            ExprKind::Unary { op, operand } => {
+                let v = self.eval(operand)?;
+                match op {
+                    UnaryOp::Not => Value::Bool(!v.truthy()?),
+                    _ => return ops::unary(self, *op, &v),
+                }
+            }
+            ExprKind::Binary { op, left, right } => {
+                if *op == BinOp::MatMul {
+                    if let Some(v) = self.try_placed_creation(left, right)? {
+                        return Ok(v);
+                    }
+                }
+                let l = self.eval(left)?;
+                let r = self.eval(right)?;
+                return ops::binary(self, *op, &l, &r);
+            }
+            ExprKind::Compare { left, ops: cmps } => {
+                let mut l = self.eval(left)?;
+                let mut result = Value::Bool(true);
+                for (op, right) in cmps {
+                    let r = self.eval(right)?;
+                    result = ops::compare(self, *op, &l, &r)?;
+                    // Chained comparisons stop at the first false one (not for arrays).
+                    if cmps.len() > 1 && !result.truthy()? {
+                        return Ok(result);
+                    }
+                    l = r;
+                }
+                result
+            }
+            ExprKind::BoolOp { op, values } => {
+                let mut last = Value::None;
+                for v in values {
+                    last = self.eval(v)?;
+                    let t = last.truthy().map_err(|x| x.at(v.span, &self.source))?;
+                    match op {
+                        BoolOpKind::And if !t => return Ok(last),
+                        BoolOpKind::Or if t => return Ok(last),
+                        _ => {}
+                    }
+                }
+                last
+            }
+            ExprKind::IfExp { test, body, orelse } => {
+                if self.eval_truthy(test)? {
+                    self.eval(body)?
+                } else {
+                    self.eval(orelse)?
+                }
+            }
+            ExprKind::Lambda { params, body } => {
+                let defaults = self.eval_defaults(params)?;
+                Value::Func(Rc::new(Function {
+                    name: Rc::from("<lambda>"),
+                    params: params.clone(),
+                    defaults,
+                    body: FunctionBody::Lambda(Rc::new((**body).clone())),
+                    doc: None,
+                    source: self.source.clone(),
+                    closure: self.env.clone(),
+                    span: e.span,
+                }))
+            }
+            ExprKind::Starred(_) => {
+                return Err(Exc::new(
+                    ExcKind::SyntaxError,
+                    "can't use starred expression here",
+                ))
+            }
+        })
+    }
+
+    /// `ones(2, 3) @ gpu(0)`: when the left side is a call to a creation
+    /// function and the right side is a device, create directly on the device
+    /// instead of creating on the CPU and copying.
+    fn try_placed_creation(&mut self, left: &Expr, right: &Expr) -> Result<Option<Value>, Exc> {
+        let ExprKind::Call { func, args } = &left.kind else {
+            return Ok(None);
+        };
+        let callee = self.eval(func)?;
+        let is_creator = matches!(&callee, Value::Builtin(b) if super::arrays::is_creator(b.name));
+        if !is_creator {
+            // Not a creation call: evaluate normally (callee already evaluated).
+            let l = self.call_with_exprs(&callee, args, left.span)?;
+            let r = self.eval(right)?;
+            return ops::binary(self, BinOp::MatMul, &l, &r).map(Some);
+        }
+        let mut call_args = self.eval_args(args)?;
+        let r = self.eval(right)?;
+        match r {
+            Value::Device(_) => {
+                call_args.kw.retain(|(k, _)| &**k != "ctx" && &**k != "device");
+                call_args.kw.push((Rc::from("ctx"), r));
+                self.call_value(&callee, call_args)
+                    .map_err(|e| e.at(left.span, &self.source))
+                    .map(Some)
+            }
+            other => {
+                let l = self
+                    .call_value(&callee, call_args)
+                    .map_err(|e| e.at(left.span, &self.source))?;
+                ops::binary(self, BinOp::MatMul, &l, &other).map(Some)
+            }
+        }
+    }
+
+    fn eval_items(&mut self, items: &[Expr]) -> Result<Vec<Value>, Exc> {
+        let mut out = Vec::with_capacity(items.len());
+        for it in items {
+            if let ExprKind::Starred(inner) = &it.kind {
+                let v = self.eval(inner)?;
+                out.extend(self.iterate(&v).map_err(|e| e.at(inner.span, &self.source))?);
+            } else {
+                out.push(self.eval(it)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn comprehension(
+        &mut self,
+        generators: &[Comprehension],
+        body: &mut dyn FnMut(&mut Self) -> Result<(), Exc>,
+    ) -> Result<(), Exc> {
+        // Comprehension variables live in their own scope, as in Python 3.
+        let scope = Rc::new(RefCell::new(Scope {
+            parent: self.env.clone(),
+            ..Scope::default()
+        }));
+        let saved = std::mem::replace(&mut self.env, Some(scope));
+        let result = self.comprehension_level(generators, body);
+        self.env = saved;
+        result
+    }
+
+    fn comprehension_level(
+        &mut self,
+        generators: &[Comprehension],
+        body: &mut dyn FnMut(&mut Self) -> Result<(), Exc>,
+    ) -> Result<(), Exc> {
+        let Some((g, rest)) = generators.split_first() else {
+            return body(self);
+        };
+        let it = self.eval(&g.iter)?;
+        let r = self.for_each(&it, |me, item| {
+            me.assign(&g.target, item)?;
+            for cond in &g.ifs {
+                if !me.eval_truthy(cond)? {
+                    return Ok(true);
+                }
+            }
+            me.comprehension_level(rest, body)?;
+            Ok(true)
+        });
+        match r {
+            Ok(()) => Ok(()),
+            Err(Ctl::Exc(e)) => Err(e.at(g.iter.span, &self.source)),
+            Err(_) => Ok(()),
+        }
+    }
+
+    fn eval_fstring(&mut self, parts: &[FStringPart]) -> Result<String, Exc> {
+        let mut out = String::new();
+        for p in parts {
+            match p {
+                FStringPart::Lit(s) => out.push_str(s),
+                FStringPart::Expr {
+                    expr,
+                    conversion,
+                    spec,
+                    debug_text,
+                } => {
+                    let v = self.eval(expr)?;
+                    if let Some(t) = debug_text {
+                        out.push_str(t);
+                    }
+                    let spec = self.eval_fstring(spec)?;
+                    let conv = match conversion {
+                        Some('r') | Some('a') => Some(format::repr(self, &v)?),
+                        Some(_) => Some(format::to_str(self, &v)?),
+                        None if debug_text.is_some() && spec.is_empty() => {
+                            Some(format::repr(self, &v)?)
+                        }
+                        None => None,
+                    };
+                    let s = match conv {
+                        Some(s) => format::format_value(self, &Value::str(&s), &spec),
+                        None => format::format_value(self, &v, &spec),
+                    }
+                    .map_err(|x| x.at(expr.span, &self.source))?;
+                    out.push_str(&s);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The value of a subscript: slices become `Value::Slice`-like tuples
+    /// understood by `ops::get_item`.
+    fn eval_index(&mut self, index: &Expr) -> Result<ops::Index, Exc> {
+        match &index.kind {
+            ExprKind::Tuple(items) if items.iter().any(is_slice_like) => {
+                let mut out = Vec::with_capacity(items.len());
+                for it in items {
+                    out.push(self.eval_index_item(it)?);
+                }
+                Ok(ops::Index::Multi(out))
+            }
+            _ => Ok(ops::Index::Single(self.eval_index_item(index)?)),
+        }
+    }
+
+    fn eval_index_item(&mut self, e: &Expr) -> Result<ops::IndexItem, Exc> {
+        match &e.kind {
+            ExprKind::Slice { lower, upper, step } => {
+                let mut bound = |b: &Option<Box<Expr>>| -> Result<Option<Value>, Exc> {
+                    b.as_ref().map(|x| self.eval(x)).transpose()
+                };
+                Ok(ops::IndexItem::Slice(bound(lower)?, bound(upper)?, bound(step)?))
+            }
+            ExprKind::Ellipsis => Ok(ops::IndexItem::Ellipsis),
+            _ => Ok(ops::IndexItem::Value(self.eval(e)?)),
+        }
+    }
+
+    // ----------------------------------------------------------------------- calls
+
+    fn eval_call(&mut self, func: &Expr, args: &[Arg]) -> Result<Value, Exc> {
+        // Methods: evaluate the receiver once and call the attribute.
+        let callee = self.eval(func)?;
+        self.call_with_exprs(&callee, args, func.span)
+    }
+
+    fn call_with_exprs(&mut self, callee: &Value, args: &[Arg], _span: Span) -> Result<Value, Exc> {
+        let a = self.eval_args(args)?;
+        self.call_value(callee, a)
+    }
+
+    fn eval_args(&mut self, args: &[Arg]) -> Result<Args, Exc> {
+        let mut a = Args::default();
+        for arg in args {
+            match arg {
+                Arg::Positional(e) => a.pos.push(self.eval(e)?),
+                Arg::Keyword { name, value, span } => {
+                    if a.kw.iter().any(|(k, _)| k == name) {
+                        return Err(Exc::new(
+                            ExcKind::SyntaxError,
+                            format!("keyword argument repeated: {name}"),
+                        )
+                        .at(*span, &self.source));
+                    }
+                    let v = self.eval(value)?;
+                    a.kw.push((name.clone(), v));
+                }
+                Arg::Star(e) => {
+                    let v = self.eval(e)?;
+                    a.pos
+                        .extend(self.iterate(&v).map_err(|x| x.at(e.span, &self.source))?);
+                }
+                Arg::DoubleStar(e) => {
+                    let v = self.eval(e)?;
+                    let Value::Dict(d) = &v else {
+                        return Err(Exc::type_error(format!(
+                            "argument after ** must be a dict, not {}",
+                            v.type_name()
+                        ))
+                        .at(e.span, &self.source));
+                    };
+                    for (k, val) in d.borrow().entries.iter() {
+                        let Value::Str(k) = k else {
+                            return Err(Exc::type_error("keywords must be strings")
+                                .at(e.span, &self.source));
+                        };
+                        a.kw.push((k.clone(), val.clone()));
+                    }
+                }
+            }
+        }
+        Ok(a)
+    }
+
+    /// Call any callable value.
+    pub fn call_value(&mut self, callee: &Value, mut args: Args) -> Result<Value, Exc> {
+        match callee {
+            Value::Builtin(b) => {
+                args.fname = b.name;
+                match &b.kind {
+                    BuiltinKind::Free(f) => f(self, args),
+                    BuiltinKind::Method { receiver, f } => f(self, receiver, args),
+                }
+            }
+            Value::Func(f) => self.call_function(f, args),
+            Value::Type(t) => builtins::call_type(self, *t, args),
+            Value::ExcType(k) => {
+                let msg = match args.pos.first() {
+                    Some(v) => format::to_str(self, v)?,
+                    None => String::new(),
+                };
+                Ok(Value::Exception(Rc::new(ExcValue {
+                    kind: *k,
+                    message: msg,
+                })))
+            }
+            other => Err(Exc::type_error(format!(
+                "'{}' object is not callable",
+                other.type_name()
+            ))),
+        }
+    }
+
+    pub fn call_function(&mut self, f: &Rc<Function>, args: Args) -> Result<Value, Exc> {
+        if self.depth >= MAX_CALL_DEPTH {
+            return Err(Exc::new(
+                ExcKind::RecursionError,
+                format!("maximum recursion depth exceeded ({MAX_CALL_DEPTH} nested calls)"),
+            ));
+        }
+        let scope = self.bind_params(f, args)?;
+        let env = Rc::new(RefCell::new(scope));
+        let saved_env = std::mem::replace(&mut self.env, Some(env));
+        let saved_source = std::mem::replace(&mut self.source, f.source.clone());
+        self.depth += 1;
+        let result = match &f.body {
+            FunctionBody::Def(def) => match self.exec_block(&def.body) {
+                Ok(()) => Ok(Value::None),
+                Err(Ctl::Return(v)) => Ok(v),
+                Err(Ctl::Exc(e)) => Err(*e),
+                Err(Ctl::Break) | Err(Ctl::Continue) => Err(Exc::new(
+                    ExcKind::SyntaxError,
+                    "'break' or 'continue' outside loop",
+                )),
+            },
+            FunctionBody::Lambda(body) => self.eval(body),
+        };
+        self.depth -= 1;
+        let source = std::mem::replace(&mut self.source, saved_source);
+        self.env = saved_env;
+        result.map_err(|mut e| {
+            // Record this call level and let the caller's expression set its own span.
+            if let (Some(span), Some(src)) = (e.span.take(), e.source.take()) {
+                e.frames.insert(
+                    0,
+                    Frame {
+                        function: f.name.clone(),
+                        source: src,
+                        span,
+                    },
+                );
+            } else {
+                let _ = source;
+            }
+            e
+        })
+    }
+
+    fn bind_params(&mut self, f: &Function, args: Args) -> Result<Scope, Exc> {
+        let mut scope = Scope {
+            parent: f.closure.clone(),
+            ..Scope::default()
+        };
+        let Args { pos, mut kw, .. } = args;
+        let mut pos = pos.into_iter();
+        let mut varargs: Option<Ident> = None;
+        let mut kwargs: Option<Ident> = None;
+        let mut missing = Vec::new();
+        for (i, p) in f.params.iter().enumerate() {
+            match p.kind {
+                ParamKind::VarArgs => varargs = Some(p.name.clone()),
+                ParamKind::KwArgs => kwargs = Some(p.name.clone()),
+                ParamKind::Normal => {
+                    let from_kw = kw.iter().position(|(k, _)| *k == p.name).map(|j| kw.remove(j).1);
+                    // Parameters after *args are keyword-only.
+                    let from_pos = if varargs.is_none() { pos.next() } else { None };
+                    let v = match (from_pos, from_kw) {
+                        (Some(_), Some(_)) => {
+                            return Err(Exc::type_error(format!(
+                                "{}() got multiple values for argument '{}'",
+                                f.name, p.name
+                            )))
+                        }
+                        (Some(v), None) | (None, Some(v)) => v,
+                        (None, None) => match f.defaults.get(i).cloned().flatten() {
+                            Some(d) => d,
+                            None => {
+                                missing.push(p.name.to_string());
+                                continue;
+                            }
+                        },
+                    };
+                    scope.vars.insert(p.name.clone(), v);
+                }
+            }
+        }
+        if !missing.is_empty() {
+            return Err(Exc::type_error(format!(
+                "{}() missing {} required argument{}: {}",
+                f.name,
+                missing.len(),
+                if missing.len() == 1 { "" } else { "s" },
+                missing
+                    .iter()
+                    .map(|m| format!("'{m}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let rest: Vec<Value> = pos.collect();
+        match varargs {
+            Some(name) => {
+                scope.vars.insert(name, Value::tuple(rest));
+            }
+            None if !rest.is_empty() => {
+                let n = f
+                    .params
+                    .iter()
+                    .filter(|p| p.kind == ParamKind::Normal)
+                    .count();
+                return Err(Exc::type_error(format!(
+                    "{}() takes {} positional argument{} but {} were given",
+                    f.name,
+                    n,
+                    if n == 1 { "" } else { "s" },
+                    n + rest.len()
+                )));
+            }
+            None => {}
+        }
+        match kwargs {
+            Some(name) => {
+                let mut d = Dict::default();
+                for (k, v) in kw {
+                    d.insert(super::value::HashKey::Str(k.clone()), Value::Str(k), v);
+                }
+                scope.vars.insert(name, Value::Dict(Rc::new(RefCell::new(d))));
+            }
+            None => {
+                if let Some((k, _)) = kw.first() {
+                    return Err(Exc::type_error(format!(
+                        "{}() got an unexpected keyword argument '{}'",
+                        f.name, k
+                    )));
+                }
+            }
+        }
+        Ok(scope)
+    }
+
+    // ------------------------------------------------------------------- iteration
+
+    /// Run `f` for each item of an iterable; `f` returns false to stop.
+    pub fn for_each(
+        &mut self,
+        iterable: &Value,
+        mut f: impl FnMut(&mut Self, Value) -> Result<bool, Ctl>,
+    ) -> Result<(), Ctl> {
+        if let Value::Range(start, stop, step) = *iterable {
+            let mut i = start;
+            while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                self.check_interrupt()?;
+                if !f(self, Value::Int(i))? {
+                    break;
+                }
+                i += step;
+            }
+            return Ok(());
+        }
+        let items = self.iterate(iterable)?;
+        for item in items {
+            self.check_interrupt()?;
+            if !f(self, item)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// All items of an iterable, materialised.
+    pub fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc> {
+        Ok(match v {
+            Value::List(l) => l.borrow().clone(),
+            Value::Tuple(t) => t.as_ref().clone(),
+            Value::Str(s) => s.chars().map(|c| Value::str(c.encode_utf8(&mut [0; 4]))).collect(),
+            Value::Dict(d) => d.borrow().entries.iter().map(|(k, _)| k.clone()).collect(),
+            Value::Range(start, stop, step) => {
+                let n = super::value::range_len(*start, *stop, *step);
+                if n > 100_000_000 {
+                    return Err(Exc::new(
+                        ExcKind::MemoryError,
+                        format!("range of {n} items is too large to materialise; iterate it in a for loop instead"),
+                    ));
+                }
+                (0..n).map(|i| Value::Int(start + i * step)).collect()
+            }
+            Value::Array(a) => super::arrays::iter_rows(a)?,
+            Value::Object(o) => match o.get_attr(o, "__iter__") {
+                Some(it) => {
+                    let items = self.call_value(&it, Args::default())?;
+                    return self.iterate(&items);
+                }
+                None => {
+                    return Err(Exc::type_error(format!(
+                        "'{}' object is not iterable",
+                        o.type_name()
+                    )))
+                }
+            },
+            other => {
+                return Err(Exc::type_error(format!(
+                    "'{}' object is not iterable",
+                    other.type_name()
+                )))
+            }
+        })
+    }
+
+    // ------------------------------------------------------------------- programs
+
+    /// Run a parsed program at top level. `display` is called for the value
+    /// of each expression statement that the display policy selects.
+    pub fn run_program(
+        &mut self,
+        program: &Program,
+        display_last_only: bool,
+    ) -> Result<(), Exc> {
+        let n = program.body.len();
+        for (i, stmt) in program.body.iter().enumerate() {
+            let show = !display_last_only || i + 1 == n;
+            let r = match &stmt.kind {
+                StmtKind::Expr(e) if show => {
+                    self.check_interrupt().map_err(|x| x.at(stmt.span, &self.source))?;
+                    let v = self.eval(e)?;
+                    if !matches!(v, Value::None) {
+                        let data = format::display_data(self, &v)
+                            .map_err(|x| x.at(stmt.span, &self.source))?;
+                        self.out.display(&data, true);
+                    }
+                    Ok(())
+                }
+                _ => self.exec_stmt(stmt),
+            };
+            match r {
+                Ok(()) => {}
+                Err(Ctl::Exc(e)) => return Err(*e),
+                Err(Ctl::Break) | Err(Ctl::Continue) => {
+                    return Err(Exc::new(ExcKind::SyntaxError, "'break' outside loop")
+                        .at(stmt.span, &self.source))
+                }
+                Err(Ctl::Return(_)) => {
+                    return Err(Exc::new(ExcKind::SyntaxError, "'return' outside function")
+                        .at(stmt.span, &self.source))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn join_path(path: &[Ident]) -> String {
+    path.iter().map(|p| &**p).collect::<Vec<_>>().join(".")
+}
+
+fn is_slice_like(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Slice { .. } | ExprKind::Ellipsis)
+        || matches!(&e.kind, ExprKind::None)
+}
+
+pub fn name_error(name: &str) -> Exc {
+    Exc::new(ExcKind::NameError, format!("name '{name}' is not defined"))
+}
+
+pub fn hash_key(v: &Value) -> Result<super::value::HashKey, Exc> {
+    v.hash_key()
+        .ok_or_else(|| Exc::type_error(format!("unhashable type: '{}'", v.type_name())))
+}
+
+/// Does an exception of `kind` match the `except` clause value `clause`?
+fn exc_matches(kind: ExcKind, clause: &Value) -> Result<bool, Exc> {
+    match clause {
+        Value::ExcType(k) => Ok(kind.is_subclass_of(*k)),
+        Value::Tuple(items) => {
+            for it in items.iter() {
+                if exc_matches(kind, it)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        other => Err(Exc::type_error(format!(
+            "catching classes that do not inherit from BaseException is not allowed (got {})",
+            other.type_name()
+        ))),
+    }
+}
+
+/// A builtin function value.
+pub fn builtin(name: &'static str, doc: &'static str, f: super::value::BuiltinFn) -> Value {
+    Value::Builtin(Rc::new(Builtin {
+        name,
+        doc,
+        kind: BuiltinKind::Free(f),
+    }))
+}
+
+/// A method bound to `receiver`.
+pub fn method(
+    receiver: &Value,
+    name: &'static str,
+    doc: &'static str,
+    f: super::value::MethodFn,
+) -> Value {
+    Value::Builtin(Rc::new(Builtin {
+        name,
+        doc,
+        kind: BuiltinKind::Method {
+            receiver: receiver.clone(),
+            f,
+        },
+    }))
+}

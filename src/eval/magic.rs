@@ -1,0 +1,317 @@
+//! IPython-style `%magic` and `!shell` lines, handled inside the session so
+//! the REPL and the kernel behave alike.
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::runtime::{Device, DeviceKind};
+
+use super::error::{Exc, ExcKind};
+use super::format;
+use super::interp::{Ctl, Interp};
+use super::value::{Args, NativeObject, Value};
+
+pub fn run(it: &mut Interp, name: &str, arg: &str) -> Result<(), Ctl> {
+    match name {
+        "!" => shell(it, arg)?,
+        "time" | "%time" => time(it, arg)?,
+        "timeit" | "%timeit" => timeit(it, arg)?,
+        "devices" => {
+            let table = device_table(it);
+            let data = super::session::DisplayData {
+                plain: table.text.clone(),
+                html: Some(table.html.clone()),
+            };
+            it.out.display(&data, false);
+        }
+        "transfers" => transfers(it, arg)?,
+        "who" => who(it),
+        other => {
+            return Err(Exc::new(
+                ExcKind::NameError,
+                format!(
+                    "unknown magic %{other}; the magics are %time, %timeit, %devices, %transfers and %who (and !cmd for shell commands)"
+                ),
+            )
+            .into())
+        }
+    }
+    Ok(())
+}
+
+/// IPython's time formatting: three significant digits and a unit.
+pub fn format_duration(seconds: f64) -> String {
+    let (scale, unit) = if seconds >= 1.0 {
+        (1.0, "s")
+    } else if seconds >= 1e-3 {
+        (1e3, "ms")
+    } else if seconds >= 1e-6 {
+        (1e6, "µs")
+    } else {
+        (1e9, "ns")
+    };
+    let v = seconds * scale;
+    let s = if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    };
+    format!("{s} {unit}")
+}
+
+/// Parse and run `code` (the argument of a magic) in the current session.
+/// Returns the value of a final expression statement.
+fn run_snippet(it: &mut Interp, code: &str) -> Result<Option<Value>, Exc> {
+    let program = crate::lang::parse(code).map_err(|e| {
+        let mut x = Exc::new(ExcKind::SyntaxError, e.message);
+        x.span = Some(e.span);
+        x.source = Some(Rc::from(code));
+        x
+    })?;
+    let source: Rc<str> = Rc::from(code);
+    let saved = std::mem::replace(&mut it.source, source);
+    let mut last = None;
+    let mut result = Ok(());
+    for stmt in &program.body {
+        match &stmt.kind {
+            crate::lang::ast::StmtKind::Expr(e) => match it.eval(e) {
+                Ok(v) => last = Some(v),
+                Err(x) => {
+                    result = Err(x);
+                    break;
+                }
+            },
+            _ => {
+                last = None;
+                if let Err(c) = it.exec_stmt(stmt) {
+                    result = Err(match c {
+                        Ctl::Exc(e) => *e,
+                        _ => Exc::new(ExcKind::SyntaxError, "'break', 'continue' or 'return' outside a loop or function"),
+                    });
+                    break;
+                }
+            }
+        }
+    }
+    it.source = saved;
+    result.map(|()| last)
+}
+
+fn synchronize(it: &mut Interp) {
+    it.st.rt.synchronize();
+}
+
+fn time(it: &mut Interp, arg: &str) -> Result<(), Exc> {
+    if arg.trim().is_empty() {
+        return Err(Exc::value_error("%time needs a statement, e.g. %time x = ones(1000, 1000).sum()"));
+    }
+    synchronize(it);
+    let start = Instant::now();
+    let v = run_snippet(it, arg);
+    synchronize(it);
+    let wall = start.elapsed();
+    it.out
+        .stdout(&format!("Wall time: {}\n", format_duration(wall.as_secs_f64())));
+    if let Some(v) = v? {
+        if !matches!(v, Value::None) {
+            let d = format::display_data(it, &v)?;
+            it.out.display(&d, false);
+        }
+    }
+    Ok(())
+}
+
+fn timeit(it: &mut Interp, arg: &str) -> Result<(), Exc> {
+    let mut loops: Option<usize> = None;
+    let mut runs = 7usize;
+    let mut rest = arg.trim();
+    loop {
+        let parse_flag = |s: &str, flag: &str| -> Option<(usize, usize)> {
+            let t = s.strip_prefix(flag)?;
+            let t2 = t.trim_start();
+            let end = t2.find(char::is_whitespace).unwrap_or(t2.len());
+            let n = t2[..end].parse().ok()?;
+            Some((n, s.len() - t2.len() + end))
+        };
+        if let Some((n, used)) = parse_flag(rest, "-n") {
+            loops = Some(n.max(1));
+            rest = rest[used..].trim_start();
+        } else if let Some((n, used)) = parse_flag(rest, "-r") {
+            runs = n.max(1);
+            rest = rest[used..].trim_start();
+        } else {
+            break;
+        }
+    }
+    if rest.is_empty() {
+        return Err(Exc::value_error("%timeit needs a statement, e.g. %timeit x + y"));
+    }
+    let code = rest.to_string();
+    let mut time_loops = |it: &mut Interp, n: usize| -> Result<f64, Exc> {
+        synchronize(it);
+        let start = Instant::now();
+        for _ in 0..n {
+            run_snippet(it, &code)?;
+            it.check_interrupt()?;
+        }
+        synchronize(it);
+        Ok(start.elapsed().as_secs_f64())
+    };
+    // Like IPython: grow the loop count until one run takes at least 0.2 s.
+    let n = match loops {
+        Some(n) => n,
+        None => {
+            let mut n = 1usize;
+            loop {
+                let t = time_loops(it, n)?;
+                if t >= 0.2 || n >= 10_000_000 {
+                    break n;
+                }
+                n *= 10;
+            }
+        }
+    };
+    let mut per_loop = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        per_loop.push(time_loops(it, n)? / n as f64);
+    }
+    let mean = per_loop.iter().sum::<f64>() / runs as f64;
+    let var = per_loop.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / runs as f64;
+    it.out.stdout(&format!(
+        "{} ± {} per loop (mean ± std. dev. of {} run{}, {} loop{} each)\n",
+        format_duration(mean),
+        format_duration(var.sqrt()),
+        runs,
+        if runs == 1 { "" } else { "s" },
+        n,
+        if n == 1 { "" } else { "s" }
+    ));
+    Ok(())
+}
+
+fn who(it: &mut Interp) {
+    let mut names: Vec<String> = it
+        .st
+        .globals
+        .keys()
+        .filter(|k| !k.starts_with('_'))
+        .map(|k| k.to_string())
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        it.out.stdout("Interactive namespace is empty.\n");
+    } else {
+        it.out.stdout(&format!("{}\n", names.join("\t")));
+    }
+}
+
+fn transfers(it: &mut Interp, arg: &str) -> Result<(), Exc> {
+    let _ = arg;
+    it.out.stdout("No transfers recorded: no array has moved between devices in this session.\n");
+    Ok(())
+}
+
+fn on_path(cmd: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| dir.join(cmd).is_file())
+    })
+}
+
+fn shell(it: &mut Interp, cmd: &str) -> Result<(), Exc> {
+    let first = cmd.split_whitespace().next().unwrap_or("");
+    if first == "nvidia-smi" && !on_path("nvidia-smi") {
+        let table = device_table(it);
+        it.out.stdout(&format!(
+            "nvidia-smi is not installed here; devarray's device table:\n{}\n",
+            table.text
+        ));
+        return Ok(());
+    }
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| Exc::new(ExcKind::OSError, format!("could not run `{cmd}`: {e}")))?;
+    it.out.stdout(&String::from_utf8_lossy(&output.stdout));
+    it.out.stderr(&String::from_utf8_lossy(&output.stderr));
+    Ok(())
+}
+
+// -------------------------------------------------------------- device table
+
+/// The device table shown by `%devices`, `devices()` and `!nvidia-smi`
+/// when nvidia-smi is absent.
+pub struct DeviceTable {
+    pub text: String,
+    pub html: String,
+}
+
+impl NativeObject for DeviceTable {
+    fn type_name(&self) -> &str {
+        "DeviceTable"
+    }
+    fn repr(&self) -> String {
+        self.text.clone()
+    }
+    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        (name == "_repr_html_").then(|| Value::str(&self.html))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+pub fn device_table(it: &mut Interp) -> DeviceTable {
+    let rt = &it.st.rt;
+    let mut devices = vec![Device::cpu(0)];
+    devices.extend((0..rt.num_gpus()).map(Device::gpu));
+    let headers = ["device", "backend", "name", "memory used / total", "live arrays"];
+    let rows: Vec<Vec<String>> = devices
+        .iter()
+        .map(|d| {
+            let info = rt.device_info(*d);
+            vec![
+                d.to_string(),
+                info.backend.to_string(),
+                info.name.clone(),
+                format!(
+                    "{} / {}",
+                    human_bytes(rt.memory_used(*d)),
+                    human_bytes(info.memory_total)
+                ),
+                rt.live_arrays(*d).to_string(),
+            ]
+        })
+        .collect();
+    let _ = DeviceKind::Cpu;
+    DeviceTable {
+        text: crate::display::table_text(&headers, &rows),
+        html: crate::display::table_html(&headers, &rows),
+    }
+}
+
+pub fn devices_fn(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    Ok(Value::Object(Rc::new(device_table(it))))
+}
+
+#[allow(dead_code)]
+fn _unused(_: Duration) {}

@@ -1,0 +1,824 @@
+//! Operators on values: arithmetic, comparison, indexing. Python numbers,
+//! strings and containers are handled here; arrays go to the runtime, which
+//! checks devices and shapes before doing any work.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use crate::lang::ast::{BinOp, CmpOp, UnaryOp};
+use crate::runtime::{self, Array, BinaryOp, Operand, Scalar};
+
+use super::error::{Exc, ExcKind};
+use super::format;
+use super::interp::{hash_key, Interp};
+use super::value::{ArrayValue, Flavor, Value};
+
+/// A subscript: one item, or several separated by commas (`x[1:3, 0]`).
+#[derive(Clone)]
+pub enum Index {
+    Single(IndexItem),
+    Multi(Vec<IndexItem>),
+}
+
+#[derive(Clone)]
+pub enum IndexItem {
+    Value(Value),
+    Slice(Option<Value>, Option<Value>, Option<Value>),
+    Ellipsis,
+}
+
+// ------------------------------------------------------------------------ helpers
+
+/// A Python number as f64 (bools count as ints), or None.
+pub fn as_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Bool(b) => Some(*b as i64 as f64),
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+pub fn as_i64(v: &Value) -> Option<i64> {
+    match v {
+        Value::Bool(b) => Some(*b as i64),
+        Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+/// The scalar operand of an array operation.
+pub fn as_scalar(v: &Value) -> Option<Scalar> {
+    match v {
+        Value::Bool(b) => Some(Scalar::Bool(*b)),
+        Value::Int(i) => Some(Scalar::Int(*i)),
+        Value::Float(f) => Some(Scalar::Float(*f)),
+        _ => None,
+    }
+}
+
+pub fn wrap(array: Array, flavor: Flavor) -> Value {
+    Value::Array(ArrayValue { array, flavor })
+}
+
+fn runtime_binop(op: BinOp) -> Option<(BinaryOp, &'static str)> {
+    Some(match op {
+        BinOp::Add => (BinaryOp::Add, "add"),
+        BinOp::Sub => (BinaryOp::Sub, "subtract"),
+        BinOp::Mul => (BinaryOp::Mul, "multiply"),
+        BinOp::Div => (BinaryOp::Div, "divide"),
+        BinOp::FloorDiv => (BinaryOp::FloorDiv, "floor_divide"),
+        BinOp::Mod => (BinaryOp::Mod, "mod"),
+        BinOp::Pow => (BinaryOp::Pow, "power"),
+        BinOp::BitAnd => (BinaryOp::And, "logical_and"),
+        BinOp::BitOr => (BinaryOp::Or, "logical_or"),
+        BinOp::BitXor => (BinaryOp::Xor, "logical_xor"),
+        _ => return None,
+    })
+}
+
+fn unsupported(op: &str, l: &Value, r: &Value) -> Exc {
+    Exc::type_error(format!(
+        "unsupported operand type(s) for {op}: '{}' and '{}'",
+        l.type_name(),
+        r.type_name()
+    ))
+}
+
+fn overflow() -> Exc {
+    Exc::new(
+        ExcKind::OverflowError,
+        "integer result does not fit in 64 bits; use floats (e.g. 2.0 ** 70) for larger numbers",
+    )
+}
+
+fn zero_div(what: &str) -> Exc {
+    Exc::new(ExcKind::ZeroDivisionError, what.to_string())
+}
+
+// ---------------------------------------------------------------------- unary
+
+pub fn unary(_it: &mut Interp, op: UnaryOp, v: &Value) -> Result<Value, Exc> {
+    match (op, v) {
+        (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Ok(v.clone()),
+        (UnaryOp::Pos, Value::Bool(b)) => Ok(Value::Int(*b as i64)),
+        (UnaryOp::Neg, Value::Int(i)) => i.checked_neg().map(Value::Int).ok_or_else(overflow),
+        (UnaryOp::Neg, Value::Bool(b)) => Ok(Value::Int(-(*b as i64))),
+        (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
+        (UnaryOp::Invert, Value::Int(i)) => Ok(Value::Int(!i)),
+        (UnaryOp::Invert, Value::Bool(b)) => Ok(Value::Int(!(*b as i64))),
+        (UnaryOp::Neg, Value::Array(a)) => Ok(wrap(
+            a.array.unary(runtime::UnaryOp::Neg)?,
+            a.flavor,
+        )),
+        (UnaryOp::Pos, Value::Array(_)) => Ok(v.clone()),
+        (UnaryOp::Invert, Value::Array(a)) => Ok(wrap(
+            a.array.unary(runtime::UnaryOp::Not)?,
+            a.flavor,
+        )),
+        (UnaryOp::Not, _) => Ok(Value::Bool(!v.truthy()?)),
+        _ => Err(Exc::type_error(format!(
+            "bad operand type for unary {}: '{}'",
+            match op {
+                UnaryOp::Neg => "-",
+                UnaryOp::Pos => "+",
+                UnaryOp::Invert => "~",
+                UnaryOp::Not => "not",
+            },
+            v.type_name()
+        ))),
+    }
+}
+
+// --------------------------------------------------------------------- binary
+
+pub fn binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Value, Exc> {
+    // Arrays first: any array operand makes it an array operation.
+    if matches!(l, Value::Array(_)) || matches!(r, Value::Array(_)) {
+        return array_binary(it, op, l, r);
+    }
+    match (l, r) {
+        (Value::Int(_) | Value::Bool(_), Value::Int(_) | Value::Bool(_)) => {
+            let (a, b) = (as_i64(l).unwrap_or(0), as_i64(r).unwrap_or(0));
+            int_binary(op, a, b)
+        }
+        (Value::Int(_) | Value::Bool(_) | Value::Float(_), Value::Int(_) | Value::Bool(_) | Value::Float(_)) => {
+            let (a, b) = (as_f64(l).unwrap_or(0.0), as_f64(r).unwrap_or(0.0));
+            float_binary(op, a, b).ok_or_else(|| unsupported(op.symbol(), l, r))?
+        }
+        (Value::Str(a), Value::Str(b)) if op == BinOp::Add => {
+            let mut s = String::with_capacity(a.len() + b.len());
+            s.push_str(a);
+            s.push_str(b);
+            Ok(Value::str(&s))
+        }
+        (Value::Str(s), n) | (n, Value::Str(s)) if op == BinOp::Mul && as_i64(n).is_some() => {
+            let k = as_i64(n).unwrap_or(0).max(0) as usize;
+            check_repeat_size(s.len(), k)?;
+            Ok(Value::str(&s.repeat(k)))
+        }
+        (Value::Str(fmt), args) if op == BinOp::Mod => format::percent(it, fmt, args),
+        (Value::List(a), Value::List(b)) if op == BinOp::Add => {
+            let mut v = a.borrow().clone();
+            v.extend(b.borrow().iter().cloned());
+            Ok(Value::list(v))
+        }
+        (Value::Tuple(a), Value::Tuple(b)) if op == BinOp::Add => {
+            let mut v = a.as_ref().clone();
+            v.extend(b.iter().cloned());
+            Ok(Value::tuple(v))
+        }
+        (Value::List(a), n) | (n, Value::List(a)) if op == BinOp::Mul && as_i64(n).is_some() => {
+            let k = as_i64(n).unwrap_or(0).max(0) as usize;
+            let items = a.borrow();
+            check_repeat_size(items.len(), k)?;
+            Ok(Value::list(items.iter().cloned().cycle().take(items.len() * k).collect()))
+        }
+        (Value::Tuple(a), n) | (n, Value::Tuple(a)) if op == BinOp::Mul && as_i64(n).is_some() => {
+            let k = as_i64(n).unwrap_or(0).max(0) as usize;
+            check_repeat_size(a.len(), k)?;
+            Ok(Value::tuple(a.iter().cloned().cycle().take(a.len() * k).collect()))
+        }
+        _ => Err(unsupported(op.symbol(), l, r)),
+    }
+}
+
+fn check_repeat_size(len: usize, k: usize) -> Result<(), Exc> {
+    match len.checked_mul(k) {
+        Some(n) if n <= 1 << 27 => Ok(()),
+        _ => Err(Exc::new(
+            ExcKind::MemoryError,
+            format!("repeating {len} items {k} times is too large"),
+        )),
+    }
+}
+
+fn int_binary(op: BinOp, a: i64, b: i64) -> Result<Value, Exc> {
+    Ok(Value::Int(match op {
+        BinOp::Add => a.checked_add(b).ok_or_else(overflow)?,
+        BinOp::Sub => a.checked_sub(b).ok_or_else(overflow)?,
+        BinOp::Mul => a.checked_mul(b).ok_or_else(overflow)?,
+        BinOp::Div => {
+            if b == 0 {
+                return Err(zero_div("division by zero"));
+            }
+            return Ok(Value::Float(a as f64 / b as f64));
+        }
+        BinOp::FloorDiv => {
+            if b == 0 {
+                return Err(zero_div("integer division or modulo by zero"));
+            }
+            let q = a.checked_div(b).ok_or_else(overflow)?;
+            if (a % b != 0) && ((a < 0) != (b < 0)) {
+                q - 1
+            } else {
+                q
+            }
+        }
+        BinOp::Mod => {
+            if b == 0 {
+                return Err(zero_div("integer division or modulo by zero"));
+            }
+            let m = a.checked_rem(b).unwrap_or(0);
+            if m != 0 && ((m < 0) != (b < 0)) {
+                m + b
+            } else {
+                m
+            }
+        }
+        BinOp::Pow => {
+            if b < 0 {
+                return Ok(Value::Float((a as f64).powf(b as f64)));
+            }
+            let e = u32::try_from(b).map_err(|_| overflow())?;
+            a.checked_pow(e).ok_or_else(overflow)?
+        }
+        BinOp::BitAnd => a & b,
+        BinOp::BitOr => a | b,
+        BinOp::BitXor => a ^ b,
+        BinOp::LShift => {
+            let s = u32::try_from(b).map_err(|_| Exc::value_error("negative shift count"))?;
+            a.checked_shl(s)
+                .filter(|r| r >> s == a)
+                .ok_or_else(overflow)?
+        }
+        BinOp::RShift => {
+            let s = u32::try_from(b).map_err(|_| Exc::value_error("negative shift count"))?;
+            a >> s.min(63)
+        }
+        BinOp::MatMul => {
+            return Err(Exc::type_error(
+                "unsupported operand type(s) for @: 'int' and 'int'",
+            ))
+        }
+    }))
+}
+
+fn float_binary(op: BinOp, a: f64, b: f64) -> Option<Result<Value, Exc>> {
+    Some(Ok(Value::Float(match op {
+        BinOp::Add => a + b,
+        BinOp::Sub => a - b,
+        BinOp::Mul => a * b,
+        BinOp::Div => {
+            if b == 0.0 {
+                return Some(Err(zero_div("float division by zero")));
+            }
+            a / b
+        }
+        BinOp::FloorDiv => {
+            if b == 0.0 {
+                return Some(Err(zero_div("float floor division by zero")));
+            }
+            (a / b).floor()
+        }
+        BinOp::Mod => {
+            if b == 0.0 {
+                return Some(Err(zero_div("float modulo")));
+            }
+            let m = a % b;
+            if m != 0.0 && ((m < 0.0) != (b < 0.0)) {
+                m + b
+            } else {
+                m
+            }
+        }
+        BinOp::Pow => {
+            if a == 0.0 && b < 0.0 {
+                return Some(Err(zero_div(
+                    "0.0 cannot be raised to a negative power",
+                )));
+            }
+            let r = a.powf(b);
+            if r.is_nan() && a < 0.0 && b.fract() != 0.0 {
+                return Some(Err(Exc::value_error(
+                    "a negative number raised to a fractional power has no real result",
+                )));
+            }
+            r
+        }
+        _ => return None,
+    })))
+}
+
+fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Value, Exc> {
+    if op == BinOp::MatMul {
+        return matmul_or_place(it, l, r);
+    }
+    let flavor = flavor_of(l, r);
+    let (rop, name) = runtime_binop(op).ok_or_else(|| unsupported(op.symbol(), l, r))?;
+    let lo = operand(l).ok_or_else(|| unsupported(op.symbol(), l, r))?;
+    let ro = operand(r).ok_or_else(|| unsupported(op.symbol(), l, r))?;
+    let _ = name;
+    Ok(wrap(Array::binary(rop, lo, ro)?, flavor))
+}
+
+/// `a @ b`: matrix product of two arrays; `x @ device` moves `x` there
+/// (returning `x` itself when it is already there).
+fn matmul_or_place(it: &mut Interp, l: &Value, r: &Value) -> Result<Value, Exc> {
+    match (l, r) {
+        (Value::Array(a), Value::Device(d)) => {
+            let moved = a.array.as_in_device(&it.st.rt, *d)?;
+            Ok(wrap(moved, a.flavor))
+        }
+        (Value::Array(a), Value::Array(b)) => Ok(wrap(a.array.matmul(&b.array)?, a.flavor)),
+        _ => Err(Exc::type_error(format!(
+            "unsupported operand type(s) for @: '{}' and '{}' (use array @ array for a matrix product, or array @ gpu(0) to place it)",
+            l.type_name(),
+            r.type_name()
+        ))),
+    }
+}
+
+fn flavor_of(l: &Value, r: &Value) -> Flavor {
+    match (l, r) {
+        (Value::Array(a), _) => a.flavor,
+        (_, Value::Array(b)) => b.flavor,
+        _ => Flavor::Nd,
+    }
+}
+
+pub fn operand(v: &Value) -> Option<Operand<'_>> {
+    match v {
+        Value::Array(a) => Some(Operand::Array(&a.array)),
+        other => as_scalar(other).map(Operand::Scalar),
+    }
+}
+
+/// `target op= value`: arrays and lists change in place (identity kept, as
+/// in MXNet and Python); everything else rebinds.
+pub fn binary_inplace(it: &mut Interp, op: BinOp, cur: &Value, rhs: &Value) -> Result<Value, Exc> {
+    match (cur, op) {
+        (Value::Array(a), _) if op != BinOp::MatMul => {
+            let (rop, _) = runtime_binop(op).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
+            let ro = operand(rhs).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
+            a.array.binary_inplace(rop, ro)?;
+            Ok(cur.clone())
+        }
+        (Value::List(l), BinOp::Add) => {
+            let extra = it.iterate(rhs)?;
+            l.borrow_mut().extend(extra);
+            Ok(cur.clone())
+        }
+        _ => binary(it, op, cur, rhs),
+    }
+}
+
+// ------------------------------------------------------------------ comparison
+
+pub fn compare(it: &mut Interp, op: CmpOp, l: &Value, r: &Value) -> Result<Value, Exc> {
+    match op {
+        CmpOp::Is => return Ok(Value::Bool(l.is(r))),
+        CmpOp::IsNot => return Ok(Value::Bool(!l.is(r))),
+        CmpOp::In => return contains(it, r, l).map(Value::Bool),
+        CmpOp::NotIn => return contains(it, r, l).map(|b| Value::Bool(!b)),
+        _ => {}
+    }
+    if matches!(l, Value::Array(_)) || matches!(r, Value::Array(_)) {
+        let rop = match op {
+            CmpOp::Eq => BinaryOp::Eq,
+            CmpOp::NotEq => BinaryOp::Ne,
+            CmpOp::Lt => BinaryOp::Lt,
+            CmpOp::LtE => BinaryOp::Le,
+            CmpOp::Gt => BinaryOp::Gt,
+            CmpOp::GtE => BinaryOp::Ge,
+            _ => unreachable_cmp()?,
+        };
+        let (Some(lo), Some(ro)) = (operand(l), operand(r)) else {
+            if matches!(op, CmpOp::Eq | CmpOp::NotEq) {
+                return Ok(Value::Bool(op == CmpOp::NotEq));
+            }
+            return Err(cmp_error(op, l, r));
+        };
+        let flavor = flavor_of(l, r);
+        let mut result = Array::binary(rop, lo, ro)?;
+        // MXNet's legacy NDArray returns comparisons as 0/1 in the input dtype.
+        if flavor == Flavor::Nd {
+            let dtype = match (l, r) {
+                (Value::Array(a), _) | (_, Value::Array(a)) => a.array.dtype(),
+                _ => result.dtype(),
+            };
+            result = result.astype(dtype)?;
+        }
+        return Ok(wrap(result, flavor));
+    }
+    let ord = match op {
+        CmpOp::Eq => return Ok(Value::Bool(equals(l, r))),
+        CmpOp::NotEq => return Ok(Value::Bool(!equals(l, r))),
+        _ => order(l, r).ok_or_else(|| cmp_error(op, l, r))?,
+    };
+    Ok(Value::Bool(match op {
+        CmpOp::Lt => ord == Ordering::Less,
+        CmpOp::LtE => ord != Ordering::Greater,
+        CmpOp::Gt => ord == Ordering::Greater,
+        CmpOp::GtE => ord != Ordering::Less,
+        _ => false,
+    }))
+}
+
+fn unreachable_cmp() -> Result<BinaryOp, Exc> {
+    Err(Exc::type_error("unsupported comparison"))
+}
+
+fn cmp_error(op: CmpOp, l: &Value, r: &Value) -> Exc {
+    Exc::type_error(format!(
+        "'{}' not supported between instances of '{}' and '{}'",
+        op.symbol(),
+        l.type_name(),
+        r.type_name()
+    ))
+}
+
+/// Python `==` for non-array values.
+pub fn equals(l: &Value, r: &Value) -> bool {
+    if let (Some(a), Some(b)) = (as_f64(l), as_f64(r)) {
+        if let (Some(x), Some(y)) = (as_i64(l), as_i64(r)) {
+            return x == y;
+        }
+        return a == b;
+    }
+    match (l, r) {
+        (Value::None, Value::None) => true,
+        (Value::Str(a), Value::Str(b)) => a == b,
+        (Value::List(a), Value::List(b)) => {
+            let (a, b) = (a.borrow(), b.borrow());
+            a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| equals(x, y))
+        }
+        (Value::Tuple(a), Value::Tuple(b)) => {
+            a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| equals(x, y))
+        }
+        (Value::Dict(a), Value::Dict(b)) => {
+            let (a, b) = (a.borrow(), b.borrow());
+            a.len() == b.len()
+                && a.entries.iter().all(|(k, v)| {
+                    k.hash_key()
+                        .and_then(|hk| b.get(&hk).map(|bv| equals(v, bv)))
+                        .unwrap_or(false)
+                })
+        }
+        (Value::Range(a, b, c), Value::Range(x, y, z)) => (a, b, c) == (x, y, z),
+        (Value::Device(a), Value::Device(b)) => a == b,
+        (Value::DType(a, _), Value::DType(b, _)) => a == b,
+        (Value::DType(a, _), Value::Str(s)) | (Value::Str(s), Value::DType(a, _)) => {
+            crate::runtime::DType::from_name(s) == Some(*a)
+        }
+        _ => l.is(r),
+    }
+}
+
+pub fn order(l: &Value, r: &Value) -> Option<Ordering> {
+    if let (Some(x), Some(y)) = (as_i64(l), as_i64(r)) {
+        return Some(x.cmp(&y));
+    }
+    if let (Some(a), Some(b)) = (as_f64(l), as_f64(r)) {
+        return a.partial_cmp(&b);
+    }
+    match (l, r) {
+        (Value::Str(a), Value::Str(b)) => Some(a.cmp(b)),
+        (Value::List(a), Value::List(b)) => seq_order(&a.borrow(), &b.borrow()),
+        (Value::Tuple(a), Value::Tuple(b)) => seq_order(a, b),
+        _ => None,
+    }
+}
+
+fn seq_order(a: &[Value], b: &[Value]) -> Option<Ordering> {
+    for (x, y) in a.iter().zip(b.iter()) {
+        if !equals(x, y) {
+            return order(x, y);
+        }
+    }
+    Some(a.len().cmp(&b.len()))
+}
+
+/// Sort helper shared by `sorted` and `list.sort`.
+pub fn sort_values(items: &mut [Value]) -> Result<(), Exc> {
+    let mut err = None;
+    items.sort_by(|a, b| match order(a, b) {
+        Some(o) => o,
+        None => {
+            if err.is_none() {
+                err = Some(cmp_error(CmpOp::Lt, a, b));
+            }
+            Ordering::Equal
+        }
+    });
+    err.map_or(Ok(()), Err)
+}
+
+fn contains(it: &mut Interp, container: &Value, item: &Value) -> Result<bool, Exc> {
+    match container {
+        Value::Str(s) => match item {
+            Value::Str(sub) => Ok(s.contains(&**sub)),
+            other => Err(Exc::type_error(format!(
+                "'in <string>' requires string as left operand, not {}",
+                other.type_name()
+            ))),
+        },
+        Value::Dict(d) => Ok(item
+            .hash_key()
+            .map(|k| d.borrow().get(&k).is_some())
+            .unwrap_or(false)),
+        Value::Range(start, stop, step) => Ok(match as_i64(item) {
+            Some(i) => {
+                let in_bounds = if *step > 0 {
+                    i >= *start && i < *stop
+                } else {
+                    i <= *start && i > *stop
+                };
+                in_bounds && (i - start) % step == 0
+            }
+            None => false,
+        }),
+        Value::List(_) | Value::Tuple(_) => {
+            let items = it.iterate(container)?;
+            Ok(items.iter().any(|x| x.is(item) || equals(x, item)))
+        }
+        other => Err(Exc::type_error(format!(
+            "argument of type '{}' is not iterable",
+            other.type_name()
+        ))),
+    }
+}
+
+// -------------------------------------------------------------------- indexing
+
+/// Python slice bounds resolved against a length: (start, stop, step).
+pub fn slice_indices(
+    len: i64,
+    start: &Option<Value>,
+    stop: &Option<Value>,
+    step: &Option<Value>,
+) -> Result<(i64, i64, i64), Exc> {
+    let get = |v: &Option<Value>| -> Result<Option<i64>, Exc> {
+        match v {
+            None | Some(Value::None) => Ok(None),
+            Some(x) => as_i64(x).map(Some).ok_or_else(|| {
+                Exc::type_error(format!(
+                    "slice indices must be integers or None, not {}",
+                    x.type_name()
+                ))
+            }),
+        }
+    };
+    let step = get(step)?.unwrap_or(1);
+    if step == 0 {
+        return Err(Exc::value_error("slice step cannot be zero"));
+    }
+    let clamp = |i: i64, lo: i64, hi: i64| i.max(lo).min(hi);
+    let norm = |i: i64| if i < 0 { i + len } else { i };
+    let (start, stop) = if step > 0 {
+        (
+            get(start)?.map_or(0, |i| clamp(norm(i), 0, len)),
+            get(stop)?.map_or(len, |i| clamp(norm(i), 0, len)),
+        )
+    } else {
+        (
+            get(start)?.map_or(len - 1, |i| clamp(norm(i), -1, len - 1)),
+            get(stop)?.map_or(-1, |i| clamp(norm(i), -1, len - 1)),
+        )
+    };
+    Ok((start, stop, step))
+}
+
+fn slice_positions(len: usize, s: &(Option<Value>, Option<Value>, Option<Value>)) -> Result<Vec<usize>, Exc> {
+    let (start, stop, step) = slice_indices(len as i64, &s.0, &s.1, &s.2)?;
+    let mut out = Vec::new();
+    let mut i = start;
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        out.push(i as usize);
+        i += step;
+    }
+    Ok(out)
+}
+
+fn seq_index(len: usize, v: &Value, what: &str) -> Result<usize, Exc> {
+    let i = as_i64(v).ok_or_else(|| {
+        Exc::type_error(format!(
+            "{what} indices must be integers or slices, not {}",
+            v.type_name()
+        ))
+    })?;
+    let j = if i < 0 { i + len as i64 } else { i };
+    if j < 0 || j >= len as i64 {
+        return Err(Exc::new(
+            ExcKind::IndexError,
+            format!("{what} index {i} is out of range for length {len}"),
+        ));
+    }
+    Ok(j as usize)
+}
+
+pub fn get_item(it: &mut Interp, obj: &Value, idx: Index) -> Result<Value, Exc> {
+    match obj {
+        Value::Array(a) => {
+            let items = array_index(it, &idx)?;
+            Ok(wrap(a.array.index(&items)?, a.flavor))
+        }
+        Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
+            let what = match obj {
+                Value::List(_) => "list",
+                Value::Tuple(_) => "tuple",
+                Value::Str(_) => "string",
+                _ => "range",
+            };
+            let items: Vec<Value> = match obj {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.as_ref().clone(),
+                _ => it.iterate(obj)?,
+            };
+            match idx {
+                Index::Single(IndexItem::Value(v)) => {
+                    let i = seq_index(items.len(), &v, what)?;
+                    Ok(items[i].clone())
+                }
+                Index::Single(IndexItem::Slice(a, b, c)) => {
+                    let pos = slice_positions(items.len(), &(a, b, c))?;
+                    let picked: Vec<Value> = pos.into_iter().map(|i| items[i].clone()).collect();
+                    Ok(match obj {
+                        Value::List(_) => Value::list(picked),
+                        Value::Str(_) => {
+                            let mut s = String::new();
+                            for p in picked {
+                                if let Value::Str(c) = p {
+                                    s.push_str(&c);
+                                }
+                            }
+                            Value::str(&s)
+                        }
+                        _ => Value::tuple(picked),
+                    })
+                }
+                _ => Err(Exc::type_error(format!(
+                    "{what} indices must be integers or slices, not tuple"
+                ))),
+            }
+        }
+        Value::Dict(d) => {
+            let Index::Single(IndexItem::Value(k)) = idx else {
+                return Err(Exc::type_error("unhashable type: 'slice'"));
+            };
+            let hk = hash_key(&k)?;
+            let found = d.borrow().get(&hk).cloned();
+            match found {
+                Some(v) => Ok(v),
+                None => Err(Exc::new(ExcKind::KeyError, format::repr(it, &k)?)),
+            }
+        }
+        Value::Object(o) => match o.get_attr(o, "__getitem__") {
+            Some(f) => {
+                let key = match idx {
+                    Index::Single(IndexItem::Value(v)) => v,
+                    _ => return Err(Exc::type_error("this object supports only integer indices")),
+                };
+                it.call_value(&f, super::value::Args::new("__getitem__", vec![key]))
+            }
+            None => Err(not_subscriptable(obj)),
+        },
+        _ => Err(not_subscriptable(obj)),
+    }
+}
+
+fn not_subscriptable(obj: &Value) -> Exc {
+    Exc::type_error(format!("'{}' object is not subscriptable", obj.type_name()))
+}
+
+/// Translate a subscript into the runtime's index items.
+fn array_index(_it: &mut Interp, idx: &Index) -> Result<Vec<runtime::IndexItem>, Exc> {
+    let items: Vec<IndexItem> = match idx {
+        Index::Single(IndexItem::Value(Value::Tuple(t))) => {
+            t.iter().cloned().map(IndexItem::Value).collect()
+        }
+        Index::Single(i) => vec![i.clone()],
+        Index::Multi(v) => v.clone(),
+    };
+    items
+        .into_iter()
+        .map(|i| {
+            Ok(match i {
+                IndexItem::Ellipsis => runtime::IndexItem::Ellipsis,
+                IndexItem::Slice(a, b, c) => {
+                    let get = |v: Option<Value>| -> Result<Option<i64>, Exc> {
+                        match v {
+                            None | Some(Value::None) => Ok(None),
+                            Some(x) => as_i64(&x).map(Some).ok_or_else(|| {
+                                Exc::type_error(format!(
+                                    "slice indices must be integers or None, not {}",
+                                    x.type_name()
+                                ))
+                            }),
+                        }
+                    };
+                    runtime::IndexItem::Slice {
+                        start: get(a)?,
+                        stop: get(b)?,
+                        step: get(c)?,
+                    }
+                }
+                IndexItem::Value(Value::None) => runtime::IndexItem::NewAxis,
+                IndexItem::Value(Value::Str(s)) if &*s == "..." => runtime::IndexItem::Ellipsis,
+                IndexItem::Value(Value::Array(a)) => runtime::IndexItem::Array(a.array.clone()),
+                IndexItem::Value(v) => match v {
+                    Value::Int(i) => runtime::IndexItem::Int(i),
+                    Value::Bool(b) => runtime::IndexItem::Int(b as i64),
+                    other => {
+                        return Err(Exc::new(
+                            ExcKind::IndexError,
+                            format!(
+                                "only integers, slices (`:`), ellipsis (`...`), None and arrays are valid array indices, not {}",
+                                other.type_name()
+                            ),
+                        ))
+                    }
+                },
+            })
+        })
+        .collect()
+}
+
+pub fn set_item(it: &mut Interp, obj: &Value, idx: Index, value: Value) -> Result<(), Exc> {
+    match obj {
+        Value::Array(a) => {
+            let items = array_index(it, &idx)?;
+            let op = operand(&value).ok_or_else(|| {
+                Exc::type_error(format!(
+                    "cannot assign a {} into an array; use a number or an array",
+                    value.type_name()
+                ))
+            })?;
+            a.array.set_index(&items, op)?;
+            Ok(())
+        }
+        Value::List(l) => match idx {
+            Index::Single(IndexItem::Value(v)) => {
+                let len = l.borrow().len();
+                let i = seq_index(len, &v, "list assignment")?;
+                l.borrow_mut()[i] = value;
+                Ok(())
+            }
+            Index::Single(IndexItem::Slice(a, b, c)) => {
+                let new = it.iterate(&value)?;
+                let len = l.borrow().len();
+                let (start, stop, step) = slice_indices(len as i64, &a, &b, &c)?;
+                if step != 1 {
+                    let pos = slice_positions(len, &(a, b, c))?;
+                    if pos.len() != new.len() {
+                        return Err(Exc::value_error(format!(
+                            "attempt to assign sequence of size {} to extended slice of size {}",
+                            new.len(),
+                            pos.len()
+                        )));
+                    }
+                    let mut list = l.borrow_mut();
+                    for (p, v) in pos.into_iter().zip(new) {
+                        list[p] = v;
+                    }
+                } else {
+                    let stop = stop.max(start) as usize;
+                    l.borrow_mut().splice(start as usize..stop, new);
+                }
+                Ok(())
+            }
+            _ => Err(Exc::type_error("list indices must be integers or slices, not tuple")),
+        },
+        Value::Dict(d) => {
+            let Index::Single(IndexItem::Value(k)) = idx else {
+                return Err(Exc::type_error("unhashable type: 'slice'"));
+            };
+            let hk = hash_key(&k)?;
+            d.borrow_mut().insert(hk, k, value);
+            Ok(())
+        }
+        _ => Err(Exc::type_error(format!(
+            "'{}' object does not support item assignment",
+            obj.type_name()
+        ))),
+    }
+}
+
+pub fn del_item(it: &mut Interp, obj: &Value, idx: Index) -> Result<(), Exc> {
+    match (obj, idx) {
+        (Value::List(l), Index::Single(IndexItem::Value(v))) => {
+            let len = l.borrow().len();
+            let i = seq_index(len, &v, "list assignment")?;
+            l.borrow_mut().remove(i);
+            Ok(())
+        }
+        (Value::Dict(d), Index::Single(IndexItem::Value(k))) => {
+            let hk = hash_key(&k)?;
+            let removed = d.borrow_mut().remove(&hk);
+            match removed {
+                Some(_) => Ok(()),
+                None => Err(Exc::new(ExcKind::KeyError, format::repr(it, &k)?)),
+            }
+        }
+        _ => Err(Exc::type_error(format!(
+            "'{}' object does not support item deletion",
+            obj.type_name()
+        ))),
+    }
+}
+
+/// A fresh dict value.
+pub fn new_dict() -> Value {
+    Value::Dict(Rc::new(RefCell::new(super::value::Dict::default())))
+}

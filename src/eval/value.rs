@@ -1,0 +1,490 @@
+//! Values of the language. Cheap to clone: everything with identity is behind
+//! an `Rc` (or, for arrays, the runtime's `Arc`), so `is` compares pointers.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt;
+use std::rc::Rc;
+
+use crate::lang::ast::{FuncDef, Ident, Param};
+use crate::lang::Span;
+use crate::runtime::{Array, DType, Device};
+
+use super::error::{ExcKind, Exc};
+use super::interp::{Env, Interp};
+
+/// How an array prints: the dialect that created it. Operations keep the flavor
+/// of their first array operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Flavor {
+    /// MXNet's legacy NDArray: `\n[1. 2. 3.]\n<NDArray 3 @cpu(0)>`.
+    Nd,
+    /// MXNet's numpy mode: `array([1., 2., 3.])`.
+    Np,
+    /// PyTorch: `tensor([1., 2., 3.])`.
+    Torch,
+}
+
+/// An array as the language sees it: the runtime array plus its print flavor.
+#[derive(Clone)]
+pub struct ArrayValue {
+    pub array: Array,
+    pub flavor: Flavor,
+}
+
+pub type BuiltinFn = fn(&mut Interp, Args) -> Result<Value, Exc>;
+pub type MethodFn = fn(&mut Interp, &Value, Args) -> Result<Value, Exc>;
+
+/// A function written in Rust, possibly bound to a receiver (a method).
+pub struct Builtin {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub kind: BuiltinKind,
+}
+
+pub enum BuiltinKind {
+    Free(BuiltinFn),
+    Method { receiver: Value, f: MethodFn },
+}
+
+/// A function written in the language (`def` or `lambda`).
+pub struct Function {
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub defaults: Vec<Option<Value>>,
+    pub body: FunctionBody,
+    pub doc: Option<Rc<str>>,
+    /// The source text the body's spans point into (the cell that defined it).
+    pub source: Rc<str>,
+    /// The enclosing function's scope, for closures; None at top level.
+    pub closure: Option<Env>,
+    pub span: Span,
+}
+
+pub enum FunctionBody {
+    Def(Rc<FuncDef>),
+    Lambda(Rc<crate::lang::ast::Expr>),
+}
+
+/// A built-in module (`mxnet`, `mxnet.nd`, `time`, ...). Members are filled
+/// when the module is first imported.
+pub struct Module {
+    pub name: String,
+    pub doc: &'static str,
+    pub attrs: RefCell<HashMap<Rc<str>, Value>>,
+}
+
+impl Module {
+    pub fn new(name: &str, doc: &'static str) -> Module {
+        Module {
+            name: name.to_string(),
+            doc,
+            attrs: RefCell::new(HashMap::new()),
+        }
+    }
+    pub fn set(&self, name: &str, value: Value) {
+        self.attrs.borrow_mut().insert(Rc::from(name), value);
+    }
+    pub fn get(&self, name: &str) -> Option<Value> {
+        self.attrs.borrow().get(name).cloned()
+    }
+}
+
+/// A raised exception, as a value (`except E as e`).
+pub struct ExcValue {
+    pub kind: ExcKind,
+    pub message: String,
+}
+
+/// Python's built-in types, as values (`int`, `str`, `list`, ...): callable to
+/// convert, and usable with `isinstance`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TypeKind {
+    NoneType,
+    Bool,
+    Int,
+    Float,
+    Str,
+    List,
+    Tuple,
+    Dict,
+    Range,
+    Function,
+    Module,
+    Device,
+    DType,
+    NDArray,
+    Object,
+}
+
+impl TypeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TypeKind::NoneType => "NoneType",
+            TypeKind::Bool => "bool",
+            TypeKind::Int => "int",
+            TypeKind::Float => "float",
+            TypeKind::Str => "str",
+            TypeKind::List => "list",
+            TypeKind::Tuple => "tuple",
+            TypeKind::Dict => "dict",
+            TypeKind::Range => "range",
+            TypeKind::Function => "function",
+            TypeKind::Module => "module",
+            TypeKind::Device => "Context",
+            TypeKind::DType => "dtype",
+            TypeKind::NDArray => "NDArray",
+            TypeKind::Object => "object",
+        }
+    }
+}
+
+/// Objects implemented natively outside the core (context managers such as
+/// `autograd.record()`, later nn layers). The interpreter reaches them only
+/// through this trait.
+pub trait NativeObject {
+    fn type_name(&self) -> &str;
+    fn repr(&self) -> String;
+    fn get_attr(&self, _this: &Rc<dyn NativeObject>, _name: &str) -> Option<Value> {
+        None
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+    /// `with obj:` — entering and leaving.
+    fn enter(&self, _interp: &mut Interp) -> Result<Value, Exc> {
+        Err(Exc::new(
+            ExcKind::TypeError,
+            format!("'{}' object does not support the context manager protocol", self.type_name()),
+        ))
+    }
+    fn exit(&self, _interp: &mut Interp) -> Result<(), Exc> {
+        Ok(())
+    }
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// Positional and keyword arguments of one call.
+#[derive(Default)]
+pub struct Args {
+    pub pos: Vec<Value>,
+    pub kw: Vec<(Rc<str>, Value)>,
+    /// Name of the callee, for error messages ("ones() got an unexpected keyword argument 'x'").
+    pub fname: &'static str,
+}
+
+/// The dictionary: insertion-ordered, keys hashed by their Python value.
+#[derive(Default, Clone)]
+pub struct Dict {
+    pub entries: Vec<(Value, Value)>,
+    index: HashMap<HashKey, usize>,
+}
+
+/// The hashable part of a key. Arrays, lists and dicts are unhashable.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum HashKey {
+    None,
+    Int(i64),
+    /// Floats that are not whole numbers, by bit pattern (whole floats hash as Int like Python: 1.0 == 1).
+    Float(u64),
+    Str(Rc<str>),
+    Tuple(Vec<HashKey>),
+    Device(Device),
+    Ptr(usize),
+}
+
+impl Dict {
+    pub fn get(&self, key: &HashKey) -> Option<&Value> {
+        self.index.get(key).and_then(|&i| self.entries.get(i)).map(|(_, v)| v)
+    }
+    pub fn insert(&mut self, hk: HashKey, key: Value, value: Value) {
+        if let Some(&i) = self.index.get(&hk) {
+            if let Some(slot) = self.entries.get_mut(i) {
+                slot.1 = value;
+                return;
+            }
+        }
+        self.index.insert(hk, self.entries.len());
+        self.entries.push((key, value));
+    }
+    pub fn remove(&mut self, hk: &HashKey) -> Option<Value> {
+        let i = self.index.remove(hk)?;
+        let (_, v) = self.entries.remove(i);
+        for idx in self.index.values_mut() {
+            if *idx > i {
+                *idx -= 1;
+            }
+        }
+        Some(v)
+    }
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+#[derive(Clone)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Rc<str>),
+    List(Rc<RefCell<Vec<Value>>>),
+    Tuple(Rc<Vec<Value>>),
+    Dict(Rc<RefCell<Dict>>),
+    Range(i64, i64, i64),
+    Array(ArrayValue),
+    Device(Device),
+    DType(DType, Flavor),
+    Func(Rc<Function>),
+    Builtin(Rc<Builtin>),
+    Module(Rc<Module>),
+    Type(TypeKind),
+    ExcType(ExcKind),
+    Exception(Rc<ExcValue>),
+    Object(Rc<dyn NativeObject>),
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{}>", self.type_name())
+    }
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::Str(Rc::from(s))
+    }
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Rc::new(RefCell::new(items)))
+    }
+    pub fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(Rc::new(items))
+    }
+
+    /// The type's name as Python spells it, for error messages.
+    pub fn type_name(&self) -> String {
+        match self {
+            Value::None => "NoneType".into(),
+            Value::Bool(_) => "bool".into(),
+            Value::Int(_) => "int".into(),
+            Value::Float(_) => "float".into(),
+            Value::Str(_) => "str".into(),
+            Value::List(_) => "list".into(),
+            Value::Tuple(_) => "tuple".into(),
+            Value::Dict(_) => "dict".into(),
+            Value::Range(..) => "range".into(),
+            Value::Array(a) => match a.flavor {
+                Flavor::Nd => "NDArray".into(),
+                Flavor::Np => "ndarray".into(),
+                Flavor::Torch => "Tensor".into(),
+            },
+            Value::Device(_) => "Context".into(),
+            Value::DType(..) => "dtype".into(),
+            Value::Func(_) => "function".into(),
+            Value::Builtin(b) => match b.kind {
+                BuiltinKind::Free(_) => "builtin_function".into(),
+                BuiltinKind::Method { .. } => "method".into(),
+            },
+            Value::Module(_) => "module".into(),
+            Value::Type(_) | Value::ExcType(_) => "type".into(),
+            Value::Exception(e) => e.kind.name().into(),
+            Value::Object(o) => o.type_name().to_string(),
+        }
+    }
+
+    /// Python truthiness. Arrays of one element convert; larger ones are ambiguous.
+    pub fn truthy(&self) -> Result<bool, Exc> {
+        Ok(match self {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::List(l) => !l.borrow().is_empty(),
+            Value::Tuple(t) => !t.is_empty(),
+            Value::Dict(d) => !d.borrow().is_empty(),
+            Value::Range(start, stop, step) => range_len(*start, *stop, *step) > 0,
+            Value::Array(a) => {
+                if a.array.size() != 1 {
+                    return Err(Exc::new(
+                        ExcKind::ValueError,
+                        format!(
+                            "the truth value of an array with {} elements is ambiguous; use a.any() or a.all()",
+                            a.array.size()
+                        ),
+                    ));
+                }
+                match a.array.to_scalar("bool").map_err(Exc::from)? {
+                    crate::runtime::Scalar::Bool(b) => b,
+                    crate::runtime::Scalar::Int(i) => i != 0,
+                    crate::runtime::Scalar::Float(f) => f != 0.0,
+                }
+            }
+            _ => true,
+        })
+    }
+
+    /// The key for dicts and `in` on dicts; None for unhashable values.
+    pub fn hash_key(&self) -> Option<HashKey> {
+        Some(match self {
+            Value::None => HashKey::None,
+            Value::Bool(b) => HashKey::Int(*b as i64),
+            Value::Int(i) => HashKey::Int(*i),
+            Value::Float(f) => {
+                if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                    HashKey::Int(*f as i64)
+                } else {
+                    HashKey::Float(f.to_bits())
+                }
+            }
+            Value::Str(s) => HashKey::Str(s.clone()),
+            Value::Tuple(t) => {
+                HashKey::Tuple(t.iter().map(|v| v.hash_key()).collect::<Option<Vec<_>>>()?)
+            }
+            Value::Device(d) => HashKey::Device(*d),
+            Value::List(_) | Value::Dict(_) | Value::Array(_) => return None,
+            other => HashKey::Ptr(other.identity()),
+        })
+    }
+
+    /// A number identifying the object, for `is` and `id()`. Values without
+    /// identity (ints, floats) use their value.
+    pub fn identity(&self) -> usize {
+        match self {
+            Value::None => 0,
+            Value::Bool(b) => 1 + *b as usize,
+            Value::Int(i) => *i as usize,
+            Value::Float(f) => f.to_bits() as usize,
+            Value::Str(s) => Rc::as_ptr(s) as *const u8 as usize,
+            Value::List(l) => Rc::as_ptr(l) as *const u8 as usize,
+            Value::Tuple(t) => Rc::as_ptr(t) as *const u8 as usize,
+            Value::Dict(d) => Rc::as_ptr(d) as *const u8 as usize,
+            Value::Range(a, b, c) => (*a as usize) ^ (*b as usize).rotate_left(21) ^ (*c as usize),
+            Value::Array(a) => a.array.id(),
+            Value::Device(d) => 3 + d.id * 2 + (d.kind == crate::runtime::DeviceKind::Gpu) as usize,
+            Value::DType(d, _) => *d as usize,
+            Value::Func(f) => Rc::as_ptr(f) as *const u8 as usize,
+            Value::Builtin(b) => Rc::as_ptr(b) as *const u8 as usize,
+            Value::Module(m) => Rc::as_ptr(m) as *const u8 as usize,
+            Value::Type(t) => *t as usize,
+            Value::ExcType(k) => *k as usize + 1000,
+            Value::Exception(e) => Rc::as_ptr(e) as *const u8 as usize,
+            Value::Object(o) => Rc::as_ptr(o) as *const u8 as usize,
+        }
+    }
+
+    /// `a is b`.
+    pub fn is(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::None, Value::None) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => a.to_bits() == b.to_bits(),
+            (Value::Str(a), Value::Str(b)) => Rc::ptr_eq(a, b) || (a.len() <= 1 && a == b),
+            (Value::Array(a), Value::Array(b)) => a.array.same(&b.array),
+            (Value::Device(a), Value::Device(b)) => a == b,
+            (Value::DType(a, _), Value::DType(b, _)) => a == b,
+            (Value::Type(a), Value::Type(b)) => a == b,
+            (Value::ExcType(a), Value::ExcType(b)) => a == b,
+            (Value::Range(..), Value::Range(..)) => false,
+            (a, b) => {
+                std::mem::discriminant(a) == std::mem::discriminant(b)
+                    && a.identity() == b.identity()
+            }
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&ArrayValue> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// Number of elements of `range(start, stop, step)`.
+pub fn range_len(start: i64, stop: i64, step: i64) -> i64 {
+    if step > 0 && start < stop {
+        ((stop as i128 - start as i128 + step as i128 - 1) / step as i128) as i64
+    } else if step < 0 && start > stop {
+        ((start as i128 - stop as i128 - step as i128 - 1) / (-(step as i128))) as i64
+    } else {
+        0
+    }
+}
+
+impl Args {
+    pub fn new(fname: &'static str, pos: Vec<Value>) -> Args {
+        Args {
+            pos,
+            kw: Vec::new(),
+            fname,
+        }
+    }
+
+    /// Take the argument named `name` that may also be given at position
+    /// `index` (None when absent). A value given both ways is an error.
+    pub fn take(&mut self, index: usize, name: &str) -> Result<Option<Value>, Exc> {
+        let kw = self
+            .kw
+            .iter()
+            .position(|(k, _)| &**k == name)
+            .map(|i| self.kw.remove(i).1);
+        let pos = self.pos.get_mut(index).map(|v| std::mem::replace(v, Value::None));
+        match (pos, kw) {
+            (Some(_), Some(_)) => Err(Exc::new(
+                ExcKind::TypeError,
+                format!("{}() got multiple values for argument '{}'", self.fname, name),
+            )),
+            (Some(v), None) | (None, Some(v)) => Ok(Some(v)),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// Like `take`, but the argument must be there.
+    pub fn required(&mut self, index: usize, name: &str) -> Result<Value, Exc> {
+        self.take(index, name)?.ok_or_else(|| {
+            Exc::new(
+                ExcKind::TypeError,
+                format!("{}() missing required argument '{}'", self.fname, name),
+            )
+        })
+    }
+
+    /// Take a keyword-only argument.
+    pub fn take_kw(&mut self, name: &str) -> Option<Value> {
+        self.kw
+            .iter()
+            .position(|(k, _)| &**k == name)
+            .map(|i| self.kw.remove(i).1)
+    }
+
+    /// After taking everything known: reject extra positional or unknown
+    /// keyword arguments. `max_pos` is how many positional arguments the
+    /// callee accepts.
+    pub fn finish(&self, max_pos: usize) -> Result<(), Exc> {
+        if self.pos.len() > max_pos {
+            return Err(Exc::new(
+                ExcKind::TypeError,
+                format!(
+                    "{}() takes {} positional argument{} but {} were given",
+                    self.fname,
+                    max_pos,
+                    if max_pos == 1 { "" } else { "s" },
+                    self.pos.len()
+                ),
+            ));
+        }
+        if let Some((k, _)) = self.kw.first() {
+            return Err(Exc::new(
+                ExcKind::TypeError,
+                format!("{}() got an unexpected keyword argument '{}'", self.fname, k),
+            ));
+        }
+        Ok(())
+    }
+}
