@@ -46,8 +46,9 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli, config: SessionConfig) -> i32 {
-    let reads_stdin = cli.file.as_deref().is_none_or(|f| f.as_os_str() == "-");
-    if cli.code.is_none() && !cli.transcript && reads_stdin && std::io::stdin().is_terminal() {
+    // `devarray -` reads a program from stdin even on a terminal, like `python -`.
+    if cli.code.is_none() && cli.file.is_none() && !cli.transcript && std::io::stdin().is_terminal()
+    {
         return interactive::run_repl(config);
     }
     let source = match (&cli.code, &cli.file) {

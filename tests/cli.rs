@@ -114,13 +114,18 @@ fn uncaught_error_goes_to_stderr_plain_with_status_1() {
 #[test]
 fn script_output_then_error_report_and_status_1() {
     let path = temp_file("name_error.da", b"print(1)\nundefined_name\nprint(2)\n");
-    devarray().arg(&path).assert().code(1).stdout_eq("1\n").stderr_eq(
-        "  line 2
+    devarray()
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stdout_eq("1\n")
+        .stderr_eq(
+            "  line 2
     undefined_name
     ^^^^^^^^^^^^^^
 NameError: name 'undefined_name' is not defined
 ",
-    );
+        );
 }
 
 #[test]
@@ -145,7 +150,12 @@ fn program_from_piped_stdin() {
 #[test]
 fn sim_gpus_flag_sets_the_gpu_count() {
     devarray()
-        .args(["--sim-gpus", "2", "-c", "import mxnet as mx\nmx.context.num_gpus()"])
+        .args([
+            "--sim-gpus",
+            "2",
+            "-c",
+            "import mxnet as mx\nmx.context.num_gpus()",
+        ])
         .assert()
         .success()
         .stdout_eq("2\n");

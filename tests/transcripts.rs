@@ -47,8 +47,8 @@ fn setup(root: &Path, path: PathBuf) -> Case {
 }
 
 fn run(path: &Path) -> Result<String, String> {
-    let input =
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let input = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut command = Command::new(cargo_bin!("devarray"))
         .arg("--transcript")
         .env("NO_COLOR", "1")

@@ -6,6 +6,8 @@ use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use rustyline::completion::{Completer, Pair};
 use rustyline::config::{CompletionType, Config};
@@ -23,6 +25,10 @@ use super::{requested_exit_status, welcome_line, Evaluator, PRIMARY_PROMPT, SECO
 use crate::eval::session::{Session, SessionConfig};
 use crate::lang::lexer::{highlight, TokenClass};
 
+/// Ctrl-C presses, after the first, that a running statement may ignore
+/// before the REPL exits.
+const STUCK_PRESSES: usize = 2;
+
 /// What a Tab on a blank line inserts, like Python's REPL.
 const INDENT_UNIT: &str = "    ";
 
@@ -34,10 +40,21 @@ pub fn run_repl(config: SessionConfig) -> i32 {
 
     let session = Rc::new(RefCell::new(Session::new(config)));
     let interrupt = session.borrow().interrupt_handle();
+    let unanswered = Arc::new(AtomicUsize::new(0));
+    let presses = Arc::clone(&unanswered);
     // The handler only sets the flag; the interpreter polls it and stops the
     // running statement with KeyboardInterrupt. At the prompt the terminal is
     // in raw mode, so Ctrl-C arrives as a key and never reaches this handler.
-    if let Err(e) = ctrlc::set_handler(move || interrupt.interrupt()) {
+    // A statement that ignores two more presses is stuck: leave rather than
+    // trap the user.
+    let handler = move || {
+        if interrupt.is_set() && presses.fetch_add(1, Ordering::SeqCst) + 1 >= STUCK_PRESSES {
+            eprintln!("\nKeyboardInterrupt: the statement does not stop; leaving devarray");
+            std::process::exit(130);
+        }
+        interrupt.interrupt();
+    };
+    if let Err(e) = ctrlc::set_handler(handler) {
         eprintln!("devarray: warning: Ctrl-C cannot interrupt a running statement: {e}");
     }
 
@@ -107,6 +124,7 @@ pub fn run_repl(config: SessionConfig) -> i32 {
                     let mut session = session.borrow_mut();
                     // Drop a Ctrl-C that came after the previous statement had finished.
                     session.interrupt_handle().take();
+                    unanswered.store(0, Ordering::SeqCst);
                     let result = Evaluator::eval_with(&mut *session, &source, &mut sink);
                     if let Err(error) = result {
                         if let Some(status) = requested_exit_status(&error) {
