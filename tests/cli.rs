@@ -109,6 +109,37 @@ fn uncaught_error_goes_to_stderr_plain_with_status_1() {
     assert!(!stderr.contains('\x1b'), "{stderr}");
 }
 
+#[test]
+fn transcript_mode_keeps_preamble_and_drops_old_output() {
+    devarray()
+        .arg("--transcript")
+        .stdin("# env: X=1\n# note\n>>>\nstale output\n...\n")
+        .assert()
+        .success()
+        .stdout_eq("# env: X=1\n# note\n>>>\n>>>\n")
+        .stderr_eq("");
+}
+
+#[test]
+fn transcript_mode_continues_after_errors_and_keeps_stderr_empty() {
+    let output = devarray()
+        .arg("--transcript")
+        .stdin(">>> x = )\n>>> y = )\n")
+        .assert()
+        .success()
+        .stderr_eq("")
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let prompts: Vec<&str> = stdout.lines().filter(|l| l.starts_with(">>>")).collect();
+    assert_eq!(prompts, [">>> x = )", ">>> y = )"], "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.contains("Error: ")).count(),
+        2,
+        "{stdout}"
+    );
+}
+
 // The tests below need the evaluator: they fail while Session is a stub.
 
 #[test]

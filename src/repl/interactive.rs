@@ -36,7 +36,7 @@ const INDENT_UNIT: &str = "    ";
 pub fn run_repl(config: SessionConfig) -> i32 {
     let color = use_color(std::io::stdout().is_terminal());
     let error_color = stderr_color();
-    println!("{}", welcome_line(&config));
+    say(&format!("{}\n", welcome_line(&config)));
 
     let session = Rc::new(RefCell::new(Session::new(config)));
     let interrupt = session.borrow().interrupt_handle();
@@ -95,7 +95,7 @@ pub fn run_repl(config: SessionConfig) -> i32 {
         let input = match editor.readline_with_initial(prompt, (&indent, "")) {
             Ok(input) => input,
             Err(ReadlineError::Interrupted) => {
-                println!("KeyboardInterrupt");
+                say("KeyboardInterrupt\n");
                 gatherer.clear();
                 indent.clear();
                 continue;
@@ -137,6 +137,14 @@ pub fn run_repl(config: SessionConfig) -> i32 {
             }
         }
     }
+}
+
+/// Writes a line of the REPL's own to stdout. Unlike `println!`, a closed
+/// stdout is ignored rather than a panic.
+fn say(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
 }
 
 /// `exit` and `quit`, bare or called, leave the REPL as in Python 3.13.
