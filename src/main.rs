@@ -1,4 +1,73 @@
-fn main() {
-    eprintln!("devarray: not built yet");
-    std::process::exit(2);
+//! The `devarray` command: the REPL, script mode and transcript mode.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use devarray::repl::script::{read_program_file, read_program_stdin, run_program, EXIT_USAGE};
+use devarray::repl::{interactive, transcript};
+use devarray::{DisplayPolicy, Session, SessionConfig};
+
+/// A device-aware array language (MXNet NDArray / PyTorch semantics).
+///
+/// With no arguments: the interactive REPL when standard input is a terminal,
+/// otherwise the program read from standard input.
+#[derive(Debug, Parser)]
+#[command(name = "devarray", version)]
+struct Cli {
+    /// Program file to run (`-` reads standard input).
+    #[arg(value_name = "FILE", conflicts_with = "code")]
+    file: Option<PathBuf>,
+
+    /// Run CODE as the program.
+    #[arg(short = 'c', value_name = "CODE")]
+    code: Option<String>,
+
+    /// Simulate N GPUs, gpu(0)..gpu(N-1) (overrides DEVARRAY_SIM_GPUS).
+    #[arg(long, value_name = "N")]
+    sim_gpus: Option<usize>,
+
+    /// Replay a transcript (lines starting with `>>> ` or `... `) from FILE or
+    /// standard input and print it with the outputs it really produces.
+    #[arg(long, conflicts_with = "code")]
+    transcript: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = SessionConfig {
+        sim_gpus: cli.sim_gpus,
+        display: DisplayPolicy::EveryExpression,
+        ..SessionConfig::default()
+    };
+    let status = run(cli, config);
+    ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1))
+}
+
+fn run(cli: Cli, config: SessionConfig) -> i32 {
+    // `devarray -` reads a program from stdin even on a terminal, like `python -`.
+    if cli.code.is_none() && cli.file.is_none() && !cli.transcript && std::io::stdin().is_terminal()
+    {
+        return interactive::run_repl(config);
+    }
+    let source = match (&cli.code, &cli.file) {
+        (Some(code), _) => Ok(code.clone()),
+        (None, Some(file)) if file.as_os_str() != "-" => read_program_file(file),
+        (None, _) => read_program_stdin(),
+    };
+    let source = match source {
+        Ok(source) => source,
+        Err(message) => {
+            eprintln!("{message}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut session = Session::new(config);
+    if cli.transcript {
+        transcript::run_transcript(&source, &mut session, std::io::stdout());
+        0
+    } else {
+        run_program(&mut session, &source)
+    }
 }
