@@ -5,6 +5,8 @@
 pub mod arrayprint;
 pub mod error;
 mod floatfmt;
+pub mod torch;
 
 pub use arrayprint::{mxnet_legacy_repr, mxnet_np_repr, numpy_str, ArrayView, HostValues};
 pub use floatfmt::py_float_repr;
+pub use torch::torch_repr;
