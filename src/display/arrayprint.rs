@@ -166,13 +166,17 @@ fn positional_unique(value: Scalar, precision: usize) -> (String, String) {
     }
 }
 
-/// numpy's `dragon4_scientific(x, precision, unique=True)` digits.
-fn scientific_unique(value: Scalar, precision: usize) -> Digits {
+/// numpy's `dragon4_scientific(x, precision, unique=True, min_digits)` digits:
+/// shortest, cut to `precision` digits after the point, and extended with the
+/// value's exact further digits up to `min_digits` (not with zeros).
+fn scientific_unique(value: Scalar, precision: usize, min_digits: usize) -> Digits {
     let shortest = value.shortest();
-    if shortest.digits.len() <= precision + 1 {
-        shortest
-    } else {
+    if shortest.digits.len() > precision + 1 {
         rounded_sig(value.as_f64(), precision + 1).trimmed()
+    } else if shortest.digits.len() < min_digits + 1 && shortest.digits != "0" {
+        rounded_sig(value.as_f64(), min_digits + 1)
+    } else {
+        shortest
     }
 }
 
@@ -215,7 +219,7 @@ impl FloatFormat {
             let mut exp_size = 0;
             let mut pad_left = 0;
             for &value in &finite {
-                let digits = scientific_unique(value, PRECISION);
+                let digits = scientific_unique(value, PRECISION, 0);
                 precision = precision.max(digits.digits.len() - 1);
                 exp_size = exp_size.max(exponent_text(digits.exp10(), 2).len() - 1);
                 pad_left = pad_left.max(sign_of(value).len() + 1);
@@ -267,7 +271,7 @@ impl FloatFormat {
         let sign = sign_of(value);
         match self.exp_size {
             Some(exp_size) => {
-                let digits = scientific_unique(value, self.precision);
+                let digits = scientific_unique(value, self.precision, self.precision);
                 let (first, rest) = digits.digits.split_at(1);
                 let lead = format!("{sign}{first}");
                 format!(
@@ -490,7 +494,13 @@ fn scalar_str(value: Scalar) -> String {
             if x.is_infinite() {
                 return if x < 0.0 { "-inf" } else { "inf" }.into();
             }
-            format!("{}{}", sign_of(float), repr_style(&float.shortest(), 16, true))
+            // numpy decides on the value itself: float32(1e-4) is just below 1e-4
+            let scientific = x != 0.0 && !(1e-4..1e16).contains(&x.abs());
+            format!(
+                "{}{}",
+                sign_of(float),
+                repr_style(&float.shortest(), scientific, true)
+            )
         }
     }
 }
@@ -929,6 +939,7 @@ mod tests {
         assert_eq!(numpy_str(&f32_view(&[0.1], &[])), "0.1");
         assert_eq!(numpy_str(&f32_view(&[1e16], &[])), "1e+16");
         assert_eq!(numpy_str(&f32_view(&[-2.5e-5], &[])), "-2.5e-05");
+        assert_eq!(numpy_str(&f32_view(&[1e-4], &[])), "1e-04");
         let ints = [7i32];
         let view = ArrayView {
             values: HostValues::I32(&ints),

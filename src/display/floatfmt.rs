@@ -74,12 +74,34 @@ impl Digits {
 
 /// Shortest round-trip digits of `|x|` as an f64.
 pub(crate) fn shortest_f64(x: f64) -> Digits {
-    Digits::from_rust_exp(&format!("{:e}", x.abs()))
+    let shortest = Digits::from_rust_exp(&format!("{:e}", x.abs()));
+    prefer_nearest_even(shortest, x.abs(), |text| {
+        text.parse::<f64>().is_ok_and(|y| y == x.abs())
+    })
 }
 
 /// Shortest round-trip digits of `|x|` as an f32.
 pub(crate) fn shortest_f32(x: f32) -> Digits {
-    Digits::from_rust_exp(&format!("{:e}", x.abs()))
+    let shortest = Digits::from_rust_exp(&format!("{:e}", x.abs()));
+    prefer_nearest_even(shortest, f64::from(x.abs()), |text| {
+        text.parse::<f32>().is_ok_and(|y| y == x.abs())
+    })
+}
+
+/// When two shortest candidates are equally near the exact value, Rust rounds
+/// up but Dragon4 (numpy) and dtoa (Python) pick the even digit: use the exact
+/// value rounded (ties to even) to the same length whenever it still round-trips.
+fn prefer_nearest_even(shortest: Digits, exact: f64, roundtrips: impl Fn(&str) -> bool) -> Digits {
+    let nearest = rounded_sig(exact, shortest.digits.len());
+    if nearest == shortest || nearest.digits.len() != shortest.digits.len() {
+        return shortest;
+    }
+    let text = format!("0.{}e{}", nearest.digits, nearest.decpt);
+    if roundtrips(&text) {
+        nearest
+    } else {
+        shortest
+    }
 }
 
 /// `|x|` rounded (exactly, ties to even) to `sig` significant digits; trailing
@@ -116,15 +138,14 @@ pub fn py_float_repr(x: f64) -> String {
     }
     let sign = if x.is_sign_negative() { "-" } else { "" };
     let digits = shortest_f64(x);
-    format!("{sign}{}", repr_style(&digits, 16, true))
+    let scientific = digits.digits != "0" && (digits.decpt <= -4 || digits.decpt > 16);
+    format!("{sign}{}", repr_style(&digits, scientific, true))
 }
 
-/// Python's 'r'-style layout of `digits`: scientific when the point would sit
-/// more than `max_decpt` places right of the first digit or 4+ places left of it.
+/// Python's 'r'-style layout of `digits`, scientific (`1.5e+16`) or positional.
 /// `add_dot_0` appends `.0` to integral positional output (repr and str do).
-pub(crate) fn repr_style(digits: &Digits, max_decpt: i32, add_dot_0: bool) -> String {
-    let is_zero = digits.digits == "0";
-    if !is_zero && (digits.decpt <= -4 || digits.decpt > max_decpt) {
+pub(crate) fn repr_style(digits: &Digits, scientific: bool, add_dot_0: bool) -> String {
+    if scientific {
         let (first, rest) = digits.digits.split_at(1);
         let dot = if rest.is_empty() { "" } else { "." };
         format!("{first}{dot}{rest}e{}", exponent_text(digits.exp10(), 2))
@@ -158,6 +179,12 @@ mod tests {
         assert_eq!(shortest_f64(0.1).digits, "1");
         assert_eq!(shortest_f64(0.1).decpt, 0);
         assert_eq!(shortest_f64(0.0).digits, "0");
+    }
+
+    #[test]
+    fn shortest_ties_go_to_the_even_digit() {
+        // 137890.625 is exactly between the 8-digit candidates ...62 and ...63
+        assert_eq!(shortest_f32(137_890.625).digits, "13789062");
     }
 
     #[test]
