@@ -5,8 +5,10 @@
 pub mod arrayprint;
 pub mod error;
 mod floatfmt;
+pub mod pyfmt;
 pub mod torch;
 
 pub use arrayprint::{mxnet_legacy_repr, mxnet_np_repr, numpy_str, ArrayView, HostValues};
 pub use floatfmt::py_float_repr;
+pub use pyfmt::{format_spec, percent_format, py_str_repr, FmtValue, FormatError};
 pub use torch::torch_repr;
