@@ -4,7 +4,9 @@
 
 use std::fmt;
 
-use super::floatfmt::{exponent_text, py_float_repr, rounded_fixed, rounded_sig};
+use super::floatfmt::{
+    exponent_text, py_float_repr, rounded_fixed, rounded_sig, shortest_f64, Digits,
+};
 
 /// A value to format. `Obj` is any other object, carried as its `str()` and
 /// `repr()` (and type name, for error messages).
@@ -171,7 +173,7 @@ fn float_body(x: f64, style: FloatStyle, precision: Option<usize>, alt: bool) ->
         }
         FloatStyle::General => general(x, precision.unwrap_or(6), alt, false),
         FloatStyle::Repr => match precision {
-            None => py_float_repr(x),
+            None => repr_alt(x, alt),
             Some(p) => general(x, p, alt, true),
         },
     }
@@ -183,38 +185,49 @@ fn float_body(x: f64, style: FloatStyle, precision: Option<usize>, alt: bool) ->
 fn general(x: f64, precision: usize, alt: bool, add_dot_0: bool) -> String {
     let precision = precision.max(1);
     let digits = rounded_sig(x, precision).trimmed();
+    let limit = if add_dot_0 { precision - 1 } else { precision } as i64;
+    let decpt = i64::from(digits.decpt);
+    let use_exp = decpt <= -4 || decpt > limit;
+    let end = if alt { precision } else { digits.digits.len() } as i64;
+    layout_digits(&digits, use_exp, end, add_dot_0, alt)
+}
+
+/// The empty type without precision: repr, except that `#` keeps a bare point.
+fn repr_alt(x: f64, alt: bool) -> String {
+    let digits = shortest_f64(x);
+    let decpt = i64::from(digits.decpt);
+    let use_exp = digits.digits != "0" && (decpt <= -4 || decpt > 16);
+    layout_digits(&digits, use_exp, digits.digits.len() as i64, true, alt)
+}
+
+/// Write `digits` with the decimal point placed, padding with zeros on either
+/// side so that at least `end` digit positions are written (CPython's
+/// `format_float_short` layout).
+fn layout_digits(digits: &Digits, use_exp: bool, end: i64, add_dot_0: bool, alt: bool) -> String {
     let digit_text = digits.digits.as_bytes();
     let len = digit_text.len() as i64;
     let mut decpt = i64::from(digits.decpt);
-    let limit = if add_dot_0 {
-        precision as i64 - 1
-    } else {
-        precision as i64
-    };
-    let use_exp = decpt <= -4 || decpt > limit;
     let exp = decpt - 1;
     if use_exp {
         decpt = 1;
     }
-    let mut end = if alt { precision as i64 } else { len };
-    end = if !use_exp && add_dot_0 {
+    let end = if !use_exp && add_dot_0 {
         end.max(decpt + 1)
     } else {
         end.max(decpt)
     };
-    // Walk the virtual digit string (digits padded with zeros both sides)
-    // from min(0, decpt - 1) to `end`, with the point after position decpt.
+    // Walk the digits padded with zeros on both sides, from min(0, decpt - 1)
+    // to `end`, writing the point before position `decpt`.
     let start = if decpt <= 0 { decpt - 1 } else { 0 };
     let mut out = String::new();
     for position in start..end {
         if position == decpt {
             out.push('.');
         }
-        let digit = if (0..len).contains(&position) {
-            char::from(digit_text[position as usize])
-        } else {
-            '0'
-        };
+        let digit = usize::try_from(position)
+            .ok()
+            .and_then(|i| digit_text.get(i))
+            .map_or('0', |&b| char::from(b));
         out.push(digit);
     }
     if end == decpt {
@@ -227,6 +240,7 @@ fn general(x: f64, precision: usize, alt: bool, add_dot_0: bool) -> String {
         out.push('e');
         out.push_str(&exponent_text(exp as i32, 2));
     }
+    let _ = len;
     out
 }
 
@@ -297,7 +311,9 @@ fn parse_number(chars: &[char], pos: &mut usize) -> Result<Option<usize>, Format
     Ok(Some(value))
 }
 
-fn parse_spec(spec: &str, type_name: &str) -> Result<Spec, FormatError> {
+/// `default_kind` is the type letter the object uses when the spec has none
+/// (`s` for str, `d` for int); Python validates grouping against it.
+fn parse_spec(spec: &str, type_name: &str, default_kind: Option<char>) -> Result<Spec, FormatError> {
     let chars: Vec<char> = spec.chars().collect();
     let mut s = Spec::default();
     let mut pos = 0;
@@ -351,7 +367,7 @@ fn parse_spec(spec: &str, type_name: &str) -> Result<Spec, FormatError> {
             )))
         }
     }
-    if let (Some(sep), Some(kind)) = (s.grouping, s.kind) {
+    if let (Some(sep), Some(kind)) = (s.grouping, s.kind.or(default_kind)) {
         let allowed = match sep {
             ',' => matches!(kind, 'd' | 'e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%'),
             _ => matches!(
@@ -379,10 +395,13 @@ fn pad_number(s: &Spec, sign: &str, prefix: &str, int_digits: &str, tail: &str, 
     } else {
         0
     };
-    let body = format!(
-        "{}{tail}",
+    // nan and inf have no digits to group, but '0' filling still applies
+    let digits = if int_digits.is_empty() {
+        "0".repeat(min_digits)
+    } else {
         group_digits(int_digits, s.grouping, group, min_digits)
-    );
+    };
+    let body = format!("{digits}{tail}");
     let used = lead.chars().count() + body.chars().count();
     let pad = s.width.saturating_sub(used);
     let fill_text = |n: usize| fill.to_string().repeat(n);
@@ -436,6 +455,11 @@ fn format_int(value: i64, s: &Spec) -> Result<String, FormatError> {
                     "Sign not allowed with integer format specifier 'c'",
                 ));
             }
+            if s.alt {
+                return Err(value_error(
+                    "Alternate form (#) not allowed with integer format specifier 'c'",
+                ));
+            }
             let c = u32::try_from(value)
                 .ok()
                 .and_then(char::from_u32)
@@ -443,7 +467,8 @@ fn format_int(value: i64, s: &Spec) -> Result<String, FormatError> {
                     ename: "OverflowError",
                     message: "%c arg not in range(0x110000)".into(),
                 })?;
-            return format_str(&c.to_string(), &Spec { kind: None, ..s.clone() });
+            // a character still pads like a number (right-aligned, '=' allowed)
+            return Ok(pad_number(s, "", "", "", &c.to_string(), 3));
         }
         other => {
             return Err(value_error(format!(
@@ -494,8 +519,10 @@ fn format_str(text: &str, s: &Spec) -> Result<String, FormatError> {
             "Unknown format code '{kind}' for object of type 'str'"
         )));
     }
-    if s.sign.is_some() {
-        return Err(value_error("Sign not allowed in string format specifier"));
+    match s.sign {
+        Some(' ') => return Err(value_error("Space not allowed in string format specifier")),
+        Some(_) => return Err(value_error("Sign not allowed in string format specifier")),
+        None => {}
     }
     if s.coerce_zero {
         return Err(value_error(
@@ -536,11 +563,16 @@ pub fn format_spec(value: FmtValue, spec: &str) -> Result<String, FormatError> {
     if spec.is_empty() {
         return Ok(value.to_str());
     }
-    let s = parse_spec(spec, &type_name)?;
+    let default_kind = match value {
+        FmtValue::Str(_) => Some('s'),
+        FmtValue::Int(_) | FmtValue::Bool(_) => Some('d'),
+        _ => None,
+    };
+    let s = parse_spec(spec, &type_name, default_kind)?;
     match value {
-        FmtValue::Int(i) => format_number_from_int(i, &s),
+        FmtValue::Int(i) => format_number_from_int(i, &s, &type_name),
         // bool formats as an int once there is a spec (format(True, '>5') == '    1')
-        FmtValue::Bool(b) => format_number_from_int(i64::from(b), &s),
+        FmtValue::Bool(b) => format_number_from_int(i64::from(b), &s, &type_name),
         FmtValue::Float(x) => format_float(x, &s, &type_name),
         FmtValue::Str(text) => format_str(text, &s),
         FmtValue::Obj { type_name, .. } => Err(type_error(format!(
@@ -549,10 +581,13 @@ pub fn format_spec(value: FmtValue, spec: &str) -> Result<String, FormatError> {
     }
 }
 
-fn format_number_from_int(i: i64, s: &Spec) -> Result<String, FormatError> {
+fn format_number_from_int(i: i64, s: &Spec, type_name: &str) -> Result<String, FormatError> {
     match s.kind {
-        Some('e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%') => format_float(i as f64, s, "int"),
-        _ => format_int(i, s),
+        Some('e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%') => format_float(i as f64, s, type_name),
+        None | Some('d' | 'n' | 'b' | 'o' | 'x' | 'X' | 'c') => format_int(i, s),
+        Some(other) => Err(value_error(format!(
+            "Unknown format code '{other}' for object of type '{type_name}'"
+        ))),
     }
 }
 
@@ -595,11 +630,22 @@ fn percent_sign(negative: bool, flags: &PercentFlags) -> &'static str {
     }
 }
 
-/// The integer a `%d`/`%x` conversion takes from `value`.
-fn percent_int(value: &FmtValue, conversion: char) -> Result<i64, FormatError> {
+/// The integer a `%d`/`%x` conversion takes from `value`, as its sign and
+/// magnitude digits in the conversion's base (floats beyond i64 stay exact).
+fn percent_int(value: &FmtValue, conversion: char) -> Result<(bool, String), FormatError> {
+    let in_base = |i: i64| {
+        let magnitude = i.unsigned_abs();
+        let digits = match conversion {
+            'x' => format!("{magnitude:x}"),
+            'X' => format!("{magnitude:X}"),
+            'o' => format!("{magnitude:o}"),
+            _ => magnitude.to_string(),
+        };
+        (i < 0, digits)
+    };
     match value {
-        FmtValue::Int(i) => Ok(*i),
-        FmtValue::Bool(b) => Ok(i64::from(*b)),
+        FmtValue::Int(i) => Ok(in_base(*i)),
+        FmtValue::Bool(b) => Ok(in_base(i64::from(*b))),
         FmtValue::Float(x) if matches!(conversion, 'd' | 'i' | 'u') => {
             if x.is_nan() {
                 Err(value_error("cannot convert float NaN to integer"))
@@ -608,13 +654,10 @@ fn percent_int(value: &FmtValue, conversion: char) -> Result<i64, FormatError> {
                     ename: "OverflowError",
                     message: "cannot convert float infinity to integer".into(),
                 })
-            } else if x.abs() >= 9.223_372_036_854_775_807e18 {
-                Err(FormatError {
-                    ename: "OverflowError",
-                    message: "int too large to format".into(),
-                })
             } else {
-                Ok(x.trunc() as i64)
+                let truncated = x.trunc();
+                let negative = truncated < 0.0;
+                Ok((negative, format!("{:.0}", truncated.abs())))
             }
         }
         other if matches!(conversion, 'd' | 'i' | 'u') => Err(type_error(format!(
@@ -649,17 +692,16 @@ fn convert_percent(
 ) -> Result<String, FormatError> {
     match conversion {
         'd' | 'i' | 'u' | 'x' | 'X' | 'o' => {
-            let i = percent_int(value, conversion)?;
-            let magnitude = i.unsigned_abs();
-            let (digits, prefix) = match conversion {
-                'x' => (format!("{magnitude:x}"), "0x"),
-                'X' => (format!("{magnitude:X}"), "0X"),
-                'o' => (format!("{magnitude:o}"), "0o"),
-                _ => (magnitude.to_string(), ""),
+            let (negative, digits) = percent_int(value, conversion)?;
+            let prefix = match conversion {
+                'x' => "0x",
+                'X' => "0X",
+                'o' => "0o",
+                _ => "",
             };
             let digits = format!("{digits:0>width$}", width = precision.unwrap_or(0));
             let prefix = if flags.alt { prefix } else { "" };
-            let lead = format!("{}{prefix}", percent_sign(i < 0, flags));
+            let lead = format!("{}{prefix}", percent_sign(negative, flags));
             Ok(percent_pad(flags, width, &lead, &digits, true))
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
@@ -674,18 +716,25 @@ fn convert_percent(
                 body = body.to_uppercase();
             }
             let lead = percent_sign(x.is_sign_negative() && !x.is_nan(), flags);
-            Ok(percent_pad(flags, width, lead, &body, x.is_finite()))
+            Ok(percent_pad(flags, width, lead, &body, true))
         }
         'c' => {
-            let c = match value {
-                FmtValue::Int(i) => u32::try_from(*i)
+            let code = match value {
+                FmtValue::Int(i) => Some(*i),
+                FmtValue::Bool(b) => Some(i64::from(*b)),
+                _ => None,
+            };
+            let c = match (value, code) {
+                (_, Some(i)) => u32::try_from(i)
                     .ok()
                     .and_then(char::from_u32)
                     .ok_or_else(|| FormatError {
                         ename: "OverflowError",
                         message: "%c arg not in range(0x110000)".into(),
                     })?,
-                FmtValue::Str(s) if s.chars().count() == 1 => s.chars().next().unwrap_or(' '),
+                (FmtValue::Str(s), None) if s.chars().count() == 1 => {
+                    s.chars().next().unwrap_or(' ')
+                }
                 _ => return Err(type_error("%c requires int or char")),
             };
             Ok(percent_pad(flags, width, "", &c.to_string(), false))
