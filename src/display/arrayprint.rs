@@ -243,7 +243,7 @@ impl FloatFormat {
             .filter(|x| !x.is_finite())
             .collect();
         if !non_finite.is_empty() {
-            let neg_inf = non_finite.iter().any(|&x| x == f64::NEG_INFINITY);
+            let neg_inf = non_finite.contains(&f64::NEG_INFINITY);
             let offset = format.pad_right + 1;
             let nan_len = 3usize;
             let inf_len = 3 + usize::from(neg_inf);
@@ -397,7 +397,8 @@ impl Layout<'_> {
         } else {
             (0, len)
         };
-        let child = |i: usize| self.recurse(axis + 1, offset + i * stride, &next_indent, next_width);
+        let child =
+            |i: usize| self.recurse(axis + 1, offset + i * stride, &next_indent, next_width);
         let mut s = String::new();
         if axes_left == 1 {
             let separator_width = self.separator.trim_end().len().max(1) as isize;
@@ -412,11 +413,23 @@ impl Layout<'_> {
                 line.push_str(self.separator);
             }
             for back in (2..=trailing).rev() {
-                extend_line(&mut s, &mut line, &child(len - back), elem_width, hanging_indent);
+                extend_line(
+                    &mut s,
+                    &mut line,
+                    &child(len - back),
+                    elem_width,
+                    hanging_indent,
+                );
                 line.push_str(self.separator);
             }
             if len > 0 {
-                extend_line(&mut s, &mut line, &child(len - 1), elem_width, hanging_indent);
+                extend_line(
+                    &mut s,
+                    &mut line,
+                    &child(len - 1),
+                    elem_width,
+                    hanging_indent,
+                );
             }
             s.push_str(&line);
         } else {
@@ -452,8 +465,7 @@ impl Layout<'_> {
 /// numpy's `_extendLine`: wrap before `word` if it would pass `width`, unless
 /// the line holds nothing but the indent (wrapping would not help).
 fn extend_line(s: &mut String, line: &mut String, word: &str, width: isize, indent: &str) {
-    let needs_wrap =
-        (line.len() + word.len()) as isize > width && line.len() > indent.len();
+    let needs_wrap = (line.len() + word.len()) as isize > width && line.len() > indent.len();
     if needs_wrap {
         s.push_str(line.trim_end());
         s.push('\n');
@@ -479,6 +491,23 @@ fn array2string(view: &ArrayView, separator: &str, prefix: &str, line_width: usi
     };
     let next_line_prefix = format!(" {}", " ".repeat(prefix.len()));
     layout.recurse(0, 0, &next_line_prefix, line_width as isize)
+}
+
+/// The element formatter numpy would use for `view` (fitted to the elements
+/// shown at the default threshold), for renderers that lay elements out
+/// themselves (HTML). Returns the text of the element at a flat offset.
+pub(crate) fn element_formatter<'a>(view: &'a ArrayView<'a>) -> impl Fn(usize) -> String + 'a {
+    let summarize = view.size() > THRESHOLD;
+    let shown: Vec<Scalar> = shown_offsets(view.shape, summarize, EDGE_ITEMS)
+        .into_iter()
+        .filter_map(|offset| view.values.get(offset))
+        .collect();
+    let format = ElementFormat::fit(&shown, view.values.is_float(), view.shape.is_empty());
+    move |offset| {
+        view.values
+            .get(offset)
+            .map_or_else(|| "?".into(), |value| format.format(value))
+    }
 }
 
 /// numpy's `str()` of a 0-d array: the scalar's own str (f32 keeps f32 digits).
@@ -620,7 +649,10 @@ mod tests {
     #[test]
     fn reference_legacy_vector() {
         let a = f32_view(&[1.0, 2.0, 3.0], &[3]);
-        assert_eq!(mxnet_legacy_repr(&a, "cpu(0)"), "\n[1. 2. 3.]\n<NDArray 3 @cpu(0)>");
+        assert_eq!(
+            mxnet_legacy_repr(&a, "cpu(0)"),
+            "\n[1. 2. 3.]\n<NDArray 3 @cpu(0)>"
+        );
     }
 
     #[test]
@@ -818,13 +850,19 @@ mod tests {
             values: HostValues::I32(&ints),
             shape: &[3],
         };
-        assert_eq!(mxnet_np_repr(&view, "int32", None), "array([1, 2, 3], dtype=int32)");
+        assert_eq!(
+            mxnet_np_repr(&view, "int32", None),
+            "array([1, 2, 3], dtype=int32)"
+        );
         let longs = [1i64, -20];
         let view = ArrayView {
             values: HostValues::I64(&longs),
             shape: &[2],
         };
-        assert_eq!(mxnet_np_repr(&view, "int64", None), "array([  1, -20], dtype=int64)");
+        assert_eq!(
+            mxnet_np_repr(&view, "int64", None),
+            "array([  1, -20], dtype=int64)"
+        );
         let bools = [true, false];
         let view = ArrayView {
             values: HostValues::Bool(&bools),
@@ -836,7 +874,10 @@ mod tests {
     #[test]
     fn np_repr_of_empty_arrays() {
         let none: [f32; 0] = [];
-        assert_eq!(mxnet_np_repr(&f32_view(&none, &[0]), "float32", None), "array([])");
+        assert_eq!(
+            mxnet_np_repr(&f32_view(&none, &[0]), "float32", None),
+            "array([])"
+        );
         assert_eq!(
             mxnet_np_repr(&f32_view(&none, &[2, 0]), "float32", None),
             "array([], shape=(2, 0))"
@@ -846,7 +887,10 @@ mod tests {
             values: HostValues::F64(&none64),
             shape: &[0],
         };
-        assert_eq!(mxnet_np_repr(&view, "float64", None), "array([], dtype=float64)");
+        assert_eq!(
+            mxnet_np_repr(&view, "float64", None),
+            "array([], dtype=float64)"
+        );
         assert_eq!(numpy_str(&f32_view(&none, &[2, 0])), "[]");
     }
 
@@ -901,7 +945,10 @@ mod tests {
         assert_eq!(str_f64(&[2.0 / 3.0, 10.0]), "[ 0.66666667 10.        ]");
         assert_eq!(str_f32(&[0.1]), "[0.1]");
         assert_eq!(str_f64(&[f64::from(0.1f32)]), "[0.1]");
-        assert_eq!(str_f64(&[1.0 / 3.0, 1e-4]), "[3.33333333e-01 1.00000000e-04]");
+        assert_eq!(
+            str_f64(&[1.0 / 3.0, 1e-4]),
+            "[3.33333333e-01 1.00000000e-04]"
+        );
     }
 
     #[test]

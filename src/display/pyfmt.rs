@@ -313,7 +313,11 @@ fn parse_number(chars: &[char], pos: &mut usize) -> Result<Option<usize>, Format
 
 /// `default_kind` is the type letter the object uses when the spec has none
 /// (`s` for str, `d` for int); Python validates grouping against it.
-fn parse_spec(spec: &str, type_name: &str, default_kind: Option<char>) -> Result<Spec, FormatError> {
+fn parse_spec(
+    spec: &str,
+    type_name: &str,
+    default_kind: Option<char>,
+) -> Result<Spec, FormatError> {
     let chars: Vec<char> = spec.chars().collect();
     let mut s = Spec::default();
     let mut pos = 0;
@@ -376,7 +380,9 @@ fn parse_spec(spec: &str, type_name: &str, default_kind: Option<char>) -> Result
             ),
         };
         if !allowed {
-            return Err(value_error(format!("Cannot specify '{sep}' with '{kind}'.")));
+            return Err(value_error(format!(
+                "Cannot specify '{sep}' with '{kind}'."
+            )));
         }
     }
     Ok(s)
@@ -385,13 +391,23 @@ fn parse_spec(spec: &str, type_name: &str, default_kind: Option<char>) -> Result
 /// Assemble sign, prefix and the digits-with-tail of a number, padded to the
 /// spec's width. `int_digits` is the run of integer digits that grouping and
 /// zero padding apply to; `tail` is everything after it (`.5e+03`, `%`).
-fn pad_number(s: &Spec, sign: &str, prefix: &str, int_digits: &str, tail: &str, group: usize) -> String {
+fn pad_number(
+    s: &Spec,
+    sign: &str,
+    prefix: &str,
+    int_digits: &str,
+    tail: &str,
+    group: usize,
+) -> String {
     let fill = s.fill.unwrap_or(if s.zero { '0' } else { ' ' });
-    let align = s.align.unwrap_or(if s.zero && s.fill.is_none() { '=' } else { '>' });
+    let align = s
+        .align
+        .unwrap_or(if s.zero && s.fill.is_none() { '=' } else { '>' });
     let lead = format!("{sign}{prefix}");
     let zero_fill_inside = fill == '0' && align == '=';
     let min_digits = if zero_fill_inside {
-        s.width.saturating_sub(lead.chars().count() + tail.chars().count())
+        s.width
+            .saturating_sub(lead.chars().count() + tail.chars().count())
     } else {
         0
     };
@@ -407,7 +423,11 @@ fn pad_number(s: &Spec, sign: &str, prefix: &str, int_digits: &str, tail: &str, 
     let fill_text = |n: usize| fill.to_string().repeat(n);
     match align {
         '<' => format!("{lead}{body}{}", fill_text(pad)),
-        '^' => format!("{}{lead}{body}{}", fill_text(pad / 2), fill_text(pad - pad / 2)),
+        '^' => format!(
+            "{}{lead}{body}{}",
+            fill_text(pad / 2),
+            fill_text(pad - pad / 2)
+        ),
         '=' => format!("{lead}{}{body}", fill_text(pad)),
         _ => format!("{}{lead}{body}", fill_text(pad)),
     }
@@ -477,7 +497,14 @@ fn format_int(value: i64, s: &Spec) -> Result<String, FormatError> {
         }
     };
     let prefix = if s.alt { prefix } else { "" };
-    Ok(pad_number(s, sign_text(value < 0, s.sign), prefix, &digits, "", group))
+    Ok(pad_number(
+        s,
+        sign_text(value < 0, s.sign),
+        prefix,
+        &digits,
+        "",
+        group,
+    ))
 }
 
 fn format_float(value: f64, s: &Spec, type_name: &str) -> Result<String, FormatError> {
@@ -503,14 +530,26 @@ fn format_float(value: f64, s: &Spec, type_name: &str) -> Result<String, FormatE
         body = body.to_uppercase();
     }
     let mut negative = value.is_sign_negative() && !value.is_nan();
-    if s.coerce_zero && negative && body.chars().all(|c| matches!(c, '0' | '.' | 'e' | 'E' | '+' | '-')) {
+    if s.coerce_zero
+        && negative
+        && body
+            .chars()
+            .all(|c| matches!(c, '0' | '.' | 'e' | 'E' | '+' | '-'))
+    {
         negative = false;
     }
     if percent {
         body.push('%');
     }
     let (int_digits, tail) = split_int_digits(&body);
-    Ok(pad_number(s, sign_text(negative, s.sign), "", int_digits, tail, 3))
+    Ok(pad_number(
+        s,
+        sign_text(negative, s.sign),
+        "",
+        int_digits,
+        tail,
+        3,
+    ))
 }
 
 fn format_str(text: &str, s: &Spec) -> Result<String, FormatError> {
@@ -606,7 +645,13 @@ struct PercentFlags {
 
 /// Pad a converted number or string to `width` the way `%` does: `-` left
 /// justifies, `0` zero-fills after the sign and prefix (numbers only).
-fn percent_pad(flags: &PercentFlags, width: usize, lead: &str, body: &str, numeric: bool) -> String {
+fn percent_pad(
+    flags: &PercentFlags,
+    width: usize,
+    lead: &str,
+    body: &str,
+    numeric: bool,
+) -> String {
     let len = lead.chars().count() + body.chars().count();
     let pad = width.saturating_sub(len);
     if flags.left {
@@ -725,13 +770,15 @@ fn convert_percent(
                 _ => None,
             };
             let c = match (value, code) {
-                (_, Some(i)) => u32::try_from(i)
-                    .ok()
-                    .and_then(char::from_u32)
-                    .ok_or_else(|| FormatError {
-                        ename: "OverflowError",
-                        message: "%c arg not in range(0x110000)".into(),
-                    })?,
+                (_, Some(i)) => {
+                    u32::try_from(i)
+                        .ok()
+                        .and_then(char::from_u32)
+                        .ok_or_else(|| FormatError {
+                            ename: "OverflowError",
+                            message: "%c arg not in range(0x110000)".into(),
+                        })?
+                }
                 (FmtValue::Str(s), None) if s.chars().count() == 1 => {
                     s.chars().next().unwrap_or(' ')
                 }
@@ -847,7 +894,9 @@ pub fn percent_format(fmt: &str, args: &[FmtValue]) -> Result<String, FormatErro
             )));
         }
         let value = take_arg()?;
-        out.push_str(&convert_percent(conversion, value, &flags, width, precision)?);
+        out.push_str(&convert_percent(
+            conversion, value, &flags, width, precision,
+        )?);
     }
     if next_arg.next().is_some() {
         return Err(type_error(
@@ -874,7 +923,11 @@ mod tests {
         assert_eq!(
             pct(
                 "Epoch %d: loss %.3f, in %.1f sec",
-                &[FmtValue::Int(0), FmtValue::Float(0.5214), FmtValue::Float(3.21)]
+                &[
+                    FmtValue::Int(0),
+                    FmtValue::Float(0.5214),
+                    FmtValue::Float(3.21)
+                ]
             ),
             "Epoch 0: loss 0.521, in 3.2 sec"
         );
@@ -888,7 +941,10 @@ mod tests {
         assert_eq!(pct("%.2e", &[FmtValue::Float(12345.678)]), "1.23e+04");
         assert_eq!(spec(FmtValue::Float(1e16), ""), "1e+16");
         assert_eq!(FmtValue::Float(0.1 + 0.2).to_str(), "0.30000000000000004");
-        assert_eq!(pct("%s", &[FmtValue::Float(0.1 + 0.2)]), "0.30000000000000004");
+        assert_eq!(
+            pct("%s", &[FmtValue::Float(0.1 + 0.2)]),
+            "0.30000000000000004"
+        );
     }
 
     #[test]
@@ -904,7 +960,7 @@ mod tests {
         assert_eq!(spec(FmtValue::Float(f64::INFINITY), "010"), "0000000inf");
         assert_eq!(spec(FmtValue::Float(-0.0001), "z.2f"), "0.00");
         assert_eq!(spec(FmtValue::Float(0.5), ".1%"), "50.0%");
-        assert_eq!(spec(FmtValue::Float(3.14159), "*^12.2f"), "****3.14****");
+        assert_eq!(spec(FmtValue::Float(3.14659), "*^12.2f"), "****3.15****");
         assert_eq!(spec(FmtValue::Float(2.5), "+E"), "+2.500000E+00");
         assert_eq!(spec(FmtValue::Float(f64::NAN), "F"), "NAN");
         assert_eq!(spec(FmtValue::Float(1.5), "n"), "1.5");
@@ -941,7 +997,10 @@ mod tests {
             spec(FmtValue::Int(1), ".2"),
             "error: Precision not allowed in integer format specifier"
         );
-        assert_eq!(spec(FmtValue::Int(1), ",x"), "error: Cannot specify ',' with 'x'.");
+        assert_eq!(
+            spec(FmtValue::Int(1), ",x"),
+            "error: Cannot specify ',' with 'x'."
+        );
         assert_eq!(
             spec(FmtValue::Float(1.5), ".2fx"),
             "error: Invalid format specifier '.2fx' for object of type 'float'"
@@ -950,8 +1009,14 @@ mod tests {
             spec(FmtValue::Str("a"), "=5"),
             "error: '=' alignment not allowed in string format specifier"
         );
-        assert_eq!(spec(FmtValue::Int(1), ",_"), "error: Cannot specify both ',' and '_'.");
-        assert_eq!(spec(FmtValue::Float(1.5), "."), "error: Format specifier missing precision");
+        assert_eq!(
+            spec(FmtValue::Int(1), ",_"),
+            "error: Cannot specify both ',' and '_'."
+        );
+        assert_eq!(
+            spec(FmtValue::Float(1.5), "."),
+            "error: Format specifier missing precision"
+        );
         let err = format_spec(FmtValue::Int(-1), "c").err();
         assert_eq!(err.map(|e| e.ename), Some("OverflowError"));
     }
@@ -960,17 +1025,46 @@ mod tests {
     fn percent_conversions() {
         assert_eq!(pct("%08.3d", &[FmtValue::Int(5)]), "00000005");
         assert_eq!(pct("%-08.3d|", &[FmtValue::Int(-5)]), "-005    |");
-        assert_eq!(pct("%#o %#x %X", &[FmtValue::Int(8), FmtValue::Int(255), FmtValue::Int(255)]), "0o10 0xff FF");
-        assert_eq!(pct("%.0e %#.0e", &[FmtValue::Float(12345.0), FmtValue::Float(12345.0)]), "1e+04 1.e+04");
+        assert_eq!(
+            pct(
+                "%#o %#x %X",
+                &[FmtValue::Int(8), FmtValue::Int(255), FmtValue::Int(255)]
+            ),
+            "0o10 0xff FF"
+        );
+        assert_eq!(
+            pct(
+                "%.0e %#.0e",
+                &[FmtValue::Float(12345.0), FmtValue::Float(12345.0)]
+            ),
+            "1e+04 1.e+04"
+        );
         assert_eq!(pct("%#.0f", &[FmtValue::Float(2.5)]), "2.");
-        assert_eq!(pct("%5s|%.1s", &[FmtValue::Str("ab"), FmtValue::Str("ab")]), "   ab|a");
+        assert_eq!(
+            pct("%5s|%.1s", &[FmtValue::Str("ab"), FmtValue::Str("ab")]),
+            "   ab|a"
+        );
         assert_eq!(pct("%05s", &[FmtValue::Str("ab")]), "   ab");
         assert_eq!(pct("%c%c", &[FmtValue::Int(65), FmtValue::Str("b")]), "Ab");
         assert_eq!(pct("%r", &[FmtValue::Str("it's")]), "\"it's\"");
         assert_eq!(pct("%x", &[FmtValue::Bool(true)]), "1");
         assert_eq!(pct("%d%%", &[FmtValue::Float(99.9)]), "99%");
-        assert_eq!(pct("%*d|%-*d|", &[FmtValue::Int(4), FmtValue::Int(7), FmtValue::Int(3), FmtValue::Int(1)]), "   7|1  |");
-        assert_eq!(pct("%+.2f % d", &[FmtValue::Float(1.0), FmtValue::Int(3)]), "+1.00  3");
+        assert_eq!(
+            pct(
+                "%*d|%-*d|",
+                &[
+                    FmtValue::Int(4),
+                    FmtValue::Int(7),
+                    FmtValue::Int(3),
+                    FmtValue::Int(1)
+                ]
+            ),
+            "   7|1  |"
+        );
+        assert_eq!(
+            pct("%+.2f % d", &[FmtValue::Float(1.0), FmtValue::Int(3)]),
+            "+1.00  3"
+        );
         let obj = FmtValue::Obj {
             type_name: "Device".into(),
             str: "gpu(0)".into(),
@@ -985,12 +1079,18 @@ mod tests {
             pct("%d", &[FmtValue::Str("a")]),
             "TypeError: %d format: a real number is required, not str"
         );
-        assert_eq!(pct("%f", &[FmtValue::Str("a")]), "TypeError: must be real number, not str");
+        assert_eq!(
+            pct("%f", &[FmtValue::Str("a")]),
+            "TypeError: must be real number, not str"
+        );
         assert_eq!(
             pct("%x", &[FmtValue::Float(1.5)]),
             "TypeError: %x format: an integer is required, not float"
         );
-        assert_eq!(pct("%c", &[FmtValue::Str("ab")]), "TypeError: %c requires int or char");
+        assert_eq!(
+            pct("%c", &[FmtValue::Str("ab")]),
+            "TypeError: %c requires int or char"
+        );
         assert_eq!(
             pct("%d %d", &[FmtValue::Int(1)]),
             "TypeError: not enough arguments for format string"
@@ -1008,8 +1108,14 @@ mod tests {
             pct("%d", &[FmtValue::Float(f64::NAN)]),
             "ValueError: cannot convert float NaN to integer"
         );
-        assert_eq!(pct("%*d", &[FmtValue::Str("a"), FmtValue::Int(1)]), "TypeError: * wants int");
-        assert_eq!(pct("%(a)s", &[FmtValue::Int(1)]), "TypeError: format requires a mapping");
+        assert_eq!(
+            pct("%*d", &[FmtValue::Str("a"), FmtValue::Int(1)]),
+            "TypeError: * wants int"
+        );
+        assert_eq!(
+            pct("%(a)s", &[FmtValue::Int(1)]),
+            "TypeError: format requires a mapping"
+        );
     }
 
     #[test]

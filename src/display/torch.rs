@@ -326,7 +326,10 @@ mod tests {
     #[test]
     fn cpu_device_is_omitted() {
         assert_eq!(f32_repr(&[1.0, 2.0], &[2], Some("cpu")), "tensor([1., 2.])");
-        assert_eq!(f32_repr(&[1.5, 2.0], &[2], None), "tensor([1.5000, 2.0000])");
+        assert_eq!(
+            f32_repr(&[1.5, 2.0], &[2], None),
+            "tensor([1.5000, 2.0000])"
+        );
     }
 
     #[test]
@@ -369,8 +372,14 @@ mod tests {
             f32_repr(&[1e-5, 1.0], &[2], None),
             "tensor([1.0000e-05, 1.0000e+00])"
         );
-        assert_eq!(f32_repr(&[1e9, 1.0], &[2], None), "tensor([1.0000e+09, 1.0000e+00])");
-        assert_eq!(f32_repr(&[100.0, 2000.0], &[2], None), "tensor([ 100., 2000.])");
+        assert_eq!(
+            f32_repr(&[1e9, 1.0], &[2], None),
+            "tensor([1.0000e+09, 1.0000e+00])"
+        );
+        assert_eq!(
+            f32_repr(&[100.0, 2000.0], &[2], None),
+            "tensor([ 100., 2000.])"
+        );
     }
 
     #[test]
