@@ -14,4 +14,3 @@ pub use floatfmt::py_float_repr;
 pub use html::{array_html, html_escape, table_html, table_text};
 pub use pyfmt::{format_spec, percent_format, py_str_repr, FmtValue, FormatError};
 pub use torch::torch_repr;
-#[cfg(test)]
