@@ -276,7 +276,7 @@ impl Session {
             ename: "SyntaxError".into(),
             evalue: e.message,
             frames: vec![ErrorFrame {
-                function: "<cell>".into(),
+                function: "<module>".into(),
                 source: code.to_string(),
                 span: e.span,
             }],
@@ -458,7 +458,7 @@ fn to_eval_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
     if let Some(span) = e.span {
         let source = e.source.as_ref().unwrap_or(cell_source);
         frames.push(ErrorFrame {
-            function: "<cell>".into(),
+            function: "<module>".into(),
             source: source.to_string(),
             span,
         });

@@ -1,0 +1,346 @@
+//! HTML for Jupyter (inline styles only, no scripts) and boxed text tables.
+
+use super::arrayprint::{
+    element_formatter, shape_tuple, shown_indices, strides, ArrayView, EDGE_ITEMS, THRESHOLD,
+};
+
+/// Escape text for HTML element content and attribute values.
+pub fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const CELL: &str = "padding:1px 6px;text-align:right;border:1px solid #ddd";
+const ELLIPSIS_CELL: &str = "padding:1px 6px;text-align:center;border:1px solid #ddd;color:#888";
+const TABLE: &str = "border-collapse:collapse;font-family:monospace;font-size:12px";
+
+/// The device badge: green for GPUs, slate for the CPU.
+fn device_badge(device: &str) -> String {
+    let background = if device.starts_with("cpu") {
+        "#546e7a"
+    } else {
+        "#2e7d32"
+    };
+    format!(
+        "<span style=\"background:{background};color:#fff;border-radius:3px;padding:1px 6px;font-weight:bold\">{}</span>",
+        html_escape(device)
+    )
+}
+
+/// Positions along one axis: `Some(index)` or `None` for the elision mark.
+fn axis_positions(len: usize, summarize: bool) -> Vec<Option<usize>> {
+    let indices = shown_indices(len, summarize, EDGE_ITEMS);
+    let mut positions = Vec::with_capacity(indices.len() + 1);
+    for (n, &i) in indices.iter().enumerate() {
+        if n > 0 && indices.get(n - 1).is_some_and(|&prev| i != prev + 1) {
+            positions.push(None);
+        }
+        positions.push(Some(i));
+    }
+    positions
+}
+
+/// One 2-D (or 1-D as a single row) table of the elements at `base`.
+fn matrix_table(
+    a: &ArrayView,
+    format: &dyn Fn(usize) -> String,
+    base: usize,
+    row_axis: Option<usize>,
+    summarize: bool,
+) -> String {
+    let strides = strides(a.shape);
+    let col_axis = a.shape.len() - 1;
+    let cols = axis_positions(a.shape[col_axis], summarize);
+    let rows = match row_axis {
+        Some(axis) => axis_positions(a.shape[axis], summarize),
+        None => vec![Some(0)],
+    };
+    let row_stride = row_axis.map_or(0, |axis| strides[axis]);
+    let mut html = format!("<table style=\"{TABLE}\">");
+    for row in &rows {
+        html.push_str("<tr>");
+        for col in &cols {
+            match (row, col) {
+                (Some(r), Some(c)) => {
+                    let text = format(base + r * row_stride + c * strides[col_axis]);
+                    html.push_str(&format!(
+                        "<td style=\"{CELL}\">{}</td>",
+                        html_escape(text.trim())
+                    ));
+                }
+                (None, Some(_)) => html.push_str(&format!("<td style=\"{ELLIPSIS_CELL}\">⋮</td>")),
+                (Some(_), None) => html.push_str(&format!("<td style=\"{ELLIPSIS_CELL}\">…</td>")),
+                (None, None) => html.push_str(&format!("<td style=\"{ELLIPSIS_CELL}\">⋱</td>")),
+            }
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table>");
+    html
+}
+
+/// Every index tuple of the leading (all but the last two) axes, with `None`
+/// where a run of slices is elided.
+fn leading_slices(shape: &[usize], summarize: bool) -> Vec<Option<Vec<usize>>> {
+    let mut slices: Vec<Option<Vec<usize>>> = vec![Some(Vec::new())];
+    for &len in shape {
+        let positions = axis_positions(len, summarize);
+        let mut next = Vec::new();
+        for prefix in &slices {
+            match prefix {
+                None => next.push(None),
+                Some(prefix) => {
+                    for position in &positions {
+                        match position {
+                            Some(i) => {
+                                let mut index = prefix.clone();
+                                index.push(*i);
+                                next.push(Some(index));
+                            }
+                            None => next.push(None),
+                        }
+                    }
+                }
+            }
+        }
+        // collapse neighbouring elisions into one mark
+        next.dedup_by(|a, b| a.is_none() && b.is_none());
+        slices = next;
+    }
+    slices
+}
+
+/// A compact, self-contained HTML view of an array for Jupyter: a header with
+/// a device badge, the shape and dtype, then the values as a table, elided
+/// like the text form (edge items and `…` beyond 1000 elements). Arrays of 3
+/// or more dimensions show one table per 2-D slice, captioned with its index.
+pub fn array_html(a: &ArrayView, dtype_name: &str, device: &str) -> String {
+    let header = format!(
+        "<div style=\"margin-bottom:4px\">{} <span style=\"color:#555\">shape {} · {}</span></div>",
+        device_badge(device),
+        html_escape(&shape_tuple(a.shape)),
+        html_escape(dtype_name)
+    );
+    let mut html = format!("<div style=\"font-family:monospace;font-size:12px\">{header}");
+    if !a.is_consistent() {
+        html.push_str(&html_escape(&a.inconsistency_note()));
+    } else if a.size() == 0 {
+        html.push_str("<span style=\"color:#888\">(empty)</span>");
+    } else {
+        let format = element_formatter(a);
+        let summarize = a.size() > THRESHOLD;
+        match a.shape.len() {
+            0 => html.push_str(&format!(
+                "<table style=\"{TABLE}\"><tr><td style=\"{CELL}\">{}</td></tr></table>",
+                html_escape(format(0).trim())
+            )),
+            1 => html.push_str(&matrix_table(a, &format, 0, None, summarize)),
+            2 => html.push_str(&matrix_table(a, &format, 0, Some(0), summarize)),
+            ndim => {
+                let strides = strides(a.shape);
+                let leading = &a.shape[..ndim - 2];
+                for slice in leading_slices(leading, summarize) {
+                    match slice {
+                        None => html.push_str("<div style=\"color:#888;margin:2px 0\">⋮</div>"),
+                        Some(index) => {
+                            let base: usize = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
+                            let parts: Vec<String> = index.iter().map(usize::to_string).collect();
+                            html.push_str(&format!(
+                                "<div style=\"color:#555;margin:4px 0 2px\">[{}, :, :]</div>",
+                                parts.join(", ")
+                            ));
+                            html.push_str(&matrix_table(
+                                a,
+                                &format,
+                                base,
+                                Some(ndim - 2),
+                                summarize,
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    html.push_str("</div>");
+    html
+}
+
+/// A plain HTML table with a header row; every cell is escaped.
+pub fn table_html(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let head_cell = "padding:2px 8px;text-align:left;border-bottom:2px solid #999";
+    let body_cell = "padding:2px 8px;text-align:left;border-bottom:1px solid #ddd";
+    let mut html = format!("<table style=\"{TABLE}\"><tr>");
+    for header in headers {
+        html.push_str(&format!(
+            "<th style=\"{head_cell}\">{}</th>",
+            html_escape(header)
+        ));
+    }
+    html.push_str("</tr>");
+    for row in rows {
+        html.push_str("<tr>");
+        for cell in row {
+            html.push_str(&format!(
+                "<td style=\"{body_cell}\">{}</td>",
+                html_escape(cell)
+            ));
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table>");
+    html
+}
+
+/// A boxed text table in the style of nvidia-smi:
+///
+/// ```text
+/// +--------+---------+
+/// | device | backend |
+/// +--------+---------+
+/// | cpu(0) | host    |
+/// +--------+---------+
+/// ```
+pub fn table_text(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let columns = rows
+        .iter()
+        .map(Vec::len)
+        .chain(std::iter::once(headers.len()))
+        .max()
+        .unwrap_or(0);
+    let cell = |row: &[String], i: usize| row.get(i).map_or("", String::as_str).to_string();
+    let header_row: Vec<String> = headers.iter().map(|h| (*h).to_string()).collect();
+    let mut widths = vec![0usize; columns];
+    for row in std::iter::once(&header_row).chain(rows) {
+        for (i, width) in widths.iter_mut().enumerate() {
+            *width = (*width).max(cell(row, i).chars().count());
+        }
+    }
+    let border: String = widths
+        .iter()
+        .map(|w| format!("+{}", "-".repeat(w + 2)))
+        .collect::<String>()
+        + "+";
+    let line = |row: &[String]| {
+        let cells: String = widths
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let text = cell(row, i);
+                let pad = w - text.chars().count();
+                format!("| {text}{} ", " ".repeat(pad))
+            })
+            .collect();
+        format!("{cells}|")
+    };
+    let mut out = vec![border.clone(), line(&header_row), border.clone()];
+    out.extend(rows.iter().map(|row| line(row)));
+    if !rows.is_empty() {
+        out.push(border);
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::arrayprint::HostValues;
+    use super::*;
+
+    fn view<'a>(values: &'a [f32], shape: &'a [usize]) -> ArrayView<'a> {
+        ArrayView {
+            values: HostValues::F32(values),
+            shape,
+        }
+    }
+
+    #[test]
+    fn small_matrix_with_gpu_badge() {
+        let html = array_html(&view(&[1.0, 2.0, 3.0, 4.5], &[2, 2]), "float32", "gpu(0)");
+        assert!(html.starts_with("<div style=\"font-family:monospace;font-size:12px\"><div style=\"margin-bottom:4px\"><span style=\"background:#2e7d32;"));
+        assert!(html
+            .contains(">gpu(0)</span> <span style=\"color:#555\">shape (2, 2) · float32</span>"));
+        assert_eq!(html.matches("<tr>").count(), 2);
+        assert!(html.contains(&format!("<td style=\"{CELL}\">4.5</td>")));
+        assert!(html.contains(&format!("<td style=\"{CELL}\">1.</td>")));
+        assert!(!html.contains("<script"));
+    }
+
+    #[test]
+    fn cpu_badge_differs_from_gpu() {
+        let html = array_html(&view(&[1.0], &[1]), "float32", "cpu(0)");
+        assert!(html.contains("background:#546e7a"));
+    }
+
+    #[test]
+    fn large_matrix_is_elided_like_text() {
+        let values: Vec<f32> = (0..10_000).map(|i| i as f32).collect();
+        let html = array_html(&view(&values, &[100, 100]), "float32", "cpu(0)");
+        // 3 + 1 + 3 rows, each 3 + 1 + 3 cells
+        assert_eq!(html.matches("<tr>").count(), 7);
+        assert_eq!(html.matches("<td").count(), 49);
+        assert_eq!(html.matches(">…</td>").count(), 6);
+        assert_eq!(html.matches(">⋮</td>").count(), 6);
+        assert_eq!(html.matches(">⋱</td>").count(), 1);
+        assert!(html.contains(">9.999e+03</td>"));
+    }
+
+    #[test]
+    fn three_dimensional_arrays_list_their_slices() {
+        let values: Vec<f32> = (0..24).map(|i| i as f32).collect();
+        let html = array_html(&view(&values, &[2, 3, 4]), "float32", "cpu(0)");
+        assert!(html.contains(">[0, :, :]</div>"));
+        assert!(html.contains(">[1, :, :]</div>"));
+        assert_eq!(html.matches("<table").count(), 2);
+        assert!(html.contains(">23.</td>"));
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        assert_eq!(html_escape("<a & 'b'>"), "&lt;a &amp; &#39;b&#39;&gt;");
+        let html = array_html(&view(&[1.0], &[1]), "<b>", "gpu\"x");
+        assert!(html.contains("&lt;b&gt;") && html.contains("gpu&quot;x"));
+        assert_eq!(
+            table_html(&["a<"], &[vec!["x&y".into()]]),
+            format!("<table style=\"{TABLE}\"><tr><th style=\"padding:2px 8px;text-align:left;border-bottom:2px solid #999\">a&lt;</th></tr><tr><td style=\"padding:2px 8px;text-align:left;border-bottom:1px solid #ddd\">x&amp;y</td></tr></table>")
+        );
+    }
+
+    #[test]
+    fn empty_and_scalar_arrays() {
+        let html = array_html(&view(&[], &[0, 3]), "float32", "cpu(0)");
+        assert!(html.contains("shape (0, 3)") && html.contains("(empty)"));
+        let html = array_html(&view(&[6.0], &[]), "float32", "cpu(0)");
+        assert!(html.contains("shape ()") && html.contains(">6.</td>"));
+    }
+
+    #[test]
+    fn boxed_text_table() {
+        let rows = vec![
+            vec![
+                "cpu(0)".to_string(),
+                "host".to_string(),
+                "12 KiB".to_string(),
+            ],
+            vec!["gpu(0)".to_string(), "simulated".to_string()],
+        ];
+        assert_eq!(
+            table_text(&["device", "backend", "memory"], &rows),
+            "+--------+-----------+--------+\n\
+             | device | backend   | memory |\n\
+             +--------+-----------+--------+\n\
+             | cpu(0) | host      | 12 KiB |\n\
+             | gpu(0) | simulated |        |\n\
+             +--------+-----------+--------+"
+        );
+    }
+}
