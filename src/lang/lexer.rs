@@ -333,7 +333,11 @@ impl<'s> Lexer<'s> {
             match c {
                 '#' => self.skip_comment(),
                 '\n' | '\r' => {
-                    self.pos += if self.rest().starts_with("\r\n") { 2 } else { 1 };
+                    self.pos += if self.rest().starts_with("\r\n") {
+                        2
+                    } else {
+                        1
+                    };
                     if self.brackets.is_empty() && !self.expression_mode {
                         if self.line_has_tokens {
                             self.push(Tok::Newline, start);
@@ -601,12 +605,10 @@ impl<'s> Lexer<'s> {
             "r" => (true, false),
             "f" => (false, true),
             "rf" | "fr" => (true, true),
-            "b" | "rb" | "br" => {
-                return Err(error(
-                    "byte strings (b\"...\") are not supported; remove the 'b' prefix to make a str",
-                    Span::new(start, self.pos),
-                ))
-            }
+            "b" | "rb" | "br" => return Err(error(
+                "byte strings (b\"...\") are not supported; remove the 'b' prefix to make a str",
+                Span::new(start, self.pos),
+            )),
             _ => {
                 return Err(error(
                     format!("invalid string prefix '{prefix}'"),
@@ -675,8 +677,9 @@ impl<'s> Lexer<'s> {
             return Ok(());
         }
         let text = self.src.get(body_start..body_end).unwrap_or("");
-        let value = decode_escapes(text, raw)
-            .map_err(|(msg, at)| error(msg, Span::new(body_start + at.start, body_start + at.end)))?;
+        let value = decode_escapes(text, raw).map_err(|(msg, at)| {
+            error(msg, Span::new(body_start + at.start, body_start + at.end))
+        })?;
         self.push(Tok::Str(Rc::from(value)), start);
         Ok(())
     }
@@ -701,10 +704,7 @@ impl<'s> Lexer<'s> {
             let span = Span::new(start, self.pos);
             let clean: String = digits.chars().filter(|&c| c != '_').collect();
             let bad_underscores = digits.ends_with('_') || digits.contains("__");
-            if clean.is_empty()
-                || bad_underscores
-                || !clean.chars().all(|c| c.is_digit(radix))
-            {
+            if clean.is_empty() || bad_underscores || !clean.chars().all(|c| c.is_digit(radix)) {
                 return Err(error(format!("invalid {radix_name} literal"), span));
             }
             let value = parse_int(&clean, radix, span)?;
@@ -741,16 +741,18 @@ impl<'s> Lexer<'s> {
                 Span::new(start, self.pos),
             ));
         }
-        if self.peek().is_some_and(is_name_char) || text.ends_with('_') || text.contains("__") || text.contains("_.") || text.contains("._") {
+        if self.peek().is_some_and(is_name_char)
+            || text.ends_with('_')
+            || text.contains("__")
+            || text.contains("_.")
+            || text.contains("._")
+        {
             let len = self
                 .rest()
                 .find(|c: char| !is_name_char(c))
                 .unwrap_or(self.rest().len());
             self.pos += len;
-            return Err(error(
-                "invalid decimal literal",
-                Span::new(start, self.pos),
-            ));
+            return Err(error("invalid decimal literal", Span::new(start, self.pos)));
         }
         let span = Span::new(start, self.pos);
         let clean: String = text.chars().filter(|&c| c != '_').collect();
@@ -960,12 +962,12 @@ pub(crate) fn decode_escapes(text: &str, raw: bool) -> Result<String, (String, S
                             end = j + 1;
                             chars.next();
                         }
-                        _ => {
-                            return Err((
-                                format!("truncated \\{e} escape: expected {width} hex digits after \\{e}"),
-                                Span::new(i, end),
-                            ))
-                        }
+                        _ => return Err((
+                            format!(
+                                "truncated \\{e} escape: expected {width} hex digits after \\{e}"
+                            ),
+                            Span::new(i, end),
+                        )),
                     }
                 }
                 match char::from_u32(value) {
@@ -978,13 +980,11 @@ pub(crate) fn decode_escapes(text: &str, raw: bool) -> Result<String, (String, S
                     }
                 }
             }
-            'N' => {
-                return Err((
-                    "named Unicode escapes (\\N{...}) are not supported; use \\u with the code point"
-                        .to_string(),
-                    Span::new(i, i + 2),
-                ))
-            }
+            'N' => return Err((
+                "named Unicode escapes (\\N{...}) are not supported; use \\u with the code point"
+                    .to_string(),
+                Span::new(i, i + 2),
+            )),
             other => {
                 out.push('\\');
                 out.push(other);
@@ -1012,11 +1012,51 @@ pub enum TokenClass {
 }
 
 const BUILTINS: &[&str] = &[
-    "abs", "all", "any", "arange", "array", "bool", "cpu", "devices", "dict", "dir", "divmod",
-    "enumerate", "eye", "filter", "float", "full", "getattr", "gpu", "hasattr", "help", "id",
-    "int", "isinstance", "len", "list", "map", "max", "min", "num_gpus", "ones", "print", "range",
-    "repr", "reversed", "round", "setattr", "sorted", "str", "sum", "try_all_gpus", "try_gpu",
-    "tuple", "type", "zeros", "zip",
+    "abs",
+    "all",
+    "any",
+    "arange",
+    "array",
+    "bool",
+    "cpu",
+    "devices",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eye",
+    "filter",
+    "float",
+    "full",
+    "getattr",
+    "gpu",
+    "hasattr",
+    "help",
+    "id",
+    "int",
+    "isinstance",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "num_gpus",
+    "ones",
+    "print",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "setattr",
+    "sorted",
+    "str",
+    "sum",
+    "try_all_gpus",
+    "try_gpu",
+    "tuple",
+    "type",
+    "zeros",
+    "zip",
 ];
 
 /// Classifies every token of `source`, which may be incomplete or invalid; never
@@ -1055,8 +1095,14 @@ pub fn highlight(source: &str) -> Vec<(Span, TokenClass)> {
         } else if c == '"' || c == '\'' {
             let (len, ok) = string_extent(rest);
             pos = start + len;
-            class = if ok { TokenClass::String } else { TokenClass::Error };
-        } else if c.is_ascii_digit() || (c == '.' && rest[1..].starts_with(|d: char| d.is_ascii_digit())) {
+            class = if ok {
+                TokenClass::String
+            } else {
+                TokenClass::Error
+            };
+        } else if c.is_ascii_digit()
+            || (c == '.' && rest[1..].starts_with(|d: char| d.is_ascii_digit()))
+        {
             let len = rest
                 .char_indices()
                 .find(|&(i, d)| {
@@ -1073,9 +1119,7 @@ pub fn highlight(source: &str) -> Vec<(Span, TokenClass)> {
             pos = start + len.max(1);
             class = TokenClass::Number;
         } else if is_name_start(c) {
-            let len = rest
-                .find(|d: char| !is_name_char(d))
-                .unwrap_or(rest.len());
+            let len = rest.find(|d: char| !is_name_char(d)).unwrap_or(rest.len());
             let word = &rest[..len];
             let after = rest[len..].chars().next();
             if len <= 2
@@ -1084,7 +1128,11 @@ pub fn highlight(source: &str) -> Vec<(Span, TokenClass)> {
             {
                 let (slen, ok) = string_extent(&rest[len..]);
                 pos = start + len + slen;
-                class = if ok { TokenClass::String } else { TokenClass::Error };
+                class = if ok {
+                    TokenClass::String
+                } else {
+                    TokenClass::Error
+                };
             } else {
                 pos = start + len;
                 class = if Keyword::from_word(word).is_some() {

@@ -32,9 +32,10 @@ impl fmt::Display for SyntaxError {
 
 impl std::error::Error for SyntaxError {}
 
-/// Expressions and blocks may nest this deep. Each level costs a dozen stack
-/// frames, so this keeps a debug build well inside a 2 MiB thread stack.
-pub const MAX_NESTING: usize = 100;
+/// Expressions and blocks may nest this deep. One level of brackets costs about
+/// a dozen stack frames (about 18 KiB in an unoptimised build), so this keeps
+/// even a debug build well inside a 2 MiB thread stack.
+pub const MAX_NESTING: usize = 64;
 
 type PResult<T> = Result<T, SyntaxError>;
 
@@ -105,7 +106,10 @@ pub fn next_indent(source: &str) -> String {
     let Some(line) = source.lines().rev().find(|l| !l.trim().is_empty()) else {
         return String::new();
     };
-    let indent: String = line.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+    let indent: String = line
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
     let code = line.trim();
     let code = match code.find(" #") {
         Some(i) if !code.contains(['"', '\'']) => code[..i].trim_end(),
@@ -114,7 +118,9 @@ pub fn next_indent(source: &str) -> String {
     if code.ends_with(':') && !code.starts_with('#') {
         return format!("{indent}    ");
     }
-    let first_word = code.split(|c: char| !c.is_alphanumeric() && c != '_').next();
+    let first_word = code
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .next();
     if matches!(
         first_word,
         Some("return" | "pass" | "break" | "continue" | "raise")
@@ -204,7 +210,9 @@ impl<'s> Parser<'s> {
     }
 
     fn peek_nth(&self, n: usize) -> &Tok {
-        self.tokens.get(self.pos + n).map_or(&self.eof.kind, |t| &t.kind)
+        self.tokens
+            .get(self.pos + n)
+            .map_or(&self.eof.kind, |t| &t.kind)
     }
 
     fn span(&self) -> Span {
@@ -221,7 +229,10 @@ impl<'s> Parser<'s> {
         if self.pos + 1 < self.tokens.len() {
             self.pos += 1;
         }
-        self.last_end = token.span.end;
+        // Layout tokens are not part of any node's text.
+        if !matches!(token.kind, Tok::Newline | Tok::Indent | Tok::Dedent) {
+            self.last_end = token.span.end;
+        }
         token
     }
 
@@ -287,7 +298,13 @@ impl<'s> Parser<'s> {
                 span: self.span(),
                 incomplete: false,
             },
-            Tok::Keyword(kw @ (Keyword::Class | Keyword::Yield | Keyword::Async | Keyword::Await | Keyword::Nonlocal)) => err(
+            Tok::Keyword(
+                kw @ (Keyword::Class
+                | Keyword::Yield
+                | Keyword::Async
+                | Keyword::Await
+                | Keyword::Nonlocal),
+            ) => err(
                 format!("'{}' is not supported in devarray", kw.as_str()),
                 self.span(),
             ),
@@ -515,7 +532,7 @@ impl<'s> Parser<'s> {
                 StmtKind::Global(names)
             }
             Tok::Keyword(Keyword::Import) => self.import_statement()?,
-            Tok::Keyword(Keyword::From) => self.from_import_statement()?,
+            Tok::Keyword(Keyword::From) => self.import_from_statement()?,
             _ => return self.expression_statement(),
         };
         Ok(Stmt {
@@ -539,7 +556,10 @@ impl<'s> Parser<'s> {
             if &**name == "print" {
                 return Err(err(
                     "Missing parentheses in call to 'print'. Did you mean print(...)?",
-                    Span::new(start, self.tokens.get(self.pos + 1).map_or(start, |t| t.span.end)),
+                    Span::new(
+                        start,
+                        self.tokens.get(self.pos + 1).map_or(start, |t| t.span.end),
+                    ),
                 ));
             }
         }
@@ -625,7 +645,7 @@ impl<'s> Parser<'s> {
         Ok(path)
     }
 
-    fn from_import_statement(&mut self) -> PResult<StmtKind> {
+    fn import_from_statement(&mut self) -> PResult<StmtKind> {
         self.advance();
         let module = self.dotted_name()?;
         if !self.eat_kw(Keyword::Import) {
@@ -716,7 +736,13 @@ impl<'s> Parser<'s> {
                 self.line_of(header_start)
             ),
             span: self.span(),
-            incomplete: matches!(self.peek(), Tok::Eof),
+            // Only dedents (closing the enclosing blocks) and the end follow.
+            incomplete: self
+                .tokens
+                .get(self.pos..)
+                .unwrap_or_default()
+                .iter()
+                .all(|t| matches!(t.kind, Tok::Dedent | Tok::Eof)),
         }
     }
 
@@ -952,7 +978,10 @@ impl<'s> Parser<'s> {
         while !self.check_op(closing) {
             let start = self.start();
             if params.last().is_some_and(|p| p.kind == ParamKind::KwArgs) {
-                return Err(err("arguments cannot follow var-keyword argument", self.span()));
+                return Err(err(
+                    "arguments cannot follow var-keyword argument",
+                    self.span(),
+                ));
             }
             let kind = if self.eat_op(Op::DoubleStar) {
                 ParamKind::KwArgs
@@ -973,7 +1002,11 @@ impl<'s> Parser<'s> {
             };
             let (name, name_span) = self.name("a parameter name")?;
             if params.iter().any(|p| p.name == name) {
-                let what = if in_def { "function definition" } else { "lambda" };
+                let what = if in_def {
+                    "function definition"
+                } else {
+                    "lambda"
+                };
                 return Err(err(
                     format!("duplicate argument '{name}' in {what}"),
                     name_span,
@@ -1015,7 +1048,11 @@ impl<'s> Parser<'s> {
             }
         }
         if !self.check_op(closing) {
-            let expected = if in_def { "expected ')'" } else { "expected ':'" };
+            let expected = if in_def {
+                "expected ')'"
+            } else {
+                "expected ':'"
+            };
             return Err(self.error_here(expected));
         }
         Ok(params)
@@ -1376,7 +1413,9 @@ impl<'s> Parser<'s> {
                 | Tok::Float(_)
                 | Tok::Str(_)
                 | Tok::FStr { .. }
-                | Tok::Keyword(Keyword::True | Keyword::False | Keyword::None | Keyword::Lambda | Keyword::Not)
+                | Tok::Keyword(
+                    Keyword::True | Keyword::False | Keyword::None | Keyword::Lambda | Keyword::Not
+                )
                 | Tok::Op(Op::LParen | Op::LBracket | Op::LBrace | Op::Ellipsis | Op::Tilde)
         )
     }
@@ -1479,10 +1518,7 @@ impl<'s> Parser<'s> {
         let mut items = Vec::new();
         let mut trailing_comma = false;
         if self.check_op(Op::RBracket) {
-            return Err(err(
-                "expected an index or slice inside '[]'",
-                self.span(),
-            ));
+            return Err(err("expected an index or slice inside '[]'", self.span()));
         }
         while !self.check_op(Op::RBracket) {
             let item_start = self.start();
@@ -1525,9 +1561,8 @@ impl<'s> Parser<'s> {
             Some(Box::new(expr))
         };
         self.advance(); // the ':'
-        let ends_part = |p: &Self| {
-            p.check_op(Op::Colon) || p.check_op(Op::Comma) || p.check_op(Op::RBracket)
-        };
+        let ends_part =
+            |p: &Self| p.check_op(Op::Colon) || p.check_op(Op::Comma) || p.check_op(Op::RBracket);
         let upper = if ends_part(self) {
             None
         } else {
@@ -1722,10 +1757,13 @@ impl<'s> Parser<'s> {
             }
             let key = self.star_expression()?;
             if !self.eat_op(Op::Colon) {
-                if self.check_op(Op::Comma) || self.check_op(Op::RBrace) || self.check_kw(Keyword::For) {
+                if self.check_op(Op::Comma)
+                    || self.check_op(Op::RBrace)
+                    || self.check_kw(Keyword::For)
+                {
                     return Err(err(
                         "set displays are not supported; use a list [...] or a dict {key: value}",
-                        Span::new(start, self.span().end),
+                        Span::new(start, key.span.end),
                     ));
                 }
                 return Err(self.error_here("expected ':' after a dict key"));
@@ -1871,12 +1909,7 @@ impl<'s> Parser<'s> {
     fn fstring_field(&mut self, open: usize, body: Span) -> PResult<(FStringPart, usize)> {
         let src = self.src;
         let char_at = |at: usize| src.get(at..body.end).and_then(|s| s.chars().next());
-        let unclosed = || {
-            err(
-                "f-string: expecting '}'",
-                Span::new(open, open + 1),
-            )
-        };
+        let unclosed = || err("f-string: expecting '}'", Span::new(open, open + 1));
         let expr_start = open + 1;
         let mut j = expr_start;
         let mut depth = 0usize;
@@ -1931,7 +1964,10 @@ impl<'s> Parser<'s> {
             j += c.len_utf8();
         }
         let expr_end = j;
-        if src.get(expr_start..expr_end).is_none_or(|t| t.trim().is_empty()) {
+        if src
+            .get(expr_start..expr_end)
+            .is_none_or(|t| t.trim().is_empty())
+        {
             return Err(err(
                 "f-string: empty expression not allowed",
                 Span::new(open, (j + 1).min(body.end)),
@@ -2067,10 +2103,7 @@ fn check_target(expr: &Expr, usage: TargetUse) -> PResult<()> {
                     }
                     starred += 1;
                     if starred > 1 {
-                        return Err(err(
-                            "multiple starred expressions in assignment",
-                            item.span,
-                        ));
+                        return Err(err("multiple starred expressions in assignment", item.span));
                     }
                     check_target(value, inner)?;
                 } else {
@@ -2079,10 +2112,12 @@ fn check_target(expr: &Expr, usage: TargetUse) -> PResult<()> {
             }
             Ok(())
         }
-        ExprKind::Starred(_) if usage != TargetUse::Delete && usage != TargetUse::Augmented => Err(err(
-            "starred assignment target must be in a list or tuple",
-            expr.span,
-        )),
+        ExprKind::Starred(_) if usage != TargetUse::Delete && usage != TargetUse::Augmented => {
+            Err(err(
+                "starred assignment target must be in a list or tuple",
+                expr.span,
+            ))
+        }
         _ => {
             let what = describe(expr);
             let message = match usage {
@@ -2090,7 +2125,9 @@ fn check_target(expr: &Expr, usage: TargetUse) -> PResult<()> {
                 TargetUse::Augmented => {
                     format!("'{what}' is an illegal expression for augmented assignment")
                 }
-                TargetUse::AssignTop if !matches!(expr.kind, ExprKind::Bool(_) | ExprKind::None) => {
+                TargetUse::AssignTop
+                    if !matches!(expr.kind, ExprKind::Bool(_) | ExprKind::None) =>
+                {
                     format!("cannot assign to {what} here. Maybe you meant '==' instead of '='?")
                 }
                 _ => format!("cannot assign to {what}"),

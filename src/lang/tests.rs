@@ -120,7 +120,9 @@ fn sx(e: &Expr) -> String {
             format!("({} {} {})", op.symbol(), sx(left), sx(right))
         }
         ExprKind::Compare { left, ops } => {
-            let rest = ops.iter().map(|(op, e)| format!("{} {}", op.symbol(), sx(e)));
+            let rest = ops
+                .iter()
+                .map(|(op, e)| format!("{} {}", op.symbol(), sx(e)));
             format!("(cmp {} {})", sx(left), list(rest))
         }
         ExprKind::BoolOp { op, values } => {
@@ -146,17 +148,23 @@ fn body(stmts: &[Stmt]) -> String {
 fn st(s: &Stmt) -> String {
     match &s.kind {
         StmtKind::Expr(e) => sx(e),
-        StmtKind::Assign { targets, value } => format!(
-            "(= {} {})",
-            list(targets.iter().map(sx)),
-            sx(value)
-        ),
+        StmtKind::Assign { targets, value } => {
+            format!("(= {} {})", list(targets.iter().map(sx)), sx(value))
+        }
         StmtKind::AugAssign { target, op, value } => {
             format!("({}= {} {})", op.symbol(), sx(target), sx(value))
         }
         StmtKind::Def(f) => {
-            let doc = f.doc.as_ref().map_or(String::new(), |d| format!(" doc={d:?}"));
-            format!("(def {} {}{doc} {})", f.name, params(&f.params), body(&f.body))
+            let doc = f
+                .doc
+                .as_ref()
+                .map_or(String::new(), |d| format!(" doc={d:?}"));
+            format!(
+                "(def {} {}{doc} {})",
+                f.name,
+                params(&f.params),
+                body(&f.body)
+            )
         }
         StmtKind::Return(None) => "(return)".into(),
         StmtKind::Return(Some(e)) => format!("(return {})", sx(e)),
@@ -213,13 +221,13 @@ fn st(s: &Stmt) -> String {
             None => format!("(assert {})", sx(test)),
         },
         StmtKind::Del(targets) => format!("(del {})", list(targets.iter().map(sx))),
-        StmtKind::Global(names) => format!("(global {})", list(names.iter().map(|n| n.to_string()))),
+        StmtKind::Global(names) => {
+            format!("(global {})", list(names.iter().map(|n| n.to_string())))
+        }
         StmtKind::Import(names) => format!("(import {})", imports(names)),
-        StmtKind::FromImport { module, names } => format!(
-            "(from {} {})",
-            module.join("."),
-            imports(names)
-        ),
+        StmtKind::FromImport { module, names } => {
+            format!("(from {} {})", module.join("."), imports(names))
+        }
         StmtKind::Magic { name, arg, .. } => format!("(magic {name:?} {arg:?})"),
     }
 }
@@ -347,12 +355,18 @@ fn statements_table() {
 fn magics() {
     assert_eq!(show("!nvidia-smi -L"), "(magic \"!\" \"nvidia-smi -L\")");
     assert_eq!(show("%time x = 1"), "(magic \"time\" \"x = 1\")");
-    assert_eq!(show("%devices\nx = 5 % 3"), "(magic \"devices\" \"\") (= x (% 5 3))");
+    assert_eq!(
+        show("%devices\nx = 5 % 3"),
+        "(magic \"devices\" \"\") (= x (% 5 3))"
+    );
     assert_eq!(
         show("%%time\nx = 1\ny = 2\n"),
         "(magic \"%time\" \"x = 1\\ny = 2\")"
     );
-    assert_eq!(show("%%timeit -n 3\nx\n"), "(magic \"%timeit\" \"-n 3\\nx\")");
+    assert_eq!(
+        show("%%timeit -n 3\nx\n"),
+        "(magic \"%timeit\" \"-n 3\\nx\")"
+    );
     assert_eq!(
         show("for i in x:\n    %time f(i)\n"),
         "(for i x (magic \"time\" \"f(i)\"))"
@@ -375,7 +389,10 @@ fn magics() {
         panic!("not an assignment")
     };
     assert_eq!(text_of(src, value.span), "y + 1");
-    assert_eq!(fail("%").0, "expected a magic name after '%', e.g. %time or %devices");
+    assert_eq!(
+        fail("%").0,
+        "expected a magic name after '%', e.g. %time or %devices"
+    );
 }
 
 #[test]
@@ -415,7 +432,10 @@ fn expressions_table() {
         ("x[1, None]", "(sub x (tuple 1 None))"),
         ("x[0,]", "(sub x (tuple 0))"),
         ("x[a:b:c, -1]", "(sub x (tuple (slice a b c) (neg 1)))"),
-        ("net[0].weight.data()", "(call (. (. (sub net 0) weight) data))"),
+        (
+            "net[0].weight.data()",
+            "(call (. (. (sub net 0) weight) data))",
+        ),
         ("()", "(tuple )"),
         ("(1,)", "(tuple 1)"),
         ("(1, 2,)", "(tuple 1 2)"),
@@ -428,13 +448,22 @@ fn expressions_table() {
             "[x * y for x in a if x for y in b if y if z]",
             "(listcomp (* x y) (for x a (if x)) (for y b (if y) (if z)))",
         ),
-        ("[(a, b) for a, b in z]", "(listcomp (tuple a b) (for (tuple a b) z))"),
+        (
+            "[(a, b) for a, b in z]",
+            "(listcomp (tuple a b) (for (tuple a b) z))",
+        ),
         ("{k: v for k, v in d}", "(dictcomp k v (for (tuple k v) d))"),
         ("(x for x in y)", "(listcomp x (for x y))"),
-        ("[a if b else c for d in e]", "(listcomp (ifexp b a c) (for d e))"),
+        (
+            "[a if b else c for d in e]",
+            "(listcomp (ifexp b a c) (for d e))",
+        ),
         ("True, False, None, ...", "(tuple True False None ...)"),
         ("0x1F + 0o17 + 0b101 + 1_000", "(+ (+ (+ 31 15) 5) 1000)"),
-        ("1. + .5 + 1e-3 + 1_000.5 + 2E2", "(+ (+ (+ (+ 1.0 0.5) 0.001) 1000.5) 200.0)"),
+        (
+            "1. + .5 + 1e-3 + 1_000.5 + 2E2",
+            "(+ (+ (+ (+ 1.0 0.5) 0.001) 1000.5) 200.0)",
+        ),
         ("9223372036854775807", "9223372036854775807"),
         ("'a' \"b\" '''c'''", "\"abc\""),
         (r#"'\n\t\\\'\"\x41\u00e9\q'"#, "\"\\n\\t\\\\'\\\"Aé\\\\q\""),
@@ -598,7 +627,7 @@ fn syntax_errors() {
         (
             "try:\n    x\nexcept E:\n",
             "expected an indented block after 'except' statement on line 3",
-            (20, 20),
+            (21, 21),
             true,
         ),
         ("try:\n    x\n", "expected 'except' or 'finally' block", (11, 11), true),
@@ -710,7 +739,7 @@ fn syntax_errors() {
         (
             "while x:\n    def f():\n        continue",
             "'continue' not properly in loop",
-            (31, 39),
+            (30, 38),
             false,
         ),
         ("x = *a", "can't use starred expression here", (4, 6), false),
@@ -815,8 +844,17 @@ fn input_status_and_indent() {
     assert_eq!(next_indent(""), "");
 }
 
+/// Runs on a 1.5 MiB stack (less than a default 2 MiB thread) to keep a margin.
 #[test]
 fn nesting_is_capped_not_overflowed() {
+    let worker = std::thread::Builder::new()
+        .stack_size(1536 * 1024)
+        .spawn(deep_inputs_fail_cleanly);
+    let joined = worker.map(|handle| handle.join());
+    assert!(matches!(joined, Ok(Ok(()))), "deep nesting test failed");
+}
+
+fn deep_inputs_fail_cleanly() {
     for src in [
         "(".repeat(5000),
         format!("x = {}1{}", "(".repeat(150), ")".repeat(150)),
@@ -825,7 +863,11 @@ fn nesting_is_capped_not_overflowed() {
         format!("x = 1{}", " ** 2".repeat(5000)),
         format!("x = {}", "[".repeat(5000)),
         format!("x = {}0", "lambda: ".repeat(5000)),
-        format!("x = {}", "f'{".repeat(300)),
+        format!("x = f'{{{}x{}}}'", "(".repeat(300), ")".repeat(300)),
+        format!("x = f'{{{}x{}}}'", "(".repeat(100), ")".repeat(100)),
+        format!("x = {}1{}", "f(".repeat(100), ")".repeat(100)),
+        format!("x = {}1{}", "a[".repeat(100), "]".repeat(100)),
+        format!("x = {}1", "a if b else ".repeat(100)),
         (0..120)
             .map(|depth| format!("{}if x:\n", " ".repeat(depth)))
             .collect::<String>(),
@@ -841,7 +883,7 @@ fn nesting_is_capped_not_overflowed() {
         );
     }
     // Moderate nesting is fine.
-    let src = format!("x = {}1{}", "(".repeat(90), ")".repeat(90));
+    let src = format!("x = {}1{}", "(".repeat(60), ")".repeat(60));
     assert!(parse(&src).is_ok());
     let long_chain = format!("x = 1{}", " + 1".repeat(5000));
     assert!(parse(&long_chain).is_ok());
