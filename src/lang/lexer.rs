@@ -227,7 +227,14 @@ const MAX_INDENT_DEPTH: usize = 100;
 /// The result always ends with `Eof` or `Error`.
 pub fn tokenize(source: &str, range: Span, expression_mode: bool) -> Vec<Token> {
     let end = clamp_boundary(source, range.end.min(source.len()));
-    let start = clamp_boundary(source, range.start.min(end));
+    let mut start = clamp_boundary(source, range.start.min(end));
+    // Editors on Windows may start a file with a byte-order mark.
+    if source
+        .get(start..end)
+        .is_some_and(|s| s.starts_with('\u{feff}'))
+    {
+        start += '\u{feff}'.len_utf8();
+    }
     let mut lexer = Lexer {
         src: source,
         pos: start,
@@ -785,56 +792,7 @@ impl<'s> Lexer<'s> {
     fn operator(&mut self, c: char) -> LexResult<()> {
         let start = self.pos;
         let rest = self.rest();
-        const OPS: &[(&str, Op)] = &[
-            ("**=", Op::AugAssign(BinOp::Pow)),
-            ("//=", Op::AugAssign(BinOp::FloorDiv)),
-            ("<<=", Op::AugAssign(BinOp::LShift)),
-            (">>=", Op::AugAssign(BinOp::RShift)),
-            ("...", Op::Ellipsis),
-            ("**", Op::DoubleStar),
-            ("//", Op::DoubleSlash),
-            ("<<", Op::LShift),
-            (">>", Op::RShift),
-            ("<=", Op::LtE),
-            (">=", Op::GtE),
-            ("==", Op::EqEq),
-            ("!=", Op::NotEq),
-            ("->", Op::Arrow),
-            (":=", Op::Walrus),
-            ("+=", Op::AugAssign(BinOp::Add)),
-            ("-=", Op::AugAssign(BinOp::Sub)),
-            ("*=", Op::AugAssign(BinOp::Mul)),
-            ("/=", Op::AugAssign(BinOp::Div)),
-            ("%=", Op::AugAssign(BinOp::Mod)),
-            ("@=", Op::AugAssign(BinOp::MatMul)),
-            ("&=", Op::AugAssign(BinOp::BitAnd)),
-            ("|=", Op::AugAssign(BinOp::BitOr)),
-            ("^=", Op::AugAssign(BinOp::BitXor)),
-            ("(", Op::LParen),
-            (")", Op::RParen),
-            ("[", Op::LBracket),
-            ("]", Op::RBracket),
-            ("{", Op::LBrace),
-            ("}", Op::RBrace),
-            (",", Op::Comma),
-            (":", Op::Colon),
-            (";", Op::Semicolon),
-            (".", Op::Dot),
-            ("+", Op::Plus),
-            ("-", Op::Minus),
-            ("*", Op::Star),
-            ("/", Op::Slash),
-            ("%", Op::Percent),
-            ("@", Op::At),
-            ("&", Op::Amp),
-            ("|", Op::Pipe),
-            ("^", Op::Caret),
-            ("~", Op::Tilde),
-            ("<", Op::Lt),
-            (">", Op::Gt),
-            ("=", Op::Assign),
-        ];
-        let Some(&(text, op)) = OPS.iter().find(|(text, _)| rest.starts_with(text)) else {
+        let Some((len, op)) = match_operator(rest.as_bytes()) else {
             let span = Span::new(start, start + c.len_utf8());
             let message = if c.is_control() || c.is_whitespace() {
                 format!("invalid non-printable character U+{:04X}", c as u32)
@@ -847,7 +805,7 @@ impl<'s> Lexer<'s> {
             };
             return Err(error(message, span));
         };
-        self.pos += text.len();
+        self.pos += len;
         let span = Span::new(start, self.pos);
         match op {
             Op::LParen | Op::LBracket | Op::LBrace => {
@@ -877,6 +835,78 @@ impl<'s> Lexer<'s> {
         }
         self.push(Tok::Op(op), start);
         Ok(())
+    }
+}
+
+/// The longest operator at the start of `text`: its length and kind.
+fn match_operator(text: &[u8]) -> Option<(usize, Op)> {
+    let first = *text.first()?;
+    let second = text.get(1).copied().unwrap_or(0);
+    let third = text.get(2).copied().unwrap_or(0);
+    let aug = |op: BinOp, len: usize| Some((len, Op::AugAssign(op)));
+    // Operators that may double (`**`, `//`, `<<`, `>>`) and take `=`.
+    let doubled = |single: Op, double: Op, single_aug: Option<BinOp>, double_aug: BinOp| {
+        if second == first {
+            if third == b'=' {
+                aug(double_aug, 3)
+            } else {
+                Some((2, double))
+            }
+        } else if second == b'=' {
+            match single_aug {
+                Some(op) => aug(op, 2),
+                None => None,
+            }
+        } else {
+            Some((1, single))
+        }
+    };
+    match first {
+        b'(' => Some((1, Op::LParen)),
+        b')' => Some((1, Op::RParen)),
+        b'[' => Some((1, Op::LBracket)),
+        b']' => Some((1, Op::RBracket)),
+        b'{' => Some((1, Op::LBrace)),
+        b'}' => Some((1, Op::RBrace)),
+        b',' => Some((1, Op::Comma)),
+        b';' => Some((1, Op::Semicolon)),
+        b'~' => Some((1, Op::Tilde)),
+        b':' if second == b'=' => Some((2, Op::Walrus)),
+        b':' => Some((1, Op::Colon)),
+        b'.' if second == b'.' && third == b'.' => Some((3, Op::Ellipsis)),
+        b'.' => Some((1, Op::Dot)),
+        b'*' => doubled(Op::Star, Op::DoubleStar, Some(BinOp::Mul), BinOp::Pow),
+        b'/' => doubled(
+            Op::Slash,
+            Op::DoubleSlash,
+            Some(BinOp::Div),
+            BinOp::FloorDiv,
+        ),
+        b'<' if second == b'=' => Some((2, Op::LtE)),
+        b'<' => doubled(Op::Lt, Op::LShift, None, BinOp::LShift),
+        b'>' if second == b'=' => Some((2, Op::GtE)),
+        b'>' => doubled(Op::Gt, Op::RShift, None, BinOp::RShift),
+        b'-' if second == b'>' => Some((2, Op::Arrow)),
+        _ => {
+            let (single, op) = match first {
+                b'+' => (Op::Plus, BinOp::Add),
+                b'-' => (Op::Minus, BinOp::Sub),
+                b'%' => (Op::Percent, BinOp::Mod),
+                b'@' => (Op::At, BinOp::MatMul),
+                b'&' => (Op::Amp, BinOp::BitAnd),
+                b'|' => (Op::Pipe, BinOp::BitOr),
+                b'^' => (Op::Caret, BinOp::BitXor),
+                b'=' if second == b'=' => return Some((2, Op::EqEq)),
+                b'=' => return Some((1, Op::Assign)),
+                b'!' if second == b'=' => return Some((2, Op::NotEq)),
+                _ => return None,
+            };
+            if second == b'=' {
+                aug(op, 2)
+            } else {
+                Some((1, single))
+            }
+        }
     }
 }
 
@@ -962,12 +992,14 @@ pub(crate) fn decode_escapes(text: &str, raw: bool) -> Result<String, (String, S
                             end = j + 1;
                             chars.next();
                         }
-                        _ => return Err((
-                            format!(
+                        _ => {
+                            return Err((
+                                format!(
                                 "truncated \\{e} escape: expected {width} hex digits after \\{e}"
                             ),
-                            Span::new(i, end),
-                        )),
+                                Span::new(i, end),
+                            ))
+                        }
                     }
                 }
                 match char::from_u32(value) {

@@ -390,6 +390,12 @@ impl<'s> Parser<'s> {
     }
 
     fn statement(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
+        if self.check_op(Op::At) {
+            return Err(err(
+                "decorators ('@name' before 'def') are not supported; call the decorator after the definition: f = name(f)",
+                self.span(),
+            ));
+        }
         let Tok::Keyword(kw) = self.peek() else {
             return self.simple_statements(out);
         };
@@ -1757,10 +1763,10 @@ impl<'s> Parser<'s> {
             }
             let key = self.star_expression()?;
             if !self.eat_op(Op::Colon) {
-                if self.check_op(Op::Comma)
+                let looks_like_set = self.check_op(Op::Comma)
                     || self.check_op(Op::RBrace)
-                    || self.check_kw(Keyword::For)
-                {
+                    || self.check_kw(Keyword::For);
+                if pairs.is_empty() && looks_like_set {
                     return Err(err(
                         "set displays are not supported; use a list [...] or a dict {key: value}",
                         Span::new(start, key.span.end),
