@@ -6,5 +6,12 @@ pub mod lexer;
 pub mod parser;
 pub mod span;
 
-pub use parser::{parse, SyntaxError};
+#[cfg(test)]
+mod tests;
+
+pub use lexer::{highlight, TokenClass};
+pub use parser::{
+    input_status, next_indent, parse, parse_expression, parse_expression_span, parse_span,
+    InputStatus, SyntaxError,
+};
 pub use span::Span;
