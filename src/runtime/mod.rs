@@ -1,1 +1,380 @@
-//! Devices, arrays, dtypes and op dispatch. (Being written.)
+//! Devices, arrays, dtypes and op dispatch.
+//!
+//! - [`Runtime`] is one session's device table: a memory ledger and a random generator per device.
+//!   It is a cheap `Clone` handle and is never process-global, so tests can run many sessions.
+//! - [`Array`] ops check devices, shapes and dtypes before any work, then call the primitive ops of
+//!   the backend that holds the data (`crate::backend`).
+//!
+//! Seams for the later device issues: `Runtime::ledger` is where a device is looked up. Simulated
+//! GPUs already exist as budgeted ledgers whose arrays use CPU storage and run on the calling
+//! thread; the sim issue moves their work onto one worker thread per device (a queue), and the
+//! CUDA issue adds real devices with their own `Storage` variant.
+pub mod array;
+pub mod device;
+pub mod dtype;
+pub mod error;
+pub mod host;
+pub mod index;
+pub mod memory;
+pub mod ops;
+pub mod random;
+pub mod shape;
+
+pub use array::Array;
+pub use device::{Device, DeviceKind};
+pub use dtype::DType;
+pub use error::{Result, RuntimeError};
+pub use host::{HostData, Scalar};
+pub use ops::{BinaryOp, IndexItem, Operand, ReduceOp, UnaryOp};
+
+use crate::backend::{BackendStorage, CpuStorage, Storage};
+use memory::DeviceLedger;
+use random::DeviceRng;
+use shape::{checked_bytes, checked_numel, shape_tuple};
+use std::sync::{Arc, Mutex};
+
+/// Default memory of a simulated GPU (`DEVARRAY_SIM_GPU_MEMORY`).
+pub const DEFAULT_SIM_GPU_MEMORY: u64 = 4 << 30;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuntimeConfig {
+    /// Number of simulated GPUs, gpu(0)..gpu(n-1).
+    pub sim_gpus: usize,
+    /// Memory budget of each simulated GPU, in bytes.
+    pub sim_gpu_memory: u64,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            sim_gpus: 0,
+            sim_gpu_memory: DEFAULT_SIM_GPU_MEMORY,
+        }
+    }
+}
+
+struct DeviceState {
+    ledger: Arc<DeviceLedger>,
+    rng: Mutex<DeviceRng>,
+}
+
+impl DeviceState {
+    fn new(device: Device, budget: Option<u64>, seed: u64) -> Self {
+        DeviceState {
+            ledger: DeviceLedger::new(device, budget),
+            rng: Mutex::new(DeviceRng::new(seed)),
+        }
+    }
+}
+
+struct RuntimeInner {
+    config: RuntimeConfig,
+    cpu: DeviceState,
+    gpus: Vec<DeviceState>,
+}
+
+/// One session's devices. Clone shares the same devices.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<RuntimeInner>,
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+impl Runtime {
+    pub fn new(config: RuntimeConfig) -> Runtime {
+        // Unseeded sessions start from the clock, like MXNet's.
+        let seed = clock_seed();
+        let gpus = (0..config.sim_gpus)
+            .map(|i| DeviceState::new(Device::gpu(i), Some(config.sim_gpu_memory), seed))
+            .collect();
+        Runtime {
+            inner: Arc::new(RuntimeInner {
+                cpu: DeviceState::new(Device::cpu(0), None, seed),
+                gpus,
+                config,
+            }),
+        }
+    }
+
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.inner.config
+    }
+
+    pub fn num_gpus(&self) -> usize {
+        self.inner.gpus.len()
+    }
+
+    /// Every device that exists: cpu(0), then the GPUs.
+    pub fn devices(&self) -> Vec<Device> {
+        std::iter::once(Device::cpu(0))
+            .chain((0..self.num_gpus()).map(Device::gpu))
+            .collect()
+    }
+
+    fn state(&self, device: Device) -> Result<&DeviceState> {
+        match device.kind {
+            DeviceKind::Cpu if device.id == 0 => Ok(&self.inner.cpu),
+            DeviceKind::Cpu => Err(RuntimeError::Value(format!(
+                "{device} does not exist: the host is one device, cpu(0); use cpu()"
+            ))),
+            DeviceKind::Gpu => {
+                self.inner
+                    .gpus
+                    .get(device.id)
+                    .ok_or(RuntimeError::NoSuchDevice {
+                        device,
+                        num_gpus: self.num_gpus(),
+                    })
+            }
+        }
+    }
+
+    /// Ok when arrays can live on `device`.
+    pub fn check_device(&self, device: Device) -> Result<()> {
+        self.state(device).map(|_| ())
+    }
+
+    pub(crate) fn ledger(&self, device: Device) -> Result<Arc<DeviceLedger>> {
+        Ok(Arc::clone(&self.state(device)?.ledger))
+    }
+
+    /// Bytes held by live arrays on `device` (0 for a device that does not exist).
+    pub fn memory_used(&self, device: Device) -> u64 {
+        self.state(device).map_or(0, |s| s.ledger.used())
+    }
+
+    /// Buffers alive on `device` (reshapes share one).
+    pub fn live_arrays(&self, device: Device) -> usize {
+        self.state(device).map_or(0, |s| s.ledger.live())
+    }
+
+    /// The device's memory: its budget, or the host's total for cpu(0).
+    pub fn memory_total(&self, device: Device) -> Option<u64> {
+        self.state(device).ok().and_then(|s| s.ledger.total())
+    }
+
+    /// `mx.random.seed`: reseeds every device's generator.
+    pub fn seed(&self, seed: u64) {
+        for state in std::iter::once(&self.inner.cpu).chain(&self.inner.gpus) {
+            state
+                .rng
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .reseed(seed);
+        }
+    }
+
+    // ---- creation ------------------------------------------------------------------------
+
+    fn create(
+        &self,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+        make: impl FnOnce(usize) -> Result<Storage>,
+    ) -> Result<Array> {
+        let ledger = self.ledger(device)?;
+        let n = checked_numel(shape)?;
+        checked_bytes(shape, dtype.size_bytes())?;
+        array::allocate(&ledger, shape.to_vec(), dtype, || make(n))
+    }
+
+    pub fn full(&self, shape: &[usize], value: f64, dtype: DType, device: Device) -> Result<Array> {
+        self.create(shape, dtype, device, |n| {
+            Ok(Storage::Cpu(CpuStorage::full(n, value, dtype)?))
+        })
+    }
+
+    pub fn zeros(&self, shape: &[usize], dtype: DType, device: Device) -> Result<Array> {
+        self.full(shape, 0.0, dtype, device)
+    }
+
+    pub fn ones(&self, shape: &[usize], dtype: DType, device: Device) -> Result<Array> {
+        self.full(shape, 1.0, dtype, device)
+    }
+
+    /// From flattened literal values (`array([[1, 2], [3, 4]])`), converted to `dtype`.
+    pub fn from_f64(
+        &self,
+        data: Vec<f64>,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        let n = checked_numel(shape)?;
+        if n != data.len() {
+            return Err(RuntimeError::Shape(format!(
+                "array: {} values do not fill shape {} ({n} elements)",
+                data.len(),
+                shape_tuple(shape)
+            )));
+        }
+        self.create(shape, dtype, device, |_| {
+            let host = HostData::F64(data);
+            let storage = CpuStorage::from_host(host)?;
+            Ok(Storage::Cpu(if dtype == DType::Float64 {
+                storage
+            } else {
+                storage.cast(dtype)?
+            }))
+        })
+    }
+
+    pub fn from_host(&self, data: HostData, shape: &[usize], device: Device) -> Result<Array> {
+        let n = checked_numel(shape)?;
+        if n != data.len() {
+            return Err(RuntimeError::Shape(format!(
+                "array: {} values do not fill shape {} ({n} elements)",
+                data.len(),
+                shape_tuple(shape)
+            )));
+        }
+        let dtype = data.dtype();
+        self.create(shape, dtype, device, |_| {
+            Ok(Storage::Cpu(CpuStorage::from_host(data)?))
+        })
+    }
+
+    /// Evenly spaced values in [start, stop).
+    pub fn arange(
+        &self,
+        start: f64,
+        stop: f64,
+        step: f64,
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        if step == 0.0 {
+            return Err(RuntimeError::Value("arange: step must not be zero".into()));
+        }
+        if !(start.is_finite() && stop.is_finite() && step.is_finite()) {
+            return Err(RuntimeError::Value(
+                "arange: start, stop and step must be finite numbers".into(),
+            ));
+        }
+        let count = ((stop - start) / step).ceil().max(0.0);
+        if count > (usize::MAX / 16) as f64 {
+            return Err(RuntimeError::Value(format!(
+                "arange: {count} elements are too many; use a larger step or a smaller range"
+            )));
+        }
+        let n = count as usize;
+        self.create(&[n], dtype, device, |n| {
+            let mut values = crate::backend::cpu::kernels::alloc::<f64>(n)?;
+            values.extend((0..n).map(|i| start + i as f64 * step));
+            let storage = CpuStorage::from_host(HostData::F64(values))?;
+            Ok(Storage::Cpu(if dtype == DType::Float64 {
+                storage
+            } else {
+                storage.cast(dtype)?
+            }))
+        })
+    }
+
+    /// An n x m matrix with ones on diagonal k (k > 0 above the main one).
+    pub fn eye(&self, n: usize, m: usize, k: i64, dtype: DType, device: Device) -> Result<Array> {
+        let out = self.zeros(&[n, m], dtype, device)?;
+        let first_row = if k < 0 { k.unsigned_abs() as usize } else { 0 };
+        let first_col = if k > 0 { k as usize } else { 0 };
+        let len = n.saturating_sub(first_row).min(m.saturating_sub(first_col));
+        if len > 0 {
+            let view = crate::backend::StridedView {
+                offset: first_row * m + first_col,
+                shape: vec![len],
+                strides: vec![(m + 1) as isize],
+            };
+            let one = Storage::Cpu(CpuStorage::full(1, 1.0, dtype)?);
+            out.scatter_view(&view, &one, &[0])?;
+        }
+        Ok(out)
+    }
+
+    fn sample(
+        &self,
+        op: &str,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+        draw32: impl FnMut(&mut random::Mt19937) -> f32,
+        draw64: impl FnMut(&mut random::Mt19937) -> f64,
+    ) -> Result<Array> {
+        if !dtype.is_float() {
+            return Err(RuntimeError::DType(format!(
+                "{op}: dtype {dtype} is not supported; sample float32 or float64 and convert with astype"
+            )));
+        }
+        let state = self.state(device)?;
+        self.create(shape, dtype, device, |n| {
+            let mut rng = state.rng.lock().unwrap_or_else(|e| e.into_inner());
+            Ok(Storage::Cpu(if dtype == DType::Float32 {
+                let mut out = crate::backend::cpu::kernels::alloc(n)?;
+                rng.sample(n, &mut out, draw32);
+                CpuStorage::F32(out)
+            } else {
+                let mut out = crate::backend::cpu::kernels::alloc(n)?;
+                rng.sample(n, &mut out, draw64);
+                CpuStorage::F64(out)
+            }))
+        })
+    }
+
+    /// Uniform samples in [low, high), bit-identical to MXNet 1.9.1 on the CPU.
+    pub fn uniform(
+        &self,
+        low: f64,
+        high: f64,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        if low.is_nan() || high.is_nan() || low > high {
+            return Err(RuntimeError::Value(format!(
+                "uniform: low ({low}) must be less than or equal to high ({high})"
+            )));
+        }
+        // MXNet passes the bounds as float and computes low + (high - low) * u.
+        let (lo, hi) = (low as f32, high as f32);
+        self.sample(
+            "uniform",
+            shape,
+            dtype,
+            device,
+            move |e| lo + (hi - lo) * e.canonical_f32(),
+            move |e| f64::from(lo) + f64::from(hi - lo) * e.canonical_f64(),
+        )
+    }
+
+    /// Normal samples, bit-identical to MXNet 1.9.1 on the CPU.
+    pub fn normal(
+        &self,
+        loc: f64,
+        scale: f64,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        if scale.is_nan() || scale < 0.0 {
+            return Err(RuntimeError::Value(format!(
+                "normal: scale ({scale}) must be non-negative"
+            )));
+        }
+        let (mean, std) = (loc as f32, scale as f32);
+        self.sample(
+            "normal",
+            shape,
+            dtype,
+            device,
+            move |e| e.normal_f32() * std + mean,
+            move |e| e.normal_f64() * f64::from(std) + f64::from(mean),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

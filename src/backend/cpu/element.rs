@@ -1,0 +1,438 @@
+//! Element traits: kernels are generic over these and monomorphised per dtype, so no element
+//! goes through dynamic dispatch.
+use super::CpuStorage;
+use crate::runtime::DType;
+
+pub trait Element: Copy + Send + Sync + PartialOrd + Default + std::fmt::Debug + 'static {
+    const DTYPE: DType;
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    fn from_i64(v: i64) -> Self;
+    fn to_i64(self) -> i64;
+    fn is_nonzero(self) -> bool;
+    fn into_storage(v: Vec<Self>) -> CpuStorage;
+    fn slice(storage: &CpuStorage) -> Option<&[Self]>;
+    fn slice_mut(storage: &mut CpuStorage) -> Option<&mut [Self]>;
+
+    /// Conversion between element types: integers convert exactly through i64, the rest through f64
+    /// (which is exact for every f32 and i32).
+    #[inline(always)]
+    fn cast<U: Element>(self) -> U {
+        if Self::DTYPE.is_int() && U::DTYPE.is_int() {
+            U::from_i64(self.to_i64())
+        } else {
+            U::from_f64(self.to_f64())
+        }
+    }
+}
+
+/// Arithmetic shared by the float and integer types. Integer ops wrap (numpy's behaviour) and
+/// division by zero gives 0 instead of a panic.
+pub trait Num: Element {
+    fn zero() -> Self;
+    fn one() -> Self;
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn div(self, o: Self) -> Self;
+    fn floor_div(self, o: Self) -> Self;
+    /// Python's `%`: the result has the divisor's sign.
+    fn modulo(self, o: Self) -> Self;
+    fn pow(self, o: Self) -> Self;
+    /// numpy's maximum/minimum: NaN wins.
+    fn maximum(self, o: Self) -> Self;
+    fn minimum(self, o: Self) -> Self;
+    fn neg(self) -> Self;
+    fn abs(self) -> Self;
+    fn sign(self) -> Self;
+    fn is_nan(self) -> bool;
+    fn bit_and(self, o: Self) -> Self;
+    fn bit_or(self, o: Self) -> Self;
+    fn bit_xor(self, o: Self) -> Self;
+}
+
+pub trait Float: Num {
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn log2(self) -> Self;
+    fn log10(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn tanh(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn round_even(self) -> Self;
+    fn trunc(self) -> Self;
+    fn sigmoid(self) -> Self;
+    fn recip(self) -> Self;
+}
+
+macro_rules! element_common {
+    ($t:ty, $dtype:expr, $variant:ident) => {
+        const DTYPE: DType = $dtype;
+        #[inline(always)]
+        fn into_storage(v: Vec<Self>) -> CpuStorage {
+            CpuStorage::$variant(v)
+        }
+        #[inline(always)]
+        fn slice(storage: &CpuStorage) -> Option<&[Self]> {
+            match storage {
+                CpuStorage::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+        #[inline(always)]
+        fn slice_mut(storage: &mut CpuStorage) -> Option<&mut [Self]> {
+            match storage {
+                CpuStorage::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+    };
+}
+
+macro_rules! float_element {
+    ($t:ident, $dtype:expr, $variant:ident) => {
+        impl Element for $t {
+            element_common!($t, $dtype, $variant);
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                self != 0.0
+            }
+        }
+
+        impl Num for $t {
+            #[inline(always)]
+            fn zero() -> Self {
+                0.0
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                1.0
+            }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self - o
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                self / o
+            }
+            #[inline(always)]
+            fn floor_div(self, o: Self) -> Self {
+                (self / o).floor()
+            }
+            #[inline(always)]
+            fn modulo(self, o: Self) -> Self {
+                let r = self % o;
+                if r != 0.0 && ((r < 0.0) != (o < 0.0)) {
+                    r + o
+                } else {
+                    r
+                }
+            }
+            #[inline(always)]
+            fn pow(self, o: Self) -> Self {
+                self.powf(o)
+            }
+            #[inline(always)]
+            fn maximum(self, o: Self) -> Self {
+                if self.is_nan() || self >= o {
+                    self
+                } else {
+                    o
+                }
+            }
+            #[inline(always)]
+            fn minimum(self, o: Self) -> Self {
+                if self.is_nan() || self <= o {
+                    self
+                } else {
+                    o
+                }
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                -self
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                self.abs()
+            }
+            #[inline(always)]
+            fn sign(self) -> Self {
+                if self > 0.0 {
+                    1.0
+                } else if self < 0.0 {
+                    -1.0
+                } else {
+                    self
+                }
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self.is_nan()
+            }
+            fn bit_and(self, o: Self) -> Self {
+                $t::from_bits(self.to_bits() & o.to_bits())
+            }
+            fn bit_or(self, o: Self) -> Self {
+                $t::from_bits(self.to_bits() | o.to_bits())
+            }
+            fn bit_xor(self, o: Self) -> Self {
+                $t::from_bits(self.to_bits() ^ o.to_bits())
+            }
+        }
+
+        impl Float for $t {
+            #[inline(always)]
+            fn exp(self) -> Self {
+                self.exp()
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                self.ln()
+            }
+            #[inline(always)]
+            fn log2(self) -> Self {
+                self.log2()
+            }
+            #[inline(always)]
+            fn log10(self) -> Self {
+                self.log10()
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                self.sqrt()
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                self.tanh()
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                self.sin()
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                self.cos()
+            }
+            #[inline(always)]
+            fn tan(self) -> Self {
+                self.tan()
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                self.floor()
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                self.ceil()
+            }
+            #[inline(always)]
+            fn round_even(self) -> Self {
+                self.round_ties_even()
+            }
+            #[inline(always)]
+            fn trunc(self) -> Self {
+                self.trunc()
+            }
+            #[inline(always)]
+            fn sigmoid(self) -> Self {
+                1.0 / (1.0 + (-self).exp())
+            }
+            #[inline(always)]
+            fn recip(self) -> Self {
+                1.0 / self
+            }
+        }
+    };
+}
+
+macro_rules! int_element {
+    ($t:ident, $dtype:expr, $variant:ident) => {
+        impl Element for $t {
+            element_common!($t, $dtype, $variant);
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                self != 0
+            }
+        }
+
+        impl Num for $t {
+            #[inline(always)]
+            fn zero() -> Self {
+                0
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                1
+            }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                self.floor_div(o)
+            }
+            #[inline(always)]
+            fn floor_div(self, o: Self) -> Self {
+                if o == 0 {
+                    return 0;
+                }
+                let q = self.wrapping_div(o);
+                if (self.wrapping_rem(o) != 0) && ((self < 0) != (o < 0)) {
+                    q.wrapping_sub(1)
+                } else {
+                    q
+                }
+            }
+            #[inline(always)]
+            fn modulo(self, o: Self) -> Self {
+                if o == 0 {
+                    return 0;
+                }
+                let r = self.wrapping_rem(o);
+                if r != 0 && ((r < 0) != (o < 0)) {
+                    r + o
+                } else {
+                    r
+                }
+            }
+            #[inline(always)]
+            fn pow(self, o: Self) -> Self {
+                if o < 0 {
+                    // numpy refuses negative integer powers; 1 and -1 are the only exact answers.
+                    return match self {
+                        1 => 1,
+                        -1 => {
+                            if o % 2 == 0 {
+                                1
+                            } else {
+                                -1
+                            }
+                        }
+                        _ => 0,
+                    };
+                }
+                self.wrapping_pow(u32::try_from(o).unwrap_or(u32::MAX))
+            }
+            #[inline(always)]
+            fn maximum(self, o: Self) -> Self {
+                self.max(o)
+            }
+            #[inline(always)]
+            fn minimum(self, o: Self) -> Self {
+                self.min(o)
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                self.wrapping_abs()
+            }
+            #[inline(always)]
+            fn sign(self) -> Self {
+                self.signum()
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn bit_and(self, o: Self) -> Self {
+                self & o
+            }
+            #[inline(always)]
+            fn bit_or(self, o: Self) -> Self {
+                self | o
+            }
+            #[inline(always)]
+            fn bit_xor(self, o: Self) -> Self {
+                self ^ o
+            }
+        }
+    };
+}
+
+float_element!(f32, DType::Float32, F32);
+float_element!(f64, DType::Float64, F64);
+int_element!(i32, DType::Int32, I32);
+int_element!(i64, DType::Int64, I64);
+
+impl Element for bool {
+    element_common!(bool, DType::Bool, Bool);
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(u8::from(self))
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        i64::from(self)
+    }
+    #[inline(always)]
+    fn is_nonzero(self) -> bool {
+        self
+    }
+}

@@ -1,0 +1,347 @@
+//! Generic CPU loops. Each is monomorphised per element type; contiguous inputs take a straight
+//! (auto-vectorised) path, and arrays above `PARALLEL_THRESHOLD` elements are split across cores.
+use super::element::{Element, Num};
+use crate::runtime::error::Result;
+use rayon::prelude::*;
+
+/// Below this many elements a kernel stays on the calling thread: waking rayon costs more.
+pub const PARALLEL_THRESHOLD: usize = 1 << 16;
+
+/// A vector with room for `n` elements, or OutOfMemory instead of an allocation abort.
+pub fn alloc<T>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        crate::runtime::memory::host_out_of_memory(
+            (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+        )
+    })?;
+    Ok(v)
+}
+
+/// True when `strides` read `shape` in row-major order (dims of size 1 may have any stride).
+pub fn is_row_major(shape: &[usize], strides: &[usize]) -> bool {
+    let mut expected = 1usize;
+    for (&dim, &stride) in shape.iter().zip(strides).rev() {
+        if dim != 1 && stride != expected {
+            return false;
+        }
+        expected = expected.saturating_mul(dim);
+    }
+    true
+}
+
+/// Visits every element of `shape` in row-major order with two strided offsets.
+pub fn walk2(
+    shape: &[usize],
+    strides_a: &[isize],
+    offset_a: isize,
+    strides_b: &[isize],
+    offset_b: isize,
+    mut visit: impl FnMut(usize, usize),
+) {
+    if shape.contains(&0) {
+        return;
+    }
+    let ndim = shape.len();
+    if ndim == 0 {
+        visit(offset_a as usize, offset_b as usize);
+        return;
+    }
+    let inner = shape[ndim - 1];
+    let (step_a, step_b) = (strides_a[ndim - 1], strides_b[ndim - 1]);
+    let mut index = vec![0usize; ndim - 1];
+    let (mut row_a, mut row_b) = (offset_a, offset_b);
+    loop {
+        let (mut pa, mut pb) = (row_a, row_b);
+        for _ in 0..inner {
+            visit(pa as usize, pb as usize);
+            pa += step_a;
+            pb += step_b;
+        }
+        let mut d = ndim - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            index[d] += 1;
+            row_a += strides_a[d];
+            row_b += strides_b[d];
+            if index[d] < shape[d] {
+                break;
+            }
+            row_a -= strides_a[d] * shape[d] as isize;
+            row_b -= strides_b[d] * shape[d] as isize;
+            index[d] = 0;
+        }
+    }
+}
+
+fn signed(strides: &[usize]) -> Vec<isize> {
+    strides.iter().map(|&s| s as isize).collect()
+}
+
+pub fn map1<T: Element, U: Element>(a: &[T], f: impl Fn(T) -> U + Sync + Send) -> Result<Vec<U>> {
+    let mut out = alloc(a.len())?;
+    if a.len() > PARALLEL_THRESHOLD {
+        out.par_extend(a.par_iter().map(|&x| f(x)));
+    } else {
+        out.extend(a.iter().map(|&x| f(x)));
+    }
+    Ok(out)
+}
+
+/// Elementwise binary op over two operands already broadcast to `shape` by their strides.
+pub fn map2<T: Element, U: Element>(
+    a: &[T],
+    strides_a: &[usize],
+    b: &[T],
+    strides_b: &[usize],
+    shape: &[usize],
+    f: impl Fn(T, T) -> U + Sync + Send,
+) -> Result<Vec<U>> {
+    let n: usize = shape.iter().product();
+    let mut out = alloc(n)?;
+    let a_dense = a.len() == n && is_row_major(shape, strides_a);
+    let b_dense = b.len() == n && is_row_major(shape, strides_b);
+    let a_single = strides_a.iter().all(|&s| s == 0) && !a.is_empty();
+    let b_single = strides_b.iter().all(|&s| s == 0) && !b.is_empty();
+    let parallel = n > PARALLEL_THRESHOLD;
+    if a_dense && b_dense {
+        if parallel {
+            out.par_extend(a.par_iter().zip(b.par_iter()).map(|(&x, &y)| f(x, y)));
+        } else {
+            out.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
+        }
+    } else if a_dense && b_single {
+        let y = b[0];
+        if parallel {
+            out.par_extend(a.par_iter().map(|&x| f(x, y)));
+        } else {
+            out.extend(a.iter().map(|&x| f(x, y)));
+        }
+    } else if a_single && b_dense {
+        let x = a[0];
+        if parallel {
+            out.par_extend(b.par_iter().map(|&y| f(x, y)));
+        } else {
+            out.extend(b.iter().map(|&y| f(x, y)));
+        }
+    } else {
+        walk2(
+            shape,
+            &signed(strides_a),
+            0,
+            &signed(strides_b),
+            0,
+            |i, j| out.push(f(a[i], b[j])),
+        );
+    }
+    Ok(out)
+}
+
+/// Copies a strided view (offset, shape, strides possibly negative) into a new row-major vector.
+pub fn gather<T: Element>(
+    src: &[T],
+    offset: usize,
+    shape: &[usize],
+    strides: &[isize],
+) -> Result<Vec<T>> {
+    let n: usize = shape.iter().product();
+    let mut out = alloc(n)?;
+    let zeros = vec![0isize; shape.len()];
+    walk2(shape, strides, offset as isize, &zeros, 0, |i, _| {
+        out.push(src[i])
+    });
+    Ok(out)
+}
+
+/// Writes `src` (broadcast to `shape` by `src_strides`) into a strided view of `dst`.
+pub fn scatter<T: Element>(
+    dst: &mut [T],
+    offset: usize,
+    shape: &[usize],
+    strides: &[isize],
+    src: &[T],
+    src_strides: &[usize],
+) {
+    walk2(
+        shape,
+        strides,
+        offset as isize,
+        &signed(src_strides),
+        0,
+        |i, j| dst[i] = src[j],
+    );
+}
+
+/// numpy's pairwise summation, so float32 sums round exactly as numpy's do. The two halves of a
+/// large block are independent, so they run in parallel without changing the result.
+pub fn pairwise_sum<T: Num>(a: &[T]) -> T {
+    let n = a.len();
+    if n < 8 {
+        let mut res = T::zero();
+        for &x in a {
+            res = res.add(x);
+        }
+        res
+    } else if n <= 128 {
+        let mut r = [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]];
+        let full = n - n % 8;
+        let mut i = 8;
+        while i < full {
+            for (j, acc) in r.iter_mut().enumerate() {
+                *acc = acc.add(a[i + j]);
+            }
+            i += 8;
+        }
+        let mut res = (r[0].add(r[1]).add(r[2].add(r[3]))).add(r[4].add(r[5]).add(r[6].add(r[7])));
+        for &x in &a[full..] {
+            res = res.add(x);
+        }
+        res
+    } else {
+        let mut half = n / 2;
+        half -= half % 8;
+        let (left, right) = a.split_at(half);
+        if n > PARALLEL_THRESHOLD {
+            let (l, r) = rayon::join(|| pairwise_sum(left), || pairwise_sum(right));
+            l.add(r)
+        } else {
+            pairwise_sum(left).add(pairwise_sum(right))
+        }
+    }
+}
+
+/// Sum over the middle axis of a row-major (outer, len, inner) block.
+pub fn reduce_sum<T: Num>(a: &[T], outer: usize, len: usize, inner: usize) -> Result<Vec<T>> {
+    let mut out = alloc(outer * inner)?;
+    if inner == 1 {
+        if len == 0 {
+            out.extend(std::iter::repeat_n(T::zero(), outer));
+        } else {
+            out.extend(a.chunks_exact(len).map(pairwise_sum));
+        }
+        return Ok(out);
+    }
+    reduce_rows(a, outer, len, inner, T::zero(), |acc, x| acc.add(x), &mut out);
+    Ok(out)
+}
+
+/// Sequential fold over the middle axis, starting from `init` (numpy's order for non-last axes).
+fn reduce_rows<T: Element>(
+    a: &[T],
+    outer: usize,
+    len: usize,
+    inner: usize,
+    init: T,
+    f: impl Fn(T, T) -> T,
+    out: &mut Vec<T>,
+) {
+    for o in 0..outer {
+        let start = out.len();
+        out.extend(std::iter::repeat_n(init, inner));
+        let acc = &mut out[start..];
+        for k in 0..len {
+            let base = (o * len + k) * inner;
+            for (slot, &x) in acc.iter_mut().zip(&a[base..base + inner]) {
+                *slot = f(*slot, x);
+            }
+        }
+    }
+}
+
+/// Fold without an identity (product, max, min): `len` must be positive for max and min.
+pub fn reduce_fold<T: Num>(
+    a: &[T],
+    outer: usize,
+    len: usize,
+    inner: usize,
+    init: T,
+    f: impl Fn(T, T) -> T + Copy,
+) -> Result<Vec<T>> {
+    let mut out = alloc(outer * inner)?;
+    if inner == 1 && len > 0 {
+        out.extend(a.chunks_exact(len).map(|row| {
+            row[1..].iter().fold(row[0], |acc, &x| f(acc, x))
+        }));
+    } else {
+        reduce_rows(a, outer, len, inner, init, f, &mut out);
+    }
+    Ok(out)
+}
+
+/// Index of the first best element along the middle axis; NaN counts as best, like numpy.
+pub fn reduce_arg<T: Num>(
+    a: &[T],
+    outer: usize,
+    len: usize,
+    inner: usize,
+    better: impl Fn(T, T) -> bool,
+) -> Result<Vec<i64>> {
+    let mut out = alloc(outer * inner)?;
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| a[(o * len + k) * inner + i];
+            let mut best = at(0);
+            let mut best_k = 0usize;
+            for k in 1..len {
+                let x = at(k);
+                if best.is_nan() {
+                    break;
+                }
+                if x.is_nan() || better(x, best) {
+                    best = x;
+                    best_k = k;
+                }
+            }
+            out.push(best_k as i64);
+        }
+    }
+    Ok(out)
+}
+
+/// Integer and bool matrix products (floats go through GEMM): row-major (m, k) x (k, n).
+pub fn matmul_naive<T: Num>(a: &[T], b: &[T], m: usize, k: usize, n: usize, out: &mut Vec<T>) {
+    for i in 0..m {
+        let start = out.len();
+        out.extend(std::iter::repeat_n(T::zero(), n));
+        let row = &mut out[start..];
+        for p in 0..k {
+            let x = a[i * k + p];
+            for (slot, &y) in row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+                *slot = slot.add(x.mul(y));
+            }
+        }
+    }
+}
+
+/// Joins `parts` along an axis: each part contributes `chunk` contiguous elements per outer step.
+pub fn concat<T: Element>(parts: &[&[T]], chunks: &[usize], outer: usize) -> Result<Vec<T>> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let mut out = alloc(total)?;
+    for o in 0..outer {
+        for (part, &chunk) in parts.iter().zip(chunks) {
+            out.extend_from_slice(&part[o * chunk..(o + 1) * chunk]);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairwise_sum_matches_sequential_on_integers() {
+        let v: Vec<i64> = (0..1000).collect();
+        assert_eq!(pairwise_sum(&v), 499_500);
+    }
+
+    #[test]
+    fn walk2_visits_row_major() {
+        let mut seen = Vec::new();
+        walk2(&[2, 3], &[3, 1], 0, &[1, 2], 0, |i, j| seen.push((i, j)));
+        assert_eq!(seen, vec![(0, 0), (1, 2), (2, 4), (3, 1), (4, 3), (5, 5)]);
+    }
+}

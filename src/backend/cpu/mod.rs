@@ -1,0 +1,342 @@
+//! The CPU backend: host memory, typed vectors, kernels monomorphised per dtype.
+mod element;
+mod gemm;
+pub mod kernels;
+
+use super::{BackendStorage, MatmulLayout, StridedView};
+use crate::runtime::error::{Result, RuntimeError};
+use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, UnaryOp};
+use element::{Element, Float, Num};
+use kernels::{alloc, map1, map2};
+
+/// Row-major elements of one array on the host.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CpuStorage {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    Bool(Vec<bool>),
+}
+
+/// Runs `$body` with `$v` bound to the typed vector, whatever the dtype.
+macro_rules! with_any {
+    ($storage:expr, $v:ident => $body:expr) => {
+        match $storage {
+            CpuStorage::F32($v) => $body,
+            CpuStorage::F64($v) => $body,
+            CpuStorage::I32($v) => $body,
+            CpuStorage::I64($v) => $body,
+            CpuStorage::Bool($v) => $body,
+        }
+    };
+}
+
+fn internal(what: &str) -> RuntimeError {
+    RuntimeError::DType(format!(
+        "internal error: {what}; please report this as a devarray bug"
+    ))
+}
+
+fn fill<T: Element>(n: usize, value: T) -> Result<Vec<T>> {
+    let mut v = alloc(n)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+fn cast_vec<T: Element, U: Element>(v: &[T]) -> Result<CpuStorage> {
+    Ok(U::into_storage(map1(v, |x| x.cast::<U>())?))
+}
+
+fn cast_to<T: Element>(v: &[T], dtype: DType) -> Result<CpuStorage> {
+    match dtype {
+        DType::Float32 => cast_vec::<T, f32>(v),
+        DType::Float64 => cast_vec::<T, f64>(v),
+        DType::Int32 => cast_vec::<T, i32>(v),
+        DType::Int64 => cast_vec::<T, i64>(v),
+        DType::Bool => cast_vec::<T, bool>(v),
+    }
+}
+
+fn unary_num<T: Num>(v: &[T], op: UnaryOp) -> Result<CpuStorage> {
+    let wrap = T::into_storage;
+    Ok(match op {
+        UnaryOp::Neg => wrap(map1(v, T::neg)?),
+        UnaryOp::Abs => wrap(map1(v, T::abs)?),
+        UnaryOp::Square => wrap(map1(v, |x| x.mul(x))?),
+        UnaryOp::Relu => wrap(map1(v, |x| if x > T::zero() { x } else { T::zero() })?),
+        UnaryOp::Sign => wrap(map1(v, T::sign)?),
+        UnaryOp::Not => CpuStorage::Bool(map1(v, |x| !x.is_nonzero())?),
+        op if op.is_rounding() => wrap(map1(v, |x| x)?),
+        other => return Err(internal(&format!("{} reached an integer kernel", other.name()))),
+    })
+}
+
+fn unary_float<T: Float>(v: &[T], op: UnaryOp) -> Result<CpuStorage> {
+    let wrap = T::into_storage;
+    Ok(match op {
+        UnaryOp::Exp => wrap(map1(v, T::exp)?),
+        UnaryOp::Log => wrap(map1(v, T::ln)?),
+        UnaryOp::Log2 => wrap(map1(v, T::log2)?),
+        UnaryOp::Log10 => wrap(map1(v, T::log10)?),
+        UnaryOp::Sqrt => wrap(map1(v, T::sqrt)?),
+        UnaryOp::Tanh => wrap(map1(v, T::tanh)?),
+        UnaryOp::Sigmoid => wrap(map1(v, T::sigmoid)?),
+        UnaryOp::Sin => wrap(map1(v, T::sin)?),
+        UnaryOp::Cos => wrap(map1(v, T::cos)?),
+        UnaryOp::Tan => wrap(map1(v, T::tan)?),
+        UnaryOp::Floor => wrap(map1(v, T::floor)?),
+        UnaryOp::Ceil => wrap(map1(v, T::ceil)?),
+        UnaryOp::Round => wrap(map1(v, T::round_even)?),
+        UnaryOp::Trunc => wrap(map1(v, T::trunc)?),
+        UnaryOp::Reciprocal => wrap(map1(v, T::recip)?),
+        other => unary_num(v, other)?,
+    })
+}
+
+fn binary_num<T: Num>(
+    a: &[T],
+    sa: &[usize],
+    b: &[T],
+    sb: &[usize],
+    shape: &[usize],
+    op: BinaryOp,
+) -> Result<CpuStorage> {
+    let wrap = T::into_storage;
+    let bools = CpuStorage::Bool;
+    Ok(match op {
+        BinaryOp::Add => wrap(map2(a, sa, b, sb, shape, T::add)?),
+        BinaryOp::Sub => wrap(map2(a, sa, b, sb, shape, T::sub)?),
+        BinaryOp::Mul => wrap(map2(a, sa, b, sb, shape, T::mul)?),
+        BinaryOp::Div => wrap(map2(a, sa, b, sb, shape, T::div)?),
+        BinaryOp::FloorDiv => wrap(map2(a, sa, b, sb, shape, T::floor_div)?),
+        BinaryOp::Mod => wrap(map2(a, sa, b, sb, shape, T::modulo)?),
+        BinaryOp::Pow => wrap(map2(a, sa, b, sb, shape, T::pow)?),
+        BinaryOp::Maximum => wrap(map2(a, sa, b, sb, shape, T::maximum)?),
+        BinaryOp::Minimum => wrap(map2(a, sa, b, sb, shape, T::minimum)?),
+        BinaryOp::Eq => bools(map2(a, sa, b, sb, shape, |x, y| x == y)?),
+        BinaryOp::Ne => bools(map2(a, sa, b, sb, shape, |x, y| x != y)?),
+        BinaryOp::Lt => bools(map2(a, sa, b, sb, shape, |x, y| x < y)?),
+        BinaryOp::Le => bools(map2(a, sa, b, sb, shape, |x, y| x <= y)?),
+        BinaryOp::Gt => bools(map2(a, sa, b, sb, shape, |x, y| x > y)?),
+        BinaryOp::Ge => bools(map2(a, sa, b, sb, shape, |x, y| x >= y)?),
+        BinaryOp::And => wrap(map2(a, sa, b, sb, shape, T::bit_and)?),
+        BinaryOp::Or => wrap(map2(a, sa, b, sb, shape, T::bit_or)?),
+        BinaryOp::Xor => wrap(map2(a, sa, b, sb, shape, T::bit_xor)?),
+    })
+}
+
+fn binary_bool(
+    a: &[bool],
+    sa: &[usize],
+    b: &[bool],
+    sb: &[usize],
+    shape: &[usize],
+    op: BinaryOp,
+) -> Result<CpuStorage> {
+    let f: fn(bool, bool) -> bool = match op {
+        BinaryOp::And | BinaryOp::Minimum | BinaryOp::Mul => |x, y| x & y,
+        BinaryOp::Or | BinaryOp::Maximum => |x, y| x | y,
+        BinaryOp::Xor | BinaryOp::Ne => |x, y| x ^ y,
+        BinaryOp::Eq => |x, y| x == y,
+        BinaryOp::Lt => |x, y| !x & y,
+        BinaryOp::Le => |x, y| x <= y,
+        BinaryOp::Gt => |x, y| x & !y,
+        BinaryOp::Ge => |x, y| x >= y,
+        other => return Err(internal(&format!("{} reached the bool kernel", other.name()))),
+    };
+    Ok(CpuStorage::Bool(map2(a, sa, b, sb, shape, f)?))
+}
+
+fn reduce_num<T: Num>(
+    v: &[T],
+    op: ReduceOp,
+    outer: usize,
+    len: usize,
+    inner: usize,
+) -> Result<CpuStorage> {
+    use kernels::{reduce_arg, reduce_fold, reduce_sum};
+    let wrap = T::into_storage;
+    Ok(match op {
+        ReduceOp::Sum => wrap(reduce_sum(v, outer, len, inner)?),
+        ReduceOp::Prod => wrap(reduce_fold(v, outer, len, inner, T::one(), T::mul)?),
+        ReduceOp::Max => wrap(reduce_fold(v, outer, len, inner, T::zero(), T::maximum)?),
+        ReduceOp::Min => wrap(reduce_fold(v, outer, len, inner, T::zero(), T::minimum)?),
+        ReduceOp::ArgMax => CpuStorage::I64(reduce_arg(v, outer, len, inner, |x, b| x > b)?),
+        ReduceOp::ArgMin => CpuStorage::I64(reduce_arg(v, outer, len, inner, |x, b| x < b)?),
+        ReduceOp::Mean => return Err(internal("mean reached the backend")),
+    })
+}
+
+fn matmul_int<T: Num>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<CpuStorage> {
+    let (m, k, n) = (l.m, l.k, l.n);
+    let mut out = alloc(l.batch * m * n)?;
+    for (&oa, &ob) in l.lhs_offsets.iter().zip(&l.rhs_offsets) {
+        kernels::matmul_naive(&a[oa..oa + m * k], &b[ob..ob + k * n], m, k, n, &mut out);
+    }
+    Ok(T::into_storage(out))
+}
+
+impl CpuStorage {
+    fn dtype_mismatch(&self, other: &CpuStorage) -> RuntimeError {
+        internal(&format!(
+            "operands reached the CPU kernel as {} and {}",
+            self.dtype(),
+            other.dtype()
+        ))
+    }
+}
+
+impl BackendStorage for CpuStorage {
+    fn dtype(&self) -> DType {
+        match self {
+            CpuStorage::F32(_) => DType::Float32,
+            CpuStorage::F64(_) => DType::Float64,
+            CpuStorage::I32(_) => DType::Int32,
+            CpuStorage::I64(_) => DType::Int64,
+            CpuStorage::Bool(_) => DType::Bool,
+        }
+    }
+
+    fn len(&self) -> usize {
+        with_any!(self, v => v.len())
+    }
+
+    fn full(n: usize, value: f64, dtype: DType) -> Result<Self> {
+        Ok(match dtype {
+            DType::Float32 => CpuStorage::F32(fill(n, value as f32)?),
+            DType::Float64 => CpuStorage::F64(fill(n, value)?),
+            DType::Int32 => CpuStorage::I32(fill(n, value as i32)?),
+            DType::Int64 => CpuStorage::I64(fill(n, value as i64)?),
+            DType::Bool => CpuStorage::Bool(fill(n, value != 0.0)?),
+        })
+    }
+
+    fn from_host(data: HostData) -> Result<Self> {
+        Ok(match data {
+            HostData::F32(v) => CpuStorage::F32(v),
+            HostData::F64(v) => CpuStorage::F64(v),
+            HostData::I32(v) => CpuStorage::I32(v),
+            HostData::I64(v) => CpuStorage::I64(v),
+            HostData::Bool(v) => CpuStorage::Bool(v),
+        })
+    }
+
+    fn to_host(&self) -> HostData {
+        match self {
+            CpuStorage::F32(v) => HostData::F32(v.clone()),
+            CpuStorage::F64(v) => HostData::F64(v.clone()),
+            CpuStorage::I32(v) => HostData::I32(v.clone()),
+            CpuStorage::I64(v) => HostData::I64(v.clone()),
+            CpuStorage::Bool(v) => HostData::Bool(v.clone()),
+        }
+    }
+
+    fn scalar_at(&self, index: usize) -> Option<crate::runtime::Scalar> {
+        use crate::runtime::Scalar;
+        Some(match self {
+            CpuStorage::F32(v) => Scalar::Float(f64::from(*v.get(index)?)),
+            CpuStorage::F64(v) => Scalar::Float(*v.get(index)?),
+            CpuStorage::I32(v) => Scalar::Int(i64::from(*v.get(index)?)),
+            CpuStorage::I64(v) => Scalar::Int(*v.get(index)?),
+            CpuStorage::Bool(v) => Scalar::Bool(*v.get(index)?),
+        })
+    }
+
+    fn cast(&self, dtype: DType) -> Result<Self> {
+        with_any!(self, v => cast_to(v, dtype))
+    }
+
+    fn unary(&self, op: UnaryOp) -> Result<Self> {
+        match self {
+            CpuStorage::F32(v) => unary_float(v, op),
+            CpuStorage::F64(v) => unary_float(v, op),
+            CpuStorage::I32(v) => unary_num(v, op),
+            CpuStorage::I64(v) => unary_num(v, op),
+            CpuStorage::Bool(v) if op == UnaryOp::Not => Ok(CpuStorage::Bool(map1(v, |x| !x)?)),
+            CpuStorage::Bool(_) => Err(internal(&format!("{} reached the bool kernel", op.name()))),
+        }
+    }
+
+    fn binary(
+        &self,
+        strides: &[usize],
+        rhs: &Self,
+        rhs_strides: &[usize],
+        shape: &[usize],
+        op: BinaryOp,
+    ) -> Result<Self> {
+        use CpuStorage::*;
+        match (self, rhs) {
+            (F32(a), F32(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
+            (F64(a), F64(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
+            (I32(a), I32(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
+            (I64(a), I64(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
+            (Bool(a), Bool(b)) => binary_bool(a, strides, b, rhs_strides, shape, op),
+            _ => Err(self.dtype_mismatch(rhs)),
+        }
+    }
+
+    fn reduce(&self, op: ReduceOp, outer: usize, len: usize, inner: usize) -> Result<Self> {
+        match self {
+            CpuStorage::F32(v) => reduce_num(v, op, outer, len, inner),
+            CpuStorage::F64(v) => reduce_num(v, op, outer, len, inner),
+            CpuStorage::I32(v) => reduce_num(v, op, outer, len, inner),
+            CpuStorage::I64(v) => reduce_num(v, op, outer, len, inner),
+            CpuStorage::Bool(_) => Err(internal("a bool reduction reached the backend")),
+        }
+    }
+
+    fn matmul(&self, rhs: &Self, layout: &MatmulLayout) -> Result<Self> {
+        use CpuStorage::*;
+        match (self, rhs) {
+            (F32(a), F32(b)) => Ok(F32(gemm::gemm_batched(a, b, layout)?)),
+            (F64(a), F64(b)) => Ok(F64(gemm::gemm_batched(a, b, layout)?)),
+            (I32(a), I32(b)) => matmul_int(a, b, layout),
+            (I64(a), I64(b)) => matmul_int(a, b, layout),
+            _ => Err(self.dtype_mismatch(rhs)),
+        }
+    }
+
+    fn gather(&self, view: &StridedView) -> Result<Self> {
+        with_any!(self, v => Ok(Element::into_storage(kernels::gather(
+            v,
+            view.offset,
+            &view.shape,
+            &view.strides
+        )?)))
+    }
+
+    fn scatter(&mut self, view: &StridedView, src: &Self, src_strides: &[usize]) -> Result<()> {
+        use CpuStorage::*;
+        let (o, sh, st) = (view.offset, &view.shape, &view.strides);
+        match (self, src) {
+            (F32(d), F32(s)) => kernels::scatter(d, o, sh, st, s, src_strides),
+            (F64(d), F64(s)) => kernels::scatter(d, o, sh, st, s, src_strides),
+            (I32(d), I32(s)) => kernels::scatter(d, o, sh, st, s, src_strides),
+            (I64(d), I64(s)) => kernels::scatter(d, o, sh, st, s, src_strides),
+            (Bool(d), Bool(s)) => kernels::scatter(d, o, sh, st, s, src_strides),
+            (dst, src) => return Err(dst.dtype_mismatch(src)),
+        }
+        Ok(())
+    }
+
+    fn concat(parts: &[&Self], chunks: &[usize], outer: usize) -> Result<Self> {
+        fn typed<'a, T: Element>(parts: &[&'a CpuStorage]) -> Result<Vec<&'a [T]>> {
+            parts
+                .iter()
+                .map(|p| T::slice(p).ok_or_else(|| internal("concat parts differ in dtype")))
+                .collect()
+        }
+        let Some(first) = parts.first() else {
+            return Err(internal("concat of no parts"));
+        };
+        Ok(match first.dtype() {
+            DType::Float32 => CpuStorage::F32(kernels::concat(&typed(parts)?, chunks, outer)?),
+            DType::Float64 => CpuStorage::F64(kernels::concat(&typed(parts)?, chunks, outer)?),
+            DType::Int32 => CpuStorage::I32(kernels::concat(&typed(parts)?, chunks, outer)?),
+            DType::Int64 => CpuStorage::I64(kernels::concat(&typed(parts)?, chunks, outer)?),
+            DType::Bool => CpuStorage::Bool(kernels::concat(&typed(parts)?, chunks, outer)?),
+        })
+    }
+}

@@ -1,0 +1,1031 @@
+//! `Array`: a shape, a dtype and a device over a shared, lockable buffer.
+//!
+//! Every op here validates devices, shapes and dtypes first, charges the output's bytes to the
+//! device ledger, and only then runs backend primitives. Buffers are always row-major; reshape
+//! shares the buffer (like a numpy view), everything else writes a new one.
+use super::device::Device;
+use super::dtype::DType;
+use super::error::{Result, RuntimeError};
+use super::host::{HostData, Scalar};
+use super::index::basic_view;
+use super::memory::{Charge, DeviceLedger};
+use super::ops::{BinaryOp, IndexItem, Operand, ReduceOp, UnaryOp};
+use super::shape::{
+    broadcast_shapes, broadcast_strides, checked_bytes, contiguous_strides, normalize_axes,
+    normalize_axis, shape_compact, shape_tuple,
+};
+use super::Runtime;
+use crate::backend::{MatmulLayout, Storage, StridedView};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// The bytes of one or more arrays (reshape shares them) and their claim on device memory.
+#[derive(Debug)]
+pub(crate) struct Buffer {
+    storage: RwLock<Storage>,
+    charge: Charge,
+}
+
+impl Buffer {
+    fn read(&self) -> RwLockReadGuard<'_, Storage> {
+        // A panic while writing cannot leave a half-typed buffer (writes are per element), so a
+        // poisoned lock is still safe to use.
+        self.storage.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Storage> {
+        self.storage.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[derive(Debug)]
+struct ArrayInner {
+    shape: Vec<usize>,
+    dtype: DType,
+    device: Device,
+    buffer: Arc<Buffer>,
+}
+
+/// An n-dimensional array on one device. `Clone` gives the same array (same identity).
+#[derive(Clone, Debug)]
+pub struct Array {
+    inner: Arc<ArrayInner>,
+}
+
+/// Charges the bytes for an array of `shape` and `dtype` on `ledger`'s device, then builds its
+/// storage: the check happens before any work.
+pub(crate) fn allocate(
+    ledger: &Arc<DeviceLedger>,
+    shape: Vec<usize>,
+    dtype: DType,
+    make: impl FnOnce() -> Result<Storage>,
+) -> Result<Array> {
+    let bytes = checked_bytes(&shape, dtype.size_bytes())? as u64;
+    let charge = ledger.charge(bytes)?;
+    let storage = make()?;
+    debug_assert_eq!(storage.dtype(), dtype);
+    debug_assert_eq!(storage.len(), shape.iter().product::<usize>());
+    Ok(Array {
+        inner: Arc::new(ArrayInner {
+            shape,
+            dtype,
+            device: ledger.device(),
+            buffer: Arc::new(Buffer {
+                storage: RwLock::new(storage),
+                charge,
+            }),
+        }),
+    })
+}
+
+/// How an operand enters a binary op once validated.
+enum Side<'a> {
+    Array(&'a Array),
+    Scalar(Scalar),
+}
+
+fn scalar_host(value: Scalar, dtype: DType) -> HostData {
+    match (value, dtype) {
+        (Scalar::Int(i), DType::Int64) => HostData::I64(vec![i]),
+        (Scalar::Int(i), DType::Int32) => HostData::I32(vec![i as i32]),
+        (Scalar::Bool(b), DType::Bool) => HostData::Bool(vec![b]),
+        (s, DType::Float32) => HostData::F32(vec![s.as_f64() as f32]),
+        (s, DType::Float64) => HostData::F64(vec![s.as_f64()]),
+        (s, DType::Int32) => HostData::I32(vec![s.as_f64() as i32]),
+        (s, DType::Int64) => HostData::I64(vec![s.as_f64() as i64]),
+        (s, DType::Bool) => HostData::Bool(vec![s.as_f64() != 0.0]),
+    }
+}
+
+/// A one-element storage of `dtype` on the same backend as `like`.
+fn scalar_storage(like: &Storage, value: Scalar, dtype: DType) -> Result<Storage> {
+    match like {
+        Storage::Cpu(_) => {
+            use crate::backend::BackendStorage;
+            Ok(Storage::Cpu(crate::backend::CpuStorage::from_host(
+                scalar_host(value, dtype),
+            )?))
+        }
+    }
+}
+
+/// The dtype a Python scalar leaves an array operation in: it never up-casts a float array, and a
+/// float scalar with an integer array gives the default float.
+fn dtype_with_scalar(array: DType, scalar: Scalar) -> DType {
+    match scalar {
+        Scalar::Float(_) => array.to_float(),
+        Scalar::Int(_) if array == DType::Bool => DType::Int64,
+        _ => array,
+    }
+}
+
+/// (compute dtype, output dtype) of a binary op.
+fn binary_dtypes(op: BinaryOp, base: DType) -> Result<(DType, DType)> {
+    if op.is_bitwise() {
+        if base.is_float() {
+            return Err(RuntimeError::DType(format!(
+                "{}: not defined for {base} operands; it takes bool or integer arrays (compare first, e.g. (x > 0) & (y > 0))",
+                op.name()
+            )));
+        }
+        return Ok((base, base));
+    }
+    if op.is_comparison() {
+        return Ok((base, DType::Bool));
+    }
+    if op == BinaryOp::Div {
+        let float = base.to_float();
+        return Ok((float, float));
+    }
+    if base == DType::Bool {
+        return Ok(match op {
+            BinaryOp::Add | BinaryOp::Maximum => (DType::Bool, DType::Bool),
+            BinaryOp::Mul | BinaryOp::Minimum => (DType::Bool, DType::Bool),
+            _ => (DType::Int64, DType::Int64),
+        });
+    }
+    Ok((base, base))
+}
+
+/// Bool add is logical or, bool multiply logical and.
+fn bool_op(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Add => BinaryOp::Or,
+        BinaryOp::Mul => BinaryOp::And,
+        other => other,
+    }
+}
+
+impl Array {
+    pub fn shape(&self) -> &[usize] {
+        &self.inner.shape
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.inner.shape.len()
+    }
+
+    pub fn size(&self) -> usize {
+        self.inner.shape.iter().product()
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.inner.dtype
+    }
+
+    pub fn device(&self) -> Device {
+        self.inner.device
+    }
+
+    /// Identity, for the language's `is`.
+    pub fn same(&self, other: &Array) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// True when both arrays read the same bytes (one is a reshape of the other).
+    pub fn shares_buffer(&self, other: &Array) -> bool {
+        Arc::ptr_eq(&self.inner.buffer, &other.inner.buffer)
+    }
+
+    pub fn nbytes(&self) -> usize {
+        self.size() * self.dtype().size_bytes()
+    }
+
+    fn ledger(&self) -> &Arc<DeviceLedger> {
+        self.inner.buffer.charge.ledger()
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Storage> {
+        self.inner.buffer.read()
+    }
+
+    /// Storage in `dtype`: the buffer itself when it already is, else a converted copy.
+    fn storage_as(&self, dtype: DType) -> Result<StorageRef<'_>> {
+        let guard = self.read();
+        if guard.dtype() == dtype {
+            Ok(StorageRef::Borrowed(guard))
+        } else {
+            Ok(StorageRef::Owned(guard.cast(dtype)?))
+        }
+    }
+
+    /// A new array of the same device from a computed storage, charged to the device.
+    fn derive(&self, shape: Vec<usize>, dtype: DType, make: impl FnOnce() -> Result<Storage>) -> Result<Array> {
+        allocate(self.ledger(), shape, dtype, make)
+    }
+
+    /// Same buffer, new shape (used by reshape and stack).
+    fn view_as(&self, shape: Vec<usize>) -> Array {
+        Array {
+            inner: Arc::new(ArrayInner {
+                shape,
+                dtype: self.inner.dtype,
+                device: self.inner.device,
+                buffer: Arc::clone(&self.inner.buffer),
+            }),
+        }
+    }
+
+    fn check_same_device(&self, other: &Array, op: &str) -> Result<()> {
+        if self.device() != other.device() {
+            return Err(RuntimeError::DeviceMismatch {
+                op: op.to_string(),
+                first: self.device(),
+                second: other.device(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes `src` into a strided view of this array's buffer (crate-internal building block).
+    pub(crate) fn scatter_view(
+        &self,
+        view: &StridedView,
+        src: &Storage,
+        src_strides: &[usize],
+    ) -> Result<()> {
+        self.inner.buffer.write().scatter(view, src, src_strides)
+    }
+
+    // ---- reading -------------------------------------------------------------------------
+
+    /// A row-major host copy.
+    pub fn to_host(&self) -> HostData {
+        self.read().to_host()
+    }
+
+    /// The single element of a size-1 array.
+    pub fn to_scalar(&self, op: &str) -> Result<Scalar> {
+        let size = self.size();
+        if size != 1 {
+            let noun = if size == 1 { "element" } else { "elements" };
+            return Err(RuntimeError::Value(format!(
+                "{op}: the array has {size} {noun}; only a 1-element array converts to a scalar"
+            )));
+        }
+        self.read()
+            .scalar_at(0)
+            .ok_or_else(|| RuntimeError::Value(format!("{op}: the array holds no element")))
+    }
+
+    // ---- moving --------------------------------------------------------------------------
+
+    /// A copy on `device`, always in new memory.
+    pub fn copy_to(&self, rt: &Runtime, device: Device) -> Result<Array> {
+        let ledger = rt.ledger(device)?;
+        let shape = self.shape().to_vec();
+        let full = full_view(&shape);
+        allocate(&ledger, shape, self.dtype(), || self.read().gather(&full))
+    }
+
+    /// Copies this array's values into `dst` (same shape; converted to `dst`'s dtype).
+    pub fn copy_into(&self, dst: &Array) -> Result<()> {
+        if self.shape() != dst.shape() {
+            return Err(RuntimeError::Shape(format!(
+                "copyto: the source has shape {} but the destination has shape {}; copy into an array of the same shape",
+                shape_tuple(self.shape()),
+                shape_tuple(dst.shape())
+            )));
+        }
+        if self.shares_buffer(dst) {
+            return Ok(());
+        }
+        let view = full_view(dst.shape());
+        let strides = contiguous_strides(self.shape());
+        let source = self.storage_as(dst.dtype())?;
+        dst.inner.buffer.write().scatter(&view, &source, &strides)
+    }
+
+    /// This array when it is already on `device`, else a copy there.
+    pub fn as_in_device(&self, rt: &Runtime, device: Device) -> Result<Array> {
+        if self.device() == device {
+            return Ok(self.clone());
+        }
+        self.copy_to(rt, device)
+    }
+
+    // ---- elementwise ---------------------------------------------------------------------
+
+    pub fn unary(&self, op: UnaryOp) -> Result<Array> {
+        let dtype = self.dtype();
+        let shape = self.shape().to_vec();
+        if op == UnaryOp::Not {
+            return self.derive(shape, DType::Bool, || self.read().unary(op));
+        }
+        if dtype == DType::Bool {
+            if op == UnaryOp::Neg {
+                return Err(RuntimeError::DType(
+                    "negative: not defined for bool arrays; use logical_not, or convert first with astype('int32')".into(),
+                ));
+            }
+            if !op.is_float_only() && !op.is_rounding() {
+                // abs, square, relu and sign map 0/1 to themselves.
+                return self.astype(DType::Bool);
+            }
+        }
+        let compute = if op.is_float_only() || (op.is_rounding() && dtype == DType::Bool) {
+            dtype.to_float()
+        } else {
+            dtype
+        };
+        self.derive(shape, compute, || self.storage_as(compute)?.unary(op))
+    }
+
+    /// Elementwise binary op with numpy broadcasting; Python scalars broadcast on any device.
+    pub fn binary(op: BinaryOp, lhs: Operand, rhs: Operand) -> Result<Array> {
+        let (left, right) = match (lhs, rhs) {
+            (Operand::Array(a), Operand::Array(b)) => {
+                a.check_same_device(b, op.name())?;
+                (Side::Array(a), Side::Array(b))
+            }
+            (Operand::Array(a), Operand::Scalar(s)) => (Side::Array(a), Side::Scalar(s)),
+            (Operand::Scalar(s), Operand::Array(b)) => (Side::Scalar(s), Side::Array(b)),
+            (Operand::Scalar(_), Operand::Scalar(_)) => {
+                return Err(RuntimeError::Value(format!(
+                    "{}: needs at least one array operand",
+                    op.name()
+                )))
+            }
+        };
+        let empty: &[usize] = &[];
+        let (lshape, rshape) = match (&left, &right) {
+            (Side::Array(a), Side::Array(b)) => (a.shape(), b.shape()),
+            (Side::Array(a), Side::Scalar(_)) => (a.shape(), empty),
+            (Side::Scalar(_), Side::Array(b)) => (empty, b.shape()),
+            (Side::Scalar(_), Side::Scalar(_)) => (empty, empty),
+        };
+        let out_shape = if lshape == rshape {
+            lshape.to_vec()
+        } else {
+            broadcast_shapes(lshape, rshape)?
+        };
+        let base = match (&left, &right) {
+            (Side::Array(a), Side::Array(b)) => a.dtype().promote(b.dtype()),
+            (Side::Array(a), Side::Scalar(s)) | (Side::Scalar(s), Side::Array(a)) => {
+                dtype_with_scalar(a.dtype(), *s)
+            }
+            (Side::Scalar(_), Side::Scalar(_)) => DType::Float32,
+        };
+        let (compute, out_dtype) = binary_dtypes(op, base)?;
+        let kernel_op = if compute == DType::Bool { bool_op(op) } else { op };
+        let owner = match (&left, &right) {
+            (Side::Array(a), _) | (_, Side::Array(a)) => *a,
+            (Side::Scalar(_), Side::Scalar(_)) => return Err(two_scalars()),
+        };
+        let lstrides = broadcast_strides(lshape, &out_shape);
+        let rstrides = broadcast_strides(rshape, &out_shape);
+        owner.derive(out_shape.clone(), out_dtype, || {
+            let like = owner.read();
+            let (l, r) = match (&left, &right) {
+                (Side::Array(a), Side::Array(b)) if a.shares_buffer(b) && a.dtype() == compute => {
+                    // One lock for both sides: taking a read lock twice can deadlock a waiting writer.
+                    drop(like);
+                    let guard = a.read();
+                    return guard.binary(&lstrides, &guard, &rstrides, &out_shape, kernel_op);
+                }
+                (Side::Array(a), Side::Array(b)) => {
+                    drop(like);
+                    (a.storage_as(compute)?, b.storage_as(compute)?)
+                }
+                (Side::Array(a), Side::Scalar(s)) => {
+                    let scalar = scalar_storage(&like, *s, compute)?;
+                    drop(like);
+                    (a.storage_as(compute)?, StorageRef::Owned(scalar))
+                }
+                (Side::Scalar(s), Side::Array(b)) => {
+                    let scalar = scalar_storage(&like, *s, compute)?;
+                    drop(like);
+                    (StorageRef::Owned(scalar), b.storage_as(compute)?)
+                }
+                (Side::Scalar(_), Side::Scalar(_)) => return Err(two_scalars()),
+            };
+            l.binary(&lstrides, &r, &rstrides, &out_shape, kernel_op)
+        })
+    }
+
+    /// `x op= rhs`: computes, then writes the result back into this array's buffer (identity
+    /// kept). The result is cast back to this array's dtype, so `int_array += 1.5` truncates.
+    pub fn binary_inplace(&self, op: BinaryOp, rhs: Operand) -> Result<()> {
+        let result = Array::binary(op, Operand::Array(self), rhs)?;
+        if result.shape() != self.shape() {
+            return Err(RuntimeError::Shape(format!(
+                "non-broadcastable output operand with shape {} doesn't match the broadcast shape {}",
+                shape_compact(self.shape()),
+                shape_compact(result.shape())
+            )));
+        }
+        result.copy_into(self)
+    }
+
+    // ---- reductions ----------------------------------------------------------------------
+
+    pub fn reduce(&self, op: ReduceOp, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
+        let name = op.name();
+        let is_arg = matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
+        if is_arg && axes.is_some_and(|a| a.len() > 1) {
+            return Err(RuntimeError::Value(format!(
+                "{name}: takes one axis or None (all axes), not {}",
+                axes.map_or(0, |a| a.len())
+            )));
+        }
+        let selected = normalize_axes(axes, self.ndim(), name)?;
+        let shape = self.shape();
+        let count: usize = shape
+            .iter()
+            .zip(&selected)
+            .filter(|(_, &s)| s)
+            .map(|(&d, _)| d)
+            .product();
+        if count == 0 && matches!(op, ReduceOp::Max | ReduceOp::Min | ReduceOp::ArgMax | ReduceOp::ArgMin) {
+            let what = if matches!(op, ReduceOp::Max | ReduceOp::ArgMax) { "maximum" } else { "minimum" };
+            return Err(RuntimeError::Value(format!(
+                "{name}: zero-size array has no {what}; reduce over a non-empty axis or check the shape"
+            )));
+        }
+        let out_shape: Vec<usize> = shape
+            .iter()
+            .zip(&selected)
+            .filter_map(|(&d, &s)| match (s, keepdims) {
+                (false, _) => Some(d),
+                (true, true) => Some(1),
+                (true, false) => None,
+            })
+            .collect();
+        let dtype = self.dtype();
+        // (dtype the kernel runs in, dtype of the result)
+        let (compute, out_dtype) = match op {
+            ReduceOp::Sum | ReduceOp::Prod if dtype == DType::Bool => (DType::Int64, DType::Int64),
+            ReduceOp::Sum | ReduceOp::Prod => (dtype, dtype),
+            ReduceOp::Mean if dtype.is_float() => (dtype, dtype),
+            ReduceOp::Mean => (DType::Float64, DType::Float32),
+            ReduceOp::Max | ReduceOp::Min if dtype == DType::Bool => (DType::Int64, DType::Bool),
+            ReduceOp::Max | ReduceOp::Min => (dtype, dtype),
+            ReduceOp::ArgMax | ReduceOp::ArgMin if dtype == DType::Bool => (DType::Int64, DType::Int64),
+            ReduceOp::ArgMax | ReduceOp::ArgMin => (dtype, DType::Int64),
+        };
+        let kernel_op = if op == ReduceOp::Mean { ReduceOp::Sum } else { op };
+        // Merge runs of adjacent kept or reduced axes (size-1 axes do not matter): a row-major
+        // buffer reduces a run in one pass, and numpy's pairwise sum sees the same blocks.
+        let mut groups: Vec<(usize, bool)> = Vec::new();
+        for (&d, &s) in shape.iter().zip(&selected) {
+            if d == 1 {
+                continue;
+            }
+            match groups.last_mut() {
+                Some((size, sel)) if *sel == s => *size *= d,
+                _ => groups.push((d, s)),
+            }
+        }
+        self.derive(out_shape, out_dtype, || {
+            let source = self.storage_as(compute)?;
+            let mut current: Option<Storage> = None;
+            let total: usize = groups.iter().map(|g| g.0).product();
+            if !groups.iter().any(|g| g.1) {
+                current = Some(source.reduce(kernel_op, total, 1, 1)?);
+            }
+            while let Some(pos) = groups.iter().rposition(|g| g.1) {
+                let outer: usize = groups[..pos].iter().map(|g| g.0).product();
+                let inner: usize = groups[pos + 1..].iter().map(|g| g.0).product();
+                let len = groups[pos].0;
+                let input: &Storage = current.as_ref().unwrap_or(&source);
+                current = Some(input.reduce(kernel_op, outer, len, inner)?);
+                groups.remove(pos);
+            }
+            let mut result = match current {
+                Some(r) => r,
+                None => source.reduce(kernel_op, total, 1, 1)?,
+            };
+            if op == ReduceOp::Mean {
+                let divisor = scalar_storage(&result, Scalar::Int(count as i64), compute)?;
+                let n = result.len();
+                result = result.binary(&[1], &divisor, &[0], &[n], BinaryOp::Div)?;
+            }
+            if result.dtype() != out_dtype {
+                result = result.cast(out_dtype)?;
+            }
+            Ok(result)
+        })
+    }
+
+    // ---- linear algebra ------------------------------------------------------------------
+
+    fn matmul_dtype(&self, other: &Array) -> DType {
+        match self.dtype().promote(other.dtype()) {
+            DType::Bool => DType::Int64,
+            d => d,
+        }
+    }
+
+    /// numpy matmul: 1-D operands gain and lose a unit axis; leading (batch) axes broadcast.
+    pub fn matmul(&self, other: &Array) -> Result<Array> {
+        self.check_same_device(other, "matmul")?;
+        if self.ndim() == 0 || other.ndim() == 0 {
+            return Err(RuntimeError::Value(
+                "matmul: a 0-d operand has no matrix axes; use * to multiply by a scalar".into(),
+            ));
+        }
+        let a_vec = self.ndim() == 1;
+        let b_vec = other.ndim() == 1;
+        let a_shape: Vec<usize> = if a_vec { vec![1, self.shape()[0]] } else { self.shape().to_vec() };
+        let b_shape: Vec<usize> = if b_vec { vec![other.shape()[0], 1] } else { other.shape().to_vec() };
+        let (a_batch, a_mat) = a_shape.split_at(a_shape.len() - 2);
+        let (b_batch, b_mat) = b_shape.split_at(b_shape.len() - 2);
+        let (m, k, k2, n) = (a_mat[0], a_mat[1], b_mat[0], b_mat[1]);
+        if k != k2 {
+            return Err(RuntimeError::Shape(format!(
+                "matmul: shapes {} and {} are not aligned: {k} (last axis of the first) != {k2} ({} of the second)",
+                shape_compact(self.shape()),
+                shape_compact(other.shape()),
+                if b_vec { "its only axis" } else { "second-to-last axis" }
+            )));
+        }
+        let batch_shape = broadcast_shapes(a_batch, b_batch).map_err(|_| {
+            RuntimeError::Shape(format!(
+                "matmul: batch axes of shapes {} and {} do not broadcast",
+                shape_compact(self.shape()),
+                shape_compact(other.shape())
+            ))
+        })?;
+        let mut out_shape = batch_shape.clone();
+        if !a_vec {
+            out_shape.push(m);
+        }
+        if !b_vec {
+            out_shape.push(n);
+        }
+        let batch: usize = batch_shape.iter().product();
+        let a_strides = broadcast_strides(a_batch, &batch_shape);
+        let b_strides = broadcast_strides(b_batch, &batch_shape);
+        let mut lhs_offsets = Vec::with_capacity(batch);
+        let mut rhs_offsets = Vec::with_capacity(batch);
+        let zeros = vec![0isize; batch_shape.len()];
+        let signed = |s: &[usize]| s.iter().map(|&x| x as isize).collect::<Vec<_>>();
+        crate::backend::cpu::kernels::walk2(&batch_shape, &signed(&a_strides), 0, &zeros, 0, |i, _| {
+            lhs_offsets.push(i * m * k)
+        });
+        crate::backend::cpu::kernels::walk2(&batch_shape, &signed(&b_strides), 0, &zeros, 0, |i, _| {
+            rhs_offsets.push(i * k * n)
+        });
+        let layout = MatmulLayout { batch, m, k, n, lhs_offsets, rhs_offsets };
+        self.matmul_with(other, out_shape, &layout)
+    }
+
+    fn matmul_with(&self, other: &Array, out_shape: Vec<usize>, layout: &MatmulLayout) -> Result<Array> {
+        let dtype = self.matmul_dtype(other);
+        self.derive(out_shape, dtype, || {
+            if self.shares_buffer(other) && self.dtype() == dtype {
+                let guard = self.read();
+                return guard.matmul(&guard, layout);
+            }
+            let a = self.storage_as(dtype)?;
+            let b = other.storage_as(dtype)?;
+            a.matmul(&b, layout)
+        })
+    }
+
+    /// MXNet's `nd.dot`: the last axis of `self` with the first axis of `other`
+    /// (1-D with 1-D is the inner product, a 0-d array; a 0-d operand multiplies elementwise).
+    pub fn dot(&self, other: &Array) -> Result<Array> {
+        self.check_same_device(other, "dot")?;
+        if self.ndim() == 0 || other.ndim() == 0 {
+            return Array::binary(BinaryOp::Mul, Operand::Array(self), Operand::Array(other));
+        }
+        let k = self.shape()[self.ndim() - 1];
+        let k2 = other.shape()[0];
+        if k != k2 {
+            return Err(RuntimeError::Shape(format!(
+                "dot: shapes {} and {} are not aligned: {k} (last axis of the first) != {k2} (first axis of the second)",
+                shape_compact(self.shape()),
+                shape_compact(other.shape())
+            )));
+        }
+        let lead = &self.shape()[..self.ndim() - 1];
+        let trail = &other.shape()[1..];
+        let m: usize = lead.iter().product();
+        let n: usize = trail.iter().product();
+        let out_shape: Vec<usize> = lead.iter().chain(trail).copied().collect();
+        let layout = MatmulLayout { batch: 1, m, k, n, lhs_offsets: vec![0], rhs_offsets: vec![0] };
+        self.matmul_with(other, out_shape, &layout)
+    }
+
+    // ---- shape ---------------------------------------------------------------------------
+
+    /// A new shape over the same buffer (no copy); one axis may be -1.
+    pub fn reshape(&self, shape: &[isize]) -> Result<Array> {
+        let size = self.size();
+        let spelled = || {
+            let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            if parts.len() == 1 {
+                format!("({},)", parts[0])
+            } else {
+                format!("({})", parts.join(", "))
+            }
+        };
+        let mut unknown = None;
+        let mut known = 1usize;
+        for (i, &d) in shape.iter().enumerate() {
+            if d == -1 {
+                if unknown.is_some() {
+                    return Err(RuntimeError::Value(format!(
+                        "reshape: can only specify one unknown dimension (-1), got {}",
+                        spelled()
+                    )));
+                }
+                unknown = Some(i);
+            } else if d < 0 {
+                return Err(RuntimeError::Value(format!(
+                    "reshape: negative dimension {d} in {}; use -1 for the one unknown dimension",
+                    spelled()
+                )));
+            } else {
+                known = known.checked_mul(d as usize).ok_or_else(|| {
+                    RuntimeError::Value(format!("reshape: shape {} is too large", spelled()))
+                })?;
+            }
+        }
+        let mismatch = || {
+            RuntimeError::Shape(format!(
+                "reshape: cannot reshape array of shape {} (size {size}) into shape {}",
+                shape_tuple(self.shape()),
+                spelled()
+            ))
+        };
+        let mut resolved: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+        if let Some(i) = unknown {
+            if known == 0 || size % known != 0 {
+                return Err(mismatch());
+            }
+            resolved[i] = size / known;
+        } else if known != size {
+            return Err(mismatch());
+        }
+        Ok(self.view_as(resolved))
+    }
+
+    /// Permutes the axes (reversed when `axes` is None) into a new buffer.
+    pub fn transpose(&self, axes: Option<&[isize]>) -> Result<Array> {
+        let ndim = self.ndim();
+        let perm: Vec<usize> = match axes {
+            None => (0..ndim).rev().collect(),
+            Some(list) => {
+                if list.len() != ndim {
+                    return Err(RuntimeError::Value(format!(
+                        "transpose: axes don't match array: got {} axes for an array of dimension {ndim}",
+                        list.len()
+                    )));
+                }
+                let mut seen = vec![false; ndim];
+                let mut perm = Vec::with_capacity(ndim);
+                for &a in list {
+                    let axis = normalize_axis(a, ndim, "transpose")?;
+                    if seen[axis] {
+                        return Err(RuntimeError::Value(format!(
+                            "transpose: axis {a} repeated; give each axis once"
+                        )));
+                    }
+                    seen[axis] = true;
+                    perm.push(axis);
+                }
+                perm
+            }
+        };
+        let strides = contiguous_strides(self.shape());
+        let view = StridedView {
+            offset: 0,
+            shape: perm.iter().map(|&p| self.shape()[p]).collect(),
+            strides: perm.iter().map(|&p| strides[p] as isize).collect(),
+        };
+        self.derive(view.shape.clone(), self.dtype(), || self.read().gather(&view))
+    }
+
+    // ---- indexing ------------------------------------------------------------------------
+
+    /// `x[...]`: basic indexing, a bool mask, or an integer array along the first axis. Always
+    /// returns a new array.
+    pub fn index(&self, idx: &[IndexItem]) -> Result<Array> {
+        if let [IndexItem::Array(index)] = idx {
+            return self.index_by_array(index);
+        }
+        let view = basic_view(self.shape(), idx)?;
+        self.derive(view.shape.clone(), self.dtype(), || self.read().gather(&view))
+    }
+
+    fn index_by_array(&self, index: &Array) -> Result<Array> {
+        self.check_same_device(index, "index")?;
+        let positions = self.array_index_rows(index)?;
+        let row: usize = self.shape()[1..].iter().product();
+        let mut out_shape = if index.dtype() == DType::Bool {
+            vec![positions.len()]
+        } else {
+            index.shape().to_vec()
+        };
+        let tail = if index.dtype() == DType::Bool { &self.shape()[index.ndim()..] } else { &self.shape()[1..] };
+        out_shape.extend_from_slice(tail);
+        let unit = if index.dtype() == DType::Bool { tail.iter().product() } else { row };
+        self.derive(out_shape, self.dtype(), || {
+            let guard = self.read();
+            let parts: Vec<Storage> = positions
+                .iter()
+                .map(|&p| {
+                    guard.gather(&StridedView { offset: p * unit, shape: vec![unit], strides: vec![1] })
+                })
+                .collect::<Result<_>>()?;
+            if parts.is_empty() {
+                return guard.gather(&StridedView { offset: 0, shape: vec![0], strides: vec![1] });
+            }
+            let refs: Vec<&Storage> = parts.iter().collect();
+            Storage::concat(&refs, &vec![unit; refs.len()], 1)
+        })
+    }
+
+    /// Row numbers an integer or bool index array selects (rows of the first axis for integers,
+    /// of the masked leading axes for a mask), checked against the shape.
+    fn array_index_rows(&self, index: &Array) -> Result<Vec<usize>> {
+        let host = index.to_host();
+        if let HostData::Bool(mask) = &host {
+            let lead = &self.shape()[..index.ndim().min(self.ndim())];
+            if index.ndim() > self.ndim() || lead != index.shape() {
+                return Err(RuntimeError::Index(format!(
+                    "boolean index did not match indexed array: the mask has shape {} but the array {}",
+                    shape_tuple(index.shape()),
+                    shape_tuple(self.shape())
+                )));
+            }
+            return Ok(mask.iter().enumerate().filter(|(_, &b)| b).map(|(i, _)| i).collect());
+        }
+        if index.dtype().is_float() {
+            return Err(RuntimeError::Index(
+                "arrays used as indices must be of integer or bool type; convert with astype('int64')".into(),
+            ));
+        }
+        if self.ndim() == 0 {
+            return Err(RuntimeError::Index("too many indices for array: array is 0-dimensional".into()));
+        }
+        let dim = self.shape()[0];
+        host.to_f64_vec()
+            .iter()
+            .map(|&f| {
+                let i = f as i64;
+                let r = if i < 0 { i + dim as i64 } else { i };
+                if r < 0 || r >= dim as i64 {
+                    Err(RuntimeError::Index(format!("index {i} is out of bounds for axis 0 with size {dim}")))
+                } else {
+                    Ok(r as usize)
+                }
+            })
+            .collect()
+    }
+
+    /// `x[...] = value`: writes into this array's buffer (identity kept). The value broadcasts to
+    /// the selection and is converted to this array's dtype.
+    pub fn set_index(&self, idx: &[IndexItem], value: Operand) -> Result<()> {
+        let views: Vec<StridedView> = if let [IndexItem::Array(index)] = idx {
+            self.check_same_device(index, "setitem")?;
+            let rows = self.array_index_rows(index)?;
+            let unit: usize = if index.dtype() == DType::Bool {
+                self.shape()[index.ndim()..].iter().product()
+            } else {
+                self.shape()[1..].iter().product()
+            };
+            let tail = if index.dtype() == DType::Bool { &self.shape()[index.ndim()..] } else { &self.shape()[1..] };
+            rows.iter()
+                .map(|&r| StridedView {
+                    offset: r * unit,
+                    shape: tail.to_vec(),
+                    strides: contiguous_strides(tail).iter().map(|&s| s as isize).collect(),
+                })
+                .collect()
+        } else {
+            vec![basic_view(self.shape(), idx)?]
+        };
+        let Some(first) = views.first() else {
+            return Ok(());
+        };
+        let target_shape = first.shape.clone();
+        let dtype = self.dtype();
+        let (source, strides) = match value {
+            Operand::Scalar(s) => {
+                let storage = scalar_storage(&self.read(), s, dtype)?;
+                (storage, vec![0; target_shape.len()])
+            }
+            Operand::Array(v) => {
+                self.check_same_device(v, "setitem")?;
+                let fits = broadcast_shapes(v.shape(), &target_shape)
+                    .map(|s| s == target_shape)
+                    .unwrap_or(false);
+                if !fits {
+                    return Err(RuntimeError::Shape(format!(
+                        "could not broadcast input array from shape {} into shape {}",
+                        shape_compact(v.shape()),
+                        shape_compact(&target_shape)
+                    )));
+                }
+                // A private copy: the value may overlap the selection (x[1:] = x[:-1]).
+                let guard = v.read();
+                let copy = if guard.dtype() == dtype {
+                    guard.gather(&full_view(v.shape()))?
+                } else {
+                    guard.cast(dtype)?
+                };
+                (copy, broadcast_strides(v.shape(), &target_shape))
+            }
+        };
+        let mut storage = self.inner.buffer.write();
+        for view in &views {
+            storage.scatter(view, &source, &strides)?;
+        }
+        Ok(())
+    }
+
+    // ---- joining -------------------------------------------------------------------------
+
+    pub fn concat(arrays: &[Array], axis: isize) -> Result<Array> {
+        concat_impl(arrays, axis, "concat")
+    }
+
+    /// Joins equal-shaped arrays along a new axis.
+    pub fn stack(arrays: &[Array], axis: isize) -> Result<Array> {
+        let Some(first) = arrays.first() else {
+            return Err(RuntimeError::Value("stack: needs at least one array".into()));
+        };
+        for (i, a) in arrays.iter().enumerate().skip(1) {
+            first.check_same_device(a, "stack")?;
+            if a.shape() != first.shape() {
+                return Err(RuntimeError::Shape(format!(
+                    "stack: all input arrays must have the same shape, but the array at index 0 has shape {} and the array at index {i} has shape {}",
+                    shape_tuple(first.shape()),
+                    shape_tuple(a.shape())
+                )));
+            }
+        }
+        let at = normalize_axis(axis, first.ndim() + 1, "stack")?;
+        let expanded: Vec<Array> = arrays
+            .iter()
+            .map(|a| {
+                let mut s = a.shape().to_vec();
+                s.insert(at, 1);
+                a.view_as(s)
+            })
+            .collect();
+        concat_impl(&expanded, at as isize, "stack")
+    }
+
+    // ---- conversions ---------------------------------------------------------------------
+
+    /// A converted copy (always new memory, like numpy's astype).
+    pub fn astype(&self, dtype: DType) -> Result<Array> {
+        self.derive(self.shape().to_vec(), dtype, || {
+            let guard = self.read();
+            if guard.dtype() == dtype {
+                guard.gather(&full_view(self.shape()))
+            } else {
+                guard.cast(dtype)
+            }
+        })
+    }
+
+    /// Limits values to [min, max], keeping the dtype.
+    pub fn clip(&self, min: Option<f64>, max: Option<f64>) -> Result<Array> {
+        if min.is_none() && max.is_none() {
+            return Err(RuntimeError::Value(
+                "clip: give at least one of min and max".into(),
+            ));
+        }
+        if let (Some(lo), Some(hi)) = (min, max) {
+            if lo > hi {
+                return Err(RuntimeError::Value(format!(
+                    "clip: min ({lo}) is greater than max ({hi})"
+                )));
+            }
+        }
+        let dtype = self.dtype();
+        let shape = self.shape().to_vec();
+        let n = self.size();
+        self.derive(shape, dtype, || {
+            let mut current = {
+                let guard = self.read();
+                guard.gather(&full_view(self.shape()))?
+            };
+            for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
+                if let Some(b) = bound {
+                    let s = scalar_storage(&current, Scalar::Float(b), dtype)?;
+                    let op = if dtype == DType::Bool { bool_op(op) } else { op };
+                    current = current.binary(&[1], &s, &[0], &[n], op)?;
+                }
+            }
+            Ok(current)
+        })
+    }
+
+    /// Vector norms over `axes` (all when None): ord None or 2 is the L2 / Frobenius norm; 1, inf,
+    /// -inf, 0 and other p > 0 are the usual vector norms. The result is floating point.
+    pub fn norm(&self, ord: Option<f64>, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
+        let float = self.dtype().to_float();
+        let x = if self.dtype() == float { self.clone() } else { self.astype(float)? };
+        let single_axis = axes.map_or(self.ndim() <= 1, |a| a.len() == 1);
+        let p = match ord {
+            None => return x.unary(UnaryOp::Square)?.reduce(ReduceOp::Sum, axes, keepdims)?.unary(UnaryOp::Sqrt),
+            Some(p) => p,
+        };
+        if !single_axis {
+            return Err(RuntimeError::Value(format!(
+                "norm: ord={p} needs a 1-D array or a single axis; over several axes only the Frobenius norm (ord=None) is supported"
+            )));
+        }
+        let abs = x.unary(UnaryOp::Abs)?;
+        if p == f64::INFINITY {
+            abs.reduce(ReduceOp::Max, axes, keepdims)
+        } else if p == f64::NEG_INFINITY {
+            abs.reduce(ReduceOp::Min, axes, keepdims)
+        } else if p == 0.0 {
+            let nonzero = Array::binary(BinaryOp::Ne, Operand::Array(&x), Operand::Scalar(Scalar::Int(0)))?;
+            nonzero.astype(float)?.reduce(ReduceOp::Sum, axes, keepdims)
+        } else if p == 1.0 {
+            abs.reduce(ReduceOp::Sum, axes, keepdims)
+        } else if p == 2.0 {
+            x.unary(UnaryOp::Square)?.reduce(ReduceOp::Sum, axes, keepdims)?.unary(UnaryOp::Sqrt)
+        } else if p > 0.0 && p.is_finite() {
+            let powered = Array::binary(BinaryOp::Pow, Operand::Array(&abs), Operand::Scalar(Scalar::Float(p)))?;
+            let summed = powered.reduce(ReduceOp::Sum, axes, keepdims)?;
+            Array::binary(BinaryOp::Pow, Operand::Array(&summed), Operand::Scalar(Scalar::Float(1.0 / p)))
+        } else {
+            Err(RuntimeError::Value(format!(
+                "norm: ord={p} is not supported; use None, 1, 2, inf, -inf, 0 or a positive p"
+            )))
+        }
+    }
+}
+
+/// binary() returns early when both operands are scalars; this only completes the match.
+fn two_scalars() -> RuntimeError {
+    RuntimeError::Value("binary op: needs at least one array operand".into())
+}
+
+/// Either the array's own locked buffer or a converted temporary.
+enum StorageRef<'a> {
+    Borrowed(RwLockReadGuard<'a, Storage>),
+    Owned(Storage),
+}
+
+impl std::ops::Deref for StorageRef<'_> {
+    type Target = Storage;
+    fn deref(&self) -> &Storage {
+        match self {
+            StorageRef::Borrowed(g) => g,
+            StorageRef::Owned(s) => s,
+        }
+    }
+}
+
+/// The whole of a row-major buffer of `shape`.
+fn full_view(shape: &[usize]) -> StridedView {
+    StridedView {
+        offset: 0,
+        shape: shape.to_vec(),
+        strides: contiguous_strides(shape).iter().map(|&s| s as isize).collect(),
+    }
+}
+
+fn concat_impl(arrays: &[Array], axis: isize, op: &str) -> Result<Array> {
+    let Some(first) = arrays.first() else {
+        return Err(RuntimeError::Value(format!("{op}: needs at least one array")));
+    };
+    let ndim = first.ndim();
+    if ndim == 0 {
+        return Err(RuntimeError::Value(format!(
+            "{op}: zero-dimensional arrays cannot be concatenated; use stack"
+        )));
+    }
+    let at = normalize_axis(axis, ndim, op)?;
+    let mut dtype = first.dtype();
+    let mut out_shape = first.shape().to_vec();
+    for (i, a) in arrays.iter().enumerate().skip(1) {
+        first.check_same_device(a, op)?;
+        if a.ndim() != ndim {
+            return Err(RuntimeError::Shape(format!(
+                "{op}: all the input arrays must have the same number of dimensions, but the array at index 0 has {ndim} dimension(s) and the array at index {i} has {} dimension(s)",
+                a.ndim()
+            )));
+        }
+        for d in 0..ndim {
+            if d != at && a.shape()[d] != first.shape()[d] {
+                return Err(RuntimeError::Shape(format!(
+                    "{op}: all the input array dimensions except for the concatenation axis must match exactly, but along dimension {d}, the array at index 0 has size {} and the array at index {i} has size {}",
+                    first.shape()[d],
+                    a.shape()[d]
+                )));
+            }
+        }
+        out_shape[at] += a.shape()[at];
+        dtype = dtype.promote(a.dtype());
+    }
+    let outer: usize = first.shape()[..at].iter().product();
+    let chunks: Vec<usize> = arrays.iter().map(|a| a.shape()[at..].iter().product()).collect();
+    first.derive(out_shape, dtype, || {
+        let parts: Vec<StorageRef<'_>> = arrays
+            .iter()
+            .map(|a| a.storage_as(dtype))
+            .collect::<Result<_>>()?;
+        let refs: Vec<&Storage> = parts.iter().map(|p| &**p).collect();
+        Storage::concat(&refs, &chunks, outer)
+    })
+}

@@ -1,0 +1,174 @@
+//! Per-device memory accounting. Every buffer holds a [`Charge`] against its device's ledger and
+//! gives it back when the last array using the buffer goes, so `memory_used` and `live_arrays`
+//! are always current. A ledger with a budget (a simulated or real GPU) refuses requests that do
+//! not fit; the host ledger checks large requests against the kernel's MemAvailable.
+use super::device::Device;
+use super::error::{Result, RuntimeError};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Host requests below this size skip the /proc/meminfo check: it costs a file read.
+const HOST_CHECK_BYTES: u64 = 64 << 20;
+
+#[derive(Debug)]
+pub struct DeviceLedger {
+    device: Device,
+    budget: Option<u64>,
+    used: AtomicU64,
+    live: AtomicUsize,
+}
+
+impl DeviceLedger {
+    pub fn new(device: Device, budget: Option<u64>) -> Arc<Self> {
+        Arc::new(DeviceLedger {
+            device,
+            budget,
+            used: AtomicU64::new(0),
+            live: AtomicUsize::new(0),
+        })
+    }
+
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// The budget of a budgeted device, or the host's total memory.
+    pub fn total(&self) -> Option<u64> {
+        self.budget.or_else(|| host_memory().map(|(_, total)| total))
+    }
+
+    /// Reserves `bytes` for a new buffer, or says why it cannot.
+    pub fn charge(self: &Arc<Self>, bytes: u64) -> Result<Charge> {
+        match self.budget {
+            Some(total) => {
+                let mut used = self.used.load(Ordering::Relaxed);
+                loop {
+                    let after = used.checked_add(bytes).filter(|&a| a <= total);
+                    let Some(after) = after else {
+                        return Err(RuntimeError::OutOfMemory {
+                            device: self.device,
+                            requested: bytes,
+                            free: total.saturating_sub(used),
+                            total,
+                        });
+                    };
+                    match self.used.compare_exchange_weak(
+                        used,
+                        after,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => break,
+                        Err(now) => used = now,
+                    }
+                }
+            }
+            None => {
+                if bytes >= HOST_CHECK_BYTES {
+                    if let Some((available, total)) = host_memory() {
+                        if bytes > available {
+                            return Err(RuntimeError::OutOfMemory {
+                                device: self.device,
+                                requested: bytes,
+                                free: available,
+                                total,
+                            });
+                        }
+                    }
+                }
+                self.used.fetch_add(bytes, Ordering::Relaxed);
+            }
+        }
+        self.live.fetch_add(1, Ordering::Relaxed);
+        Ok(Charge {
+            ledger: Arc::clone(self),
+            bytes,
+        })
+    }
+}
+
+/// Bytes held against a ledger; returned on drop.
+#[derive(Debug)]
+pub struct Charge {
+    ledger: Arc<DeviceLedger>,
+    bytes: u64,
+}
+
+impl Charge {
+    pub fn ledger(&self) -> &Arc<DeviceLedger> {
+        &self.ledger
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.ledger.used.fetch_sub(self.bytes, Ordering::Relaxed);
+        self.ledger.live.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// (MemAvailable, MemTotal) in bytes from /proc/meminfo, where the system has one.
+pub fn host_memory() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    };
+    Some((field("MemAvailable:")?, field("MemTotal:")?))
+}
+
+/// The error for a host allocation the allocator refused.
+pub fn host_out_of_memory(requested: u64) -> RuntimeError {
+    let (free, total) = host_memory().unwrap_or((0, 0));
+    RuntimeError::OutOfMemory {
+        device: Device::cpu(0),
+        requested,
+        free,
+        total,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_is_enforced_and_returned() {
+        let ledger = DeviceLedger::new(Device::gpu(0), Some(1000));
+        let a = ledger.charge(600).unwrap();
+        assert_eq!(ledger.used(), 600);
+        assert_eq!(ledger.live(), 1);
+        let err = ledger.charge(600).unwrap_err();
+        assert_eq!(
+            err,
+            RuntimeError::OutOfMemory {
+                device: Device::gpu(0),
+                requested: 600,
+                free: 400,
+                total: 1000
+            }
+        );
+        drop(a);
+        assert_eq!(ledger.used(), 0);
+        assert_eq!(ledger.live(), 0);
+        assert!(ledger.charge(1000).is_ok());
+    }
+
+    #[test]
+    fn host_refuses_more_than_available() {
+        let ledger = DeviceLedger::new(Device::cpu(0), None);
+        if host_memory().is_some() {
+            let err = ledger.charge(u64::MAX / 2).unwrap_err();
+            assert_eq!(err.ename(), "OutOfMemoryError");
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! Op vocabulary: the primitive elementwise, reduction and indexing operations every backend
+//! implements, and the operand types the language passes in.
+use super::array::Array;
+use super::host::Scalar;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum UnaryOp {
+    Neg,
+    Abs,
+    Exp,
+    Log,
+    Log2,
+    Log10,
+    Sqrt,
+    Square,
+    Tanh,
+    Sigmoid,
+    Relu,
+    Sin,
+    Cos,
+    Tan,
+    Sign,
+    Floor,
+    Ceil,
+    /// Half to even, like numpy and PyTorch.
+    Round,
+    Trunc,
+    Reciprocal,
+    /// Logical not: true where the element is zero.
+    Not,
+}
+
+impl UnaryOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "negative",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Log => "log",
+            UnaryOp::Log2 => "log2",
+            UnaryOp::Log10 => "log10",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Square => "square",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Sigmoid => "sigmoid",
+            UnaryOp::Relu => "relu",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
+            UnaryOp::Tan => "tan",
+            UnaryOp::Sign => "sign",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Round => "round",
+            UnaryOp::Trunc => "trunc",
+            UnaryOp::Reciprocal => "reciprocal",
+            UnaryOp::Not => "logical_not",
+        }
+    }
+
+    /// Ops that only make sense in floating point: integer inputs are computed in float32.
+    pub fn is_float_only(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Exp
+                | UnaryOp::Log
+                | UnaryOp::Log2
+                | UnaryOp::Log10
+                | UnaryOp::Sqrt
+                | UnaryOp::Tanh
+                | UnaryOp::Sigmoid
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+                | UnaryOp::Tan
+                | UnaryOp::Reciprocal
+        )
+    }
+
+    /// Rounding ops leave integers unchanged.
+    pub fn is_rounding(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc
+        )
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// True division: integers give float32.
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    Maximum,
+    Minimum,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Bitwise on integers, logical on bools.
+    And,
+    Or,
+    Xor,
+}
+
+impl BinaryOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "subtract",
+            BinaryOp::Mul => "multiply",
+            BinaryOp::Div => "divide",
+            BinaryOp::FloorDiv => "floor_divide",
+            BinaryOp::Mod => "mod",
+            BinaryOp::Pow => "power",
+            BinaryOp::Maximum => "maximum",
+            BinaryOp::Minimum => "minimum",
+            BinaryOp::Eq => "equal",
+            BinaryOp::Ne => "not_equal",
+            BinaryOp::Lt => "less",
+            BinaryOp::Le => "less_equal",
+            BinaryOp::Gt => "greater",
+            BinaryOp::Ge => "greater_equal",
+            BinaryOp::And => "bitwise_and",
+            BinaryOp::Or => "bitwise_or",
+            BinaryOp::Xor => "bitwise_xor",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum ReduceOp {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+    ArgMax,
+    ArgMin,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Mean => "mean",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Prod => "prod",
+            ReduceOp::ArgMax => "argmax",
+            ReduceOp::ArgMin => "argmin",
+        }
+    }
+}
+
+/// One side of a binary op: an array, or a Python scalar that broadcasts on any device.
+#[derive(Clone, Copy)]
+pub enum Operand<'a> {
+    Array(&'a Array),
+    Scalar(Scalar),
+}
+
+/// One item of a subscript `x[...]`.
+#[derive(Clone)]
+pub enum IndexItem {
+    Int(i64),
+    Slice {
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: Option<i64>,
+    },
+    NewAxis,
+    Ellipsis,
+    /// An integer array (gathers along one axis) or a bool mask (must be the only item).
+    Array(Array),
+}
