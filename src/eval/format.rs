@@ -226,23 +226,62 @@ pub fn pretty(it: &mut Interp, v: &Value, indent: usize) -> Result<String, Exc> 
     Ok(format!("{open}{}{trailing}{close}", parts.join(&sep)))
 }
 
-/// A value as an argument of the format mini-language or `%`.
-fn fmt_value(it: &mut Interp, v: &Value) -> Result<FmtValue, Exc> {
+/// An owned argument of the format mini-language or `%`; `as_fmt` lends it
+/// to the display formatter.
+enum FmtArg {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    Obj {
+        type_name: String,
+        str: String,
+        repr: String,
+    },
+}
+
+impl FmtArg {
+    fn as_fmt(&self) -> FmtValue<'_> {
+        match self {
+            FmtArg::Int(i) => FmtValue::Int(*i),
+            FmtArg::Float(f) => FmtValue::Float(*f),
+            FmtArg::Bool(b) => FmtValue::Bool(*b),
+            FmtArg::Str(s) => FmtValue::Str(s),
+            FmtArg::Obj {
+                type_name,
+                str,
+                repr,
+            } => FmtValue::Obj {
+                type_name: type_name.clone(),
+                str: str.clone(),
+                repr: repr.clone(),
+            },
+        }
+    }
+}
+
+fn fmt_arg(it: &mut Interp, v: &Value) -> Result<FmtArg, Exc> {
     Ok(match v {
-        Value::Bool(b) => FmtValue::Bool(*b),
-        Value::Int(i) => FmtValue::Int(*i),
-        Value::Float(f) => FmtValue::Float(*f),
-        Value::Str(s) => FmtValue::Str(s.to_string()),
+        Value::Bool(b) => FmtArg::Bool(*b),
+        Value::Int(i) => FmtArg::Int(*i),
+        Value::Float(f) => FmtArg::Float(*f),
+        Value::Str(s) => FmtArg::Str(s.to_string()),
         Value::Array(a) if a.array.size() == 1 => match a.array.to_scalar("format")? {
-            Scalar::Bool(b) => FmtValue::Bool(b),
-            Scalar::Int(i) => FmtValue::Int(i),
-            Scalar::Float(f) => FmtValue::Float(f),
+            Scalar::Bool(b) => FmtArg::Bool(b),
+            Scalar::Int(i) => FmtArg::Int(i),
+            Scalar::Float(f) => FmtArg::Float(f),
         },
-        other => FmtValue::Obj {
+        other => FmtArg::Obj {
+            type_name: other.type_name(),
             str: to_str(it, other)?,
             repr: repr(it, other)?,
         },
     })
+}
+
+fn format_error(e: display::pyfmt::FormatError) -> Exc {
+    let kind = ExcKind::from_name(e.ename).unwrap_or(ExcKind::ValueError);
+    Exc::new(kind, e.message)
 }
 
 /// `format(v, spec)` / f-string `{v:spec}`.
@@ -250,8 +289,8 @@ pub fn format_value(it: &mut Interp, v: &Value, spec: &str) -> Result<String, Ex
     if spec.is_empty() {
         return to_str(it, v);
     }
-    let fv = fmt_value(it, v)?;
-    display::pyfmt::format_spec(&fv, spec).map_err(|m| Exc::new(ExcKind::ValueError, m))
+    let arg = fmt_arg(it, v)?;
+    display::pyfmt::format_spec(arg.as_fmt(), spec).map_err(format_error)
 }
 
 /// `fmt % args`.
@@ -260,11 +299,12 @@ pub fn percent(it: &mut Interp, fmt: &str, args: &Value) -> Result<Value, Exc> {
         Value::Tuple(t) => t.as_ref().clone(),
         other => vec![other.clone()],
     };
-    let mut fargs = Vec::with_capacity(items.len());
+    let mut owned = Vec::with_capacity(items.len());
     for x in &items {
-        fargs.push(fmt_value(it, x)?);
+        owned.push(fmt_arg(it, x)?);
     }
+    let fargs: Vec<FmtValue> = owned.iter().map(FmtArg::as_fmt).collect();
     display::pyfmt::percent_format(fmt, &fargs)
         .map(|s| Value::str(&s))
-        .map_err(|m| Exc::type_error(m))
+        .map_err(format_error)
 }

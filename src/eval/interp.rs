@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::lang::ast::{
-    Arg, BinOp, BoolOpKind, CmpOp, Comprehension, Expr, ExprKind, FStringPart, FuncDef, Ident,
+    Arg, BinOp, BoolOpKind, Comprehension, Expr, ExprKind, FStringPart, FuncDef, Ident,
     Param, ParamKind, Program, Stmt, StmtKind, UnaryOp,
 };
 use crate::lang::Span;

@@ -2,7 +2,7 @@
 //! the REPL and the kernel behave alike.
 
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::runtime::{Device, DeviceKind};
 
@@ -99,6 +99,7 @@ fn run_snippet(it: &mut Interp, code: &str) -> Result<Option<Value>, Exc> {
     result.map(|()| last)
 }
 
+/// Wait for queued device work, so a timing covers the work itself.
 fn synchronize(it: &mut Interp) {
     it.st.rt.synchronize();
 }
@@ -149,7 +150,7 @@ fn timeit(it: &mut Interp, arg: &str) -> Result<(), Exc> {
         return Err(Exc::value_error("%timeit needs a statement, e.g. %timeit x + y"));
     }
     let code = rest.to_string();
-    let mut time_loops = |it: &mut Interp, n: usize| -> Result<f64, Exc> {
+    let time_loops = |it: &mut Interp, n: usize| -> Result<f64, Exc> {
         synchronize(it);
         let start = Instant::now();
         for _ in 0..n {
@@ -287,21 +288,22 @@ pub fn device_table(it: &mut Interp) -> DeviceTable {
     let rows: Vec<Vec<String>> = devices
         .iter()
         .map(|d| {
-            let info = rt.device_info(*d);
+            let (backend, name) = match d.kind {
+                DeviceKind::Cpu => ("host", cpu_name()),
+                DeviceKind::Gpu => ("simulated", "simulated GPU".to_string()),
+            };
+            let total = rt
+                .memory_total(*d)
+                .map_or_else(|| "?".to_string(), human_bytes);
             vec![
                 d.to_string(),
-                info.backend.to_string(),
-                info.name.clone(),
-                format!(
-                    "{} / {}",
-                    human_bytes(rt.memory_used(*d)),
-                    human_bytes(info.memory_total)
-                ),
+                backend.to_string(),
+                name,
+                format!("{} / {}", human_bytes(rt.memory_used(*d)), total),
                 rt.live_arrays(*d).to_string(),
             ]
         })
         .collect();
-    let _ = DeviceKind::Cpu;
     DeviceTable {
         text: crate::display::table_text(&headers, &rows),
         html: crate::display::table_html(&headers, &rows),
@@ -313,5 +315,17 @@ pub fn devices_fn(it: &mut Interp, a: Args) -> Result<Value, Exc> {
     Ok(Value::Object(Rc::new(device_table(it))))
 }
 
-#[allow(dead_code)]
-fn _unused(_: Duration) {}
+/// The CPU's model name, from /proc/cpuinfo where there is one.
+fn cpu_name() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "CPU".to_string());
+    format!("{model} ({cores} cores)")
+}

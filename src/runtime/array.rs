@@ -177,6 +177,11 @@ impl Array {
     }
 
     /// Identity, for the language's `is`.
+    /// A number identifying this array (for `id()` and hashing by identity).
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as *const u8 as usize
+    }
+
     pub fn same(&self, other: &Array) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }

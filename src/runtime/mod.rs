@@ -135,6 +135,10 @@ impl Runtime {
         }
     }
 
+    /// Block until every device has finished its queued work. Execution is
+    /// synchronous on the CPU backend, so there is nothing to wait for yet.
+    pub fn synchronize(&self) {}
+
     /// Ok when arrays can live on `device`.
     pub fn check_device(&self, device: Device) -> Result<()> {
         self.state(device).map(|_| ())
