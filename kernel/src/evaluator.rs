@@ -8,8 +8,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 
 use devarray::{
-    Completeness, DisplayData, DisplayPolicy, EvalError, InterruptHandle, Output, OutputSink,
-    Session, SessionConfig,
+    Completeness, Completion, DisplayData, DisplayPolicy, EvalError, EvalOutput, InterruptHandle,
+    Output, OutputSink, Session, SessionConfig,
 };
 use jupyter_protocol::{
     CompleteReply, DisplayData as DisplayDataContent, ErrorOutput, ExecuteResult, ExecutionCount,
@@ -19,6 +19,38 @@ use jupyter_protocol::{
 use tokio::sync::oneshot;
 
 use crate::iopub::Iopub;
+
+/// The part of `Session` the kernel uses; a trait so the thread, the IOPub
+/// sink and the panic handling can be tested with a scripted evaluator.
+pub trait Evaluate {
+    fn eval_with(&mut self, code: &str, sink: &mut dyn OutputSink) -> Result<(), EvalError>;
+    fn eval(&mut self, code: &str) -> EvalOutput;
+    fn complete(&self, code: &str, cursor: usize) -> Completion;
+    fn inspect(&self, code: &str, cursor: usize) -> Option<DisplayData>;
+    fn is_complete(&self, code: &str) -> Completeness;
+    fn interrupt_handle(&self) -> InterruptHandle;
+}
+
+impl Evaluate for Session {
+    fn eval_with(&mut self, code: &str, sink: &mut dyn OutputSink) -> Result<(), EvalError> {
+        Session::eval_with(self, code, sink)
+    }
+    fn eval(&mut self, code: &str) -> EvalOutput {
+        Session::eval(self, code)
+    }
+    fn complete(&self, code: &str, cursor: usize) -> Completion {
+        Session::complete(self, code, cursor)
+    }
+    fn inspect(&self, code: &str, cursor: usize) -> Option<DisplayData> {
+        Session::inspect(self, code, cursor)
+    }
+    fn is_complete(&self, code: &str) -> Completeness {
+        Session::is_complete(self, code)
+    }
+    fn interrupt_handle(&self) -> InterruptHandle {
+        Session::interrupt_handle(self)
+    }
+}
 
 /// One execute_request, as the evaluation thread needs it.
 pub struct ExecuteJob {
@@ -41,7 +73,8 @@ pub struct ExecuteOutcome {
 }
 
 pub enum Job {
-    Execute(ExecuteJob),
+    // Boxed: an execute job carries the whole request message.
+    Execute(Box<ExecuteJob>),
     Complete {
         code: String,
         /// In Unicode code points, as the protocol counts.
@@ -69,16 +102,26 @@ impl Evaluator {
     /// Start the thread and its Session (configured from the environment,
     /// e.g. `DEVARRAY_SIM_GPUS`, with notebook display semantics).
     pub fn start(iopub: Iopub) -> std::io::Result<Evaluator> {
+        Evaluator::start_with(iopub, || {
+            Session::new(SessionConfig {
+                display: DisplayPolicy::LastExpression,
+                ..SessionConfig::default()
+            })
+        })
+    }
+
+    /// Start the thread with the evaluator that `create` makes on it.
+    pub fn start_with<E, F>(iopub: Iopub, create: F) -> std::io::Result<Evaluator>
+    where
+        E: Evaluate,
+        F: FnOnce() -> E + Send + 'static,
+    {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (handle_tx, handle_rx) = mpsc::channel::<InterruptHandle>();
         std::thread::Builder::new()
             .name("devarray-eval".to_string())
             .spawn(move || {
-                let config = SessionConfig {
-                    display: DisplayPolicy::LastExpression,
-                    ..SessionConfig::default()
-                };
-                let mut session = match catch_unwind(AssertUnwindSafe(|| Session::new(config))) {
+                let mut session = match catch_unwind(AssertUnwindSafe(create)) {
                     Ok(session) => session,
                     Err(payload) => {
                         eprintln!(
@@ -114,7 +157,7 @@ impl Evaluator {
     }
 }
 
-fn run_job(session: &mut Session, iopub: &Iopub, job: Job) {
+fn run_job(session: &mut impl Evaluate, iopub: &Iopub, job: Job) {
     match job {
         Job::Execute(job) => {
             let outcome = execute(session, iopub, &job);
@@ -182,7 +225,7 @@ fn run_job(session: &mut Session, iopub: &Iopub, job: Job) {
     }
 }
 
-fn execute(session: &mut Session, iopub: &Iopub, job: &ExecuteJob) -> ExecuteOutcome {
+fn execute(session: &mut impl Evaluate, iopub: &Iopub, job: &ExecuteJob) -> ExecuteOutcome {
     // An interrupt that arrived while no cell was running must not stop this one.
     session.interrupt_handle().take();
     let mut sink = IopubSink {
@@ -214,7 +257,7 @@ fn execute(session: &mut Session, iopub: &Iopub, job: &ExecuteJob) -> ExecuteOut
 }
 
 /// Evaluate one of execute_request's user_expressions: its value's mime bundle.
-fn user_expression(session: &mut Session, expression: &str) -> ExpressionResult {
+fn user_expression(session: &mut impl Evaluate, expression: &str) -> ExpressionResult {
     let evaluated = catch_unwind(AssertUnwindSafe(|| session.eval(expression)));
     let evaluated = match evaluated {
         Ok(evaluated) => evaluated,
@@ -365,6 +408,282 @@ pub fn byte_to_char(code: &str, byte: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jupyter_protocol::{ExecuteRequest, JupyterMessageContent};
+    use std::time::Duration;
+    use tokio::sync::mpsc::UnboundedReceiver;
+
+    /// An evaluator whose behaviour each test scripts by the code it sends.
+    struct Scripted {
+        interrupt: InterruptHandle,
+        release: mpsc::Receiver<()>,
+    }
+
+    fn scripted_error(ename: &str, code: &str) -> EvalError {
+        EvalError {
+            ename: ename.to_string(),
+            evalue: format!("scripted {ename}"),
+            source: code.to_string(),
+            span: None,
+            frames: Vec::new(),
+        }
+    }
+
+    impl Evaluate for Scripted {
+        fn eval_with(&mut self, code: &str, sink: &mut dyn OutputSink) -> Result<(), EvalError> {
+            match code {
+                "stream" => {
+                    sink.stdout("first\n");
+                    let _ = self.release.recv_timeout(Duration::from_secs(10));
+                    sink.stderr("second\n");
+                    Ok(())
+                }
+                "busy loop" => loop {
+                    if self.interrupt.take() {
+                        return Err(scripted_error("KeyboardInterrupt", code));
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                },
+                "panic" => panic!("scripted panic"),
+                "result" | "double" => {
+                    let html = Some("<b>3</b>".to_string());
+                    sink.display(
+                        &DisplayData {
+                            plain: "3".into(),
+                            html,
+                        },
+                        code == "result",
+                    );
+                    Ok(())
+                }
+                _ => Err(scripted_error("NameError", code)),
+            }
+        }
+        fn eval(&mut self, code: &str) -> EvalOutput {
+            let mut outputs = Vec::new();
+            let error = self.eval_with(code, &mut outputs).err();
+            EvalOutput { outputs, error }
+        }
+        fn complete(&self, code: &str, cursor: usize) -> Completion {
+            // Replace the word before the cursor.
+            let start = code[..cursor].rfind(' ').map_or(0, |i| i + 1);
+            Completion {
+                matches: vec!["num_gpus".into()],
+                start,
+                end: cursor,
+            }
+        }
+        fn inspect(&self, _code: &str, _cursor: usize) -> Option<DisplayData> {
+            panic!("scripted inspect panic")
+        }
+        fn is_complete(&self, code: &str) -> Completeness {
+            match code.ends_with(':') {
+                true => Completeness::Incomplete {
+                    indent: "    ".into(),
+                },
+                false => Completeness::Complete,
+            }
+        }
+        fn interrupt_handle(&self) -> InterruptHandle {
+            self.interrupt.clone()
+        }
+    }
+
+    struct Harness {
+        evaluator: Evaluator,
+        iopub: UnboundedReceiver<JupyterMessage>,
+        release: mpsc::Sender<()>,
+    }
+
+    fn harness() -> Harness {
+        let (iopub, published) = Iopub::to_channel();
+        let (release, released) = mpsc::channel();
+        let evaluator = Evaluator::start_with(iopub, move || {
+            let interrupt = InterruptHandle::default();
+            Scripted {
+                interrupt,
+                release: released,
+            }
+        })
+        .unwrap();
+        Harness {
+            evaluator,
+            iopub: published,
+            release,
+        }
+    }
+
+    impl Harness {
+        fn submit(
+            &self,
+            code: &str,
+            silent: bool,
+            expressions: &[(&str, &str)],
+        ) -> oneshot::Receiver<ExecuteOutcome> {
+            let (done, outcome) = oneshot::channel();
+            let job = ExecuteJob {
+                code: code.to_string(),
+                silent,
+                execution_count: ExecutionCount::new(7),
+                user_expressions: expressions
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                parent: JupyterMessage::new(ExecuteRequest::new(code.to_string()), None),
+                done,
+            };
+            assert!(self.evaluator.submit(Job::Execute(Box::new(job))));
+            outcome
+        }
+
+        fn published(&mut self) -> Vec<serde_json::Value> {
+            let mut messages = Vec::new();
+            while let Ok(message) = self.iopub.try_recv() {
+                let mut value = serde_json::to_value(&message.content).unwrap();
+                value["msg_type"] = message.header.msg_type.clone().into();
+                messages.push(value);
+            }
+            messages
+        }
+    }
+
+    #[test]
+    fn output_is_published_while_the_cell_runs() {
+        let mut h = harness();
+        let outcome = h.submit("stream", false, &[]);
+        let first = h.iopub.blocking_recv().unwrap();
+        assert!(
+            matches!(&first.content, JupyterMessageContent::StreamContent(s) if s.text == "first\n")
+        );
+        h.release.send(()).unwrap();
+        let outcome = outcome.blocking_recv().unwrap();
+        assert!(outcome.error.is_none());
+        assert_eq!(
+            h.published(),
+            vec![serde_json::json!({"msg_type": "stream", "name": "stderr", "text": "second\n"})]
+        );
+    }
+
+    #[test]
+    fn interrupt_stops_the_running_cell_and_the_thread_goes_on() {
+        let mut h = harness();
+        let outcome = h.submit("busy loop", false, &[]);
+        std::thread::sleep(Duration::from_millis(50));
+        h.evaluator.interrupt();
+        let error = outcome.blocking_recv().unwrap().error.unwrap();
+        assert_eq!(error.ename, "KeyboardInterrupt");
+        assert!(h
+            .submit("result", false, &[])
+            .blocking_recv()
+            .unwrap()
+            .error
+            .is_none());
+        // An interrupt while idle is forgotten when the next cell starts.
+        h.evaluator.interrupt();
+        let outcome = h.submit("stream", false, &[]);
+        h.release.send(()).unwrap();
+        assert!(outcome.blocking_recv().unwrap().error.is_none());
+        let _ = h.published();
+    }
+
+    #[test]
+    fn a_panic_becomes_an_error_and_the_thread_survives() {
+        let h = harness();
+        let error = h
+            .submit("panic", false, &[])
+            .blocking_recv()
+            .unwrap()
+            .error
+            .unwrap();
+        assert_eq!(error.ename, "InternalError");
+        assert!(error.evalue.contains("scripted panic"), "{}", error.evalue);
+        let outcome = h.submit("result", false, &[]).blocking_recv().unwrap();
+        assert_eq!(outcome.result_plain.as_deref(), Some("3"));
+        let (done, reply) = oneshot::channel();
+        assert!(h.evaluator.submit(Job::Inspect {
+            code: "x".into(),
+            cursor_pos: 1,
+            done
+        }));
+        assert!(!reply.blocking_recv().unwrap().found);
+    }
+
+    #[test]
+    fn results_and_displays_become_execute_result_and_display_data() {
+        let mut h = harness();
+        let outcome = h
+            .submit("result", false, &[("d", "double"), ("bad", "nope")])
+            .blocking_recv()
+            .unwrap();
+        assert_eq!(outcome.result_plain.as_deref(), Some("3"));
+        assert_eq!(
+            h.published(),
+            vec![serde_json::json!({
+                "msg_type": "execute_result",
+                "execution_count": 7,
+                "data": {"text/plain": "3", "text/html": "<b>3</b>"},
+                "metadata": {},
+                "transient": {},
+            })]
+        );
+        let expressions = serde_json::to_value(&outcome.user_expressions).unwrap();
+        // `double` displays without being a result, so its value is None.
+        assert_eq!(
+            expressions["d"],
+            serde_json::json!({"status": "ok", "data": {"text/plain": "None"}, "metadata": {}})
+        );
+        assert_eq!(expressions["bad"]["ename"], "NameError");
+        h.submit("double", false, &[]).blocking_recv().unwrap();
+        assert_eq!(h.published()[0]["msg_type"], "display_data");
+    }
+
+    #[test]
+    fn silent_cells_publish_nothing_but_errors_are_returned() {
+        let mut h = harness();
+        let outcome = h.submit("result", true, &[]).blocking_recv().unwrap();
+        assert_eq!(outcome.result_plain.as_deref(), Some("3"));
+        let error = h
+            .submit("q", true, &[])
+            .blocking_recv()
+            .unwrap()
+            .error
+            .unwrap();
+        assert_eq!(
+            (error.ename.as_str(), error.evalue.as_str()),
+            ("NameError", "scripted NameError")
+        );
+        assert_eq!(
+            error.traceback,
+            scripted_error("NameError", "q").traceback(true)
+        );
+        assert!(h.published().is_empty());
+    }
+
+    #[test]
+    fn complete_and_is_complete_speak_code_points() {
+        let h = harness();
+        let (done, reply) = oneshot::channel();
+        let code = "é = num_g";
+        assert!(h.evaluator.submit(Job::Complete {
+            code: code.into(),
+            cursor_pos: 9,
+            done
+        }));
+        let reply = reply.blocking_recv().unwrap();
+        assert_eq!(
+            (reply.matches, reply.cursor_start, reply.cursor_end),
+            (vec!["num_gpus".to_string()], 4, 9)
+        );
+        let (done, reply) = oneshot::channel();
+        assert!(h.evaluator.submit(Job::IsComplete {
+            code: "for i in x:".into(),
+            done
+        }));
+        let reply = reply.blocking_recv().unwrap();
+        assert_eq!(
+            serde_json::to_value(reply).unwrap(),
+            serde_json::json!({"status": "incomplete", "indent": "    "})
+        );
+    }
 
     #[test]
     fn cursor_conversions_count_code_points() {

@@ -29,6 +29,13 @@ impl Iopub {
         Iopub { queue }
     }
 
+    /// An Iopub whose messages go to the returned receiver instead of a socket.
+    #[cfg(test)]
+    pub fn to_channel() -> (Iopub, mpsc::UnboundedReceiver<JupyterMessage>) {
+        let (queue, pending) = mpsc::unbounded_channel();
+        (Iopub { queue }, pending)
+    }
+
     /// Publish `content` as a child of `parent`. Callable from any thread.
     pub fn publish(&self, content: impl Into<JupyterMessageContent>, parent: &JupyterMessage) {
         let mut message = child_of(content, parent);

@@ -372,14 +372,14 @@ impl ShellChannel {
             );
         }
         let (done, outcome) = oneshot::channel();
-        let job = Job::Execute(ExecuteJob {
+        let job = Job::Execute(Box::new(ExecuteJob {
             code: execute.code.clone(),
             silent: execute.silent,
             execution_count,
             user_expressions: execute.user_expressions.clone().unwrap_or_default(),
             parent: request.clone(),
             done,
-        });
+        }));
         let outcome =
             self.ask(job, outcome)
                 .await
