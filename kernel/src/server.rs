@@ -122,6 +122,7 @@ pub async fn serve(info: ConnectionInfo) -> Result<(), String> {
         exit: exit_tx.clone(),
         execution_count: 0,
         history: History::default(),
+        deferred: Default::default(),
     };
     tokio::spawn(shell_task.run());
 
@@ -227,29 +228,33 @@ struct ShellChannel {
     exit: mpsc::UnboundedSender<Exit>,
     execution_count: usize,
     history: History,
+    /// Requests read while aborting queued cells, to be handled next.
+    deferred: std::collections::VecDeque<JupyterMessage>,
 }
 
 impl ShellChannel {
     async fn run(mut self) {
         loop {
-            let request = next_message(&mut self.connection, "shell").await;
-            let failed = self.handle(&request).await;
-            if failed {
-                self.abort_queued_executes().await;
-            }
+            let request = match self.deferred.pop_front() {
+                Some(request) => request,
+                None => next_message(&mut self.connection, "shell").await,
+            };
+            self.handle(&request).await;
         }
     }
 
-    /// Answer one request between busy and idle; true when it was a cell
-    /// that failed and asked to stop on error.
-    async fn handle(&mut self, request: &JupyterMessage) -> bool {
+    /// Answer one request between its busy and idle statuses.
+    async fn handle(&mut self, request: &JupyterMessage) {
         self.iopub.publish(Status::busy(), request);
-        let mut stop_queue = false;
         let reply: Option<JupyterMessageContent> = match &request.content {
             JupyterMessageContent::KernelInfoRequest(_) => Some(kernel_info_reply().into()),
             JupyterMessageContent::ExecuteRequest(execute) => {
                 let (reply, failed) = self.execute(execute, request).await;
-                stop_queue = failed && execute.stop_on_error;
+                if failed && execute.stop_on_error {
+                    // Before replying: whatever is queued now was sent before
+                    // the client could know this cell failed.
+                    self.abort_queued_executes().await;
+                }
                 Some(reply.into())
             }
             JupyterMessageContent::CompleteRequest(complete) => {
@@ -330,7 +335,6 @@ impl ShellChannel {
             self.send(reply, request).await;
         }
         self.iopub.publish(Status::idle(), request);
-        stop_queue
     }
 
     async fn send(&mut self, reply: JupyterMessageContent, request: &JupyterMessage) {
@@ -424,7 +428,8 @@ impl ShellChannel {
     }
 
     /// After a failed cell with stop_on_error, cells already queued (e.g. by
-    /// "Run All") are answered "aborted" instead of run, as ipykernel does.
+    /// "Run All") are answered "aborted" instead of run, as ipykernel does;
+    /// other requests found in the queue are kept for afterwards.
     async fn abort_queued_executes(&mut self) {
         loop {
             let queued =
@@ -449,7 +454,7 @@ impl ShellChannel {
                 self.send(reply.into(), &request).await;
                 self.iopub.publish(Status::idle(), &request);
             } else {
-                self.handle(&request).await;
+                self.deferred.push_back(request);
             }
         }
     }
