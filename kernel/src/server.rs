@@ -436,10 +436,12 @@ impl ShellChannel {
                 tokio::time::timeout(Duration::ZERO, read_message(&mut self.connection)).await;
             let request = match queued {
                 Err(_elapsed) => return,
-                Ok(Err(why)) => {
-                    eprintln!("[devarray-kernel] shell: {why}");
+                Ok(Err(ReadError::Dropped(why))) => {
+                    eprintln!("[devarray-kernel] shell: dropped a message: {why}");
                     continue;
                 }
+                // A failing socket is the main loop's to report; stop draining.
+                Ok(Err(ReadError::Socket(_))) => return,
                 Ok(Ok(request)) => request,
             };
             if matches!(request.content, JupyterMessageContent::ExecuteRequest(_)) {

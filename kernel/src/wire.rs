@@ -21,15 +21,6 @@ pub enum ReadError {
     Dropped(String),
 }
 
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReadError::Socket(why) => write!(f, "socket error: {why}"),
-            ReadError::Dropped(why) => write!(f, "dropped a message: {why}"),
-        }
-    }
-}
-
 /// Receive one message, verify its signature and decode it.
 pub async fn read_message<S: SocketRecv>(
     connection: &mut Connection<S>,
