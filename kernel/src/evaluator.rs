@@ -1,0 +1,732 @@
+//! The evaluation thread. `Session` is not `Send`, so it lives on one thread
+//! of its own and the socket tasks talk to it through a job queue; only the
+//! `InterruptHandle` crosses over. Output streams to IOPub from this thread as
+//! it is produced, so a long cell shows its prints while it runs.
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+
+use devarray::{
+    Completeness, Completion, DisplayData, DisplayPolicy, EvalError, EvalOutput, InterruptHandle,
+    Output, OutputSink, Session, SessionConfig,
+};
+use jupyter_protocol::{
+    CompleteReply, DisplayData as DisplayDataContent, ErrorOutput, ExecuteResult, ExecutionCount,
+    ExpressionResult, InspectReply, IsCompleteReply, JupyterMessage, Media, MediaType,
+    StreamContent, Transient,
+};
+use tokio::sync::oneshot;
+
+use crate::iopub::Iopub;
+
+/// The part of `Session` the kernel uses; a trait so the thread, the IOPub
+/// sink and the panic handling can be tested with a scripted evaluator.
+pub trait Evaluate {
+    fn eval_with(&mut self, code: &str, sink: &mut dyn OutputSink) -> Result<(), EvalError>;
+    fn eval(&mut self, code: &str) -> EvalOutput;
+    fn complete(&self, code: &str, cursor: usize) -> Completion;
+    fn inspect(&self, code: &str, cursor: usize) -> Option<DisplayData>;
+    fn is_complete(&self, code: &str) -> Completeness;
+    fn interrupt_handle(&self) -> InterruptHandle;
+}
+
+impl Evaluate for Session {
+    fn eval_with(&mut self, code: &str, sink: &mut dyn OutputSink) -> Result<(), EvalError> {
+        Session::eval_with(self, code, sink)
+    }
+    fn eval(&mut self, code: &str) -> EvalOutput {
+        Session::eval(self, code)
+    }
+    fn complete(&self, code: &str, cursor: usize) -> Completion {
+        Session::complete(self, code, cursor)
+    }
+    fn inspect(&self, code: &str, cursor: usize) -> Option<DisplayData> {
+        Session::inspect(self, code, cursor)
+    }
+    fn is_complete(&self, code: &str) -> Completeness {
+        Session::is_complete(self, code)
+    }
+    fn interrupt_handle(&self) -> InterruptHandle {
+        Session::interrupt_handle(self)
+    }
+}
+
+/// One execute_request, as the evaluation thread needs it.
+pub struct ExecuteJob {
+    pub code: String,
+    pub silent: bool,
+    pub execution_count: ExecutionCount,
+    pub user_expressions: HashMap<String, String>,
+    /// The request, so that every output is sent as its child.
+    pub parent: JupyterMessage,
+    pub done: oneshot::Sender<ExecuteOutcome>,
+}
+
+/// What a cell did, beyond the output already published.
+#[derive(Debug, Default)]
+pub struct ExecuteOutcome {
+    pub error: Option<ErrorOutput>,
+    /// text/plain of the cell's result, for history with output.
+    pub result_plain: Option<String>,
+    pub user_expressions: HashMap<String, ExpressionResult>,
+}
+
+pub enum Job {
+    // Boxed: an execute job carries the whole request message.
+    Execute(Box<ExecuteJob>),
+    Complete {
+        code: String,
+        /// In Unicode code points, as the protocol counts.
+        cursor_pos: usize,
+        done: oneshot::Sender<CompleteReply>,
+    },
+    Inspect {
+        code: String,
+        cursor_pos: usize,
+        done: oneshot::Sender<InspectReply>,
+    },
+    IsComplete {
+        code: String,
+        done: oneshot::Sender<IsCompleteReply>,
+    },
+}
+
+/// The socket side's handle on the evaluation thread.
+pub struct Evaluator {
+    jobs: mpsc::Sender<Job>,
+    interrupt: InterruptHandle,
+}
+
+impl Evaluator {
+    /// Start the thread and its Session (configured from the environment,
+    /// e.g. `DEVARRAY_SIM_GPUS`, with notebook display semantics).
+    pub fn start(iopub: Iopub) -> std::io::Result<Evaluator> {
+        Evaluator::start_with(iopub, || {
+            Session::new(SessionConfig {
+                display: DisplayPolicy::LastExpression,
+                ..SessionConfig::default()
+            })
+        })
+    }
+
+    /// Start the thread with the evaluator that `create` makes on it.
+    pub fn start_with<E, F>(iopub: Iopub, create: F) -> std::io::Result<Evaluator>
+    where
+        E: Evaluate,
+        F: FnOnce() -> E + Send + 'static,
+    {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (handle_tx, handle_rx) = mpsc::channel::<InterruptHandle>();
+        std::thread::Builder::new()
+            .name("devarray-eval".to_string())
+            .spawn(move || {
+                let mut session = match catch_unwind(AssertUnwindSafe(create)) {
+                    Ok(session) => session,
+                    Err(payload) => {
+                        eprintln!(
+                            "[devarray-kernel] the evaluator failed to start: {}",
+                            panic_message(payload.as_ref())
+                        );
+                        return;
+                    }
+                };
+                if handle_tx.send(session.interrupt_handle()).is_err() {
+                    return;
+                }
+                while let Ok(job) = queue.recv() {
+                    run_job(&mut session, &iopub, job);
+                }
+            })?;
+        let interrupt = handle_rx.recv().map_err(|_| {
+            std::io::Error::other(
+                "the devarray evaluator panicked while starting (see the log above)",
+            )
+        })?;
+        Ok(Evaluator { jobs, interrupt })
+    }
+
+    /// Queue a job; false when the evaluation thread is gone.
+    pub fn submit(&self, job: Job) -> bool {
+        self.jobs.send(job).is_ok()
+    }
+
+    /// Ask the running cell to stop at its next check; variables survive.
+    pub fn interrupt(&self) {
+        self.interrupt.interrupt();
+    }
+}
+
+fn run_job(session: &mut impl Evaluate, iopub: &Iopub, job: Job) {
+    match job {
+        Job::Execute(job) => {
+            let outcome = execute(session, iopub, &job);
+            let _ = job.done.send(outcome);
+        }
+        Job::Complete {
+            code,
+            cursor_pos,
+            done,
+        } => {
+            let cursor = char_to_byte(&code, cursor_pos);
+            let reply = match catch_unwind(AssertUnwindSafe(|| session.complete(&code, cursor))) {
+                Ok(completion) => CompleteReply {
+                    matches: completion.matches,
+                    cursor_start: byte_to_char(&code, completion.start),
+                    cursor_end: byte_to_char(&code, completion.end),
+                    ..CompleteReply::default()
+                },
+                Err(payload) => {
+                    log_panic("complete", payload.as_ref());
+                    CompleteReply {
+                        cursor_start: cursor_pos,
+                        cursor_end: cursor_pos,
+                        ..CompleteReply::default()
+                    }
+                }
+            };
+            let _ = done.send(reply);
+        }
+        Job::Inspect {
+            code,
+            cursor_pos,
+            done,
+        } => {
+            let cursor = char_to_byte(&code, cursor_pos);
+            let found = match catch_unwind(AssertUnwindSafe(|| session.inspect(&code, cursor))) {
+                Ok(found) => found,
+                Err(payload) => {
+                    log_panic("inspect", payload.as_ref());
+                    None
+                }
+            };
+            let reply = match found {
+                Some(data) => InspectReply {
+                    found: true,
+                    data: media(&data),
+                    ..InspectReply::default()
+                },
+                None => InspectReply::default(),
+            };
+            let _ = done.send(reply);
+        }
+        Job::IsComplete { code, done } => {
+            let reply = match catch_unwind(AssertUnwindSafe(|| session.is_complete(&code))) {
+                Ok(Completeness::Complete) => IsCompleteReply::complete(),
+                Ok(Completeness::Incomplete { indent }) => IsCompleteReply::incomplete(indent),
+                Ok(Completeness::Invalid) => IsCompleteReply::invalid(),
+                Err(payload) => {
+                    log_panic("is_complete", payload.as_ref());
+                    IsCompleteReply::unknown()
+                }
+            };
+            let _ = done.send(reply);
+        }
+    }
+}
+
+fn execute(session: &mut impl Evaluate, iopub: &Iopub, job: &ExecuteJob) -> ExecuteOutcome {
+    // An interrupt that arrived while no cell was running must not stop this one.
+    session.interrupt_handle().take();
+    let mut sink = IopubSink {
+        iopub,
+        parent: &job.parent,
+        execution_count: job.execution_count,
+        silent: job.silent,
+        result_plain: None,
+    };
+    let error = match catch_unwind(AssertUnwindSafe(|| session.eval_with(&job.code, &mut sink))) {
+        Ok(Ok(())) => None,
+        Ok(Err(error)) => Some(error_output(&error)),
+        Err(payload) => Some(panic_output(payload.as_ref())),
+    };
+    let result_plain = sink.result_plain.take();
+    let user_expressions = if error.is_none() {
+        job.user_expressions
+            .iter()
+            .map(|(name, expression)| (name.clone(), user_expression(session, expression)))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    ExecuteOutcome {
+        error,
+        result_plain,
+        user_expressions,
+    }
+}
+
+/// Evaluate one of execute_request's user_expressions: its value's mime bundle.
+fn user_expression(session: &mut impl Evaluate, expression: &str) -> ExpressionResult {
+    let evaluated = catch_unwind(AssertUnwindSafe(|| session.eval(expression)));
+    let evaluated = match evaluated {
+        Ok(evaluated) => evaluated,
+        Err(payload) => {
+            let e = panic_output(payload.as_ref());
+            return ExpressionResult::Error {
+                ename: e.ename,
+                evalue: e.evalue,
+                traceback: e.traceback,
+            };
+        }
+    };
+    if let Some(error) = evaluated.error {
+        let e = error_output(&error);
+        return ExpressionResult::Error {
+            ename: e.ename,
+            evalue: e.evalue,
+            traceback: e.traceback,
+        };
+    }
+    let value = evaluated
+        .outputs
+        .iter()
+        .rev()
+        .find_map(|output| match output {
+            Output::Display {
+                data,
+                is_result: true,
+            } => Some(media(data)),
+            _ => None,
+        });
+    ExpressionResult::Ok {
+        data: value.unwrap_or_else(|| Media::new(vec![MediaType::Plain("None".to_string())])),
+        metadata: Default::default(),
+    }
+}
+
+/// Publishes a cell's output on IOPub the moment the evaluator produces it.
+struct IopubSink<'a> {
+    iopub: &'a Iopub,
+    parent: &'a JupyterMessage,
+    execution_count: ExecutionCount,
+    silent: bool,
+    result_plain: Option<String>,
+}
+
+impl OutputSink for IopubSink<'_> {
+    fn stdout(&mut self, text: &str) {
+        if !self.silent && !text.is_empty() {
+            self.iopub.publish(StreamContent::stdout(text), self.parent);
+        }
+    }
+
+    fn stderr(&mut self, text: &str) {
+        if !self.silent && !text.is_empty() {
+            self.iopub.publish(StreamContent::stderr(text), self.parent);
+        }
+    }
+
+    fn display(&mut self, data: &DisplayData, is_result: bool) {
+        if is_result {
+            self.result_plain = Some(data.plain.clone());
+        }
+        if self.silent {
+            return;
+        }
+        if is_result {
+            let result = ExecuteResult {
+                execution_count: self.execution_count,
+                data: media(data),
+                metadata: Default::default(),
+                // The official test suite rejects `"transient": null`.
+                transient: Some(Transient::default()),
+            };
+            self.iopub.publish(result, self.parent);
+        } else {
+            self.iopub
+                .publish(DisplayDataContent::new(media(data)), self.parent);
+        }
+    }
+}
+
+pub fn media(data: &DisplayData) -> Media {
+    let mut content = vec![MediaType::Plain(data.plain.clone())];
+    if let Some(html) = &data.html {
+        content.push(MediaType::Html(html.clone()));
+    }
+    Media::new(content)
+}
+
+pub fn error_output(error: &EvalError) -> ErrorOutput {
+    ErrorOutput {
+        ename: error.ename.clone(),
+        evalue: error.evalue.clone(),
+        traceback: error.traceback(true),
+    }
+}
+
+/// A panic inside the evaluator is a bug in devarray, not in the user's code;
+/// say so, and keep the kernel (and the user's variables) alive.
+fn panic_output(payload: &(dyn std::any::Any + Send)) -> ErrorOutput {
+    let ename = "InternalError".to_string();
+    let evalue = format!(
+        "devarray hit an internal error and stopped this cell: {}. Your variables are kept; \
+         please report this bug with the cell's code",
+        panic_message(payload)
+    );
+    ErrorOutput {
+        traceback: vec![format!("{ename}: {evalue}")],
+        ename,
+        evalue,
+    }
+}
+
+fn log_panic(what: &str, payload: &(dyn std::any::Any + Send)) {
+    eprintln!(
+        "[devarray-kernel] the evaluator panicked during {what}: {}",
+        panic_message(payload)
+    );
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Byte offset of the `chars`-th code point (the end when past it).
+pub fn char_to_byte(code: &str, chars: usize) -> usize {
+    code.char_indices()
+        .nth(chars)
+        .map_or(code.len(), |(byte, _)| byte)
+}
+
+/// Code points before byte offset `byte` (clamped to the text, and down to a char boundary).
+pub fn byte_to_char(code: &str, byte: usize) -> usize {
+    let mut byte = byte.min(code.len());
+    while !code.is_char_boundary(byte) {
+        byte -= 1;
+    }
+    code.get(..byte).map_or(0, |prefix| prefix.chars().count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jupyter_protocol::{ExecuteRequest, JupyterMessageContent};
+    use std::time::Duration;
+    use tokio::sync::mpsc::UnboundedReceiver;
+
+    /// An evaluator whose behaviour each test scripts by the code it sends.
+    struct Scripted {
+        interrupt: InterruptHandle,
+        release: mpsc::Receiver<()>,
+    }
+
+    fn scripted_error(ename: &str, code: &str) -> EvalError {
+        EvalError {
+            ename: ename.to_string(),
+            evalue: format!("scripted {ename}"),
+            source: code.to_string(),
+            span: None,
+            frames: Vec::new(),
+        }
+    }
+
+    impl Evaluate for Scripted {
+        fn eval_with(&mut self, code: &str, sink: &mut dyn OutputSink) -> Result<(), EvalError> {
+            match code {
+                "stream" => {
+                    sink.stdout("first\n");
+                    let _ = self.release.recv_timeout(Duration::from_secs(10));
+                    sink.stderr("second\n");
+                    Ok(())
+                }
+                "busy loop" => loop {
+                    if self.interrupt.take() {
+                        return Err(scripted_error("KeyboardInterrupt", code));
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                },
+                "panic" => panic!("scripted panic"),
+                "result" | "double" => {
+                    let html = Some("<b>3</b>".to_string());
+                    sink.display(
+                        &DisplayData {
+                            plain: "3".into(),
+                            html,
+                        },
+                        code == "result",
+                    );
+                    Ok(())
+                }
+                _ => Err(scripted_error("NameError", code)),
+            }
+        }
+        fn eval(&mut self, code: &str) -> EvalOutput {
+            let mut outputs = Vec::new();
+            let error = self.eval_with(code, &mut outputs).err();
+            EvalOutput { outputs, error }
+        }
+        fn complete(&self, code: &str, cursor: usize) -> Completion {
+            // Replace the word before the cursor.
+            let start = code[..cursor].rfind(' ').map_or(0, |i| i + 1);
+            Completion {
+                matches: vec!["num_gpus".into()],
+                start,
+                end: cursor,
+            }
+        }
+        fn inspect(&self, _code: &str, _cursor: usize) -> Option<DisplayData> {
+            panic!("scripted inspect panic")
+        }
+        fn is_complete(&self, code: &str) -> Completeness {
+            match code.ends_with(':') {
+                true => Completeness::Incomplete {
+                    indent: "    ".into(),
+                },
+                false => Completeness::Complete,
+            }
+        }
+        fn interrupt_handle(&self) -> InterruptHandle {
+            self.interrupt.clone()
+        }
+    }
+
+    struct Harness {
+        evaluator: Evaluator,
+        iopub: UnboundedReceiver<JupyterMessage>,
+        release: mpsc::Sender<()>,
+    }
+
+    fn harness() -> Harness {
+        let (iopub, published) = Iopub::to_channel();
+        let (release, released) = mpsc::channel();
+        let evaluator = Evaluator::start_with(iopub, move || {
+            let interrupt = InterruptHandle::default();
+            Scripted {
+                interrupt,
+                release: released,
+            }
+        })
+        .unwrap();
+        Harness {
+            evaluator,
+            iopub: published,
+            release,
+        }
+    }
+
+    impl Harness {
+        fn submit(
+            &self,
+            code: &str,
+            silent: bool,
+            expressions: &[(&str, &str)],
+        ) -> oneshot::Receiver<ExecuteOutcome> {
+            let (done, outcome) = oneshot::channel();
+            let job = ExecuteJob {
+                code: code.to_string(),
+                silent,
+                execution_count: ExecutionCount::new(7),
+                user_expressions: expressions
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                parent: JupyterMessage::new(ExecuteRequest::new(code.to_string()), None),
+                done,
+            };
+            assert!(self.evaluator.submit(Job::Execute(Box::new(job))));
+            outcome
+        }
+
+        fn published(&mut self) -> Vec<serde_json::Value> {
+            let mut messages = Vec::new();
+            while let Ok(message) = self.iopub.try_recv() {
+                let mut value = serde_json::to_value(&message.content).unwrap();
+                value["msg_type"] = message.header.msg_type.clone().into();
+                messages.push(value);
+            }
+            messages
+        }
+    }
+
+    #[test]
+    fn output_is_published_while_the_cell_runs() {
+        let mut h = harness();
+        let outcome = h.submit("stream", false, &[]);
+        let first = h.iopub.blocking_recv().unwrap();
+        assert!(
+            matches!(&first.content, JupyterMessageContent::StreamContent(s) if s.text == "first\n")
+        );
+        h.release.send(()).unwrap();
+        let outcome = outcome.blocking_recv().unwrap();
+        assert!(outcome.error.is_none());
+        assert_eq!(
+            h.published(),
+            vec![serde_json::json!({"msg_type": "stream", "name": "stderr", "text": "second\n"})]
+        );
+    }
+
+    #[test]
+    fn interrupt_stops_the_running_cell_and_the_thread_goes_on() {
+        let mut h = harness();
+        let outcome = h.submit("busy loop", false, &[]);
+        std::thread::sleep(Duration::from_millis(50));
+        h.evaluator.interrupt();
+        let error = outcome.blocking_recv().unwrap().error.unwrap();
+        assert_eq!(error.ename, "KeyboardInterrupt");
+        assert!(h
+            .submit("result", false, &[])
+            .blocking_recv()
+            .unwrap()
+            .error
+            .is_none());
+        // An interrupt while idle is forgotten when the next cell starts.
+        h.evaluator.interrupt();
+        let outcome = h.submit("stream", false, &[]);
+        h.release.send(()).unwrap();
+        assert!(outcome.blocking_recv().unwrap().error.is_none());
+        let _ = h.published();
+    }
+
+    #[test]
+    fn a_panic_becomes_an_error_and_the_thread_survives() {
+        let h = harness();
+        let error = h
+            .submit("panic", false, &[])
+            .blocking_recv()
+            .unwrap()
+            .error
+            .unwrap();
+        assert_eq!(error.ename, "InternalError");
+        assert!(error.evalue.contains("scripted panic"), "{}", error.evalue);
+        let outcome = h.submit("result", false, &[]).blocking_recv().unwrap();
+        assert_eq!(outcome.result_plain.as_deref(), Some("3"));
+        let (done, reply) = oneshot::channel();
+        assert!(h.evaluator.submit(Job::Inspect {
+            code: "x".into(),
+            cursor_pos: 1,
+            done
+        }));
+        assert!(!reply.blocking_recv().unwrap().found);
+    }
+
+    #[test]
+    fn results_and_displays_become_execute_result_and_display_data() {
+        let mut h = harness();
+        let outcome = h
+            .submit("result", false, &[("d", "double"), ("bad", "nope")])
+            .blocking_recv()
+            .unwrap();
+        assert_eq!(outcome.result_plain.as_deref(), Some("3"));
+        assert_eq!(
+            h.published(),
+            vec![serde_json::json!({
+                "msg_type": "execute_result",
+                "execution_count": 7,
+                "data": {"text/plain": "3", "text/html": "<b>3</b>"},
+                "metadata": {},
+                "transient": {},
+            })]
+        );
+        let expressions = serde_json::to_value(&outcome.user_expressions).unwrap();
+        // `double` displays without being a result, so its value is None.
+        assert_eq!(
+            expressions["d"],
+            serde_json::json!({"status": "ok", "data": {"text/plain": "None"}, "metadata": {}})
+        );
+        assert_eq!(expressions["bad"]["ename"], "NameError");
+        h.submit("double", false, &[]).blocking_recv().unwrap();
+        assert_eq!(h.published()[0]["msg_type"], "display_data");
+    }
+
+    #[test]
+    fn silent_cells_publish_nothing_but_errors_are_returned() {
+        let mut h = harness();
+        let outcome = h.submit("result", true, &[]).blocking_recv().unwrap();
+        assert_eq!(outcome.result_plain.as_deref(), Some("3"));
+        let error = h
+            .submit("q", true, &[])
+            .blocking_recv()
+            .unwrap()
+            .error
+            .unwrap();
+        assert_eq!(
+            (error.ename.as_str(), error.evalue.as_str()),
+            ("NameError", "scripted NameError")
+        );
+        assert_eq!(
+            error.traceback,
+            scripted_error("NameError", "q").traceback(true)
+        );
+        assert!(h.published().is_empty());
+    }
+
+    #[test]
+    fn complete_and_is_complete_speak_code_points() {
+        let h = harness();
+        let (done, reply) = oneshot::channel();
+        let code = "é = num_g";
+        assert!(h.evaluator.submit(Job::Complete {
+            code: code.into(),
+            cursor_pos: 9,
+            done
+        }));
+        let reply = reply.blocking_recv().unwrap();
+        assert_eq!(
+            (reply.matches, reply.cursor_start, reply.cursor_end),
+            (vec!["num_gpus".to_string()], 4, 9)
+        );
+        let (done, reply) = oneshot::channel();
+        assert!(h.evaluator.submit(Job::IsComplete {
+            code: "for i in x:".into(),
+            done
+        }));
+        let reply = reply.blocking_recv().unwrap();
+        assert_eq!(
+            serde_json::to_value(reply).unwrap(),
+            serde_json::json!({"status": "incomplete", "indent": "    "})
+        );
+    }
+
+    #[test]
+    fn cursor_conversions_count_code_points() {
+        let code = "é = ones(2)";
+        assert_eq!(char_to_byte(code, 0), 0);
+        assert_eq!(char_to_byte(code, 1), 2);
+        assert_eq!(char_to_byte(code, 100), code.len());
+        assert_eq!(byte_to_char(code, 2), 1);
+        assert_eq!(byte_to_char(code, 1), 0);
+        assert_eq!(byte_to_char(code, 1000), code.chars().count());
+    }
+
+    #[test]
+    fn media_has_html_only_when_given() {
+        let plain = media(&DisplayData {
+            plain: "1".into(),
+            html: None,
+        });
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            serde_json::json!({"text/plain": "1"})
+        );
+        let both = media(&DisplayData {
+            plain: "1".into(),
+            html: Some("<b>1</b>".into()),
+        });
+        assert_eq!(
+            serde_json::to_value(&both).unwrap(),
+            serde_json::json!({"text/plain": "1", "text/html": "<b>1</b>"})
+        );
+    }
+
+    #[test]
+    fn panics_become_internal_errors() {
+        let payload: Box<dyn std::any::Any + Send> = Box::new("index out of bounds");
+        let error = panic_output(payload.as_ref());
+        assert_eq!(error.ename, "InternalError");
+        assert!(error.evalue.starts_with(
+            "devarray hit an internal error and stopped this cell: index out of bounds."
+        ));
+        assert_eq!(
+            error.traceback,
+            vec![format!("InternalError: {}", error.evalue)]
+        );
+    }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Kernel protocol tests: build devarray-kernel, install its kernelspecs into the
+# repository's .venv (created on first use), and run pytest on tests/kernel.
+# Exits non-zero when anything fails, including a run that collects no tests.
+# Extra arguments go to pytest, e.g. `tests/kernel/run.sh -k interrupt`.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import jupyter_client, jupyter_kernel_test, pytest, nbclient, nbformat" 2>/dev/null; then
+    .venv/bin/pip install --quiet -r tests/kernel/requirements.txt
+fi
+
+cargo build -p devarray-kernel
+TARGET_DIR="$(cargo metadata --format-version 1 --no-deps |
+    .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+KERNEL="$TARGET_DIR/debug/devarray-kernel"
+
+"$KERNEL" install --prefix "$ROOT/.venv"
+# Put the venv's kernelspecs first, ahead of any older `install --user` copy.
+export JUPYTER_PATH="$ROOT/.venv/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"
+export DEVARRAY_KERNEL_BIN="$KERNEL"
+
+status=0
+.venv/bin/python -m pytest tests/kernel -ra "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+    echo "tests/kernel/run.sh: pytest collected no tests, which counts as a failure" >&2
+    status=1
+fi
+exit "$status"
