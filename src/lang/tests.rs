@@ -478,6 +478,8 @@ fn expressions_table() {
             "(+ (+ (+ (+ 1.0 0.5) 0.001) 1000.5) 200.0)",
         ),
         ("9223372036854775807", "9223372036854775807"),
+        ("-9223372036854775808", "-9223372036854775808"),
+        ("- 9223372036854775808 + 1", "(+ -9223372036854775808 1)"),
         ("'a' \"b\" '''c'''", "\"abc\""),
         (r#"'\n\t\\\'\"\x41\u00e9\q'"#, "\"\\n\\t\\\\'\\\"Aé\\\\q\""),
         (r#"r'\n\d'"#, "\"\\\\n\\\\d\""),
@@ -712,6 +714,18 @@ fn syntax_errors() {
             "x = 99999999999999999999",
             "integer literal is too large: the limit is 9223372036854775807 (2**63 - 1); write a float such as 1e20 for bigger numbers",
             (4, 24),
+            false,
+        ),
+        (
+            "x = 1 - 9223372036854775808",
+            "integer literal is too large: the limit is 9223372036854775807 (2**63 - 1); write a float such as 1e20 for bigger numbers",
+            (8, 27),
+            false,
+        ),
+        (
+            "x = -9223372036854775808 ** 2",
+            "integer literal is too large: the limit is 9223372036854775807 (2**63 - 1); write a float such as 1e20 for bigger numbers",
+            (5, 24),
             false,
         ),
         (
