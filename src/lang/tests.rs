@@ -350,6 +350,8 @@ fn statements_table() {
             "(if (a b c))",
         ),
         ("if a:\n\tb\n\tc", "(if (a b c))"),
+        ("if a:\n    b\n# outdented comment\n        # deeper one\n    c\nd", "(if (a b c)) d"),
+        ("if a:\n    if b:\n        c\nd", "(if (a (if (b c)))) d"),
         (
             "for i in x:\n    if i:\n        break\n    continue\ny",
             "(for i x (if (i break)) continue) y",
