@@ -194,6 +194,9 @@ pub enum Tok {
         body: Span,
         raw: bool,
     },
+    /// `9223372036854775808` (2**63): valid only right after a unary minus,
+    /// where it makes the smallest i64.
+    IntMinMagnitude,
     Keyword(Keyword),
     Op(Op),
     /// A whole `%magic` / `!shell` line (or `%%cell` magic with the rest of the input).
@@ -775,6 +778,10 @@ impl<'s> Lexer<'s> {
                     span,
                 ));
             }
+            if clean.trim_start_matches('0') == I64_MIN_MAGNITUDE {
+                self.push(Tok::IntMinMagnitude, start);
+                return Ok(());
+            }
             let value = parse_int(&clean, 10, span)?;
             self.push(Tok::Int(value), start);
         }
@@ -918,16 +925,20 @@ fn closing_for(open: char) -> char {
     }
 }
 
+const I64_MIN_MAGNITUDE: &str = "9223372036854775808";
+
+pub(crate) fn int_too_large(span: Span) -> SyntaxError {
+    error(
+        format!(
+            "integer literal is too large: the limit is {} (2**63 - 1); write a float such as 1e20 for bigger numbers",
+            i64::MAX
+        ),
+        span,
+    )
+}
+
 fn parse_int(digits: &str, radix: u32, span: Span) -> LexResult<i64> {
-    i64::from_str_radix(digits, radix).map_err(|_| {
-        error(
-            format!(
-                "integer literal is too large: the limit is {} (2**63 - 1); write a float such as 1e20 for bigger numbers",
-                i64::MAX
-            ),
-            span,
-        )
-    })
+    i64::from_str_radix(digits, radix).map_err(|_| int_too_large(span))
 }
 
 /// Decodes backslash escapes like Python: unknown escapes are kept as written.

@@ -10,7 +10,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use super::ast::*;
-use super::lexer::{decode_escapes, tokenize, Keyword, Op, Tok, Token};
+use super::lexer::{decode_escapes, int_too_large, tokenize, Keyword, Op, Tok, Token};
 use super::span::{locate, Span};
 
 /// A syntax error: what was expected, where.
@@ -1327,6 +1327,21 @@ impl<'s> Parser<'s> {
         };
         let start = self.start();
         self.advance();
+        // `-9223372036854775808` is the smallest i64, though its magnitude alone
+        // does not fit; not when it binds to `**` or a trailer first.
+        if op == UnaryOp::Neg
+            && matches!(self.peek(), Tok::IntMinMagnitude)
+            && !matches!(
+                self.peek_nth(1),
+                Tok::Op(Op::DoubleStar | Op::Dot | Op::LParen | Op::LBracket)
+            )
+        {
+            self.advance();
+            return Ok(Expr {
+                kind: ExprKind::Int(i64::MIN),
+                span: self.since(start),
+            });
+        }
         let operand = self.nested(|p| p.unary())?;
         Ok(Expr {
             kind: ExprKind::Unary {
@@ -1416,6 +1431,7 @@ impl<'s> Parser<'s> {
             self.peek(),
             Tok::Name(_)
                 | Tok::Int(_)
+                | Tok::IntMinMagnitude
                 | Tok::Float(_)
                 | Tok::Str(_)
                 | Tok::FStr { .. }
@@ -1622,6 +1638,7 @@ impl<'s> Parser<'s> {
                 self.advance();
                 ExprKind::Float(value)
             }
+            Tok::IntMinMagnitude => return Err(int_too_large(self.span())),
             Tok::Str(_) | Tok::FStr { .. } => return self.strings(),
             Tok::Keyword(Keyword::True) => {
                 self.advance();

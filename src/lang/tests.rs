@@ -241,7 +241,10 @@ fn imports(names: &[ImportName]) -> String {
 
 fn show(src: &str) -> String {
     match parse(src) {
-        Ok(p) => list(p.body.iter().map(st)),
+        Ok(p) => {
+            p.body.iter().for_each(|s| check_stmt_spans(src, s));
+            list(p.body.iter().map(st))
+        }
         Err(e) => panic!("{src:?} failed: {} at {:?}", e.message, e.span),
     }
 }
@@ -255,7 +258,10 @@ fn fail(src: &str) -> (String, Span, bool) {
 
 fn first_expr(src: &str) -> Expr {
     match parse(src).map(|p| p.body.into_iter().next().map(|s| s.kind)) {
-        Ok(Some(StmtKind::Expr(e))) => e,
+        Ok(Some(StmtKind::Expr(e))) => {
+            check_expr_spans(src, &e, Span::new(0, src.len()));
+            e
+        }
         other => panic!("{src:?}: not an expression statement: {other:?}"),
     }
 }
@@ -344,6 +350,8 @@ fn statements_table() {
             "(if (a b c))",
         ),
         ("if a:\n\tb\n\tc", "(if (a b c))"),
+        ("if a:\n    b\n# outdented comment\n        # deeper one\n    c\nd", "(if (a b c)) d"),
+        ("if a:\n    if b:\n        c\nd", "(if (a (if (b c)))) d"),
         (
             "for i in x:\n    if i:\n        break\n    continue\ny",
             "(for i x (if (i break)) continue) y",
@@ -472,6 +480,8 @@ fn expressions_table() {
             "(+ (+ (+ (+ 1.0 0.5) 0.001) 1000.5) 200.0)",
         ),
         ("9223372036854775807", "9223372036854775807"),
+        ("-9223372036854775808", "-9223372036854775808"),
+        ("- 9223372036854775808 + 1", "(+ -9223372036854775808 1)"),
         ("'a' \"b\" '''c'''", "\"abc\""),
         (r#"'\n\t\\\'\"\x41\u00e9\q'"#, "\"\\n\\t\\\\'\\\"Aé\\\\q\""),
         (r#"r'\n\d'"#, "\"\\\\n\\\\d\""),
@@ -706,6 +716,18 @@ fn syntax_errors() {
             "x = 99999999999999999999",
             "integer literal is too large: the limit is 9223372036854775807 (2**63 - 1); write a float such as 1e20 for bigger numbers",
             (4, 24),
+            false,
+        ),
+        (
+            "x = 1 - 9223372036854775808",
+            "integer literal is too large: the limit is 9223372036854775807 (2**63 - 1); write a float such as 1e20 for bigger numbers",
+            (8, 27),
+            false,
+        ),
+        (
+            "x = -9223372036854775808 ** 2",
+            "integer literal is too large: the limit is 9223372036854775807 (2**63 - 1); write a float such as 1e20 for bigger numbers",
+            (5, 24),
             false,
         ),
         (
@@ -944,7 +966,11 @@ fn mangled_programs_never_panic() {
                 }
             }
             let text: String = mutated.into_iter().collect();
-            let _ = parse(&text);
+            if let Ok(program) = parse(&text) {
+                for stmt in &program.body {
+                    check_stmt_spans(&text, stmt);
+                }
+            }
             let _ = parse_expression(&text);
             let _ = input_status(&text);
             let _ = next_indent(&text);
@@ -1008,4 +1034,144 @@ fn thousand_lines_parse_quickly() {
     // Generous for an unoptimised build on a loaded machine; the point is "not quadratic".
     eprintln!("parsed {} lines in {elapsed:?}", src.lines().count());
     assert!(elapsed.as_millis() < 500, "took {elapsed:?}");
+}
+
+fn check_span(src: &str, span: Span) {
+    assert!(
+        span.start <= span.end && span.end <= src.len(),
+        "{span:?} in {src:?}"
+    );
+    assert!(src.is_char_boundary(span.start) && src.is_char_boundary(span.end));
+}
+
+fn check_stmt_spans(src: &str, stmt: &Stmt) {
+    check_span(src, stmt.span);
+    let exprs: Vec<&Expr> = match &stmt.kind {
+        StmtKind::Expr(e) | StmtKind::Return(Some(e)) | StmtKind::Raise(Some(e)) => vec![e],
+        StmtKind::Assign { targets, value } => targets.iter().chain([value]).collect(),
+        StmtKind::AugAssign { target, value, .. } => vec![target, value],
+        StmtKind::For { target, iter, .. } => vec![target, iter],
+        StmtKind::While { cond, .. } => vec![cond],
+        StmtKind::Del(targets) => targets.iter().collect(),
+        StmtKind::Assert { test, msg } => {
+            [Some(test), msg.as_ref()].into_iter().flatten().collect()
+        }
+        StmtKind::If { branches, .. } => branches.iter().map(|(t, _)| t).collect(),
+        StmtKind::With { items, .. } => items
+            .iter()
+            .flat_map(|i| [Some(&i.context), i.target.as_ref()])
+            .flatten()
+            .collect(),
+        StmtKind::Magic { arg_span, .. } => {
+            check_span(src, *arg_span);
+            vec![]
+        }
+        _ => vec![],
+    };
+    for e in exprs {
+        check_expr_spans(src, e, stmt.span);
+    }
+    let bodies: Vec<&Vec<Stmt>> = match &stmt.kind {
+        StmtKind::If { branches, orelse } => branches
+            .iter()
+            .map(|(_, b)| b)
+            .chain(orelse.as_ref())
+            .collect(),
+        StmtKind::While { body, .. } | StmtKind::For { body, .. } | StmtKind::With { body, .. } => {
+            vec![body]
+        }
+        StmtKind::Def(f) => vec![&f.body],
+        StmtKind::Try {
+            body,
+            handlers,
+            orelse,
+            finally,
+        } => [Some(body), orelse.as_ref(), finally.as_ref()]
+            .into_iter()
+            .flatten()
+            .chain(handlers.iter().map(|h| &h.body))
+            .collect(),
+        _ => vec![],
+    };
+    for body in bodies {
+        for inner in body {
+            check_stmt_spans(src, inner);
+        }
+    }
+}
+
+/// Every node lies within its parent (f-string pieces within the string).
+fn check_expr_spans(src: &str, e: &Expr, parent: Span) {
+    check_span(src, e.span);
+    assert!(
+        e.span.start >= parent.start && e.span.end <= parent.end,
+        "{:?} outside {:?} in {src:?}",
+        e.span,
+        parent
+    );
+    let mut children: Vec<&Expr> = Vec::new();
+    match &e.kind {
+        ExprKind::List(items) | ExprKind::Tuple(items) => children.extend(items),
+        ExprKind::Dict(pairs) => children.extend(pairs.iter().flat_map(|(k, v)| [k, v])),
+        ExprKind::Attribute {
+            value, attr_span, ..
+        } => {
+            check_span(src, *attr_span);
+            children.push(value);
+        }
+        ExprKind::Subscript { value, index } => children.extend([&**value, &**index]),
+        ExprKind::Slice { lower, upper, step } => {
+            children.extend([lower, upper, step].into_iter().flatten().map(|b| &**b))
+        }
+        ExprKind::Call { func, args } => {
+            children.push(func);
+            for arg in args {
+                match arg {
+                    Arg::Positional(v) | Arg::Star(v) | Arg::DoubleStar(v) => children.push(v),
+                    Arg::Keyword { value, .. } => children.push(value),
+                }
+            }
+        }
+        ExprKind::Unary { operand, .. } => children.push(operand),
+        ExprKind::Binary { left, right, .. } => children.extend([&**left, &**right]),
+        ExprKind::Compare { left, ops } => {
+            children.push(left);
+            children.extend(ops.iter().map(|(_, v)| v));
+        }
+        ExprKind::BoolOp { values, .. } => children.extend(values),
+        ExprKind::IfExp { test, body, orelse } => children.extend([&**test, &**body, &**orelse]),
+        ExprKind::Lambda { body, .. } => children.push(body),
+        ExprKind::Starred(v) => children.push(v),
+        ExprKind::ListComp { elt, generators } => {
+            children.push(elt);
+            for g in generators {
+                children.extend([&g.target, &g.iter]);
+                children.extend(&g.ifs);
+            }
+        }
+        ExprKind::DictComp {
+            key,
+            value,
+            generators,
+        } => {
+            children.extend([&**key, &**value]);
+            for g in generators {
+                children.extend([&g.target, &g.iter]);
+                children.extend(&g.ifs);
+            }
+        }
+        ExprKind::FString(parts) => {
+            let mut stack: Vec<&FStringPart> = parts.iter().collect();
+            while let Some(part) = stack.pop() {
+                if let FStringPart::Expr { expr, spec, .. } = part {
+                    children.push(expr);
+                    stack.extend(spec);
+                }
+            }
+        }
+        _ => {}
+    }
+    for child in children {
+        check_expr_spans(src, child, e.span);
+    }
 }
