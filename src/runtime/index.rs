@@ -47,7 +47,12 @@ pub fn resolve_slice(
 pub fn basic_view(shape: &[usize], items: &[IndexItem]) -> Result<StridedView> {
     let consumed = items
         .iter()
-        .filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice { .. } | IndexItem::Array(_)))
+        .filter(|i| {
+            matches!(
+                i,
+                IndexItem::Int(_) | IndexItem::Slice { .. } | IndexItem::Array(_)
+            )
+        })
         .count();
     let ellipses = items
         .iter()
@@ -138,7 +143,10 @@ mod tests {
         assert_eq!(resolve_slice(Some(-2), None, None, 5).unwrap(), (3, 2, 1));
         assert_eq!(resolve_slice(None, None, Some(2), 5).unwrap(), (0, 3, 2));
         assert_eq!(resolve_slice(Some(10), None, None, 5).unwrap(), (5, 0, 1));
-        assert_eq!(resolve_slice(Some(3), Some(0), Some(-2), 5).unwrap(), (3, 2, -2));
+        assert_eq!(
+            resolve_slice(Some(3), Some(0), Some(-2), 5).unwrap(),
+            (3, 2, -2)
+        );
         assert!(resolve_slice(None, None, Some(0), 5).is_err());
     }
 
@@ -151,7 +159,9 @@ mod tests {
         let v = basic_view(&[3], &[IndexItem::NewAxis]).unwrap();
         assert_eq!((v.shape, v.strides), (vec![1, 3], vec![0, 1]));
         assert_eq!(
-            basic_view(&[3], &[IndexItem::Int(3)]).unwrap_err().to_string(),
+            basic_view(&[3], &[IndexItem::Int(3)])
+                .unwrap_err()
+                .to_string(),
             "index 3 is out of bounds for axis 0 with size 3"
         );
         assert_eq!(

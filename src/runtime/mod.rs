@@ -123,15 +123,14 @@ impl Runtime {
             DeviceKind::Cpu => Err(RuntimeError::Value(format!(
                 "{device} does not exist: the host is one device, cpu(0); use cpu()"
             ))),
-            DeviceKind::Gpu => {
-                self.inner
-                    .gpus
-                    .get(device.id)
-                    .ok_or(RuntimeError::NoSuchDevice {
-                        device,
-                        num_gpus: self.num_gpus(),
-                    })
-            }
+            DeviceKind::Gpu => self
+                .inner
+                .gpus
+                .get(device.id)
+                .ok_or(RuntimeError::NoSuchDevice {
+                    device,
+                    num_gpus: self.num_gpus(),
+                }),
         }
     }
 

@@ -224,7 +224,15 @@ pub fn reduce_sum<T: Num>(a: &[T], outer: usize, len: usize, inner: usize) -> Re
         }
         return Ok(out);
     }
-    reduce_rows(a, outer, len, inner, T::zero(), |acc, x| acc.add(x), &mut out);
+    reduce_rows(
+        a,
+        outer,
+        len,
+        inner,
+        T::zero(),
+        |acc, x| acc.add(x),
+        &mut out,
+    );
     Ok(out)
 }
 
@@ -262,9 +270,10 @@ pub fn reduce_fold<T: Num>(
 ) -> Result<Vec<T>> {
     let mut out = alloc(outer * inner)?;
     if inner == 1 && len > 0 {
-        out.extend(a.chunks_exact(len).map(|row| {
-            row[1..].iter().fold(row[0], |acc, &x| f(acc, x))
-        }));
+        out.extend(
+            a.chunks_exact(len)
+                .map(|row| row[1..].iter().fold(row[0], |acc, &x| f(acc, x))),
+        );
     } else {
         reduce_rows(a, outer, len, inner, init, f, &mut out);
     }
