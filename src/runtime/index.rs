@@ -29,14 +29,12 @@ pub fn resolve_slice(
     } else {
         (fix(start, n - 1, -1, n - 1), fix(stop, -1, -1, n - 1))
     };
-    let len = if step > 0 {
-        if end > first {
-            (end - first + step - 1) / step
-        } else {
-            0
-        }
-    } else if first > end {
-        (first - end - step - 1) / (-step)
+    // i128: a step near i64::MAX must not overflow the length arithmetic.
+    let (lo, hi, st) = (i128::from(first), i128::from(end), i128::from(step));
+    let len = if st > 0 && hi > lo {
+        (hi - lo + st - 1) / st
+    } else if st < 0 && lo > hi {
+        (lo - hi - st - 1) / (-st)
     } else {
         0
     };
@@ -148,6 +146,14 @@ mod tests {
             (3, 2, -2)
         );
         assert!(resolve_slice(None, None, Some(0), 5).is_err());
+        assert_eq!(
+            resolve_slice(None, None, Some(i64::MAX), 5).unwrap(),
+            (0, 1, i64::MAX)
+        );
+        assert_eq!(
+            resolve_slice(None, None, Some(i64::MIN), 5).unwrap(),
+            (4, 1, i64::MIN)
+        );
     }
 
     #[test]

@@ -696,3 +696,39 @@ fn random_reproduces_mxnet() {
         "TypeError"
     );
 }
+
+#[test]
+fn arrays_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Array>();
+    check::<Runtime>();
+}
+
+#[test]
+fn sessions_are_independent() {
+    let a = rt();
+    let b = rt();
+    let _x = a.ones(&[10], DType::Float32, cpu()).unwrap();
+    assert_eq!(a.memory_used(cpu()), 40);
+    assert_eq!(b.memory_used(cpu()), 0);
+    a.seed(1);
+    b.seed(1);
+    let u = a.uniform(0., 1., &[3], DType::Float32, cpu()).unwrap();
+    let v = b.uniform(0., 1., &[3], DType::Float32, cpu()).unwrap();
+    assert_eq!(u.to_host(), v.to_host());
+}
+
+#[test]
+fn large_arrays_take_the_parallel_paths() {
+    let rt = rt();
+    let n = 200_000;
+    let a = rt.arange(0., n as f64, 1., DType::Float32, cpu()).unwrap();
+    let b = bin_s(BinaryOp::Mul, &a, Scalar::Int(2));
+    let host = values(&b);
+    assert_eq!((host[0], host[n - 1]), (0., 2. * (n - 1) as f64));
+    let copy = b.copy_to(&rt, cpu()).unwrap();
+    assert_eq!(values(&copy), host);
+    let ones = rt.ones(&[n], DType::Float64, cpu()).unwrap();
+    let s = ones.reduce(ReduceOp::Sum, None, false).unwrap();
+    assert_eq!(values(&s), vec![n as f64]);
+}
