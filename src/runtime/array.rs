@@ -46,9 +46,20 @@ struct ArrayInner {
 }
 
 /// An n-dimensional array on one device. `Clone` gives the same array (same identity).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Array {
     inner: Arc<ArrayInner>,
+}
+
+impl std::fmt::Debug for Array {
+    // The elements are left out: a debug print of a large array must stay short.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Array")
+            .field("shape", &self.inner.shape)
+            .field("dtype", &self.inner.dtype)
+            .field("device", &self.inner.device)
+            .finish()
+    }
 }
 
 /// Charges the bytes for an array of `shape` and `dtype` on `ledger`'s device, then builds its

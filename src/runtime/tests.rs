@@ -732,3 +732,63 @@ fn large_arrays_take_the_parallel_paths() {
     let s = ones.reduce(ReduceOp::Sum, None, false).unwrap();
     assert_eq!(values(&s), vec![n as f64]);
 }
+
+/// Timings for the report; run with
+/// `cargo test --release --lib runtime::tests::perf_smoke -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn perf_smoke() {
+    use std::time::Instant;
+    let rt = rt();
+    let a = f32s(&rt, &[1., 2., 3.], &[3]);
+    let b = f32s(&rt, &[4., 5., 6.], &[3]);
+    let start = Instant::now();
+    for _ in 0..100_000 {
+        let _c = bin(BinaryOp::Add, &a, &b).unwrap();
+    }
+    eprintln!(
+        "add 3 elements: {:.3} us",
+        start.elapsed().as_secs_f64() * 10.0
+    );
+    let start = Instant::now();
+    for _ in 0..100_000 {
+        let _s = a
+            .reduce(ReduceOp::Sum, None, false)
+            .unwrap()
+            .to_scalar("item")
+            .unwrap();
+    }
+    eprintln!(
+        "sum+item 3 elements: {:.3} us",
+        start.elapsed().as_secs_f64() * 10.0
+    );
+    let big = rt.ones(&[10_000_000], DType::Float32, cpu()).unwrap();
+    let start = Instant::now();
+    let e = bin_s(BinaryOp::Add, &big, Scalar::Int(2))
+        .unary(UnaryOp::Exp)
+        .unwrap();
+    let _r = bin(BinaryOp::Mul, &e, &big).unwrap();
+    eprintln!(
+        "(z + 2).exp() * y on 1e7: {:.2} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    for n in [100usize, 1024] {
+        let m = rt.ones(&[n, n], DType::Float32, cpu()).unwrap();
+        let reps = if n == 100 { 1000 } else { 5 };
+        let start = Instant::now();
+        for _ in 0..reps {
+            let _p = m.matmul(&m).unwrap();
+        }
+        let dt = start.elapsed().as_secs_f64() / reps as f64;
+        eprintln!(
+            "sgemm {n}: {:.1} us, {:.1} GFLOP/s",
+            dt * 1e6,
+            2.0 * (n * n * n) as f64 / dt / 1e9
+        );
+    }
+    let huge = rt.ones(&[64 << 20], DType::Float32, cpu()).unwrap();
+    let start = Instant::now();
+    let _copy = huge.copy_to(&rt, cpu()).unwrap();
+    let dt = start.elapsed().as_secs_f64();
+    eprintln!("copyto 256 MiB: {:.2} GB/s", 268_435_456.0 / dt / 1e9);
+}
