@@ -131,9 +131,13 @@ impl Storage {
         op: BinaryOp,
     ) -> Result<Storage> {
         match (self, rhs) {
-            (Storage::Cpu(a), Storage::Cpu(b)) => {
-                Ok(Storage::Cpu(a.binary(strides, b, rhs_strides, shape, op)?))
-            }
+            (Storage::Cpu(a), Storage::Cpu(b)) => Ok(Storage::Cpu(a.binary(
+                strides,
+                b,
+                rhs_strides,
+                shape,
+                op,
+            )?)),
         }
     }
 

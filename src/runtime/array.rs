@@ -46,9 +46,20 @@ struct ArrayInner {
 }
 
 /// An n-dimensional array on one device. `Clone` gives the same array (same identity).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Array {
     inner: Arc<ArrayInner>,
+}
+
+impl std::fmt::Debug for Array {
+    // The elements are left out: a debug print of a large array must stay short.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Array")
+            .field("shape", &self.inner.shape)
+            .field("dtype", &self.inner.dtype)
+            .field("device", &self.inner.device)
+            .finish()
+    }
 }
 
 /// Charges the bytes for an array of `shape` and `dtype` on `ledger`'s device, then builds its
@@ -214,7 +225,12 @@ impl Array {
     }
 
     /// A new array of the same device from a computed storage, charged to the device.
-    fn derive(&self, shape: Vec<usize>, dtype: DType, make: impl FnOnce() -> Result<Storage>) -> Result<Array> {
+    fn derive(
+        &self,
+        shape: Vec<usize>,
+        dtype: DType,
+        make: impl FnOnce() -> Result<Storage>,
+    ) -> Result<Array> {
         allocate(self.ledger(), shape, dtype, make)
     }
 
@@ -371,7 +387,11 @@ impl Array {
             (Side::Scalar(_), Side::Scalar(_)) => DType::Float32,
         };
         let (compute, out_dtype) = binary_dtypes(op, base)?;
-        let kernel_op = if compute == DType::Bool { bool_op(op) } else { op };
+        let kernel_op = if compute == DType::Bool {
+            bool_op(op)
+        } else {
+            op
+        };
         let owner = match (&left, &right) {
             (Side::Array(a), _) | (_, Side::Array(a)) => *a,
             (Side::Scalar(_), Side::Scalar(_)) => return Err(two_scalars()),
@@ -440,8 +460,17 @@ impl Array {
             .filter(|(_, &s)| s)
             .map(|(&d, _)| d)
             .product();
-        if count == 0 && matches!(op, ReduceOp::Max | ReduceOp::Min | ReduceOp::ArgMax | ReduceOp::ArgMin) {
-            let what = if matches!(op, ReduceOp::Max | ReduceOp::ArgMax) { "maximum" } else { "minimum" };
+        if count == 0
+            && matches!(
+                op,
+                ReduceOp::Max | ReduceOp::Min | ReduceOp::ArgMax | ReduceOp::ArgMin
+            )
+        {
+            let what = if matches!(op, ReduceOp::Max | ReduceOp::ArgMax) {
+                "maximum"
+            } else {
+                "minimum"
+            };
             return Err(RuntimeError::Value(format!(
                 "{name}: zero-size array has no {what}; reduce over a non-empty axis or check the shape"
             )));
@@ -464,10 +493,16 @@ impl Array {
             ReduceOp::Mean => (DType::Float64, DType::Float32),
             ReduceOp::Max | ReduceOp::Min if dtype == DType::Bool => (DType::Int64, DType::Bool),
             ReduceOp::Max | ReduceOp::Min => (dtype, dtype),
-            ReduceOp::ArgMax | ReduceOp::ArgMin if dtype == DType::Bool => (DType::Int64, DType::Int64),
+            ReduceOp::ArgMax | ReduceOp::ArgMin if dtype == DType::Bool => {
+                (DType::Int64, DType::Int64)
+            }
             ReduceOp::ArgMax | ReduceOp::ArgMin => (dtype, DType::Int64),
         };
-        let kernel_op = if op == ReduceOp::Mean { ReduceOp::Sum } else { op };
+        let kernel_op = if op == ReduceOp::Mean {
+            ReduceOp::Sum
+        } else {
+            op
+        };
         // Merge runs of adjacent kept or reduced axes (size-1 axes do not matter): a row-major
         // buffer reduces a run in one pass, and numpy's pairwise sum sees the same blocks.
         let mut groups: Vec<(usize, bool)> = Vec::new();
@@ -530,8 +565,16 @@ impl Array {
         }
         let a_vec = self.ndim() == 1;
         let b_vec = other.ndim() == 1;
-        let a_shape: Vec<usize> = if a_vec { vec![1, self.shape()[0]] } else { self.shape().to_vec() };
-        let b_shape: Vec<usize> = if b_vec { vec![other.shape()[0], 1] } else { other.shape().to_vec() };
+        let a_shape: Vec<usize> = if a_vec {
+            vec![1, self.shape()[0]]
+        } else {
+            self.shape().to_vec()
+        };
+        let b_shape: Vec<usize> = if b_vec {
+            vec![other.shape()[0], 1]
+        } else {
+            other.shape().to_vec()
+        };
         let (a_batch, a_mat) = a_shape.split_at(a_shape.len() - 2);
         let (b_batch, b_mat) = b_shape.split_at(b_shape.len() - 2);
         let (m, k, k2, n) = (a_mat[0], a_mat[1], b_mat[0], b_mat[1]);
@@ -564,17 +607,39 @@ impl Array {
         let mut rhs_offsets = Vec::with_capacity(batch);
         let zeros = vec![0isize; batch_shape.len()];
         let signed = |s: &[usize]| s.iter().map(|&x| x as isize).collect::<Vec<_>>();
-        crate::backend::cpu::kernels::walk2(&batch_shape, &signed(&a_strides), 0, &zeros, 0, |i, _| {
-            lhs_offsets.push(i * m * k)
-        });
-        crate::backend::cpu::kernels::walk2(&batch_shape, &signed(&b_strides), 0, &zeros, 0, |i, _| {
-            rhs_offsets.push(i * k * n)
-        });
-        let layout = MatmulLayout { batch, m, k, n, lhs_offsets, rhs_offsets };
+        crate::backend::cpu::kernels::walk2(
+            &batch_shape,
+            &signed(&a_strides),
+            0,
+            &zeros,
+            0,
+            |i, _| lhs_offsets.push(i * m * k),
+        );
+        crate::backend::cpu::kernels::walk2(
+            &batch_shape,
+            &signed(&b_strides),
+            0,
+            &zeros,
+            0,
+            |i, _| rhs_offsets.push(i * k * n),
+        );
+        let layout = MatmulLayout {
+            batch,
+            m,
+            k,
+            n,
+            lhs_offsets,
+            rhs_offsets,
+        };
         self.matmul_with(other, out_shape, &layout)
     }
 
-    fn matmul_with(&self, other: &Array, out_shape: Vec<usize>, layout: &MatmulLayout) -> Result<Array> {
+    fn matmul_with(
+        &self,
+        other: &Array,
+        out_shape: Vec<usize>,
+        layout: &MatmulLayout,
+    ) -> Result<Array> {
         let dtype = self.matmul_dtype(other);
         self.derive(out_shape, dtype, || {
             if self.shares_buffer(other) && self.dtype() == dtype {
@@ -608,7 +673,14 @@ impl Array {
         let m: usize = lead.iter().product();
         let n: usize = trail.iter().product();
         let out_shape: Vec<usize> = lead.iter().chain(trail).copied().collect();
-        let layout = MatmulLayout { batch: 1, m, k, n, lhs_offsets: vec![0], rhs_offsets: vec![0] };
+        let layout = MatmulLayout {
+            batch: 1,
+            m,
+            k,
+            n,
+            lhs_offsets: vec![0],
+            rhs_offsets: vec![0],
+        };
         self.matmul_with(other, out_shape, &layout)
     }
 
@@ -699,7 +771,9 @@ impl Array {
             shape: perm.iter().map(|&p| self.shape()[p]).collect(),
             strides: perm.iter().map(|&p| strides[p] as isize).collect(),
         };
-        self.derive(view.shape.clone(), self.dtype(), || self.read().gather(&view))
+        self.derive(view.shape.clone(), self.dtype(), || {
+            self.read().gather(&view)
+        })
     }
 
     // ---- indexing ------------------------------------------------------------------------
@@ -711,7 +785,9 @@ impl Array {
             return self.index_by_array(index);
         }
         let view = basic_view(self.shape(), idx)?;
-        self.derive(view.shape.clone(), self.dtype(), || self.read().gather(&view))
+        self.derive(view.shape.clone(), self.dtype(), || {
+            self.read().gather(&view)
+        })
     }
 
     fn index_by_array(&self, index: &Array) -> Result<Array> {
@@ -723,19 +799,35 @@ impl Array {
         } else {
             index.shape().to_vec()
         };
-        let tail = if index.dtype() == DType::Bool { &self.shape()[index.ndim()..] } else { &self.shape()[1..] };
+        let tail = if index.dtype() == DType::Bool {
+            &self.shape()[index.ndim()..]
+        } else {
+            &self.shape()[1..]
+        };
         out_shape.extend_from_slice(tail);
-        let unit = if index.dtype() == DType::Bool { tail.iter().product() } else { row };
+        let unit = if index.dtype() == DType::Bool {
+            tail.iter().product()
+        } else {
+            row
+        };
         self.derive(out_shape, self.dtype(), || {
             let guard = self.read();
             let parts: Vec<Storage> = positions
                 .iter()
                 .map(|&p| {
-                    guard.gather(&StridedView { offset: p * unit, shape: vec![unit], strides: vec![1] })
+                    guard.gather(&StridedView {
+                        offset: p * unit,
+                        shape: vec![unit],
+                        strides: vec![1],
+                    })
                 })
                 .collect::<Result<_>>()?;
             if parts.is_empty() {
-                return guard.gather(&StridedView { offset: 0, shape: vec![0], strides: vec![1] });
+                return guard.gather(&StridedView {
+                    offset: 0,
+                    shape: vec![0],
+                    strides: vec![1],
+                });
             }
             let refs: Vec<&Storage> = parts.iter().collect();
             Storage::concat(&refs, &vec![unit; refs.len()], 1)
@@ -755,7 +847,12 @@ impl Array {
                     shape_tuple(self.shape())
                 )));
             }
-            return Ok(mask.iter().enumerate().filter(|(_, &b)| b).map(|(i, _)| i).collect());
+            return Ok(mask
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b)
+                .map(|(i, _)| i)
+                .collect());
         }
         if index.dtype().is_float() {
             return Err(RuntimeError::Index(
@@ -763,7 +860,9 @@ impl Array {
             ));
         }
         if self.ndim() == 0 {
-            return Err(RuntimeError::Index("too many indices for array: array is 0-dimensional".into()));
+            return Err(RuntimeError::Index(
+                "too many indices for array: array is 0-dimensional".into(),
+            ));
         }
         let dim = self.shape()[0];
         host.to_f64_vec()
@@ -772,7 +871,9 @@ impl Array {
                 let i = f as i64;
                 let r = if i < 0 { i + dim as i64 } else { i };
                 if r < 0 || r >= dim as i64 {
-                    Err(RuntimeError::Index(format!("index {i} is out of bounds for axis 0 with size {dim}")))
+                    Err(RuntimeError::Index(format!(
+                        "index {i} is out of bounds for axis 0 with size {dim}"
+                    )))
                 } else {
                     Ok(r as usize)
                 }
@@ -791,12 +892,19 @@ impl Array {
             } else {
                 self.shape()[1..].iter().product()
             };
-            let tail = if index.dtype() == DType::Bool { &self.shape()[index.ndim()..] } else { &self.shape()[1..] };
+            let tail = if index.dtype() == DType::Bool {
+                &self.shape()[index.ndim()..]
+            } else {
+                &self.shape()[1..]
+            };
             rows.iter()
                 .map(|&r| StridedView {
                     offset: r * unit,
                     shape: tail.to_vec(),
-                    strides: contiguous_strides(tail).iter().map(|&s| s as isize).collect(),
+                    strides: contiguous_strides(tail)
+                        .iter()
+                        .map(|&s| s as isize)
+                        .collect(),
                 })
                 .collect()
         } else {
@@ -850,7 +958,9 @@ impl Array {
     /// Joins equal-shaped arrays along a new axis.
     pub fn stack(arrays: &[Array], axis: isize) -> Result<Array> {
         let Some(first) = arrays.first() else {
-            return Err(RuntimeError::Value("stack: needs at least one array".into()));
+            return Err(RuntimeError::Value(
+                "stack: needs at least one array".into(),
+            ));
         };
         for (i, a) in arrays.iter().enumerate().skip(1) {
             first.check_same_device(a, "stack")?;
@@ -913,7 +1023,11 @@ impl Array {
             for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
                 if let Some(b) = bound {
                     let s = scalar_storage(&current, Scalar::Float(b), dtype)?;
-                    let op = if dtype == DType::Bool { bool_op(op) } else { op };
+                    let op = if dtype == DType::Bool {
+                        bool_op(op)
+                    } else {
+                        op
+                    };
                     current = current.binary(&[1], &s, &[0], &[n], op)?;
                 }
             }
@@ -925,10 +1039,19 @@ impl Array {
     /// -inf, 0 and other p > 0 are the usual vector norms. The result is floating point.
     pub fn norm(&self, ord: Option<f64>, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
         let float = self.dtype().to_float();
-        let x = if self.dtype() == float { self.clone() } else { self.astype(float)? };
+        let x = if self.dtype() == float {
+            self.clone()
+        } else {
+            self.astype(float)?
+        };
         let single_axis = axes.map_or(self.ndim() <= 1, |a| a.len() == 1);
         let p = match ord {
-            None => return x.unary(UnaryOp::Square)?.reduce(ReduceOp::Sum, axes, keepdims)?.unary(UnaryOp::Sqrt),
+            None => {
+                return x
+                    .unary(UnaryOp::Square)?
+                    .reduce(ReduceOp::Sum, axes, keepdims)?
+                    .unary(UnaryOp::Sqrt)
+            }
             Some(p) => p,
         };
         if !single_axis {
@@ -942,16 +1065,30 @@ impl Array {
         } else if p == f64::NEG_INFINITY {
             abs.reduce(ReduceOp::Min, axes, keepdims)
         } else if p == 0.0 {
-            let nonzero = Array::binary(BinaryOp::Ne, Operand::Array(&x), Operand::Scalar(Scalar::Int(0)))?;
+            let nonzero = Array::binary(
+                BinaryOp::Ne,
+                Operand::Array(&x),
+                Operand::Scalar(Scalar::Int(0)),
+            )?;
             nonzero.astype(float)?.reduce(ReduceOp::Sum, axes, keepdims)
         } else if p == 1.0 {
             abs.reduce(ReduceOp::Sum, axes, keepdims)
         } else if p == 2.0 {
-            x.unary(UnaryOp::Square)?.reduce(ReduceOp::Sum, axes, keepdims)?.unary(UnaryOp::Sqrt)
+            x.unary(UnaryOp::Square)?
+                .reduce(ReduceOp::Sum, axes, keepdims)?
+                .unary(UnaryOp::Sqrt)
         } else if p > 0.0 && p.is_finite() {
-            let powered = Array::binary(BinaryOp::Pow, Operand::Array(&abs), Operand::Scalar(Scalar::Float(p)))?;
+            let powered = Array::binary(
+                BinaryOp::Pow,
+                Operand::Array(&abs),
+                Operand::Scalar(Scalar::Float(p)),
+            )?;
             let summed = powered.reduce(ReduceOp::Sum, axes, keepdims)?;
-            Array::binary(BinaryOp::Pow, Operand::Array(&summed), Operand::Scalar(Scalar::Float(1.0 / p)))
+            Array::binary(
+                BinaryOp::Pow,
+                Operand::Array(&summed),
+                Operand::Scalar(Scalar::Float(1.0 / p)),
+            )
         } else {
             Err(RuntimeError::Value(format!(
                 "norm: ord={p} is not supported; use None, 1, 2, inf, -inf, 0 or a positive p"
@@ -986,13 +1123,18 @@ fn full_view(shape: &[usize]) -> StridedView {
     StridedView {
         offset: 0,
         shape: shape.to_vec(),
-        strides: contiguous_strides(shape).iter().map(|&s| s as isize).collect(),
+        strides: contiguous_strides(shape)
+            .iter()
+            .map(|&s| s as isize)
+            .collect(),
     }
 }
 
 fn concat_impl(arrays: &[Array], axis: isize, op: &str) -> Result<Array> {
     let Some(first) = arrays.first() else {
-        return Err(RuntimeError::Value(format!("{op}: needs at least one array")));
+        return Err(RuntimeError::Value(format!(
+            "{op}: needs at least one array"
+        )));
     };
     let ndim = first.ndim();
     if ndim == 0 {
@@ -1024,7 +1166,10 @@ fn concat_impl(arrays: &[Array], axis: isize, op: &str) -> Result<Array> {
         dtype = dtype.promote(a.dtype());
     }
     let outer: usize = first.shape()[..at].iter().product();
-    let chunks: Vec<usize> = arrays.iter().map(|a| a.shape()[at..].iter().product()).collect();
+    let chunks: Vec<usize> = arrays
+        .iter()
+        .map(|a| a.shape()[at..].iter().product())
+        .collect();
     first.derive(out_shape, dtype, || {
         let parts: Vec<StorageRef<'_>> = arrays
             .iter()

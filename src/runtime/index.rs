@@ -29,14 +29,12 @@ pub fn resolve_slice(
     } else {
         (fix(start, n - 1, -1, n - 1), fix(stop, -1, -1, n - 1))
     };
-    let len = if step > 0 {
-        if end > first {
-            (end - first + step - 1) / step
-        } else {
-            0
-        }
-    } else if first > end {
-        (first - end - step - 1) / (-step)
+    // i128: a step near i64::MAX must not overflow the length arithmetic.
+    let (lo, hi, st) = (i128::from(first), i128::from(end), i128::from(step));
+    let len = if st > 0 && hi > lo {
+        (hi - lo + st - 1) / st
+    } else if st < 0 && lo > hi {
+        (lo - hi - st - 1) / (-st)
     } else {
         0
     };
@@ -47,7 +45,12 @@ pub fn resolve_slice(
 pub fn basic_view(shape: &[usize], items: &[IndexItem]) -> Result<StridedView> {
     let consumed = items
         .iter()
-        .filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice { .. } | IndexItem::Array(_)))
+        .filter(|i| {
+            matches!(
+                i,
+                IndexItem::Int(_) | IndexItem::Slice { .. } | IndexItem::Array(_)
+            )
+        })
         .count();
     let ellipses = items
         .iter()
@@ -138,8 +141,19 @@ mod tests {
         assert_eq!(resolve_slice(Some(-2), None, None, 5).unwrap(), (3, 2, 1));
         assert_eq!(resolve_slice(None, None, Some(2), 5).unwrap(), (0, 3, 2));
         assert_eq!(resolve_slice(Some(10), None, None, 5).unwrap(), (5, 0, 1));
-        assert_eq!(resolve_slice(Some(3), Some(0), Some(-2), 5).unwrap(), (3, 2, -2));
+        assert_eq!(
+            resolve_slice(Some(3), Some(0), Some(-2), 5).unwrap(),
+            (3, 2, -2)
+        );
         assert!(resolve_slice(None, None, Some(0), 5).is_err());
+        assert_eq!(
+            resolve_slice(None, None, Some(i64::MAX), 5).unwrap(),
+            (0, 1, i64::MAX)
+        );
+        assert_eq!(
+            resolve_slice(None, None, Some(i64::MIN), 5).unwrap(),
+            (4, 1, i64::MIN)
+        );
     }
 
     #[test]
@@ -151,7 +165,9 @@ mod tests {
         let v = basic_view(&[3], &[IndexItem::NewAxis]).unwrap();
         assert_eq!((v.shape, v.strides), (vec![1, 3], vec![0, 1]));
         assert_eq!(
-            basic_view(&[3], &[IndexItem::Int(3)]).unwrap_err().to_string(),
+            basic_view(&[3], &[IndexItem::Int(3)])
+                .unwrap_err()
+                .to_string(),
             "index 3 is out of bounds for axis 0 with size 3"
         );
         assert_eq!(

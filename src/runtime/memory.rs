@@ -42,7 +42,8 @@ impl DeviceLedger {
 
     /// The budget of a budgeted device, or the host's total memory.
     pub fn total(&self) -> Option<u64> {
-        self.budget.or_else(|| host_memory().map(|(_, total)| total))
+        self.budget
+            .or_else(|| host_memory().map(|(_, total)| total))
     }
 
     /// Reserves `bytes` for a new buffer, or says why it cannot.

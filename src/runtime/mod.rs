@@ -86,6 +86,14 @@ fn clock_seed() -> u64 {
         .unwrap_or(0)
 }
 
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("config", &self.inner.config)
+            .finish()
+    }
+}
+
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Runtime {
         // Unseeded sessions start from the clock, like MXNet's.
@@ -123,15 +131,14 @@ impl Runtime {
             DeviceKind::Cpu => Err(RuntimeError::Value(format!(
                 "{device} does not exist: the host is one device, cpu(0); use cpu()"
             ))),
-            DeviceKind::Gpu => {
-                self.inner
-                    .gpus
-                    .get(device.id)
-                    .ok_or(RuntimeError::NoSuchDevice {
-                        device,
-                        num_gpus: self.num_gpus(),
-                    })
-            }
+            DeviceKind::Gpu => self
+                .inner
+                .gpus
+                .get(device.id)
+                .ok_or(RuntimeError::NoSuchDevice {
+                    device,
+                    num_gpus: self.num_gpus(),
+                }),
         }
     }
 

@@ -142,7 +142,12 @@ impl DeviceRng {
     }
 
     /// Fills `out` with `n` samples, chunked across engines exactly as MXNet's `LaunchRNG` does.
-    pub fn sample<T>(&mut self, n: usize, out: &mut Vec<T>, mut draw: impl FnMut(&mut Mt19937) -> T) {
+    pub fn sample<T>(
+        &mut self,
+        n: usize,
+        out: &mut Vec<T>,
+        mut draw: impl FnMut(&mut Mt19937) -> T,
+    ) {
         if n == 0 {
             return;
         }
@@ -186,7 +191,14 @@ mod tests {
         rng.sample(6, &mut out, |e| e.canonical_f32());
         assert_eq!(
             out,
-            vec![0.5488135f32, 0.5928446, 0.71518934, 0.84426576, 0.60276335, 0.8579456]
+            vec![
+                0.5488135f32,
+                0.5928446,
+                0.71518934,
+                0.84426576,
+                0.60276335,
+                0.8579456
+            ]
         );
     }
 
@@ -198,7 +210,9 @@ mod tests {
         let (low, high) = (-0.07f32, 0.07f32);
         let mut weights = Vec::new();
         rng.sample(2, &mut weights, |e| low + (high - low) * e.canonical_f32());
-        assert_eq!(weights, vec![0.00628365f32, 0.04861524]);
+        // MXNet prints these with 8 decimals: 0.00628365 and 0.04861524.
+        assert_eq!(weights, vec![0.006_283_648_3f32, 0.04861524]);
+        assert_eq!(format!("{:.8}", weights[0]), "0.00628365");
     }
 
     #[test]

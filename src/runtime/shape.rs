@@ -173,7 +173,9 @@ mod tests {
             "sum: axis 3 is out of bounds for an array of dimension 2; use an axis in -2..1"
         );
         assert_eq!(
-            normalize_axes(Some(&[0, -2]), 2, "sum").unwrap_err().ename(),
+            normalize_axes(Some(&[0, -2]), 2, "sum")
+                .unwrap_err()
+                .ename(),
             "ValueError"
         );
     }

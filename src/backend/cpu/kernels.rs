@@ -77,6 +77,27 @@ pub fn walk2(
     }
 }
 
+/// True when a view with these (signed) strides is one contiguous run in row-major order.
+fn is_dense_view(shape: &[usize], strides: &[isize]) -> bool {
+    let mut expected = 1isize;
+    for (&dim, &stride) in shape.iter().zip(strides).rev() {
+        if dim != 1 && stride != expected {
+            return false;
+        }
+        expected = expected.saturating_mul(dim as isize);
+    }
+    true
+}
+
+/// Appends `src` to the empty, pre-reserved `out`, on both cores for large copies.
+fn copy_parallel<T: Element>(out: &mut Vec<T>, src: &[T]) {
+    if src.len() > PARALLEL_THRESHOLD * 16 {
+        out.par_extend(src.par_iter().copied());
+    } else {
+        out.extend_from_slice(src);
+    }
+}
+
 fn signed(strides: &[usize]) -> Vec<isize> {
     strides.iter().map(|&s| s as isize).collect()
 }
@@ -149,6 +170,10 @@ pub fn gather<T: Element>(
 ) -> Result<Vec<T>> {
     let n: usize = shape.iter().product();
     let mut out = alloc(n)?;
+    if is_dense_view(shape, strides) {
+        copy_parallel(&mut out, &src[offset..offset + n]);
+        return Ok(out);
+    }
     let zeros = vec![0isize; shape.len()];
     walk2(shape, strides, offset as isize, &zeros, 0, |i, _| {
         out.push(src[i])
@@ -165,6 +190,11 @@ pub fn scatter<T: Element>(
     src: &[T],
     src_strides: &[usize],
 ) {
+    let n: usize = shape.iter().product();
+    if is_dense_view(shape, strides) && src.len() == n && is_row_major(shape, src_strides) {
+        dst[offset..offset + n].copy_from_slice(src);
+        return;
+    }
     walk2(
         shape,
         strides,
@@ -224,7 +254,15 @@ pub fn reduce_sum<T: Num>(a: &[T], outer: usize, len: usize, inner: usize) -> Re
         }
         return Ok(out);
     }
-    reduce_rows(a, outer, len, inner, T::zero(), |acc, x| acc.add(x), &mut out);
+    reduce_rows(
+        a,
+        outer,
+        len,
+        inner,
+        T::zero(),
+        |acc, x| acc.add(x),
+        &mut out,
+    );
     Ok(out)
 }
 
@@ -262,9 +300,10 @@ pub fn reduce_fold<T: Num>(
 ) -> Result<Vec<T>> {
     let mut out = alloc(outer * inner)?;
     if inner == 1 && len > 0 {
-        out.extend(a.chunks_exact(len).map(|row| {
-            row[1..].iter().fold(row[0], |acc, &x| f(acc, x))
-        }));
+        out.extend(
+            a.chunks_exact(len)
+                .map(|row| row[1..].iter().fold(row[0], |acc, &x| f(acc, x))),
+        );
     } else {
         reduce_rows(a, outer, len, inner, init, f, &mut out);
     }

@@ -68,7 +68,12 @@ fn unary_num<T: Num>(v: &[T], op: UnaryOp) -> Result<CpuStorage> {
         UnaryOp::Sign => wrap(map1(v, T::sign)?),
         UnaryOp::Not => CpuStorage::Bool(map1(v, |x| !x.is_nonzero())?),
         op if op.is_rounding() => wrap(map1(v, |x| x)?),
-        other => return Err(internal(&format!("{} reached an integer kernel", other.name()))),
+        other => {
+            return Err(internal(&format!(
+                "{} reached an integer kernel",
+                other.name()
+            )))
+        }
     })
 }
 
@@ -143,7 +148,12 @@ fn binary_bool(
         BinaryOp::Le => |x, y| x <= y,
         BinaryOp::Gt => |x, y| x & !y,
         BinaryOp::Ge => |x, y| x >= y,
-        other => return Err(internal(&format!("{} reached the bool kernel", other.name()))),
+        other => {
+            return Err(internal(&format!(
+                "{} reached the bool kernel",
+                other.name()
+            )))
+        }
     };
     Ok(CpuStorage::Bool(map2(a, sa, b, sb, shape, f)?))
 }
