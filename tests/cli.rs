@@ -151,7 +151,7 @@ fn script_output_then_error_report_and_status_1() {
         .code(1)
         .stdout_eq("1\n")
         .stderr_eq(
-            "  line 2
+            "  line 2, in <module>
     undefined_name
     ^^^^^^^^^^^^^^
 NameError: name 'undefined_name' is not defined

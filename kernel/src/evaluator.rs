@@ -422,9 +422,11 @@ mod tests {
         EvalError {
             ename: ename.to_string(),
             evalue: format!("scripted {ename}"),
-            source: code.to_string(),
-            span: None,
-            frames: Vec::new(),
+            frames: vec![devarray::ErrorFrame {
+                function: "<module>".into(),
+                source: code.to_string(),
+                span: devarray::lang::Span::new(0, code.len()),
+            }],
         }
     }
 

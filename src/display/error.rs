@@ -14,9 +14,9 @@
 use colored::Colorize;
 use unicode_width::UnicodeWidthChar;
 
-use crate::eval::session::EvalError;
 #[cfg(test)]
 use crate::eval::session::ErrorFrame;
+use crate::eval::session::EvalError;
 use crate::lang::span::{locate, Span};
 
 /// The source line of `span` and the caret line under it. Columns are measured
@@ -47,7 +47,12 @@ fn caret_line(source: &str, span: Span) -> (usize, String, String) {
     };
     let width: usize = spanned.chars().map(|c| c.width().unwrap_or(0)).sum();
     carets.push_str(&"^".repeat(width.max(1)));
-    (line_no, line.to_string(), carets)
+    // Like CPython, show the line without its indentation (a frame inside a
+    // function would otherwise drift right), and shift the carets with it.
+    let indent = line.len() - line.trim_start().len();
+    let indent_chars = line[..indent].chars().count();
+    let carets: String = carets.chars().skip(indent_chars).collect();
+    (line_no, line.trim_start().to_string(), carets)
 }
 
 /// Syntax errors point at source, not at a running frame: CPython prints no
@@ -204,7 +209,7 @@ mod tests {
         );
         assert_eq!(
             render_error(&err, false),
-            "  line 3, in <module>\n    f(1)\n    ^^^^\n  line 2, in f\n        return x + q\n                   ^\nNameError: name 'q' is not defined"
+            "  line 3, in <module>\n    f(1)\n    ^^^^\n  line 2, in f\n    return x + q\n               ^\nNameError: name 'q' is not defined"
         );
     }
 

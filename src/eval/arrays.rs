@@ -35,8 +35,18 @@ pub fn flavor_for(it: &Interp, f: u8) -> Flavor {
 pub fn is_creator(name: &str) -> bool {
     matches!(
         name,
-        "array" | "ones" | "zeros" | "full" | "arange" | "eye" | "uniform" | "normal" | "tensor"
-            | "rand" | "randn" | "empty"
+        "array"
+            | "ones"
+            | "zeros"
+            | "full"
+            | "arange"
+            | "eye"
+            | "uniform"
+            | "normal"
+            | "tensor"
+            | "rand"
+            | "randn"
+            | "empty"
     )
 }
 
@@ -108,9 +118,8 @@ fn dim(v: &Value) -> Result<usize, Exc> {
             v.type_name()
         ))
     })?;
-    usize::try_from(i).map_err(|_| {
-        Exc::value_error(format!("negative dimensions are not allowed (got {i})"))
-    })
+    usize::try_from(i)
+        .map_err(|_| Exc::value_error(format!("negative dimensions are not allowed (got {i})")))
 }
 
 /// A shape given as an int, a tuple or a list.
@@ -158,11 +167,7 @@ fn place(it: &Interp, a: &mut Args) -> Result<(Device, Option<DType>), Exc> {
 
 // ------------------------------------------------------------------- creation
 
-fn creator<const F: u8>(
-    it: &mut Interp,
-    mut a: Args,
-    value: f64,
-) -> Result<Value, Exc> {
+fn creator<const F: u8>(it: &mut Interp, mut a: Args, value: f64) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let shape = shape_from(&mut a)?;
     a.finish(0)?;
@@ -187,7 +192,10 @@ pub fn full<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let fill = a.required(1, "fill_value")?;
     a.finish(2)?;
     let v = as_f64(&fill).ok_or_else(|| {
-        Exc::type_error(format!("fill_value must be a number, not {}", fill.type_name()))
+        Exc::type_error(format!(
+            "fill_value must be a number, not {}",
+            fill.type_name()
+        ))
     })?;
     let arr = it
         .st
@@ -202,12 +210,10 @@ fn like<const F: u8>(it: &mut Interp, mut a: Args, value: f64) -> Result<Value, 
     let Value::Array(x) = x else {
         return Err(Exc::type_error(format!("{}() expects an array", a.fname)));
     };
-    let arr = it.st.rt.full(
-        x.array.shape(),
-        value,
-        x.array.dtype(),
-        x.array.device(),
-    )?;
+    let arr = it
+        .st
+        .rt
+        .full(x.array.shape(), value, x.array.dtype(), x.array.device())?;
     Ok(wrap(arr, x.flavor))
 }
 
@@ -220,7 +226,13 @@ pub fn zeros_like<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
 }
 
 /// Flatten nested lists/tuples of numbers into data + shape.
-fn flatten_nested(v: &Value, shape: &mut Vec<usize>, depth: usize, out: &mut Vec<f64>, kinds: &mut (bool, bool)) -> Result<(), Exc> {
+fn flatten_nested(
+    v: &Value,
+    shape: &mut Vec<usize>,
+    depth: usize,
+    out: &mut Vec<f64>,
+    kinds: &mut (bool, bool),
+) -> Result<(), Exc> {
     match v {
         Value::List(_) | Value::Tuple(_) => {
             let items: Vec<Value> = match v {
@@ -248,7 +260,9 @@ fn flatten_nested(v: &Value, shape: &mut Vec<usize>, depth: usize, out: &mut Vec
             if shape.len() == depth {
                 shape.extend_from_slice(sub);
             } else if shape.get(depth..) != Some(sub) {
-                return Err(Exc::value_error("setting an array element with a sequence: inhomogeneous shapes"));
+                return Err(Exc::value_error(
+                    "setting an array element with a sequence: inhomogeneous shapes",
+                ));
             }
             match a.array.to_host() {
                 HostData::F32(d) => out.extend(d.iter().map(|x| *x as f64)),
@@ -300,7 +314,13 @@ pub fn array<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     array_from(it, &data, device, dtype, F)
 }
 
-fn array_from(it: &mut Interp, data: &Value, device: Device, dtype: Option<DType>, f: u8) -> Result<Value, Exc> {
+fn array_from(
+    it: &mut Interp,
+    data: &Value,
+    device: Device,
+    dtype: Option<DType>,
+    f: u8,
+) -> Result<Value, Exc> {
     let mut shape = Vec::new();
     let mut flat = Vec::new();
     let mut kinds = (false, false);
@@ -334,7 +354,12 @@ pub fn arange<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let step = a.take(2, "step")?;
     a.finish(3)?;
     let num = |v: &Value, what: &str| {
-        as_f64(v).ok_or_else(|| Exc::type_error(format!("arange() {what} must be a number, not {}", v.type_name())))
+        as_f64(v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "arange() {what} must be a number, not {}",
+                v.type_name()
+            ))
+        })
     };
     let all_int = [Some(&start), stop.as_ref(), step.as_ref()]
         .iter()
@@ -351,8 +376,15 @@ pub fn arange<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     if st == 0.0 {
         return Err(Exc::value_error("arange() step must not be zero"));
     }
-    let default = if F == TORCH && all_int { DType::Int64 } else { DType::Float32 };
-    let arr = it.st.rt.arange(lo, hi, st, dtype.unwrap_or(default), device)?;
+    let default = if F == TORCH && all_int {
+        DType::Int64
+    } else {
+        DType::Float32
+    };
+    let arr = it
+        .st
+        .rt
+        .arange(lo, hi, st, dtype.unwrap_or(default), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
@@ -368,7 +400,10 @@ pub fn eye<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
         None => 0,
     };
     a.finish(3)?;
-    let arr = it.st.rt.eye(n, m, k, dtype.unwrap_or(DType::Float32), device)?;
+    let arr = it
+        .st
+        .rt
+        .eye(n, m, k, dtype.unwrap_or(DType::Float32), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
@@ -400,8 +435,15 @@ pub fn uniform<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> 
     let low = num_kw(&mut a, 0, "low", 0.0)?;
     let high = num_kw(&mut a, 1, "high", 1.0)?;
     a.finish(2)?;
-    let shape = if shape.is_empty() && F == ND { vec![1] } else { shape };
-    let arr = it.st.rt.uniform(low, high, &shape, dtype.unwrap_or(DType::Float32), device)?;
+    let shape = if shape.is_empty() && F == ND {
+        vec![1]
+    } else {
+        shape
+    };
+    let arr = it
+        .st
+        .rt
+        .uniform(low, high, &shape, dtype.unwrap_or(DType::Float32), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
@@ -411,8 +453,15 @@ pub fn normal<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let loc = num_kw(&mut a, 0, "loc", 0.0)?;
     let scale = num_kw(&mut a, 1, "scale", 1.0)?;
     a.finish(2)?;
-    let shape = if shape.is_empty() && F == ND { vec![1] } else { shape };
-    let arr = it.st.rt.normal(loc, scale, &shape, dtype.unwrap_or(DType::Float32), device)?;
+    let shape = if shape.is_empty() && F == ND {
+        vec![1]
+    } else {
+        shape
+    };
+    let arr = it
+        .st
+        .rt
+        .normal(loc, scale, &shape, dtype.unwrap_or(DType::Float32), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
@@ -421,7 +470,10 @@ pub fn rand<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let shape = shape_from(&mut a)?;
     a.finish(0)?;
-    let arr = it.st.rt.uniform(0.0, 1.0, &shape, dtype.unwrap_or(DType::Float32), device)?;
+    let arr = it
+        .st
+        .rt
+        .uniform(0.0, 1.0, &shape, dtype.unwrap_or(DType::Float32), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
@@ -429,7 +481,10 @@ pub fn randn<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let shape = shape_from(&mut a)?;
     a.finish(0)?;
-    let arr = it.st.rt.normal(0.0, 1.0, &shape, dtype.unwrap_or(DType::Float32), device)?;
+    let arr = it
+        .st
+        .rt
+        .normal(0.0, 1.0, &shape, dtype.unwrap_or(DType::Float32), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
@@ -446,11 +501,51 @@ pub fn seed(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
 
 /// Every attribute and method name of an array (for completion and hints).
 pub const ATTRS: &[&str] = &[
-    "shape", "dtype", "context", "ctx", "device", "size", "ndim", "T", "asnumpy", "asscalar",
-    "item", "tolist", "copyto", "as_in_context", "as_in_ctx", "to", "copy", "reshape",
-    "transpose", "flatten", "expand_dims", "sum", "mean", "max", "min", "prod", "argmax",
-    "argmin", "exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "square", "norm",
-    "astype", "clip", "wait_to_read", "dot", "cuda", "cpu", "numpy", "zeros_like",
+    "shape",
+    "dtype",
+    "context",
+    "ctx",
+    "device",
+    "size",
+    "ndim",
+    "T",
+    "asnumpy",
+    "asscalar",
+    "item",
+    "tolist",
+    "copyto",
+    "as_in_context",
+    "as_in_ctx",
+    "to",
+    "copy",
+    "reshape",
+    "transpose",
+    "flatten",
+    "expand_dims",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "argmax",
+    "argmin",
+    "exp",
+    "log",
+    "sqrt",
+    "abs",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "square",
+    "norm",
+    "astype",
+    "clip",
+    "wait_to_read",
+    "dot",
+    "cuda",
+    "cpu",
+    "numpy",
+    "zeros_like",
     "ones_like",
 ];
 
@@ -474,9 +569,9 @@ fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
         Some(Value::Tuple(t)) => t
             .iter()
             .map(|x| {
-                as_i64(x)
-                    .map(|i| i as isize)
-                    .ok_or_else(|| Exc::type_error("axis must be an integer or a tuple of integers"))
+                as_i64(x).map(|i| i as isize).ok_or_else(|| {
+                    Exc::type_error("axis must be an integer or a tuple of integers")
+                })
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
@@ -555,9 +650,12 @@ fn shape_args(a: &mut Args) -> Result<Vec<isize>, Exc> {
     items
         .iter()
         .map(|v| {
-            as_i64(v)
-                .map(|i| i as isize)
-                .ok_or_else(|| Exc::type_error(format!("shape entries must be integers, not {}", v.type_name())))
+            as_i64(v).map(|i| i as isize).ok_or_else(|| {
+                Exc::type_error(format!(
+                    "shape entries must be integers, not {}",
+                    v.type_name()
+                ))
+            })
         })
         .collect()
 }
@@ -590,9 +688,7 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
     let x = recv(v)?;
     let arr = &x.array;
     Ok(Some(match name {
-        "shape" => match x.flavor {
-            _ => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
-        },
+        "shape" => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
         "dtype" => Value::DType(arr.dtype(), x.flavor),
         "context" | "ctx" | "device" => Value::Device(arr.device()),
         "size" => Value::Int(arr.size() as i64),
@@ -743,7 +839,11 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                 "ones_like" => ("x.ones_like()", |it, r, a| { a.finish(0)?; ones_like::<ND>(it, Args::new("ones_like", vec![r.clone()])) }),
                 _ => return Ok(None),
             };
-            let name: &'static str = ATTRS.iter().find(|n| **n == name).copied().unwrap_or("method");
+            let name: &'static str = ATTRS
+                .iter()
+                .find(|n| **n == name)
+                .copied()
+                .unwrap_or("method");
             let _ = it;
             method(v, name, doc, f)
         }
@@ -789,7 +889,10 @@ fn take_receiver(a: &mut Args) -> Result<Value, Exc> {
             return Ok(v);
         }
     }
-    Err(Exc::type_error(format!("{}() missing the array argument", a.fname)))
+    Err(Exc::type_error(format!(
+        "{}() missing the array argument",
+        a.fname
+    )))
 }
 
 /// Call array method `name` with the first argument as the receiver.
@@ -833,9 +936,15 @@ fn elementwise2(a: &mut Args, op: crate::runtime::BinaryOp) -> Result<Value, Exc
     let x = a.required(0, "x1")?;
     let y = a.required(1, "x2")?;
     a.finish(2)?;
-    let flavor = x.as_array().or(y.as_array()).map_or(Flavor::Nd, |v| v.flavor);
+    let flavor = x
+        .as_array()
+        .or(y.as_array())
+        .map_or(Flavor::Nd, |v| v.flavor);
     let (Some(lo), Some(ro)) = (super::ops::operand(&x), super::ops::operand(&y)) else {
-        return Err(Exc::type_error(format!("{}() expects arrays or numbers", a.fname)));
+        return Err(Exc::type_error(format!(
+            "{}() expects arrays or numbers",
+            a.fname
+        )));
     };
     Ok(wrap(Array::binary(op, lo, ro)?, flavor))
 }
@@ -900,21 +1009,61 @@ pub fn waitall(_it: &mut Interp, a: Args) -> Result<Value, Exc> {
 /// The functions every array namespace offers, for a dialect `F`.
 pub fn namespace_fns<const F: u8>() -> Vec<(&'static str, &'static str, BuiltinFn)> {
     vec![
-        ("array", "array(data, ctx=None, dtype=None): an array from nested lists.", array::<F>),
-        ("ones", "ones(shape, ctx=None, dtype=None): an array of ones.", ones::<F>),
-        ("zeros", "zeros(shape, ctx=None, dtype=None): an array of zeros.", zeros::<F>),
-        ("empty", "empty(shape, ctx=None, dtype=None): an array (zero-filled here).", zeros::<F>),
-        ("full", "full(shape, fill_value, ctx=None, dtype=None): an array filled with a value.", full::<F>),
-        ("ones_like", "ones_like(x): ones with x's shape, dtype and device.", ones_like::<F>),
-        ("zeros_like", "zeros_like(x): zeros with x's shape, dtype and device.", zeros_like::<F>),
-        ("arange", "arange(start, stop=None, step=1, ctx=None, dtype=None): evenly spaced values.", arange::<F>),
-        ("eye", "eye(N, M=None, k=0, ctx=None, dtype=None): ones on a diagonal.", eye::<F>),
+        (
+            "array",
+            "array(data, ctx=None, dtype=None): an array from nested lists.",
+            array::<F>,
+        ),
+        (
+            "ones",
+            "ones(shape, ctx=None, dtype=None): an array of ones.",
+            ones::<F>,
+        ),
+        (
+            "zeros",
+            "zeros(shape, ctx=None, dtype=None): an array of zeros.",
+            zeros::<F>,
+        ),
+        (
+            "empty",
+            "empty(shape, ctx=None, dtype=None): an array (zero-filled here).",
+            zeros::<F>,
+        ),
+        (
+            "full",
+            "full(shape, fill_value, ctx=None, dtype=None): an array filled with a value.",
+            full::<F>,
+        ),
+        (
+            "ones_like",
+            "ones_like(x): ones with x's shape, dtype and device.",
+            ones_like::<F>,
+        ),
+        (
+            "zeros_like",
+            "zeros_like(x): zeros with x's shape, dtype and device.",
+            zeros_like::<F>,
+        ),
+        (
+            "arange",
+            "arange(start, stop=None, step=1, ctx=None, dtype=None): evenly spaced values.",
+            arange::<F>,
+        ),
+        (
+            "eye",
+            "eye(N, M=None, k=0, ctx=None, dtype=None): ones on a diagonal.",
+            eye::<F>,
+        ),
         ("exp", "exp(x): e to the x, elementwise.", ns_exp),
         ("log", "log(x): natural logarithm, elementwise.", ns_log),
         ("sqrt", "sqrt(x): square root, elementwise.", ns_sqrt),
         ("abs", "abs(x): absolute value, elementwise.", ns_abs),
         ("tanh", "tanh(x): hyperbolic tangent, elementwise.", ns_tanh),
-        ("sigmoid", "sigmoid(x): 1 / (1 + exp(-x)), elementwise.", ns_sigmoid),
+        (
+            "sigmoid",
+            "sigmoid(x): 1 / (1 + exp(-x)), elementwise.",
+            ns_sigmoid,
+        ),
         ("relu", "relu(x): max(x, 0), elementwise.", ns_relu),
         ("square", "square(x): x * x, elementwise.", ns_square),
         ("sum", "sum(x, axis=None, keepdims=False)", ns_sum),
@@ -928,15 +1077,51 @@ pub fn namespace_fns<const F: u8>() -> Vec<(&'static str, &'static str, BuiltinF
         ("reshape", "reshape(x, shape)", ns_reshape),
         ("transpose", "transpose(x, axes=None)", ns_transpose),
         ("clip", "clip(x, a_min, a_max)", ns_clip),
-        ("dot", "dot(a, b): the dot product (matrix product for 2-D).", ns_dot),
-        ("matmul", "matmul(a, b): the matrix product, batched over leading axes.", ns_matmul),
-        ("maximum", "maximum(a, b): the larger of a and b, elementwise.", ns_maximum),
-        ("minimum", "minimum(a, b): the smaller of a and b, elementwise.", ns_minimum),
-        ("concat", "concat(*arrays, dim=1): join arrays along an axis.", ns_concat),
-        ("concatenate", "concatenate(arrays, axis=0): join arrays along an axis.", ns_concat),
-        ("cat", "cat(tensors, dim=0): join tensors along an axis.", ns_concat),
-        ("stack", "stack(arrays, axis=0): join arrays along a new axis.", ns_stack),
-        ("waitall", "waitall(): block until all pending computation is done.", waitall),
+        (
+            "dot",
+            "dot(a, b): the dot product (matrix product for 2-D).",
+            ns_dot,
+        ),
+        (
+            "matmul",
+            "matmul(a, b): the matrix product, batched over leading axes.",
+            ns_matmul,
+        ),
+        (
+            "maximum",
+            "maximum(a, b): the larger of a and b, elementwise.",
+            ns_maximum,
+        ),
+        (
+            "minimum",
+            "minimum(a, b): the smaller of a and b, elementwise.",
+            ns_minimum,
+        ),
+        (
+            "concat",
+            "concat(*arrays, dim=1): join arrays along an axis.",
+            ns_concat,
+        ),
+        (
+            "concatenate",
+            "concatenate(arrays, axis=0): join arrays along an axis.",
+            ns_concat,
+        ),
+        (
+            "cat",
+            "cat(tensors, dim=0): join tensors along an axis.",
+            ns_concat,
+        ),
+        (
+            "stack",
+            "stack(arrays, axis=0): join arrays along a new axis.",
+            ns_stack,
+        ),
+        (
+            "waitall",
+            "waitall(): block until all pending computation is done.",
+            waitall,
+        ),
     ]
 }
 
@@ -945,13 +1130,23 @@ pub fn fill_namespace<const F: u8>(m: &super::value::Module) {
     for (name, doc, f) in namespace_fns::<F>() {
         m.set(name, builtin(name, doc, f));
     }
-    for d in [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool] {
+    for d in [
+        DType::Float32,
+        DType::Float64,
+        DType::Int32,
+        DType::Int64,
+        DType::Bool,
+    ] {
         let flavor = match F {
             TORCH => Flavor::Torch,
             NP => Flavor::Np,
             _ => Flavor::Nd,
         };
-        let name = if d == DType::Bool && F != TORCH { "bool_" } else { d.name() };
+        let name = if d == DType::Bool && F != TORCH {
+            "bool_"
+        } else {
+            d.name()
+        };
         m.set(name, Value::DType(d, flavor));
     }
 }
@@ -960,9 +1155,37 @@ pub fn fill_namespace<const F: u8>(m: &super::value::Module) {
 pub fn random_module<const F: u8>(name: &str) -> Rc<super::value::Module> {
     let m = Rc::new(super::value::Module::new(name, "random number generation"));
     m.set("uniform", builtin("uniform", "uniform(low=0, high=1, shape=None, ctx=None, dtype=None): uniform samples in [low, high).", uniform::<F>));
-    m.set("normal", builtin("normal", "normal(loc=0, scale=1, shape=None, ctx=None, dtype=None): Gaussian samples.", normal::<F>));
-    m.set("seed", builtin("seed", "seed(n): reseed the generators of every device.", seed));
-    m.set("rand", builtin("rand", "rand(*shape): uniform samples in [0, 1).", rand::<F>));
-    m.set("randn", builtin("randn", "randn(*shape): standard normal samples.", randn::<F>));
+    m.set(
+        "normal",
+        builtin(
+            "normal",
+            "normal(loc=0, scale=1, shape=None, ctx=None, dtype=None): Gaussian samples.",
+            normal::<F>,
+        ),
+    );
+    m.set(
+        "seed",
+        builtin(
+            "seed",
+            "seed(n): reseed the generators of every device.",
+            seed,
+        ),
+    );
+    m.set(
+        "rand",
+        builtin(
+            "rand",
+            "rand(*shape): uniform samples in [0, 1).",
+            rand::<F>,
+        ),
+    );
+    m.set(
+        "randn",
+        builtin(
+            "randn",
+            "randn(*shape): standard normal samples.",
+            randn::<F>,
+        ),
+    );
     m
 }

@@ -14,39 +14,127 @@ use super::value::{Args, Dict, TypeKind, Value};
 /// Names and docs of the built-in functions, installed in every session.
 pub fn install(b: &mut std::collections::HashMap<Rc<str>, Value>) {
     let fns: &[(&'static str, &'static str, super::value::BuiltinFn)] = &[
-        ("print", "print(*values, sep=' ', end='\\n', file=sys.stdout): write values as text.", print),
-        ("len", "len(obj): number of items (for an array, the length of its first axis).", len),
-        ("range", "range(stop) / range(start, stop[, step]): integers from start to stop.", range),
-        ("abs", "abs(x): absolute value (elementwise for arrays).", abs),
-        ("min", "min(iterable) / min(a, b, ...): the smallest item.", min),
-        ("max", "max(iterable) / max(a, b, ...): the largest item.", max),
+        (
+            "print",
+            "print(*values, sep=' ', end='\\n', file=sys.stdout): write values as text.",
+            print,
+        ),
+        (
+            "len",
+            "len(obj): number of items (for an array, the length of its first axis).",
+            len,
+        ),
+        (
+            "range",
+            "range(stop) / range(start, stop[, step]): integers from start to stop.",
+            range,
+        ),
+        (
+            "abs",
+            "abs(x): absolute value (elementwise for arrays).",
+            abs,
+        ),
+        (
+            "min",
+            "min(iterable) / min(a, b, ...): the smallest item.",
+            min,
+        ),
+        (
+            "max",
+            "max(iterable) / max(a, b, ...): the largest item.",
+            max,
+        ),
         ("sum", "sum(iterable, start=0): add the items.", sum),
-        ("zip", "zip(*iterables): tuples of corresponding items.", zip),
-        ("enumerate", "enumerate(iterable, start=0): (index, item) pairs.", enumerate),
-        ("isinstance", "isinstance(obj, type_or_tuple): whether obj is of the type.", isinstance),
+        (
+            "zip",
+            "zip(*iterables): tuples of corresponding items.",
+            zip,
+        ),
+        (
+            "enumerate",
+            "enumerate(iterable, start=0): (index, item) pairs.",
+            enumerate,
+        ),
+        (
+            "isinstance",
+            "isinstance(obj, type_or_tuple): whether obj is of the type.",
+            isinstance,
+        ),
         ("type", "type(obj): the type of obj.", type_of),
         ("repr", "repr(obj): the printable representation.", repr),
-        ("round", "round(x, ndigits=None): round half to even.", round),
-        ("sorted", "sorted(iterable, key=None, reverse=False): a sorted list.", sorted),
-        ("reversed", "reversed(seq): the items in reverse order.", reversed),
+        (
+            "round",
+            "round(x, ndigits=None): round half to even.",
+            round,
+        ),
+        (
+            "sorted",
+            "sorted(iterable, key=None, reverse=False): a sorted list.",
+            sorted,
+        ),
+        (
+            "reversed",
+            "reversed(seq): the items in reverse order.",
+            reversed,
+        ),
         ("any", "any(iterable): True if any item is true.", any),
         ("all", "all(iterable): True if every item is true.", all),
-        ("map", "map(func, iterable): func applied to each item (a list).", map),
-        ("filter", "filter(func, iterable): the items for which func is true (a list).", filter),
-        ("getattr", "getattr(obj, name[, default]): an attribute by name.", getattr),
-        ("setattr", "setattr(obj, name, value): set an attribute.", setattr),
-        ("hasattr", "hasattr(obj, name): whether obj has the attribute.", hasattr),
-        ("dir", "dir([obj]): names in scope, or attributes of obj.", dir),
+        (
+            "map",
+            "map(func, iterable): func applied to each item (a list).",
+            map,
+        ),
+        (
+            "filter",
+            "filter(func, iterable): the items for which func is true (a list).",
+            filter,
+        ),
+        (
+            "getattr",
+            "getattr(obj, name[, default]): an attribute by name.",
+            getattr,
+        ),
+        (
+            "setattr",
+            "setattr(obj, name, value): set an attribute.",
+            setattr,
+        ),
+        (
+            "hasattr",
+            "hasattr(obj, name): whether obj has the attribute.",
+            hasattr,
+        ),
+        (
+            "dir",
+            "dir([obj]): names in scope, or attributes of obj.",
+            dir,
+        ),
         ("id", "id(obj): the identity of obj.", id),
         ("hash", "hash(obj): the hash of a hashable value.", hash),
-        ("format", "format(value, spec=''): format with the format-spec mini-language.", format_fn),
+        (
+            "format",
+            "format(value, spec=''): format with the format-spec mini-language.",
+            format_fn,
+        ),
         ("divmod", "divmod(a, b): (a // b, a % b).", divmod),
         ("pow", "pow(base, exp): base ** exp.", pow),
         ("chr", "chr(i): the character with code point i.", chr),
-        ("ord", "ord(c): the code point of a one-character string.", ord),
-        ("display", "display(*values): show values as a notebook shows a cell result.", display),
+        (
+            "ord",
+            "ord(c): the code point of a one-character string.",
+            ord,
+        ),
+        (
+            "display",
+            "display(*values): show values as a notebook shows a cell result.",
+            display,
+        ),
         ("help", "help(obj): documentation of obj.", help),
-        ("callable", "callable(obj): whether obj can be called.", callable),
+        (
+            "callable",
+            "callable(obj): whether obj can be called.",
+            callable,
+        ),
     ];
     for (name, doc, f) in fns {
         b.insert(Rc::from(*name), builtin(name, doc, *f));
@@ -72,18 +160,33 @@ fn print(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let sep = match a.take_kw("sep") {
         Some(Value::Str(s)) => s.to_string(),
         Some(Value::None) | None => " ".to_string(),
-        Some(other) => return Err(Exc::type_error(format!("sep must be None or a string, not {}", other.type_name()))),
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "sep must be None or a string, not {}",
+                other.type_name()
+            )))
+        }
     };
     let end = match a.take_kw("end") {
         Some(Value::Str(s)) => s.to_string(),
         Some(Value::None) | None => "\n".to_string(),
-        Some(other) => return Err(Exc::type_error(format!("end must be None or a string, not {}", other.type_name()))),
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "end must be None or a string, not {}",
+                other.type_name()
+            )))
+        }
     };
     let to_stderr = match a.take_kw("file") {
         Some(Value::Module(m)) => m.name == "sys.stderr",
         Some(Value::None) | None => false,
         Some(Value::Object(o)) => o.type_name() == "stderr",
-        Some(other) => return Err(Exc::type_error(format!("print(file=...) takes sys.stdout or sys.stderr, not {}", other.type_name()))),
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "print(file=...) takes sys.stdout or sys.stderr, not {}",
+                other.type_name()
+            )))
+        }
     };
     a.take_kw("flush");
     a.finish(usize::MAX)?;
@@ -130,12 +233,8 @@ fn len(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
 }
 
 fn int_arg(v: &Value, what: &str) -> Result<i64, Exc> {
-    as_i64(v).ok_or_else(|| {
-        Exc::type_error(format!(
-            "{what} must be an integer, not {}",
-            v.type_name()
-        ))
-    })
+    as_i64(v)
+        .ok_or_else(|| Exc::type_error(format!("{what} must be an integer, not {}", v.type_name())))
 }
 
 fn range(_it: &mut Interp, a: Args) -> Result<Value, Exc> {
@@ -161,11 +260,17 @@ fn abs(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "x")?;
     a.finish(1)?;
     match v {
-        Value::Int(i) => i.checked_abs().map(Value::Int).ok_or_else(|| Exc::new(ExcKind::OverflowError, "integer overflow in abs()")),
+        Value::Int(i) => i
+            .checked_abs()
+            .map(Value::Int)
+            .ok_or_else(|| Exc::new(ExcKind::OverflowError, "integer overflow in abs()")),
         Value::Bool(b) => Ok(Value::Int(b as i64)),
         Value::Float(f) => Ok(Value::Float(f.abs())),
         Value::Array(_) => super::arrays::unary_fn(it, &v, crate::runtime::UnaryOp::Abs),
-        other => Err(Exc::type_error(format!("bad operand type for abs(): '{}'", other.type_name()))),
+        other => Err(Exc::type_error(format!(
+            "bad operand type for abs(): '{}'",
+            other.type_name()
+        ))),
     }
 }
 
@@ -181,13 +286,19 @@ fn extremum(it: &mut Interp, mut a: Args, want_max: bool) -> Result<Value, Exc> 
     let mut best: Option<(Value, Value)> = None;
     for x in items {
         let k = match &key {
-            Some(f) if !matches!(f, Value::None) => it.call_value(f, Args::new("key", vec![x.clone()]))?,
+            Some(f) if !matches!(f, Value::None) => {
+                it.call_value(f, Args::new("key", vec![x.clone()]))?
+            }
             _ => x.clone(),
         };
         let better = match &best {
             None => true,
             Some((_, bk)) => {
-                let op = if want_max { crate::lang::ast::CmpOp::Gt } else { crate::lang::ast::CmpOp::Lt };
+                let op = if want_max {
+                    crate::lang::ast::CmpOp::Gt
+                } else {
+                    crate::lang::ast::CmpOp::Lt
+                };
                 ops::compare(it, op, &k, bk)?.truthy()?
             }
         };
@@ -325,7 +436,12 @@ fn round(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "number")?;
     let nd = a.take(1, "ndigits")?;
     a.finish(2)?;
-    let x = as_f64(&v).ok_or_else(|| Exc::type_error(format!("type {} doesn't define __round__ method", v.type_name())))?;
+    let x = as_f64(&v).ok_or_else(|| {
+        Exc::type_error(format!(
+            "type {} doesn't define __round__ method",
+            v.type_name()
+        ))
+    })?;
     match nd {
         None | Some(Value::None) => {
             if let Value::Int(i) = v {
@@ -333,7 +449,10 @@ fn round(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
             }
             let r = round_half_even(x);
             if !r.is_finite() || r.abs() > 9.2e18 {
-                return Err(Exc::new(ExcKind::OverflowError, "cannot convert float infinity or a huge float to integer"));
+                return Err(Exc::new(
+                    ExcKind::OverflowError,
+                    "cannot convert float infinity or a huge float to integer",
+                ));
             }
             Ok(Value::Int(r as i64))
         }
@@ -361,17 +480,28 @@ fn round_half_even(x: f64) -> f64 {
 fn sorted(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     let key = a.take_kw("key");
-    let reverse = a.take_kw("reverse").map(|r| r.truthy()).transpose()?.unwrap_or(false);
+    let reverse = a
+        .take_kw("reverse")
+        .map(|r| r.truthy())
+        .transpose()?
+        .unwrap_or(false);
     a.finish(1)?;
     let items = it.iterate(&v)?;
     Ok(Value::list(sort_items(it, items, key, reverse)?))
 }
 
-fn sort_items(it: &mut Interp, items: Vec<Value>, key: Option<Value>, reverse: bool) -> Result<Vec<Value>, Exc> {
+fn sort_items(
+    it: &mut Interp,
+    items: Vec<Value>,
+    key: Option<Value>,
+    reverse: bool,
+) -> Result<Vec<Value>, Exc> {
     let mut keyed: Vec<(Value, Value)> = Vec::with_capacity(items.len());
     for x in items {
         let k = match &key {
-            Some(f) if !matches!(f, Value::None) => it.call_value(f, Args::new("key", vec![x.clone()]))?,
+            Some(f) if !matches!(f, Value::None) => {
+                it.call_value(f, Args::new("key", vec![x.clone()]))?
+            }
             _ => x.clone(),
         };
         keyed.push((k, x));
@@ -456,7 +586,9 @@ fn filter(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     for x in it.iterate(&v)? {
         let keep = match &f {
             Value::None => x.truthy()?,
-            f => it.call_value(f, Args::new("filter", vec![x.clone()]))?.truthy()?,
+            f => it
+                .call_value(f, Args::new("filter", vec![x.clone()]))?
+                .truthy()?,
         };
         if keep {
             out.push(x);
@@ -468,7 +600,10 @@ fn filter(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
 fn str_arg(v: &Value, what: &str) -> Result<Rc<str>, Exc> {
     match v {
         Value::Str(s) => Ok(s.clone()),
-        other => Err(Exc::type_error(format!("{what} must be a string, not {}", other.type_name()))),
+        other => Err(Exc::type_error(format!(
+            "{what} must be a string, not {}",
+            other.type_name()
+        ))),
     }
 }
 
@@ -590,10 +725,15 @@ fn help(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let v = a.take(0, "obj")?;
     a.finish(1)?;
     let text = match v {
-        None => "Type an expression to evaluate it. Arrays: ones(2, 3) @ gpu(0), x.copyto(gpu(1)).\n\
+        None => {
+            "Type an expression to evaluate it. Arrays: ones(2, 3) @ gpu(0), x.copyto(gpu(1)).\n\
                  Use help(obj) for documentation, %devices for the device table.\n"
-            .to_string(),
-        Some(v) => format!("{}\n", doc_of(&v).unwrap_or_else(|| format!("No documentation for {}", v.type_name()))),
+                .to_string()
+        }
+        Some(v) => format!(
+            "{}\n",
+            doc_of(&v).unwrap_or_else(|| format!("No documentation for {}", v.type_name()))
+        ),
     };
     it.out.stdout(&text);
     Ok(Value::None)
@@ -660,7 +800,9 @@ pub fn call_type(it: &mut Interp, t: TypeKind, mut a: Args) -> Result<Value, Exc
             for pair in it.iterate(&v)? {
                 let kv = it.iterate(&pair)?;
                 let [k, val] = <[Value; 2]>::try_from(kv).map_err(|_| {
-                    Exc::value_error("dictionary update sequence element has the wrong length; 2 is required")
+                    Exc::value_error(
+                        "dictionary update sequence element has the wrong length; 2 is required",
+                    )
                 })?;
                 let hk = hash_key(&k)?;
                 dst.borrow_mut().insert(hk, k, val);
@@ -668,7 +810,10 @@ pub fn call_type(it: &mut Interp, t: TypeKind, mut a: Args) -> Result<Value, Exc
             d
         }
         (t, _) => {
-            return Err(Exc::type_error(format!("cannot create '{}' instances", t.name())))
+            return Err(Exc::type_error(format!(
+                "cannot create '{}' instances",
+                t.name()
+            )))
         }
     })
 }
@@ -678,22 +823,35 @@ fn to_int(v: Option<Value>, base: Option<Value>) -> Result<Value, Exc> {
     if let Some(b) = base {
         let b = int_arg(&b, "base")?;
         let Value::Str(s) = &v else {
-            return Err(Exc::type_error("int() can't convert non-string with explicit base"));
+            return Err(Exc::type_error(
+                "int() can't convert non-string with explicit base",
+            ));
         };
         let digits = s.trim().replace('_', "");
         return i64::from_str_radix(&digits, b.clamp(2, 36) as u32)
             .map(Value::Int)
-            .map_err(|_| Exc::value_error(format!("invalid literal for int() with base {b}: {}", format::str_repr(s))));
+            .map_err(|_| {
+                Exc::value_error(format!(
+                    "invalid literal for int() with base {b}: {}",
+                    format::str_repr(s)
+                ))
+            });
     }
     match &v {
         Value::Int(i) => Ok(Value::Int(*i)),
         Value::Bool(b) => Ok(Value::Int(*b as i64)),
         Value::Float(f) => {
             if !f.is_finite() {
-                return Err(Exc::value_error(format!("cannot convert float {} to integer", format::float_repr(*f))));
+                return Err(Exc::value_error(format!(
+                    "cannot convert float {} to integer",
+                    format::float_repr(*f)
+                )));
             }
             if f.abs() >= 9.2e18 {
-                return Err(Exc::new(ExcKind::OverflowError, "float too large to convert to a 64-bit integer"));
+                return Err(Exc::new(
+                    ExcKind::OverflowError,
+                    "float too large to convert to a 64-bit integer",
+                ));
             }
             Ok(Value::Int(f.trunc() as i64))
         }
@@ -702,7 +860,12 @@ fn to_int(v: Option<Value>, base: Option<Value>) -> Result<Value, Exc> {
             .replace('_', "")
             .parse::<i64>()
             .map(Value::Int)
-            .map_err(|_| Exc::value_error(format!("invalid literal for int() with base 10: {}", format::str_repr(s)))),
+            .map_err(|_| {
+                Exc::value_error(format!(
+                    "invalid literal for int() with base 10: {}",
+                    format::str_repr(s)
+                ))
+            }),
         Value::Array(a) => match a.array.to_scalar("int")? {
             crate::runtime::Scalar::Int(i) => Ok(Value::Int(i)),
             crate::runtime::Scalar::Bool(b) => Ok(Value::Int(b as i64)),
@@ -724,7 +887,10 @@ pub fn to_float(v: &Value) -> Result<f64, Exc> {
                 "-inf" | "-infinity" => Ok(f64::NEG_INFINITY),
                 "nan" | "+nan" | "-nan" => Ok(f64::NAN),
                 _ => t.replace('_', "").parse::<f64>().map_err(|_| {
-                    Exc::value_error(format!("could not convert string to float: {}", format::str_repr(s)))
+                    Exc::value_error(format!(
+                        "could not convert string to float: {}",
+                        format::str_repr(s)
+                    ))
                 }),
             }
         }
@@ -762,7 +928,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + (ca != *cb) as usize).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + (ca != *cb) as usize)
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }
@@ -776,7 +944,12 @@ fn no_attr(v: &Value, name: &str) -> Exc {
         .unwrap_or_default();
     let msg = match v {
         Value::Module(m) => format!("module '{}' has no attribute '{}'{}", m.name, name, hint),
-        other => format!("'{}' object has no attribute '{}'{}", other.type_name(), name, hint),
+        other => format!(
+            "'{}' object has no attribute '{}'{}",
+            other.type_name(),
+            name,
+            hint
+        ),
     };
     Exc::new(ExcKind::AttributeError, msg)
 }
@@ -801,16 +974,41 @@ pub fn attr_names(v: &Value) -> Vec<String> {
 }
 
 const STR_METHODS: &[&str] = &[
-    "join", "split", "strip", "lstrip", "rstrip", "upper", "lower", "replace", "startswith",
-    "endswith", "format", "find", "count", "splitlines", "isdigit", "title", "center", "ljust",
-    "rjust", "zfill",
+    "join",
+    "split",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "upper",
+    "lower",
+    "replace",
+    "startswith",
+    "endswith",
+    "format",
+    "find",
+    "count",
+    "splitlines",
+    "isdigit",
+    "title",
+    "center",
+    "ljust",
+    "rjust",
+    "zfill",
 ];
 const LIST_METHODS: &[&str] = &[
     "append", "extend", "pop", "insert", "index", "count", "sort", "reverse", "copy", "clear",
     "remove",
 ];
 const DICT_METHODS: &[&str] = &[
-    "keys", "values", "items", "get", "pop", "update", "setdefault", "copy", "clear",
+    "keys",
+    "values",
+    "items",
+    "get",
+    "pop",
+    "update",
+    "setdefault",
+    "copy",
+    "clear",
 ];
 
 pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Value, Exc> {
@@ -833,9 +1031,16 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Value, Exc> {
             _ => None,
         },
         Value::Float(f) => match name {
-            "is_integer" => Some(method(v, "is_integer", "x.is_integer(): whether x is whole.", |_, r, _| {
-                Ok(Value::Bool(matches!(r, Value::Float(f) if f.fract() == 0.0)))
-            })),
+            "is_integer" => Some(method(
+                v,
+                "is_integer",
+                "x.is_integer(): whether x is whole.",
+                |_, r, _| {
+                    Ok(Value::Bool(
+                        matches!(r, Value::Float(f) if f.fract() == 0.0),
+                    ))
+                },
+            )),
             "real" => Some(Value::Float(*f)),
             "imag" => Some(Value::Float(0.0)),
             _ => None,
@@ -865,7 +1070,11 @@ pub fn set_attr(it: &mut Interp, obj: &Value, name: &str, value: Value) -> Resul
         }
         other => Err(Exc::new(
             ExcKind::AttributeError,
-            format!("'{}' object attribute '{}' is read-only", other.type_name(), name),
+            format!(
+                "'{}' object attribute '{}' is read-only",
+                other.type_name(),
+                name
+            ),
         )),
     }
 }
@@ -896,19 +1105,30 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             for x in it.iterate(&items)? {
                 match x {
                     Value::Str(s) => parts.push(s.to_string()),
-                    other => return Err(Exc::type_error(format!("sequence item: expected str instance, {} found", other.type_name()))),
+                    other => {
+                        return Err(Exc::type_error(format!(
+                            "sequence item: expected str instance, {} found",
+                            other.type_name()
+                        )))
+                    }
                 }
             }
             Ok(Value::str(&parts.join(&sep)))
         },
         "split" => |_, r, mut a| {
             let sep = opt_str(&mut a, 0, "sep")?;
-            let maxsplit = a.take(1, "maxsplit")?.and_then(|m| as_i64(&m)).unwrap_or(-1);
+            let maxsplit = a
+                .take(1, "maxsplit")?
+                .and_then(|m| as_i64(&m))
+                .unwrap_or(-1);
             a.finish(2)?;
             let s = recv_str(r);
             let parts: Vec<Value> = match sep {
                 Some(sep) if sep.is_empty() => return Err(Exc::value_error("empty separator")),
-                Some(sep) if maxsplit >= 0 => s.splitn(maxsplit as usize + 1, &*sep).map(Value::str).collect(),
+                Some(sep) if maxsplit >= 0 => s
+                    .splitn(maxsplit as usize + 1, &*sep)
+                    .map(Value::str)
+                    .collect(),
                 Some(sep) => s.split(&*sep).map(Value::str).collect(),
                 None => s.split_whitespace().map(Value::str).collect(),
             };
@@ -972,7 +1192,9 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
         "isdigit" => |_, r, a| {
             a.finish(0)?;
             let s = recv_str(r);
-            Ok(Value::Bool(!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())))
+            Ok(Value::Bool(
+                !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()),
+            ))
         },
         "replace" => |_, r, mut a| {
             let old = str_arg(&a.required(0, "old")?, "old")?;
@@ -985,7 +1207,9 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             a.finish(1)?;
             let s = recv_str(r);
             Ok(Value::Bool(match &p {
-                Value::Tuple(t) => t.iter().any(|x| matches!(x, Value::Str(q) if s.starts_with(&**q))),
+                Value::Tuple(t) => t
+                    .iter()
+                    .any(|x| matches!(x, Value::Str(q) if s.starts_with(&**q))),
                 other => s.starts_with(&*str_arg(other, "prefix")?),
             }))
         },
@@ -994,7 +1218,9 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             a.finish(1)?;
             let s = recv_str(r);
             Ok(Value::Bool(match &p {
-                Value::Tuple(t) => t.iter().any(|x| matches!(x, Value::Str(q) if s.ends_with(&**q))),
+                Value::Tuple(t) => t
+                    .iter()
+                    .any(|x| matches!(x, Value::Str(q) if s.ends_with(&**q))),
                 other => s.ends_with(&*str_arg(other, "suffix")?),
             }))
         },
@@ -1002,13 +1228,19 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             let sub = str_arg(&a.required(0, "sub")?, "sub")?;
             a.finish(1)?;
             let s = recv_str(r);
-            Ok(Value::Int(s.find(&*sub).map_or(-1, |b| s[..b].chars().count() as i64)))
+            Ok(Value::Int(
+                s.find(&*sub).map_or(-1, |b| s[..b].chars().count() as i64),
+            ))
         },
         "count" => |_, r, mut a| {
             let sub = str_arg(&a.required(0, "sub")?, "sub")?;
             a.finish(1)?;
             let s = recv_str(r);
-            Ok(Value::Int(if sub.is_empty() { s.chars().count() as i64 + 1 } else { s.matches(&*sub).count() as i64 }))
+            Ok(Value::Int(if sub.is_empty() {
+                s.chars().count() as i64 + 1
+            } else {
+                s.matches(&*sub).count() as i64
+            }))
         },
         "center" | "ljust" | "rjust" | "zfill" => match name {
             "center" => |_, r, mut a| pad(r, &mut a, '^'),
@@ -1023,7 +1255,11 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
         "format" => |it, r, a| str_format(it, &recv_str(r), a),
         _ => return None,
     };
-    let name: &'static str = STR_METHODS.iter().find(|m| **m == name).copied().unwrap_or("method");
+    let name: &'static str = STR_METHODS
+        .iter()
+        .find(|m| **m == name)
+        .copied()
+        .unwrap_or("method");
     Some(method(v, name, "str method", f))
 }
 
@@ -1058,7 +1294,12 @@ fn pad(r: &Value, a: &mut Args, align: char) -> Result<Value, Exc> {
         _ => (extra / 2, extra - extra / 2),
     };
     let f = fill.to_string();
-    Ok(Value::str(&format!("{}{}{}", f.repeat(left), s, f.repeat(right))))
+    Ok(Value::str(&format!(
+        "{}{}{}",
+        f.repeat(left),
+        s,
+        f.repeat(right)
+    )))
 }
 
 /// `"{} {name:.2f}".format(a, name=b)`.
@@ -1078,7 +1319,9 @@ fn str_format(it: &mut Interp, fmt: &str, a: Args) -> Result<Value, Exc> {
             }
             '{' => {
                 let rest = &fmt[i + 1..];
-                let close = rest.find('}').ok_or_else(|| Exc::value_error("Single '{' encountered in format string"))?;
+                let close = rest
+                    .find('}')
+                    .ok_or_else(|| Exc::value_error("Single '{' encountered in format string"))?;
                 let field = &rest[..close];
                 for _ in 0..field.chars().count() + 1 {
                     chars.next();
@@ -1091,20 +1334,32 @@ fn str_format(it: &mut Interp, fmt: &str, a: Args) -> Result<Value, Exc> {
                 let v = if name.is_empty() {
                     let v = a.pos.get(auto).cloned();
                     auto += 1;
-                    v.ok_or_else(|| Exc::new(ExcKind::IndexError, format!("Replacement index {} out of range for positional args tuple", auto - 1)))?
+                    v.ok_or_else(|| {
+                        Exc::new(
+                            ExcKind::IndexError,
+                            format!(
+                                "Replacement index {} out of range for positional args tuple",
+                                auto - 1
+                            ),
+                        )
+                    })?
                 } else if let Ok(n) = name.parse::<usize>() {
-                    a.pos.get(n).cloned().ok_or_else(|| Exc::new(ExcKind::IndexError, format!("Replacement index {n} out of range for positional args tuple")))?
+                    a.pos.get(n).cloned().ok_or_else(|| {
+                        Exc::new(
+                            ExcKind::IndexError,
+                            format!("Replacement index {n} out of range for positional args tuple"),
+                        )
+                    })?
                 } else {
                     let (base, attr) = match name.split_once('.') {
                         Some((b, at)) => (b, Some(at)),
                         None => (name, None),
                     };
-                    let mut v = a
-                        .kw
-                        .iter()
-                        .find(|(k, _)| &**k == base)
-                        .map(|(_, v)| v.clone())
-                        .ok_or_else(|| Exc::new(ExcKind::KeyError, format!("'{base}'")))?;
+                    let mut v =
+                        a.kw.iter()
+                            .find(|(k, _)| &**k == base)
+                            .map(|(_, v)| v.clone())
+                            .ok_or_else(|| Exc::new(ExcKind::KeyError, format!("'{base}'")))?;
                     if let Some(attr) = attr {
                         v = get_attr(it, &v, attr)?;
                     }
@@ -1198,17 +1453,30 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
             let l = recv_list(r)?.borrow().clone();
             match l.iter().position(|y| ops::equals(y, &x)) {
                 Some(p) => Ok(Value::Int(p as i64)),
-                None => Err(Exc::value_error(format!("{} is not in list", format::repr(it, &x)?))),
+                None => Err(Exc::value_error(format!(
+                    "{} is not in list",
+                    format::repr(it, &x)?
+                ))),
             }
         },
         "count" => |_, r, mut a| {
             let x = a.required(0, "value")?;
             a.finish(1)?;
-            Ok(Value::Int(recv_list(r)?.borrow().iter().filter(|y| ops::equals(y, &x)).count() as i64))
+            Ok(Value::Int(
+                recv_list(r)?
+                    .borrow()
+                    .iter()
+                    .filter(|y| ops::equals(y, &x))
+                    .count() as i64,
+            ))
         },
         "sort" => |it, r, mut a| {
             let key = a.take_kw("key");
-            let reverse = a.take_kw("reverse").map(|v| v.truthy()).transpose()?.unwrap_or(false);
+            let reverse = a
+                .take_kw("reverse")
+                .map(|v| v.truthy())
+                .transpose()?
+                .unwrap_or(false);
             a.finish(0)?;
             let l = recv_list(r)?;
             let items = l.borrow().clone();
@@ -1232,7 +1500,11 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
         },
         _ => return None,
     };
-    let name: &'static str = LIST_METHODS.iter().find(|m| **m == name).copied().unwrap_or("method");
+    let name: &'static str = LIST_METHODS
+        .iter()
+        .find(|m| **m == name)
+        .copied()
+        .unwrap_or("method");
     Some(method(v, name, "list method", f))
 }
 
@@ -1249,11 +1521,25 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
     let f: super::value::MethodFn = match name {
         "keys" => |_, r, a| {
             a.finish(0)?;
-            Ok(Value::list(recv_dict(r)?.borrow().entries.iter().map(|(k, _)| k.clone()).collect()))
+            Ok(Value::list(
+                recv_dict(r)?
+                    .borrow()
+                    .entries
+                    .iter()
+                    .map(|(k, _)| k.clone())
+                    .collect(),
+            ))
         },
         "values" => |_, r, a| {
             a.finish(0)?;
-            Ok(Value::list(recv_dict(r)?.borrow().entries.iter().map(|(_, v)| v.clone()).collect()))
+            Ok(Value::list(
+                recv_dict(r)?
+                    .borrow()
+                    .entries
+                    .iter()
+                    .map(|(_, v)| v.clone())
+                    .collect(),
+            ))
         },
         "items" => |_, r, a| {
             a.finish(0)?;
@@ -1312,7 +1598,8 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
                 }
             }
             for (k, v) in std::mem::take(&mut a.kw) {
-                dict.borrow_mut().insert(super::value::HashKey::Str(k.clone()), Value::Str(k), v);
+                dict.borrow_mut()
+                    .insert(super::value::HashKey::Str(k.clone()), Value::Str(k), v);
             }
             a.finish(1)?;
             Ok(Value::None)
@@ -1329,6 +1616,10 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
         },
         _ => return None,
     };
-    let name: &'static str = DICT_METHODS.iter().find(|m| **m == name).copied().unwrap_or("method");
+    let name: &'static str = DICT_METHODS
+        .iter()
+        .find(|m| **m == name)
+        .copied()
+        .unwrap_or("method");
     Some(method(v, name, "dict method", f))
 }

@@ -115,7 +115,11 @@ pub fn repr(it: &mut Interp, v: &Value) -> Result<String, Exc> {
         Value::Builtin(b) => match &b.kind {
             super::value::BuiltinKind::Free(_) => format!("<built-in function {}>", b.name),
             super::value::BuiltinKind::Method { receiver, .. } => {
-                format!("<built-in method {} of {} object>", b.name, receiver.type_name())
+                format!(
+                    "<built-in method {} of {} object>",
+                    b.name,
+                    receiver.type_name()
+                )
             }
         },
         Value::Module(m) => format!("<module '{}' (built-in)>", m.name),
@@ -178,12 +182,10 @@ pub fn display_data(it: &mut Interp, v: &Value) -> Result<DisplayData, Exc> {
     let plain = pretty(it, v, 0)?;
     let html = match v {
         Value::Array(a) => Some(array_html(a)),
-        Value::Object(o) => o
-            .get_attr(o, "_repr_html_")
-            .and_then(|f| match f {
-                Value::Str(s) => Some(s.to_string()),
-                _ => None,
-            }),
+        Value::Object(o) => o.get_attr(o, "_repr_html_").and_then(|f| match f {
+            Value::Str(s) => Some(s.to_string()),
+            _ => None,
+        }),
         _ => None,
     };
     Ok(DisplayData { plain, html })

@@ -10,8 +10,8 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::lang::ast::{
-    Arg, BinOp, BoolOpKind, Comprehension, Expr, ExprKind, FStringPart, FuncDef, Ident,
-    Param, ParamKind, Program, Stmt, StmtKind, UnaryOp,
+    Arg, BinOp, BoolOpKind, Comprehension, Expr, ExprKind, FStringPart, FuncDef, Ident, Param,
+    ParamKind, Program, Stmt, StmtKind, UnaryOp,
 };
 use crate::lang::Span;
 use crate::runtime::Runtime;
@@ -114,7 +114,8 @@ impl<'s> Interp<'s> {
     }
 
     pub fn exec_stmt(&mut self, stmt: &Stmt) -> ExecResult {
-        self.check_interrupt().map_err(|e| e.at(stmt.span, &self.source))?;
+        self.check_interrupt()
+            .map_err(|e| e.at(stmt.span, &self.source))?;
         let span = stmt.span;
         let result = self.exec_stmt_inner(stmt);
         match result {
@@ -219,8 +220,8 @@ impl<'s> Interp<'s> {
             StmtKind::Import(names) => {
                 for n in names {
                     let dotted = join_path(&n.path);
-                    let module = modules::import(self, &dotted)
-                        .map_err(|e| e.at(n.span, &self.source))?;
+                    let module =
+                        modules::import(self, &dotted).map_err(|e| e.at(n.span, &self.source))?;
                     match &n.alias {
                         Some(alias) => self.set_var(alias, Value::Module(module)),
                         None => {
@@ -234,7 +235,8 @@ impl<'s> Interp<'s> {
             }
             StmtKind::FromImport { module, names } => {
                 let dotted = join_path(module);
-                let m = modules::import(self, &dotted).map_err(|e| e.at(stmt.span, &self.source))?;
+                let m =
+                    modules::import(self, &dotted).map_err(|e| e.at(stmt.span, &self.source))?;
                 for n in names {
                     let name = &n.path[0];
                     let v = match m.get(name) {
@@ -292,7 +294,9 @@ impl<'s> Interp<'s> {
             .at(first.context.span, &self.source)
             .into());
         };
-        let entered = obj.enter(self).map_err(|e| e.at(first.context.span, &self.source))?;
+        let entered = obj
+            .enter(self)
+            .map_err(|e| e.at(first.context.span, &self.source))?;
         if let Some(t) = &first.target {
             self.assign(t, entered)?;
         }
@@ -385,7 +389,9 @@ impl<'s> Interp<'s> {
                 Ok(())
             }
             ExprKind::Tuple(items) | ExprKind::List(items) => self.unpack(items, value),
-            ExprKind::Attribute { value: obj, attr, .. } => {
+            ExprKind::Attribute {
+                value: obj, attr, ..
+            } => {
                 let o = self.eval(obj)?;
                 builtins::set_attr(self, &o, attr, value)
             }
@@ -453,12 +459,16 @@ impl<'s> Interp<'s> {
         let rhs = self.eval(value)?;
         match &target.kind {
             ExprKind::Name(n) => {
-                let cur = self.lookup(n).ok_or_else(|| name_error(n).at(target.span, &self.source))?;
+                let cur = self
+                    .lookup(n)
+                    .ok_or_else(|| name_error(n).at(target.span, &self.source))?;
                 let new = ops::binary_inplace(self, op, &cur, &rhs)
                     .map_err(|e| e.at(target.span.to(value.span), &self.source))?;
                 self.set_var(n, new);
             }
-            ExprKind::Attribute { value: obj, attr, .. } => {
+            ExprKind::Attribute {
+                value: obj, attr, ..
+            } => {
                 let o = self.eval(obj)?;
                 let cur = builtins::get_attr(self, &o, attr)?;
                 let new = ops::binary_inplace(self, op, &cur, &rhs)?;
@@ -505,8 +515,10 @@ impl<'s> Interp<'s> {
                 }
                 Ok(())
             }
-            _ => Err(Exc::new(ExcKind::SyntaxError, "cannot delete this expression")
-                .at(target.span, &self.source)),
+            _ => Err(
+                Exc::new(ExcKind::SyntaxError, "cannot delete this expression")
+                    .at(target.span, &self.source),
+            ),
         }
     }
 
@@ -587,7 +599,11 @@ impl<'s> Interp<'s> {
                 })?;
                 Value::Dict(Rc::new(RefCell::new(d)))
             }
-            ExprKind::Attribute { value, attr, attr_span } => {
+            ExprKind::Attribute {
+                value,
+                attr,
+                attr_span,
+            } => {
                 let obj = self.eval(value)?;
                 return builtins::get_attr(self, &obj, attr)
                     .map_err(|x| x.at(*attr_span, &self.source));
@@ -696,7 +712,9 @@ impl<'s> Interp<'s> {
         let r = self.eval(right)?;
         match r {
             Value::Device(_) => {
-                call_args.kw.retain(|(k, _)| &**k != "ctx" && &**k != "device");
+                call_args
+                    .kw
+                    .retain(|(k, _)| &**k != "ctx" && &**k != "device");
                 call_args.kw.push((Rc::from("ctx"), r));
                 self.call_value(&callee, call_args)
                     .map_err(|e| e.at(left.span, &self.source))
@@ -716,7 +734,10 @@ impl<'s> Interp<'s> {
         for it in items {
             if let ExprKind::Starred(inner) = &it.kind {
                 let v = self.eval(inner)?;
-                out.extend(self.iterate(&v).map_err(|e| e.at(inner.span, &self.source))?);
+                out.extend(
+                    self.iterate(&v)
+                        .map_err(|e| e.at(inner.span, &self.source))?,
+                );
             } else {
                 out.push(self.eval(it)?);
             }
@@ -734,7 +755,7 @@ impl<'s> Interp<'s> {
             parent: self.env.clone(),
             ..Scope::default()
         }));
-        let saved = std::mem::replace(&mut self.env, Some(scope));
+        let saved = self.env.replace(scope);
         let result = self.comprehension_level(generators, body);
         self.env = saved;
         result
@@ -823,7 +844,11 @@ impl<'s> Interp<'s> {
                 let mut bound = |b: &Option<Box<Expr>>| -> Result<Option<Value>, Exc> {
                     b.as_ref().map(|x| self.eval(x)).transpose()
                 };
-                Ok(ops::IndexItem::Slice(bound(lower)?, bound(upper)?, bound(step)?))
+                Ok(ops::IndexItem::Slice(
+                    bound(lower)?,
+                    bound(upper)?,
+                    bound(step)?,
+                ))
             }
             ExprKind::Ellipsis => Ok(ops::IndexItem::Ellipsis),
             _ => Ok(ops::IndexItem::Value(self.eval(e)?)),
@@ -924,7 +949,7 @@ impl<'s> Interp<'s> {
         }
         let scope = self.bind_params(f, args)?;
         let env = Rc::new(RefCell::new(scope));
-        let saved_env = std::mem::replace(&mut self.env, Some(env));
+        let saved_env = self.env.replace(env);
         let saved_source = std::mem::replace(&mut self.source, f.source.clone());
         self.depth += 1;
         let result = match &f.body {
@@ -975,7 +1000,10 @@ impl<'s> Interp<'s> {
                 ParamKind::VarArgs => varargs = Some(p.name.clone()),
                 ParamKind::KwArgs => kwargs = Some(p.name.clone()),
                 ParamKind::Normal => {
-                    let from_kw = kw.iter().position(|(k, _)| *k == p.name).map(|j| kw.remove(j).1);
+                    let from_kw = kw
+                        .iter()
+                        .position(|(k, _)| *k == p.name)
+                        .map(|j| kw.remove(j).1);
                     // Parameters after *args are keyword-only.
                     let from_pos = if varargs.is_none() { pos.next() } else { None };
                     let v = match (from_pos, from_kw) {
@@ -1038,7 +1066,9 @@ impl<'s> Interp<'s> {
                 for (k, v) in kw {
                     d.insert(super::value::HashKey::Str(k.clone()), Value::Str(k), v);
                 }
-                scope.vars.insert(name, Value::Dict(Rc::new(RefCell::new(d))));
+                scope
+                    .vars
+                    .insert(name, Value::Dict(Rc::new(RefCell::new(d))));
             }
             None => {
                 if let Some((k, _)) = kw.first() {
@@ -1086,7 +1116,10 @@ impl<'s> Interp<'s> {
         Ok(match v {
             Value::List(l) => l.borrow().clone(),
             Value::Tuple(t) => t.as_ref().clone(),
-            Value::Str(s) => s.chars().map(|c| Value::str(c.encode_utf8(&mut [0; 4]))).collect(),
+            Value::Str(s) => s
+                .chars()
+                .map(|c| Value::str(c.encode_utf8(&mut [0; 4])))
+                .collect(),
             Value::Dict(d) => d.borrow().entries.iter().map(|(k, _)| k.clone()).collect(),
             Value::Range(start, stop, step) => {
                 let n = super::value::range_len(*start, *stop, *step);
@@ -1124,17 +1157,14 @@ impl<'s> Interp<'s> {
 
     /// Run a parsed program at top level. `display` is called for the value
     /// of each expression statement that the display policy selects.
-    pub fn run_program(
-        &mut self,
-        program: &Program,
-        display_last_only: bool,
-    ) -> Result<(), Exc> {
+    pub fn run_program(&mut self, program: &Program, display_last_only: bool) -> Result<(), Exc> {
         let n = program.body.len();
         for (i, stmt) in program.body.iter().enumerate() {
             let show = !display_last_only || i + 1 == n;
             let r = match &stmt.kind {
                 StmtKind::Expr(e) if show => {
-                    self.check_interrupt().map_err(|x| x.at(stmt.span, &self.source))?;
+                    self.check_interrupt()
+                        .map_err(|x| x.at(stmt.span, &self.source))?;
                     let v = self.eval(e)?;
                     if !matches!(v, Value::None) {
                         let data = format::display_data(self, &v)

@@ -88,7 +88,10 @@ fn run_snippet(it: &mut Interp, code: &str) -> Result<Option<Value>, Exc> {
                 if let Err(c) = it.exec_stmt(stmt) {
                     result = Err(match c {
                         Ctl::Exc(e) => *e,
-                        _ => Exc::new(ExcKind::SyntaxError, "'break', 'continue' or 'return' outside a loop or function"),
+                        _ => Exc::new(
+                            ExcKind::SyntaxError,
+                            "'break', 'continue' or 'return' outside a loop or function",
+                        ),
                     });
                     break;
                 }
@@ -106,15 +109,19 @@ fn synchronize(it: &mut Interp) {
 
 fn time(it: &mut Interp, arg: &str) -> Result<(), Exc> {
     if arg.trim().is_empty() {
-        return Err(Exc::value_error("%time needs a statement, e.g. %time x = ones(1000, 1000).sum()"));
+        return Err(Exc::value_error(
+            "%time needs a statement, e.g. %time x = ones(1000, 1000).sum()",
+        ));
     }
     synchronize(it);
     let start = Instant::now();
     let v = run_snippet(it, arg);
     synchronize(it);
     let wall = start.elapsed();
-    it.out
-        .stdout(&format!("Wall time: {}\n", format_duration(wall.as_secs_f64())));
+    it.out.stdout(&format!(
+        "Wall time: {}\n",
+        format_duration(wall.as_secs_f64())
+    ));
     if let Some(v) = v? {
         if !matches!(v, Value::None) {
             let d = format::display_data(it, &v)?;
@@ -147,7 +154,9 @@ fn timeit(it: &mut Interp, arg: &str) -> Result<(), Exc> {
         }
     }
     if rest.is_empty() {
-        return Err(Exc::value_error("%timeit needs a statement, e.g. %timeit x + y"));
+        return Err(Exc::value_error(
+            "%timeit needs a statement, e.g. %timeit x + y",
+        ));
     }
     let code = rest.to_string();
     let time_loops = |it: &mut Interp, n: usize| -> Result<f64, Exc> {
@@ -210,14 +219,14 @@ fn who(it: &mut Interp) {
 
 fn transfers(it: &mut Interp, arg: &str) -> Result<(), Exc> {
     let _ = arg;
-    it.out.stdout("No transfers recorded: no array has moved between devices in this session.\n");
+    it.out
+        .stdout("No transfers recorded: no array has moved between devices in this session.\n");
     Ok(())
 }
 
 fn on_path(cmd: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| dir.join(cmd).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(cmd).is_file()))
 }
 
 fn shell(it: &mut Interp, cmd: &str) -> Result<(), Exc> {
@@ -284,7 +293,13 @@ pub fn device_table(it: &mut Interp) -> DeviceTable {
     let rt = &it.st.rt;
     let mut devices = vec![Device::cpu(0)];
     devices.extend((0..rt.num_gpus()).map(Device::gpu));
-    let headers = ["device", "backend", "name", "memory used / total", "live arrays"];
+    let headers = [
+        "device",
+        "backend",
+        "name",
+        "memory used / total",
+        "live arrays",
+    ];
     let rows: Vec<Vec<String>> = devices
         .iter()
         .map(|d| {

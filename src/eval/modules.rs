@@ -58,7 +58,10 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("numpy", Value::Module(build("mxnet.np")?));
             m.set("npx", Value::Module(build("mxnet.npx")?));
             m.set("context", Value::Module(build("mxnet.context")?));
-            m.set("random", Value::Module(arrays::random_module::<ND>("mxnet.random")));
+            m.set(
+                "random",
+                Value::Module(arrays::random_module::<ND>("mxnet.random")),
+            );
             m.set("base", Value::Module(build("mxnet.base")?));
             m.set("MXNetError", Value::ExcType(ExcKind::MXNetError));
             m.set("__version__", Value::str("1.9.1 (devarray)"));
@@ -72,13 +75,19 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.nd" | "mxnet.ndarray" => {
             let m = module("mxnet.ndarray", "MXNet's legacy NDArray API");
             arrays::fill_namespace::<ND>(&m);
-            m.set("random", Value::Module(arrays::random_module::<ND>("mxnet.ndarray.random")));
+            m.set(
+                "random",
+                Value::Module(arrays::random_module::<ND>("mxnet.ndarray.random")),
+            );
             m
         }
         "mxnet.np" | "mxnet.numpy" => {
             let m = module("mxnet.numpy", "MXNet's numpy-compatible API");
             arrays::fill_namespace::<NP>(&m);
-            m.set("random", Value::Module(arrays::random_module::<NP>("mxnet.numpy.random")));
+            m.set(
+                "random",
+                Value::Module(arrays::random_module::<NP>("mxnet.numpy.random")),
+            );
             m.set("pi", Value::Float(std::f64::consts::PI));
             m.set("e", Value::Float(std::f64::consts::E));
             m
@@ -86,9 +95,30 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.npx" | "mxnet.numpy_extension" => {
             let m = module("mxnet.numpy_extension", "MXNet's numpy extensions");
             set_device_fns(&m);
-            m.set("set_np", builtin("set_np", "set_np(): switch to MXNet's numpy mode (arrays print as array([...])).", set_np));
-            m.set("reset_np", builtin("reset_np", "reset_np(): back to the legacy NDArray mode.", reset_np));
-            m.set("waitall", builtin("waitall", "waitall(): block until all pending computation is done.", arrays::waitall));
+            m.set(
+                "set_np",
+                builtin(
+                    "set_np",
+                    "set_np(): switch to MXNet's numpy mode (arrays print as array([...])).",
+                    set_np,
+                ),
+            );
+            m.set(
+                "reset_np",
+                builtin(
+                    "reset_np",
+                    "reset_np(): back to the legacy NDArray mode.",
+                    reset_np,
+                ),
+            );
+            m.set(
+                "waitall",
+                builtin(
+                    "waitall",
+                    "waitall(): block until all pending computation is done.",
+                    arrays::waitall,
+                ),
+            );
             m
         }
         "mxnet.context" => {
@@ -98,23 +128,55 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
         }
         "time" => {
             let m = module("time", "time access");
-            m.set("time", builtin("time", "time(): seconds since the epoch, as a float.", time_time));
-            m.set("perf_counter", builtin("perf_counter", "perf_counter(): a monotonic clock in seconds.", perf_counter));
-            m.set("sleep", builtin("sleep", "sleep(seconds): pause (interruptible).", sleep));
+            m.set(
+                "time",
+                builtin(
+                    "time",
+                    "time(): seconds since the epoch, as a float.",
+                    time_time,
+                ),
+            );
+            m.set(
+                "perf_counter",
+                builtin(
+                    "perf_counter",
+                    "perf_counter(): a monotonic clock in seconds.",
+                    perf_counter,
+                ),
+            );
+            m.set(
+                "sleep",
+                builtin("sleep", "sleep(seconds): pause (interruptible).", sleep),
+            );
             m
         }
         "sys" => {
             let m = module("sys", "system streams and information");
             for (name, doc, f) in [
-                ("sys.stdout", "standard output", write_stdout as super::value::BuiltinFn),
+                (
+                    "sys.stdout",
+                    "standard output",
+                    write_stdout as super::value::BuiltinFn,
+                ),
                 ("sys.stderr", "standard error", write_stderr),
             ] {
                 let s = module(name, doc);
-                s.set("write", builtin("write", "write(text): write text to the stream.", f));
-                s.set("flush", builtin("flush", "flush(): no-op; output is streamed.", |_, _| Ok(Value::None)));
+                s.set(
+                    "write",
+                    builtin("write", "write(text): write text to the stream.", f),
+                );
+                s.set(
+                    "flush",
+                    builtin("flush", "flush(): no-op; output is streamed.", |_, _| {
+                        Ok(Value::None)
+                    }),
+                );
                 m.set(name.trim_start_matches("sys."), Value::Module(s));
             }
-            m.set("version", Value::str(concat!("devarray ", env!("CARGO_PKG_VERSION"))));
+            m.set(
+                "version",
+                Value::str(concat!("devarray ", env!("CARGO_PKG_VERSION"))),
+            );
             m.set("argv", Value::list(vec![Value::str("devarray")]));
             m
         }
@@ -170,28 +232,75 @@ fn math_int(mut a: Args, f: fn(f64) -> f64) -> Result<Value, Exc> {
     a.finish(1)?;
     let r = f(x);
     if !r.is_finite() || r.abs() > 9.2e18 {
-        return Err(Exc::new(ExcKind::OverflowError, "cannot convert to an integer"));
+        return Err(Exc::new(
+            ExcKind::OverflowError,
+            "cannot convert to an integer",
+        ));
     }
     Ok(Value::Int(r as i64))
 }
 
 /// cpu/gpu/num_gpus in a module (mx, npx, mx.context).
 fn set_device_fns(m: &Module) {
-    m.set("cpu", builtin("cpu", "cpu(device_id=0): the host (all cores and host memory).", cpu));
-    m.set("gpu", builtin("gpu", "gpu(device_id=0): one GPU and its memory.", gpu));
-    m.set("num_gpus", builtin("num_gpus", "num_gpus(): how many GPUs this machine has (simulated ones included).", num_gpus));
-    m.set("current_context", builtin("current_context", "current_context(): the default device.", current_device));
+    m.set(
+        "cpu",
+        builtin(
+            "cpu",
+            "cpu(device_id=0): the host (all cores and host memory).",
+            cpu,
+        ),
+    );
+    m.set(
+        "gpu",
+        builtin("gpu", "gpu(device_id=0): one GPU and its memory.", gpu),
+    );
+    m.set(
+        "num_gpus",
+        builtin(
+            "num_gpus",
+            "num_gpus(): how many GPUs this machine has (simulated ones included).",
+            num_gpus,
+        ),
+    );
+    m.set(
+        "current_context",
+        builtin(
+            "current_context",
+            "current_context(): the default device.",
+            current_device,
+        ),
+    );
 }
 
 /// The native globals: devices, the d2l helpers and the array functions.
 pub fn install_native(b: &mut HashMap<Rc<str>, Value>) {
     let fns: &[(&'static str, &'static str, super::value::BuiltinFn)] = &[
-        ("cpu", "cpu(device_id=0): the host (all cores and host memory).", cpu),
+        (
+            "cpu",
+            "cpu(device_id=0): the host (all cores and host memory).",
+            cpu,
+        ),
         ("gpu", "gpu(device_id=0): one GPU and its memory.", gpu),
-        ("num_gpus", "num_gpus(): how many GPUs this machine has (simulated ones included).", num_gpus),
-        ("try_gpu", "try_gpu(i=0): gpu(i) if it exists, else cpu().", try_gpu),
-        ("try_all_gpus", "try_all_gpus(): all GPUs, or [cpu()] when there is none.", try_all_gpus),
-        ("devices", "devices(): the device table (like nvidia-smi): memory, live arrays, copies.", super::magic::devices_fn),
+        (
+            "num_gpus",
+            "num_gpus(): how many GPUs this machine has (simulated ones included).",
+            num_gpus,
+        ),
+        (
+            "try_gpu",
+            "try_gpu(i=0): gpu(i) if it exists, else cpu().",
+            try_gpu,
+        ),
+        (
+            "try_all_gpus",
+            "try_all_gpus(): all GPUs, or [cpu()] when there is none.",
+            try_all_gpus,
+        ),
+        (
+            "devices",
+            "devices(): the device table (like nvidia-smi): memory, live arrays, copies.",
+            super::magic::devices_fn,
+        ),
     ];
     for (name, doc, f) in fns {
         b.insert(Rc::from(*name), builtin(name, doc, *f));
@@ -207,7 +316,10 @@ pub fn install_native(b: &mut HashMap<Rc<str>, Value>) {
         crate::runtime::DType::Int32,
         crate::runtime::DType::Int64,
     ] {
-        b.insert(Rc::from(d.name()), Value::DType(d, super::value::Flavor::Nd));
+        b.insert(
+            Rc::from(d.name()),
+            Value::DType(d, super::value::Flavor::Nd),
+        );
     }
     b.insert(
         Rc::from("random"),
@@ -220,9 +332,13 @@ fn device_index(a: &mut Args) -> Result<usize, Exc> {
         None | Some(Value::None) => Ok(0),
         Some(v) => {
             let i = as_i64(&v).ok_or_else(|| {
-                Exc::type_error(format!("device_id must be an integer, not {}", v.type_name()))
+                Exc::type_error(format!(
+                    "device_id must be an integer, not {}",
+                    v.type_name()
+                ))
             })?;
-            usize::try_from(i).map_err(|_| Exc::value_error(format!("device_id must be >= 0, got {i}")))
+            usize::try_from(i)
+                .map_err(|_| Exc::value_error(format!("device_id must be >= 0, got {i}")))
         }
     }
 }
@@ -302,7 +418,9 @@ fn sleep(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let s = num(&a.required(0, "seconds")?)?;
     a.finish(1)?;
     if !(0.0..=1e9).contains(&s) {
-        return Err(Exc::value_error("sleep length must be a non-negative number of seconds"));
+        return Err(Exc::value_error(
+            "sleep length must be a non-negative number of seconds",
+        ));
     }
     // Sleep in slices so an interrupt is noticed promptly.
     let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(s);
@@ -314,7 +432,7 @@ fn sleep(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
-fn stream_text(it: &mut Interp, mut a: Args) -> Result<String, Exc> {
+fn stream_text(mut a: Args) -> Result<String, Exc> {
     let v = a.required(0, "text")?;
     a.finish(1)?;
     match v {
@@ -322,22 +440,18 @@ fn stream_text(it: &mut Interp, mut a: Args) -> Result<String, Exc> {
         other => Err(Exc::type_error(format!(
             "write() argument must be str, not {}",
             other.type_name()
-        )))
-        .or_else(|e: Exc| {
-            let _ = &it;
-            Err(e)
-        }),
+        ))),
     }
 }
 
 fn write_stdout(it: &mut Interp, a: Args) -> Result<Value, Exc> {
-    let s = stream_text(it, a)?;
+    let s = stream_text(a)?;
     it.out.stdout(&s);
     Ok(Value::Int(s.chars().count() as i64))
 }
 
 fn write_stderr(it: &mut Interp, a: Args) -> Result<Value, Exc> {
-    let s = stream_text(it, a)?;
+    let s = stream_text(a)?;
     it.out.stderr(&s);
     Ok(Value::Int(s.chars().count() as i64))
 }

@@ -108,15 +108,13 @@ pub fn unary(_it: &mut Interp, op: UnaryOp, v: &Value) -> Result<Value, Exc> {
         (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
         (UnaryOp::Invert, Value::Int(i)) => Ok(Value::Int(!i)),
         (UnaryOp::Invert, Value::Bool(b)) => Ok(Value::Int(!(*b as i64))),
-        (UnaryOp::Neg, Value::Array(a)) => Ok(wrap(
-            a.array.unary(runtime::UnaryOp::Neg)?,
-            a.flavor,
-        )),
+        (UnaryOp::Neg, Value::Array(a)) => {
+            Ok(wrap(a.array.unary(runtime::UnaryOp::Neg)?, a.flavor))
+        }
         (UnaryOp::Pos, Value::Array(_)) => Ok(v.clone()),
-        (UnaryOp::Invert, Value::Array(a)) => Ok(wrap(
-            a.array.unary(runtime::UnaryOp::Not)?,
-            a.flavor,
-        )),
+        (UnaryOp::Invert, Value::Array(a)) => {
+            Ok(wrap(a.array.unary(runtime::UnaryOp::Not)?, a.flavor))
+        }
         (UnaryOp::Not, _) => Ok(Value::Bool(!v.truthy()?)),
         _ => Err(Exc::type_error(format!(
             "bad operand type for unary {}: '{}'",
@@ -143,7 +141,10 @@ pub fn binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Value,
             let (a, b) = (as_i64(l).unwrap_or(0), as_i64(r).unwrap_or(0));
             int_binary(op, a, b)
         }
-        (Value::Int(_) | Value::Bool(_) | Value::Float(_), Value::Int(_) | Value::Bool(_) | Value::Float(_)) => {
+        (
+            Value::Int(_) | Value::Bool(_) | Value::Float(_),
+            Value::Int(_) | Value::Bool(_) | Value::Float(_),
+        ) => {
             let (a, b) = (as_f64(l).unwrap_or(0.0), as_f64(r).unwrap_or(0.0));
             float_binary(op, a, b).ok_or_else(|| unsupported(op.symbol(), l, r))?
         }
@@ -173,12 +174,21 @@ pub fn binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Value,
             let k = as_i64(n).unwrap_or(0).max(0) as usize;
             let items = a.borrow();
             check_repeat_size(items.len(), k)?;
-            Ok(Value::list(items.iter().cloned().cycle().take(items.len() * k).collect()))
+            Ok(Value::list(
+                items
+                    .iter()
+                    .cloned()
+                    .cycle()
+                    .take(items.len() * k)
+                    .collect(),
+            ))
         }
         (Value::Tuple(a), n) | (n, Value::Tuple(a)) if op == BinOp::Mul && as_i64(n).is_some() => {
             let k = as_i64(n).unwrap_or(0).max(0) as usize;
             check_repeat_size(a.len(), k)?;
-            Ok(Value::tuple(a.iter().cloned().cycle().take(a.len() * k).collect()))
+            Ok(Value::tuple(
+                a.iter().cloned().cycle().take(a.len() * k).collect(),
+            ))
         }
         _ => Err(unsupported(op.symbol(), l, r)),
     }
@@ -285,9 +295,7 @@ fn float_binary(op: BinOp, a: f64, b: f64) -> Option<Result<Value, Exc>> {
         }
         BinOp::Pow => {
             if a == 0.0 && b < 0.0 {
-                return Some(Err(zero_div(
-                    "0.0 cannot be raised to a negative power",
-                )));
+                return Some(Err(zero_div("0.0 cannot be raised to a negative power")));
             }
             let r = a.powf(b);
             if r.is_nan() && a < 0.0 && b.fract() != 0.0 {
@@ -580,7 +588,10 @@ pub fn slice_indices(
     Ok((start, stop, step))
 }
 
-fn slice_positions(len: usize, s: &(Option<Value>, Option<Value>, Option<Value>)) -> Result<Vec<usize>, Exc> {
+fn slice_positions(
+    len: usize,
+    s: &(Option<Value>, Option<Value>, Option<Value>),
+) -> Result<Vec<usize>, Exc> {
     let (start, stop, step) = slice_indices(len as i64, &s.0, &s.1, &s.2)?;
     let mut out = Vec::new();
     let mut i = start;
@@ -778,7 +789,9 @@ pub fn set_item(it: &mut Interp, obj: &Value, idx: Index, value: Value) -> Resul
                 }
                 Ok(())
             }
-            _ => Err(Exc::type_error("list indices must be integers or slices, not tuple")),
+            _ => Err(Exc::type_error(
+                "list indices must be integers or slices, not tuple",
+            )),
         },
         Value::Dict(d) => {
             let Index::Single(IndexItem::Value(k)) = idx else {

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::lang::Span;
+use crate::lang::{InputStatus, Span};
 use crate::runtime::{Runtime, RuntimeConfig};
 
 use super::error::Exc;
@@ -201,7 +201,7 @@ pub fn parse_size(text: &str) -> Option<u64> {
         _ => return None,
     };
     let bytes = n * mult;
-    (bytes.is_finite() && bytes >= 0.0 && bytes < 1.8e19).then_some(bytes as u64)
+    (bytes.is_finite() && (0.0..1.8e19).contains(&bytes)).then_some(bytes as u64)
 }
 
 const DEFAULT_SIM_GPU_MEMORY: u64 = 4 << 30;
@@ -303,7 +303,9 @@ impl Session {
         let before = &code[..cursor];
         let start = before
             .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-            .map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
+            .map_or(0, |i| {
+                i + before[i..].chars().next().map_or(1, char::len_utf8)
+            });
         let word = &before[start..];
         let (base, prefix, prefix_start) = match word.rfind('.') {
             Some(dot) => (Some(&word[..dot]), &word[dot + 1..], start + dot + 1),
@@ -403,21 +405,12 @@ impl Session {
     /// Whether `code` is a whole statement. A block whose last line is still
     /// indented is incomplete until a blank line ends it, as in IPython.
     pub fn is_complete(&self, code: &str) -> Completeness {
-        match crate::lang::parse(code) {
-            Ok(_) => {
-                let last = code.lines().rev().find(|l| !l.trim().is_empty());
-                let ends_blank = code.ends_with("\n\n") || code.ends_with("\n \n");
-                match last {
-                    Some(l) if l.starts_with([' ', '\t']) && !ends_blank => Completeness::Incomplete {
-                        indent: l[..l.len() - l.trim_start().len()].to_string(),
-                    },
-                    _ => Completeness::Complete,
-                }
-            }
-            Err(e) if e.incomplete => Completeness::Incomplete {
-                indent: crate::lang::parser::next_indent(code),
+        match crate::lang::input_status(code) {
+            InputStatus::Complete => Completeness::Complete,
+            InputStatus::Incomplete => Completeness::Incomplete {
+                indent: crate::lang::next_indent(code),
             },
-            Err(_) => Completeness::Invalid,
+            InputStatus::Invalid(_) => Completeness::Invalid,
         }
     }
 
@@ -441,9 +434,9 @@ impl Session {
 }
 
 const KEYWORDS: &[&str] = &[
-    "and", "as", "assert", "break", "continue", "def", "del", "elif", "else", "except",
-    "False", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "None",
-    "not", "or", "pass", "raise", "return", "True", "try", "while", "with",
+    "and", "as", "assert", "break", "continue", "def", "del", "elif", "else", "except", "False",
+    "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "None", "not", "or",
+    "pass", "raise", "return", "True", "try", "while", "with",
 ];
 
 fn floor_boundary(s: &str, mut i: usize) -> usize {

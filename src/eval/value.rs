@@ -10,7 +10,7 @@ use crate::lang::ast::{FuncDef, Ident, Param};
 use crate::lang::Span;
 use crate::runtime::{Array, DType, Device};
 
-use super::error::{ExcKind, Exc};
+use super::error::{Exc, ExcKind};
 use super::interp::{Env, Interp};
 
 /// How an array prints: the dialect that created it. Operations keep the flavor
@@ -155,7 +155,10 @@ pub trait NativeObject {
     fn enter(&self, _interp: &mut Interp) -> Result<Value, Exc> {
         Err(Exc::new(
             ExcKind::TypeError,
-            format!("'{}' object does not support the context manager protocol", self.type_name()),
+            format!(
+                "'{}' object does not support the context manager protocol",
+                self.type_name()
+            ),
         ))
     }
     fn exit(&self, _interp: &mut Interp) -> Result<(), Exc> {
@@ -195,7 +198,10 @@ pub enum HashKey {
 
 impl Dict {
     pub fn get(&self, key: &HashKey) -> Option<&Value> {
-        self.index.get(key).and_then(|&i| self.entries.get(i)).map(|(_, v)| v)
+        self.index
+            .get(key)
+            .and_then(|&i| self.entries.get(i))
+            .map(|(_, v)| v)
     }
     pub fn insert(&mut self, hk: HashKey, key: Value, value: Value) {
         if let Some(&i) = self.index.get(&hk) {
@@ -434,11 +440,17 @@ impl Args {
             .iter()
             .position(|(k, _)| &**k == name)
             .map(|i| self.kw.remove(i).1);
-        let pos = self.pos.get_mut(index).map(|v| std::mem::replace(v, Value::None));
+        let pos = self
+            .pos
+            .get_mut(index)
+            .map(|v| std::mem::replace(v, Value::None));
         match (pos, kw) {
             (Some(_), Some(_)) => Err(Exc::new(
                 ExcKind::TypeError,
-                format!("{}() got multiple values for argument '{}'", self.fname, name),
+                format!(
+                    "{}() got multiple values for argument '{}'",
+                    self.fname, name
+                ),
             )),
             (Some(v), None) | (None, Some(v)) => Ok(Some(v)),
             (None, None) => Ok(None),
@@ -482,7 +494,10 @@ impl Args {
         if let Some((k, _)) = self.kw.first() {
             return Err(Exc::new(
                 ExcKind::TypeError,
-                format!("{}() got an unexpected keyword argument '{}'", self.fname, k),
+                format!(
+                    "{}() got an unexpected keyword argument '{}'",
+                    self.fname, k
+                ),
             ));
         }
         Ok(())

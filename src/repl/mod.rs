@@ -86,8 +86,6 @@ mod tests {
         EvalError {
             ename: ename.into(),
             evalue: evalue.into(),
-            source: String::new(),
-            span: None,
             frames: Vec::new(),
         }
     }

@@ -21,8 +21,6 @@ impl Evaluator for FakeEvaluator {
             return Err(EvalError {
                 ename: "ValueError".into(),
                 evalue: "boom was asked for".into(),
-                source: code.to_string(),
-                span: None,
                 frames: Vec::new(),
             });
         }
