@@ -64,7 +64,22 @@ fn is_syntax_error(ename: &str) -> bool {
 /// The report a user sees for `err`; `color` adds ANSI colours.
 pub fn render_error(err: &EvalError, color: bool) -> String {
     let mut out = String::new();
-    for frame in &err.frames {
+    let mut repeats = 0usize;
+    for (i, frame) in err.frames.iter().enumerate() {
+        // Like CPython, show a frame repeated by recursion three times, then count the rest.
+        let same_as_previous = i > 0 && err.frames.get(i - 1) == Some(frame);
+        repeats = if same_as_previous { repeats + 1 } else { 0 };
+        let next_differs = err.frames.get(i + 1) != Some(frame);
+        if repeats >= 3 {
+            if next_differs {
+                out.push_str(&format!(
+                    "  [Previous line repeated {} more time{}]\n",
+                    repeats - 2,
+                    if repeats - 2 == 1 { "" } else { "s" }
+                ));
+            }
+            continue;
+        }
         let (line_no, text, carets) = caret_line(&frame.source, frame.span);
         let location = if is_syntax_error(&err.ename) && err.frames.len() == 1 {
             format!("line {line_no}")

@@ -23,9 +23,18 @@ use super::value::{
 };
 use super::{builtins, format, modules, ops};
 
-/// How deep user function calls may nest before `RecursionError`. Kept
-/// modest because every level costs native stack in the tree walker.
-const MAX_CALL_DEPTH: usize = 120;
+/// How deep user function calls may nest before `RecursionError` (Python's
+/// default limit). The native stack grows on demand (`grow`), so this is a
+/// language limit, not a guard against overflow.
+const MAX_CALL_DEPTH: usize = 1000;
+
+/// Run `f` with enough native stack: the tree walker recurses once per
+/// nested expression, statement and call, and a debug build uses kilobytes
+/// per level. When less than the red zone is left, a new segment is mapped.
+#[inline]
+fn grow<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, f)
+}
 
 /// A function call's local scope. Closures keep their defining scope alive.
 pub type Env = Rc<RefCell<Scope>>;
@@ -117,7 +126,7 @@ impl<'s> Interp<'s> {
         self.check_interrupt()
             .map_err(|e| e.at(stmt.span, &self.source))?;
         let span = stmt.span;
-        let result = self.exec_stmt_inner(stmt);
+        let result = grow(|| self.exec_stmt_inner(stmt));
         match result {
             Err(Ctl::Exc(e)) => Err(Ctl::Exc(Box::new(e.at(span, &self.source)))),
             other => other,
@@ -551,7 +560,7 @@ impl<'s> Interp<'s> {
     }
 
     pub fn eval(&mut self, e: &Expr) -> Result<Value, Exc> {
-        self.eval_inner(e).map_err(|x| x.at(e.span, &self.source))
+        grow(|| self.eval_inner(e)).map_err(|x| x.at(e.span, &self.source))
     }
 
     fn eval_inner(&mut self, e: &Expr) -> Result<Value, Exc> {

@@ -272,15 +272,16 @@ impl Session {
         }
         // An interrupt that arrived while nothing ran must not hit this code.
         self.state.interrupt.take();
-        let program = crate::lang::parse(code).map_err(|e| EvalError {
-            ename: "SyntaxError".into(),
-            evalue: e.message,
-            frames: vec![ErrorFrame {
-                function: "<module>".into(),
-                source: code.to_string(),
-                span: e.span,
-            }],
-        })?;
+        let program = stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || crate::lang::parse(code))
+            .map_err(|e| EvalError {
+                ename: "SyntaxError".into(),
+                evalue: e.message,
+                frames: vec![ErrorFrame {
+                    function: "<module>".into(),
+                    source: code.to_string(),
+                    span: e.span,
+                }],
+            })?;
         let source: Rc<str> = Rc::from(code);
         let last_only = self.config.display == DisplayPolicy::LastExpression;
         let mut interp = Interp::new(&mut self.state, sink, source.clone());

@@ -1,0 +1,106 @@
+//! Session-level behaviour that transcripts cannot show: interrupts from
+//! another thread, and the session surviving every kind of failure.
+
+use std::time::{Duration, Instant};
+
+use devarray::{Output, Session, SessionConfig};
+
+fn text_of(outputs: &[Output]) -> String {
+    outputs
+        .iter()
+        .map(|o| match o {
+            Output::Stdout(s) | Output::Stderr(s) => s.clone(),
+            Output::Display { data, .. } => format!("{}\n", data.plain),
+        })
+        .collect()
+}
+
+fn eval_ok(s: &mut Session, code: &str) -> String {
+    let out = s.eval(code);
+    if let Some(e) = &out.error {
+        panic!("unexpected error for {code:?}: {}", e.render(false));
+    }
+    text_of(&out.outputs)
+}
+
+#[test]
+fn an_interrupt_stops_a_busy_loop_and_keeps_every_variable() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(&mut s, "x = ones(2, 3)\nn = 0");
+    let handle = s.interrupt_handle();
+    let timer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        handle.interrupt();
+    });
+    let start = Instant::now();
+    let out = s.eval("while True:\n    n += 1\n");
+    timer.join().expect("timer thread");
+    let err = out.error.expect("the loop must be interrupted");
+    assert_eq!(err.ename, "KeyboardInterrupt");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "interrupt took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(eval_ok(&mut s, "x.sum()"), "\n[6.]\n<NDArray 1 @cpu(0)>\n");
+    assert_eq!(eval_ok(&mut s, "n > 0"), "True\n");
+}
+
+#[test]
+fn an_interrupt_requested_while_idle_does_not_hit_the_next_statement() {
+    let mut s = Session::new(SessionConfig::default());
+    s.interrupt_handle().interrupt();
+    assert_eq!(eval_ok(&mut s, "1 + 1"), "2\n");
+}
+
+#[test]
+fn the_session_survives_every_error_class() {
+    let mut s = Session::new(SessionConfig {
+        sim_gpus: Some(1),
+        sim_gpu_memory: Some(64 << 20),
+        ..SessionConfig::default()
+    });
+    eval_ok(&mut s, "keep = array([1, 2, 3])\nk2 = 'still here'");
+    let failures = [
+        ("1 +", "SyntaxError"),
+        ("nope", "NameError"),
+        ("1 + 'a'", "TypeError"),
+        ("ones(2, 3) + ones(4)", "ShapeError"),
+        ("ones(2) + ones(2) @ gpu(0)", "DeviceError"),
+        ("ones(2).asscalar()", "ValueError"),
+        ("ones(2, ctx=gpu(5))", "DeviceError"),
+        ("ones(1 << 40, 1 << 40)", "ValueError"),
+        ("ones(64, 1024, 1024, ctx=gpu(0))", "OutOfMemoryError"),
+        ("[1][5]", "IndexError"),
+        ("{}['k']", "KeyError"),
+        ("1 / 0", "ZeroDivisionError"),
+        ("import numpy", "ModuleNotFoundError"),
+        ("def f():\n    return f()\nf()", "RecursionError"),
+    ];
+    for (code, ename) in failures {
+        let out = s.eval(code);
+        let err = out
+            .error
+            .unwrap_or_else(|| panic!("{code:?} should fail with {ename}"));
+        assert_eq!(err.ename, ename, "{code:?}: {}", err.render(false));
+        assert_eq!(
+            eval_ok(&mut s, "print(keep.sum().asscalar(), k2)"),
+            "6.0 still here\n",
+            "after {code:?}"
+        );
+    }
+}
+
+#[test]
+fn memory_comes_back_when_the_last_reference_goes() {
+    let mut s = Session::new(SessionConfig {
+        sim_gpus: Some(1),
+        sim_gpu_memory: Some(64 << 20),
+        ..SessionConfig::default()
+    });
+    // 40 MiB at a time on a 64 MiB device, 25 times over: only works if memory is returned.
+    eval_ok(
+        &mut s,
+        "for i in range(25):\n    big = ones(10, 1024, 1024, ctx=gpu(0))\n    big = None\n",
+    );
+}
