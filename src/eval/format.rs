@@ -69,8 +69,25 @@ pub fn float_repr(f: f64) -> String {
     display::py_float_repr(f)
 }
 
+/// How deeply containers nest in a repr before `...` stands in (a list that
+/// holds itself prints as `[[...]]` in Python; here past this depth).
+const MAX_REPR_DEPTH: usize = 100;
+
 /// `repr(v)`.
 pub fn repr(it: &mut Interp, v: &Value) -> Result<String, Exc> {
+    if matches!(v, Value::List(_) | Value::Tuple(_) | Value::Dict(_)) {
+        if it.repr_depth >= MAX_REPR_DEPTH {
+            return Ok("...".into());
+        }
+        it.repr_depth += 1;
+        let r = repr_inner(it, v);
+        it.repr_depth -= 1;
+        return r;
+    }
+    repr_inner(it, v)
+}
+
+fn repr_inner(it: &mut Interp, v: &Value) -> Result<String, Exc> {
     Ok(match v {
         Value::None => "None".into(),
         Value::Bool(true) => "True".into(),
@@ -195,6 +212,9 @@ pub fn display_data(it: &mut Interp, v: &Value) -> Result<DisplayData, Exc> {
 /// indent continuation lines under their bracket; containers too long for
 /// one line put one item per line.
 pub fn pretty(it: &mut Interp, v: &Value, indent: usize) -> Result<String, Exc> {
+    if indent > MAX_REPR_DEPTH {
+        return repr(it, v);
+    }
     let (open, close, items): (&str, &str, Vec<Value>) = match v {
         Value::List(l) => ("[", "]", l.borrow().clone()),
         Value::Tuple(t) => ("(", ")", t.as_ref().clone()),

@@ -88,6 +88,8 @@ pub struct Interp<'s> {
     /// The current function's scope; None at top level (globals).
     env: Option<Env>,
     depth: usize,
+    /// Nesting of containers being repr'd (guards self-containing lists).
+    pub repr_depth: usize,
 }
 
 impl<'s> Interp<'s> {
@@ -98,6 +100,7 @@ impl<'s> Interp<'s> {
             source,
             env: None,
             depth: 0,
+            repr_depth: 0,
         }
     }
 

@@ -439,6 +439,18 @@ fn cmp_error(op: CmpOp, l: &Value, r: &Value) -> Exc {
 
 /// Python `==` for non-array values.
 pub fn equals(l: &Value, r: &Value) -> bool {
+    equals_within(l, r, 0)
+}
+
+/// Containers that hold themselves (`x.append(x)`) must not recurse forever:
+/// past this depth two values compare unequal.
+const MAX_COMPARE_DEPTH: usize = 200;
+
+fn equals_within(l: &Value, r: &Value, depth: usize) -> bool {
+    if depth > MAX_COMPARE_DEPTH {
+        return false;
+    }
+    let equals = |x: &Value, y: &Value| x.is(y) || equals_within(x, y, depth + 1);
     if let (Some(a), Some(b)) = (as_f64(l), as_f64(r)) {
         if let (Some(x), Some(y)) = (as_i64(l), as_i64(r)) {
             return x == y;
