@@ -52,6 +52,8 @@ pub struct State {
     pub default_device: crate::runtime::Device,
     /// Session start, the origin of `time.perf_counter()`.
     pub started: std::time::Instant,
+    /// Autograd tape and layer naming (`crate::nn`).
+    pub nn: crate::nn::NnState,
 }
 
 /// Non-error control flow, and errors, unwinding through statements.
