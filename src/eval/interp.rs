@@ -935,6 +935,10 @@ impl<'s> Interp<'s> {
                     message: msg,
                 })))
             }
+            Value::Object(o) if o.get_attr(o, "__call__").is_some() => {
+                let f = o.get_attr(o, "__call__").unwrap_or(Value::None);
+                self.call_value(&f, args)
+            }
             other => Err(Exc::type_error(format!(
                 "'{}' object is not callable",
                 other.type_name()
