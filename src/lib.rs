@@ -14,6 +14,7 @@ pub mod backend;
 pub mod display;
 pub mod eval;
 pub mod lang;
+pub mod nn;
 pub mod repl;
 pub mod runtime;
 

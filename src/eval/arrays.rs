@@ -501,6 +501,10 @@ pub fn seed(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
 
 /// Every attribute and method name of an array (for completion and hints).
 pub const ATTRS: &[&str] = &[
+    "attach_grad",
+    "backward",
+    "detach",
+    "grad",
     "shape",
     "dtype",
     "context",
@@ -593,24 +597,24 @@ fn reduce(it: &mut Interp, r: &Value, mut a: Args, op: ReduceOp) -> Result<Value
     a.finish(2)?;
     let axes = axes_arg(axis)?;
     let whole = axes.is_none() && !keepdims;
-    let mut out = x.array.reduce(op, axes.as_deref(), keepdims)?;
+    let tape = &mut it.st.nn.tape;
+    let mut out = tape.reduce(&x.array, op, axes.as_deref(), keepdims)?;
     if x.flavor == Flavor::Nd {
         // MXNet's legacy API returns (1,)-shaped results for full reductions,
         // and argmax/argmin as float indices.
         if whole {
-            out = out.reshape(&[1])?;
+            out = tape.reshape(&out, &[1])?;
         }
         if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) {
             out = out.astype(DType::Float32)?;
         }
     }
-    let _ = it;
     Ok(wrap(out, x.flavor))
 }
 
-pub fn unary_fn(_it: &mut Interp, v: &Value, op: UnaryOp) -> Result<Value, Exc> {
+pub fn unary_fn(it: &mut Interp, v: &Value, op: UnaryOp) -> Result<Value, Exc> {
     let x = recv(v)?;
-    Ok(wrap(x.array.unary(op)?, x.flavor))
+    Ok(wrap(it.st.nn.tape.unary(&x.array, op)?, x.flavor))
 }
 
 fn to_device(it: &mut Interp, r: &Value, target: &Value, always_copy: bool) -> Result<Value, Exc> {
@@ -630,9 +634,9 @@ fn to_device(it: &mut Interp, r: &Value, target: &Value, always_copy: bool) -> R
     }
     let d = device_arg(target)?;
     let out = if always_copy {
-        x.array.copy_to(&it.st.rt, d)?
+        it.st.nn.tape.copy_to(&it.st.rt, &x.array, d)?
     } else {
-        x.array.as_in_device(&it.st.rt, d)?
+        it.st.nn.tape.as_in_device(&it.st.rt, &x.array, d)?
     };
     Ok(wrap(out, x.flavor))
 }
@@ -693,7 +697,16 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
         "context" | "ctx" | "device" => Value::Device(arr.device()),
         "size" => Value::Int(arr.size() as i64),
         "ndim" => Value::Int(arr.ndim() as i64),
-        "T" => wrap(arr.transpose(None)?, x.flavor),
+        "T" => wrap(it.st.nn.tape.transpose(arr, None)?, x.flavor),
+        "grad" => {
+            return Ok(Some(
+                it.st
+                    .nn
+                    .tape
+                    .grad(arr)
+                    .map_or(Value::None, |g| wrap(g, x.flavor)),
+            ))
+        }
         _ => {
             let (doc, f): (&'static str, MethodFn) = match name {
                 "asnumpy" | "numpy" => ("x.asnumpy(): a host copy as a numpy-style array.", |it, r, a| {
@@ -743,28 +756,60 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     let x = recv(r)?;
                     Ok(wrap(x.array.copy_to(&it.st.rt, x.array.device())?, x.flavor))
                 }),
-                "reshape" => ("x.reshape(shape): the same data with a new shape (one -1 is inferred).", |_, r, mut a| {
+                "reshape" => ("x.reshape(shape): the same data with a new shape (one -1 is inferred).", |it, r, mut a| {
                     let s = shape_args(&mut a)?;
                     a.finish(0)?;
                     let x = recv(r)?;
-                    Ok(wrap(x.array.reshape(&s)?, x.flavor))
+                    Ok(wrap(it.st.nn.tape.reshape(&x.array, &s)?, x.flavor))
                 }),
-                "transpose" => ("x.transpose(*axes): axes permuted (reversed by default).", |_, r, mut a| {
+                "transpose" => ("x.transpose(*axes): axes permuted (reversed by default).", |it, r, mut a| {
                     let axes = if a.pos.is_empty() && a.kw.is_empty() { None } else { Some(shape_args(&mut a)?) };
                     a.finish(0)?;
                     let x = recv(r)?;
-                    Ok(wrap(x.array.transpose(axes.as_deref())?, x.flavor))
+                    Ok(wrap(it.st.nn.tape.transpose(&x.array, axes.as_deref())?, x.flavor))
                 }),
-                "flatten" => ("x.flatten(): (MXNet) keep the first axis and flatten the rest.", |_, r, a| {
+                "attach_grad" => ("x.attach_grad(grad_req='write'): give x a gradient buffer (x.grad) that backward() fills.", |it, r, mut a| {
+                    let req = a.take(0, "grad_req")?;
+                    a.take_kw("stype");
+                    a.finish(1)?;
+                    let accumulate = match req {
+                        None => false,
+                        Some(Value::Str(s)) if &*s == "write" => false,
+                        Some(Value::Str(s)) if &*s == "add" => true,
+                        Some(other) => return Err(Exc::value_error(format!("attach_grad: grad_req must be 'write' or 'add', not {}", super::format::repr(it, &other)?))),
+                    };
+                    let x = recv(r)?;
+                    it.st.nn.tape.attach_grad(&it.st.rt, &x.array, accumulate)?;
+                    Ok(Value::None)
+                }),
+                "backward" => ("y.backward(out_grad=None, retain_graph=False): gradients of y (summed when y has several elements) into every x.grad it depends on.", |it, r, mut a| {
+                    let head_grad = a.take(0, "out_grad")?.or_else(|| a.take_kw("gradient"));
+                    let retain = a.take(1, "retain_graph")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+                    a.take_kw("train_mode");
+                    a.finish(2)?;
+                    let x = recv(r)?;
+                    let head_grad = match &head_grad {
+                        None | Some(Value::None) => None,
+                        Some(v) => Some(recv(v)?.array.clone()),
+                    };
+                    it.st.nn.tape.backward(&it.st.rt, &x.array, head_grad.as_ref(), retain)?;
+                    Ok(Value::None)
+                }),
+                "detach" => ("x.detach(): the same values, cut off from the recorded graph.", |_, r, a| {
+                    a.finish(0)?;
+                    let x = recv(r)?;
+                    Ok(wrap(x.array.reshape(&x.array.shape().iter().map(|d| *d as isize).collect::<Vec<_>>())?, x.flavor))
+                }),
+                "flatten" => ("x.flatten(): (MXNet) keep the first axis and flatten the rest.", |it, r, a| {
                     a.finish(0)?;
                     let x = recv(r)?;
                     let shape: Vec<isize> = match x.flavor {
                         Flavor::Nd => vec![*x.array.shape().first().unwrap_or(&1) as isize, -1],
                         _ => vec![-1],
                     };
-                    Ok(wrap(x.array.reshape(&shape)?, x.flavor))
+                    Ok(wrap(it.st.nn.tape.reshape(&x.array, &shape)?, x.flavor))
                 }),
-                "expand_dims" => ("x.expand_dims(axis): insert an axis of length 1.", |_, r, mut a| {
+                "expand_dims" => ("x.expand_dims(axis): insert an axis of length 1.", |it, r, mut a| {
                     let ax = as_i64(&a.required(0, "axis")?).ok_or_else(|| Exc::type_error("axis must be an integer"))?;
                     a.finish(1)?;
                     let x = recv(r)?;
@@ -775,7 +820,7 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     }
                     let mut shape: Vec<isize> = x.array.shape().iter().map(|d| *d as isize).collect();
                     shape.insert(pos as usize, 1);
-                    Ok(wrap(x.array.reshape(&shape)?, x.flavor))
+                    Ok(wrap(it.st.nn.tape.reshape(&x.array, &shape)?, x.flavor))
                 }),
                 "sum" => ("x.sum(axis=None, keepdims=False)", |it, r, a| reduce(it, r, a, ReduceOp::Sum)),
                 "mean" => ("x.mean(axis=None, keepdims=False)", |it, r, a| reduce(it, r, a, ReduceOp::Mean)),
@@ -807,33 +852,33 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     }
                     Ok(wrap(out, x.flavor))
                 }),
-                "astype" => ("x.astype(dtype): a copy converted to dtype.", |_, r, mut a| {
+                "astype" => ("x.astype(dtype): a copy converted to dtype.", |it, r, mut a| {
                     let d = a.required(0, "dtype")?;
                     a.take_kw("copy");
                     a.finish(1)?;
                     let d = dtype_arg(&d)?.ok_or_else(|| Exc::type_error("astype() needs a dtype"))?;
                     let x = recv(r)?;
-                    Ok(wrap(x.array.astype(d)?, x.flavor))
+                    Ok(wrap(it.st.nn.tape.astype(&x.array, d)?, x.flavor))
                 }),
-                "clip" => ("x.clip(a_min, a_max): values limited to [a_min, a_max].", |_, r, mut a| {
+                "clip" => ("x.clip(a_min, a_max): values limited to [a_min, a_max].", |it, r, mut a| {
                     let lo = a.take(0, "a_min")?.or_else(|| a.take_kw("min"));
                     let hi = a.take(1, "a_max")?.or_else(|| a.take_kw("max"));
                     a.finish(2)?;
                     let n = |v: Option<Value>| -> Result<Option<f64>, Exc> { match v { None | Some(Value::None) => Ok(None), Some(v) => as_f64(&v).map(Some).ok_or_else(|| Exc::type_error("clip bounds must be numbers")) } };
                     let x = recv(r)?;
-                    Ok(wrap(x.array.clip(n(lo)?, n(hi)?)?, x.flavor))
+                    Ok(wrap(it.st.nn.tape.clip(&x.array, n(lo)?, n(hi)?)?, x.flavor))
                 }),
                 "wait_to_read" => ("x.wait_to_read(): block until x's pending computation is done.", |_, r, a| {
                     a.finish(0)?;
                     let _ = recv(r)?;
                     Ok(Value::None)
                 }),
-                "dot" => ("x.dot(y): the dot product.", |_, r, mut a| {
+                "dot" => ("x.dot(y): the dot product.", |it, r, mut a| {
                     let y = a.required(0, "other")?;
                     a.finish(1)?;
                     let x = recv(r)?;
                     let y = recv(&y)?;
-                    Ok(wrap(x.array.dot(&y.array)?, x.flavor))
+                    Ok(wrap(it.st.nn.tape.dot(&x.array, &y.array)?, x.flavor))
                 }),
                 "zeros_like" => ("x.zeros_like()", |it, r, a| { a.finish(0)?; zeros_like::<ND>(it, Args::new("zeros_like", vec![r.clone()])) }),
                 "ones_like" => ("x.ones_like()", |it, r, a| { a.finish(0)?; ones_like::<ND>(it, Args::new("ones_like", vec![r.clone()])) }),
@@ -924,12 +969,12 @@ via! {
     ns_transpose => "transpose", ns_clip => "clip", ns_dot => "dot",
 }
 
-pub fn ns_matmul(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn ns_matmul(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "a")?;
     let y = a.required(1, "b")?;
     a.finish(2)?;
     let (x, y) = (recv(&x)?, recv(&y)?);
-    Ok(wrap(x.array.matmul(&y.array)?, x.flavor))
+    Ok(wrap(it.st.nn.tape.matmul(&x.array, &y.array)?, x.flavor))
 }
 
 fn elementwise2(a: &mut Args, op: crate::runtime::BinaryOp) -> Result<Value, Exc> {
@@ -989,7 +1034,7 @@ pub fn ns_concat(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
     let flavor = arrays.first().map_or(Flavor::Nd, |x| x.flavor);
     let raw: Vec<Array> = arrays.into_iter().map(|x| x.array).collect();
-    Ok(wrap(Array::concat(&raw, axis)?, flavor))
+    Ok(wrap(it.st.nn.tape.concat(&raw, axis)?, flavor))
 }
 
 pub fn ns_stack(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
@@ -998,7 +1043,7 @@ pub fn ns_stack(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
     let flavor = arrays.first().map_or(Flavor::Nd, |x| x.flavor);
     let raw: Vec<Array> = arrays.into_iter().map(|x| x.array).collect();
-    Ok(wrap(Array::stack(&raw, axis)?, flavor))
+    Ok(wrap(it.st.nn.tape.stack(&raw, axis)?, flavor))
 }
 
 pub fn waitall(_it: &mut Interp, a: Args) -> Result<Value, Exc> {

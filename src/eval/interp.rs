@@ -61,6 +61,8 @@ pub struct State {
     pub default_device: crate::runtime::Device,
     /// Session start, the origin of `time.perf_counter()`.
     pub started: std::time::Instant,
+    /// Autograd tape and layer naming (`crate::nn`).
+    pub nn: crate::nn::NnState,
 }
 
 /// Non-error control flow, and errors, unwinding through statements.
@@ -944,6 +946,10 @@ impl<'s> Interp<'s> {
                     kind: *k,
                     message: msg,
                 })))
+            }
+            Value::Object(o) if o.get_attr(o, "__call__").is_some() => {
+                let f = o.get_attr(o, "__call__").unwrap_or(Value::None);
+                self.call_value(&f, args)
             }
             other => Err(Exc::type_error(format!(
                 "'{}' object is not callable",

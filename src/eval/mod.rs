@@ -15,6 +15,7 @@ pub mod arrays;
 pub mod builtins;
 pub mod error;
 pub mod format;
+pub mod gluon;
 pub mod interp;
 pub mod magic;
 pub mod modules;

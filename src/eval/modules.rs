@@ -65,6 +65,9 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("base", Value::Module(build("mxnet.base")?));
             m.set("MXNetError", Value::ExcType(ExcKind::MXNetError));
             m.set("__version__", Value::str("1.9.1 (devarray)"));
+            m.set("gluon", Value::Module(build("mxnet.gluon")?));
+            m.set("autograd", Value::Module(build("mxnet.autograd")?));
+            m.set("init", Value::Module(build("mxnet.init")?));
             m
         }
         "mxnet.base" => {
@@ -208,7 +211,7 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
             }
             m
         }
-        _ => return None,
+        other => return super::gluon::build(other),
     })
 }
 

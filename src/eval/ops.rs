@@ -99,7 +99,7 @@ fn zero_div(what: &str) -> Exc {
 
 // ---------------------------------------------------------------------- unary
 
-pub fn unary(_it: &mut Interp, op: UnaryOp, v: &Value) -> Result<Value, Exc> {
+pub fn unary(it: &mut Interp, op: UnaryOp, v: &Value) -> Result<Value, Exc> {
     match (op, v) {
         (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Ok(v.clone()),
         (UnaryOp::Pos, Value::Bool(b)) => Ok(Value::Int(*b as i64)),
@@ -108,9 +108,10 @@ pub fn unary(_it: &mut Interp, op: UnaryOp, v: &Value) -> Result<Value, Exc> {
         (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
         (UnaryOp::Invert, Value::Int(i)) => Ok(Value::Int(!i)),
         (UnaryOp::Invert, Value::Bool(b)) => Ok(Value::Int(!(*b as i64))),
-        (UnaryOp::Neg, Value::Array(a)) => {
-            Ok(wrap(a.array.unary(runtime::UnaryOp::Neg)?, a.flavor))
-        }
+        (UnaryOp::Neg, Value::Array(a)) => Ok(wrap(
+            it.st.nn.tape.unary(&a.array, runtime::UnaryOp::Neg)?,
+            a.flavor,
+        )),
         (UnaryOp::Pos, Value::Array(_)) => Ok(v.clone()),
         (UnaryOp::Invert, Value::Array(a)) => {
             Ok(wrap(a.array.unary(runtime::UnaryOp::Not)?, a.flavor))
@@ -318,7 +319,7 @@ fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Valu
     let lo = operand(l).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let ro = operand(r).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let _ = name;
-    Ok(wrap(Array::binary(rop, lo, ro)?, flavor))
+    Ok(wrap(it.st.nn.tape.binary(rop, lo, ro)?, flavor))
 }
 
 /// `a @ b`: matrix product of two arrays; `x @ device` moves `x` there
@@ -326,10 +327,12 @@ fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Valu
 fn matmul_or_place(it: &mut Interp, l: &Value, r: &Value) -> Result<Value, Exc> {
     match (l, r) {
         (Value::Array(a), Value::Device(d)) => {
-            let moved = a.array.as_in_device(&it.st.rt, *d)?;
+            let moved = it.st.nn.tape.as_in_device(&it.st.rt, &a.array, *d)?;
             Ok(wrap(moved, a.flavor))
         }
-        (Value::Array(a), Value::Array(b)) => Ok(wrap(a.array.matmul(&b.array)?, a.flavor)),
+        (Value::Array(a), Value::Array(b)) => {
+            Ok(wrap(it.st.nn.tape.matmul(&a.array, &b.array)?, a.flavor))
+        }
         _ => Err(Exc::type_error(format!(
             "unsupported operand type(s) for @: '{}' and '{}' (use array @ array for a matrix product, or array @ gpu(0) to place it)",
             l.type_name(),
@@ -635,7 +638,7 @@ pub fn get_item(it: &mut Interp, obj: &Value, idx: Index) -> Result<Value, Exc> 
     match obj {
         Value::Array(a) => {
             let items = array_index(it, &idx)?;
-            Ok(wrap(a.array.index(&items)?, a.flavor))
+            Ok(wrap(it.st.nn.tape.index(&a.array, &items)?, a.flavor))
         }
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
             let what = match obj {

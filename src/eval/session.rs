@@ -257,6 +257,7 @@ impl Session {
                 modules: HashMap::new(),
                 default_device: crate::runtime::Device::cpu(0),
                 started: std::time::Instant::now(),
+                nn: crate::nn::NnState::default(),
             },
             config,
             warnings,
