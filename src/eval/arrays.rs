@@ -690,7 +690,8 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
     Ok(Some(match name {
         "shape" => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
         "dtype" => Value::DType(arr.dtype(), x.flavor),
-        "context" | "ctx" | "device" => Value::Device(arr.device()),
+        "context" | "ctx" => Value::Device(arr.device()),
+        "device" => super::torch::device_attr(arr.device(), x.flavor),
         "size" => Value::Int(arr.size() as i64),
         "ndim" => Value::Int(arr.ndim() as i64),
         "T" => wrap(arr.transpose(None)?, x.flavor),
@@ -701,7 +702,7 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     let x = recv(r)?;
                     let host = x.array.as_in_device(&it.st.rt, Device::cpu(0))?;
                     let host = if host.same(&x.array) { host.copy_to(&it.st.rt, Device::cpu(0))? } else { host };
-                    Ok(wrap(host, Flavor::Np))
+                    Ok(wrap(host, Flavor::Numpy))
                 }),
                 "asscalar" | "item" => ("x.asscalar() / x.item(): the value of a 1-element array as a number.", |_, r, a| {
                     a.finish(0)?;

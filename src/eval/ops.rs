@@ -466,6 +466,9 @@ pub fn equals(l: &Value, r: &Value) -> bool {
         }
         (Value::Range(a, b, c), Value::Range(x, y, z)) => (a, b, c) == (x, y, z),
         (Value::Device(a), Value::Device(b)) => a == b,
+        (Value::Object(o), other) | (other, Value::Object(o)) if o.equals(other).is_some() => {
+            o.equals(other).unwrap_or(false)
+        }
         (Value::DType(a, _), Value::DType(b, _)) => a == b,
         (Value::DType(a, _), Value::Str(s)) | (Value::Str(s), Value::DType(a, _)) => {
             crate::runtime::DType::from_name(s) == Some(*a)
