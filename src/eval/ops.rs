@@ -318,7 +318,11 @@ fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Valu
     let lo = operand(l).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let ro = operand(r).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let _ = name;
-    Ok(wrap(Array::binary(rop, lo, ro)?, flavor))
+    let result = Array::binary(rop, lo, ro).map_err(|e| match flavor {
+        Flavor::Torch => super::torch::torch_error(e),
+        _ => Exc::from(e),
+    })?;
+    Ok(wrap(result, flavor))
 }
 
 /// `a @ b`: matrix product of two arrays; `x @ device` moves `x` there

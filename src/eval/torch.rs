@@ -10,7 +10,7 @@
 
 use std::rc::Rc;
 
-use crate::runtime::{Device, DeviceKind};
+use crate::runtime::{Device, DeviceKind, RuntimeError};
 
 use super::arrays::{self, TORCH};
 use super::error::{Exc, ExcKind};
@@ -108,6 +108,26 @@ impl NativeObject for TorchDevice {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+/// A runtime error in PyTorch's words: devices spelled `cuda:1`, and the way
+/// out spelled with `.to()`.
+pub fn torch_error(e: RuntimeError) -> Exc {
+    match &e {
+        RuntimeError::DeviceMismatch { op, first, second } => {
+            let (first, second) = (
+                TorchDevice::of_tensor(*first).text(),
+                TorchDevice::of_tensor(*second).text(),
+            );
+            Exc::new(
+                ExcKind::from_name(e.ename()).unwrap_or(ExcKind::RuntimeError),
+                format!(
+                    "{op}: tensors are on different devices: the first is on {first}, the second on {second}. Move one explicitly, e.g. x.to('{second}') or y.to('{first}')"
+                ),
+            )
+        }
+        _ => Exc::from(e),
     }
 }
 
@@ -402,6 +422,20 @@ mod tests {
         assert_eq!(
             TorchDevice::of_tensor(Device::cpu(0)).repr(),
             "device(type='cpu')"
+        );
+    }
+
+    #[test]
+    fn device_mismatch_in_pytorch_words() {
+        let e = torch_error(RuntimeError::DeviceMismatch {
+            op: "add".into(),
+            first: Device::gpu(0),
+            second: Device::cpu(0),
+        });
+        assert_eq!(e.kind, ExcKind::DeviceError);
+        assert_eq!(
+            e.message,
+            "add: tensors are on different devices: the first is on cuda:0, the second on cpu. Move one explicitly, e.g. x.to('cpu') or y.to('cuda:0')"
         );
     }
 
