@@ -554,7 +554,7 @@ fn numpy_implies_dtype(dtype_name: &str) -> bool {
 }
 
 /// numpy's `repr(arr)` (`array([...], dtype=...)`).
-fn numpy_repr(a: &ArrayView, dtype_name: &str) -> String {
+pub fn numpy_repr(a: &ArrayView, dtype_name: &str) -> String {
     const PREFIX: &str = "array(";
     let body = if a.size() > 0 {
         // numpy keeps room for the closing ")" on every line

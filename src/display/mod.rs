@@ -9,7 +9,9 @@ pub mod html;
 pub mod pyfmt;
 pub mod torch;
 
-pub use arrayprint::{mxnet_legacy_repr, mxnet_np_repr, numpy_str, ArrayView, HostValues};
+pub use arrayprint::{
+    mxnet_legacy_repr, mxnet_np_repr, numpy_repr, numpy_str, ArrayView, HostValues,
+};
 pub use floatfmt::py_float_repr;
 pub use html::{array_html, html_escape, table_html, table_text};
 pub use pyfmt::{format_spec, percent_format, py_str_repr, FmtValue, FormatError};

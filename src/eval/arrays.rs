@@ -197,10 +197,13 @@ pub fn full<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
             fill.type_name()
         ))
     })?;
-    let arr = it
-        .st
-        .rt
-        .full(&shape, v, dtype.unwrap_or(DType::Float32), device)?;
+    // PyTorch infers the dtype from the fill value; MXNet always uses float32.
+    let default = match (&fill, F) {
+        (Value::Bool(_), TORCH) => DType::Bool,
+        (Value::Int(_), TORCH) => DType::Int64,
+        _ => DType::Float32,
+    };
+    let arr = it.st.rt.full(&shape, v, dtype.unwrap_or(default), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
@@ -694,7 +697,8 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
     Ok(Some(match name {
         "shape" => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
         "dtype" => Value::DType(arr.dtype(), x.flavor),
-        "context" | "ctx" | "device" => Value::Device(arr.device()),
+        "context" | "ctx" => Value::Device(arr.device()),
+        "device" => super::torch::device_attr(arr.device(), x.flavor),
         "size" => Value::Int(arr.size() as i64),
         "ndim" => Value::Int(arr.ndim() as i64),
         "T" => wrap(it.st.nn.tape.transpose(arr, None)?, x.flavor),
@@ -712,9 +716,16 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                 "asnumpy" | "numpy" => ("x.asnumpy(): a host copy as a numpy-style array.", |it, r, a| {
                     a.finish(0)?;
                     let x = recv(r)?;
+                    if x.flavor == Flavor::Torch && x.array.device().kind != crate::runtime::DeviceKind::Cpu {
+                        // PyTorch never copies to the host implicitly here.
+                        return Err(Exc::type_error(format!(
+                            "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
+                            super::format::torch_device_name(x.array.device())
+                        )));
+                    }
                     let host = x.array.as_in_device(&it.st.rt, Device::cpu(0))?;
                     let host = if host.same(&x.array) { host.copy_to(&it.st.rt, Device::cpu(0))? } else { host };
-                    Ok(wrap(host, Flavor::Np))
+                    Ok(wrap(host, Flavor::Numpy))
                 }),
                 "asscalar" | "item" => ("x.asscalar() / x.item(): the value of a 1-element array as a number.", |_, r, a| {
                     a.finish(0)?;

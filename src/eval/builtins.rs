@@ -1055,6 +1055,8 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Value, Exc> {
             "itemsize" => Some(Value::Int(d.size_bytes() as i64)),
             _ => None,
         },
+        Value::Type(t) if name == "__name__" => Some(Value::str(t.name())),
+        Value::ExcType(k) if name == "__name__" => Some(Value::str(k.name())),
         Value::Object(o) => o.get_attr(o, name),
         _ => None,
     };

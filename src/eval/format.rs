@@ -49,12 +49,13 @@ pub fn array_repr(a: &ArrayValue) -> String {
             let dev = (device.kind != DeviceKind::Cpu).then(|| torch_device_name(device));
             display::torch_repr(v, dev.as_deref(), dtype)
         }
+        Flavor::Numpy => display::numpy_repr(v, dtype),
     })
 }
 
 pub fn array_str(a: &ArrayValue) -> String {
     match a.flavor {
-        Flavor::Np => with_view(a, display::numpy_str),
+        Flavor::Np | Flavor::Numpy => with_view(a, display::numpy_str),
         _ => array_repr(a),
     }
 }
@@ -125,7 +126,7 @@ fn repr_inner(it: &mut Interp, v: &Value) -> Result<String, Exc> {
         Value::Device(d) => d.to_string(),
         Value::DType(d, flavor) => match flavor {
             Flavor::Nd => format!("<class 'numpy.{}'>", d.name()),
-            Flavor::Np => format!("dtype('{}')", d.name()),
+            Flavor::Np | Flavor::Numpy => format!("dtype('{}')", d.name()),
             Flavor::Torch => format!("torch.{}", d.name()),
         },
         Value::Func(f) => format!("<function {}>", f.name),
@@ -161,6 +162,10 @@ pub fn to_str(it: &mut Interp, v: &Value) -> Result<String, Exc> {
         Value::Str(s) => s.to_string(),
         Value::Array(a) => array_str(a),
         Value::Exception(e) => e.message.clone(),
+        Value::Object(o) => match o.get_attr(o, "__str__") {
+            Some(Value::Str(s)) => s.to_string(),
+            _ => o.repr(),
+        },
         other => repr(it, other)?,
     })
 }

@@ -8,6 +8,7 @@
 //! - `builtins.rs` — Python's built-ins, attributes, str/list/dict methods;
 //! - `arrays.rs` — the array API shared by every dialect;
 //! - `modules.rs` — `mxnet`, `time`, `sys`, `math` and the native globals;
+//! - `torch.rs` — the PyTorch dialect (`torch.device`, `torch.cuda`);
 //! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%who`, `!cmd`;
 //! - `session.rs` — `Session`, the one evaluator API.
 
@@ -21,4 +22,5 @@ pub mod magic;
 pub mod modules;
 pub mod ops;
 pub mod session;
+pub mod torch;
 pub mod value;

@@ -24,7 +24,7 @@ pub fn import(it: &mut Interp, dotted: &str) -> Result<Rc<Module>, Exc> {
         let hint = match top {
             "numpy" => ". devarray has no Python packages; use `from mxnet import np` (MXNet's numpy) or the native functions (ones, zeros, array, ...)",
             "d2l" => ". The d2l helpers are built in: try_gpu, try_all_gpus, num_gpus, cpu, gpu",
-            _ => ". Built-in modules: mxnet (nd, np, npx), time, sys, math",
+            _ => ". Built-in modules: mxnet (nd, np, npx), torch, time, sys, math",
         };
         Exc::new(
             ExcKind::ModuleNotFoundError,
@@ -48,6 +48,9 @@ fn module(name: &str, doc: &'static str) -> Rc<Module> {
 }
 
 fn build(dotted: &str) -> Option<Rc<Module>> {
+    if let Some(m) = super::torch::build(dotted) {
+        return Some(m);
+    }
     Some(match dotted {
         "mxnet" => {
             let m = module("mxnet", "MXNet's API on the devarray runtime");

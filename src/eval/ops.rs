@@ -319,7 +319,11 @@ fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Valu
     let lo = operand(l).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let ro = operand(r).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let _ = name;
-    Ok(wrap(it.st.nn.tape.binary(rop, lo, ro)?, flavor))
+    let result = it.st.nn.tape.binary(rop, lo, ro).map_err(|e| match flavor {
+        Flavor::Torch => super::torch::torch_error(e),
+        _ => Exc::from(e),
+    })?;
+    Ok(wrap(result, flavor))
 }
 
 /// `a @ b`: matrix product of two arrays; `x @ device` moves `x` there
@@ -481,6 +485,9 @@ fn equals_within(l: &Value, r: &Value, depth: usize) -> bool {
         }
         (Value::Range(a, b, c), Value::Range(x, y, z)) => (a, b, c) == (x, y, z),
         (Value::Device(a), Value::Device(b)) => a == b,
+        (Value::Object(o), other) | (other, Value::Object(o)) if o.equals(other).is_some() => {
+            o.equals(other).unwrap_or(false)
+        }
         (Value::DType(a, _), Value::DType(b, _)) => a == b,
         (Value::DType(a, _), Value::Str(s)) | (Value::Str(s), Value::DType(a, _)) => {
             crate::runtime::DType::from_name(s) == Some(*a)

@@ -23,6 +23,9 @@ pub enum Flavor {
     Np,
     /// PyTorch: `tensor([1., 2., 3.])`.
     Torch,
+    /// A host numpy array, as `asnumpy()`/`numpy()` return:
+    /// `array([1., 2., 3.], dtype=float32)`.
+    Numpy,
 }
 
 /// An array as the language sees it: the runtime array plus its print flavor.
@@ -164,6 +167,11 @@ pub trait NativeObject {
     fn exit(&self, _interp: &mut Interp) -> Result<(), Exc> {
         Ok(())
     }
+    /// `self == other` when the object defines value equality (such as
+    /// `torch.device`); None falls back to identity.
+    fn equals(&self, _other: &Value) -> Option<bool> {
+        None
+    }
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
@@ -285,7 +293,7 @@ impl Value {
             Value::Range(..) => "range".into(),
             Value::Array(a) => match a.flavor {
                 Flavor::Nd => "NDArray".into(),
-                Flavor::Np => "ndarray".into(),
+                Flavor::Np | Flavor::Numpy => "ndarray".into(),
                 Flavor::Torch => "Tensor".into(),
             },
             Value::Device(_) => "Context".into(),
