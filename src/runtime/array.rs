@@ -419,6 +419,13 @@ impl Array {
         host
     }
 
+    /// A row-major host copy that the transfer ledger does not count: for rendering a value a
+    /// second time right after `to_host` (the HTML beside the text form of one display).
+    pub fn to_host_uncounted(&self) -> HostData {
+        self.inner.buffer.settle();
+        self.read().to_host()
+    }
+
     /// A row-major host copy; an interrupt while waiting, or an error queued work raised on
     /// the array's device, is returned instead.
     pub fn try_to_host(&self) -> Result<HostData> {
@@ -525,8 +532,7 @@ impl Array {
         let seq = stream.submit(
             Box::new(move || {
                 let start = Instant::now();
-                let staged =
-                    run_guarded(from, || src.read().gather(&full_view(src.shape())));
+                let staged = run_guarded(from, || src.read().gather(&full_view(src.shape())));
                 log.add_time(from, to, kind, start.elapsed());
                 let failed = staged.as_ref().err().cloned();
                 *fill.lock().unwrap_or_else(|e| e.into_inner()) = Some(staged);
@@ -1054,7 +1060,9 @@ impl Array {
             strides: perm.iter().map(|&p| strides[p] as isize).collect(),
         };
         let x = self.clone();
-        self.derive(view.shape.clone(), self.dtype(), move || x.read().gather(&view))
+        self.derive(view.shape.clone(), self.dtype(), move || {
+            x.read().gather(&view)
+        })
     }
 
     // ---- indexing ------------------------------------------------------------------------
@@ -1067,7 +1075,9 @@ impl Array {
         }
         let view = basic_view(self.shape(), idx)?;
         let x = self.clone();
-        self.derive(view.shape.clone(), self.dtype(), move || x.read().gather(&view))
+        self.derive(view.shape.clone(), self.dtype(), move || {
+            x.read().gather(&view)
+        })
     }
 
     fn index_by_array(&self, index: &Array) -> Result<Array> {

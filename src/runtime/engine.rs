@@ -174,14 +174,40 @@ mod tests {
         let snap = log.snapshot();
         let summary: Vec<(String, String, TransferKind, u64, u64)> = snap
             .iter()
-            .map(|r| (r.from.to_string(), r.to.to_string(), r.kind, r.count, r.bytes))
+            .map(|r| {
+                (
+                    r.from.to_string(),
+                    r.to.to_string(),
+                    r.kind,
+                    r.count,
+                    r.bytes,
+                )
+            })
             .collect();
         assert_eq!(
             summary,
             vec![
-                ("cpu(0)".into(), "gpu(0)".into(), TransferKind::Explicit, 2, 16),
-                ("gpu(0)".into(), "cpu(0)".into(), TransferKind::Implicit, 1, 4),
-                ("gpu(0)".into(), "gpu(1)".into(), TransferKind::Explicit, 1, 24),
+                (
+                    "cpu(0)".into(),
+                    "gpu(0)".into(),
+                    TransferKind::Explicit,
+                    2,
+                    16
+                ),
+                (
+                    "gpu(0)".into(),
+                    "cpu(0)".into(),
+                    TransferKind::Implicit,
+                    1,
+                    4
+                ),
+                (
+                    "gpu(0)".into(),
+                    "gpu(1)".into(),
+                    TransferKind::Explicit,
+                    1,
+                    24
+                ),
             ]
         );
         assert_eq!(snap[0].time, Duration::from_micros(3));

@@ -29,8 +29,8 @@ pub use error::{Result, RuntimeError};
 pub use host::{HostData, Scalar};
 pub use ops::{BinaryOp, IndexItem, Operand, ReduceOp, UnaryOp};
 
-use crate::backend::{BackendStorage, CpuStorage, Storage};
 use crate::backend::sim::Stream;
+use crate::backend::{BackendStorage, CpuStorage, Storage};
 use engine::{DeviceCtx, TransferLog};
 use memory::DeviceLedger;
 use random::DeviceRng;
@@ -252,7 +252,11 @@ impl Runtime {
                     );
                     if queued.is_err() {
                         // The worker is gone; nothing can sample on it anyway.
-                        state.rng.lock().unwrap_or_else(|e| e.into_inner()).reseed(seed);
+                        state
+                            .rng
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .reseed(seed);
                     }
                 }
                 None => reseed(),

@@ -237,10 +237,7 @@ mod tests {
         let stream = Stream::start("gpu(1)").unwrap();
         let flag = no_interrupt();
         stream
-            .submit(
-                Box::new(|| Err(RuntimeError::Value("boom".into()))),
-                &flag,
-            )
+            .submit(Box::new(|| Err(RuntimeError::Value("boom".into()))), &flag)
             .unwrap();
         let seq = stream
             .submit(Box::new(|| panic!("kernel bug")), &flag)
