@@ -425,3 +425,50 @@ fn cpu_name() -> String {
         .unwrap_or_else(|| "CPU".to_string());
     format!("{model} ({cores} cores)")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::transfers_text;
+    use crate::runtime::{Device, TransferKind, TransferRecord};
+    use std::time::Duration;
+
+    #[test]
+    fn transfers_table_with_and_without_times() {
+        let records = vec![
+            TransferRecord {
+                from: Device::cpu(0),
+                to: Device::gpu(0),
+                kind: TransferKind::Explicit,
+                count: 2,
+                bytes: 48,
+                time: Duration::from_micros(12),
+            },
+            TransferRecord {
+                from: Device::gpu(0),
+                to: Device::gpu(1),
+                kind: TransferKind::Explicit,
+                count: 1,
+                bytes: 3 << 20,
+                time: Duration::from_millis(2),
+            },
+        ];
+        assert_eq!(
+            transfers_text(&records, false),
+            "+--------+--------+----------+--------+---------+\n\
+             | from   | to     | kind     | copies | bytes   |\n\
+             +--------+--------+----------+--------+---------+\n\
+             | cpu(0) | gpu(0) | explicit | 2      | 48 B    |\n\
+             | gpu(0) | gpu(1) | explicit | 1      | 3.0 MiB |\n\
+             | total  |        |          | 3      | 3.0 MiB |\n\
+             +--------+--------+----------+--------+---------+\n\
+             The transfer ledger has been reset.\n"
+        );
+        let timed = transfers_text(&records[..1], true);
+        assert!(timed.contains("| time    |"), "{timed}");
+        assert!(timed.contains("| 12.0 µs |"), "{timed}");
+        assert_eq!(
+            transfers_text(&[], true),
+            "No transfers since the last reset: no array has moved between devices.\n"
+        );
+    }
+}

@@ -5,10 +5,10 @@
 //! - [`Array`] ops check devices, shapes and dtypes before any work, then call the primitive ops of
 //!   the backend that holds the data (`crate::backend`).
 //!
-//! Seams for the later device issues: `Runtime::ledger` is where a device is looked up. Simulated
-//! GPUs already exist as budgeted ledgers whose arrays use CPU storage and run on the calling
-//! thread; the sim issue moves their work onto one worker thread per device (a queue), and the
-//! CUDA issue adds real devices with their own `Storage` variant.
+//! Simulated GPUs run their work asynchronously, one ordered queue per device
+//! (`crate::backend::sim`); `engine` holds what each device brings to an op and the transfer
+//! ledger. ARCHITECTURE.md ("Devices and the engine") says how work is ordered and where it
+//! synchronises. The CUDA issue adds real devices with their own `Storage` variant.
 pub mod array;
 pub mod device;
 pub mod dtype;
