@@ -21,6 +21,7 @@ const SESSION_VARIABLES: &[&str] = &[
     "DEVARRAY_SIM_GPUS",
     "DEVARRAY_SIM_GPU_MEMORY",
     "DEVARRAY_HISTORY",
+    "DEVARRAY_DETERMINISTIC",
 ];
 
 fn main() {

@@ -7,15 +7,17 @@
 //! `runtime`, which also checks devices, shapes and dtypes before a backend sees any work, so a
 //! backend may assume its inputs are valid and of one dtype.
 //!
-//! Only `cpu` exists today. The later issues add:
-//! - `sim`: simulated GPUs. Each gets a worker thread with an ordered queue (a stream); its storage
-//!   can wrap `CpuStorage` and reuse these kernels, run on the worker instead of the caller.
-//! - `cuda`: a `Storage::Cuda` variant holding device buffers, with NVRTC kernels and cuBLAS for
+//! - `cpu`: the kernels, run on the calling thread.
+//! - `sim`: simulated GPUs. Each has a worker thread with an ordered queue (a stream); its
+//!   storage is `CpuStorage` charged to the GPU's own ledger, and the CPU kernels run on the
+//!   worker instead of the caller.
+//! - (later) `cuda`: a `Storage::Cuda` variant holding device buffers, with NVRTC kernels and cuBLAS for
 //!   the same primitive list.
 //!
 //! A new backend adds a `Storage` variant, implements `BackendStorage`, and extends the `match`es
 //! below; runtime code does not change.
 pub mod cpu;
+pub mod sim;
 
 use crate::runtime::error::Result;
 use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, Scalar, UnaryOp};

@@ -723,8 +723,8 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                             super::format::torch_device_name(x.array.device())
                         )));
                     }
-                    let host = x.array.as_in_device(&it.st.rt, Device::cpu(0))?;
-                    let host = if host.same(&x.array) { host.copy_to(&it.st.rt, Device::cpu(0))? } else { host };
+                    // Reading a value on the host: an implicit transfer when x lives elsewhere.
+                    let host = x.array.to_host_array(&it.st.rt)?;
                     Ok(wrap(host, Flavor::Numpy))
                 }),
                 "asscalar" | "item" => ("x.asscalar() / x.item(): the value of a 1-element array as a number.", |_, r, a| {
@@ -881,7 +881,7 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                 }),
                 "wait_to_read" => ("x.wait_to_read(): block until x's pending computation is done.", |_, r, a| {
                     a.finish(0)?;
-                    let _ = recv(r)?;
+                    recv(r)?.array.wait_to_read()?;
                     Ok(Value::None)
                 }),
                 "dot" => ("x.dot(y): the dot product.", |it, r, mut a| {
@@ -1057,8 +1057,9 @@ pub fn ns_stack(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(wrap(it.st.nn.tape.stack(&raw, axis)?, flavor))
 }
 
-pub fn waitall(_it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn waitall(it: &mut Interp, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
+    it.st.rt.synchronize()?;
     Ok(Value::None)
 }
 

@@ -13,7 +13,16 @@ use super::value::{ArrayValue, Flavor, Value};
 const PRETTY_WIDTH: usize = 79;
 
 fn with_view<R>(a: &ArrayValue, f: impl FnOnce(&ArrayView) -> R) -> R {
-    let host = a.array.to_host();
+    with_host(a, a.array.to_host(), f)
+}
+
+/// Like `with_view`, for a second rendering of a value just displayed (the HTML beside the
+/// text): the transfer ledger has already counted the copy.
+fn with_view_again<R>(a: &ArrayValue, f: impl FnOnce(&ArrayView) -> R) -> R {
+    with_host(a, a.array.to_host_uncounted(), f)
+}
+
+fn with_host<R>(a: &ArrayValue, host: HostData, f: impl FnOnce(&ArrayView) -> R) -> R {
     let shape = a.array.shape().to_vec();
     let values = match &host {
         HostData::F32(v) => HostValues::F32(v),
@@ -63,7 +72,7 @@ pub fn array_str(a: &ArrayValue) -> String {
 pub fn array_html(a: &ArrayValue) -> String {
     let device = a.array.device().to_string();
     let dtype = a.array.dtype().name();
-    with_view(a, |v| display::array_html(v, dtype, &device))
+    with_view_again(a, |v| display::array_html(v, dtype, &device))
 }
 
 pub fn float_repr(f: f64) -> String {

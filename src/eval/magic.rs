@@ -102,9 +102,10 @@ fn run_snippet(it: &mut Interp, code: &str) -> Result<Option<Value>, Exc> {
     result.map(|()| last)
 }
 
-/// Wait for queued device work, so a timing covers the work itself.
-fn synchronize(it: &mut Interp) {
-    it.st.rt.synchronize();
+/// Wait for queued device work, so a timing covers the work itself (and not just the time to
+/// queue it).
+fn synchronize(it: &mut Interp) -> Result<(), Exc> {
+    it.st.rt.synchronize().map_err(Exc::from)
 }
 
 fn time(it: &mut Interp, arg: &str) -> Result<(), Exc> {
@@ -113,11 +114,12 @@ fn time(it: &mut Interp, arg: &str) -> Result<(), Exc> {
             "%time needs a statement, e.g. %time x = ones(1000, 1000).sum()",
         ));
     }
-    synchronize(it);
+    synchronize(it)?;
     let start = Instant::now();
     let v = run_snippet(it, arg);
-    synchronize(it);
+    let synced = synchronize(it);
     let wall = start.elapsed();
+    synced?;
     it.out.stdout(&format!(
         "Wall time: {}\n",
         format_duration(wall.as_secs_f64())
@@ -160,13 +162,13 @@ fn timeit(it: &mut Interp, arg: &str) -> Result<(), Exc> {
     }
     let code = rest.to_string();
     let time_loops = |it: &mut Interp, n: usize| -> Result<f64, Exc> {
-        synchronize(it);
+        synchronize(it)?;
         let start = Instant::now();
         for _ in 0..n {
             run_snippet(it, &code)?;
             it.check_interrupt()?;
         }
-        synchronize(it);
+        synchronize(it)?;
         Ok(start.elapsed().as_secs_f64())
     };
     // Like IPython: grow the loop count until one run takes at least 0.2 s.
@@ -217,11 +219,81 @@ fn who(it: &mut Interp) {
     }
 }
 
+/// Set to hide times in `%transfers` (they differ run to run; transcripts set it).
+pub const DETERMINISTIC_VAR: &str = "DEVARRAY_DETERMINISTIC";
+
+fn deterministic() -> bool {
+    std::env::var(DETERMINISTIC_VAR).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// `%transfers`: the copies between devices since the last `%transfers`, then a reset (like
+/// IPython's `%reset`-style magics, it says so). Times are left out when
+/// DEVARRAY_DETERMINISTIC is set.
 fn transfers(it: &mut Interp, arg: &str) -> Result<(), Exc> {
-    let _ = arg;
-    it.out
-        .stdout("No transfers recorded: no array has moved between devices in this session.\n");
+    if !arg.trim().is_empty() {
+        return Err(Exc::value_error(format!(
+            "%transfers takes no arguments (got {:?}); it shows the copies since the last %transfers and resets the count",
+            arg.trim()
+        )));
+    }
+    // Queued copies add their time when they run: wait for them so the table is complete.
+    synchronize(it)?;
+    let text = transfers_text(&it.st.rt.transfers(), !deterministic());
+    it.st.rt.reset_transfers();
+    it.out.stdout(&text);
     Ok(())
+}
+
+/// The `%transfers` table for `records`, with a time column when `with_time`.
+pub fn transfers_text(records: &[crate::runtime::TransferRecord], with_time: bool) -> String {
+    if records.is_empty() {
+        return "No transfers since the last reset: no array has moved between devices.\n"
+            .to_string();
+    }
+    let mut headers = vec!["from", "to", "kind", "copies", "bytes"];
+    if with_time {
+        headers.push("time");
+    }
+    let row = |from: String, to: String, kind: &str, count: u64, bytes: u64, secs: f64| {
+        let mut cells = vec![
+            from,
+            to,
+            kind.to_string(),
+            count.to_string(),
+            human_bytes(bytes),
+        ];
+        if with_time {
+            cells.push(format_duration(secs));
+        }
+        cells
+    };
+    let mut rows: Vec<Vec<String>> = records
+        .iter()
+        .map(|r| {
+            row(
+                r.from.to_string(),
+                r.to.to_string(),
+                r.kind.name(),
+                r.count,
+                r.bytes,
+                r.time.as_secs_f64(),
+            )
+        })
+        .collect();
+    if records.len() > 1 {
+        rows.push(row(
+            "total".into(),
+            String::new(),
+            "",
+            records.iter().map(|r| r.count).sum(),
+            records.iter().map(|r| r.bytes).sum(),
+            records.iter().map(|r| r.time.as_secs_f64()).sum(),
+        ));
+    }
+    format!(
+        "{}\nThe transfer ledger has been reset.\n",
+        crate::display::table_text(&headers, &rows)
+    )
 }
 
 fn on_path(cmd: &str) -> bool {
@@ -299,14 +371,21 @@ pub fn device_table(it: &mut Interp) -> DeviceTable {
         "name",
         "memory used / total",
         "live arrays",
+        "copied in",
+        "copied out",
     ];
     let rows: Vec<Vec<String>> = devices
         .iter()
         .map(|d| {
-            let (backend, name) = match d.kind {
-                DeviceKind::Cpu => ("host", cpu_name()),
-                DeviceKind::Gpu => ("simulated", "simulated GPU".to_string()),
+            let backend = rt.backend_name(*d);
+            let name = match d.kind {
+                DeviceKind::Cpu => cpu_name(),
+                DeviceKind::Gpu if backend == "simulated" => {
+                    "simulated GPU (host memory, one worker thread)".to_string()
+                }
+                DeviceKind::Gpu => "GPU".to_string(),
             };
+            let (copied_in, copied_out) = rt.bytes_copied(*d);
             let total = rt
                 .memory_total(*d)
                 .map_or_else(|| "?".to_string(), human_bytes);
@@ -316,6 +395,8 @@ pub fn device_table(it: &mut Interp) -> DeviceTable {
                 name,
                 format!("{} / {}", human_bytes(rt.memory_used(*d)), total),
                 rt.live_arrays(*d).to_string(),
+                human_bytes(copied_in),
+                human_bytes(copied_out),
             ]
         })
         .collect();
@@ -343,4 +424,51 @@ fn cpu_name() -> String {
         })
         .unwrap_or_else(|| "CPU".to_string());
     format!("{model} ({cores} cores)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transfers_text;
+    use crate::runtime::{Device, TransferKind, TransferRecord};
+    use std::time::Duration;
+
+    #[test]
+    fn transfers_table_with_and_without_times() {
+        let records = vec![
+            TransferRecord {
+                from: Device::cpu(0),
+                to: Device::gpu(0),
+                kind: TransferKind::Explicit,
+                count: 2,
+                bytes: 48,
+                time: Duration::from_micros(12),
+            },
+            TransferRecord {
+                from: Device::gpu(0),
+                to: Device::gpu(1),
+                kind: TransferKind::Explicit,
+                count: 1,
+                bytes: 3 << 20,
+                time: Duration::from_millis(2),
+            },
+        ];
+        assert_eq!(
+            transfers_text(&records, false),
+            "+--------+--------+----------+--------+---------+\n\
+             | from   | to     | kind     | copies | bytes   |\n\
+             +--------+--------+----------+--------+---------+\n\
+             | cpu(0) | gpu(0) | explicit | 2      | 48 B    |\n\
+             | gpu(0) | gpu(1) | explicit | 1      | 3.0 MiB |\n\
+             | total  |        |          | 3      | 3.0 MiB |\n\
+             +--------+--------+----------+--------+---------+\n\
+             The transfer ledger has been reset.\n"
+        );
+        let timed = transfers_text(&records[..1], true);
+        assert!(timed.contains("| time    |"), "{timed}");
+        assert!(timed.contains("| 12.0 µs |"), "{timed}");
+        assert_eq!(
+            transfers_text(&[], true),
+            "No transfers since the last reset: no array has moved between devices.\n"
+        );
+    }
 }

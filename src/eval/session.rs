@@ -244,6 +244,8 @@ impl Session {
     pub fn new(config: SessionConfig) -> Session {
         let mut warnings = Vec::new();
         let rt = Runtime::new(runtime_config(&config, &mut warnings));
+        // Shared with the runtime, so an interrupt also ends a wait for device work.
+        let interrupt = InterruptHandle(rt.interrupt_flag());
         let mut builtins = HashMap::new();
         super::builtins::install(&mut builtins);
         super::modules::install_native(&mut builtins);
@@ -252,7 +254,7 @@ impl Session {
                 globals: HashMap::new(),
                 builtins,
                 rt,
-                interrupt: InterruptHandle::default(),
+                interrupt,
                 np_mode: false,
                 modules: HashMap::new(),
                 default_device: crate::runtime::Device::cpu(0),

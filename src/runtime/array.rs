@@ -5,27 +5,38 @@
 //! shares the buffer (like a numpy view), everything else writes a new one.
 use super::device::Device;
 use super::dtype::DType;
+use super::engine::{DeviceCtx, TransferKind};
 use super::error::{Result, RuntimeError};
 use super::host::{HostData, Scalar};
 use super::index::basic_view;
-use super::memory::{Charge, DeviceLedger};
+use super::memory::Charge;
 use super::ops::{BinaryOp, IndexItem, Operand, ReduceOp, UnaryOp};
 use super::shape::{
     broadcast_shapes, broadcast_strides, checked_bytes, contiguous_strides, normalize_axes,
     normalize_axis, shape_compact, shape_tuple,
 };
 use super::Runtime;
-use crate::backend::{MatmulLayout, Storage, StridedView};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use crate::backend::{BackendStorage, CpuStorage, MatmulLayout, Storage, StridedView};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Instant;
 
 /// The bytes of one or more arrays (reshape shares them) and their claim on device memory.
 #[derive(Debug)]
 pub(crate) struct Buffer {
     storage: RwLock<Storage>,
-    charge: Charge,
+    /// Held only for its drop, which returns the bytes to the device.
+    _charge: Charge,
+    ctx: Arc<DeviceCtx>,
+    /// Stream position of the last queued write to this buffer (0 when none was queued). On a
+    /// stream device the storage is only meaningful on the host once that position is done.
+    write_seq: AtomicU64,
 }
 
 impl Buffer {
+    /// The storage as it is now. Only for code that runs in stream order (inside a job, or on
+    /// a synchronous device); host code uses `read_synced`.
     fn read(&self) -> RwLockReadGuard<'_, Storage> {
         // A panic while writing cannot leave a half-typed buffer (writes are per element), so a
         // poisoned lock is still safe to use.
@@ -34,6 +45,29 @@ impl Buffer {
 
     fn write(&self) -> RwLockWriteGuard<'_, Storage> {
         self.storage.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits (uninterruptibly) for the queued writes of this buffer.
+    fn settle(&self) {
+        if let Some(stream) = &self.ctx.stream {
+            // Without an interrupt flag the wait cannot fail.
+            let _ = stream.wait(self.write_seq.load(Ordering::Acquire), None);
+        }
+    }
+
+    /// Waits for the queued writes of this buffer; an interrupt ends the wait, and an error a
+    /// queued job raised on this device is reported here.
+    fn settle_checked(&self) -> Result<()> {
+        if let Some(stream) = &self.ctx.stream {
+            stream.wait(
+                self.write_seq.load(Ordering::Acquire),
+                Some(&self.ctx.interrupt),
+            )?;
+            if let Some(e) = stream.take_error() {
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -62,35 +96,92 @@ impl std::fmt::Debug for Array {
     }
 }
 
-/// Charges the bytes for an array of `shape` and `dtype` on `ledger`'s device, then builds its
-/// storage: the check happens before any work.
-pub(crate) fn allocate(
-    ledger: &Arc<DeviceLedger>,
-    shape: Vec<usize>,
-    dtype: DType,
-    make: impl FnOnce() -> Result<Storage>,
-) -> Result<Array> {
-    let bytes = checked_bytes(&shape, dtype.size_bytes())? as u64;
-    let charge = ledger.charge(bytes)?;
-    let storage = make()?;
-    debug_assert_eq!(storage.dtype(), dtype);
-    debug_assert_eq!(storage.len(), shape.iter().product::<usize>());
-    Ok(Array {
-        inner: Arc::new(ArrayInner {
-            shape,
-            dtype,
-            device: ledger.device(),
-            buffer: Arc::new(Buffer {
-                storage: RwLock::new(storage),
-                charge,
-            }),
-        }),
+/// Charges `bytes` to the device. A stream device that is full first waits for its queue:
+/// queued jobs hold the inputs and outputs of arrays the program has already dropped, and a
+/// loop that outruns its device must not fail for memory it no longer uses.
+fn charge(ctx: &Arc<DeviceCtx>, bytes: u64) -> Result<Charge> {
+    match ctx.ledger.charge(bytes) {
+        Err(RuntimeError::OutOfMemory { .. }) if ctx.stream.is_some() => {
+            ctx.synchronize()?;
+            ctx.ledger.charge(bytes)
+        }
+        other => other,
+    }
+}
+
+/// An empty storage of `dtype`: what a queued output holds until its job runs.
+fn placeholder(dtype: DType) -> Result<Storage> {
+    Ok(Storage::Cpu(CpuStorage::full(0, 0.0, dtype)?))
+}
+
+/// Runs queued work, turning a panic into an error so the caller can still leave its output
+/// in a readable state.
+fn run_guarded<T>(device: Device, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+        Err(crate::backend::sim::panic_error(
+            &device.to_string(),
+            panic.as_ref(),
+        ))
     })
 }
 
+/// Charges the bytes for an array of `shape` and `dtype` on `ctx`'s device, then builds its
+/// storage: on a synchronous device now, on a stream device as a queued job. The checks happen
+/// before any work, on the caller's thread.
+pub(crate) fn allocate(
+    ctx: &Arc<DeviceCtx>,
+    shape: Vec<usize>,
+    dtype: DType,
+    make: impl FnOnce() -> Result<Storage> + Send + 'static,
+) -> Result<Array> {
+    let n = super::shape::checked_numel(&shape)?;
+    let bytes = checked_bytes(&shape, dtype.size_bytes())? as u64;
+    let charge = charge(ctx, bytes)?;
+    let Some(stream) = &ctx.stream else {
+        let storage = make()?;
+        debug_assert_eq!(storage.dtype(), dtype);
+        debug_assert_eq!(storage.len(), n);
+        return Ok(Array::from_parts(ctx, shape, dtype, storage, charge));
+    };
+    let array = Array::from_parts(ctx, shape, dtype, placeholder(dtype)?, charge);
+    let out = Arc::clone(&array.inner.buffer);
+    let device = ctx.device;
+    let job = Box::new(move || {
+        let result = run_guarded(device, make);
+        let mut slot = out.write();
+        match result {
+            Ok(storage) => {
+                *slot = storage;
+                Ok(())
+            }
+            Err(e) => {
+                // The array must stay readable: zeros, and the error goes to the next sync.
+                *slot = Storage::Cpu(CpuStorage::full(n, 0.0, dtype)?);
+                Err(e)
+            }
+        }
+    });
+    let seq = stream.submit(job, &ctx.interrupt)?;
+    array.inner.buffer.write_seq.store(seq, Ordering::Release);
+    Ok(array)
+}
+
+/// A one-element storage of `dtype` holding a Python scalar (broadcast with stride 0).
+fn scalar_storage(value: Scalar, dtype: DType) -> Result<Storage> {
+    Ok(Storage::Cpu(CpuStorage::from_host(scalar_host(
+        value, dtype,
+    ))?))
+}
+
+/// The right side of `x[...] = value` once validated.
+enum SetValue {
+    Scalar(Storage),
+    Array(Array),
+}
+
 /// How an operand enters a binary op once validated.
-enum Side<'a> {
-    Array(&'a Array),
+enum Side {
+    Array(Array),
     Scalar(Scalar),
 }
 
@@ -104,18 +195,6 @@ fn scalar_host(value: Scalar, dtype: DType) -> HostData {
         (s, DType::Int32) => HostData::I32(vec![s.as_f64() as i32]),
         (s, DType::Int64) => HostData::I64(vec![s.as_f64() as i64]),
         (s, DType::Bool) => HostData::Bool(vec![s.as_f64() != 0.0]),
-    }
-}
-
-/// A one-element storage of `dtype` on the same backend as `like`.
-fn scalar_storage(like: &Storage, value: Scalar, dtype: DType) -> Result<Storage> {
-    match like {
-        Storage::Cpu(_) => {
-            use crate::backend::BackendStorage;
-            Ok(Storage::Cpu(crate::backend::CpuStorage::from_host(
-                scalar_host(value, dtype),
-            )?))
-        }
     }
 }
 
@@ -206,10 +285,11 @@ impl Array {
         self.size() * self.dtype().size_bytes()
     }
 
-    fn ledger(&self) -> &Arc<DeviceLedger> {
-        self.inner.buffer.charge.ledger()
+    fn ctx(&self) -> &Arc<DeviceCtx> {
+        &self.inner.buffer.ctx
     }
 
+    /// The storage as it is now; only for code running in stream order (see `Buffer::read`).
     fn read(&self) -> RwLockReadGuard<'_, Storage> {
         self.inner.buffer.read()
     }
@@ -224,14 +304,54 @@ impl Array {
         }
     }
 
-    /// A new array of the same device from a computed storage, charged to the device.
+    /// A new array of the same device from a computed storage, charged to the device. `make`
+    /// runs in stream order: now on a synchronous device, later on a stream device.
     fn derive(
         &self,
         shape: Vec<usize>,
         dtype: DType,
-        make: impl FnOnce() -> Result<Storage>,
+        make: impl FnOnce() -> Result<Storage> + Send + 'static,
     ) -> Result<Array> {
-        allocate(self.ledger(), shape, dtype, make)
+        allocate(self.ctx(), shape, dtype, make)
+    }
+
+    /// Writes into this array's buffer in stream order: now on a synchronous device, as a
+    /// queued job on a stream device. `write` gets this array and takes the locks it needs.
+    fn write_with(&self, write: impl FnOnce(&Array) -> Result<()> + Send + 'static) -> Result<()> {
+        let ctx = self.ctx();
+        let Some(stream) = &ctx.stream else {
+            return write(self);
+        };
+        let target = self.clone();
+        let device = ctx.device;
+        let seq = stream.submit(
+            Box::new(move || run_guarded(device, || write(&target))),
+            &ctx.interrupt,
+        )?;
+        self.inner.buffer.write_seq.store(seq, Ordering::Release);
+        Ok(())
+    }
+
+    fn from_parts(
+        ctx: &Arc<DeviceCtx>,
+        shape: Vec<usize>,
+        dtype: DType,
+        storage: Storage,
+        charge: Charge,
+    ) -> Array {
+        Array {
+            inner: Arc::new(ArrayInner {
+                shape,
+                dtype,
+                device: ctx.device,
+                buffer: Arc::new(Buffer {
+                    storage: RwLock::new(storage),
+                    _charge: charge,
+                    ctx: Arc::clone(ctx),
+                    write_seq: AtomicU64::new(0),
+                }),
+            }),
+        }
     }
 
     /// Same buffer, new shape (used by reshape and stack).
@@ -260,18 +380,57 @@ impl Array {
     /// Writes `src` into a strided view of this array's buffer (crate-internal building block).
     pub(crate) fn scatter_view(
         &self,
-        view: &StridedView,
-        src: &Storage,
-        src_strides: &[usize],
+        view: StridedView,
+        src: Storage,
+        src_strides: Vec<usize>,
     ) -> Result<()> {
-        self.inner.buffer.write().scatter(view, src, src_strides)
+        self.write_with(move |a| a.inner.buffer.write().scatter(&view, &src, &src_strides))
+    }
+
+    // ---- synchronising -------------------------------------------------------------------
+
+    /// Blocks until every queued write of this array is done (MXNet's `wait_to_read`). An
+    /// interrupt ends the wait early; an error a queued job raised on this device shows here.
+    pub fn wait_to_read(&self) -> Result<()> {
+        self.inner.buffer.settle_checked()
+    }
+
+    /// Counts a read of this array by the host (print, asnumpy, asscalar) as an implicit
+    /// transfer when the array lives elsewhere.
+    fn record_host_read(&self, bytes: u64, time: std::time::Duration) {
+        let device = self.device();
+        if !device.is_cpu() {
+            let log = &self.ctx().transfers;
+            let host = Device::cpu(0);
+            log.record(device, host, TransferKind::Implicit, bytes);
+            log.add_time(device, host, TransferKind::Implicit, time);
+        }
     }
 
     // ---- reading -------------------------------------------------------------------------
 
-    /// A row-major host copy.
+    /// A row-major host copy. Waits for the array's queued writes without giving up: use
+    /// `try_to_host` where an interrupt or a queued error should be reported.
     pub fn to_host(&self) -> HostData {
+        self.inner.buffer.settle();
+        let start = Instant::now();
+        let host = self.read().to_host();
+        self.record_host_read(self.nbytes() as u64, start.elapsed());
+        host
+    }
+
+    /// A row-major host copy that the transfer ledger does not count: for rendering a value a
+    /// second time right after `to_host` (the HTML beside the text form of one display).
+    pub fn to_host_uncounted(&self) -> HostData {
+        self.inner.buffer.settle();
         self.read().to_host()
+    }
+
+    /// A row-major host copy; an interrupt while waiting, or an error queued work raised on
+    /// the array's device, is returned instead.
+    pub fn try_to_host(&self) -> Result<HostData> {
+        self.inner.buffer.settle_checked()?;
+        Ok(self.to_host())
     }
 
     /// The single element of a size-1 array.
@@ -283,22 +442,119 @@ impl Array {
                 "{op}: the array has {size} {noun}; only a 1-element array converts to a scalar"
             )));
         }
-        self.read()
+        self.inner.buffer.settle_checked()?;
+        let start = Instant::now();
+        let value = self
+            .read()
             .scalar_at(0)
-            .ok_or_else(|| RuntimeError::Value(format!("{op}: the array holds no element")))
+            .ok_or_else(|| RuntimeError::Value(format!("{op}: the array holds no element")))?;
+        self.record_host_read(self.dtype().size_bytes() as u64, start.elapsed());
+        Ok(value)
     }
 
     // ---- moving --------------------------------------------------------------------------
 
-    /// A copy on `device`, always in new memory.
+    /// A copy on `device`, always in new memory. Copies between devices are recorded in the
+    /// transfer ledger as explicit.
     pub fn copy_to(&self, rt: &Runtime, device: Device) -> Result<Array> {
-        let ledger = rt.ledger(device)?;
-        let shape = self.shape().to_vec();
-        let full = full_view(&shape);
-        allocate(&ledger, shape, self.dtype(), || self.read().gather(&full))
+        self.copy_to_as(rt, device, TransferKind::Explicit)
     }
 
-    /// Copies this array's values into `dst` (same shape; converted to `dst`'s dtype).
+    /// A host copy of this array for reading (asnumpy): recorded as an implicit transfer.
+    pub fn to_host_array(&self, rt: &Runtime) -> Result<Array> {
+        self.copy_to_as(rt, Device::cpu(0), TransferKind::Implicit)
+    }
+
+    fn copy_to_as(&self, rt: &Runtime, device: Device, kind: TransferKind) -> Result<Array> {
+        let dst_ctx = rt.ctx(device)?;
+        let shape = self.shape().to_vec();
+        let dtype = self.dtype();
+        let src = self.clone();
+        if device == self.device() {
+            let full = full_view(&shape);
+            return allocate(&dst_ctx, shape, dtype, move || src.read().gather(&full));
+        }
+        let bytes = self.nbytes() as u64;
+        let from = self.device();
+        let log = Arc::clone(&dst_ctx.transfers);
+        match &self.ctx().stream {
+            None => {
+                // The source is synchronous and ready: copy now, on the calling thread, so
+                // later host writes cannot reach the copy.
+                let start = Instant::now();
+                let staged = src.read().gather(&full_view(&shape))?;
+                let out = allocate(&dst_ctx, shape, dtype, move || Ok(staged))?;
+                log.record(from, device, kind, bytes);
+                log.add_time(from, device, kind, start.elapsed());
+                Ok(out)
+            }
+            Some(_) if dst_ctx.stream.is_none() => {
+                // To a synchronous device: wait for the source, then copy now.
+                src.inner.buffer.settle_checked()?;
+                let start = Instant::now();
+                let out = allocate(&dst_ctx, shape.clone(), dtype, move || {
+                    src.read().gather(&full_view(&shape))
+                })?;
+                log.record(from, device, kind, bytes);
+                log.add_time(from, device, kind, start.elapsed());
+                Ok(out)
+            }
+            Some(_) => {
+                let staged = self.stage_on_source_stream(device, kind)?;
+                let out = allocate(&dst_ctx, shape, dtype, staged)?;
+                log.record(from, device, kind, bytes);
+                Ok(out)
+            }
+        }
+    }
+
+    /// The first half of a copy between two stream devices: a job on this array's stream reads
+    /// it (after its pending writes) into a staging slot; the returned closure, run as a job on
+    /// the destination stream, waits for that position and takes the result. Nothing stops on
+    /// the host, and the ledger records `self.device() -> to` directly.
+    fn stage_on_source_stream(
+        &self,
+        to: Device,
+        kind: TransferKind,
+    ) -> Result<impl FnOnce() -> Result<Storage> + Send + 'static> {
+        let ctx = Arc::clone(self.ctx());
+        let Some(stream) = ctx.stream.clone() else {
+            return Err(RuntimeError::Value(format!(
+                "internal error: {} has no stream to stage a copy on",
+                ctx.device
+            )));
+        };
+        let slot: Arc<Mutex<Option<Result<Storage>>>> = Arc::new(Mutex::new(None));
+        let fill = Arc::clone(&slot);
+        let src = self.clone();
+        let from = ctx.device;
+        let log = Arc::clone(&ctx.transfers);
+        let seq = stream.submit(
+            Box::new(move || {
+                let start = Instant::now();
+                let staged = run_guarded(from, || src.read().gather(&full_view(src.shape())));
+                log.add_time(from, to, kind, start.elapsed());
+                let failed = staged.as_ref().err().cloned();
+                *fill.lock().unwrap_or_else(|e| e.into_inner()) = Some(staged);
+                // The destination reports a failed copy too; the source's sync reports it here.
+                failed.map_or(Ok(()), Err)
+            }),
+            &ctx.interrupt,
+        )?;
+        Ok(move || {
+            // Without an interrupt flag the wait cannot fail.
+            let _ = stream.wait(seq, None);
+            let staged = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            staged.unwrap_or_else(|| {
+                Err(RuntimeError::Value(format!(
+                    "internal error: the copy from {from} to {to} produced nothing"
+                )))
+            })
+        })
+    }
+
+    /// Copies this array's values into `dst` (same shape; converted to `dst`'s dtype). The
+    /// arrays may be on different devices; such a copy is recorded as an explicit transfer.
     pub fn copy_into(&self, dst: &Array) -> Result<()> {
         if self.shape() != dst.shape() {
             return Err(RuntimeError::Shape(format!(
@@ -312,8 +568,41 @@ impl Array {
         }
         let view = full_view(dst.shape());
         let strides = contiguous_strides(self.shape());
-        let source = self.storage_as(dst.dtype())?;
-        dst.inner.buffer.write().scatter(&view, &source, &strides)
+        let dtype = dst.dtype();
+        let (from, to) = (self.device(), dst.device());
+        if from == to {
+            let src = self.clone();
+            return dst.write_with(move |d| {
+                let source = src.storage_as(dtype)?;
+                d.inner.buffer.write().scatter(&view, &source, &strides)
+            });
+        }
+        let bytes = self.nbytes() as u64;
+        let log = Arc::clone(&self.ctx().transfers);
+        let kind = TransferKind::Explicit;
+        if self.ctx().stream.is_some() && dst.ctx().stream.is_some() {
+            let staged = self.stage_on_source_stream(to, kind)?;
+            dst.write_with(move |d| {
+                let mut source = staged()?;
+                if source.dtype() != dtype {
+                    source = source.cast(dtype)?;
+                }
+                d.inner.buffer.write().scatter(&view, &source, &strides)
+            })?;
+            log.record(from, to, kind, bytes);
+            return Ok(());
+        }
+        // One side is synchronous: take the source now (after its pending writes).
+        self.inner.buffer.settle_checked()?;
+        let start = Instant::now();
+        let source = {
+            let guard = self.storage_as(dtype)?;
+            guard.gather(&full_view(self.shape()))?
+        };
+        dst.write_with(move |d| d.inner.buffer.write().scatter(&view, &source, &strides))?;
+        log.record(from, to, kind, bytes);
+        log.add_time(from, to, kind, start.elapsed());
+        Ok(())
     }
 
     /// This array when it is already on `device`, else a copy there.
@@ -330,7 +619,8 @@ impl Array {
         let dtype = self.dtype();
         let shape = self.shape().to_vec();
         if op == UnaryOp::Not {
-            return self.derive(shape, DType::Bool, || self.read().unary(op));
+            let x = self.clone();
+            return self.derive(shape, DType::Bool, move || x.read().unary(op));
         }
         if dtype == DType::Bool {
             if op == UnaryOp::Neg {
@@ -348,7 +638,8 @@ impl Array {
         } else {
             dtype
         };
-        self.derive(shape, compute, || self.storage_as(compute)?.unary(op))
+        let x = self.clone();
+        self.derive(shape, compute, move || x.storage_as(compute)?.unary(op))
     }
 
     /// Elementwise binary op with numpy broadcasting; Python scalars broadcast on any device.
@@ -356,10 +647,10 @@ impl Array {
         let (left, right) = match (lhs, rhs) {
             (Operand::Array(a), Operand::Array(b)) => {
                 a.check_same_device(b, op.name())?;
-                (Side::Array(a), Side::Array(b))
+                (Side::Array(a.clone()), Side::Array(b.clone()))
             }
-            (Operand::Array(a), Operand::Scalar(s)) => (Side::Array(a), Side::Scalar(s)),
-            (Operand::Scalar(s), Operand::Array(b)) => (Side::Scalar(s), Side::Array(b)),
+            (Operand::Array(a), Operand::Scalar(s)) => (Side::Array(a.clone()), Side::Scalar(s)),
+            (Operand::Scalar(s), Operand::Array(b)) => (Side::Scalar(s), Side::Array(b.clone())),
             (Operand::Scalar(_), Operand::Scalar(_)) => {
                 return Err(RuntimeError::Value(format!(
                     "{}: needs at least one array operand",
@@ -393,32 +684,27 @@ impl Array {
             op
         };
         let owner = match (&left, &right) {
-            (Side::Array(a), _) | (_, Side::Array(a)) => *a,
+            (Side::Array(a), _) | (_, Side::Array(a)) => a.clone(),
             (Side::Scalar(_), Side::Scalar(_)) => return Err(two_scalars()),
         };
         let lstrides = broadcast_strides(lshape, &out_shape);
         let rstrides = broadcast_strides(rshape, &out_shape);
-        owner.derive(out_shape.clone(), out_dtype, || {
-            let like = owner.read();
+        owner.derive(out_shape.clone(), out_dtype, move || {
             let (l, r) = match (&left, &right) {
                 (Side::Array(a), Side::Array(b)) if a.shares_buffer(b) && a.dtype() == compute => {
                     // One lock for both sides: taking a read lock twice can deadlock a waiting writer.
-                    drop(like);
                     let guard = a.read();
                     return guard.binary(&lstrides, &guard, &rstrides, &out_shape, kernel_op);
                 }
                 (Side::Array(a), Side::Array(b)) => {
-                    drop(like);
                     (a.storage_as(compute)?, b.storage_as(compute)?)
                 }
                 (Side::Array(a), Side::Scalar(s)) => {
-                    let scalar = scalar_storage(&like, *s, compute)?;
-                    drop(like);
+                    let scalar = scalar_storage(*s, compute)?;
                     (a.storage_as(compute)?, StorageRef::Owned(scalar))
                 }
                 (Side::Scalar(s), Side::Array(b)) => {
-                    let scalar = scalar_storage(&like, *s, compute)?;
-                    drop(like);
+                    let scalar = scalar_storage(*s, compute)?;
                     (StorageRef::Owned(scalar), b.storage_as(compute)?)
                 }
                 (Side::Scalar(_), Side::Scalar(_)) => return Err(two_scalars()),
@@ -515,8 +801,9 @@ impl Array {
                 _ => groups.push((d, s)),
             }
         }
-        self.derive(out_shape, out_dtype, || {
-            let source = self.storage_as(compute)?;
+        let x = self.clone();
+        self.derive(out_shape, out_dtype, move || {
+            let source = x.storage_as(compute)?;
             let mut current: Option<Storage> = None;
             let total: usize = groups.iter().map(|g| g.0).product();
             if !groups.iter().any(|g| g.1) {
@@ -535,7 +822,7 @@ impl Array {
                 None => source.reduce(kernel_op, total, 1, 1)?,
             };
             if op == ReduceOp::Mean {
-                let divisor = scalar_storage(&result, Scalar::Int(count as i64), compute)?;
+                let divisor = scalar_storage(Scalar::Int(count as i64), compute)?;
                 let n = result.len();
                 result = result.binary(&[1], &divisor, &[0], &[n], BinaryOp::Div)?;
             }
@@ -631,24 +918,25 @@ impl Array {
             lhs_offsets,
             rhs_offsets,
         };
-        self.matmul_with(other, out_shape, &layout)
+        self.matmul_with(other, out_shape, layout)
     }
 
     fn matmul_with(
         &self,
         other: &Array,
         out_shape: Vec<usize>,
-        layout: &MatmulLayout,
+        layout: MatmulLayout,
     ) -> Result<Array> {
         let dtype = self.matmul_dtype(other);
-        self.derive(out_shape, dtype, || {
-            if self.shares_buffer(other) && self.dtype() == dtype {
-                let guard = self.read();
-                return guard.matmul(&guard, layout);
+        let (x, y) = (self.clone(), other.clone());
+        self.derive(out_shape, dtype, move || {
+            if x.shares_buffer(&y) && x.dtype() == dtype {
+                let guard = x.read();
+                return guard.matmul(&guard, &layout);
             }
-            let a = self.storage_as(dtype)?;
-            let b = other.storage_as(dtype)?;
-            a.matmul(&b, layout)
+            let a = x.storage_as(dtype)?;
+            let b = y.storage_as(dtype)?;
+            a.matmul(&b, &layout)
         })
     }
 
@@ -681,7 +969,7 @@ impl Array {
             lhs_offsets: vec![0],
             rhs_offsets: vec![0],
         };
-        self.matmul_with(other, out_shape, &layout)
+        self.matmul_with(other, out_shape, layout)
     }
 
     // ---- shape ---------------------------------------------------------------------------
@@ -771,8 +1059,9 @@ impl Array {
             shape: perm.iter().map(|&p| self.shape()[p]).collect(),
             strides: perm.iter().map(|&p| strides[p] as isize).collect(),
         };
-        self.derive(view.shape.clone(), self.dtype(), || {
-            self.read().gather(&view)
+        let x = self.clone();
+        self.derive(view.shape.clone(), self.dtype(), move || {
+            x.read().gather(&view)
         })
     }
 
@@ -785,8 +1074,9 @@ impl Array {
             return self.index_by_array(index);
         }
         let view = basic_view(self.shape(), idx)?;
-        self.derive(view.shape.clone(), self.dtype(), || {
-            self.read().gather(&view)
+        let x = self.clone();
+        self.derive(view.shape.clone(), self.dtype(), move || {
+            x.read().gather(&view)
         })
     }
 
@@ -810,8 +1100,9 @@ impl Array {
         } else {
             row
         };
-        self.derive(out_shape, self.dtype(), || {
-            let guard = self.read();
+        let x = self.clone();
+        self.derive(out_shape, self.dtype(), move || {
+            let guard = x.read();
             let parts: Vec<Storage> = positions
                 .iter()
                 .map(|&p| {
@@ -837,7 +1128,7 @@ impl Array {
     /// Row numbers an integer or bool index array selects (rows of the first axis for integers,
     /// of the masked leading axes for a mask), checked against the shape.
     fn array_index_rows(&self, index: &Array) -> Result<Vec<usize>> {
-        let host = index.to_host();
+        let host = index.try_to_host()?;
         if let HostData::Bool(mask) = &host {
             let lead = &self.shape()[..index.ndim().min(self.ndim())];
             if index.ndim() > self.ndim() || lead != index.shape() {
@@ -915,11 +1206,12 @@ impl Array {
         };
         let target_shape = first.shape.clone();
         let dtype = self.dtype();
-        let (source, strides) = match value {
-            Operand::Scalar(s) => {
-                let storage = scalar_storage(&self.read(), s, dtype)?;
-                (storage, vec![0; target_shape.len()])
-            }
+        // The value is either a scalar now or an array read in stream order.
+        let (value, strides) = match value {
+            Operand::Scalar(s) => (
+                SetValue::Scalar(scalar_storage(s, dtype)?),
+                vec![0; target_shape.len()],
+            ),
             Operand::Array(v) => {
                 self.check_same_device(v, "setitem")?;
                 let fits = broadcast_shapes(v.shape(), &target_shape)
@@ -932,21 +1224,32 @@ impl Array {
                         shape_compact(&target_shape)
                     )));
                 }
-                // A private copy: the value may overlap the selection (x[1:] = x[:-1]).
-                let guard = v.read();
-                let copy = if guard.dtype() == dtype {
-                    guard.gather(&full_view(v.shape()))?
-                } else {
-                    guard.cast(dtype)?
-                };
-                (copy, broadcast_strides(v.shape(), &target_shape))
+                (
+                    SetValue::Array(v.clone()),
+                    broadcast_strides(v.shape(), &target_shape),
+                )
             }
         };
-        let mut storage = self.inner.buffer.write();
-        for view in &views {
-            storage.scatter(view, &source, &strides)?;
-        }
-        Ok(())
+        self.write_with(move |target| {
+            let source = match value {
+                SetValue::Scalar(scalar) => scalar,
+                SetValue::Array(v) => {
+                    // A private copy, taken before the write lock: the value may overlap the
+                    // selection (x[1:] = x[:-1]).
+                    let guard = v.read();
+                    if guard.dtype() == dtype {
+                        guard.gather(&full_view(v.shape()))?
+                    } else {
+                        guard.cast(dtype)?
+                    }
+                }
+            };
+            let mut storage = target.inner.buffer.write();
+            for view in &views {
+                storage.scatter(view, &source, &strides)?;
+            }
+            Ok(())
+        })
     }
 
     // ---- joining -------------------------------------------------------------------------
@@ -988,10 +1291,11 @@ impl Array {
 
     /// A converted copy (always new memory, like numpy's astype).
     pub fn astype(&self, dtype: DType) -> Result<Array> {
-        self.derive(self.shape().to_vec(), dtype, || {
-            let guard = self.read();
+        let x = self.clone();
+        self.derive(self.shape().to_vec(), dtype, move || {
+            let guard = x.read();
             if guard.dtype() == dtype {
-                guard.gather(&full_view(self.shape()))
+                guard.gather(&full_view(x.shape()))
             } else {
                 guard.cast(dtype)
             }
@@ -1015,14 +1319,15 @@ impl Array {
         let dtype = self.dtype();
         let shape = self.shape().to_vec();
         let n = self.size();
-        self.derive(shape, dtype, || {
+        let x = self.clone();
+        self.derive(shape, dtype, move || {
             let mut current = {
-                let guard = self.read();
-                guard.gather(&full_view(self.shape()))?
+                let guard = x.read();
+                guard.gather(&full_view(x.shape()))?
             };
             for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
                 if let Some(b) = bound {
-                    let s = scalar_storage(&current, Scalar::Float(b), dtype)?;
+                    let s = scalar_storage(Scalar::Float(b), dtype)?;
                     let op = if dtype == DType::Bool {
                         bool_op(op)
                     } else {
@@ -1170,7 +1475,8 @@ fn concat_impl(arrays: &[Array], axis: isize, op: &str) -> Result<Array> {
         .iter()
         .map(|a| a.shape()[at..].iter().product())
         .collect();
-    first.derive(out_shape, dtype, || {
+    let arrays = arrays.to_vec();
+    first.derive(out_shape, dtype, move || {
         let parts: Vec<StorageRef<'_>> = arrays
             .iter()
             .map(|a| a.storage_as(dtype))

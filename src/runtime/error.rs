@@ -28,6 +28,10 @@ pub enum RuntimeError {
     Index(String),
     #[error("{0}")]
     Value(String),
+    /// A blocking wait for device work gave up because the user interrupted it; the work
+    /// itself carries on, so every array stays valid.
+    #[error("")]
+    Interrupted,
 }
 
 impl RuntimeError {
@@ -42,6 +46,7 @@ impl RuntimeError {
             RuntimeError::DType(_) => "TypeError",
             RuntimeError::Index(_) => "IndexError",
             RuntimeError::Value(_) => "ValueError",
+            RuntimeError::Interrupted => "KeyboardInterrupt",
         }
     }
 }

@@ -5,13 +5,14 @@
 //! - [`Array`] ops check devices, shapes and dtypes before any work, then call the primitive ops of
 //!   the backend that holds the data (`crate::backend`).
 //!
-//! Seams for the later device issues: `Runtime::ledger` is where a device is looked up. Simulated
-//! GPUs already exist as budgeted ledgers whose arrays use CPU storage and run on the calling
-//! thread; the sim issue moves their work onto one worker thread per device (a queue), and the
-//! CUDA issue adds real devices with their own `Storage` variant.
+//! Simulated GPUs run their work asynchronously, one ordered queue per device
+//! (`crate::backend::sim`); `engine` holds what each device brings to an op and the transfer
+//! ledger. ARCHITECTURE.md ("Devices and the engine") says how work is ordered and where it
+//! synchronises. The CUDA issue adds real devices with their own `Storage` variant.
 pub mod array;
 pub mod device;
 pub mod dtype;
+pub mod engine;
 pub mod error;
 pub mod host;
 pub mod index;
@@ -23,14 +24,18 @@ pub mod shape;
 pub use array::Array;
 pub use device::{Device, DeviceKind};
 pub use dtype::DType;
+pub use engine::{TransferKind, TransferRecord};
 pub use error::{Result, RuntimeError};
 pub use host::{HostData, Scalar};
 pub use ops::{BinaryOp, IndexItem, Operand, ReduceOp, UnaryOp};
 
+use crate::backend::sim::Stream;
 use crate::backend::{BackendStorage, CpuStorage, Storage};
+use engine::{DeviceCtx, TransferLog};
 use memory::DeviceLedger;
 use random::DeviceRng;
-use shape::{checked_bytes, checked_numel, shape_tuple};
+use shape::{checked_numel, shape_tuple};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 /// Default memory of a simulated GPU (`DEVARRAY_SIM_GPU_MEMORY`).
@@ -53,24 +58,12 @@ impl Default for RuntimeConfig {
     }
 }
 
-struct DeviceState {
-    ledger: Arc<DeviceLedger>,
-    rng: Mutex<DeviceRng>,
-}
-
-impl DeviceState {
-    fn new(device: Device, budget: Option<u64>, seed: u64) -> Self {
-        DeviceState {
-            ledger: DeviceLedger::new(device, budget),
-            rng: Mutex::new(DeviceRng::new(seed)),
-        }
-    }
-}
-
 struct RuntimeInner {
     config: RuntimeConfig,
-    cpu: DeviceState,
-    gpus: Vec<DeviceState>,
+    cpu: Arc<DeviceCtx>,
+    gpus: Vec<Arc<DeviceCtx>>,
+    transfers: Arc<TransferLog>,
+    interrupt: Arc<AtomicBool>,
 }
 
 /// One session's devices. Clone shares the same devices.
@@ -98,14 +91,35 @@ impl Runtime {
     pub fn new(config: RuntimeConfig) -> Runtime {
         // Unseeded sessions start from the clock, like MXNet's.
         let seed = clock_seed();
+        let transfers = Arc::new(TransferLog::default());
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let ctx = |device: Device, budget: Option<u64>, stream: Option<Arc<Stream>>| {
+            Arc::new(DeviceCtx {
+                device,
+                ledger: DeviceLedger::new(device, budget),
+                stream,
+                rng: Arc::new(Mutex::new(DeviceRng::new(seed))),
+                transfers: Arc::clone(&transfers),
+                interrupt: Arc::clone(&interrupt),
+            })
+        };
+        // A simulated GPU whose worker thread cannot start runs synchronously: slower to
+        // overlap, identical in results.
         let gpus = (0..config.sim_gpus)
-            .map(|i| DeviceState::new(Device::gpu(i), Some(config.sim_gpu_memory), seed))
+            .map(|i| {
+                let device = Device::gpu(i);
+                let stream = Stream::start(&device.to_string()).map(Arc::new);
+                ctx(device, Some(config.sim_gpu_memory), stream)
+            })
             .collect();
+        let cpu = ctx(Device::cpu(0), None, None);
         Runtime {
             inner: Arc::new(RuntimeInner {
-                cpu: DeviceState::new(Device::cpu(0), None, seed),
+                cpu,
                 gpus,
                 config,
+                transfers,
+                interrupt,
             }),
         }
     }
@@ -125,7 +139,7 @@ impl Runtime {
             .collect()
     }
 
-    fn state(&self, device: Device) -> Result<&DeviceState> {
+    fn state(&self, device: Device) -> Result<&Arc<DeviceCtx>> {
         match device.kind {
             DeviceKind::Cpu if device.id == 0 => Ok(&self.inner.cpu),
             DeviceKind::Cpu => Err(RuntimeError::Value(format!(
@@ -142,17 +156,66 @@ impl Runtime {
         }
     }
 
-    /// Block until every device has finished its queued work. Execution is
-    /// synchronous on the CPU backend, so there is nothing to wait for yet.
-    pub fn synchronize(&self) {}
+    fn all_states(&self) -> impl Iterator<Item = &Arc<DeviceCtx>> {
+        std::iter::once(&self.inner.cpu).chain(&self.inner.gpus)
+    }
+
+    /// Blocks until every device has finished its queued work (`waitall`). An interrupt ends
+    /// the wait early (the work carries on); the first error queued work raised is returned.
+    pub fn synchronize(&self) -> Result<()> {
+        let mut first_error = None;
+        for state in self.all_states() {
+            match state.synchronize() {
+                Err(RuntimeError::Interrupted) => return Err(RuntimeError::Interrupted),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+                Ok(()) => {}
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The flag that interrupts blocking waits (the session's interrupt handle shares it).
+    pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.inner.interrupt)
+    }
+
+    /// True for a device that runs its work on a queue (a simulated GPU).
+    pub fn is_async(&self, device: Device) -> bool {
+        self.state(device).is_ok_and(|s| s.stream.is_some())
+    }
+
+    /// How the device is provided: "host", "simulated" (later "cuda").
+    pub fn backend_name(&self, device: Device) -> &'static str {
+        if device.is_cpu() {
+            "host"
+        } else {
+            "simulated"
+        }
+    }
+
+    /// The transfer ledger since the last reset: one record per direction and kind.
+    pub fn transfers(&self) -> Vec<TransferRecord> {
+        self.inner.transfers.snapshot()
+    }
+
+    pub fn reset_transfers(&self) {
+        self.inner.transfers.reset();
+    }
+
+    /// (bytes copied into, bytes copied out of) `device` since the session started.
+    pub fn bytes_copied(&self, device: Device) -> (u64, u64) {
+        self.inner.transfers.totals(device)
+    }
 
     /// Ok when arrays can live on `device`.
     pub fn check_device(&self, device: Device) -> Result<()> {
         self.state(device).map(|_| ())
     }
 
-    pub(crate) fn ledger(&self, device: Device) -> Result<Arc<DeviceLedger>> {
-        Ok(Arc::clone(&self.state(device)?.ledger))
+    pub(crate) fn ctx(&self, device: Device) -> Result<Arc<DeviceCtx>> {
+        Ok(Arc::clone(self.state(device)?))
     }
 
     /// Bytes held by live arrays on `device` (0 for a device that does not exist).
@@ -170,14 +233,34 @@ impl Runtime {
         self.state(device).ok().and_then(|s| s.ledger.total())
     }
 
-    /// `mx.random.seed`: reseeds every device's generator.
+    /// `mx.random.seed`: reseeds every device's generator. A stream device reseeds in stream
+    /// order, so samples queued before the call still come from the old sequence.
     pub fn seed(&self, seed: u64) {
-        for state in std::iter::once(&self.inner.cpu).chain(&self.inner.gpus) {
-            state
-                .rng
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .reseed(seed);
+        for state in self.all_states() {
+            let rng = Arc::clone(&state.rng);
+            let reseed = move || {
+                rng.lock().unwrap_or_else(|e| e.into_inner()).reseed(seed);
+            };
+            match &state.stream {
+                Some(stream) => {
+                    let queued = stream.submit(
+                        Box::new(move || {
+                            reseed();
+                            Ok(())
+                        }),
+                        &AtomicBool::new(false),
+                    );
+                    if queued.is_err() {
+                        // The worker is gone; nothing can sample on it anyway.
+                        state
+                            .rng
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .reseed(seed);
+                    }
+                }
+                None => reseed(),
+            }
         }
     }
 
@@ -188,16 +271,15 @@ impl Runtime {
         shape: &[usize],
         dtype: DType,
         device: Device,
-        make: impl FnOnce(usize) -> Result<Storage>,
+        make: impl FnOnce(usize) -> Result<Storage> + Send + 'static,
     ) -> Result<Array> {
-        let ledger = self.ledger(device)?;
+        let ctx = self.ctx(device)?;
         let n = checked_numel(shape)?;
-        checked_bytes(shape, dtype.size_bytes())?;
-        array::allocate(&ledger, shape.to_vec(), dtype, || make(n))
+        array::allocate(&ctx, shape.to_vec(), dtype, move || make(n))
     }
 
     pub fn full(&self, shape: &[usize], value: f64, dtype: DType, device: Device) -> Result<Array> {
-        self.create(shape, dtype, device, |n| {
+        self.create(shape, dtype, device, move |n| {
             Ok(Storage::Cpu(CpuStorage::full(n, value, dtype)?))
         })
     }
@@ -226,7 +308,7 @@ impl Runtime {
                 shape_tuple(shape)
             )));
         }
-        self.create(shape, dtype, device, |_| {
+        self.create(shape, dtype, device, move |_| {
             let host = HostData::F64(data);
             let storage = CpuStorage::from_host(host)?;
             Ok(Storage::Cpu(if dtype == DType::Float64 {
@@ -247,7 +329,7 @@ impl Runtime {
             )));
         }
         let dtype = data.dtype();
-        self.create(shape, dtype, device, |_| {
+        self.create(shape, dtype, device, move |_| {
             Ok(Storage::Cpu(CpuStorage::from_host(data)?))
         })
     }
@@ -276,7 +358,7 @@ impl Runtime {
             )));
         }
         let n = count as usize;
-        self.create(&[n], dtype, device, |n| {
+        self.create(&[n], dtype, device, move |n| {
             let mut values = crate::backend::cpu::kernels::alloc::<f64>(n)?;
             values.extend((0..n).map(|i| start + i as f64 * step));
             let storage = CpuStorage::from_host(HostData::F64(values))?;
@@ -301,7 +383,7 @@ impl Runtime {
                 strides: vec![(m + 1) as isize],
             };
             let one = Storage::Cpu(CpuStorage::full(1, 1.0, dtype)?);
-            out.scatter_view(&view, &one, &[0])?;
+            out.scatter_view(view, one, vec![0])?;
         }
         Ok(out)
     }
@@ -312,17 +394,18 @@ impl Runtime {
         shape: &[usize],
         dtype: DType,
         device: Device,
-        draw32: impl FnMut(&mut random::Mt19937) -> f32,
-        draw64: impl FnMut(&mut random::Mt19937) -> f64,
+        draw32: impl FnMut(&mut random::Mt19937) -> f32 + Send + 'static,
+        draw64: impl FnMut(&mut random::Mt19937) -> f64 + Send + 'static,
     ) -> Result<Array> {
         if !dtype.is_float() {
             return Err(RuntimeError::DType(format!(
                 "{op}: dtype {dtype} is not supported; sample float32 or float64 and convert with astype"
             )));
         }
-        let state = self.state(device)?;
-        self.create(shape, dtype, device, |n| {
-            let mut rng = state.rng.lock().unwrap_or_else(|e| e.into_inner());
+        // Drawn in stream order, so seeds and samples interleave as the program wrote them.
+        let rng = Arc::clone(&self.state(device)?.rng);
+        self.create(shape, dtype, device, move |n| {
+            let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
             Ok(Storage::Cpu(if dtype == DType::Float32 {
                 let mut out = crate::backend::cpu::kernels::alloc(n)?;
                 rng.sample(n, &mut out, draw32);

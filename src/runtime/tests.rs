@@ -792,3 +792,244 @@ fn perf_smoke() {
     let dt = start.elapsed().as_secs_f64();
     eprintln!("copyto 256 MiB: {:.2} GB/s", 268_435_456.0 / dt / 1e9);
 }
+
+// ---- simulated GPUs: the asynchronous engine -----------------------------------------------
+
+fn sim_rt(gpus: usize, memory: u64) -> Runtime {
+    Runtime::new(RuntimeConfig {
+        sim_gpus: gpus,
+        sim_gpu_memory: memory,
+    })
+}
+
+/// Occupies `device`'s stream for `ms` milliseconds, so the work queued after it is pending.
+fn block_stream(rt: &Runtime, device: Device, ms: u64) {
+    let ctx = rt.ctx(device).unwrap();
+    let stream = ctx.stream.as_ref().unwrap();
+    stream
+        .submit(
+            Box::new(move || {
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                Ok(())
+            }),
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap();
+}
+
+#[test]
+fn sim_gpus_run_on_their_own_worker_and_calls_return_before_the_work() {
+    let rt = sim_rt(2, 1 << 30);
+    assert!(rt.is_async(Device::gpu(0)));
+    assert!(!rt.is_async(cpu()));
+    block_stream(&rt, Device::gpu(0), 300);
+    let start = std::time::Instant::now();
+    let x = rt.ones(&[2, 3], DType::Float32, Device::gpu(0)).unwrap();
+    let y = bin_s(BinaryOp::Add, &x, Scalar::Int(1));
+    let s = y.reduce(ReduceOp::Sum, None, false).unwrap();
+    assert!(
+        start.elapsed() < std::time::Duration::from_millis(150),
+        "queueing waited for the device"
+    );
+    // Shape checks still happen at the call, while the device is busy.
+    let bad = rt.ones(&[4], DType::Float32, Device::gpu(0)).unwrap();
+    assert_eq!(
+        bin(BinaryOp::Add, &x, &bad).unwrap_err().ename(),
+        "ShapeError"
+    );
+    assert_eq!(s.to_scalar("asscalar").unwrap(), Scalar::Float(12.0));
+    assert!(start.elapsed() >= std::time::Duration::from_millis(250));
+    assert_eq!(values(&y), vec![2.; 6]);
+}
+
+#[test]
+fn sim_in_place_writes_and_reads_keep_program_order() {
+    let rt = sim_rt(1, 1 << 30);
+    let g = Device::gpu(0);
+    block_stream(&rt, g, 50);
+    let x = rt.zeros(&[4], DType::Float32, g).unwrap();
+    let before = bin_s(BinaryOp::Add, &x, Scalar::Int(1));
+    x.set_index(
+        &[sl(Some(1), Some(3), None)],
+        Operand::Scalar(Scalar::Int(5)),
+    )
+    .unwrap();
+    x.binary_inplace(BinaryOp::Mul, Operand::Scalar(Scalar::Int(2)))
+        .unwrap();
+    let eye = rt.eye(2, 2, 0, DType::Float32, g).unwrap();
+    assert_eq!(values(&before), vec![1.; 4]);
+    assert_eq!(values(&x), vec![0., 10., 10., 0.]);
+    assert_eq!(values(&eye), vec![1., 0., 0., 1.]);
+    x.wait_to_read().unwrap();
+    rt.synchronize().unwrap();
+}
+
+#[test]
+fn sim_to_sim_copies_go_direct_and_wait_for_the_source() {
+    let rt = sim_rt(2, 1 << 30);
+    let (g0, g1) = (Device::gpu(0), Device::gpu(1));
+    let x = rt.zeros(&[3], DType::Float32, g0).unwrap();
+    block_stream(&rt, g0, 100);
+    // The write is queued behind the sleep; the copy must see it.
+    x.set_index(&[], Operand::Scalar(Scalar::Int(7))).unwrap();
+    let y = x.copy_to(&rt, g1).unwrap();
+    // A later write to the source must not reach the copy.
+    x.set_index(&[], Operand::Scalar(Scalar::Int(9))).unwrap();
+    assert_eq!(y.device(), g1);
+    assert_eq!(values(&y), vec![7.; 3]);
+    // copyto(array) between GPUs, with a dtype conversion.
+    let z = rt.zeros(&[3], DType::Float64, g1).unwrap();
+    x.copy_into(&z).unwrap();
+    assert_eq!(values(&z), vec![9.; 3]);
+    let records: Vec<(Device, Device, TransferKind, u64, u64)> = rt
+        .transfers()
+        .iter()
+        .map(|r| (r.from, r.to, r.kind, r.count, r.bytes))
+        .collect();
+    assert_eq!(
+        records,
+        vec![
+            (g0, g1, TransferKind::Explicit, 2, 24),
+            (g1, cpu(), TransferKind::Implicit, 2, 36),
+        ]
+    );
+    rt.reset_transfers();
+    assert!(rt.transfers().is_empty());
+    assert_eq!(rt.bytes_copied(g1), (24, 36));
+}
+
+#[test]
+fn host_reads_and_explicit_copies_are_in_the_ledger() {
+    let rt = sim_rt(1, 1 << 30);
+    let g = Device::gpu(0);
+    let c = rt.ones(&[2, 3], DType::Float32, cpu()).unwrap();
+    let x = c.copy_to(&rt, g).unwrap();
+    let _ = x.to_host();
+    let _ = x.to_host_uncounted();
+    let s = x.reduce(ReduceOp::Sum, None, false).unwrap();
+    assert_eq!(s.to_scalar("item").unwrap(), Scalar::Float(6.0));
+    let h = x.to_host_array(&rt).unwrap();
+    assert_eq!(h.device(), cpu());
+    // Same device: no transfer.
+    let _ = c.copy_to(&rt, cpu()).unwrap();
+    let _ = c.to_host();
+    let summary: Vec<(String, String, &str, u64, u64)> = rt
+        .transfers()
+        .iter()
+        .map(|r| {
+            (
+                r.from.to_string(),
+                r.to.to_string(),
+                r.kind.name(),
+                r.count,
+                r.bytes,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("cpu(0)".into(), "gpu(0)".into(), "explicit", 1, 24),
+            ("gpu(0)".into(), "cpu(0)".into(), "implicit", 3, 52),
+        ]
+    );
+    assert!(rt.transfers()[0].time > std::time::Duration::ZERO);
+}
+
+#[test]
+fn sim_memory_returns_when_the_last_reference_goes_even_while_queued() {
+    let rt = sim_rt(1, 64 << 20);
+    let g = Device::gpu(0);
+    block_stream(&rt, g, 100);
+    let x = rt.ones(&[1 << 20], DType::Float32, g).unwrap();
+    let y = bin_s(BinaryOp::Add, &x, Scalar::Int(1));
+    assert_eq!(rt.memory_used(g), 8 << 20);
+    drop((x, y));
+    rt.synchronize().unwrap();
+    assert_eq!((rt.memory_used(g), rt.live_arrays(g)), (0, 0));
+}
+
+#[test]
+fn a_loop_allocating_far_more_than_the_budget_runs() {
+    // 64 MiB of device memory, 160 iterations of 2 x 4 MiB = 1.25 GiB allocated in total.
+    let rt = sim_rt(1, 64 << 20);
+    let g = Device::gpu(0);
+    let keep = rt.ones(&[6 << 20], DType::Float32, g).unwrap(); // 24 MiB held throughout
+    let mut t = rt.zeros(&[1 << 20], DType::Float32, g).unwrap();
+    for _ in 0..160 {
+        let fresh = rt.ones(&[1 << 20], DType::Float32, g).unwrap();
+        t = Array::binary(BinaryOp::Add, Operand::Array(&t), Operand::Array(&fresh)).unwrap();
+    }
+    let total = t.reduce(ReduceOp::Sum, None, false).unwrap();
+    assert_eq!(
+        total.to_scalar("item").unwrap(),
+        Scalar::Float(160.0 * (1 << 20) as f64)
+    );
+    // Over the budget in one request is still an error naming the device, request and free.
+    let err = rt.ones(&[16 << 20], DType::Float32, g).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "out of memory on gpu(0): cannot allocate 64 MiB, only 36 MiB of 64 MiB is free. Free arrays you no longer need (del x) or use a smaller shape"
+    );
+    drop((keep, t, total));
+    rt.synchronize().unwrap();
+    assert_eq!(rt.memory_used(g), 0);
+    // ... and the device still works.
+    let again = rt.ones(&[16 << 20], DType::Float32, g).unwrap();
+    assert_eq!(again.size(), 16 << 20);
+}
+
+#[test]
+fn an_interrupt_ends_a_device_wait_and_leaves_arrays_valid() {
+    let rt = sim_rt(1, 1 << 30);
+    let g = Device::gpu(0);
+    block_stream(&rt, g, 400);
+    let x = rt.ones(&[3], DType::Float32, g).unwrap();
+    let flag = rt.interrupt_flag();
+    flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    let start = std::time::Instant::now();
+    assert_eq!(x.wait_to_read(), Err(RuntimeError::Interrupted));
+    assert_eq!(rt.synchronize(), Ok(()), "the interrupt was consumed");
+    assert!(start.elapsed() >= std::time::Duration::from_millis(300));
+    flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    let y = bin_s(BinaryOp::Add, &x, Scalar::Int(1));
+    assert_eq!(RuntimeError::Interrupted.ename(), "KeyboardInterrupt");
+    flag.store(false, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(values(&y), vec![2.; 3]);
+}
+
+#[test]
+fn interrupted_waits_return_promptly() {
+    let rt = sim_rt(1, 1 << 30);
+    let g = Device::gpu(0);
+    block_stream(&rt, g, 500);
+    let x = rt.ones(&[3], DType::Float32, g).unwrap();
+    rt.interrupt_flag()
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let start = std::time::Instant::now();
+    assert_eq!(rt.synchronize(), Err(RuntimeError::Interrupted));
+    assert!(start.elapsed() < std::time::Duration::from_millis(200));
+    // Still valid: reading waits for the queued work.
+    assert_eq!(values(&x), vec![1.; 3]);
+}
+
+#[test]
+fn seeds_reproduce_across_devices_and_order_with_queued_samples() {
+    let rt = sim_rt(2, 1 << 30);
+    rt.seed(3);
+    let on_cpu = rt.uniform(0., 1., &[5], DType::Float32, cpu()).unwrap();
+    let first = rt
+        .uniform(0., 1., &[5], DType::Float32, Device::gpu(0))
+        .unwrap();
+    // Reseeding while the sample above may still be queued must not change it.
+    rt.seed(3);
+    let second = rt
+        .uniform(0., 1., &[5], DType::Float32, Device::gpu(0))
+        .unwrap();
+    let other = rt
+        .uniform(0., 1., &[5], DType::Float32, Device::gpu(1))
+        .unwrap();
+    assert_eq!(first.to_host(), on_cpu.to_host());
+    assert_eq!(second.to_host(), on_cpu.to_host());
+    assert_eq!(other.to_host(), on_cpu.to_host());
+}

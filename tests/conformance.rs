@@ -1,0 +1,307 @@
+//! Backend conformance: the same ops on every backend present, each compared with the CPU.
+//!
+//! One macro, `conformance!`, instantiates every case once per backend (candle style): `cpu`
+//! (compares the CPU with itself, which checks the cases are deterministic), `sim` (a simulated
+//! GPU, asynchronous, always present) and, once the CUDA backend exists, `cuda` (skipped at run
+//! time when no GPU is there). A case builds arrays on the device it is given and returns its
+//! results; `check` runs it on cpu(0) and on the backend's device and compares shape, dtype,
+//! device and values.
+use devarray::runtime::{
+    Array, BinaryOp, DType, Device, HostData, IndexItem, Operand, ReduceOp, Runtime, RuntimeConfig,
+    Scalar, UnaryOp,
+};
+
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Cpu,
+    Sim,
+}
+
+impl Backend {
+    /// A runtime that has this backend and the device to test on.
+    fn setup(self) -> Option<(Runtime, Device)> {
+        match self {
+            Backend::Cpu => Some((Runtime::new(RuntimeConfig::default()), Device::cpu(0))),
+            Backend::Sim => Some((
+                Runtime::new(RuntimeConfig {
+                    sim_gpus: 2,
+                    ..RuntimeConfig::default()
+                }),
+                // gpu(1): nothing may assume the first GPU.
+                Device::gpu(1),
+            )),
+        }
+    }
+
+    /// Largest relative difference allowed against the CPU: the simulated GPU runs the CPU's
+    /// kernels, so it must agree exactly (a CUDA backend will need a small tolerance).
+    fn tolerance(self) -> f64 {
+        0.0
+    }
+}
+
+type Outputs = Vec<(&'static str, Array)>;
+type Case = fn(&Runtime, Device) -> Outputs;
+
+fn check(case: Case, backend: Backend) {
+    let Some((rt, device)) = backend.setup() else {
+        eprintln!("{backend:?} is not available here; skipped");
+        return;
+    };
+    let reference_rt = Runtime::new(RuntimeConfig::default());
+    let expected = case(&reference_rt, Device::cpu(0));
+    let actual = case(&rt, device);
+    assert_eq!(expected.len(), actual.len());
+    for ((name, want), (_, got)) in expected.iter().zip(&actual) {
+        assert_eq!(
+            got.device(),
+            device,
+            "{name}: result is on the wrong device"
+        );
+        assert_eq!(got.shape(), want.shape(), "{name}: shape");
+        assert_eq!(got.dtype(), want.dtype(), "{name}: dtype");
+        let (w, g) = (want.to_host(), got.to_host());
+        if backend.tolerance() == 0.0 {
+            assert_eq!(g, w, "{name}: values");
+        } else {
+            for (a, b) in w.to_f64_vec().iter().zip(g.to_f64_vec()) {
+                let scale = a.abs().max(1.0);
+                assert!(
+                    (a - b).abs() <= backend.tolerance() * scale,
+                    "{name}: {a} vs {b}"
+                );
+            }
+        }
+    }
+    rt.synchronize().expect("no queued error");
+}
+
+macro_rules! conformance {
+    ($($case:ident),* $(,)?) => {
+        mod cpu {
+            $( #[test] fn $case() { super::check(super::$case, super::Backend::Cpu) } )*
+        }
+        mod sim {
+            $( #[test] fn $case() { super::check(super::$case, super::Backend::Sim) } )*
+        }
+        // The CUDA backend adds `Backend::Cuda` (setup returns None when num_gpus() == 0 on a
+        // real-GPU runtime, a small tolerance) and one more module here:
+        // mod cuda { $( #[test] fn $case() { super::check(super::$case, super::Backend::Cuda) } )* }
+    };
+}
+
+conformance!(
+    creation,
+    elementwise_with_broadcasting,
+    reductions_with_axes,
+    matmul_and_dot,
+    indexing_and_set_index,
+    concat_and_stack,
+    astype_and_clip,
+    random_with_seed,
+    copies_between_devices,
+);
+
+fn f32s(rt: &Runtime, d: Device, data: &[f64], shape: &[usize]) -> Array {
+    rt.from_f64(data.to_vec(), shape, DType::Float32, d)
+        .expect("array")
+}
+
+fn range(rt: &Runtime, d: Device, n: usize, shape: &[isize]) -> Array {
+    rt.arange(0.0, n as f64, 1.0, DType::Float32, d)
+        .and_then(|a| a.reshape(shape))
+        .expect("arange")
+}
+
+fn bin(op: BinaryOp, a: &Array, b: &Array) -> Array {
+    Array::binary(op, Operand::Array(a), Operand::Array(b)).expect("binary")
+}
+
+fn bin_s(op: BinaryOp, a: &Array, s: Scalar) -> Array {
+    Array::binary(op, Operand::Array(a), Operand::Scalar(s)).expect("binary with scalar")
+}
+
+fn creation(rt: &Runtime, d: Device) -> Outputs {
+    vec![
+        ("ones", rt.ones(&[2, 3], DType::Float32, d).unwrap()),
+        ("zeros i64", rt.zeros(&[4], DType::Int64, d).unwrap()),
+        (
+            "full f64",
+            rt.full(&[2, 2], 2.5, DType::Float64, d).unwrap(),
+        ),
+        (
+            "arange",
+            rt.arange(1.0, 4.0, 0.5, DType::Float32, d).unwrap(),
+        ),
+        ("eye k=1", rt.eye(3, 4, 1, DType::Float32, d).unwrap()),
+        (
+            "from host",
+            rt.from_host(HostData::I32(vec![1, -2, 3]), &[3], d)
+                .unwrap(),
+        ),
+        ("empty", rt.zeros(&[0, 3], DType::Float32, d).unwrap()),
+    ]
+}
+
+fn elementwise_with_broadcasting(rt: &Runtime, d: Device) -> Outputs {
+    let a = range(rt, d, 6, &[2, 3]);
+    let col = f32s(rt, d, &[10.0, 20.0], &[2, 1]);
+    let row = f32s(rt, d, &[1.0, -2.0, 3.0], &[3]);
+    let ints = rt
+        .from_host(HostData::I64(vec![7, -7, 9]), &[3], d)
+        .unwrap();
+    vec![
+        ("add col", bin(BinaryOp::Add, &a, &col)),
+        ("mul row", bin(BinaryOp::Mul, &a, &row)),
+        ("sub scalar", bin_s(BinaryOp::Sub, &a, Scalar::Float(0.5))),
+        ("div", bin(BinaryOp::Div, &row, &a)),
+        ("pow", bin_s(BinaryOp::Pow, &a, Scalar::Int(2))),
+        (
+            "floordiv ints",
+            bin_s(BinaryOp::FloorDiv, &ints, Scalar::Int(2)),
+        ),
+        ("compare", bin(BinaryOp::Gt, &a, &row)),
+        ("maximum", bin(BinaryOp::Maximum, &a, &col)),
+        ("exp", a.unary(UnaryOp::Exp).unwrap()),
+        ("sqrt", a.unary(UnaryOp::Sqrt).unwrap()),
+        ("tanh", row.unary(UnaryOp::Tanh).unwrap()),
+        ("sigmoid", row.unary(UnaryOp::Sigmoid).unwrap()),
+        ("relu", row.unary(UnaryOp::Relu).unwrap()),
+        ("neg ints", ints.unary(UnaryOp::Neg).unwrap()),
+    ]
+}
+
+fn reductions_with_axes(rt: &Runtime, d: Device) -> Outputs {
+    let a = range(rt, d, 24, &[2, 3, 4]);
+    vec![
+        ("sum all", a.reduce(ReduceOp::Sum, None, false).unwrap()),
+        (
+            "sum axis 1",
+            a.reduce(ReduceOp::Sum, Some(&[1]), false).unwrap(),
+        ),
+        (
+            "mean axes 0,2 keepdims",
+            a.reduce(ReduceOp::Mean, Some(&[0, 2]), true).unwrap(),
+        ),
+        (
+            "max axis -1",
+            a.reduce(ReduceOp::Max, Some(&[-1]), false).unwrap(),
+        ),
+        ("min", a.reduce(ReduceOp::Min, None, true).unwrap()),
+        (
+            "argmax axis 1",
+            a.reduce(ReduceOp::ArgMax, Some(&[1]), false).unwrap(),
+        ),
+        ("norm", a.norm(None, None, false).unwrap()),
+        (
+            "norm ord 1 axis 0",
+            a.norm(Some(1.0), Some(&[0]), false).unwrap(),
+        ),
+    ]
+}
+
+fn matmul_and_dot(rt: &Runtime, d: Device) -> Outputs {
+    let a = range(rt, d, 6, &[2, 3]);
+    let b = range(rt, d, 12, &[3, 4]);
+    let batch = range(rt, d, 24, &[2, 3, 4]);
+    let v = f32s(rt, d, &[1.0, 2.0, 3.0], &[3]);
+    let square = range(rt, d, 10000, &[100, 100]);
+    vec![
+        ("matmul", a.matmul(&b).unwrap()),
+        ("batched", a.matmul(&batch).unwrap()),
+        ("matrix-vector", a.matmul(&v).unwrap()),
+        ("dot vectors", v.dot(&v).unwrap()),
+        ("100x100", square.matmul(&square).unwrap()),
+        ("transpose", b.transpose(None).unwrap()),
+    ]
+}
+
+fn indexing_and_set_index(rt: &Runtime, d: Device) -> Outputs {
+    let a = range(rt, d, 12, &[3, 4]);
+    let slice = |start, stop, step| IndexItem::Slice { start, stop, step };
+    let x = a.copy_to(rt, d).unwrap();
+    x.set_index(
+        &[IndexItem::Int(1), slice(None, None, Some(2))],
+        Operand::Scalar(Scalar::Int(-1)),
+    )
+    .unwrap();
+    let rows = rt.from_host(HostData::I64(vec![2, 0]), &[2], d).unwrap();
+    let mask = bin_s(BinaryOp::Gt, &a, Scalar::Int(6));
+    let y = a.copy_to(rt, d).unwrap();
+    let src = f32s(rt, d, &[5.0, 6.0, 7.0, 8.0], &[4]);
+    y.set_index(&[slice(Some(1), None, None)], Operand::Array(&src))
+        .unwrap();
+    let overlap = a.copy_to(rt, d).unwrap();
+    let shifted = overlap.index(&[slice(None, Some(-1), None)]).unwrap();
+    overlap
+        .set_index(&[slice(Some(1), None, None)], Operand::Array(&shifted))
+        .unwrap();
+    vec![
+        ("row", a.index(&[IndexItem::Int(1)]).unwrap()),
+        (
+            "column slice",
+            a.index(&[slice(None, None, None), slice(Some(1), Some(3), None)])
+                .unwrap(),
+        ),
+        ("reversed", a.index(&[slice(None, None, Some(-1))]).unwrap()),
+        ("by int array", a.index(&[IndexItem::Array(rows)]).unwrap()),
+        ("by mask", a.index(&[IndexItem::Array(mask)]).unwrap()),
+        ("set scalar", x),
+        ("set broadcast array", y),
+        ("set overlapping", overlap),
+    ]
+}
+
+fn concat_and_stack(rt: &Runtime, d: Device) -> Outputs {
+    let a = range(rt, d, 6, &[2, 3]);
+    let b = bin_s(BinaryOp::Mul, &a, Scalar::Int(10));
+    let c = range(rt, d, 3, &[1, 3]);
+    vec![
+        (
+            "concat 0",
+            Array::concat(&[a.clone(), c.clone(), b.clone()], 0).unwrap(),
+        ),
+        (
+            "concat 1",
+            Array::concat(&[a.clone(), b.clone()], 1).unwrap(),
+        ),
+        ("stack 0", Array::stack(&[a.clone(), b.clone()], 0).unwrap()),
+        ("stack -1", Array::stack(&[a, b], -1).unwrap()),
+    ]
+}
+
+fn astype_and_clip(rt: &Runtime, d: Device) -> Outputs {
+    let a = f32s(rt, d, &[-1.5, 0.0, 2.7, 9.0], &[4]);
+    vec![
+        ("to int32", a.astype(DType::Int32).unwrap()),
+        ("to f64", a.astype(DType::Float64).unwrap()),
+        ("to bool", a.astype(DType::Bool).unwrap()),
+        ("clip", a.clip(Some(0.0), Some(3.0)).unwrap()),
+        ("reshape", a.reshape(&[2, -1]).unwrap()),
+    ]
+}
+
+fn random_with_seed(rt: &Runtime, d: Device) -> Outputs {
+    rt.seed(42);
+    let u = rt.uniform(-1.0, 1.0, &[3, 4], DType::Float32, d).unwrap();
+    let n = rt.normal(0.0, 2.0, &[5], DType::Float64, d).unwrap();
+    rt.seed(42);
+    let again = rt.uniform(-1.0, 1.0, &[3, 4], DType::Float32, d).unwrap();
+    vec![("uniform", u), ("normal", n), ("reseeded", again)]
+}
+
+fn copies_between_devices(rt: &Runtime, d: Device) -> Outputs {
+    let host = rt.ones(&[2, 3], DType::Float32, Device::cpu(0)).unwrap();
+    let on = host.copy_to(rt, d).unwrap();
+    let doubled = bin_s(BinaryOp::Mul, &on, Scalar::Int(2));
+    let back = doubled.copy_to(rt, Device::cpu(0)).unwrap();
+    let into = rt.zeros(&[2, 3], DType::Float64, d).unwrap();
+    back.copy_into(&into).unwrap();
+    let same = on.as_in_device(rt, d).unwrap();
+    assert!(
+        same.same(&on),
+        "as_in_device to its own device is the same array"
+    );
+    let round_trip = back.copy_to(rt, d).unwrap();
+    vec![("copy_into", into), ("round trip", round_trip)]
+}
