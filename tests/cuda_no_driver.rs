@@ -46,5 +46,7 @@ fn the_runtime_sees_no_gpu_and_refuses_gpu0() {
     let err = runtime
         .ones(&[2, 3], DType::Float32, Device::gpu(0))
         .expect_err("gpu(0) must not exist");
-    assert!(err.to_string().starts_with("gpu(0) does not exist: this machine has no GPU"));
+    assert!(err
+        .to_string()
+        .starts_with("gpu(0) does not exist: this machine has no GPU"));
 }

@@ -124,7 +124,10 @@ fn a_broken_kernel_is_an_error_with_the_compiler_log() {
         &[],
     )
     .expect_err("must not compile");
-    assert!(err.starts_with("NVRTC could not compile broken.cu for --gpu-architecture=compute_80"), "{err}");
+    assert!(
+        err.starts_with("NVRTC could not compile broken.cu for --gpu-architecture=compute_80"),
+        "{err}"
+    );
     assert!(err.contains("undefined_name"), "{err}");
 }
 

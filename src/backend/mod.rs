@@ -105,9 +105,7 @@ pub fn host_sum(parts: &[HostData]) -> Result<HostData> {
         return Err(RuntimeError::Value("all_reduce: no arrays to sum".into()));
     };
     let mismatch = || {
-        RuntimeError::Shape(
-            "all_reduce: every array must have the same size and dtype".to_string(),
-        )
+        RuntimeError::Shape("all_reduce: every array must have the same size and dtype".to_string())
     };
     fn add<T: Copy>(acc: &mut [T], more: &[T], f: impl Fn(T, T) -> T) {
         for (a, &b) in acc.iter_mut().zip(more) {

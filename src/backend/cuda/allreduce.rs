@@ -76,8 +76,9 @@ fn nccl_all_reduce(parts: &mut [CudaStorage]) -> Result<()> {
     if !table.contains_key(&ordinals) {
         let mut comms = vec![std::ptr::null_mut(); ordinals.len()];
         // SAFETY: `comms` has one slot per device in `ordinals`.
-        let status =
-            unsafe { nccl::ncclCommInitAll(comms.as_mut_ptr(), ordinals.len() as i32, ordinals.as_ptr()) };
+        let status = unsafe {
+            nccl::ncclCommInitAll(comms.as_mut_ptr(), ordinals.len() as i32, ordinals.as_ptr())
+        };
         if status != nccl::ncclResult_t::ncclSuccess {
             drop(table);
             return host_all_reduce(parts);

@@ -60,7 +60,11 @@ pub fn gemm(device: &CudaDevice, dtype: DType, g: &Gemm) -> Result<()> {
     let Some(handle) = guard.as_ref() else {
         return Err(RuntimeError::Value("cuBLAS handle missing".into()));
     };
-    let (m, n, k) = (dim(g.m, "rows")?, dim(g.n, "columns")?, dim(g.k, "inner size")?);
+    let (m, n, k) = (
+        dim(g.m, "rows")?,
+        dim(g.n, "columns")?,
+        dim(g.k, "inner size")?,
+    );
     let batch = dim(g.batch, "batch")?;
     let no = bs::cublasOperation_t::CUBLAS_OP_N;
     let (sa, sb, sc) = (g.rhs_stride as i64, g.lhs_stride as i64, (g.m * g.n) as i64);

@@ -82,7 +82,9 @@ impl CudaDevice {
     fn open(ordinal: usize) -> std::result::Result<CudaDevice, String> {
         let ctx = CudaContext::new(ordinal).map_err(|e| format!("gpu({ordinal}): {e:?}"))?;
         let name = ctx.name().unwrap_or_else(|_| "NVIDIA GPU".into());
-        let total_memory = ctx.total_mem().map_err(|e| format!("gpu({ordinal}): {e:?}"))? as u64;
+        let total_memory = ctx
+            .total_mem()
+            .map_err(|e| format!("gpu({ordinal}): {e:?}"))? as u64;
         let compute_capability = ctx
             .compute_capability()
             .map_err(|e| format!("gpu({ordinal}): {e:?}"))?;
@@ -122,12 +124,16 @@ impl CudaDevice {
     }
 
     pub(crate) fn bind(&self) -> Result<()> {
-        self.ctx.bind_to_thread().map_err(|e| driver_error("binding the context", e))
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| driver_error("binding the context", e))
     }
 
     /// Waits for everything queued on this device.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(|e| driver_error("synchronize", e))
+        self.stream
+            .synchronize()
+            .map_err(|e| driver_error("synchronize", e))
     }
 
     // ---- memory ----------------------------------------------------------------------------
@@ -188,10 +194,11 @@ impl CudaDevice {
                     let image = nvrtc::compile(&program.name, &program.source, self.target, &[])
                         .map_err(RuntimeError::Value)?;
                     let ptx = match self.target {
-                        Target::Ptx { .. } => cudarc::nvrtc::Ptx::from_src(
-                            String::from_utf8(image)
-                                .map_err(|_| RuntimeError::Value("NVRTC returned non-text PTX".into()))?,
-                        ),
+                        Target::Ptx { .. } => {
+                            cudarc::nvrtc::Ptx::from_src(String::from_utf8(image).map_err(
+                                |_| RuntimeError::Value("NVRTC returned non-text PTX".into()),
+                            )?)
+                        }
                         Target::Cubin { .. } => cudarc::nvrtc::Ptx::from_binary(image),
                     };
                     let module = self
@@ -318,7 +325,11 @@ pub struct DeviceBuffer {
 
 impl std::fmt::Debug for DeviceBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceBuffer({} bytes on gpu({}))", self.bytes, self.device.ordinal)
+        write!(
+            f,
+            "DeviceBuffer({} bytes on gpu({}))",
+            self.bytes, self.device.ordinal
+        )
     }
 }
 

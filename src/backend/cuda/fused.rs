@@ -1,9 +1,9 @@
 //! Fused elementwise expressions: a tree of unary and binary float ops over same-shape,
 //! contiguous inputs becomes one generated kernel, so `(z + 2).exp() * y` reads each input once
 //! and writes once instead of making two temporaries. Sources are generated from the tree (the
-//! operator spellings are the same `da_*` helpers as elementwise.cu, which is included), compiled
+//! operator spellings are the same `da_*` helpers as elementwise.cu, from math.cuh), compiled
 //! once per distinct expression and cached by its source text.
-use super::kernels::{dtype_tag, with_prelude, Program};
+use super::kernels::{dtype_tag, with_prelude, Program, MATH};
 use crate::runtime::{BinaryOp, DType, UnaryOp};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -67,12 +67,11 @@ impl FusedKernel {
             .collect();
         let entry = self.entry();
         let source = format!(
-            "{elementwise}\n\
+            "{MATH}\n\
              typedef {t} T;\n\
              extern \"C\" __global__ void {entry}(T* __restrict__ out{params}, i64 n) {{\n\
              \x20   DA_FOR_EACH(i, n) {{ out[i] = (T)({body}); }}\n\
              }}\n",
-            elementwise = include_str!("kernels/elementwise.cu"),
             body = self.body(),
         );
         Program {
@@ -213,7 +212,8 @@ mod tests {
         assert_eq!(bench.body(), "((da_exp(((in0[i]) + ((T)2.0)))) * (in1[i]))");
         assert!(bench.entry().starts_with("fused_f32_"));
         assert_ne!(bench.entry(), kernels[1].entry());
-        assert_eq!(kernels[2].inputs, 3);
+        assert_eq!(kernels[1].inputs, 3);
+        assert!(kernels[2].entry().starts_with("fused_f64_"));
     }
 
     #[test]

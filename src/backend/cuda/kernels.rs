@@ -8,6 +8,8 @@
 use crate::runtime::{BinaryOp, DType, ReduceOp, UnaryOp};
 
 const COMMON: &str = include_str!("kernels/common.cuh");
+/// Scalar helpers (`da_exp`, `da_floor_div`, ...) for elementwise.cu and fused kernels.
+pub const MATH: &str = include_str!("kernels/math.cuh");
 const ELEMENTWISE: &str = include_str!("kernels/elementwise.cu");
 const REDUCE: &str = include_str!("kernels/reduce.cu");
 const COPY: &str = include_str!("kernels/copy.cu");
@@ -53,9 +55,13 @@ impl Module {
     }
 
     pub fn program(self) -> Program {
+        let body = match self {
+            Module::Elementwise => format!("{MATH}\n{}", self.body()),
+            _ => self.body().to_string(),
+        };
         Program {
             name: self.name().to_string(),
-            source: with_prelude(self.body()),
+            source: with_prelude(&body),
             entries: self.entries(),
         }
     }

@@ -39,7 +39,10 @@ pub fn version() -> Result<(i32, i32), String> {
     }
     let (mut major, mut minor): (c_int, c_int) = (0, 0);
     // SAFETY: the library is present; both pointers are valid for writes.
-    check(unsafe { sys::nvrtcVersion(&mut major, &mut minor) }, "nvrtcVersion")?;
+    check(
+        unsafe { sys::nvrtcVersion(&mut major, &mut minor) },
+        "nvrtcVersion",
+    )?;
     Ok((major, minor))
 }
 
@@ -142,7 +145,10 @@ unsafe fn compile_created(
             }
         }
         Target::Cubin { .. } => {
-            check(sys::nvrtcGetCUBINSize(program, &mut size), "nvrtcGetCUBINSize")?;
+            check(
+                sys::nvrtcGetCUBINSize(program, &mut size),
+                "nvrtcGetCUBINSize",
+            )?;
             out = vec![0u8; size];
             check(
                 sys::nvrtcGetCUBIN(program, out.as_mut_ptr().cast()),

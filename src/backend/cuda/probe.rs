@@ -56,9 +56,9 @@ fn run_probe() -> Probe {
         probe.nvrtc_version = super::nvrtc::version().ok();
     }
     if !driver_present {
-        probe
-            .notes
-            .push("no NVIDIA driver (libcuda.so.1 was not found), so there are no CUDA GPUs".into());
+        probe.notes.push(
+            "no NVIDIA driver (libcuda.so.1 was not found), so there are no CUDA GPUs".into(),
+        );
         return probe;
     }
     // SAFETY: libcuda is present (checked above); the out-pointers are valid.
@@ -87,8 +87,14 @@ fn run_probe() -> Probe {
         nvrtc_present,
     ));
     for (present, what) in [
-        (cublas_present, "cuBLAS (libcublas.so.12), needed for matmul"),
-        (curand_present, "cuRAND (libcurand.so.10), needed for random arrays"),
+        (
+            cublas_present,
+            "cuBLAS (libcublas.so.12), needed for matmul",
+        ),
+        (
+            curand_present,
+            "cuRAND (libcurand.so.10), needed for random arrays",
+        ),
     ] {
         if !present && count > 0 {
             probe.notes.push(format!(
@@ -146,6 +152,8 @@ mod tests {
             vec!["NVRTC 12.9 is newer than the driver's CUDA 12.4: its PTX would be rejected, so kernels are compiled to machine code (cubin) instead; update the driver to use PTX".to_string()]
         );
         assert!(version_notes(Some((12, 9)), Some((12, 8)), true).is_empty());
-        assert!(version_notes(Some((12, 9)), None, false)[0].contains("NVRTC (libnvrtc.so.12) is not"));
+        assert!(
+            version_notes(Some((12, 9)), None, false)[0].contains("NVRTC (libnvrtc.so.12) is not")
+        );
     }
 }

@@ -19,7 +19,10 @@ impl Drop for RngHandle {
 pub enum Distribution {
     /// Samples in (0, 1]; the caller scales them to [low, high).
     StandardUniform,
-    Normal { mean: f64, std: f64 },
+    Normal {
+        mean: f64,
+        std: f64,
+    },
 }
 
 fn with_generator<T>(
@@ -38,7 +41,8 @@ fn with_generator<T>(
     device.bind()?;
     let mut guard = lock(&device.rng);
     if guard.is_none() {
-        let generator = rr::create_generator().map_err(|e| driver_error("curandCreateGenerator", e))?;
+        let generator =
+            rr::create_generator().map_err(|e| driver_error("curandCreateGenerator", e))?;
         let handle = RngHandle(generator);
         // SAFETY: both handles are live.
         unsafe { rr::set_stream(handle.0, device.stream.cu_stream() as _) }

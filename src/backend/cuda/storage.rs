@@ -122,7 +122,12 @@ impl CudaStorage {
         launch_on(self.device(), module, entry, n, args)
     }
 
-    pub fn full(device: &Arc<CudaDevice>, n: usize, value: f64, dtype: DType) -> Result<CudaStorage> {
+    pub fn full(
+        device: &Arc<CudaDevice>,
+        n: usize,
+        value: f64,
+        dtype: DType,
+    ) -> Result<CudaStorage> {
         let out = CudaStorage::alloc(device, n, dtype)?;
         if n == 0 {
             return Ok(out);
@@ -183,7 +188,11 @@ impl CudaStorage {
         }
         let size = self.dtype.size_bytes();
         let mut raw = vec![0u8; size];
-        super::transfer::device_to_host(self.device(), self.ptr() + (index * size) as u64, &mut raw)?;
+        super::transfer::device_to_host(
+            self.device(),
+            self.ptr() + (index * size) as u64,
+            &mut raw,
+        )?;
         let host = match self.dtype {
             DType::Float32 => HostData::F32(from_bytes(&raw, f32::from_ne_bytes)),
             DType::Float64 => HostData::F64(from_bytes(&raw, f64::from_ne_bytes)),
@@ -198,7 +207,13 @@ impl CudaStorage {
     /// each other, else through the host.
     pub fn copy_to_device(&self, target: &Arc<CudaDevice>) -> Result<CudaStorage> {
         let out = CudaStorage::alloc(target, self.len, self.dtype)?;
-        super::transfer::device_to_device(self.device(), self.ptr(), target, out.ptr(), self.buffer.bytes)?;
+        super::transfer::device_to_device(
+            self.device(),
+            self.ptr(),
+            target,
+            out.ptr(),
+            self.buffer.bytes,
+        )?;
         Ok(out)
     }
 
@@ -210,22 +225,35 @@ impl CudaStorage {
                 Module::Copy,
                 &entry,
                 self.len,
-                &[Arg::Ptr(out.ptr()), Arg::Ptr(self.ptr()), Arg::I64(self.len as i64)],
+                &[
+                    Arg::Ptr(out.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::I64(self.len as i64),
+                ],
             )?;
         }
         Ok(out)
     }
 
     pub fn unary(&self, op: UnaryOp) -> Result<CudaStorage> {
-        let entry = kernels::unary_entry(op, self.dtype).ok_or_else(|| unsupported(op.name(), self.dtype))?;
-        let out_dtype = if op == UnaryOp::Not { DType::Bool } else { self.dtype };
+        let entry = kernels::unary_entry(op, self.dtype)
+            .ok_or_else(|| unsupported(op.name(), self.dtype))?;
+        let out_dtype = if op == UnaryOp::Not {
+            DType::Bool
+        } else {
+            self.dtype
+        };
         let out = CudaStorage::alloc(self.device(), self.len, out_dtype)?;
         if self.len > 0 {
             out.launch(
                 Module::Elementwise,
                 &entry,
                 self.len,
-                &[Arg::Ptr(out.ptr()), Arg::Ptr(self.ptr()), Arg::I64(self.len as i64)],
+                &[
+                    Arg::Ptr(out.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::I64(self.len as i64),
+                ],
             )?;
         }
         Ok(out)
@@ -241,7 +269,11 @@ impl CudaStorage {
     ) -> Result<CudaStorage> {
         same_device(self, rhs, op.name())?;
         let n: usize = shape.iter().product();
-        let out_dtype = if op.is_comparison() { DType::Bool } else { self.dtype };
+        let out_dtype = if op.is_comparison() {
+            DType::Bool
+        } else {
+            self.dtype
+        };
         let out = CudaStorage::alloc(self.device(), n, out_dtype)?;
         if n == 0 {
             return Ok(out);
@@ -265,8 +297,8 @@ impl CudaStorage {
                 rank: shape.len() as i32,
                 ..DaBroadcast::default()
             };
-            for d in 0..shape.len() {
-                layout.shape[d] = shape[d] as i64;
+            for (d, &len) in shape.iter().enumerate() {
+                layout.shape[d] = len as i64;
                 layout.lhs[d] = strides.get(d).copied().unwrap_or(0) as i64;
                 layout.rhs[d] = rhs_strides.get(d).copied().unwrap_or(0) as i64;
             }
@@ -287,7 +319,13 @@ impl CudaStorage {
     }
 
     /// Reduces the middle axis of a row-major (outer, len, inner) block. Never `Mean`.
-    pub fn reduce(&self, op: ReduceOp, outer: usize, len: usize, inner: usize) -> Result<CudaStorage> {
+    pub fn reduce(
+        &self,
+        op: ReduceOp,
+        outer: usize,
+        len: usize,
+        inner: usize,
+    ) -> Result<CudaStorage> {
         let arg = matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
         let out_dtype = if arg { DType::Int64 } else { self.dtype };
         let n = outer * inner;
@@ -296,7 +334,8 @@ impl CudaStorage {
             return Ok(out);
         }
         let rows = inner == 1 && !arg && len > 1;
-        let entry = kernels::reduce_entry(op, self.dtype, rows).ok_or_else(|| unsupported(op.name(), self.dtype))?;
+        let entry = kernels::reduce_entry(op, self.dtype, rows)
+            .ok_or_else(|| unsupported(op.name(), self.dtype))?;
         let (o, i) = (out.ptr(), self.ptr());
         let (outer, len, inner) = (outer as i64, len as i64, inner as i64);
         if rows {
@@ -344,24 +383,44 @@ impl CudaStorage {
         let lhs_stride = even_stride(&layout.lhs_offsets);
         let rhs_stride = even_stride(&layout.rhs_offsets);
         match (lhs_stride, rhs_stride) {
-            (Some(ls), Some(rs)) => blas::gemm(self.device(), self.dtype, &Gemm {
-                m, k, n, batch,
-                lhs: self.ptr() + layout.lhs_offsets.first().copied().unwrap_or(0) as u64 * size,
-                lhs_stride: ls,
-                rhs: rhs.ptr() + layout.rhs_offsets.first().copied().unwrap_or(0) as u64 * size,
-                rhs_stride: rs,
-                out: out.ptr(),
-            })?,
+            (Some(ls), Some(rs)) => blas::gemm(
+                self.device(),
+                self.dtype,
+                &Gemm {
+                    m,
+                    k,
+                    n,
+                    batch,
+                    lhs: self.ptr()
+                        + layout.lhs_offsets.first().copied().unwrap_or(0) as u64 * size,
+                    lhs_stride: ls,
+                    rhs: rhs.ptr() + layout.rhs_offsets.first().copied().unwrap_or(0) as u64 * size,
+                    rhs_stride: rs,
+                    out: out.ptr(),
+                },
+            )?,
             _ => {
-                for (b, (lo, ro)) in layout.lhs_offsets.iter().zip(&layout.rhs_offsets).enumerate() {
-                    blas::gemm(self.device(), self.dtype, &Gemm {
-                        m, k, n, batch: 1,
-                        lhs: self.ptr() + *lo as u64 * size,
-                        lhs_stride: 0,
-                        rhs: rhs.ptr() + *ro as u64 * size,
-                        rhs_stride: 0,
-                        out: out.ptr() + (b * m * n) as u64 * size,
-                    })?;
+                for (b, (lo, ro)) in layout
+                    .lhs_offsets
+                    .iter()
+                    .zip(&layout.rhs_offsets)
+                    .enumerate()
+                {
+                    blas::gemm(
+                        self.device(),
+                        self.dtype,
+                        &Gemm {
+                            m,
+                            k,
+                            n,
+                            batch: 1,
+                            lhs: self.ptr() + *lo as u64 * size,
+                            lhs_stride: 0,
+                            rhs: rhs.ptr() + *ro as u64 * size,
+                            rhs_stride: 0,
+                            out: out.ptr() + (b * m * n) as u64 * size,
+                        },
+                    )?;
                 }
             }
         }
@@ -378,14 +437,24 @@ impl CudaStorage {
                 Module::Copy,
                 &entry,
                 n,
-                &[Arg::Ptr(out.ptr()), Arg::Ptr(self.ptr()), Arg::View(src), Arg::I64(n as i64)],
+                &[
+                    Arg::Ptr(out.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::View(src),
+                    Arg::I64(n as i64),
+                ],
             )?;
         }
         Ok(out)
     }
 
     /// Writes `src`, broadcast to `view.shape` by `src_strides`, into the view.
-    pub fn scatter(&mut self, view: &StridedView, src: &CudaStorage, src_strides: &[usize]) -> Result<()> {
+    pub fn scatter(
+        &mut self,
+        view: &StridedView,
+        src: &CudaStorage,
+        src_strides: &[usize],
+    ) -> Result<()> {
         same_device(self, src, "assignment")?;
         let n: usize = view.shape.iter().product();
         if n == 0 {
@@ -399,7 +468,13 @@ impl CudaStorage {
             Module::Copy,
             &entry,
             n,
-            &[Arg::Ptr(self.ptr()), Arg::View(dst), Arg::Ptr(src.ptr()), Arg::View(src_view), Arg::I64(n as i64)],
+            &[
+                Arg::Ptr(self.ptr()),
+                Arg::View(dst),
+                Arg::Ptr(src.ptr()),
+                Arg::View(src_view),
+                Arg::I64(n as i64),
+            ],
         )
     }
 

@@ -79,7 +79,8 @@ pub fn device_to_host(device: &Arc<CudaDevice>, src: DevicePtr, dst: &mut [u8]) 
 fn peer_access(from: &CudaDevice, to: &CudaDevice) -> bool {
     let mut can = 0;
     // SAFETY: both devices are live; the out-pointer is valid.
-    let ok = unsafe { cu::cuDeviceCanAccessPeer(&mut can, to.ctx.cu_device(), from.ctx.cu_device()) };
+    let ok =
+        unsafe { cu::cuDeviceCanAccessPeer(&mut can, to.ctx.cu_device(), from.ctx.cu_device()) };
     if ok != cu::CUresult::CUDA_SUCCESS || can == 0 {
         return false;
     }
@@ -122,7 +123,9 @@ pub fn device_to_device(
         .stream
         .record_event(None)
         .map_err(|e| driver_error("recording an event", e))?;
-    to.stream.wait(&ready).map_err(|e| driver_error("waiting for an event", e))?;
+    to.stream
+        .wait(&ready)
+        .map_err(|e| driver_error("waiting for an event", e))?;
     to.bind()?;
     // SAFETY: both buffers are live and hold `bytes`; the contexts are the buffers' owners.
     unsafe {
@@ -142,5 +145,7 @@ pub fn device_to_device(
         .stream
         .record_event(None)
         .map_err(|e| driver_error("recording an event", e))?;
-    from.stream.wait(&copied).map_err(|e| driver_error("waiting for an event", e))
+    from.stream
+        .wait(&copied)
+        .map_err(|e| driver_error("waiting for an event", e))
 }
