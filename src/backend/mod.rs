@@ -18,6 +18,7 @@
 //! below; runtime code does not change.
 pub mod cpu;
 pub mod sim;
+pub mod cuda;
 
 use crate::runtime::error::Result;
 use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, Scalar, UnaryOp};
@@ -75,6 +76,59 @@ pub trait BackendStorage: Sized + Send + Sync {
     fn scatter(&mut self, view: &StridedView, src: &Self, src_strides: &[usize]) -> Result<()>;
     /// Joins parts that each contribute `chunks[i]` contiguous elements per outer step.
     fn concat(parts: &[&Self], chunks: &[usize], outer: usize) -> Result<Self>;
+}
+
+/// Sums same-shape arrays held on several devices; afterwards every part holds the sum (the
+/// gradient all-reduce of data-parallel training). CUDA implements it with NCCL
+/// (`cuda::CudaAllReduce`); any backend can use [`HostAllReduce`].
+pub trait AllReduce<S> {
+    fn all_reduce_sum(&self, parts: &mut [S]) -> Result<()>;
+}
+
+/// The fallback: copy every part to the host, sum there, write the sum back.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostAllReduce;
+
+impl<S: BackendStorage> AllReduce<S> for HostAllReduce {
+    fn all_reduce_sum(&self, parts: &mut [S]) -> Result<()> {
+        let hosts: Vec<HostData> = parts.iter().map(|p| p.to_host()).collect();
+        let sum = host_sum(&hosts)?;
+        for part in parts.iter_mut() {
+            *part = S::from_host(sum.clone())?;
+        }
+        Ok(())
+    }
+}
+
+/// Elementwise sum of same-length, same-dtype host arrays (bool sums saturate to true).
+pub fn host_sum(parts: &[HostData]) -> Result<HostData> {
+    use crate::runtime::RuntimeError;
+    let Some(first) = parts.first() else {
+        return Err(RuntimeError::Value("all_reduce: no arrays to sum".into()));
+    };
+    let mismatch = || {
+        RuntimeError::Shape("all_reduce: every array must have the same size and dtype".to_string())
+    };
+    fn add<T: Copy>(acc: &mut [T], more: &[T], f: impl Fn(T, T) -> T) {
+        for (a, &b) in acc.iter_mut().zip(more) {
+            *a = f(*a, b);
+        }
+    }
+    let mut acc = first.clone();
+    for part in &parts[1..] {
+        if part.len() != acc.len() {
+            return Err(mismatch());
+        }
+        match (&mut acc, part) {
+            (HostData::F32(a), HostData::F32(b)) => add(a, b, |x, y| x + y),
+            (HostData::F64(a), HostData::F64(b)) => add(a, b, |x, y| x + y),
+            (HostData::I32(a), HostData::I32(b)) => add(a, b, i32::wrapping_add),
+            (HostData::I64(a), HostData::I64(b)) => add(a, b, i64::wrapping_add),
+            (HostData::Bool(a), HostData::Bool(b)) => add(a, b, |x, y| x | y),
+            _ => return Err(mismatch()),
+        }
+    }
+    Ok(acc)
 }
 
 /// An array's bytes on whichever backend holds them.

@@ -1,0 +1,613 @@
+//! Array bytes on a CUDA device and the backend primitive ops on them (the same list as
+//! `BackendStorage`: fill, cast, unary, binary with broadcast strides, axis reduce, batched
+//! matmul, strided gather/scatter, concat), plus host transfers through pinned staging buffers
+//! and peer copies between GPUs.
+//!
+//! Work is queued on the device's stream and returns at once; reading values (`to_host`)
+//! synchronises, like MXNet's engine.
+use super::blas::{self, Gemm};
+use super::device::{driver_error, launch_config, CudaDevice, DeviceBuffer};
+use super::kernels::{self, Module};
+use crate::backend::{MatmulLayout, StridedView};
+use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, Result, RuntimeError, Scalar, UnaryOp};
+use cudarc::driver::{DeviceRepr, PushKernelArg};
+use std::sync::Arc;
+
+const MAX_DIMS: usize = 8;
+
+/// `DaView` in kernels/common.cuh (same field order and C layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DaView {
+    offset: i64,
+    rank: i32,
+    shape: [i64; MAX_DIMS],
+    strides: [i64; MAX_DIMS],
+}
+// SAFETY: plain old data with the C layout the kernels declare.
+unsafe impl DeviceRepr for DaView {}
+
+/// `DaBroadcast` in kernels/common.cuh.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DaBroadcast {
+    rank: i32,
+    shape: [i64; MAX_DIMS],
+    lhs: [i64; MAX_DIMS],
+    rhs: [i64; MAX_DIMS],
+}
+// SAFETY: as above.
+unsafe impl DeviceRepr for DaBroadcast {}
+
+fn rank_error(rank: usize) -> RuntimeError {
+    RuntimeError::Shape(format!(
+        "arrays on a CUDA GPU have at most {MAX_DIMS} dimensions, this one has {rank}; reshape it first"
+    ))
+}
+
+fn view_arg(offset: usize, shape: &[usize], strides: &[isize]) -> Result<DaView> {
+    if shape.len() > MAX_DIMS || strides.len() != shape.len() {
+        return Err(rank_error(shape.len()));
+    }
+    let mut view = DaView {
+        offset: offset as i64,
+        rank: shape.len() as i32,
+        ..DaView::default()
+    };
+    for (d, (&len, &stride)) in shape.iter().zip(strides).enumerate() {
+        view.shape[d] = len as i64;
+        view.strides[d] = stride as i64;
+    }
+    Ok(view)
+}
+
+fn is_row_major(shape: &[usize], strides: &[usize]) -> bool {
+    let mut expected = 1;
+    for (&len, &stride) in shape.iter().zip(strides).rev() {
+        if len != 1 && stride != expected {
+            return false;
+        }
+        expected *= len;
+    }
+    true
+}
+
+#[derive(Debug)]
+pub struct CudaStorage {
+    buffer: DeviceBuffer,
+    dtype: DType,
+    len: usize,
+}
+
+impl CudaStorage {
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn device(&self) -> &Arc<CudaDevice> {
+        self.buffer.device()
+    }
+
+    /// Uninitialised storage for `len` elements (kernels fill it before anyone reads it).
+    fn alloc(device: &Arc<CudaDevice>, len: usize, dtype: DType) -> Result<CudaStorage> {
+        let bytes = len.checked_mul(dtype.size_bytes()).ok_or_else(|| {
+            RuntimeError::Value(format!("{len} elements of {dtype} do not fit in memory"))
+        })?;
+        Ok(CudaStorage {
+            buffer: device.alloc(bytes)?,
+            dtype,
+            len,
+        })
+    }
+
+    fn ptr(&self) -> u64 {
+        self.buffer.ptr()
+    }
+
+    /// The raw device address (for NCCL and other library calls).
+    pub fn device_ptr(&self) -> u64 {
+        self.buffer.ptr()
+    }
+
+    /// Launches `entry` of `module` over `n` elements with the arguments `push` adds.
+    fn launch(&self, module: Module, entry: &str, n: usize, args: &[Arg]) -> Result<()> {
+        launch_on(self.device(), module, entry, n, args)
+    }
+
+    pub fn full(
+        device: &Arc<CudaDevice>,
+        n: usize,
+        value: f64,
+        dtype: DType,
+    ) -> Result<CudaStorage> {
+        let out = CudaStorage::alloc(device, n, dtype)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let entry = kernels::fill_entry(dtype);
+        // The value is passed as the kernel's own element type.
+        let value = match dtype {
+            DType::Float32 => Arg::F32(value as f32),
+            DType::Float64 => Arg::F64(value),
+            DType::Int32 => Arg::I32(value as i32),
+            DType::Int64 => Arg::I64(value as i64),
+            DType::Bool => Arg::U8(u8::from(value != 0.0)),
+        };
+        out.launch(
+            Module::Copy,
+            &entry,
+            n,
+            &[Arg::Ptr(out.ptr()), value, Arg::I64(n as i64)],
+        )?;
+        Ok(out)
+    }
+
+    /// Host to device through a pinned staging buffer (pageable memory would make the driver
+    /// stage it anyway, synchronously and slower).
+    pub fn from_host(device: &Arc<CudaDevice>, data: &HostData) -> Result<CudaStorage> {
+        let out = CudaStorage::alloc(device, data.len(), data.dtype())?;
+        let bytes: Vec<u8>;
+        let raw: &[u8] = match data {
+            HostData::F32(v) => bytes_of(v),
+            HostData::F64(v) => bytes_of(v),
+            HostData::I32(v) => bytes_of(v),
+            HostData::I64(v) => bytes_of(v),
+            HostData::Bool(v) => {
+                bytes = v.iter().map(|&x| u8::from(x)).collect();
+                &bytes
+            }
+        };
+        super::transfer::host_to_device(device, raw, out.ptr())?;
+        Ok(out)
+    }
+
+    /// Device to host; waits for the queued work that produces the values.
+    pub fn to_host(&self) -> Result<HostData> {
+        let mut raw = vec![0u8; self.len * self.dtype.size_bytes()];
+        super::transfer::device_to_host(self.device(), self.ptr(), &mut raw)?;
+        Ok(match self.dtype {
+            DType::Float32 => HostData::F32(from_bytes(&raw, f32::from_ne_bytes)),
+            DType::Float64 => HostData::F64(from_bytes(&raw, f64::from_ne_bytes)),
+            DType::Int32 => HostData::I32(from_bytes(&raw, i32::from_ne_bytes)),
+            DType::Int64 => HostData::I64(from_bytes(&raw, i64::from_ne_bytes)),
+            DType::Bool => HostData::Bool(raw.iter().map(|&b| b != 0).collect()),
+        })
+    }
+
+    pub fn scalar_at(&self, index: usize) -> Result<Option<Scalar>> {
+        if index >= self.len {
+            return Ok(None);
+        }
+        let size = self.dtype.size_bytes();
+        let mut raw = vec![0u8; size];
+        super::transfer::device_to_host(
+            self.device(),
+            self.ptr() + (index * size) as u64,
+            &mut raw,
+        )?;
+        let host = match self.dtype {
+            DType::Float32 => HostData::F32(from_bytes(&raw, f32::from_ne_bytes)),
+            DType::Float64 => HostData::F64(from_bytes(&raw, f64::from_ne_bytes)),
+            DType::Int32 => HostData::I32(from_bytes(&raw, i32::from_ne_bytes)),
+            DType::Int64 => HostData::I64(from_bytes(&raw, i64::from_ne_bytes)),
+            DType::Bool => HostData::Bool(vec![raw.first().is_some_and(|&b| b != 0)]),
+        };
+        Ok(host.scalar_at(0))
+    }
+
+    /// A copy of this array on `target` (another GPU): a peer copy where the two cards can reach
+    /// each other, else through the host.
+    pub fn copy_to_device(&self, target: &Arc<CudaDevice>) -> Result<CudaStorage> {
+        let out = CudaStorage::alloc(target, self.len, self.dtype)?;
+        super::transfer::device_to_device(
+            self.device(),
+            self.ptr(),
+            target,
+            out.ptr(),
+            self.buffer.bytes,
+        )?;
+        Ok(out)
+    }
+
+    pub fn cast(&self, dtype: DType) -> Result<CudaStorage> {
+        let out = CudaStorage::alloc(self.device(), self.len, dtype)?;
+        if self.len > 0 {
+            let entry = kernels::cast_entry(self.dtype, dtype);
+            out.launch(
+                Module::Copy,
+                &entry,
+                self.len,
+                &[
+                    Arg::Ptr(out.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::I64(self.len as i64),
+                ],
+            )?;
+        }
+        Ok(out)
+    }
+
+    pub fn unary(&self, op: UnaryOp) -> Result<CudaStorage> {
+        let entry = kernels::unary_entry(op, self.dtype)
+            .ok_or_else(|| unsupported(op.name(), self.dtype))?;
+        let out_dtype = if op == UnaryOp::Not {
+            DType::Bool
+        } else {
+            self.dtype
+        };
+        let out = CudaStorage::alloc(self.device(), self.len, out_dtype)?;
+        if self.len > 0 {
+            out.launch(
+                Module::Elementwise,
+                &entry,
+                self.len,
+                &[
+                    Arg::Ptr(out.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::I64(self.len as i64),
+                ],
+            )?;
+        }
+        Ok(out)
+    }
+
+    pub fn binary(
+        &self,
+        strides: &[usize],
+        rhs: &CudaStorage,
+        rhs_strides: &[usize],
+        shape: &[usize],
+        op: BinaryOp,
+    ) -> Result<CudaStorage> {
+        same_device(self, rhs, op.name())?;
+        let n: usize = shape.iter().product();
+        let out_dtype = if op.is_comparison() {
+            DType::Bool
+        } else {
+            self.dtype
+        };
+        let out = CudaStorage::alloc(self.device(), n, out_dtype)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let contiguous = is_row_major(shape, strides) && is_row_major(shape, rhs_strides);
+        let entry = kernels::binary_entry(op, self.dtype, contiguous)
+            .ok_or_else(|| unsupported(op.name(), self.dtype))?;
+        let (o, a, b, count) = (out.ptr(), self.ptr(), rhs.ptr(), n as i64);
+        if contiguous {
+            out.launch(
+                Module::Elementwise,
+                &entry,
+                n,
+                &[Arg::Ptr(o), Arg::Ptr(a), Arg::Ptr(b), Arg::I64(count)],
+            )?;
+        } else {
+            if shape.len() > MAX_DIMS {
+                return Err(rank_error(shape.len()));
+            }
+            let mut layout = DaBroadcast {
+                rank: shape.len() as i32,
+                ..DaBroadcast::default()
+            };
+            for (d, &len) in shape.iter().enumerate() {
+                layout.shape[d] = len as i64;
+                layout.lhs[d] = strides.get(d).copied().unwrap_or(0) as i64;
+                layout.rhs[d] = rhs_strides.get(d).copied().unwrap_or(0) as i64;
+            }
+            out.launch(
+                Module::Elementwise,
+                &entry,
+                n,
+                &[
+                    Arg::Ptr(o),
+                    Arg::Ptr(a),
+                    Arg::Ptr(b),
+                    Arg::Broadcast(layout),
+                    Arg::I64(count),
+                ],
+            )?;
+        }
+        Ok(out)
+    }
+
+    /// Reduces the middle axis of a row-major (outer, len, inner) block. Never `Mean`.
+    pub fn reduce(
+        &self,
+        op: ReduceOp,
+        outer: usize,
+        len: usize,
+        inner: usize,
+    ) -> Result<CudaStorage> {
+        let arg = matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
+        let out_dtype = if arg { DType::Int64 } else { self.dtype };
+        let n = outer * inner;
+        let out = CudaStorage::alloc(self.device(), n, out_dtype)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let rows = inner == 1 && !arg && len > 1;
+        let entry = kernels::reduce_entry(op, self.dtype, rows)
+            .ok_or_else(|| unsupported(op.name(), self.dtype))?;
+        let (o, i) = (out.ptr(), self.ptr());
+        let (outer, len, inner) = (outer as i64, len as i64, inner as i64);
+        if rows {
+            let function = self.device().function(Module::Reduce, &entry)?;
+            let config = cudarc::driver::LaunchConfig {
+                grid_dim: ((outer as u32).clamp(1, 65_535), 1, 1),
+                block_dim: (kernels::BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let stream = &self.device().stream;
+            let mut args = stream.launch_builder(&function);
+            args.arg(&o).arg(&i).arg(&outer).arg(&len);
+            // SAFETY: the argument list matches the kernel's signature in reduce.cu.
+            unsafe { args.launch(config) }.map_err(|e| driver_error(&entry, e))?;
+        } else {
+            out.launch(
+                Module::Reduce,
+                &entry,
+                n,
+                &[
+                    Arg::Ptr(o),
+                    Arg::Ptr(i),
+                    Arg::I64(outer),
+                    Arg::I64(len),
+                    Arg::I64(inner),
+                ],
+            )?;
+        }
+        Ok(out)
+    }
+
+    pub fn matmul(&self, rhs: &CudaStorage, layout: &MatmulLayout) -> Result<CudaStorage> {
+        same_device(self, rhs, "matmul")?;
+        let MatmulLayout { batch, m, k, n, .. } = *layout;
+        let out = CudaStorage::alloc(self.device(), batch * m * n, self.dtype)?;
+        if batch * m * n == 0 {
+            return Ok(out);
+        }
+        if k == 0 {
+            return CudaStorage::full(self.device(), batch * m * n, 0.0, self.dtype);
+        }
+        let size = self.dtype.size_bytes() as u64;
+        // One strided-batched call when the batch offsets are evenly spaced (including a
+        // broadcast operand, stride 0); otherwise one call per batch.
+        let lhs_stride = even_stride(&layout.lhs_offsets);
+        let rhs_stride = even_stride(&layout.rhs_offsets);
+        match (lhs_stride, rhs_stride) {
+            (Some(ls), Some(rs)) => blas::gemm(
+                self.device(),
+                self.dtype,
+                &Gemm {
+                    m,
+                    k,
+                    n,
+                    batch,
+                    lhs: self.ptr()
+                        + layout.lhs_offsets.first().copied().unwrap_or(0) as u64 * size,
+                    lhs_stride: ls,
+                    rhs: rhs.ptr() + layout.rhs_offsets.first().copied().unwrap_or(0) as u64 * size,
+                    rhs_stride: rs,
+                    out: out.ptr(),
+                },
+            )?,
+            _ => {
+                for (b, (lo, ro)) in layout
+                    .lhs_offsets
+                    .iter()
+                    .zip(&layout.rhs_offsets)
+                    .enumerate()
+                {
+                    blas::gemm(
+                        self.device(),
+                        self.dtype,
+                        &Gemm {
+                            m,
+                            k,
+                            n,
+                            batch: 1,
+                            lhs: self.ptr() + *lo as u64 * size,
+                            lhs_stride: 0,
+                            rhs: rhs.ptr() + *ro as u64 * size,
+                            rhs_stride: 0,
+                            out: out.ptr() + (b * m * n) as u64 * size,
+                        },
+                    )?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn gather(&self, view: &StridedView) -> Result<CudaStorage> {
+        let n: usize = view.shape.iter().product();
+        let out = CudaStorage::alloc(self.device(), n, self.dtype)?;
+        if n > 0 {
+            let src = view_arg(view.offset, &view.shape, &view.strides)?;
+            let entry = kernels::gather_entry(self.dtype);
+            out.launch(
+                Module::Copy,
+                &entry,
+                n,
+                &[
+                    Arg::Ptr(out.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::View(src),
+                    Arg::I64(n as i64),
+                ],
+            )?;
+        }
+        Ok(out)
+    }
+
+    /// Writes `src`, broadcast to `view.shape` by `src_strides`, into the view.
+    pub fn scatter(
+        &mut self,
+        view: &StridedView,
+        src: &CudaStorage,
+        src_strides: &[usize],
+    ) -> Result<()> {
+        same_device(self, src, "assignment")?;
+        let n: usize = view.shape.iter().product();
+        if n == 0 {
+            return Ok(());
+        }
+        let dst = view_arg(view.offset, &view.shape, &view.strides)?;
+        let src_strides: Vec<isize> = src_strides.iter().map(|&s| s as isize).collect();
+        let src_view = view_arg(0, &view.shape, &src_strides)?;
+        let entry = kernels::scatter_entry(self.dtype);
+        self.launch(
+            Module::Copy,
+            &entry,
+            n,
+            &[
+                Arg::Ptr(self.ptr()),
+                Arg::View(dst),
+                Arg::Ptr(src.ptr()),
+                Arg::View(src_view),
+                Arg::I64(n as i64),
+            ],
+        )
+    }
+
+    /// Joins parts that each contribute `chunks[i]` contiguous elements per outer step: each
+    /// part is scattered into its column window of the (outer, total) result.
+    pub fn concat(parts: &[&CudaStorage], chunks: &[usize], outer: usize) -> Result<CudaStorage> {
+        let Some(first) = parts.first() else {
+            return Err(RuntimeError::Value("concat: no arrays to join".into()));
+        };
+        let total: usize = chunks.iter().sum();
+        let mut out = CudaStorage::alloc(first.device(), outer * total, first.dtype)?;
+        let mut column = 0;
+        for (part, &chunk) in parts.iter().zip(chunks) {
+            same_device(first, part, "concat")?;
+            let view = StridedView {
+                offset: column,
+                shape: vec![outer, chunk],
+                strides: vec![total as isize, 1],
+            };
+            out.scatter(&view, part, &[chunk, 1])?;
+            column += chunk;
+        }
+        Ok(out)
+    }
+}
+
+/// One kernel argument, by value (the launch passes pointers to these).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Arg {
+    Ptr(u64),
+    I64(i64),
+    I32(i32),
+    U8(u8),
+    F32(f32),
+    F64(f64),
+    View(DaView),
+    Broadcast(DaBroadcast),
+}
+
+pub(crate) fn launch_on(
+    device: &Arc<CudaDevice>,
+    module: Module,
+    entry: &str,
+    n: usize,
+    list: &[Arg],
+) -> Result<()> {
+    let function = device.function(module, entry)?;
+    device.bind()?;
+    let mut args = device.stream.launch_builder(&function);
+    for arg in list {
+        match arg {
+            Arg::Ptr(v) => args.arg(v),
+            Arg::I64(v) => args.arg(v),
+            Arg::I32(v) => args.arg(v),
+            Arg::U8(v) => args.arg(v),
+            Arg::F32(v) => args.arg(v),
+            Arg::F64(v) => args.arg(v),
+            Arg::View(v) => args.arg(v),
+            Arg::Broadcast(v) => args.arg(v),
+        };
+    }
+    // SAFETY: every caller pushes the argument list its kernel declares, with pointers to live
+    // buffers of the sizes the kernel reads.
+    unsafe { args.launch(launch_config(n)) }.map_err(|e| driver_error(entry, e))?;
+    Ok(())
+}
+
+fn even_stride(offsets: &[usize]) -> Option<usize> {
+    match offsets {
+        [] | [_] => Some(0),
+        [a, b, ..] => {
+            let stride = b.checked_sub(*a)?;
+            offsets
+                .windows(2)
+                .all(|w| w[1].checked_sub(w[0]) == Some(stride))
+                .then_some(stride)
+        }
+    }
+}
+
+fn same_device(a: &CudaStorage, b: &CudaStorage, op: &str) -> Result<()> {
+    if Arc::ptr_eq(a.device(), b.device()) {
+        Ok(())
+    } else {
+        Err(RuntimeError::DeviceMismatch {
+            op: op.to_string(),
+            first: a.device().device(),
+            second: b.device().device(),
+        })
+    }
+}
+
+fn unsupported(op: &str, dtype: DType) -> RuntimeError {
+    RuntimeError::DType(format!(
+        "{op} is not available for {dtype} on a CUDA GPU; convert with astype('float32') first"
+    ))
+}
+
+fn bytes_of<T: Copy>(values: &[T]) -> &[u8] {
+    // SAFETY: T is a plain number type (f32/f64/i32/i64); any byte pattern of it is readable.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), std::mem::size_of_val(values)) }
+}
+
+fn from_bytes<T, const N: usize>(raw: &[u8], convert: fn([u8; N]) -> T) -> Vec<T> {
+    raw.chunks_exact(N)
+        .filter_map(|chunk| chunk.try_into().ok().map(convert))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn even_strides() {
+        assert_eq!(even_stride(&[0, 6, 12]), Some(6));
+        assert_eq!(even_stride(&[0, 0, 0]), Some(0));
+        assert_eq!(even_stride(&[0, 6, 7]), None);
+        assert_eq!(even_stride(&[3]), Some(0));
+    }
+
+    #[test]
+    fn row_major_detection() {
+        assert!(is_row_major(&[2, 3], &[3, 1]));
+        assert!(!is_row_major(&[2, 3], &[0, 1]));
+        assert!(is_row_major(&[1, 3], &[0, 1]));
+    }
+
+    #[test]
+    fn view_layout_matches_the_kernel_struct() {
+        // i64 offset, i32 rank (+4 padding), 8 + 8 i64: 8 + 8 + 128 = 144 bytes, as in C.
+        assert_eq!(std::mem::size_of::<DaView>(), 144);
+        assert_eq!(std::mem::size_of::<DaBroadcast>(), 8 + 3 * 64);
+        assert!(view_arg(0, &[1; 9], &[1; 9]).is_err());
+    }
+}
