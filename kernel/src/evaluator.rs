@@ -12,9 +12,9 @@ use devarray::{
     Output, OutputSink, Session, SessionConfig,
 };
 use jupyter_protocol::{
-    CompleteReply, DisplayData as DisplayDataContent, ErrorOutput, ExecuteResult, ExecutionCount,
-    ExpressionResult, InspectReply, IsCompleteReply, JupyterMessage, Media, MediaType,
-    StreamContent, Transient,
+    ClearOutput, CompleteReply, DisplayData as DisplayDataContent, ErrorOutput, ExecuteResult,
+    ExecutionCount, ExpressionResult, InspectReply, IsCompleteReply, JupyterMessage, Media,
+    MediaType, StreamContent, Transient,
 };
 use tokio::sync::oneshot;
 
@@ -338,6 +338,12 @@ impl OutputSink for IopubSink<'_> {
                 .publish(DisplayDataContent::new(media(data)), self.parent);
         }
     }
+
+    fn clear_output(&mut self, wait: bool) {
+        if !self.silent {
+            self.iopub.publish(ClearOutput { wait }, self.parent);
+        }
+    }
 }
 
 pub fn media(data: &DisplayData) -> Media {
@@ -446,6 +452,10 @@ mod tests {
                     std::thread::sleep(Duration::from_millis(1));
                 },
                 "panic" => panic!("scripted panic"),
+                "clear" => {
+                    sink.clear_output(true);
+                    Ok(())
+                }
                 "result" | "double" => {
                     let html = Some("<b>3</b>".to_string());
                     sink.display(
@@ -636,6 +646,18 @@ mod tests {
         assert_eq!(expressions["bad"]["ename"], "NameError");
         h.submit("double", false, &[]).blocking_recv().unwrap();
         assert_eq!(h.published()[0]["msg_type"], "display_data");
+    }
+
+    #[test]
+    fn clear_output_is_published_unless_silent() {
+        let mut h = harness();
+        h.submit("clear", false, &[]).blocking_recv().unwrap();
+        assert_eq!(
+            h.published(),
+            vec![serde_json::json!({"msg_type": "clear_output", "wait": true})]
+        );
+        h.submit("clear", true, &[]).blocking_recv().unwrap();
+        assert!(h.published().is_empty());
     }
 
     #[test]
