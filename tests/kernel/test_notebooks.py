@@ -38,7 +38,8 @@ DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s)\b")
 
 
 def run(notebook: nbformat.NotebookNode, kernel_name: str = "devarray") -> nbformat.NotebookNode:
-    client = NotebookClient(notebook, kernel_name=kernel_name, timeout=120)
+    # No per-cell timestamps: stored notebooks change only when outputs do.
+    client = NotebookClient(notebook, kernel_name=kernel_name, timeout=120, record_timing=False)
     client.execute()
     return notebook
 
