@@ -358,8 +358,19 @@ pub fn error_output(error: &EvalError) -> ErrorOutput {
     ErrorOutput {
         ename: error.ename.clone(),
         evalue: error.evalue.clone(),
-        traceback: error.traceback(true),
+        traceback: error.traceback(tracebacks_in_colour()),
     }
+}
+
+/// Notebooks show ANSI colours in tracebacks; a kernel started with `NO_COLOR`
+/// set (https://no-color.org) sends them plain, for clients that show raw text.
+fn tracebacks_in_colour() -> bool {
+    static COLOUR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *COLOUR.get_or_init(|| colour_wanted(std::env::var_os("NO_COLOR").as_deref()))
+}
+
+fn colour_wanted(no_color: Option<&std::ffi::OsStr>) -> bool {
+    no_color.is_none_or(|value| value.is_empty())
 }
 
 /// A panic inside the evaluator is a bug in devarray, not in the user's code;
@@ -677,7 +688,7 @@ mod tests {
         );
         assert_eq!(
             error.traceback,
-            scripted_error("NameError", "q").traceback(true)
+            scripted_error("NameError", "q").traceback(tracebacks_in_colour())
         );
         assert!(h.published().is_empty());
     }
@@ -707,6 +718,13 @@ mod tests {
             serde_json::to_value(reply).unwrap(),
             serde_json::json!({"status": "incomplete", "indent": "    "})
         );
+    }
+
+    #[test]
+    fn no_color_turns_colour_off_unless_empty() {
+        assert!(colour_wanted(None));
+        assert!(colour_wanted(Some(std::ffi::OsStr::new(""))));
+        assert!(!colour_wanted(Some(std::ffi::OsStr::new("1"))));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 `cargo test --test transcripts` replays them through `devarray --transcript`;
 here every statement goes to the kernel as one execute_request, and what comes
 back (stdout and stderr, the text/plain of execute_result and display_data,
-the error's traceback without colours) must be exactly the expected output in
+the error's traceback, plain because the kernel is started with NO_COLOR) must be exactly the expected output in
 the file. Both frontends therefore produce the same text from one evaluator.
 
 One statement per cell is what makes the two agree: the REPL shows every
@@ -126,6 +126,8 @@ def kernel_for(request: pytest.FixtureRequest) -> Iterator:
 
     def start(env: dict[str, str]) -> BlockingKernelClient:
         kernel_env = {k: v for k, v in os.environ.items() if k not in SESSION_VARIABLES}
+        # Plain tracebacks, as `devarray --transcript` writes them.
+        kernel_env["NO_COLOR"] = "1"
         kernel_env.update(env)
         km = KernelManager(kernel_name="devarray")
         km.start_kernel(env=kernel_env)
@@ -176,5 +178,10 @@ def test_transcript_through_the_kernel(path: Path, kernel_for) -> None:
     for statement in transcript.statements:
         # stop_on_error=False: an error in one statement must not abort the next.
         _, messages = execute(kc, statement.code, timeout=120, stop_on_error=False)
+        for msg in messages:
+            if msg["msg_type"] == "error":
+                assert not any("\x1b" in line for line in msg["content"]["traceback"]), (
+                    "a kernel started with NO_COLOR sent a coloured traceback"
+                )
         outputs.append(output_text(messages))
     assert transcript.render(outputs) == text
