@@ -12,9 +12,9 @@ use devarray::{
     Output, OutputSink, Session, SessionConfig,
 };
 use jupyter_protocol::{
-    CompleteReply, DisplayData as DisplayDataContent, ErrorOutput, ExecuteResult, ExecutionCount,
-    ExpressionResult, InspectReply, IsCompleteReply, JupyterMessage, Media, MediaType,
-    StreamContent, Transient,
+    ClearOutput, CompleteReply, DisplayData as DisplayDataContent, ErrorOutput, ExecuteResult,
+    ExecutionCount, ExpressionResult, InspectReply, IsCompleteReply, JupyterMessage, Media,
+    MediaType, StreamContent, Transient,
 };
 use tokio::sync::oneshot;
 
@@ -338,6 +338,12 @@ impl OutputSink for IopubSink<'_> {
                 .publish(DisplayDataContent::new(media(data)), self.parent);
         }
     }
+
+    fn clear_output(&mut self, wait: bool) {
+        if !self.silent {
+            self.iopub.publish(ClearOutput { wait }, self.parent);
+        }
+    }
 }
 
 pub fn media(data: &DisplayData) -> Media {
@@ -352,8 +358,19 @@ pub fn error_output(error: &EvalError) -> ErrorOutput {
     ErrorOutput {
         ename: error.ename.clone(),
         evalue: error.evalue.clone(),
-        traceback: error.traceback(true),
+        traceback: error.traceback(tracebacks_in_colour()),
     }
+}
+
+/// Notebooks show ANSI colours in tracebacks; a kernel started with `NO_COLOR`
+/// set (https://no-color.org) sends them plain, for clients that show raw text.
+fn tracebacks_in_colour() -> bool {
+    static COLOUR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *COLOUR.get_or_init(|| colour_wanted(std::env::var_os("NO_COLOR").as_deref()))
+}
+
+fn colour_wanted(no_color: Option<&std::ffi::OsStr>) -> bool {
+    no_color.is_none_or(|value| value.is_empty())
 }
 
 /// A panic inside the evaluator is a bug in devarray, not in the user's code;
@@ -446,6 +463,10 @@ mod tests {
                     std::thread::sleep(Duration::from_millis(1));
                 },
                 "panic" => panic!("scripted panic"),
+                "clear" => {
+                    sink.clear_output(true);
+                    Ok(())
+                }
                 "result" | "double" => {
                     let html = Some("<b>3</b>".to_string());
                     sink.display(
@@ -639,6 +660,18 @@ mod tests {
     }
 
     #[test]
+    fn clear_output_is_published_unless_silent() {
+        let mut h = harness();
+        h.submit("clear", false, &[]).blocking_recv().unwrap();
+        assert_eq!(
+            h.published(),
+            vec![serde_json::json!({"msg_type": "clear_output", "wait": true})]
+        );
+        h.submit("clear", true, &[]).blocking_recv().unwrap();
+        assert!(h.published().is_empty());
+    }
+
+    #[test]
     fn silent_cells_publish_nothing_but_errors_are_returned() {
         let mut h = harness();
         let outcome = h.submit("result", true, &[]).blocking_recv().unwrap();
@@ -655,7 +688,7 @@ mod tests {
         );
         assert_eq!(
             error.traceback,
-            scripted_error("NameError", "q").traceback(true)
+            scripted_error("NameError", "q").traceback(tracebacks_in_colour())
         );
         assert!(h.published().is_empty());
     }
@@ -685,6 +718,13 @@ mod tests {
             serde_json::to_value(reply).unwrap(),
             serde_json::json!({"status": "incomplete", "indent": "    "})
         );
+    }
+
+    #[test]
+    fn no_color_turns_colour_off_unless_empty() {
+        assert!(colour_wanted(None));
+        assert!(colour_wanted(Some(std::ffi::OsStr::new(""))));
+        assert!(!colour_wanted(Some(std::ffi::OsStr::new("1"))));
     }
 
     #[test]

@@ -250,12 +250,20 @@ impl ShellChannel {
             JupyterMessageContent::KernelInfoRequest(_) => Some(kernel_info_reply().into()),
             JupyterMessageContent::ExecuteRequest(execute) => {
                 let (reply, failed) = self.execute(execute, request).await;
-                if failed && execute.stop_on_error {
-                    // Before replying: whatever is queued now was sent before
-                    // the client could know this cell failed.
-                    self.abort_queued_executes().await;
+                // Drain the queue before replying: whatever is queued now was
+                // sent before the client could know this cell failed. But
+                // answer this cell first (as ipykernel does), so a client
+                // waiting for its reply does not read the aborted ones first.
+                let aborted = if failed && execute.stop_on_error && !execute.silent {
+                    self.take_queued_executes().await
+                } else {
+                    Vec::new()
+                };
+                self.send(reply.into(), request).await;
+                for queued in aborted {
+                    self.answer_aborted(&queued).await;
                 }
-                Some(reply.into())
+                None
             }
             JupyterMessageContent::CompleteRequest(complete) => {
                 let (done, reply) = oneshot::channel();
@@ -428,37 +436,43 @@ impl ShellChannel {
     }
 
     /// After a failed cell with stop_on_error, cells already queued (e.g. by
-    /// "Run All") are answered "aborted" instead of run, as ipykernel does;
-    /// other requests found in the queue are kept for afterwards.
-    async fn abort_queued_executes(&mut self) {
+    /// "Run All") are answered "aborted" instead of run, as ipykernel does.
+    /// This takes the queued execute requests out of the socket; other
+    /// requests found there are kept for afterwards.
+    async fn take_queued_executes(&mut self) -> Vec<JupyterMessage> {
+        let mut executes = Vec::new();
         loop {
             let queued =
                 tokio::time::timeout(Duration::ZERO, read_message(&mut self.connection)).await;
             let request = match queued {
-                Err(_elapsed) => return,
+                Err(_elapsed) => return executes,
                 Ok(Err(ReadError::Dropped(why))) => {
                     eprintln!("[devarray-kernel] shell: dropped a message: {why}");
                     continue;
                 }
                 // A failing socket is the main loop's to report; stop draining.
-                Ok(Err(ReadError::Socket(_))) => return,
+                Ok(Err(ReadError::Socket(_))) => return executes,
                 Ok(Ok(request)) => request,
             };
             if matches!(request.content, JupyterMessageContent::ExecuteRequest(_)) {
-                self.iopub.publish(Status::busy(), &request);
-                let reply = ExecuteReply {
-                    status: ReplyStatus::Aborted,
-                    execution_count: ExecutionCount::new(self.execution_count),
-                    payload: Vec::new(),
-                    user_expressions: Some(HashMap::new()),
-                    error: None,
-                };
-                self.send(reply.into(), &request).await;
-                self.iopub.publish(Status::idle(), &request);
+                executes.push(request);
             } else {
                 self.deferred.push_back(request);
             }
         }
+    }
+
+    async fn answer_aborted(&mut self, request: &JupyterMessage) {
+        self.iopub.publish(Status::busy(), request);
+        let reply = ExecuteReply {
+            status: ReplyStatus::Aborted,
+            execution_count: ExecutionCount::new(self.execution_count),
+            payload: Vec::new(),
+            user_expressions: Some(HashMap::new()),
+            error: None,
+        };
+        self.send(reply.into(), request).await;
+        self.iopub.publish(Status::idle(), request);
     }
 
     fn history_entries(&self, request: &HistoryRequest) -> Vec<jupyter_protocol::HistoryEntry> {

@@ -20,9 +20,13 @@ pub fn html_escape(text: &str) -> String {
     out
 }
 
-const CELL: &str = "padding:1px 6px;text-align:right;border:1px solid #ddd";
-const ELLIPSIS_CELL: &str = "padding:1px 6px;text-align:center;border:1px solid #ddd;color:#888";
+// Greys with transparency and muted text by opacity, not fixed colours, so
+// the output reads on JupyterLab's light and dark themes alike.
+const CELL: &str = "padding:1px 6px;text-align:right;border:1px solid rgba(128,128,128,0.35)";
+const ELLIPSIS_CELL: &str =
+    "padding:1px 6px;text-align:center;border:1px solid rgba(128,128,128,0.35);opacity:0.6";
 const TABLE: &str = "border-collapse:collapse;font-family:monospace;font-size:12px";
+const MUTED: &str = "opacity:0.75";
 
 /// The device badge: green for GPUs, slate for the CPU.
 fn device_badge(device: &str) -> String {
@@ -126,7 +130,7 @@ fn leading_slices(shape: &[usize], summarize: bool) -> Vec<Option<Vec<usize>>> {
 /// or more dimensions show one table per 2-D slice, captioned with its index.
 pub fn array_html(a: &ArrayView, dtype_name: &str, device: &str) -> String {
     let header = format!(
-        "<div style=\"margin-bottom:4px\">{} <span style=\"color:#555\">shape {} · {}</span></div>",
+        "<div style=\"margin-bottom:4px\">{} <span style=\"{MUTED}\">shape {} · {}</span></div>",
         device_badge(device),
         html_escape(&shape_tuple(a.shape)),
         html_escape(dtype_name)
@@ -135,7 +139,7 @@ pub fn array_html(a: &ArrayView, dtype_name: &str, device: &str) -> String {
     if !a.is_consistent() {
         html.push_str(&html_escape(&a.inconsistency_note()));
     } else if a.size() == 0 {
-        html.push_str("<span style=\"color:#888\">(empty)</span>");
+        html.push_str(&format!("<span style=\"{MUTED}\">(empty)</span>"));
     } else {
         let format = element_formatter(a);
         let summarize = a.size() > THRESHOLD;
@@ -151,12 +155,14 @@ pub fn array_html(a: &ArrayView, dtype_name: &str, device: &str) -> String {
                 let leading = &a.shape[..ndim - 2];
                 for slice in leading_slices(leading, summarize) {
                     match slice {
-                        None => html.push_str("<div style=\"color:#888;margin:2px 0\">⋮</div>"),
+                        None => {
+                            html.push_str(&format!("<div style=\"{MUTED};margin:2px 0\">⋮</div>"))
+                        }
                         Some(index) => {
                             let base: usize = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
                             let parts: Vec<String> = index.iter().map(usize::to_string).collect();
                             html.push_str(&format!(
-                                "<div style=\"color:#555;margin:4px 0 2px\">[{}, :, :]</div>",
+                                "<div style=\"{MUTED};margin:4px 0 2px\">[{}, :, :]</div>",
                                 parts.join(", ")
                             ));
                             html.push_str(&matrix_table(
@@ -176,23 +182,38 @@ pub fn array_html(a: &ArrayView, dtype_name: &str, device: &str) -> String {
     html
 }
 
-/// A plain HTML table with a header row; every cell is escaped.
+/// A plain HTML table with a header row; every cell is escaped. Columns whose
+/// cells are all numbers (memory sizes, counts) are aligned right, so their
+/// digits line up.
 pub fn table_html(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let head_cell = "padding:2px 8px;text-align:left;border-bottom:2px solid #999";
-    let body_cell = "padding:2px 8px;text-align:left;border-bottom:1px solid #ddd";
+    let align = |column: usize| {
+        let numeric = !rows.is_empty()
+            && rows.iter().all(|row| {
+                row.get(column)
+                    .and_then(|cell| cell.chars().next())
+                    .is_some_and(|c| c.is_ascii_digit())
+            });
+        if numeric {
+            "right"
+        } else {
+            "left"
+        }
+    };
     let mut html = format!("<table style=\"{TABLE}\"><tr>");
-    for header in headers {
+    for (column, header) in headers.iter().enumerate() {
         html.push_str(&format!(
-            "<th style=\"{head_cell}\">{}</th>",
+            "<th style=\"padding:2px 8px;text-align:{};border-bottom:2px solid rgba(128,128,128,0.8)\">{}</th>",
+            align(column),
             html_escape(header)
         ));
     }
     html.push_str("</tr>");
     for row in rows {
         html.push_str("<tr>");
-        for cell in row {
+        for (column, cell) in row.iter().enumerate() {
             html.push_str(&format!(
-                "<td style=\"{body_cell}\">{}</td>",
+                "<td style=\"padding:2px 8px;text-align:{};border-bottom:1px solid rgba(128,128,128,0.35)\">{}</td>",
+                align(column),
                 html_escape(cell)
             ));
         }
@@ -268,7 +289,7 @@ mod tests {
         let html = array_html(&view(&[1.0, 2.0, 3.0, 4.5], &[2, 2]), "float32", "gpu(0)");
         assert!(html.starts_with("<div style=\"font-family:monospace;font-size:12px\"><div style=\"margin-bottom:4px\"><span style=\"background:#2e7d32;"));
         assert!(html
-            .contains(">gpu(0)</span> <span style=\"color:#555\">shape (2, 2) · float32</span>"));
+            .contains(">gpu(0)</span> <span style=\"opacity:0.75\">shape (2, 2) · float32</span>"));
         assert_eq!(html.matches("<tr>").count(), 2);
         assert!(html.contains(&format!("<td style=\"{CELL}\">4.5</td>")));
         assert!(html.contains(&format!("<td style=\"{CELL}\">1.</td>")));
@@ -311,7 +332,7 @@ mod tests {
         assert!(html.contains("&lt;b&gt;") && html.contains("gpu&quot;x"));
         assert_eq!(
             table_html(&["a<"], &[vec!["x&y".into()]]),
-            format!("<table style=\"{TABLE}\"><tr><th style=\"padding:2px 8px;text-align:left;border-bottom:2px solid #999\">a&lt;</th></tr><tr><td style=\"padding:2px 8px;text-align:left;border-bottom:1px solid #ddd\">x&amp;y</td></tr></table>")
+            format!("<table style=\"{TABLE}\"><tr><th style=\"padding:2px 8px;text-align:left;border-bottom:2px solid rgba(128,128,128,0.8)\">a&lt;</th></tr><tr><td style=\"padding:2px 8px;text-align:left;border-bottom:1px solid rgba(128,128,128,0.35)\">x&amp;y</td></tr></table>")
         );
     }
 
@@ -321,6 +342,31 @@ mod tests {
         assert!(html.contains("shape (0, 3)") && html.contains("(empty)"));
         let html = array_html(&view(&[6.0], &[]), "float32", "cpu(0)");
         assert!(html.contains("shape ()") && html.contains(">6.</td>"));
+    }
+
+    #[test]
+    fn numeric_columns_align_right() {
+        let rows = vec![
+            vec!["cpu(0)".to_string(), "12 B / 23.5 GiB".to_string()],
+            vec!["gpu(0)".to_string(), "0 B / 4.0 GiB".to_string()],
+        ];
+        let html = table_html(&["device", "memory"], &rows);
+        assert_eq!(html.matches("text-align:left").count(), 3, "{html}");
+        assert_eq!(html.matches("text-align:right").count(), 3, "{html}");
+        assert!(html.contains(
+            "text-align:right;border-bottom:1px solid rgba(128,128,128,0.35)\">0 B / 4.0 GiB</td>"
+        ));
+    }
+
+    #[test]
+    fn muted_text_uses_opacity_so_dark_themes_read_it() {
+        let values: Vec<f32> = (0..24).map(|i| i as f32).collect();
+        let html = array_html(&view(&values, &[2, 3, 4]), "float32", "gpu(1)");
+        assert!(
+            !html.contains("color:#5") && !html.contains("color:#8"),
+            "{html}"
+        );
+        assert!(html.contains("<div style=\"opacity:0.75;margin:4px 0 2px\">[1, :, :]</div>"));
     }
 
     #[test]

@@ -129,6 +129,11 @@ pub fn install(b: &mut std::collections::HashMap<Rc<str>, Value>) {
             "display(*values): show values as a notebook shows a cell result.",
             display,
         ),
+        (
+            "clear_output",
+            "clear_output(wait=False): clear the notebook cell's output (wait=True: when the next output arrives).",
+            clear_output,
+        ),
         ("help", "help(obj): documentation of obj.", help),
         (
             "callable",
@@ -718,6 +723,16 @@ fn display(it: &mut Interp, a: Args) -> Result<Value, Exc> {
         let d = format::display_data(it, v)?;
         it.out.display(&d, false);
     }
+    Ok(Value::None)
+}
+
+fn clear_output(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let wait = match a.take(0, "wait")? {
+        Some(v) => v.truthy()?,
+        None => false,
+    };
+    a.finish(1)?;
+    it.out.clear_output(wait);
     Ok(Value::None)
 }
 
@@ -1624,4 +1639,41 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
         .copied()
         .unwrap_or("method");
     Some(method(v, name, "dict method", f))
+}
+
+#[cfg(test)]
+mod clear_output_tests {
+    use crate::eval::session::{DisplayData, OutputSink, Session, SessionConfig};
+
+    /// Records clear_output calls, which the collecting `Vec<Output>` sink ignores.
+    #[derive(Default)]
+    struct Clears(Vec<bool>);
+
+    impl OutputSink for Clears {
+        fn stdout(&mut self, _text: &str) {}
+        fn stderr(&mut self, _text: &str) {}
+        fn display(&mut self, _data: &DisplayData, _is_result: bool) {}
+        fn clear_output(&mut self, wait: bool) {
+            self.0.push(wait);
+        }
+    }
+
+    #[test]
+    fn clear_output_reaches_the_sink_with_its_wait_flag() {
+        let mut session = Session::new(SessionConfig::default());
+        let mut sink = Clears::default();
+        let run = session.eval_with(
+            "clear_output()\nclear_output(wait=True)\nclear_output(True)",
+            &mut sink,
+        );
+        assert!(run.is_ok(), "{run:?}");
+        assert_eq!(sink.0, vec![false, true, true]);
+    }
+
+    #[test]
+    fn clear_output_rejects_extra_arguments() {
+        let mut session = Session::new(SessionConfig::default());
+        let error = session.eval("clear_output(1, 2)").error;
+        assert_eq!(error.map(|e| e.ename), Some("TypeError".to_string()));
+    }
 }

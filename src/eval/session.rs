@@ -50,6 +50,10 @@ pub trait OutputSink {
     /// `is_result` is true for the value of a top-level expression statement
     /// (a notebook's execute_result), false for explicit `display(...)` calls.
     fn display(&mut self, data: &DisplayData, is_result: bool);
+    /// Clear the cell's output so far (`clear_output()`); `wait` defers it to
+    /// the next output. Only notebooks have a cell output to clear, so the
+    /// default does nothing.
+    fn clear_output(&mut self, _wait: bool) {}
 }
 
 /// One piece of output, as collected by [`Session::eval`].

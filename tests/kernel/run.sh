@@ -11,9 +11,9 @@ cd "$ROOT"
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import jupyter_client, jupyter_kernel_test, pytest, nbclient, nbformat" 2>/dev/null; then
-    .venv/bin/pip install --quiet -r tests/kernel/requirements.txt
-fi
+# pip is quick when everything pinned is already there, and it upgrades an
+# older .venv when the pins move.
+.venv/bin/pip install --quiet --disable-pip-version-check -r tests/kernel/requirements.txt
 
 cargo build -p devarray-kernel
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps |
@@ -30,5 +30,8 @@ status=0
 if [ "$status" -eq 5 ]; then
     echo "tests/kernel/run.sh: pytest collected no tests, which counts as a failure" >&2
     status=1
+fi
+if [ "$status" -ne 0 ]; then
+    echo "tests/kernel/run.sh: FAILED (exit status $status)" >&2
 fi
 exit "$status"

@@ -1,0 +1,187 @@
+"""The golden transcripts (tests/transcripts/**/*.txt) replayed through the kernel.
+
+`cargo test --test transcripts` replays them through `devarray --transcript`;
+here every statement goes to the kernel as one execute_request, and what comes
+back (stdout and stderr, the text/plain of execute_result and display_data,
+the error's traceback, plain because the kernel is started with NO_COLOR) must be exactly the expected output in
+the file. Both frontends therefore produce the same text from one evaluator.
+
+One statement per cell is what makes the two agree: the REPL shows every
+top-level expression, a notebook cell only its last one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import KernelManager
+
+from helpers import execute, strip_ansi
+
+REPO = Path(__file__).resolve().parents[2]
+TRANSCRIPTS = sorted((REPO / "tests" / "transcripts").rglob("*.txt"))
+
+PRIMARY = ">>> "
+SECONDARY = "... "
+
+# Variables that change what a session does; cleared so that the caller's
+# environment cannot change a transcript's output (as tests/transcripts.rs does).
+SESSION_VARIABLES = ("DEVARRAY_SIM_GPUS", "DEVARRAY_SIM_GPU_MEMORY", "DEVARRAY_HISTORY")
+
+
+@dataclass
+class Statement:
+    """One statement: its input lines as written (with prompts) and the output expected after them."""
+
+    input_lines: list[str] = field(default_factory=list)
+    expected: list[str] = field(default_factory=list)
+
+    @property
+    def code(self) -> str:
+        lines = [strip_prompt(line) for line in self.input_lines]
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Transcript:
+    preamble: list[str]
+    env: dict[str, str]
+    statements: list[Statement]
+
+    def render(self, outputs: list[str]) -> str:
+        """The transcript as it would read with these outputs (one per statement)."""
+        lines = list(self.preamble)
+        for statement, output in zip(self.statements, outputs):
+            lines.extend(statement.input_lines)
+            lines.extend(output.splitlines())
+        return "\n".join(lines) + "\n"
+
+
+def prompt_kind(line: str) -> str | None:
+    """'primary', 'secondary' or None, with bare prompts (trailing spaces stripped) allowed."""
+    for prompt, kind in ((PRIMARY, "primary"), (SECONDARY, "secondary")):
+        if line.startswith(prompt) or line.rstrip() == prompt.rstrip():
+            return kind
+    return None
+
+
+def strip_prompt(line: str) -> str:
+    return line[len(PRIMARY):] if len(line) > len(PRIMARY.rstrip()) else ""
+
+
+def parse(text: str) -> Transcript:
+    preamble: list[str] = []
+    env: dict[str, str] = {}
+    statements: list[Statement] = []
+    for line in text.splitlines():
+        kind = prompt_kind(line)
+        if not statements and kind is None:
+            # Comment lines before the first prompt; `# env: K=V ...` among them.
+            preamble.append(line)
+            if line.startswith("# env:"):
+                for assignment in line[len("# env:"):].split():
+                    name, equals, value = assignment.partition("=")
+                    assert equals, f"`{assignment}` in `{line}` is not NAME=VALUE"
+                    env[name] = value
+            continue
+        if kind == "primary":
+            statements.append(Statement(input_lines=[line]))
+        elif kind == "secondary" and not statements[-1].expected:
+            statements[-1].input_lines.append(line)
+        else:
+            # A `... ` line after output would be a REPL echo that no input
+            # produced; keeping it as output makes the mismatch visible.
+            statements[-1].expected.append(line)
+    return Transcript(preamble, env, statements)
+
+
+def output_text(outputs: list[dict]) -> str:
+    """What the REPL's transcript mode would print for these IOPub messages."""
+    text = ""
+    for msg in outputs:
+        content = msg["content"]
+        if msg["msg_type"] == "stream":
+            text += content["text"]
+        elif msg["msg_type"] in ("execute_result", "display_data"):
+            text += content["data"]["text/plain"] + "\n"
+        elif msg["msg_type"] == "error":
+            if text and not text.endswith("\n"):
+                text += "\n"
+            text += "\n".join(strip_ansi(line) for line in content["traceback"]) + "\n"
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text
+
+
+@pytest.fixture()
+def kernel_for(request: pytest.FixtureRequest) -> Iterator:
+    started: list[tuple[KernelManager, BlockingKernelClient]] = []
+
+    def start(env: dict[str, str]) -> BlockingKernelClient:
+        kernel_env = {k: v for k, v in os.environ.items() if k not in SESSION_VARIABLES}
+        # Plain tracebacks, as `devarray --transcript` writes them.
+        kernel_env["NO_COLOR"] = "1"
+        kernel_env.update(env)
+        km = KernelManager(kernel_name="devarray")
+        km.start_kernel(env=kernel_env)
+        kc = km.client()
+        kc.start_channels()
+        kc.wait_for_ready(timeout=30)
+        started.append((km, kc))
+        return kc
+
+    yield start
+    for km, kc in started:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_parse_splits_statements_outputs_and_env() -> None:
+    transcript = parse(
+        "# env: A=1 B=two\n# note\n>>> x = 1\n>>> def f():\n...     return 2\n...\n>>> f()\n2\n"
+        ">>> print('a', end='')\na\n"
+    )
+    assert transcript.env == {"A": "1", "B": "two"}
+    assert transcript.preamble == ["# env: A=1 B=two", "# note"]
+    assert [s.code for s in transcript.statements] == [
+        "x = 1\n", "def f():\n    return 2\n", "f()\n", "print('a', end='')\n"
+    ]
+    assert [s.expected for s in transcript.statements] == [[], [], ["2"], ["a"]]
+    text = "# env: A=1 B=two\n# note\n>>> x = 1\n>>> def f():\n...     return 2\n...\n>>> f()\n2\n"
+    assert parse(text).render(["", "", "2\n"]) == text
+
+
+def test_output_text_joins_streams_results_and_plain_tracebacks() -> None:
+    messages = [
+        {"msg_type": "stream", "content": {"text": "no newline"}},
+        {"msg_type": "error", "content": {"traceback": ["\x1b[31m  line 1\x1b[0m", "E: e"]}},
+    ]
+    assert output_text(messages) == "no newline\n  line 1\nE: e\n"
+    result = {"msg_type": "execute_result", "content": {"data": {"text/plain": "3", "text/html": "<b>"}}}
+    assert output_text([result]) == "3\n"
+    assert output_text([]) == ""
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: str(p.relative_to(REPO / "tests" / "transcripts")))
+def test_transcript_through_the_kernel(path: Path, kernel_for) -> None:
+    text = path.read_text()
+    transcript = parse(text)
+    kc = kernel_for(transcript.env)
+    outputs = []
+    for statement in transcript.statements:
+        # stop_on_error=False: an error in one statement must not abort the next.
+        _, messages = execute(kc, statement.code, timeout=120, stop_on_error=False)
+        for msg in messages:
+            if msg["msg_type"] == "error":
+                assert not any("\x1b" in line for line in msg["content"]["traceback"]), (
+                    "a kernel started with NO_COLOR sent a coloured traceback"
+                )
+        outputs.append(output_text(messages))
+    assert transcript.render(outputs) == text
