@@ -104,3 +104,44 @@ fn memory_comes_back_when_the_last_reference_goes() {
         "for i in range(25):\n    big = ones(10, 1024, 1024, ctx=gpu(0))\n    big = None\n",
     );
 }
+
+#[test]
+fn completion_offers_names_and_attributes() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(&mut s, "import mxnet as mx\nweights = ones(2, 3)");
+    let c = s.complete("wei", 3);
+    assert_eq!(
+        (c.matches.clone(), c.start, c.end),
+        (vec!["weights".to_string()], 0, 3)
+    );
+    let c = s.complete("weights.co", 10);
+    assert_eq!(c.matches, vec!["context", "copy", "copyto"]);
+    assert_eq!((c.start, c.end), (8, 10));
+    let c = s.complete("x = mx.nd.on", 12);
+    assert!(c.matches.contains(&"ones".to_string()), "{:?}", c.matches);
+    assert!(
+        c.matches.contains(&"ones_like".to_string()),
+        "{:?}",
+        c.matches
+    );
+}
+
+#[test]
+fn inspect_describes_arrays_and_builtins() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(&mut s, "w = ones(2, 3)");
+    let d = s.inspect("w", 1).expect("inspect of an array");
+    assert!(
+        d.plain
+            .starts_with("w: NDArray of shape (2, 3), dtype float32, on cpu(0)"),
+        "{}",
+        d.plain
+    );
+    let d = s.inspect("try_gpu(1)", 3).expect("inspect of a builtin");
+    assert!(
+        d.plain.contains("gpu(i) if it exists, else cpu()"),
+        "{}",
+        d.plain
+    );
+    assert!(s.inspect("   ", 1).is_none());
+}

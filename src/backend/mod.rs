@@ -17,8 +17,8 @@
 //! A new backend adds a `Storage` variant, implements `BackendStorage`, and extends the `match`es
 //! below; runtime code does not change.
 pub mod cpu;
-pub mod sim;
 pub mod cuda;
+pub mod sim;
 
 use crate::runtime::error::Result;
 use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, Scalar, UnaryOp};

@@ -319,10 +319,15 @@ fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Valu
     let lo = operand(l).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let ro = operand(r).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let _ = name;
-    let result = it.st.nn.tape.binary(rop, lo, ro).map_err(|e| match flavor {
-        Flavor::Torch => super::torch::torch_error(e),
-        _ => Exc::from(e),
-    })?;
+    let result = it
+        .st
+        .nn
+        .tape
+        .binary(rop, lo, ro)
+        .map_err(|e| match flavor {
+            Flavor::Torch => super::torch::torch_error(e),
+            _ => Exc::from(e),
+        })?;
     Ok(wrap(result, flavor))
 }
 
