@@ -730,7 +730,14 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                 "asscalar" | "item" => ("x.asscalar() / x.item(): the value of a 1-element array as a number.", |_, r, a| {
                     a.finish(0)?;
                     let x = recv(r)?;
-                    Ok(scalar_value(x.array.to_scalar(a.fname)?))
+                    let v = x.array.to_scalar(a.fname)?;
+                    // MXNet's asscalar() returns a numpy.float32, which prints its shortest
+                    // float32 digits (4.1618223, not 4.161822319030762); item() is a Python float.
+                    if let (Scalar::Float(f), DType::Float32, "asscalar") = (v, x.array.dtype(), a.fname) {
+                        let shortest = format!("{}", f as f32);
+                        return Ok(Value::Float(shortest.parse().unwrap_or(f)));
+                    }
+                    Ok(scalar_value(v))
                 }),
                 "tolist" => ("x.tolist(): nested lists of numbers.", |_, r, a| {
                     a.finish(0)?;
