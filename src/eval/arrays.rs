@@ -432,40 +432,45 @@ fn sample_shape(a: &mut Args, i: usize) -> Result<Vec<usize>, Exc> {
     }
 }
 
-pub fn uniform<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+/// The two sampling distributions; both take two parameters and a shape.
+#[derive(Clone, Copy)]
+enum Distribution {
+    Uniform,
+    Normal,
+}
+
+/// `uniform(low, high, shape)` / `normal(loc, scale, shape)` in every dialect.
+fn sample<const F: u8>(it: &mut Interp, mut a: Args, dist: Distribution) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let shape = sample_shape(&mut a, 2)?;
-    let low = num_kw(&mut a, 0, "low", 0.0)?;
-    let high = num_kw(&mut a, 1, "high", 1.0)?;
+    let (names, defaults) = match dist {
+        Distribution::Uniform => (["low", "high"], [0.0, 1.0]),
+        Distribution::Normal => (["loc", "scale"], [0.0, 1.0]),
+    };
+    let p0 = num_kw(&mut a, 0, names[0], defaults[0])?;
+    let p1 = num_kw(&mut a, 1, names[1], defaults[1])?;
     a.finish(2)?;
+    // MXNet's legacy API returns shape (1,) when no shape is given.
     let shape = if shape.is_empty() && F == ND {
         vec![1]
     } else {
         shape
     };
-    let arr = it
-        .st
-        .rt
-        .uniform(low, high, &shape, dtype.unwrap_or(DType::Float32), device)?;
+    let dtype = dtype.unwrap_or(DType::Float32);
+    let rt = &it.st.rt;
+    let arr = match dist {
+        Distribution::Uniform => rt.uniform(p0, p1, &shape, dtype, device)?,
+        Distribution::Normal => rt.normal(p0, p1, &shape, dtype, device)?,
+    };
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
-pub fn normal<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
-    let (device, dtype) = place(it, &mut a)?;
-    let shape = sample_shape(&mut a, 2)?;
-    let loc = num_kw(&mut a, 0, "loc", 0.0)?;
-    let scale = num_kw(&mut a, 1, "scale", 1.0)?;
-    a.finish(2)?;
-    let shape = if shape.is_empty() && F == ND {
-        vec![1]
-    } else {
-        shape
-    };
-    let arr = it
-        .st
-        .rt
-        .normal(loc, scale, &shape, dtype.unwrap_or(DType::Float32), device)?;
-    Ok(wrap(arr, flavor_for(it, F)))
+pub fn uniform<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    sample::<F>(it, a, Distribution::Uniform)
+}
+
+pub fn normal<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    sample::<F>(it, a, Distribution::Normal)
 }
 
 /// PyTorch's `rand(*size)` and `randn(*size)`.

@@ -179,33 +179,9 @@ pub fn to_str(it: &mut Interp, v: &Value) -> Result<String, Exc> {
     })
 }
 
-/// Python's repr of a string: single quotes unless the text holds one and no double quote.
+/// Python's repr of a string.
 pub fn str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
+    display::pyfmt::py_str_repr(s)
 }
 
 /// The text/plain and text/html of a displayed value.
