@@ -27,8 +27,8 @@ pub mod sim;
 use crate::runtime::error::{Result, RuntimeError};
 use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, Scalar, UnaryOp};
 pub use cpu::CpuStorage;
-pub use cuda::CudaStorage;
 use cuda::CudaDevice;
+pub use cuda::CudaStorage;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -314,9 +314,9 @@ impl Placement {
     pub fn full(&self, n: usize, value: f64, dtype: DType) -> Result<Storage> {
         match self {
             Placement::Host => Ok(Storage::Cpu(CpuStorage::full(n, value, dtype)?)),
-            Placement::Cuda(device) => Ok(Storage::Cuda(CudaStorage::full(
-                device, n, value, dtype,
-            )?)),
+            Placement::Cuda(device) => {
+                Ok(Storage::Cuda(CudaStorage::full(device, n, value, dtype)?))
+            }
         }
     }
 
@@ -344,7 +344,9 @@ impl Placement {
     pub fn copy_from(&self, src: &Storage) -> Result<Storage> {
         match (self, src) {
             (Placement::Host, Storage::Cpu(s)) => Ok(Storage::Cpu(s.gather(&flat_view(s.len()))?)),
-            (Placement::Host, Storage::Cuda(s)) => Ok(Storage::Cpu(CpuStorage::from_host(s.to_host()?)?)),
+            (Placement::Host, Storage::Cuda(s)) => {
+                Ok(Storage::Cpu(CpuStorage::from_host(s.to_host()?)?))
+            }
             (Placement::Cuda(device), Storage::Cpu(s)) => {
                 Ok(Storage::Cuda(CudaStorage::from_host(device, &s.to_host())?))
             }
@@ -366,5 +368,51 @@ impl Placement {
 
     pub fn is_cuda(&self) -> bool {
         matches!(self, Placement::Cuda(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_placement_makes_cpu_storage() {
+        let host = Placement::Host;
+        assert!(!host.is_cuda());
+        let full = host.full(3, 2.5, DType::Float32).unwrap();
+        assert_eq!(full.to_host().unwrap(), HostData::F32(vec![2.5; 3]));
+        let data = host.from_host(HostData::I64(vec![1, -2])).unwrap();
+        assert_eq!(data.to_host().unwrap(), HostData::I64(vec![1, -2]));
+        assert_eq!(data.scalar_at(1).unwrap(), Some(Scalar::Int(-2)));
+        assert_eq!(data.scalar_at(2).unwrap(), None);
+        assert!(host.synchronize(&AtomicBool::new(true)).is_ok());
+    }
+
+    #[test]
+    fn adopt_keeps_host_storage_and_copy_from_makes_new_memory() {
+        let host = Placement::Host;
+        let source = Storage::Cpu(CpuStorage::F32(vec![1.0, 2.0, 3.0]));
+        let copy = host.copy_from(&source).unwrap();
+        assert_eq!(copy.to_host().unwrap(), source.to_host().unwrap());
+        let adopted = host.adopt(source).unwrap();
+        assert!(matches!(adopted, Storage::Cpu(CpuStorage::F32(ref v)) if v == &[1.0, 2.0, 3.0]));
+    }
+
+    #[test]
+    fn concat_of_host_parts_and_of_nothing() {
+        let a = Storage::Cpu(CpuStorage::I32(vec![1, 2]));
+        let b = Storage::Cpu(CpuStorage::I32(vec![3]));
+        let joined = Storage::concat(&[&a, &b], &[2, 1], 1).unwrap();
+        assert_eq!(joined.to_host().unwrap(), HostData::I32(vec![1, 2, 3]));
+        assert!(Storage::concat(&[], &[], 1).is_err());
+    }
+
+    #[test]
+    fn mixed_backend_message_names_the_op() {
+        assert_eq!(
+            mixed_backends("add").to_string(),
+            "internal error: add got operands from two different backends (host and CUDA); \
+             please report this as a devarray bug"
+        );
     }
 }

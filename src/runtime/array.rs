@@ -192,7 +192,7 @@ fn scalar_storage(placement: &Placement, value: Scalar, dtype: DType) -> Result<
 }
 
 /// The f64 that a fill of `dtype` turns into the same element `scalar_host` makes.
-fn scalar_fill_value(value: Scalar, dtype: DType) -> f64 {
+pub(super) fn scalar_fill_value(value: Scalar, dtype: DType) -> f64 {
     match scalar_host(value, dtype) {
         HostData::F32(v) => v.first().map_or(0.0, |&x| f64::from(x)),
         HostData::F64(v) => v.first().copied().unwrap_or(0.0),

@@ -34,8 +34,8 @@ pub use error::{Result, RuntimeError};
 pub use host::{HostData, Scalar};
 pub use ops::{BinaryOp, IndexItem, Operand, ReduceOp, UnaryOp};
 
-use crate::backend::sim::Stream;
 use crate::backend::cuda::{self, CudaDevice, CudaStorage};
+use crate::backend::sim::Stream;
 use crate::backend::{BackendStorage, CpuStorage, Placement, Storage};
 use engine::{DeviceCtx, TransferLog};
 use memory::DeviceLedger;
@@ -121,12 +121,7 @@ impl Runtime {
                 .map(|i| {
                     let device = Device::gpu(i);
                     let stream = Stream::start(&device.to_string()).map(Arc::new);
-                    ctx(
-                        device,
-                        Some(config.sim_gpu_memory),
-                        stream,
-                        Placement::Host,
-                    )
+                    ctx(device, Some(config.sim_gpu_memory), stream, Placement::Host)
                 })
                 .collect()
         } else {

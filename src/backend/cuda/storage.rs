@@ -167,8 +167,13 @@ impl CudaStorage {
         super::random::fill(device, unit.ptr(), n, dtype, Distribution::StandardUniform)?;
         let span = CudaStorage::full(device, 1, high - low, dtype)?;
         let offset = CudaStorage::full(device, 1, low, dtype)?;
-        unit.binary(&[1], &span, &[0], &[n], BinaryOp::Mul)?
-            .binary(&[1], &offset, &[0], &[n], BinaryOp::Add)
+        unit.binary(&[1], &span, &[0], &[n], BinaryOp::Mul)?.binary(
+            &[1],
+            &offset,
+            &[0],
+            &[n],
+            BinaryOp::Add,
+        )
     }
 
     /// Normal samples from the device's cuRAND generator.
