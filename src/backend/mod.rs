@@ -11,8 +11,12 @@
 //! - `sim`: simulated GPUs. Each has a worker thread with an ordered queue (a stream); its
 //!   storage is `CpuStorage` charged to the GPU's own ledger, and the CPU kernels run on the
 //!   worker instead of the caller.
-//! - (later) `cuda`: a `Storage::Cuda` variant holding device buffers, with NVRTC kernels and cuBLAS for
-//!   the same primitive list.
+//! - `cuda`: real NVIDIA GPUs. `Storage::Cuda` holds a device buffer; its ops queue NVRTC kernels
+//!   and cuBLAS calls on the device's CUDA stream and return at once.
+//!
+//! A device says where its storage is made through a [`Placement`]: host memory (cpu(0) and the
+//! simulated GPUs) or one CUDA GPU. The runtime creates every storage through its device's
+//! placement, so two operands of one op are always of one backend.
 //!
 //! A new backend adds a `Storage` variant, implements `BackendStorage`, and extends the `match`es
 //! below; runtime code does not change.
@@ -20,9 +24,13 @@ pub mod cpu;
 pub mod cuda;
 pub mod sim;
 
-use crate::runtime::error::Result;
+use crate::runtime::error::{Result, RuntimeError};
 use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, Scalar, UnaryOp};
 pub use cpu::CpuStorage;
+use cuda::CudaDevice;
+pub use cuda::CudaStorage;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// A strided window into a row-major buffer: element `idx` is at `offset + sum(idx[d] * strides[d])`.
 /// Strides may be negative (slices with a negative step).
@@ -102,7 +110,6 @@ impl<S: BackendStorage> AllReduce<S> for HostAllReduce {
 
 /// Elementwise sum of same-length, same-dtype host arrays (bool sums saturate to true).
 pub fn host_sum(parts: &[HostData]) -> Result<HostData> {
-    use crate::runtime::RuntimeError;
     let Some(first) = parts.first() else {
         return Err(RuntimeError::Value("all_reduce: no arrays to sum".into()));
     };
@@ -135,18 +142,39 @@ pub fn host_sum(parts: &[HostData]) -> Result<HostData> {
 #[derive(Debug)]
 pub enum Storage {
     Cpu(CpuStorage),
+    Cuda(CudaStorage),
+}
+
+/// The runtime never pairs storages of two backends (it refuses inputs on different devices
+/// before any work), so meeting such a pair is a bug, reported rather than panicked on.
+fn mixed_backends(op: &str) -> RuntimeError {
+    RuntimeError::Value(format!(
+        "internal error: {op} got operands from two different backends (host and CUDA); \
+         please report this as a devarray bug"
+    ))
+}
+
+/// The whole of a flat buffer of `len` elements.
+fn flat_view(len: usize) -> StridedView {
+    StridedView {
+        offset: 0,
+        shape: vec![len],
+        strides: vec![1],
+    }
 }
 
 impl Storage {
     pub fn dtype(&self) -> DType {
         match self {
             Storage::Cpu(s) => s.dtype(),
+            Storage::Cuda(s) => s.dtype(),
         }
     }
 
     pub fn len(&self) -> usize {
         match self {
             Storage::Cpu(s) => s.len(),
+            Storage::Cuda(s) => s.len(),
         }
     }
 
@@ -154,27 +182,33 @@ impl Storage {
         self.len() == 0
     }
 
-    pub fn to_host(&self) -> HostData {
+    /// A host copy. On a CUDA GPU this waits for the queued work that writes the values, and
+    /// can fail (a driver error, or no pinned memory for the staging buffer).
+    pub fn to_host(&self) -> Result<HostData> {
         match self {
-            Storage::Cpu(s) => s.to_host(),
+            Storage::Cpu(s) => Ok(s.to_host()),
+            Storage::Cuda(s) => s.to_host(),
         }
     }
 
-    pub fn scalar_at(&self, index: usize) -> Option<Scalar> {
+    pub fn scalar_at(&self, index: usize) -> Result<Option<Scalar>> {
         match self {
-            Storage::Cpu(s) => s.scalar_at(index),
+            Storage::Cpu(s) => Ok(s.scalar_at(index)),
+            Storage::Cuda(s) => s.scalar_at(index),
         }
     }
 
     pub fn cast(&self, dtype: DType) -> Result<Storage> {
         match self {
             Storage::Cpu(s) => Ok(Storage::Cpu(s.cast(dtype)?)),
+            Storage::Cuda(s) => Ok(Storage::Cuda(s.cast(dtype)?)),
         }
     }
 
     pub fn unary(&self, op: UnaryOp) -> Result<Storage> {
         match self {
             Storage::Cpu(s) => Ok(Storage::Cpu(s.unary(op)?)),
+            Storage::Cuda(s) => Ok(Storage::Cuda(s.unary(op)?)),
         }
     }
 
@@ -194,24 +228,36 @@ impl Storage {
                 shape,
                 op,
             )?)),
+            (Storage::Cuda(a), Storage::Cuda(b)) => Ok(Storage::Cuda(a.binary(
+                strides,
+                b,
+                rhs_strides,
+                shape,
+                op,
+            )?)),
+            _ => Err(mixed_backends(op.name())),
         }
     }
 
     pub fn reduce(&self, op: ReduceOp, outer: usize, len: usize, inner: usize) -> Result<Storage> {
         match self {
             Storage::Cpu(s) => Ok(Storage::Cpu(s.reduce(op, outer, len, inner)?)),
+            Storage::Cuda(s) => Ok(Storage::Cuda(s.reduce(op, outer, len, inner)?)),
         }
     }
 
     pub fn matmul(&self, rhs: &Storage, layout: &MatmulLayout) -> Result<Storage> {
         match (self, rhs) {
             (Storage::Cpu(a), Storage::Cpu(b)) => Ok(Storage::Cpu(a.matmul(b, layout)?)),
+            (Storage::Cuda(a), Storage::Cuda(b)) => Ok(Storage::Cuda(a.matmul(b, layout)?)),
+            _ => Err(mixed_backends("matmul")),
         }
     }
 
     pub fn gather(&self, view: &StridedView) -> Result<Storage> {
         match self {
             Storage::Cpu(s) => Ok(Storage::Cpu(s.gather(view)?)),
+            Storage::Cuda(s) => Ok(Storage::Cuda(s.gather(view)?)),
         }
     }
 
@@ -223,16 +269,150 @@ impl Storage {
     ) -> Result<()> {
         match (self, src) {
             (Storage::Cpu(d), Storage::Cpu(s)) => d.scatter(view, s, src_strides),
+            (Storage::Cuda(d), Storage::Cuda(s)) => d.scatter(view, s, src_strides),
+            _ => Err(mixed_backends("assignment")),
         }
     }
 
     pub fn concat(parts: &[&Storage], chunks: &[usize], outer: usize) -> Result<Storage> {
-        let cpu: Vec<&CpuStorage> = parts
-            .iter()
-            .map(|p| match p {
-                Storage::Cpu(s) => s,
-            })
-            .collect();
-        Ok(Storage::Cpu(CpuStorage::concat(&cpu, chunks, outer)?))
+        match parts.first() {
+            Some(Storage::Cuda(_)) => {
+                let cuda: Vec<&CudaStorage> = parts
+                    .iter()
+                    .map(|p| match p {
+                        Storage::Cuda(s) => Ok(s),
+                        Storage::Cpu(_) => Err(mixed_backends("concat")),
+                    })
+                    .collect::<Result<_>>()?;
+                Ok(Storage::Cuda(CudaStorage::concat(&cuda, chunks, outer)?))
+            }
+            _ => {
+                let cpu: Vec<&CpuStorage> = parts
+                    .iter()
+                    .map(|p| match p {
+                        Storage::Cpu(s) => Ok(s),
+                        Storage::Cuda(_) => Err(mixed_backends("concat")),
+                    })
+                    .collect::<Result<_>>()?;
+                Ok(Storage::Cpu(CpuStorage::concat(&cpu, chunks, outer)?))
+            }
+        }
+    }
+}
+
+/// Where a device makes its storage: host memory (cpu(0) and simulated GPUs) or one CUDA GPU.
+/// Every storage the runtime creates for a device comes from its placement, which is what keeps
+/// the backends of one op's operands equal.
+#[derive(Clone, Debug)]
+pub enum Placement {
+    Host,
+    Cuda(Arc<CudaDevice>),
+}
+
+impl Placement {
+    /// `n` elements of `dtype`, all `value` (converted as a cast would).
+    pub fn full(&self, n: usize, value: f64, dtype: DType) -> Result<Storage> {
+        match self {
+            Placement::Host => Ok(Storage::Cpu(CpuStorage::full(n, value, dtype)?)),
+            Placement::Cuda(device) => {
+                Ok(Storage::Cuda(CudaStorage::full(device, n, value, dtype)?))
+            }
+        }
+    }
+
+    /// Host values placed here (an upload for a GPU; no copy for the host).
+    pub fn from_host(&self, data: HostData) -> Result<Storage> {
+        match self {
+            Placement::Host => Ok(Storage::Cpu(CpuStorage::from_host(data)?)),
+            Placement::Cuda(device) => Ok(Storage::Cuda(CudaStorage::from_host(device, &data)?)),
+        }
+    }
+
+    /// `storage` moved here: itself when it already lives here, else a copy.
+    pub fn adopt(&self, storage: Storage) -> Result<Storage> {
+        match (self, storage) {
+            (Placement::Host, Storage::Cpu(s)) => Ok(Storage::Cpu(s)),
+            (Placement::Cuda(device), Storage::Cuda(s)) if Arc::ptr_eq(device, s.device()) => {
+                Ok(Storage::Cuda(s))
+            }
+            (_, other) => self.copy_from(&other),
+        }
+    }
+
+    /// A copy of `src` (a whole row-major buffer) in new memory here: host to host, upload,
+    /// download, or GPU to GPU (peer to peer where the cards allow it).
+    pub fn copy_from(&self, src: &Storage) -> Result<Storage> {
+        match (self, src) {
+            (Placement::Host, Storage::Cpu(s)) => Ok(Storage::Cpu(s.gather(&flat_view(s.len()))?)),
+            (Placement::Host, Storage::Cuda(s)) => {
+                Ok(Storage::Cpu(CpuStorage::from_host(s.to_host()?)?))
+            }
+            (Placement::Cuda(device), Storage::Cpu(s)) => {
+                Ok(Storage::Cuda(CudaStorage::from_host(device, &s.to_host())?))
+            }
+            (Placement::Cuda(device), Storage::Cuda(s)) => {
+                Ok(Storage::Cuda(s.copy_to_device(device)?))
+            }
+        }
+    }
+
+    /// Waits for the work queued on this placement's own queue (a CUDA stream); the host and the
+    /// simulated GPUs have none here (a simulated GPU's queue is the runtime's `Stream`). A set
+    /// `interrupt` flag ends the wait early with `Interrupted`; the queued work carries on.
+    pub fn synchronize(&self, interrupt: &AtomicBool) -> Result<()> {
+        match self {
+            Placement::Host => Ok(()),
+            Placement::Cuda(device) => device.synchronize_interruptible(interrupt),
+        }
+    }
+
+    pub fn is_cuda(&self) -> bool {
+        matches!(self, Placement::Cuda(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_placement_makes_cpu_storage() {
+        let host = Placement::Host;
+        assert!(!host.is_cuda());
+        let full = host.full(3, 2.5, DType::Float32).unwrap();
+        assert_eq!(full.to_host().unwrap(), HostData::F32(vec![2.5; 3]));
+        let data = host.from_host(HostData::I64(vec![1, -2])).unwrap();
+        assert_eq!(data.to_host().unwrap(), HostData::I64(vec![1, -2]));
+        assert_eq!(data.scalar_at(1).unwrap(), Some(Scalar::Int(-2)));
+        assert_eq!(data.scalar_at(2).unwrap(), None);
+        assert!(host.synchronize(&AtomicBool::new(true)).is_ok());
+    }
+
+    #[test]
+    fn adopt_keeps_host_storage_and_copy_from_makes_new_memory() {
+        let host = Placement::Host;
+        let source = Storage::Cpu(CpuStorage::F32(vec![1.0, 2.0, 3.0]));
+        let copy = host.copy_from(&source).unwrap();
+        assert_eq!(copy.to_host().unwrap(), source.to_host().unwrap());
+        let adopted = host.adopt(source).unwrap();
+        assert!(matches!(adopted, Storage::Cpu(CpuStorage::F32(ref v)) if v == &[1.0, 2.0, 3.0]));
+    }
+
+    #[test]
+    fn concat_of_host_parts_and_of_nothing() {
+        let a = Storage::Cpu(CpuStorage::I32(vec![1, 2]));
+        let b = Storage::Cpu(CpuStorage::I32(vec![3]));
+        let joined = Storage::concat(&[&a, &b], &[2, 1], 1).unwrap();
+        assert_eq!(joined.to_host().unwrap(), HostData::I32(vec![1, 2, 3]));
+        assert!(Storage::concat(&[], &[], 1).is_err());
+    }
+
+    #[test]
+    fn mixed_backend_message_names_the_op() {
+        assert_eq!(
+            mixed_backends("add").to_string(),
+            "internal error: add got operands from two different backends (host and CUDA); \
+             please report this as a devarray bug"
+        );
     }
 }

@@ -383,7 +383,7 @@ pub fn device_table(it: &mut Interp) -> DeviceTable {
                 DeviceKind::Gpu if backend == "simulated" => {
                     "simulated GPU (host memory, one worker thread)".to_string()
                 }
-                DeviceKind::Gpu => "GPU".to_string(),
+                DeviceKind::Gpu => rt.device_name(*d).unwrap_or_else(|| "GPU".to_string()),
             };
             let (copied_in, copied_out) = rt.bytes_copied(*d);
             let total = rt

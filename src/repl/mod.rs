@@ -74,6 +74,15 @@ pub fn welcome_line(config: &SessionConfig) -> String {
     }
     if sim_gpus > 0 {
         devices.push_str(" (simulated)");
+    } else {
+        // Without simulated GPUs the session's GPUs are the CUDA cards (none without a driver).
+        let cards = crate::backend::cuda::device_count();
+        for i in 0..cards {
+            devices.push_str(&format!(", gpu({i})"));
+        }
+        if cards > 0 {
+            devices.push_str(" (cuda)");
+        }
     }
     format!("devarray {} — {devices}", env!("CARGO_PKG_VERSION"))
 }

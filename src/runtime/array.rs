@@ -16,7 +16,7 @@ use super::shape::{
     normalize_axis, shape_compact, shape_tuple,
 };
 use super::Runtime;
-use crate::backend::{BackendStorage, CpuStorage, MatmulLayout, Storage, StridedView};
+use crate::backend::{BackendStorage, CpuStorage, MatmulLayout, Placement, Storage, StridedView};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -57,6 +57,7 @@ impl Buffer {
 
     /// Waits for the queued writes of this buffer; an interrupt ends the wait, and an error a
     /// queued job raised on this device is reported here.
+    /// On a CUDA GPU it waits for the card's whole stream.
     fn settle_checked(&self) -> Result<()> {
         if let Some(stream) = &self.ctx.stream {
             stream.wait(
@@ -64,6 +65,12 @@ impl Buffer {
                 Some(&self.ctx.interrupt),
             )?;
             if let Some(e) = stream.take_error() {
+                return Err(e);
+            }
+        }
+        if self.ctx.placement.is_cuda() {
+            self.ctx.placement.synchronize(&self.ctx.interrupt)?;
+            if let Some(e) = self.ctx.take_deferred_error() {
                 return Err(e);
             }
         }
@@ -166,11 +173,33 @@ pub(crate) fn allocate(
     Ok(array)
 }
 
-/// A one-element storage of `dtype` holding a Python scalar (broadcast with stride 0).
-fn scalar_storage(value: Scalar, dtype: DType) -> Result<Storage> {
-    Ok(Storage::Cpu(CpuStorage::from_host(scalar_host(
-        value, dtype,
-    ))?))
+/// A one-element storage of `dtype` holding a Python scalar (broadcast with stride 0), made
+/// where the array it combines with lives.
+fn scalar_storage(placement: &Placement, value: Scalar, dtype: DType) -> Result<Storage> {
+    match placement {
+        Placement::Host => Ok(Storage::Cpu(CpuStorage::from_host(scalar_host(
+            value, dtype,
+        ))?)),
+        // A fill kernel queues without waiting, where an upload would stop for the copy; it
+        // takes an f64, which holds every scalar exactly except int64 beyond 2^53.
+        Placement::Cuda(_) => match (value, dtype) {
+            (Scalar::Int(i), DType::Int64) if i.unsigned_abs() > 1 << 53 => {
+                placement.from_host(scalar_host(value, dtype))
+            }
+            _ => placement.full(1, scalar_fill_value(value, dtype), dtype),
+        },
+    }
+}
+
+/// The f64 that a fill of `dtype` turns into the same element `scalar_host` makes.
+pub(super) fn scalar_fill_value(value: Scalar, dtype: DType) -> f64 {
+    match scalar_host(value, dtype) {
+        HostData::F32(v) => v.first().map_or(0.0, |&x| f64::from(x)),
+        HostData::F64(v) => v.first().copied().unwrap_or(0.0),
+        HostData::I32(v) => v.first().map_or(0.0, |&x| f64::from(x)),
+        HostData::I64(v) => v.first().map_or(0.0, |&x| x as f64),
+        HostData::Bool(v) => v.first().map_or(0.0, |&x| f64::from(u8::from(x))),
+    }
 }
 
 /// The right side of `x[...] = value` once validated.
@@ -411,10 +440,12 @@ impl Array {
 
     /// A row-major host copy. Waits for the array's queued writes without giving up: use
     /// `try_to_host` where an interrupt or a queued error should be reported.
+    /// A copy that fails (possible only on a CUDA GPU) gives zeros, and the error is kept for
+    /// the device's next synchronising call.
     pub fn to_host(&self) -> HostData {
         self.inner.buffer.settle();
         let start = Instant::now();
-        let host = self.read().to_host();
+        let host = self.read_host();
         self.record_host_read(self.nbytes() as u64, start.elapsed());
         host
     }
@@ -423,14 +454,27 @@ impl Array {
     /// second time right after `to_host` (the HTML beside the text form of one display).
     pub fn to_host_uncounted(&self) -> HostData {
         self.inner.buffer.settle();
-        self.read().to_host()
+        self.read_host()
+    }
+
+    /// The values on the host, or zeros (and a deferred error) when the copy fails.
+    fn read_host(&self) -> HostData {
+        let copied = self.read().to_host();
+        copied.unwrap_or_else(|e| {
+            self.ctx().defer_error(e);
+            let zeros = CpuStorage::full(self.size(), 0.0, self.dtype());
+            zeros.map_or_else(|_| HostData::F32(Vec::new()), |z| z.to_host())
+        })
     }
 
     /// A row-major host copy; an interrupt while waiting, or an error queued work raised on
     /// the array's device, is returned instead.
     pub fn try_to_host(&self) -> Result<HostData> {
         self.inner.buffer.settle_checked()?;
-        Ok(self.to_host())
+        let start = Instant::now();
+        let host = self.read().to_host()?;
+        self.record_host_read(self.nbytes() as u64, start.elapsed());
+        Ok(host)
     }
 
     /// The single element of a size-1 array.
@@ -446,7 +490,7 @@ impl Array {
         let start = Instant::now();
         let value = self
             .read()
-            .scalar_at(0)
+            .scalar_at(0)?
             .ok_or_else(|| RuntimeError::Value(format!("{op}: the array holds no element")))?;
         self.record_host_read(self.dtype().size_bytes() as u64, start.elapsed());
         Ok(value)
@@ -479,10 +523,11 @@ impl Array {
         let log = Arc::clone(&dst_ctx.transfers);
         match &self.ctx().stream {
             None => {
-                // The source is synchronous and ready: copy now, on the calling thread, so
-                // later host writes cannot reach the copy.
+                // The source is synchronous (or a CUDA GPU, whose stream orders the copy after
+                // its writes): copy now, on the calling thread, so later writes cannot reach
+                // it. A copy to a CUDA GPU is made in the destination's memory right here.
                 let start = Instant::now();
-                let staged = src.read().gather(&full_view(&shape))?;
+                let staged = dst_ctx.placement.copy_from(&src.read())?;
                 let out = allocate(&dst_ctx, shape, dtype, move || Ok(staged))?;
                 log.record(from, device, kind, bytes);
                 log.add_time(from, device, kind, start.elapsed());
@@ -492,8 +537,9 @@ impl Array {
                 // To a synchronous device: wait for the source, then copy now.
                 src.inner.buffer.settle_checked()?;
                 let start = Instant::now();
-                let out = allocate(&dst_ctx, shape.clone(), dtype, move || {
-                    src.read().gather(&full_view(&shape))
+                let placement = dst_ctx.placement.clone();
+                let out = allocate(&dst_ctx, shape, dtype, move || {
+                    placement.copy_from(&src.read())
                 })?;
                 log.record(from, device, kind, bytes);
                 log.add_time(from, device, kind, start.elapsed());
@@ -592,12 +638,13 @@ impl Array {
             log.record(from, to, kind, bytes);
             return Ok(());
         }
-        // One side is synchronous: take the source now (after its pending writes).
+        // One side is synchronous: take the source now (after its pending writes), into the
+        // destination's memory.
         self.inner.buffer.settle_checked()?;
         let start = Instant::now();
         let source = {
             let guard = self.storage_as(dtype)?;
-            guard.gather(&full_view(self.shape()))?
+            dst.ctx().placement.copy_from(&guard)?
         };
         dst.write_with(move |d| d.inner.buffer.write().scatter(&view, &source, &strides))?;
         log.record(from, to, kind, bytes);
@@ -689,6 +736,7 @@ impl Array {
         };
         let lstrides = broadcast_strides(lshape, &out_shape);
         let rstrides = broadcast_strides(rshape, &out_shape);
+        let placement = owner.ctx().placement.clone();
         owner.derive(out_shape.clone(), out_dtype, move || {
             let (l, r) = match (&left, &right) {
                 (Side::Array(a), Side::Array(b)) if a.shares_buffer(b) && a.dtype() == compute => {
@@ -700,11 +748,11 @@ impl Array {
                     (a.storage_as(compute)?, b.storage_as(compute)?)
                 }
                 (Side::Array(a), Side::Scalar(s)) => {
-                    let scalar = scalar_storage(*s, compute)?;
+                    let scalar = scalar_storage(&placement, *s, compute)?;
                     (a.storage_as(compute)?, StorageRef::Owned(scalar))
                 }
                 (Side::Scalar(s), Side::Array(b)) => {
-                    let scalar = scalar_storage(*s, compute)?;
+                    let scalar = scalar_storage(&placement, *s, compute)?;
                     (StorageRef::Owned(scalar), b.storage_as(compute)?)
                 }
                 (Side::Scalar(_), Side::Scalar(_)) => return Err(two_scalars()),
@@ -802,6 +850,7 @@ impl Array {
             }
         }
         let x = self.clone();
+        let placement = self.ctx().placement.clone();
         self.derive(out_shape, out_dtype, move || {
             let source = x.storage_as(compute)?;
             let mut current: Option<Storage> = None;
@@ -822,7 +871,7 @@ impl Array {
                 None => source.reduce(kernel_op, total, 1, 1)?,
             };
             if op == ReduceOp::Mean {
-                let divisor = scalar_storage(Scalar::Int(count as i64), compute)?;
+                let divisor = scalar_storage(&placement, Scalar::Int(count as i64), compute)?;
                 let n = result.len();
                 result = result.binary(&[1], &divisor, &[0], &[n], BinaryOp::Div)?;
             }
@@ -1209,7 +1258,7 @@ impl Array {
         // The value is either a scalar now or an array read in stream order.
         let (value, strides) = match value {
             Operand::Scalar(s) => (
-                SetValue::Scalar(scalar_storage(s, dtype)?),
+                SetValue::Scalar(scalar_storage(&self.ctx().placement, s, dtype)?),
                 vec![0; target_shape.len()],
             ),
             Operand::Array(v) => {
@@ -1320,6 +1369,7 @@ impl Array {
         let shape = self.shape().to_vec();
         let n = self.size();
         let x = self.clone();
+        let placement = self.ctx().placement.clone();
         self.derive(shape, dtype, move || {
             let mut current = {
                 let guard = x.read();
@@ -1327,7 +1377,7 @@ impl Array {
             };
             for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
                 if let Some(b) = bound {
-                    let s = scalar_storage(Scalar::Float(b), dtype)?;
+                    let s = scalar_storage(&placement, Scalar::Float(b), dtype)?;
                     let op = if dtype == DType::Bool {
                         bool_op(op)
                     } else {

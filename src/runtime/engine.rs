@@ -10,10 +10,11 @@
 //!   submitted earlier, so the waits can never form a cycle.
 //! - The CPU is synchronous: a copy to the host waits for the source's pending writes first.
 use super::device::Device;
-use super::error::Result;
+use super::error::{Result, RuntimeError};
 use super::memory::DeviceLedger;
 use super::random::DeviceRng;
 use crate::backend::sim::Stream;
+use crate::backend::Placement;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -29,6 +30,12 @@ pub(crate) struct DeviceCtx {
     pub transfers: Arc<TransferLog>,
     /// The session's interrupt flag: blocking waits give up when it is set.
     pub interrupt: Arc<AtomicBool>,
+    /// Where this device's storage is made: the host (cpu(0), simulated GPUs) or a CUDA GPU,
+    /// whose own stream makes its work asynchronous without `stream`.
+    pub placement: Placement,
+    /// An error met where it could not be returned (a failed read for display, which shows
+    /// zeros); the next synchronising call on this device reports it.
+    pub deferred_error: Mutex<Option<RuntimeError>>,
 }
 
 impl std::fmt::Debug for DeviceCtx {
@@ -36,12 +43,14 @@ impl std::fmt::Debug for DeviceCtx {
         f.debug_struct("DeviceCtx")
             .field("device", &self.device)
             .field("stream", &self.stream.is_some())
+            .field("cuda", &self.placement.is_cuda())
             .finish()
     }
 }
 
 impl DeviceCtx {
     /// Waits for every job queued on this device and reports the first error one raised.
+    /// On a CUDA GPU it waits for the card's stream.
     pub fn synchronize(&self) -> Result<()> {
         if let Some(stream) = &self.stream {
             stream.wait(stream.last_submitted(), Some(&self.interrupt))?;
@@ -49,7 +58,23 @@ impl DeviceCtx {
                 return Err(e);
             }
         }
-        Ok(())
+        self.placement.synchronize(&self.interrupt)?;
+        self.take_deferred_error().map_or(Ok(()), Err)
+    }
+
+    /// Keeps `error` for the next synchronising call (the first one kept wins).
+    pub fn defer_error(&self, error: RuntimeError) {
+        self.deferred_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(error);
+    }
+
+    pub fn take_deferred_error(&self) -> Option<RuntimeError> {
+        self.deferred_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 }
 

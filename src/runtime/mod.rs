@@ -8,7 +8,12 @@
 //! Simulated GPUs run their work asynchronously, one ordered queue per device
 //! (`crate::backend::sim`); `engine` holds what each device brings to an op and the transfer
 //! ledger. ARCHITECTURE.md ("Devices and the engine") says how work is ordered and where it
-//! synchronises. The CUDA issue adds real devices with their own `Storage` variant.
+//! synchronises.
+//!
+//! Without simulated GPUs, the GPUs are the machine's CUDA devices (`crate::backend::cuda`):
+//! their storage is `Storage::Cuda`, made through the device's `Placement`, and their work is
+//! asynchronous on each card's CUDA stream (so the engine gives them no `Stream` of its own).
+//! A machine without a driver has none, and nothing else changes.
 pub mod array;
 pub mod device;
 pub mod dtype;
@@ -29,8 +34,9 @@ pub use error::{Result, RuntimeError};
 pub use host::{HostData, Scalar};
 pub use ops::{BinaryOp, IndexItem, Operand, ReduceOp, UnaryOp};
 
+use crate::backend::cuda::{self, CudaDevice, CudaStorage};
 use crate::backend::sim::Stream;
-use crate::backend::{BackendStorage, CpuStorage, Storage};
+use crate::backend::{BackendStorage, CpuStorage, Placement, Storage};
 use engine::{DeviceCtx, TransferLog};
 use memory::DeviceLedger;
 use random::DeviceRng;
@@ -93,7 +99,10 @@ impl Runtime {
         let seed = clock_seed();
         let transfers = Arc::new(TransferLog::default());
         let interrupt = Arc::new(AtomicBool::new(false));
-        let ctx = |device: Device, budget: Option<u64>, stream: Option<Arc<Stream>>| {
+        let ctx = |device: Device,
+                   budget: Option<u64>,
+                   stream: Option<Arc<Stream>>,
+                   placement: Placement| {
             Arc::new(DeviceCtx {
                 device,
                 ledger: DeviceLedger::new(device, budget),
@@ -101,18 +110,42 @@ impl Runtime {
                 rng: Arc::new(Mutex::new(DeviceRng::new(seed))),
                 transfers: Arc::clone(&transfers),
                 interrupt: Arc::clone(&interrupt),
+                placement,
+                deferred_error: Mutex::new(None),
             })
         };
-        // A simulated GPU whose worker thread cannot start runs synchronously: slower to
-        // overlap, identical in results.
-        let gpus = (0..config.sim_gpus)
-            .map(|i| {
-                let device = Device::gpu(i);
-                let stream = Stream::start(&device.to_string()).map(Arc::new);
-                ctx(device, Some(config.sim_gpu_memory), stream)
-            })
-            .collect();
-        let cpu = ctx(Device::cpu(0), None, None);
+        let gpus = if config.sim_gpus > 0 {
+            // A simulated GPU whose worker thread cannot start runs synchronously: slower to
+            // overlap, identical in results.
+            (0..config.sim_gpus)
+                .map(|i| {
+                    let device = Device::gpu(i);
+                    let stream = Stream::start(&device.to_string()).map(Arc::new);
+                    ctx(device, Some(config.sim_gpu_memory), stream, Placement::Host)
+                })
+                .collect()
+        } else {
+            // gpu(i) is the i-th card that opened. The count is checked first: it is 0 without
+            // a driver and never panics, and only then are contexts opened (once per process).
+            let cards: &[Arc<CudaDevice>] = if cuda::device_count() > 0 {
+                cuda::devices()
+            } else {
+                &[]
+            };
+            cards
+                .iter()
+                .enumerate()
+                .map(|(i, card)| {
+                    ctx(
+                        Device::gpu(i),
+                        Some(card.total_memory),
+                        None,
+                        Placement::Cuda(Arc::clone(card)),
+                    )
+                })
+                .collect()
+        };
+        let cpu = ctx(Device::cpu(0), None, None, Placement::Host);
         Runtime {
             inner: Arc::new(RuntimeInner {
                 cpu,
@@ -181,17 +214,29 @@ impl Runtime {
         Arc::clone(&self.inner.interrupt)
     }
 
-    /// True for a device that runs its work on a queue (a simulated GPU).
+    /// True for a device that runs its work on a queue (a simulated GPU, or a CUDA GPU's
+    /// stream).
     pub fn is_async(&self, device: Device) -> bool {
-        self.state(device).is_ok_and(|s| s.stream.is_some())
+        self.state(device)
+            .is_ok_and(|s| s.stream.is_some() || s.placement.is_cuda())
     }
 
-    /// How the device is provided: "host", "simulated" (later "cuda").
+    /// How the device is provided: "host", "simulated" or "cuda".
     pub fn backend_name(&self, device: Device) -> &'static str {
         if device.is_cpu() {
-            "host"
-        } else {
-            "simulated"
+            return "host";
+        }
+        match self.state(device).map(|s| &s.placement) {
+            Ok(Placement::Cuda(_)) => "cuda",
+            _ => "simulated",
+        }
+    }
+
+    /// The card's name for a CUDA GPU (e.g. "NVIDIA H100 80GB HBM3"); None for other devices.
+    pub fn device_name(&self, device: Device) -> Option<String> {
+        match &self.state(device).ok()?.placement {
+            Placement::Cuda(card) => Some(card.name.clone()),
+            Placement::Host => None,
         }
     }
 
@@ -241,6 +286,14 @@ impl Runtime {
             let reseed = move || {
                 rng.lock().unwrap_or_else(|e| e.into_inner()).reseed(seed);
             };
+            if let Placement::Cuda(card) = &state.placement {
+                // cuRAND's seed is host-side state read when a generation is queued, so it
+                // takes effect in program order on the card's stream. The generator belongs to
+                // the card, which every session in this process shares. A failure here (no
+                // cuRAND) shows again, with its remedy, when a sample is drawn.
+                let _ = cuda::random::seed(card, seed);
+                continue;
+            }
             match &state.stream {
                 Some(stream) => {
                     let queued = stream.submit(
@@ -271,16 +324,17 @@ impl Runtime {
         shape: &[usize],
         dtype: DType,
         device: Device,
-        make: impl FnOnce(usize) -> Result<Storage> + Send + 'static,
+        make: impl FnOnce(usize, &Placement) -> Result<Storage> + Send + 'static,
     ) -> Result<Array> {
         let ctx = self.ctx(device)?;
         let n = checked_numel(shape)?;
-        array::allocate(&ctx, shape.to_vec(), dtype, move || make(n))
+        let placement = ctx.placement.clone();
+        array::allocate(&ctx, shape.to_vec(), dtype, move || make(n, &placement))
     }
 
     pub fn full(&self, shape: &[usize], value: f64, dtype: DType, device: Device) -> Result<Array> {
-        self.create(shape, dtype, device, move |n| {
-            Ok(Storage::Cpu(CpuStorage::full(n, value, dtype)?))
+        self.create(shape, dtype, device, move |n, placement| {
+            placement.full(n, value, dtype)
         })
     }
 
@@ -308,10 +362,11 @@ impl Runtime {
                 shape_tuple(shape)
             )));
         }
-        self.create(shape, dtype, device, move |_| {
+        self.create(shape, dtype, device, move |_, placement| {
+            // Converted on the host, so every device rounds literals identically.
             let host = HostData::F64(data);
             let storage = CpuStorage::from_host(host)?;
-            Ok(Storage::Cpu(if dtype == DType::Float64 {
+            placement.adopt(Storage::Cpu(if dtype == DType::Float64 {
                 storage
             } else {
                 storage.cast(dtype)?
@@ -329,8 +384,8 @@ impl Runtime {
             )));
         }
         let dtype = data.dtype();
-        self.create(shape, dtype, device, move |_| {
-            Ok(Storage::Cpu(CpuStorage::from_host(data)?))
+        self.create(shape, dtype, device, move |_, placement| {
+            placement.from_host(data)
         })
     }
 
@@ -358,11 +413,11 @@ impl Runtime {
             )));
         }
         let n = count as usize;
-        self.create(&[n], dtype, device, move |n| {
+        self.create(&[n], dtype, device, move |n, placement| {
             let mut values = crate::backend::cpu::kernels::alloc::<f64>(n)?;
             values.extend((0..n).map(|i| start + i as f64 * step));
             let storage = CpuStorage::from_host(HostData::F64(values))?;
-            Ok(Storage::Cpu(if dtype == DType::Float64 {
+            placement.adopt(Storage::Cpu(if dtype == DType::Float64 {
                 storage
             } else {
                 storage.cast(dtype)?
@@ -382,12 +437,13 @@ impl Runtime {
                 shape: vec![len],
                 strides: vec![(m + 1) as isize],
             };
-            let one = Storage::Cpu(CpuStorage::full(1, 1.0, dtype)?);
+            let one = self.ctx(device)?.placement.full(1, 1.0, dtype)?;
             out.scatter_view(view, one, vec![0])?;
         }
         Ok(out)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn sample(
         &self,
         op: &str,
@@ -396,6 +452,7 @@ impl Runtime {
         device: Device,
         draw32: impl FnMut(&mut random::Mt19937) -> f32 + Send + 'static,
         draw64: impl FnMut(&mut random::Mt19937) -> f64 + Send + 'static,
+        on_cuda: impl FnOnce(&Arc<CudaDevice>, usize) -> Result<CudaStorage> + Send + 'static,
     ) -> Result<Array> {
         if !dtype.is_float() {
             return Err(RuntimeError::DType(format!(
@@ -404,7 +461,11 @@ impl Runtime {
         }
         // Drawn in stream order, so seeds and samples interleave as the program wrote them.
         let rng = Arc::clone(&self.state(device)?.rng);
-        self.create(shape, dtype, device, move |n| {
+        self.create(shape, dtype, device, move |n, placement| {
+            // A CUDA GPU draws on the card (cuRAND): its own sequence, not MXNet's CPU one.
+            if let Placement::Cuda(card) = placement {
+                return Ok(Storage::Cuda(on_cuda(card, n)?));
+            }
             let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
             Ok(Storage::Cpu(if dtype == DType::Float32 {
                 let mut out = crate::backend::cpu::kernels::alloc(n)?;
@@ -441,6 +502,7 @@ impl Runtime {
             device,
             move |e| lo + (hi - lo) * e.canonical_f32(),
             move |e| f64::from(lo) + f64::from(hi - lo) * e.canonical_f64(),
+            move |card, n| CudaStorage::uniform(card, n, low, high, dtype),
         )
     }
 
@@ -466,6 +528,7 @@ impl Runtime {
             device,
             move |e| e.normal_f32() * std + mean,
             move |e| e.normal_f64() * f64::from(std) + f64::from(mean),
+            move |card, n| CudaStorage::normal(card, n, loc, scale, dtype),
         )
     }
 }

@@ -1033,3 +1033,51 @@ fn seeds_reproduce_across_devices_and_order_with_queued_samples() {
     assert_eq!(second.to_host(), on_cpu.to_host());
     assert_eq!(other.to_host(), on_cpu.to_host());
 }
+
+#[test]
+fn without_a_driver_there_are_no_cuda_gpus_and_sim_gpus_are_simulated() {
+    let plain = rt();
+    if crate::backend::cuda::device_count() == 0 {
+        assert_eq!(plain.num_gpus(), 0);
+        assert!(plain.check_device(Device::gpu(0)).is_err());
+    }
+    assert_eq!(plain.backend_name(cpu()), "host");
+    assert_eq!(plain.device_name(cpu()), None);
+    assert!(!plain.is_async(cpu()));
+    let sim = Runtime::new(RuntimeConfig {
+        sim_gpus: 2,
+        ..RuntimeConfig::default()
+    });
+    // Simulated GPUs replace the cards: exactly the number asked for, never CUDA.
+    assert_eq!(sim.num_gpus(), 2);
+    assert_eq!(sim.backend_name(Device::gpu(1)), "simulated");
+    assert_eq!(sim.device_name(Device::gpu(1)), None);
+    assert!(sim.is_async(Device::gpu(1)));
+}
+
+#[test]
+fn an_error_deferred_on_a_device_is_reported_once_by_the_next_sync() {
+    let rt = rt();
+    let ctx = rt.ctx(cpu()).unwrap();
+    ctx.defer_error(RuntimeError::Value("first".into()));
+    ctx.defer_error(RuntimeError::Value("second".into()));
+    assert_eq!(rt.synchronize(), Err(RuntimeError::Value("first".into())));
+    assert_eq!(rt.synchronize(), Ok(()));
+}
+
+#[test]
+fn scalar_fill_values_match_the_host_scalars() {
+    use super::array::scalar_fill_value;
+    assert_eq!(
+        scalar_fill_value(Scalar::Float(0.1), DType::Float32),
+        f64::from(0.1f32)
+    );
+    assert_eq!(scalar_fill_value(Scalar::Float(2.7), DType::Int32), 2.0);
+    assert_eq!(scalar_fill_value(Scalar::Int(-3), DType::Int64), -3.0);
+    assert_eq!(scalar_fill_value(Scalar::Bool(true), DType::Bool), 1.0);
+    assert_eq!(scalar_fill_value(Scalar::Float(0.5), DType::Bool), 1.0);
+    assert_eq!(
+        scalar_fill_value(Scalar::Int(1 << 40), DType::Float64),
+        (1u64 << 40) as f64
+    );
+}

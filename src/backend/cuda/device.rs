@@ -10,9 +10,16 @@ use crate::runtime::{Device, Result, RuntimeError};
 use cudarc::driver::sys as cu;
 use cudarc::driver::{result as dr, CudaContext, CudaFunction, CudaModule, CudaStream};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 pub type DevicePtr = cu::CUdeviceptr;
+
+/// How long an interruptible wait spins before it starts sleeping between polls.
+const SPIN: Duration = Duration::from_millis(1);
+/// The sleep between polls after that (an interrupt is seen within about this long).
+const POLL: Duration = Duration::from_micros(200);
 
 pub struct CudaDevice {
     pub ordinal: usize,
@@ -134,6 +141,34 @@ impl CudaDevice {
         self.stream
             .synchronize()
             .map_err(|e| driver_error("synchronize", e))
+    }
+
+    /// Waits for everything queued on this device, giving up (with `Interrupted`, clearing the
+    /// flag) when `interrupt` is set; the queued work carries on. It polls an event: briefly
+    /// spinning keeps short waits as fast as a blocking sync, then it sleeps between looks.
+    pub fn synchronize_interruptible(&self, interrupt: &AtomicBool) -> Result<()> {
+        self.bind()?;
+        let done = self
+            .stream
+            .record_event(Some(cu::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .map_err(|e| driver_error("recording an event", e))?;
+        let start = Instant::now();
+        loop {
+            if done
+                .try_is_complete()
+                .map_err(|e| driver_error("synchronize", e))?
+            {
+                return Ok(());
+            }
+            if interrupt.swap(false, Ordering::SeqCst) {
+                return Err(RuntimeError::Interrupted);
+            }
+            if start.elapsed() < SPIN {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(POLL);
+            }
+        }
     }
 
     // ---- memory ----------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 use super::blas::{self, Gemm};
 use super::device::{driver_error, launch_config, CudaDevice, DeviceBuffer};
 use super::kernels::{self, Module};
+use super::random::Distribution;
 use crate::backend::{MatmulLayout, StridedView};
 use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, Result, RuntimeError, Scalar, UnaryOp};
 use cudarc::driver::{DeviceRepr, PushKernelArg};
@@ -148,6 +149,62 @@ impl CudaStorage {
             &[Arg::Ptr(out.ptr()), value, Arg::I64(n as i64)],
         )?;
         Ok(out)
+    }
+
+    /// Uniform samples in (low, high] from the device's cuRAND generator, computed as
+    /// `low + (high - low) * u` with u in (0, 1], as MXNet's GPU sampler does.
+    pub fn uniform(
+        device: &Arc<CudaDevice>,
+        n: usize,
+        low: f64,
+        high: f64,
+        dtype: DType,
+    ) -> Result<CudaStorage> {
+        let unit = CudaStorage::alloc(device, n, dtype)?;
+        if n == 0 {
+            return Ok(unit);
+        }
+        super::random::fill(device, unit.ptr(), n, dtype, Distribution::StandardUniform)?;
+        let span = CudaStorage::full(device, 1, high - low, dtype)?;
+        let offset = CudaStorage::full(device, 1, low, dtype)?;
+        unit.binary(&[1], &span, &[0], &[n], BinaryOp::Mul)?.binary(
+            &[1],
+            &offset,
+            &[0],
+            &[n],
+            BinaryOp::Add,
+        )
+    }
+
+    /// Normal samples from the device's cuRAND generator.
+    pub fn normal(
+        device: &Arc<CudaDevice>,
+        n: usize,
+        mean: f64,
+        std: f64,
+        dtype: DType,
+    ) -> Result<CudaStorage> {
+        if n == 0 {
+            return CudaStorage::alloc(device, 0, dtype);
+        }
+        // cuRAND makes normal samples in pairs: an odd count is drawn one longer and trimmed.
+        let even = n + n % 2;
+        let drawn = CudaStorage::alloc(device, even, dtype)?;
+        super::random::fill(
+            device,
+            drawn.ptr(),
+            even,
+            dtype,
+            Distribution::Normal { mean, std },
+        )?;
+        if even == n {
+            return Ok(drawn);
+        }
+        drawn.gather(&StridedView {
+            offset: 0,
+            shape: vec![n],
+            strides: vec![1],
+        })
     }
 
     /// Host to device through a pinned staging buffer (pageable memory would make the driver
