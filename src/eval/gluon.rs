@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::nn::layers::{softmax_cross_entropy, Activation, Block, BlockKind, Init, Parameter};
+use crate::nn::params_io::{self, ParamsIoError};
 use crate::nn::train::{split_and_load, Trainer};
 use crate::runtime::Device;
 
@@ -600,6 +601,25 @@ impl NativeObject for ParamDict {
     }
 }
 
+fn path_arg(v: &Value) -> Result<std::path::PathBuf, Exc> {
+    match v {
+        Value::Str(s) => Ok(std::path::PathBuf::from(&**s)),
+        other => Err(Exc::type_error(format!(
+            "the file name must be a string such as 'net.params', got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn io_exc(e: ParamsIoError) -> Exc {
+    match e {
+        ParamsIoError::NotFound(m) => Exc::new(ExcKind::FileNotFoundError, m),
+        ParamsIoError::Os(m) => Exc::new(ExcKind::OSError, m),
+        ParamsIoError::Invalid(m) => Exc::value_error(m),
+        ParamsIoError::Runtime(e) => e.into(),
+    }
+}
+
 // ---- blocks --------------------------------------------------------------------------------
 
 struct BlockObj(Rc<Block>);
@@ -632,6 +652,8 @@ impl NativeObject for BlockObj {
             "name",
             "hybridize",
             "forward",
+            "save_parameters",
+            "load_parameters",
         ]
     }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
@@ -689,6 +711,28 @@ impl NativeObject for BlockObj {
                 Ok(object(ParamDict { prefix: format!("{}_", b.name), params: b.collect_params() }))
             }),
             "hybridize" => bound(this, "hybridize", "net.hybridize(): accepted for compatibility (no effect).", |_, _, _| Ok(Value::None)),
+            "save_parameters" => bound(this, "save_parameters", "net.save_parameters(filename): write the parameters to a safetensors file (atomically: a temp file, then a rename).", |_, r, mut a| {
+                let path = path_arg(&a.required(0, "filename")?)?;
+                a.take_kw("deduplicate");
+                a.finish(1)?;
+                let block = block_of(r)?;
+                params_io::save(&block.structural_params(), &path).map_err(io_exc)?;
+                Ok(Value::None)
+            }),
+            "load_parameters" => bound(this, "load_parameters", "net.load_parameters(filename, ctx=None, allow_missing=False, ignore_extra=False): read a file written by save_parameters onto ctx (a device or a list); a bad file changes nothing.", |it, r, mut a| {
+                let path = path_arg(&a.required(0, "filename")?)?;
+                let ctx = a.take(1, "ctx")?.or_else(|| a.take_kw("device"));
+                let allow_missing = a.take(2, "allow_missing")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+                let ignore_extra = a.take(3, "ignore_extra")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+                a.take_kw("cast_dtype");
+                a.take_kw("dtype_source");
+                a.finish(4)?;
+                let devices = devices_arg(it, ctx)?;
+                let block = block_of(r)?;
+                params_io::load(&it.st.rt, &mut it.st.nn.tape, &block.structural_params(), &path, &devices, allow_missing, ignore_extra).map_err(io_exc)?;
+                block.sync_input_sizes();
+                Ok(Value::None)
+            }),
             _ => return None,
         })
     }

@@ -261,6 +261,43 @@ impl Parameter {
         *self.shape.borrow_mut() = values.shape().to_vec();
         self.place(rt, tape, values, devices)
     }
+
+    /// Whether `shape` fits this parameter: same rank, and equal wherever the size is known
+    /// (0 marks a size deferred to the first forward pass).
+    pub fn accepts_shape(&self, shape: &[usize]) -> bool {
+        let own = self.shape.borrow();
+        own.len() == shape.len() && own.iter().zip(shape).all(|(&a, &b)| a == 0 || a == b)
+    }
+
+    /// Copies of `values` on each device with gradients attached, without touching this
+    /// parameter yet: loading builds every copy first so that a failure changes nothing.
+    pub fn prepare_copies(
+        &self,
+        rt: &Runtime,
+        tape: &mut Tape,
+        values: &Array,
+        devices: &[Device],
+    ) -> Result<Vec<Array>> {
+        let mut copies = Vec::with_capacity(devices.len());
+        for d in devices {
+            let copy = values.copy_to(rt, *d)?;
+            tape.attach_grad(rt, &copy, false)?;
+            copies.push(copy);
+        }
+        Ok(copies)
+    }
+
+    /// Replaces the copies with ones made by `prepare_copies` (cannot fail).
+    pub fn install_copies(&self, tape: &mut Tape, copies: Vec<Array>) {
+        if let Some(first) = copies.first() {
+            *self.shape.borrow_mut() = first.shape().to_vec();
+        }
+        for old in self.data.borrow().iter() {
+            tape.detach(old);
+        }
+        *self.data.borrow_mut() = copies;
+        *self.deferred.borrow_mut() = None;
+    }
 }
 
 /// Elementwise activations a layer may end with.
@@ -460,6 +497,61 @@ impl Block {
             _ => {}
         }
         out
+    }
+
+    /// Parameters by their place in the network (`0.weight`, `1.bias`), as MXNet's
+    /// `save_parameters` names them: these names do not depend on the layer counters, so a file
+    /// loads into a freshly built network of the same structure.
+    pub fn structural_params(&self) -> Vec<(String, Rc<Parameter>)> {
+        let mut out = Vec::new();
+        self.collect_structural("", &mut out);
+        out
+    }
+
+    fn collect_structural(&self, prefix: &str, out: &mut Vec<(String, Rc<Parameter>)>) {
+        match &self.kind {
+            BlockKind::Dense { weight, bias, .. } | BlockKind::Conv2D { weight, bias, .. } => {
+                out.push((format!("{prefix}weight"), weight.clone()));
+                if let Some(b) = bias {
+                    out.push((format!("{prefix}bias"), b.clone()));
+                }
+            }
+            BlockKind::Sequential(c) => {
+                for (i, child) in c.borrow().iter().enumerate() {
+                    child.collect_structural(&format!("{prefix}{i}."), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// After parameters were loaded into a layer whose input size was still unknown, the
+    /// layer takes the size from the loaded weight (so its repr and shape checks know it).
+    pub fn sync_input_sizes(&self) {
+        match &self.kind {
+            BlockKind::Dense {
+                in_units: n,
+                weight,
+                ..
+            }
+            | BlockKind::Conv2D {
+                in_channels: n,
+                weight,
+                ..
+            } => {
+                if n.get() == 0 {
+                    if let Some(&d) = weight.shape().get(1) {
+                        n.set(d);
+                    }
+                }
+            }
+            BlockKind::Sequential(c) => {
+                for child in c.borrow().iter() {
+                    child.sync_input_sizes();
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The repr MXNet prints.
