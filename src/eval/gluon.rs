@@ -15,11 +15,11 @@ use super::interp::{builtin, method, Interp};
 use super::ops::{as_f64, as_i64, wrap};
 use super::value::{Args, Flavor, MethodFn, Module, NativeObject, Value};
 
-fn object(o: impl NativeObject + 'static) -> Value {
+pub(super) fn object(o: impl NativeObject + 'static) -> Value {
     Value::Object(Rc::new(o))
 }
 
-fn downcast<'a, T: 'static>(v: &'a Value, what: &str) -> Result<&'a T, Exc> {
+pub(super) fn downcast<'a, T: 'static>(v: &'a Value, what: &str) -> Result<&'a T, Exc> {
     match v {
         Value::Object(o) => o.as_any().downcast_ref::<T>(),
         _ => None,
@@ -27,7 +27,12 @@ fn downcast<'a, T: 'static>(v: &'a Value, what: &str) -> Result<&'a T, Exc> {
     .ok_or_else(|| Exc::type_error(format!("expected {what}, got {}", v.type_name())))
 }
 
-fn bound(this: &Rc<dyn NativeObject>, name: &'static str, doc: &'static str, f: MethodFn) -> Value {
+pub(super) fn bound(
+    this: &Rc<dyn NativeObject>,
+    name: &'static str,
+    doc: &'static str,
+    f: MethodFn,
+) -> Value {
     method(&Value::Object(this.clone()), name, doc, f)
 }
 
@@ -48,7 +53,7 @@ fn devices_arg(it: &mut Interp, v: Option<Value>) -> Result<Vec<Device>, Exc> {
     }
 }
 
-fn flavor(it: &Interp) -> Flavor {
+pub(super) fn flavor(it: &Interp) -> Flavor {
     if it.st.np_mode {
         Flavor::Np
     } else {
@@ -56,7 +61,7 @@ fn flavor(it: &Interp) -> Flavor {
     }
 }
 
-fn usize_arg(v: &Value, what: &str) -> Result<usize, Exc> {
+pub(super) fn usize_arg(v: &Value, what: &str) -> Result<usize, Exc> {
     as_i64(v)
         .and_then(|i| usize::try_from(i).ok())
         .ok_or_else(|| {
@@ -1014,6 +1019,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("nn", Value::Module(build("mxnet.gluon.nn")?));
             m.set("loss", Value::Module(build("mxnet.gluon.loss")?));
             m.set("utils", Value::Module(build("mxnet.gluon.utils")?));
+            m.set("data", Value::Module(build("mxnet.gluon.data")?));
             m.set(
                 "Trainer",
                 builtin(
@@ -1024,6 +1030,6 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             );
             m
         }
-        _ => return None,
+        other => return super::gluon_data::build(other),
     })
 }

@@ -17,6 +17,7 @@ pub mod builtins;
 pub mod error;
 pub mod format;
 pub mod gluon;
+pub mod gluon_data;
 pub mod interp;
 pub mod magic;
 pub mod modules;
