@@ -38,6 +38,8 @@ enum Source {
         set: Arc<ImageSet>,
         pipeline: Vec<Transform>,
     },
+    /// Items already made (`take` of a non-native data set).
+    Items(Vec<Value>),
     /// `ArrayDataset(x, y, ...)`: one column per argument (arrays or lists).
     Columns(Vec<Value>),
     /// `transform_first(fn)` / `transform(fn)` with a function the interpreter must call.
@@ -73,6 +75,7 @@ impl Dataset {
     fn len(&self, it: &mut Interp) -> Result<usize, Exc> {
         match &self.source {
             Source::Images { set, .. } => Ok(set.len()),
+            Source::Items(items) => Ok(items.len()),
             Source::Columns(cols) => match cols.first() {
                 Some(c) => column_len(it, c),
                 None => Ok(0),
@@ -94,6 +97,10 @@ impl Dataset {
                     Value::Int(i64::from(label)),
                 ]))
             }
+            Source::Items(items) => items
+                .get(i)
+                .cloned()
+                .ok_or_else(|| out_of_range(i, items.len())),
             Source::Columns(cols) => {
                 let mut items = Vec::with_capacity(cols.len());
                 for c in cols {
@@ -184,7 +191,7 @@ impl NativeObject for DatasetObj {
         }
     }
     fn attr_names(&self) -> Vec<&'static str> {
-        vec!["transform_first", "transform"]
+        vec!["transform_first", "transform", "take"]
     }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         Some(match name {
@@ -215,6 +222,20 @@ impl NativeObject for DatasetObj {
                     return Ok(dataset_value(base.type_name, Source::Images { set: set.clone(), pipeline }));
                 }
                 Ok(dataset_value("_LazyTransformDataset", Source::Mapped { base, f, first_only: true }))
+            }),
+            "take" => bound(this, "take", "dataset.take(count): a data set of the first count items.", |it, r, mut a| {
+                let count = usize_arg(&a.required(0, "count")?, "count")?;
+                a.finish(1)?;
+                let base = dataset_of(r)?;
+                if let Source::Images { set, pipeline } = &base.source {
+                    return Ok(dataset_value(base.type_name, Source::Images { set: Arc::new(set.take(count)), pipeline: pipeline.clone() }));
+                }
+                let n = base.len(it)?.min(count);
+                let mut items = Vec::with_capacity(n);
+                for i in 0..n {
+                    items.push(base.get(it, i)?);
+                }
+                Ok(dataset_value("SimpleDataset", Source::Items(items)))
             }),
             "transform" => bound(this, "transform", "dataset.transform(fn): a data set whose items go through fn(*item).", |_, r, mut a| {
                 let f = a.required(0, "fn")?;

@@ -48,6 +48,21 @@ impl ImageSet {
         self.labels.is_empty()
     }
 
+    /// The first `count` items (all of them if there are fewer).
+    pub fn take(&self, count: usize) -> ImageSet {
+        let n = count.min(self.len());
+        ImageSet {
+            rows: self.rows,
+            cols: self.cols,
+            pixels: self
+                .pixels
+                .get(..n * self.rows * self.cols)
+                .unwrap_or_default()
+                .to_vec(),
+            labels: self.labels.get(..n).unwrap_or_default().to_vec(),
+        }
+    }
+
     /// Image `i` as (rows, cols, 1) float values 0..=255 and its label.
     pub fn item(&self, i: usize) -> Option<(HostImage, u8)> {
         let size = self.rows * self.cols;

@@ -44,6 +44,13 @@ fn fashion_mnist_items_transforms_and_loader() {
     assert_eq!(
         run(
             &mut s,
+            "small = ds.take(2)\nprint(len(small), small[1][1], len(ds.take(9)))"
+        ),
+        "2 1 5\n"
+    );
+    assert_eq!(
+        run(
+            &mut s,
             "x, y = ds[3]\nprint(x.shape, x.dtype, y)\nprint(x[0, :, 0])"
         ),
         "(2, 3, 1) <class 'numpy.float32'> 3\n\n[30. 31. 32.]\n<NDArray 3 @cpu(0)>\n"
