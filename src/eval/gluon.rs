@@ -268,6 +268,7 @@ impl NativeObject for InitObj {
             Init::Normal(s) => format!("Normal(sigma={s})"),
             Init::Zeros => "Zero()".into(),
             Init::Xavier => "Xavier()".into(),
+            Init::FanInUniform => "FanInUniform()".into(),
         }
     }
     fn as_any(&self) -> &dyn std::any::Any {

@@ -24,4 +24,5 @@ pub mod modules;
 pub mod ops;
 pub mod session;
 pub mod torch;
+pub mod torch_nn;
 pub mod value;

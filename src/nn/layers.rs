@@ -20,6 +20,8 @@ pub enum Init {
     Zeros,
     /// Xavier (uniform, gaussian-free variant MXNet uses by default: avg fan, magnitude 3).
     Xavier,
+    /// PyTorch's Linear/Conv default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias.
+    FanInUniform,
 }
 
 /// A named, possibly not-yet-shaped tensor with one copy per device.
@@ -32,6 +34,9 @@ pub struct Parameter {
     data: RefCell<Vec<Array>>,
     /// `initialize` was called before the shape was known: the devices to create it on.
     deferred: RefCell<Option<(Vec<Device>, Option<Init>)>>,
+    /// The owning layer's input size, for `Init::FanInUniform` on a bias (whose own shape
+    /// does not tell it); 0 until known.
+    pub fan_in: Cell<usize>,
 }
 
 fn shape_text(shape: &[usize]) -> String {
@@ -57,6 +62,7 @@ impl Parameter {
             init,
             data: RefCell::new(Vec::new()),
             deferred: RefCell::new(None),
+            fan_in: Cell::new(0),
         })
     }
 
@@ -130,6 +136,15 @@ impl Parameter {
                 let fan_out = fan_out * receptive as f64;
                 let scale = (3.0 / ((fan_in + fan_out) / 2.0).max(1.0)).sqrt();
                 rt.uniform(-scale, scale, shape, self.dtype, cpu)
+            }
+            Init::FanInUniform => {
+                let fan_in = if shape.len() >= 2 {
+                    shape.iter().skip(1).product::<usize>()
+                } else {
+                    self.fan_in.get()
+                };
+                let bound = 1.0 / (fan_in.max(1) as f64).sqrt();
+                rt.uniform(-bound, bound, shape, self.dtype, cpu)
             }
         }
     }
@@ -642,6 +657,9 @@ impl Block {
                 let features = x2.shape().get(1).copied().unwrap_or(1);
                 if in_units.get() == 0 {
                     in_units.set(features);
+                    if let Some(b) = bias {
+                        b.fan_in.set(features);
+                    }
                     weight.infer(rt, tape, vec![*units, features])?;
                 } else if in_units.get() != features {
                     return Err(RuntimeError::Shape(format!(
