@@ -553,11 +553,9 @@ impl Block {
                 in_channels: n,
                 weight,
                 ..
-            } => {
-                if n.get() == 0 {
-                    if let Some(&d) = weight.shape().get(1) {
-                        n.set(d);
-                    }
+            } if n.get() == 0 => {
+                if let Some(&d) = weight.shape().get(1) {
+                    n.set(d);
                 }
             }
             BlockKind::Sequential(c) => {
