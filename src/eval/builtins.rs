@@ -231,7 +231,7 @@ pub fn length(v: &Value) -> Result<usize, Exc> {
     })
 }
 
-fn len(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub(super) fn len(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
     // Native objects (data sets, loaders, Sequential) answer through `__len__`.

@@ -1012,6 +1012,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         }
         "mxnet.gluon.utils" => {
             let m = Rc::new(Module::new("mxnet.gluon.utils", "Gluon utilities"));
+            m.set("Progress", builtin("Progress", "Progress(total_or_iterable, desc=''): a text progress bar; p.update(n=1), p.close(), or iterate it to wrap a DataLoader.", super::gluon_data::progress));
             m.set("split_and_load", builtin("split_and_load", "split_and_load(data, ctx_list, batch_axis=0, even_split=True): one slice of the batch per device.", split_and_load_fn));
             m
         }

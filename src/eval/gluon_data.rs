@@ -887,3 +887,208 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
 
 #[cfg(test)]
 mod tests;
+
+// ---- progress ------------------------------------------------------------------------------
+
+/// `gluon.utils.Progress(total_or_iterable, desc='')`: a one-line text bar redrawn with `\r`,
+/// which a terminal and Jupyter's stream output both overwrite in place. Wrapping a DataLoader
+/// (`for X, y in Progress(train_iter, 'epoch 1')`) advances it once per batch.
+struct ProgressObj {
+    total: usize,
+    desc: String,
+    done: std::cell::Cell<usize>,
+    source: Option<Value>,
+}
+
+const BAR_WIDTH: usize = 30;
+
+impl ProgressObj {
+    fn line(&self) -> String {
+        let done = self.done.get().min(self.total);
+        let filled = (done * BAR_WIDTH)
+            .checked_div(self.total)
+            .unwrap_or(BAR_WIDTH);
+        let bar: String = (0..BAR_WIDTH)
+            .map(|i| if i < filled { '#' } else { '.' })
+            .collect();
+        let label = if self.desc.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", self.desc)
+        };
+        format!("\r{label}[{bar}] {done}/{}", self.total)
+    }
+
+    fn advance(&self, it: &mut Interp, n: usize) {
+        self.done.set(self.done.get().saturating_add(n));
+        let line = self.line();
+        it.write_stdout(&line);
+    }
+}
+
+fn progress_of(v: &Value) -> Result<&ProgressObj, Exc> {
+    downcast::<ProgressObj>(v, "a Progress bar")
+}
+
+impl NativeObject for ProgressObj {
+    fn type_name(&self) -> &str {
+        "Progress"
+    }
+    fn repr(&self) -> String {
+        self.line().trim_start_matches('\r').to_string()
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["update", "close"]
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        Some(match name {
+            "__lazy_iter__" if self.source.is_some() => Value::Bool(true),
+            "__len__" => bound(this, "__len__", "len(progress)", |_, r, a| {
+                a.finish(0)?;
+                Ok(Value::Int(progress_of(r)?.total as i64))
+            }),
+            "update" => bound(
+                this,
+                "update",
+                "p.update(n=1): advance the bar by n steps and redraw it.",
+                |it, r, mut a| {
+                    let n = a
+                        .take(0, "n")?
+                        .map(|v| usize_arg(&v, "n"))
+                        .transpose()?
+                        .unwrap_or(1);
+                    a.finish(1)?;
+                    progress_of(r)?.advance(it, n);
+                    Ok(Value::None)
+                },
+            ),
+            "close" => bound(
+                this,
+                "close",
+                "p.close(): end the bar's line.",
+                |it, r, a| {
+                    a.finish(0)?;
+                    let _ = progress_of(r)?;
+                    it.write_stdout("\n");
+                    Ok(Value::None)
+                },
+            ),
+            "__iter__" if self.source.is_some() => bound(
+                this,
+                "__iter__",
+                "iterate the wrapped iterable, advancing the bar",
+                |it, r, a| {
+                    a.finish(0)?;
+                    let source = progress_of(r)?.source.clone().unwrap_or(Value::None);
+                    let next = match &source {
+                        Value::Object(o) if o.get_attr(o, "__lazy_iter__").is_some() => {
+                            let iter_fn = o.get_attr(o, "__iter__").ok_or_else(|| {
+                                Exc::type_error("Progress: the wrapped object is not iterable")
+                            })?;
+                            let iterator = it.call_value(&iter_fn, Args::default())?;
+                            match &iterator {
+                                Value::Object(i) => i.get_attr(i, "__next__"),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
+                    let items = match next {
+                        Some(_) => Vec::new(),
+                        None => it.iterate(&source)?,
+                    };
+                    Ok(object(ProgressIter {
+                        bar: r.clone(),
+                        next,
+                        items: RefCell::new(items.into_iter()),
+                    }))
+                },
+            ),
+            _ => return None,
+        })
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+struct ProgressIter {
+    bar: Value,
+    /// The wrapped iterator's `__next__` when it is lazy; otherwise the materialised items.
+    next: Option<Value>,
+    items: RefCell<std::vec::IntoIter<Value>>,
+}
+
+impl NativeObject for ProgressIter {
+    fn type_name(&self) -> &str {
+        "ProgressIterator"
+    }
+    fn repr(&self) -> String {
+        "<Progress iterator>".into()
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        match name {
+            "__next__" => Some(bound(this, "__next__", "the next item", |it, r, a| {
+                a.finish(0)?;
+                let me = downcast::<ProgressIter>(r, "a Progress iterator")?;
+                let item = match &me.next {
+                    Some(f) => match it.call_value(f, Args::default()) {
+                        Ok(v) => Some(v),
+                        Err(e) if e.kind == ExcKind::StopIteration => None,
+                        Err(e) => return Err(e),
+                    },
+                    None => me.items.borrow_mut().next(),
+                };
+                let bar = progress_of(&me.bar)?;
+                match item {
+                    Some(v) => {
+                        bar.advance(it, 1);
+                        Ok(v)
+                    }
+                    None => {
+                        it.write_stdout("\n");
+                        Err(stop())
+                    }
+                }
+            })),
+            _ => None,
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+pub fn progress(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+    let what = a.required(0, "total")?;
+    let desc = match a.take(1, "desc")? {
+        None | Some(Value::None) => String::new(),
+        Some(Value::Str(s)) => s.to_string(),
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "desc must be a string, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    a.finish(2)?;
+    let (total, source) = match &what {
+        Value::Int(_) => (usize_arg(&what, "total")?, None),
+        other => {
+            let n = super::builtins::len(
+                it,
+                Args {
+                    pos: vec![other.clone()],
+                    ..Args::default()
+                },
+            )?;
+            (usize_arg(&n, "len(iterable)")?, Some(other.clone()))
+        }
+    };
+    Ok(object(ProgressObj {
+        total,
+        desc,
+        done: std::cell::Cell::new(0),
+        source,
+    }))
+}

@@ -125,3 +125,24 @@ fn array_dataset_and_errors() {
         "{evalue}"
     );
 }
+
+#[test]
+fn progress_bar_redraws_one_line() {
+    let mut s = session();
+    run(&mut s, "from mxnet import gluon, nd\nloader = gluon.data.DataLoader(gluon.data.ArrayDataset(nd.arange(4)), batch_size=2)");
+    let bar = |n: usize| format!("[{}{}]", "#".repeat(n), ".".repeat(30 - n));
+    assert_eq!(
+        run(
+            &mut s,
+            "for X in gluon.utils.Progress(loader, 'epoch 0'):\n    pass"
+        ),
+        format!("\repoch 0 {} 1/2\repoch 0 {} 2/2\n", bar(15), bar(30))
+    );
+    assert_eq!(
+        run(
+            &mut s,
+            "p = gluon.utils.Progress(3)\np.update(2)\np.close()\np"
+        ),
+        format!("\r{} 2/3\n{} 2/3\n", bar(20), bar(20))
+    );
+}
