@@ -108,6 +108,10 @@ impl Dataset {
                         Value::Array(a) => {
                             wrap(a.array.index(&[IndexItem::Int(i as i64)])?, a.flavor)
                         }
+                        Value::List(l) => {
+                            let l = l.borrow();
+                            l.get(i).cloned().ok_or_else(|| out_of_range(i, l.len()))?
+                        }
                         other => {
                             let all = it.iterate(other)?;
                             let n = all.len();

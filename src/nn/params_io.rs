@@ -70,7 +70,12 @@ fn shape_text(shape: &[usize]) -> String {
 pub fn save(params: &[(String, Rc<Parameter>)], path: &Path) -> IoResult<()> {
     let mut host: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::with_capacity(params.len());
     for (name, p) in params {
-        let data = p.data(None).map_err(|_| {
+        // Any copy will do (all are identical); `data(None)` would insist on cpu(0).
+        let first = p
+            .list_data()
+            .ok()
+            .and_then(|copies| copies.into_iter().next());
+        let data = first.ok_or_else(|| {
             ParamsIoError::Runtime(RuntimeError::Value(format!(
                 "cannot save: parameter '{}' ({name}) has no values yet. Initialize the network and run it on a batch (net(x)) before saving",
                 p.name

@@ -56,7 +56,16 @@ fn round_trip_onto_two_devices_with_structural_names() {
         .expect("add");
     let dir = scratch("roundtrip");
     let path = dir.join("net.params");
+    // Saved from two devices (no copy on cpu(0)): any copy is written.
+    for p in a.collect_params() {
+        p.reset_ctx(&rt, &mut tape, &[Device::gpu(0), Device::gpu(1)])
+            .expect("reset_ctx");
+    }
     save(&a.structural_params(), &path).expect("save");
+    for p in a.collect_params() {
+        p.reset_ctx(&rt, &mut tape, &[Device::cpu(0)])
+            .expect("reset_ctx");
+    }
     let file = fs::read(&path).expect("read back");
     let parsed = SafeTensors::deserialize(&file).expect("valid safetensors");
     let mut names = parsed.names();
