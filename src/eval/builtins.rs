@@ -231,9 +231,15 @@ pub fn length(v: &Value) -> Result<usize, Exc> {
     })
 }
 
-fn len(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub(super) fn len(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
+    // Native objects (data sets, loaders, Sequential) answer through `__len__`.
+    if let Value::Object(o) = &v {
+        if let Some(f) = o.get_attr(o, "__len__") {
+            return it.call_value(&f, Args::default());
+        }
+    }
     Ok(Value::Int(length(&v)? as i64))
 }
 

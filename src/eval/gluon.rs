@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::nn::layers::{softmax_cross_entropy, Activation, Block, BlockKind, Init, Parameter};
+use crate::nn::params_io::{self, ParamsIoError};
 use crate::nn::train::{split_and_load, Trainer};
 use crate::runtime::Device;
 
@@ -14,11 +15,11 @@ use super::interp::{builtin, method, Interp};
 use super::ops::{as_f64, as_i64, wrap};
 use super::value::{Args, Flavor, MethodFn, Module, NativeObject, Value};
 
-fn object(o: impl NativeObject + 'static) -> Value {
+pub(super) fn object(o: impl NativeObject + 'static) -> Value {
     Value::Object(Rc::new(o))
 }
 
-fn downcast<'a, T: 'static>(v: &'a Value, what: &str) -> Result<&'a T, Exc> {
+pub(super) fn downcast<'a, T: 'static>(v: &'a Value, what: &str) -> Result<&'a T, Exc> {
     match v {
         Value::Object(o) => o.as_any().downcast_ref::<T>(),
         _ => None,
@@ -26,7 +27,12 @@ fn downcast<'a, T: 'static>(v: &'a Value, what: &str) -> Result<&'a T, Exc> {
     .ok_or_else(|| Exc::type_error(format!("expected {what}, got {}", v.type_name())))
 }
 
-fn bound(this: &Rc<dyn NativeObject>, name: &'static str, doc: &'static str, f: MethodFn) -> Value {
+pub(super) fn bound(
+    this: &Rc<dyn NativeObject>,
+    name: &'static str,
+    doc: &'static str,
+    f: MethodFn,
+) -> Value {
     method(&Value::Object(this.clone()), name, doc, f)
 }
 
@@ -47,7 +53,7 @@ fn devices_arg(it: &mut Interp, v: Option<Value>) -> Result<Vec<Device>, Exc> {
     }
 }
 
-fn flavor(it: &Interp) -> Flavor {
+pub(super) fn flavor(it: &Interp) -> Flavor {
     if it.st.np_mode {
         Flavor::Np
     } else {
@@ -55,7 +61,7 @@ fn flavor(it: &Interp) -> Flavor {
     }
 }
 
-fn usize_arg(v: &Value, what: &str) -> Result<usize, Exc> {
+pub(super) fn usize_arg(v: &Value, what: &str) -> Result<usize, Exc> {
     as_i64(v)
         .and_then(|i| usize::try_from(i).ok())
         .ok_or_else(|| {
@@ -262,6 +268,7 @@ impl NativeObject for InitObj {
             Init::Normal(s) => format!("Normal(sigma={s})"),
             Init::Zeros => "Zero()".into(),
             Init::Xavier => "Xavier()".into(),
+            Init::FanInUniform => "FanInUniform()".into(),
         }
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -600,6 +607,25 @@ impl NativeObject for ParamDict {
     }
 }
 
+fn path_arg(v: &Value) -> Result<std::path::PathBuf, Exc> {
+    match v {
+        Value::Str(s) => Ok(std::path::PathBuf::from(&**s)),
+        other => Err(Exc::type_error(format!(
+            "the file name must be a string such as 'net.params', got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn io_exc(e: ParamsIoError) -> Exc {
+    match e {
+        ParamsIoError::NotFound(m) => Exc::new(ExcKind::FileNotFoundError, m),
+        ParamsIoError::Os(m) => Exc::new(ExcKind::OSError, m),
+        ParamsIoError::Invalid(m) => Exc::value_error(m),
+        ParamsIoError::Runtime(e) => e.into(),
+    }
+}
+
 // ---- blocks --------------------------------------------------------------------------------
 
 struct BlockObj(Rc<Block>);
@@ -632,6 +658,8 @@ impl NativeObject for BlockObj {
             "name",
             "hybridize",
             "forward",
+            "save_parameters",
+            "load_parameters",
         ]
     }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
@@ -689,6 +717,28 @@ impl NativeObject for BlockObj {
                 Ok(object(ParamDict { prefix: format!("{}_", b.name), params: b.collect_params() }))
             }),
             "hybridize" => bound(this, "hybridize", "net.hybridize(): accepted for compatibility (no effect).", |_, _, _| Ok(Value::None)),
+            "save_parameters" => bound(this, "save_parameters", "net.save_parameters(filename): write the parameters to a safetensors file (atomically: a temp file, then a rename).", |_, r, mut a| {
+                let path = path_arg(&a.required(0, "filename")?)?;
+                a.take_kw("deduplicate");
+                a.finish(1)?;
+                let block = block_of(r)?;
+                params_io::save(&block.structural_params(), &path).map_err(io_exc)?;
+                Ok(Value::None)
+            }),
+            "load_parameters" => bound(this, "load_parameters", "net.load_parameters(filename, ctx=None, allow_missing=False, ignore_extra=False): read a file written by save_parameters onto ctx (a device or a list); a bad file changes nothing.", |it, r, mut a| {
+                let path = path_arg(&a.required(0, "filename")?)?;
+                let ctx = a.take(1, "ctx")?.or_else(|| a.take_kw("device"));
+                let allow_missing = a.take(2, "allow_missing")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+                let ignore_extra = a.take(3, "ignore_extra")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+                a.take_kw("cast_dtype");
+                a.take_kw("dtype_source");
+                a.finish(4)?;
+                let devices = devices_arg(it, ctx)?;
+                let block = block_of(r)?;
+                params_io::load(&it.st.rt, &mut it.st.nn.tape, &block.structural_params(), &path, &devices, allow_missing, ignore_extra).map_err(io_exc)?;
+                block.sync_input_sizes();
+                Ok(Value::None)
+            }),
             _ => return None,
         })
     }
@@ -962,6 +1012,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         }
         "mxnet.gluon.utils" => {
             let m = Rc::new(Module::new("mxnet.gluon.utils", "Gluon utilities"));
+            m.set("Progress", builtin("Progress", "Progress(total_or_iterable, desc=''): a text progress bar; p.update(n=1), p.close(), or iterate it to wrap a DataLoader.", super::gluon_data::progress));
             m.set("split_and_load", builtin("split_and_load", "split_and_load(data, ctx_list, batch_axis=0, even_split=True): one slice of the batch per device.", split_and_load_fn));
             m
         }
@@ -970,6 +1021,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("nn", Value::Module(build("mxnet.gluon.nn")?));
             m.set("loss", Value::Module(build("mxnet.gluon.loss")?));
             m.set("utils", Value::Module(build("mxnet.gluon.utils")?));
+            m.set("data", Value::Module(build("mxnet.gluon.data")?));
             m.set(
                 "Trainer",
                 builtin(
@@ -980,6 +1032,6 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             );
             m
         }
-        _ => return None,
+        other => return super::gluon_data::build(other),
     })
 }

@@ -1119,6 +1119,22 @@ impl<'s> Interp<'s> {
             }
             return Ok(());
         }
+        // Native iterators with `__next__` (a DataLoader) are consumed one item at a time, so
+        // a loop over a large data set never holds every batch at once.
+        if let Some(next) = self.native_iterator(iterable)? {
+            loop {
+                self.check_interrupt()?;
+                let item = match self.call_value(&next, Args::default()) {
+                    Ok(v) => v,
+                    Err(e) if e.kind == ExcKind::StopIteration => break,
+                    Err(e) => return Err(e.into()),
+                };
+                if !f(self, item)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         let items = self.iterate(iterable)?;
         for item in items {
             self.check_interrupt()?;
@@ -1127,6 +1143,26 @@ impl<'s> Interp<'s> {
             }
         }
         Ok(())
+    }
+
+    /// The `__next__` method of a native object's iterator, if it has one.
+    fn native_iterator(&mut self, iterable: &Value) -> Result<Option<Value>, Exc> {
+        let Value::Object(o) = iterable else {
+            return Ok(None);
+        };
+        let Some(iter) = o.get_attr(o, "__iter__") else {
+            return Ok(None);
+        };
+        // Only objects that declare `__next__` on their class are lazy; calling `__iter__`
+        // on the others is left to `iterate`.
+        if o.get_attr(o, "__lazy_iter__").is_none() {
+            return Ok(None);
+        }
+        let it_obj = self.call_value(&iter, Args::default())?;
+        match &it_obj {
+            Value::Object(i) => Ok(i.get_attr(i, "__next__")),
+            _ => Ok(None),
+        }
     }
 
     /// All items of an iterable, materialised.
@@ -1151,6 +1187,19 @@ impl<'s> Interp<'s> {
             }
             Value::Array(a) => super::arrays::iter_rows(a)?,
             Value::Object(o) => match o.get_attr(o, "__iter__") {
+                Some(_) if o.get_attr(o, "__lazy_iter__").is_some() => {
+                    let mut items = Vec::new();
+                    if let Some(next) = self.native_iterator(v)? {
+                        loop {
+                            match self.call_value(&next, Args::default()) {
+                                Ok(item) => items.push(item),
+                                Err(e) if e.kind == ExcKind::StopIteration => break,
+                                Err(e) => return Err(e),
+                            }
+                        }
+                    }
+                    items
+                }
                 Some(it) => {
                     let items = self.call_value(&it, Args::default())?;
                     return self.iterate(&items);

@@ -4,9 +4,8 @@
 //! default to PyTorch's dtypes); this file adds what only PyTorch has:
 //! `torch.device` objects, `torch.cuda`, and the dtype aliases.
 //!
-//! `torch.nn` is not defined here: the nn engineer registers `torch.nn` in
-//! `modules::build`, and `from torch import nn` finds it through the import
-//! fallback for submodules.
+//! `torch.nn` lives in `torch_nn.rs`; `build` hands it out so that both
+//! `torch.nn.Linear` and `from torch import nn` find it.
 
 use std::rc::Rc;
 
@@ -342,9 +341,11 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 }
             }
             m.set("cuda", Value::Module(build("torch.cuda")?));
+            m.set("nn", Value::Module(build("torch.nn")?));
             m.set("__version__", Value::str("2.0 (devarray)"));
             m
         }
+        "torch.nn" => super::torch_nn::build(),
         "torch.cuda" => {
             let m = Rc::new(Module::new(
                 "torch.cuda",

@@ -20,6 +20,8 @@ pub enum Init {
     Zeros,
     /// Xavier (uniform, gaussian-free variant MXNet uses by default: avg fan, magnitude 3).
     Xavier,
+    /// PyTorch's Linear/Conv default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias.
+    FanInUniform,
 }
 
 /// A named, possibly not-yet-shaped tensor with one copy per device.
@@ -32,6 +34,9 @@ pub struct Parameter {
     data: RefCell<Vec<Array>>,
     /// `initialize` was called before the shape was known: the devices to create it on.
     deferred: RefCell<Option<(Vec<Device>, Option<Init>)>>,
+    /// The owning layer's input size, for `Init::FanInUniform` on a bias (whose own shape
+    /// does not tell it); 0 until known.
+    pub fan_in: Cell<usize>,
 }
 
 fn shape_text(shape: &[usize]) -> String {
@@ -57,6 +62,7 @@ impl Parameter {
             init,
             data: RefCell::new(Vec::new()),
             deferred: RefCell::new(None),
+            fan_in: Cell::new(0),
         })
     }
 
@@ -130,6 +136,15 @@ impl Parameter {
                 let fan_out = fan_out * receptive as f64;
                 let scale = (3.0 / ((fan_in + fan_out) / 2.0).max(1.0)).sqrt();
                 rt.uniform(-scale, scale, shape, self.dtype, cpu)
+            }
+            Init::FanInUniform => {
+                let fan_in = if shape.len() >= 2 {
+                    shape.iter().skip(1).product::<usize>()
+                } else {
+                    self.fan_in.get()
+                };
+                let bound = 1.0 / (fan_in.max(1) as f64).sqrt();
+                rt.uniform(-bound, bound, shape, self.dtype, cpu)
             }
         }
     }
@@ -260,6 +275,43 @@ impl Parameter {
     ) -> Result<()> {
         *self.shape.borrow_mut() = values.shape().to_vec();
         self.place(rt, tape, values, devices)
+    }
+
+    /// Whether `shape` fits this parameter: same rank, and equal wherever the size is known
+    /// (0 marks a size deferred to the first forward pass).
+    pub fn accepts_shape(&self, shape: &[usize]) -> bool {
+        let own = self.shape.borrow();
+        own.len() == shape.len() && own.iter().zip(shape).all(|(&a, &b)| a == 0 || a == b)
+    }
+
+    /// Copies of `values` on each device with gradients attached, without touching this
+    /// parameter yet: loading builds every copy first so that a failure changes nothing.
+    pub fn prepare_copies(
+        &self,
+        rt: &Runtime,
+        tape: &mut Tape,
+        values: &Array,
+        devices: &[Device],
+    ) -> Result<Vec<Array>> {
+        let mut copies = Vec::with_capacity(devices.len());
+        for d in devices {
+            let copy = values.copy_to(rt, *d)?;
+            tape.attach_grad(rt, &copy, false)?;
+            copies.push(copy);
+        }
+        Ok(copies)
+    }
+
+    /// Replaces the copies with ones made by `prepare_copies` (cannot fail).
+    pub fn install_copies(&self, tape: &mut Tape, copies: Vec<Array>) {
+        if let Some(first) = copies.first() {
+            *self.shape.borrow_mut() = first.shape().to_vec();
+        }
+        for old in self.data.borrow().iter() {
+            tape.detach(old);
+        }
+        *self.data.borrow_mut() = copies;
+        *self.deferred.borrow_mut() = None;
     }
 }
 
@@ -462,6 +514,59 @@ impl Block {
         out
     }
 
+    /// Parameters by their place in the network (`0.weight`, `1.bias`), as MXNet's
+    /// `save_parameters` names them: these names do not depend on the layer counters, so a file
+    /// loads into a freshly built network of the same structure.
+    pub fn structural_params(&self) -> Vec<(String, Rc<Parameter>)> {
+        let mut out = Vec::new();
+        self.collect_structural("", &mut out);
+        out
+    }
+
+    fn collect_structural(&self, prefix: &str, out: &mut Vec<(String, Rc<Parameter>)>) {
+        match &self.kind {
+            BlockKind::Dense { weight, bias, .. } | BlockKind::Conv2D { weight, bias, .. } => {
+                out.push((format!("{prefix}weight"), weight.clone()));
+                if let Some(b) = bias {
+                    out.push((format!("{prefix}bias"), b.clone()));
+                }
+            }
+            BlockKind::Sequential(c) => {
+                for (i, child) in c.borrow().iter().enumerate() {
+                    child.collect_structural(&format!("{prefix}{i}."), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// After parameters were loaded into a layer whose input size was still unknown, the
+    /// layer takes the size from the loaded weight (so its repr and shape checks know it).
+    pub fn sync_input_sizes(&self) {
+        match &self.kind {
+            BlockKind::Dense {
+                in_units: n,
+                weight,
+                ..
+            }
+            | BlockKind::Conv2D {
+                in_channels: n,
+                weight,
+                ..
+            } if n.get() == 0 => {
+                if let Some(&d) = weight.shape().get(1) {
+                    n.set(d);
+                }
+            }
+            BlockKind::Sequential(c) => {
+                for child in c.borrow().iter() {
+                    child.sync_input_sizes();
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// The repr MXNet prints.
     pub fn repr(&self) -> String {
         let act = |a: &Option<Activation>| match a {
@@ -550,6 +655,9 @@ impl Block {
                 let features = x2.shape().get(1).copied().unwrap_or(1);
                 if in_units.get() == 0 {
                     in_units.set(features);
+                    if let Some(b) = bias {
+                        b.fan_in.set(features);
+                    }
                     weight.infer(rt, tape, vec![*units, features])?;
                 } else if in_units.get() != features {
                     return Err(RuntimeError::Shape(format!(

@@ -4,7 +4,9 @@
 //! `mxnet.autograd`. Everything runs through the runtime's public `Array` API, so it works
 //! on every device the runtime has.
 pub mod autograd;
+pub mod data;
 pub mod layers;
+pub mod params_io;
 pub mod train;
 
 use std::collections::HashMap;
