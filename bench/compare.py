@@ -49,8 +49,8 @@ WORKLOADS = [
     dict(
         name="sgemm 100x100 (per call)",
         dev_setup="a = random.normal(0, 1, (100, 100))\nb = random.normal(0, 1, (100, 100))",
-        np_setup="a = np.random.standard_normal((100, 100), dtype=np.float32)\n"
-        "b = np.random.standard_normal((100, 100), dtype=np.float32)",
+        np_setup="a = np.random.default_rng(0).standard_normal((100, 100), dtype=np.float32)\n"
+        "b = np.random.default_rng(0).standard_normal((100, 100), dtype=np.float32)",
         dev="c = a @ b", np="c = a @ b",
         inner=1000, warm=1, reps=5, unit="us", per=lambda t: t / 1000 * 1e6,
         better="lower", target=1.0,
@@ -58,8 +58,8 @@ WORKLOADS = [
     dict(
         name="sgemm 1024^2",
         dev_setup="a = random.normal(0, 1, (1024, 1024))\nb = random.normal(0, 1, (1024, 1024))",
-        np_setup="a = np.random.standard_normal((1024, 1024), dtype=np.float32)\n"
-        "b = np.random.standard_normal((1024, 1024), dtype=np.float32)",
+        np_setup="a = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)\n"
+        "b = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)",
         dev="c = a @ b", np="c = a @ b",
         inner=1, warm=2, reps=7, unit="GFLOP/s", per=lambda t: 2 * 1024**3 / t / 1e9,
         better="higher", target=1.0,
@@ -67,8 +67,8 @@ WORKLOADS = [
     dict(
         name="sgemm 4096^2",
         dev_setup="a = random.normal(0, 1, (4096, 4096))\nb = random.normal(0, 1, (4096, 4096))",
-        np_setup="a = np.random.standard_normal((4096, 4096), dtype=np.float32)\n"
-        "b = np.random.standard_normal((4096, 4096), dtype=np.float32)",
+        np_setup="a = np.random.default_rng(0).standard_normal((4096, 4096), dtype=np.float32)\n"
+        "b = np.random.default_rng(0).standard_normal((4096, 4096), dtype=np.float32)",
         dev="c = a @ b", np="c = a @ b",
         inner=1, warm=1, reps=3, unit="GFLOP/s", per=lambda t: 2 * 4096**3 / t / 1e9,
         better="higher", target=1.0,
@@ -76,8 +76,8 @@ WORKLOADS = [
     dict(
         name="1000 x (100x100 matmul + norm to float)",
         dev_setup="a = random.normal(0, 1, (100, 100))\nb = random.normal(0, 1, (100, 100))",
-        np_setup="a = np.random.standard_normal((100, 100), dtype=np.float32)\n"
-        "b = np.random.standard_normal((100, 100), dtype=np.float32)",
+        np_setup="a = np.random.default_rng(0).standard_normal((100, 100), dtype=np.float32)\n"
+        "b = np.random.default_rng(0).standard_normal((100, 100), dtype=np.float32)",
         dev="n = float((a @ b).norm().asscalar())", np="n = float(np.linalg.norm(a @ b))",
         inner=1000, warm=1, reps=5, unit="ms", per=lambda t: t * 1e3,
         better="lower", target=1.0,
