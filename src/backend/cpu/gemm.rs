@@ -1,6 +1,6 @@
 //! Float matrix products through the `gemm` crate: packed kernels chosen at run time for the CPU
 //! (AVX-512 where present, else AVX2/FMA), threaded on rayon's pool for large products.
-//! Picked by measurement against matrixmultiply (see bench/README.md).
+//! Picked by measurement against matrixmultiply (bench/run.sh; bench/results-*.txt).
 use super::kernels::alloc;
 use crate::backend::MatmulLayout;
 use crate::runtime::error::Result;
