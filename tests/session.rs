@@ -145,3 +145,25 @@ fn inspect_describes_arrays_and_builtins() {
     );
     assert!(s.inspect("   ", 1).is_none());
 }
+
+/// Found by the fuzzer: moving deferred (not yet initialized) parameters
+/// panicked with a RefCell double borrow.
+#[test]
+fn reset_ctx_before_initialize_is_an_error_not_a_panic() {
+    let mut s = Session::new(SessionConfig {
+        sim_gpus: Some(2),
+        ..SessionConfig::default()
+    });
+    eval_ok(
+        &mut s,
+        "import mxnet as mx\nfrom mxnet.gluon import nn\nnet = nn.Sequential()\nnet.add(nn.Dense(1))",
+    );
+    let out = s.eval("net.collect_params().reset_ctx([mx.gpu(0), mx.gpu(1)])");
+    let err = out.error.expect("an error");
+    assert_eq!(err.ename, "ValueError");
+    assert!(
+        err.evalue.contains("has not been initialized"),
+        "{}",
+        err.evalue
+    );
+}

@@ -254,9 +254,15 @@ impl Parameter {
         match first {
             Some(values) => self.place(rt, tape, &values, devices),
             None => {
-                let mut deferred = self.deferred.borrow_mut();
-                if let Some((devs, _)) = deferred.as_mut() {
-                    *devs = devices.to_vec();
+                // The borrow ends before `not_initialized`, which borrows `deferred` again.
+                let moved = match self.deferred.borrow_mut().as_mut() {
+                    Some((devs, _)) => {
+                        *devs = devices.to_vec();
+                        true
+                    }
+                    None => false,
+                };
+                if moved {
                     Ok(())
                 } else {
                     Err(self.not_initialized())
