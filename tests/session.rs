@@ -167,3 +167,21 @@ fn reset_ctx_before_initialize_is_an_error_not_a_panic() {
         err.evalue
     );
 }
+
+#[test]
+fn a_block_cannot_contain_itself() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(
+        &mut s,
+        "from mxnet.gluon import nn\na = nn.Sequential()\nb = nn.Sequential()\na.add(b)",
+    );
+    for code in ["a.add(a)", "b.add(a)"] {
+        let err = s.eval(code).error.expect("an error");
+        assert!(
+            err.evalue.contains("cannot be added inside itself"),
+            "{}",
+            err.evalue
+        );
+    }
+    assert_eq!(eval_ok(&mut s, "len(a), len(b)"), "(1, 0)\n");
+}

@@ -489,9 +489,21 @@ impl Block {
         }
     }
 
+    /// True when `block` is this block or one of its descendants.
+    fn contains(&self, block: &Block) -> bool {
+        std::ptr::eq(self, block) || self.children().iter().any(|c| c.contains(block))
+    }
+
     pub fn add(&self, child: Rc<Block>) -> Result<()> {
         match &self.kind {
             BlockKind::Sequential(c) => {
+                // A block inside itself would make forward passes and reprs recurse forever.
+                if child.contains(self) {
+                    return Err(RuntimeError::Value(format!(
+                        "{}: a block cannot be added inside itself",
+                        self.name
+                    )));
+                }
                 c.borrow_mut().push(child);
                 Ok(())
             }
