@@ -20,5 +20,5 @@ pub mod runtime;
 
 pub use eval::session::{
     Completeness, Completion, DisplayData, DisplayPolicy, ErrorFrame, EvalError, EvalOutput,
-    InterruptHandle, Output, OutputSink, Session, SessionConfig,
+    InterruptHandle, Output, OutputSink, ProgressState, Session, SessionConfig,
 };

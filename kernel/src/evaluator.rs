@@ -9,12 +9,12 @@ use std::sync::mpsc;
 
 use devarray::{
     Completeness, Completion, DisplayData, DisplayPolicy, EvalError, EvalOutput, InterruptHandle,
-    Output, OutputSink, Session, SessionConfig,
+    Output, OutputSink, ProgressState, Session, SessionConfig,
 };
 use jupyter_protocol::{
     ClearOutput, CompleteReply, DisplayData as DisplayDataContent, ErrorOutput, ExecuteResult,
     ExecutionCount, ExpressionResult, InspectReply, IsCompleteReply, JupyterMessage, Media,
-    MediaType, StreamContent, Transient,
+    MediaType, StreamContent, Transient, UpdateDisplayData,
 };
 use tokio::sync::oneshot;
 
@@ -342,6 +342,32 @@ impl OutputSink for IopubSink<'_> {
     fn clear_output(&mut self, wait: bool) {
         if !self.silent {
             self.iopub.publish(ClearOutput { wait }, self.parent);
+        }
+    }
+
+    /// A progress bar is one output updated in place: display_data with a
+    /// display_id first, then update_display_data for each redraw.
+    fn progress(&mut self, display_id: &str, text: &str, state: ProgressState) {
+        if self.silent {
+            return;
+        }
+        let data = media(&DisplayData {
+            plain: text.to_string(),
+            html: None,
+        });
+        match state {
+            ProgressState::Start => {
+                let mut content = DisplayDataContent::new(data);
+                content.transient = Some(Transient {
+                    display_id: Some(display_id.to_string()),
+                });
+                self.iopub.publish(content, self.parent);
+            }
+            ProgressState::Update => {
+                self.iopub
+                    .publish(UpdateDisplayData::new(data, display_id), self.parent);
+            }
+            ProgressState::End => {}
         }
     }
 }

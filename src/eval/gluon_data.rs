@@ -18,6 +18,7 @@ use super::error::{Exc, ExcKind};
 use super::gluon::{bound, downcast, flavor, object, usize_arg};
 use super::interp::{builtin, Interp};
 use super::ops::{as_f64, as_i64, wrap};
+use super::session::ProgressState;
 use super::value::{Args, Flavor, Module, NativeObject, Value};
 
 fn call1(it: &mut Interp, f: &Value, x: Value) -> Result<Value, Exc> {
@@ -902,7 +903,13 @@ struct ProgressObj {
     desc: String,
     done: std::cell::Cell<usize>,
     source: Option<Value>,
+    /// Names this bar's output, so a notebook updates it in place.
+    display_id: String,
+    shown: std::cell::Cell<bool>,
 }
+
+/// Makes progress bars' display ids unique within the process.
+static NEXT_PROGRESS_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 const BAR_WIDTH: usize = 30;
 
@@ -920,13 +927,17 @@ impl ProgressObj {
         } else {
             format!("{} ", self.desc)
         };
-        format!("\r{label}[{bar}] {done}/{}", self.total)
+        format!("{label}[{bar}] {done}/{}", self.total)
     }
 
     fn advance(&self, it: &mut Interp, n: usize) {
         self.done.set(self.done.get().saturating_add(n));
-        let line = self.line();
-        it.write_stdout(&line);
+        let state = if self.shown.replace(true) {
+            ProgressState::Update
+        } else {
+            ProgressState::Start
+        };
+        it.out.progress(&self.display_id, &self.line(), state);
     }
 }
 
@@ -939,7 +950,7 @@ impl NativeObject for ProgressObj {
         "Progress"
     }
     fn repr(&self) -> String {
-        self.line().trim_start_matches('\r').to_string()
+        self.line()
     }
     fn attr_names(&self) -> Vec<&'static str> {
         vec!["update", "close"]
@@ -972,8 +983,9 @@ impl NativeObject for ProgressObj {
                 "p.close(): end the bar's line.",
                 |it, r, a| {
                     a.finish(0)?;
-                    let _ = progress_of(r)?;
-                    it.write_stdout("\n");
+                    let bar = progress_of(r)?;
+                    it.out
+                        .progress(&bar.display_id, &bar.line(), ProgressState::End);
                     Ok(Value::None)
                 },
             ),
@@ -1094,5 +1106,10 @@ pub fn progress(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
         desc,
         done: std::cell::Cell::new(0),
         source,
+        display_id: format!(
+            "devarray-progress-{}",
+            NEXT_PROGRESS_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ),
+        shown: std::cell::Cell::new(false),
     }))
 }

@@ -54,6 +54,27 @@ pub trait OutputSink {
     /// the next output. Only notebooks have a cell output to clear, so the
     /// default does nothing.
     fn clear_output(&mut self, _wait: bool) {}
+    /// A line that redraws itself as work advances (a progress bar). A
+    /// terminal redraws it with `\r`; a notebook shows it once and then
+    /// updates that output in place (`display_id` names it).
+    fn progress(&mut self, display_id: &str, text: &str, state: ProgressState) {
+        let _ = display_id;
+        match state {
+            ProgressState::Start | ProgressState::Update => self.stdout(&format!("\r{text}")),
+            ProgressState::End => self.stdout("\n"),
+        }
+    }
+}
+
+/// Where a progress line is in its life (see [`OutputSink::progress`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressState {
+    /// First drawn.
+    Start,
+    /// Redrawn with new text.
+    Update,
+    /// Finished: a terminal moves to the next line.
+    End,
 }
 
 /// One piece of output, as collected by [`Session::eval`].

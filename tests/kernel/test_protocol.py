@@ -83,6 +83,23 @@ def test_execute_result_carries_html_for_arrays(kc: BlockingKernelClient) -> Non
     assert results[0]["transient"] == {}
 
 
+def test_progress_bar_updates_one_output_in_place(kc: BlockingKernelClient) -> None:
+    code = (
+        "from mxnet import gluon\n"
+        "p = gluon.utils.Progress(3, desc='epoch')\n"
+        "for i in range(3):\n"
+        "    p.update()\n"
+        "p.close()"
+    )
+    _, outputs = execute(kc, code)
+    shown = [m for m in outputs if m["msg_type"] in ("display_data", "update_display_data")]
+    assert [m["msg_type"] for m in shown] == ["display_data", "update_display_data", "update_display_data"]
+    ids = {m["content"]["transient"]["display_id"] for m in shown}
+    assert len(ids) == 1, ids
+    assert shown[-1]["content"]["data"]["text/plain"] == "epoch [" + "#" * 30 + "] 3/3"
+    assert not [m for m in outputs if m["msg_type"] == "stream"], "no \\r lines in a notebook"
+
+
 def test_only_the_last_expression_is_a_result(kc: BlockingKernelClient) -> None:
     _, outputs = execute(kc, "1 + 1\n2 + 2")
     assert [m["content"]["data"]["text/plain"] for m in outputs if m["msg_type"] == "execute_result"] == ["4"]
