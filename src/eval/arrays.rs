@@ -473,27 +473,30 @@ pub fn normal<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
     sample::<F>(it, a, Distribution::Normal)
 }
 
-/// PyTorch's `rand(*size)` and `randn(*size)`.
-pub fn rand<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+/// PyTorch's `rand(*size)` / `randn(*size)`: standard distributions, shape as dimensions.
+fn standard_sample<const F: u8>(
+    it: &mut Interp,
+    mut a: Args,
+    dist: Distribution,
+) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let shape = shape_from(&mut a)?;
     a.finish(0)?;
-    let arr = it
-        .st
-        .rt
-        .uniform(0.0, 1.0, &shape, dtype.unwrap_or(DType::Float32), device)?;
+    let dtype = dtype.unwrap_or(DType::Float32);
+    let rt = &it.st.rt;
+    let arr = match dist {
+        Distribution::Uniform => rt.uniform(0.0, 1.0, &shape, dtype, device)?,
+        Distribution::Normal => rt.normal(0.0, 1.0, &shape, dtype, device)?,
+    };
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
-pub fn randn<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
-    let (device, dtype) = place(it, &mut a)?;
-    let shape = shape_from(&mut a)?;
-    a.finish(0)?;
-    let arr = it
-        .st
-        .rt
-        .normal(0.0, 1.0, &shape, dtype.unwrap_or(DType::Float32), device)?;
-    Ok(wrap(arr, flavor_for(it, F)))
+pub fn rand<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    standard_sample::<F>(it, a, Distribution::Uniform)
+}
+
+pub fn randn<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+    standard_sample::<F>(it, a, Distribution::Normal)
 }
 
 pub fn seed(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
