@@ -24,6 +24,14 @@ fuzz_target!(|data: &[u8]| {
     if code.len() > 2000 || code.contains("while") {
         return;
     }
+    // Never let mutated input run shell commands (`!cmd`), long magics
+    // (`%timeit`) or write files anywhere (`save_parameters(path)`).
+    let escapes = code
+        .lines()
+        .any(|l| l.trim_start().starts_with(['!', '%']));
+    if escapes || code.contains("save_parameters") {
+        return;
+    }
     SESSION.with(|s| {
         let mut s = s.borrow_mut();
         let _ = s.eval(code);
