@@ -693,15 +693,8 @@ impl NativeObject for BlockObj {
             }),
             "__getitem__" => bound(this, "__getitem__", "net[i]: the i-th layer.", |_, r, mut a| {
                 let key = a.required(0, "index")?;
-                let children = block_of(r)?.children();
-                let i = as_i64(&key).ok_or_else(|| Exc::type_error("layer indices must be integers"))?;
-                let n = children.len() as i64;
-                let j = if i < 0 { i + n } else { i };
-                usize::try_from(j)
-                    .ok()
-                    .and_then(|j| children.get(j).cloned())
-                    .map(|b| object(BlockObj(b)))
-                    .ok_or_else(|| Exc::new(ExcKind::IndexError, format!("layer index {i} is out of range for {n} layers")))
+                a.finish(1)?;
+                child_at(&block_of(r)?.children(), &key, "layer").map(|b| object(BlockObj(b)))
             }),
             "__len__" => bound(this, "__len__", "len(net)", |_, r, a| {
                 a.finish(0)?;
@@ -1034,4 +1027,26 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         }
         other => return super::gluon_data::build(other),
     })
+}
+
+/// `net[i]` for a Gluon or PyTorch Sequential: the i-th child, negative
+/// indices counting from the end.
+pub(super) fn child_at(
+    children: &[Rc<crate::nn::layers::Block>],
+    key: &Value,
+    what: &str,
+) -> Result<Rc<crate::nn::layers::Block>, Exc> {
+    let i =
+        as_i64(key).ok_or_else(|| Exc::type_error(format!("{what} indices must be integers")))?;
+    let n = children.len() as i64;
+    let j = if i < 0 { i + n } else { i };
+    usize::try_from(j)
+        .ok()
+        .and_then(|j| children.get(j).cloned())
+        .ok_or_else(|| {
+            Exc::new(
+                ExcKind::IndexError,
+                format!("{what} index {i} is out of range for {n} {what}s"),
+            )
+        })
 }

@@ -14,7 +14,7 @@ use super::error::{Exc, ExcKind};
 use super::format::{array_repr, torch_device_name};
 use super::gluon::{bound, downcast, object, usize_arg};
 use super::interp::{builtin, Interp};
-use super::ops::{as_i64, wrap};
+use super::ops::wrap;
 use super::torch::{device_attr, parse_torch_device, torch_error};
 use super::value::{Args, ArrayValue, Flavor, Module, NativeObject, Value};
 
@@ -178,15 +178,7 @@ impl NativeObject for TorchModule {
             "__getitem__" => bound(this, "__getitem__", "net[i]: the i-th module.", |_, r, mut a| {
                 let key = a.required(0, "index")?;
                 a.finish(1)?;
-                let children = module_of(r)?.children();
-                let i = as_i64(&key).ok_or_else(|| Exc::type_error("module indices must be integers"))?;
-                let n = children.len() as i64;
-                let j = if i < 0 { i + n } else { i };
-                usize::try_from(j)
-                    .ok()
-                    .and_then(|j| children.get(j).cloned())
-                    .map(|b| object(TorchModule(b)))
-                    .ok_or_else(|| Exc::new(ExcKind::IndexError, format!("index {i} is out of range")))
+                super::gluon::child_at(&module_of(r)?.children(), &key, "module").map(|b| object(TorchModule(b)))
             }),
             "__len__" => bound(this, "__len__", "len(net)", |_, r, a| {
                 a.finish(0)?;

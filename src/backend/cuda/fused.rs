@@ -153,28 +153,11 @@ pub fn examples() -> Vec<FusedKernel> {
         input(1),
     );
     let mut every = Input(0);
-    for op in [
-        UnaryOp::Neg,
-        UnaryOp::Abs,
-        UnaryOp::Exp,
-        UnaryOp::Log,
-        UnaryOp::Log2,
-        UnaryOp::Log10,
-        UnaryOp::Sqrt,
-        UnaryOp::Square,
-        UnaryOp::Tanh,
-        UnaryOp::Sigmoid,
-        UnaryOp::Relu,
-        UnaryOp::Sin,
-        UnaryOp::Cos,
-        UnaryOp::Tan,
-        UnaryOp::Sign,
-        UnaryOp::Floor,
-        UnaryOp::Ceil,
-        UnaryOp::Round,
-        UnaryOp::Trunc,
-        UnaryOp::Reciprocal,
-    ] {
+    // Every unary op the kernels know, except logical not (bool only).
+    for op in super::kernels::UNARY_OPS
+        .into_iter()
+        .filter(|op| *op != UnaryOp::Not)
+    {
         every = Unary(op, Box::new(every));
     }
     for op in [

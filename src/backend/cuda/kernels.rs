@@ -112,7 +112,7 @@ pub const DTYPES: [DType; 5] = [
     DType::Bool,
 ];
 
-const UNARY_OPS: [UnaryOp; 21] = [
+pub(crate) const UNARY_OPS: [UnaryOp; 21] = [
     UnaryOp::Neg,
     UnaryOp::Abs,
     UnaryOp::Exp,
