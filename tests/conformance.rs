@@ -139,6 +139,7 @@ conformance!(
     astype_and_clip,
     random_with_seed,
     copies_between_devices,
+    fused_expressions,
 );
 
 fn f32s(rt: &Runtime, d: Device, data: &[f64], shape: &[usize]) -> Array {
@@ -208,6 +209,74 @@ fn elementwise_with_broadcasting(rt: &Runtime, d: Device) -> Outputs {
         ("relu", row.unary(UnaryOp::Relu).unwrap()),
         ("neg ints", ints.unary(UnaryOp::Neg).unwrap()),
     ]
+}
+
+/// A fused expression equals its ops run one at a time, bit for bit, on the device itself (and
+/// the device agrees with the CPU like any other op). Large enough to span parallel tasks.
+fn fused_expressions(rt: &Runtime, d: Device) -> Outputs {
+    use devarray::runtime::FusedExpr::{self, Binary, Input, Scalar as S, Unary};
+    let n = 100_003;
+    let mut outputs = Vec::new();
+    for dtype in [DType::Float32, DType::Float64] {
+        let z = rt
+            .arange(-40.0, -40.0 + n as f64 * 0.001, 0.001, dtype, d)
+            .unwrap();
+        let y = rt.arange(0.0, n as f64, 1.0, dtype, d).unwrap();
+        let y = bin_s(BinaryOp::Sub, &y, Scalar::Float(50_000.5));
+        // (z + 2).exp() * y and y / (z * z).sqrt() - 1.5
+        let bench: FusedExpr = Binary(
+            BinaryOp::Mul,
+            Box::new(Unary(
+                UnaryOp::Exp,
+                Box::new(Binary(BinaryOp::Add, Box::new(Input(0)), Box::new(S(2.0)))),
+            )),
+            Box::new(Input(1)),
+        );
+        let other = Binary(
+            BinaryOp::Sub,
+            Box::new(Binary(
+                BinaryOp::Div,
+                Box::new(Input(1)),
+                Box::new(Unary(
+                    UnaryOp::Sqrt,
+                    Box::new(Binary(BinaryOp::Mul, Box::new(Input(0)), Box::new(Input(0)))),
+                )),
+            )),
+            Box::new(S(1.5)),
+        );
+        let inputs = [z.clone(), y.clone()];
+        let fused_bench = Array::fused(&bench, &inputs).unwrap().expect("fuses");
+        let fused_other = Array::fused(&other, &inputs).unwrap().expect("fuses");
+        let unfused_bench = bin(
+            BinaryOp::Mul,
+            &bin_s(BinaryOp::Add, &z, Scalar::Int(2))
+                .unary(UnaryOp::Exp)
+                .unwrap(),
+            &y,
+        );
+        let unfused_other = bin_s(
+            BinaryOp::Sub,
+            &bin(
+                BinaryOp::Div,
+                &y,
+                &bin(BinaryOp::Mul, &z, &z).unary(UnaryOp::Sqrt).unwrap(),
+            ),
+            Scalar::Float(1.5),
+        );
+        assert_eq!(fused_bench.to_host(), unfused_bench.to_host(), "{dtype}");
+        assert_eq!(fused_other.to_host(), unfused_other.to_host(), "{dtype}");
+        outputs.push(("fused (z + 2).exp() * y", fused_bench));
+        outputs.push(("fused y / (z * z).sqrt() - 1.5", fused_other));
+    }
+    // Inputs that do not fit one pass are refused (the caller runs the ops one by one).
+    let ints = rt.arange(0.0, 4.0, 1.0, DType::Int32, d).unwrap();
+    let more_ints = rt.arange(1.0, 5.0, 1.0, DType::Int32, d).unwrap();
+    let small = rt.arange(0.0, 3.0, 1.0, DType::Float32, d).unwrap();
+    let four = rt.arange(0.0, 4.0, 1.0, DType::Float32, d).unwrap();
+    let add = Binary(BinaryOp::Add, Box::new(Input(0)), Box::new(Input(1)));
+    assert!(Array::fused(&add, &[ints, more_ints]).unwrap().is_none());
+    assert!(Array::fused(&add, &[small, four]).unwrap().is_none());
+    outputs
 }
 
 fn reductions_with_axes(rt: &Runtime, d: Device) -> Outputs {

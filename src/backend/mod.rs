@@ -25,7 +25,7 @@ pub mod cuda;
 pub mod sim;
 
 use crate::runtime::error::{Result, RuntimeError};
-use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, Scalar, UnaryOp};
+use crate::runtime::{BinaryOp, DType, FusedExpr, HostData, ReduceOp, Scalar, UnaryOp};
 pub use cpu::CpuStorage;
 use cuda::CudaDevice;
 pub use cuda::CudaStorage;
@@ -84,6 +84,10 @@ pub trait BackendStorage: Sized + Send + Sync {
     fn scatter(&mut self, view: &StridedView, src: &Self, src_strides: &[usize]) -> Result<()>;
     /// Joins parts that each contribute `chunks[i]` contiguous elements per outer step.
     fn concat(parts: &[&Self], chunks: &[usize], outer: usize) -> Result<Self>;
+    /// A whole elementwise expression in one pass: `inputs` are float, of one dtype and `len`
+    /// elements each; every op of `expr` fuses (`FusedExpr::fuses_*`). The result must equal
+    /// the same ops run one at a time, bit for bit.
+    fn fused(inputs: &[&Self], expr: &FusedExpr, len: usize) -> Result<Self>;
 }
 
 /// Sums same-shape arrays held on several devices; afterwards every part holds the sum (the
@@ -275,29 +279,58 @@ impl Storage {
     }
 
     pub fn concat(parts: &[&Storage], chunks: &[usize], outer: usize) -> Result<Storage> {
-        match parts.first() {
-            Some(Storage::Cuda(_)) => {
-                let cuda: Vec<&CudaStorage> = parts
-                    .iter()
-                    .map(|p| match p {
-                        Storage::Cuda(s) => Ok(s),
-                        Storage::Cpu(_) => Err(mixed_backends("concat")),
-                    })
-                    .collect::<Result<_>>()?;
-                Ok(Storage::Cuda(CudaStorage::concat(&cuda, chunks, outer)?))
-            }
-            _ => {
-                let cpu: Vec<&CpuStorage> = parts
-                    .iter()
-                    .map(|p| match p {
-                        Storage::Cpu(s) => Ok(s),
-                        Storage::Cuda(_) => Err(mixed_backends("concat")),
-                    })
-                    .collect::<Result<_>>()?;
-                Ok(Storage::Cpu(CpuStorage::concat(&cpu, chunks, outer)?))
-            }
+        match one_backend(parts, "concat")? {
+            Parts::Cpu(cpu) => Ok(Storage::Cpu(CpuStorage::concat(&cpu, chunks, outer)?)),
+            Parts::Cuda(cuda) => Ok(Storage::Cuda(CudaStorage::concat(&cuda, chunks, outer)?)),
         }
     }
+
+    pub fn fused(inputs: &[&Storage], expr: &FusedExpr, len: usize) -> Result<Storage> {
+        match one_backend(inputs, "fused expression")? {
+            Parts::Cpu(cpu) => Ok(Storage::Cpu(CpuStorage::fused(&cpu, expr, len)?)),
+            Parts::Cuda(cuda) => Ok(Storage::Cuda(CudaStorage::fused(&cuda, expr, len)?)),
+        }
+    }
+}
+
+/// The inputs of a many-input op, all of one backend.
+enum Parts<'a> {
+    Cpu(Vec<&'a CpuStorage>),
+    Cuda(Vec<&'a CudaStorage>),
+}
+
+fn one_backend<'a>(parts: &[&'a Storage], op: &str) -> Result<Parts<'a>> {
+    if let Some(Storage::Cuda(_)) = parts.first() {
+        let cuda = parts
+            .iter()
+            .map(|p| match p {
+                Storage::Cuda(s) => Ok(s),
+                Storage::Cpu(_) => Err(mixed_backends(op)),
+            })
+            .collect::<Result<_>>()?;
+        return Ok(Parts::Cuda(cuda));
+    }
+    let cpu = parts
+        .iter()
+        .map(|p| match p {
+            Storage::Cpu(s) => Ok(s),
+            Storage::Cuda(_) => Err(mixed_backends(op)),
+        })
+        .collect::<Result<_>>()?;
+    Ok(Parts::Cpu(cpu))
+}
+
+/// Called when an array's storage is dropped: large host buffers are kept for reuse
+/// (`cpu::pool`); CUDA buffers go back to the device's own pool as they drop.
+pub fn recycle(storage: Storage) {
+    if let Storage::Cpu(s) = storage {
+        cpu::pool::recycle(s);
+    }
+}
+
+/// Gives every buffer kept for reuse back to the operating system.
+pub fn release_spare_buffers() {
+    cpu::pool::release();
 }
 
 /// Where a device makes its storage: host memory (cpu(0) and simulated GPUs) or one CUDA GPU.
@@ -310,6 +343,16 @@ pub enum Placement {
 }
 
 impl Placement {
+    /// Whether `expr` over `dtype` inputs runs as one kernel here (the runtime otherwise runs
+    /// its ops one by one). The host fuses every tree of fusable ops; CUDA generates C source,
+    /// which has no literal for an infinite or NaN scalar.
+    pub fn can_fuse(&self, expr: &FusedExpr, dtype: DType) -> bool {
+        match self {
+            Placement::Host => dtype.is_float(),
+            Placement::Cuda(_) => cuda::fused::FusedKernel::new(expr.clone(), dtype).is_some(),
+        }
+    }
+
     /// `n` elements of `dtype`, all `value` (converted as a cast would).
     pub fn full(&self, n: usize, value: f64, dtype: DType) -> Result<Storage> {
         match self {

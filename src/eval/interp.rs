@@ -633,8 +633,16 @@ impl<'s> Interp<'s> {
                     "a slice like a:b is only allowed inside [ ]",
                 ))
             }
-            ExprKind::Call { func, args } => return self.eval_call(func, args),
+            ExprKind::Call { func, args } => {
+                if let Some(v) = super::fuse::try_fuse(self, e) {
+                    return Ok(v);
+                }
+                return self.eval_call(func, args);
+            }
             ExprKind::Unary { op, operand } => {
+                if let Some(v) = super::fuse::try_fuse(self, e) {
+                    return Ok(v);
+                }
                 let v = self.eval(operand)?;
                 match op {
                     UnaryOp::Not => Value::Bool(!v.truthy()?),
@@ -646,6 +654,9 @@ impl<'s> Interp<'s> {
                     if let Some(v) = self.try_placed_creation(left, right)? {
                         return Ok(v);
                     }
+                }
+                if let Some(v) = super::fuse::try_fuse(self, e) {
+                    return Ok(v);
                 }
                 let l = self.eval(left)?;
                 let r = self.eval(right)?;

@@ -4,6 +4,7 @@
 //! - `value.rs` — the `Value` enum and argument handling;
 //! - `interp.rs` — statements, expressions, calls, scopes;
 //! - `ops.rs` — operators and indexing (arrays are sent to the runtime);
+//! - `fuse.rs` — elementwise expressions of several ops run as one fused pass;
 //! - `format.rs` — repr/str/format and the pretty display form;
 //! - `builtins.rs` — Python's built-ins, attributes, str/list/dict methods;
 //! - `arrays.rs` — the array API shared by every dialect;
@@ -16,6 +17,7 @@ pub mod arrays;
 pub mod builtins;
 pub mod error;
 pub mod format;
+pub mod fuse;
 pub mod gluon;
 pub mod gluon_data;
 pub mod interp;

@@ -62,7 +62,7 @@ pub fn wrap(array: Array, flavor: Flavor) -> Value {
     Value::Array(ArrayValue { array, flavor })
 }
 
-fn runtime_binop(op: BinOp) -> Option<(BinaryOp, &'static str)> {
+pub(super) fn runtime_binop(op: BinOp) -> Option<(BinaryOp, &'static str)> {
     Some(match op {
         BinOp::Add => (BinaryOp::Add, "add"),
         BinOp::Sub => (BinaryOp::Sub, "subtract"),

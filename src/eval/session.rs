@@ -315,6 +315,8 @@ impl Session {
         let mut interp = Interp::new(&mut self.state, sink, source.clone());
         let result = interp.run_program(&program, last_only);
         self.state.interrupt.take();
+        // Back at the prompt: buffers kept for reuse within the run go back to the system.
+        crate::runtime::memory::release_spare_buffers();
         result.map_err(|e| to_eval_error(e, &source))
     }
 

@@ -10,7 +10,7 @@ use super::error::{Result, RuntimeError};
 use super::host::{HostData, Scalar};
 use super::index::basic_view;
 use super::memory::Charge;
-use super::ops::{BinaryOp, IndexItem, Operand, ReduceOp, UnaryOp};
+use super::ops::{BinaryOp, FusedExpr, IndexItem, Operand, ReduceOp, UnaryOp};
 use super::shape::{
     broadcast_shapes, broadcast_strides, checked_bytes, contiguous_strides, normalize_axes,
     normalize_axis, shape_compact, shape_tuple,
@@ -32,6 +32,14 @@ pub(crate) struct Buffer {
     /// Stream position of the last queued write to this buffer (0 when none was queued). On a
     /// stream device the storage is only meaningful on the host once that position is done.
     write_seq: AtomicU64,
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        let storage = self.storage.get_mut().unwrap_or_else(|e| e.into_inner());
+        let storage = std::mem::replace(storage, Storage::Cpu(CpuStorage::F32(Vec::new())));
+        crate::backend::recycle(storage);
+    }
 }
 
 impl Buffer {
@@ -773,6 +781,40 @@ impl Array {
             )));
         }
         result.copy_into(self)
+    }
+
+    /// `expr` over `inputs` in one pass, or None when the one-op path must run instead: inputs
+    /// on different devices, of different shapes or dtypes, not float, or a device that cannot
+    /// fuse this expression. None is never an error: running the ops one by one then gives the
+    /// result, or the error, exactly as written. `inputs` must be distinct buffers (the caller
+    /// reads a repeated array through one `Input`).
+    pub fn fused(expr: &FusedExpr, inputs: &[Array]) -> Result<Option<Array>> {
+        let Some(first) = inputs.first() else {
+            return Ok(None);
+        };
+        let dtype = first.dtype();
+        let fits = dtype.is_float()
+            && inputs.iter().all(|a| {
+                a.device() == first.device() && a.dtype() == dtype && a.shape() == first.shape()
+            })
+            && inputs
+                .iter()
+                .enumerate()
+                .all(|(i, a)| inputs[..i].iter().all(|b| !a.shares_buffer(b)))
+            && first.ctx().placement.can_fuse(expr, dtype);
+        if !fits {
+            return Ok(None);
+        }
+        let len = first.size();
+        let expr = expr.clone();
+        let arrays = inputs.to_vec();
+        first
+            .derive(first.shape().to_vec(), dtype, move || {
+                let guards: Vec<_> = arrays.iter().map(|a| a.read()).collect();
+                let refs: Vec<&Storage> = guards.iter().map(|g| &**g).collect();
+                Storage::fused(&refs, &expr, len)
+            })
+            .map(Some)
     }
 
     // ---- reductions ----------------------------------------------------------------------

@@ -173,3 +173,9 @@ mod tests {
         }
     }
 }
+
+/// Frees the large host buffers kept for reuse (`backend::cpu::pool`): called when a program
+/// returns to the user, so an idle session holds only what its arrays need.
+pub fn release_spare_buffers() {
+    crate::backend::release_spare_buffers();
+}

@@ -32,7 +32,7 @@ pub use dtype::DType;
 pub use engine::{TransferKind, TransferRecord};
 pub use error::{Result, RuntimeError};
 pub use host::{HostData, Scalar};
-pub use ops::{BinaryOp, IndexItem, Operand, ReduceOp, UnaryOp};
+pub use ops::{BinaryOp, FusedExpr, IndexItem, Operand, ReduceOp, UnaryOp};
 
 use crate::backend::cuda::{self, CudaDevice, CudaStorage};
 use crate::backend::sim::Stream;

@@ -144,6 +144,40 @@ impl BinaryOp {
     }
 }
 
+/// A tree of elementwise float ops over same-shape inputs, evaluated in one pass (one read of
+/// each input, one write, no temporaries) by `Array::fused`. Every node rounds to the array's
+/// dtype exactly as the one-op kernels do, so a fused result equals the unfused one bit for bit.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FusedExpr {
+    /// The i-th input array.
+    Input(usize),
+    /// A Python scalar; converted to the inputs' dtype as the one-op kernels convert it.
+    Scalar(f64),
+    Unary(UnaryOp, Box<FusedExpr>),
+    Binary(BinaryOp, Box<FusedExpr>, Box<FusedExpr>),
+}
+
+impl FusedExpr {
+    /// Ops whose result has the (float) dtype of their inputs: these fuse. Comparisons, bitwise
+    /// ops and logical not change the dtype and end a fused expression.
+    pub fn fuses_unary(op: UnaryOp) -> bool {
+        op != UnaryOp::Not
+    }
+
+    pub fn fuses_binary(op: BinaryOp) -> bool {
+        !op.is_comparison() && !op.is_bitwise()
+    }
+
+    /// How many ops the expression has (fusing a single op gains nothing).
+    pub fn op_count(&self) -> usize {
+        match self {
+            FusedExpr::Input(_) | FusedExpr::Scalar(_) => 0,
+            FusedExpr::Unary(_, x) => 1 + x.op_count(),
+            FusedExpr::Binary(_, a, b) => 1 + a.op_count() + b.op_count(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum ReduceOp {
     Sum,

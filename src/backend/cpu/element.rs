@@ -13,6 +13,7 @@ pub trait Element: Copy + Send + Sync + PartialOrd + Default + std::fmt::Debug +
     fn into_storage(v: Vec<Self>) -> CpuStorage;
     fn slice(storage: &CpuStorage) -> Option<&[Self]>;
     fn slice_mut(storage: &mut CpuStorage) -> Option<&mut [Self]>;
+    fn vec_mut(storage: &mut CpuStorage) -> Option<&mut Vec<Self>>;
 
     /// Conversion between element types: integers convert exactly through i64, the rest through f64
     /// (which is exact for every f32 and i32).
@@ -52,7 +53,9 @@ pub trait Num: Element {
 }
 
 pub trait Float: Num {
-    fn exp(self) -> Self;
+    /// exp of a whole block: the kernels' exp (one-op and fused alike) goes through this, so
+    /// both give the same bits. float32 is vectorised (`vmath`); float64 is libm's.
+    fn exp_inplace(buf: &mut [Self]);
     fn ln(self) -> Self;
     fn log2(self) -> Self;
     fn log10(self) -> Self;
@@ -90,11 +93,18 @@ macro_rules! element_common {
                 _ => None,
             }
         }
+        #[inline(always)]
+        fn vec_mut(storage: &mut CpuStorage) -> Option<&mut Vec<Self>> {
+            match storage {
+                CpuStorage::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
     };
 }
 
 macro_rules! float_element {
-    ($t:ident, $dtype:expr, $variant:ident) => {
+    ($t:ident, $dtype:expr, $variant:ident, $exp_inplace:expr) => {
         impl Element for $t {
             element_common!($t, $dtype, $variant);
             #[inline(always)]
@@ -211,9 +221,8 @@ macro_rules! float_element {
         }
 
         impl Float for $t {
-            #[inline(always)]
-            fn exp(self) -> Self {
-                self.exp()
+            fn exp_inplace(buf: &mut [Self]) {
+                $exp_inplace(buf)
             }
             #[inline(always)]
             fn ln(self) -> Self {
@@ -408,8 +417,10 @@ macro_rules! int_element {
     };
 }
 
-float_element!(f32, DType::Float32, F32);
-float_element!(f64, DType::Float64, F64);
+float_element!(f32, DType::Float32, F32, super::vmath::exp_f32_inplace);
+float_element!(f64, DType::Float64, F64, |buf: &mut [f64]| buf
+    .iter_mut()
+    .for_each(|x| *x = x.exp()));
 int_element!(i32, DType::Int32, I32);
 int_element!(i64, DType::Int64, I64);
 

@@ -10,7 +10,7 @@ use gemm::Parallelism;
 /// pool costs more than it saves.
 const PARALLEL_FLOPS: usize = 192 * 192 * 192;
 
-pub trait GemmFloat: Copy + Default + 'static {
+pub trait GemmFloat: super::element::Element {
     const ZERO: Self;
     const ONE: Self;
 }

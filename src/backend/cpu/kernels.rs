@@ -8,7 +8,10 @@ use rayon::prelude::*;
 pub const PARALLEL_THRESHOLD: usize = 1 << 16;
 
 /// A vector with room for `n` elements, or OutOfMemory instead of an allocation abort.
-pub fn alloc<T>(n: usize) -> Result<Vec<T>> {
+pub fn alloc<T: Element>(n: usize) -> Result<Vec<T>> {
+    if let Some(v) = super::pool::take(n) {
+        return Ok(v);
+    }
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| {
         crate::runtime::memory::host_out_of_memory(
@@ -137,6 +140,41 @@ pub fn map1<T: Element, U: Element>(a: &[T], f: impl Fn(T) -> U + Sync + Send) -
     Ok(out)
 }
 
+/// Elements per block of `map_blocks`: a few blocks of float64 fit in a 32 KiB L1 cache.
+pub const BLOCK: usize = 1024;
+
+/// Elements per parallel task of `map_blocks` (rayon splits the work into these).
+const TASK: usize = 32 * BLOCK;
+
+/// A new vector of `n` elements made block by block: `fill(start, block)` writes elements
+/// `start..start + block.len()`. Blocks are computed in a stack buffer (in L1) and then written
+/// once to the output, which is never zero-filled; large outputs are shared between cores.
+pub fn map_blocks<T: Element>(n: usize, fill: impl Fn(usize, &mut [T]) + Sync) -> Result<Vec<T>> {
+    let mut out = alloc::<T>(n)?;
+    let run = |first: usize, part: &mut [std::mem::MaybeUninit<T>]| {
+        let mut buf = [T::default(); BLOCK];
+        for (k, piece) in part.chunks_mut(BLOCK).enumerate() {
+            let block = &mut buf[..piece.len()];
+            fill(first + k * BLOCK, block);
+            for (slot, &value) in piece.iter_mut().zip(block.iter()) {
+                slot.write(value);
+            }
+        }
+    };
+    let spare = &mut out.spare_capacity_mut()[..n];
+    if n > PARALLEL_THRESHOLD {
+        spare
+            .par_chunks_mut(TASK)
+            .enumerate()
+            .for_each(|(i, part)| run(i * TASK, part));
+    } else {
+        run(0, spare);
+    }
+    // SAFETY: the loops above wrote every one of the first n elements (capacity is >= n).
+    unsafe { out.set_len(n) };
+    Ok(out)
+}
+
 /// Elementwise binary op over two operands already broadcast to `shape` by their strides.
 pub fn map2<T: Element, U: Element>(
     a: &[T],
@@ -241,17 +279,19 @@ pub fn pairwise_sum<T: Num>(a: &[T]) -> T {
         }
         res
     } else if n <= 128 {
-        let mut r = [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]];
+        // Eight running sums (numpy's unrolled order), over whole chunks so the loop has no
+        // bounds checks and vectorises.
         let full = n - n % 8;
-        let mut i = 8;
-        while i < full {
-            for (j, acc) in r.iter_mut().enumerate() {
-                *acc = acc.add(a[i + j]);
+        let (body, rest) = a.split_at(full);
+        let mut r = [T::zero(); 8];
+        r.copy_from_slice(&body[..8]);
+        for chunk in body[8..].chunks_exact(8) {
+            for (acc, &x) in r.iter_mut().zip(chunk) {
+                *acc = acc.add(x);
             }
-            i += 8;
         }
         let mut res = (r[0].add(r[1]).add(r[2].add(r[3]))).add(r[4].add(r[5]).add(r[6].add(r[7])));
-        for &x in &a[full..] {
+        for &x in rest {
             res = res.add(x);
         }
         res

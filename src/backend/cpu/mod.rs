@@ -1,11 +1,14 @@
 //! The CPU backend: host memory, typed vectors, kernels monomorphised per dtype.
 mod element;
+mod fused;
 mod gemm;
 pub mod kernels;
+pub mod pool;
+mod vmath;
 
 use super::{BackendStorage, MatmulLayout, StridedView};
 use crate::runtime::error::{Result, RuntimeError};
-use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, UnaryOp};
+use crate::runtime::{BinaryOp, DType, FusedExpr, HostData, ReduceOp, UnaryOp};
 use element::{Element, Float, Num};
 use kernels::{alloc, map1, map2};
 
@@ -30,6 +33,13 @@ macro_rules! with_any {
             CpuStorage::Bool($v) => $body,
         }
     };
+}
+
+impl CpuStorage {
+    /// The bytes the buffer holds (its capacity, which may exceed its length).
+    pub fn capacity_bytes(&self) -> usize {
+        with_any!(self, v => std::mem::size_of_val(v.as_slice()) / v.len().max(1) * v.capacity())
+    }
 }
 
 fn internal(what: &str) -> RuntimeError {
@@ -78,25 +88,10 @@ fn unary_num<T: Num>(v: &[T], op: UnaryOp) -> Result<CpuStorage> {
 }
 
 fn unary_float<T: Float>(v: &[T], op: UnaryOp) -> Result<CpuStorage> {
-    let wrap = T::into_storage;
-    Ok(match op {
-        UnaryOp::Exp => wrap(map1(v, T::exp)?),
-        UnaryOp::Log => wrap(map1(v, T::ln)?),
-        UnaryOp::Log2 => wrap(map1(v, T::log2)?),
-        UnaryOp::Log10 => wrap(map1(v, T::log10)?),
-        UnaryOp::Sqrt => wrap(map1(v, T::sqrt)?),
-        UnaryOp::Tanh => wrap(map1(v, T::tanh)?),
-        UnaryOp::Sigmoid => wrap(map1(v, T::sigmoid)?),
-        UnaryOp::Sin => wrap(map1(v, T::sin)?),
-        UnaryOp::Cos => wrap(map1(v, T::cos)?),
-        UnaryOp::Tan => wrap(map1(v, T::tan)?),
-        UnaryOp::Floor => wrap(map1(v, T::floor)?),
-        UnaryOp::Ceil => wrap(map1(v, T::ceil)?),
-        UnaryOp::Round => wrap(map1(v, T::round_even)?),
-        UnaryOp::Trunc => wrap(map1(v, T::trunc)?),
-        UnaryOp::Reciprocal => wrap(map1(v, T::recip)?),
-        other => unary_num(v, other)?,
-    })
+    if op == UnaryOp::Not {
+        return unary_num(v, op);
+    }
+    Ok(T::into_storage(fused::unary(v, op)?))
 }
 
 fn binary_num<T: Num>(
@@ -332,21 +327,34 @@ impl BackendStorage for CpuStorage {
     }
 
     fn concat(parts: &[&Self], chunks: &[usize], outer: usize) -> Result<Self> {
-        fn typed<'a, T: Element>(parts: &[&'a CpuStorage]) -> Result<Vec<&'a [T]>> {
-            parts
-                .iter()
-                .map(|p| T::slice(p).ok_or_else(|| internal("concat parts differ in dtype")))
-                .collect()
-        }
         let Some(first) = parts.first() else {
             return Err(internal("concat of no parts"));
         };
         Ok(match first.dtype() {
-            DType::Float32 => CpuStorage::F32(kernels::concat(&typed(parts)?, chunks, outer)?),
-            DType::Float64 => CpuStorage::F64(kernels::concat(&typed(parts)?, chunks, outer)?),
-            DType::Int32 => CpuStorage::I32(kernels::concat(&typed(parts)?, chunks, outer)?),
-            DType::Int64 => CpuStorage::I64(kernels::concat(&typed(parts)?, chunks, outer)?),
-            DType::Bool => CpuStorage::Bool(kernels::concat(&typed(parts)?, chunks, outer)?),
+            DType::Float32 => CpuStorage::F32(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
+            DType::Float64 => CpuStorage::F64(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
+            DType::Int32 => CpuStorage::I32(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
+            DType::Int64 => CpuStorage::I64(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
+            DType::Bool => CpuStorage::Bool(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
         })
     }
+
+    fn fused(inputs: &[&Self], expr: &FusedExpr, len: usize) -> Result<Self> {
+        let Some(first) = inputs.first() else {
+            return Err(internal("fused expression with no inputs"));
+        };
+        Ok(match first.dtype() {
+            DType::Float32 => CpuStorage::F32(fused::fused(&typed_parts(inputs)?, expr, len)?),
+            DType::Float64 => CpuStorage::F64(fused::fused(&typed_parts(inputs)?, expr, len)?),
+            other => return Err(internal(&format!("fused expression over {other}"))),
+        })
+    }
+}
+
+/// The element slices of storages the runtime guarantees are of one dtype.
+fn typed_parts<'a, T: Element>(parts: &[&'a CpuStorage]) -> Result<Vec<&'a [T]>> {
+    parts
+        .iter()
+        .map(|p| T::slice(p).ok_or_else(|| internal("the inputs of one op differ in dtype")))
+        .collect()
 }

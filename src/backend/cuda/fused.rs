@@ -4,19 +4,9 @@
 //! operator spellings are the same `da_*` helpers as elementwise.cu, from math.cuh), compiled
 //! once per distinct expression and cached by its source text.
 use super::kernels::{dtype_tag, with_prelude, Program, MATH};
-use crate::runtime::{BinaryOp, DType, UnaryOp};
+use crate::runtime::{BinaryOp, DType, FusedExpr, UnaryOp};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum FusedExpr {
-    /// The i-th input array.
-    Input(usize),
-    /// A Python scalar, already converted to the kernel's float type.
-    Scalar(f64),
-    Unary(UnaryOp, Box<FusedExpr>),
-    Binary(BinaryOp, Box<FusedExpr>, Box<FusedExpr>),
-}
 
 /// A fused kernel for one expression and one float dtype.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,6 +59,7 @@ impl FusedKernel {
         let source = format!(
             "{MATH}\n\
              typedef {t} T;\n\
+             {MUL_RN}\
              extern \"C\" __global__ void {entry}(T* __restrict__ out{params}, i64 n) {{\n\
              \x20   DA_FOR_EACH(i, n) {{ out[i] = (T)({body}); }}\n\
              }}\n",
@@ -81,6 +72,11 @@ impl FusedKernel {
         }
     }
 }
+
+/// Products that NVRTC may not contract into an FMA with a following add: the one-op kernels
+/// round every product, and the fused result must equal theirs bit for bit.
+const MUL_RN: &str = "__device__ __forceinline__ float da_mul_rn(float a, float b) { return __fmul_rn(a, b); }\n\
+     __device__ __forceinline__ double da_mul_rn(double a, double b) { return __dmul_rn(a, b); }\n";
 
 /// The C expression for a node (None for ops that do not fuse); counts the inputs it reads.
 fn expression(expr: &FusedExpr, inputs: &mut usize) -> Option<String> {
@@ -96,7 +92,7 @@ fn expression(expr: &FusedExpr, inputs: &mut usize) -> Option<String> {
             let x = expression(x, inputs)?;
             let f = match op {
                 UnaryOp::Neg => return Some(format!("(-({x}))")),
-                UnaryOp::Square => return Some(format!("(({x}) * ({x}))")),
+                UnaryOp::Square => return Some(format!("da_mul_rn((T)({x}), (T)({x}))")),
                 UnaryOp::Reciprocal => return Some(format!("((T)1 / ({x}))")),
                 UnaryOp::Sigmoid => return Some(format!("((T)1 / ((T)1 + da_exp(-({x}))))")),
                 UnaryOp::Abs => "da_fabs",
@@ -125,7 +121,7 @@ fn expression(expr: &FusedExpr, inputs: &mut usize) -> Option<String> {
             match op {
                 BinaryOp::Add => format!("(({a}) + ({b}))"),
                 BinaryOp::Sub => format!("(({a}) - ({b}))"),
-                BinaryOp::Mul => format!("(({a}) * ({b}))"),
+                BinaryOp::Mul => format!("da_mul_rn((T)({a}), (T)({b}))"),
                 BinaryOp::Div => format!("(({a}) / ({b}))"),
                 BinaryOp::FloorDiv => format!("da_floor_div((T)({a}), (T)({b}))"),
                 BinaryOp::Mod => format!("da_mod((T)({a}), (T)({b}))"),
@@ -192,7 +188,10 @@ mod tests {
         assert_eq!(kernels.len(), 4);
         let bench = &kernels[0];
         assert_eq!(bench.inputs, 2);
-        assert_eq!(bench.body(), "((da_exp(((in0[i]) + ((T)2.0)))) * (in1[i]))");
+        assert_eq!(
+            bench.body(),
+            "da_mul_rn((T)(da_exp(((in0[i]) + ((T)2.0)))), (T)(in1[i]))"
+        );
         assert!(bench.entry().starts_with("fused_f32_"));
         assert_ne!(bench.entry(), kernels[1].entry());
         assert_eq!(kernels[1].inputs, 3);

@@ -7,10 +7,13 @@
 //! synchronises, like MXNet's engine.
 use super::blas::{self, Gemm};
 use super::device::{driver_error, launch_config, CudaDevice, DeviceBuffer};
+use super::fused::FusedKernel;
 use super::kernels::{self, Module};
 use super::random::Distribution;
 use crate::backend::{MatmulLayout, StridedView};
-use crate::runtime::{BinaryOp, DType, HostData, ReduceOp, Result, RuntimeError, Scalar, UnaryOp};
+use crate::runtime::{
+    BinaryOp, DType, FusedExpr, HostData, ReduceOp, Result, RuntimeError, Scalar, UnaryOp,
+};
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use std::sync::Arc;
 
@@ -558,6 +561,31 @@ impl CudaStorage {
     }
 }
 
+impl CudaStorage {
+    /// A fused elementwise expression as one generated kernel (compiled once per expression).
+    pub fn fused(inputs: &[&CudaStorage], expr: &FusedExpr, len: usize) -> Result<CudaStorage> {
+        let Some(first) = inputs.first() else {
+            return Err(RuntimeError::Value("fused expression with no inputs".into()));
+        };
+        for input in inputs {
+            same_device(first, input, "fused expression")?;
+        }
+        let kernel = FusedKernel::new(expr.clone(), first.dtype)
+            .filter(|kernel| kernel.inputs == inputs.len())
+            .ok_or_else(|| unsupported("this fused expression", first.dtype))?;
+        let out = CudaStorage::alloc(first.device(), len, first.dtype)?;
+        if len > 0 {
+            let entry = kernel.entry();
+            let function = first.device().function_in(&kernel.program(), &entry)?;
+            let mut list = vec![Arg::Ptr(out.ptr())];
+            list.extend(inputs.iter().map(|input| Arg::Ptr(input.ptr())));
+            list.push(Arg::I64(len as i64));
+            launch_function(first.device(), &function, &entry, len, &list)?;
+        }
+        Ok(out)
+    }
+}
+
 /// One kernel argument, by value (the launch passes pointers to these).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Arg {
@@ -579,8 +607,18 @@ pub(crate) fn launch_on(
     list: &[Arg],
 ) -> Result<()> {
     let function = device.function(module, entry)?;
+    launch_function(device, &function, entry, n, list)
+}
+
+fn launch_function(
+    device: &Arc<CudaDevice>,
+    function: &cudarc::driver::CudaFunction,
+    entry: &str,
+    n: usize,
+    list: &[Arg],
+) -> Result<()> {
     device.bind()?;
-    let mut args = device.stream.launch_builder(&function);
+    let mut args = device.stream.launch_builder(function);
     for arg in list {
         match arg {
             Arg::Ptr(v) => args.arg(v),

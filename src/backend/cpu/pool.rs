@@ -1,0 +1,105 @@
+//! Reuse of large host buffers.
+//!
+//! A new buffer from the operating system arrives as pages the kernel must zero on first touch;
+//! for a large elementwise result that costs as much as computing it. A loop such as
+//! `w = (z + 2).exp() * y` frees one result as it makes the next, so a buffer of 4 MiB or more
+//! that an array drops is kept here (at most 4 buffers and 1 GiB) and handed to the next
+//! allocation of about the same size. The kept buffers are given back to the operating system
+//! whenever the program returns to the user (`release`: the end of each REPL line or notebook
+//! cell), so an idle session holds no more memory than its arrays need.
+//! `DEVARRAY_NO_BUFFER_REUSE=1` turns reuse off (to measure what it gains).
+use super::element::Element;
+use super::CpuStorage;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// Buffers below this size come and go through the allocator, which reuses them itself.
+pub const MIN_BYTES: usize = 4 << 20;
+const MAX_BUFFERS: usize = 4;
+const MAX_BYTES: usize = 1 << 30;
+
+static SPARE: Mutex<Vec<CpuStorage>> = Mutex::new(Vec::new());
+
+fn enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    *ENABLED.get_or_init(|| {
+        std::env::var_os("DEVARRAY_NO_BUFFER_REUSE").is_none_or(|v| v.is_empty() || v == "0")
+    })
+}
+
+fn spare() -> MutexGuard<'static, Vec<CpuStorage>> {
+    // The list is consistent after any panic (pushes and removes are whole), so a poisoned
+    // lock is still safe to use.
+    SPARE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// An empty vector with room for `n` elements from a kept buffer, when one of about that size
+/// (no more than 1/8 larger) is there.
+pub fn take<T: Element>(n: usize) -> Option<Vec<T>> {
+    if n.saturating_mul(std::mem::size_of::<T>()) < MIN_BYTES || !enabled() {
+        return None;
+    }
+    let mut spare = spare();
+    let fits = |s: &mut CpuStorage| {
+        T::vec_mut(s).is_some_and(|v| v.capacity() >= n && v.capacity() - n <= n / 8)
+    };
+    let index = spare.iter_mut().position(fits)?;
+    let mut storage = spare.swap_remove(index);
+    drop(spare);
+    let mut v = std::mem::take(T::vec_mut(&mut storage)?);
+    v.clear();
+    Some(v)
+}
+
+/// Keeps `storage`'s buffer for reuse when it is large, else frees it.
+pub fn recycle(storage: CpuStorage) {
+    if storage.capacity_bytes() < MIN_BYTES || !enabled() {
+        return;
+    }
+    let evicted = {
+        let mut spare = spare();
+        spare.push(storage);
+        let mut evicted = Vec::new();
+        while spare.len() > MAX_BUFFERS
+            || spare.iter().map(CpuStorage::capacity_bytes).sum::<usize>() > MAX_BYTES
+        {
+            evicted.push(spare.remove(0));
+        }
+        evicted
+    };
+    // Freed outside the lock: returning a large buffer to the system takes a while.
+    drop(evicted);
+}
+
+/// Frees every kept buffer.
+pub fn release() {
+    let kept = std::mem::take(&mut *spare());
+    drop(kept);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One test touches the process-wide pool, so parallel tests cannot disturb each other.
+    #[test]
+    fn reuses_large_buffers_and_releases_them() {
+        let n = MIN_BYTES / 4;
+        let mut v: Vec<f32> = vec![1.0; n];
+        let address = v.as_mut_ptr() as usize;
+        recycle(CpuStorage::F32(v));
+        // A small request or another dtype does not take it.
+        assert!(take::<f32>(16).is_none());
+        assert!(take::<f64>(n / 2).is_none());
+        let again = take::<f32>(n).expect("the kept buffer");
+        assert_eq!(again.as_ptr() as usize, address);
+        assert!(again.is_empty() && again.capacity() >= n);
+        recycle(CpuStorage::F32(again));
+        // Much smaller requests do not take a large buffer.
+        assert!(take::<f32>(n / 2).is_none());
+        release();
+        assert!(take::<f32>(n).is_none());
+        // Small buffers are not kept.
+        recycle(CpuStorage::F32(vec![0.0; 8]));
+        assert!(spare().is_empty());
+    }
+}
