@@ -699,6 +699,26 @@ fn tolist(a: &ArrayValue) -> Value {
     build(&flat, a.array.shape())
 }
 
+/// The f64 whose shortest digits are those of `x` printed as a float32 (4.1618223 rather than
+/// 4.161822319030762). Whole numbers below 2^24 are exact in both types and print as themselves,
+/// so they skip the formatting; the rest format into a stack buffer (no allocation).
+fn shortest_f32_as_f64(x: f32) -> f64 {
+    let wide = f64::from(x);
+    if wide.fract() == 0.0 && wide.abs() < 16_777_216.0 {
+        return wide;
+    }
+    let mut buf = [0u8; 64];
+    let mut cursor = std::io::Cursor::new(&mut buf[..]);
+    if std::io::Write::write_fmt(&mut cursor, format_args!("{x}")).is_err() {
+        return wide;
+    }
+    let len = cursor.position() as usize;
+    buf.get(..len)
+        .and_then(|digits| std::str::from_utf8(digits).ok())
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or(wide)
+}
+
 pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
     let arr = &x.array;
@@ -742,8 +762,7 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     // MXNet's asscalar() returns a numpy.float32, which prints its shortest
                     // float32 digits (4.1618223, not 4.161822319030762); item() is a Python float.
                     if let (Scalar::Float(f), DType::Float32, "asscalar") = (v, x.array.dtype(), a.fname) {
-                        let shortest = format!("{}", f as f32);
-                        return Ok(Value::Float(shortest.parse().unwrap_or(f)));
+                        return Ok(Value::Float(shortest_f32_as_f64(f as f32)));
                     }
                     Ok(scalar_value(v))
                 }),
@@ -1260,4 +1279,25 @@ pub fn random_module<const F: u8>(name: &str) -> Rc<super::value::Module> {
         ),
     );
     m
+}
+
+#[cfg(test)]
+mod shortest_tests {
+    use super::shortest_f32_as_f64;
+
+    #[test]
+    fn float32_values_keep_their_shortest_digits() {
+        assert_eq!(shortest_f32_as_f64(3.0), 3.0);
+        assert_eq!(shortest_f32_as_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(shortest_f32_as_f64(4.161_822_3), 4.1618223);
+        assert_eq!(shortest_f32_as_f64(0.1), 0.1);
+        assert_eq!(shortest_f32_as_f64(1e30), 1e30);
+        assert_eq!(shortest_f32_as_f64(16_777_216.0), 16777216.0);
+        assert!(shortest_f32_as_f64(f32::NAN).is_nan());
+        assert_eq!(shortest_f32_as_f64(f32::INFINITY), f64::INFINITY);
+        // Largest finite float32: 39 digits when printed plainly, still within the buffer.
+        assert_eq!(shortest_f32_as_f64(f32::MAX), 3.402_823_5e38);
+        // Smallest subnormal: printed as 0.000...1 (47 characters), still within the buffer.
+        assert_eq!(shortest_f32_as_f64(-f32::from_bits(1)), -1e-45);
+    }
 }

@@ -12,7 +12,7 @@ use super::ops::{self, as_f64, as_i64};
 use super::value::{Args, Dict, TypeKind, Value};
 
 /// Names and docs of the built-in functions, installed in every session.
-pub fn install(b: &mut std::collections::HashMap<Rc<str>, Value>) {
+pub fn install(b: &mut super::interp::NameMap<Value>) {
     let fns: &[(&'static str, &'static str, super::value::BuiltinFn)] = &[
         (
             "print",

@@ -28,6 +28,29 @@ use super::{builtins, format, modules, ops};
 /// language limit, not a guard against overflow.
 const MAX_CALL_DEPTH: usize = 1000;
 
+/// Binds `name` to `value` in `vars`. A rebinding replaces the value in place: one hash, and no
+/// new key (the loop-body assignment `c = a + b` is the common case).
+fn bind(vars: &mut NameMap<Value>, name: &Ident, value: Value) {
+    match vars.get_mut(name) {
+        Some(slot) => *slot = value,
+        None => {
+            vars.insert(name.clone(), value);
+        }
+    }
+}
+
+/// `name` in `env` or the scopes enclosing it (closures), innermost first.
+fn lookup_in_scopes(env: &Env, name: &str) -> Option<Value> {
+    let scope = env.borrow();
+    if let Some(v) = scope.vars.get(name) {
+        return Some(v.clone());
+    }
+    match &scope.parent {
+        Some(parent) => lookup_in_scopes(parent, name),
+        None => None,
+    }
+}
+
 /// Run `f` with enough native stack: the tree walker recurses once per
 /// nested expression, statement and call, and a debug build uses kilobytes
 /// per level. When less than the red zone is left, a new segment is mapped.
@@ -36,21 +59,27 @@ fn grow<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, f)
 }
 
+/// Variables by name. Identifiers are short and hashed on every lookup, so a fast
+/// non-cryptographic hash (foldhash) replaces SipHash; names come from source code,
+/// so flooding them is not a concern.
+pub type NameMap<V> = HashMap<Ident, V, foldhash::fast::FixedState>;
+pub type NameSet = HashSet<Ident, foldhash::fast::FixedState>;
+
 /// A function call's local scope. Closures keep their defining scope alive.
 pub type Env = Rc<RefCell<Scope>>;
 
 #[derive(Default)]
 pub struct Scope {
-    pub vars: HashMap<Ident, Value>,
+    pub vars: NameMap<Value>,
     pub parent: Option<Env>,
     /// Names declared `global` in this function.
-    pub globals: HashSet<Ident>,
+    pub globals: NameSet,
 }
 
 /// Everything a session keeps between `eval` calls.
 pub struct State {
-    pub globals: HashMap<Ident, Value>,
-    pub builtins: HashMap<Ident, Value>,
+    pub globals: NameMap<Value>,
+    pub builtins: NameMap<Value>,
     pub rt: Runtime,
     pub interrupt: InterruptHandle,
     /// After `npx.set_np()`: arrays made by the native functions print like MXNet's numpy mode.
@@ -367,22 +396,19 @@ impl<'s> Interp<'s> {
     pub fn set_var(&mut self, name: &Ident, value: Value) {
         if let Some(env) = &self.env {
             let mut scope = env.borrow_mut();
-            if !scope.globals.contains(name) {
-                scope.vars.insert(name.clone(), value);
+            if scope.globals.is_empty() || !scope.globals.contains(name) {
+                bind(&mut scope.vars, name, value);
                 return;
             }
         }
-        self.st.globals.insert(name.clone(), value);
+        bind(&mut self.st.globals, name, value);
     }
 
     pub fn lookup(&self, name: &str) -> Option<Value> {
-        let mut env = self.env.clone();
-        while let Some(e) = env {
-            let scope = e.borrow();
-            if let Some(v) = scope.vars.get(name) {
-                return Some(v.clone());
+        if let Some(env) = &self.env {
+            if let Some(v) = lookup_in_scopes(env, name) {
+                return Some(v);
             }
-            env = scope.parent.clone();
         }
         self.st
             .globals

@@ -3,7 +3,6 @@
 //! namespaces so that the chapter's cells run as written. The native globals
 //! (`ones(2, 3) @ gpu(0)`) are installed here too.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::runtime::Device;
@@ -279,7 +278,7 @@ fn set_device_fns(m: &Module) {
 }
 
 /// The native globals: devices, the d2l helpers and the array functions.
-pub fn install_native(b: &mut HashMap<Rc<str>, Value>) {
+pub fn install_native(b: &mut super::interp::NameMap<Value>) {
     let fns: &[(&'static str, &'static str, super::value::BuiltinFn)] = &[
         (
             "cpu",

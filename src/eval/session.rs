@@ -193,7 +193,9 @@ impl InterruptHandle {
     }
     /// True once if an interrupt was requested, and clears it.
     pub fn take(&self) -> bool {
-        self.0.swap(false, Ordering::SeqCst)
+        // A plain load first: this runs before every statement, and an atomic swap costs a
+        // locked instruction even when no interrupt is pending.
+        self.0.load(Ordering::Relaxed) && self.0.swap(false, Ordering::SeqCst)
     }
     pub fn is_set(&self) -> bool {
         self.0.load(Ordering::Relaxed)
@@ -271,12 +273,12 @@ impl Session {
         let rt = Runtime::new(runtime_config(&config, &mut warnings));
         // Shared with the runtime, so an interrupt also ends a wait for device work.
         let interrupt = InterruptHandle(rt.interrupt_flag());
-        let mut builtins = HashMap::new();
+        let mut builtins = super::interp::NameMap::default();
         super::builtins::install(&mut builtins);
         super::modules::install_native(&mut builtins);
         Session {
             state: State {
-                globals: HashMap::new(),
+                globals: super::interp::NameMap::default(),
                 builtins,
                 rt,
                 interrupt,

@@ -86,9 +86,13 @@ impl Buffer {
     }
 }
 
+/// A shape or stride list. Almost every array has at most 4 axes, so they live inline: a small
+/// result costs no allocation for its shape.
+pub(crate) type Dims = smallvec::SmallVec<[usize; 4]>;
+
 #[derive(Debug)]
 struct ArrayInner {
-    shape: Vec<usize>,
+    shape: Dims,
     dtype: DType,
     device: Device,
     buffer: Arc<Buffer>,
@@ -145,10 +149,11 @@ fn run_guarded<T>(device: Device, work: impl FnOnce() -> Result<T>) -> Result<T>
 /// before any work, on the caller's thread.
 pub(crate) fn allocate(
     ctx: &Arc<DeviceCtx>,
-    shape: Vec<usize>,
+    shape: impl Into<Dims>,
     dtype: DType,
     make: impl FnOnce() -> Result<Storage> + Send + 'static,
 ) -> Result<Array> {
+    let shape: Dims = shape.into();
     let n = super::shape::checked_numel(&shape)?;
     let bytes = checked_bytes(&shape, dtype.size_bytes())? as u64;
     let charge = charge(ctx, bytes)?;
@@ -273,6 +278,22 @@ fn binary_dtypes(op: BinaryOp, base: DType) -> Result<(DType, DType)> {
     Ok((base, base))
 }
 
+/// `broadcast_strides` without allocating for up to 4 axes (the small-array fast path).
+fn broadcast_strides_inline(shape: &[usize], out_shape: &[usize]) -> Dims {
+    let mut strides = Dims::from_elem(0, out_shape.len());
+    let offset = out_shape.len().saturating_sub(shape.len());
+    let mut step = 1;
+    for (i, &d) in shape.iter().enumerate().rev() {
+        if d != 1 {
+            if let Some(s) = strides.get_mut(i + offset) {
+                *s = step;
+            }
+        }
+        step = step.saturating_mul(d);
+    }
+    strides
+}
+
 /// Bool add is logical or, bool multiply logical and.
 fn bool_op(op: BinaryOp) -> BinaryOp {
     match op {
@@ -345,7 +366,7 @@ impl Array {
     /// runs in stream order: now on a synchronous device, later on a stream device.
     fn derive(
         &self,
-        shape: Vec<usize>,
+        shape: impl Into<Dims>,
         dtype: DType,
         make: impl FnOnce() -> Result<Storage> + Send + 'static,
     ) -> Result<Array> {
@@ -371,7 +392,7 @@ impl Array {
 
     fn from_parts(
         ctx: &Arc<DeviceCtx>,
-        shape: Vec<usize>,
+        shape: Dims,
         dtype: DType,
         storage: Storage,
         charge: Charge,
@@ -395,7 +416,7 @@ impl Array {
     fn view_as(&self, shape: Vec<usize>) -> Array {
         Array {
             inner: Arc::new(ArrayInner {
-                shape,
+                shape: shape.into(),
                 dtype: self.inner.dtype,
                 device: self.inner.device,
                 buffer: Arc::clone(&self.inner.buffer),
@@ -495,12 +516,15 @@ impl Array {
             )));
         }
         self.inner.buffer.settle_checked()?;
-        let start = Instant::now();
+        // Only a read from another device is timed (a clock read costs more than this read).
+        let start = (!self.device().is_cpu()).then(Instant::now);
         let value = self
             .read()
             .scalar_at(0)?
             .ok_or_else(|| RuntimeError::Value(format!("{op}: the array holds no element")))?;
-        self.record_host_read(self.dtype().size_bytes() as u64, start.elapsed());
+        if let Some(start) = start {
+            self.record_host_read(self.dtype().size_bytes() as u64, start.elapsed());
+        }
         Ok(value)
     }
 
@@ -720,10 +744,10 @@ impl Array {
             (Side::Scalar(_), Side::Array(b)) => (empty, b.shape()),
             (Side::Scalar(_), Side::Scalar(_)) => (empty, empty),
         };
-        let out_shape = if lshape == rshape {
-            lshape.to_vec()
+        let out_shape: Dims = if lshape == rshape {
+            Dims::from_slice(lshape)
         } else {
-            broadcast_shapes(lshape, rshape)?
+            broadcast_shapes(lshape, rshape)?.into()
         };
         let base = match (&left, &right) {
             (Side::Array(a), Side::Array(b)) => a.dtype().promote(b.dtype()),
@@ -742,8 +766,8 @@ impl Array {
             (Side::Array(a), _) | (_, Side::Array(a)) => a.clone(),
             (Side::Scalar(_), Side::Scalar(_)) => return Err(two_scalars()),
         };
-        let lstrides = broadcast_strides(lshape, &out_shape);
-        let rstrides = broadcast_strides(rshape, &out_shape);
+        let lstrides = broadcast_strides_inline(lshape, &out_shape);
+        let rstrides = broadcast_strides_inline(rshape, &out_shape);
         let placement = owner.ctx().placement.clone();
         owner.derive(out_shape.clone(), out_dtype, move || {
             let (l, r) = match (&left, &right) {
@@ -851,7 +875,7 @@ impl Array {
                 "{name}: zero-size array has no {what}; reduce over a non-empty axis or check the shape"
             )));
         }
-        let out_shape: Vec<usize> = shape
+        let out_shape: Dims = shape
             .iter()
             .zip(&selected)
             .filter_map(|(&d, &s)| match (s, keepdims) {
@@ -881,7 +905,7 @@ impl Array {
         };
         // Merge runs of adjacent kept or reduced axes (size-1 axes do not matter): a row-major
         // buffer reduces a run in one pass, and numpy's pairwise sum sees the same blocks.
-        let mut groups: Vec<(usize, bool)> = Vec::new();
+        let mut groups: smallvec::SmallVec<[(usize, bool); 4]> = smallvec::SmallVec::new();
         for (&d, &s) in shape.iter().zip(&selected) {
             if d == 1 {
                 continue;
@@ -1576,4 +1600,28 @@ fn concat_impl(arrays: &[Array], axis: isize, op: &str) -> Result<Array> {
         let refs: Vec<&Storage> = parts.iter().map(|p| &**p).collect();
         Storage::concat(&refs, &chunks, outer)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_broadcast_strides_match_the_general_ones() {
+        let cases: &[(&[usize], &[usize])] = &[
+            (&[3], &[3]),
+            (&[], &[2, 3]),
+            (&[1, 3], &[4, 3]),
+            (&[4, 1], &[4, 3]),
+            (&[2, 1, 5], &[7, 2, 6, 5]),
+            (&[0, 3], &[0, 3]),
+        ];
+        for &(shape, out) in cases {
+            assert_eq!(
+                broadcast_strides_inline(shape, out).as_slice(),
+                broadcast_strides(shape, out).as_slice(),
+                "{shape:?} -> {out:?}"
+            );
+        }
+    }
 }
