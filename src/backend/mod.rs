@@ -209,6 +209,19 @@ impl Storage {
         }
     }
 
+    /// The Frobenius norm of all elements (float only), one element. The host computes it in
+    /// one pass; CUDA composes it from its square, sum and square-root kernels.
+    pub fn norm2(&self) -> Result<Storage> {
+        match self {
+            Storage::Cpu(s) => Ok(Storage::Cpu(s.norm2()?)),
+            Storage::Cuda(s) => {
+                let squares = s.unary(UnaryOp::Square)?;
+                let sum = squares.reduce(ReduceOp::Sum, 1, s.len(), 1)?;
+                Ok(Storage::Cuda(sum.unary(UnaryOp::Sqrt)?))
+            }
+        }
+    }
+
     pub fn unary(&self, op: UnaryOp) -> Result<Storage> {
         match self {
             Storage::Cpu(s) => Ok(Storage::Cpu(s.unary(op)?)),

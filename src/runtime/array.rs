@@ -1467,6 +1467,16 @@ impl Array {
         };
         let single_axis = axes.map_or(self.ndim() <= 1, |a| a.len() == 1);
         let p = match ord {
+            // The whole array: one pass (`Storage::norm2`) instead of square, sum, sqrt.
+            None if axes.is_none() => {
+                let shape: Dims = if keepdims {
+                    std::iter::repeat_n(1, x.ndim()).collect()
+                } else {
+                    Dims::new()
+                };
+                let source = x.clone();
+                return x.derive(shape, float, move || source.read().norm2());
+            }
             None => {
                 return x
                     .unary(UnaryOp::Square)?

@@ -138,6 +138,12 @@ pub fn host_out_of_memory(requested: u64) -> RuntimeError {
     }
 }
 
+/// Frees the large host buffers kept for reuse (`backend::cpu::pool`): called when a program
+/// returns to the user, so an idle session holds only what its arrays need.
+pub fn release_spare_buffers() {
+    crate::backend::release_spare_buffers();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,10 +178,4 @@ mod tests {
             assert_eq!(err.ename(), "OutOfMemoryError");
         }
     }
-}
-
-/// Frees the large host buffers kept for reuse (`backend::cpu::pool`): called when a program
-/// returns to the user, so an idle session holds only what its arrays need.
-pub fn release_spare_buffers() {
-    crate::backend::release_spare_buffers();
 }

@@ -36,6 +36,18 @@ macro_rules! with_any {
 }
 
 impl CpuStorage {
+    /// The Frobenius norm of every element, as a 1-element storage (float dtypes only).
+    pub fn norm2(&self) -> Result<CpuStorage> {
+        match self {
+            CpuStorage::F32(v) => Ok(CpuStorage::F32(vec![kernels::norm2(v)])),
+            CpuStorage::F64(v) => Ok(CpuStorage::F64(vec![kernels::norm2(v)])),
+            other => Err(internal(&format!(
+                "norm of {} reached the kernel",
+                other.dtype()
+            ))),
+        }
+    }
+
     /// The bytes the buffer holds (its capacity, which may exceed its length).
     pub fn capacity_bytes(&self) -> usize {
         with_any!(self, v => std::mem::size_of_val(v.as_slice()) / v.len().max(1) * v.capacity())
@@ -331,8 +343,12 @@ impl BackendStorage for CpuStorage {
             return Err(internal("concat of no parts"));
         };
         Ok(match first.dtype() {
-            DType::Float32 => CpuStorage::F32(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
-            DType::Float64 => CpuStorage::F64(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
+            DType::Float32 => {
+                CpuStorage::F32(kernels::concat(&typed_parts(parts)?, chunks, outer)?)
+            }
+            DType::Float64 => {
+                CpuStorage::F64(kernels::concat(&typed_parts(parts)?, chunks, outer)?)
+            }
             DType::Int32 => CpuStorage::I32(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
             DType::Int64 => CpuStorage::I64(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
             DType::Bool => CpuStorage::Bool(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
