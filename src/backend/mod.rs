@@ -2,8 +2,8 @@
 //!
 //! The seam, candle-style: [`Storage`] has one variant per backend and [`BackendStorage`] is the
 //! small set of primitive ops (tinygrad-style) each backend implements: fill, cast, unary, binary
-//! with broadcast strides, single-axis reduce, batched matmul, strided gather/scatter, concat, and a fused elementwise expression (`FusedExpr`).
-//! Everything else (mean, norm, clip, stack, transpose, indexing, dot) is composed from these in
+//! with broadcast strides, single-axis reduce, batched matmul, strided gather/scatter, concat, and
+//! a fused elementwise expression (`FusedExpr`). Everything else (mean, norm, clip, stack, transpose, indexing, dot) is composed from these in
 //! `runtime`, which also checks devices, shapes and dtypes before a backend sees any work, so a
 //! backend may assume its inputs are valid and of one dtype.
 //!
