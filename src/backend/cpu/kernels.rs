@@ -117,13 +117,26 @@ fn is_dense_view(shape: &[usize], strides: &[isize]) -> bool {
     true
 }
 
-/// Appends `src` to the empty, pre-reserved `out`, on both cores for large copies.
+/// Appends `src` to the empty, pre-reserved `out`, on both cores for large copies. Each core
+/// copies one contiguous part with `memcpy`, which for large sizes uses non-temporal stores (no
+/// read of the destination before it is written).
 fn copy_parallel<T: Element>(out: &mut Vec<T>, src: &[T]) {
-    if src.len() > PARALLEL_THRESHOLD * 16 {
-        out.par_extend(src.par_iter().copied());
-    } else {
+    let n = src.len();
+    if n <= PARALLEL_THRESHOLD * 16 {
         out.extend_from_slice(src);
+        return;
     }
+    let part = n.div_ceil(rayon::current_num_threads().max(1));
+    let start = out.len();
+    out.spare_capacity_mut()[..n]
+        .par_chunks_mut(part)
+        .zip(src.par_chunks(part))
+        .for_each(|(dst, from)| {
+            dst.write_copy_of_slice(from);
+        });
+    // SAFETY: the chunks above wrote all n elements after the first `start` (capacity >= start + n,
+    // as the caller reserved it).
+    unsafe { out.set_len(start + n) };
 }
 
 fn signed(strides: &[usize]) -> Vec<isize> {
@@ -480,6 +493,15 @@ mod tests {
             let ulps = (got.to_bits() as i64 - composed.to_bits() as i64).abs();
             assert!(ulps <= 1, "n={n}: {got} vs composed {composed}");
         }
+    }
+
+    /// The parallel memcpy path (above 16 x the threshold) copies every element in order.
+    #[test]
+    fn large_dense_copy_is_exact() {
+        let n = PARALLEL_THRESHOLD * 16 + 3;
+        let src: Vec<i32> = (0..n as i32).collect();
+        let out = gather(&src, 0, &[n], &[1]).unwrap();
+        assert_eq!(out, src);
     }
 
     #[test]
