@@ -132,7 +132,15 @@ fn copy_parallel<T: Element>(out: &mut Vec<T>, src: &[T]) {
         .par_chunks_mut(part)
         .zip(src.par_chunks(part))
         .for_each(|(dst, from)| {
-            dst.write_copy_of_slice(from);
+            // SAFETY: `dst` and `from` are chunks of equal length (same chunk size over n
+            // elements each) of two different allocations; MaybeUninit<T> has T's layout.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    from.as_ptr(),
+                    dst.as_mut_ptr().cast::<T>(),
+                    from.len(),
+                )
+            };
         });
     // SAFETY: the chunks above wrote all n elements after the first `start` (capacity >= start + n,
     // as the caller reserved it).
