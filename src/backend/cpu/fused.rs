@@ -10,8 +10,10 @@ use super::kernels::map_blocks;
 use crate::runtime::error::{Result, RuntimeError};
 use crate::runtime::{BinaryOp, FusedExpr, UnaryOp};
 
+multiversion! {
 /// `op` applied to every element of `buf` in place. Only `Not` (it changes the dtype) is refused.
 pub fn unary_inplace<T: Float>(op: UnaryOp, buf: &mut [T]) -> Result<()> {
+    #[inline(always)]
     fn each<T: Copy>(buf: &mut [T], f: impl Fn(T) -> T) {
         for x in buf.iter_mut() {
             *x = f(*x);
@@ -42,6 +44,7 @@ pub fn unary_inplace<T: Float>(op: UnaryOp, buf: &mut [T]) -> Result<()> {
     }
     Ok(())
 }
+}
 
 /// The other operand of a binary op applied in place: a block of values or one scalar.
 #[derive(Clone, Copy)]
@@ -50,6 +53,7 @@ enum Other<'a, T> {
     Scalar(T),
 }
 
+multiversion! {
 /// `buf = op(buf, other)`, or `op(other, buf)` when `other_first`.
 fn binary_inplace<T: Num>(
     op: BinaryOp,
@@ -57,6 +61,7 @@ fn binary_inplace<T: Num>(
     other: Other<'_, T>,
     other_first: bool,
 ) -> Result<()> {
+    #[inline(always)]
     fn each<T: Copy>(buf: &mut [T], other: Other<'_, T>, other_first: bool, f: impl Fn(T, T) -> T) {
         match (other, other_first) {
             (Other::Block(o), false) => buf.iter_mut().zip(o).for_each(|(x, &y)| *x = f(*x, y)),
@@ -78,6 +83,7 @@ fn binary_inplace<T: Num>(
         _ => return Err(not_fusable(op.name())),
     }
     Ok(())
+}
 }
 
 fn not_fusable(op: &str) -> RuntimeError {

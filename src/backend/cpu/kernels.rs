@@ -289,20 +289,11 @@ pub fn scatter<T: Element>(
     );
 }
 
-/// numpy's pairwise summation, so float32 sums round exactly as numpy's do. The two halves of a
-/// large block are independent, so they run in parallel without changing the result.
-pub fn pairwise_sum<T: Num>(a: &[T]) -> T {
-    let n = a.len();
-    if n < 8 {
-        let mut res = T::zero();
-        for &x in a {
-            res = res.add(x);
-        }
-        res
-    } else if n <= 128 {
-        // Eight running sums (numpy's unrolled order), over whole chunks so the loop has no
-        // bounds checks and vectorises.
-        let full = n - n % 8;
+multiversion! {
+    /// numpy's pairwise-sum leaf (8 < n <= 128): eight running sums in numpy's unrolled order,
+    /// over whole chunks so the loop has no bounds checks and vectorises.
+    fn pairwise_leaf<T: Num>(a: &[T]) -> T {
+        let full = a.len() - a.len() % 8;
         let (body, rest) = a.split_at(full);
         let mut r = [T::zero(); 8];
         r.copy_from_slice(&body[..8]);
@@ -316,6 +307,21 @@ pub fn pairwise_sum<T: Num>(a: &[T]) -> T {
             res = res.add(x);
         }
         res
+    }
+}
+
+/// numpy's pairwise summation, so float32 sums round exactly as numpy's do. The two halves of a
+/// large block are independent, so they run in parallel without changing the result.
+pub fn pairwise_sum<T: Num>(a: &[T]) -> T {
+    let n = a.len();
+    if n < 8 {
+        let mut res = T::zero();
+        for &x in a {
+            res = res.add(x);
+        }
+        res
+    } else if n <= 128 {
+        pairwise_leaf(a)
     } else {
         let mut half = n / 2;
         half -= half % 8;
@@ -339,6 +345,13 @@ pub fn norm2<T: Num>(a: &[T]) -> T {
             let (l, r) = rayon::join(|| sum_squares(left), || sum_squares(right));
             return l + r;
         }
+        sum_squares_block(a)
+    }
+    T::from_f64(sum_squares(a).sqrt())
+}
+
+multiversion! {
+    fn sum_squares_block<T: Num>(a: &[T]) -> f64 {
         let mut acc = [0.0f64; 8];
         let chunks = a.chunks_exact(8);
         let rest = chunks.remainder();
@@ -351,7 +364,6 @@ pub fn norm2<T: Num>(a: &[T]) -> T {
         let tail: f64 = rest.iter().map(|&x| x.to_f64() * x.to_f64()).sum();
         acc.iter().sum::<f64>() + tail
     }
-    T::from_f64(sum_squares(a).sqrt())
 }
 
 /// Sum over the middle axis of a row-major (outer, len, inner) block.

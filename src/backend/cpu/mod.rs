@@ -1,5 +1,7 @@
 //! The CPU backend: host memory, typed vectors, kernels monomorphised per dtype.
 mod element;
+#[macro_use]
+mod simd;
 mod fused;
 mod gemm;
 pub mod kernels;

@@ -7,43 +7,12 @@
 //! in about 7 of 100,000 inputs). Its multiply-adds are `mul_add`, which rounds once on every
 //! CPU, so every instruction set gives the same bits.
 
-/// exp of every element of `buf`, in place.
-pub fn exp_f32_inplace(buf: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let fma = std::arch::is_x86_feature_detected!("fma");
-        if fma
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-        {
-            // SAFETY: the CPU has every feature the function is compiled for (checked above).
-            return unsafe { exp_avx512(buf) };
+super::simd::multiversion! {
+    /// exp of every element of `buf`, in place.
+    pub fn exp_f32_inplace(buf: &mut [f32]) -> () {
+        for x in buf.iter_mut() {
+            *x = exp_one(*x);
         }
-        if fma && std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 and FMA (checked just above).
-            return unsafe { exp_avx2(buf) };
-        }
-    }
-    exp_portable(buf);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,fma")]
-unsafe fn exp_avx512(buf: &mut [f32]) {
-    exp_portable(buf);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn exp_avx2(buf: &mut [f32]) {
-    exp_portable(buf);
-}
-
-#[inline(always)]
-fn exp_portable(buf: &mut [f32]) {
-    for x in buf.iter_mut() {
-        *x = exp_one(*x);
     }
 }
 
