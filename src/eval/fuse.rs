@@ -7,6 +7,7 @@
 //! - the tree has at least two fusable ops, and its leaves are names and number literals, which
 //!   have no side effects: a failed attempt simply evaluates the expression again the usual way,
 //!   so every error (unknown name, device mismatch, shape mismatch) is the usual one;
+//! - every op has an array operand: `(0.1 * 3) * x` is Python arithmetic first, left unfused;
 //! - every array leaf is a float array of one dtype, shape and device (the runtime checks this
 //!   and answers None otherwise), and the result takes the flavor the one-op path would give;
 //! - autograd is not recording (the tape needs each op).
@@ -122,16 +123,23 @@ fn build(
             Some(other) => scalar(&other).ok_or(()),
             None => Err(()),
         },
+        // An op over scalars only is Python arithmetic (in f64 or exact integers, with its own
+        // errors), not an array op: such a tree is left to the one-op path.
         _ => match node(e).ok_or(())? {
             Node::Unary(op, x) => {
                 let (x, flavor) = build(it, x, leaves)?;
-                Ok((FusedExpr::Unary(op, Box::new(x)), flavor))
+                let flavor = flavor.ok_or(())?;
+                Ok((FusedExpr::Unary(op, Box::new(x)), Some(flavor)))
             }
             Node::Binary(op, a, b) => {
                 let (a, fa) = build(it, a, leaves)?;
                 let (b, fb) = build(it, b, leaves)?;
                 // As in the one-op path: the left array operand's flavor wins.
-                Ok((FusedExpr::Binary(op, Box::new(a), Box::new(b)), fa.or(fb)))
+                let flavor = fa.or(fb).ok_or(())?;
+                Ok((
+                    FusedExpr::Binary(op, Box::new(a), Box::new(b)),
+                    Some(flavor),
+                ))
             }
         },
     }
