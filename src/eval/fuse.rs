@@ -88,18 +88,12 @@ fn fusable_ops(e: &Expr) -> usize {
     total.unwrap_or(0)
 }
 
-/// The arrays and flavors read so far, deduplicated by buffer.
-struct Leaves {
-    arrays: Vec<Array>,
-    flavors: Vec<Flavor>,
-}
-
-/// The fused tree for `e` and the flavor its result takes (None: a scalar-only subtree), or
-/// Err(()) when a leaf is unknown or not a number or array: then no fusion.
+/// The fused tree for `e` and the flavor its result takes (None: a scalar leaf), adding the
+/// arrays it reads to `leaves`; Err(()) when something cannot fuse: then no fusion.
 fn build(
     it: &mut Interp,
     e: &Expr,
-    leaves: &mut Leaves,
+    leaves: &mut Vec<Array>,
 ) -> Result<(FusedExpr, Option<Flavor>), ()> {
     let scalar = |v: &Value| as_scalar(v).map(|s| (FusedExpr::Scalar(s.as_f64()), None));
     match &e.kind {
@@ -107,18 +101,17 @@ fn build(
         ExprKind::Float(f) => scalar(&Value::Float(*f)).ok_or(()),
         ExprKind::Name(name) => match it.lookup(name) {
             Some(Value::Array(a)) => {
-                let index = match leaves.arrays.iter().position(|b| b.shares_buffer(&a.array)) {
-                    // The same buffer under another name reads the same values only when the
-                    // shape is the same too; anything else is left to the one-op path.
-                    Some(i) if leaves.arrays[i].shape() == a.array.shape() => i,
+                // Inputs are distinct buffers. The same buffer under another name reads the same
+                // values only when the shape is the same too; anything else is left unfused.
+                let index = match leaves.iter().position(|b| b.shares_buffer(&a.array)) {
+                    Some(i) if leaves[i].shape() == a.array.shape() => i,
                     Some(_) => return Err(()),
                     None => {
-                        leaves.arrays.push(a.array.clone());
-                        leaves.flavors.push(a.flavor);
-                        leaves.arrays.len() - 1
+                        leaves.push(a.array.clone());
+                        leaves.len() - 1
                     }
                 };
-                Ok((FusedExpr::Input(index), leaves.flavors.get(index).copied()))
+                Ok((FusedExpr::Input(index), Some(a.flavor)))
             }
             Some(other) => scalar(&other).ok_or(()),
             None => Err(()),
@@ -150,12 +143,9 @@ pub fn try_fuse(it: &mut Interp, e: &Expr) -> Option<Value> {
     if fusable_ops(e) < 2 || it.st.nn.tape.is_recording() {
         return None;
     }
-    let mut leaves = Leaves {
-        arrays: Vec::new(),
-        flavors: Vec::new(),
-    };
+    let mut leaves = Vec::new();
     let (expr, flavor) = build(it, e, &mut leaves).ok()?;
     // Any runtime refusal or error: the one-op path gives the result, or the error, as usual.
-    let out = Array::fused(&expr, &leaves.arrays).ok()??;
+    let out = Array::fused(&expr, &leaves).ok()??;
     Some(wrap(out, flavor?))
 }
