@@ -239,11 +239,7 @@ fn fused_expressions(rt: &Runtime, d: Device) -> Outputs {
                 Box::new(Input(1)),
                 Box::new(Unary(
                     UnaryOp::Sqrt,
-                    Box::new(Binary(
-                        BinaryOp::Mul,
-                        Box::new(Input(0)),
-                        Box::new(Input(0)),
-                    )),
+                    Box::new(Binary(BinaryOp::Mul, Box::new(Input(0)), Box::new(Input(0)))),
                 )),
             )),
             Box::new(S(1.5)),

@@ -193,12 +193,8 @@ mod tests {
     #[test]
     fn fused_equals_unfused() {
         let n = 40 * BLOCK + 7;
-        let z: Vec<f32> = (0..n)
-            .map(|i| ((i * 7919) % 2000) as f32 / 97.0 - 12.0)
-            .collect();
-        let y: Vec<f32> = (0..n)
-            .map(|i| ((i * 104729) % 1000) as f32 / 333.0 - 1.5)
-            .collect();
+        let z: Vec<f32> = (0..n).map(|i| ((i * 7919) % 2000) as f32 / 97.0 - 12.0).collect();
+        let y: Vec<f32> = (0..n).map(|i| ((i * 104729) % 1000) as f32 / 333.0 - 1.5).collect();
         let expr = FusedExpr::Binary(
             BinaryOp::Mul,
             Box::new(FusedExpr::Unary(

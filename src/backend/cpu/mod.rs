@@ -331,12 +331,8 @@ impl BackendStorage for CpuStorage {
             return Err(internal("concat of no parts"));
         };
         Ok(match first.dtype() {
-            DType::Float32 => {
-                CpuStorage::F32(kernels::concat(&typed_parts(parts)?, chunks, outer)?)
-            }
-            DType::Float64 => {
-                CpuStorage::F64(kernels::concat(&typed_parts(parts)?, chunks, outer)?)
-            }
+            DType::Float32 => CpuStorage::F32(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
+            DType::Float64 => CpuStorage::F64(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
             DType::Int32 => CpuStorage::I32(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
             DType::Int64 => CpuStorage::I64(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
             DType::Bool => CpuStorage::Bool(kernels::concat(&typed_parts(parts)?, chunks, outer)?),

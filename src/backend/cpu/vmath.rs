@@ -162,18 +162,11 @@ mod tests {
         let mut libm_off = 0usize;
         for (x, y) in inputs.iter().zip(&got) {
             let want = f64::from(*x).exp() as f32;
-            assert_eq!(
-                y.to_bits(),
-                want.to_bits(),
-                "exp({x:e}) = {y:e}, not {want:e}"
-            );
+            assert_eq!(y.to_bits(), want.to_bits(), "exp({x:e}) = {y:e}, not {want:e}");
             match ulps(*y, x.exp()) {
                 0 => {}
                 1 => libm_off += 1,
-                _ => panic!(
-                    "libm's expf({x:e}) = {:e} is more than one ULP away",
-                    x.exp()
-                ),
+                _ => panic!("libm's expf({x:e}) = {:e} is more than one ULP away", x.exp()),
             }
         }
         eprintln!("{} values; libm one ULP off in {libm_off}", inputs.len());
@@ -183,9 +176,7 @@ mod tests {
     #[test]
     #[ignore = "a measurement, not a check"]
     fn exp_speed() {
-        let mut buf: Vec<f32> = (0..1 << 14)
-            .map(|i| (i % 200) as f32 * 0.5 - 50.0)
-            .collect();
+        let mut buf: Vec<f32> = (0..1 << 14).map(|i| (i % 200) as f32 * 0.5 - 50.0).collect();
         let start = std::time::Instant::now();
         for _ in 0..2000 {
             exp_f32_inplace(&mut buf);

@@ -75,8 +75,7 @@ impl FusedKernel {
 
 /// Products that NVRTC may not contract into an FMA with a following add: the one-op kernels
 /// round every product, and the fused result must equal theirs bit for bit.
-const MUL_RN: &str =
-    "__device__ __forceinline__ float da_mul_rn(float a, float b) { return __fmul_rn(a, b); }\n\
+const MUL_RN: &str = "__device__ __forceinline__ float da_mul_rn(float a, float b) { return __fmul_rn(a, b); }\n\
      __device__ __forceinline__ double da_mul_rn(double a, double b) { return __dmul_rn(a, b); }\n";
 
 /// The C expression for a node (None for ops that do not fuse); counts the inputs it reads.

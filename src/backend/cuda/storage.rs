@@ -565,9 +565,7 @@ impl CudaStorage {
     /// A fused elementwise expression as one generated kernel (compiled once per expression).
     pub fn fused(inputs: &[&CudaStorage], expr: &FusedExpr, len: usize) -> Result<CudaStorage> {
         let Some(first) = inputs.first() else {
-            return Err(RuntimeError::Value(
-                "fused expression with no inputs".into(),
-            ));
+            return Err(RuntimeError::Value("fused expression with no inputs".into()));
         };
         for input in inputs {
             same_device(first, input, "fused expression")?;
