@@ -175,8 +175,13 @@ impl<'s> Interp<'s> {
             }
             StmtKind::Assign { targets, value } => {
                 let v = self.eval(value)?;
-                for t in targets {
-                    self.assign(t, v.clone())?;
+                // The last target takes the value itself: no reference-count round trip for
+                // the common single-target assignment.
+                if let Some((last, rest)) = targets.split_last() {
+                    for t in rest {
+                        self.assign(t, v.clone())?;
+                    }
+                    self.assign(last, v)?;
                 }
             }
             StmtKind::AugAssign { target, op, value } => self.aug_assign(target, *op, value)?,
@@ -619,6 +624,12 @@ impl<'s> Interp<'s> {
     }
 
     pub fn eval(&mut self, e: &Expr) -> Result<Value, Exc> {
+        // A name is a leaf: it cannot recurse, so it skips the stack check.
+        if let ExprKind::Name(n) = &e.kind {
+            return self
+                .lookup_name(n)
+                .ok_or_else(|| name_error(n).at(e.span, &self.source));
+        }
         grow(|| self.eval_inner(e)).map_err(|x| x.at(e.span, &self.source))
     }
 
