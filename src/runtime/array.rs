@@ -789,12 +789,7 @@ impl Array {
             (Side::Scalar(_), Side::Scalar(_)) => return Err(two_scalars()),
         };
         let lstrides = broadcast_strides_inline(lshape, &out_shape);
-        // Same shapes (the common case) have the same strides: computed once.
-        let rstrides = if lshape == rshape {
-            lstrides.clone()
-        } else {
-            broadcast_strides_inline(rshape, &out_shape)
-        };
+        let rstrides = broadcast_strides_inline(rshape, &out_shape);
         let placement = owner.ctx().placement.clone();
         owner.derive(out_shape.clone(), out_dtype, move || {
             let (l, r) = match (&left, &right) {
