@@ -10,13 +10,14 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::lang::ast::{
-    Arg, BinOp, BoolOpKind, Comprehension, Expr, ExprKind, FStringPart, FuncDef, Ident, Param,
-    ParamKind, Program, Stmt, StmtKind, UnaryOp,
+    Arg, BinOp, BoolOpKind, Comprehension, Expr, ExprKind, FStringPart, FuncDef, Ident, NameRef,
+    Param, ParamKind, Program, Stmt, StmtKind, UnaryOp,
 };
 use crate::lang::Span;
 use crate::runtime::Runtime;
 
 use super::error::{Exc, ExcKind, Frame};
+use super::globals::Globals;
 use super::session::{InterruptHandle, OutputSink};
 use super::value::{
     Args, Builtin, BuiltinKind, Dict, ExcValue, Function, FunctionBody, Module, Value,
@@ -78,7 +79,7 @@ pub struct Scope {
 
 /// Everything a session keeps between `eval` calls.
 pub struct State {
-    pub globals: NameMap<Value>,
+    pub globals: Globals,
     pub builtins: NameMap<Value>,
     pub rt: Runtime,
     pub interrupt: InterruptHandle,
@@ -174,8 +175,13 @@ impl<'s> Interp<'s> {
             }
             StmtKind::Assign { targets, value } => {
                 let v = self.eval(value)?;
-                for t in targets {
-                    self.assign(t, v.clone())?;
+                // The last target takes the value itself: no reference-count round trip for
+                // the common single-target assignment.
+                if let Some((last, rest)) = targets.split_last() {
+                    for t in rest {
+                        self.assign(t, v.clone())?;
+                    }
+                    self.assign(last, v)?;
                 }
             }
             StmtKind::AugAssign { target, op, value } => self.aug_assign(target, *op, value)?,
@@ -401,7 +407,34 @@ impl<'s> Interp<'s> {
                 return;
             }
         }
-        bind(&mut self.st.globals, name, value);
+        self.st.globals.insert(name, value);
+    }
+
+    /// Bind a name node: like [`Interp::set_var`], but a global is stored by its cached slot.
+    #[inline]
+    pub fn set_name(&mut self, name: &NameRef, value: Value) {
+        if let Some(env) = &self.env {
+            let mut scope = env.borrow_mut();
+            if scope.globals.is_empty() || !scope.globals.contains(&*name.id) {
+                bind(&mut scope.vars, &name.id, value);
+                return;
+            }
+        }
+        self.st.globals.set_ref(name, value);
+    }
+
+    /// Look up a name node: like [`Interp::lookup`], but a global is read by its cached slot.
+    #[inline]
+    pub fn lookup_name(&self, name: &NameRef) -> Option<Value> {
+        if let Some(env) = &self.env {
+            if let Some(v) = lookup_in_scopes(env, name) {
+                return Some(v);
+            }
+        }
+        match self.st.globals.get_ref(name) {
+            Some(v) => Some(v.clone()),
+            None => self.st.builtins.get(&*name.id).cloned(),
+        }
     }
 
     pub fn lookup(&self, name: &str) -> Option<Value> {
@@ -425,7 +458,7 @@ impl<'s> Interp<'s> {
     fn assign_inner(&mut self, target: &Expr, value: Value) -> Result<(), Exc> {
         match &target.kind {
             ExprKind::Name(n) => {
-                self.set_var(n, value);
+                self.set_name(n, value);
                 Ok(())
             }
             ExprKind::Tuple(items) | ExprKind::List(items) => self.unpack(items, value),
@@ -500,11 +533,11 @@ impl<'s> Interp<'s> {
         match &target.kind {
             ExprKind::Name(n) => {
                 let cur = self
-                    .lookup(n)
+                    .lookup_name(n)
                     .ok_or_else(|| name_error(n).at(target.span, &self.source))?;
                 let new = ops::binary_inplace(self, op, &cur, &rhs)
                     .map_err(|e| e.at(target.span.to(value.span), &self.source))?;
-                self.set_var(n, new);
+                self.set_name(n, new);
             }
             ExprKind::Attribute {
                 value: obj, attr, ..
@@ -535,7 +568,7 @@ impl<'s> Interp<'s> {
         match &target.kind {
             ExprKind::Name(n) => {
                 let removed = match &self.env {
-                    Some(env) => env.borrow_mut().vars.remove(n).is_some(),
+                    Some(env) => env.borrow_mut().vars.remove(&*n.id).is_some(),
                     None => self.st.globals.remove(n).is_some(),
                 };
                 if removed {
@@ -591,12 +624,18 @@ impl<'s> Interp<'s> {
     }
 
     pub fn eval(&mut self, e: &Expr) -> Result<Value, Exc> {
+        // A name is a leaf: it cannot recurse, so it skips the stack check.
+        if let ExprKind::Name(n) = &e.kind {
+            return self
+                .lookup_name(n)
+                .ok_or_else(|| name_error(n).at(e.span, &self.source));
+        }
         grow(|| self.eval_inner(e)).map_err(|x| x.at(e.span, &self.source))
     }
 
     fn eval_inner(&mut self, e: &Expr) -> Result<Value, Exc> {
         Ok(match &e.kind {
-            ExprKind::Name(n) => return self.lookup(n).ok_or_else(|| name_error(n)),
+            ExprKind::Name(n) => return self.lookup_name(n).ok_or_else(|| name_error(n)),
             ExprKind::Int(i) => Value::Int(*i),
             ExprKind::Float(f) => Value::Float(*f),
             ExprKind::Str(s) => Value::Str(s.clone()),

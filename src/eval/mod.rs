@@ -3,6 +3,7 @@
 //!
 //! - `value.rs` — the `Value` enum and argument handling;
 //! - `interp.rs` — statements, expressions, calls, scopes;
+//! - `globals.rs` — the global scope as slots that name nodes cache;
 //! - `ops.rs` — operators and indexing (arrays are sent to the runtime);
 //! - `fuse.rs` — elementwise expressions of several ops run as one fused pass;
 //! - `format.rs` — repr/str/format and the pretty display form;
@@ -18,6 +19,7 @@ pub mod builtins;
 pub mod error;
 pub mod format;
 pub mod fuse;
+pub mod globals;
 pub mod gluon;
 pub mod gluon_data;
 pub mod interp;

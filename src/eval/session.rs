@@ -278,7 +278,7 @@ impl Session {
         super::modules::install_native(&mut builtins);
         Session {
             state: State {
-                globals: super::interp::NameMap::default(),
+                globals: super::globals::Globals::default(),
                 builtins,
                 rt,
                 interrupt,

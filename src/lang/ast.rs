@@ -3,12 +3,68 @@
 //!
 //! The tree knows nothing of arrays or devices: `@` is just `BinOp::MatMul`.
 
+use std::cell::Cell;
+use std::fmt;
+use std::ops::Deref;
 use std::rc::Rc;
 
 use super::span::Span;
 
 /// An identifier. Shared, because the evaluator keeps names alive in scopes.
 pub type Ident = Rc<str>;
+
+/// A name used as an expression or assignment target. Besides the identifier it
+/// remembers where the evaluator last found it (a global slot), so a name in a loop
+/// body is hashed once, not on every iteration. The cache is tagged with the owner
+/// of the slot table (a session), so a tree run by another owner simply misses.
+#[derive(Debug, Clone)]
+pub struct NameRef {
+    pub id: Ident,
+    /// `owner << 32 | slot`; 0 = nothing cached (owners start at 1).
+    slot: Cell<u64>,
+}
+
+impl NameRef {
+    pub fn new(id: Ident) -> NameRef {
+        NameRef {
+            id,
+            slot: Cell::new(0),
+        }
+    }
+
+    /// The slot cached for `owner`, if this name was resolved by that owner before.
+    #[inline]
+    pub fn cached_slot(&self, owner: u32) -> Option<u32> {
+        let packed = self.slot.get();
+        // Truncation is the point: the low half is the slot.
+        ((packed >> 32) as u32 == owner).then_some(packed as u32)
+    }
+
+    #[inline]
+    pub fn cache_slot(&self, owner: u32, slot: u32) {
+        self.slot.set(u64::from(owner) << 32 | u64::from(slot));
+    }
+}
+
+impl Deref for NameRef {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.id
+    }
+}
+
+impl fmt::Display for NameRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.id)
+    }
+}
+
+/// Two names are equal when they spell the same identifier; the cache is not syntax.
+impl PartialEq for NameRef {
+    fn eq(&self, other: &NameRef) -> bool {
+        self.id == other.id
+    }
+}
 
 /// A whole input: a cell, a REPL entry or a script.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,7 +213,7 @@ pub struct Expr {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
-    Name(Ident),
+    Name(NameRef),
     Int(i64),
     Float(f64),
     Str(Rc<str>),

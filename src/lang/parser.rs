@@ -1468,7 +1468,7 @@ impl<'s> Parser<'s> {
                             Span::new(start, self.span().end),
                         ));
                     };
-                    let name = name.clone();
+                    let name = name.id.clone();
                     self.advance();
                     let value = self.expression()?;
                     if args
@@ -1628,7 +1628,7 @@ impl<'s> Parser<'s> {
         let kind = match self.peek().clone() {
             Tok::Name(name) => {
                 self.advance();
-                ExprKind::Name(name)
+                ExprKind::Name(NameRef::new(name))
             }
             Tok::Int(value) => {
                 self.advance();

@@ -95,7 +95,26 @@ struct ArrayInner {
     shape: Dims,
     dtype: DType,
     device: Device,
-    buffer: Arc<Buffer>,
+    buffer: BufferHome,
+}
+
+/// Where an array's bytes are. A fresh array holds its buffer inline, so making one is a
+/// single allocation; a view (reshape) keeps the array that owns the bytes alive instead.
+#[derive(Debug)]
+enum BufferHome {
+    Own(Buffer),
+    /// Always an array whose buffer is `Own` (views of views point at the owner).
+    Shared(Arc<ArrayInner>),
+}
+
+impl ArrayInner {
+    #[inline]
+    fn buffer(&self) -> &Buffer {
+        match &self.buffer {
+            BufferHome::Own(buffer) => buffer,
+            BufferHome::Shared(owner) => owner.buffer(),
+        }
+    }
 }
 
 /// An n-dimensional array on one device. `Clone` gives the same array (same identity).
@@ -164,11 +183,11 @@ pub(crate) fn allocate(
         return Ok(Array::from_parts(ctx, shape, dtype, storage, charge));
     };
     let array = Array::from_parts(ctx, shape, dtype, placeholder(dtype)?, charge);
-    let out = Arc::clone(&array.inner.buffer);
+    let out = array.clone();
     let device = ctx.device;
     let job = Box::new(move || {
         let result = run_guarded(device, make);
-        let mut slot = out.write();
+        let mut slot = out.inner.buffer().write();
         match result {
             Ok(storage) => {
                 *slot = storage;
@@ -182,7 +201,7 @@ pub(crate) fn allocate(
         }
     });
     let seq = stream.submit(job, &ctx.interrupt)?;
-    array.inner.buffer.write_seq.store(seq, Ordering::Release);
+    array.inner.buffer().write_seq.store(seq, Ordering::Release);
     Ok(array)
 }
 
@@ -336,7 +355,7 @@ impl Array {
 
     /// True when both arrays read the same bytes (one is a reshape of the other).
     pub fn shares_buffer(&self, other: &Array) -> bool {
-        Arc::ptr_eq(&self.inner.buffer, &other.inner.buffer)
+        std::ptr::eq(self.inner.buffer(), other.inner.buffer())
     }
 
     pub fn nbytes(&self) -> usize {
@@ -344,12 +363,12 @@ impl Array {
     }
 
     fn ctx(&self) -> &Arc<DeviceCtx> {
-        &self.inner.buffer.ctx
+        &self.inner.buffer().ctx
     }
 
     /// The storage as it is now; only for code running in stream order (see `Buffer::read`).
     fn read(&self) -> RwLockReadGuard<'_, Storage> {
-        self.inner.buffer.read()
+        self.inner.buffer().read()
     }
 
     /// Storage in `dtype`: the buffer itself when it already is, else a converted copy.
@@ -386,7 +405,7 @@ impl Array {
             Box::new(move || run_guarded(device, || write(&target))),
             &ctx.interrupt,
         )?;
-        self.inner.buffer.write_seq.store(seq, Ordering::Release);
+        self.inner.buffer().write_seq.store(seq, Ordering::Release);
         Ok(())
     }
 
@@ -402,7 +421,7 @@ impl Array {
                 shape,
                 dtype,
                 device: ctx.device,
-                buffer: Arc::new(Buffer {
+                buffer: BufferHome::Own(Buffer {
                     storage: RwLock::new(storage),
                     _charge: charge,
                     ctx: Arc::clone(ctx),
@@ -419,7 +438,10 @@ impl Array {
                 shape: shape.into(),
                 dtype: self.inner.dtype,
                 device: self.inner.device,
-                buffer: Arc::clone(&self.inner.buffer),
+                buffer: BufferHome::Shared(match &self.inner.buffer {
+                    BufferHome::Own(_) => Arc::clone(&self.inner),
+                    BufferHome::Shared(owner) => Arc::clone(owner),
+                }),
             }),
         }
     }
@@ -442,7 +464,7 @@ impl Array {
         src: Storage,
         src_strides: Vec<usize>,
     ) -> Result<()> {
-        self.write_with(move |a| a.inner.buffer.write().scatter(&view, &src, &src_strides))
+        self.write_with(move |a| a.inner.buffer().write().scatter(&view, &src, &src_strides))
     }
 
     // ---- synchronising -------------------------------------------------------------------
@@ -450,7 +472,7 @@ impl Array {
     /// Blocks until every queued write of this array is done (MXNet's `wait_to_read`). An
     /// interrupt ends the wait early; an error a queued job raised on this device shows here.
     pub fn wait_to_read(&self) -> Result<()> {
-        self.inner.buffer.settle_checked()
+        self.inner.buffer().settle_checked()
     }
 
     /// Counts a read of this array by the host (print, asnumpy, asscalar) as an implicit
@@ -472,7 +494,7 @@ impl Array {
     /// A copy that fails (possible only on a CUDA GPU) gives zeros, and the error is kept for
     /// the device's next synchronising call.
     pub fn to_host(&self) -> HostData {
-        self.inner.buffer.settle();
+        self.inner.buffer().settle();
         let start = Instant::now();
         let host = self.read_host();
         self.record_host_read(self.nbytes() as u64, start.elapsed());
@@ -482,7 +504,7 @@ impl Array {
     /// A row-major host copy that the transfer ledger does not count: for rendering a value a
     /// second time right after `to_host` (the HTML beside the text form of one display).
     pub fn to_host_uncounted(&self) -> HostData {
-        self.inner.buffer.settle();
+        self.inner.buffer().settle();
         self.read_host()
     }
 
@@ -499,7 +521,7 @@ impl Array {
     /// A row-major host copy; an interrupt while waiting, or an error queued work raised on
     /// the array's device, is returned instead.
     pub fn try_to_host(&self) -> Result<HostData> {
-        self.inner.buffer.settle_checked()?;
+        self.inner.buffer().settle_checked()?;
         let start = Instant::now();
         let host = self.read().to_host()?;
         self.record_host_read(self.nbytes() as u64, start.elapsed());
@@ -515,7 +537,7 @@ impl Array {
                 "{op}: the array has {size} {noun}; only a 1-element array converts to a scalar"
             )));
         }
-        self.inner.buffer.settle_checked()?;
+        self.inner.buffer().settle_checked()?;
         // Only a read from another device is timed (a clock read costs more than this read).
         let start = (!self.device().is_cpu()).then(Instant::now);
         let value = self
@@ -567,7 +589,7 @@ impl Array {
             }
             Some(_) if dst_ctx.stream.is_none() => {
                 // To a synchronous device: wait for the source, then copy now.
-                src.inner.buffer.settle_checked()?;
+                src.inner.buffer().settle_checked()?;
                 let start = Instant::now();
                 let placement = dst_ctx.placement.clone();
                 let out = allocate(&dst_ctx, shape, dtype, move || {
@@ -652,7 +674,7 @@ impl Array {
             let src = self.clone();
             return dst.write_with(move |d| {
                 let source = src.storage_as(dtype)?;
-                d.inner.buffer.write().scatter(&view, &source, &strides)
+                d.inner.buffer().write().scatter(&view, &source, &strides)
             });
         }
         let bytes = self.nbytes() as u64;
@@ -665,20 +687,20 @@ impl Array {
                 if source.dtype() != dtype {
                     source = source.cast(dtype)?;
                 }
-                d.inner.buffer.write().scatter(&view, &source, &strides)
+                d.inner.buffer().write().scatter(&view, &source, &strides)
             })?;
             log.record(from, to, kind, bytes);
             return Ok(());
         }
         // One side is synchronous: take the source now (after its pending writes), into the
         // destination's memory.
-        self.inner.buffer.settle_checked()?;
+        self.inner.buffer().settle_checked()?;
         let start = Instant::now();
         let source = {
             let guard = self.storage_as(dtype)?;
             dst.ctx().placement.copy_from(&guard)?
         };
-        dst.write_with(move |d| d.inner.buffer.write().scatter(&view, &source, &strides))?;
+        dst.write_with(move |d| d.inner.buffer().write().scatter(&view, &source, &strides))?;
         log.record(from, to, kind, bytes);
         log.add_time(from, to, kind, start.elapsed());
         Ok(())
@@ -1359,7 +1381,7 @@ impl Array {
                     }
                 }
             };
-            let mut storage = target.inner.buffer.write();
+            let mut storage = target.inner.buffer().write();
             for view in &views {
                 storage.scatter(view, &source, &strides)?;
             }
