@@ -23,6 +23,39 @@ MIB256 = 256 * 1024 * 1024
 # round, warm-up rounds, timed rounds, unit, scale (turns seconds per round into the unit),
 # better ("lower" time or "higher" throughput), target ratio devarray/numpy; optional dev_env:
 # environment settings for the devarray process only.
+NO_REUSE = ["DEVARRAY_NO_BUFFER_REUSE=1"]
+
+
+def normal_pair(n):
+    """Setups making two n x n float32 matrices `a` and `b` (devarray, numpy)."""
+    dev = f"a = random.normal(0, 1, ({n}, {n}))\nb = random.normal(0, 1, ({n}, {n}))"
+    rng = f"np.random.default_rng(0).standard_normal(({n}, {n}), dtype=np.float32)"
+    return dict(dev_setup=dev, np_setup=f"a = {rng}\nb = {rng}")
+
+
+def sgemm(n, warm, reps):
+    return dict(name=f"sgemm {n}^2", **normal_pair(n), dev="c = a @ b", np="c = a @ b",
+                inner=1, warm=warm, reps=reps, unit="GFLOP/s",
+                per=lambda t: 2 * n**3 / t / 1e9, better="higher", target=1.0)
+
+
+EXP = dict(
+    name="(z + 2).exp() * y, 1e7 float32",
+    dev_setup="z = ones(10000000)\ny = ones(10000000)",
+    np_setup="z = np.ones(10000000, dtype=np.float32)\ny = np.ones(10000000, dtype=np.float32)",
+    dev="w = (z + 2).exp() * y", np="w = np.exp(z + 2) * y",
+    inner=1, warm=2, reps=7, unit="ms", per=lambda t: t * 1e3,
+    better="lower", target=0.5,
+)
+
+COPY = dict(
+    name="copyto 256 MiB, freed buffer reused",
+    dev_setup="z = ones(67108864)", np_setup="z = np.ones(67108864, dtype=np.float32)",
+    dev="c = z.copyto(cpu(0))", np="c = z.copy()",
+    inner=1, warm=2, reps=9, unit="GB/s", per=lambda t: MIB256 / t / 1e9,
+    better="higher", target=1.5,
+)
+
 WORKLOADS = [
     dict(
         name="c = a + b, 3 elements (per iteration)",
@@ -39,78 +72,24 @@ WORKLOADS = [
         inner=100_000, warm=1, reps=3, unit="us", per=lambda t: t / 100_000 * 1e6,
         better="lower", target=1.0,
     ),
+    EXP,
+    # The same with buffer reuse off: every result lands in fresh pages (what reuse gains).
+    dict(EXP, name=EXP["name"] + ", no buffer reuse", dev_env=NO_REUSE),
+    dict(sgemm(100, warm=1, reps=5), name="sgemm 100x100 (per call)", inner=1000, unit="us",
+         per=lambda t: t / 1000 * 1e6, better="lower"),
+    sgemm(1024, warm=2, reps=7),
+    sgemm(4096, warm=1, reps=3),
     dict(
-        name="(z + 2).exp() * y, 1e7 float32",
-        dev_setup="z = ones(10000000)\ny = ones(10000000)",
-        np_setup="z = np.ones(10000000, dtype=np.float32)\ny = np.ones(10000000, dtype=np.float32)",
-        dev="w = (z + 2).exp() * y", np="w = np.exp(z + 2) * y",
-        inner=1, warm=2, reps=7, unit="ms", per=lambda t: t * 1e3,
-        better="lower", target=0.5,
-    ),
-    dict(
-        # The same with buffer reuse off: every result lands in fresh pages (what it gains).
-        name="(z + 2).exp() * y, 1e7 float32, no buffer reuse",
-        dev_env=["DEVARRAY_NO_BUFFER_REUSE=1"],
-        dev_setup="z = ones(10000000)\ny = ones(10000000)",
-        np_setup="z = np.ones(10000000, dtype=np.float32)\ny = np.ones(10000000, dtype=np.float32)",
-        dev="w = (z + 2).exp() * y", np="w = np.exp(z + 2) * y",
-        inner=1, warm=2, reps=7, unit="ms", per=lambda t: t * 1e3,
-        better="lower", target=0.5,
-    ),
-    dict(
-        name="sgemm 100x100 (per call)",
-        dev_setup="a = random.normal(0, 1, (100, 100))\nb = random.normal(0, 1, (100, 100))",
-        np_setup="a = np.random.default_rng(0).standard_normal((100, 100), dtype=np.float32)\n"
-        "b = np.random.default_rng(0).standard_normal((100, 100), dtype=np.float32)",
-        dev="c = a @ b", np="c = a @ b",
-        inner=1000, warm=1, reps=5, unit="us", per=lambda t: t / 1000 * 1e6,
-        better="lower", target=1.0,
-    ),
-    dict(
-        name="sgemm 1024^2",
-        dev_setup="a = random.normal(0, 1, (1024, 1024))\nb = random.normal(0, 1, (1024, 1024))",
-        np_setup="a = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)\n"
-        "b = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)",
-        dev="c = a @ b", np="c = a @ b",
-        inner=1, warm=2, reps=7, unit="GFLOP/s", per=lambda t: 2 * 1024**3 / t / 1e9,
-        better="higher", target=1.0,
-    ),
-    dict(
-        name="sgemm 4096^2",
-        dev_setup="a = random.normal(0, 1, (4096, 4096))\nb = random.normal(0, 1, (4096, 4096))",
-        np_setup="a = np.random.default_rng(0).standard_normal((4096, 4096), dtype=np.float32)\n"
-        "b = np.random.default_rng(0).standard_normal((4096, 4096), dtype=np.float32)",
-        dev="c = a @ b", np="c = a @ b",
-        inner=1, warm=1, reps=3, unit="GFLOP/s", per=lambda t: 2 * 4096**3 / t / 1e9,
-        better="higher", target=1.0,
-    ),
-    dict(
-        name="1000 x (100x100 matmul + norm to float)",
-        dev_setup="a = random.normal(0, 1, (100, 100))\nb = random.normal(0, 1, (100, 100))",
-        np_setup="a = np.random.default_rng(0).standard_normal((100, 100), dtype=np.float32)\n"
-        "b = np.random.default_rng(0).standard_normal((100, 100), dtype=np.float32)",
+        name="1000 x (100x100 matmul + norm to float)", **normal_pair(100),
         dev="n = float((a @ b).norm().asscalar())", np="n = float(np.linalg.norm(a @ b))",
         inner=1000, warm=1, reps=5, unit="ms", per=lambda t: t * 1e3,
         better="lower", target=1.0,
     ),
-    dict(
-        # New memory by definition: devarray's reuse of freed large buffers is turned off.
-        name="copyto 256 MiB into new memory",
-        dev_env=["DEVARRAY_NO_BUFFER_REUSE=1"],
-        dev_setup="z = ones(67108864)", np_setup="z = np.ones(67108864, dtype=np.float32)",
-        dev="c = z.copyto(cpu(0))", np="c = z.copy()",
-        inner=1, warm=2, reps=9, unit="GB/s", per=lambda t: MIB256 / t / 1e9,
-        better="higher", target=1.5,
-    ),
-    dict(
-        # The same loop as users run it: the previous copy's freed buffer is reused (no page
-        # zeroing by the kernel); numpy's side is unchanged.
-        name="copyto 256 MiB, freed buffer reused",
-        dev_setup="z = ones(67108864)", np_setup="z = np.ones(67108864, dtype=np.float32)",
-        dev="c = z.copyto(cpu(0))", np="c = z.copy()",
-        inner=1, warm=2, reps=9, unit="GB/s", per=lambda t: MIB256 / t / 1e9,
-        better="higher", target=1.5,
-    ),
+    # New memory by definition: devarray's reuse of freed large buffers is turned off.
+    dict(COPY, name="copyto 256 MiB into new memory", dev_env=NO_REUSE),
+    # The same loop as users run it: the previous copy's freed buffer is reused (no page
+    # zeroing by the kernel); numpy's side is unchanged.
+    COPY,
 ]
 
 PROGRAM = """import time

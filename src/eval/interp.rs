@@ -400,27 +400,32 @@ impl<'s> Interp<'s> {
 
     /// Bind `name` in the current scope (function locals, or globals at top level).
     pub fn set_var(&mut self, name: &Ident, value: Value) {
-        if let Some(env) = &self.env {
-            let mut scope = env.borrow_mut();
-            if scope.globals.is_empty() || !scope.globals.contains(name) {
-                bind(&mut scope.vars, name, value);
-                return;
-            }
+        if let Some(value) = self.bind_local(name, value) {
+            self.st.globals.insert(name, value);
         }
-        self.st.globals.insert(name, value);
     }
 
     /// Bind a name node: like [`Interp::set_var`], but a global is stored by its cached slot.
     #[inline]
     pub fn set_name(&mut self, name: &NameRef, value: Value) {
-        if let Some(env) = &self.env {
-            let mut scope = env.borrow_mut();
-            if scope.globals.is_empty() || !scope.globals.contains(&*name.id) {
-                bind(&mut scope.vars, &name.id, value);
-                return;
-            }
+        if let Some(value) = self.bind_local(&name.id, value) {
+            self.st.globals.set_ref(name, value);
         }
-        self.st.globals.set_ref(name, value);
+    }
+
+    /// Binds `name` in the current function's scope, or gives the value back when the name
+    /// is global here (at top level, or declared `global`).
+    #[inline]
+    fn bind_local(&self, name: &Ident, value: Value) -> Option<Value> {
+        let Some(env) = self.env.as_ref() else {
+            return Some(value);
+        };
+        let mut scope = env.borrow_mut();
+        if !scope.globals.is_empty() && scope.globals.contains(name) {
+            return Some(value);
+        }
+        bind(&mut scope.vars, name, value);
+        None
     }
 
     /// Look up a name node: like [`Interp::lookup`], but a global is read by its cached slot.
@@ -634,6 +639,10 @@ impl<'s> Interp<'s> {
     }
 
     fn eval_inner(&mut self, e: &Expr) -> Result<Value, Exc> {
+        // An elementwise expression of several ops runs as one fused pass when it can.
+        if let Some(v) = super::fuse::try_fuse(self, e) {
+            return Ok(v);
+        }
         Ok(match &e.kind {
             ExprKind::Name(n) => return self.lookup_name(n).ok_or_else(|| name_error(n)),
             ExprKind::Int(i) => Value::Int(*i),
@@ -698,16 +707,8 @@ impl<'s> Interp<'s> {
                     "a slice like a:b is only allowed inside [ ]",
                 ))
             }
-            ExprKind::Call { func, args } => {
-                if let Some(v) = super::fuse::try_fuse(self, e) {
-                    return Ok(v);
-                }
-                return self.eval_call(func, args);
-            }
+            ExprKind::Call { func, args } => return self.eval_call(func, args),
             ExprKind::Unary { op, operand } => {
-                if let Some(v) = super::fuse::try_fuse(self, e) {
-                    return Ok(v);
-                }
                 let v = self.eval(operand)?;
                 match op {
                     UnaryOp::Not => Value::Bool(!v.truthy()?),
@@ -719,9 +720,6 @@ impl<'s> Interp<'s> {
                     if let Some(v) = self.try_placed_creation(left, right)? {
                         return Ok(v);
                     }
-                }
-                if let Some(v) = super::fuse::try_fuse(self, e) {
-                    return Ok(v);
                 }
                 let l = self.eval(left)?;
                 let r = self.eval(right)?;

@@ -86,9 +86,7 @@ impl Buffer {
     }
 }
 
-/// A shape or stride list. Almost every array has at most 4 axes, so they live inline: a small
-/// result costs no allocation for its shape.
-pub(crate) type Dims = smallvec::SmallVec<[usize; 4]>;
+pub(crate) use super::shape::Dims;
 
 #[derive(Debug)]
 struct ArrayInner {
@@ -295,22 +293,6 @@ fn binary_dtypes(op: BinaryOp, base: DType) -> Result<(DType, DType)> {
         });
     }
     Ok((base, base))
-}
-
-/// `broadcast_strides` without allocating for up to 4 axes (the small-array fast path).
-fn broadcast_strides_inline(shape: &[usize], out_shape: &[usize]) -> Dims {
-    let mut strides = Dims::from_elem(0, out_shape.len());
-    let offset = out_shape.len().saturating_sub(shape.len());
-    let mut step = 1;
-    for (i, &d) in shape.iter().enumerate().rev() {
-        if d != 1 {
-            if let Some(s) = strides.get_mut(i + offset) {
-                *s = step;
-            }
-        }
-        step = step.saturating_mul(d);
-    }
-    strides
 }
 
 /// Bool add is logical or, bool multiply logical and.
@@ -788,8 +770,8 @@ impl Array {
             (Side::Array(a), _) | (_, Side::Array(a)) => a.clone(),
             (Side::Scalar(_), Side::Scalar(_)) => return Err(two_scalars()),
         };
-        let lstrides = broadcast_strides_inline(lshape, &out_shape);
-        let rstrides = broadcast_strides_inline(rshape, &out_shape);
+        let lstrides = broadcast_strides(lshape, &out_shape);
+        let rstrides = broadcast_strides(rshape, &out_shape);
         let placement = owner.ctx().placement.clone();
         owner.derive(out_shape.clone(), out_dtype, move || {
             let (l, r) = match (&left, &right) {
@@ -1363,7 +1345,7 @@ impl Array {
                 }
                 (
                     SetValue::Array(v.clone()),
-                    broadcast_strides(v.shape(), &target_shape),
+                    broadcast_strides(v.shape(), &target_shape).to_vec(),
                 )
             }
         };
@@ -1639,19 +1621,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn inline_broadcast_strides_match_the_general_ones() {
-        let cases: &[(&[usize], &[usize])] = &[
-            (&[3], &[3]),
-            (&[], &[2, 3]),
-            (&[1, 3], &[4, 3]),
-            (&[4, 1], &[4, 3]),
-            (&[2, 1, 5], &[7, 2, 6, 5]),
-            (&[0, 3], &[0, 3]),
+    fn broadcast_strides_for_every_kind_of_axis() {
+        let cases: &[(&[usize], &[usize], &[usize])] = &[
+            (&[3], &[3], &[1]),
+            (&[], &[2, 3], &[0, 0]),
+            (&[1, 3], &[4, 3], &[0, 1]),
+            (&[4, 1], &[4, 3], &[1, 0]),
+            (&[2, 1, 5], &[7, 2, 6, 5], &[0, 5, 0, 1]),
+            (&[0, 3], &[0, 3], &[3, 1]),
         ];
-        for &(shape, out) in cases {
+        for &(shape, out, want) in cases {
             assert_eq!(
-                broadcast_strides_inline(shape, out).as_slice(),
                 broadcast_strides(shape, out).as_slice(),
+                want,
                 "{shape:?} -> {out:?}"
             );
         }

@@ -88,20 +88,26 @@ fn dim_from_right(shape: &[usize], k: usize) -> usize {
     }
 }
 
+/// A shape or stride list. Almost every array has at most 4 axes, so they live inline: a small
+/// result costs no allocation for its shape.
+pub(crate) type Dims = smallvec::SmallVec<[usize; 4]>;
+
 /// Strides that read a contiguous array of `shape` as if it had `out_shape` (0 on broadcast dims).
 /// `shape` must broadcast to `out_shape`.
-pub fn broadcast_strides(shape: &[usize], out_shape: &[usize]) -> Vec<usize> {
-    let own = contiguous_strides(shape);
-    let offset = out_shape.len() - shape.len();
-    (0..out_shape.len())
-        .map(|i| {
-            if i < offset || shape[i - offset] == 1 {
-                0
-            } else {
-                own[i - offset]
+pub fn broadcast_strides(shape: &[usize], out_shape: &[usize]) -> Dims {
+    // Built from the last axis back: no intermediate list, and inline for up to 4 axes.
+    let mut strides = Dims::from_elem(0, out_shape.len());
+    let offset = out_shape.len().saturating_sub(shape.len());
+    let mut step = 1usize;
+    for (i, &d) in shape.iter().enumerate().rev() {
+        if d != 1 {
+            if let Some(s) = strides.get_mut(i + offset) {
+                *s = step;
             }
-        })
-        .collect()
+        }
+        step = step.saturating_mul(d);
+    }
+    strides
 }
 
 /// A possibly negative axis as an index, or numpy's "axis 3 is out of bounds" error.
@@ -154,8 +160,8 @@ mod tests {
             broadcast_shapes(&[2, 3], &[4]).unwrap_err().to_string(),
             "operands could not be broadcast together with shapes (2,3) (4,)"
         );
-        assert_eq!(broadcast_strides(&[3], &[2, 3]), vec![0, 1]);
-        assert_eq!(broadcast_strides(&[2, 1], &[2, 4]), vec![1, 0]);
+        assert_eq!(broadcast_strides(&[3], &[2, 3]).as_slice(), [0, 1]);
+        assert_eq!(broadcast_strides(&[2, 1], &[2, 4]).as_slice(), [1, 0]);
     }
 
     #[test]

@@ -52,7 +52,10 @@ impl CpuStorage {
 
     /// The bytes the buffer holds (its capacity, which may exceed its length).
     pub fn capacity_bytes(&self) -> usize {
-        with_any!(self, v => std::mem::size_of_val(v.as_slice()) / v.len().max(1) * v.capacity())
+        fn bytes<T>(v: &Vec<T>) -> usize {
+            v.capacity().saturating_mul(std::mem::size_of::<T>())
+        }
+        with_any!(self, v => bytes(v))
     }
 }
 
