@@ -6,8 +6,10 @@ small program, written once in the Python subset both languages share: devarray 
 numpy's Python runs it with `np` in place of the devarray built-ins. The program times its own loop
 with time.perf_counter(), so interpreter start-up is excluded (except in the start-up row), does
 warm-up rounds, and prints one line per timed round. The two sides alternate, process by process,
-and the table shows medians. numpy runs under `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`: this
-machine sets both and they halve a current OpenBLAS's matmul; they are unset for that command only.
+and the table shows medians. Both sides run under `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`:
+this machine sets both and they halve a current OpenBLAS's matmul; they are unset for these commands
+only. numpy uses its bundled OpenBLAS; devarray uses the system OpenBLAS for large products when it
+is installed (`devarray --version` says which, printed below), and one row shows it without.
 """
 import argparse
 import os
@@ -16,13 +18,13 @@ import subprocess
 import sys
 import time
 
-NUMPY_ENV = ["env", "-u", "OPENBLAS_CORETYPE", "-u", "OPENBLAS_L2_SIZE"]
+BLAS_ENV = ["env", "-u", "OPENBLAS_CORETYPE", "-u", "OPENBLAS_L2_SIZE"]
 MIB256 = 256 * 1024 * 1024
 
 # name, devarray setup, numpy setup, devarray statement, numpy statement, iterations per timed
 # round, warm-up rounds, timed rounds, unit, scale (turns seconds per round into the unit),
 # better ("lower" time or "higher" throughput), target ratio devarray/numpy; optional dev_env:
-# environment settings for the devarray process only.
+# environment settings (NAME=value) for the devarray process only.
 NO_REUSE = ["DEVARRAY_NO_BUFFER_REUSE=1"]
 
 
@@ -79,6 +81,8 @@ WORKLOADS = [
          per=lambda t: t / 1000 * 1e6, better="lower"),
     sgemm(1024, warm=2, reps=7),
     sgemm(4096, warm=1, reps=3),
+    # Without the system OpenBLAS: what a machine without it gets.
+    dict(sgemm(4096, warm=1, reps=3), name="sgemm 4096^2, gemm crate only", dev_env=["DEVARRAY_BLAS=none"]),
     dict(
         name="1000 x (100x100 matmul + norm to float)", **normal_pair(100),
         dev="n = float((a @ b).norm().asscalar())", np="n = float(np.linalg.norm(a @ b))",
@@ -136,16 +140,18 @@ def main():
     dev, py = os.path.abspath(args.devarray), args.python
 
     info = subprocess.run(
-        NUMPY_ENV + [py, "-c", "import numpy, threadpoolctl, pprint; "
+        BLAS_ENV + [py, "-c", "import numpy, threadpoolctl, pprint; "
                      "print('numpy', numpy.__version__); pprint.pprint(threadpoolctl.threadpool_info())"],
         check=True, capture_output=True, text=True).stdout
     print("numpy's thread pools (threadpoolctl.threadpool_info()):\n" + info)
+    version = subprocess.run(BLAS_ENV + [dev, "--version"], check=True, capture_output=True, text=True)
+    print("devarray --version:\n" + version.stdout)
 
     rows = []
     if not args.only or "start" in args.only:
         # Start-up: from exec to the first printed array, timed from outside; 2 warm-ups, 7 runs.
-        dev_cmd = [dev, "-c", "print(ones(3))"]
-        np_cmd = NUMPY_ENV + [py, "-c", "import numpy as np; print(np.ones(3))"]
+        dev_cmd = BLAS_ENV + [dev, "-c", "print(ones(3))"]
+        np_cmd = BLAS_ENV + [py, "-c", "import numpy as np; print(np.ones(3))"]
         samples = {"d": [], "n": [], "drss": [], "nrss": []}
         for i in range(9):
             for side, cmd in (("d", dev_cmd), ("n", np_cmd)) if i % 2 == 0 else (("n", np_cmd), ("d", dev_cmd)):
@@ -168,8 +174,7 @@ def main():
         dev_path = f"/tmp/devarray-bench-{os.getpid()}.da"
         with open(dev_path, "w") as f:
             f.write(progs["d"])
-        dev_env = ["env"] + w["dev_env"] if "dev_env" in w else []
-        cmds = {"d": dev_env + [dev, dev_path], "n": NUMPY_ENV + [py, "-c", progs["n"]]}
+        cmds = {"d": BLAS_ENV + w.get("dev_env", []) + [dev, dev_path], "n": BLAS_ENV + [py, "-c", progs["n"]]}
         samples = {"d": [], "n": []}
         rss = {"d": 0.0, "n": 0.0}
         for r in range(args.rounds):

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use devarray::repl::script::{read_program_file, read_program_stdin, run_program, EXIT_USAGE};
 use devarray::repl::{interactive, transcript};
 use devarray::{DisplayPolicy, Session, SessionConfig};
@@ -35,7 +35,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let config = SessionConfig {
         sim_gpus: cli.sim_gpus,
         display: DisplayPolicy::EveryExpression,
@@ -43,6 +43,21 @@ fn main() -> ExitCode {
     };
     let status = run(cli, config);
     ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1))
+}
+
+/// Parses the arguments. `--version` also says which GEMM serves large products; finding out
+/// loads OpenBLAS, so it is done only when asked.
+fn parse_cli() -> Cli {
+    let mut command = Cli::command();
+    if std::env::args().any(|a| a == "--version" || a == "-V") {
+        let text = format!(
+            "{}\nGEMM for large products: {}",
+            env!("CARGO_PKG_VERSION"),
+            devarray::runtime::cpu_gemm_info()
+        );
+        command = command.version(&*Box::leak(text.into_boxed_str()));
+    }
+    Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
 }
 
 fn run(cli: Cli, config: SessionConfig) -> i32 {

@@ -18,12 +18,39 @@ fn temp_file(name: &str, contents: &[u8]) -> std::path::PathBuf {
 }
 
 #[test]
-fn version_prints_name_and_version() {
+fn version_prints_name_version_and_the_gemm_in_use() {
     devarray()
         .arg("--version")
+        .env("DEVARRAY_BLAS", "none")
         .assert()
         .success()
-        .stdout_eq("devarray 0.1.0\n");
+        .stdout_eq(
+            "devarray 0.1.0\nGEMM for large products: gemm crate only (DEVARRAY_BLAS=none)\n",
+        );
+    devarray()
+        .arg("-V")
+        .env("DEVARRAY_BLAS", "/no/such/libopenblas.so")
+        .assert()
+        .success()
+        .stdout_eq("devarray 0.1.0\nGEMM for large products: gemm crate only (/no/such/libopenblas.so: cannot open shared object file: No such file or directory)\n")
+        .stderr_eq("devarray: DEVARRAY_BLAS=\"/no/such/libopenblas.so\" cannot be used (/no/such/libopenblas.so: cannot open shared object file: No such file or directory); large products use the gemm crate\n");
+}
+
+/// CI installs the system OpenBLAS (.ci/run), so there it must be found and used.
+#[test]
+fn version_finds_the_system_openblas_in_ci() {
+    let output = devarray()
+        .env_remove("DEVARRAY_BLAS")
+        .arg("--version")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    let found = text.contains("GEMM for large products: system OpenBLAS (OpenBLAS ");
+    if std::env::var_os("CI").is_some() {
+        assert!(found, "CI installs libopenblas0-pthread, but: {text}");
+    } else if !found {
+        eprintln!("no system OpenBLAS here (not CI): {text}");
+    }
 }
 
 #[test]

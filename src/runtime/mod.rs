@@ -44,6 +44,12 @@ use shape::{checked_numel, shape_tuple};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
+/// Which GEMM computes large float products on the CPU: the system OpenBLAS when it is installed,
+/// else the `gemm` crate (one line, for `devarray --version`). Loads OpenBLAS if it is not yet.
+pub fn cpu_gemm_info() -> String {
+    crate::backend::cpu::gemm_info()
+}
+
 /// Default memory of a simulated GPU (`DEVARRAY_SIM_GPU_MEMORY`).
 pub const DEFAULT_SIM_GPU_MEMORY: u64 = 4 << 30;
 

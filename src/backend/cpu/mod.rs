@@ -2,10 +2,13 @@
 mod element;
 #[macro_use]
 mod simd;
+mod blas;
 mod fused;
 mod gemm;
 pub mod kernels;
 pub mod pool;
+
+pub use blas::describe as gemm_info;
 mod vmath;
 
 use super::{BackendStorage, MatmulLayout, StridedView};

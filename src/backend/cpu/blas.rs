@@ -1,0 +1,136 @@
+//! The system's OpenBLAS, loaded at run time when it is installed (`libopenblas.so.0`; Debian:
+//! `apt-get install libopenblas0-pthread`). Its single-thread SGEMM/DGEMM kernels are faster
+//! than the `gemm` crate's on large products (see `gemm.rs`); without it everything runs on the
+//! `gemm` crate, so the library is an optional speed-up, never a requirement.
+//!
+//! `DEVARRAY_BLAS` chooses: unset tries the usual names; `none` turns it off; anything else is
+//! the path of an OpenBLAS library to load. OpenBLAS is asked for one thread: devarray splits
+//! a large product into tiles itself and hands them to rayon's pool (`gemm.rs`).
+use libloading::Library;
+use std::ffi::{c_char, c_int, CStr};
+use std::sync::OnceLock;
+
+/// `cblas_sgemm` / `cblas_dgemm`: (order, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+/// beta, c, ldc), with 32-bit integers (the LP64 interface Debian and most systems ship).
+pub type CblasGemm<T> = unsafe extern "C" fn(
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    T,
+    *const T,
+    c_int,
+    *const T,
+    c_int,
+    T,
+    *mut T,
+    c_int,
+);
+
+pub const CBLAS_ROW_MAJOR: c_int = 101;
+pub const CBLAS_NO_TRANS: c_int = 111;
+
+/// A loaded OpenBLAS. The library stays loaded for the life of the process (it is kept in a
+/// static), so the function pointers stay valid.
+pub struct SystemBlas {
+    _library: Library,
+    pub sgemm: CblasGemm<f32>,
+    pub dgemm: CblasGemm<f64>,
+    /// `openblas_get_config()`, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64".
+    pub config: String,
+}
+
+/// Library names tried, in order, when `DEVARRAY_BLAS` is unset.
+const DEFAULT_NAMES: &[&str] = &["libopenblas.so.0", "libopenblas.so", "libopenblas.dylib"];
+
+static SYSTEM: OnceLock<Result<SystemBlas, String>> = OnceLock::new();
+
+/// The system OpenBLAS, loaded on first use (the first large product), or None.
+pub fn system() -> Option<&'static SystemBlas> {
+    SYSTEM.get_or_init(load).as_ref().ok()
+}
+
+/// One line for `devarray --version`: which GEMM runs large products, and why.
+pub fn describe() -> String {
+    match SYSTEM.get_or_init(load) {
+        Ok(blas) => format!("system OpenBLAS ({})", blas.config.trim()),
+        Err(why) => format!("gemm crate only ({why})"),
+    }
+}
+
+fn load() -> Result<SystemBlas, String> {
+    match std::env::var("DEVARRAY_BLAS") {
+        Ok(v) if v.eq_ignore_ascii_case("none") => Err("DEVARRAY_BLAS=none".into()),
+        Ok(path) if !path.is_empty() => {
+            // Asked for by name: say so when it cannot be used, rather than silently run slower.
+            let loaded = load_from(&path);
+            if let Err(why) = &loaded {
+                eprintln!("devarray: DEVARRAY_BLAS={path:?} cannot be used ({why}); large products use the gemm crate");
+            }
+            loaded
+        }
+        _ => {
+            let mut reasons = Vec::new();
+            for name in DEFAULT_NAMES {
+                match load_from(name) {
+                    Ok(blas) => return Ok(blas),
+                    Err(e) => reasons.push(e),
+                }
+            }
+            Err(format!(
+                "no OpenBLAS found; install libopenblas0-pthread or set DEVARRAY_BLAS to its path: {}",
+                reasons.first().map(String::as_str).unwrap_or("")
+            ))
+        }
+    }
+}
+
+/// libloading's own message is only "dlopen failed"; the reason (dlerror) is its source.
+fn failure(name: &str, e: libloading::Error) -> String {
+    use std::error::Error;
+    match e.source() {
+        Some(reason) => reason.to_string(),
+        None => format!("{name}: {e}"),
+    }
+}
+
+fn load_from(name: &str) -> Result<SystemBlas, String> {
+    // SAFETY: loading OpenBLAS runs its initialiser, which only sets up its own state; the
+    // symbols below are looked up with the C signatures OpenBLAS documents (cblas.h).
+    unsafe {
+        let library = Library::new(name).map_err(|e| failure(name, e))?;
+        let sgemm = *library
+            .get::<CblasGemm<f32>>(b"cblas_sgemm\0")
+            .map_err(|e| failure(name, e))?;
+        let dgemm = *library
+            .get::<CblasGemm<f64>>(b"cblas_dgemm\0")
+            .map_err(|e| failure(name, e))?;
+        let set_threads = *library
+            .get::<unsafe extern "C" fn(c_int)>(b"openblas_set_num_threads\0")
+            .map_err(|e| format!("{name} is not OpenBLAS: {e}"))?;
+        let config = match library
+            .get::<unsafe extern "C" fn() -> *const c_char>(b"openblas_get_config\0")
+        {
+            Ok(get) => {
+                let text = get();
+                if text.is_null() {
+                    "OpenBLAS".to_string()
+                } else {
+                    CStr::from_ptr(text).to_string_lossy().into_owned()
+                }
+            }
+            Err(_) => "OpenBLAS".to_string(),
+        };
+        // devarray tiles large products over its own pool; OpenBLAS threads on top would
+        // oversubscribe the cores.
+        set_threads(1);
+        Ok(SystemBlas {
+            _library: library,
+            sgemm,
+            dgemm,
+            config,
+        })
+    }
+}
