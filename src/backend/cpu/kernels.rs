@@ -426,52 +426,213 @@ fn reduce_rows<T: Element>(
     }
 }
 
-/// Fold without an identity (product, max, min): `len` must be positive for max and min.
+/// Product along the middle axis, in order (numpy does not reorder products either). Rows of a
+/// large array are folded on both cores: each row's order is unchanged.
 pub fn reduce_fold<T: Num>(
     a: &[T],
     outer: usize,
     len: usize,
     inner: usize,
     init: T,
-    f: impl Fn(T, T) -> T + Copy,
+    f: impl Fn(T, T) -> T + Copy + Send + Sync,
 ) -> Result<Vec<T>> {
     let mut out = alloc(outer * inner)?;
     if inner == 1 && len > 0 {
-        out.extend(
-            a.chunks_exact(len)
-                .map(|row| row[1..].iter().fold(row[0], |acc, &x| f(acc, x))),
-        );
+        let fold_row = |row: &[T]| row.iter().fold(init, |acc, &x| f(acc, x));
+        if a.len() > PARALLEL_THRESHOLD && outer > 1 {
+            out.par_extend(a.par_chunks_exact(len).map(fold_row));
+        } else {
+            out.extend(a.chunks_exact(len).map(fold_row));
+        }
     } else {
         reduce_rows(a, outer, len, inner, init, f, &mut out);
     }
     Ok(out)
 }
 
-/// Index of the first best element along the middle axis; NaN counts as best, like numpy.
+/// Which extreme a max, min, argmax or argmin looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extreme {
+    Max,
+    Min,
+}
+
+impl Extreme {
+    /// The sequential fold's step: keeps `acc` on ties and once it is NaN; a NaN `x` wins.
+    #[inline(always)]
+    fn pick<T: Num>(self, acc: T, x: T) -> T {
+        match self {
+            Extreme::Max => acc.maximum(x),
+            Extreme::Min => acc.minimum(x),
+        }
+    }
+}
+
+multiversion! {
+    /// The extreme of a non-empty run, kept in 32 independent lanes so the loop vectorises.
+    /// Max and min give the same value in any order; only which NaN or which signed zero comes
+    /// out may differ from the in-order fold, and `extreme` puts that right.
+    fn extreme_lanes<T: Num>(a: &[T], which: Extreme) -> T {
+        let mut acc = [a[0]; 32];
+        let chunks = a.chunks_exact(32);
+        let rest = chunks.remainder();
+        // One loop per extreme, so the choice is not made per element.
+        match which {
+            Extreme::Max => {
+                for chunk in chunks {
+                    for (s, &x) in acc.iter_mut().zip(chunk) {
+                        *s = s.maximum(x);
+                    }
+                }
+            }
+            Extreme::Min => {
+                for chunk in chunks {
+                    for (s, &x) in acc.iter_mut().zip(chunk) {
+                        *s = s.minimum(x);
+                    }
+                }
+            }
+        }
+        acc.iter().chain(rest).fold(a[0], |r, &x| which.pick(r, x))
+    }
+}
+
+/// Exactly what folding a non-empty run in order gives (numpy's max/min): the first NaN if there
+/// is one, else the first element equal to the extreme (which matters only for -0.0 and 0.0);
+/// computed in vector lanes, on both cores for long runs.
+pub fn extreme<T: Num>(a: &[T], which: Extreme) -> T {
+    fn split<T: Num>(a: &[T], which: Extreme) -> T {
+        if a.len() > 4 * PARALLEL_THRESHOLD {
+            let (left, right) = a.split_at(a.len() / 2);
+            let (l, r) = rayon::join(|| split(left, which), || split(right, which));
+            which.pick(l, r)
+        } else {
+            extreme_lanes(a, which)
+        }
+    }
+    let value = split(a, which);
+    if value.is_nan() {
+        a.iter().copied().find(|x| x.is_nan()).unwrap_or(value)
+    } else if value == T::zero() {
+        a.iter().copied().find(|&x| x == value).unwrap_or(value)
+    } else {
+        value
+    }
+}
+
+multiversion! {
+    /// Where `value` first occurs in `a` (a NaN `value` finds the first NaN, a rare case left
+    /// plain). Chunks are tested whole, without an early exit inside, so the test vectorises.
+    fn first_index_of<T: Num>(a: &[T], value: T) -> Option<usize> {
+        if value.is_nan() {
+            return a.iter().position(|x| x.is_nan());
+        }
+        let mut chunks = a.chunks_exact(32);
+        let mut start = 0;
+        for chunk in chunks.by_ref() {
+            let mut any = false;
+            for &x in chunk {
+                any |= x == value;
+            }
+            if any {
+                return chunk.iter().position(|&x| x == value).map(|i| start + i);
+            }
+            start += 32;
+        }
+        chunks.remainder().iter().position(|&x| x == value).map(|i| start + i)
+    }
+}
+
+/// Max or min along the middle axis of a row-major (outer, len, inner) block; `len` > 0.
+pub fn reduce_extreme<T: Num>(
+    a: &[T],
+    outer: usize,
+    len: usize,
+    inner: usize,
+    which: Extreme,
+) -> Result<Vec<T>> {
+    let mut out = alloc(outer * inner)?;
+    if outer * inner == 0 {
+        return Ok(out);
+    }
+    if len == 0 {
+        return Err(crate::runtime::error::RuntimeError::Value(
+            "internal error: max/min of an empty axis reached the backend; please report this as a devarray bug".into(),
+        ));
+    }
+    if inner == 1 {
+        if a.len() > PARALLEL_THRESHOLD && outer > 1 {
+            out.par_extend(a.par_chunks_exact(len).map(|row| extreme(row, which)));
+        } else {
+            out.extend(a.chunks_exact(len).map(|row| extreme(row, which)));
+        }
+        return Ok(out);
+    }
+    // Along a non-last axis: start from the first slice and fold the others into it in order,
+    // element by element (contiguous, so it vectorises), as numpy does.
+    for block in a.chunks_exact(len * inner) {
+        let start = out.len();
+        out.extend_from_slice(&block[..inner]);
+        let acc = &mut out[start..];
+        for slice in block[inner..].chunks_exact(inner) {
+            for (s, &x) in acc.iter_mut().zip(slice) {
+                *s = which.pick(*s, x);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Index of the first extreme element along the middle axis; a NaN counts as the extreme (the
+/// first NaN wins), like numpy's argmax/argmin.
 pub fn reduce_arg<T: Num>(
     a: &[T],
     outer: usize,
     len: usize,
     inner: usize,
-    better: impl Fn(T, T) -> bool,
+    which: Extreme,
 ) -> Result<Vec<i64>> {
     let mut out = alloc(outer * inner)?;
-    for o in 0..outer {
-        for i in 0..inner {
-            let at = |k: usize| a[(o * len + k) * inner + i];
-            let mut best = at(0);
-            let mut best_k = 0usize;
-            for k in 1..len {
-                let x = at(k);
-                if best.is_nan() {
-                    break;
-                }
-                if x.is_nan() || better(x, best) {
-                    best = x;
-                    best_k = k;
+    if outer * inner == 0 {
+        return Ok(out);
+    }
+    if len == 0 {
+        return Err(crate::runtime::error::RuntimeError::Value(
+            "internal error: argmax/argmin of an empty axis reached the backend; please report this as a devarray bug".into(),
+        ));
+    }
+    if inner == 1 {
+        // Two vectorised passes instead of one branchy one: the extreme, then where it first is.
+        let arg_row = |row: &[T]| {
+            let value = extreme(row, which);
+            first_index_of(row, value).unwrap_or(0) as i64
+        };
+        if a.len() > PARALLEL_THRESHOLD && outer > 1 {
+            out.par_extend(a.par_chunks_exact(len).map(arg_row));
+        } else {
+            out.extend(a.chunks_exact(len).map(arg_row));
+        }
+        return Ok(out);
+    }
+    // Along a non-last axis: walk the slices in order, keeping each position's best so far.
+    let mut best: Vec<T> = Vec::with_capacity(inner);
+    for block in a.chunks_exact(len * inner) {
+        let start = out.len();
+        out.extend(std::iter::repeat_n(0i64, inner));
+        let index = &mut out[start..];
+        best.clear();
+        best.extend_from_slice(&block[..inner]);
+        for (k, slice) in block.chunks_exact(inner).enumerate().skip(1) {
+            for ((b, i), &x) in best.iter_mut().zip(index.iter_mut()).zip(slice) {
+                let wins = match which {
+                    Extreme::Max => x > *b,
+                    Extreme::Min => x < *b,
+                };
+                if !b.is_nan() && (x.is_nan() || wins) {
+                    *b = x;
+                    *i = k as i64;
                 }
             }
-            out.push(best_k as i64);
         }
     }
     Ok(out)
@@ -507,6 +668,96 @@ pub fn concat<T: Element>(parts: &[&[T]], chunks: &[usize], outer: usize) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The in-order fold that max/min/argmax/argmin must reproduce exactly.
+    fn fold_extreme(row: &[f32], which: Extreme) -> (f32, usize) {
+        let mut best = (row[0], 0);
+        for (k, &x) in row.iter().enumerate().skip(1) {
+            let wins = match which {
+                Extreme::Max => x > best.0,
+                Extreme::Min => x < best.0,
+            };
+            if !best.0.is_nan() && (x.is_nan() || wins) {
+                best = (x, k);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn extremes_match_the_in_order_fold_bit_for_bit() {
+        let n = 5 * PARALLEL_THRESHOLD + 37; // lanes, tails and the parallel split
+        let base: Vec<f32> = (0..n)
+            .map(|i| ((i * 7919) % 2003) as f32 - 1001.5)
+            .collect();
+        let mut cases = vec![base.clone()];
+        // Ties of signed zeros: the first one wins, whichever sign it has.
+        let mut zeros = vec![-3.0f32; n];
+        zeros[70_000] = -0.0;
+        zeros[200_000] = 0.0;
+        cases.push(zeros.clone());
+        zeros.swap(70_000, 200_000);
+        cases.push(zeros);
+        // NaNs win, and the first one is the one returned (its sign bit shows which).
+        let mut nans = base.clone();
+        nans[123_456] = -f32::NAN;
+        nans[300_000] = f32::NAN;
+        cases.push(nans);
+        cases.push(vec![2.5f32; 3]);
+        for row in &cases {
+            for which in [Extreme::Max, Extreme::Min] {
+                let (want, at) = fold_extreme(row, which);
+                let got = extreme(row, which);
+                assert_eq!(got.to_bits(), want.to_bits(), "{which:?}");
+                let arg = reduce_arg(row, 1, row.len(), 1, which).unwrap();
+                assert_eq!(arg, vec![at as i64], "arg {which:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn extremes_along_every_axis() {
+        // (2, 3, 2) block of negative numbers: a fold that starts from 0 would give 0.
+        let a: Vec<f32> = [-5., -1., -4., -9., -2., -7., -6., -3., -8., -2., -1., -5.].to_vec();
+        assert_eq!(
+            reduce_extreme(&a, 1, 2, 6, Extreme::Max).unwrap(),
+            vec![-5., -1., -4., -2., -1., -5.]
+        );
+        assert_eq!(
+            reduce_extreme(&a, 2, 3, 2, Extreme::Max).unwrap(),
+            vec![-2., -1., -1., -2.]
+        );
+        assert_eq!(
+            reduce_extreme(&a, 2, 3, 2, Extreme::Min).unwrap(),
+            vec![-5., -9., -8., -5.]
+        );
+        assert_eq!(
+            reduce_arg(&a, 2, 3, 2, Extreme::Max).unwrap(),
+            vec![2, 0, 2, 1]
+        );
+        assert_eq!(
+            reduce_arg(&a, 6, 2, 1, Extreme::Min).unwrap(),
+            vec![0, 1, 1, 0, 0, 1]
+        );
+        let ints: Vec<i32> = vec![3, -1, 3, 7, 7, -2];
+        assert_eq!(
+            reduce_extreme(&ints, 2, 3, 1, Extreme::Max).unwrap(),
+            vec![3, 7]
+        );
+        assert_eq!(
+            reduce_arg(&ints, 2, 3, 1, Extreme::Max).unwrap(),
+            vec![0, 0]
+        );
+        assert_eq!(
+            reduce_arg(&ints, 1, 2, 3, Extreme::Min).unwrap(),
+            vec![0, 0, 1]
+        );
+        // Empty outputs are empty; an empty axis is refused, never a panic.
+        assert!(reduce_extreme::<f32>(&[], 1, 3, 0, Extreme::Max)
+            .unwrap()
+            .is_empty());
+        assert!(reduce_arg::<f32>(&[], 3, 0, 1, Extreme::Max).is_err());
+    }
 
     /// The one-pass norm is the f64 norm rounded once, and within one float32 ULP of squaring
     /// and summing in float32 (numpy's order), across the parallel split.

@@ -180,15 +180,15 @@ fn reduce_num<T: Num>(
     len: usize,
     inner: usize,
 ) -> Result<CpuStorage> {
-    use kernels::{reduce_arg, reduce_fold, reduce_sum};
+    use kernels::{reduce_arg, reduce_extreme, reduce_fold, reduce_sum, Extreme};
     let wrap = T::into_storage;
     Ok(match op {
         ReduceOp::Sum => wrap(reduce_sum(v, outer, len, inner)?),
         ReduceOp::Prod => wrap(reduce_fold(v, outer, len, inner, T::one(), T::mul)?),
-        ReduceOp::Max => wrap(reduce_fold(v, outer, len, inner, T::zero(), T::maximum)?),
-        ReduceOp::Min => wrap(reduce_fold(v, outer, len, inner, T::zero(), T::minimum)?),
-        ReduceOp::ArgMax => CpuStorage::I64(reduce_arg(v, outer, len, inner, |x, b| x > b)?),
-        ReduceOp::ArgMin => CpuStorage::I64(reduce_arg(v, outer, len, inner, |x, b| x < b)?),
+        ReduceOp::Max => wrap(reduce_extreme(v, outer, len, inner, Extreme::Max)?),
+        ReduceOp::Min => wrap(reduce_extreme(v, outer, len, inner, Extreme::Min)?),
+        ReduceOp::ArgMax => CpuStorage::I64(reduce_arg(v, outer, len, inner, Extreme::Max)?),
+        ReduceOp::ArgMin => CpuStorage::I64(reduce_arg(v, outer, len, inner, Extreme::Min)?),
         ReduceOp::Mean => return Err(internal("mean reached the backend")),
     })
 }
