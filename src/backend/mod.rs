@@ -344,7 +344,6 @@ pub fn worth_recycling(storage: &Storage) -> bool {
 
 /// Called when an array's storage is dropped: large host buffers are kept for reuse
 /// (`cpu::pool`); CUDA buffers go back to the device's own pool as they drop.
-
 pub fn recycle(storage: Storage) {
     if let Storage::Cpu(s) = storage {
         cpu::pool::recycle(s);
