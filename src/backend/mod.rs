@@ -333,6 +333,15 @@ fn one_backend<'a>(parts: &[&'a Storage], op: &str) -> Result<Parts<'a>> {
     Ok(Parts::Cpu(cpu))
 }
 
+/// Whether `recycle` would keep this storage's buffer (a cheap check for the common small one).
+#[inline]
+pub fn worth_recycling(storage: &Storage) -> bool {
+    match storage {
+        Storage::Cpu(s) => cpu::pool::worth_keeping(s),
+        Storage::Cuda(_) => false,
+    }
+}
+
 /// Called when an array's storage is dropped: large host buffers are kept for reuse
 /// (`cpu::pool`); CUDA buffers go back to the device's own pool as they drop.
 pub fn recycle(storage: Storage) {

@@ -37,6 +37,11 @@ pub(crate) struct Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         let storage = self.storage.get_mut().unwrap_or_else(|e| e.into_inner());
+        // Most buffers are too small to keep: those are freed by the field's own drop, without
+        // moving the storage out first (this runs once per temporary array).
+        if !crate::backend::worth_recycling(storage) {
+            return;
+        }
         let storage = std::mem::replace(storage, Storage::Cpu(CpuStorage::F32(Vec::new())));
         crate::backend::recycle(storage);
     }
@@ -414,7 +419,7 @@ impl Array {
     }
 
     /// Same buffer, new shape (used by reshape and stack).
-    fn view_as(&self, shape: Vec<usize>) -> Array {
+    fn view_as(&self, shape: impl Into<Dims>) -> Array {
         Array {
             inner: Arc::new(ArrayInner {
                 shape: shape.into(),
@@ -725,8 +730,108 @@ impl Array {
         self.derive(shape, compute, move || x.storage_as(compute)?.unary(op))
     }
 
+    /// The device context when ops on this array run right here, on the calling thread, in
+    /// host memory (cpu(0)): no stream to queue on and no CUDA card.
+    #[inline]
+    fn host_sync_ctx(&self) -> Option<&Arc<DeviceCtx>> {
+        let ctx = self.ctx();
+        (ctx.stream.is_none() && !ctx.placement.is_cuda()).then_some(ctx)
+    }
+
+    /// A new array on a synchronous host device from a storage computed now, charged first
+    /// (as `allocate` does) so a refused charge does no work.
+    #[inline]
+    fn make_now(
+        ctx: &Arc<DeviceCtx>,
+        shape: Dims,
+        dtype: DType,
+        size: usize,
+        compute: impl FnOnce() -> Result<Storage>,
+    ) -> Result<Array> {
+        // `size` elements of an existing array: the byte count cannot overflow.
+        let bytes = (size as u64).saturating_mul(dtype.size_bytes() as u64);
+        let charge = charge(ctx, bytes)?;
+        let storage = compute()?;
+        debug_assert_eq!(storage.dtype(), dtype);
+        debug_assert_eq!(storage.len(), size);
+        Ok(Array::from_parts(ctx, shape, dtype, storage, charge))
+    }
+
+    /// The common small case of `binary`, straight to the kernel: operands on one synchronous
+    /// host device, two arrays of one shape, or an array and a Python scalar, already in the
+    /// dtype the op computes in. The general path would reach the same kernel branch (dense
+    /// operands, or a dense one and a single element) with the same values, so the bits are
+    /// the same; what is skipped is the stride and broadcast bookkeeping and the deferred
+    /// closure. None (never an error) sends the op down the general path, which also reports
+    /// every error.
+    fn binary_direct(op: BinaryOp, lhs: Operand, rhs: Operand) -> Option<Result<Array>> {
+        let (array, other, array_on_left) = match (lhs, rhs) {
+            (Operand::Array(a), other) => (a, other, true),
+            (other @ Operand::Scalar(_), Operand::Array(b)) => (b, other, false),
+            (Operand::Scalar(_), Operand::Scalar(_)) => return None,
+        };
+        let dtype = array.dtype();
+        let ctx = array.host_sync_ctx()?;
+        let base = match other {
+            Operand::Array(b) => {
+                if b.dtype() != dtype || b.shape() != array.shape() || b.device() != array.device()
+                {
+                    return None;
+                }
+                dtype
+            }
+            Operand::Scalar(s) => dtype_with_scalar(dtype, s),
+        };
+        let (compute, out_dtype) = binary_dtypes(op, base).ok()?;
+        if compute != dtype {
+            return None;
+        }
+        let kernel_op = if compute == DType::Bool {
+            bool_op(op)
+        } else {
+            op
+        };
+        let size = array.size();
+        let shape = [size];
+        let run = move || -> Result<Storage> {
+            let guard = array.read();
+            match other {
+                Operand::Array(b) if array.shares_buffer(b) => {
+                    // One lock for both sides, as in the general path.
+                    guard.binary(&[1], &guard, &[1], &shape, kernel_op)
+                }
+                Operand::Array(b) => {
+                    let b = b.read();
+                    if array_on_left {
+                        guard.binary(&[1], &b, &[1], &shape, kernel_op)
+                    } else {
+                        b.binary(&[1], &guard, &[1], &shape, kernel_op)
+                    }
+                }
+                Operand::Scalar(s) => {
+                    let scalar = scalar_storage(&ctx.placement, s, compute)?;
+                    if array_on_left {
+                        guard.binary(&[1], &scalar, &[0], &shape, kernel_op)
+                    } else {
+                        scalar.binary(&[0], &guard, &[1], &shape, kernel_op)
+                    }
+                }
+            }
+        };
+        let out_shape = Dims::from_slice(array.shape());
+        Some(Array::make_now(ctx, out_shape, out_dtype, size, run))
+    }
+
     /// Elementwise binary op with numpy broadcasting; Python scalars broadcast on any device.
     pub fn binary(op: BinaryOp, lhs: Operand, rhs: Operand) -> Result<Array> {
+        if let Some(result) = Array::binary_direct(op, lhs, rhs) {
+            return result;
+        }
+        Array::binary_general(op, lhs, rhs)
+    }
+
+    /// `binary` for every case: broadcasting, promotion, scalars, queued devices.
+    fn binary_general(op: BinaryOp, lhs: Operand, rhs: Operand) -> Result<Array> {
         let (left, right) = match (lhs, rhs) {
             (Operand::Array(a), Operand::Array(b)) => {
                 a.check_same_device(b, op.name())?;
@@ -847,7 +952,48 @@ impl Array {
 
     // ---- reductions ----------------------------------------------------------------------
 
+    /// The common case of `reduce`, straight to the kernel: all axes of an array on a
+    /// synchronous host device, by an op that computes in the array's own dtype and cannot
+    /// fail. The general path merges all axes into one run of `size` elements and makes the
+    /// same single kernel call, so the bits are the same. None sends the op down that path.
+    fn reduce_all_direct(&self, op: ReduceOp, keepdims: bool) -> Option<Result<Array>> {
+        let dtype = self.dtype();
+        let size = self.size();
+        let plain = match op {
+            ReduceOp::Sum | ReduceOp::Prod => true,
+            // An empty max or min is an error, which the general path words.
+            ReduceOp::Max | ReduceOp::Min => size > 0,
+            ReduceOp::Mean | ReduceOp::ArgMax | ReduceOp::ArgMin => false,
+        };
+        if !plain || dtype == DType::Bool {
+            return None;
+        }
+        let ctx = self.host_sync_ctx()?;
+        let out_shape: Dims = if keepdims {
+            std::iter::repeat_n(1, self.ndim()).collect()
+        } else {
+            Dims::new()
+        };
+        let run = || self.read().reduce(op, 1, size, 1);
+        Some(Array::make_now(ctx, out_shape, dtype, 1, run))
+    }
+
     pub fn reduce(&self, op: ReduceOp, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
+        if axes.is_none() {
+            if let Some(result) = self.reduce_all_direct(op, keepdims) {
+                return result;
+            }
+        }
+        self.reduce_general(op, axes, keepdims)
+    }
+
+    /// `reduce` for every case: any axes, every op and dtype, queued devices.
+    fn reduce_general(
+        &self,
+        op: ReduceOp,
+        axes: Option<&[isize]>,
+        keepdims: bool,
+    ) -> Result<Array> {
         let name = op.name();
         let is_arg = matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
         if is_arg && axes.is_some_and(|a| a.len() > 1) {
@@ -1133,7 +1279,8 @@ impl Array {
                 spelled()
             ))
         };
-        let mut resolved: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+        // Inline for up to 4 axes: a reshape makes no heap allocation beyond its view.
+        let mut resolved: Dims = shape.iter().map(|&d| d.max(0) as usize).collect();
         if let Some(i) = unknown {
             if known == 0 || size % known != 0 {
                 return Err(mismatch());
@@ -1619,6 +1766,222 @@ fn concat_impl(arrays: &[Array], axis: isize, op: &str) -> Result<Array> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::RuntimeConfig;
+
+    const BINARY_OPS: [BinaryOp; 18] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::FloorDiv,
+        BinaryOp::Mod,
+        BinaryOp::Pow,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::And,
+        BinaryOp::Or,
+        BinaryOp::Xor,
+    ];
+
+    /// Elements as exact bit patterns (NaN compares equal to the same NaN), with the dtype.
+    fn bits(a: &Array) -> (DType, Vec<u64>) {
+        let raw = match a.to_host() {
+            HostData::F32(v) => v.iter().map(|x| u64::from(x.to_bits())).collect(),
+            HostData::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+            HostData::I32(v) => v.iter().map(|&x| x as u64).collect(),
+            HostData::I64(v) => v.iter().map(|&x| x as u64).collect(),
+            HostData::Bool(v) => v.iter().map(|&x| u64::from(x)).collect(),
+        };
+        (a.dtype(), raw)
+    }
+
+    /// An outcome comparable across the two paths: the array's shape and bits, or the error.
+    fn outcome(
+        result: Result<Array>,
+    ) -> std::result::Result<(Vec<usize>, DType, Vec<u64>), String> {
+        result
+            .map(|a| {
+                let (dtype, raw) = bits(&a);
+                (a.shape().to_vec(), dtype, raw)
+            })
+            .map_err(|e| format!("{}: {e}", e.ename()))
+    }
+
+    fn assert_paths_agree(op: BinaryOp, lhs: Operand, rhs: Operand, what: &str) {
+        let fast = outcome(Array::binary(op, lhs, rhs));
+        let general = outcome(Array::binary_general(op, lhs, rhs));
+        assert_eq!(fast, general, "{} on {what}", op.name());
+    }
+
+    /// Small arrays of every dtype, with the awkward values: NaN, infinities, -0.0, zero
+    /// divisors, negatives for floor division and modulo, integer extremes.
+    fn samples(rt: &Runtime, shape: &[usize]) -> Vec<Array> {
+        let n: usize = shape.iter().product();
+        let pool = [
+            1.5,
+            -2.0,
+            0.0,
+            -0.0,
+            f64::NAN,
+            f64::INFINITY,
+            -7.0,
+            3.0,
+            2147483647.0,
+            1e300,
+        ];
+        let floats: Vec<f64> = (0..n).map(|i| pool[i % pool.len()]).collect();
+        let ints: Vec<f64> = (0..n).map(|i| [3.0, -7.0, 0.0, 2.0, -1.0][i % 5]).collect();
+        let cpu = Device::cpu(0);
+        let make = |data: &[f64], dtype| rt.from_f64(data.to_vec(), shape, dtype, cpu).unwrap();
+        vec![
+            make(&floats, DType::Float32),
+            make(&floats, DType::Float64),
+            make(&ints, DType::Int32),
+            make(&ints, DType::Int64),
+            make(&ints, DType::Bool),
+        ]
+    }
+
+    #[test]
+    fn direct_binary_matches_the_general_path() {
+        let rt = Runtime::new(RuntimeConfig::default());
+        let scalars = [
+            Scalar::Int(2),
+            Scalar::Int(0),
+            Scalar::Int(-3),
+            Scalar::Int(1 << 40),
+            Scalar::Float(0.5),
+            Scalar::Float(f64::NAN),
+            Scalar::Bool(true),
+        ];
+        for shape in [&[3][..], &[], &[2, 3], &[0], &[1, 1]] {
+            let arrays = samples(&rt, shape);
+            let others = samples(&rt, shape);
+            for op in BINARY_OPS {
+                for a in &arrays {
+                    // Same shape: same dtype (direct) and mixed dtypes (general either way).
+                    for b in &others {
+                        let what = format!("{shape:?} {} and {}", a.dtype(), b.dtype());
+                        assert_paths_agree(op, Operand::Array(a), Operand::Array(b), &what);
+                    }
+                    // One buffer on both sides.
+                    let what = format!("{shape:?} {} with itself", a.dtype());
+                    assert_paths_agree(op, Operand::Array(a), Operand::Array(a), &what);
+                    for s in scalars {
+                        let what = format!("{shape:?} {} and {s:?}", a.dtype());
+                        assert_paths_agree(op, Operand::Array(a), Operand::Scalar(s), &what);
+                        assert_paths_agree(op, Operand::Scalar(s), Operand::Array(a), &what);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn direct_binary_leaves_broadcasting_and_errors_to_the_general_path() {
+        let rt = Runtime::new(RuntimeConfig::default());
+        let row = samples(&rt, &[3]);
+        let grid = samples(&rt, &[2, 3]);
+        let wrong = samples(&rt, &[4]);
+        for op in [BinaryOp::Add, BinaryOp::Div, BinaryOp::And, BinaryOp::Lt] {
+            for (a, b) in row.iter().zip(&grid) {
+                assert_paths_agree(op, Operand::Array(a), Operand::Array(b), "broadcast");
+                assert_paths_agree(op, Operand::Array(b), Operand::Array(a), "broadcast");
+            }
+            for (a, b) in row.iter().zip(&wrong) {
+                assert_paths_agree(op, Operand::Array(a), Operand::Array(b), "mismatch");
+            }
+        }
+        let floats = &row[0];
+        let err = Array::binary(
+            BinaryOp::And,
+            Operand::Array(floats),
+            Operand::Array(floats),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "bitwise_and: not defined for float32 operands; it takes bool or integer arrays (compare first, e.g. (x > 0) & (y > 0))"
+        );
+        let err = Array::binary(
+            BinaryOp::Add,
+            Operand::Array(&row[0]),
+            Operand::Array(&wrong[0]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "operands could not be broadcast together with shapes (3,) (4,)"
+        );
+    }
+
+    #[test]
+    fn direct_binary_is_charged_and_released() {
+        let rt = Runtime::new(RuntimeConfig::default());
+        let a = rt.full(&[3], 1.0, DType::Float32, Device::cpu(0)).unwrap();
+        let ctx = rt.ctx(Device::cpu(0)).unwrap();
+        let (used, live) = (ctx.ledger.used(), ctx.ledger.live());
+        let c = Array::binary(BinaryOp::Add, Operand::Array(&a), Operand::Array(&a)).unwrap();
+        assert_eq!(ctx.ledger.used(), used + 12);
+        assert_eq!(ctx.ledger.live(), live + 1);
+        drop(c);
+        assert_eq!((ctx.ledger.used(), ctx.ledger.live()), (used, live));
+    }
+
+    #[test]
+    fn direct_reduce_matches_the_general_path() {
+        let rt = Runtime::new(RuntimeConfig::default());
+        let ops = [
+            ReduceOp::Sum,
+            ReduceOp::Prod,
+            ReduceOp::Max,
+            ReduceOp::Min,
+            ReduceOp::Mean,
+            ReduceOp::ArgMax,
+            ReduceOp::ArgMin,
+        ];
+        for shape in [&[3][..], &[], &[2, 3], &[0], &[1, 1], &[0, 3], &[200]] {
+            for a in samples(&rt, shape) {
+                for op in ops {
+                    for keepdims in [false, true] {
+                        let fast = outcome(a.reduce(op, None, keepdims));
+                        let general = outcome(a.reduce_general(op, None, keepdims));
+                        let what = format!("{} of {shape:?} {}", op.name(), a.dtype());
+                        assert_eq!(fast, general, "{what} keepdims={keepdims}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reshape_views_keep_the_values_and_the_errors() {
+        let rt = Runtime::new(RuntimeConfig::default());
+        let a = rt
+            .from_f64(
+                (0..6).map(f64::from).collect(),
+                &[2, 3],
+                DType::Int64,
+                Device::cpu(0),
+            )
+            .unwrap();
+        let v = a.reshape(&[3, -1]).unwrap();
+        assert_eq!(v.shape(), &[3, 2]);
+        assert!(v.shares_buffer(&a));
+        assert_eq!(v.to_host().to_f64_vec(), vec![0., 1., 2., 3., 4., 5.]);
+        let long = a.reshape(&[1, 1, 1, 1, 6, 1]).unwrap();
+        assert_eq!(long.shape(), &[1, 1, 1, 1, 6, 1]);
+        assert_eq!(
+            a.reshape(&[4, -1]).unwrap_err().to_string(),
+            "reshape: cannot reshape array of shape (2, 3) (size 6) into shape (4, -1)"
+        );
+    }
 
     #[test]
     fn broadcast_strides_for_every_kind_of_axis() {

@@ -50,9 +50,15 @@ pub fn take<T: Element>(n: usize) -> Option<Vec<T>> {
     Some(v)
 }
 
+/// Whether `recycle` would keep this buffer: large enough, and reuse not turned off.
+#[inline]
+pub fn worth_keeping(storage: &CpuStorage) -> bool {
+    storage.capacity_bytes() >= MIN_BYTES && enabled()
+}
+
 /// Keeps `storage`'s buffer for reuse when it is large, else frees it.
 pub fn recycle(storage: CpuStorage) {
-    if storage.capacity_bytes() < MIN_BYTES || !enabled() {
+    if !worth_keeping(&storage) {
         return;
     }
     let evicted = {
