@@ -22,6 +22,7 @@ use super::session::{InterruptHandle, OutputSink};
 use super::value::{
     Args, Builtin, BuiltinKind, Dict, ExcValue, Function, FunctionBody, Module, Value,
 };
+use super::fuse::Attempt;
 use super::{builtins, format, modules, ops};
 
 /// How deep user function calls may nest before `RecursionError` (Python's
@@ -122,6 +123,8 @@ pub struct Interp<'s> {
     depth: usize,
     /// Nesting of containers being repr'd (guards self-containing lists).
     pub repr_depth: usize,
+    /// What a failed fusion attempt learned, while its expression is evaluated the usual way.
+    pub(super) fuse_fallback: Option<Box<super::fuse::Fallback>>,
 }
 
 impl<'s> Interp<'s> {
@@ -133,6 +136,7 @@ impl<'s> Interp<'s> {
             env: None,
             depth: 0,
             repr_depth: 0,
+            fuse_fallback: None,
         }
     }
 
@@ -640,9 +644,18 @@ impl<'s> Interp<'s> {
 
     fn eval_inner(&mut self, e: &Expr) -> Result<Value, Exc> {
         // An elementwise expression of several ops runs as one fused pass when it can.
-        if let Some(v) = super::fuse::try_fuse(self, e) {
-            return Ok(v);
+        match super::fuse::try_fuse(self, e) {
+            Attempt::Done(v) => Ok(v),
+            Attempt::Usual => self.eval_usual(e),
+            Attempt::UsualThenForget => {
+                let result = self.eval_usual(e);
+                self.fuse_fallback = None;
+                result
+            }
         }
+    }
+
+    fn eval_usual(&mut self, e: &Expr) -> Result<Value, Exc> {
         Ok(match &e.kind {
             ExprKind::Name(n) => return self.lookup_name(n).ok_or_else(|| name_error(n)),
             ExprKind::Int(i) => Value::Int(*i),
