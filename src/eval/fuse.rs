@@ -161,6 +161,8 @@ fn pure_value(it: &mut Interp, e: &Expr) -> Option<Value> {
             if !(matches!(l, Value::Array(_)) && matches!(r, Value::Array(_))) {
                 return None;
             }
+            #[cfg(test)]
+            tests::count(|c| c.products += 1);
             super::ops::binary(it, BinOp::MatMul, &l, &r).ok()
         }
         ExprKind::Attribute { value, attr, .. } => match pure_value(it, value)? {
@@ -201,8 +203,9 @@ enum Part<'e> {
     /// Numbers only: Python arithmetic, computed (by the usual path's functions) only when an
     /// array op needs it as a scalar.
     Numbers(&'e Expr),
-    /// Array ops: the fused tree and the flavor of its result.
-    Array(FusedExpr, Flavor),
+    /// Array ops: the fused tree, the flavor of its result, and one input it reads (all its
+    /// inputs share its dtype, device and shape).
+    Array(FusedExpr, Flavor, usize),
 }
 
 /// Why a part cannot fuse.
@@ -238,9 +241,10 @@ impl Builder {
     fn op<'e>(&mut self, it: &mut Interp, e: &'e Expr, n: Node<'e>) -> Result<Part<'e>, Miss> {
         match n {
             Node::Unary(op, x) => match self.build(it, x)? {
-                Part::Array(x, flavor) => Ok(Part::Array(
+                Part::Array(x, flavor, input) => Ok(Part::Array(
                     FusedExpr::Unary(op, Box::new(x)),
                     flavor,
+                    input,
                 )),
                 Part::Numbers(_) if op == UnaryOp::Neg => Ok(Part::Numbers(e)),
                 // A method of a number (`k.exp()`) is not an array op.
@@ -254,9 +258,10 @@ impl Builder {
                     .and_then(builtin_op)
                     .ok_or(Miss::Stop)?;
                 match self.build(it, x)? {
-                    Part::Array(x, flavor) => Ok(Part::Array(
+                    Part::Array(x, flavor, input) => Ok(Part::Array(
                         FusedExpr::Unary(op, Box::new(x)),
                         flavor,
+                        input,
                     )),
                     Part::Numbers(_) => Err(Miss::Unfusable),
                 }
@@ -275,8 +280,16 @@ impl Builder {
                     (Ok(l), Ok(r)) => (l, r),
                 };
                 // As in the usual path: the left array operand's flavor wins.
-                let flavor = match (&left, &right) {
-                    (Part::Array(_, f), _) | (Part::Numbers(_), Part::Array(_, f)) => *f,
+                let (flavor, input) = match (&left, &right) {
+                    (Part::Array(_, f, l), Part::Array(_, _, r)) => {
+                        if !self.one_pass(*l, *r) {
+                            return Err(Miss::Unfusable);
+                        }
+                        (*f, *l)
+                    }
+                    (Part::Array(_, f, i), _) | (Part::Numbers(_), Part::Array(_, f, i)) => {
+                        (*f, *i)
+                    }
                     (Part::Numbers(_), Part::Numbers(_)) => return Ok(Part::Numbers(e)),
                 };
                 let a = self.operand(it, left)?;
@@ -284,15 +297,27 @@ impl Builder {
                 Ok(Part::Array(
                     FusedExpr::Binary(op, Box::new(a), Box::new(b)),
                     flavor,
+                    input,
                 ))
             }
+        }
+    }
+
+    /// Whether inputs `a` and `b` can be read in one pass (as `Array::fused` checks): when not,
+    /// no op above them fuses, though each side may on its own (a broadcast bias).
+    fn one_pass(&self, a: usize, b: usize) -> bool {
+        match (self.leaves.get(a), self.leaves.get(b)) {
+            (Some(a), Some(b)) => {
+                a.dtype() == b.dtype() && a.device() == b.device() && a.shape() == b.shape()
+            }
+            _ => false,
         }
     }
 
     /// A part as an operand of an array op: numbers become the scalar they compute.
     fn operand(&mut self, it: &mut Interp, part: Part<'_>) -> Result<FusedExpr, Miss> {
         match part {
-            Part::Array(x, _) => Ok(x),
+            Part::Array(x, ..) => Ok(x),
             Part::Numbers(e) => {
                 let v = numbers_value(it, e).ok_or(Miss::Stop)?;
                 let s = as_scalar(&v).ok_or(Miss::Stop)?;
@@ -317,6 +342,9 @@ impl Builder {
             },
         };
         match value.ok_or(Miss::Stop)? {
+            // One pass reads float arrays only (as `Array::fused` checks): an int array
+            // makes every op above it unfusable, and they are marked so at once.
+            Value::Array(a) if !a.array.dtype().is_float() => Err(Miss::Unfusable),
             Value::Array(a) => {
                 // Inputs are distinct buffers. The same buffer in another leaf reads the same
                 // values only when the shape is the same too; anything else is left unfused.
@@ -328,7 +356,7 @@ impl Builder {
                         self.leaves.len() - 1
                     }
                 };
-                Ok(Part::Array(FusedExpr::Input(index), a.flavor))
+                Ok(Part::Array(FusedExpr::Input(index), a.flavor, index))
             }
             v if as_scalar(&v).is_some() => Ok(Part::Numbers(e)),
             // Anything else (a list, an object) may behave in its own way under an operator.
@@ -376,6 +404,8 @@ pub fn try_fuse(it: &mut Interp, e: &Expr) -> Attempt {
     let key: *const Expr = e;
     if let Some(fallback) = it.fuse_fallback.as_mut() {
         if let Some(i) = fallback.values.iter().position(|(k, _)| *k == key) {
+            #[cfg(test)]
+            tests::count(|c| c.leaves_reused += 1);
             return Attempt::Done(fallback.values.swap_remove(i).1);
         }
         if fallback.no_retry.contains(&key) {
@@ -386,14 +416,18 @@ pub fn try_fuse(it: &mut Interp, e: &Expr) -> Attempt {
     if ops < 2 || it.st.nn.tape.is_recording() {
         return Attempt::Usual;
     }
+    #[cfg(test)]
+    tests::count(|c| c.attempts += 1);
     let mut builder = Builder {
         leaves: Vec::new(),
         computed: Vec::new(),
         no_retry: Vec::new(),
     };
-    if let Ok(Part::Array(expr, flavor)) = builder.build(it, e) {
+    if let Ok(Part::Array(expr, flavor, _)) = builder.build(it, e) {
         // A runtime refusal or error: the usual path gives the result, or the error, as usual.
         if let Ok(Some(out)) = Array::fused(&expr, &builder.leaves) {
+            #[cfg(test)]
+            tests::count(|c| c.fused += 1);
             return Attempt::Done(wrap(out, flavor));
         }
     }
@@ -414,6 +448,173 @@ pub fn try_fuse(it: &mut Interp, e: &Expr) -> Attempt {
                 no_retry,
             }));
             Attempt::UsualThenForget
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::eval::session::{Output, Session, SessionConfig};
+    use std::cell::Cell;
+
+    /// What fusion did on this thread (each test runs on its own thread).
+    #[derive(Clone, Copy, Default, Debug, PartialEq)]
+    pub(super) struct Counts {
+        pub attempts: usize,
+        pub fused: usize,
+        pub leaves_reused: usize,
+        /// Matrix products computed by attempts.
+        pub products: usize,
+    }
+
+    thread_local! {
+        static COUNTS: Cell<Counts> = Cell::new(Counts::default());
+    }
+
+    pub(super) fn count(f: impl FnOnce(&mut Counts)) {
+        COUNTS.with(|c| {
+            let mut counts = c.get();
+            f(&mut counts);
+            c.set(counts);
+        });
+    }
+
+    fn session(setup: &str) -> Session {
+        let mut s = Session::new(SessionConfig::default());
+        let out = s.eval(setup);
+        assert!(out.error.is_none(), "{setup}: {:?}", out.error);
+        s
+    }
+
+    /// Runs `code` (no error expected) and answers what it printed and what fusion did.
+    fn run(s: &mut Session, code: &str) -> (String, Counts) {
+        COUNTS.with(|c| c.set(Counts::default()));
+        let out = s.eval(code);
+        assert!(out.error.is_none(), "{code}: {:?}", out.error);
+        let printed = out
+            .outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Stdout(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        (printed, COUNTS.with(Cell::get))
+    }
+
+    const SETUP: &str = "from mxnet import nd\n\
+        z = nd.array([0.5, 1, -3, 20])\n\
+        y = nd.array([1, 2, 3, 4])\n\
+        a = nd.array([[1, 2], [3, 4]])\n\
+        b = nd.array([[0.5, -1], [2, 1]])\n\
+        row = nd.array([1, 2])\n\
+        i = nd.array([1, 2, 3, 4], dtype='int32')\n";
+
+    #[test]
+    fn builtin_function_calls_fuse_with_the_unfused_bits() {
+        let mut s = session(SETUP);
+        let (printed, counts) = run(
+            &mut s,
+            "f = nd.exp(z + 2) * y\nt = z + 2\nt = t.exp()\nprint((f == t * y).sum().asscalar())",
+        );
+        assert_eq!(printed, "4.0\n");
+        assert_eq!((counts.attempts, counts.fused), (1, 1));
+        let (_, counts) = run(&mut s, "f = abs(z) * 2 + nd.relu(z)");
+        assert_eq!(counts.fused, 1);
+    }
+
+    #[test]
+    fn a_rebound_module_name_is_not_fused_as_the_builtin() {
+        let mut s = session(SETUP);
+        let code = "\
+            def loud(x):\n    print('loud')\n    return x\n\
+            exp = loud\n\
+            print(exp(z * 2) + 1)";
+        let (printed, counts) = run(&mut s, code);
+        assert_eq!(printed, "loud\n\n[ 2.  3. -5. 41.]\n<NDArray 4 @cpu(0)>\n");
+        assert_eq!(counts.fused, 0);
+    }
+
+    #[test]
+    fn matmul_and_transpose_leaves_fuse() {
+        let mut s = session(SETUP);
+        let (printed, counts) = run(&mut s, "print((a @ b).relu() + a.T * 2)");
+        assert_eq!(
+            printed,
+            "\n[[ 6.5  7. ]\n [13.5  9. ]]\n<NDArray 2x2 @cpu(0)>\n"
+        );
+        assert_eq!(counts.fused, 1);
+    }
+
+    #[test]
+    fn a_failed_attempt_hands_its_matmul_to_the_usual_path() {
+        let mut s = session(SETUP);
+        // The row broadcasts, which one pass does not do: the product is computed once, by the
+        // attempt, and the subtree without the row then fuses on its own.
+        let (printed, counts) = run(&mut s, "print(((a @ b).relu() + 1).exp() * row)");
+        assert_eq!((counts.products, counts.leaves_reused), (1, 0));
+        assert_eq!((counts.attempts, counts.fused), (2, 1));
+        let (expected, _) = run(
+            &mut s,
+            "m = a @ b\nm = m.relu()\nm = m + 1\nm = m.exp()\nprint(m * row)",
+        );
+        assert_eq!(printed, expected);
+        // Nothing fuses: the usual path takes the product the attempt computed.
+        let (printed, counts) = run(&mut s, "print((a @ b) * row + 1)");
+        assert_eq!((counts.products, counts.leaves_reused), (1, 1));
+        assert_eq!((counts.attempts, counts.fused), (1, 0));
+        assert_eq!(
+            printed,
+            "\n[[ 5.5  3. ]\n [10.5  3. ]]\n<NDArray 2x2 @cpu(0)>\n"
+        );
+    }
+
+    #[test]
+    fn a_deep_int_expression_is_tried_once() {
+        let mut s = session(SETUP);
+        let (printed, counts) = run(
+            &mut s,
+            "print((((((i + 1) * 2 + 3) * 4 - 1) * 2 + 1) * 3).asnumpy())",
+        );
+        assert_eq!(printed, "[165 213 261 309]\n");
+        assert_eq!((counts.attempts, counts.fused), (1, 0));
+        let (printed, counts) = run(&mut s, "print(1 + 2 + 3 + 4 * 5 - 6 + 7)");
+        assert_eq!(printed, "27\n");
+        assert_eq!(counts.attempts, 1);
+    }
+
+    #[test]
+    fn numbers_combine_as_python_arithmetic_first() {
+        let mut s = session(SETUP);
+        let (printed, counts) = run(
+            &mut s,
+            "k = 3\nt = 0.1 * k\nprint(((0.1 * k) * z + 1 == t * z + 1).sum().asscalar())",
+        );
+        assert_eq!(printed, "4.0\n");
+        assert_eq!(counts.fused, 2);
+    }
+
+    #[test]
+    fn errors_are_the_unfused_ones() {
+        let mut s = session(SETUP);
+        for (code, expected) in [
+            (
+                "nd.exp(undefined_x + 2) * undefined_y",
+                "NameError: name 'undefined_x' is not defined",
+            ),
+            (
+                "w = nd.ones((3, 3))\n(a @ w).relu() + a",
+                "ShapeError: matmul: shapes (2,2) and (3,3) are not aligned: 2 (last axis of the first) != 3 (second-to-last axis of the second)",
+            ),
+            ("(1 / 0) * z + 1", "ZeroDivisionError: division by zero"),
+            (
+                "nd = 5\nnd.exp(z + 2) * y",
+                "AttributeError: 'int' object has no attribute 'exp'",
+            ),
+        ] {
+            let out = s.eval(code);
+            let error = out.error.map(|e| e.summary());
+            assert_eq!(error.as_deref(), Some(expected), "{code}");
         }
     }
 }

@@ -17,12 +17,12 @@ use crate::lang::Span;
 use crate::runtime::Runtime;
 
 use super::error::{Exc, ExcKind, Frame};
+use super::fuse::Attempt;
 use super::globals::Globals;
 use super::session::{InterruptHandle, OutputSink};
 use super::value::{
     Args, Builtin, BuiltinKind, Dict, ExcValue, Function, FunctionBody, Module, Value,
 };
-use super::fuse::Attempt;
 use super::{builtins, format, modules, ops};
 
 /// How deep user function calls may nest before `RecursionError` (Python's
