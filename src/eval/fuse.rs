@@ -570,6 +570,24 @@ mod tests {
     }
 
     #[test]
+    fn a_function_called_twice_in_one_expression_computes_its_leaves_each_time() {
+        let mut s = session(SETUP);
+        // The caller's expression fails to fuse (the body is not a built-in); the body's own
+        // failed attempt keeps `x @ a` for its usual path, which must not leak to the next call.
+        let code = "\
+            def body(x):\n    return ((x @ a).relu() + 1).log() * row\n\
+            exp = body\n\
+            got = exp(a) * 2 + exp(b) * 3\n\
+            def plain(x):\n    m = x @ a\n    m = m.relu()\n    m = m + 1\n    m = m.log()\n    return m * row\n\
+            want = plain(a) * 2\n\
+            want = want + plain(b) * 3\n\
+            print((got == want).sum().asscalar())";
+        let (printed, counts) = run(&mut s, code);
+        assert_eq!(printed, "4.0\n");
+        assert!(counts.fused >= 2, "{counts:?}");
+    }
+
+    #[test]
     fn a_deep_int_expression_is_tried_once() {
         let mut s = session(SETUP);
         let (printed, counts) = run(

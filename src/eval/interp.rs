@@ -1056,6 +1056,9 @@ impl<'s> Interp<'s> {
         let env = Rc::new(RefCell::new(scope));
         let saved_env = self.env.replace(env);
         let saved_source = std::mem::replace(&mut self.source, f.source.clone());
+        // A failed fusion attempt's record belongs to the caller's expression: the body (maybe
+        // run again by the same expression) must not read leaves computed for another call.
+        let saved_fusion = self.fuse_fallback.take();
         self.depth += 1;
         let result = match &f.body {
             FunctionBody::Def(def) => match self.exec_block(&def.body) {
@@ -1070,6 +1073,7 @@ impl<'s> Interp<'s> {
             FunctionBody::Lambda(body) => self.eval(body),
         };
         self.depth -= 1;
+        self.fuse_fallback = saved_fusion;
         let source = std::mem::replace(&mut self.source, saved_source);
         self.env = saved_env;
         result.map_err(|mut e| {
