@@ -271,6 +271,46 @@ fn fused_expressions(rt: &Runtime, d: Device) -> Outputs {
         assert_eq!(fused_other.to_host(), unfused_other.to_host(), "{dtype}");
         outputs.push(("fused (z + 2).exp() * y", fused_bench));
         outputs.push(("fused y / (z * z).sqrt() - 1.5", fused_other));
+        // The ops that `np.tanh(x)`, `nd.relu(x)`, `abs(x)`... fuse as:
+        // (np.tanh(z) + nd.sigmoid(y)).relu() * abs(y).log() - (-z).square()
+        let un = |op: UnaryOp, x: FusedExpr| Unary(op, Box::new(x));
+        let bi = |op: BinaryOp, a: FusedExpr, b: FusedExpr| Binary(op, Box::new(a), Box::new(b));
+        let calls = bi(
+            BinaryOp::Sub,
+            bi(
+                BinaryOp::Mul,
+                un(
+                    UnaryOp::Relu,
+                    bi(
+                        BinaryOp::Add,
+                        un(UnaryOp::Tanh, Input(0)),
+                        un(UnaryOp::Sigmoid, Input(1)),
+                    ),
+                ),
+                un(UnaryOp::Log, un(UnaryOp::Abs, Input(1))),
+            ),
+            un(UnaryOp::Square, un(UnaryOp::Neg, Input(0))),
+        );
+        let fused_calls = Array::fused(&calls, &inputs).unwrap().expect("fuses");
+        let one = |x: &Array, op: UnaryOp| x.unary(op).expect("unary");
+        let unfused_calls = bin(
+            BinaryOp::Sub,
+            &bin(
+                BinaryOp::Mul,
+                &one(
+                    &bin(
+                        BinaryOp::Add,
+                        &one(&z, UnaryOp::Tanh),
+                        &one(&y, UnaryOp::Sigmoid),
+                    ),
+                    UnaryOp::Relu,
+                ),
+                &one(&one(&y, UnaryOp::Abs), UnaryOp::Log),
+            ),
+            &one(&one(&z, UnaryOp::Neg), UnaryOp::Square),
+        );
+        assert_eq!(fused_calls.to_host(), unfused_calls.to_host(), "{dtype}");
+        outputs.push(("fused elementwise calls", fused_calls));
     }
     // Inputs that do not fit one pass are refused (the caller runs the ops one by one).
     let ints = rt.arange(0.0, 4.0, 1.0, DType::Int32, d).unwrap();

@@ -267,7 +267,7 @@ fn range(_it: &mut Interp, a: Args) -> Result<Value, Exc> {
     Ok(Value::Range(start, stop, step))
 }
 
-fn abs(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn abs(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "x")?;
     a.finish(1)?;
     match v {

@@ -17,6 +17,7 @@ use crate::lang::Span;
 use crate::runtime::Runtime;
 
 use super::error::{Exc, ExcKind, Frame};
+use super::fuse::Attempt;
 use super::globals::Globals;
 use super::session::{InterruptHandle, OutputSink};
 use super::value::{
@@ -122,6 +123,8 @@ pub struct Interp<'s> {
     depth: usize,
     /// Nesting of containers being repr'd (guards self-containing lists).
     pub repr_depth: usize,
+    /// What a failed fusion attempt learned, while its expression is evaluated the usual way.
+    pub(super) fuse_fallback: Option<Box<super::fuse::Fallback>>,
 }
 
 impl<'s> Interp<'s> {
@@ -133,6 +136,7 @@ impl<'s> Interp<'s> {
             env: None,
             depth: 0,
             repr_depth: 0,
+            fuse_fallback: None,
         }
     }
 
@@ -640,9 +644,18 @@ impl<'s> Interp<'s> {
 
     fn eval_inner(&mut self, e: &Expr) -> Result<Value, Exc> {
         // An elementwise expression of several ops runs as one fused pass when it can.
-        if let Some(v) = super::fuse::try_fuse(self, e) {
-            return Ok(v);
+        match super::fuse::try_fuse(self, e) {
+            Attempt::Done(v) => Ok(v),
+            Attempt::Usual => self.eval_usual(e),
+            Attempt::UsualThenForget => {
+                let result = self.eval_usual(e);
+                self.fuse_fallback = None;
+                result
+            }
         }
+    }
+
+    fn eval_usual(&mut self, e: &Expr) -> Result<Value, Exc> {
         Ok(match &e.kind {
             ExprKind::Name(n) => return self.lookup_name(n).ok_or_else(|| name_error(n)),
             ExprKind::Int(i) => Value::Int(*i),
@@ -1043,6 +1056,9 @@ impl<'s> Interp<'s> {
         let env = Rc::new(RefCell::new(scope));
         let saved_env = self.env.replace(env);
         let saved_source = std::mem::replace(&mut self.source, f.source.clone());
+        // A failed fusion attempt's record belongs to the caller's expression: the body (maybe
+        // run again by the same expression) must not read leaves computed for another call.
+        let saved_fusion = self.fuse_fallback.take();
         self.depth += 1;
         let result = match &f.body {
             FunctionBody::Def(def) => match self.exec_block(&def.body) {
@@ -1057,6 +1073,7 @@ impl<'s> Interp<'s> {
             FunctionBody::Lambda(body) => self.eval(body),
         };
         self.depth -= 1;
+        self.fuse_fallback = saved_fusion;
         let source = std::mem::replace(&mut self.source, saved_source);
         self.env = saved_env;
         result.map_err(|mut e| {
