@@ -183,6 +183,7 @@ impl CudaDevice {
             requested: bytes as u64,
             free: pool.budget.saturating_sub(pool.in_use),
             total: pool.budget,
+            setting: None,
         };
         if pool.in_use.saturating_add(size as u64) > pool.budget {
             return Err(oom(&pool));
