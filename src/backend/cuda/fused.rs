@@ -90,9 +90,7 @@ pub fn fusable_inputs(expr: &FusedExpr, dtype: DType) -> Option<usize> {
             FusedExpr::Unary(UnaryOp::Not, _) => return None,
             FusedExpr::Unary(_, x) => walk(x, inputs)?,
             FusedExpr::Binary(op, a, b) => {
-                if binary_spelling(*op).is_none() {
-                    return None;
-                }
+                binary_spelling(*op)?;
                 walk(a, inputs)?;
                 walk(b, inputs)?;
             }
