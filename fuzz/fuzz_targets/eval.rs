@@ -72,9 +72,7 @@ fn skipped(code: &str) -> bool {
     code.len() > 2000
         || code.contains("while")
         || code.contains("save_parameters")
-        || code
-            .lines()
-            .any(|l| l.trim_start().starts_with(['!', '%']))
+        || code.lines().any(|l| l.trim_start().starts_with(['!', '%']))
 }
 
 fuzz_target!(|data: &[u8]| {
