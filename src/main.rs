@@ -14,7 +14,14 @@ use devarray::{DisplayPolicy, Session, SessionConfig};
 /// With no arguments: the interactive REPL when standard input is a terminal,
 /// otherwise the program read from standard input.
 #[derive(Debug, Parser)]
-#[command(name = "devarray", version)]
+#[command(
+    name = "devarray",
+    version,
+    after_help = "Environment:\n  \
+      DEVARRAY_SIM_GPUS=N           simulate N GPUs (as --sim-gpus)\n  \
+      DEVARRAY_SIM_GPU_MEMORY=SIZE  memory of each simulated GPU, e.g. 64MiB (default 4GiB)\n  \
+      DEVARRAY_CPU_MEMORY=SIZE      memory cpu(0)'s arrays may hold, e.g. 16GiB (default: no limit)"
+)]
 struct Cli {
     /// Program file to run (`-` reads standard input).
     #[arg(value_name = "FILE", conflicts_with = "code")]

@@ -106,6 +106,34 @@ fn memory_comes_back_when_the_last_reference_goes() {
 }
 
 #[test]
+fn a_cpu_budget_refuses_what_does_not_fit_and_keeps_every_variable() {
+    let mut s = Session::new(SessionConfig {
+        cpu_memory: Some(16 << 20),
+        ..SessionConfig::default()
+    });
+    eval_ok(&mut s, "keep = ones(1024, 1024)\nname = 'still here'");
+    let out = s.eval("big = ones(1024, 1024, 4)");
+    let err = out.error.expect("16 MiB cannot fit beside 4 MiB in 16 MiB");
+    assert_eq!(err.ename, "OutOfMemoryError");
+    assert_eq!(
+        err.evalue,
+        "out of memory on cpu(0): cannot allocate 16 MiB, only 12 MiB of 16 MiB is free. Free arrays you no longer need (del x), use a smaller shape, or raise DEVARRAY_CPU_MEMORY"
+    );
+    assert_eq!(
+        eval_ok(&mut s, "print(keep.sum().asscalar(), name)"),
+        "1048576.0 still here\n"
+    );
+    // Freeing the last reference returns the memory.
+    eval_ok(&mut s, "del keep\nbig = ones(1024, 1024, 4)\ndel big");
+    // 8 MiB arrays replaced 25 times over: fits only if each is returned when rebound.
+    eval_ok(
+        &mut s,
+        "for i in range(25):\n    t = ones(1024, 1024, 2)\n    t = t * 2\n",
+    );
+    assert_eq!(eval_ok(&mut s, "t.shape"), "(1024, 1024, 2)\n");
+}
+
+#[test]
 fn completion_offers_names_and_attributes() {
     let mut s = Session::new(SessionConfig::default());
     eval_ok(&mut s, "import mxnet as mx\nweights = ones(2, 3)");

@@ -20,6 +20,7 @@ use tryfn::{Case, Data, Harness};
 const SESSION_VARIABLES: &[&str] = &[
     "DEVARRAY_SIM_GPUS",
     "DEVARRAY_SIM_GPU_MEMORY",
+    "DEVARRAY_CPU_MEMORY",
     "DEVARRAY_HISTORY",
     "DEVARRAY_DETERMINISTIC",
 ];

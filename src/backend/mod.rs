@@ -371,7 +371,7 @@ impl Placement {
     pub fn can_fuse(&self, expr: &FusedExpr, dtype: DType) -> bool {
         match self {
             Placement::Host => dtype.is_float(),
-            Placement::Cuda(_) => cuda::fused::FusedKernel::new(expr.clone(), dtype).is_some(),
+            Placement::Cuda(_) => cuda::fused::fusable_inputs(expr, dtype).is_some(),
         }
     }
 

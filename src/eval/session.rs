@@ -14,7 +14,7 @@ use super::interp::{Interp, State};
 use super::value::Value;
 
 /// How a session is set up. `Default` gives a CPU-only session configured from
-/// the environment (`DEVARRAY_SIM_GPUS`, `DEVARRAY_SIM_GPU_MEMORY`).
+/// the environment (`DEVARRAY_SIM_GPUS`, `DEVARRAY_SIM_GPU_MEMORY`, `DEVARRAY_CPU_MEMORY`).
 #[derive(Debug, Clone, Default)]
 pub struct SessionConfig {
     /// Number of simulated GPUs; `None` reads `DEVARRAY_SIM_GPUS`.
@@ -22,6 +22,9 @@ pub struct SessionConfig {
     /// Memory budget of each simulated GPU in bytes; `None` reads
     /// `DEVARRAY_SIM_GPU_MEMORY` (default 4 GiB).
     pub sim_gpu_memory: Option<u64>,
+    /// Memory budget of cpu(0)'s arrays in bytes; `None` reads `DEVARRAY_CPU_MEMORY`
+    /// (default: no limit beyond the machine's).
+    pub cpu_memory: Option<u64>,
     /// Which top-level expression values are displayed.
     pub display: DisplayPolicy,
 }
@@ -261,9 +264,21 @@ fn runtime_config(config: &SessionConfig, warnings: &mut Vec<String>) -> Runtime
             _ => DEFAULT_SIM_GPU_MEMORY,
         },
     };
+    let cpu_memory = config
+        .cpu_memory
+        .or_else(|| match std::env::var("DEVARRAY_CPU_MEMORY") {
+            Ok(v) if !v.trim().is_empty() => parse_size(&v).or_else(|| {
+                warnings.push(format!(
+                "DEVARRAY_CPU_MEMORY={v:?} is not a size like 64MiB or 16GiB; cpu(0) has no limit"
+            ));
+                None
+            }),
+            _ => None,
+        });
     RuntimeConfig {
         sim_gpus,
         sim_gpu_memory,
+        cpu_memory,
     }
 }
 

@@ -13,12 +13,14 @@ pub enum RuntimeError {
     },
     #[error("{}", no_such_device_message(*device, *num_gpus))]
     NoSuchDevice { device: Device, num_gpus: usize },
-    #[error("out of memory on {device}: cannot allocate {}, only {} of {} is free. Free arrays you no longer need (del x) or use a smaller shape", human_bytes(*requested), human_bytes(*free), human_bytes(*total))]
+    #[error("{}", out_of_memory_message(*device, *requested, *free, *total, *setting))]
     OutOfMemory {
         device: Device,
         requested: u64,
         free: u64,
         total: u64,
+        /// The environment variable that sets this device's budget, when a user can raise it.
+        setting: Option<&'static str>,
     },
     #[error("{0}")]
     Shape(String),
@@ -65,6 +67,25 @@ fn no_such_device_message(device: Device, num_gpus: usize) -> String {
             let list: Vec<String> = (0..n).map(|i| format!("gpu({i})")).collect();
             format!("{head}{n} GPUs ({}); {fallback}", list.join(", "))
         }
+    }
+}
+
+fn out_of_memory_message(
+    device: Device,
+    requested: u64,
+    free: u64,
+    total: u64,
+    setting: Option<&'static str>,
+) -> String {
+    let head = format!(
+        "out of memory on {device}: cannot allocate {}, only {} of {} is free. Free arrays you no longer need (del x)",
+        human_bytes(requested),
+        human_bytes(free),
+        human_bytes(total)
+    );
+    match setting {
+        Some(name) => format!("{head}, use a smaller shape, or raise {name}"),
+        None => format!("{head} or use a smaller shape"),
     }
 }
 
@@ -137,12 +158,28 @@ mod tests {
             requested: 6 << 30,
             free: 3 << 29,
             total: 4 << 30,
+            setting: None,
         };
         assert_eq!(
             e.to_string(),
             "out of memory on gpu(0): cannot allocate 6 GiB, only 1.5 GiB of 4 GiB is free. Free arrays you no longer need (del x) or use a smaller shape"
         );
         assert_eq!(e.ename(), "OutOfMemoryError");
+    }
+
+    #[test]
+    fn out_of_memory_names_the_setting_that_raises_the_budget() {
+        let e = RuntimeError::OutOfMemory {
+            device: Device::cpu(0),
+            requested: 8 << 20,
+            free: 1 << 20,
+            total: 64 << 20,
+            setting: Some("DEVARRAY_CPU_MEMORY"),
+        };
+        assert_eq!(
+            e.to_string(),
+            "out of memory on cpu(0): cannot allocate 8 MiB, only 1 MiB of 64 MiB is free. Free arrays you no longer need (del x), use a smaller shape, or raise DEVARRAY_CPU_MEMORY"
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Per-device memory accounting. Every buffer holds a [`Charge`] against its device's ledger and
 //! gives it back when the last array using the buffer goes, so `memory_used` and `live_arrays`
-//! are always current. A ledger with a budget (a simulated or real GPU) refuses requests that do
-//! not fit; the host ledger checks large requests against the kernel's MemAvailable.
-use super::device::Device;
+//! are always current. A ledger with a [`Budget`] (a simulated or real GPU, or the host when
+//! `DEVARRAY_CPU_MEMORY` is set) refuses requests that do not fit; the host ledger also checks
+//! large requests against the kernel's MemAvailable. Host buffers kept for reuse
+//! (`backend::cpu::pool`) hold no charge, so they count as free.
+use super::device::{Device, DeviceKind};
 use super::error::{Result, RuntimeError};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -10,16 +12,24 @@ use std::sync::Arc;
 /// Host requests below this size skip the /proc/meminfo check: it costs a file read.
 const HOST_CHECK_BYTES: u64 = 64 << 20;
 
+/// A device's memory limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    pub bytes: u64,
+    /// The environment variable a user raises the limit with, named in the out-of-memory error.
+    pub setting: Option<&'static str>,
+}
+
 #[derive(Debug)]
 pub struct DeviceLedger {
     device: Device,
-    budget: Option<u64>,
+    budget: Option<Budget>,
     used: AtomicU64,
     live: AtomicUsize,
 }
 
 impl DeviceLedger {
-    pub fn new(device: Device, budget: Option<u64>) -> Arc<Self> {
+    pub fn new(device: Device, budget: Option<Budget>) -> Arc<Self> {
         Arc::new(DeviceLedger {
             device,
             budget,
@@ -43,49 +53,31 @@ impl DeviceLedger {
     /// The budget of a budgeted device, or the host's total memory.
     pub fn total(&self) -> Option<u64> {
         self.budget
+            .map(|b| b.bytes)
             .or_else(|| host_memory().map(|(_, total)| total))
     }
 
     /// Reserves `bytes` for a new buffer, or says why it cannot.
     pub fn charge(self: &Arc<Self>, bytes: u64) -> Result<Charge> {
         match self.budget {
-            Some(total) => {
-                let mut used = self.used.load(Ordering::Relaxed);
-                loop {
-                    let after = used.checked_add(bytes).filter(|&a| a <= total);
-                    let Some(after) = after else {
-                        return Err(RuntimeError::OutOfMemory {
-                            device: self.device,
-                            requested: bytes,
-                            free: total.saturating_sub(used),
-                            total,
-                        });
-                    };
-                    match self.used.compare_exchange_weak(
-                        used,
-                        after,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    ) {
-                        Ok(_) => break,
-                        Err(now) => used = now,
-                    }
-                }
-            }
+            Some(budget) => self.reserve_within(budget, bytes)?,
+            // The unlimited path stays one atomic add: it is on every host allocation.
             None => {
-                if bytes >= HOST_CHECK_BYTES {
-                    if let Some((available, total)) = host_memory() {
-                        if bytes > available {
-                            return Err(RuntimeError::OutOfMemory {
-                                device: self.device,
-                                requested: bytes,
-                                free: available,
-                                total,
-                            });
-                        }
-                    }
-                }
                 self.used.fetch_add(bytes, Ordering::Relaxed);
+            }
+        }
+        if bytes >= HOST_CHECK_BYTES && self.device.kind == DeviceKind::Cpu {
+            if let Some((available, total)) = host_memory() {
+                if bytes > available {
+                    self.used.fetch_sub(bytes, Ordering::Relaxed);
+                    return Err(RuntimeError::OutOfMemory {
+                        device: self.device,
+                        requested: bytes,
+                        free: available,
+                        total,
+                        setting: None,
+                    });
+                }
             }
         }
         self.live.fetch_add(1, Ordering::Relaxed);
@@ -93,6 +85,31 @@ impl DeviceLedger {
             ledger: Arc::clone(self),
             bytes,
         })
+    }
+
+    /// Adds `bytes` to what is used if the total stays within `budget`, atomically, so two
+    /// threads cannot both take the last free bytes.
+    fn reserve_within(&self, budget: Budget, bytes: u64) -> Result<()> {
+        let mut used = self.used.load(Ordering::Relaxed);
+        loop {
+            let after = used.checked_add(bytes).filter(|&a| a <= budget.bytes);
+            let Some(after) = after else {
+                return Err(RuntimeError::OutOfMemory {
+                    device: self.device,
+                    requested: bytes,
+                    free: budget.bytes.saturating_sub(used),
+                    total: budget.bytes,
+                    setting: budget.setting,
+                });
+            };
+            match self
+                .used
+                .compare_exchange_weak(used, after, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return Ok(()),
+                Err(now) => used = now,
+            }
+        }
     }
 }
 
@@ -135,6 +152,7 @@ pub fn host_out_of_memory(requested: u64) -> RuntimeError {
         requested,
         free,
         total,
+        setting: None,
     }
 }
 
@@ -150,7 +168,11 @@ mod tests {
 
     #[test]
     fn budget_is_enforced_and_returned() {
-        let ledger = DeviceLedger::new(Device::gpu(0), Some(1000));
+        let budget = Budget {
+            bytes: 1000,
+            setting: Some("DEVARRAY_SIM_GPU_MEMORY"),
+        };
+        let ledger = DeviceLedger::new(Device::gpu(0), Some(budget));
         let a = ledger.charge(600).unwrap();
         assert_eq!(ledger.used(), 600);
         assert_eq!(ledger.live(), 1);
@@ -161,13 +183,43 @@ mod tests {
                 device: Device::gpu(0),
                 requested: 600,
                 free: 400,
-                total: 1000
+                total: 1000,
+                setting: Some("DEVARRAY_SIM_GPU_MEMORY"),
             }
         );
         drop(a);
         assert_eq!(ledger.used(), 0);
         assert_eq!(ledger.live(), 0);
         assert!(ledger.charge(1000).is_ok());
+    }
+
+    #[test]
+    fn host_budget_is_enforced_and_returned() {
+        let budget = Budget {
+            bytes: 100,
+            setting: Some("DEVARRAY_CPU_MEMORY"),
+        };
+        let ledger = DeviceLedger::new(Device::cpu(0), Some(budget));
+        let a = ledger.charge(60).unwrap();
+        let b = ledger.charge(40).unwrap();
+        assert_eq!(ledger.total(), Some(100));
+        let err = ledger.charge(1).unwrap_err();
+        assert_eq!(
+            err,
+            RuntimeError::OutOfMemory {
+                device: Device::cpu(0),
+                requested: 1,
+                free: 0,
+                total: 100,
+                setting: Some("DEVARRAY_CPU_MEMORY"),
+            }
+        );
+        // A request beyond what any counter can hold is refused, not wrapped.
+        drop(b);
+        assert!(ledger.charge(u64::MAX).is_err());
+        assert_eq!((ledger.used(), ledger.live()), (60, 1));
+        drop(a);
+        assert_eq!((ledger.used(), ledger.live()), (0, 0));
     }
 
     #[test]

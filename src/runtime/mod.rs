@@ -38,7 +38,7 @@ use crate::backend::cuda::{self, CudaDevice, CudaStorage};
 use crate::backend::sim::Stream;
 use crate::backend::{BackendStorage, CpuStorage, Placement, Storage};
 use engine::{DeviceCtx, TransferLog};
-use memory::DeviceLedger;
+use memory::{Budget, DeviceLedger};
 use random::DeviceRng;
 use shape::{checked_numel, shape_tuple};
 use std::sync::atomic::AtomicBool;
@@ -59,6 +59,8 @@ pub struct RuntimeConfig {
     pub sim_gpus: usize,
     /// Memory budget of each simulated GPU, in bytes.
     pub sim_gpu_memory: u64,
+    /// Memory budget of cpu(0) for arrays, in bytes; `None` is no limit beyond the machine's.
+    pub cpu_memory: Option<u64>,
 }
 
 impl Default for RuntimeConfig {
@@ -66,6 +68,7 @@ impl Default for RuntimeConfig {
         RuntimeConfig {
             sim_gpus: 0,
             sim_gpu_memory: DEFAULT_SIM_GPU_MEMORY,
+            cpu_memory: None,
         }
     }
 }
@@ -106,7 +109,7 @@ impl Runtime {
         let transfers = Arc::new(TransferLog::default());
         let interrupt = Arc::new(AtomicBool::new(false));
         let ctx = |device: Device,
-                   budget: Option<u64>,
+                   budget: Option<Budget>,
                    stream: Option<Arc<Stream>>,
                    placement: Placement| {
             Arc::new(DeviceCtx {
@@ -127,7 +130,11 @@ impl Runtime {
                 .map(|i| {
                     let device = Device::gpu(i);
                     let stream = Stream::start(&device.to_string()).map(Arc::new);
-                    ctx(device, Some(config.sim_gpu_memory), stream, Placement::Host)
+                    let budget = Budget {
+                        bytes: config.sim_gpu_memory,
+                        setting: Some("DEVARRAY_SIM_GPU_MEMORY"),
+                    };
+                    ctx(device, Some(budget), stream, Placement::Host)
                 })
                 .collect()
         } else {
@@ -144,14 +151,21 @@ impl Runtime {
                 .map(|(i, card)| {
                     ctx(
                         Device::gpu(i),
-                        Some(card.total_memory),
+                        Some(Budget {
+                            bytes: card.total_memory,
+                            setting: None,
+                        }),
                         None,
                         Placement::Cuda(Arc::clone(card)),
                     )
                 })
                 .collect()
         };
-        let cpu = ctx(Device::cpu(0), None, None, Placement::Host);
+        let cpu_budget = config.cpu_memory.map(|bytes| Budget {
+            bytes,
+            setting: Some("DEVARRAY_CPU_MEMORY"),
+        });
+        let cpu = ctx(Device::cpu(0), cpu_budget, None, Placement::Host);
         Runtime {
             inner: Arc::new(RuntimeInner {
                 cpu,

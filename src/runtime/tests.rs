@@ -590,6 +590,7 @@ fn devices_and_memory() {
     let rt = Runtime::new(RuntimeConfig {
         sim_gpus: 2,
         sim_gpu_memory: 1 << 20,
+        ..RuntimeConfig::default()
     });
     assert_eq!(rt.num_gpus(), 2);
     let g = rt.ones(&[2, 3], DType::Float32, Device::gpu(0)).unwrap();
@@ -641,7 +642,7 @@ fn devices_and_memory() {
         .unwrap_err();
     assert_eq!(
         big.to_string(),
-        "out of memory on gpu(0): cannot allocate 4 MiB, only 1 MiB of 1 MiB is free. Free arrays you no longer need (del x) or use a smaller shape"
+        "out of memory on gpu(0): cannot allocate 4 MiB, only 1 MiB of 1 MiB is free. Free arrays you no longer need (del x), use a smaller shape, or raise DEVARRAY_SIM_GPU_MEMORY"
     );
     let missing = rt.ones(&[1], DType::Float32, Device::gpu(10)).unwrap_err();
     assert_eq!(
@@ -799,6 +800,7 @@ fn sim_rt(gpus: usize, memory: u64) -> Runtime {
     Runtime::new(RuntimeConfig {
         sim_gpus: gpus,
         sim_gpu_memory: memory,
+        ..RuntimeConfig::default()
     })
 }
 
@@ -969,7 +971,7 @@ fn a_loop_allocating_far_more_than_the_budget_runs() {
     let err = rt.ones(&[16 << 20], DType::Float32, g).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "out of memory on gpu(0): cannot allocate 64 MiB, only 36 MiB of 64 MiB is free. Free arrays you no longer need (del x) or use a smaller shape"
+        "out of memory on gpu(0): cannot allocate 64 MiB, only 36 MiB of 64 MiB is free. Free arrays you no longer need (del x), use a smaller shape, or raise DEVARRAY_SIM_GPU_MEMORY"
     );
     drop((keep, t, total));
     rt.synchronize().unwrap();

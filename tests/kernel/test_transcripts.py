@@ -31,7 +31,12 @@ SECONDARY = "... "
 
 # Variables that change what a session does; cleared so that the caller's
 # environment cannot change a transcript's output (as tests/transcripts.rs does).
-SESSION_VARIABLES = ("DEVARRAY_SIM_GPUS", "DEVARRAY_SIM_GPU_MEMORY", "DEVARRAY_HISTORY")
+SESSION_VARIABLES = (
+    "DEVARRAY_SIM_GPUS",
+    "DEVARRAY_SIM_GPU_MEMORY",
+    "DEVARRAY_CPU_MEMORY",
+    "DEVARRAY_HISTORY",
+)
 
 
 @dataclass

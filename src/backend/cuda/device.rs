@@ -3,10 +3,11 @@
 //!
 //! Everything here runs only after `probe` found the driver and NVRTC; nothing is reachable on a
 //! machine without them (see `devices()`).
+use super::fused::{FusedCache, FusedKernel};
 use super::kernels::{self, Module, Program};
 use super::nvrtc::{self, Target};
 use super::probe::probe;
-use crate::runtime::{Device, Result, RuntimeError};
+use crate::runtime::{DType, Device, FusedExpr, Result, RuntimeError};
 use cudarc::driver::sys as cu;
 use cudarc::driver::{result as dr, CudaContext, CudaFunction, CudaModule, CudaStream};
 use std::collections::{BTreeMap, HashMap};
@@ -31,6 +32,7 @@ pub struct CudaDevice {
     target: Target,
     pool: Mutex<Pool>,
     modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    fused: Mutex<FusedCache<FusedFunction>>,
     pub(crate) blas: Mutex<Option<super::blas::BlasHandle>>,
     pub(crate) rng: Mutex<Option<super::random::RngHandle>>,
 }
@@ -116,6 +118,7 @@ impl CudaDevice {
             target,
             pool: Mutex::new(Pool::new(total_memory)),
             modules: Mutex::new(HashMap::new()),
+            fused: Mutex::new(FusedCache::default()),
             blas: Mutex::new(None),
             rng: Mutex::new(None),
         })
@@ -183,6 +186,7 @@ impl CudaDevice {
             requested: bytes as u64,
             free: pool.budget.saturating_sub(pool.in_use),
             total: pool.budget,
+            setting: None,
         };
         if pool.in_use.saturating_add(size as u64) > pool.budget {
             return Err(oom(&pool));
@@ -214,9 +218,34 @@ impl CudaDevice {
 
     // ---- kernels ---------------------------------------------------------------------------
 
-    /// The compiled entry `name` of a fixed module (compiled for this device on first use).
+    /// The compiled entry `name` of a fixed module (compiled for this device on first use). Its
+    /// source text is built only on that first use: this runs on every launch.
     pub fn function(&self, module: Module, name: &str) -> Result<CudaFunction> {
-        self.function_in(&module.program(), name)
+        let loaded = lock(&self.modules).get(module.name()).map(Arc::clone);
+        match loaded {
+            Some(loaded) => function_of(&loaded, name),
+            None => self.function_in(&module.program(), name),
+        }
+    }
+
+    /// The kernel for a fused expression over `dtype` inputs, compiled on its first launch and
+    /// then found by the expression's structure (no source text is built again). None when the
+    /// expression does not fuse here.
+    pub fn fused_function(&self, expr: &FusedExpr, dtype: DType) -> Result<Option<FusedFunction>> {
+        if let Some(found) = lock(&self.fused).get(expr, dtype) {
+            return Ok(Some(found));
+        }
+        let Some(kernel) = FusedKernel::new(expr.clone(), dtype) else {
+            return Ok(None);
+        };
+        let entry = kernel.entry();
+        let compiled = FusedFunction {
+            function: self.function_in(&kernel.program(), &entry)?,
+            entry: entry.into(),
+            inputs: kernel.inputs,
+        };
+        lock(&self.fused).insert(expr, dtype, compiled.clone());
+        Ok(Some(compiled))
     }
 
     /// Looks `name` up in `program`, compiling and loading the program once per process.
@@ -245,13 +274,26 @@ impl CudaDevice {
                 }
             }
         };
-        if name.contains('\0') {
-            return Err(RuntimeError::Value(format!("bad kernel name {name:?}")));
-        }
-        module
-            .load_function(name)
-            .map_err(|e| driver_error(&format!("looking up kernel {name}"), e))
+        function_of(&module, name)
     }
+}
+
+/// A compiled fused kernel: the function, its entry name (for errors) and how many inputs it
+/// takes.
+#[derive(Clone, Debug)]
+pub struct FusedFunction {
+    pub function: CudaFunction,
+    pub entry: Arc<str>,
+    pub inputs: usize,
+}
+
+fn function_of(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction> {
+    if name.contains('\0') {
+        return Err(RuntimeError::Value(format!("bad kernel name {name:?}")));
+    }
+    module
+        .load_function(name)
+        .map_err(|e| driver_error(&format!("looking up kernel {name}"), e))
 }
 
 /// The launch shape for `n` elements with the grid-stride kernels: enough blocks to fill the

@@ -136,7 +136,7 @@ pub(crate) const UNARY_OPS: [UnaryOp; 21] = [
     UnaryOp::Not,
 ];
 
-const BINARY_OPS: [BinaryOp; 18] = [
+pub(crate) const BINARY_OPS: [BinaryOp; 18] = [
     BinaryOp::Add,
     BinaryOp::Sub,
     BinaryOp::Mul,

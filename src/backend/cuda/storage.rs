@@ -7,7 +7,6 @@
 //! synchronises, like MXNet's engine.
 use super::blas::{self, Gemm};
 use super::device::{driver_error, launch_config, CudaDevice, DeviceBuffer};
-use super::fused::FusedKernel;
 use super::kernels::{self, Module};
 use super::random::Distribution;
 use crate::backend::{MatmulLayout, StridedView};
@@ -572,17 +571,18 @@ impl CudaStorage {
         for input in inputs {
             same_device(first, input, "fused expression")?;
         }
-        let kernel = FusedKernel::new(expr.clone(), first.dtype)
+        let kernel = first
+            .device()
+            .fused_function(expr, first.dtype)?
             .filter(|kernel| kernel.inputs == inputs.len())
             .ok_or_else(|| unsupported("this fused expression", first.dtype))?;
         let out = CudaStorage::alloc(first.device(), len, first.dtype)?;
         if len > 0 {
-            let entry = kernel.entry();
-            let function = first.device().function_in(&kernel.program(), &entry)?;
-            let mut list = vec![Arg::Ptr(out.ptr())];
+            let mut list = Vec::with_capacity(inputs.len() + 2);
+            list.push(Arg::Ptr(out.ptr()));
             list.extend(inputs.iter().map(|input| Arg::Ptr(input.ptr())));
             list.push(Arg::I64(len as i64));
-            launch_function(first.device(), &function, &entry, len, &list)?;
+            launch_function(first.device(), &kernel.function, &kernel.entry, len, &list)?;
         }
         Ok(out)
     }
