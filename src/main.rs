@@ -20,7 +20,8 @@ use devarray::{DisplayPolicy, Session, SessionConfig};
     after_help = "Environment:\n  \
       DEVARRAY_SIM_GPUS=N           simulate N GPUs (as --sim-gpus)\n  \
       DEVARRAY_SIM_GPU_MEMORY=SIZE  memory of each simulated GPU, e.g. 64MiB (default 4GiB)\n  \
-      DEVARRAY_CPU_MEMORY=SIZE      memory cpu(0)'s arrays may hold, e.g. 16GiB (default: no limit)"
+      DEVARRAY_CPU_MEMORY=SIZE      memory cpu(0)'s arrays may hold, e.g. 16GiB (default: no limit)\n  \
+      DEVARRAY_BLAS=PATH|none       the OpenBLAS for large matrix products (default: the system's, if any)"
 )]
 struct Cli {
     /// Program file to run (`-` reads standard input).

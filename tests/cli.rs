@@ -86,6 +86,12 @@ Options:
 
   -V, --version
           Print version
+
+Environment:
+  DEVARRAY_SIM_GPUS=N           simulate N GPUs (as --sim-gpus)
+  DEVARRAY_SIM_GPU_MEMORY=SIZE  memory of each simulated GPU, e.g. 64MiB (default 4GiB)
+  DEVARRAY_CPU_MEMORY=SIZE      memory cpu(0)'s arrays may hold, e.g. 16GiB (default: no limit)
+  DEVARRAY_BLAS=PATH|none       the OpenBLAS for large matrix products (default: the system's, if any)
 ",
         );
 }
