@@ -4,7 +4,8 @@
 //! `gemm` crate, so the library is an optional speed-up, never a requirement.
 //!
 //! `DEVARRAY_BLAS` chooses: unset tries the usual names; `none` turns it off; anything else is
-//! the path of an OpenBLAS library to load. OpenBLAS is asked for one thread: devarray splits
+//! the path of an OpenBLAS library to load (the PyPI `scipy-openblas32` build, with its
+//! `scipy_`-prefixed names, works too). OpenBLAS is asked for one thread: devarray splits
 //! a large product into tiles itself and hands them to rayon's pool (`gemm.rs`).
 use libloading::Library;
 use std::ffi::{c_char, c_int, CStr};
@@ -96,23 +97,58 @@ fn failure(name: &str, e: libloading::Error) -> String {
     }
 }
 
+/// Symbol prefixes tried, in order: plain OpenBLAS, and the `scipy_` names of the OpenBLAS that
+/// PyPI ships as `scipy-openblas32` (the build numpy and SciPy bundle).
+const PREFIXES: &[&str] = &["", "scipy_"];
+
 fn load_from(name: &str) -> Result<SystemBlas, String> {
-    // SAFETY: loading OpenBLAS runs its initialiser, which only sets up its own state; the
-    // symbols below are looked up with the C signatures OpenBLAS documents (cblas.h).
-    unsafe {
-        let library = Library::new(name).map_err(|e| failure(name, e))?;
-        let sgemm = *library
-            .get::<CblasGemm<f32>>(b"cblas_sgemm\0")
-            .map_err(|e| failure(name, e))?;
-        let dgemm = *library
-            .get::<CblasGemm<f64>>(b"cblas_dgemm\0")
-            .map_err(|e| failure(name, e))?;
-        let set_threads = *library
-            .get::<unsafe extern "C" fn(c_int)>(b"openblas_set_num_threads\0")
-            .map_err(|e| format!("{name} is not OpenBLAS: {e}"))?;
-        let config = match library
-            .get::<unsafe extern "C" fn() -> *const c_char>(b"openblas_get_config\0")
-        {
+    // SAFETY: loading OpenBLAS runs its initialiser, which only sets up its own state.
+    let library = unsafe { Library::new(name) }.map_err(|e| failure(name, e))?;
+    let mut first_error = None;
+    for prefix in PREFIXES {
+        // SAFETY: each symbol is looked up with the C signature OpenBLAS documents (cblas.h).
+        match unsafe { symbols(&library, prefix) } {
+            Ok((sgemm, dgemm, set_threads, config)) => {
+                // devarray tiles large products over its own pool; OpenBLAS threads on top
+                // would oversubscribe the cores.
+                // SAFETY: documented as callable at any time; takes a thread count.
+                unsafe { set_threads(1) };
+                return Ok(SystemBlas {
+                    _library: library,
+                    sgemm,
+                    dgemm,
+                    config,
+                });
+            }
+            Err(e) => {
+                first_error.get_or_insert_with(|| failure(name, e));
+            }
+        }
+    }
+    let why = first_error.unwrap_or_default();
+    Err(format!("{why} (not an OpenBLAS library)"))
+}
+
+type Symbols = (
+    CblasGemm<f32>,
+    CblasGemm<f64>,
+    unsafe extern "C" fn(c_int),
+    String,
+);
+
+/// The functions devarray uses, with `prefix` before each name.
+///
+/// # Safety
+/// The library must be an OpenBLAS whose symbols have the documented C signatures; the returned
+/// pointers are valid while `library` stays loaded.
+unsafe fn symbols(library: &Library, prefix: &str) -> Result<Symbols, libloading::Error> {
+    let name = |base: &str| format!("{prefix}{base}");
+    let sgemm = *library.get::<CblasGemm<f32>>(name("cblas_sgemm"))?;
+    let dgemm = *library.get::<CblasGemm<f64>>(name("cblas_dgemm"))?;
+    let set_threads =
+        *library.get::<unsafe extern "C" fn(c_int)>(name("openblas_set_num_threads"))?;
+    let config =
+        match library.get::<unsafe extern "C" fn() -> *const c_char>(name("openblas_get_config")) {
             Ok(get) => {
                 let text = get();
                 if text.is_null() {
@@ -123,14 +159,5 @@ fn load_from(name: &str) -> Result<SystemBlas, String> {
             }
             Err(_) => "OpenBLAS".to_string(),
         };
-        // devarray tiles large products over its own pool; OpenBLAS threads on top would
-        // oversubscribe the cores.
-        set_threads(1);
-        Ok(SystemBlas {
-            _library: library,
-            sgemm,
-            dgemm,
-            config,
-        })
-    }
+    Ok((sgemm, dgemm, set_threads, config))
 }
