@@ -1768,27 +1768,6 @@ mod tests {
     use super::*;
     use crate::runtime::RuntimeConfig;
 
-    const BINARY_OPS: [BinaryOp; 18] = [
-        BinaryOp::Add,
-        BinaryOp::Sub,
-        BinaryOp::Mul,
-        BinaryOp::Div,
-        BinaryOp::FloorDiv,
-        BinaryOp::Mod,
-        BinaryOp::Pow,
-        BinaryOp::Maximum,
-        BinaryOp::Minimum,
-        BinaryOp::Eq,
-        BinaryOp::Ne,
-        BinaryOp::Lt,
-        BinaryOp::Le,
-        BinaryOp::Gt,
-        BinaryOp::Ge,
-        BinaryOp::And,
-        BinaryOp::Or,
-        BinaryOp::Xor,
-    ];
-
     /// Elements as exact bit patterns (NaN compares equal to the same NaN), with the dtype.
     fn bits(a: &Array) -> (DType, Vec<u64>) {
         let raw = match a.to_host() {
@@ -1863,7 +1842,7 @@ mod tests {
         for shape in [&[3][..], &[], &[2, 3], &[0], &[1, 1]] {
             let arrays = samples(&rt, shape);
             let others = samples(&rt, shape);
-            for op in BINARY_OPS {
+            for op in BinaryOp::ALL {
                 for a in &arrays {
                     // Same shape: same dtype (direct) and mixed dtypes (general either way).
                     for b in &others {

@@ -109,6 +109,28 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// Every binary op, for code and tests that go through them all.
+    pub const ALL: [BinaryOp; 18] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::FloorDiv,
+        BinaryOp::Mod,
+        BinaryOp::Pow,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::And,
+        BinaryOp::Or,
+        BinaryOp::Xor,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             BinaryOp::Add => "add",

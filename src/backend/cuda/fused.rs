@@ -396,7 +396,7 @@ mod tests {
             .map(|op| FusedExpr::Unary(op, leaf()))
             .collect();
         exprs.extend(
-            super::super::kernels::BINARY_OPS
+            BinaryOp::ALL
                 .into_iter()
                 .map(|op| FusedExpr::Binary(op, leaf(), Box::new(FusedExpr::Input(2)))),
         );

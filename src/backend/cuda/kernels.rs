@@ -73,7 +73,7 @@ impl Module {
             Module::Elementwise => {
                 for dtype in DTYPES {
                     names.extend(UNARY_OPS.iter().filter_map(|&op| unary_entry(op, dtype)));
-                    for op in BINARY_OPS {
+                    for op in BinaryOp::ALL {
                         names.extend(binary_entry(op, dtype, false));
                         names.extend(binary_entry(op, dtype, true));
                     }
@@ -134,27 +134,6 @@ pub(crate) const UNARY_OPS: [UnaryOp; 21] = [
     UnaryOp::Trunc,
     UnaryOp::Reciprocal,
     UnaryOp::Not,
-];
-
-pub(crate) const BINARY_OPS: [BinaryOp; 18] = [
-    BinaryOp::Add,
-    BinaryOp::Sub,
-    BinaryOp::Mul,
-    BinaryOp::Div,
-    BinaryOp::FloorDiv,
-    BinaryOp::Mod,
-    BinaryOp::Pow,
-    BinaryOp::Maximum,
-    BinaryOp::Minimum,
-    BinaryOp::Eq,
-    BinaryOp::Ne,
-    BinaryOp::Lt,
-    BinaryOp::Le,
-    BinaryOp::Gt,
-    BinaryOp::Ge,
-    BinaryOp::And,
-    BinaryOp::Or,
-    BinaryOp::Xor,
 ];
 
 const REDUCE_OPS: [ReduceOp; 6] = [
