@@ -387,7 +387,7 @@ pub fn reduce_sum<T: Num>(a: &[T], outer: usize, len: usize, inner: usize) -> Re
         if len == 0 {
             out.extend(std::iter::repeat_n(T::zero(), outer));
         } else {
-            out.extend(a.chunks_exact(len).map(pairwise_sum));
+            per_row(a, len, &mut out, pairwise_sum);
         }
         return Ok(out);
     }
@@ -396,30 +396,65 @@ pub fn reduce_sum<T: Num>(a: &[T], outer: usize, len: usize, inner: usize) -> Re
         outer,
         len,
         inner,
-        T::zero(),
+        Some(T::zero()),
         |acc, x| acc.add(x),
         &mut out,
     );
     Ok(out)
 }
 
-/// Sequential fold over the middle axis, starting from `init` (numpy's order for non-last axes).
+/// One value per row of `len` (> 0) elements, appended to `out`; the rows of a large array are
+/// shared by the cores (each row's own order is unchanged).
+fn per_row<T: Element, R: Send>(
+    a: &[T],
+    len: usize,
+    out: &mut Vec<R>,
+    f: impl Fn(&[T]) -> R + Send + Sync,
+) {
+    if a.len() > PARALLEL_THRESHOLD && a.len() > len {
+        out.par_extend(a.par_chunks_exact(len).map(f));
+    } else {
+        out.extend(a.chunks_exact(len).map(f));
+    }
+}
+
+/// Sequential fold over the middle axis, element by element (contiguous, so it vectorises), in
+/// numpy's order for non-last axes: from `init`, or from the first slice when the op has no
+/// identity (max, min: starting those from 0 would be wrong for all-negative data).
 fn reduce_rows<T: Element>(
     a: &[T],
     outer: usize,
     len: usize,
     inner: usize,
-    init: T,
+    init: Option<T>,
     f: impl Fn(T, T) -> T,
     out: &mut Vec<T>,
 ) {
-    for o in 0..outer {
+    if outer * inner == 0 {
+        return;
+    }
+    if len == 0 {
+        // An empty axis: the identity everywhere (callers without one refuse empty axes first).
+        if let Some(init) = init {
+            out.extend(std::iter::repeat_n(init, outer * inner));
+        }
+        return;
+    }
+    for block in a.chunks_exact(len * inner) {
         let start = out.len();
-        out.extend(std::iter::repeat_n(init, inner));
+        let rest = match init {
+            Some(init) => {
+                out.extend(std::iter::repeat_n(init, inner));
+                block
+            }
+            None => {
+                out.extend_from_slice(&block[..inner]);
+                &block[inner..]
+            }
+        };
         let acc = &mut out[start..];
-        for k in 0..len {
-            let base = (o * len + k) * inner;
-            for (slot, &x) in acc.iter_mut().zip(&a[base..base + inner]) {
+        for slice in rest.chunks_exact(inner) {
+            for (slot, &x) in acc.iter_mut().zip(slice) {
                 *slot = f(*slot, x);
             }
         }
@@ -438,14 +473,11 @@ pub fn reduce_fold<T: Num>(
 ) -> Result<Vec<T>> {
     let mut out = alloc(outer * inner)?;
     if inner == 1 && len > 0 {
-        let fold_row = |row: &[T]| row.iter().fold(init, |acc, &x| f(acc, x));
-        if a.len() > PARALLEL_THRESHOLD && outer > 1 {
-            out.par_extend(a.par_chunks_exact(len).map(fold_row));
-        } else {
-            out.extend(a.chunks_exact(len).map(fold_row));
-        }
+        per_row(a, len, &mut out, |row| {
+            row.iter().fold(init, |acc, &x| f(acc, x))
+        });
     } else {
-        reduce_rows(a, outer, len, inner, init, f, &mut out);
+        reduce_rows(a, outer, len, inner, Some(init), f, &mut out);
     }
     Ok(out)
 }
@@ -543,6 +575,20 @@ multiversion! {
     }
 }
 
+/// Whether an axis reduction without identity has anything to compute: false when its output is
+/// empty; an error for an empty axis (the runtime refuses those first, in the user's words).
+fn has_work(outer: usize, len: usize, inner: usize, what: &str) -> Result<bool> {
+    if outer * inner == 0 {
+        return Ok(false);
+    }
+    if len == 0 {
+        return Err(crate::runtime::error::RuntimeError::Value(format!(
+            "internal error: {what} of an empty axis reached the backend; please report this as a devarray bug"
+        )));
+    }
+    Ok(true)
+}
+
 /// Max or min along the middle axis of a row-major (outer, len, inner) block; `len` > 0.
 pub fn reduce_extreme<T: Num>(
     a: &[T],
@@ -552,32 +598,16 @@ pub fn reduce_extreme<T: Num>(
     which: Extreme,
 ) -> Result<Vec<T>> {
     let mut out = alloc(outer * inner)?;
-    if outer * inner == 0 {
+    if !has_work(outer, len, inner, "max/min")? {
         return Ok(out);
-    }
-    if len == 0 {
-        return Err(crate::runtime::error::RuntimeError::Value(
-            "internal error: max/min of an empty axis reached the backend; please report this as a devarray bug".into(),
-        ));
     }
     if inner == 1 {
-        if a.len() > PARALLEL_THRESHOLD && outer > 1 {
-            out.par_extend(a.par_chunks_exact(len).map(|row| extreme(row, which)));
-        } else {
-            out.extend(a.chunks_exact(len).map(|row| extreme(row, which)));
-        }
-        return Ok(out);
-    }
-    // Along a non-last axis: start from the first slice and fold the others into it in order,
-    // element by element (contiguous, so it vectorises), as numpy does.
-    for block in a.chunks_exact(len * inner) {
-        let start = out.len();
-        out.extend_from_slice(&block[..inner]);
-        let acc = &mut out[start..];
-        for slice in block[inner..].chunks_exact(inner) {
-            for (s, &x) in acc.iter_mut().zip(slice) {
-                *s = which.pick(*s, x);
-            }
+        per_row(a, len, &mut out, |row| extreme(row, which));
+    } else {
+        // The op is chosen here, not per element.
+        match which {
+            Extreme::Max => reduce_rows(a, outer, len, inner, None, T::maximum, &mut out),
+            Extreme::Min => reduce_rows(a, outer, len, inner, None, T::minimum, &mut out),
         }
     }
     Ok(out)
@@ -593,28 +623,32 @@ pub fn reduce_arg<T: Num>(
     which: Extreme,
 ) -> Result<Vec<i64>> {
     let mut out = alloc(outer * inner)?;
-    if outer * inner == 0 {
+    if !has_work(outer, len, inner, "argmax/argmin")? {
         return Ok(out);
-    }
-    if len == 0 {
-        return Err(crate::runtime::error::RuntimeError::Value(
-            "internal error: argmax/argmin of an empty axis reached the backend; please report this as a devarray bug".into(),
-        ));
     }
     if inner == 1 {
         // Two vectorised passes instead of one branchy one: the extreme, then where it first is.
-        let arg_row = |row: &[T]| {
-            let value = extreme(row, which);
-            first_index_of(row, value).unwrap_or(0) as i64
-        };
-        if a.len() > PARALLEL_THRESHOLD && outer > 1 {
-            out.par_extend(a.par_chunks_exact(len).map(arg_row));
-        } else {
-            out.extend(a.chunks_exact(len).map(arg_row));
+        per_row(a, len, &mut out, |row| {
+            first_index_of(row, extreme(row, which)).unwrap_or(0) as i64
+        });
+    } else {
+        match which {
+            Extreme::Max => arg_along_slices(a, len, inner, |x, best| x > best, &mut out),
+            Extreme::Min => arg_along_slices(a, len, inner, |x, best| x < best, &mut out),
         }
-        return Ok(out);
     }
-    // Along a non-last axis: walk the slices in order, keeping each position's best so far.
+    Ok(out)
+}
+
+/// argmax/argmin along a non-last axis: walk the slices in order, keeping each position's best
+/// so far (a NaN best is kept; a NaN newcomer wins).
+fn arg_along_slices<T: Num>(
+    a: &[T],
+    len: usize,
+    inner: usize,
+    wins: impl Fn(T, T) -> bool,
+    out: &mut Vec<i64>,
+) {
     let mut best: Vec<T> = Vec::with_capacity(inner);
     for block in a.chunks_exact(len * inner) {
         let start = out.len();
@@ -624,18 +658,13 @@ pub fn reduce_arg<T: Num>(
         best.extend_from_slice(&block[..inner]);
         for (k, slice) in block.chunks_exact(inner).enumerate().skip(1) {
             for ((b, i), &x) in best.iter_mut().zip(index.iter_mut()).zip(slice) {
-                let wins = match which {
-                    Extreme::Max => x > *b,
-                    Extreme::Min => x < *b,
-                };
-                if !b.is_nan() && (x.is_nan() || wins) {
+                if !b.is_nan() && (x.is_nan() || wins(x, *b)) {
                     *b = x;
                     *i = k as i64;
                 }
             }
         }
     }
-    Ok(out)
 }
 
 /// Integer and bool matrix products (floats go through GEMM): row-major (m, k) x (k, n).
@@ -751,6 +780,12 @@ mod tests {
         assert_eq!(
             reduce_arg(&ints, 1, 2, 3, Extreme::Min).unwrap(),
             vec![0, 0, 1]
+        );
+        // Sums and products over an empty axis give the identity.
+        assert_eq!(reduce_sum::<f32>(&[], 2, 0, 3).unwrap(), vec![0.0; 6]);
+        assert_eq!(
+            reduce_fold::<i32>(&[], 1, 0, 2, 1, |a, b| a * b).unwrap(),
+            vec![1, 1]
         );
         // Empty outputs are empty; an empty axis is refused, never a panic.
         assert!(reduce_extreme::<f32>(&[], 1, 3, 0, Extreme::Max)

@@ -268,17 +268,10 @@ pub fn examples() -> Vec<FusedKernel> {
     {
         every = Unary(op, Box::new(every));
     }
-    for op in [
-        BinaryOp::Add,
-        BinaryOp::Sub,
-        BinaryOp::Mul,
-        BinaryOp::Div,
-        BinaryOp::FloorDiv,
-        BinaryOp::Mod,
-        BinaryOp::Pow,
-        BinaryOp::Maximum,
-        BinaryOp::Minimum,
-    ] {
+    for op in BinaryOp::ALL
+        .into_iter()
+        .filter(|&op| FusedExpr::fuses_binary(op))
+    {
         every = Binary(op, Box::new(every), Box::new(Scalar(-1.5)));
     }
     every = Binary(BinaryOp::Add, Box::new(every), input(2));
