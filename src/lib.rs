@@ -17,6 +17,7 @@ pub mod lang;
 pub mod nn;
 pub mod repl;
 pub mod runtime;
+pub mod vocab;
 
 pub use eval::session::{
     Completeness, Completion, DisplayData, DisplayPolicy, ErrorFrame, EvalError, EvalOutput,

@@ -24,8 +24,8 @@ pub mod cpu;
 pub mod cuda;
 pub mod sim;
 
-use crate::runtime::error::{Result, RuntimeError};
-use crate::runtime::{BinaryOp, DType, FusedExpr, HostData, ReduceOp, Scalar, UnaryOp};
+use crate::vocab::error::{Result, RuntimeError};
+use crate::vocab::{BinaryOp, DType, FusedExpr, HostData, ReduceOp, Scalar, UnaryOp};
 pub use cpu::CpuStorage;
 use cuda::CudaDevice;
 pub use cuda::CudaStorage;

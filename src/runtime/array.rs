@@ -10,7 +10,8 @@ use super::error::{Result, RuntimeError};
 use super::host::{HostData, Scalar};
 use super::index::basic_view;
 use super::memory::Charge;
-use super::ops::{BinaryOp, FusedExpr, IndexItem, Operand, ReduceOp, UnaryOp};
+use super::operand::{IndexItem, Operand};
+use super::ops::{BinaryOp, FusedExpr, ReduceOp, UnaryOp};
 use super::shape::{
     broadcast_shapes, broadcast_strides, checked_bytes, contiguous_strides, normalize_axes,
     normalize_axis, shape_compact, shape_tuple,

@@ -1,6 +1,6 @@
 //! Basic indexing: turns a subscript into a strided view of the source (no data touched).
 use super::error::{Result, RuntimeError};
-use super::ops::IndexItem;
+use super::operand::IndexItem;
 use super::shape::contiguous_strides;
 use crate::backend::StridedView;
 

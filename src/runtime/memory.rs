@@ -4,8 +4,8 @@
 //! `DEVARRAY_CPU_MEMORY` is set) refuses requests that do not fit; the host ledger also checks
 //! large requests against the kernel's MemAvailable. Host buffers kept for reuse
 //! (`backend::cpu::pool`) hold no charge, so they count as free.
-use super::device::{Device, DeviceKind};
-use super::error::{Result, RuntimeError};
+use crate::vocab::memory::host_memory;
+use crate::vocab::{Device, DeviceKind, Result, RuntimeError};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -130,29 +130,6 @@ impl Drop for Charge {
     fn drop(&mut self) {
         self.ledger.used.fetch_sub(self.bytes, Ordering::Relaxed);
         self.ledger.live.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// (MemAvailable, MemTotal) in bytes from /proc/meminfo, where the system has one.
-pub fn host_memory() -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = text.lines().find(|l| l.starts_with(name))?;
-        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        kib.checked_mul(1024)
-    };
-    Some((field("MemAvailable:")?, field("MemTotal:")?))
-}
-
-/// The error for a host allocation the allocator refused.
-pub fn host_out_of_memory(requested: u64) -> RuntimeError {
-    let (free, total) = host_memory().unwrap_or((0, 0));
-    RuntimeError::OutOfMemory {
-        device: Device::cpu(0),
-        requested,
-        free,
-        total,
-        setting: None,
     }
 }
 

@@ -15,24 +15,22 @@
 //! asynchronous on each card's CUDA stream (so the engine gives them no `Stream` of its own).
 //! A machine without a driver has none, and nothing else changes.
 pub mod array;
-pub mod device;
-pub mod dtype;
 pub mod engine;
-pub mod error;
-pub mod host;
 pub mod index;
 pub mod memory;
-pub mod ops;
+pub mod operand;
 pub mod random;
 pub mod shape;
 
+// The shared vocabulary (`crate::vocab`) is part of the runtime's API: layers above name it here.
+pub use crate::vocab::{device, dtype, error, host, ops};
+pub use crate::vocab::{
+    BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, ReduceOp, Result, RuntimeError,
+    Scalar, UnaryOp,
+};
 pub use array::Array;
-pub use device::{Device, DeviceKind};
-pub use dtype::DType;
 pub use engine::{TransferKind, TransferRecord};
-pub use error::{Result, RuntimeError};
-pub use host::{HostData, Scalar};
-pub use ops::{BinaryOp, FusedExpr, IndexItem, Operand, ReduceOp, UnaryOp};
+pub use operand::{IndexItem, Operand};
 
 use crate::backend::cuda::{self, CudaDevice, CudaStorage};
 use crate::backend::sim::Stream;

@@ -1,7 +1,7 @@
 //! Element traits: kernels are generic over these and monomorphised per dtype, so no element
 //! goes through dynamic dispatch.
 use super::CpuStorage;
-use crate::runtime::DType;
+use crate::vocab::DType;
 
 pub trait Element: Copy + Send + Sync + PartialOrd + Default + std::fmt::Debug + 'static {
     const DTYPE: DType;

@@ -7,8 +7,8 @@
 //! one-op kernels use, applied in the same dtype, so fused and unfused results are identical.
 use super::element::{Float, Num};
 use super::kernels::map_blocks;
-use crate::runtime::error::{Result, RuntimeError};
-use crate::runtime::{BinaryOp, FusedExpr, UnaryOp};
+use crate::vocab::error::{Result, RuntimeError};
+use crate::vocab::{BinaryOp, FusedExpr, UnaryOp};
 
 multiversion! {
 /// `op` applied to every element of `buf` in place. Only `Not` (it changes the dtype) is refused.

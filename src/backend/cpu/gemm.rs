@@ -14,7 +14,7 @@
 use super::blas::{self, CblasGemm, CBLAS_NO_TRANS, CBLAS_ROW_MAJOR};
 use super::kernels::alloc;
 use crate::backend::MatmulLayout;
-use crate::runtime::error::Result;
+use crate::vocab::error::Result;
 use gemm::Parallelism;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
@@ -213,7 +213,7 @@ pub fn gemm_batched<T: GemmFloat>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<
     let (m, k, n) = (l.m, l.k, l.n);
     let total = l.batch * m * n;
     if l.lhs_offsets.len() != l.batch || l.rhs_offsets.len() != l.batch {
-        return Err(crate::runtime::error::RuntimeError::DType(
+        return Err(crate::vocab::error::RuntimeError::DType(
             "internal error: matmul batch offsets do not match the batch; please report this as a devarray bug".into(),
         ));
     }

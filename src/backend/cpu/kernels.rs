@@ -1,7 +1,7 @@
 //! Generic CPU loops. Each is monomorphised per element type; contiguous inputs take a straight
 //! (auto-vectorised) path, and arrays above `PARALLEL_THRESHOLD` elements are split across cores.
 use super::element::{Element, Num};
-use crate::runtime::error::Result;
+use crate::vocab::error::Result;
 use rayon::prelude::*;
 
 /// Below this many elements a kernel stays on the calling thread: waking rayon costs more.
@@ -14,7 +14,7 @@ pub fn alloc<T: Element>(n: usize) -> Result<Vec<T>> {
     }
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| {
-        crate::runtime::memory::host_out_of_memory(
+        crate::vocab::memory::host_out_of_memory(
             (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
         )
     })?;
@@ -582,7 +582,7 @@ fn has_work(outer: usize, len: usize, inner: usize, what: &str) -> Result<bool> 
         return Ok(false);
     }
     if len == 0 {
-        return Err(crate::runtime::error::RuntimeError::Value(format!(
+        return Err(crate::vocab::error::RuntimeError::Value(format!(
             "internal error: {what} of an empty axis reached the backend; please report this as a devarray bug"
         )));
     }

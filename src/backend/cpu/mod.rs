@@ -12,8 +12,8 @@ pub use blas::describe as gemm_info;
 mod vmath;
 
 use super::{BackendStorage, MatmulLayout, StridedView};
-use crate::runtime::error::{Result, RuntimeError};
-use crate::runtime::{BinaryOp, DType, FusedExpr, HostData, ReduceOp, UnaryOp};
+use crate::vocab::error::{Result, RuntimeError};
+use crate::vocab::{BinaryOp, DType, FusedExpr, HostData, ReduceOp, UnaryOp};
 use element::{Element, Float, Num};
 use kernels::{alloc, map1, map2};
 
@@ -257,8 +257,8 @@ impl BackendStorage for CpuStorage {
         }
     }
 
-    fn scalar_at(&self, index: usize) -> Option<crate::runtime::Scalar> {
-        use crate::runtime::Scalar;
+    fn scalar_at(&self, index: usize) -> Option<crate::vocab::Scalar> {
+        use crate::vocab::Scalar;
         Some(match self {
             CpuStorage::F32(v) => Scalar::Float(f64::from(*v.get(index)?)),
             CpuStorage::F64(v) => Scalar::Float(*v.get(index)?),

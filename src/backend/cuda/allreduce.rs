@@ -3,7 +3,7 @@
 use super::device::{driver_error, lock};
 use super::storage::CudaStorage;
 use crate::backend::AllReduce;
-use crate::runtime::{DType, HostData, Result, RuntimeError};
+use crate::vocab::{DType, HostData, Result, RuntimeError};
 use cudarc::nccl::sys as nccl;
 
 /// The CUDA implementation of [`AllReduce`].

@@ -1,7 +1,7 @@
 //! cuBLAS GEMM for row-major matrices. cuBLAS is column-major, so C = A·B (row-major) is computed
 //! as Cᵀ = Bᵀ·Aᵀ: the same bytes read column-major, with the operands swapped.
 use super::device::{driver_error, lock, CudaDevice, DevicePtr};
-use crate::runtime::{DType, Result, RuntimeError};
+use crate::vocab::{DType, Result, RuntimeError};
 use cudarc::cublas::{result as br, sys as bs};
 use std::ffi::c_int;
 

@@ -7,7 +7,7 @@ use super::fused::{FusedCache, FusedKernel};
 use super::kernels::{self, Module, Program};
 use super::nvrtc::{self, Target};
 use super::probe::probe;
-use crate::runtime::{DType, Device, FusedExpr, Result, RuntimeError};
+use crate::vocab::{DType, Device, FusedExpr, Result, RuntimeError};
 use cudarc::driver::sys as cu;
 use cudarc::driver::{result as dr, CudaContext, CudaFunction, CudaModule, CudaStream};
 use std::collections::{BTreeMap, HashMap};

@@ -5,7 +5,7 @@
 //! once per distinct expression. Each device keeps the compiled functions in a [`FusedCache`]
 //! keyed by the expression's structure ([`fused_key`]), so a repeated launch builds no text.
 use super::kernels::{dtype_tag, with_prelude, Program, MATH};
-use crate::runtime::{BinaryOp, DType, FusedExpr, UnaryOp};
+use crate::vocab::{BinaryOp, DType, FusedExpr, UnaryOp};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};

@@ -5,7 +5,7 @@
 //! include paths. Entry names are `extern "C"` (unmangled) and built here from the op and dtype
 //! names; `tests/cuda_nvrtc.rs` compiles every program and checks each name in
 //! [`Program::entries`] is in the output, so the table and the sources cannot drift apart.
-use crate::runtime::{BinaryOp, DType, ReduceOp, UnaryOp};
+use crate::vocab::{BinaryOp, DType, ReduceOp, UnaryOp};
 
 const COMMON: &str = include_str!("kernels/common.cuh");
 /// Scalar helpers (`da_exp`, `da_floor_div`, ...) for elementwise.cu and fused kernels.

@@ -1,6 +1,6 @@
 //! cuRAND: uniform and normal samples generated on the device, on the device's stream.
 use super::device::{driver_error, lock, CudaDevice, DevicePtr};
-use crate::runtime::{DType, Result, RuntimeError};
+use crate::vocab::{DType, Result, RuntimeError};
 use cudarc::curand::{result as rr, sys as rs};
 
 pub struct RngHandle(rs::curandGenerator_t);

@@ -10,7 +10,7 @@ use super::device::{driver_error, launch_config, CudaDevice, DeviceBuffer};
 use super::kernels::{self, Module};
 use super::random::Distribution;
 use crate::backend::{MatmulLayout, StridedView};
-use crate::runtime::{
+use crate::vocab::{
     BinaryOp, DType, FusedExpr, HostData, ReduceOp, Result, RuntimeError, Scalar, UnaryOp,
 };
 use cudarc::driver::{DeviceRepr, PushKernelArg};

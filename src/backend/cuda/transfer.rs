@@ -2,7 +2,7 @@
 //! peer where the cards can reach each other, through the host otherwise). Events order the work
 //! of two devices' streams.
 use super::device::{driver_error, CudaDevice, DevicePtr};
-use crate::runtime::Result;
+use crate::vocab::Result;
 use cudarc::driver::{result as dr, sys as cu};
 use std::sync::Arc;
 

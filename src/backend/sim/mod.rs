@@ -10,7 +10,7 @@
 //!
 //! Jobs never panic the worker (a panic becomes an error), and an error raised by a job is kept
 //! and handed to the next synchronising call that can report it ([`Stream::take_error`]).
-use crate::runtime::error::{Result, RuntimeError};
+use crate::vocab::error::{Result, RuntimeError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};

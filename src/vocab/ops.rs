@@ -1,7 +1,5 @@
-//! Op vocabulary: the primitive elementwise, reduction and indexing operations every backend
-//! implements, and the operand types the language passes in.
-use super::array::Array;
-use super::host::Scalar;
+//! Op vocabulary: the primitive elementwise and reduction operations every backend implements,
+//! and the fused elementwise expressions built from them.
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum UnaryOp {
@@ -223,26 +221,4 @@ impl ReduceOp {
             ReduceOp::ArgMin => "argmin",
         }
     }
-}
-
-/// One side of a binary op: an array, or a Python scalar that broadcasts on any device.
-#[derive(Clone, Copy)]
-pub enum Operand<'a> {
-    Array(&'a Array),
-    Scalar(Scalar),
-}
-
-/// One item of a subscript `x[...]`.
-#[derive(Clone)]
-pub enum IndexItem {
-    Int(i64),
-    Slice {
-        start: Option<i64>,
-        stop: Option<i64>,
-        step: Option<i64>,
-    },
-    NewAxis,
-    Ellipsis,
-    /// An integer array (gathers along one axis) or a bool mask (must be the only item).
-    Array(Array),
 }
