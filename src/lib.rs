@@ -1,12 +1,15 @@
 //! devarray: a device-aware array language.
 //!
-//! Layers, each depending only on the ones below it:
+//! Layers, each depending only on the ones below it (`tests/layers.rs` keeps it so):
 //! - [`repl`] — the terminal frontend (the Jupyter kernel lives in `kernel/`);
-//! - [`eval`] — the interpreter and [`eval::Session`], the one evaluator API;
-//! - [`lang`] — lexer, parser and syntax tree (knows nothing of arrays);
-//! - [`display`] — text and HTML rendering of arrays and Python-style formatting;
-//! - [`runtime`] — devices, arrays, dtypes, op dispatch;
-//! - [`backend`] — where the bytes live and the kernels run (cpu today).
+//! - [`eval`] — the interpreter and [`eval::session::Session`], the one evaluator API;
+//! - [`modules`] — the built-in libraries: Python's built-ins, `mxnet`, `torch`, `time`, `sys`, `math`;
+//! - [`object`] — the object model: values, exceptions, operators, repr, the `Interpreter` trait;
+//! - [`nn`] — autograd, layers, training, parameter files, data sets (no language);
+//! - [`display`] — text and HTML rendering of plain data; [`lang`] — lexer, parser, syntax tree;
+//! - [`runtime`] — devices, arrays, op dispatch;
+//! - [`backend`] — where the bytes live and the kernels run (cpu, simulated GPUs, CUDA);
+//! - [`vocab`] — what runtime and backends share: dtypes, devices, op enums, errors.
 //!
 //! See ARCHITECTURE.md for the code map and the invariants.
 
@@ -14,7 +17,9 @@ pub mod backend;
 pub mod display;
 pub mod eval;
 pub mod lang;
+pub mod modules;
 pub mod nn;
+pub mod object;
 pub mod repl;
 pub mod runtime;
 pub mod vocab;

@@ -58,11 +58,7 @@ fn main() -> ExitCode {
 fn parse_cli() -> Cli {
     let mut command = Cli::command();
     if std::env::args().any(|a| a == "--version" || a == "-V") {
-        let text = format!(
-            "{}\nGEMM for large products: {}",
-            env!("CARGO_PKG_VERSION"),
-            devarray::runtime::cpu_gemm_info()
-        );
+        let text = Session::version_text();
         command = command.version(&*Box::leak(text.into_boxed_str()));
     }
     Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())

@@ -25,9 +25,9 @@
 //! The fused kernels apply the same per-element functions in the same dtype as the one-op
 //! kernels, so the result is bit-for-bit the unfused one.
 use super::interp::Interp;
-use super::ops::{as_scalar, runtime_binop, wrap};
-use super::value::{BuiltinFn, BuiltinKind, Flavor, Value};
 use crate::lang::ast::{Arg, BinOp, Expr, ExprKind, UnaryOp as AstUnary};
+use crate::object::ops::{as_scalar, runtime_binop, wrap};
+use crate::object::value::{BuiltinFn, BuiltinKind, Flavor, Value};
 use crate::runtime::{Array, FusedExpr, UnaryOp};
 
 /// The elementwise methods of an array that take no arguments, by name; also the names of the
@@ -57,7 +57,7 @@ fn builtin_op(callee: &Value) -> Option<UnaryOp> {
     let BuiltinKind::Free(f) = b.kind else {
         return None;
     };
-    use super::arrays as a;
+    use crate::modules::arrays as a;
     let table: [(BuiltinFn, UnaryOp); 9] = [
         (a::ns_exp, UnaryOp::Exp),
         (a::ns_log, UnaryOp::Log),
@@ -67,7 +67,7 @@ fn builtin_op(callee: &Value) -> Option<UnaryOp> {
         (a::ns_sigmoid, UnaryOp::Sigmoid),
         (a::ns_relu, UnaryOp::Relu),
         (a::ns_square, UnaryOp::Square),
-        (super::builtins::abs, UnaryOp::Abs),
+        (crate::modules::builtins::abs, UnaryOp::Abs),
     ];
     table
         .iter()
@@ -163,12 +163,12 @@ fn pure_value(it: &mut Interp, e: &Expr) -> Option<Value> {
             }
             #[cfg(test)]
             tests::count(|c| c.products += 1);
-            super::ops::binary(it, BinOp::MatMul, &l, &r).ok()
+            crate::object::ops::binary(it, BinOp::MatMul, &l, &r).ok()
         }
         ExprKind::Attribute { value, attr, .. } => match pure_value(it, value)? {
             Value::Module(m) => m.get(attr),
             obj @ Value::Array(_) if PURE_ARRAY_ATTRS.contains(&&**attr) => {
-                super::builtins::get_attr(it, &obj, attr).ok()
+                crate::modules::builtins::get_attr(it, &obj, attr).ok()
             }
             _ => None,
         },
@@ -383,14 +383,14 @@ fn numbers_value(it: &mut Interp, e: &Expr) -> Option<Value> {
         ExprKind::Binary { op, left, right } if *op != BinOp::MatMul => {
             let l = numbers_value(it, left)?;
             let r = numbers_value(it, right)?;
-            super::ops::binary(it, *op, &l, &r).ok()
+            crate::object::ops::binary(it, *op, &l, &r).ok()
         }
         ExprKind::Unary {
             op: AstUnary::Neg,
             operand,
         } => {
             let v = numbers_value(it, operand)?;
-            super::ops::unary(it, AstUnary::Neg, &v).ok()
+            crate::object::ops::unary(it, AstUnary::Neg, &v).ok()
         }
         _ => match cached(it, e) {
             Some(v) => Some(v),

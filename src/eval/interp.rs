@@ -6,7 +6,6 @@
 //! yet, so the innermost failing expression is what the caret points at.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::lang::ast::{
@@ -14,16 +13,12 @@ use crate::lang::ast::{
     Param, ParamKind, Program, Stmt, StmtKind, UnaryOp,
 };
 use crate::lang::Span;
-use crate::runtime::Runtime;
 
-use super::error::{Exc, ExcKind, Frame};
 use super::fuse::Attempt;
-use super::globals::Globals;
-use super::session::{InterruptHandle, OutputSink};
-use super::value::{
-    Args, Builtin, BuiltinKind, Dict, ExcValue, Function, FunctionBody, Module, Value,
-};
-use super::{builtins, format, modules, ops};
+use crate::modules::{self, builtins, magic};
+use crate::object::error::{Exc, ExcKind, Frame};
+use crate::object::value::{Args, BuiltinKind, Dict, ExcValue, Function, FunctionBody, Value};
+use crate::object::{format, hash_key, ops, Env, Interpreter, NameMap, OutputSink, Scope, State};
 
 /// How deep user function calls may nest before `RecursionError` (Python's
 /// default limit). The native stack grows on demand (`grow`), so this is a
@@ -59,41 +54,6 @@ fn lookup_in_scopes(env: &Env, name: &str) -> Option<Value> {
 #[inline]
 fn grow<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, f)
-}
-
-/// Variables by name. Identifiers are short and hashed on every lookup, so a fast
-/// non-cryptographic hash (foldhash) replaces SipHash; names come from source code,
-/// so flooding them is not a concern.
-pub type NameMap<V> = HashMap<Ident, V, foldhash::fast::FixedState>;
-pub type NameSet = HashSet<Ident, foldhash::fast::FixedState>;
-
-/// A function call's local scope. Closures keep their defining scope alive.
-pub type Env = Rc<RefCell<Scope>>;
-
-#[derive(Default)]
-pub struct Scope {
-    pub vars: NameMap<Value>,
-    pub parent: Option<Env>,
-    /// Names declared `global` in this function.
-    pub globals: NameSet,
-}
-
-/// Everything a session keeps between `eval` calls.
-pub struct State {
-    pub globals: Globals,
-    pub builtins: NameMap<Value>,
-    pub rt: Runtime,
-    pub interrupt: InterruptHandle,
-    /// After `npx.set_np()`: arrays made by the native functions print like MXNet's numpy mode.
-    pub np_mode: bool,
-    /// Modules imported so far, by dotted name (each is built once per session).
-    pub modules: HashMap<String, Rc<Module>>,
-    /// Where creation functions allocate when no device is given.
-    pub default_device: crate::runtime::Device,
-    /// Session start, the origin of `time.perf_counter()`.
-    pub started: std::time::Instant,
-    /// Autograd tape and layer naming (`crate::nn`).
-    pub nn: crate::nn::NnState,
 }
 
 /// Non-error control flow, and errors, unwinding through statements.
@@ -310,7 +270,7 @@ impl<'s> Interp<'s> {
                 }
             }
             StmtKind::Magic { name, arg, .. } => {
-                super::magic::run(self, name, arg)?;
+                magic::run(self, name, arg)?;
             }
         }
         Ok(())
@@ -802,7 +762,8 @@ impl<'s> Interp<'s> {
             return Ok(None);
         };
         let callee = self.eval(func)?;
-        let is_creator = matches!(&callee, Value::Builtin(b) if super::arrays::is_creator(b.name));
+        let is_creator =
+            matches!(&callee, Value::Builtin(b) if crate::modules::arrays::is_creator(b.name));
         if !is_creator {
             // Not a creation call: evaluate normally (callee already evaluated).
             let l = self.call_with_exprs(&callee, args, left.span)?;
@@ -1173,7 +1134,11 @@ impl<'s> Interp<'s> {
             Some(name) => {
                 let mut d = Dict::default();
                 for (k, v) in kw {
-                    d.insert(super::value::HashKey::Str(k.clone()), Value::Str(k), v);
+                    d.insert(
+                        crate::object::value::HashKey::Str(k.clone()),
+                        Value::Str(k),
+                        v,
+                    );
                 }
                 scope
                     .vars
@@ -1267,7 +1232,7 @@ impl<'s> Interp<'s> {
                 .collect(),
             Value::Dict(d) => d.borrow().entries.iter().map(|(k, _)| k.clone()).collect(),
             Value::Range(start, stop, step) => {
-                let n = super::value::range_len(*start, *stop, *step);
+                let n = crate::object::value::range_len(*start, *stop, *step);
                 if n > 100_000_000 {
                     return Err(Exc::new(
                         ExcKind::MemoryError,
@@ -1276,7 +1241,7 @@ impl<'s> Interp<'s> {
                 }
                 (0..n).map(|i| Value::Int(start + i * step)).collect()
             }
-            Value::Array(a) => super::arrays::iter_rows(a)?,
+            Value::Array(a) => crate::modules::arrays::iter_rows(a)?,
             Value::Object(o) => match o.get_attr(o, "__iter__") {
                 Some(_) if o.get_attr(o, "__lazy_iter__").is_some() => {
                     let mut items = Vec::new();
@@ -1359,13 +1324,75 @@ fn is_slice_like(e: &Expr) -> bool {
         || matches!(&e.kind, ExprKind::None)
 }
 
-pub fn name_error(name: &str) -> Exc {
-    Exc::new(ExcKind::NameError, format!("name '{name}' is not defined"))
+impl Interpreter for Interp<'_> {
+    fn state(&self) -> &State {
+        self.st
+    }
+    fn state_mut(&mut self) -> &mut State {
+        self.st
+    }
+    fn out(&mut self) -> &mut dyn OutputSink {
+        self.out
+    }
+    fn source(&self) -> &Rc<str> {
+        &self.source
+    }
+    fn repr_depth(&mut self) -> &mut usize {
+        &mut self.repr_depth
+    }
+    fn call_value(&mut self, callee: &Value, args: Args) -> Result<Value, Exc> {
+        Interp::call_value(self, callee, args)
+    }
+    fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc> {
+        Interp::iterate(self, v)
+    }
+    /// Parse and run `code` (the argument of a magic) in the current session.
+    /// Returns the value of a final expression statement.
+    fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc> {
+        let program = crate::lang::parse(code).map_err(|e| {
+            let mut x = Exc::new(ExcKind::SyntaxError, e.message);
+            x.span = Some(e.span);
+            x.source = Some(Rc::from(code));
+            x
+        })?;
+        let source: Rc<str> = Rc::from(code);
+        let saved = std::mem::replace(&mut self.source, source);
+        let mut last = None;
+        let mut result = Ok(());
+        for stmt in &program.body {
+            match &stmt.kind {
+                crate::lang::ast::StmtKind::Expr(e) => match self.eval(e) {
+                    Ok(v) => last = Some(v),
+                    Err(x) => {
+                        result = Err(x);
+                        break;
+                    }
+                },
+                _ => {
+                    last = None;
+                    if let Err(c) = self.exec_stmt(stmt) {
+                        result = Err(match c {
+                            Ctl::Exc(e) => *e,
+                            _ => Exc::new(
+                                ExcKind::SyntaxError,
+                                "'break', 'continue' or 'return' outside a loop or function",
+                            ),
+                        });
+                        break;
+                    }
+                }
+            }
+        }
+        self.source = saved;
+        result.map(|()| last)
+    }
+    fn check_interrupt(&mut self) -> Result<(), Exc> {
+        Interp::check_interrupt(self)
+    }
 }
 
-pub fn hash_key(v: &Value) -> Result<super::value::HashKey, Exc> {
-    v.hash_key()
-        .ok_or_else(|| Exc::type_error(format!("unhashable type: '{}'", v.type_name())))
+pub fn name_error(name: &str) -> Exc {
+    Exc::new(ExcKind::NameError, format!("name '{name}' is not defined"))
 }
 
 /// Does an exception of `kind` match the `except` clause value `clause`?
@@ -1385,30 +1412,4 @@ fn exc_matches(kind: ExcKind, clause: &Value) -> Result<bool, Exc> {
             other.type_name()
         ))),
     }
-}
-
-/// A builtin function value.
-pub fn builtin(name: &'static str, doc: &'static str, f: super::value::BuiltinFn) -> Value {
-    Value::Builtin(Rc::new(Builtin {
-        name,
-        doc,
-        kind: BuiltinKind::Free(f),
-    }))
-}
-
-/// A method bound to `receiver`.
-pub fn method(
-    receiver: &Value,
-    name: &'static str,
-    doc: &'static str,
-    f: super::value::MethodFn,
-) -> Value {
-    Value::Builtin(Rc::new(Builtin {
-        name,
-        doc,
-        kind: BuiltinKind::Method {
-            receiver: receiver.clone(),
-            f,
-        },
-    }))
 }

@@ -3,15 +3,16 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use crate::lang::{InputStatus, Span};
 use crate::runtime::{Runtime, RuntimeConfig};
 
-use super::error::Exc;
-use super::interp::{Interp, State};
-use super::value::Value;
+use super::interp::Interp;
+use crate::object::{Exc, State, Value};
+
+// The output protocol and the interrupt handle are the object layer's; frontends name them here.
+pub use crate::object::output::{DisplayData, OutputSink, ProgressState};
+pub use crate::object::state::InterruptHandle;
 
 /// How a session is set up. `Default` gives a CPU-only session configured from
 /// the environment (`DEVARRAY_SIM_GPUS`, `DEVARRAY_SIM_GPU_MEMORY`, `DEVARRAY_CPU_MEMORY`).
@@ -37,47 +38,6 @@ pub enum DisplayPolicy {
     EveryExpression,
     /// Only the last statement, when it is an expression (a notebook cell, as IPython does).
     LastExpression,
-}
-
-/// A displayable value: always text/plain, and text/html for arrays and tables.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DisplayData {
-    pub plain: String,
-    pub html: Option<String>,
-}
-
-/// Receives output while a statement runs, so a frontend can stream it.
-pub trait OutputSink {
-    fn stdout(&mut self, text: &str);
-    fn stderr(&mut self, text: &str);
-    /// `is_result` is true for the value of a top-level expression statement
-    /// (a notebook's execute_result), false for explicit `display(...)` calls.
-    fn display(&mut self, data: &DisplayData, is_result: bool);
-    /// Clear the cell's output so far (`clear_output()`); `wait` defers it to
-    /// the next output. Only notebooks have a cell output to clear, so the
-    /// default does nothing.
-    fn clear_output(&mut self, _wait: bool) {}
-    /// A line that redraws itself as work advances (a progress bar). A
-    /// terminal redraws it with `\r`; a notebook shows it once and then
-    /// updates that output in place (`display_id` names it).
-    fn progress(&mut self, display_id: &str, text: &str, state: ProgressState) {
-        let _ = display_id;
-        match state {
-            ProgressState::Start | ProgressState::Update => self.stdout(&format!("\r{text}")),
-            ProgressState::End => self.stdout("\n"),
-        }
-    }
-}
-
-/// Where a progress line is in its life (see [`OutputSink::progress`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProgressState {
-    /// First drawn.
-    Start,
-    /// Redrawn with new text.
-    Update,
-    /// Finished: a terminal moves to the next line.
-    End,
 }
 
 /// One piece of output, as collected by [`Session::eval`].
@@ -184,27 +144,6 @@ pub struct Completion {
     pub end: usize,
 }
 
-/// A cloneable, thread-safe handle that asks the running statement to stop.
-/// The interpreter checks it between statements and inside loops and long ops;
-/// the statement then fails with `KeyboardInterrupt` and every variable stays.
-#[derive(Debug, Clone, Default)]
-pub struct InterruptHandle(Arc<AtomicBool>);
-
-impl InterruptHandle {
-    pub fn interrupt(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-    /// True once if an interrupt was requested, and clears it.
-    pub fn take(&self) -> bool {
-        // A plain load first: this runs before every statement, and an atomic swap costs a
-        // locked instruction even when no interrupt is pending.
-        self.0.load(Ordering::Relaxed) && self.0.swap(false, Ordering::SeqCst)
-    }
-    pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
 /// The evaluator: one per REPL, script or kernel. Variables persist across
 /// `eval` calls and survive every error and interrupt.
 pub struct Session {
@@ -283,17 +222,42 @@ fn runtime_config(config: &SessionConfig, warnings: &mut Vec<String>) -> Runtime
 }
 
 impl Session {
+    /// `devarray --version`: the version, and which GEMM computes large float products on the
+    /// CPU (finding out loads OpenBLAS, so it is asked for only when shown).
+    pub fn version_text() -> String {
+        format!(
+            "{}\nGEMM for large products: {}",
+            env!("CARGO_PKG_VERSION"),
+            crate::runtime::cpu_gemm_info()
+        )
+    }
+
+    /// The welcome line a frontend shows: the version and this session's devices, e.g.
+    /// `devarray 0.1.0 — cpu(0), gpu(0), gpu(1) (simulated)`.
+    pub fn welcome_line(&self) -> String {
+        let rt = &self.state.rt;
+        let mut devices = String::from("cpu(0)");
+        let gpus = rt.num_gpus();
+        for i in 0..gpus {
+            devices.push_str(&format!(", gpu({i})"));
+        }
+        if gpus > 0 {
+            let backend = rt.backend_name(crate::runtime::Device::gpu(0));
+            devices.push_str(&format!(" ({backend})"));
+        }
+        format!("devarray {} — {devices}", env!("CARGO_PKG_VERSION"))
+    }
+
     pub fn new(config: SessionConfig) -> Session {
         let mut warnings = Vec::new();
         let rt = Runtime::new(runtime_config(&config, &mut warnings));
         // Shared with the runtime, so an interrupt also ends a wait for device work.
-        let interrupt = InterruptHandle(rt.interrupt_flag());
-        let mut builtins = super::interp::NameMap::default();
-        super::builtins::install(&mut builtins);
-        super::modules::install_native(&mut builtins);
+        let interrupt = InterruptHandle::from_flag(rt.interrupt_flag());
+        let mut builtins = crate::object::NameMap::default();
+        crate::modules::install(&mut builtins);
         Session {
             state: State {
-                globals: super::globals::Globals::default(),
+                globals: crate::object::globals::Globals::default(),
                 builtins,
                 rt,
                 interrupt,
@@ -361,7 +325,7 @@ impl Session {
         };
         let mut names: Vec<String> = match base {
             Some(path) => match self.resolve_path(path) {
-                Some(v) => super::builtins::attr_names(&v),
+                Some(v) => crate::modules::builtins::attr_names(&v),
                 None => Vec::new(),
             },
             None => {
@@ -423,7 +387,7 @@ impl Session {
             // `x.sum`: an attribute of a user value; show the method's doc.
             let (base, attr) = path.rsplit_once('.')?;
             let b = self.resolve_path(base)?;
-            super::builtins::attr_names(&b)
+            crate::modules::builtins::attr_names(&b)
                 .iter()
                 .any(|n| n == attr)
                 .then(|| Value::str(&format!("{base}.{attr}")))
@@ -439,10 +403,10 @@ impl Session {
                     if shape.len() == 1 { "," } else { "" },
                     arr.dtype().name(),
                     arr.device(),
-                    super::format::array_repr(a).trim_start()
+                    crate::object::format::array_repr(a).trim_start()
                 )
             }
-            other => match super::builtins::doc_of(other) {
+            other => match crate::modules::builtins::doc_of(other) {
                 Some(doc) => format!("{path}\n{doc}"),
                 None => format!("{path}: {}", other.type_name()),
             },

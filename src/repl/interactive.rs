@@ -21,7 +21,7 @@ use rustyline::{Context, Editor, Helper};
 use super::gather::{Feed, StatementGatherer};
 use super::history::default_history_path;
 use super::output::{stderr_color, use_color, StdioSink};
-use super::{requested_exit_status, welcome_line, Evaluator, PRIMARY_PROMPT, SECONDARY_PROMPT};
+use super::{requested_exit_status, Evaluator, PRIMARY_PROMPT, SECONDARY_PROMPT};
 use crate::eval::session::{Session, SessionConfig};
 use crate::lang::lexer::{highlight, TokenClass};
 
@@ -36,9 +36,8 @@ const INDENT_UNIT: &str = "    ";
 pub fn run_repl(config: SessionConfig) -> i32 {
     let color = use_color(std::io::stdout().is_terminal());
     let error_color = stderr_color();
-    say(&format!("{}\n", welcome_line(&config)));
-
     let session = Rc::new(RefCell::new(Session::new(config)));
+    say(&format!("{}\n", session.borrow().welcome_line()));
     let interrupt = session.borrow().interrupt_handle();
     let unanswered = Arc::new(AtomicUsize::new(0));
     let presses = Arc::clone(&unanswered);

@@ -14,9 +14,7 @@ pub mod transcript;
 #[cfg(test)]
 mod test_support;
 
-use crate::eval::session::{
-    Completeness, EvalError, InterruptHandle, OutputSink, Session, SessionConfig,
-};
+use crate::eval::session::{Completeness, EvalError, InterruptHandle, OutputSink, Session};
 
 /// The prompt that starts a statement.
 pub const PRIMARY_PROMPT: &str = ">>> ";
@@ -57,39 +55,10 @@ pub fn requested_exit_status(error: &EvalError) -> Option<i32> {
     })
 }
 
-/// The welcome line: the version and the devices a session will have.
-///
-/// The session does not yet report its devices, so this reads the simulated
-/// GPU count from the configuration (then `DEVARRAY_SIM_GPUS`).
-pub fn welcome_line(config: &SessionConfig) -> String {
-    let sim_gpus = config.sim_gpus.unwrap_or_else(|| {
-        std::env::var("DEVARRAY_SIM_GPUS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    });
-    let mut devices = String::from("cpu(0)");
-    for i in 0..sim_gpus {
-        devices.push_str(&format!(", gpu({i})"));
-    }
-    if sim_gpus > 0 {
-        devices.push_str(" (simulated)");
-    } else {
-        // Without simulated GPUs the session's GPUs are the CUDA cards (none without a driver).
-        let cards = crate::backend::cuda::device_count();
-        for i in 0..cards {
-            devices.push_str(&format!(", gpu({i})"));
-        }
-        if cards > 0 {
-            devices.push_str(" (cuda)");
-        }
-    }
-    format!("devarray {} — {devices}", env!("CARGO_PKG_VERSION"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::session::SessionConfig;
 
     fn error(ename: &str, evalue: &str) -> EvalError {
         EvalError {
@@ -110,17 +79,17 @@ mod tests {
 
     #[test]
     fn welcome_line_lists_devices() {
-        let cpu_only = SessionConfig {
+        let cpu_only = Session::new(SessionConfig {
             sim_gpus: Some(0),
             ..SessionConfig::default()
-        };
-        assert_eq!(welcome_line(&cpu_only), "devarray 0.1.0 — cpu(0)");
-        let two = SessionConfig {
+        });
+        assert_eq!(cpu_only.welcome_line(), "devarray 0.1.0 — cpu(0)");
+        let two = Session::new(SessionConfig {
             sim_gpus: Some(2),
             ..SessionConfig::default()
-        };
+        });
         assert_eq!(
-            welcome_line(&two),
+            two.welcome_line(),
             "devarray 0.1.0 — cpu(0), gpu(0), gpu(1) (simulated)"
         );
     }

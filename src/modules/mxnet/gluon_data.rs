@@ -14,14 +14,14 @@ use std::sync::Arc;
 use crate::nn::data::{self, DataError, HostBatch, HostImage, ImageSet, Transform};
 use crate::runtime::{Array, DType, Device, HostData, IndexItem};
 
-use super::error::{Exc, ExcKind};
 use super::gluon::{bound, downcast, flavor, object, usize_arg};
-use super::interp::{builtin, Interp};
-use super::ops::{as_f64, as_i64, wrap};
-use super::session::ProgressState;
-use super::value::{Args, Flavor, Module, NativeObject, Value};
+use crate::object::error::{Exc, ExcKind};
+use crate::object::ops::{as_f64, as_i64, wrap};
+use crate::object::value::{Args, Flavor, Module, NativeObject, Value};
+use crate::object::ProgressState;
+use crate::object::{builtin, Interpreter};
 
-fn call1(it: &mut Interp, f: &Value, x: Value) -> Result<Value, Exc> {
+fn call1(it: &mut dyn Interpreter, f: &Value, x: Value) -> Result<Value, Exc> {
     it.call_value(
         f,
         Args {
@@ -63,7 +63,7 @@ fn dataset_value(type_name: &'static str, source: Source) -> Value {
     object(DatasetObj(Rc::new(Dataset { type_name, source })))
 }
 
-fn column_len(it: &mut Interp, v: &Value) -> Result<usize, Exc> {
+fn column_len(it: &mut dyn Interpreter, v: &Value) -> Result<usize, Exc> {
     match v {
         Value::Array(a) => a.array.shape().first().copied().ok_or_else(|| {
             Exc::type_error("ArrayDataset: a 0-d array has no items; give arrays with a first axis")
@@ -73,7 +73,7 @@ fn column_len(it: &mut Interp, v: &Value) -> Result<usize, Exc> {
 }
 
 impl Dataset {
-    fn len(&self, it: &mut Interp) -> Result<usize, Exc> {
+    fn len(&self, it: &mut dyn Interpreter) -> Result<usize, Exc> {
         match &self.source {
             Source::Images { set, .. } => Ok(set.len()),
             Source::Items(items) => Ok(items.len()),
@@ -85,7 +85,7 @@ impl Dataset {
         }
     }
 
-    fn get(&self, it: &mut Interp, i: usize) -> Result<Value, Exc> {
+    fn get(&self, it: &mut dyn Interpreter, i: usize) -> Result<Value, Exc> {
         match &self.source {
             Source::Images { set, pipeline } => {
                 let (mut img, label) = set.item(i).ok_or_else(|| out_of_range(i, set.len()))?;
@@ -161,9 +161,9 @@ fn out_of_range(i: usize, n: usize) -> Exc {
     )
 }
 
-fn host_array(it: &Interp, img: HostImage, device: Device) -> Result<Array, Exc> {
+fn host_array(it: &dyn Interpreter, img: HostImage, device: Device) -> Result<Array, Exc> {
     Ok(it
-        .st
+        .state()
         .rt
         .from_host(HostData::F32(img.values), &img.shape, device)?)
 }
@@ -257,7 +257,7 @@ impl NativeObject for DatasetObj {
     }
 }
 
-fn fashion_mnist(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn fashion_mnist(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let root = match a.take(0, "root")? {
         None | Some(Value::None) => None,
         Some(Value::Str(s)) => Some(PathBuf::from(expand_home(&s))),
@@ -311,7 +311,7 @@ fn expand_home(path: &str) -> String {
     }
 }
 
-fn array_dataset(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+fn array_dataset(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     if a.pos.is_empty() {
         return Err(Exc::type_error(
             "ArrayDataset needs at least one array or list, e.g. ArrayDataset(X, y)",
@@ -461,7 +461,7 @@ impl NativeObject for ComposeObj {
     }
 }
 
-fn floats_arg(it: &mut Interp, v: Value, what: &str) -> Result<Vec<f32>, Exc> {
+fn floats_arg(it: &mut dyn Interpreter, v: Value, what: &str) -> Result<Vec<f32>, Exc> {
     let items = match &v {
         Value::List(_) | Value::Tuple(_) => it.iterate(&v)?,
         _ => vec![v],
@@ -542,13 +542,13 @@ struct LoaderObj {
 }
 
 impl LoaderObj {
-    fn plan(&self, it: &mut Interp) -> Result<Vec<Vec<usize>>, Exc> {
+    fn plan(&self, it: &mut dyn Interpreter) -> Result<Vec<Vec<usize>>, Exc> {
         let n = self.dataset.len(it)?;
         let mut order: Vec<usize> = (0..n).collect();
         if self.shuffle && n > 1 {
             // Keys from the session's generator, so mx.random.seed makes the order reproducible.
             let keys = it
-                .st
+                .state_mut()
                 .rt
                 .uniform(0.0, 1.0, &[n], DType::Float64, Device::cpu(0))?
                 .to_host()
@@ -651,11 +651,11 @@ fn stop() -> Exc {
 }
 
 impl LoaderIter {
-    fn host_batch(&self, it: &Interp, b: HostBatch) -> Result<Value, Exc> {
+    fn host_batch(&self, it: &dyn Interpreter, b: HostBatch) -> Result<Value, Exc> {
         let n = b.labels.len();
         let x = host_array(it, b.data, Device::cpu(0))?;
         let y = it
-            .st
+            .state()
             .rt
             .from_host(HostData::I32(b.labels), &[n], Device::cpu(0))?;
         Ok(Value::tuple(vec![
@@ -664,7 +664,7 @@ impl LoaderIter {
         ]))
     }
 
-    fn next(&self, it: &mut Interp) -> Result<Value, Exc> {
+    fn next(&self, it: &mut dyn Interpreter) -> Result<Value, Exc> {
         let step = {
             let mut state = self.state.borrow_mut();
             match &mut *state {
@@ -702,7 +702,7 @@ impl LoaderIter {
 
 /// Stacks items: tuples column by column, arrays along a new first axis, numbers into an array
 /// (int32 for integers, float32 otherwise), as Gluon's default batchify does.
-fn batchify(it: &mut Interp, items: Vec<Value>, fl: Flavor) -> Result<Value, Exc> {
+fn batchify(it: &mut dyn Interpreter, items: Vec<Value>, fl: Flavor) -> Result<Value, Exc> {
     let Some(first) = items.first() else {
         return Err(stop());
     };
@@ -747,7 +747,7 @@ fn batchify(it: &mut Interp, items: Vec<Value>, fl: Flavor) -> Result<Value, Exc
             let n = values.len();
             let dtype = if ints { DType::Int32 } else { DType::Float32 };
             Ok(wrap(
-                it.st.rt.from_f64(values, &[n], dtype, Device::cpu(0))?,
+                it.state_mut().rt.from_f64(values, &[n], dtype, Device::cpu(0))?,
                 fl,
             ))
         }
@@ -779,7 +779,7 @@ impl NativeObject for LoaderIter {
     }
 }
 
-fn data_loader(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn data_loader(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let ds = a.required(0, "dataset")?;
     let dataset = match dataset_of(&ds) {
         Ok(d) => d,
@@ -832,7 +832,7 @@ fn data_loader(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
         Some(other) => {
             return Err(Exc::value_error(format!(
                 "DataLoader: last_batch must be 'keep' or 'discard' ('rollover' is not supported), got {}",
-                super::format::repr(it, other)?
+                crate::object::format::repr(it, other)?
             )))
         }
     };
@@ -890,9 +890,6 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
     })
 }
 
-#[cfg(test)]
-mod tests;
-
 // ---- progress ------------------------------------------------------------------------------
 
 /// `gluon.utils.Progress(total_or_iterable, desc='')`: a one-line text bar redrawn with `\r`,
@@ -930,14 +927,14 @@ impl ProgressObj {
         format!("{label}[{bar}] {done}/{}", self.total)
     }
 
-    fn advance(&self, it: &mut Interp, n: usize) {
+    fn advance(&self, it: &mut dyn Interpreter, n: usize) {
         self.done.set(self.done.get().saturating_add(n));
         let state = if self.shown.replace(true) {
             ProgressState::Update
         } else {
             ProgressState::Start
         };
-        it.out.progress(&self.display_id, &self.line(), state);
+        it.out().progress(&self.display_id, &self.line(), state);
     }
 }
 
@@ -984,7 +981,7 @@ impl NativeObject for ProgressObj {
                 |it, r, a| {
                     a.finish(0)?;
                     let bar = progress_of(r)?;
-                    it.out
+                    it.out()
                         .progress(&bar.display_id, &bar.line(), ProgressState::End);
                     Ok(Value::None)
                 },
@@ -1075,7 +1072,7 @@ impl NativeObject for ProgressIter {
     }
 }
 
-pub fn progress(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn progress(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let what = a.required(0, "total")?;
     let desc = match a.take(1, "desc")? {
         None | Some(Value::None) => String::new(),
@@ -1091,7 +1088,7 @@ pub fn progress(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     let (total, source) = match &what {
         Value::Int(_) => (usize_arg(&what, "total")?, None),
         other => {
-            let n = super::builtins::len(
+            let n = crate::modules::builtins::len(
                 it,
                 Args {
                     pos: vec![other.clone()],

@@ -9,17 +9,17 @@ use crate::nn::params_io::{self, ParamsIoError};
 use crate::nn::train::{split_and_load, Trainer};
 use crate::runtime::Device;
 
-use super::arrays::device_arg;
-use super::error::{Exc, ExcKind};
-use super::interp::{builtin, method, Interp};
-use super::ops::{as_f64, as_i64, wrap};
-use super::value::{Args, Flavor, MethodFn, Module, NativeObject, Value};
+use crate::modules::arrays::device_arg;
+use crate::object::error::{Exc, ExcKind};
+use crate::object::ops::{as_f64, as_i64, wrap};
+use crate::object::value::{Args, Flavor, MethodFn, Module, NativeObject, Value};
+use crate::object::{builtin, method, Interpreter};
 
-pub(super) fn object(o: impl NativeObject + 'static) -> Value {
+pub(crate) fn object(o: impl NativeObject + 'static) -> Value {
     Value::Object(Rc::new(o))
 }
 
-pub(super) fn downcast<'a, T: 'static>(v: &'a Value, what: &str) -> Result<&'a T, Exc> {
+pub(crate) fn downcast<'a, T: 'static>(v: &'a Value, what: &str) -> Result<&'a T, Exc> {
     match v {
         Value::Object(o) => o.as_any().downcast_ref::<T>(),
         _ => None,
@@ -27,7 +27,7 @@ pub(super) fn downcast<'a, T: 'static>(v: &'a Value, what: &str) -> Result<&'a T
     .ok_or_else(|| Exc::type_error(format!("expected {what}, got {}", v.type_name())))
 }
 
-pub(super) fn bound(
+pub(crate) fn bound(
     this: &Rc<dyn NativeObject>,
     name: &'static str,
     doc: &'static str,
@@ -37,7 +37,7 @@ pub(super) fn bound(
 }
 
 /// One device or a list of them (`ctx=gpu(0)` or `ctx=[gpu(0), gpu(1)]`); None is cpu(0).
-fn devices_arg(it: &mut Interp, v: Option<Value>) -> Result<Vec<Device>, Exc> {
+fn devices_arg(it: &mut dyn Interpreter, v: Option<Value>) -> Result<Vec<Device>, Exc> {
     match v {
         None | Some(Value::None) => Ok(vec![Device::cpu(0)]),
         Some(v @ (Value::List(_) | Value::Tuple(_))) => {
@@ -53,15 +53,15 @@ fn devices_arg(it: &mut Interp, v: Option<Value>) -> Result<Vec<Device>, Exc> {
     }
 }
 
-pub(super) fn flavor(it: &Interp) -> Flavor {
-    if it.st.np_mode {
+pub(crate) fn flavor(it: &dyn Interpreter) -> Flavor {
+    if it.state().np_mode {
         Flavor::Np
     } else {
         Flavor::Nd
     }
 }
 
-pub(super) fn usize_arg(v: &Value, what: &str) -> Result<usize, Exc> {
+pub(crate) fn usize_arg(v: &Value, what: &str) -> Result<usize, Exc> {
     as_i64(v)
         .and_then(|i| usize::try_from(i).ok())
         .ok_or_else(|| {
@@ -74,7 +74,7 @@ pub(super) fn usize_arg(v: &Value, what: &str) -> Result<usize, Exc> {
 
 /// `kernel_size=5` or `(5, 5)`.
 fn pair_arg(
-    it: &mut Interp,
+    it: &mut dyn Interpreter,
     v: Option<Value>,
     default: (usize, usize),
     what: &str,
@@ -140,18 +140,18 @@ impl NativeObject for RecordScope {
             if self.recording { "record" } else { "pause" }
         )
     }
-    fn enter(&self, interp: &mut Interp) -> Result<Value, Exc> {
+    fn enter(&self, interp: &mut dyn Interpreter) -> Result<Value, Exc> {
         let prev = interp
-            .st
+            .state_mut()
             .nn
             .tape
             .set_recording(self.recording, self.training);
         self.saved.borrow_mut().push(prev);
         Ok(Value::None)
     }
-    fn exit(&self, interp: &mut Interp) -> Result<(), Exc> {
+    fn exit(&self, interp: &mut dyn Interpreter) -> Result<(), Exc> {
         if let Some(prev) = self.saved.borrow_mut().pop() {
-            interp.st.nn.tape.restore(prev);
+            interp.state_mut().nn.tape.restore(prev);
         }
         Ok(())
     }
@@ -160,7 +160,7 @@ impl NativeObject for RecordScope {
     }
 }
 
-fn record(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn record(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let train = a
         .take(0, "train_mode")?
         .map(|v| v.truthy())
@@ -174,7 +174,7 @@ fn record(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     }))
 }
 
-fn pause(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn pause(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let train = a
         .take(0, "train_mode")?
         .map(|v| v.truthy())
@@ -213,7 +213,7 @@ fn autograd_module() -> Rc<Module> {
             "is_recording(): whether ops are being recorded.",
             |it, a| {
                 a.finish(0)?;
-                Ok(Value::Bool(it.st.nn.tape.is_recording()))
+                Ok(Value::Bool(it.state_mut().nn.tape.is_recording()))
             },
         ),
     );
@@ -224,7 +224,7 @@ fn autograd_module() -> Rc<Module> {
             "is_training(): whether record() was entered in training mode.",
             |it, a| {
                 a.finish(0)?;
-                Ok(Value::Bool(it.st.nn.tape.is_training()))
+                Ok(Value::Bool(it.state_mut().nn.tape.is_training()))
             },
         ),
     );
@@ -245,7 +245,8 @@ fn autograd_module() -> Rc<Module> {
                     let x = h
                         .as_array()
                         .ok_or_else(|| Exc::type_error("backward: heads must be arrays"))?;
-                    it.st.nn.tape.backward(&it.st.rt, &x.array, None, false)?;
+                    let st = it.state_mut();
+                    st.nn.tape.backward(&st.rt, &x.array, None, false)?;
                 }
                 Ok(Value::None)
             },
@@ -396,7 +397,7 @@ impl NativeObject for ParamObj {
                 |it, r, mut a| {
                     let ctx = ctx_of(&mut a)?;
                     a.finish(1)?;
-                    let g = param_of(r)?.grad(&it.st.nn.tape, ctx)?;
+                    let g = param_of(r)?.grad(&it.state_mut().nn.tape, ctx)?;
                     Ok(wrap(g, flavor(it)))
                 },
             ),
@@ -441,7 +442,7 @@ impl NativeObject for ParamObj {
                     let fl = flavor(it);
                     let mut out = Vec::new();
                     for d in p.list_ctx() {
-                        out.push(wrap(p.grad(&it.st.nn.tape, Some(d))?, fl));
+                        out.push(wrap(p.grad(&it.state_mut().nn.tape, Some(d))?, fl));
                     }
                     Ok(Value::list(out))
                 },
@@ -454,7 +455,8 @@ impl NativeObject for ParamObj {
                     let ctx = a.required(0, "ctx")?;
                     a.finish(1)?;
                     let devices = devices_arg(it, Some(ctx))?;
-                    param_of(r)?.reset_ctx(&it.st.rt, &mut it.st.nn.tape, &devices)?;
+                    let st = it.state_mut();
+                    param_of(r)?.reset_ctx(&st.rt, &mut st.nn.tape, &devices)?;
                     Ok(Value::None)
                 },
             ),
@@ -475,7 +477,11 @@ impl NativeObject for ParamObj {
     }
 }
 
-fn initialize_params(it: &mut Interp, params: &[Rc<Parameter>], mut a: Args) -> Result<Value, Exc> {
+fn initialize_params(
+    it: &mut dyn Interpreter,
+    params: &[Rc<Parameter>],
+    mut a: Args,
+) -> Result<Value, Exc> {
     let init = init_arg(a.take(0, "init")?)?;
     let ctx = a.take(1, "ctx")?.or_else(|| a.take_kw("device"));
     a.take(2, "verbose")?;
@@ -487,7 +493,8 @@ fn initialize_params(it: &mut Interp, params: &[Rc<Parameter>], mut a: Args) -> 
     a.finish(4)?;
     let devices = devices_arg(it, ctx)?;
     for p in params {
-        p.initialize(&it.st.rt, &mut it.st.nn.tape, &devices, init, force)?;
+        let st = it.state_mut();
+        p.initialize(&st.rt, &mut st.nn.tape, &devices, init, force)?;
     }
     Ok(Value::None)
 }
@@ -549,7 +556,8 @@ impl NativeObject for ParamDict {
                     a.finish(1)?;
                     let devices = devices_arg(it, Some(ctx))?;
                     for p in params_of(r)? {
-                        p.reset_ctx(&it.st.rt, &mut it.st.nn.tape, &devices)?;
+                        let st = it.state_mut();
+                        p.reset_ctx(&st.rt, &mut st.nn.tape, &devices)?;
                     }
                     Ok(Value::None)
                 },
@@ -680,7 +688,8 @@ impl NativeObject for BlockObj {
                 a.finish(1)?;
                 let block = block_of(r)?;
                 let xv = x.as_array().ok_or_else(|| Exc::type_error(format!("a block takes an array, got {}", x.type_name())))?;
-                let out = block.forward(&it.st.rt, &mut it.st.nn.tape, &xv.array)?;
+                let st = it.state_mut();
+                let out = block.forward(&st.rt, &mut st.nn.tape, &xv.array)?;
                 Ok(wrap(out, xv.flavor))
             }),
             "add" => bound(this, "add", "net.add(*blocks): append layers.", |_, r, a| {
@@ -728,7 +737,8 @@ impl NativeObject for BlockObj {
                 a.finish(4)?;
                 let devices = devices_arg(it, ctx)?;
                 let block = block_of(r)?;
-                params_io::load(&it.st.rt, &mut it.st.nn.tape, &block.structural_params(), &path, &devices, allow_missing, ignore_extra).map_err(io_exc)?;
+                let st = it.state_mut();
+                params_io::load(&st.rt, &mut st.nn.tape, &block.structural_params(), &path, &devices, allow_missing, ignore_extra).map_err(io_exc)?;
                 block.sync_input_sizes();
                 Ok(Value::None)
             }),
@@ -740,8 +750,12 @@ impl NativeObject for BlockObj {
     }
 }
 
-fn new_block(it: &mut Interp, prefix: &str, make: impl FnOnce(String) -> Rc<Block>) -> Value {
-    let name = it.st.nn.next_name(prefix);
+fn new_block(
+    it: &mut dyn Interpreter,
+    prefix: &str,
+    make: impl FnOnce(String) -> Rc<Block>,
+) -> Value {
+    let name = it.state_mut().nn.next_name(prefix);
     object(BlockObj(make(name)))
 }
 
@@ -876,7 +890,8 @@ impl NativeObject for SoftmaxCeLoss {
                 let (Some(p), Some(l)) = (pred.as_array(), label.as_array()) else {
                     return Err(Exc::type_error("SoftmaxCrossEntropyLoss takes two arrays: predictions and labels"));
                 };
-                let out = softmax_cross_entropy(&it.st.rt, &mut it.st.nn.tape, &p.array, &l.array)?;
+                let st = it.state_mut();
+                let out = softmax_cross_entropy(&st.rt, &mut st.nn.tape, &p.array, &l.array)?;
                 Ok(wrap(out, p.flavor))
             })),
             _ => None,
@@ -909,7 +924,8 @@ impl NativeObject for TrainerObj {
                 a.finish(1)?;
                 let bs = as_f64(&bs).ok_or_else(|| Exc::type_error("batch_size must be a number"))?;
                 let t = downcast::<TrainerObj>(r, "a Trainer")?;
-                t.0.step(&it.st.rt, &it.st.nn.tape, bs)?;
+                let st = it.state_mut();
+                t.0.step(&st.rt, &st.nn.tape, bs)?;
                 Ok(Value::None)
             })),
             _ => None,
@@ -920,7 +936,7 @@ impl NativeObject for TrainerObj {
     }
 }
 
-fn trainer(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let params = params_of(&a.required(0, "params")?)?;
     let opt = a.required(1, "optimizer")?;
     let opts = a.take(2, "optimizer_params")?;
@@ -931,7 +947,7 @@ fn trainer(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
         other => {
             return Err(Exc::value_error(format!(
                 "Trainer: only the 'sgd' optimizer is available, got {}",
-                super::format::repr(it, other)?
+                crate::object::format::repr(it, other)?
             )))
         }
     }
@@ -955,7 +971,7 @@ fn trainer(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     })))
 }
 
-fn split_and_load_fn(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn split_and_load_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let data = a.required(0, "data")?;
     let ctx = a.required(1, "ctx_list")?;
     let axis = a.take(2, "batch_axis")?;
@@ -974,7 +990,7 @@ fn split_and_load_fn(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
         .as_array()
         .ok_or_else(|| Exc::type_error("split_and_load: data must be an array"))?;
     let devices = devices_arg(it, Some(ctx))?;
-    let parts = split_and_load(&it.st.rt, &x.array, &devices, even)?;
+    let parts = split_and_load(&it.state_mut().rt, &x.array, &devices, even)?;
     Ok(Value::list(
         parts.into_iter().map(|p| wrap(p, x.flavor)).collect(),
     ))
@@ -1031,7 +1047,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
 
 /// `net[i]` for a Gluon or PyTorch Sequential: the i-th child, negative
 /// indices counting from the end.
-pub(super) fn child_at(
+pub(crate) fn child_at(
     children: &[Rc<crate::nn::layers::Block>],
     key: &Value,
     what: &str,

@@ -11,7 +11,8 @@ use crate::lang::Span;
 use crate::runtime::{Array, DType, Device};
 
 use super::error::{Exc, ExcKind};
-use super::interp::{Env, Interp};
+use super::interpreter::Interpreter;
+use super::state::Env;
 
 /// How an array prints: the dialect that created it. Operations keep the flavor
 /// of their first array operand.
@@ -35,8 +36,8 @@ pub struct ArrayValue {
     pub flavor: Flavor,
 }
 
-pub type BuiltinFn = fn(&mut Interp, Args) -> Result<Value, Exc>;
-pub type MethodFn = fn(&mut Interp, &Value, Args) -> Result<Value, Exc>;
+pub type BuiltinFn = fn(&mut dyn Interpreter, Args) -> Result<Value, Exc>;
+pub type MethodFn = fn(&mut dyn Interpreter, &Value, Args) -> Result<Value, Exc>;
 
 /// A function written in Rust, possibly bound to a receiver (a method).
 pub struct Builtin {
@@ -155,7 +156,7 @@ pub trait NativeObject {
         Vec::new()
     }
     /// `with obj:` — entering and leaving.
-    fn enter(&self, _interp: &mut Interp) -> Result<Value, Exc> {
+    fn enter(&self, _interp: &mut dyn Interpreter) -> Result<Value, Exc> {
         Err(Exc::new(
             ExcKind::TypeError,
             format!(
@@ -164,7 +165,7 @@ pub trait NativeObject {
             ),
         ))
     }
-    fn exit(&self, _interp: &mut Interp) -> Result<(), Exc> {
+    fn exit(&self, _interp: &mut dyn Interpreter) -> Result<(), Exc> {
         Ok(())
     }
     /// `self == other` when the object defines value equality (such as

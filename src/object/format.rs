@@ -5,8 +5,8 @@ use crate::display::{self, pyfmt::FmtValue, ArrayView, HostValues};
 use crate::runtime::{DeviceKind, HostData, Scalar};
 
 use super::error::{Exc, ExcKind};
-use super::interp::Interp;
-use super::session::DisplayData;
+use super::interpreter::Interpreter;
+use super::output::DisplayData;
 use super::value::{ArrayValue, Flavor, Value};
 
 /// Line width IPython pretty-printing wraps containers at.
@@ -84,20 +84,20 @@ pub fn float_repr(f: f64) -> String {
 const MAX_REPR_DEPTH: usize = 100;
 
 /// `repr(v)`.
-pub fn repr(it: &mut Interp, v: &Value) -> Result<String, Exc> {
+pub fn repr(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     if matches!(v, Value::List(_) | Value::Tuple(_) | Value::Dict(_)) {
-        if it.repr_depth >= MAX_REPR_DEPTH {
+        if *it.repr_depth() >= MAX_REPR_DEPTH {
             return Ok("...".into());
         }
-        it.repr_depth += 1;
+        *it.repr_depth() += 1;
         let r = repr_inner(it, v);
-        it.repr_depth -= 1;
+        *it.repr_depth() -= 1;
         return r;
     }
     repr_inner(it, v)
 }
 
-fn repr_inner(it: &mut Interp, v: &Value) -> Result<String, Exc> {
+fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     Ok(match v {
         Value::None => "None".into(),
         Value::Bool(true) => "True".into(),
@@ -157,7 +157,7 @@ fn repr_inner(it: &mut Interp, v: &Value) -> Result<String, Exc> {
     })
 }
 
-fn join_reprs(it: &mut Interp, items: &[Value]) -> Result<String, Exc> {
+fn join_reprs(it: &mut dyn Interpreter, items: &[Value]) -> Result<String, Exc> {
     let mut parts = Vec::with_capacity(items.len());
     for x in items {
         parts.push(repr(it, x)?);
@@ -166,7 +166,7 @@ fn join_reprs(it: &mut Interp, items: &[Value]) -> Result<String, Exc> {
 }
 
 /// `str(v)`.
-pub fn to_str(it: &mut Interp, v: &Value) -> Result<String, Exc> {
+pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     Ok(match v {
         Value::Str(s) => s.to_string(),
         Value::Array(a) => array_str(a),
@@ -185,7 +185,7 @@ pub fn str_repr(s: &str) -> String {
 }
 
 /// The text/plain and text/html of a displayed value.
-pub fn display_data(it: &mut Interp, v: &Value) -> Result<DisplayData, Exc> {
+pub fn display_data(it: &mut dyn Interpreter, v: &Value) -> Result<DisplayData, Exc> {
     let plain = pretty(it, v, 0)?;
     let html = match v {
         Value::Array(a) => Some(array_html(a)),
@@ -201,7 +201,7 @@ pub fn display_data(it: &mut Interp, v: &Value) -> Result<DisplayData, Exc> {
 /// IPython's pretty form: containers whose items are multi-line (arrays)
 /// indent continuation lines under their bracket; containers too long for
 /// one line put one item per line.
-pub fn pretty(it: &mut Interp, v: &Value, indent: usize) -> Result<String, Exc> {
+pub fn pretty(it: &mut dyn Interpreter, v: &Value, indent: usize) -> Result<String, Exc> {
     if indent > MAX_REPR_DEPTH {
         return repr(it, v);
     }
@@ -272,7 +272,7 @@ impl FmtArg {
     }
 }
 
-fn fmt_arg(it: &mut Interp, v: &Value) -> Result<FmtArg, Exc> {
+fn fmt_arg(it: &mut dyn Interpreter, v: &Value) -> Result<FmtArg, Exc> {
     Ok(match v {
         Value::Bool(b) => FmtArg::Bool(*b),
         Value::Int(i) => FmtArg::Int(*i),
@@ -297,7 +297,7 @@ fn format_error(e: display::pyfmt::FormatError) -> Exc {
 }
 
 /// `format(v, spec)` / f-string `{v:spec}`.
-pub fn format_value(it: &mut Interp, v: &Value, spec: &str) -> Result<String, Exc> {
+pub fn format_value(it: &mut dyn Interpreter, v: &Value, spec: &str) -> Result<String, Exc> {
     if spec.is_empty() {
         return to_str(it, v);
     }
@@ -306,7 +306,7 @@ pub fn format_value(it: &mut Interp, v: &Value, spec: &str) -> Result<String, Ex
 }
 
 /// `fmt % args`.
-pub fn percent(it: &mut Interp, fmt: &str, args: &Value) -> Result<Value, Exc> {
+pub fn percent(it: &mut dyn Interpreter, fmt: &str, args: &Value) -> Result<Value, Exc> {
     let items: Vec<Value> = match args {
         Value::Tuple(t) => t.as_ref().clone(),
         other => vec![other.clone()],

@@ -7,16 +7,18 @@
 //! `torch.nn` lives in `torch_nn.rs`; `build` hands it out so that both
 //! `torch.nn.Linear` and `from torch import nn` find it.
 
+pub mod nn;
+
 use std::rc::Rc;
 
-use crate::runtime::{Device, DeviceKind, RuntimeError};
+use crate::runtime::{Device, DeviceKind};
 
-use super::arrays::{self, TORCH};
-use super::error::{Exc, ExcKind};
-use super::format::str_repr;
-use super::interp::{builtin, Interp};
-use super::ops::as_i64;
-use super::value::{Args, Flavor, Module, NativeObject, Value};
+use crate::modules::arrays::{self, TORCH};
+use crate::object::error::{Exc, ExcKind};
+use crate::object::format::str_repr;
+use crate::object::ops::as_i64;
+use crate::object::value::{Args, Flavor, Module, NativeObject, Value};
+use crate::object::{builtin, Interpreter};
 
 /// A `torch.device`: a kind and an optional index. The index is kept as
 /// written, because PyTorch prints and compares `torch.device('cuda')` and
@@ -110,25 +112,8 @@ impl NativeObject for TorchDevice {
     }
 }
 
-/// A runtime error in PyTorch's words: devices spelled `cuda:1`, and the way
-/// out spelled with `.to()`.
-pub fn torch_error(e: RuntimeError) -> Exc {
-    match &e {
-        RuntimeError::DeviceMismatch { op, first, second } => {
-            let (first, second) = (
-                TorchDevice::of_tensor(*first).text(),
-                TorchDevice::of_tensor(*second).text(),
-            );
-            Exc::new(
-                ExcKind::from_name(e.ename()).unwrap_or(ExcKind::RuntimeError),
-                format!(
-                    "{op}: tensors are on different devices: the first is on {first}, the second on {second}. Move one explicitly, e.g. x.to('{second}') or y.to('{first}')"
-                ),
-            )
-        }
-        _ => Exc::from(e),
-    }
-}
+// Runtime errors in PyTorch's words live in the object layer, where operators raise them.
+pub use crate::object::error::torch_error;
 
 /// `x.device` of an array: PyTorch's device object for tensors, the MXNet
 /// context (`gpu(0)`) for the other dialects.
@@ -228,26 +213,26 @@ fn not_a_device(v: &Value) -> Exc {
     ))
 }
 
-fn device(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn device(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let spec = a.required(0, "type")?;
     let index = a.take(1, "index")?;
     a.finish(2)?;
     Ok(parse_torch_device(&spec, index.as_ref())?.value())
 }
 
-fn device_count(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+fn device_count(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
-    Ok(Value::Int(it.st.rt.num_gpus() as i64))
+    Ok(Value::Int(it.state_mut().rt.num_gpus() as i64))
 }
 
-fn is_available(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+fn is_available(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
-    Ok(Value::Bool(it.st.rt.num_gpus() > 0))
+    Ok(Value::Bool(it.state_mut().rt.num_gpus() > 0))
 }
 
-fn current_device(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+fn current_device(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
-    if it.st.rt.num_gpus() == 0 {
+    if it.state_mut().rt.num_gpus() == 0 {
         return Err(Exc::new(
             ExcKind::RuntimeError,
             "no CUDA device: this machine has no GPU. To simulate GPUs, start devarray with --sim-gpus 2 or set DEVARRAY_SIM_GPUS=2",
@@ -256,20 +241,20 @@ fn current_device(it: &mut Interp, a: Args) -> Result<Value, Exc> {
     Ok(Value::Int(0))
 }
 
-fn synchronize(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn synchronize(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take(0, "device")?;
     a.finish(1)?;
     Ok(Value::None)
 }
 
-fn manual_seed(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+fn manual_seed(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     arrays::seed(it, a)?;
     // PyTorch returns the generator; nothing in the chapters uses it.
     Ok(Value::None)
 }
 
 /// `torch.is_tensor(x)`.
-fn is_tensor(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn is_tensor(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "obj")?;
     a.finish(1)?;
     Ok(Value::Bool(matches!(x, Value::Array(_))))
@@ -284,7 +269,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "PyTorch's tensor API on the devarray runtime",
             ));
             arrays::fill_namespace::<TORCH>(&m);
-            let fns: [(&'static str, &'static str, super::value::BuiltinFn); 8] = [
+            let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 8] = [
                 (
                     "tensor",
                     "tensor(data, dtype=None, device=None): a tensor from nested lists (ints give int64, floats float32).",
@@ -345,13 +330,13 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("__version__", Value::str("2.0 (devarray)"));
             m
         }
-        "torch.nn" => super::torch_nn::build(),
+        "torch.nn" => nn::build(),
         "torch.cuda" => {
             let m = Rc::new(Module::new(
                 "torch.cuda",
                 "CUDA devices (real or simulated GPUs)",
             ));
-            let fns: [(&'static str, &'static str, super::value::BuiltinFn); 4] = [
+            let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 4] = [
                 (
                     "device_count",
                     "device_count(): how many GPUs this machine has (simulated ones included).",
@@ -428,7 +413,7 @@ mod tests {
 
     #[test]
     fn device_mismatch_in_pytorch_words() {
-        let e = torch_error(RuntimeError::DeviceMismatch {
+        let e = torch_error(crate::runtime::RuntimeError::DeviceMismatch {
             op: "add".into(),
             first: Device::gpu(0),
             second: Device::cpu(0),

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::lang::ast::{Ident, NameRef};
 
-use super::interp::NameMap;
+use super::state::NameMap;
 use super::value::Value;
 
 /// Owner ids for slot caches; 0 means "nothing cached", so they start at 1.

@@ -6,23 +6,23 @@ use std::time::Instant;
 
 use crate::runtime::{Device, DeviceKind};
 
-use super::error::{Exc, ExcKind};
-use super::format;
-use super::interp::{Ctl, Interp};
-use super::value::{Args, NativeObject, Value};
+use crate::object::error::{Exc, ExcKind};
+use crate::object::format;
+use crate::object::value::{Args, NativeObject, Value};
+use crate::object::Interpreter;
 
-pub fn run(it: &mut Interp, name: &str, arg: &str) -> Result<(), Ctl> {
+pub fn run(it: &mut dyn Interpreter, name: &str, arg: &str) -> Result<(), Exc> {
     match name {
         "!" => shell(it, arg)?,
         "time" | "%time" => time(it, arg)?,
         "timeit" | "%timeit" => timeit(it, arg)?,
         "devices" => {
             let table = device_table(it);
-            let data = super::session::DisplayData {
+            let data = crate::object::DisplayData {
                 plain: table.text.clone(),
                 html: Some(table.html.clone()),
             };
-            it.out.display(&data, false);
+            it.out().display(&data, false);
         }
         "transfers" => transfers(it, arg)?,
         "who" => who(it),
@@ -32,8 +32,7 @@ pub fn run(it: &mut Interp, name: &str, arg: &str) -> Result<(), Ctl> {
                 format!(
                     "unknown magic %{other}; the magics are %time, %timeit, %devices, %transfers and %who (and !cmd for shell commands)"
                 ),
-            )
-            .into())
+            ))
         }
     }
     Ok(())
@@ -61,54 +60,13 @@ pub fn format_duration(seconds: f64) -> String {
     format!("{s} {unit}")
 }
 
-/// Parse and run `code` (the argument of a magic) in the current session.
-/// Returns the value of a final expression statement.
-fn run_snippet(it: &mut Interp, code: &str) -> Result<Option<Value>, Exc> {
-    let program = crate::lang::parse(code).map_err(|e| {
-        let mut x = Exc::new(ExcKind::SyntaxError, e.message);
-        x.span = Some(e.span);
-        x.source = Some(Rc::from(code));
-        x
-    })?;
-    let source: Rc<str> = Rc::from(code);
-    let saved = std::mem::replace(&mut it.source, source);
-    let mut last = None;
-    let mut result = Ok(());
-    for stmt in &program.body {
-        match &stmt.kind {
-            crate::lang::ast::StmtKind::Expr(e) => match it.eval(e) {
-                Ok(v) => last = Some(v),
-                Err(x) => {
-                    result = Err(x);
-                    break;
-                }
-            },
-            _ => {
-                last = None;
-                if let Err(c) = it.exec_stmt(stmt) {
-                    result = Err(match c {
-                        Ctl::Exc(e) => *e,
-                        _ => Exc::new(
-                            ExcKind::SyntaxError,
-                            "'break', 'continue' or 'return' outside a loop or function",
-                        ),
-                    });
-                    break;
-                }
-            }
-        }
-    }
-    it.source = saved;
-    result.map(|()| last)
-}
-
 /// Wait for queued device work, so a timing covers the work itself (and not just the time to
 /// queue it).
-fn synchronize(it: &mut Interp) -> Result<(), Exc> {
-    it.st.rt.synchronize().map_err(Exc::from)
+fn synchronize(it: &mut dyn Interpreter) -> Result<(), Exc> {
+    it.state_mut().rt.synchronize().map_err(Exc::from)
 }
 
-fn time(it: &mut Interp, arg: &str) -> Result<(), Exc> {
+fn time(it: &mut dyn Interpreter, arg: &str) -> Result<(), Exc> {
     if arg.trim().is_empty() {
         return Err(Exc::value_error(
             "%time needs a statement, e.g. %time x = ones(1000, 1000).sum()",
@@ -116,24 +74,24 @@ fn time(it: &mut Interp, arg: &str) -> Result<(), Exc> {
     }
     synchronize(it)?;
     let start = Instant::now();
-    let v = run_snippet(it, arg);
+    let v = it.run_snippet(arg);
     let synced = synchronize(it);
     let wall = start.elapsed();
     synced?;
-    it.out.stdout(&format!(
+    it.out().stdout(&format!(
         "Wall time: {}\n",
         format_duration(wall.as_secs_f64())
     ));
     if let Some(v) = v? {
         if !matches!(v, Value::None) {
             let d = format::display_data(it, &v)?;
-            it.out.display(&d, false);
+            it.out().display(&d, false);
         }
     }
     Ok(())
 }
 
-fn timeit(it: &mut Interp, arg: &str) -> Result<(), Exc> {
+fn timeit(it: &mut dyn Interpreter, arg: &str) -> Result<(), Exc> {
     let mut loops: Option<usize> = None;
     let mut runs = 7usize;
     let mut rest = arg.trim();
@@ -161,11 +119,11 @@ fn timeit(it: &mut Interp, arg: &str) -> Result<(), Exc> {
         ));
     }
     let code = rest.to_string();
-    let time_loops = |it: &mut Interp, n: usize| -> Result<f64, Exc> {
+    let time_loops = |it: &mut dyn Interpreter, n: usize| -> Result<f64, Exc> {
         synchronize(it)?;
         let start = Instant::now();
         for _ in 0..n {
-            run_snippet(it, &code)?;
+            it.run_snippet(&code)?;
             it.check_interrupt()?;
         }
         synchronize(it)?;
@@ -191,7 +149,7 @@ fn timeit(it: &mut Interp, arg: &str) -> Result<(), Exc> {
     }
     let mean = per_loop.iter().sum::<f64>() / runs as f64;
     let var = per_loop.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / runs as f64;
-    it.out.stdout(&format!(
+    it.out().stdout(&format!(
         "{} ± {} per loop (mean ± std. dev. of {} run{}, {} loop{} each)\n",
         format_duration(mean),
         format_duration(var.sqrt()),
@@ -203,9 +161,9 @@ fn timeit(it: &mut Interp, arg: &str) -> Result<(), Exc> {
     Ok(())
 }
 
-fn who(it: &mut Interp) {
+fn who(it: &mut dyn Interpreter) {
     let mut names: Vec<String> = it
-        .st
+        .state_mut()
         .globals
         .keys()
         .filter(|k| !k.starts_with('_'))
@@ -213,9 +171,9 @@ fn who(it: &mut Interp) {
         .collect();
     names.sort();
     if names.is_empty() {
-        it.out.stdout("Interactive namespace is empty.\n");
+        it.out().stdout("Interactive namespace is empty.\n");
     } else {
-        it.out.stdout(&format!("{}\n", names.join("\t")));
+        it.out().stdout(&format!("{}\n", names.join("\t")));
     }
 }
 
@@ -229,7 +187,7 @@ fn deterministic() -> bool {
 /// `%transfers`: the copies between devices since the last `%transfers`, then a reset (like
 /// IPython's `%reset`-style magics, it says so). Times are left out when
 /// DEVARRAY_DETERMINISTIC is set.
-fn transfers(it: &mut Interp, arg: &str) -> Result<(), Exc> {
+fn transfers(it: &mut dyn Interpreter, arg: &str) -> Result<(), Exc> {
     if !arg.trim().is_empty() {
         return Err(Exc::value_error(format!(
             "%transfers takes no arguments (got {:?}); it shows the copies since the last %transfers and resets the count",
@@ -238,9 +196,9 @@ fn transfers(it: &mut Interp, arg: &str) -> Result<(), Exc> {
     }
     // Queued copies add their time when they run: wait for them so the table is complete.
     synchronize(it)?;
-    let text = transfers_text(&it.st.rt.transfers(), !deterministic());
-    it.st.rt.reset_transfers();
-    it.out.stdout(&text);
+    let text = transfers_text(&it.state_mut().rt.transfers(), !deterministic());
+    it.state_mut().rt.reset_transfers();
+    it.out().stdout(&text);
     Ok(())
 }
 
@@ -301,11 +259,11 @@ fn on_path(cmd: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(cmd).is_file()))
 }
 
-fn shell(it: &mut Interp, cmd: &str) -> Result<(), Exc> {
+fn shell(it: &mut dyn Interpreter, cmd: &str) -> Result<(), Exc> {
     let first = cmd.split_whitespace().next().unwrap_or("");
     if first == "nvidia-smi" && !on_path("nvidia-smi") {
         let table = device_table(it);
-        it.out.stdout(&format!(
+        it.out().stdout(&format!(
             "nvidia-smi is not installed here; devarray's device table:\n{}\n",
             table.text
         ));
@@ -317,8 +275,8 @@ fn shell(it: &mut Interp, cmd: &str) -> Result<(), Exc> {
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| Exc::new(ExcKind::OSError, format!("could not run `{cmd}`: {e}")))?;
-    it.out.stdout(&String::from_utf8_lossy(&output.stdout));
-    it.out.stderr(&String::from_utf8_lossy(&output.stderr));
+    it.out().stdout(&String::from_utf8_lossy(&output.stdout));
+    it.out().stderr(&String::from_utf8_lossy(&output.stderr));
     Ok(())
 }
 
@@ -361,8 +319,8 @@ fn human_bytes(b: u64) -> String {
     }
 }
 
-pub fn device_table(it: &mut Interp) -> DeviceTable {
-    let rt = &it.st.rt;
+pub fn device_table(it: &mut dyn Interpreter) -> DeviceTable {
+    let rt = &it.state_mut().rt;
     let mut devices = vec![Device::cpu(0)];
     devices.extend((0..rt.num_gpus()).map(Device::gpu));
     let headers = [
@@ -406,7 +364,7 @@ pub fn device_table(it: &mut Interp) -> DeviceTable {
     }
 }
 
-pub fn devices_fn(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn devices_fn(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
     Ok(Value::Object(Rc::new(device_table(it))))
 }

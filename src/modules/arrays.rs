@@ -9,10 +9,10 @@ use std::rc::Rc;
 
 use crate::runtime::{Array, DType, Device, HostData, ReduceOp, Scalar, UnaryOp};
 
-use super::error::{Exc, ExcKind};
-use super::interp::{builtin, method, Interp};
-use super::ops::{as_f64, as_i64, wrap};
-use super::value::{Args, ArrayValue, BuiltinFn, Flavor, MethodFn, Value};
+use crate::object::error::{Exc, ExcKind};
+use crate::object::ops::{as_f64, as_i64, wrap};
+use crate::object::value::{Args, ArrayValue, BuiltinFn, Flavor, MethodFn, Value};
+use crate::object::{builtin, method, Interpreter};
 
 /// Dialect codes for the const parameter of the creation functions.
 pub const NATIVE: u8 = 0;
@@ -20,12 +20,12 @@ pub const ND: u8 = 1;
 pub const NP: u8 = 2;
 pub const TORCH: u8 = 3;
 
-pub fn flavor_for(it: &Interp, f: u8) -> Flavor {
+pub fn flavor_for(it: &dyn Interpreter, f: u8) -> Flavor {
     match f {
         ND => Flavor::Nd,
         NP => Flavor::Np,
         TORCH => Flavor::Torch,
-        _ if it.st.np_mode => Flavor::Np,
+        _ if it.state().np_mode => Flavor::Np,
         _ => Flavor::Nd,
     }
 }
@@ -101,9 +101,9 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
                 "data type '{s}' not understood; use float32, float64, int32, int64 or bool"
             ))
         }),
-        Value::Type(super::value::TypeKind::Float) => Ok(Some(DType::Float64)),
-        Value::Type(super::value::TypeKind::Int) => Ok(Some(DType::Int64)),
-        Value::Type(super::value::TypeKind::Bool) => Ok(Some(DType::Bool)),
+        Value::Type(crate::object::value::TypeKind::Float) => Ok(Some(DType::Float64)),
+        Value::Type(crate::object::value::TypeKind::Int) => Ok(Some(DType::Int64)),
+        Value::Type(crate::object::value::TypeKind::Bool) => Ok(Some(DType::Bool)),
         other => Err(Exc::type_error(format!(
             "data type not understood: {}",
             other.type_name()
@@ -149,13 +149,13 @@ fn shape_from(a: &mut Args) -> Result<Vec<usize>, Exc> {
 }
 
 /// The common keywords: device (`ctx=`/`device=`) and dtype.
-fn place(it: &Interp, a: &mut Args) -> Result<(Device, Option<DType>), Exc> {
+fn place(it: &dyn Interpreter, a: &mut Args) -> Result<(Device, Option<DType>), Exc> {
     let ctx = a.take_kw("ctx");
     let dev = a.take_kw("device");
     let device = match (ctx, dev) {
         (Some(c), _) if !matches!(c, Value::None) => device_arg(&c)?,
         (_, Some(d)) if !matches!(d, Value::None) => device_arg(&d)?,
-        _ => it.st.default_device,
+        _ => it.state().default_device,
     };
     let dtype = match a.take_kw("dtype") {
         Some(d) => dtype_arg(&d)?,
@@ -167,26 +167,26 @@ fn place(it: &Interp, a: &mut Args) -> Result<(Device, Option<DType>), Exc> {
 
 // ------------------------------------------------------------------- creation
 
-fn creator<const F: u8>(it: &mut Interp, mut a: Args, value: f64) -> Result<Value, Exc> {
+fn creator<const F: u8>(it: &mut dyn Interpreter, mut a: Args, value: f64) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let shape = shape_from(&mut a)?;
     a.finish(0)?;
     let arr = it
-        .st
+        .state_mut()
         .rt
         .full(&shape, value, dtype.unwrap_or(DType::Float32), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
-pub fn ones<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn ones<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     creator::<F>(it, a, 1.0)
 }
 
-pub fn zeros<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn zeros<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     creator::<F>(it, a, 0.0)
 }
 
-pub fn full<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn full<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let shape = shape_arg(&a.required(0, "shape")?)?;
     let fill = a.required(1, "fill_value")?;
@@ -203,28 +203,31 @@ pub fn full<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
         (Value::Int(_), TORCH) => DType::Int64,
         _ => DType::Float32,
     };
-    let arr = it.st.rt.full(&shape, v, dtype.unwrap_or(default), device)?;
+    let arr = it
+        .state_mut()
+        .rt
+        .full(&shape, v, dtype.unwrap_or(default), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
-fn like<const F: u8>(it: &mut Interp, mut a: Args, value: f64) -> Result<Value, Exc> {
+fn like<const F: u8>(it: &mut dyn Interpreter, mut a: Args, value: f64) -> Result<Value, Exc> {
     let x = a.required(0, "data")?;
     a.finish(1)?;
     let Value::Array(x) = x else {
         return Err(Exc::type_error(format!("{}() expects an array", a.fname)));
     };
     let arr = it
-        .st
+        .state_mut()
         .rt
         .full(x.array.shape(), value, x.array.dtype(), x.array.device())?;
     Ok(wrap(arr, x.flavor))
 }
 
-pub fn ones_like<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn ones_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     like::<F>(it, a, 1.0)
 }
 
-pub fn zeros_like<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn zeros_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     like::<F>(it, a, 0.0)
 }
 
@@ -301,7 +304,7 @@ fn flatten_nested(
     }
 }
 
-pub fn array<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn array<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let data = a.required(0, "data")?;
     if a.pos.len() > 1 {
@@ -318,7 +321,7 @@ pub fn array<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
 }
 
 fn array_from(
-    it: &mut Interp,
+    it: &mut dyn Interpreter,
     data: &Value,
     device: Device,
     dtype: Option<DType>,
@@ -344,13 +347,13 @@ fn array_from(
         DType::Float32
     };
     let arr = it
-        .st
+        .state_mut()
         .rt
         .from_f64(flat, &shape, dtype.unwrap_or(default), device)?;
     Ok(wrap(arr, flavor_for(it, f)))
 }
 
-pub fn arange<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn arange<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let start = a.required(0, "start")?;
     let stop = a.take(1, "stop")?;
@@ -385,13 +388,13 @@ pub fn arange<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
         DType::Float32
     };
     let arr = it
-        .st
+        .state_mut()
         .rt
         .arange(lo, hi, st, dtype.unwrap_or(default), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
-pub fn eye<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn eye<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let n = dim(&a.required(0, "N")?)?;
     let m = match a.take(1, "M")? {
@@ -404,7 +407,7 @@ pub fn eye<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     };
     a.finish(3)?;
     let arr = it
-        .st
+        .state_mut()
         .rt
         .eye(n, m, k, dtype.unwrap_or(DType::Float32), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
@@ -440,7 +443,11 @@ enum Distribution {
 }
 
 /// `uniform(low, high, shape)` / `normal(loc, scale, shape)` in every dialect.
-fn sample<const F: u8>(it: &mut Interp, mut a: Args, dist: Distribution) -> Result<Value, Exc> {
+fn sample<const F: u8>(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+    dist: Distribution,
+) -> Result<Value, Exc> {
     let (device, dtype) = place(it, &mut a)?;
     let shape = sample_shape(&mut a, 2)?;
     let (names, defaults) = match dist {
@@ -457,7 +464,7 @@ fn sample<const F: u8>(it: &mut Interp, mut a: Args, dist: Distribution) -> Resu
         shape
     };
     let dtype = dtype.unwrap_or(DType::Float32);
-    let rt = &it.st.rt;
+    let rt = &it.state_mut().rt;
     let arr = match dist {
         Distribution::Uniform => rt.uniform(p0, p1, &shape, dtype, device)?,
         Distribution::Normal => rt.normal(p0, p1, &shape, dtype, device)?,
@@ -465,17 +472,17 @@ fn sample<const F: u8>(it: &mut Interp, mut a: Args, dist: Distribution) -> Resu
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
-pub fn uniform<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn uniform<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     sample::<F>(it, a, Distribution::Uniform)
 }
 
-pub fn normal<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn normal<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     sample::<F>(it, a, Distribution::Normal)
 }
 
 /// PyTorch's `rand(*size)` / `randn(*size)`: standard distributions, shape as dimensions.
 fn standard_sample<const F: u8>(
-    it: &mut Interp,
+    it: &mut dyn Interpreter,
     mut a: Args,
     dist: Distribution,
 ) -> Result<Value, Exc> {
@@ -483,7 +490,7 @@ fn standard_sample<const F: u8>(
     let shape = shape_from(&mut a)?;
     a.finish(0)?;
     let dtype = dtype.unwrap_or(DType::Float32);
-    let rt = &it.st.rt;
+    let rt = &it.state_mut().rt;
     let arr = match dist {
         Distribution::Uniform => rt.uniform(0.0, 1.0, &shape, dtype, device)?,
         Distribution::Normal => rt.normal(0.0, 1.0, &shape, dtype, device)?,
@@ -491,20 +498,20 @@ fn standard_sample<const F: u8>(
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
-pub fn rand<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn rand<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     standard_sample::<F>(it, a, Distribution::Uniform)
 }
 
-pub fn randn<const F: u8>(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn randn<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     standard_sample::<F>(it, a, Distribution::Normal)
 }
 
-pub fn seed(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn seed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let s = a.required(0, "seed")?;
     a.take_kw("ctx");
     a.finish(1)?;
     let s = as_i64(&s).ok_or_else(|| Exc::type_error("seed must be an integer"))?;
-    it.st.rt.seed(s as u64);
+    it.state_mut().rt.seed(s as u64);
     Ok(Value::None)
 }
 
@@ -596,7 +603,7 @@ fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
     }
 }
 
-fn reduce(it: &mut Interp, r: &Value, mut a: Args, op: ReduceOp) -> Result<Value, Exc> {
+fn reduce(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: ReduceOp) -> Result<Value, Exc> {
     let x = recv(r)?;
     let axis = a.take(0, "axis")?.or_else(|| a.take_kw("dim"));
     let keepdims = a
@@ -608,7 +615,7 @@ fn reduce(it: &mut Interp, r: &Value, mut a: Args, op: ReduceOp) -> Result<Value
     a.finish(2)?;
     let axes = axes_arg(axis)?;
     let whole = axes.is_none() && !keepdims;
-    let tape = &mut it.st.nn.tape;
+    let tape = &mut it.state_mut().nn.tape;
     let mut out = tape.reduce(&x.array, op, axes.as_deref(), keepdims)?;
     if x.flavor == Flavor::Nd {
         // MXNet's legacy API returns (1,)-shaped results for full reductions,
@@ -623,12 +630,17 @@ fn reduce(it: &mut Interp, r: &Value, mut a: Args, op: ReduceOp) -> Result<Value
     Ok(wrap(out, x.flavor))
 }
 
-pub fn unary_fn(it: &mut Interp, v: &Value, op: UnaryOp) -> Result<Value, Exc> {
+pub fn unary_fn(it: &mut dyn Interpreter, v: &Value, op: UnaryOp) -> Result<Value, Exc> {
     let x = recv(v)?;
-    Ok(wrap(it.st.nn.tape.unary(&x.array, op)?, x.flavor))
+    Ok(wrap(it.state_mut().nn.tape.unary(&x.array, op)?, x.flavor))
 }
 
-fn to_device(it: &mut Interp, r: &Value, target: &Value, always_copy: bool) -> Result<Value, Exc> {
+fn to_device(
+    it: &mut dyn Interpreter,
+    r: &Value,
+    target: &Value,
+    always_copy: bool,
+) -> Result<Value, Exc> {
     let x = recv(r)?;
     if let Value::Array(dst) = target {
         if always_copy {
@@ -645,9 +657,11 @@ fn to_device(it: &mut Interp, r: &Value, target: &Value, always_copy: bool) -> R
     }
     let d = device_arg(target)?;
     let out = if always_copy {
-        it.st.nn.tape.copy_to(&it.st.rt, &x.array, d)?
+        let st = it.state_mut();
+        st.nn.tape.copy_to(&st.rt, &x.array, d)?
     } else {
-        it.st.nn.tape.as_in_device(&it.st.rt, &x.array, d)?
+        let st = it.state_mut();
+        st.nn.tape.as_in_device(&st.rt, &x.array, d)?
     };
     Ok(wrap(out, x.flavor))
 }
@@ -719,20 +733,20 @@ fn shortest_f32_as_f64(x: f32) -> f64 {
         .unwrap_or(wide)
 }
 
-pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
+pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
     let arr = &x.array;
     Ok(Some(match name {
         "shape" => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
         "dtype" => Value::DType(arr.dtype(), x.flavor),
         "context" | "ctx" => Value::Device(arr.device()),
-        "device" => super::torch::device_attr(arr.device(), x.flavor),
+        "device" => crate::modules::torch::device_attr(arr.device(), x.flavor),
         "size" => Value::Int(arr.size() as i64),
         "ndim" => Value::Int(arr.ndim() as i64),
-        "T" => wrap(it.st.nn.tape.transpose(arr, None)?, x.flavor),
+        "T" => wrap(it.state_mut().nn.tape.transpose(arr, None)?, x.flavor),
         "grad" => {
             return Ok(Some(
-                it.st
+                it.state_mut()
                     .nn
                     .tape
                     .grad(arr)
@@ -748,11 +762,11 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                         // PyTorch never copies to the host implicitly here.
                         return Err(Exc::type_error(format!(
                             "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
-                            super::format::torch_device_name(x.array.device())
+                            crate::object::format::torch_device_name(x.array.device())
                         )));
                     }
                     // Reading a value on the host: an implicit transfer when x lives elsewhere.
-                    let host = x.array.to_host_array(&it.st.rt)?;
+                    let host = x.array.to_host_array(&it.state_mut().rt)?;
                     Ok(wrap(host, Flavor::Numpy))
                 }),
                 "asscalar" | "item" => ("x.asscalar() / x.item(): the value of a 1-element array as a number.", |_, r, a| {
@@ -799,19 +813,19 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                 "copy" => ("x.copy(): a copy on the same device.", |it, r, a| {
                     a.finish(0)?;
                     let x = recv(r)?;
-                    Ok(wrap(x.array.copy_to(&it.st.rt, x.array.device())?, x.flavor))
+                    Ok(wrap(x.array.copy_to(&it.state_mut().rt, x.array.device())?, x.flavor))
                 }),
                 "reshape" => ("x.reshape(shape): the same data with a new shape (one -1 is inferred).", |it, r, mut a| {
                     let s = shape_args(&mut a)?;
                     a.finish(0)?;
                     let x = recv(r)?;
-                    Ok(wrap(it.st.nn.tape.reshape(&x.array, &s)?, x.flavor))
+                    Ok(wrap(it.state_mut().nn.tape.reshape(&x.array, &s)?, x.flavor))
                 }),
                 "transpose" => ("x.transpose(*axes): axes permuted (reversed by default).", |it, r, mut a| {
                     let axes = if a.pos.is_empty() && a.kw.is_empty() { None } else { Some(shape_args(&mut a)?) };
                     a.finish(0)?;
                     let x = recv(r)?;
-                    Ok(wrap(it.st.nn.tape.transpose(&x.array, axes.as_deref())?, x.flavor))
+                    Ok(wrap(it.state_mut().nn.tape.transpose(&x.array, axes.as_deref())?, x.flavor))
                 }),
                 "attach_grad" => ("x.attach_grad(grad_req='write'): give x a gradient buffer (x.grad) that backward() fills.", |it, r, mut a| {
                     let req = a.take(0, "grad_req")?;
@@ -821,10 +835,11 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                         None => false,
                         Some(Value::Str(s)) if &*s == "write" => false,
                         Some(Value::Str(s)) if &*s == "add" => true,
-                        Some(other) => return Err(Exc::value_error(format!("attach_grad: grad_req must be 'write' or 'add', not {}", super::format::repr(it, &other)?))),
+                        Some(other) => return Err(Exc::value_error(format!("attach_grad: grad_req must be 'write' or 'add', not {}", crate::object::format::repr(it, &other)?))),
                     };
                     let x = recv(r)?;
-                    it.st.nn.tape.attach_grad(&it.st.rt, &x.array, accumulate)?;
+                    let st = it.state_mut();
+                    st.nn.tape.attach_grad(&st.rt, &x.array, accumulate)?;
                     Ok(Value::None)
                 }),
                 "backward" => ("y.backward(out_grad=None, retain_graph=False): gradients of y (summed when y has several elements) into every x.grad it depends on.", |it, r, mut a| {
@@ -837,7 +852,8 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                         None | Some(Value::None) => None,
                         Some(v) => Some(recv(v)?.array.clone()),
                     };
-                    it.st.nn.tape.backward(&it.st.rt, &x.array, head_grad.as_ref(), retain)?;
+                    let st = it.state_mut();
+                    st.nn.tape.backward(&st.rt, &x.array, head_grad.as_ref(), retain)?;
                     Ok(Value::None)
                 }),
                 "detach" => ("x.detach(): the same values, cut off from the recorded graph.", |_, r, a| {
@@ -852,7 +868,7 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                         Flavor::Nd => vec![*x.array.shape().first().unwrap_or(&1) as isize, -1],
                         _ => vec![-1],
                     };
-                    Ok(wrap(it.st.nn.tape.reshape(&x.array, &shape)?, x.flavor))
+                    Ok(wrap(it.state_mut().nn.tape.reshape(&x.array, &shape)?, x.flavor))
                 }),
                 "expand_dims" => ("x.expand_dims(axis): insert an axis of length 1.", |it, r, mut a| {
                     let ax = as_i64(&a.required(0, "axis")?).ok_or_else(|| Exc::type_error("axis must be an integer"))?;
@@ -865,7 +881,7 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     }
                     let mut shape: Vec<isize> = x.array.shape().iter().map(|d| *d as isize).collect();
                     shape.insert(pos as usize, 1);
-                    Ok(wrap(it.st.nn.tape.reshape(&x.array, &shape)?, x.flavor))
+                    Ok(wrap(it.state_mut().nn.tape.reshape(&x.array, &shape)?, x.flavor))
                 }),
                 "sum" => ("x.sum(axis=None, keepdims=False)", |it, r, a| reduce(it, r, a, ReduceOp::Sum)),
                 "mean" => ("x.mean(axis=None, keepdims=False)", |it, r, a| reduce(it, r, a, ReduceOp::Mean)),
@@ -903,7 +919,7 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     a.finish(1)?;
                     let d = dtype_arg(&d)?.ok_or_else(|| Exc::type_error("astype() needs a dtype"))?;
                     let x = recv(r)?;
-                    Ok(wrap(it.st.nn.tape.astype(&x.array, d)?, x.flavor))
+                    Ok(wrap(it.state_mut().nn.tape.astype(&x.array, d)?, x.flavor))
                 }),
                 "clip" => ("x.clip(a_min, a_max): values limited to [a_min, a_max].", |it, r, mut a| {
                     let lo = a.take(0, "a_min")?.or_else(|| a.take_kw("min"));
@@ -911,7 +927,7 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     a.finish(2)?;
                     let n = |v: Option<Value>| -> Result<Option<f64>, Exc> { match v { None | Some(Value::None) => Ok(None), Some(v) => as_f64(&v).map(Some).ok_or_else(|| Exc::type_error("clip bounds must be numbers")) } };
                     let x = recv(r)?;
-                    Ok(wrap(it.st.nn.tape.clip(&x.array, n(lo)?, n(hi)?)?, x.flavor))
+                    Ok(wrap(it.state_mut().nn.tape.clip(&x.array, n(lo)?, n(hi)?)?, x.flavor))
                 }),
                 "wait_to_read" => ("x.wait_to_read(): block until x's pending computation is done.", |_, r, a| {
                     a.finish(0)?;
@@ -923,7 +939,7 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     a.finish(1)?;
                     let x = recv(r)?;
                     let y = recv(&y)?;
-                    Ok(wrap(it.st.nn.tape.dot(&x.array, &y.array)?, x.flavor))
+                    Ok(wrap(it.state_mut().nn.tape.dot(&x.array, &y.array)?, x.flavor))
                 }),
                 "zeros_like" => ("x.zeros_like()", |it, r, a| { a.finish(0)?; zeros_like::<ND>(it, Args::new("zeros_like", vec![r.clone()])) }),
                 "ones_like" => ("x.ones_like()", |it, r, a| { a.finish(0)?; ones_like::<ND>(it, Args::new("ones_like", vec![r.clone()])) }),
@@ -940,7 +956,12 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
     }))
 }
 
-pub fn set_attr(_it: &mut Interp, obj: &Value, name: &str, _value: Value) -> Result<(), Exc> {
+pub fn set_attr(
+    _it: &mut dyn Interpreter,
+    obj: &Value,
+    name: &str,
+    _value: Value,
+) -> Result<(), Exc> {
     Err(Exc::new(
         ExcKind::AttributeError,
         format!(
@@ -986,7 +1007,7 @@ fn take_receiver(a: &mut Args) -> Result<Value, Exc> {
 }
 
 /// Call array method `name` with the first argument as the receiver.
-fn via_method(it: &mut Interp, mut a: Args, name: &str) -> Result<Value, Exc> {
+fn via_method(it: &mut dyn Interpreter, mut a: Args, name: &str) -> Result<Value, Exc> {
     let x = take_receiver(&mut a)?;
     if !matches!(x, Value::Array(_)) {
         return Err(Exc::type_error(format!(
@@ -1002,7 +1023,7 @@ fn via_method(it: &mut Interp, mut a: Args, name: &str) -> Result<Value, Exc> {
 
 macro_rules! via {
     ($($fname:ident => $method:literal),* $(,)?) => {
-        $(pub fn $fname(it: &mut Interp, a: Args) -> Result<Value, Exc> { via_method(it, a, $method) })*
+        $(pub fn $fname(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> { via_method(it, a, $method) })*
     };
 }
 
@@ -1014,12 +1035,15 @@ via! {
     ns_transpose => "transpose", ns_clip => "clip", ns_dot => "dot",
 }
 
-pub fn ns_matmul(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn ns_matmul(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "a")?;
     let y = a.required(1, "b")?;
     a.finish(2)?;
     let (x, y) = (recv(&x)?, recv(&y)?);
-    Ok(wrap(it.st.nn.tape.matmul(&x.array, &y.array)?, x.flavor))
+    Ok(wrap(
+        it.state_mut().nn.tape.matmul(&x.array, &y.array)?,
+        x.flavor,
+    ))
 }
 
 fn elementwise2(a: &mut Args, op: crate::runtime::BinaryOp) -> Result<Value, Exc> {
@@ -1030,7 +1054,10 @@ fn elementwise2(a: &mut Args, op: crate::runtime::BinaryOp) -> Result<Value, Exc
         .as_array()
         .or(y.as_array())
         .map_or(Flavor::Nd, |v| v.flavor);
-    let (Some(lo), Some(ro)) = (super::ops::operand(&x), super::ops::operand(&y)) else {
+    let (Some(lo), Some(ro)) = (
+        crate::object::ops::operand(&x),
+        crate::object::ops::operand(&y),
+    ) else {
         return Err(Exc::type_error(format!(
             "{}() expects arrays or numbers",
             a.fname
@@ -1039,15 +1066,15 @@ fn elementwise2(a: &mut Args, op: crate::runtime::BinaryOp) -> Result<Value, Exc
     Ok(wrap(Array::binary(op, lo, ro)?, flavor))
 }
 
-pub fn ns_maximum(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn ns_maximum(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     elementwise2(&mut a, crate::runtime::BinaryOp::Maximum)
 }
 
-pub fn ns_minimum(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn ns_minimum(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     elementwise2(&mut a, crate::runtime::BinaryOp::Minimum)
 }
 
-fn array_list(it: &mut Interp, a: &mut Args) -> Result<Vec<ArrayValue>, Exc> {
+fn array_list(it: &mut dyn Interpreter, a: &mut Args) -> Result<Vec<ArrayValue>, Exc> {
     // nd.concat(a, b, dim=1) passes arrays positionally; np.concatenate([a, b]) as a list.
     let items: Vec<Value> = match a.pos.as_slice() {
         [Value::List(_) | Value::Tuple(_)] => {
@@ -1071,7 +1098,7 @@ fn axis_kw(a: &mut Args, default: isize) -> Result<isize, Exc> {
     }
 }
 
-pub fn ns_concat(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn ns_concat(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     // MXNet's legacy nd.concat joins along dim=1 by default; numpy along axis 0.
     let default = if a.fname == "concat" { 1 } else { 0 };
     let axis = axis_kw(&mut a, default)?;
@@ -1079,21 +1106,21 @@ pub fn ns_concat(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
     let flavor = arrays.first().map_or(Flavor::Nd, |x| x.flavor);
     let raw: Vec<Array> = arrays.into_iter().map(|x| x.array).collect();
-    Ok(wrap(it.st.nn.tape.concat(&raw, axis)?, flavor))
+    Ok(wrap(it.state_mut().nn.tape.concat(&raw, axis)?, flavor))
 }
 
-pub fn ns_stack(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub fn ns_stack(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let axis = axis_kw(&mut a, 0)?;
     let arrays = array_list(it, &mut a)?;
     a.finish(0)?;
     let flavor = arrays.first().map_or(Flavor::Nd, |x| x.flavor);
     let raw: Vec<Array> = arrays.into_iter().map(|x| x.array).collect();
-    Ok(wrap(it.st.nn.tape.stack(&raw, axis)?, flavor))
+    Ok(wrap(it.state_mut().nn.tape.stack(&raw, axis)?, flavor))
 }
 
-pub fn waitall(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+pub fn waitall(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
-    it.st.rt.synchronize()?;
+    it.state_mut().rt.synchronize()?;
     Ok(Value::None)
 }
 
@@ -1217,7 +1244,7 @@ pub fn namespace_fns<const F: u8>() -> Vec<(&'static str, &'static str, BuiltinF
 }
 
 /// Install the namespace functions into a module.
-pub fn fill_namespace<const F: u8>(m: &super::value::Module) {
+pub fn fill_namespace<const F: u8>(m: &crate::object::value::Module) {
     for (name, doc, f) in namespace_fns::<F>() {
         m.set(name, builtin(name, doc, f));
     }
@@ -1243,8 +1270,11 @@ pub fn fill_namespace<const F: u8>(m: &super::value::Module) {
 }
 
 /// A random namespace (`nd.random`, `np.random`, native `random`).
-pub fn random_module<const F: u8>(name: &str) -> Rc<super::value::Module> {
-    let m = Rc::new(super::value::Module::new(name, "random number generation"));
+pub fn random_module<const F: u8>(name: &str) -> Rc<crate::object::value::Module> {
+    let m = Rc::new(crate::object::value::Module::new(
+        name,
+        "random number generation",
+    ));
     m.set("uniform", builtin("uniform", "uniform(low=0, high=1, shape=None, ctx=None, dtype=None): uniform samples in [low, high).", uniform::<F>));
     m.set(
         "normal",

@@ -200,3 +200,24 @@ impl From<RuntimeError> for Exc {
         Exc::new(kind, e.to_string())
     }
 }
+
+/// A runtime error in PyTorch's words: devices spelled `cpu` / `cuda:1` (as `tensor.device`
+/// prints them), and the way out spelled with `.to()`.
+pub fn torch_error(e: RuntimeError) -> Exc {
+    let text = |d: crate::runtime::Device| match d.kind {
+        crate::runtime::DeviceKind::Cpu => "cpu".to_string(),
+        crate::runtime::DeviceKind::Gpu => format!("cuda:{}", d.id),
+    };
+    match &e {
+        RuntimeError::DeviceMismatch { op, first, second } => {
+            let (first, second) = (text(*first), text(*second));
+            Exc::new(
+                ExcKind::from_name(e.ename()).unwrap_or(ExcKind::RuntimeError),
+                format!(
+                    "{op}: tensors are on different devices: the first is on {first}, the second on {second}. Move one explicitly, e.g. x.to('{second}') or y.to('{first}')"
+                ),
+            )
+        }
+        _ => Exc::from(e),
+    }
+}

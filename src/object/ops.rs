@@ -11,7 +11,7 @@ use crate::runtime::{self, Array, BinaryOp, Operand, Scalar};
 
 use super::error::{Exc, ExcKind};
 use super::format;
-use super::interp::{hash_key, Interp};
+use super::interpreter::{hash_key, Interpreter};
 use super::value::{ArrayValue, Flavor, Value};
 
 /// A subscript: one item, or several separated by commas (`x[1:3, 0]`).
@@ -62,7 +62,7 @@ pub fn wrap(array: Array, flavor: Flavor) -> Value {
     Value::Array(ArrayValue { array, flavor })
 }
 
-pub(super) fn runtime_binop(op: BinOp) -> Option<(BinaryOp, &'static str)> {
+pub fn runtime_binop(op: BinOp) -> Option<(BinaryOp, &'static str)> {
     Some(match op {
         BinOp::Add => (BinaryOp::Add, "add"),
         BinOp::Sub => (BinaryOp::Sub, "subtract"),
@@ -99,7 +99,7 @@ fn zero_div(what: &str) -> Exc {
 
 // ---------------------------------------------------------------------- unary
 
-pub fn unary(it: &mut Interp, op: UnaryOp, v: &Value) -> Result<Value, Exc> {
+pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, Exc> {
     match (op, v) {
         (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Ok(v.clone()),
         (UnaryOp::Pos, Value::Bool(b)) => Ok(Value::Int(*b as i64)),
@@ -109,7 +109,10 @@ pub fn unary(it: &mut Interp, op: UnaryOp, v: &Value) -> Result<Value, Exc> {
         (UnaryOp::Invert, Value::Int(i)) => Ok(Value::Int(!i)),
         (UnaryOp::Invert, Value::Bool(b)) => Ok(Value::Int(!(*b as i64))),
         (UnaryOp::Neg, Value::Array(a)) => Ok(wrap(
-            it.st.nn.tape.unary(&a.array, runtime::UnaryOp::Neg)?,
+            it.state_mut()
+                .nn
+                .tape
+                .unary(&a.array, runtime::UnaryOp::Neg)?,
             a.flavor,
         )),
         (UnaryOp::Pos, Value::Array(_)) => Ok(v.clone()),
@@ -132,7 +135,7 @@ pub fn unary(it: &mut Interp, op: UnaryOp, v: &Value) -> Result<Value, Exc> {
 
 // --------------------------------------------------------------------- binary
 
-pub fn binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Value, Exc> {
+pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Result<Value, Exc> {
     // Arrays first: any array operand makes it an array operation.
     if matches!(l, Value::Array(_)) || matches!(r, Value::Array(_)) {
         return array_binary(it, op, l, r);
@@ -310,7 +313,7 @@ fn float_binary(op: BinOp, a: f64, b: f64) -> Option<Result<Value, Exc>> {
     })))
 }
 
-fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Value, Exc> {
+fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Result<Value, Exc> {
     if op == BinOp::MatMul {
         return matmul_or_place(it, l, r);
     }
@@ -320,12 +323,12 @@ fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Valu
     let ro = operand(r).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let _ = name;
     let result = it
-        .st
+        .state_mut()
         .nn
         .tape
         .binary(rop, lo, ro)
         .map_err(|e| match flavor {
-            Flavor::Torch => super::torch::torch_error(e),
+            Flavor::Torch => super::error::torch_error(e),
             _ => Exc::from(e),
         })?;
     Ok(wrap(result, flavor))
@@ -333,14 +336,15 @@ fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Valu
 
 /// `a @ b`: matrix product of two arrays; `x @ device` moves `x` there
 /// (returning `x` itself when it is already there).
-fn matmul_or_place(it: &mut Interp, l: &Value, r: &Value) -> Result<Value, Exc> {
+fn matmul_or_place(it: &mut dyn Interpreter, l: &Value, r: &Value) -> Result<Value, Exc> {
     match (l, r) {
         (Value::Array(a), Value::Device(d)) => {
-            let moved = it.st.nn.tape.as_in_device(&it.st.rt, &a.array, *d)?;
+            let st = it.state_mut();
+            let moved = st.nn.tape.as_in_device(&st.rt, &a.array, *d)?;
             Ok(wrap(moved, a.flavor))
         }
         (Value::Array(a), Value::Array(b)) => {
-            Ok(wrap(it.st.nn.tape.matmul(&a.array, &b.array)?, a.flavor))
+            Ok(wrap(it.state_mut().nn.tape.matmul(&a.array, &b.array)?, a.flavor))
         }
         _ => Err(Exc::type_error(format!(
             "unsupported operand type(s) for @: '{}' and '{}' (use array @ array for a matrix product, or array @ gpu(0) to place it)",
@@ -367,7 +371,12 @@ pub fn operand(v: &Value) -> Option<Operand<'_>> {
 
 /// `target op= value`: arrays and lists change in place (identity kept, as
 /// in MXNet and Python); everything else rebinds.
-pub fn binary_inplace(it: &mut Interp, op: BinOp, cur: &Value, rhs: &Value) -> Result<Value, Exc> {
+pub fn binary_inplace(
+    it: &mut dyn Interpreter,
+    op: BinOp,
+    cur: &Value,
+    rhs: &Value,
+) -> Result<Value, Exc> {
     match (cur, op) {
         (Value::Array(a), _) if op != BinOp::MatMul => {
             let (rop, _) = runtime_binop(op).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
@@ -386,7 +395,7 @@ pub fn binary_inplace(it: &mut Interp, op: BinOp, cur: &Value, rhs: &Value) -> R
 
 // ------------------------------------------------------------------ comparison
 
-pub fn compare(it: &mut Interp, op: CmpOp, l: &Value, r: &Value) -> Result<Value, Exc> {
+pub fn compare(it: &mut dyn Interpreter, op: CmpOp, l: &Value, r: &Value) -> Result<Value, Exc> {
     match op {
         CmpOp::Is => return Ok(Value::Bool(l.is(r))),
         CmpOp::IsNot => return Ok(Value::Bool(!l.is(r))),
@@ -540,7 +549,7 @@ pub fn sort_values(items: &mut [Value]) -> Result<(), Exc> {
     err.map_or(Ok(()), Err)
 }
 
-fn contains(it: &mut Interp, container: &Value, item: &Value) -> Result<bool, Exc> {
+fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result<bool, Exc> {
     match container {
         Value::Str(s) => match item {
             Value::Str(sub) => Ok(s.contains(&**sub)),
@@ -646,11 +655,14 @@ fn seq_index(len: usize, v: &Value, what: &str) -> Result<usize, Exc> {
     Ok(j as usize)
 }
 
-pub fn get_item(it: &mut Interp, obj: &Value, idx: Index) -> Result<Value, Exc> {
+pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Value, Exc> {
     match obj {
         Value::Array(a) => {
             let items = array_index(it, &idx)?;
-            Ok(wrap(it.st.nn.tape.index(&a.array, &items)?, a.flavor))
+            Ok(wrap(
+                it.state_mut().nn.tape.index(&a.array, &items)?,
+                a.flavor,
+            ))
         }
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
             let what = match obj {
@@ -721,7 +733,7 @@ fn not_subscriptable(obj: &Value) -> Exc {
 }
 
 /// Translate a subscript into the runtime's index items.
-fn array_index(_it: &mut Interp, idx: &Index) -> Result<Vec<runtime::IndexItem>, Exc> {
+fn array_index(_it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::IndexItem>, Exc> {
     let items: Vec<IndexItem> = match idx {
         Index::Single(IndexItem::Value(Value::Tuple(t))) => {
             t.iter().cloned().map(IndexItem::Value).collect()
@@ -773,7 +785,12 @@ fn array_index(_it: &mut Interp, idx: &Index) -> Result<Vec<runtime::IndexItem>,
         .collect()
 }
 
-pub fn set_item(it: &mut Interp, obj: &Value, idx: Index, value: Value) -> Result<(), Exc> {
+pub fn set_item(
+    it: &mut dyn Interpreter,
+    obj: &Value,
+    idx: Index,
+    value: Value,
+) -> Result<(), Exc> {
     match obj {
         Value::Array(a) => {
             let items = array_index(it, &idx)?;
@@ -835,7 +852,7 @@ pub fn set_item(it: &mut Interp, obj: &Value, idx: Index, value: Value) -> Resul
     }
 }
 
-pub fn del_item(it: &mut Interp, obj: &Value, idx: Index) -> Result<(), Exc> {
+pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(), Exc> {
     match (obj, idx) {
         (Value::List(l), Index::Single(IndexItem::Value(v))) => {
             let len = l.borrow().len();

@@ -1,3 +1,4 @@
+//! `mxnet.gluon.data` through a whole session: FashionMNIST files, transforms, loaders, progress.
 use crate::eval::session::{Output, Session, SessionConfig};
 use crate::nn::data::tests::{scratch, write_tiny_set};
 

@@ -5,15 +5,15 @@ use std::rc::Rc;
 
 use crate::runtime::DeviceKind;
 
-use super::error::{Exc, ExcKind};
-use super::format;
-use super::interp::{builtin, hash_key, method, Interp};
-use super::ops::{self, as_f64, as_i64};
-use super::value::{Args, Dict, TypeKind, Value};
+use crate::object::error::{Exc, ExcKind};
+use crate::object::format;
+use crate::object::ops::{self, as_f64, as_i64};
+use crate::object::value::{Args, Dict, TypeKind, Value};
+use crate::object::{builtin, hash_key, method, Interpreter};
 
 /// Names and docs of the built-in functions, installed in every session.
-pub fn install(b: &mut super::interp::NameMap<Value>) {
-    let fns: &[(&'static str, &'static str, super::value::BuiltinFn)] = &[
+pub fn install(b: &mut crate::object::NameMap<Value>) {
+    let fns: &[(&'static str, &'static str, crate::object::value::BuiltinFn)] = &[
         (
             "print",
             "print(*values, sep=' ', end='\\n', file=sys.stdout): write values as text.",
@@ -156,12 +156,12 @@ pub fn install(b: &mut super::interp::NameMap<Value>) {
     ] {
         b.insert(Rc::from(name), Value::Type(t));
     }
-    for k in super::error::ExcKind::ALL {
+    for k in crate::object::error::ExcKind::ALL {
         b.insert(Rc::from(k.name()), Value::ExcType(k));
     }
 }
 
-fn print(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let sep = match a.take_kw("sep") {
         Some(Value::Str(s)) => s.to_string(),
         Some(Value::None) | None => " ".to_string(),
@@ -204,9 +204,9 @@ fn print(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     }
     text.push_str(&end);
     if to_stderr {
-        it.out.stderr(&text);
+        it.out().stderr(&text);
     } else {
-        it.out.stdout(&text);
+        it.out().stdout(&text);
     }
     Ok(Value::None)
 }
@@ -217,7 +217,7 @@ pub fn length(v: &Value) -> Result<usize, Exc> {
         Value::List(l) => l.borrow().len(),
         Value::Tuple(t) => t.len(),
         Value::Dict(d) => d.borrow().len(),
-        Value::Range(a, b, c) => super::value::range_len(*a, *b, *c) as usize,
+        Value::Range(a, b, c) => crate::object::value::range_len(*a, *b, *c) as usize,
         Value::Array(a) => match a.array.shape().first() {
             Some(n) => *n,
             None => return Err(Exc::type_error("len() of a 0-d array")),
@@ -231,7 +231,7 @@ pub fn length(v: &Value) -> Result<usize, Exc> {
     })
 }
 
-pub(super) fn len(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub(super) fn len(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
     // Native objects (data sets, loaders, Sequential) answer through `__len__`.
@@ -248,7 +248,7 @@ fn int_arg(v: &Value, what: &str) -> Result<i64, Exc> {
         .ok_or_else(|| Exc::type_error(format!("{what} must be an integer, not {}", v.type_name())))
 }
 
-fn range(_it: &mut Interp, a: Args) -> Result<Value, Exc> {
+fn range(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(3)?;
     let n: Vec<i64> = a
         .pos
@@ -267,7 +267,7 @@ fn range(_it: &mut Interp, a: Args) -> Result<Value, Exc> {
     Ok(Value::Range(start, stop, step))
 }
 
-pub(crate) fn abs(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn abs(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "x")?;
     a.finish(1)?;
     match v {
@@ -285,7 +285,7 @@ pub(crate) fn abs(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     }
 }
 
-fn extremum(it: &mut Interp, mut a: Args, want_max: bool) -> Result<Value, Exc> {
+fn extremum(it: &mut dyn Interpreter, mut a: Args, want_max: bool) -> Result<Value, Exc> {
     let key = a.take_kw("key");
     let default = a.take_kw("default");
     a.finish(usize::MAX)?;
@@ -327,15 +327,15 @@ fn extremum(it: &mut Interp, mut a: Args, want_max: bool) -> Result<Value, Exc> 
     }
 }
 
-fn min(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+fn min(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     extremum(it, a, false)
 }
 
-fn max(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+fn max(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     extremum(it, a, true)
 }
 
-fn sum(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn sum(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let iterable = a.required(0, "iterable")?;
     let start = a.take(1, "start")?.unwrap_or(Value::Int(0));
     a.finish(2)?;
@@ -347,7 +347,7 @@ fn sum(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(acc)
 }
 
-fn zip(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+fn zip(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(usize::MAX)?;
     let mut lists = Vec::with_capacity(a.pos.len());
     for v in &a.pos {
@@ -361,7 +361,7 @@ fn zip(it: &mut Interp, a: Args) -> Result<Value, Exc> {
     ))
 }
 
-fn enumerate(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn enumerate(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     let start = match a.take(1, "start")? {
         Some(s) => int_arg(&s, "enumerate() start")?,
@@ -421,14 +421,14 @@ fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
     })
 }
 
-fn isinstance(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn isinstance(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     let t = a.required(1, "class_or_tuple")?;
     a.finish(2)?;
     Ok(Value::Bool(instance_of(&v, &t)?))
 }
 
-fn type_of(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn type_of(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
     Ok(match &v {
@@ -437,13 +437,13 @@ fn type_of(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     })
 }
 
-fn repr(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
     Ok(Value::str(&format::repr(it, &v)?))
 }
 
-fn round(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn round(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "number")?;
     let nd = a.take(1, "ndigits")?;
     a.finish(2)?;
@@ -488,7 +488,7 @@ fn round_half_even(x: f64) -> f64 {
     }
 }
 
-fn sorted(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn sorted(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     let key = a.take_kw("key");
     let reverse = a
@@ -502,7 +502,7 @@ fn sorted(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
 }
 
 fn sort_items(
-    it: &mut Interp,
+    it: &mut dyn Interpreter,
     items: Vec<Value>,
     key: Option<Value>,
     reverse: bool,
@@ -543,7 +543,7 @@ fn sort_items(
     Ok(out)
 }
 
-fn reversed(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn reversed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "sequence")?;
     a.finish(1)?;
     let mut items = it.iterate(&v)?;
@@ -551,7 +551,7 @@ fn reversed(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::list(items))
 }
 
-fn any(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn any(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     a.finish(1)?;
     for x in it.iterate(&v)? {
@@ -562,7 +562,7 @@ fn any(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::Bool(false))
 }
 
-fn all(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn all(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     a.finish(1)?;
     for x in it.iterate(&v)? {
@@ -573,7 +573,7 @@ fn all(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::Bool(true))
 }
 
-fn map(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn map(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let f = a.required(0, "function")?;
     a.finish(usize::MAX)?;
     let mut lists = Vec::new();
@@ -589,7 +589,7 @@ fn map(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::list(out))
 }
 
-fn filter(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn filter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let f = a.required(0, "function")?;
     let v = a.required(1, "iterable")?;
     a.finish(2)?;
@@ -618,7 +618,7 @@ fn str_arg(v: &Value, what: &str) -> Result<Rc<str>, Exc> {
     }
 }
 
-fn getattr(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let o = a.required(0, "object")?;
     let name = str_arg(&a.required(1, "name")?, "attribute name")?;
     let default = a.take(2, "default")?;
@@ -630,7 +630,7 @@ fn getattr(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     }
 }
 
-fn setattr(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn setattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let o = a.required(0, "object")?;
     let name = str_arg(&a.required(1, "name")?, "attribute name")?;
     let v = a.required(2, "value")?;
@@ -639,32 +639,37 @@ fn setattr(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
-fn hasattr(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn hasattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let o = a.required(0, "object")?;
     let name = str_arg(&a.required(1, "name")?, "attribute name")?;
     a.finish(2)?;
     Ok(Value::Bool(get_attr(it, &o, &name).is_ok()))
 }
 
-fn dir(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn dir(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let o = a.take(0, "object")?;
     a.finish(1)?;
     let mut names: Vec<String> = match o {
         Some(v) => attr_names(&v),
-        None => it.st.globals.keys().map(|k| k.to_string()).collect(),
+        None => it
+            .state_mut()
+            .globals
+            .keys()
+            .map(|k| k.to_string())
+            .collect(),
     };
     names.sort();
     names.dedup();
     Ok(Value::list(names.iter().map(|n| Value::str(n)).collect()))
 }
 
-fn id(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn id(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
     Ok(Value::Int(v.identity() as i64))
 }
 
-fn hash(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn hash(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     use std::hash::{Hash, Hasher};
     let v = a.required(0, "obj")?;
     a.finish(1)?;
@@ -674,7 +679,7 @@ fn hash(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::Int(h.finish() as i64))
 }
 
-fn format_fn(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn format_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "value")?;
     let spec = match a.take(1, "format_spec")? {
         Some(s) => str_arg(&s, "format_spec")?,
@@ -684,7 +689,7 @@ fn format_fn(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::str(&format::format_value(it, &v, &spec)?))
 }
 
-fn divmod(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn divmod(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "a")?;
     let y = a.required(1, "b")?;
     a.finish(2)?;
@@ -693,14 +698,14 @@ fn divmod(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::tuple(vec![q, r]))
 }
 
-fn pow(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn pow(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "base")?;
     let y = a.required(1, "exp")?;
     a.finish(2)?;
     ops::binary(it, crate::lang::ast::BinOp::Pow, &x, &y)
 }
 
-fn chr(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn chr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let i = int_arg(&a.required(0, "i")?, "chr() argument")?;
     a.finish(1)?;
     let c = u32::try_from(i)
@@ -710,7 +715,7 @@ fn chr(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::str(c.encode_utf8(&mut [0; 4])))
 }
 
-fn ord(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn ord(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let s = str_arg(&a.required(0, "c")?, "ord() argument")?;
     a.finish(1)?;
     let mut chars = s.chars();
@@ -723,26 +728,26 @@ fn ord(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
     }
 }
 
-fn display(it: &mut Interp, a: Args) -> Result<Value, Exc> {
+fn display(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(usize::MAX)?;
     for v in &a.pos {
         let d = format::display_data(it, v)?;
-        it.out.display(&d, false);
+        it.out().display(&d, false);
     }
     Ok(Value::None)
 }
 
-fn clear_output(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn clear_output(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let wait = match a.take(0, "wait")? {
         Some(v) => v.truthy()?,
         None => false,
     };
     a.finish(1)?;
-    it.out.clear_output(wait);
+    it.out().clear_output(wait);
     Ok(Value::None)
 }
 
-fn help(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn help(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.take(0, "obj")?;
     a.finish(1)?;
     let text = match v {
@@ -756,7 +761,7 @@ fn help(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
             doc_of(&v).unwrap_or_else(|| format!("No documentation for {}", v.type_name()))
         ),
     };
-    it.out.stdout(&text);
+    it.out().stdout(&text);
     Ok(Value::None)
 }
 
@@ -778,7 +783,7 @@ pub fn doc_of(v: &Value) -> Option<String> {
     }
 }
 
-fn callable(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
+fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
     Ok(Value::Bool(matches!(
@@ -788,7 +793,7 @@ fn callable(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
 }
 
 /// `int(x)`, `str(x)`, `list(x)`, ...
-pub fn call_type(it: &mut Interp, t: TypeKind, mut a: Args) -> Result<Value, Exc> {
+pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<Value, Exc> {
     a.fname = t.name();
     let v = a.take(0, "x")?;
     if t == TypeKind::Int {
@@ -1032,7 +1037,7 @@ const DICT_METHODS: &[&str] = &[
     "clear",
 ];
 
-pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Value, Exc> {
+pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value, Exc> {
     let found = match v {
         Value::Array(_) => super::arrays::get_attr(it, v, name)?,
         Value::Module(m) => m.get(name),
@@ -1084,7 +1089,12 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Value, Exc> {
     found.ok_or_else(|| no_attr(v, name))
 }
 
-pub fn set_attr(it: &mut Interp, obj: &Value, name: &str, value: Value) -> Result<(), Exc> {
+pub fn set_attr(
+    it: &mut dyn Interpreter,
+    obj: &Value,
+    name: &str,
+    value: Value,
+) -> Result<(), Exc> {
     match obj {
         Value::Array(_) => super::arrays::set_attr(it, obj, name, value),
         Value::Module(m) => {
@@ -1119,7 +1129,7 @@ fn opt_str(a: &mut Args, i: usize, name: &str) -> Result<Option<Rc<str>>, Exc> {
 }
 
 fn str_method(v: &Value, name: &str) -> Option<Value> {
-    let f: super::value::MethodFn = match name {
+    let f: crate::object::value::MethodFn = match name {
         "join" => |it, r, mut a| {
             let items = a.required(0, "iterable")?;
             a.finish(1)?;
@@ -1326,7 +1336,7 @@ fn pad(r: &Value, a: &mut Args, align: char) -> Result<Value, Exc> {
 }
 
 /// `"{} {name:.2f}".format(a, name=b)`.
-fn str_format(it: &mut Interp, fmt: &str, a: Args) -> Result<Value, Exc> {
+fn str_format(it: &mut dyn Interpreter, fmt: &str, a: Args) -> Result<Value, Exc> {
     let mut out = String::new();
     let mut auto = 0usize;
     let mut chars = fmt.char_indices().peekable();
@@ -1412,7 +1422,7 @@ fn recv_list(r: &Value) -> Result<&Rc<std::cell::RefCell<Vec<Value>>>, Exc> {
 }
 
 fn list_method(v: &Value, name: &str) -> Option<Value> {
-    let f: super::value::MethodFn = match name {
+    let f: crate::object::value::MethodFn = match name {
         "append" => |_, r, mut a| {
             let x = a.required(0, "object")?;
             a.finish(1)?;
@@ -1541,7 +1551,7 @@ fn recv_dict(r: &Value) -> Result<&Rc<std::cell::RefCell<Dict>>, Exc> {
 }
 
 fn dict_method(v: &Value, name: &str) -> Option<Value> {
-    let f: super::value::MethodFn = match name {
+    let f: crate::object::value::MethodFn = match name {
         "keys" => |_, r, a| {
             a.finish(0)?;
             Ok(Value::list(
@@ -1621,8 +1631,11 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
                 }
             }
             for (k, v) in std::mem::take(&mut a.kw) {
-                dict.borrow_mut()
-                    .insert(super::value::HashKey::Str(k.clone()), Value::Str(k), v);
+                dict.borrow_mut().insert(
+                    crate::object::value::HashKey::Str(k.clone()),
+                    Value::Str(k),
+                    v,
+                );
             }
             a.finish(1)?;
             Ok(Value::None)
@@ -1645,41 +1658,4 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
         .copied()
         .unwrap_or("method");
     Some(method(v, name, "dict method", f))
-}
-
-#[cfg(test)]
-mod clear_output_tests {
-    use crate::eval::session::{DisplayData, OutputSink, Session, SessionConfig};
-
-    /// Records clear_output calls, which the collecting `Vec<Output>` sink ignores.
-    #[derive(Default)]
-    struct Clears(Vec<bool>);
-
-    impl OutputSink for Clears {
-        fn stdout(&mut self, _text: &str) {}
-        fn stderr(&mut self, _text: &str) {}
-        fn display(&mut self, _data: &DisplayData, _is_result: bool) {}
-        fn clear_output(&mut self, wait: bool) {
-            self.0.push(wait);
-        }
-    }
-
-    #[test]
-    fn clear_output_reaches_the_sink_with_its_wait_flag() {
-        let mut session = Session::new(SessionConfig::default());
-        let mut sink = Clears::default();
-        let run = session.eval_with(
-            "clear_output()\nclear_output(wait=True)\nclear_output(True)",
-            &mut sink,
-        );
-        assert!(run.is_ok(), "{run:?}");
-        assert_eq!(sink.0, vec![false, true, true]);
-    }
-
-    #[test]
-    fn clear_output_rejects_extra_arguments() {
-        let mut session = Session::new(SessionConfig::default());
-        let error = session.eval("clear_output(1, 2)").error;
-        assert_eq!(error.map(|e| e.ename), Some("TypeError".to_string()));
-    }
 }

@@ -10,13 +10,13 @@ use std::rc::Rc;
 use crate::nn::layers::{Activation, Block, BlockKind, Init, Parameter};
 use crate::runtime::Device;
 
-use super::error::{Exc, ExcKind};
-use super::format::{array_repr, torch_device_name};
-use super::gluon::{bound, downcast, object, usize_arg};
-use super::interp::{builtin, Interp};
-use super::ops::wrap;
-use super::torch::{device_attr, parse_torch_device, torch_error};
-use super::value::{Args, ArrayValue, Flavor, Module, NativeObject, Value};
+use crate::modules::mxnet::gluon::{bound, downcast, object, usize_arg};
+use crate::modules::torch::{device_attr, parse_torch_device, torch_error};
+use crate::object::error::{Exc, ExcKind};
+use crate::object::format::{array_repr, torch_device_name};
+use crate::object::ops::wrap;
+use crate::object::value::{Args, ArrayValue, Flavor, Module, NativeObject, Value};
+use crate::object::{builtin, Interpreter};
 
 struct TorchModule(Rc<Block>);
 
@@ -81,7 +81,7 @@ fn param_devices(b: &Block) -> Vec<Device> {
     out
 }
 
-fn forward(it: &mut Interp, r: &Value, mut a: Args) -> Result<Value, Exc> {
+fn forward(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "input")?;
     a.finish(1)?;
     let block = module_of(r)?;
@@ -103,16 +103,18 @@ fn forward(it: &mut Interp, r: &Value, mut a: Args) -> Result<Value, Exc> {
             ),
         ));
     }
+    let st = it.state_mut();
     let out = block
-        .forward(&it.st.rt, &mut it.st.nn.tape, &xv.array)
+        .forward(&st.rt, &mut st.nn.tape, &xv.array)
         .map_err(torch_error)?;
     Ok(wrap(out, Flavor::Torch))
 }
 
-fn to_device(it: &mut Interp, r: &Value, device: Device) -> Result<Value, Exc> {
+fn to_device(it: &mut dyn Interpreter, r: &Value, device: Device) -> Result<Value, Exc> {
     let block = module_of(r)?;
     for p in block.collect_params() {
-        p.reset_ctx(&it.st.rt, &mut it.st.nn.tape, &[device])
+        let st = it.state_mut();
+        p.reset_ctx(&st.rt, &mut st.nn.tape, &[device])
             .map_err(torch_error)?;
     }
     Ok(r.clone())
@@ -178,7 +180,7 @@ impl NativeObject for TorchModule {
             "__getitem__" => bound(this, "__getitem__", "net[i]: the i-th module.", |_, r, mut a| {
                 let key = a.required(0, "index")?;
                 a.finish(1)?;
-                super::gluon::child_at(&module_of(r)?.children(), &key, "module").map(|b| object(TorchModule(b)))
+                crate::modules::mxnet::gluon::child_at(&module_of(r)?.children(), &key, "module").map(|b| object(TorchModule(b)))
             }),
             "__len__" => bound(this, "__len__", "len(net)", |_, r, a| {
                 a.finish(0)?;
@@ -253,12 +255,12 @@ impl NativeObject for TorchParam {
 
 /// A Linear layer with PyTorch's initialisation; `in_features == 0` makes it lazy.
 fn linear(
-    it: &mut Interp,
+    it: &mut dyn Interpreter,
     in_features: usize,
     out_features: usize,
     use_bias: bool,
 ) -> Result<Value, Exc> {
-    let name = it.st.nn.next_name("linear");
+    let name = it.state_mut().nn.next_name("linear");
     let weight = Parameter::new(
         format!("{name}.weight"),
         vec![out_features, in_features],
@@ -285,14 +287,9 @@ fn linear(
     });
     // PyTorch creates parameters at construction, on the CPU (lazy ones at the first call).
     for p in block.collect_params() {
-        p.initialize(
-            &it.st.rt,
-            &mut it.st.nn.tape,
-            &[Device::cpu(0)],
-            None,
-            false,
-        )
-        .map_err(torch_error)?;
+        let st = it.state_mut();
+        p.initialize(&st.rt, &mut st.nn.tape, &[Device::cpu(0)], None, false)
+            .map_err(torch_error)?;
     }
     Ok(object(TorchModule(block)))
 }
@@ -304,8 +301,8 @@ fn bias_arg(a: &mut Args, index: usize) -> Result<bool, Exc> {
         .unwrap_or(true))
 }
 
-fn simple(it: &mut Interp, prefix: &str, kind: BlockKind) -> Value {
-    let name = it.st.nn.next_name(prefix);
+fn simple(it: &mut dyn Interpreter, prefix: &str, kind: BlockKind) -> Value {
+    let name = it.state_mut().nn.next_name(prefix);
     object(TorchModule(Rc::new(Block { name, kind })))
 }
 
@@ -317,7 +314,7 @@ pub fn build() -> Rc<Module> {
             "Sequential",
             "Sequential(*modules): modules applied in order.",
             |it, a| {
-                let name = it.st.nn.next_name("sequential");
+                let name = it.state_mut().nn.next_name("sequential");
                 let seq = Block::sequential(name);
                 for v in &a.pos {
                     seq.add(module_of(v)?)?;

@@ -1,0 +1,127 @@
+//! The built-in libraries, apart from the interpreter core (`crate::eval`) as CPython keeps its
+//! modules apart from its interpreter. They hold no Python: `import mxnet as mx`, `import torch`,
+//! `import time` bind devarray's own namespaces. Each registers its functions, classes and
+//! constants through the object layer's small API (`crate::object::{builtin, method}`,
+//! `Module::set`) and calls back into the running program only through
+//! `crate::object::Interpreter`.
+//!
+//! - `builtins.rs` — Python's built-ins, attributes, str/list/dict methods;
+//! - `arrays.rs` — the array API, one implementation for every dialect (native, MXNet, PyTorch);
+//! - `devices.rs` — `cpu`, `gpu`, `num_gpus`, `try_gpu`, `try_all_gpus`;
+//! - `mxnet/` — `mxnet` (nd, np, npx, context), `gluon`, `gluon.data`, `autograd`, `init`;
+//! - `torch/` — `torch`, `torch.cuda`, `torch.nn`;
+//! - `stdlib.rs` — `time`, `sys`, `math`;
+//! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%transfers`, `%who`, `!cmd`.
+
+pub mod arrays;
+pub mod builtins;
+pub mod devices;
+pub mod magic;
+pub mod mxnet;
+pub mod stdlib;
+pub mod torch;
+
+use std::rc::Rc;
+
+use crate::object::value::{BuiltinFn, Flavor, Module};
+use crate::object::{builtin, Exc, ExcKind, Interpreter, NameMap, Value};
+
+use arrays::NATIVE;
+
+/// Import a module by dotted name, building it on first use.
+pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc> {
+    if let Some(m) = it.state_mut().modules.get(dotted) {
+        return Ok(m.clone());
+    }
+    let m = build(dotted).ok_or_else(|| {
+        let top = dotted.split('.').next().unwrap_or(dotted);
+        let hint = match top {
+            "numpy" => ". devarray has no Python packages; use `from mxnet import np` (MXNet's numpy) or the native functions (ones, zeros, array, ...)",
+            "d2l" => ". The d2l helpers are built in: try_gpu, try_all_gpus, num_gpus, cpu, gpu",
+            _ => ". Built-in modules: mxnet (nd, np, npx), torch, time, sys, math",
+        };
+        Exc::new(
+            ExcKind::ModuleNotFoundError,
+            format!("No module named '{dotted}'{hint}"),
+        )
+    })?;
+    it.state_mut().modules.insert(dotted.to_string(), m.clone());
+    // Submodules are reachable as attributes of their parent once imported.
+    if let Some((parent, child)) = dotted.rsplit_once('.') {
+        if let Ok(p) = import(it, parent) {
+            if p.get(child).is_none() {
+                p.set(child, Value::Module(m.clone()));
+            }
+        }
+    }
+    Ok(m)
+}
+
+/// The module named `dotted`, built fresh; None when devarray has no such module.
+fn build(dotted: &str) -> Option<Rc<Module>> {
+    torch::build(dotted)
+        .or_else(|| mxnet::build(dotted))
+        .or_else(|| stdlib::build(dotted))
+}
+
+/// Python's built-ins and the native globals, into a session's builtins table.
+pub fn install(b: &mut NameMap<Value>) {
+    builtins::install(b);
+    install_native(b);
+}
+
+/// The native globals: devices, the d2l helpers and the array functions.
+fn install_native(b: &mut NameMap<Value>) {
+    let fns: &[(&'static str, &'static str, BuiltinFn)] = &[
+        (
+            "cpu",
+            "cpu(device_id=0): the host (all cores and host memory).",
+            devices::cpu,
+        ),
+        (
+            "gpu",
+            "gpu(device_id=0): one GPU and its memory.",
+            devices::gpu,
+        ),
+        (
+            "num_gpus",
+            "num_gpus(): how many GPUs this machine has (simulated ones included).",
+            devices::num_gpus,
+        ),
+        (
+            "try_gpu",
+            "try_gpu(i=0): gpu(i) if it exists, else cpu().",
+            devices::try_gpu,
+        ),
+        (
+            "try_all_gpus",
+            "try_all_gpus(): all GPUs, or [cpu()] when there is none.",
+            devices::try_all_gpus,
+        ),
+        (
+            "devices",
+            "devices(): the device table (like nvidia-smi): memory, live arrays, copies.",
+            magic::devices_fn,
+        ),
+    ];
+    for (name, doc, f) in fns {
+        b.insert(Rc::from(*name), builtin(name, doc, *f));
+    }
+    for (name, doc, f) in arrays::namespace_fns::<NATIVE>() {
+        if !b.contains_key(name) {
+            b.insert(Rc::from(name), builtin(name, doc, f));
+        }
+    }
+    for d in [
+        crate::runtime::DType::Float32,
+        crate::runtime::DType::Float64,
+        crate::runtime::DType::Int32,
+        crate::runtime::DType::Int64,
+    ] {
+        b.insert(Rc::from(d.name()), Value::DType(d, Flavor::Nd));
+    }
+    b.insert(
+        Rc::from("random"),
+        Value::Module(arrays::random_module::<NATIVE>("random")),
+    );
+}

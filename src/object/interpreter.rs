@@ -1,0 +1,72 @@
+//! What the interpreter offers the code built on it: the [`Interpreter`] trait, through which a
+//! built-in function calls back into the running program (call a value, iterate, write output,
+//! reach the session's state), and the constructors every module registers its functions with
+//! ([`builtin`], [`method`]).
+//!
+//! The built-in libraries (`crate::modules`) see the interpreter only through this trait, so they
+//! sit below the evaluator (`crate::eval`), which implements it.
+use std::rc::Rc;
+
+use super::error::{Exc, ExcKind};
+use super::output::OutputSink;
+use super::state::State;
+use super::value::{Args, Builtin, BuiltinFn, BuiltinKind, HashKey, MethodFn, Value};
+
+/// The running interpreter, as built-in functions see it.
+pub trait Interpreter {
+    /// The session's state: globals, runtime, imported modules, autograd tape.
+    fn state(&self) -> &State;
+    fn state_mut(&mut self) -> &mut State;
+    /// Where the program's output goes.
+    fn out(&mut self) -> &mut dyn OutputSink;
+    /// The source text the current spans point into.
+    fn source(&self) -> &Rc<str>;
+    /// Nesting of containers being repr'd (guards self-containing lists).
+    fn repr_depth(&mut self) -> &mut usize;
+    /// `callee(*args)`: a user function, a built-in, a bound method, a type.
+    fn call_value(&mut self, callee: &Value, args: Args) -> Result<Value, Exc>;
+    /// Every item of an iterable, in order.
+    fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc>;
+    /// Parses and runs `code` in the current session (a magic's argument); the value of a final
+    /// expression statement, if any.
+    fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc>;
+
+    fn write_stdout(&mut self, text: &str) {
+        self.out().stdout(text);
+    }
+
+    /// Raise `KeyboardInterrupt` if an interrupt was requested.
+    fn check_interrupt(&mut self) -> Result<(), Exc> {
+        if self.state_mut().interrupt.take() {
+            return Err(Exc::new(ExcKind::KeyboardInterrupt, ""));
+        }
+        Ok(())
+    }
+}
+
+/// The key a value is hashed under in a dict or set; unhashable values are a `TypeError`.
+pub fn hash_key(v: &Value) -> Result<HashKey, Exc> {
+    v.hash_key()
+        .ok_or_else(|| Exc::type_error(format!("unhashable type: '{}'", v.type_name())))
+}
+
+/// A builtin function value.
+pub fn builtin(name: &'static str, doc: &'static str, f: BuiltinFn) -> Value {
+    Value::Builtin(Rc::new(Builtin {
+        name,
+        doc,
+        kind: BuiltinKind::Free(f),
+    }))
+}
+
+/// A method bound to `receiver`.
+pub fn method(receiver: &Value, name: &'static str, doc: &'static str, f: MethodFn) -> Value {
+    Value::Builtin(Rc::new(Builtin {
+        name,
+        doc,
+        kind: BuiltinKind::Method {
+            receiver: receiver.clone(),
+            f,
+        },
+    }))
+}

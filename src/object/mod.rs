@@ -1,0 +1,27 @@
+//! The object model every layer above the runtime shares: [`value::Value`] and its arguments,
+//! exceptions, operators and indexing, repr/str/format, the session state and output protocol,
+//! and the [`interpreter::Interpreter`] trait through which built-ins call back into the
+//! interpreter. CPython keeps the same split between `Objects/` and `Python/`.
+//!
+//! - `value.rs` — the `Value` enum and argument binding (`Args`);
+//! - `error.rs` — `Exc`, the exception classes and their hierarchy;
+//! - `ops.rs` — operators and indexing (arrays are sent to the runtime);
+//! - `format.rs` — repr/str/format and the pretty display form;
+//! - `globals.rs` — the global scope as slots that name nodes cache;
+//! - `state.rs` — what a session keeps between evals, scopes, the interrupt handle;
+//! - `output.rs` — the output sink a frontend supplies;
+//! - `interpreter.rs` — the `Interpreter` trait and the registration API (`builtin`, `method`).
+pub mod error;
+pub mod format;
+pub mod globals;
+pub mod interpreter;
+pub mod ops;
+pub mod output;
+pub mod state;
+pub mod value;
+
+pub use error::{Exc, ExcKind};
+pub use interpreter::{builtin, hash_key, method, Interpreter};
+pub use output::{DisplayData, OutputSink, ProgressState};
+pub use state::{Env, InterruptHandle, NameMap, NameSet, Scope, State};
+pub use value::{Args, Value};

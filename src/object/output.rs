@@ -1,0 +1,43 @@
+//! Where a running program's output goes: the [`OutputSink`] a frontend supplies, and the
+//! displayable values and progress lines sent to it.
+
+/// A displayable value: always text/plain, and text/html for arrays and tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisplayData {
+    pub plain: String,
+    pub html: Option<String>,
+}
+
+/// Receives output while a statement runs, so a frontend can stream it.
+pub trait OutputSink {
+    fn stdout(&mut self, text: &str);
+    fn stderr(&mut self, text: &str);
+    /// `is_result` is true for the value of a top-level expression statement
+    /// (a notebook's execute_result), false for explicit `display(...)` calls.
+    fn display(&mut self, data: &DisplayData, is_result: bool);
+    /// Clear the cell's output so far (`clear_output()`); `wait` defers it to
+    /// the next output. Only notebooks have a cell output to clear, so the
+    /// default does nothing.
+    fn clear_output(&mut self, _wait: bool) {}
+    /// A line that redraws itself as work advances (a progress bar). A
+    /// terminal redraws it with `\r`; a notebook shows it once and then
+    /// updates that output in place (`display_id` names it).
+    fn progress(&mut self, display_id: &str, text: &str, state: ProgressState) {
+        let _ = display_id;
+        match state {
+            ProgressState::Start | ProgressState::Update => self.stdout(&format!("\r{text}")),
+            ProgressState::End => self.stdout("\n"),
+        }
+    }
+}
+
+/// Where a progress line is in its life (see [`OutputSink::progress`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressState {
+    /// First drawn.
+    Start,
+    /// Redrawn with new text.
+    Update,
+    /// Finished: a terminal moves to the next line.
+    End,
+}

@@ -1,0 +1,76 @@
+//! What a session keeps between `eval` calls ([`State`]), and the scopes of names that functions
+//! and closures hold ([`Scope`], [`Env`]).
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::lang::ast::Ident;
+use crate::runtime::Runtime;
+
+use super::globals::Globals;
+use super::value::{Module, Value};
+
+/// Variables by name. Identifiers are short and hashed on every lookup, so a fast
+/// non-cryptographic hash (foldhash) replaces SipHash; names come from source code,
+/// so flooding them is not a concern.
+pub type NameMap<V> = HashMap<Ident, V, foldhash::fast::FixedState>;
+pub type NameSet = HashSet<Ident, foldhash::fast::FixedState>;
+
+/// A function call's local scope. Closures keep their defining scope alive.
+pub type Env = Rc<RefCell<Scope>>;
+
+#[derive(Default)]
+pub struct Scope {
+    pub vars: NameMap<Value>,
+    pub parent: Option<Env>,
+    /// Names declared `global` in this function.
+    pub globals: NameSet,
+}
+
+/// Everything a session keeps between `eval` calls.
+pub struct State {
+    pub globals: Globals,
+    pub builtins: NameMap<Value>,
+    pub rt: Runtime,
+    pub interrupt: InterruptHandle,
+    /// After `npx.set_np()`: arrays made by the native functions print like MXNet's numpy mode.
+    pub np_mode: bool,
+    /// Modules imported so far, by dotted name (each is built once per session).
+    pub modules: HashMap<String, Rc<Module>>,
+    /// Where creation functions allocate when no device is given.
+    pub default_device: crate::runtime::Device,
+    /// Session start, the origin of `time.perf_counter()`.
+    pub started: std::time::Instant,
+    /// Autograd tape and layer naming (`crate::nn`).
+    pub nn: crate::nn::NnState,
+}
+
+/// A cloneable, thread-safe handle that asks the running statement to stop.
+/// The interpreter checks it between statements and inside loops and long ops;
+/// the statement then fails with `KeyboardInterrupt` and every variable stays.
+#[derive(Debug, Clone, Default)]
+pub struct InterruptHandle(Arc<AtomicBool>);
+
+impl InterruptHandle {
+    pub fn interrupt(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    /// True once if an interrupt was requested, and clears it.
+    pub fn take(&self) -> bool {
+        // A plain load first: this runs before every statement, and an atomic swap costs a
+        // locked instruction even when no interrupt is pending.
+        self.0.load(Ordering::Relaxed) && self.0.swap(false, Ordering::SeqCst)
+    }
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl InterruptHandle {
+    /// A handle on `flag` (the runtime's, so an interrupt also ends a wait for device work).
+    pub fn from_flag(flag: Arc<AtomicBool>) -> InterruptHandle {
+        InterruptHandle(flag)
+    }
+}
