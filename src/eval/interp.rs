@@ -17,7 +17,9 @@ use crate::lang::Span;
 use super::fuse::Attempt;
 use crate::modules::{self, builtins, magic};
 use crate::object::error::{Exc, ExcKind, Frame};
-use crate::object::value::{Args, BuiltinKind, Dict, ExcValue, Function, FunctionBody, Value};
+use crate::object::value::{
+    Args, BuiltinKind, Dict, ExcValue, Function, FunctionBody, TypeKind, Value,
+};
 use crate::object::{format, hash_key, ops, Env, Interpreter, NameMap, OutputSink, Scope, State};
 
 /// How deep user function calls may nest before `RecursionError` (Python's
@@ -152,6 +154,32 @@ impl<'s> Interp<'s> {
             StmtKind::Def(def) => {
                 let f = self.make_function(def)?;
                 self.set_var(&def.name, f);
+            }
+            StmtKind::Class(def) => {
+                let c = self.make_class(def)?;
+                self.set_var(&def.name, c);
+            }
+            StmtKind::Decorated { decorators, def } => {
+                let (value, name) = match &def.kind {
+                    StmtKind::Def(d) => (self.make_function(d)?, &d.name),
+                    StmtKind::Class(c) => (self.make_class(c)?, &c.name),
+                    _ => {
+                        // A decorated decorated definition: run it, then decorate what it bound.
+                        self.exec_stmt(def)?;
+                        let name = decorated_name(def);
+                        let Some(name) = name else { return Ok(()) };
+                        let v = self.lookup(name).unwrap_or(Value::None);
+                        (v, name)
+                    }
+                };
+                let mut value = value;
+                for d in decorators.iter().rev() {
+                    let dec = self.eval(d)?;
+                    value = self
+                        .call_value(&dec, Args::positional(vec![value]))
+                        .map_err(|e| e.at(d.span, &self.source))?;
+                }
+                self.set_var(name, value);
             }
             StmtKind::Return(v) => {
                 if self.env.is_none() {
@@ -388,8 +416,25 @@ impl<'s> Interp<'s> {
         if !scope.globals.is_empty() && scope.globals.contains(name) {
             return Some(value);
         }
+        if scope.class_body && !scope.vars.contains_key(name) {
+            scope.order.push(name.clone());
+        }
         bind(&mut scope.vars, name, value);
         None
+    }
+
+    /// The scope a function defined here closes over: the current one, skipping class bodies
+    /// (a method does not see its class's names as variables, as in Python).
+    fn closure_env(&self) -> Option<Env> {
+        let mut env = self.env.clone();
+        while let Some(e) = env.clone() {
+            let scope = e.borrow();
+            if !scope.class_body {
+                break;
+            }
+            env = scope.parent.clone();
+        }
+        env
     }
 
     /// Look up a name node: like [`Interp::lookup`], but a global is read by its cached slot.
@@ -551,6 +596,11 @@ impl<'s> Interp<'s> {
                 let idx = self.eval_index(index)?;
                 ops::del_item(self, &o, idx).map_err(|e| e.at(target.span, &self.source))
             }
+            ExprKind::Attribute { value, attr, .. } => {
+                let o = self.eval(value)?;
+                crate::modules::classes::del_attr(self, &o, attr)
+                    .map_err(|e| e.at(target.span, &self.source))
+            }
             ExprKind::Tuple(items) | ExprKind::List(items) => {
                 for t in items {
                     self.delete(t)?;
@@ -573,9 +623,123 @@ impl<'s> Interp<'s> {
             body: FunctionBody::Def(def.clone()),
             doc: def.doc.clone(),
             source: self.source.clone(),
-            closure: self.env.clone(),
+            closure: self.closure_env(),
             span: def.span,
+            owner: RefCell::new(None),
         })))
+    }
+
+    /// Runs a class body in its own namespace and builds the class from what it bound.
+    fn make_class(&mut self, def: &Rc<crate::lang::ast::ClassDef>) -> Result<Value, Exc> {
+        let mut args = self.eval_args(&def.bases)?;
+        if let Some((k, _)) = args.kw.first() {
+            return Err(Exc::type_error(format!(
+                "class keyword '{k}' is not supported (metaclasses and __init_subclass__ keywords are not available in devarray)"
+            )));
+        }
+        let mut bases = Vec::new();
+        for b in args.pos.drain(..) {
+            match &b {
+                Value::Class(_) | Value::ExcType(_) | Value::Type(TypeKind::Object) => bases.push(b),
+                Value::Type(t) => {
+                    return Err(Exc::type_error(format!(
+                        "subclassing the built-in type '{}' is not supported yet; keep a '{}' as an attribute instead",
+                        t.name(),
+                        t.name()
+                    )))
+                }
+                other => {
+                    return Err(Exc::type_error(format!(
+                        "a class can only derive from classes, not from a {} value",
+                        other.type_name()
+                    )))
+                }
+            }
+        }
+        if bases.is_empty() {
+            bases.push(Value::Type(TypeKind::Object));
+        }
+        let mro = crate::object::class::compute_mro(&bases)?;
+        let scope = Scope {
+            parent: self.env.clone(),
+            class_body: true,
+            ..Scope::default()
+        };
+        let env = Rc::new(RefCell::new(scope));
+        let saved = self.env.replace(env.clone());
+        let result = self.exec_block(&def.body);
+        self.env = saved;
+        match result {
+            Ok(()) => {}
+            Err(Ctl::Exc(e)) => return Err(*e),
+            Err(_) => {
+                return Err(Exc::new(
+                    ExcKind::SyntaxError,
+                    "'return', 'break' or 'continue' outside a function or loop",
+                ))
+            }
+        }
+        let mut scope = env.borrow_mut();
+        let mut attrs = crate::object::class::Attrs::default();
+        let order = std::mem::take(&mut scope.order);
+        for name in order {
+            if let Some(v) = scope.vars.remove(&name) {
+                attrs.set(name, v);
+            }
+        }
+        let qualname: Rc<str> = match self.enclosing_function_name() {
+            Some(f) => Rc::from(format!("{f}.<locals>.{}", def.name)),
+            None => def.name.clone(),
+        };
+        let class = Rc::new(crate::object::class::Class {
+            name: def.name.clone(),
+            qualname,
+            module: Rc::from("__main__"),
+            bases,
+            mro,
+            attrs: RefCell::new(attrs),
+            doc: def.doc.clone(),
+        });
+        crate::object::class::adopt_methods(&class);
+        Ok(Value::Class(class))
+    }
+
+    /// The name of the function whose body is running, if any (class `__qualname__`).
+    fn enclosing_function_name(&self) -> Option<Ident> {
+        let env = self.env.as_ref()?;
+        let mut cur = Some(env.clone());
+        while let Some(e) = cur {
+            let scope = e.borrow();
+            if let Some(f) = &scope.function {
+                return Some(f.name.clone());
+            }
+            cur = scope.parent.clone();
+        }
+        None
+    }
+
+    /// Zero-argument `super()`: the class that defined the running method and its first argument.
+    fn implicit_super_args(&self) -> Result<Vec<Value>, Exc> {
+        let missing = || Exc::new(ExcKind::RuntimeError, "super(): no arguments");
+        let mut cur = self.env.clone();
+        while let Some(e) = cur {
+            let scope = e.borrow();
+            if let Some(f) = &scope.function {
+                if let Some(class) = crate::object::class::owner_of(f) {
+                    let first = f
+                        .params
+                        .first()
+                        .and_then(|p| scope.vars.get(&p.name).cloned())
+                        .ok_or_else(missing)?;
+                    return Ok(vec![Value::Class(class), first]);
+                }
+            }
+            cur = scope.parent.clone();
+        }
+        Err(Exc::new(
+            ExcKind::RuntimeError,
+            "super(): __class__ cell not found",
+        ))
     }
 
     fn eval_defaults(&mut self, params: &[Param]) -> Result<Vec<Option<Value>>, Exc> {
@@ -589,7 +753,7 @@ impl<'s> Interp<'s> {
 
     pub fn eval_truthy(&mut self, e: &Expr) -> Result<bool, Exc> {
         let v = self.eval(e)?;
-        v.truthy().map_err(|x| x.at(e.span, &self.source))
+        crate::object::class::truthy(self, &v).map_err(|x| x.at(e.span, &self.source))
     }
 
     pub fn eval(&mut self, e: &Expr) -> Result<Value, Exc> {
@@ -684,7 +848,7 @@ impl<'s> Interp<'s> {
             ExprKind::Unary { op, operand } => {
                 let v = self.eval(operand)?;
                 match op {
-                    UnaryOp::Not => Value::Bool(!v.truthy()?),
+                    UnaryOp::Not => Value::Bool(!crate::object::class::truthy(self, &v)?),
                     _ => return ops::unary(self, *op, &v),
                 }
             }
@@ -705,7 +869,7 @@ impl<'s> Interp<'s> {
                     let r = self.eval(right)?;
                     result = ops::compare(self, *op, &l, &r)?;
                     // Chained comparisons stop at the first false one (not for arrays).
-                    if cmps.len() > 1 && !result.truthy()? {
+                    if cmps.len() > 1 && !crate::object::class::truthy(self, &result)? {
                         return Ok(result);
                     }
                     l = r;
@@ -716,7 +880,8 @@ impl<'s> Interp<'s> {
                 let mut last = Value::None;
                 for v in values {
                     last = self.eval(v)?;
-                    let t = last.truthy().map_err(|x| x.at(v.span, &self.source))?;
+                    let t = crate::object::class::truthy(self, &last)
+                        .map_err(|x| x.at(v.span, &self.source))?;
                     match op {
                         BoolOpKind::And if !t => return Ok(last),
                         BoolOpKind::Or if t => return Ok(last),
@@ -741,8 +906,9 @@ impl<'s> Interp<'s> {
                     body: FunctionBody::Lambda(Rc::new((**body).clone())),
                     doc: None,
                     source: self.source.clone(),
-                    closure: self.env.clone(),
+                    closure: self.closure_env(),
                     span: e.span,
+                    owner: RefCell::new(None),
                 }))
             }
             ExprKind::Starred(_) => {
@@ -926,7 +1092,17 @@ impl<'s> Interp<'s> {
     }
 
     fn call_with_exprs(&mut self, callee: &Value, args: &[Arg], _span: Span) -> Result<Value, Exc> {
-        let a = self.eval_args(args)?;
+        let mut a = self.eval_args(args)?;
+        // `super()` in a method: the compiler's `__class__` cell and first argument, as CPython.
+        if a.pos.is_empty() && a.kw.is_empty() {
+            if let Value::Builtin(b) = callee {
+                if b.name == "super"
+                    && matches!(b.kind, BuiltinKind::Free(f) if std::ptr::fn_addr_eq(f, crate::modules::classes::super_fn as crate::object::value::BuiltinFn))
+                {
+                    a.pos = self.implicit_super_args()?;
+                }
+            }
+        }
         self.call_value(callee, a)
     }
 
@@ -995,6 +1171,21 @@ impl<'s> Interp<'s> {
                     message: msg,
                 })))
             }
+            Value::Class(c) => crate::object::class::instantiate(self, c, args),
+            Value::Method(m) => {
+                args.pos.insert(0, m.receiver.clone());
+                let f = m.func.clone();
+                self.call_value(&f, args)
+            }
+            Value::Instance(_) => {
+                match crate::object::class::special_method(self, callee, "__call__")? {
+                    Some(f) => self.call_value(&f, args),
+                    None => Err(Exc::type_error(format!(
+                        "'{}' object is not callable",
+                        callee.type_name()
+                    ))),
+                }
+            }
             Value::Object(o) if o.get_attr(o, "__call__").is_some() => {
                 let f = o.get_attr(o, "__call__").unwrap_or(Value::None);
                 self.call_value(&f, args)
@@ -1013,7 +1204,10 @@ impl<'s> Interp<'s> {
                 format!("maximum recursion depth exceeded ({MAX_CALL_DEPTH} nested calls)"),
             ));
         }
-        let scope = self.bind_params(f, args)?;
+        let mut scope = self.bind_params(f, args)?;
+        if f.owner.borrow().is_some() {
+            scope.function = Some(f.clone());
+        }
         let env = Rc::new(RefCell::new(scope));
         let saved_env = self.env.replace(env);
         let saved_source = std::mem::replace(&mut self.source, f.source.clone());
@@ -1060,6 +1254,7 @@ impl<'s> Interp<'s> {
             parent: f.closure.clone(),
             ..Scope::default()
         };
+
         let Args { pos, mut kw, .. } = args;
         let mut pos = pos.into_iter();
         let mut varargs: Option<Ident> = None;
@@ -1411,5 +1606,15 @@ fn exc_matches(kind: ExcKind, clause: &Value) -> Result<bool, Exc> {
             "catching classes that do not inherit from BaseException is not allowed (got {})",
             other.type_name()
         ))),
+    }
+}
+
+/// The name a (possibly decorated) definition binds.
+fn decorated_name(stmt: &Stmt) -> Option<&Ident> {
+    match &stmt.kind {
+        StmtKind::Def(d) => Some(&d.name),
+        StmtKind::Class(c) => Some(&c.name),
+        StmtKind::Decorated { def, .. } => decorated_name(def),
+        _ => None,
     }
 }

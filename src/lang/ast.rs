@@ -95,6 +95,14 @@ pub enum StmtKind {
         value: Expr,
     },
     Def(Rc<FuncDef>),
+    /// `class Name(Base, ...): body`
+    Class(Rc<ClassDef>),
+    /// `@dec` lines before a `def` or `class`: applied bottom-up to what it defines, and the result
+    /// bound to its name.
+    Decorated {
+        decorators: Vec<Expr>,
+        def: Box<Stmt>,
+    },
     Return(Option<Expr>),
     /// `if c1: ... elif c2: ... else: ...`: one branch per test, in order.
     If {
@@ -181,6 +189,17 @@ pub struct ImportName {
 pub struct FuncDef {
     pub name: Ident,
     pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    /// The docstring, when the body starts with a string literal.
+    pub doc: Option<Rc<str>>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassDef {
+    pub name: Ident,
+    /// The bases and keywords between the parentheses, as a call's arguments.
+    pub bases: Vec<Arg>,
     pub body: Vec<Stmt>,
     /// The docstring, when the body starts with a string literal.
     pub doc: Option<Rc<str>>,

@@ -299,11 +299,7 @@ impl<'s> Parser<'s> {
                 incomplete: false,
             },
             Tok::Keyword(
-                kw @ (Keyword::Class
-                | Keyword::Yield
-                | Keyword::Async
-                | Keyword::Await
-                | Keyword::Nonlocal),
+                kw @ (Keyword::Yield | Keyword::Async | Keyword::Await | Keyword::Nonlocal),
             ) => err(
                 format!("'{}' is not supported in devarray", kw.as_str()),
                 self.span(),
@@ -391,10 +387,8 @@ impl<'s> Parser<'s> {
 
     fn statement(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
         if self.check_op(Op::At) {
-            return Err(err(
-                "decorators ('@name' before 'def') are not supported; call the decorator after the definition: f = name(f)",
-                self.span(),
-            ));
+            out.push(self.decorated()?);
+            return Ok(());
         }
         let Tok::Keyword(kw) = self.peek() else {
             return self.simple_statements(out);
@@ -404,6 +398,7 @@ impl<'s> Parser<'s> {
             Keyword::While => self.while_statement()?,
             Keyword::For => self.for_statement()?,
             Keyword::Def => self.def_statement()?,
+            Keyword::Class => self.class_statement()?,
             Keyword::With => self.with_statement()?,
             Keyword::Try => self.try_statement()?,
             Keyword::Elif | Keyword::Else | Keyword::Except | Keyword::Finally => {
@@ -965,6 +960,90 @@ impl<'s> Parser<'s> {
             kind: StmtKind::Def(Rc::new(FuncDef {
                 name,
                 params,
+                body,
+                doc,
+                span,
+            })),
+            span,
+        })
+    }
+
+    /// `@dec` lines, then the `def` or `class` they decorate.
+    fn decorated(&mut self) -> PResult<Stmt> {
+        let start = self.start();
+        let mut decorators = Vec::new();
+        while self.eat_op(Op::At) {
+            decorators.push(self.expression()?);
+            match self.peek() {
+                Tok::Newline => {
+                    self.advance();
+                }
+                Tok::Eof => {
+                    let mut e = err("expected 'def' or 'class' after a decorator", self.span());
+                    e.incomplete = true;
+                    return Err(e);
+                }
+                _ => return Err(self.invalid_syntax()),
+            }
+            while matches!(self.peek(), Tok::Newline) {
+                self.advance();
+            }
+        }
+        let def = match self.peek() {
+            Tok::Keyword(Keyword::Def) => self.def_statement()?,
+            Tok::Keyword(Keyword::Class) => self.class_statement()?,
+            Tok::Op(Op::At) => self.decorated()?,
+            Tok::Eof => {
+                let mut e = err("expected 'def' or 'class' after a decorator", self.span());
+                e.incomplete = true;
+                return Err(e);
+            }
+            _ => {
+                return Err(err(
+                    "expected 'def' or 'class' after a decorator",
+                    self.span(),
+                ))
+            }
+        };
+        Ok(Stmt {
+            span: self.since(start),
+            kind: StmtKind::Decorated {
+                decorators,
+                def: Box::new(def),
+            },
+        })
+    }
+
+    /// `class Name(bases): body`. The body is a block run once, in its own namespace.
+    fn class_statement(&mut self) -> PResult<Stmt> {
+        let start = self.start();
+        self.advance();
+        let (name, _) = self.name("a class name after 'class'")?;
+        let bases = if self.check_op(Op::LParen) {
+            let open = self.advance().span;
+            self.nested(|p| p.call_arguments(open))?
+        } else {
+            Vec::new()
+        };
+        self.expect_colon()?;
+        let saved = (self.loop_depth, self.in_function);
+        self.loop_depth = 0;
+        self.in_function = false;
+        let body = self.block("class definition", start);
+        (self.loop_depth, self.in_function) = saved;
+        let body = body?;
+        let doc = match body.first().map(|s| &s.kind) {
+            Some(StmtKind::Expr(Expr {
+                kind: ExprKind::Str(text),
+                ..
+            })) => Some(text.clone()),
+            _ => None,
+        };
+        let span = self.since(start);
+        Ok(Stmt {
+            kind: StmtKind::Class(Rc::new(ClassDef {
+                name,
+                bases,
                 body,
                 doc,
                 span,

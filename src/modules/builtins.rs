@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use crate::runtime::DeviceKind;
 
+use crate::object::class;
 use crate::object::error::{Exc, ExcKind};
 use crate::object::format;
 use crate::object::ops::{self, as_f64, as_i64};
@@ -159,6 +160,7 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
     for k in crate::object::error::ExcKind::ALL {
         b.insert(Rc::from(k.name()), Value::ExcType(k));
     }
+    super::classes::install(b);
 }
 
 fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -234,6 +236,9 @@ pub fn length(v: &Value) -> Result<usize, Exc> {
 pub(super) fn len(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
+    if let Some(n) = class::call_special(it, &v, "__len__", Vec::new())? {
+        return class_len(n);
+    }
     // Native objects (data sets, loaders, Sequential) answer through `__len__`.
     if let Value::Object(o) = &v {
         if let Some(f) = o.get_attr(o, "__len__") {
@@ -241,6 +246,19 @@ pub(super) fn len(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
     }
     Ok(Value::Int(length(&v)? as i64))
+}
+
+/// What a user's `__len__` returned, checked as CPython does.
+pub fn class_len(n: Value) -> Result<Value, Exc> {
+    match n {
+        Value::Int(i) if i >= 0 => Ok(Value::Int(i)),
+        Value::Int(_) => Err(Exc::value_error("__len__() should return >= 0")),
+        Value::Bool(b) => Ok(Value::Int(b as i64)),
+        other => Err(Exc::type_error(format!(
+            "'{}' object cannot be interpreted as an integer",
+            other.type_name()
+        ))),
+    }
 }
 
 fn int_arg(v: &Value, what: &str) -> Result<i64, Exc> {
@@ -398,9 +416,29 @@ fn type_kind(v: &Value) -> TypeKind {
     }
 }
 
-fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
+pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
+    if let Value::Instance(inst) = v {
+        return Ok(match t {
+            Value::Tuple(items) => {
+                for x in items.iter() {
+                    if instance_of(v, x)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            Value::Class(_) | Value::ExcType(_) | Value::Type(_) => inst.class.is_subclass_of(t),
+            other => {
+                return Err(Exc::type_error(format!(
+                    "isinstance() arg 2 must be a type, a tuple of types, or a union, not {}",
+                    other.type_name()
+                )))
+            }
+        });
+    }
     Ok(match t {
         Value::Type(TypeKind::Object) => true,
+        Value::Class(_) => false,
         Value::Type(TypeKind::Int) => matches!(v, Value::Int(_) | Value::Bool(_)),
         Value::Type(k) => type_kind(v) == *k,
         Value::ExcType(k) => matches!(v, Value::Exception(e) if e.kind.is_subclass_of(*k)),
@@ -433,6 +471,7 @@ fn type_of(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.finish(1)?;
     Ok(match &v {
         Value::Exception(e) => Value::ExcType(e.kind),
+        Value::Instance(inst) => inst.class.value(),
         other => Value::Type(type_kind(other)),
     })
 }
@@ -555,7 +594,7 @@ fn any(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     a.finish(1)?;
     for x in it.iterate(&v)? {
-        if x.truthy()? {
+        if class::truthy(it, &x)? {
             return Ok(Value::Bool(true));
         }
     }
@@ -566,7 +605,7 @@ fn all(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     a.finish(1)?;
     for x in it.iterate(&v)? {
-        if !x.truthy()? {
+        if !class::truthy(it, &x)? {
             return Ok(Value::Bool(false));
         }
     }
@@ -596,10 +635,11 @@ fn filter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let mut out = Vec::new();
     for x in it.iterate(&v)? {
         let keep = match &f {
-            Value::None => x.truthy()?,
-            f => it
-                .call_value(f, Args::new("filter", vec![x.clone()]))?
-                .truthy()?,
+            Value::None => class::truthy(it, &x)?,
+            f => {
+                let r = it.call_value(f, Args::new("filter", vec![x.clone()]))?;
+                class::truthy(it, &r)?
+            }
         };
         if keep {
             out.push(x);
@@ -786,10 +826,18 @@ pub fn doc_of(v: &Value) -> Option<String> {
 fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
-    Ok(Value::Bool(matches!(
-        v,
-        Value::Func(_) | Value::Builtin(_) | Value::Type(_) | Value::ExcType(_)
-    )))
+    let is_callable = match &v {
+        Value::Func(_)
+        | Value::Builtin(_)
+        | Value::Type(_)
+        | Value::ExcType(_)
+        | Value::Class(_)
+        | Value::Method(_) => true,
+        Value::Instance(inst) => inst.class.defines("__call__"),
+        Value::Object(o) => o.get_attr(o, "__call__").is_some(),
+        _ => false,
+    };
+    Ok(Value::Bool(is_callable))
 }
 
 /// `int(x)`, `str(x)`, `list(x)`, ...
@@ -808,7 +856,7 @@ pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<V
         (TypeKind::Str, None) => Value::str(""),
         (TypeKind::Str, Some(v)) => Value::str(&format::to_str(it, &v)?),
         (TypeKind::Bool, None) => Value::Bool(false),
-        (TypeKind::Bool, Some(v)) => Value::Bool(v.truthy()?),
+        (TypeKind::Bool, Some(v)) => Value::Bool(class::truthy(it, &v)?),
         (TypeKind::List, None) => Value::list(Vec::new()),
         (TypeKind::List, Some(v)) => Value::list(it.iterate(&v)?),
         (TypeKind::Tuple, None) => Value::tuple(Vec::new()),
@@ -963,6 +1011,40 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// The names a class and its bases define, with what every object has.
+fn class_attr_names(c: &Rc<class::Class>) -> Vec<String> {
+    let mut names: Vec<String> = c
+        .attrs
+        .borrow()
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .collect();
+    for base in &c.mro {
+        if let Value::Class(b) = base {
+            names.extend(b.attrs.borrow().iter().map(|(k, _)| k.to_string()));
+        }
+    }
+    names.extend(
+        [
+            "__class__",
+            "__delattr__",
+            "__dict__",
+            "__doc__",
+            "__eq__",
+            "__getattribute__",
+            "__hash__",
+            "__init__",
+            "__module__",
+            "__repr__",
+            "__setattr__",
+            "__str__",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    names
+}
+
 fn no_attr(v: &Value, name: &str) -> Exc {
     let names = attr_names(v);
     let hint = suggest(name, names.iter().map(String::as_str))
@@ -983,6 +1065,17 @@ fn no_attr(v: &Value, name: &str) -> Exc {
 /// Attribute names a value offers (for completion, `dir` and hints).
 pub fn attr_names(v: &Value) -> Vec<String> {
     let statics: &[&str] = match v {
+        Value::Instance(inst) => {
+            let mut names: Vec<String> = inst
+                .attrs
+                .borrow()
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .collect();
+            names.extend(class_attr_names(&inst.class));
+            return names;
+        }
+        Value::Class(c) => return class_attr_names(c),
         Value::Str(_) => STR_METHODS,
         Value::List(_) => LIST_METHODS,
         Value::Dict(_) => DICT_METHODS,
@@ -1039,6 +1132,20 @@ const DICT_METHODS: &[&str] = &[
 
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value, Exc> {
     let found = match v {
+        Value::Instance(inst) => return class::instance_get_attr(it, v, inst, name),
+        Value::Class(c) => return class::class_get_attr(it, c, name),
+        Value::Method(m) => match name {
+            "__self__" => Some(m.receiver.clone()),
+            "__func__" => Some(m.func.clone()),
+            _ => return get_attr(it, &m.func, name),
+        },
+        Value::Object(_) if class::as_super(v).is_some() => {
+            let sup = class::as_super(v).map(|s| (s.class.clone(), s.obj.clone()));
+            let Some((cls, obj)) = sup else {
+                return Err(no_attr(v, name));
+            };
+            return class::Super { class: cls, obj }.get_attr(it, name);
+        }
         Value::Array(_) => super::arrays::get_attr(it, v, name)?,
         Value::Module(m) => m.get(name),
         Value::Str(_) => str_method(v, name),
@@ -1096,6 +1203,11 @@ pub fn set_attr(
     value: Value,
 ) -> Result<(), Exc> {
     match obj {
+        Value::Instance(inst) => class::instance_set_attr(it, obj, inst, name, value),
+        Value::Class(c) => {
+            c.attrs.borrow_mut().set(Rc::from(name), value);
+            Ok(())
+        }
         Value::Array(_) => super::arrays::set_attr(it, obj, name, value),
         Value::Module(m) => {
             m.set(name, value);

@@ -6,6 +6,8 @@
 //! `crate::object::Interpreter`.
 //!
 //! - `builtins.rs` — Python's built-ins, attributes, str/list/dict methods;
+//! - `classes.rs` — the built-ins of the class machinery: `super`, `property`, `staticmethod`,
+//!   `classmethod`, `issubclass`, `vars`, `delattr`, `NotImplemented`;
 //! - `arrays.rs` — the array API, one implementation for every dialect (native, MXNet, PyTorch);
 //! - `devices.rs` — `cpu`, `gpu`, `num_gpus`, `try_gpu`, `try_all_gpus`;
 //! - `mxnet/` — `mxnet` (nd, np, npx, context), `gluon`, `gluon.data`, `autograd`, `init`;
@@ -15,6 +17,7 @@
 
 pub mod arrays;
 pub mod builtins;
+pub mod classes;
 pub mod devices;
 pub mod magic;
 pub mod mxnet;

@@ -154,7 +154,46 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::ExcType(k) => format!("<class '{}'>", k.name()),
         Value::Exception(e) => format!("{}({})", e.kind.name(), str_repr(&e.message)),
         Value::Object(o) => o.repr(),
+        Value::Class(c) => c.repr(),
+        Value::Instance(inst) => {
+            if let Some(r) = super::class::call_special(it, v, "__repr__", Vec::new())? {
+                return special_text(r, "__repr__");
+            }
+            if inst.class.exception_base().is_some() {
+                let args = super::class::exception_args(v);
+                let inner = if args.len() == 1 {
+                    repr(it, &args[0])?
+                } else {
+                    join_reprs(it, &args)?
+                };
+                format!("{}({inner})", inst.class.name)
+            } else {
+                super::class::default_repr(v)
+            }
+        }
+        Value::Method(m) => {
+            let func = match &m.func {
+                Value::Func(f) => match super::class::owner_of(f) {
+                    Some(c) => format!("{}.{}", c.qualname, f.name),
+                    None => f.name.to_string(),
+                },
+                Value::Builtin(b) => b.name.to_string(),
+                other => other.type_name(),
+            };
+            format!("<bound method {func} of {}>", repr(it, &m.receiver)?)
+        }
     })
+}
+
+/// The string a user's `__repr__` / `__str__` returned; anything else is CPython's TypeError.
+fn special_text(r: Value, method: &str) -> Result<String, Exc> {
+    match r {
+        Value::Str(s) => Ok(s.to_string()),
+        other => Err(Exc::type_error(format!(
+            "{method} returned non-string (type {})",
+            other.type_name()
+        ))),
+    }
 }
 
 fn join_reprs(it: &mut dyn Interpreter, items: &[Value]) -> Result<String, Exc> {
@@ -175,6 +214,15 @@ pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
             Some(Value::Str(s)) => s.to_string(),
             _ => o.repr(),
         },
+        Value::Instance(inst) => {
+            if let Some(r) = super::class::call_special(it, v, "__str__", Vec::new())? {
+                return special_text(r, "__str__");
+            }
+            if inst.class.exception_base().is_some() && !inst.class.defines("__repr__") {
+                return super::class::exception_str(it, v);
+            }
+            repr(it, v)?
+        }
         other => repr(it, other)?,
     })
 }

@@ -4,6 +4,7 @@
 //! interpreter. CPython keeps the same split between `Objects/` and `Python/`.
 //!
 //! - `value.rs` — the `Value` enum and argument binding (`Args`);
+//! - `class.rs` — user classes, instances, bound methods, `super`, property/static/class methods;
 //! - `error.rs` — `Exc`, the exception classes and their hierarchy;
 //! - `ops.rs` — operators and indexing (arrays are sent to the runtime);
 //! - `format.rs` — repr/str/format and the pretty display form;
@@ -11,6 +12,7 @@
 //! - `state.rs` — what a session keeps between evals, scopes, the interrupt handle;
 //! - `output.rs` — the output sink a frontend supplies;
 //! - `interpreter.rs` — the `Interpreter` trait and the registration API (`builtin`, `method`).
+pub mod class;
 pub mod error;
 pub mod format;
 pub mod globals;

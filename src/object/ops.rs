@@ -119,7 +119,7 @@ pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, 
         (UnaryOp::Invert, Value::Array(a)) => {
             Ok(wrap(a.array.unary(runtime::UnaryOp::Not)?, a.flavor))
         }
-        (UnaryOp::Not, _) => Ok(Value::Bool(!v.truthy()?)),
+        (UnaryOp::Not, _) => Ok(Value::Bool(!super::class::truthy(it, v)?)),
         _ => Err(Exc::type_error(format!(
             "bad operand type for unary {}: '{}'",
             match op {

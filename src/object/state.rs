@@ -27,6 +27,13 @@ pub struct Scope {
     pub parent: Option<Env>,
     /// Names declared `global` in this function.
     pub globals: NameSet,
+    /// A class body's namespace: functions defined in it do not close over it, and the names it
+    /// binds are kept in order (`order`) for the class's `__dict__`.
+    pub class_body: bool,
+    pub order: Vec<Ident>,
+    /// The function this scope is a call of (zero-argument `super()` reads its defining class
+    /// and first argument).
+    pub function: Option<Rc<super::value::Function>>,
 }
 
 /// Everything a session keeps between `eval` calls.

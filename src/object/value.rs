@@ -10,6 +10,7 @@ use crate::lang::ast::{FuncDef, Ident, Param};
 use crate::lang::Span;
 use crate::runtime::{Array, DType, Device};
 
+use super::class::{BoundMethod, Class, Instance};
 use super::error::{Exc, ExcKind};
 use super::interpreter::Interpreter;
 use super::state::Env;
@@ -63,6 +64,8 @@ pub struct Function {
     /// The enclosing function's scope, for closures; None at top level.
     pub closure: Option<Env>,
     pub span: Span,
+    /// The class whose body defined it, for zero-argument `super()`.
+    pub owner: RefCell<Option<std::rc::Weak<Class>>>,
 }
 
 pub enum FunctionBody {
@@ -261,6 +264,12 @@ pub enum Value {
     ExcType(ExcKind),
     Exception(Rc<ExcValue>),
     Object(Rc<dyn NativeObject>),
+    /// A class made by a `class` statement.
+    Class(Rc<Class>),
+    /// An instance of a user class.
+    Instance(Rc<Instance>),
+    /// A function bound to its first argument.
+    Method(Rc<BoundMethod>),
 }
 
 impl fmt::Debug for Value {
@@ -308,6 +317,9 @@ impl Value {
             Value::Type(_) | Value::ExcType(_) => "type".into(),
             Value::Exception(e) => e.kind.name().into(),
             Value::Object(o) => o.type_name().to_string(),
+            Value::Class(_) => "type".into(),
+            Value::Instance(i) => i.class.name.to_string(),
+            Value::Method(_) => "method".into(),
         }
     }
 
@@ -389,6 +401,9 @@ impl Value {
             Value::ExcType(k) => *k as usize + 1000,
             Value::Exception(e) => Rc::as_ptr(e) as *const u8 as usize,
             Value::Object(o) => Rc::as_ptr(o) as *const u8 as usize,
+            Value::Class(c) => Rc::as_ptr(c) as *const u8 as usize,
+            Value::Instance(i) => Rc::as_ptr(i) as *const u8 as usize,
+            Value::Method(m) => Rc::as_ptr(m) as *const u8 as usize,
         }
     }
 
@@ -433,6 +448,14 @@ pub fn range_len(start: i64, stop: i64, step: i64) -> i64 {
 }
 
 impl Args {
+    /// Positional arguments only, for calls the interpreter makes itself (special methods).
+    pub fn positional(pos: Vec<Value>) -> Args {
+        Args {
+            pos,
+            ..Args::default()
+        }
+    }
+
     pub fn new(fname: &'static str, pos: Vec<Value>) -> Args {
         Args {
             pos,

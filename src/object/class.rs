@@ -1,0 +1,984 @@
+//! User classes as Python has them: `class C(Base, ...)`, their instances, bound methods, `super`,
+//! and the descriptors `property`, `staticmethod`, `classmethod`.
+//!
+//! Lookup follows Python's rules: an attribute of an instance is a data descriptor of its class
+//! (a `property`), else the instance's own attribute, else the class attribute found along the
+//! method resolution order (C3, as CPython computes it), where a function becomes a method bound
+//! to the instance; `__getattr__` is the last resort. Special methods (`__add__`, `__len__`, ...)
+//! are looked up on the class, never on the instance, as CPython does.
+//!
+//! Built-in bases take part in the MRO as `Value::Type` / `Value::ExcType`; `object` ends every
+//! MRO. A class whose MRO reaches a built-in exception makes instances that can be raised.
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::{Rc, Weak};
+
+use super::error::{Exc, ExcKind};
+use super::interpreter::Interpreter;
+use super::value::{Args, Function, NativeObject, TypeKind, Value};
+
+/// Attributes in insertion order (`vars(obj)`, `C.__dict__`, and the order children are
+/// registered in) with hashed lookup.
+#[derive(Default, Clone)]
+pub struct Attrs {
+    index: HashMap<Rc<str>, usize, foldhash::fast::FixedState>,
+    entries: Vec<(Rc<str>, Value)>,
+}
+
+impl Attrs {
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.index
+            .get(name)
+            .and_then(|&i| self.entries.get(i))
+            .map(|(_, v)| v)
+    }
+    pub fn set(&mut self, name: Rc<str>, value: Value) {
+        if let Some(&i) = self.index.get(&name) {
+            if let Some(slot) = self.entries.get_mut(i) {
+                slot.1 = value;
+                return;
+            }
+        }
+        self.index.insert(name.clone(), self.entries.len());
+        self.entries.push((name, value));
+    }
+    pub fn remove(&mut self, name: &str) -> Option<Value> {
+        let i = self.index.remove(name)?;
+        let (_, v) = self.entries.remove(i);
+        for idx in self.index.values_mut() {
+            if *idx > i {
+                *idx -= 1;
+            }
+        }
+        Some(v)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &(Rc<str>, Value)> {
+        self.entries.iter()
+    }
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// A class defined by a `class` statement (or `type(name, bases, dict)`).
+pub struct Class {
+    pub name: Rc<str>,
+    pub qualname: Rc<str>,
+    pub module: Rc<str>,
+    /// The bases as written (user classes, built-in types, exception classes); `(object,)` if none.
+    pub bases: Vec<Value>,
+    /// The method resolution order after the class itself, ending with `object`.
+    pub mro: Vec<Value>,
+    pub attrs: RefCell<Attrs>,
+    pub doc: Option<Rc<str>>,
+}
+
+/// An instance of a user class.
+pub struct Instance {
+    pub class: Rc<Class>,
+    pub attrs: RefCell<Attrs>,
+    /// The state a built-in base keeps: an exception's `args` (a tuple), else None.
+    pub base_state: RefCell<Value>,
+}
+
+/// A function bound to its first argument (`obj.method`, `C.classmethod`).
+pub struct BoundMethod {
+    pub func: Value,
+    pub receiver: Value,
+}
+
+impl Class {
+    /// The class itself as a value.
+    pub fn value(self: &Rc<Self>) -> Value {
+        Value::Class(self.clone())
+    }
+
+    /// The nearest built-in exception class in the MRO, if instances can be raised.
+    pub fn exception_base(&self) -> Option<ExcKind> {
+        self.mro.iter().find_map(|c| match c {
+            Value::ExcType(k) => Some(*k),
+            _ => None,
+        })
+    }
+
+    /// `self` is `other` or derives from it.
+    pub fn is_subclass_of(self: &Rc<Self>, other: &Value) -> bool {
+        match other {
+            Value::Class(c) if Rc::ptr_eq(self, c) => true,
+            Value::Type(TypeKind::Object) => true,
+            Value::ExcType(k) => self.exception_base().is_some_and(|b| b.is_subclass_of(*k)),
+            _ => self.mro.iter().any(|m| m.is(other)),
+        }
+    }
+
+    /// An attribute of the class or of a class along its MRO (user classes only; built-in
+    /// bases answer through [`builtin_base_attr`]).
+    pub fn lookup(self: &Rc<Self>, name: &str) -> Option<Value> {
+        if let Some(v) = self.attrs.borrow().get(name) {
+            return Some(v.clone());
+        }
+        self.mro.iter().find_map(|c| match c {
+            Value::Class(c) => c.attrs.borrow().get(name).cloned(),
+            _ => None,
+        })
+    }
+
+    /// Like [`Class::lookup`], also answering what the built-in bases provide (`__init__`,
+    /// `__setattr__`, ... of `object` and of exceptions).
+    pub fn lookup_with_builtins(self: &Rc<Self>, name: &str) -> Option<Value> {
+        if let Some(v) = self.attrs.borrow().get(name) {
+            return Some(v.clone());
+        }
+        for c in &self.mro {
+            match c {
+                Value::Class(c) => {
+                    if let Some(v) = c.attrs.borrow().get(name) {
+                        return Some(v.clone());
+                    }
+                }
+                other => {
+                    if let Some(v) = builtin_base_attr(other, name) {
+                        return Some(v);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether the class (not `object`) defines `name`: the test for a special method.
+    pub fn defines(self: &Rc<Self>, name: &str) -> bool {
+        self.lookup(name).is_some()
+    }
+
+    /// `<class '__main__.C'>`.
+    pub fn repr(&self) -> String {
+        format!("<class '{}.{}'>", self.module, self.qualname)
+    }
+}
+
+/// `class_name(bases)` -> the MRO after the new class, by C3 linearisation. The error is
+/// CPython's for an inconsistent hierarchy.
+pub fn compute_mro(bases: &[Value]) -> Result<Vec<Value>, Exc> {
+    let mut seqs: Vec<Vec<Value>> = bases.iter().map(full_mro).collect();
+    seqs.push(bases.to_vec());
+    let mut out: Vec<Value> = Vec::new();
+    loop {
+        seqs.retain(|s| !s.is_empty());
+        if seqs.is_empty() {
+            return Ok(out);
+        }
+        let candidate = seqs.iter().find_map(|s| {
+            let head = &s[0];
+            let in_tail = seqs.iter().any(|t| t[1..].iter().any(|x| x.is(head)));
+            (!in_tail).then(|| head.clone())
+        });
+        let Some(next) = candidate else {
+            let names: Vec<String> = bases.iter().map(class_name).collect();
+            return Err(Exc::type_error(format!(
+                "Cannot create a consistent method resolution order (MRO) for bases {}",
+                names.join(", ")
+            )));
+        };
+        for s in seqs.iter_mut() {
+            if s.first().is_some_and(|h| h.is(&next)) {
+                s.remove(0);
+            }
+        }
+        out.push(next);
+    }
+}
+
+/// A class's MRO including itself.
+fn full_mro(c: &Value) -> Vec<Value> {
+    match c {
+        Value::Class(c) => std::iter::once(Value::Class(c.clone()))
+            .chain(c.mro.iter().cloned())
+            .collect(),
+        Value::ExcType(k) => {
+            let mut chain = vec![Value::ExcType(*k)];
+            let mut cur = *k;
+            while let Some(p) = cur.parent() {
+                chain.push(Value::ExcType(p));
+                cur = p;
+            }
+            chain.push(Value::Type(TypeKind::Object));
+            chain
+        }
+        Value::Type(TypeKind::Object) => vec![c.clone()],
+        other => vec![other.clone(), Value::Type(TypeKind::Object)],
+    }
+}
+
+/// A class's name as `__name__` gives it.
+pub fn class_name(c: &Value) -> String {
+    match c {
+        Value::Class(c) => c.name.to_string(),
+        Value::Type(t) => t.name().to_string(),
+        Value::ExcType(k) => k.name().to_string(),
+        other => other.type_name(),
+    }
+}
+
+/// What the built-in bases give a user class: `object`'s and exceptions' methods, as unbound
+/// built-ins taking the instance first.
+pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
+    let f: super::value::BuiltinFn = match (base, name) {
+        (Value::ExcType(_), "__init__") => exception_init,
+        (Value::ExcType(_), "__str__") => |it, mut a| {
+            let this = a.required(0, "self")?;
+            Ok(Value::str(&exception_str(it, &this)?))
+        },
+        (Value::Type(TypeKind::Object), "__init__") => |_, a| {
+            // object.__init__ ignores the instance and refuses anything else, as CPython does
+            // when a class overrides __init__ and forwards arguments to it.
+            if a.pos.len() > 1 || !a.kw.is_empty() {
+                return Err(Exc::type_error(
+                    "object.__init__() takes exactly one argument (the instance to initialize)",
+                ));
+            }
+            Ok(Value::None)
+        },
+        (Value::Type(TypeKind::Object), "__setattr__") => |it, mut a| {
+            let this = a.required(0, "self")?;
+            let name = a.required(1, "name")?;
+            let value = a.required(2, "value")?;
+            a.finish(3)?;
+            let Value::Str(name) = name else {
+                return Err(Exc::type_error("attribute name must be string"));
+            };
+            raw_set_attr(it, &this, &name, value)?;
+            Ok(Value::None)
+        },
+        (Value::Type(TypeKind::Object), "__getattribute__") => |it, mut a| {
+            let this = a.required(0, "self")?;
+            let name = a.required(1, "name")?;
+            a.finish(2)?;
+            let Value::Str(name) = name else {
+                return Err(Exc::type_error("attribute name must be string"));
+            };
+            match &this {
+                Value::Instance(inst) => match generic_get_attr(it, &this, inst, &name)? {
+                    Some(v) => Ok(v),
+                    None => Err(no_attribute(&inst.class, &name)),
+                },
+                other => Err(Exc::new(
+                    ExcKind::AttributeError,
+                    format!("'{}' object has no attribute '{name}'", other.type_name()),
+                )),
+            }
+        },
+        (Value::Type(TypeKind::Object), "__delattr__") => |_, mut a| {
+            let this = a.required(0, "self")?;
+            let name = a.required(1, "name")?;
+            a.finish(2)?;
+            match (&this, &name) {
+                (Value::Instance(inst), Value::Str(n)) => {
+                    if inst.attrs.borrow_mut().remove(n).is_none() {
+                        return Err(no_attribute(&inst.class, n));
+                    }
+                    Ok(Value::None)
+                }
+                _ => Err(Exc::type_error("attribute name must be string")),
+            }
+        },
+        (Value::Type(TypeKind::Object), "__repr__") => |_, mut a| {
+            let this = a.required(0, "self")?;
+            Ok(Value::str(&default_repr(&this)))
+        },
+        (Value::Type(TypeKind::Object), "__eq__") => |_, mut a| {
+            let this = a.required(0, "self")?;
+            let other = a.required(1, "other")?;
+            Ok(if this.is(&other) {
+                Value::Bool(true)
+            } else {
+                not_implemented()
+            })
+        },
+        (Value::Type(TypeKind::Object), "__hash__") => |_, mut a| {
+            let this = a.required(0, "self")?;
+            Ok(Value::Int((this.identity() >> 4) as i64))
+        },
+        _ => return None,
+    };
+    let name: &'static str = match name {
+        "__init__" => "__init__",
+        "__str__" => "__str__",
+        "__setattr__" => "__setattr__",
+        "__getattribute__" => "__getattribute__",
+        "__delattr__" => "__delattr__",
+        "__repr__" => "__repr__",
+        "__eq__" => "__eq__",
+        _ => "__hash__",
+    };
+    Some(super::interpreter::builtin(
+        name,
+        "a method every class inherits",
+        f,
+    ))
+}
+
+/// `BaseException.__init__(self, *args)`: keeps the arguments as `args`.
+fn exception_init(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    let mut pos = a.pos.into_iter();
+    let Some(this) = pos.next() else {
+        return Err(Exc::type_error(
+            "descriptor '__init__' of 'BaseException' object needs an argument",
+        ));
+    };
+    if let Value::Instance(inst) = &this {
+        *inst.base_state.borrow_mut() = Value::tuple(pos.collect());
+    }
+    Ok(Value::None)
+}
+
+/// `str(e)` of an exception instance: its one argument, or the tuple of several, as CPython.
+pub fn exception_str(it: &mut dyn Interpreter, this: &Value) -> Result<String, Exc> {
+    let args = exception_args(this);
+    match args.as_slice() {
+        [] => Ok(String::new()),
+        [one] => super::format::to_str(it, one),
+        _ => super::format::repr(it, &Value::tuple(args)),
+    }
+}
+
+/// An exception instance's `args`.
+pub fn exception_args(this: &Value) -> Vec<Value> {
+    match this {
+        Value::Instance(inst) => match &*inst.base_state.borrow() {
+            Value::Tuple(t) => t.as_ref().clone(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// `<__main__.C object at 0x7f...>`.
+pub fn default_repr(v: &Value) -> String {
+    match v {
+        Value::Instance(inst) => format!(
+            "<{}.{} object at {:#x}>",
+            inst.class.module,
+            inst.class.qualname,
+            v.identity()
+        ),
+        other => format!("<{} object at {:#x}>", other.type_name(), other.identity()),
+    }
+}
+
+/// The `NotImplemented` singleton: what a binary special method returns to let the other
+/// operand try.
+pub struct NotImplementedType;
+
+impl NativeObject for NotImplementedType {
+    fn type_name(&self) -> &str {
+        "NotImplementedType"
+    }
+    fn repr(&self) -> String {
+        "NotImplemented".into()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+thread_local! {
+    static NOT_IMPLEMENTED: Value = Value::Object(Rc::new(NotImplementedType));
+}
+
+pub fn not_implemented() -> Value {
+    NOT_IMPLEMENTED.with(|v| v.clone())
+}
+
+pub fn is_not_implemented(v: &Value) -> bool {
+    matches!(v, Value::Object(o) if o.as_any().is::<NotImplementedType>())
+}
+
+/// `property(fget, fset, fdel, doc)`.
+pub struct Property {
+    pub fget: Value,
+    pub fset: Value,
+    pub fdel: Value,
+    pub doc: Value,
+}
+
+/// `staticmethod(f)`: looked up on a class or instance, it is `f` itself.
+pub struct StaticMethod(pub Value);
+
+/// `classmethod(f)`: looked up on a class or instance, it is `f` bound to the class.
+pub struct ClassMethod(pub Value);
+
+impl NativeObject for Property {
+    fn type_name(&self) -> &str {
+        "property"
+    }
+    fn repr(&self) -> String {
+        format!("<property object at {:#x}>", self as *const _ as usize)
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        let receiver = Value::Object(this.clone());
+        let f: super::value::MethodFn = match name {
+            "fget" => return Some(self.fget.clone()),
+            "fset" => return Some(self.fset.clone()),
+            "fdel" => return Some(self.fdel.clone()),
+            "__doc__" => return Some(self.doc.clone()),
+            "getter" => |_, r, mut a| {
+                let p = property_of(r)?;
+                let f = a.required(0, "fget")?;
+                Ok(new_property(
+                    f,
+                    p.fset.clone(),
+                    p.fdel.clone(),
+                    p.doc.clone(),
+                ))
+            },
+            "setter" => |_, r, mut a| {
+                let p = property_of(r)?;
+                let f = a.required(0, "fset")?;
+                Ok(new_property(
+                    p.fget.clone(),
+                    f,
+                    p.fdel.clone(),
+                    p.doc.clone(),
+                ))
+            },
+            "deleter" => |_, r, mut a| {
+                let p = property_of(r)?;
+                let f = a.required(0, "fdel")?;
+                Ok(new_property(
+                    p.fget.clone(),
+                    p.fset.clone(),
+                    f,
+                    p.doc.clone(),
+                ))
+            },
+            _ => return None,
+        };
+        let name: &'static str = match name {
+            "getter" => "getter",
+            "setter" => "setter",
+            _ => "deleter",
+        };
+        Some(super::interpreter::method(
+            &receiver,
+            name,
+            "a copy of the property with this function",
+            f,
+        ))
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["deleter", "fdel", "fget", "fset", "getter", "setter"]
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn property_of(v: &Value) -> Result<&Property, Exc> {
+    match v {
+        Value::Object(o) => o
+            .as_any()
+            .downcast_ref::<Property>()
+            .ok_or_else(|| Exc::type_error("expected a property")),
+        _ => Err(Exc::type_error("expected a property")),
+    }
+}
+
+pub fn new_property(fget: Value, fset: Value, fdel: Value, doc: Value) -> Value {
+    Value::Object(Rc::new(Property {
+        fget,
+        fset,
+        fdel,
+        doc,
+    }))
+}
+
+impl NativeObject for StaticMethod {
+    fn type_name(&self) -> &str {
+        "staticmethod"
+    }
+    fn repr(&self) -> String {
+        format!("<staticmethod object at {:#x}>", self as *const _ as usize)
+    }
+    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        (name == "__func__").then(|| self.0.clone())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl NativeObject for ClassMethod {
+    fn type_name(&self) -> &str {
+        "classmethod"
+    }
+    fn repr(&self) -> String {
+        format!("<classmethod object at {:#x}>", self as *const _ as usize)
+    }
+    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        (name == "__func__").then(|| self.0.clone())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn downcast<T: 'static>(v: &Value) -> Option<&T> {
+    match v {
+        Value::Object(o) => o.as_any().downcast_ref::<T>(),
+        _ => None,
+    }
+}
+
+pub fn bind(func: Value, receiver: Value) -> Value {
+    Value::Method(Rc::new(BoundMethod { func, receiver }))
+}
+
+/// A class attribute as seen through an instance (`obj.name`) or the class (`C.name`, with
+/// `instance` None): functions bind, static and class methods unwrap, properties compute.
+fn descriptor_get(
+    it: &mut dyn Interpreter,
+    attr: Value,
+    instance: Option<&Value>,
+    class: &Rc<Class>,
+) -> Result<Value, Exc> {
+    match &attr {
+        Value::Func(_) => Ok(match instance {
+            Some(obj) => bind(attr, obj.clone()),
+            None => attr,
+        }),
+        Value::Object(_) => {
+            if let Some(p) = downcast::<Property>(&attr) {
+                return match instance {
+                    Some(obj) => {
+                        if matches!(p.fget, Value::None) {
+                            return Err(Exc::new(
+                                ExcKind::AttributeError,
+                                "property has no getter".to_string(),
+                            ));
+                        }
+                        let fget = p.fget.clone();
+                        it.call_value(&fget, Args::positional(vec![obj.clone()]))
+                    }
+                    None => Ok(attr.clone()),
+                };
+            }
+            if let Some(s) = downcast::<StaticMethod>(&attr) {
+                return Ok(s.0.clone());
+            }
+            if let Some(c) = downcast::<ClassMethod>(&attr) {
+                return Ok(bind(c.0.clone(), class.value()));
+            }
+            Ok(attr)
+        }
+        // Built-in functions inherited from `object` or exceptions bind like methods.
+        Value::Builtin(b) if matches!(b.kind, super::value::BuiltinKind::Free(_)) => {
+            Ok(match instance {
+                Some(obj) if b.name.starts_with("__") => bind(attr.clone(), obj.clone()),
+                _ => attr,
+            })
+        }
+        _ => Ok(attr),
+    }
+}
+
+/// `AttributeError: 'C' object has no attribute 'x'`.
+pub fn no_attribute(class: &Class, name: &str) -> Exc {
+    Exc::new(
+        ExcKind::AttributeError,
+        format!("'{}' object has no attribute '{name}'", class.name),
+    )
+}
+
+/// `obj.name` by Python's default rules (what `object.__getattribute__` does), without the
+/// `__getattr__` fallback. None when nothing is found.
+pub fn generic_get_attr(
+    it: &mut dyn Interpreter,
+    this: &Value,
+    inst: &Rc<Instance>,
+    name: &str,
+) -> Result<Option<Value>, Exc> {
+    let class_attr = inst.class.lookup_with_builtins(name);
+    // A property (data descriptor) on the class wins over the instance's own attribute.
+    if let Some(attr) = &class_attr {
+        if downcast::<Property>(attr).is_some() {
+            return descriptor_get(it, attr.clone(), Some(this), &inst.class).map(Some);
+        }
+    }
+    if let Some(v) = inst.attrs.borrow().get(name) {
+        return Ok(Some(v.clone()));
+    }
+    match class_attr {
+        Some(attr) => descriptor_get(it, attr, Some(this), &inst.class).map(Some),
+        None => Ok(match name {
+            "__class__" => Some(inst.class.value()),
+            "__dict__" => Some(attrs_dict(&inst.attrs.borrow())),
+            "__module__" => Some(Value::Str(inst.class.module.clone())),
+            "__doc__" => Some(inst.class.doc.clone().map_or(Value::None, Value::Str)),
+            "args" if inst.class.exception_base().is_some() => {
+                Some(Value::tuple(exception_args(this)))
+            }
+            _ => None,
+        }),
+    }
+}
+
+/// `obj.name` for an instance: the default rules, then the class's `__getattr__`.
+pub fn instance_get_attr(
+    it: &mut dyn Interpreter,
+    this: &Value,
+    inst: &Rc<Instance>,
+    name: &str,
+) -> Result<Value, Exc> {
+    if let Some(v) = generic_get_attr(it, this, inst, name)? {
+        return Ok(v);
+    }
+    if let Some(getattr) = inst.class.lookup("__getattr__") {
+        let f = descriptor_get(it, getattr, Some(this), &inst.class)?;
+        return it.call_value(&f, Args::positional(vec![Value::str(name)]));
+    }
+    Err(no_attribute(&inst.class, name))
+}
+
+/// `C.name` for a class.
+pub fn class_get_attr(
+    it: &mut dyn Interpreter,
+    class: &Rc<Class>,
+    name: &str,
+) -> Result<Value, Exc> {
+    match name {
+        "__name__" => return Ok(Value::Str(class.name.clone())),
+        "__qualname__" => return Ok(Value::Str(class.qualname.clone())),
+        "__module__" => return Ok(Value::Str(class.module.clone())),
+        "__doc__" => return Ok(class.doc.clone().map_or(Value::None, Value::Str)),
+        "__bases__" => return Ok(Value::tuple(class.bases.clone())),
+        "__base__" => return Ok(class.bases.first().cloned().unwrap_or(Value::None)),
+        "__mro__" => {
+            return Ok(Value::tuple(
+                std::iter::once(class.value())
+                    .chain(class.mro.iter().cloned())
+                    .collect(),
+            ))
+        }
+        "__dict__" => return Ok(attrs_dict(&class.attrs.borrow())),
+        _ => {}
+    }
+    match class.lookup_with_builtins(name) {
+        Some(attr) => descriptor_get(it, attr, None, class),
+        None => Err(Exc::new(
+            ExcKind::AttributeError,
+            format!("type object '{}' has no attribute '{name}'", class.name),
+        )),
+    }
+}
+
+fn attrs_dict(attrs: &Attrs) -> Value {
+    let mut d = super::value::Dict::default();
+    for (k, v) in attrs.iter() {
+        d.insert(
+            super::value::HashKey::Str(k.clone()),
+            Value::Str(k.clone()),
+            v.clone(),
+        );
+    }
+    Value::Dict(Rc::new(RefCell::new(d)))
+}
+
+/// `obj.name = value` by the default rules (`object.__setattr__`): a property's setter, else the
+/// instance's own attribute.
+pub fn raw_set_attr(
+    it: &mut dyn Interpreter,
+    this: &Value,
+    name: &str,
+    value: Value,
+) -> Result<(), Exc> {
+    let Value::Instance(inst) = this else {
+        return Err(Exc::new(
+            ExcKind::AttributeError,
+            format!(
+                "'{}' object has no attribute '{name}' and no __dict__ for setting new attributes",
+                this.type_name()
+            ),
+        ));
+    };
+    if let Some(attr) = inst.class.lookup(name) {
+        if let Some(p) = downcast::<Property>(&attr) {
+            if matches!(p.fset, Value::None) {
+                return Err(Exc::new(
+                    ExcKind::AttributeError,
+                    format!(
+                        "property '{name}' of '{}' object has no setter",
+                        inst.class.name
+                    ),
+                ));
+            }
+            let fset = p.fset.clone();
+            it.call_value(&fset, Args::positional(vec![this.clone(), value]))?;
+            return Ok(());
+        }
+    }
+    inst.attrs.borrow_mut().set(Rc::from(name), value);
+    Ok(())
+}
+
+/// `obj.name = value` for an instance: the class's `__setattr__` if it defines one.
+pub fn instance_set_attr(
+    it: &mut dyn Interpreter,
+    this: &Value,
+    inst: &Rc<Instance>,
+    name: &str,
+    value: Value,
+) -> Result<(), Exc> {
+    if let Some(setattr) = inst.class.lookup("__setattr__") {
+        let f = descriptor_get(it, setattr, Some(this), &inst.class)?;
+        it.call_value(&f, Args::positional(vec![Value::str(name), value]))?;
+        return Ok(());
+    }
+    raw_set_attr(it, this, name, value)
+}
+
+/// `del obj.name`.
+pub fn instance_del_attr(
+    it: &mut dyn Interpreter,
+    this: &Value,
+    inst: &Rc<Instance>,
+    name: &str,
+) -> Result<(), Exc> {
+    if let Some(delattr) = inst.class.lookup("__delattr__") {
+        let f = descriptor_get(it, delattr, Some(this), &inst.class)?;
+        it.call_value(&f, Args::positional(vec![Value::str(name)]))?;
+        return Ok(());
+    }
+    if let Some(attr) = inst.class.lookup(name) {
+        if let Some(p) = downcast::<Property>(&attr) {
+            let fdel = p.fdel.clone();
+            if matches!(fdel, Value::None) {
+                return Err(Exc::new(
+                    ExcKind::AttributeError,
+                    format!(
+                        "property '{name}' of '{}' object has no deleter",
+                        inst.class.name
+                    ),
+                ));
+            }
+            it.call_value(&fdel, Args::positional(vec![this.clone()]))?;
+            return Ok(());
+        }
+    }
+    if inst.attrs.borrow_mut().remove(name).is_none() {
+        return Err(no_attribute(&inst.class, name));
+    }
+    Ok(())
+}
+
+/// The special method `name` of `v`'s class, bound to `v`; None when `v` is not an instance or
+/// its class does not define it.
+pub fn special_method(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    name: &str,
+) -> Result<Option<Value>, Exc> {
+    let Value::Instance(inst) = v else {
+        return Ok(None);
+    };
+    match inst.class.lookup(name) {
+        Some(attr) => descriptor_get(it, attr, Some(v), &inst.class).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Calls `v.name(*args)` when `v`'s class defines the special method; None when it does not.
+pub fn call_special(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    name: &str,
+    args: Vec<Value>,
+) -> Result<Option<Value>, Exc> {
+    match special_method(it, v, name)? {
+        Some(f) => it.call_value(&f, Args::positional(args)).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Creates an instance of `class` and runs its `__init__` with `args`.
+pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> Result<Value, Exc> {
+    let inst = Rc::new(Instance {
+        class: class.clone(),
+        attrs: RefCell::new(Attrs::default()),
+        base_state: RefCell::new(Value::None),
+    });
+    let this = Value::Instance(inst.clone());
+    let init = class.lookup_with_builtins("__init__");
+    if class.exception_base().is_some() {
+        // BaseException.__new__ keeps the arguments even when __init__ is overridden.
+        *inst.base_state.borrow_mut() = Value::tuple(args.pos.clone());
+    }
+    match init {
+        Some(Value::Func(f)) => {
+            let mut args = args;
+            args.pos.insert(0, this.clone());
+            let r = it.call_value(&Value::Func(f), args)?;
+            if !matches!(r, Value::None) {
+                return Err(Exc::type_error(format!(
+                    "__init__() should return None, not '{}'",
+                    r.type_name()
+                )));
+            }
+        }
+        Some(other) if class.defines("__init__") => {
+            let f = descriptor_get(it, other, Some(&this), class)?;
+            it.call_value(&f, args)?;
+        }
+        _ => {
+            if class.exception_base().is_none() && (!args.pos.is_empty() || !args.kw.is_empty()) {
+                return Err(Exc::type_error(format!(
+                    "{}() takes no arguments",
+                    class.name
+                )));
+            }
+        }
+    }
+    Ok(this)
+}
+
+/// `super(class, obj)`: attribute lookup that starts after `class` in `obj`'s MRO.
+pub struct Super {
+    pub class: Rc<Class>,
+    pub obj: Value,
+}
+
+impl Super {
+    /// The MRO `obj` is looked up along: its class's (or its own, for a class) with the class.
+    fn search_order(&self) -> Vec<Value> {
+        let start = match &self.obj {
+            Value::Instance(i) => i.class.clone(),
+            Value::Class(c) => c.clone(),
+            _ => self.class.clone(),
+        };
+        std::iter::once(start.value())
+            .chain(start.mro.iter().cloned())
+            .collect()
+    }
+
+    pub fn get_attr(&self, it: &mut dyn Interpreter, name: &str) -> Result<Value, Exc> {
+        let order = self.search_order();
+        let after = order
+            .iter()
+            .position(|c| matches!(c, Value::Class(c) if Rc::ptr_eq(c, &self.class)))
+            .map_or(order.len(), |i| i + 1);
+        for c in order.iter().skip(after) {
+            let found = match c {
+                Value::Class(c) => c.attrs.borrow().get(name).cloned(),
+                other => builtin_base_attr(other, name),
+            };
+            if let Some(attr) = found {
+                let instance = match &self.obj {
+                    Value::Instance(_) => Some(&self.obj),
+                    _ => None,
+                };
+                let class = match &self.obj {
+                    Value::Instance(i) => i.class.clone(),
+                    Value::Class(c) => c.clone(),
+                    _ => self.class.clone(),
+                };
+                return descriptor_get(it, attr, instance, &class);
+            }
+        }
+        Err(Exc::new(
+            ExcKind::AttributeError,
+            format!("'super' object has no attribute '{name}'"),
+        ))
+    }
+}
+
+impl NativeObject for Super {
+    fn type_name(&self) -> &str {
+        "super"
+    }
+    fn repr(&self) -> String {
+        format!(
+            "<super: <class '{}'>, <{} object>>",
+            self.class.name,
+            match &self.obj {
+                Value::Instance(i) => i.class.name.to_string(),
+                other => other.type_name(),
+            }
+        )
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+pub fn as_super(v: &Value) -> Option<&Super> {
+    downcast::<Super>(v)
+}
+
+/// Records `class` as the defining class of every function in its body, so that zero-argument
+/// `super()` inside them knows where to start.
+pub fn adopt_methods(class: &Rc<Class>) {
+    let attrs = class.attrs.borrow();
+    for (_, v) in attrs.iter() {
+        let funcs: Vec<Value> = match v {
+            Value::Func(_) => vec![v.clone()],
+            Value::Object(_) => {
+                if let Some(p) = downcast::<Property>(v) {
+                    vec![p.fget.clone(), p.fset.clone(), p.fdel.clone()]
+                } else if let Some(s) = downcast::<StaticMethod>(v) {
+                    vec![s.0.clone()]
+                } else if let Some(c) = downcast::<ClassMethod>(v) {
+                    vec![c.0.clone()]
+                } else {
+                    Vec::new()
+                }
+            }
+            _ => Vec::new(),
+        };
+        for f in funcs {
+            if let Value::Func(f) = f {
+                set_owner(&f, class);
+            }
+        }
+    }
+}
+
+fn set_owner(f: &Rc<Function>, class: &Rc<Class>) {
+    let mut owner = f.owner.borrow_mut();
+    if owner.is_none() {
+        *owner = Some(Rc::downgrade(class));
+    }
+}
+
+/// The class that defined function `f` (for zero-argument `super()`).
+pub fn owner_of(f: &Function) -> Option<Rc<Class>> {
+    f.owner.borrow().as_ref().and_then(Weak::upgrade)
+}
+
+/// Python truthiness with a class's `__bool__` or `__len__`.
+pub fn truthy(it: &mut dyn Interpreter, v: &Value) -> Result<bool, Exc> {
+    let Value::Instance(inst) = v else {
+        return v.truthy();
+    };
+    if inst.class.defines("__bool__") {
+        return match call_special(it, v, "__bool__", Vec::new())? {
+            Some(Value::Bool(b)) => Ok(b),
+            Some(other) => Err(Exc::type_error(format!(
+                "__bool__ should return bool, returned {}",
+                other.type_name()
+            ))),
+            None => Ok(true),
+        };
+    }
+    match call_special(it, v, "__len__", Vec::new())? {
+        Some(Value::Int(n)) => Ok(n != 0),
+        Some(Value::Bool(b)) => Ok(b),
+        Some(other) => Err(Exc::type_error(format!(
+            "'{}' object cannot be interpreted as an integer",
+            other.type_name()
+        ))),
+        None => Ok(true),
+    }
+}
