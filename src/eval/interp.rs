@@ -311,10 +311,22 @@ impl<'s> Interp<'s> {
                 "no active exception to re-raise",
             ));
         };
-        let v = self.eval(e)?;
+        let mut v = self.eval(e)?;
+        if let Value::Class(c) = &v {
+            if c.exception_base().is_some() {
+                v = crate::object::class::instantiate(self, &c.clone(), Args::default())?;
+            }
+        }
         Ok(match v {
             Value::Exception(x) => Exc::new(x.kind, x.message.clone()),
             Value::ExcType(k) => Exc::new(k, ""),
+            Value::Instance(ref inst) if inst.class.exception_base().is_some() => {
+                let kind = inst.class.exception_base().unwrap_or(ExcKind::Exception);
+                let message = crate::object::class::exception_str(self, &v)?;
+                let mut x = Exc::new(kind, message);
+                x.instance = Some(v.clone());
+                x
+            }
             other => Exc::type_error(format!(
                 "exceptions must derive from BaseException, not {}",
                 other.type_name()
@@ -327,6 +339,9 @@ impl<'s> Interp<'s> {
             return self.exec_block(body);
         };
         let ctx = self.eval(&first.context)?;
+        if let Value::Instance(_) = &ctx {
+            return self.exec_with_instance(&ctx, first, rest, body);
+        }
         let Value::Object(obj) = &ctx else {
             return Err(Exc::type_error(format!(
                 "'{}' object does not support the context manager protocol",
@@ -346,6 +361,68 @@ impl<'s> Interp<'s> {
         result
     }
 
+    /// `with obj:` for an instance of a user class: `__enter__`, the body, then `__exit__` with
+    /// the exception (or three Nones); a true result from `__exit__` swallows the exception.
+    fn exec_with_instance(
+        &mut self,
+        ctx: &Value,
+        first: &crate::lang::ast::WithItem,
+        rest: &[crate::lang::ast::WithItem],
+        body: &[Stmt],
+    ) -> ExecResult {
+        let span = first.context.span;
+        let (Some(enter), Some(exit)) = (
+            crate::object::class::special_method(self, ctx, "__enter__")
+                .map_err(|e| e.at(span, &self.source))?,
+            crate::object::class::special_method(self, ctx, "__exit__")
+                .map_err(|e| e.at(span, &self.source))?,
+        ) else {
+            return Err(Exc::type_error(format!(
+                "'{}' object does not support the context manager protocol",
+                ctx.type_name()
+            ))
+            .at(span, &self.source)
+            .into());
+        };
+        let entered = self
+            .call_value(&enter, Args::default())
+            .map_err(|e| e.at(span, &self.source))?;
+        if let Some(t) = &first.target {
+            self.assign(t, entered)?;
+        }
+        let result = self.exec_with(rest, body);
+        let exit_args = match &result {
+            Err(Ctl::Exc(e)) => {
+                let value = match &e.instance {
+                    Some(v) => v.clone(),
+                    None => Value::Exception(Rc::new(ExcValue {
+                        kind: e.kind,
+                        message: e.message.clone(),
+                    })),
+                };
+                let class = match &value {
+                    Value::Instance(i) => i.class.value(),
+                    _ => Value::ExcType(e.kind),
+                };
+                vec![class, value, Value::None]
+            }
+            _ => vec![Value::None, Value::None, Value::None],
+        };
+        let suppress = self
+            .call_value(&exit, Args::positional(exit_args))
+            .map_err(|e| e.at(span, &self.source))?;
+        match result {
+            Err(Ctl::Exc(e)) => {
+                if crate::object::class::truthy(self, &suppress)? {
+                    Ok(())
+                } else {
+                    Err(Ctl::Exc(e))
+                }
+            }
+            other => other,
+        }
+    }
+
     fn exec_try(
         &mut self,
         body: &[Stmt],
@@ -361,16 +438,18 @@ impl<'s> Interp<'s> {
                     None => true,
                     Some(k) => {
                         let kv = self.eval(k)?;
-                        exc_matches(exc.kind, &kv)
-                            .map_err(|e| Ctl::from(e.at(k.span, &self.source)))?
+                        exc_matches(&exc, &kv).map_err(|e| Ctl::from(e.at(k.span, &self.source)))?
                     }
                 };
                 if matches {
                     if let Some(name) = &h.name {
-                        let v = Value::Exception(Rc::new(ExcValue {
-                            kind: exc.kind,
-                            message: exc.message.clone(),
-                        }));
+                        let v = match &exc.instance {
+                            Some(instance) => instance.clone(),
+                            None => Value::Exception(Rc::new(ExcValue {
+                                kind: exc.kind,
+                                message: exc.message.clone(),
+                            })),
+                        };
                         self.set_var(name, v);
                     }
                     result = self.exec_block(&h.body);
@@ -1163,6 +1242,10 @@ impl<'s> Interp<'s> {
             Value::Type(t) => builtins::call_type(self, *t, args),
             Value::ExcType(k) => {
                 let msg = match args.pos.first() {
+                    // KeyError shows its key as a repr: `KeyError: 'k'`.
+                    Some(v) if *k == ExcKind::KeyError && args.pos.len() == 1 => {
+                        format::repr(self, v)?
+                    }
                     Some(v) => format::to_str(self, v)?,
                     None => String::new(),
                 };
@@ -1370,6 +1453,25 @@ impl<'s> Interp<'s> {
             }
             return Ok(());
         }
+        // An instance of a class with `__iter__` is drawn from one `__next__` at a time.
+        if let Value::Instance(_) = iterable {
+            let source = self.instance_iter(iterable)?;
+            let Some(next) = next_method(self, &source)? else {
+                return self.for_each(&source, f);
+            };
+            loop {
+                self.check_interrupt()?;
+                let item = match self.call_value(&next, Args::default()) {
+                    Ok(v) => v,
+                    Err(e) if e.kind == ExcKind::StopIteration => break,
+                    Err(e) => return Err(e.into()),
+                };
+                if !f(self, item)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         // Native iterators with `__next__` (a DataLoader) are consumed one item at a time, so
         // a loop over a large data set never holds every batch at once.
         if let Some(next) = self.native_iterator(iterable)? {
@@ -1416,8 +1518,50 @@ impl<'s> Interp<'s> {
         }
     }
 
+    /// What an instance iterates over: its `__iter__`'s result, or for a class with only
+    /// `__getitem__`, the items at 0, 1, ... up to the first IndexError (the old protocol).
+    fn instance_iter(&mut self, v: &Value) -> Result<Value, Exc> {
+        if let Some(r) = crate::object::class::call_special(self, v, "__iter__", Vec::new())? {
+            return Ok(r);
+        }
+        if let Some(getitem) = crate::object::class::special_method(self, v, "__getitem__")? {
+            let mut items = Vec::new();
+            loop {
+                self.check_interrupt()?;
+                let i = Value::Int(items.len() as i64);
+                match self.call_value(&getitem, Args::positional(vec![i])) {
+                    Ok(x) => items.push(x),
+                    Err(e) if e.kind == ExcKind::IndexError || e.kind == ExcKind::StopIteration => {
+                        break
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            return Ok(Value::list(items));
+        }
+        Err(Exc::type_error(format!(
+            "'{}' object is not iterable",
+            v.type_name()
+        )))
+    }
+
     /// All items of an iterable, materialised.
     pub fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc> {
+        if let Value::Instance(_) = v {
+            let source = self.instance_iter(v)?;
+            let Some(next) = next_method(self, &source)? else {
+                return self.iterate(&source);
+            };
+            let mut items = Vec::new();
+            loop {
+                self.check_interrupt()?;
+                match self.call_value(&next, Args::default()) {
+                    Ok(item) => items.push(item),
+                    Err(e) if e.kind == ExcKind::StopIteration => return Ok(items),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
         Ok(match v {
             Value::List(l) => l.borrow().clone(),
             Value::Tuple(t) => t.as_ref().clone(),
@@ -1591,12 +1735,16 @@ pub fn name_error(name: &str) -> Exc {
 }
 
 /// Does an exception of `kind` match the `except` clause value `clause`?
-fn exc_matches(kind: ExcKind, clause: &Value) -> Result<bool, Exc> {
+fn exc_matches(exc: &Exc, clause: &Value) -> Result<bool, Exc> {
     match clause {
-        Value::ExcType(k) => Ok(kind.is_subclass_of(*k)),
+        Value::ExcType(k) => Ok(exc.kind.is_subclass_of(*k)),
+        Value::Class(c) if c.exception_base().is_some() => Ok(match &exc.instance {
+            Some(Value::Instance(i)) => i.class.is_subclass_of(clause),
+            _ => false,
+        }),
         Value::Tuple(items) => {
             for it in items.iter() {
-                if exc_matches(kind, it)? {
+                if exc_matches(exc, it)? {
                     return Ok(true);
                 }
             }
@@ -1616,5 +1764,15 @@ fn decorated_name(stmt: &Stmt) -> Option<&Ident> {
         StmtKind::Class(c) => Some(&c.name),
         StmtKind::Decorated { def, .. } => decorated_name(def),
         _ => None,
+    }
+}
+
+/// The `__next__` of an iterator object (an instance whose class defines it, or a native
+/// iterator); None for a plain iterable such as a list.
+pub fn next_method(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Value>, Exc> {
+    match v {
+        Value::Instance(_) => crate::object::class::special_method(it, v, "__next__"),
+        Value::Object(o) => Ok(o.get_attr(o, "__next__")),
+        _ => Ok(None),
     }
 }

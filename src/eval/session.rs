@@ -476,7 +476,7 @@ fn to_eval_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
         });
     }
     EvalError {
-        ename: e.kind.name().to_string(),
+        ename: e.class_name(),
         evalue: e.message,
         frames,
     }

@@ -559,19 +559,42 @@ fn sort_items(
     // Stable sort of indices by key, as Python's sort is stable.
     let mut idx: Vec<usize> = (0..keyed.len()).collect();
     let mut err = None;
-    idx.sort_by(|&i, &j| match ops::order(&keyed[i].0, &keyed[j].0) {
-        Some(o) => o,
-        None => {
-            err.get_or_insert_with(|| {
-                Exc::type_error(format!(
-                    "'<' not supported between instances of '{}' and '{}'",
-                    keyed[i].0.type_name(),
-                    keyed[j].0.type_name()
-                ))
-            });
-            std::cmp::Ordering::Equal
-        }
-    });
+    if keyed.iter().any(|(k, _)| matches!(k, Value::Instance(_))) {
+        // Keys of user classes are ordered by their `__lt__`, the one comparison sort uses.
+        let mut lt = |it: &mut dyn Interpreter, a: &Value, b: &Value| -> Result<bool, Exc> {
+            let r = ops::compare(it, crate::lang::ast::CmpOp::Lt, a, b)?;
+            class::truthy(it, &r)
+        };
+        idx.sort_by(|&i, &j| {
+            if err.is_some() {
+                return std::cmp::Ordering::Equal;
+            }
+            let (a, b) = (&keyed[i].0, &keyed[j].0);
+            match lt(it, a, b).and_then(|less| Ok((less, !less && lt(it, b, a)?))) {
+                Ok((true, _)) => std::cmp::Ordering::Less,
+                Ok((false, true)) => std::cmp::Ordering::Greater,
+                Ok(_) => std::cmp::Ordering::Equal,
+                Err(e) => {
+                    err = Some(e);
+                    std::cmp::Ordering::Equal
+                }
+            }
+        });
+    } else {
+        idx.sort_by(|&i, &j| match ops::order(&keyed[i].0, &keyed[j].0) {
+            Some(o) => o,
+            None => {
+                err.get_or_insert_with(|| {
+                    Exc::type_error(format!(
+                        "'<' not supported between instances of '{}' and '{}'",
+                        keyed[i].0.type_name(),
+                        keyed[j].0.type_name()
+                    ))
+                });
+                std::cmp::Ordering::Equal
+            }
+        });
+    }
     if let Some(e) = err {
         return Err(e);
     }

@@ -2,10 +2,11 @@
 //! `super`, `property`, `staticmethod`, `classmethod`, `issubclass`, `vars`, `delattr`,
 //! `NotImplemented`.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::object::class::{self, ClassMethod, StaticMethod, Super};
-use crate::object::value::{BuiltinFn, TypeKind};
+use crate::object::value::{BuiltinFn, NativeObject, TypeKind};
 use crate::object::{builtin, Args, Exc, ExcKind, Interpreter, NameMap, Value};
 
 pub fn install(b: &mut NameMap<Value>) {
@@ -37,6 +38,16 @@ pub fn install(b: &mut NameMap<Value>) {
         ),
         ("vars", "vars(obj): obj's attributes as a dict.", vars),
         ("delattr", "delattr(obj, name): the same as del obj.name.", delattr),
+        (
+            "iter",
+            "iter(iterable): an iterator over its items (next(it) draws them one by one).",
+            iter,
+        ),
+        (
+            "next",
+            "next(iterator[, default]): the iterator's next item; default (or StopIteration) when it is exhausted.",
+            next,
+        ),
     ];
     for (name, doc, f) in fns {
         b.insert(Rc::from(*name), builtin(name, doc, *f));
@@ -171,5 +182,98 @@ pub fn del_attr(it: &mut dyn Interpreter, obj: &Value, name: &str) -> Result<(),
                 other.type_name()
             ),
         )),
+    }
+}
+
+/// The iterator `iter()` gives over a materialised sequence: items are handed out one by one.
+struct SeqIterator {
+    items: RefCell<std::vec::IntoIter<Value>>,
+}
+
+impl NativeObject for SeqIterator {
+    fn type_name(&self) -> &str {
+        "iterator"
+    }
+    fn repr(&self) -> String {
+        format!("<iterator object at {:#x}>", self as *const _ as usize)
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        let receiver = Value::Object(this.clone());
+        match name {
+            "__next__" => Some(crate::object::method(
+                &receiver,
+                "__next__",
+                "the next item; StopIteration at the end",
+                |_, r, a| {
+                    a.finish(0)?;
+                    let Value::Object(o) = r else {
+                        return Err(Exc::type_error("expected an iterator"));
+                    };
+                    let Some(s) = o.as_any().downcast_ref::<SeqIterator>() else {
+                        return Err(Exc::type_error("expected an iterator"));
+                    };
+                    let next = s.items.borrow_mut().next();
+                    next.ok_or_else(|| Exc::new(ExcKind::StopIteration, ""))
+                },
+            )),
+            "__iter__" => Some(crate::object::method(
+                &receiver,
+                "__iter__",
+                "the iterator itself",
+                |_, r, _| Ok(r.clone()),
+            )),
+            // Drawn lazily by for loops (see `Interp::for_each`).
+            "__lazy_iter__" => Some(Value::Bool(true)),
+            _ => None,
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+pub fn iter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "iterable")?;
+    a.finish(1)?;
+    match &v {
+        Value::Instance(_) => {
+            if let Some(r) = class::call_special(it, &v, "__iter__", Vec::new())? {
+                return Ok(r);
+            }
+        }
+        Value::Object(o) if o.get_attr(o, "__next__").is_some() => return Ok(v.clone()),
+        Value::Object(o) if o.get_attr(o, "__lazy_iter__").is_some() => {
+            if let Some(f) = o.get_attr(o, "__iter__") {
+                return it.call_value(&f, Args::default());
+            }
+        }
+        _ => {}
+    }
+    let items = it.iterate(&v)?;
+    Ok(Value::Object(Rc::new(SeqIterator {
+        items: RefCell::new(items.into_iter()),
+    })))
+}
+
+pub fn next(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "iterator")?;
+    let default = a.take(1, "default")?;
+    a.finish(2)?;
+    let next = match &v {
+        Value::Instance(_) => class::special_method(it, &v, "__next__")?,
+        Value::Object(o) => o.get_attr(o, "__next__"),
+        _ => None,
+    };
+    let Some(next) = next else {
+        return Err(Exc::type_error(format!(
+            "'{}' object is not an iterator",
+            v.type_name()
+        )));
+    };
+    match it.call_value(&next, Args::default()) {
+        Err(e) if e.kind == ExcKind::StopIteration && default.is_some() => {
+            Ok(default.unwrap_or(Value::None))
+        }
+        other => other,
     }
 }

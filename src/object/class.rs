@@ -982,3 +982,74 @@ pub fn truthy(it: &mut dyn Interpreter, v: &Value) -> Result<bool, Exc> {
         None => Ok(true),
     }
 }
+
+/// `slice(start, stop, step)`: what `obj[a:b]` passes to a class's `__getitem__`.
+pub struct Slice {
+    pub start: Value,
+    pub stop: Value,
+    pub step: Value,
+}
+
+impl NativeObject for Slice {
+    fn type_name(&self) -> &str {
+        "slice"
+    }
+    fn repr(&self) -> String {
+        let part = |v: &Value| match v {
+            Value::None => "None".to_string(),
+            Value::Int(i) => i.to_string(),
+            other => other.type_name(),
+        };
+        format!(
+            "slice({}, {}, {})",
+            part(&self.start),
+            part(&self.stop),
+            part(&self.step)
+        )
+    }
+    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        match name {
+            "start" => Some(self.start.clone()),
+            "stop" => Some(self.stop.clone()),
+            "step" => Some(self.step.clone()),
+            _ => None,
+        }
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["start", "step", "stop"]
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+pub fn as_slice(v: &Value) -> Option<&Slice> {
+    downcast::<Slice>(v)
+}
+
+pub fn new_slice(start: Value, stop: Value, step: Value) -> Value {
+    Value::Object(Rc::new(Slice { start, stop, step }))
+}
+
+/// `...` as a value.
+pub struct EllipsisType;
+
+impl NativeObject for EllipsisType {
+    fn type_name(&self) -> &str {
+        "ellipsis"
+    }
+    fn repr(&self) -> String {
+        "Ellipsis".into()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+thread_local! {
+    static ELLIPSIS: Value = Value::Object(Rc::new(EllipsisType));
+}
+
+pub fn ellipsis() -> Value {
+    ELLIPSIS.with(|v| v.clone())
+}

@@ -163,6 +163,9 @@ pub struct Exc {
     pub source: Option<Rc<str>>,
     /// Calls it unwound through, outermost first (filled while unwinding).
     pub frames: Vec<Frame>,
+    /// The instance raised, for an exception of a user class (`class MyError(ValueError)`):
+    /// `kind` is then its nearest built-in base, so `except ValueError` catches it.
+    pub instance: Option<super::value::Value>,
 }
 
 impl Exc {
@@ -173,6 +176,15 @@ impl Exc {
             span: None,
             source: None,
             frames: Vec::new(),
+            instance: None,
+        }
+    }
+
+    /// The class name shown for it: the user class's, else the built-in one's.
+    pub fn class_name(&self) -> String {
+        match &self.instance {
+            Some(super::value::Value::Instance(i)) => i.class.name.to_string(),
+            _ => self.kind.name().to_string(),
         }
     }
 

@@ -9,6 +9,7 @@ use std::rc::Rc;
 use crate::lang::ast::{BinOp, CmpOp, UnaryOp};
 use crate::runtime::{self, Array, BinaryOp, Operand, Scalar};
 
+use super::class;
 use super::error::{Exc, ExcKind};
 use super::format;
 use super::interpreter::{hash_key, Interpreter};
@@ -100,6 +101,16 @@ fn zero_div(what: &str) -> Exc {
 // ---------------------------------------------------------------------- unary
 
 pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, Exc> {
+    if let (Value::Instance(_), UnaryOp::Neg | UnaryOp::Pos | UnaryOp::Invert) = (v, op) {
+        let name = match op {
+            UnaryOp::Neg => "__neg__",
+            UnaryOp::Pos => "__pos__",
+            _ => "__invert__",
+        };
+        if let Some(r) = class::call_special(it, v, name, Vec::new())? {
+            return Ok(r);
+        }
+    }
     match (op, v) {
         (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Ok(v.clone()),
         (UnaryOp::Pos, Value::Bool(b)) => Ok(Value::Int(*b as i64)),
@@ -136,6 +147,9 @@ pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, 
 // --------------------------------------------------------------------- binary
 
 pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Result<Value, Exc> {
+    if matches!(l, Value::Instance(_)) || matches!(r, Value::Instance(_)) {
+        return instance_binary(it, op, l, r);
+    }
     // Arrays first: any array operand makes it an array operation.
     if matches!(l, Value::Array(_)) || matches!(r, Value::Array(_)) {
         return array_binary(it, op, l, r);
@@ -371,12 +385,79 @@ pub fn operand(v: &Value) -> Option<Operand<'_>> {
 
 /// `target op= value`: arrays and lists change in place (identity kept, as
 /// in MXNet and Python); everything else rebinds.
+/// The special methods of a binary operator: `a + b` tries `a.__add__(b)`, then
+/// `b.__radd__(a)`; `a += b` tries `a.__iadd__(b)` first.
+fn binop_methods(op: BinOp) -> (&'static str, &'static str, &'static str) {
+    match op {
+        BinOp::Add => ("__add__", "__radd__", "__iadd__"),
+        BinOp::Sub => ("__sub__", "__rsub__", "__isub__"),
+        BinOp::Mul => ("__mul__", "__rmul__", "__imul__"),
+        BinOp::Div => ("__truediv__", "__rtruediv__", "__itruediv__"),
+        BinOp::FloorDiv => ("__floordiv__", "__rfloordiv__", "__ifloordiv__"),
+        BinOp::Mod => ("__mod__", "__rmod__", "__imod__"),
+        BinOp::Pow => ("__pow__", "__rpow__", "__ipow__"),
+        BinOp::MatMul => ("__matmul__", "__rmatmul__", "__imatmul__"),
+        BinOp::BitAnd => ("__and__", "__rand__", "__iand__"),
+        BinOp::BitOr => ("__or__", "__ror__", "__ior__"),
+        BinOp::BitXor => ("__xor__", "__rxor__", "__ixor__"),
+        BinOp::LShift => ("__lshift__", "__rlshift__", "__ilshift__"),
+        BinOp::RShift => ("__rshift__", "__rrshift__", "__irshift__"),
+    }
+}
+
+/// A binary operator with an instance operand: the left's method, then the right's reflected
+/// one (first, when the right's class derives from the left's, as CPython).
+fn instance_binary(
+    it: &mut dyn Interpreter,
+    op: BinOp,
+    l: &Value,
+    r: &Value,
+) -> Result<Value, Exc> {
+    let (forward, reflected, _) = binop_methods(op);
+    let right_first = match (l, r) {
+        (Value::Instance(a), Value::Instance(b)) => {
+            !Rc::ptr_eq(&a.class, &b.class)
+                && b.class.is_subclass_of(&Value::Class(a.class.clone()))
+                && b.class.defines(reflected)
+        }
+        _ => false,
+    };
+    if right_first {
+        if let Some(v) = class::call_special(it, r, reflected, vec![l.clone()])? {
+            if !class::is_not_implemented(&v) {
+                return Ok(v);
+            }
+        }
+    }
+    if let Some(v) = class::call_special(it, l, forward, vec![r.clone()])? {
+        if !class::is_not_implemented(&v) {
+            return Ok(v);
+        }
+    }
+    if !right_first {
+        if let Some(v) = class::call_special(it, r, reflected, vec![l.clone()])? {
+            if !class::is_not_implemented(&v) {
+                return Ok(v);
+            }
+        }
+    }
+    Err(unsupported(op.symbol(), l, r))
+}
+
 pub fn binary_inplace(
     it: &mut dyn Interpreter,
     op: BinOp,
     cur: &Value,
     rhs: &Value,
 ) -> Result<Value, Exc> {
+    if let Value::Instance(_) = cur {
+        let (_, _, inplace) = binop_methods(op);
+        if let Some(v) = class::call_special(it, cur, inplace, vec![rhs.clone()])? {
+            if !class::is_not_implemented(&v) {
+                return Ok(v);
+            }
+        }
+    }
     match (cur, op) {
         (Value::Array(a), _) if op != BinOp::MatMul => {
             let (rop, _) = runtime_binop(op).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
@@ -402,6 +483,9 @@ pub fn compare(it: &mut dyn Interpreter, op: CmpOp, l: &Value, r: &Value) -> Res
         CmpOp::In => return contains(it, r, l).map(Value::Bool),
         CmpOp::NotIn => return contains(it, r, l).map(|b| Value::Bool(!b)),
         _ => {}
+    }
+    if matches!(l, Value::Instance(_)) || matches!(r, Value::Instance(_)) {
+        return instance_compare(it, op, l, r);
     }
     if matches!(l, Value::Array(_)) || matches!(r, Value::Array(_)) {
         let rop = match op {
@@ -443,6 +527,66 @@ pub fn compare(it: &mut dyn Interpreter, op: CmpOp, l: &Value, r: &Value) -> Res
         CmpOp::GtE => ord != Ordering::Less,
         _ => false,
     }))
+}
+
+/// A comparison with an instance operand: `a < b` tries `a.__lt__(b)`, then `b.__gt__(a)`;
+/// `==` and `!=` fall back to identity, as `object` does.
+fn instance_compare(
+    it: &mut dyn Interpreter,
+    op: CmpOp,
+    l: &Value,
+    r: &Value,
+) -> Result<Value, Exc> {
+    let (forward, reflected) = match op {
+        CmpOp::Eq => ("__eq__", "__eq__"),
+        CmpOp::NotEq => ("__ne__", "__ne__"),
+        CmpOp::Lt => ("__lt__", "__gt__"),
+        CmpOp::LtE => ("__le__", "__ge__"),
+        CmpOp::Gt => ("__gt__", "__lt__"),
+        _ => ("__ge__", "__le__"),
+    };
+    if let Some(v) = class::call_special(it, l, forward, vec![r.clone()])? {
+        if !class::is_not_implemented(&v) {
+            return Ok(v);
+        }
+    }
+    if let Some(v) = class::call_special(it, r, reflected, vec![l.clone()])? {
+        if !class::is_not_implemented(&v) {
+            return Ok(v);
+        }
+    }
+    match op {
+        // `!=` is the negation of a defined `__eq__`.
+        CmpOp::NotEq => {
+            if let Some(v) = class::call_special(it, l, "__eq__", vec![r.clone()])? {
+                if !class::is_not_implemented(&v) {
+                    return Ok(Value::Bool(!class::truthy(it, &v)?));
+                }
+            }
+            Ok(Value::Bool(!l.is(r)))
+        }
+        CmpOp::Eq => Ok(Value::Bool(l.is(r))),
+        _ => Err(cmp_error(op, l, r)),
+    }
+}
+
+/// An index as the value `__getitem__` receives: the key, a `slice`, or a tuple of them.
+fn index_value(idx: &Index) -> Value {
+    fn item(i: &IndexItem) -> Value {
+        match i {
+            IndexItem::Value(v) => v.clone(),
+            IndexItem::Slice(a, b, c) => class::new_slice(
+                a.clone().unwrap_or(Value::None),
+                b.clone().unwrap_or(Value::None),
+                c.clone().unwrap_or(Value::None),
+            ),
+            IndexItem::Ellipsis => class::ellipsis(),
+        }
+    }
+    match idx {
+        Index::Single(i) => item(i),
+        Index::Multi(items) => Value::tuple(items.iter().map(item).collect()),
+    }
 }
 
 fn unreachable_cmp() -> Result<BinaryOp, Exc> {
@@ -550,6 +694,17 @@ pub fn sort_values(items: &mut [Value]) -> Result<(), Exc> {
 }
 
 fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result<bool, Exc> {
+    if let Value::Instance(_) = container {
+        if let Some(v) = class::call_special(it, container, "__contains__", vec![item.clone()])? {
+            return class::truthy(it, &v);
+        }
+        for x in it.iterate(container)? {
+            if x.is(item) || equals(&x, item) {
+                return Ok(true);
+            }
+        }
+        return Ok(false);
+    }
     match container {
         Value::Str(s) => match item {
             Value::Str(sub) => Ok(s.contains(&**sub)),
@@ -655,7 +810,33 @@ fn seq_index(len: usize, v: &Value, what: &str) -> Result<usize, Exc> {
     Ok(j as usize)
 }
 
+/// A `slice` object used as an index (`seq[slice(1, 3)]`, or a key a class forwards) is the
+/// slice itself.
+fn unwrap_slices(idx: Index) -> Index {
+    let item = |i: IndexItem| match &i {
+        IndexItem::Value(v @ Value::Object(_)) => match class::as_slice(v) {
+            Some(s) => {
+                let part = |v: &Value| (!matches!(v, Value::None)).then(|| v.clone());
+                IndexItem::Slice(part(&s.start), part(&s.stop), part(&s.step))
+            }
+            None => i,
+        },
+        _ => i,
+    };
+    match idx {
+        Index::Single(i) => Index::Single(item(i)),
+        Index::Multi(items) => Index::Multi(items.into_iter().map(item).collect()),
+    }
+}
+
 pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Value, Exc> {
+    let idx = unwrap_slices(idx);
+    if let Value::Instance(_) = obj {
+        return match class::call_special(it, obj, "__getitem__", vec![index_value(&idx)])? {
+            Some(v) => Ok(v),
+            None => Err(not_subscriptable(obj)),
+        };
+    }
     match obj {
         Value::Array(a) => {
             let items = array_index(it, &idx)?;
@@ -791,6 +972,17 @@ pub fn set_item(
     idx: Index,
     value: Value,
 ) -> Result<(), Exc> {
+    let idx = unwrap_slices(idx);
+    if let Value::Instance(_) = obj {
+        let key = index_value(&idx);
+        return match class::call_special(it, obj, "__setitem__", vec![key, value])? {
+            Some(_) => Ok(()),
+            None => Err(Exc::type_error(format!(
+                "'{}' object does not support item assignment",
+                obj.type_name()
+            ))),
+        };
+    }
     match obj {
         Value::Array(a) => {
             let items = array_index(it, &idx)?;
@@ -853,6 +1045,17 @@ pub fn set_item(
 }
 
 pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(), Exc> {
+    let idx = unwrap_slices(idx);
+    if let Value::Instance(_) = obj {
+        let key = index_value(&idx);
+        return match class::call_special(it, obj, "__delitem__", vec![key])? {
+            Some(_) => Ok(()),
+            None => Err(Exc::type_error(format!(
+                "'{}' object does not support item deletion",
+                obj.type_name()
+            ))),
+        };
+    }
     match (obj, idx) {
         (Value::List(l), Index::Single(IndexItem::Value(v))) => {
             let len = l.borrow().len();
