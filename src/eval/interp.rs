@@ -324,7 +324,7 @@ impl<'s> Interp<'s> {
                 let kind = inst.class.exception_base().unwrap_or(ExcKind::Exception);
                 let message = crate::object::class::exception_str(self, &v)?;
                 let mut x = Exc::new(kind, message);
-                x.instance = Some(v.clone());
+                x.instance = Some(inst.clone());
                 x
             }
             other => Exc::type_error(format!(
@@ -394,7 +394,7 @@ impl<'s> Interp<'s> {
         let exit_args = match &result {
             Err(Ctl::Exc(e)) => {
                 let value = match &e.instance {
-                    Some(v) => v.clone(),
+                    Some(v) => Value::Instance(v.clone()),
                     None => Value::Exception(Rc::new(ExcValue {
                         kind: e.kind,
                         message: e.message.clone(),
@@ -444,7 +444,7 @@ impl<'s> Interp<'s> {
                 if matches {
                     if let Some(name) = &h.name {
                         let v = match &exc.instance {
-                            Some(instance) => instance.clone(),
+                            Some(instance) => Value::Instance(instance.clone()),
                             None => Value::Exception(Rc::new(ExcValue {
                                 kind: exc.kind,
                                 message: exc.message.clone(),
@@ -1739,8 +1739,8 @@ fn exc_matches(exc: &Exc, clause: &Value) -> Result<bool, Exc> {
     match clause {
         Value::ExcType(k) => Ok(exc.kind.is_subclass_of(*k)),
         Value::Class(c) if c.exception_base().is_some() => Ok(match &exc.instance {
-            Some(Value::Instance(i)) => i.class.is_subclass_of(clause),
-            _ => false,
+            Some(i) => i.class.is_subclass_of(clause),
+            None => false,
         }),
         Value::Tuple(items) => {
             for it in items.iter() {

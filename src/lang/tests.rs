@@ -166,6 +166,18 @@ fn st(s: &Stmt) -> String {
                 body(&f.body)
             )
         }
+        StmtKind::Class(c) => {
+            let bases = list(c.bases.iter().map(|a| match a {
+                Arg::Positional(e) => sx(e),
+                Arg::Keyword { name, value, .. } => format!("(kw {name} {})", sx(value)),
+                Arg::Star(e) => format!("(* {})", sx(e)),
+                Arg::DoubleStar(e) => format!("(** {})", sx(e)),
+            }));
+            format!("(class {} {bases} {})", c.name, body(&c.body))
+        }
+        StmtKind::Decorated { decorators, def } => {
+            format!("(@ {} {})", list(decorators.iter().map(sx)), st(def))
+        }
         StmtKind::Return(None) => "(return)".into(),
         StmtKind::Return(Some(e)) => format!("(return {})", sx(e)),
         StmtKind::If { branches, orelse } => {
@@ -791,7 +803,6 @@ fn syntax_errors() {
         ),
         ("f'{a b}'", "invalid syntax", (5, 6), false),
         ("print 'x'", "Missing parentheses in call to 'print'. Did you mean print(...)?", (0, 9), false),
-        ("class A: pass", "'class' is not supported in devarray", (0, 5), false),
         (
             "if x = 1: pass",
             "invalid syntax. Maybe you meant '==' instead of '='?",

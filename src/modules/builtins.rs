@@ -561,7 +561,7 @@ fn sort_items(
     let mut err = None;
     if keyed.iter().any(|(k, _)| matches!(k, Value::Instance(_))) {
         // Keys of user classes are ordered by their `__lt__`, the one comparison sort uses.
-        let mut lt = |it: &mut dyn Interpreter, a: &Value, b: &Value| -> Result<bool, Exc> {
+        let lt = |it: &mut dyn Interpreter, a: &Value, b: &Value| -> Result<bool, Exc> {
             let r = ops::compare(it, crate::lang::ast::CmpOp::Lt, a, b)?;
             class::truthy(it, &r)
         };

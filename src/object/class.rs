@@ -84,6 +84,12 @@ pub struct Instance {
     pub base_state: RefCell<Value>,
 }
 
+impl std::fmt::Debug for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<{} object>", self.class.name)
+    }
+}
+
 /// A function bound to its first argument (`obj.method`, `C.classmethod`).
 pub struct BoundMethod {
     pub func: Value,

@@ -165,7 +165,7 @@ pub struct Exc {
     pub frames: Vec<Frame>,
     /// The instance raised, for an exception of a user class (`class MyError(ValueError)`):
     /// `kind` is then its nearest built-in base, so `except ValueError` catches it.
-    pub instance: Option<super::value::Value>,
+    pub instance: Option<std::rc::Rc<super::class::Instance>>,
 }
 
 impl Exc {
@@ -183,8 +183,8 @@ impl Exc {
     /// The class name shown for it: the user class's, else the built-in one's.
     pub fn class_name(&self) -> String {
         match &self.instance {
-            Some(super::value::Value::Instance(i)) => i.class.name.to_string(),
-            _ => self.kind.name().to_string(),
+            Some(i) => i.class.name.to_string(),
+            None => self.kind.name().to_string(),
         }
     }
 
