@@ -978,11 +978,7 @@ impl<'s> Parser<'s> {
                 Tok::Newline => {
                     self.advance();
                 }
-                Tok::Eof => {
-                    let mut e = err("expected 'def' or 'class' after a decorator", self.span());
-                    e.incomplete = true;
-                    return Err(e);
-                }
+                Tok::Eof => return Err(self.decorator_without_def()),
                 _ => return Err(self.invalid_syntax()),
             }
             while matches!(self.peek(), Tok::Newline) {
@@ -993,17 +989,7 @@ impl<'s> Parser<'s> {
             Tok::Keyword(Keyword::Def) => self.def_statement()?,
             Tok::Keyword(Keyword::Class) => self.class_statement()?,
             Tok::Op(Op::At) => self.decorated()?,
-            Tok::Eof => {
-                let mut e = err("expected 'def' or 'class' after a decorator", self.span());
-                e.incomplete = true;
-                return Err(e);
-            }
-            _ => {
-                return Err(err(
-                    "expected 'def' or 'class' after a decorator",
-                    self.span(),
-                ))
-            }
+            _ => return Err(self.decorator_without_def()),
         };
         Ok(Stmt {
             span: self.since(start),
@@ -1012,6 +998,19 @@ impl<'s> Parser<'s> {
                 def: Box::new(def),
             },
         })
+    }
+
+    /// A decorator line not followed by `def` or `class`: incomplete when only the end of the
+    /// input (and dedents closing enclosing blocks) follows, so the REPL asks for more.
+    fn decorator_without_def(&self) -> SyntaxError {
+        let mut e = err("expected 'def' or 'class' after a decorator", self.span());
+        e.incomplete = self
+            .tokens
+            .get(self.pos..)
+            .unwrap_or_default()
+            .iter()
+            .all(|t| matches!(t.kind, Tok::Dedent | Tok::Eof));
+        e
     }
 
     /// `class Name(bases): body`. The body is a block run once, in its own namespace.
