@@ -25,7 +25,7 @@ use crate::object::{format, hash_key, ops, Env, Interpreter, NameMap, OutputSink
 /// How deep user function calls may nest before `RecursionError` (Python's
 /// default limit). The native stack grows on demand (`grow`), so this is a
 /// language limit, not a guard against overflow.
-const MAX_CALL_DEPTH: usize = 1000;
+pub(super) const MAX_CALL_DEPTH: usize = 1000;
 
 /// Binds `name` to `value` in `vars`. A rebinding replaces the value in place: one hash, and no
 /// new key (the loop-body assignment `c = a + b` is the common case).
@@ -81,8 +81,8 @@ pub struct Interp<'s> {
     pub out: &'s mut dyn OutputSink,
     pub source: Rc<str>,
     /// The current function's scope; None at top level (globals).
-    env: Option<Env>,
-    depth: usize,
+    pub(super) env: Option<Env>,
+    pub(super) depth: usize,
     /// Nesting of containers being repr'd (guards self-containing lists).
     pub repr_depth: usize,
     /// What a failed fusion attempt learned, while its expression is evaluated the usual way.
@@ -443,13 +443,7 @@ impl<'s> Interp<'s> {
                 };
                 if matches {
                     if let Some(name) = &h.name {
-                        let v = match &exc.instance {
-                            Some(instance) => Value::Instance(instance.clone()),
-                            None => Value::Exception(Rc::new(ExcValue {
-                                kind: exc.kind,
-                                message: exc.message.clone(),
-                            })),
-                        };
+                        let v = exception_value(&exc);
                         self.set_var(name, v);
                     }
                     result = self.exec_block(&h.body);
@@ -976,6 +970,12 @@ impl<'s> Interp<'s> {
                     self.eval(orelse)?
                 }
             }
+            ExprKind::Yield(_) | ExprKind::YieldFrom(_) => {
+                return Err(Exc::new(
+                    ExcKind::SyntaxError,
+                    "'yield' inside an expression is not supported in devarray; write it as its own statement (`yield v` or `x = yield v`)",
+                ))
+            }
             ExprKind::Lambda { params, body } => {
                 let defaults = self.eval_defaults(params)?;
                 Value::Func(Rc::new(Function {
@@ -1292,6 +1292,9 @@ impl<'s> Interp<'s> {
             scope.function = Some(f.clone());
         }
         let env = Rc::new(RefCell::new(scope));
+        if matches!(&f.body, FunctionBody::Def(d) if d.is_generator) {
+            return Ok(self.make_generator(f, env));
+        }
         let saved_env = self.env.replace(env);
         let saved_source = std::mem::replace(&mut self.source, f.source.clone());
         // A failed fusion attempt's record belongs to the caller's expression: the body (maybe
@@ -1453,6 +1456,18 @@ impl<'s> Interp<'s> {
             }
             return Ok(());
         }
+        if let Value::Generator(g) = iterable {
+            loop {
+                self.check_interrupt()?;
+                let Some(item) = self.resume_generator(g, Value::None)? else {
+                    break;
+                };
+                if !f(self, item)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         // An instance of a class with `__iter__` is drawn from one `__next__` at a time.
         if let Value::Instance(_) = iterable {
             let source = self.instance_iter(iterable)?;
@@ -1499,7 +1514,7 @@ impl<'s> Interp<'s> {
     }
 
     /// The `__next__` method of a native object's iterator, if it has one.
-    fn native_iterator(&mut self, iterable: &Value) -> Result<Option<Value>, Exc> {
+    pub(super) fn native_iterator(&mut self, iterable: &Value) -> Result<Option<Value>, Exc> {
         let Value::Object(o) = iterable else {
             return Ok(None);
         };
@@ -1520,7 +1535,7 @@ impl<'s> Interp<'s> {
 
     /// What an instance iterates over: its `__iter__`'s result, or for a class with only
     /// `__getitem__`, the items at 0, 1, ... up to the first IndexError (the old protocol).
-    fn instance_iter(&mut self, v: &Value) -> Result<Value, Exc> {
+    pub(super) fn instance_iter(&mut self, v: &Value) -> Result<Value, Exc> {
         if let Some(r) = crate::object::class::call_special(self, v, "__iter__", Vec::new())? {
             return Ok(r);
         }
@@ -1547,6 +1562,14 @@ impl<'s> Interp<'s> {
 
     /// All items of an iterable, materialised.
     pub fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc> {
+        if let Value::Generator(g) = v {
+            let mut items = Vec::new();
+            while let Some(item) = self.resume_generator(g, Value::None)? {
+                self.check_interrupt()?;
+                items.push(item);
+            }
+            return Ok(items);
+        }
         if let Value::Instance(_) = v {
             let source = self.instance_iter(v)?;
             let Some(next) = next_method(self, &source)? else {
@@ -1664,6 +1687,13 @@ fn is_slice_like(e: &Expr) -> bool {
 }
 
 impl Interpreter for Interp<'_> {
+    fn resume(
+        &mut self,
+        g: &Rc<crate::object::value::Generator>,
+        sent: Value,
+    ) -> Result<Option<Value>, Exc> {
+        self.resume_generator(g, sent)
+    }
     fn state(&self) -> &State {
         self.st
     }
@@ -1735,7 +1765,18 @@ pub fn name_error(name: &str) -> Exc {
 }
 
 /// Does an exception of `kind` match the `except` clause value `clause`?
-fn exc_matches(exc: &Exc, clause: &Value) -> Result<bool, Exc> {
+/// The value `except E as e` binds: the user instance, or the built-in exception as a value.
+pub(super) fn exception_value(exc: &Exc) -> Value {
+    match &exc.instance {
+        Some(instance) => Value::Instance(instance.clone()),
+        None => Value::Exception(Rc::new(ExcValue {
+            kind: exc.kind,
+            message: exc.message.clone(),
+        })),
+    }
+}
+
+pub(super) fn exc_matches(exc: &Exc, clause: &Value) -> Result<bool, Exc> {
     match clause {
         Value::ExcType(k) => Ok(exc.kind.is_subclass_of(*k)),
         Value::Class(c) if c.exception_base().is_some() => Ok(match &exc.instance {
@@ -1771,6 +1812,7 @@ fn decorated_name(stmt: &Stmt) -> Option<&Ident> {
 /// iterator); None for a plain iterable such as a list.
 pub fn next_method(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Value>, Exc> {
     match v {
+        Value::Generator(_) => Ok(crate::modules::builtins::get_attr(it, v, "__next__").ok()),
         Value::Instance(_) => crate::object::class::special_method(it, v, "__next__"),
         Value::Object(o) => Ok(o.get_attr(o, "__next__")),
         _ => Ok(None),

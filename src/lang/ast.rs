@@ -190,6 +190,8 @@ pub struct FuncDef {
     pub name: Ident,
     pub params: Vec<Param>,
     pub body: Vec<Stmt>,
+    /// The body contains `yield` (not counting nested functions): calling it makes a generator.
+    pub is_generator: bool,
     /// The docstring, when the body starts with a string literal.
     pub doc: Option<Rc<str>>,
     pub span: Span,
@@ -304,6 +306,10 @@ pub enum ExprKind {
         body: Box<Expr>,
         orelse: Box<Expr>,
     },
+    /// `yield` / `yield value`: suspends a generator; its value is what `send` passes in.
+    Yield(Option<Box<Expr>>),
+    /// `yield from iterable`
+    YieldFrom(Box<Expr>),
     Lambda {
         params: Vec<Param>,
         body: Box<Expr>,

@@ -178,6 +178,8 @@ struct Parser<'s> {
     depth: usize,
     loop_depth: usize,
     in_function: bool,
+    /// A `yield` was parsed in the function being parsed.
+    saw_yield: bool,
     eof: Token,
 }
 
@@ -192,6 +194,7 @@ impl<'s> Parser<'s> {
             depth,
             loop_depth: 0,
             in_function: false,
+            saw_yield: false,
             eof: Token {
                 kind: Tok::Eof,
                 span: Span::new(end, end),
@@ -298,9 +301,7 @@ impl<'s> Parser<'s> {
                 span: self.span(),
                 incomplete: false,
             },
-            Tok::Keyword(
-                kw @ (Keyword::Yield | Keyword::Async | Keyword::Await | Keyword::Nonlocal),
-            ) => err(
+            Tok::Keyword(kw @ (Keyword::Async | Keyword::Await | Keyword::Nonlocal)) => err(
                 format!("'{}' is not supported in devarray", kw.as_str()),
                 self.span(),
             ),
@@ -542,6 +543,27 @@ impl<'s> Parser<'s> {
         })
     }
 
+    /// `yield`, `yield value`, `yield a, b` or `yield from iterable`; only inside a function.
+    fn yield_expression(&mut self) -> PResult<Expr> {
+        let start = self.start();
+        let span = self.advance().span;
+        if !self.in_function {
+            return Err(err("'yield' outside function", span));
+        }
+        self.saw_yield = true;
+        let kind = if self.eat_kw(Keyword::From) {
+            ExprKind::YieldFrom(Box::new(self.expression()?))
+        } else if self.at_line_end() || self.check_op(Op::RParen) || self.check_op(Op::Assign) {
+            ExprKind::Yield(None)
+        } else {
+            ExprKind::Yield(Some(Box::new(self.star_expressions()?)))
+        };
+        Ok(Expr {
+            kind,
+            span: self.since(start),
+        })
+    }
+
     fn src_starts_with(&self, span: Span, prefix: &str) -> bool {
         self.src
             .get(span.start..span.end)
@@ -564,11 +586,19 @@ impl<'s> Parser<'s> {
                 ));
             }
         }
-        let first = self.star_expressions_allowing_star()?;
+        let first = if self.check_kw(Keyword::Yield) {
+            self.yield_expression()?
+        } else {
+            self.star_expressions_allowing_star()?
+        };
         if self.check_op(Op::Assign) {
             let mut items = vec![first];
             while self.eat_op(Op::Assign) {
-                items.push(self.star_expressions_allowing_star()?);
+                if self.check_kw(Keyword::Yield) {
+                    items.push(self.yield_expression()?);
+                } else {
+                    items.push(self.star_expressions_allowing_star()?);
+                }
             }
             let value = items.pop().unwrap_or_else(|| unreachable_expr(start));
             reject_bare_star(&value)?;
@@ -942,11 +972,13 @@ impl<'s> Parser<'s> {
             self.expression()?;
         }
         self.expect_colon()?;
-        let saved = (self.loop_depth, self.in_function);
+        let saved = (self.loop_depth, self.in_function, self.saw_yield);
         self.loop_depth = 0;
         self.in_function = true;
+        self.saw_yield = false;
         let body = self.block("function definition", start);
-        (self.loop_depth, self.in_function) = saved;
+        let is_generator = self.saw_yield;
+        (self.loop_depth, self.in_function, self.saw_yield) = saved;
         let body = body?;
         let doc = match body.first().map(|s| &s.kind) {
             Some(StmtKind::Expr(Expr {
@@ -961,6 +993,7 @@ impl<'s> Parser<'s> {
                 name,
                 params,
                 body,
+                is_generator,
                 doc,
                 span,
             })),
@@ -1766,7 +1799,9 @@ impl<'s> Parser<'s> {
             });
         }
         if self.check_kw(Keyword::Yield) {
-            return Err(self.invalid_syntax());
+            let y = self.yield_expression()?;
+            self.expect_op(Op::RParen, "expected ')'")?;
+            return Ok(y);
         }
         let first_start = self.start();
         let first = self.star_expression()?;

@@ -89,6 +89,9 @@ fn sx(e: &Expr) -> String {
             generators,
         } => format!("(dictcomp {} {} {})", sx(key), sx(value), comps(generators)),
         ExprKind::Attribute { value, attr, .. } => format!("(. {} {attr})", sx(value)),
+        ExprKind::Yield(None) => "(yield)".into(),
+        ExprKind::Yield(Some(v)) => format!("(yield {})", sx(v)),
+        ExprKind::YieldFrom(v) => format!("(yield-from {})", sx(v)),
         ExprKind::Subscript { value, index } => format!("(sub {} {})", sx(value), sx(index)),
         ExprKind::Slice { lower, upper, step } => {
             format!("(slice {} {} {})", opt(lower), opt(upper), opt(step))
@@ -353,6 +356,7 @@ fn statements_table() {
         ("def f(x: int, *, y=1) -> int: return x", "(def f (x y=1) (return x))"),
         ("def f(): return 1, 2", "(def f () (return (tuple 1 2)))"),
         ("class A: pass", "(class A  pass)"),
+        ("def g():\n    yield\n    x = yield 1, 2\n    yield from y", "(def g () (yield) (= x (yield (tuple 1 2))) (yield-from y))"),
         ("class B(A, nn.Block):\n    x = 1\n    def f(self): return x", "(class B A (. nn Block) (= x 1) (def f (self) (return x)))"),
         ("@d\n@e(1)\nclass C: pass", "(@ d (call e 1) (class C  pass))"),
         ("x = lambda a, b=2: a + b", "(= x (lambda (a b=2) (+ a b)))"),

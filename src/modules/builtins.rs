@@ -1034,6 +1034,52 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// `gen.__next__`, `gen.send(v)`, `gen.close()`, `iter(gen)`.
+fn generator_method(v: &Value, name: &str) -> Option<Value> {
+    let f: crate::object::value::MethodFn = match name {
+        "__next__" => |it, r, a| {
+            a.finish(0)?;
+            let Value::Generator(g) = r else {
+                return Err(Exc::type_error("expected a generator"));
+            };
+            it.resume(g, Value::None)?
+                .ok_or_else(|| Exc::new(ExcKind::StopIteration, ""))
+        },
+        "send" => |it, r, mut a| {
+            let sent = a.required(0, "value")?;
+            a.finish(1)?;
+            let Value::Generator(g) = r else {
+                return Err(Exc::type_error("expected a generator"));
+            };
+            it.resume(g, sent)?
+                .ok_or_else(|| Exc::new(ExcKind::StopIteration, ""))
+        },
+        "close" => |_, r, a| {
+            a.finish(0)?;
+            if let Value::Generator(g) = r {
+                g.finished.set(true);
+                g.state.borrow_mut().take();
+            }
+            Ok(Value::None)
+        },
+        "__iter__" => |_, r, _| Ok(r.clone()),
+        "__name__" => {
+            return match v {
+                Value::Generator(g) => Some(Value::Str(g.name.clone())),
+                _ => None,
+            }
+        }
+        _ => return None,
+    };
+    let name: &'static str = match name {
+        "__next__" => "__next__",
+        "send" => "send",
+        "close" => "close",
+        _ => "__iter__",
+    };
+    Some(method(v, name, "a generator method", f))
+}
+
 /// The names a class and its bases define, with what every object has.
 fn class_attr_names(c: &Rc<class::Class>) -> Vec<String> {
     let mut names: Vec<String> = c
@@ -1099,6 +1145,7 @@ pub fn attr_names(v: &Value) -> Vec<String> {
             return names;
         }
         Value::Class(c) => return class_attr_names(c),
+        Value::Generator(_) => &["__iter__", "__name__", "__next__", "close", "send"],
         Value::Str(_) => STR_METHODS,
         Value::List(_) => LIST_METHODS,
         Value::Dict(_) => DICT_METHODS,
@@ -1157,6 +1204,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
     let found = match v {
         Value::Instance(inst) => return class::instance_get_attr(it, v, inst, name),
         Value::Class(c) => return class::class_get_attr(it, c, name),
+        Value::Generator(_) => generator_method(v, name),
         Value::Method(m) => match name {
             "__self__" => Some(m.receiver.clone()),
             "__func__" => Some(m.func.clone()),

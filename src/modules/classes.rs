@@ -236,6 +236,7 @@ pub fn iter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     a.finish(1)?;
     match &v {
+        Value::Generator(_) => return Ok(v.clone()),
         Value::Instance(_) => {
             if let Some(r) = class::call_special(it, &v, "__iter__", Vec::new())? {
                 return Ok(r);
@@ -259,6 +260,12 @@ pub fn next(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterator")?;
     let default = a.take(1, "default")?;
     a.finish(2)?;
+    if let Value::Generator(g) = &v {
+        return match it.resume(g, Value::None)? {
+            Some(item) => Ok(item),
+            None => default.ok_or_else(|| Exc::new(ExcKind::StopIteration, "")),
+        };
+    }
     let next = match &v {
         Value::Instance(_) => class::special_method(it, &v, "__next__")?,
         Value::Object(o) => o.get_attr(o, "__next__"),

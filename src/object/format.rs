@@ -155,6 +155,7 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::Exception(e) => format!("{}({})", e.kind.name(), str_repr(&e.message)),
         Value::Object(o) => o.repr(),
         Value::Class(c) => c.repr(),
+        Value::Generator(g) => format!("<generator object {} at {:#x}>", g.name, v.identity()),
         Value::Instance(inst) => {
             if let Some(r) = super::class::call_special(it, v, "__repr__", Vec::new())? {
                 return special_text(r, "__repr__");

@@ -31,6 +31,14 @@ pub trait Interpreter {
     /// expression statement, if any.
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc>;
 
+    /// Runs generator `g` to its next `yield` (sending `sent` as the value of the `yield` it was
+    /// suspended at); None once it is exhausted.
+    fn resume(
+        &mut self,
+        g: &Rc<super::value::Generator>,
+        sent: Value,
+    ) -> Result<Option<Value>, Exc>;
+
     fn write_stdout(&mut self, text: &str) {
         self.out().stdout(text);
     }

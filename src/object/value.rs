@@ -270,6 +270,19 @@ pub enum Value {
     Instance(Rc<Instance>),
     /// A function bound to its first argument.
     Method(Rc<BoundMethod>),
+    /// A suspended generator function call.
+    Generator(Rc<Generator>),
+}
+
+/// A generator: the call of a function whose body has `yield`, suspended between items. The
+/// interpreter owns what its state means (`crate::eval::generator`); here it is opaque.
+pub struct Generator {
+    pub name: Ident,
+    /// The suspended execution; None while it runs (a re-entrant `next` is an error) and once
+    /// it has finished.
+    pub state: RefCell<Option<Box<dyn std::any::Any>>>,
+    /// Set once the body has returned or raised: every later `next` is StopIteration.
+    pub finished: std::cell::Cell<bool>,
 }
 
 impl fmt::Debug for Value {
@@ -320,6 +333,7 @@ impl Value {
             Value::Class(_) => "type".into(),
             Value::Instance(i) => i.class.name.to_string(),
             Value::Method(_) => "method".into(),
+            Value::Generator(_) => "generator".into(),
         }
     }
 
@@ -404,6 +418,7 @@ impl Value {
             Value::Class(c) => Rc::as_ptr(c) as *const u8 as usize,
             Value::Instance(i) => Rc::as_ptr(i) as *const u8 as usize,
             Value::Method(m) => Rc::as_ptr(m) as *const u8 as usize,
+            Value::Generator(g) => Rc::as_ptr(g) as *const u8 as usize,
         }
     }
 
