@@ -407,7 +407,12 @@ fn type_kind(v: &Value) -> TypeKind {
         Value::Tuple(_) => TypeKind::Tuple,
         Value::Dict(_) => TypeKind::Dict,
         Value::Range(..) => TypeKind::Range,
-        Value::Array(_) => TypeKind::NDArray,
+        Value::Array(a) => match a.flavor {
+            crate::object::value::Flavor::Nd => TypeKind::NDArray,
+            crate::object::value::Flavor::Np => TypeKind::MxNumpyArray,
+            crate::object::value::Flavor::Torch => TypeKind::Tensor,
+            crate::object::value::Flavor::Numpy => TypeKind::NumpyArray,
+        },
         Value::Device(_) => TypeKind::Device,
         Value::DType(..) => TypeKind::DType,
         Value::Func(_) | Value::Builtin(_) => TypeKind::Function,

@@ -607,8 +607,9 @@ pub fn generic_get_attr(
     inst: &Rc<Instance>,
     name: &str,
 ) -> Result<Option<Value>, Exc> {
-    let class_attr = inst.class.lookup_with_builtins(name);
-    // A property (data descriptor) on the class wins over the instance's own attribute.
+    // User classes first: a property (data descriptor) there wins over the instance's own
+    // attribute. The built-in bases define no properties, so they are asked last.
+    let class_attr = inst.class.lookup(name);
     if let Some(attr) = &class_attr {
         if downcast::<Property>(attr).is_some() {
             return descriptor_get(it, attr.clone(), Some(this), &inst.class).map(Some);
@@ -617,6 +618,10 @@ pub fn generic_get_attr(
     if let Some(v) = inst.attrs.borrow().get(name) {
         return Ok(Some(v.clone()));
     }
+    let class_attr = match class_attr {
+        Some(attr) => Some(attr),
+        None => inst.class.lookup_with_builtins(name),
+    };
     match class_attr {
         Some(attr) => descriptor_get(it, attr, Some(this), &inst.class).map(Some),
         None => Ok(match name {

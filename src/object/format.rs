@@ -150,7 +150,7 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
             }
         },
         Value::Module(m) => format!("<module '{}' (built-in)>", m.name),
-        Value::Type(t) => format!("<class '{}'>", t.name()),
+        Value::Type(t) => format!("<class '{}'>", t.qualified_name()),
         Value::ExcType(k) => format!("<class '{}'>", k.name()),
         Value::Exception(e) => format!("{}({})", e.kind.name(), str_repr(&e.message)),
         Value::Object(o) => o.repr(),

@@ -120,11 +120,30 @@ pub enum TypeKind {
     Module,
     Device,
     DType,
+    /// MXNet's legacy `mxnet.ndarray.ndarray.NDArray`.
     NDArray,
+    /// MXNet's numpy-mode `mxnet.numpy.ndarray`.
+    MxNumpyArray,
+    /// `torch.Tensor`.
+    Tensor,
+    /// NumPy's `numpy.ndarray` (host arrays from `asnumpy()` / `numpy()`).
+    NumpyArray,
     Object,
 }
 
 impl TypeKind {
+    /// The class as `repr(type(x))` names it: `<class 'torch.Tensor'>`.
+    pub fn qualified_name(self) -> &'static str {
+        match self {
+            TypeKind::NDArray => "mxnet.ndarray.ndarray.NDArray",
+            TypeKind::MxNumpyArray => "mxnet.numpy.ndarray",
+            TypeKind::Tensor => "torch.Tensor",
+            TypeKind::NumpyArray => "numpy.ndarray",
+            TypeKind::Device => "mxnet.context.Context",
+            other => other.name(),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             TypeKind::NoneType => "NoneType",
@@ -141,6 +160,8 @@ impl TypeKind {
             TypeKind::Device => "Context",
             TypeKind::DType => "dtype",
             TypeKind::NDArray => "NDArray",
+            TypeKind::MxNumpyArray | TypeKind::NumpyArray => "ndarray",
+            TypeKind::Tensor => "Tensor",
             TypeKind::Object => "object",
         }
     }

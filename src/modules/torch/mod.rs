@@ -269,6 +269,10 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "PyTorch's tensor API on the devarray runtime",
             ));
             arrays::fill_namespace::<TORCH>(&m);
+            m.set(
+                "Tensor",
+                Value::Type(crate::object::value::TypeKind::Tensor),
+            );
             let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 8] = [
                 (
                     "tensor",
