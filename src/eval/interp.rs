@@ -764,6 +764,7 @@ impl<'s> Interp<'s> {
             Some(f) => Rc::from(format!("{f}.<locals>.{}", def.name)),
             None => def.name.clone(),
         };
+        let has_properties = crate::object::class::any_properties(&attrs, &bases);
         let class = Rc::new(crate::object::class::Class {
             name: def.name.clone(),
             qualname,
@@ -772,6 +773,7 @@ impl<'s> Interp<'s> {
             mro,
             attrs: RefCell::new(attrs),
             doc: def.doc.clone(),
+            has_properties: std::cell::Cell::new(has_properties),
         });
         crate::object::class::adopt_methods(&class);
         Ok(Value::Class(class))

@@ -1281,6 +1281,9 @@ pub fn set_attr(
     match obj {
         Value::Instance(inst) => class::instance_set_attr(it, obj, inst, name, value),
         Value::Class(c) => {
+            if class::is_property(&value) {
+                c.has_properties.set(true);
+            }
             c.attrs.borrow_mut().set(Rc::from(name), value);
             Ok(())
         }

@@ -74,6 +74,11 @@ pub struct Class {
     pub mro: Vec<Value>,
     pub attrs: RefCell<Attrs>,
     pub doc: Option<Rc<str>>,
+    /// Whether the class or a base defines a property (a data descriptor). Without one, an
+    /// instance's own attribute is found without asking the classes first. Set when the class is
+    /// made and when a property is assigned to it later (a subclass made before that does not
+    /// see the change: a rare order, traded for one hash per attribute read).
+    pub has_properties: std::cell::Cell<bool>,
 }
 
 /// An instance of a user class.
@@ -607,6 +612,11 @@ pub fn generic_get_attr(
     inst: &Rc<Instance>,
     name: &str,
 ) -> Result<Option<Value>, Exc> {
+    if !inst.class.has_properties.get() {
+        if let Some(v) = inst.attrs.borrow().get(name) {
+            return Ok(Some(v.clone()));
+        }
+    }
     // User classes first: a property (data descriptor) there wins over the instance's own
     // attribute. The built-in bases define no properties, so they are asked last.
     let class_attr = inst.class.lookup(name);
@@ -715,7 +725,11 @@ pub fn raw_set_attr(
             ),
         ));
     };
-    if let Some(attr) = inst.class.lookup(name) {
+    let attr = match inst.class.has_properties.get() {
+        true => inst.class.lookup(name),
+        false => None,
+    };
+    if let Some(attr) = attr {
         if let Some(p) = downcast::<Property>(&attr) {
             if matches!(p.fset, Value::None) {
                 return Err(Exc::new(
@@ -926,6 +940,18 @@ impl NativeObject for Super {
 
 pub fn as_super(v: &Value) -> Option<&Super> {
     downcast::<Super>(v)
+}
+
+/// Whether a class with these attributes and bases has a property anywhere.
+pub fn any_properties(attrs: &Attrs, bases: &[Value]) -> bool {
+    attrs.iter().any(|(_, v)| downcast::<Property>(v).is_some())
+        || bases
+            .iter()
+            .any(|b| matches!(b, Value::Class(c) if c.has_properties.get()))
+}
+
+pub fn is_property(v: &Value) -> bool {
+    downcast::<Property>(v).is_some()
 }
 
 /// Records `class` as the defining class of every function in its body, so that zero-argument
