@@ -210,7 +210,7 @@ pub fn full<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
 fn like<const F: u8>(it: &mut Interp, mut a: Args, value: f64) -> Result<Value, Exc> {
     let x = a.required(0, "data")?;
     a.finish(1)?;
-    let Value::Array(x) = x else {
+    let Value::Array(x) = &x else {
         return Err(Exc::type_error(format!("{}() expects an array", a.fname)));
     };
     let arr = it
@@ -579,7 +579,7 @@ fn scalar_value(s: Scalar) -> Value {
 
 /// Axis argument: None, an int, or a tuple of ints.
 fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
-    match v {
+    match &v {
         None | Some(Value::None) => Ok(None),
         Some(Value::Tuple(t)) => t
             .iter()
@@ -590,7 +590,7 @@ fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
-        Some(x) => as_i64(&x)
+        Some(x) => as_i64(x)
             .map(|i| Some(vec![i as isize]))
             .ok_or_else(|| Exc::type_error("axis must be an integer or a tuple of integers")),
     }
@@ -817,11 +817,11 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     let req = a.take(0, "grad_req")?;
                     a.take_kw("stype");
                     a.finish(1)?;
-                    let accumulate = match req {
+                    let accumulate = match &req {
                         None => false,
-                        Some(Value::Str(s)) if &*s == "write" => false,
-                        Some(Value::Str(s)) if &*s == "add" => true,
-                        Some(other) => return Err(Exc::value_error(format!("attach_grad: grad_req must be 'write' or 'add', not {}", super::format::repr(it, &other)?))),
+                        Some(Value::Str(s)) if &**s == "write" => false,
+                        Some(Value::Str(s)) if &**s == "add" => true,
+                        Some(other) => return Err(Exc::value_error(format!("attach_grad: grad_req must be 'write' or 'add', not {}", super::format::repr(it, other)?))),
                     };
                     let x = recv(r)?;
                     it.st.nn.tape.attach_grad(&it.st.rt, &x.array, accumulate)?;

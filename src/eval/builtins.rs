@@ -162,7 +162,7 @@ pub fn install(b: &mut super::interp::NameMap<Value>) {
 }
 
 fn print(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
-    let sep = match a.take_kw("sep") {
+    let sep = match &a.take_kw("sep") {
         Some(Value::Str(s)) => s.to_string(),
         Some(Value::None) | None => " ".to_string(),
         Some(other) => {
@@ -172,7 +172,7 @@ fn print(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
             )))
         }
     };
-    let end = match a.take_kw("end") {
+    let end = match &a.take_kw("end") {
         Some(Value::Str(s)) => s.to_string(),
         Some(Value::None) | None => "\n".to_string(),
         Some(other) => {
@@ -182,7 +182,7 @@ fn print(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
             )))
         }
     };
-    let to_stderr = match a.take_kw("file") {
+    let to_stderr = match &a.take_kw("file") {
         Some(Value::Module(m)) => m.name == "sys.stderr",
         Some(Value::None) | None => false,
         Some(Value::Object(o)) => o.type_name() == "stderr",
@@ -517,26 +517,13 @@ fn sort_items(
         };
         keyed.push((k, x));
     }
-    // Stable sort of indices by key, as Python's sort is stable.
-    let mut idx: Vec<usize> = (0..keyed.len()).collect();
-    let mut err = None;
-    idx.sort_by(|&i, &j| match ops::order(&keyed[i].0, &keyed[j].0) {
-        Some(o) => o,
-        None => {
-            err.get_or_insert_with(|| {
-                Exc::type_error(format!(
-                    "'<' not supported between instances of '{}' and '{}'",
-                    keyed[i].0.type_name(),
-                    keyed[j].0.type_name()
-                ))
-            });
-            std::cmp::Ordering::Equal
-        }
-    });
-    if let Some(e) = err {
-        return Err(e);
+    // CPython sorts a reversed list reversed, so equal keys keep their order either way.
+    if reverse {
+        keyed.reverse();
     }
-    let mut out: Vec<Value> = idx.into_iter().map(|i| keyed[i].1.clone()).collect();
+    let keys: Vec<Value> = keyed.iter().map(|(k, _)| k.clone()).collect();
+    let order = ops::sort_order(&keys)?;
+    let mut out: Vec<Value> = order.into_iter().map(|i| keyed[i].1.clone()).collect();
     if reverse {
         out.reverse();
     }
@@ -1126,7 +1113,7 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             let sep = recv_str(r);
             let mut parts = Vec::new();
             for x in it.iterate(&items)? {
-                match x {
+                match &x {
                     Value::Str(s) => parts.push(s.to_string()),
                     other => {
                         return Err(Exc::type_error(format!(
@@ -1461,7 +1448,14 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
             let x = a.required(0, "value")?;
             a.finish(1)?;
             let l = recv_list(r)?;
-            let pos = l.borrow().iter().position(|y| ops::equals(y, &x));
+            let items = l.borrow().clone();
+            let mut pos = None;
+            for (i, y) in items.iter().enumerate() {
+                if y.is(&x) || ops::equals(y, &x)? {
+                    pos = Some(i);
+                    break;
+                }
+            }
             match pos {
                 Some(p) => {
                     l.borrow_mut().remove(p);
@@ -1474,7 +1468,14 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
             let x = a.required(0, "value")?;
             a.finish(1)?;
             let l = recv_list(r)?.borrow().clone();
-            match l.iter().position(|y| ops::equals(y, &x)) {
+            let mut pos = None;
+            for (i, y) in l.iter().enumerate() {
+                if y.is(&x) || ops::equals(y, &x)? {
+                    pos = Some(i);
+                    break;
+                }
+            }
+            match pos {
                 Some(p) => Ok(Value::Int(p as i64)),
                 None => Err(Exc::value_error(format!(
                     "{} is not in list",
@@ -1485,13 +1486,14 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
         "count" => |_, r, mut a| {
             let x = a.required(0, "value")?;
             a.finish(1)?;
-            Ok(Value::Int(
-                recv_list(r)?
-                    .borrow()
-                    .iter()
-                    .filter(|y| ops::equals(y, &x))
-                    .count() as i64,
-            ))
+            let items = recv_list(r)?.borrow().clone();
+            let mut n = 0;
+            for y in &items {
+                if y.is(&x) || ops::equals(y, &x)? {
+                    n += 1;
+                }
+            }
+            Ok(Value::Int(n))
         },
         "sort" => |it, r, mut a| {
             let key = a.take_kw("key");
@@ -1613,7 +1615,7 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
             let dict = recv_dict(r)?;
             if let Some(o) = other {
                 let src = call_type(it, TypeKind::Dict, Args::new("dict", vec![o]))?;
-                if let Value::Dict(s) = src {
+                if let Value::Dict(s) = &src {
                     for (k, v) in s.borrow().entries.iter() {
                         let hk = hash_key(k)?;
                         dict.borrow_mut().insert(hk, k.clone(), v.clone());

@@ -5,6 +5,7 @@ use crate::display::{self, pyfmt::FmtValue, ArrayView, HostValues};
 use crate::runtime::{DeviceKind, HostData, Scalar};
 
 use super::error::{Exc, ExcKind};
+use super::guard::{self, Walk};
 use super::interp::Interp;
 use super::session::DisplayData;
 use super::value::{ArrayValue, Flavor, Value};
@@ -79,22 +80,20 @@ pub fn float_repr(f: f64) -> String {
     display::py_float_repr(f)
 }
 
-/// How deeply containers nest in a repr before `...` stands in (a list that
-/// holds itself prints as `[[...]]` in Python; here past this depth).
-const MAX_REPR_DEPTH: usize = 100;
-
-/// `repr(v)`.
+/// `repr(v)`. A container whose repr is already being built further up (a list that holds
+/// itself) prints as `[...]`, as in CPython; nesting past the recursion guard's limit is a
+/// `RecursionError`.
 pub fn repr(it: &mut Interp, v: &Value) -> Result<String, Exc> {
-    if matches!(v, Value::List(_) | Value::Tuple(_) | Value::Dict(_)) {
-        if it.repr_depth >= MAX_REPR_DEPTH {
-            return Ok("...".into());
-        }
-        it.repr_depth += 1;
-        let r = repr_inner(it, v);
-        it.repr_depth -= 1;
-        return r;
-    }
-    repr_inner(it, v)
+    let cycle = match v {
+        Value::List(_) => "[...]",
+        Value::Tuple(_) => "(...)",
+        Value::Dict(_) => "{...}",
+        _ => return repr_inner(it, v),
+    };
+    let Some(_entry) = guard::repr_enter(v.identity()) else {
+        return Ok(cycle.into());
+    };
+    guard::nest(Walk::Repr, || repr_inner(it, v))
 }
 
 fn repr_inner(it: &mut Interp, v: &Value) -> Result<String, Exc> {
@@ -171,7 +170,7 @@ pub fn to_str(it: &mut Interp, v: &Value) -> Result<String, Exc> {
         Value::Str(s) => s.to_string(),
         Value::Array(a) => array_str(a),
         Value::Exception(e) => e.message.clone(),
-        Value::Object(o) => match o.get_attr(o, "__str__") {
+        Value::Object(o) => match &o.get_attr(o, "__str__") {
             Some(Value::Str(s)) => s.to_string(),
             _ => o.repr(),
         },
@@ -189,7 +188,7 @@ pub fn display_data(it: &mut Interp, v: &Value) -> Result<DisplayData, Exc> {
     let plain = pretty(it, v, 0)?;
     let html = match v {
         Value::Array(a) => Some(array_html(a)),
-        Value::Object(o) => o.get_attr(o, "_repr_html_").and_then(|f| match f {
+        Value::Object(o) => o.get_attr(o, "_repr_html_").and_then(|f| match &f {
             Value::Str(s) => Some(s.to_string()),
             _ => None,
         }),
@@ -202,17 +201,30 @@ pub fn display_data(it: &mut Interp, v: &Value) -> Result<DisplayData, Exc> {
 /// indent continuation lines under their bracket; containers too long for
 /// one line put one item per line.
 pub fn pretty(it: &mut Interp, v: &Value, indent: usize) -> Result<String, Exc> {
-    if indent > MAX_REPR_DEPTH {
-        return repr(it, v);
-    }
     let (open, close, items): (&str, &str, Vec<Value>) = match v {
         Value::List(l) => ("[", "]", l.borrow().clone()),
         Value::Tuple(t) => ("(", ")", t.as_ref().clone()),
         _ => return repr(it, v),
     };
+    let Some(_entry) = guard::repr_enter(v.identity()) else {
+        return repr(it, v);
+    };
+    guard::nest(Walk::Repr, || {
+        pretty_items(it, v, indent, open, close, &items)
+    })
+}
+
+fn pretty_items(
+    it: &mut Interp,
+    v: &Value,
+    indent: usize,
+    open: &str,
+    close: &str,
+    items: &[Value],
+) -> Result<String, Exc> {
     let inner = indent + open.len();
     let mut parts = Vec::with_capacity(items.len());
-    for x in &items {
+    for x in items {
         parts.push(pretty(it, x, inner)?);
     }
     let trailing = if items.len() == 1 && matches!(v, Value::Tuple(_)) {

@@ -121,8 +121,6 @@ pub struct Interp<'s> {
     /// The current function's scope; None at top level (globals).
     env: Option<Env>,
     depth: usize,
-    /// Nesting of containers being repr'd (guards self-containing lists).
-    pub repr_depth: usize,
     /// What a failed fusion attempt learned, while its expression is evaluated the usual way.
     pub(super) fuse_fallback: Option<Box<super::fuse::Fallback>>,
 }
@@ -135,7 +133,6 @@ impl<'s> Interp<'s> {
             source,
             env: None,
             depth: 0,
-            repr_depth: 0,
             fuse_fallback: None,
         }
     }
@@ -324,9 +321,9 @@ impl<'s> Interp<'s> {
             ));
         };
         let v = self.eval(e)?;
-        Ok(match v {
+        Ok(match &v {
             Value::Exception(x) => Exc::new(x.kind, x.message.clone()),
-            Value::ExcType(k) => Exc::new(k, ""),
+            Value::ExcType(k) => Exc::new(*k, ""),
             other => Exc::type_error(format!(
                 "exceptions must derive from BaseException, not {}",
                 other.type_name()
@@ -1364,7 +1361,7 @@ pub fn name_error(name: &str) -> Exc {
 }
 
 pub fn hash_key(v: &Value) -> Result<super::value::HashKey, Exc> {
-    v.hash_key()
+    v.hash_key()?
         .ok_or_else(|| Exc::type_error(format!("unhashable type: '{}'", v.type_name())))
 }
 

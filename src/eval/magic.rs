@@ -65,7 +65,12 @@ pub fn format_duration(seconds: f64) -> String {
 /// Returns the value of a final expression statement.
 fn run_snippet(it: &mut Interp, code: &str) -> Result<Option<Value>, Exc> {
     let program = crate::lang::parse(code).map_err(|e| {
-        let mut x = Exc::new(ExcKind::SyntaxError, e.message);
+        let kind = if e.too_deep {
+            ExcKind::RecursionError
+        } else {
+            ExcKind::SyntaxError
+        };
+        let mut x = Exc::new(kind, e.message);
         x.span = Some(e.span);
         x.source = Some(Rc::from(code));
         x

@@ -3,7 +3,6 @@
 //! checks devices and shapes before doing any work.
 
 use std::cell::RefCell;
-use std::cmp::Ordering;
 use std::rc::Rc;
 
 use crate::lang::ast::{BinOp, CmpOp, UnaryOp};
@@ -11,6 +10,7 @@ use crate::runtime::{self, Array, BinaryOp, Operand, Scalar};
 
 use super::error::{Exc, ExcKind};
 use super::format;
+use super::guard::{self, Walk};
 use super::interp::{hash_key, Interp};
 use super::value::{ArrayValue, Flavor, Value};
 
@@ -422,17 +422,10 @@ pub fn compare(it: &mut Interp, op: CmpOp, l: &Value, r: &Value) -> Result<Value
         }
         return Ok(wrap(result, flavor));
     }
-    let ord = match op {
-        CmpOp::Eq => return Ok(Value::Bool(equals(l, r))),
-        CmpOp::NotEq => return Ok(Value::Bool(!equals(l, r))),
-        _ => order(l, r).ok_or_else(|| cmp_error(op, l, r))?,
-    };
     Ok(Value::Bool(match op {
-        CmpOp::Lt => ord == Ordering::Less,
-        CmpOp::LtE => ord != Ordering::Greater,
-        CmpOp::Gt => ord == Ordering::Greater,
-        CmpOp::GtE => ord != Ordering::Less,
-        _ => false,
+        CmpOp::Eq => equals(l, r)?,
+        CmpOp::NotEq => !equals(l, r)?,
+        _ => ordered(op, l, r)?,
     }))
 }
 
@@ -449,44 +442,55 @@ fn cmp_error(op: CmpOp, l: &Value, r: &Value) -> Exc {
     ))
 }
 
-/// Python `==` for non-array values.
-pub fn equals(l: &Value, r: &Value) -> bool {
-    equals_within(l, r, 0)
-}
-
-/// Containers that hold themselves (`x.append(x)`) must not recurse forever:
-/// past this depth two values compare unequal.
-const MAX_COMPARE_DEPTH: usize = 200;
-
-fn equals_within(l: &Value, r: &Value, depth: usize) -> bool {
-    if depth > MAX_COMPARE_DEPTH {
-        return false;
-    }
-    let equals = |x: &Value, y: &Value| x.is(y) || equals_within(x, y, depth + 1);
+/// Python `==` for non-array values. Containers compare item by item under the recursion
+/// guard: a list that holds itself is equal to itself (items are compared by identity first,
+/// as CPython does), and one nested past the limit is a `RecursionError`, never a wrong answer.
+pub fn equals(l: &Value, r: &Value) -> Result<bool, Exc> {
     if let (Some(a), Some(b)) = (as_f64(l), as_f64(r)) {
         if let (Some(x), Some(y)) = (as_i64(l), as_i64(r)) {
-            return x == y;
+            return Ok(x == y);
         }
-        return a == b;
+        return Ok(a == b);
     }
-    match (l, r) {
+    let items_equal = |a: &[Value], b: &[Value]| -> Result<bool, Exc> {
+        if a.len() != b.len() {
+            return Ok(false);
+        }
+        guard::nest(Walk::Compare, || {
+            for (x, y) in a.iter().zip(b.iter()) {
+                if !(x.is(y) || equals(x, y)?) {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })
+    };
+    Ok(match (l, r) {
         (Value::None, Value::None) => true,
         (Value::Str(a), Value::Str(b)) => a == b,
         (Value::List(a), Value::List(b)) => {
-            let (a, b) = (a.borrow(), b.borrow());
-            a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| equals(x, y))
+            // Copies: the items may change while they are compared.
+            let (a, b) = (a.borrow().clone(), b.borrow().clone());
+            items_equal(&a, &b)?
         }
-        (Value::Tuple(a), Value::Tuple(b)) => {
-            a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| equals(x, y))
-        }
+        (Value::Tuple(a), Value::Tuple(b)) => items_equal(a, b)?,
         (Value::Dict(a), Value::Dict(b)) => {
-            let (a, b) = (a.borrow(), b.borrow());
-            a.len() == b.len()
-                && a.entries.iter().all(|(k, v)| {
-                    k.hash_key()
-                        .and_then(|hk| b.get(&hk).map(|bv| equals(v, bv)))
-                        .unwrap_or(false)
-                })
+            let (a, b) = (a.borrow().clone(), b.borrow().clone());
+            if a.len() != b.len() {
+                return Ok(false);
+            }
+            guard::nest(Walk::Compare, || {
+                for (k, v) in &a.entries {
+                    let Some(hk) = k.hash_key()? else {
+                        return Ok(false);
+                    };
+                    match b.get(&hk) {
+                        Some(bv) if v.is(bv) || equals(v, bv)? => {}
+                        _ => return Ok(false),
+                    }
+                }
+                Ok(true)
+            })?
         }
         (Value::Range(a, b, c), Value::Range(x, y, z)) => (a, b, c) == (x, y, z),
         (Value::Device(a), Value::Device(b)) => a == b,
@@ -498,46 +502,146 @@ fn equals_within(l: &Value, r: &Value, depth: usize) -> bool {
             crate::runtime::DType::from_name(s) == Some(*a)
         }
         _ => l.is(r),
-    }
+    })
 }
 
-pub fn order(l: &Value, r: &Value) -> Option<Ordering> {
+/// `l < r` as Python answers it: None when the types cannot be ordered (a TypeError for the
+/// caller). NaN is never less than anything, as in Python.
+pub fn less(l: &Value, r: &Value) -> Result<Option<bool>, Exc> {
     if let (Some(x), Some(y)) = (as_i64(l), as_i64(r)) {
-        return Some(x.cmp(&y));
+        return Ok(Some(x < y));
     }
     if let (Some(a), Some(b)) = (as_f64(l), as_f64(r)) {
-        return a.partial_cmp(&b);
+        return Ok(Some(a < b));
     }
-    match (l, r) {
-        (Value::Str(a), Value::Str(b)) => Some(a.cmp(b)),
-        (Value::List(a), Value::List(b)) => seq_order(&a.borrow(), &b.borrow()),
-        (Value::Tuple(a), Value::Tuple(b)) => seq_order(a, b),
+    Ok(match (l, r) {
+        (Value::Str(a), Value::Str(b)) => Some(a < b),
+        (Value::List(a), Value::List(b)) => {
+            let (a, b) = (a.borrow().clone(), b.borrow().clone());
+            seq_less(&a, &b)?
+        }
+        (Value::Tuple(a), Value::Tuple(b)) => seq_less(a, b)?,
         _ => None,
-    }
+    })
 }
 
-fn seq_order(a: &[Value], b: &[Value]) -> Option<Ordering> {
-    for (x, y) in a.iter().zip(b.iter()) {
-        if !equals(x, y) {
-            return order(x, y);
-        }
-    }
-    Some(a.len().cmp(&b.len()))
-}
-
-/// Sort helper shared by `sorted` and `list.sort`.
-pub fn sort_values(items: &mut [Value]) -> Result<(), Exc> {
-    let mut err = None;
-    items.sort_by(|a, b| match order(a, b) {
-        Some(o) => o,
-        None => {
-            if err.is_none() {
-                err = Some(cmp_error(CmpOp::Lt, a, b));
+/// Sequences order by their first unequal items, then by length (CPython's rule).
+fn seq_less(a: &[Value], b: &[Value]) -> Result<Option<bool>, Exc> {
+    guard::nest(Walk::Compare, || {
+        for (x, y) in a.iter().zip(b.iter()) {
+            if !(x.is(y) || equals(x, y)?) {
+                return less(x, y);
             }
-            Ordering::Equal
         }
-    });
-    err.map_or(Ok(()), Err)
+        Ok(Some(a.len() < b.len()))
+    })
+}
+
+/// `l op r` for the ordering operators, with Python's results for NaN (every one False).
+fn ordered(op: CmpOp, l: &Value, r: &Value) -> Result<bool, Exc> {
+    let (x, y) = match op {
+        CmpOp::Lt | CmpOp::LtE => (l, r),
+        _ => (r, l),
+    };
+    if let (Some(a), Some(b)) = (as_f64(x), as_f64(y)) {
+        if as_i64(x).is_none() || as_i64(y).is_none() {
+            return Ok(if matches!(op, CmpOp::Lt | CmpOp::Gt) {
+                a < b
+            } else {
+                a <= b
+            });
+        }
+    }
+    let strict = less(x, y)?.ok_or_else(|| cmp_error(op, l, r))?;
+    if matches!(op, CmpOp::Lt | CmpOp::Gt) || strict {
+        return Ok(strict);
+    }
+    // `<=` on sequences: less, or equal.
+    equals(x, y)
+}
+
+/// The permutation that sorts `keys` stably using `<` only: CPython's algorithm for short
+/// lists (a leading run, then binary insertion), merges of such runs for long ones. For a
+/// total order every stable sort agrees; with NaN among the keys short lists also give
+/// exactly CPython's order.
+pub fn sort_order(keys: &[Value]) -> Result<Vec<usize>, Exc> {
+    let lt = |a: usize, b: usize| -> Result<bool, Exc> {
+        less(&keys[a], &keys[b])?.ok_or_else(|| cmp_error(CmpOp::Lt, &keys[a], &keys[b]))
+    };
+    let n = keys.len();
+    let mut idx: Vec<usize> = (0..n).collect();
+    const RUN: usize = 64;
+    let mut start = 0;
+    while start < n {
+        let end = (start + RUN).min(n);
+        binary_insertion(&mut idx[start..end], &lt)?;
+        start = end;
+    }
+    let mut width = RUN;
+    let mut buf = Vec::with_capacity(n);
+    while width < n {
+        let mut lo = 0;
+        while lo < n {
+            let mid = (lo + width).min(n);
+            let hi = (lo + 2 * width).min(n);
+            buf.clear();
+            let (mut i, mut j) = (lo, mid);
+            while i < mid && j < hi {
+                // Take from the right only when strictly less: stability.
+                if lt(idx[j], idx[i])? {
+                    buf.push(idx[j]);
+                    j += 1;
+                } else {
+                    buf.push(idx[i]);
+                    i += 1;
+                }
+            }
+            buf.extend_from_slice(&idx[i..mid]);
+            buf.extend_from_slice(&idx[j..hi]);
+            idx[lo..hi].copy_from_slice(&buf);
+            lo = hi;
+        }
+        width *= 2;
+    }
+    Ok(idx)
+}
+
+/// CPython's `count_run` + `binarysort` on one slice of the permutation.
+fn binary_insertion(
+    idx: &mut [usize],
+    lt: &impl Fn(usize, usize) -> Result<bool, Exc>,
+) -> Result<(), Exc> {
+    let n = idx.len();
+    if n < 2 {
+        return Ok(());
+    }
+    // The leading run: strictly descending runs are reversed, ascending ones kept.
+    let mut run = 2;
+    if lt(idx[1], idx[0])? {
+        while run < n && lt(idx[run], idx[run - 1])? {
+            run += 1;
+        }
+        idx[..run].reverse();
+    } else {
+        while run < n && !lt(idx[run], idx[run - 1])? {
+            run += 1;
+        }
+    }
+    for start in run..n {
+        let pivot = idx[start];
+        let (mut l, mut r) = (0, start);
+        while l < r {
+            let p = l + (r - l) / 2;
+            if lt(pivot, idx[p])? {
+                r = p;
+            } else {
+                l = p + 1;
+            }
+        }
+        idx.copy_within(l..start, l + 1);
+        idx[l] = pivot;
+    }
+    Ok(())
 }
 
 fn contains(it: &mut Interp, container: &Value, item: &Value) -> Result<bool, Exc> {
@@ -550,7 +654,7 @@ fn contains(it: &mut Interp, container: &Value, item: &Value) -> Result<bool, Ex
             ))),
         },
         Value::Dict(d) => Ok(item
-            .hash_key()
+            .hash_key()?
             .map(|k| d.borrow().get(&k).is_some())
             .unwrap_or(false)),
         Value::Range(start, stop, step) => Ok(match as_i64(item) {
@@ -566,7 +670,12 @@ fn contains(it: &mut Interp, container: &Value, item: &Value) -> Result<bool, Ex
         }),
         Value::List(_) | Value::Tuple(_) => {
             let items = it.iterate(container)?;
-            Ok(items.iter().any(|x| x.is(item) || equals(x, item)))
+            for x in &items {
+                if x.is(item) || equals(x, item)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
         }
         other => Err(Exc::type_error(format!(
             "argument of type '{}' is not iterable",
@@ -677,8 +786,8 @@ pub fn get_item(it: &mut Interp, obj: &Value, idx: Index) -> Result<Value, Exc> 
                         Value::Str(_) => {
                             let mut s = String::new();
                             for p in picked {
-                                if let Value::Str(c) = p {
-                                    s.push_str(&c);
+                                if let Value::Str(c) = &p {
+                                    s.push_str(c);
                                 }
                             }
                             Value::str(&s)
@@ -736,9 +845,9 @@ fn array_index(_it: &mut Interp, idx: &Index) -> Result<Vec<runtime::IndexItem>,
                 IndexItem::Ellipsis => runtime::IndexItem::Ellipsis,
                 IndexItem::Slice(a, b, c) => {
                     let get = |v: Option<Value>| -> Result<Option<i64>, Exc> {
-                        match v {
+                        match &v {
                             None | Some(Value::None) => Ok(None),
-                            Some(x) => as_i64(&x).map(Some).ok_or_else(|| {
+                            Some(x) => as_i64(x).map(Some).ok_or_else(|| {
                                 Exc::type_error(format!(
                                     "slice indices must be integers or None, not {}",
                                     x.type_name()
@@ -753,8 +862,8 @@ fn array_index(_it: &mut Interp, idx: &Index) -> Result<Vec<runtime::IndexItem>,
                     }
                 }
                 IndexItem::Value(Value::None) => runtime::IndexItem::NewAxis,
-                IndexItem::Value(Value::Str(s)) if &*s == "..." => runtime::IndexItem::Ellipsis,
-                IndexItem::Value(Value::Array(a)) => runtime::IndexItem::Array(a.array.clone()),
+                IndexItem::Value(Value::Str(ref s)) if &**s == "..." => runtime::IndexItem::Ellipsis,
+                IndexItem::Value(Value::Array(ref a)) => runtime::IndexItem::Array(a.array.clone()),
                 IndexItem::Value(v) => match v {
                     Value::Int(i) => runtime::IndexItem::Int(i),
                     Value::Bool(b) => runtime::IndexItem::Int(b as i64),

@@ -319,7 +319,12 @@ impl Session {
         self.state.interrupt.take();
         let program = stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || crate::lang::parse(code))
             .map_err(|e| EvalError {
-                ename: "SyntaxError".into(),
+                ename: if e.too_deep {
+                    "RecursionError"
+                } else {
+                    "SyntaxError"
+                }
+                .into(),
                 evalue: e.message,
                 frames: vec![ErrorFrame {
                     function: "<module>".into(),

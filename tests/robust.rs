@@ -1,0 +1,130 @@
+//! Issue 13: short, valid programs that used to kill the process end in a value or a
+//! Python-style error, with the session alive and its variables intact.
+
+use devarray::{Output, Session, SessionConfig};
+
+fn text_of(outputs: &[Output]) -> String {
+    outputs
+        .iter()
+        .map(|o| match o {
+            Output::Stdout(s) | Output::Stderr(s) => s.clone(),
+            Output::Display { data, .. } => format!("{}\n", data.plain),
+        })
+        .collect()
+}
+
+fn eval_ok(s: &mut Session, code: &str) -> String {
+    let out = s.eval(code);
+    if let Some(e) = &out.error {
+        panic!("unexpected error for {code:?}: {}", e.render(false));
+    }
+    text_of(&out.outputs)
+}
+
+/// `(ename, evalue)` of the error `code` must raise.
+fn eval_err(s: &mut Session, code: &str) -> (String, String) {
+    let out = s.eval(code);
+    let e = out
+        .error
+        .unwrap_or_else(|| panic!("expected an error for {code:?}"));
+    (e.ename, e.evalue)
+}
+
+/// Runs `f` on a thread with a 1 MiB stack, less than either frontend gives (the REPL's main
+/// thread and the kernel's evaluation thread have 8 MiB): the guards must not depend on it.
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(1024 * 1024)
+        .spawn(f)
+        .expect("thread")
+        .join()
+        .expect("the session must not crash");
+}
+
+#[test]
+fn deep_values_drop_hash_compare_and_print_without_crashing() {
+    on_small_stack(|| {
+        let mut s = Session::new(SessionConfig::default());
+        eval_ok(
+            &mut s,
+            "keep = 7\na = []\nb = []\nt = ()\nfor i in range(200000):\n    a = [a]\n    b = [b]\n    t = (t,)\n",
+        );
+        let cmp = "maximum recursion depth exceeded in comparison";
+        for code in [
+            "a == b",
+            "a < b",
+            "a <= b",
+            "sorted([a, b])",
+            "max(a, b)",
+            "a in [b]",
+        ] {
+            assert_eq!(
+                eval_err(&mut s, code),
+                ("RecursionError".into(), cmp.into()),
+                "{code}"
+            );
+        }
+        for code in ["hash(t)", "{t: 1}"] {
+            assert_eq!(
+                eval_err(&mut s, code),
+                (
+                    "RecursionError".into(),
+                    "maximum recursion depth exceeded while hashing an object".into()
+                ),
+                "{code}"
+            );
+        }
+        assert_eq!(
+            eval_err(&mut s, "repr(a)"),
+            (
+                "RecursionError".into(),
+                "maximum recursion depth exceeded while getting the repr of an object".into()
+            )
+        );
+        // Dropping them (rebinding, and the session's end) frees 200,000 levels.
+        eval_ok(&mut s, "a = 0\nb = 0\nt = 0");
+        assert_eq!(eval_ok(&mut s, "print(keep)"), "7\n");
+    });
+}
+
+#[test]
+fn equal_nested_lists_compare_equal_up_to_the_limit() {
+    on_small_stack(|| {
+        let mut s = Session::new(SessionConfig::default());
+        eval_ok(
+            &mut s,
+            "a = []\nb = []\nfor i in range(900):\n    a = [a]\n    b = [b]\n",
+        );
+        assert_eq!(
+            eval_ok(&mut s, "print(a == b, a != b, a < b, a <= b, [a] == [b])"),
+            "True False False True True\n"
+        );
+    });
+}
+
+#[test]
+fn long_chains_are_evaluated_or_refused_as_cpython_does() {
+    on_small_stack(|| {
+        let mut s = Session::new(SessionConfig::default());
+        // CPython compiles 2,990 links and refuses 3,000.
+        let sum = format!("x = 1{}\nprint(x)", " + 1".repeat(2989));
+        assert_eq!(eval_ok(&mut s, &sum), "2990\n");
+        let arrays = format!("y = ones(3){}\nprint(y)", " + ones(3)".repeat(2989));
+        assert_eq!(
+            eval_ok(&mut s, &arrays),
+            "\n[2990. 2990. 2990.]\n<NDArray 3 @cpu(0)>\n"
+        );
+        let too_deep = (
+            "RecursionError".to_string(),
+            "maximum recursion depth exceeded during compilation".to_string(),
+        );
+        let sum = format!("x = 1{}", " + 1".repeat(20000));
+        assert_eq!(eval_err(&mut s, &sum), too_deep);
+        // Never run, and never built: the tree is refused while it is parsed.
+        let attrs = format!("if 0:\n    x = y{}\n", ".b".repeat(200_000));
+        assert_eq!(eval_err(&mut s, &attrs), too_deep);
+        let calls = format!("f = print\nf{}", "()".repeat(5000));
+        assert_eq!(eval_err(&mut s, &calls), too_deep);
+        assert_eq!(eval_ok(&mut s, "print(x)"), "2990\n");
+    });
+}
