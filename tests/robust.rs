@@ -2,6 +2,13 @@
 //! Python-style error, with the session alive and its variables intact.
 
 use devarray::{Output, Session, SessionConfig};
+use snapbox::cmd::{cargo_bin, Command};
+
+fn devarray() -> Command {
+    Command::new(cargo_bin!("devarray"))
+        .env("NO_COLOR", "1")
+        .env_remove("DEVARRAY_SIM_GPUS")
+}
 
 fn text_of(outputs: &[Output]) -> String {
     outputs
@@ -127,4 +134,80 @@ fn long_chains_are_evaluated_or_refused_as_cpython_does() {
         assert_eq!(eval_err(&mut s, &calls), too_deep);
         assert_eq!(eval_ok(&mut s, "print(x)"), "2990\n");
     });
+}
+
+#[test]
+fn strings_the_system_cannot_hold_are_memory_errors() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(&mut s, "keep = 'kept'");
+    for code in [
+        "'x'.zfill(10**12)",
+        "'x'.center(10**12)",
+        "'x'.ljust(10**12, '*')",
+        "'x'.rjust(10**12)",
+        "('a' * 2**20).replace('a', 'a' * 2**20)",
+        "'-'.join(['a' * 2**20] * 2**20)",
+    ] {
+        assert_eq!(
+            eval_err(&mut s, code),
+            ("MemoryError".into(), String::new()),
+            "{code}"
+        );
+    }
+    assert_eq!(
+        eval_ok(
+            &mut s,
+            "print(len('x'.center(2000000)), len('x'.zfill(2000001)), keep)"
+        ),
+        "2000000 2000001 kept\n"
+    );
+    assert_eq!(
+        eval_ok(&mut s, "print('ab'.center(5, '*'), 'abc'.center(6, '*'), '-5'.zfill(4), 'ab'.replace('', '-'))"),
+        "**ab* *abc** -005 -a-b-\n"
+    );
+}
+
+/// Under an address-space limit the list and its repr are refused with MemoryError, the
+/// process goes on (it used to abort with "memory allocation of N bytes failed").
+#[test]
+fn a_huge_repr_under_a_memory_limit_is_a_memory_error() {
+    let program = "x = 3\ntry:\n    y = str(list(range(10**8)))\nexcept MemoryError:\n    print('MemoryError', x)\n";
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 3000000 && exec \"$0\" -c \"$1\"")
+        .arg(cargo_bin!("devarray"))
+        .arg(program)
+        .env("NO_COLOR", "1")
+        .env_remove("DEVARRAY_SIM_GPUS")
+        .output()
+        .expect("sh");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "MemoryError 3\n");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn command_line_errors_are_reported_not_panics() {
+    use std::os::unix::ffi::OsStrExt;
+    devarray()
+        .arg("-c")
+        .arg(std::ffi::OsStr::from_bytes(b"print(1)\xff"))
+        .assert()
+        .code(2)
+        .stdout_eq("")
+        .stderr_eq("error: invalid UTF-8 was detected in one or more arguments\n\nUsage: devarray [OPTIONS] [FILE]\n\nFor more information, try '--help'.\n");
+    devarray()
+        .args(["--sim-gpus", "100000", "-c", "print(1)"])
+        .assert()
+        .code(2)
+        .stdout_eq("")
+        .stderr_eq("error: invalid value '100000' for '--sim-gpus <N>': expected a number of GPUs from 0 to 64\n\nFor more information, try '--help'.\n");
+    devarray()
+        .args(["--sim-gpus", "64", "-c", "print(gpu(63))"])
+        .assert()
+        .success()
+        .stdout_eq("gpu(63)\n");
 }

@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use crate::runtime::DeviceKind;
 
+use super::alloc;
 use super::error::{Exc, ExcKind};
 use super::format;
 use super::interp::{builtin, hash_key, method, Interp};
@@ -1114,7 +1115,8 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             let mut parts = Vec::new();
             for x in it.iterate(&items)? {
                 match &x {
-                    Value::Str(s) => parts.push(s.to_string()),
+                    // Shared, not copied: the length is checked before anything is copied.
+                    Value::Str(s) => parts.push(s.clone()),
                     other => {
                         return Err(Exc::type_error(format!(
                             "sequence item: expected str instance, {} found",
@@ -1123,7 +1125,7 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
                     }
                 }
             }
-            Ok(Value::str(&parts.join(&sep)))
+            Ok(Value::str(&alloc::join(&parts, &sep)?))
         },
         "split" => |_, r, mut a| {
             let sep = opt_str(&mut a, 0, "sep")?;
@@ -1210,7 +1212,7 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             let old = str_arg(&a.required(0, "old")?, "old")?;
             let new = str_arg(&a.required(1, "new")?, "new")?;
             a.finish(2)?;
-            Ok(Value::str(&recv_str(r).replace(&*old, &new)))
+            Ok(Value::str(&alloc::replace(&recv_str(r), &old, &new)?))
         },
         "startswith" => |_, r, mut a| {
             let p = a.required(0, "prefix")?;
@@ -1259,7 +1261,7 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             _ => |_, r, mut a| {
                 let w = int_arg(&a.required(0, "width")?, "width")?;
                 a.finish(1)?;
-                Ok(Value::str(&display_zfill(&recv_str(r), w.max(0) as usize)))
+                Ok(Value::str(&display_zfill(&recv_str(r), w.max(0) as usize)?))
             },
         },
         "format" => |it, r, a| str_format(it, &recv_str(r), a),
@@ -1273,20 +1275,24 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
     Some(method(v, name, "str method", f))
 }
 
-fn display_zfill(s: &str, width: usize) -> String {
+fn display_zfill(s: &str, width: usize) -> Result<String, Exc> {
     let n = s.chars().count();
     if n >= width {
-        return s.to_string();
+        return Ok(s.to_string());
     }
     let (sign, rest) = match s.strip_prefix(['-', '+']) {
         Some(rest) => (&s[..1], rest),
         None => ("", s),
     };
-    format!("{sign}{}{rest}", "0".repeat(width - n))
+    let mut out = alloc::string(s.len())?;
+    out.push_str(sign);
+    alloc::push_repeated(&mut out, "0", width - n)?;
+    out.push_str(rest);
+    Ok(out)
 }
 
 fn pad(r: &Value, a: &mut Args, align: char) -> Result<Value, Exc> {
-    let w = int_arg(&a.required(0, "width")?, "width")?.clamp(0, 1 << 20) as usize;
+    let w = int_arg(&a.required(0, "width")?, "width")?.max(0) as usize;
     let fill = match opt_str(a, 1, "fillchar")? {
         Some(f) => f.chars().next().unwrap_or(' '),
         None => ' ',
@@ -1298,18 +1304,21 @@ fn pad(r: &Value, a: &mut Args, align: char) -> Result<Value, Exc> {
         return Ok(Value::Str(s));
     }
     let extra = w - n;
+    // CPython's split: the odd space goes left when the width is odd and the string even.
     let (left, right) = match align {
         '<' => (0, extra),
         '>' => (extra, 0),
-        _ => (extra / 2, extra - extra / 2),
+        _ => {
+            let left = extra / 2 + (extra & w & 1);
+            (left, extra - left)
+        }
     };
     let f = fill.to_string();
-    Ok(Value::str(&format!(
-        "{}{}{}",
-        f.repeat(left),
-        s,
-        f.repeat(right)
-    )))
+    let mut out = alloc::string(s.len())?;
+    alloc::push_repeated(&mut out, &f, left)?;
+    out.push_str(&s);
+    alloc::push_repeated(&mut out, &f, right)?;
+    Ok(Value::str(&out))
 }
 
 /// `"{} {name:.2f}".format(a, name=b)`.

@@ -4,6 +4,7 @@
 use crate::display::{self, pyfmt::FmtValue, ArrayView, HostValues};
 use crate::runtime::{DeviceKind, HostData, Scalar};
 
+use super::alloc;
 use super::error::{Exc, ExcKind};
 use super::guard::{self, Walk};
 use super::interp::Interp;
@@ -106,22 +107,22 @@ fn repr_inner(it: &mut Interp, v: &Value) -> Result<String, Exc> {
         Value::Str(s) => str_repr(s),
         Value::List(l) => {
             let items = l.borrow().clone();
-            format!("[{}]", join_reprs(it, &items)?)
+            enclose("[", join_reprs(it, &items)?, "", "]")?
         }
         Value::Tuple(t) => {
             if t.len() == 1 {
                 format!("({},)", repr(it, &t[0])?)
             } else {
-                format!("({})", join_reprs(it, t)?)
+                enclose("(", join_reprs(it, t)?, "", ")")?
             }
         }
         Value::Dict(d) => {
             let entries = d.borrow().entries.clone();
-            let mut parts = Vec::with_capacity(entries.len());
+            let mut parts = alloc::vec(entries.len())?;
             for (k, val) in &entries {
                 parts.push(format!("{}: {}", repr(it, k)?, repr(it, val)?));
             }
-            format!("{{{}}}", parts.join(", "))
+            enclose("{", alloc::join(&parts, ", ")?, "", "}")?
         }
         Value::Range(a, b, c) => {
             if *c == 1 {
@@ -157,11 +158,11 @@ fn repr_inner(it: &mut Interp, v: &Value) -> Result<String, Exc> {
 }
 
 fn join_reprs(it: &mut Interp, items: &[Value]) -> Result<String, Exc> {
-    let mut parts = Vec::with_capacity(items.len());
+    let mut parts = alloc::vec(items.len())?;
     for x in items {
         parts.push(repr(it, x)?);
     }
-    Ok(parts.join(", "))
+    alloc::join(&parts, ", ")
 }
 
 /// `str(v)`.
@@ -223,7 +224,7 @@ fn pretty_items(
     items: &[Value],
 ) -> Result<String, Exc> {
     let inner = indent + open.len();
-    let mut parts = Vec::with_capacity(items.len());
+    let mut parts = alloc::vec(items.len())?;
     for x in items {
         parts.push(pretty(it, x, inner)?);
     }
@@ -233,7 +234,7 @@ fn pretty_items(
         ""
     };
     let multiline = parts.iter().any(|p| p.contains('\n'));
-    let one_line = format!("{open}{}{trailing}{close}", parts.join(", "));
+    let one_line = enclose(open, alloc::join(&parts, ", ")?, trailing, close)?;
     if multiline {
         let pad = format!("\n{}", " ".repeat(inner));
         let joined = parts
@@ -247,7 +248,17 @@ fn pretty_items(
         return Ok(one_line);
     }
     let sep = format!(",\n{}", " ".repeat(inner));
-    Ok(format!("{open}{}{trailing}{close}", parts.join(&sep)))
+    enclose(open, alloc::join(&parts, &sep)?, trailing, close)
+}
+
+/// `open + body + trailing + close`, growing `body` in place (the only copy of a large repr).
+fn enclose(open: &str, mut body: String, trailing: &str, close: &str) -> Result<String, Exc> {
+    body.try_reserve(open.len() + trailing.len() + close.len())
+        .map_err(|_| alloc::memory_error())?;
+    body.insert_str(0, open);
+    body.push_str(trailing);
+    body.push_str(close);
+    Ok(body)
 }
 
 /// An owned argument of the format mini-language or `%`; `as_fmt` lends it

@@ -1271,7 +1271,9 @@ impl<'s> Interp<'s> {
                         format!("range of {n} items is too large to materialise; iterate it in a for loop instead"),
                     ));
                 }
-                (0..n).map(|i| Value::Int(start + i * step)).collect()
+                let mut items = super::alloc::vec(n as usize)?;
+                items.extend((0..n).map(|i| Value::Int(start + i * step)));
+                items
             }
             Value::Array(a) => super::arrays::iter_rows(a)?,
             Value::Object(o) => match o.get_attr(o, "__iter__") {

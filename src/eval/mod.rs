@@ -14,6 +14,7 @@
 //! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%who`, `!cmd`;
 //! - `session.rs` — `Session`, the one evaluator API.
 
+pub mod alloc;
 pub mod arrays;
 pub mod builtins;
 pub mod error;

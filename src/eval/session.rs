@@ -236,15 +236,25 @@ pub fn parse_size(text: &str) -> Option<u64> {
 
 const DEFAULT_SIM_GPU_MEMORY: u64 = 4 << 30;
 
+/// The most simulated GPUs a session starts with (`--sim-gpus`, `DEVARRAY_SIM_GPUS`, the
+/// configuration): each has a worker thread and a budget.
+pub const MAX_SIM_GPUS: usize = 64;
+
 fn runtime_config(config: &SessionConfig, warnings: &mut Vec<String>) -> RuntimeConfig {
     let sim_gpus = match config.sim_gpus {
-        Some(n) => n,
+        Some(n) if n <= MAX_SIM_GPUS => n,
+        Some(n) => {
+            warnings.push(format!(
+                "{n} simulated GPUs asked for, more than {MAX_SIM_GPUS}; starting with no simulated GPU"
+            ));
+            0
+        }
         None => match std::env::var("DEVARRAY_SIM_GPUS") {
             Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
-                Ok(n) if n <= 64 => n,
+                Ok(n) if n <= MAX_SIM_GPUS => n,
                 _ => {
                     warnings.push(format!(
-                        "DEVARRAY_SIM_GPUS={v:?} is not a number of GPUs from 0 to 64; starting with no simulated GPU"
+                        "DEVARRAY_SIM_GPUS={v:?} is not a number of GPUs from 0 to {MAX_SIM_GPUS}; starting with no simulated GPU"
                     ));
                     0
                 }
