@@ -203,6 +203,7 @@ pub fn full<const F: u8>(it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
         (Value::Int(_), TORCH) => DType::Int64,
         _ => DType::Float32,
     };
+    super::ops::int_fits(&fill, dtype.unwrap_or(default))?;
     let arr = it.st.rt.full(&shape, v, dtype.unwrap_or(default), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
@@ -776,11 +777,33 @@ pub fn get_attr(it: &mut Interp, v: &Value, name: &str) -> Result<Option<Value>,
                     to_device(it, r, &t, true)
                 }),
                 "as_in_context" | "as_in_ctx" | "to" => ("x.as_in_context(device): x itself when already there, else a copy.", |it, r, mut a| {
-                    let t = a.take(0, "device")?.or_else(|| a.take_kw("ctx")).ok_or_else(|| Exc::type_error("missing the target device"))?;
-                    a.take_kw("dtype");
+                    // PyTorch's forms: to(device), to(dtype), to(device, dtype), keywords.
+                    let first = a.take(0, "device")?.or_else(|| a.take_kw("ctx"));
+                    let second = a.take(1, "dtype")?;
                     a.take_kw("non_blocking");
-                    a.finish(1)?;
-                    to_device(it, r, &t, false)
+                    a.take_kw("copy");
+                    a.finish(2)?;
+                    let (device, dtype) = match first {
+                        Some(d @ Value::DType(..)) => (None, Some(d)),
+                        other => (other, second.filter(|d| !matches!(d, Value::None))),
+                    };
+                    if device.is_none() && dtype.is_none() {
+                        return Err(Exc::type_error("missing the target device"));
+                    }
+                    let moved = match &device {
+                        Some(d) => to_device(it, r, d, false)?,
+                        None => r.clone(),
+                    };
+                    match dtype.as_ref().map(dtype_arg).transpose()?.flatten() {
+                        Some(dt) => {
+                            let x = recv(&moved)?;
+                            if x.array.dtype() == dt {
+                                return Ok(moved.clone());
+                            }
+                            Ok(wrap(it.st.nn.tape.astype(&x.array, dt)?, x.flavor))
+                        }
+                        None => Ok(moved),
+                    }
                 }),
                 "cuda" => ("x.cuda(i=0): x on cuda:i (itself when already there).", |it, r, mut a| {
                     let i = a.take(0, "device")?;

@@ -471,12 +471,97 @@ fn round(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
         Some(n) => {
             let n = int_arg(&n, "ndigits")?;
             if let Value::Int(i) = v {
-                return Ok(Value::Int(i));
+                return Ok(Value::Int(round_int_to_tens(i, n)));
+            }
+            if n < 0 {
+                return Ok(Value::Float(round_float_to_tens(x, n.unsigned_abs())));
             }
             // Format-and-parse rounds the exact binary value, as Python does.
-            let s = format!("{:.*}", n.clamp(0, 300) as usize, x);
+            let s = format!("{:.*}", n.clamp(0, 330) as usize, x);
             Ok(Value::Float(s.parse().unwrap_or(x)))
         }
+    }
+}
+
+/// `round(i, n)` for an int: unchanged for n >= 0, else to a multiple of 10**-n, ties to
+/// the even multiple (CPython: `round(25, -1) == 20`).
+fn round_int_to_tens(i: i64, n: i64) -> i64 {
+    if n >= 0 {
+        return i;
+    }
+    let Some(p) = 10i128.checked_pow(n.unsigned_abs().min(40) as u32) else {
+        return 0;
+    };
+    let x = i128::from(i);
+    let (q, r) = (x.div_euclid(p), x.rem_euclid(p));
+    let q = match (2 * r).cmp(&p) {
+        std::cmp::Ordering::Greater => q + 1,
+        std::cmp::Ordering::Equal if q % 2 != 0 => q + 1,
+        _ => q,
+    };
+    // |result| <= |i| rounded up to one multiple of p, which fits unless p is beyond i64.
+    i64::try_from(q * p).unwrap_or(0)
+}
+
+/// `round(x, -k)` for a float: the exact binary value rounded to a multiple of 10**k, ties to
+/// even (as CPython's correctly rounded dtoa does), so `round(123.456, -400)` is 0.0.
+fn round_float_to_tens(x: f64, k: u64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    let whole = x.trunc();
+    let has_fraction = whole != x;
+    // An integral f64 prints exactly.
+    let digits = format!("{:.0}", whole.abs());
+    let k = usize::try_from(k).unwrap_or(usize::MAX);
+    let zero = 0.0f64.copysign(x);
+    if k > digits.len() {
+        return zero;
+    }
+    let (high, low) = digits.split_at(digits.len() - k);
+    // Compare the dropped digits (and any fraction) with half a unit.
+    let half = low
+        .bytes()
+        .enumerate()
+        .map(|(i, d)| (d, if i == 0 { b'5' } else { b'0' }));
+    let mut cmp = std::cmp::Ordering::Equal;
+    for (d, h) in half {
+        if d != h {
+            cmp = d.cmp(&h);
+            break;
+        }
+    }
+    if cmp == std::cmp::Ordering::Equal && has_fraction {
+        cmp = std::cmp::Ordering::Greater;
+    }
+    let odd = high.bytes().last().is_some_and(|d| (d - b'0') % 2 == 1);
+    let up = cmp == std::cmp::Ordering::Greater || (cmp == std::cmp::Ordering::Equal && odd);
+    let mut high: Vec<u8> = high.bytes().collect();
+    if up {
+        let mut i = high.len();
+        loop {
+            if i == 0 {
+                high.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if high[i] == b'9' {
+                high[i] = b'0';
+            } else {
+                high[i] += 1;
+                break;
+            }
+        }
+    }
+    if high.is_empty() {
+        return zero;
+    }
+    let text = format!("{}e{k}", String::from_utf8_lossy(&high));
+    let r: f64 = text.parse().unwrap_or(0.0);
+    if r == 0.0 {
+        zero
+    } else {
+        r.copysign(x)
     }
 }
 
@@ -778,6 +863,18 @@ fn callable(_it: &mut Interp, mut a: Args) -> Result<Value, Exc> {
 /// `int(x)`, `str(x)`, `list(x)`, ...
 pub fn call_type(it: &mut Interp, t: TypeKind, mut a: Args) -> Result<Value, Exc> {
     a.fname = t.name();
+    // `dict(x=1)`: keywords are entries, added after the positional mapping or pairs.
+    if t == TypeKind::Dict && !a.kw.is_empty() {
+        let kw = std::mem::take(&mut a.kw);
+        let d = call_type(it, t, a)?;
+        if let Value::Dict(entries) = &d {
+            let mut entries = entries.borrow_mut();
+            for (k, v) in kw {
+                entries.insert(super::value::HashKey::Str(k.clone()), Value::Str(k), v);
+            }
+        }
+        return Ok(d);
+    }
     let v = a.take(0, "x")?;
     if t == TypeKind::Int {
         let base = a.take(1, "base")?;

@@ -240,6 +240,9 @@ fn int_binary(op: BinOp, a: i64, b: i64) -> Result<Value, Exc> {
         }
         BinOp::Pow => {
             if b < 0 {
+                if a == 0 {
+                    return Err(zero_div("0.0 cannot be raised to a negative power"));
+                }
                 return Ok(Value::Float((a as f64).powf(b as f64)));
             }
             let e = u32::try_from(b).map_err(|_| overflow())?;
@@ -266,6 +269,32 @@ fn int_binary(op: BinOp, a: i64, b: i64) -> Result<Value, Exc> {
     }))
 }
 
+/// CPython's `float_divmod` (b != 0): the floor quotient and the remainder with the sign of
+/// `b`, right for infinities and signed zeros (`7.0 // -inf == -1.0`, `-0.0 % 5 == 0.0`).
+pub fn float_divmod(a: f64, b: f64) -> (f64, f64) {
+    let mut m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 {
+        if (b < 0.0) != (m < 0.0) {
+            m += b;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0f64.copysign(b);
+    }
+    let floordiv = if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        0.0f64.copysign(a / b)
+    };
+    (floordiv, m)
+}
+
 fn float_binary(op: BinOp, a: f64, b: f64) -> Option<Result<Value, Exc>> {
     Some(Ok(Value::Float(match op {
         BinOp::Add => a + b,
@@ -281,18 +310,13 @@ fn float_binary(op: BinOp, a: f64, b: f64) -> Option<Result<Value, Exc>> {
             if b == 0.0 {
                 return Some(Err(zero_div("float floor division by zero")));
             }
-            (a / b).floor()
+            float_divmod(a, b).0
         }
         BinOp::Mod => {
             if b == 0.0 {
                 return Some(Err(zero_div("float modulo")));
             }
-            let m = a % b;
-            if m != 0.0 && ((m < 0.0) != (b < 0.0)) {
-                m + b
-            } else {
-                m
-            }
+            float_divmod(a, b).1
         }
         BinOp::Pow => {
             if a == 0.0 && b < 0.0 {
@@ -319,6 +343,11 @@ fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Valu
     let lo = operand(l).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let ro = operand(r).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let _ = name;
+    for (scalar, other) in [(l, r), (r, l)] {
+        if let Value::Array(a) = other {
+            int_fits(scalar, a.array.dtype())?;
+        }
+    }
     let result = it
         .st
         .nn
@@ -329,6 +358,25 @@ fn array_binary(it: &mut Interp, op: BinOp, l: &Value, r: &Value) -> Result<Valu
             _ => Exc::from(e),
         })?;
     Ok(wrap(result, flavor))
+}
+
+/// A Python int combined with or stored into an integer array must fit its dtype: NumPy
+/// raises OverflowError (NEP 50) where a cast would silently wrap or saturate.
+pub fn int_fits(v: &Value, dtype: runtime::DType) -> Result<(), Exc> {
+    let Value::Int(i) = v else {
+        return Ok(());
+    };
+    let fits = match dtype {
+        runtime::DType::Int32 => i32::try_from(*i).is_ok(),
+        _ => true,
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(Exc::new(
+        ExcKind::OverflowError,
+        format!("Python integer {i} out of bounds for {}", dtype.name()),
+    ))
 }
 
 /// `a @ b`: matrix product of two arrays; `x @ device` moves `x` there
@@ -886,6 +934,7 @@ pub fn set_item(it: &mut Interp, obj: &Value, idx: Index, value: Value) -> Resul
     match obj {
         Value::Array(a) => {
             let items = array_index(it, &idx)?;
+            int_fits(&value, a.array.dtype())?;
             let op = operand(&value).ok_or_else(|| {
                 Exc::type_error(format!(
                     "cannot assign a {} into an array; use a number or an array",

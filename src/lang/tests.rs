@@ -920,7 +920,7 @@ fn deep_inputs_fail_cleanly() {
     assert!(parse(&long_chain).is_ok());
     // Past CPython's limit a chain is refused as too deep, and nothing deep is ever built.
     for src in [
-        format!("x = 1{}", " + 1".repeat(2990)),
+        format!("x = 1{}", " + 1".repeat(3000)),
         format!("x = y{}", ".b".repeat(200_000)),
         format!("x = y{}", "[0]".repeat(3000)),
     ] {
