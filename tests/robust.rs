@@ -1,7 +1,7 @@
 //! Issue 13: short, valid programs that used to kill the process end in a value or a
 //! Python-style error, with the session alive and its variables intact.
 
-use devarray::{Output, Session, SessionConfig};
+use devarray::{Completeness, Output, Session, SessionConfig};
 use snapbox::cmd::{cargo_bin, Command};
 
 fn devarray() -> Command {
@@ -210,4 +210,31 @@ fn command_line_errors_are_reported_not_panics() {
         .assert()
         .success()
         .stdout_eq("gpu(63)\n");
+}
+
+/// Every line-prefix of a valid program is "more input" or "complete", never "invalid": the
+/// REPL's continuation and the kernel's is_complete agree with the parser on every block, at
+/// every depth (a `try:` inside a `def` used to be an error as soon as its body was typed).
+#[test]
+fn no_prefix_of_a_valid_program_is_invalid() {
+    let s = Session::new(SessionConfig::default());
+    let programs = [
+        "def f():\n    try:\n        z = 1\n    except ValueError as e:\n        z = 2\n    else:\n        z = 3\n    finally:\n        z = 4\n    return z\n",
+        "for i in range(3):\n    while i:\n        if i > 1:\n            try:\n                i -= 1\n            finally:\n                pass\n        elif i:\n            break\n        else:\n            continue\n",
+        "with open('x') as f:\n    def g(a,\n          b):\n        with f:\n            try:\n                return (a +\n                        b)\n            except (TypeError,\n                    ValueError):\n                raise\n",
+        "if x:\n    def h():\n        for j in y:\n            try:\n                pass\n            except Exception:\n                pass\n",
+    ];
+    for program in programs {
+        assert!(devarray::lang::parse(program).is_ok(), "{program}");
+        let lines: Vec<&str> = program.lines().collect();
+        for k in 1..=lines.len() {
+            let prefix = lines[..k].join("\n");
+            assert_ne!(s.is_complete(&prefix), Completeness::Invalid, "{prefix:?}");
+        }
+    }
+    // And what can never be valid is still said at once.
+    assert_eq!(
+        s.is_complete("def f():\n    try:\n        z = 1\n    z = 2"),
+        Completeness::Invalid
+    );
 }

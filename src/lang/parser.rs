@@ -760,6 +760,17 @@ impl<'s> Parser<'s> {
         })
     }
 
+    /// Only dedents (closing the enclosing blocks) and the end follow: the input stopped
+    /// here, so a missing block or clause is incomplete input (more lines can supply it, at any
+    /// depth: `def f():` / `    try:` / `        z = 1` goes on), not an error.
+    fn only_block_ends_follow(&self) -> bool {
+        self.tokens
+            .get(self.pos..)
+            .unwrap_or_default()
+            .iter()
+            .all(|t| matches!(t.kind, Tok::Dedent | Tok::Eof))
+    }
+
     fn missing_block(&self, header: &str, header_start: usize) -> SyntaxError {
         if let Tok::Error(e) = self.peek() {
             return (**e).clone();
@@ -770,13 +781,7 @@ impl<'s> Parser<'s> {
                 self.line_of(header_start)
             ),
             span: self.span(),
-            // Only dedents (closing the enclosing blocks) and the end follow.
-            incomplete: self
-                .tokens
-                .get(self.pos..)
-                .unwrap_or_default()
-                .iter()
-                .all(|t| matches!(t.kind, Tok::Dedent | Tok::Eof)),
+            incomplete: self.only_block_ends_follow(),
             too_deep: false,
         }
     }
@@ -944,7 +949,7 @@ impl<'s> Parser<'s> {
             finally = Some(self.block("'finally' statement", finally_start)?);
         }
         if handlers.is_empty() && finally.is_none() {
-            if matches!(self.peek(), Tok::Eof) {
+            if self.only_block_ends_follow() {
                 return Err(SyntaxError {
                     message: "expected 'except' or 'finally' block".into(),
                     span: self.span(),
