@@ -238,3 +238,52 @@ fn no_prefix_of_a_valid_program_is_invalid() {
         Completeness::Invalid
     );
 }
+
+/// A large product is cut into tiles and the interrupt flag is checked between them: the
+/// statement stops with KeyboardInterrupt, binds nothing, and the operands are intact (it used
+/// to run to its end, and the interrupt was lost).
+#[test]
+fn an_interrupt_stops_a_long_matrix_product() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(&mut s, "c = ones(6000, 6000)");
+    let handle = s.interrupt_handle();
+    let timer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        handle.interrupt();
+    });
+    let start = std::time::Instant::now();
+    let out = s.eval("d = c @ c");
+    timer.join().expect("timer");
+    let err = out.error.expect("the product must be interrupted");
+    assert_eq!(err.ename, "KeyboardInterrupt");
+    eprintln!("interrupted after {:?}", start.elapsed());
+    assert_eq!(eval_err(&mut s, "d").0, "NameError");
+    assert_eq!(
+        eval_ok(&mut s, "print(c.sum())"),
+        "\n[36000000.]\n<NDArray 1 @cpu(0)>\n"
+    );
+}
+
+/// `!cmd` polls the interrupt flag while the command runs and ends the command's whole process
+/// group; what it printed before is still shown.
+#[test]
+fn an_interrupt_ends_a_shell_command() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(&mut s, "kept = 5");
+    let handle = s.interrupt_handle();
+    let timer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        handle.interrupt();
+    });
+    let start = std::time::Instant::now();
+    let out = s.eval("!echo started; sleep 30; echo never");
+    timer.join().expect("timer");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(out.error.expect("interrupted").ename, "KeyboardInterrupt");
+    assert_eq!(text_of(&out.outputs), "started\n");
+    assert_eq!(eval_ok(&mut s, "print(kept)"), "5\n");
+}

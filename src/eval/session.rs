@@ -344,8 +344,12 @@ impl Session {
             })?;
         let source: Rc<str> = Rc::from(code);
         let last_only = self.config.display == DisplayPolicy::LastExpression;
+        // CPU kernels check the session's interrupt flag between blocks while this runs.
+        let flag = self.state.rt.interrupt_flag();
         let mut interp = Interp::new(&mut self.state, sink, source.clone());
-        let result = interp.run_program(&program, last_only);
+        let result = crate::backend::cpu::cancel::interruptible(&flag, || {
+            interp.run_program(&program, last_only)
+        });
         self.state.interrupt.take();
         // Back at the prompt: buffers kept for reuse within the run go back to the system.
         crate::runtime::memory::release_spare_buffers();
