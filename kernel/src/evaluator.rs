@@ -120,6 +120,9 @@ impl Evaluator {
         let (handle_tx, handle_rx) = mpsc::channel::<InterruptHandle>();
         std::thread::Builder::new()
             .name("devarray-eval".to_string())
+            // The REPL's main thread has 8 MiB; the guards do not depend on it, but deep native
+            // code (a debug build, a library call) gets the same room in both frontends.
+            .stack_size(8 * 1024 * 1024)
             .spawn(move || {
                 let mut session = match catch_unwind(AssertUnwindSafe(create)) {
                     Ok(session) => session,

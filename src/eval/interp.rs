@@ -83,8 +83,6 @@ pub struct Interp<'s> {
     /// The current function's scope; None at top level (globals).
     pub(super) env: Option<Env>,
     pub(super) depth: usize,
-    /// Nesting of containers being repr'd (guards self-containing lists).
-    pub repr_depth: usize,
     /// What a failed fusion attempt learned, while its expression is evaluated the usual way.
     pub(super) fuse_fallback: Option<Box<super::fuse::Fallback>>,
 }
@@ -97,7 +95,6 @@ impl<'s> Interp<'s> {
             source,
             env: None,
             depth: 0,
-            repr_depth: 0,
             fuse_fallback: None,
         }
     }
@@ -317,10 +314,10 @@ impl<'s> Interp<'s> {
                 v = crate::object::class::instantiate(self, &c.clone(), Args::default())?;
             }
         }
-        Ok(match v {
+        Ok(match &v {
             Value::Exception(x) => Exc::new(x.kind, x.message.clone()),
-            Value::ExcType(k) => Exc::new(k, ""),
-            Value::Instance(ref inst) if inst.class.exception_base().is_some() => {
+            Value::ExcType(k) => Exc::new(*k, ""),
+            Value::Instance(inst) if inst.class.exception_base().is_some() => {
                 let kind = inst.class.exception_base().unwrap_or(ExcKind::Exception);
                 let message = crate::object::class::exception_str(self, &v)?;
                 let mut x = Exc::new(kind, message);
@@ -1603,7 +1600,9 @@ impl<'s> Interp<'s> {
                         format!("range of {n} items is too large to materialise; iterate it in a for loop instead"),
                     ));
                 }
-                (0..n).map(|i| Value::Int(start + i * step)).collect()
+                let mut items = crate::object::alloc::vec(n as usize)?;
+                items.extend((0..n).map(|i| Value::Int(start + i * step)));
+                items
             }
             Value::Array(a) => crate::modules::arrays::iter_rows(a)?,
             Value::Object(o) => match o.get_attr(o, "__iter__") {
@@ -1708,9 +1707,6 @@ impl Interpreter for Interp<'_> {
     fn source(&self) -> &Rc<str> {
         &self.source
     }
-    fn repr_depth(&mut self) -> &mut usize {
-        &mut self.repr_depth
-    }
     fn call_value(&mut self, callee: &Value, args: Args) -> Result<Value, Exc> {
         Interp::call_value(self, callee, args)
     }
@@ -1721,7 +1717,12 @@ impl Interpreter for Interp<'_> {
     /// Returns the value of a final expression statement.
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc> {
         let program = crate::lang::parse(code).map_err(|e| {
-            let mut x = Exc::new(ExcKind::SyntaxError, e.message);
+            let kind = if e.too_deep {
+                ExcKind::RecursionError
+            } else {
+                ExcKind::SyntaxError
+            };
+            let mut x = Exc::new(kind, e.message);
             x.span = Some(e.span);
             x.source = Some(Rc::from(code));
             x

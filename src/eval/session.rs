@@ -175,15 +175,25 @@ pub fn parse_size(text: &str) -> Option<u64> {
 
 const DEFAULT_SIM_GPU_MEMORY: u64 = 4 << 30;
 
+/// The most simulated GPUs a session starts with (`--sim-gpus`, `DEVARRAY_SIM_GPUS`, the
+/// configuration): each has a worker thread and a budget.
+pub const MAX_SIM_GPUS: usize = 64;
+
 fn runtime_config(config: &SessionConfig, warnings: &mut Vec<String>) -> RuntimeConfig {
     let sim_gpus = match config.sim_gpus {
-        Some(n) => n,
+        Some(n) if n <= MAX_SIM_GPUS => n,
+        Some(n) => {
+            warnings.push(format!(
+                "{n} simulated GPUs asked for, more than {MAX_SIM_GPUS}; starting with no simulated GPU"
+            ));
+            0
+        }
         None => match std::env::var("DEVARRAY_SIM_GPUS") {
             Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
-                Ok(n) if n <= 64 => n,
+                Ok(n) if n <= MAX_SIM_GPUS => n,
                 _ => {
                     warnings.push(format!(
-                        "DEVARRAY_SIM_GPUS={v:?} is not a number of GPUs from 0 to 64; starting with no simulated GPU"
+                        "DEVARRAY_SIM_GPUS={v:?} is not a number of GPUs from 0 to {MAX_SIM_GPUS}; starting with no simulated GPU"
                     ));
                     0
                 }
@@ -283,7 +293,12 @@ impl Session {
         self.state.interrupt.take();
         let program = stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || crate::lang::parse(code))
             .map_err(|e| EvalError {
-                ename: "SyntaxError".into(),
+                ename: if e.too_deep {
+                    "RecursionError"
+                } else {
+                    "SyntaxError"
+                }
+                .into(),
                 evalue: e.message,
                 frames: vec![ErrorFrame {
                     function: "<module>".into(),
@@ -293,8 +308,11 @@ impl Session {
             })?;
         let source: Rc<str> = Rc::from(code);
         let last_only = self.config.display == DisplayPolicy::LastExpression;
+        // CPU kernels check the session's interrupt flag between blocks while this runs.
+        let flag = self.state.rt.interrupt_flag();
         let mut interp = Interp::new(&mut self.state, sink, source.clone());
-        let result = interp.run_program(&program, last_only);
+        let result =
+            crate::runtime::interruptible(&flag, || interp.run_program(&program, last_only));
         self.state.interrupt.take();
         // Back at the prompt: buffers kept for reuse within the run go back to the system.
         crate::runtime::memory::release_spare_buffers();

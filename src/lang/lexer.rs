@@ -287,6 +287,7 @@ fn error(message: impl Into<String>, span: Span) -> SyntaxError {
         message: message.into(),
         span,
         incomplete: false,
+        too_deep: false,
     }
 }
 
@@ -536,6 +537,7 @@ impl<'s> Lexer<'s> {
                 message: "unexpected EOF while parsing".into(),
                 span: Span::new(start, self.pos),
                 incomplete: true,
+                too_deep: false,
             });
         } else {
             return Err(error(
@@ -548,6 +550,7 @@ impl<'s> Lexer<'s> {
                 message: "unexpected EOF while parsing".into(),
                 span: Span::new(start, start + 1),
                 incomplete: true,
+                too_deep: false,
             });
         }
         Ok(())
@@ -560,6 +563,7 @@ impl<'s> Lexer<'s> {
                     message: format!("'{open}' was never closed"),
                     span,
                     incomplete: true,
+                    too_deep: false,
                 });
             }
         } else if let Some(&(open, span)) = self.brackets.last() {
@@ -642,6 +646,7 @@ impl<'s> Lexer<'s> {
                         ),
                         span,
                         incomplete: true,
+                        too_deep: false,
                     }
                 } else {
                     error(

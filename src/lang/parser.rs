@@ -22,6 +22,9 @@ pub struct SyntaxError {
     /// header with no body yet, an unterminated triple-quoted string): the REPL
     /// then asks for another line instead of reporting the error.
     pub incomplete: bool,
+    /// The syntax tree would nest deeper than [`MAX_TREE_DEPTH`]: CPython's
+    /// `RecursionError: maximum recursion depth exceeded during compilation`.
+    pub too_deep: bool,
 }
 
 impl fmt::Display for SyntaxError {
@@ -36,6 +39,12 @@ impl std::error::Error for SyntaxError {}
 /// a dozen stack frames (about 18 KiB in an unoptimised build), so this keeps
 /// even a debug build well inside a 2 MiB thread stack.
 pub const MAX_NESTING: usize = 64;
+
+/// Links of operator and trailer chains (`1 + 1 + ...`, `x.b.b...`, `f()()...`) on one path
+/// of the tree: each link is one level of the tree, so this bounds the depth of every walk
+/// over it (evaluation, fusion, dropping), whichever thread does it. CPython stops at about
+/// the same length ("maximum recursion depth exceeded during compilation").
+pub const MAX_TREE_DEPTH: usize = 2990;
 
 type PResult<T> = Result<T, SyntaxError>;
 
@@ -136,6 +145,7 @@ fn err(message: impl Into<String>, span: Span) -> SyntaxError {
         message: message.into(),
         span,
         incomplete: false,
+        too_deep: false,
     }
 }
 
@@ -176,6 +186,8 @@ struct Parser<'s> {
     /// End of the last consumed token: the end of the node being built.
     last_end: usize,
     depth: usize,
+    /// Chain links open on the current path (see [`MAX_TREE_DEPTH`]).
+    links: usize,
     loop_depth: usize,
     in_function: bool,
     /// A `yield` was parsed in the function being parsed.
@@ -192,6 +204,7 @@ impl<'s> Parser<'s> {
             pos: 0,
             last_end: 0,
             depth,
+            links: 0,
             loop_depth: 0,
             in_function: false,
             saw_yield: false,
@@ -300,6 +313,7 @@ impl<'s> Parser<'s> {
                 message: "unexpected EOF while parsing".into(),
                 span: self.span(),
                 incomplete: false,
+                too_deep: false,
             },
             Tok::Keyword(kw @ (Keyword::Async | Keyword::Await | Keyword::Nonlocal)) => err(
                 format!("'{}' is not supported in devarray", kw.as_str()),
@@ -360,6 +374,20 @@ impl<'s> Parser<'s> {
         let result = f(self);
         self.depth -= 1;
         result
+    }
+
+    /// One more link of an operator or trailer chain (the tree gets one level deeper).
+    fn link(&mut self) -> PResult<()> {
+        self.links += 1;
+        if self.links > MAX_TREE_DEPTH {
+            return Err(SyntaxError {
+                message: "maximum recursion depth exceeded during compilation".into(),
+                span: self.span(),
+                incomplete: false,
+                too_deep: true,
+            });
+        }
+        Ok(())
     }
 
     fn line_of(&self, offset: usize) -> usize {
@@ -757,6 +785,17 @@ impl<'s> Parser<'s> {
         })
     }
 
+    /// Only dedents (closing the enclosing blocks) and the end follow: the input stopped
+    /// here, so a missing block or clause is incomplete input (more lines can supply it, at any
+    /// depth: `def f():` / `    try:` / `        z = 1` goes on), not an error.
+    fn only_block_ends_follow(&self) -> bool {
+        self.tokens
+            .get(self.pos..)
+            .unwrap_or_default()
+            .iter()
+            .all(|t| matches!(t.kind, Tok::Dedent | Tok::Eof))
+    }
+
     fn missing_block(&self, header: &str, header_start: usize) -> SyntaxError {
         if let Tok::Error(e) = self.peek() {
             return (**e).clone();
@@ -767,13 +806,8 @@ impl<'s> Parser<'s> {
                 self.line_of(header_start)
             ),
             span: self.span(),
-            // Only dedents (closing the enclosing blocks) and the end follow.
-            incomplete: self
-                .tokens
-                .get(self.pos..)
-                .unwrap_or_default()
-                .iter()
-                .all(|t| matches!(t.kind, Tok::Dedent | Tok::Eof)),
+            incomplete: self.only_block_ends_follow(),
+            too_deep: false,
         }
     }
 
@@ -940,11 +974,12 @@ impl<'s> Parser<'s> {
             finally = Some(self.block("'finally' statement", finally_start)?);
         }
         if handlers.is_empty() && finally.is_none() {
-            if matches!(self.peek(), Tok::Eof) {
+            if self.only_block_ends_follow() {
                 return Err(SyntaxError {
                     message: "expected 'except' or 'finally' block".into(),
                     span: self.span(),
                     incomplete: true,
+                    too_deep: false,
                 });
             }
             return Err(self.error_here("expected 'except' or 'finally' block"));
@@ -1409,6 +1444,13 @@ impl<'s> Parser<'s> {
 
     /// Binary operators by precedence climbing: `| ^ & << >> + - * / // % @`.
     fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
+        let links = self.links;
+        let left = self.binary_chain(min_prec);
+        self.links = links;
+        left
+    }
+
+    fn binary_chain(&mut self, min_prec: u8) -> PResult<Expr> {
         let start = self.start();
         let mut left = self.unary()?;
         while let Some((op, prec)) = binary_op(self.peek()) {
@@ -1416,6 +1458,7 @@ impl<'s> Parser<'s> {
                 break;
             }
             self.advance();
+            self.link()?;
             let right = self.binary(prec + 1)?;
             left = Expr {
                 kind: ExprKind::Binary {
@@ -1483,9 +1526,19 @@ impl<'s> Parser<'s> {
     }
 
     fn primary(&mut self) -> PResult<Expr> {
+        let links = self.links;
+        let expr = self.trailers();
+        self.links = links;
+        expr
+    }
+
+    fn trailers(&mut self) -> PResult<Expr> {
         let start = self.start();
         let mut expr = self.atom()?;
         loop {
+            if self.check_op(Op::Dot) || self.check_op(Op::LParen) || self.check_op(Op::LBracket) {
+                self.link()?;
+            }
             if self.eat_op(Op::Dot) {
                 let (attr, attr_span) = self.name("an attribute name after '.'")?;
                 expr = Expr {

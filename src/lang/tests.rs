@@ -935,8 +935,19 @@ fn deep_inputs_fail_cleanly() {
     // Moderate nesting is fine.
     let src = format!("x = {}1{}", "(".repeat(60), ")".repeat(60));
     assert!(parse(&src).is_ok());
-    let long_chain = format!("x = 1{}", " + 1".repeat(5000));
+    let long_chain = format!("x = 1{}", " + 1".repeat(2989));
     assert!(parse(&long_chain).is_ok());
+    // Past CPython's limit a chain is refused as too deep, and nothing deep is ever built.
+    for src in [
+        format!("x = 1{}", " + 1".repeat(3000)),
+        format!("x = y{}", ".b".repeat(200_000)),
+        format!("x = y{}", "[0]".repeat(3000)),
+    ] {
+        let Err(e) = parse(&src) else {
+            panic!("a chain past the limit parsed")
+        };
+        assert!(e.too_deep, "{}", e.message);
+    }
 }
 
 #[test]

@@ -203,6 +203,7 @@ pub fn full<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
         (Value::Int(_), TORCH) => DType::Int64,
         _ => DType::Float32,
     };
+    crate::object::ops::int_fits(&fill, dtype.unwrap_or(default))?;
     let arr = it
         .state_mut()
         .rt
@@ -213,7 +214,7 @@ pub fn full<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
 fn like<const F: u8>(it: &mut dyn Interpreter, mut a: Args, value: f64) -> Result<Value, Exc> {
     let x = a.required(0, "data")?;
     a.finish(1)?;
-    let Value::Array(x) = x else {
+    let Value::Array(x) = &x else {
         return Err(Exc::type_error(format!("{}() expects an array", a.fname)));
     };
     let arr = it
@@ -586,7 +587,7 @@ fn scalar_value(s: Scalar) -> Value {
 
 /// Axis argument: None, an int, or a tuple of ints.
 fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
-    match v {
+    match &v {
         None | Some(Value::None) => Ok(None),
         Some(Value::Tuple(t)) => t
             .iter()
@@ -597,7 +598,7 @@ fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
-        Some(x) => as_i64(&x)
+        Some(x) => as_i64(x)
             .map(|i| Some(vec![i as isize]))
             .ok_or_else(|| Exc::type_error("axis must be an integer or a tuple of integers")),
     }
@@ -790,11 +791,33 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     to_device(it, r, &t, true)
                 }),
                 "as_in_context" | "as_in_ctx" | "to" => ("x.as_in_context(device): x itself when already there, else a copy.", |it, r, mut a| {
-                    let t = a.take(0, "device")?.or_else(|| a.take_kw("ctx")).ok_or_else(|| Exc::type_error("missing the target device"))?;
-                    a.take_kw("dtype");
+                    // PyTorch's forms: to(device), to(dtype), to(device, dtype), keywords.
+                    let first = a.take(0, "device")?.or_else(|| a.take_kw("ctx"));
+                    let second = a.take(1, "dtype")?;
                     a.take_kw("non_blocking");
-                    a.finish(1)?;
-                    to_device(it, r, &t, false)
+                    a.take_kw("copy");
+                    a.finish(2)?;
+                    let (device, dtype) = match first {
+                        Some(d @ Value::DType(..)) => (None, Some(d)),
+                        other => (other, second.filter(|d| !matches!(d, Value::None))),
+                    };
+                    if device.is_none() && dtype.is_none() {
+                        return Err(Exc::type_error("missing the target device"));
+                    }
+                    let moved = match &device {
+                        Some(d) => to_device(it, r, d, false)?,
+                        None => r.clone(),
+                    };
+                    match dtype.as_ref().map(dtype_arg).transpose()?.flatten() {
+                        Some(dt) => {
+                            let x = recv(&moved)?;
+                            if x.array.dtype() == dt {
+                                return Ok(moved.clone());
+                            }
+                            Ok(wrap(it.state_mut().nn.tape.astype(&x.array, dt)?, x.flavor))
+                        }
+                        None => Ok(moved),
+                    }
                 }),
                 "cuda" => ("x.cuda(i=0): x on cuda:i (itself when already there).", |it, r, mut a| {
                     let i = a.take(0, "device")?;
@@ -831,11 +854,11 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let req = a.take(0, "grad_req")?;
                     a.take_kw("stype");
                     a.finish(1)?;
-                    let accumulate = match req {
+                    let accumulate = match &req {
                         None => false,
-                        Some(Value::Str(s)) if &*s == "write" => false,
-                        Some(Value::Str(s)) if &*s == "add" => true,
-                        Some(other) => return Err(Exc::value_error(format!("attach_grad: grad_req must be 'write' or 'add', not {}", crate::object::format::repr(it, &other)?))),
+                        Some(Value::Str(s)) if &**s == "write" => false,
+                        Some(Value::Str(s)) if &**s == "add" => true,
+                        Some(other) => return Err(Exc::value_error(format!("attach_grad: grad_req must be 'write' or 'add', not {}", crate::object::format::repr(it, other)?))),
                     };
                     let x = recv(r)?;
                     let st = it.state_mut();

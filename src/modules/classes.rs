@@ -60,7 +60,7 @@ pub fn super_fn(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let cls = a.required(0, "type")?;
     let obj = a.required(1, "obj")?;
     a.finish(2)?;
-    let Value::Class(cls) = cls else {
+    let Value::Class(cls) = &cls else {
         return Err(Exc::type_error(format!(
             "super() argument 1 must be a type, not {}",
             cls.type_name()
@@ -76,7 +76,8 @@ pub fn super_fn(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             "super(type, obj): obj must be an instance or subtype of type",
         ));
     }
-    Ok(Value::Object(Rc::new(Super { class: cls, obj })))
+    let class = cls.clone();
+    Ok(Value::Object(Rc::new(Super { class, obj })))
 }
 
 pub fn property(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -154,13 +155,13 @@ pub fn delattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let o = a.required(0, "obj")?;
     let name = a.required(1, "name")?;
     a.finish(2)?;
-    let Value::Str(name) = name else {
+    let Value::Str(name) = &name else {
         return Err(Exc::type_error(format!(
             "attribute name must be string, not '{}'",
             name.type_name()
         )));
     };
-    del_attr(it, &o, &name)?;
+    del_attr(it, &o, name)?;
     Ok(Value::None)
 }
 

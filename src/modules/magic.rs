@@ -269,14 +269,70 @@ fn shell(it: &mut dyn Interpreter, cmd: &str) -> Result<(), Exc> {
         ));
         return Ok(());
     }
-    let output = std::process::Command::new("sh")
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    // Its own process group, so an interrupt can end the command and everything it started.
+    let mut child = std::process::Command::new("sh")
         .arg("-c")
         .arg(cmd)
-        .stdin(std::process::Stdio::null())
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
         .map_err(|e| Exc::new(ExcKind::OSError, format!("could not run `{cmd}`: {e}")))?;
-    it.out().stdout(&String::from_utf8_lossy(&output.stdout));
-    it.out().stderr(&String::from_utf8_lossy(&output.stderr));
+    // Both pipes drain on their own threads, so a chatty command never blocks on a full pipe.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let mut interrupted = false;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if it.check_interrupt().is_err() => {
+                interrupted = true;
+                // SAFETY: kill(2) on the child's own process group (its pid); no memory involved.
+                unsafe {
+                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+                }
+                let _ = child.wait();
+                break;
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(e) => {
+                return Err(Exc::new(
+                    ExcKind::OSError,
+                    format!("could not wait for `{cmd}`: {e}"),
+                ))
+            }
+        }
+    }
+    // What the command wrote before it ended (or was ended) is shown either way.
+    it.out()
+        .stdout(&String::from_utf8_lossy(&out.join().unwrap_or_default()));
+    it.out()
+        .stderr(&String::from_utf8_lossy(&err.join().unwrap_or_default()));
+    if interrupted {
+        return Err(Exc::new(ExcKind::KeyboardInterrupt, ""));
+    }
     Ok(())
 }
 

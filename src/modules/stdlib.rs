@@ -156,7 +156,7 @@ fn sleep(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 fn stream_text(mut a: Args) -> Result<String, Exc> {
     let v = a.required(0, "text")?;
     a.finish(1)?;
-    match v {
+    match &v {
         Value::Str(s) => Ok(s.to_string()),
         other => Err(Exc::type_error(format!(
             "write() argument must be str, not {}",

@@ -52,6 +52,13 @@ impl Attrs {
         }
         Some(v)
     }
+    /// Empties the map, handing back its values (the drop guard frees them from a heap stack).
+    pub fn take_values(&mut self) -> impl Iterator<Item = Value> {
+        self.index.clear();
+        std::mem::take(&mut self.entries)
+            .into_iter()
+            .map(|(_, v)| v)
+    }
     pub fn iter(&self) -> impl Iterator<Item = &(Rc<str>, Value)> {
         self.entries.iter()
     }
@@ -258,23 +265,23 @@ pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
             let name = a.required(1, "name")?;
             let value = a.required(2, "value")?;
             a.finish(3)?;
-            let Value::Str(name) = name else {
+            let Value::Str(name) = &name else {
                 return Err(Exc::type_error("attribute name must be string"));
             };
-            raw_set_attr(it, &this, &name, value)?;
+            raw_set_attr(it, &this, name, value)?;
             Ok(Value::None)
         },
         (Value::Type(TypeKind::Object), "__getattribute__") => |it, mut a| {
             let this = a.required(0, "self")?;
             let name = a.required(1, "name")?;
             a.finish(2)?;
-            let Value::Str(name) = name else {
+            let Value::Str(name) = &name else {
                 return Err(Exc::type_error("attribute name must be string"));
             };
             match &this {
-                Value::Instance(inst) => match generic_get_attr(it, &this, inst, &name)? {
+                Value::Instance(inst) => match generic_get_attr(it, &this, inst, name)? {
                     Some(v) => Ok(v),
-                    None => Err(no_attribute(&inst.class, &name)),
+                    None => Err(no_attribute(&inst.class, name)),
                 },
                 other => Err(Exc::new(
                     ExcKind::AttributeError,
@@ -842,10 +849,10 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
         *inst.base_state.borrow_mut() = Value::tuple(args.pos.clone());
     }
     match init {
-        Some(Value::Func(f)) => {
+        Some(f @ Value::Func(_)) => {
             let mut args = args;
             args.pos.insert(0, this.clone());
-            let r = it.call_value(&Value::Func(f), args)?;
+            let r = it.call_value(&f, args)?;
             if !matches!(r, Value::None) {
                 return Err(Exc::type_error(format!(
                     "__init__() should return None, not '{}'",
@@ -974,9 +981,9 @@ pub fn adopt_methods(class: &Rc<Class>) {
             }
             _ => Vec::new(),
         };
-        for f in funcs {
+        for f in &funcs {
             if let Value::Func(f) = f {
-                set_owner(&f, class);
+                set_owner(f, class);
             }
         }
     }

@@ -21,8 +21,6 @@ pub trait Interpreter {
     fn out(&mut self) -> &mut dyn OutputSink;
     /// The source text the current spans point into.
     fn source(&self) -> &Rc<str>;
-    /// Nesting of containers being repr'd (guards self-containing lists).
-    fn repr_depth(&mut self) -> &mut usize;
     /// `callee(*args)`: a user function, a built-in, a bound method, a type.
     fn call_value(&mut self, callee: &Value, args: Args) -> Result<Value, Exc>;
     /// Every item of an iterable, in order.
@@ -54,7 +52,7 @@ pub trait Interpreter {
 
 /// The key a value is hashed under in a dict or set; unhashable values are a `TypeError`.
 pub fn hash_key(v: &Value) -> Result<HashKey, Exc> {
-    v.hash_key()
+    v.hash_key()?
         .ok_or_else(|| Exc::type_error(format!("unhashable type: '{}'", v.type_name())))
 }
 

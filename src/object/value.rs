@@ -390,9 +390,10 @@ impl Value {
         })
     }
 
-    /// The key for dicts and `in` on dicts; None for unhashable values.
-    pub fn hash_key(&self) -> Option<HashKey> {
-        Some(match self {
+    /// The key for dicts and `in` on dicts; None for unhashable values. Tuples nest under the
+    /// recursion guard (`RecursionError` past its limit).
+    pub fn hash_key(&self) -> Result<Option<HashKey>, Exc> {
+        Ok(Some(match self {
             Value::None => HashKey::None,
             Value::Bool(b) => HashKey::Int(*b as i64),
             Value::Int(i) => HashKey::Int(*i),
@@ -405,12 +406,25 @@ impl Value {
             }
             Value::Str(s) => HashKey::Str(s.clone()),
             Value::Tuple(t) => {
-                HashKey::Tuple(t.iter().map(|v| v.hash_key()).collect::<Option<Vec<_>>>()?)
+                let items = super::guard::nest(super::guard::Walk::Hash, || {
+                    let mut keys = Vec::with_capacity(t.len());
+                    for v in t.iter() {
+                        match v.hash_key()? {
+                            Some(k) => keys.push(k),
+                            None => return Ok(None),
+                        }
+                    }
+                    Ok(Some(keys))
+                })?;
+                match items {
+                    Some(keys) => HashKey::Tuple(keys),
+                    None => return Ok(None),
+                }
             }
             Value::Device(d) => HashKey::Device(*d),
-            Value::List(_) | Value::Dict(_) | Value::Array(_) => return None,
+            Value::List(_) | Value::Dict(_) | Value::Array(_) => return Ok(None),
             other => HashKey::Ptr(other.identity()),
-        })
+        }))
     }
 
     /// A number identifying the object, for `is` and `id()`. Values without
@@ -569,5 +583,16 @@ impl Args {
             ));
         }
         Ok(())
+    }
+}
+
+/// Dropping a value frees what only it holds; nested containers are freed from a heap stack
+/// (`guard::drop_nested`), so a list 200,000 levels deep cannot overflow the native stack.
+impl Drop for Value {
+    #[inline]
+    fn drop(&mut self) {
+        if super::guard::owns_nested(self) {
+            super::guard::drop_nested(self);
+        }
     }
 }

@@ -258,9 +258,9 @@ impl NativeObject for DatasetObj {
 }
 
 fn fashion_mnist(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let root = match a.take(0, "root")? {
+    let root = match &a.take(0, "root")? {
         None | Some(Value::None) => None,
-        Some(Value::Str(s)) => Some(PathBuf::from(expand_home(&s))),
+        Some(Value::Str(s)) => Some(PathBuf::from(expand_home(s))),
         Some(other) => {
             return Err(Exc::type_error(format!(
                 "root must be a directory name, got {}",
@@ -1074,7 +1074,7 @@ impl NativeObject for ProgressIter {
 
 pub fn progress(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let what = a.required(0, "total")?;
-    let desc = match a.take(1, "desc")? {
+    let desc = match &a.take(1, "desc")? {
         None | Some(Value::None) => String::new(),
         Some(Value::Str(s)) => s.to_string(),
         Some(other) => {
