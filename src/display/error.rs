@@ -14,10 +14,27 @@
 use colored::Colorize;
 use unicode_width::UnicodeWidthChar;
 
-#[cfg(test)]
-use crate::eval::session::ErrorFrame;
-use crate::eval::session::EvalError;
 use crate::lang::span::{locate, Span};
+
+/// An uncaught error as plain data: the exception's class name, its message
+/// and the frames it unwound through. The evaluator converts its own error
+/// type into this, so rendering knows nothing of the interpreter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traceback {
+    pub ename: String,
+    pub evalue: String,
+    /// Outermost first; the last frame is where the error was raised.
+    pub frames: Vec<TraceFrame>,
+}
+
+/// One level of a traceback: the function (`<module>` at top level), the
+/// source text that level was running and the byte span in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceFrame {
+    pub function: String,
+    pub source: String,
+    pub span: Span,
+}
 
 /// The source line of `span` and the caret line under it. Columns are measured
 /// in terminal cells (wide CJK characters take two), and tabs before the span
@@ -62,7 +79,7 @@ fn is_syntax_error(ename: &str) -> bool {
 }
 
 /// The report a user sees for `err`; `color` adds ANSI colours.
-pub fn render_error(err: &EvalError, color: bool) -> String {
+pub fn render_error(err: &Traceback, color: bool) -> String {
     let mut out = String::new();
     let mut repeats = 0usize;
     for (i, frame) in err.frames.iter().enumerate() {
@@ -112,18 +129,18 @@ mod tests {
 
     /// A NameError raised at `span` in `source`, inside the calls `frames`
     /// (function name, call site), outermost first.
-    fn error(source: &str, span: Option<Span>, frames: Vec<(String, Span)>) -> EvalError {
+    fn error(source: &str, span: Option<Span>, frames: Vec<(String, Span)>) -> Traceback {
         let mut names = vec!["<module>".to_string()];
         names.extend(frames.iter().map(|(n, _)| n.clone()));
         let mut spans: Vec<Span> = frames.iter().map(|(_, s)| *s).collect();
         spans.extend(span);
-        EvalError {
+        Traceback {
             ename: "NameError".into(),
             evalue: "name 'q' is not defined".into(),
             frames: names
                 .into_iter()
                 .zip(spans)
-                .map(|(function, span)| ErrorFrame {
+                .map(|(function, span)| TraceFrame {
                     function,
                     source: source.into(),
                     span,
@@ -170,10 +187,10 @@ mod tests {
 
     #[test]
     fn span_at_the_end_of_input() {
-        let err = EvalError {
+        let err = Traceback {
             ename: "SyntaxError".into(),
             evalue: "unexpected end of input".into(),
-            frames: vec![ErrorFrame {
+            frames: vec![TraceFrame {
                 function: "<module>".into(),
                 source: "x = (1 +".into(),
                 span: Span::new(8, 8),
@@ -204,7 +221,7 @@ mod tests {
             render_error(&err, false),
             "NameError: name 'q' is not defined"
         );
-        let bare = EvalError {
+        let bare = Traceback {
             ename: "KeyboardInterrupt".into(),
             evalue: String::new(),
             frames: vec![],

@@ -145,7 +145,25 @@ impl EvalError {
     /// then `ename: evalue`. `color` adds ANSI colours (callers decide from
     /// NO_COLOR and whether the output is a terminal).
     pub fn render(&self, color: bool) -> String {
-        crate::display::error::render_error(self, color)
+        crate::display::error::render_error(&self.to_traceback(), color)
+    }
+
+    /// The error as the plain data `display` renders.
+    pub fn to_traceback(&self) -> crate::display::error::Traceback {
+        use crate::display::error::{TraceFrame, Traceback};
+        Traceback {
+            ename: self.ename.clone(),
+            evalue: self.evalue.clone(),
+            frames: self
+                .frames
+                .iter()
+                .map(|f| TraceFrame {
+                    function: f.function.clone(),
+                    source: f.source.clone(),
+                    span: f.span,
+                })
+                .collect(),
+        }
     }
 
     /// Jupyter's traceback: the rendered report split into lines.
