@@ -123,6 +123,137 @@ pub fn render_error(err: &Traceback, color: bool) -> String {
     out
 }
 
+/// IPython's 16-colour ANSI foreground codes, reset with 39 as IPython does
+/// (so a colour never leaks past its token).
+fn paint(code: u8, text: &str, color: bool) -> String {
+    if color && !text.is_empty() {
+        format!("\x1b[{code}m{text}\x1b[39m")
+    } else {
+        text.to_string()
+    }
+}
+
+const RED: u8 = 31;
+const GREEN: u8 = 32;
+const CYAN: u8 = 36;
+
+/// Lines of context IPython shows around the failing line.
+const LINES_BEFORE: usize = 4;
+const LINES_AFTER: usize = 3;
+
+/// The traceback as ipykernel sends it (one list entry per part): a rule, the
+/// `ename ... Traceback (most recent call last)` header, one entry per frame
+/// (`Cell In[n], line k[, in f]` and the numbered lines around it, the failing
+/// one marked `---->`), then `ename: evalue`. `cell_label` names the cell a
+/// frame's source came from (`In[3]`); syntax errors take IPython's short form.
+pub fn render_ipython(
+    tb: &Traceback,
+    cell_label: &dyn Fn(&str) -> String,
+    color: bool,
+) -> Vec<String> {
+    let last = if tb.evalue.is_empty() {
+        format!("{}: ", paint(RED, &tb.ename, color))
+    } else {
+        format!("{}: {}", paint(RED, &tb.ename, color), tb.evalue)
+    };
+    if is_syntax_error(&tb.ename) {
+        if let [frame] = tb.frames.as_slice() {
+            let (line_no, text, carets) = caret_line(&frame.source, frame.span);
+            return vec![format!(
+                "  {}{}{}\n{}\n    {carets}\n{last}\n",
+                paint(CYAN, "Cell ", color),
+                paint(GREEN, &cell_label(&frame.source), color),
+                paint(GREEN, &format!(", line {line_no}"), color),
+                paint(RED, &format!("    {text}"), color),
+            )];
+        }
+    }
+    if tb.frames.is_empty() {
+        return vec![last];
+    }
+    const TITLE: &str = "Traceback (most recent call last)";
+    let mut out = vec![
+        paint(RED, &"-".repeat(75), color),
+        format!(
+            "{}{}{TITLE}",
+            paint(RED, &tb.ename, color),
+            " ".repeat((75 - TITLE.len()).saturating_sub(tb.ename.chars().count()))
+        ),
+    ];
+    let mut i = 0;
+    while i < tb.frames.len() {
+        let frame = &tb.frames[i];
+        let run = tb.frames[i..].iter().take_while(|f| *f == frame).count();
+        out.push(ipython_frame(frame, cell_label, color));
+        if run > 3 {
+            // A recursion: show it three times, then count the rest as IPython does.
+            out.push(ipython_frame(frame, cell_label, color));
+            let (line_no, _, _) = locate(&frame.source, frame.span);
+            out.push(format!(
+                "    {}\n",
+                paint(
+                    RED,
+                    &format!(
+                        "[... skipping similar frames: {} at line {line_no} ({} times)]",
+                        frame.function,
+                        run - 3
+                    ),
+                    color
+                )
+            ));
+            out.push(ipython_frame(frame, cell_label, color));
+        } else {
+            for _ in 1..run {
+                out.push(ipython_frame(frame, cell_label, color));
+            }
+        }
+        i += run;
+    }
+    out.push(last);
+    out
+}
+
+/// One frame in IPython's context form.
+fn ipython_frame(frame: &TraceFrame, cell_label: &dyn Fn(&str) -> String, color: bool) -> String {
+    let (line_no, _, _) = locate(&frame.source, frame.span);
+    let mut text = format!(
+        "{}{}",
+        paint(CYAN, "Cell ", color),
+        paint(
+            GREEN,
+            &format!("{}, line {line_no}", cell_label(&frame.source)),
+            color
+        )
+    );
+    if frame.function != "<module>" {
+        text.push_str(&format!(", in {}", paint(CYAN, &frame.function, color)));
+    }
+    text.push('\n');
+    let lines: Vec<&str> = frame.source.lines().collect();
+    let first = line_no.saturating_sub(LINES_BEFORE).max(1);
+    let end = (line_no + LINES_AFTER).min(lines.len());
+    for n in first..=end {
+        let code = lines.get(n - 1).copied().unwrap_or("");
+        if n == line_no {
+            let arrow = format!(
+                "{}> ",
+                "-".repeat(7usize.saturating_sub(n.to_string().len() + 2))
+            );
+            text.push_str(&format!(
+                "{}{} {code}\n",
+                paint(GREEN, &arrow, color),
+                paint(GREEN, &n.to_string(), color)
+            ));
+        } else {
+            text.push_str(&format!(
+                "{} {code}\n",
+                paint(GREEN, &format!("{n:>7}"), color)
+            ));
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,6 +391,66 @@ mod tests {
         assert_eq!(
             render_error(&err, false),
             "  line 1, in <module>\n    x +\n       ^\nNameError: name 'q' is not defined"
+        );
+    }
+
+    fn label(_: &str) -> String {
+        "In[4]".to_string()
+    }
+
+    #[test]
+    fn ipython_form_has_header_cell_frames_and_context() {
+        let src = "def f(x):\n    return x + q\nf(1)";
+        let q = src.find('q').unwrap_or(0);
+        let call = src.rfind("f(1)").unwrap_or(0);
+        let err = error(
+            src,
+            Some(Span::new(q, q + 1)),
+            vec![("f".into(), Span::new(call, call + 4))],
+        );
+        let tb = render_ipython(&err, &label, false);
+        assert_eq!(
+            tb,
+            vec![
+                "-".repeat(75),
+                "NameError                                 Traceback (most recent call last)".to_string(),
+                "Cell In[4], line 3\n      1 def f(x):\n      2     return x + q\n----> 3 f(1)\n".to_string(),
+                "Cell In[4], line 2, in f\n      1 def f(x):\n----> 2     return x + q\n      3 f(1)\n".to_string(),
+                "NameError: name 'q' is not defined".to_string(),
+            ]
+        );
+        let coloured = render_ipython(&err, &label, true);
+        assert!(coloured[1].starts_with("\x1b[31mNameError\x1b[39m"));
+        let plain: Vec<String> = coloured.iter().map(|l| strip_ansi(l)).collect();
+        assert_eq!(plain, tb);
+    }
+
+    #[test]
+    fn ipython_form_of_a_syntax_error_and_of_recursion() {
+        let err = Traceback {
+            ename: "SyntaxError".into(),
+            evalue: "unexpected end of input".into(),
+            frames: vec![TraceFrame {
+                function: "<module>".into(),
+                source: "x = (1 +".into(),
+                span: Span::new(8, 8),
+            }],
+        };
+        assert_eq!(
+            render_ipython(&err, &label, false),
+            vec!["  Cell In[4], line 1\n    x = (1 +\n            ^\nSyntaxError: unexpected end of input\n"]
+        );
+        let src = "def g(n):\n    return g(n)\ng(1)";
+        let inner = src.find("g(n)\ng").unwrap_or(0);
+        let mut frames = vec![("g".to_string(), Span::new(30, 34))];
+        frames.extend((0..9).map(|_| ("g".to_string(), Span::new(inner, inner + 4))));
+        let mut err = error(src, None, frames);
+        err.ename = "RecursionError".into();
+        let tb = render_ipython(&err, &label, false);
+        assert_eq!(tb.len(), 2 + 1 + 4 + 1, "{tb:#?}");
+        assert_eq!(
+            tb[5],
+            "    [... skipping similar frames: g at line 2 (6 times)]\n"
         );
     }
 }

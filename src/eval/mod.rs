@@ -22,6 +22,7 @@ pub mod fuse;
 pub mod globals;
 pub mod gluon;
 pub mod gluon_data;
+pub mod inspect;
 pub mod interp;
 pub mod magic;
 pub mod modules;
