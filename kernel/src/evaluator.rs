@@ -432,14 +432,11 @@ impl OutputSink for IopubSink<'_> {
 
     /// A progress bar is one output updated in place: display_data with a
     /// display_id first, then update_display_data for each redraw.
-    fn progress(&mut self, display_id: &str, text: &str, state: ProgressState) {
+    fn progress(&mut self, display_id: &str, data: &DisplayData, state: ProgressState) {
         if self.silent {
             return;
         }
-        let data = media(&DisplayData {
-            plain: text.to_string(),
-            html: None,
-        });
+        let data = media(data);
         match state {
             ProgressState::Start => {
                 let mut content = DisplayDataContent::new(data);
@@ -468,6 +465,8 @@ pub fn media(data: &DisplayData) -> Media {
 /// The error as IPython reports it: header, `Cell In[n]` frames, colour
 /// unless the kernel was started with `NO_COLOR`.
 pub fn error_output(error: &EvalError, cells: &Cells) -> ErrorOutput {
+    let mut error = error.clone();
+    error.evalue = kernel_hint(&error.evalue);
     ErrorOutput {
         ename: error.ename.clone(),
         evalue: error.evalue.clone(),
@@ -477,6 +476,19 @@ pub fn error_output(error: &EvalError, cells: &Cells) -> ErrorOutput {
             tracebacks_in_colour(),
         ),
     }
+}
+
+/// The runtime's no-GPU hint names command-line switches a notebook user
+/// cannot reach; in Jupyter the way out is the simulated-GPU kernel.
+fn kernel_hint(evalue: &str) -> String {
+    const CLI_HINT: &str =
+        "To simulate GPUs, start devarray with --sim-gpus 2 or set DEVARRAY_SIM_GPUS=2";
+    evalue.replace(
+        CLI_HINT,
+        "To simulate GPUs in Jupyter, switch to the \"devarray (2 simulated GPUs)\" kernel \
+         (Kernel > Change Kernel...); outside Jupyter, start devarray with --sim-gpus 2 or set \
+         DEVARRAY_SIM_GPUS=2",
+    )
 }
 
 /// Notebooks show ANSI colours in tracebacks; a kernel started with `NO_COLOR`

@@ -930,6 +930,25 @@ impl ProgressObj {
         format!("{label}[{bar}] {done}/{}", self.total)
     }
 
+    /// The text line and, for notebooks, an HTML bar (as tqdm.notebook draws one).
+    fn data(&self) -> super::session::DisplayData {
+        let done = self.done.get().min(self.total);
+        super::session::DisplayData {
+            plain: self.line(),
+            html: Some(crate::display::html::progress_html(
+                &self.desc, done, self.total,
+            )),
+        }
+    }
+
+    /// Ends the bar's line; nothing when it was never drawn (an empty iterable).
+    fn end(&self, it: &mut Interp) {
+        if self.shown.replace(false) {
+            it.out
+                .progress(&self.display_id, &self.data(), ProgressState::End);
+        }
+    }
+
     fn advance(&self, it: &mut Interp, n: usize) {
         self.done.set(self.done.get().saturating_add(n));
         let state = if self.shown.replace(true) {
@@ -937,7 +956,7 @@ impl ProgressObj {
         } else {
             ProgressState::Start
         };
-        it.out.progress(&self.display_id, &self.line(), state);
+        it.out.progress(&self.display_id, &self.data(), state);
     }
 }
 
@@ -983,9 +1002,7 @@ impl NativeObject for ProgressObj {
                 "p.close(): end the bar's line.",
                 |it, r, a| {
                     a.finish(0)?;
-                    let bar = progress_of(r)?;
-                    it.out
-                        .progress(&bar.display_id, &bar.line(), ProgressState::End);
+                    progress_of(r)?.end(it);
                     Ok(Value::None)
                 },
             ),
@@ -1062,7 +1079,9 @@ impl NativeObject for ProgressIter {
                         Ok(v)
                     }
                     None => {
-                        it.write_stdout("\n");
+                        // Through the sink: a terminal ends the line, a
+                        // notebook's bar (an HTML output) needs no newline.
+                        bar.end(it);
                         Err(stop())
                     }
                 }
