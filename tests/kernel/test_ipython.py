@@ -140,3 +140,86 @@ def test_completion_of_attributes(kc: BlockingKernelClient) -> None:
     ok(kc, "x = ones(2, 3)")
     content = shell_reply(kc, kc.complete("x.as", cursor_pos=4))["content"]
     assert {"asnumpy", "as_in_context", "astype", "asscalar"} <= set(content["matches"]), content["matches"]
+
+
+def test_progress_bar_is_html_updated_in_place_without_a_blank_line(kc: BlockingKernelClient) -> None:
+    outputs = ok(
+        kc,
+        "from mxnet import gluon, nd\n"
+        "loader = gluon.data.DataLoader(gluon.data.ArrayDataset(nd.arange(4)), batch_size=2)\n"
+        "for X in gluon.utils.Progress(loader, 'epoch 0'):\n"
+        "    pass",
+    )
+    shown = [m for m in outputs if m["msg_type"] in ("display_data", "update_display_data")]
+    assert [m["msg_type"] for m in shown] == ["display_data", "update_display_data"]
+    last = shown[-1]["content"]["data"]
+    assert '<progress value="2" max="2"' in last["text/html"], last
+    assert last["text/plain"].endswith("2/2")
+    assert not [m for m in outputs if m["msg_type"] == "stream"], "no newline after the bar in a notebook"
+
+
+def html_of(outputs: list[dict]) -> str:
+    shown = [m for m in outputs if m["msg_type"] in ("execute_result", "display_data")]
+    assert shown, outputs
+    return shown[-1]["content"]["data"]["text/html"]
+
+
+def test_rich_output_speaks_each_dialect(sim2: BlockingKernelClient) -> None:
+    legacy = html_of(ok(sim2, "ones(2, 3) @ gpu(0)"))
+    assert ">gpu(0)</span>" in legacy
+    torch = html_of(ok(sim2, "import torch\ntorch.ones(2, 3, device='cuda:0')"))
+    assert "device=&#39;cuda:0&#39;" in torch or "device='cuda:0'" in torch, torch
+    assert "torch.float32" in torch and "gpu(0)" not in torch
+    numpy = html_of(ok(sim2, "torch.ones(2, 3, device='cuda:0').cpu().numpy()"))
+    assert "numpy.ndarray" in numpy and "cpu(0)" not in numpy and "badge" not in numpy
+    npmode = ok(sim2, "from mxnet import np, npx\nnpx.set_np()\nnp.ones((2, 3), ctx=gpu(0))")
+    assert result_text(npmode).endswith("ctx=gpu(0))")
+    assert "ctx=gpu(0)" in html_of(npmode)
+    ok(sim2, "npx.reset_np()")
+
+
+def test_transfers_table_is_html_too(sim2: BlockingKernelClient) -> None:
+    ok(sim2, "%transfers")
+    outputs = ok(sim2, "a = ones(2, 3) @ gpu(0)\nb = a.copyto(gpu(1))\n%transfers")
+    shown = [m for m in outputs if m["msg_type"] == "display_data"]
+    assert len(shown) == 1, outputs
+    data = shown[0]["content"]["data"]
+    assert data["text/html"].startswith("<table") and "gpu(1)" in data["text/html"]
+    assert "The transfer ledger has been reset." in data["text/plain"]
+
+
+def test_device_tables_fit_80_columns(sim2: BlockingKernelClient) -> None:
+    for code in ("%devices", "!nvidia-smi"):
+        outputs = ok(sim2, code)
+        text = "".join(
+            m["content"]["text"] if m["msg_type"] == "stream" else m["content"]["data"]["text/plain"]
+            for m in outputs
+            if m["msg_type"] in ("stream", "display_data")
+        )
+        widest = max(len(line) for line in text.splitlines())
+        assert widest <= 80, f"{code}: {widest} columns\n{text}"
+
+
+def test_no_gpu_error_names_the_simulated_gpu_kernel(kc: BlockingKernelClient) -> None:
+    reply, _ = execute(kc, "ones(2) @ gpu(0)")
+    assert reply["content"]["status"] == "error"
+    assert '"devarray (2 simulated GPUs)" kernel' in reply["content"]["evalue"], reply["content"]["evalue"]
+
+
+def test_install_says_where_and_refuses_to_guess_a_prefix(kernel_binary, tmp_path) -> None:
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+    refused = subprocess.run(
+        [str(kernel_binary), "install", "--sys-prefix"], env=env, capture_output=True, text=True
+    )
+    assert refused.returncode != 0
+    assert "will not guess" in refused.stderr, refused.stderr
+    done = subprocess.run(
+        [str(kernel_binary), "install", "--prefix", str(tmp_path)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    kernels = tmp_path / "share" / "jupyter" / "kernels"
+    assert f"Installed kernelspec {kernels / 'devarray'}" in done.stdout
+    assert f"Jupyter finds them in {kernels}" in done.stdout

@@ -128,6 +128,13 @@ def output_text(outputs: list[dict]) -> str:
     return text
 
 
+# The kernel's no-GPU hint names the simulated-GPU kernel where the REPL names its switches.
+KERNEL_HINT = (
+    'To simulate GPUs in Jupyter, switch to the "devarray (2 simulated GPUs)" kernel '
+    "(Kernel > Change Kernel...); outside Jupyter, start devarray with --sim-gpus 2 or set DEVARRAY_SIM_GPUS=2"
+)
+CLI_HINT = "To simulate GPUs, start devarray with --sim-gpus 2 or set DEVARRAY_SIM_GPUS=2"
+
 CELL_FRAME = re.compile(r"^ *Cell In\[\d+\], line (\d+)(?:, in (.+))?$")
 CARETS = re.compile(r"^\s*\^+\s*$")
 
@@ -154,6 +161,8 @@ def repl_form(traceback: list[str]) -> str:
         out.append("    " + marked.split(" ", 2)[2].strip())
     if out and out[-1].endswith(": "):
         out[-1] = out[-1][:-2]
+    if out:
+        out[-1] = out[-1].replace(KERNEL_HINT, CLI_HINT)
     return "\n".join(l for l in out if not CARETS.match(l))
 
 
