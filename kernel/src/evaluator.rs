@@ -210,12 +210,40 @@ fn run_job(session: &mut impl Evaluate, iopub: &Iopub, cells: &mut Cells, job: J
         } => {
             let cursor = char_to_byte(&code, cursor_pos);
             let reply = match catch_unwind(AssertUnwindSafe(|| session.complete(&code, cursor))) {
-                Ok(completion) => CompleteReply {
-                    matches: completion.matches,
-                    cursor_start: byte_to_char(&code, completion.start),
-                    cursor_end: byte_to_char(&code, completion.end),
-                    ..CompleteReply::default()
-                },
+                Ok(completion) => {
+                    let cursor_start = byte_to_char(&code, completion.start);
+                    let cursor_end = byte_to_char(&code, completion.end);
+                    // IPython's experimental per-match types and signatures,
+                    // which JupyterLab shows beside each completion.
+                    let mut metadata = serde_json::Map::new();
+                    if completion.details.len() == completion.matches.len() {
+                        let types: Vec<serde_json::Value> = completion
+                            .matches
+                            .iter()
+                            .zip(&completion.details)
+                            .map(|(text, (kind, signature))| {
+                                serde_json::json!({
+                                    "start": cursor_start,
+                                    "end": cursor_end,
+                                    "text": text,
+                                    "type": kind,
+                                    "signature": signature,
+                                })
+                            })
+                            .collect();
+                        metadata.insert(
+                            "_jupyter_types_experimental".to_string(),
+                            serde_json::Value::Array(types),
+                        );
+                    }
+                    CompleteReply {
+                        matches: completion.matches,
+                        cursor_start,
+                        cursor_end,
+                        metadata,
+                        ..CompleteReply::default()
+                    }
+                }
                 Err(payload) => {
                     log_panic("complete", payload.as_ref());
                     CompleteReply {
@@ -622,6 +650,7 @@ mod tests {
                 matches: vec!["num_gpus".into()],
                 start,
                 end: cursor,
+                details: Vec::new(),
             }
         }
         fn inspect(&mut self, _code: &str, _cursor: usize, _detail: u8) -> Option<DisplayData> {

@@ -287,14 +287,16 @@ pub(crate) fn describe(it: &mut Interp, path: &str, v: &Value, detail: u8, color
             if let Some(sig) = sig {
                 fields.push(("Signature", sig.to_string()));
             }
-            fields.push((
-                "Docstring",
-                if rest.is_empty() {
-                    "<no docstring>".to_string()
-                } else {
-                    rest.to_string()
-                },
-            ));
+            let is_method = matches!(b.kind, super::value::BuiltinKind::Method { .. });
+            let mut doc = if rest.is_empty() {
+                "<no docstring>".to_string()
+            } else {
+                capitalised(rest)
+            };
+            if let Some(more) = super::docs::extended(b.name, is_method) {
+                doc = format!("{doc}\n\n{more}");
+            }
+            fields.push(("Docstring", doc));
             fields.push((
                 "Type",
                 match b.kind {
@@ -338,6 +340,16 @@ pub(crate) fn describe(it: &mut Interp, path: &str, v: &Value, detail: u8, color
     }
     let _ = path;
     render_fields(&fields, color)
+}
+
+/// Docstrings start with a capital, as Python's do ("an array of ones." reads
+/// as a sentence after `Docstring:`).
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 /// IPython's field layout: titles padded to one column, values that span

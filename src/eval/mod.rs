@@ -16,6 +16,7 @@
 
 pub mod arrays;
 pub mod builtins;
+pub mod docs;
 pub mod error;
 pub mod format;
 pub mod fuse;

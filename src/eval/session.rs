@@ -202,6 +202,10 @@ pub struct Completion {
     pub matches: Vec<String>,
     pub start: usize,
     pub end: usize,
+    /// For each match (when filled): its kind as IPython names them
+    /// (`function`, `module`, `instance`, `class`, `keyword`, `param`) and
+    /// its signature, e.g. `(shape, ctx=None, dtype=None)`.
+    pub details: Vec<(String, String)>,
 }
 
 /// A cloneable, thread-safe handle that asks the running statement to stop.
@@ -377,6 +381,52 @@ impl Session {
     /// attributes after a dot, keyword arguments (`dtype=`) inside a call's
     /// parentheses, else variable names, built-ins and keywords.
     pub fn complete(&mut self, code: &str, cursor: usize) -> Completion {
+        let mut completion = self.complete_names(code, cursor);
+        let before = &code[..completion.start];
+        let base = before
+            .strip_suffix('.')
+            .and_then(|b| super::inspect::target_at(b, b.len()));
+        let import_line = {
+            let line = before.rsplit('\n').next().unwrap_or("").trim_start();
+            line.starts_with("import ") || (line.starts_with("from ") && !line.contains(" import "))
+        };
+        completion.details = completion
+            .matches
+            .iter()
+            .map(|m| {
+                if m.ends_with('=') {
+                    return ("param".to_string(), String::new());
+                }
+                if KEYWORDS.contains(&m.as_str()) {
+                    return ("keyword".to_string(), String::new());
+                }
+                let path = base.as_ref().map_or(m.clone(), |b| format!("{b}.{m}"));
+                let value = if import_line {
+                    super::inspect::module(&mut self.state, &path)
+                } else {
+                    super::inspect::resolve(&mut self.state, &path)
+                };
+                match value {
+                    Some(v) => {
+                        let signature = super::inspect::signature_of(&v)
+                            .and_then(|s| s.find('(').map(|i| s[i..].to_string()))
+                            .unwrap_or_default();
+                        let kind = match v {
+                            Value::Builtin(_) | Value::Func(_) => "function",
+                            Value::Module(_) => "module",
+                            Value::Type(_) | Value::ExcType(_) => "class",
+                            _ => "instance",
+                        };
+                        (kind.to_string(), signature)
+                    }
+                    None => ("statement".to_string(), String::new()),
+                }
+            })
+            .collect();
+        completion
+    }
+
+    fn complete_names(&mut self, code: &str, cursor: usize) -> Completion {
         use super::inspect;
         let cursor = floor_boundary(code, cursor.min(code.len()));
         let before = &code[..cursor];
@@ -459,6 +509,7 @@ impl Session {
                                 matches: kw,
                                 start: prefix_start,
                                 end: cursor,
+                                details: Vec::new(),
                             };
                         }
                     }
@@ -473,6 +524,7 @@ impl Session {
             matches: names,
             start: prefix_start,
             end: cursor,
+            details: Vec::new(),
         }
     }
 

@@ -223,3 +223,26 @@ def test_install_says_where_and_refuses_to_guess_a_prefix(kernel_binary, tmp_pat
     kernels = tmp_path / "share" / "jupyter" / "kernels"
     assert f"Installed kernelspec {kernels / 'devarray'}" in done.stdout
     assert f"Jupyter finds them in {kernels}" in done.stdout
+
+
+def test_completion_carries_types_and_signatures(kc: BlockingKernelClient) -> None:
+    content = shell_reply(kc, kc.complete("on", cursor_pos=2))["content"]
+    types = {t["text"]: t for t in content["metadata"]["_jupyter_types_experimental"]}
+    assert types["ones"]["type"] == "function"
+    assert types["ones"]["signature"].startswith("(shape"), types["ones"]
+    content = shell_reply(kc, kc.complete("ones(2, dt", cursor_pos=10))["content"]
+    types = {t["text"]: t["type"] for t in content["metadata"]["_jupyter_types_experimental"]}
+    assert types["dtype="] == "param"
+    content = shell_reply(kc, kc.complete("import mx", cursor_pos=9))["content"]
+    assert content["metadata"]["_jupyter_types_experimental"][0]["type"] == "module"
+
+
+def test_help_question_mark_and_inspection_show_one_docstring(kc: BlockingKernelClient) -> None:
+    outputs = ok(kc, "help(ones)")
+    printed = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream").rstrip("\n")
+    reply, _ = execute(kc, "ones?")
+    paged = strip_ansi(reply["content"]["payload"][0]["data"]["text/plain"])
+    inspected = inspect_text(kc, "ones", 4)
+    assert printed == paged == inspected
+    for section in ("Signature: ones(", "Docstring:\nAn array of ones.", "Parameters\n----------\n", "Example\n-------\n>>> "):
+        assert section in printed, printed
