@@ -296,6 +296,22 @@ pub fn table_text(headers: &[&str], rows: &[Vec<String>]) -> String {
     out.join("\n")
 }
 
+/// A progress bar for notebooks, drawn as tqdm.notebook draws one: the
+/// description, a bar filled to `done / total`, and the count.
+pub fn progress_html(desc: &str, done: usize, total: usize) -> String {
+    let percent = (done * 100).checked_div(total).unwrap_or(100);
+    let label = if desc.is_empty() {
+        String::new()
+    } else {
+        format!("<span>{}</span> ", html_escape(desc))
+    };
+    format!(
+        "<div class=\"devarray-progress\" style=\"display:flex;align-items:center;gap:0.5em;font-family:var(--jp-code-font-family,monospace)\">\
+         {label}<progress value=\"{done}\" max=\"{total}\" style=\"width:20em\"></progress> \
+         <span>{percent}% {done}/{total}</span></div>"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::arrayprint::HostValues;
@@ -413,20 +429,4 @@ mod tests {
              +--------+-----------+--------+"
         );
     }
-}
-
-/// A progress bar for notebooks, drawn as tqdm.notebook draws one: the
-/// description, a bar filled to `done / total`, and the count.
-pub fn progress_html(desc: &str, done: usize, total: usize) -> String {
-    let percent = (done * 100).checked_div(total).unwrap_or(100);
-    let label = if desc.is_empty() {
-        String::new()
-    } else {
-        format!("<span>{}</span> ", html_escape(desc))
-    };
-    format!(
-        "<div class=\"devarray-progress\" style=\"display:flex;align-items:center;gap:0.5em;font-family:var(--jp-code-font-family,monospace)\">\
-         {label}<progress value=\"{done}\" max=\"{total}\" style=\"width:20em\"></progress> \
-         <span>{percent}% {done}/{total}</span></div>"
-    )
 }
