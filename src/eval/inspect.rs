@@ -345,6 +345,11 @@ pub(crate) fn describe(it: &mut Interp, path: &str, v: &Value, detail: u8, color
 /// Docstrings start with a capital, as Python's do ("an array of ones." reads
 /// as a sentence after `Docstring:`).
 fn capitalised(text: &str) -> String {
+    // A doc that starts with code (`gpu(i) if it exists...`) keeps its spelling.
+    let first_word = text.split_whitespace().next().unwrap_or("");
+    if !first_word.chars().all(|c| c.is_alphabetic() || c == ',') {
+        return text.to_string();
+    }
     let mut chars = text.chars();
     match chars.next() {
         Some(c) => c.to_uppercase().chain(chars).collect(),

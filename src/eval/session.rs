@@ -390,10 +390,19 @@ impl Session {
             let line = before.rsplit('\n').next().unwrap_or("").trim_start();
             line.starts_with("import ") || (line.starts_with("from ") && !line.contains(" import "))
         };
+        // An array's `T` is computed when looked up (a transpose): listing it
+        // must not cost that, so array properties are named without a lookup.
+        let base_is_array = base
+            .as_ref()
+            .and_then(|b| super::inspect::resolve(&mut self.state, b))
+            .is_some_and(|v| matches!(v, Value::Array(_)));
         completion.details = completion
             .matches
             .iter()
             .map(|m| {
+                if base_is_array && m == "T" {
+                    return ("instance".to_string(), String::new());
+                }
                 if m.ends_with('=') {
                     return ("param".to_string(), String::new());
                 }
