@@ -9,6 +9,7 @@
 
 pub mod fuse;
 pub mod generator;
+pub mod inspect;
 pub mod interp;
 pub mod session;
 

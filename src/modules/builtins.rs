@@ -883,10 +883,8 @@ fn help(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                  Use help(obj) for documentation, %devices for the device table.\n"
                 .to_string()
         }
-        Some(v) => format!(
-            "{}\n",
-            doc_of(&v).unwrap_or_else(|| format!("No documentation for {}", v.type_name()))
-        ),
+        // The same report as `obj?` and a notebook's Shift+Tab.
+        Some(v) => format!("{}\n", super::pydoc::describe(it, "", &v, 0, false)),
     };
     it.out().stdout(&text);
     Ok(Value::None)

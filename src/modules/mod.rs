@@ -13,14 +13,18 @@
 //! - `mxnet/` — `mxnet` (nd, np, npx, context), `gluon`, `gluon.data`, `autograd`, `init`;
 //! - `torch/` — `torch`, `torch.cuda`, `torch.nn`;
 //! - `stdlib.rs` — `time`, `sys`, `math`;
-//! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%transfers`, `%who`, `!cmd`.
+//! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%transfers`, `%who`, `!cmd`;
+//! - `pydoc.rs`, `docs.rs` — what `help`, `obj?` and inspection show; the long docs of the
+//!   public functions.
 
 pub mod arrays;
 pub mod builtins;
 pub mod classes;
 pub mod devices;
+pub mod docs;
 pub mod magic;
 pub mod mxnet;
+pub mod pydoc;
 pub mod stdlib;
 pub mod torch;
 

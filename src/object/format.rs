@@ -71,10 +71,63 @@ pub fn array_str(a: &ArrayValue) -> String {
     }
 }
 
+/// The HTML table with a header in the array's own framework's words: MXNet's
+/// `gpu(0)` badge, numpy mode's `ctx=gpu(0)`, PyTorch's `device='cuda:0'` and
+/// `torch.float32`, and no device at all for a numpy array (it has none).
 pub fn array_html(a: &ArrayValue) -> String {
-    let device = a.array.device().to_string();
+    let device = a.array.device();
+    let on_gpu = device.kind != DeviceKind::Cpu;
     let dtype = a.array.dtype().name();
-    with_view_again(a, |v| display::array_html(v, dtype, &device))
+    match a.flavor {
+        Flavor::Nd => {
+            let device = device.to_string();
+            with_view_again(a, |v| display::array_html(v, dtype, &device))
+        }
+        Flavor::Np => {
+            let ctx = format!("ctx={device}");
+            let dtype = format!("dtype={dtype}");
+            with_view_again(a, |v| {
+                display::html::array_html_captioned(
+                    v,
+                    &display::html::ArrayCaption {
+                        kind: "mxnet.numpy.ndarray",
+                        device: Some(&ctx),
+                        on_gpu,
+                        dtype: &dtype,
+                    },
+                )
+            })
+        }
+        Flavor::Torch => {
+            let dev = format!("device='{}'", torch_device_name(device));
+            let dtype = format!("torch.{dtype}");
+            with_view_again(a, |v| {
+                display::html::array_html_captioned(
+                    v,
+                    &display::html::ArrayCaption {
+                        kind: "torch.Tensor",
+                        device: Some(&dev),
+                        on_gpu,
+                        dtype: &dtype,
+                    },
+                )
+            })
+        }
+        Flavor::Numpy => {
+            let dtype = format!("dtype('{dtype}')");
+            with_view_again(a, |v| {
+                display::html::array_html_captioned(
+                    v,
+                    &display::html::ArrayCaption {
+                        kind: "numpy.ndarray",
+                        device: None,
+                        on_gpu: false,
+                        dtype: &dtype,
+                    },
+                )
+            })
+        }
+    }
 }
 
 pub fn float_repr(f: f64) -> String {

@@ -222,7 +222,8 @@ impl Completer for ReplHelper {
             };
             return Ok((pos, vec![indent]));
         }
-        let (Ok(session), Ok(pending)) = (self.session.try_borrow(), self.pending.try_borrow())
+        let (Ok(mut session), Ok(pending)) =
+            (self.session.try_borrow_mut(), self.pending.try_borrow())
         else {
             return Ok((pos, Vec::new()));
         };
