@@ -264,6 +264,8 @@ pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::Str(s) => s.to_string(),
         Value::Array(a) => array_str(a),
         Value::Exception(e) => e.message.clone(),
+        // `print(x.dtype)` of a NumPy-style dtype is its name.
+        Value::DType(d, Flavor::Np | Flavor::Numpy) => d.name().to_string(),
         Value::Object(o) => match &o.get_attr(o, "__str__") {
             Some(Value::Str(s)) => s.to_string(),
             _ => o.repr(),
