@@ -250,6 +250,26 @@ impl<'s> Interp<'s> {
                     self.delete(t)?;
                 }
             }
+            StmtKind::Nonlocal(names) => {
+                if let Some(env) = &self.env {
+                    let parent = env.borrow().parent.clone();
+                    for n in names {
+                        // CPython checks this when compiling; here, when the statement runs.
+                        let found = parent
+                            .as_ref()
+                            .is_some_and(|p| lookup_in_scopes(p, n).is_some());
+                        if !found {
+                            return Err(Exc::new(
+                                ExcKind::SyntaxError,
+                                format!("no binding for nonlocal '{n}' found"),
+                            )
+                            .at(stmt.span, &self.source)
+                            .into());
+                        }
+                    }
+                    env.borrow_mut().nonlocals.extend(names.iter().cloned());
+                }
+            }
             StmtKind::Global(names) => {
                 if let Some(env) = &self.env {
                     env.borrow_mut().globals.extend(names.iter().cloned());
@@ -484,6 +504,19 @@ impl<'s> Interp<'s> {
         };
         let mut scope = env.borrow_mut();
         if !scope.globals.is_empty() && scope.globals.contains(name) {
+            return Some(value);
+        }
+        if !scope.nonlocals.is_empty() && scope.nonlocals.contains(name) {
+            let mut cur = scope.parent.clone();
+            drop(scope);
+            while let Some(e) = cur {
+                let mut s = e.borrow_mut();
+                if let Some(slot) = s.vars.get_mut(name) {
+                    *slot = value;
+                    return None;
+                }
+                cur = s.parent.clone();
+            }
             return Some(value);
         }
         if scope.class_body && !scope.vars.contains_key(name) {

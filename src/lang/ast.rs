@@ -143,6 +143,8 @@ pub enum StmtKind {
     Del(Vec<Expr>),
     /// `global a, b`
     Global(Vec<Ident>),
+    /// `nonlocal a, b`: assignments bind in the enclosing function's scope.
+    Nonlocal(Vec<Ident>),
     /// `import a.b.c [as d], e` — one entry per imported module.
     Import(Vec<ImportName>),
     /// `from a.b import c [as d], e`

@@ -561,6 +561,20 @@ impl<'s> Parser<'s> {
                 }
                 StmtKind::Global(names)
             }
+            Tok::Keyword(Keyword::Nonlocal) => {
+                let span = self.advance().span;
+                if !self.in_function {
+                    return Err(err(
+                        "nonlocal declaration not allowed at module level",
+                        span,
+                    ));
+                }
+                let mut names = vec![self.name("a variable name after 'nonlocal'")?.0];
+                while self.eat_op(Op::Comma) {
+                    names.push(self.name("a variable name after ','")?.0);
+                }
+                StmtKind::Nonlocal(names)
+            }
             Tok::Keyword(Keyword::Import) => self.import_statement()?,
             Tok::Keyword(Keyword::From) => self.import_from_statement()?,
             _ => return self.expression_statement(),

@@ -236,6 +236,9 @@ fn st(s: &Stmt) -> String {
             None => format!("(assert {})", sx(test)),
         },
         StmtKind::Del(targets) => format!("(del {})", list(targets.iter().map(sx))),
+        StmtKind::Nonlocal(names) => {
+            format!("(nonlocal {})", list(names.iter().map(|n| n.to_string())))
+        }
         StmtKind::Global(names) => {
             format!("(global {})", list(names.iter().map(|n| n.to_string())))
         }
