@@ -1002,6 +1002,11 @@ impl<'s> Interp<'s> {
                     self.eval(orelse)?
                 }
             }
+            ExprKind::GeneratorExp { def, iter } => {
+                let first = self.eval(iter)?;
+                let f = self.make_function(def)?;
+                self.call_value(&f, Args::positional(vec![first]))?
+            }
             ExprKind::Yield(_) | ExprKind::YieldFrom(_) => {
                 return Err(Exc::new(
                     ExcKind::SyntaxError,

@@ -312,6 +312,13 @@ pub enum ExprKind {
     Yield(Option<Box<Expr>>),
     /// `yield from iterable`
     YieldFrom(Box<Expr>),
+    /// `(elt for x in iter ...)`: a generator. The parser writes it as a generator function
+    /// `def <genexpr>(.0): for x in .0: ... yield elt`, called with the first iterable (which
+    /// is evaluated at once, in the enclosing scope, as in Python).
+    GeneratorExp {
+        def: Rc<FuncDef>,
+        iter: Box<Expr>,
+    },
     Lambda {
         params: Vec<Param>,
         body: Box<Expr>,

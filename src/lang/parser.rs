@@ -1666,13 +1666,7 @@ impl<'s> Parser<'s> {
                     }
                 } else if self.check_kw(Keyword::For) {
                     let generators = self.comprehension_clauses()?;
-                    let genexp = Expr {
-                        kind: ExprKind::ListComp {
-                            elt: Box::new(value),
-                            generators,
-                        },
-                        span: self.since(start),
-                    };
+                    let genexp = generator_expression(value, generators, self.since(start));
                     if !args.is_empty() || !self.check_op(Op::RParen) {
                         return Err(err(
                             "Generator expression must be parenthesized",
@@ -1876,13 +1870,7 @@ impl<'s> Parser<'s> {
             reject_bare_star(&first)?;
             let generators = self.comprehension_clauses()?;
             self.expect_op(Op::RParen, "expected ')'")?;
-            return Ok(Expr {
-                kind: ExprKind::ListComp {
-                    elt: Box::new(first),
-                    generators,
-                },
-                span: self.since(start),
-            });
+            return Ok(generator_expression(first, generators, self.since(start)));
         }
         self.after_item(first_start, Op::RParen)?;
         if self.eat_op(Op::RParen) {
@@ -2337,5 +2325,74 @@ fn check_target(expr: &Expr, usage: TargetUse) -> PResult<()> {
             };
             Err(err(message, expr.span))
         }
+    }
+}
+
+/// `(elt for ... in ... if ...)` as the generator function Python compiles it to:
+/// `def <genexpr>(.0): for t in .0: if c: yield elt`, applied to the first iterable.
+fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -> Expr {
+    let stmt = |kind: StmtKind, span: Span| Stmt { kind, span };
+    let elt_span = elt.span;
+    let mut body = vec![stmt(
+        StmtKind::Expr(Expr {
+            kind: ExprKind::Yield(Some(Box::new(elt))),
+            span: elt_span,
+        }),
+        elt_span,
+    )];
+    let mut first_iter = None;
+    for (i, g) in generators.into_iter().enumerate().rev() {
+        for cond in g.ifs.into_iter().rev() {
+            let s = cond.span;
+            body = vec![stmt(
+                StmtKind::If {
+                    branches: vec![(cond, body)],
+                    orelse: None,
+                },
+                s,
+            )];
+        }
+        let iter = if i == 0 {
+            let s = g.iter.span;
+            first_iter = Some(g.iter);
+            Expr {
+                kind: ExprKind::Name(NameRef::new(Rc::from(".0"))),
+                span: s,
+            }
+        } else {
+            g.iter
+        };
+        let s = g.target.span;
+        body = vec![stmt(
+            StmtKind::For {
+                target: g.target,
+                iter,
+                body,
+            },
+            s,
+        )];
+    }
+    let iter = first_iter.unwrap_or(Expr {
+        kind: ExprKind::Tuple(Vec::new()),
+        span,
+    });
+    Expr {
+        kind: ExprKind::GeneratorExp {
+            def: Rc::new(FuncDef {
+                name: Rc::from("<genexpr>"),
+                params: vec![Param {
+                    name: Rc::from(".0"),
+                    default: None,
+                    kind: ParamKind::Normal,
+                    span,
+                }],
+                body,
+                is_generator: true,
+                doc: None,
+                span,
+            }),
+            iter: Box::new(iter),
+        },
+        span,
     }
 }

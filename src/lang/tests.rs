@@ -89,6 +89,9 @@ fn sx(e: &Expr) -> String {
             generators,
         } => format!("(dictcomp {} {} {})", sx(key), sx(value), comps(generators)),
         ExprKind::Attribute { value, attr, .. } => format!("(. {} {attr})", sx(value)),
+        ExprKind::GeneratorExp { def, iter } => {
+            format!("(genexp {} {})", sx(iter), body(&def.body))
+        }
         ExprKind::Yield(None) => "(yield)".into(),
         ExprKind::Yield(Some(v)) => format!("(yield {})", sx(v)),
         ExprKind::YieldFrom(v) => format!("(yield-from {})", sx(v)),
@@ -460,7 +463,10 @@ fn expressions_table() {
         ("f(1, b=2, *c, **d)", "(call f 1 (kw b 2) (* c) (** d))"),
         ("f(a,)", "(call f a)"),
         ("f()()", "(call (call f))"),
-        ("sum(x for x in y)", "(call sum (listcomp x (for x y)))"),
+        (
+            "sum(x for x in y)",
+            "(call sum (genexp y (for x .0 (yield x))))",
+        ),
         ("x[0]", "(sub x 0)"),
         ("x[:, 1:3]", "(sub x (tuple (slice _ _ _) (slice 1 3 _)))"),
         ("x[::2]", "(sub x (slice _ _ 2))"),
@@ -490,7 +496,10 @@ fn expressions_table() {
             "(listcomp (tuple a b) (for (tuple a b) z))",
         ),
         ("{k: v for k, v in d}", "(dictcomp k v (for (tuple k v) d))"),
-        ("(x for x in y)", "(listcomp x (for x y))"),
+        (
+            "(x for x in y if x)",
+            "(genexp y (for x .0 (if (x (yield x)))))",
+        ),
         (
             "[a if b else c for d in e]",
             "(listcomp (ifexp b a c) (for d e))",

@@ -418,6 +418,7 @@ fn type_kind(v: &Value) -> TypeKind {
         Value::DType(..) => TypeKind::DType,
         Value::Func(_) | Value::Builtin(_) => TypeKind::Function,
         Value::Module(_) => TypeKind::Module,
+        Value::Generator(_) => TypeKind::Generator,
         _ => TypeKind::Object,
     }
 }

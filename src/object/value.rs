@@ -120,6 +120,7 @@ pub enum TypeKind {
     Module,
     Device,
     DType,
+    Generator,
     /// MXNet's legacy `mxnet.ndarray.ndarray.NDArray`.
     NDArray,
     /// MXNet's numpy-mode `mxnet.numpy.ndarray`.
@@ -159,6 +160,7 @@ impl TypeKind {
             TypeKind::Module => "module",
             TypeKind::Device => "Context",
             TypeKind::DType => "dtype",
+            TypeKind::Generator => "generator",
             TypeKind::NDArray => "NDArray",
             TypeKind::MxNumpyArray | TypeKind::NumpyArray => "ndarray",
             TypeKind::Tensor => "Tensor",
