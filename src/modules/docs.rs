@@ -112,6 +112,11 @@ end : str, optional\n    After the last value ('\\n').\nfile : sys.stdout or sys
             "Parameters\n----------\n(none)\n\nExample\n-------\n>>> x.{name}()"
         ),
         "expand_dims" => "Parameters\n----------\naxis : int\n    Where the new axis of length 1 goes.\n\nExample\n-------\n>>> ones(3).expand_dims(0).shape".to_string(),
+        "device" if !method => "Parameters\n----------\ntype : str\n    'cpu', 'cuda' or 'cuda:i'.\nindex : int, optional\n    The GPU's index.\n\nExample\n-------\n>>> torch.device('cuda:1')".to_string(),
+        "is_tensor" => "Parameters\n----------\nobj : any\n\nExample\n-------\n>>> torch.is_tensor(torch.ones(2))".to_string(),
+        "manual_seed" => "Parameters\n----------\nn : int\n    The seed; every device's generator is reseeded.\n\nExample\n-------\n>>> torch.manual_seed(0)".to_string(),
+        "mm" => "Parameters\n----------\na, b : 2-d tensors\n    On the same device; a's columns must equal b's rows.\n\nExample\n-------\n>>> torch.mm(torch.ones(2, 3), torch.ones(3, 2))".to_string(),
+        "synchronize" => "Parameters\n----------\ndevice : optional\n    Accepted for PyTorch's spelling; every device is waited for.\n\nExample\n-------\n>>> torch.cuda.synchronize()".to_string(),
         _ => return None,
     };
     Some(text)
