@@ -743,11 +743,20 @@ impl<'s> Interp<'s> {
         let mut bases = Vec::new();
         for b in args.pos.drain(..) {
             match &b {
-                Value::Class(_) | Value::ExcType(_) | Value::Type(TypeKind::Object) => bases.push(b),
+                Value::Class(_) | Value::ExcType(_) | Value::Type(TypeKind::Object) => {
+                    bases.push(b)
+                }
+                Value::Type(
+                    TypeKind::Int
+                    | TypeKind::Float
+                    | TypeKind::Str
+                    | TypeKind::List
+                    | TypeKind::Tuple
+                    | TypeKind::Dict,
+                ) => bases.push(b),
                 Value::Type(t) => {
                     return Err(Exc::type_error(format!(
-                        "subclassing the built-in type '{}' is not supported yet; keep a '{}' as an attribute instead",
-                        t.name(),
+                        "type '{}' is not an acceptable base type",
                         t.name()
                     )))
                 }
@@ -1576,6 +1585,9 @@ impl<'s> Interp<'s> {
         if let Some(r) = crate::object::class::call_special(self, v, "__iter__", Vec::new())? {
             return Ok(r);
         }
+        if let Some(base) = crate::object::class::base_value(v) {
+            return Ok(base);
+        }
         if let Some(getitem) = crate::object::class::special_method(self, v, "__getitem__")? {
             let mut items = Vec::new();
             loop {
@@ -1750,6 +1762,9 @@ impl Interpreter for Interp<'_> {
     }
     fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc> {
         Interp::iterate(self, v)
+    }
+    fn get_attr(&mut self, v: &Value, name: &str) -> Result<Value, Exc> {
+        builtins::get_attr(self, v, name)
     }
     /// Parse and run `code` (the argument of a magic) in the current session.
     /// Returns the value of a final expression statement.

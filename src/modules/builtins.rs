@@ -240,6 +240,9 @@ pub(super) fn len(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if let Some(n) = class::call_special(it, &v, "__len__", Vec::new())? {
         return class_len(n);
     }
+    if let Some(base) = class::base_value(&v) {
+        return Ok(Value::Int(length(&base)? as i64));
+    }
     // Native objects (data sets, loaders, Sequential) answer through `__len__`.
     if let Value::Object(o) = &v {
         if let Some(f) = o.get_attr(o, "__len__") {
@@ -929,6 +932,22 @@ fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 /// `int(x)`, `str(x)`, `list(x)`, ...
 pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<Value, Exc> {
     a.fname = t.name();
+    // `int(x)` / `float(x)` of an instance: its `__int__` / `__float__`, or the built-in value
+    // a class extending `int` or `float` holds.
+    if let (TypeKind::Int | TypeKind::Float, Some(first @ Value::Instance(_))) = (t, a.pos.first())
+    {
+        let first = first.clone();
+        let special = if t == TypeKind::Int {
+            "__int__"
+        } else {
+            "__float__"
+        };
+        if let Some(v) = class::call_special(it, &first, special, Vec::new())? {
+            a.pos[0] = v;
+        } else if let Some(base) = class::base_value(&first) {
+            a.pos[0] = base;
+        }
+    }
     // `dict(x=1)`: keywords are entries, added after the positional mapping or pairs.
     if t == TypeKind::Dict && !a.kw.is_empty() {
         let kw = std::mem::take(&mut a.kw);

@@ -122,6 +122,16 @@ impl Class {
         })
     }
 
+    /// The built-in type this class extends (`class AttrDict(dict)`), if any: its instances hold
+    /// a value of that type (`Instance::base_state`) that every operation the class does not
+    /// define falls back to.
+    pub fn builtin_base(&self) -> Option<TypeKind> {
+        self.mro.iter().find_map(|c| match c {
+            Value::Type(t) if *t != TypeKind::Object => Some(*t),
+            _ => None,
+        })
+    }
+
     /// `self` is `other` or derives from it.
     pub fn is_subclass_of(self: &Rc<Self>, other: &Value) -> bool {
         match other {
@@ -241,10 +251,41 @@ pub fn class_name(c: &Value) -> String {
     }
 }
 
+/// The built-in value an instance of a class extending `list`, `dict`, `int`, ... holds.
+pub fn base_value(v: &Value) -> Option<Value> {
+    match v {
+        Value::Instance(i) if i.class.builtin_base().is_some() => {
+            Some(i.base_state.borrow().clone())
+        }
+        _ => None,
+    }
+}
+
 /// What the built-in bases give a user class: `object`'s and exceptions' methods, as unbound
 /// built-ins taking the instance first.
 pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
     let f: super::value::BuiltinFn = match (base, name) {
+        // `list.__init__(self, iterable)`, `dict.__init__(self, ...)`: fill the held value.
+        (Value::Type(t), "__init__") if matches!(t, TypeKind::List | TypeKind::Dict) => |it, a| {
+            let mut pos = a.pos.into_iter();
+            let this = pos.next().unwrap_or(Value::None);
+            let Value::Instance(inst) = &this else {
+                return Err(Exc::type_error("__init__ needs an instance"));
+            };
+            let Some(t) = inst.class.builtin_base() else {
+                return Ok(Value::None);
+            };
+            let rest = Args {
+                pos: pos.collect(),
+                kw: a.kw,
+                fname: t.name(),
+            };
+            let fresh = it.call_value(&Value::Type(t), rest)?;
+            *inst.base_state.borrow_mut() = fresh;
+            Ok(Value::None)
+        },
+        // The immutable types took their arguments when the instance was made (`__new__`).
+        (Value::Type(t), "__init__") if *t != TypeKind::Object => |_, _| Ok(Value::None),
         (Value::ExcType(_), "__init__") => exception_init,
         (Value::ExcType(_), "__str__") => |it, mut a| {
             let this = a.required(0, "self")?;
@@ -641,6 +682,11 @@ pub fn generic_get_attr(
     };
     match class_attr {
         Some(attr) => descriptor_get(it, attr, Some(this), &inst.class).map(Some),
+        None if inst.class.builtin_base().is_some() && !name.starts_with("__") => {
+            // `d.keys()`, `l.append(x)`: the held built-in value's own attributes.
+            let base = inst.base_state.borrow().clone();
+            Ok(it.get_attr(&base, name).ok())
+        }
         None => Ok(match name {
             "__class__" => Some(inst.class.value()),
             "__dict__" => Some(attrs_dict(&inst.attrs.borrow())),
@@ -843,6 +889,25 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
         base_state: RefCell::new(Value::None),
     });
     let this = Value::Instance(inst.clone());
+    if let Some(t) = class.builtin_base() {
+        // `__new__` of the built-in base: immutable values take the arguments now, containers
+        // start empty and are filled by `__init__` (the class's, or the base's).
+        let mutable = matches!(t, TypeKind::List | TypeKind::Dict);
+        let base_args = if mutable {
+            Args::default()
+        } else {
+            Args {
+                pos: args.pos.clone(),
+                kw: args.kw.clone(),
+                fname: t.name(),
+            }
+        };
+        let value = it.call_value(&Value::Type(t), base_args)?;
+        *inst.base_state.borrow_mut() = value;
+        if !mutable && !class.defines("__init__") {
+            return Ok(this);
+        }
+    }
     let init = class.lookup_with_builtins("__init__");
     if class.exception_base().is_some() {
         // BaseException.__new__ keeps the arguments even when __init__ is overridden.
@@ -860,7 +925,7 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
                 )));
             }
         }
-        Some(other) if class.defines("__init__") => {
+        Some(other) if class.defines("__init__") || class.builtin_base().is_some() => {
             let f = descriptor_get(it, other, Some(&this), class)?;
             it.call_value(&f, args)?;
         }
@@ -1015,6 +1080,11 @@ pub fn truthy(it: &mut dyn Interpreter, v: &Value) -> Result<bool, Exc> {
             ))),
             None => Ok(true),
         };
+    }
+    if !inst.class.defines("__len__") {
+        if let Some(base) = base_value(v) {
+            return base.truthy();
+        }
     }
     match call_special(it, v, "__len__", Vec::new())? {
         Some(Value::Int(n)) => Ok(n != 0),

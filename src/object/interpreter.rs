@@ -23,6 +23,8 @@ pub trait Interpreter {
     fn source(&self) -> &Rc<str>;
     /// `callee(*args)`: a user function, a built-in, a bound method, a type.
     fn call_value(&mut self, callee: &Value, args: Args) -> Result<Value, Exc>;
+    /// `getattr(v, name)`, by the full attribute protocol.
+    fn get_attr(&mut self, v: &Value, name: &str) -> Result<Value, Exc>;
     /// Every item of an iterable, in order.
     fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc>;
     /// Parses and runs `code` in the current session (a magic's argument); the value of a final

@@ -110,6 +110,9 @@ pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, 
         if let Some(r) = class::call_special(it, v, name, Vec::new())? {
             return Ok(r);
         }
+        if let Some(base) = class::base_value(v) {
+            return unary(it, op, &base);
+        }
     }
     match (op, v) {
         (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Ok(v.clone()),
@@ -489,6 +492,13 @@ fn instance_binary(
             }
         }
     }
+    // A class extending a built-in type computes with the value it holds.
+    let (lb, rb) = (class::base_value(l), class::base_value(r));
+    if lb.is_some() || rb.is_some() {
+        let l = lb.unwrap_or_else(|| l.clone());
+        let r = rb.unwrap_or_else(|| r.clone());
+        return binary(it, op, &l, &r);
+    }
     Err(unsupported(op.symbol(), l, r))
 }
 
@@ -595,6 +605,12 @@ fn instance_compare(
         if !class::is_not_implemented(&v) {
             return Ok(v);
         }
+    }
+    let (lb, rb) = (class::base_value(l), class::base_value(r));
+    if lb.is_some() || rb.is_some() {
+        let l = lb.unwrap_or_else(|| l.clone());
+        let r = rb.unwrap_or_else(|| r.clone());
+        return compare(it, op, &l, &r);
     }
     match op {
         // `!=` is the negation of a defined `__eq__`.
@@ -857,6 +873,9 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
         if let Some(v) = class::call_special(it, container, "__contains__", vec![item.clone()])? {
             return class::truthy(it, &v);
         }
+        if let Some(base) = class::base_value(container) {
+            return contains(it, &base, item);
+        }
         for x in it.iterate(container)? {
             if x.is(item) || equals(&x, item)? {
                 return Ok(true);
@@ -996,8 +1015,11 @@ fn unwrap_slices(idx: Index) -> Index {
 pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Value, Exc> {
     let idx = unwrap_slices(idx);
     if let Value::Instance(_) = obj {
-        return match class::call_special(it, obj, "__getitem__", vec![index_value(&idx)])? {
-            Some(v) => Ok(v),
+        if let Some(v) = class::call_special(it, obj, "__getitem__", vec![index_value(&idx)])? {
+            return Ok(v);
+        }
+        return match class::base_value(obj) {
+            Some(base) => get_item(it, &base, idx),
             None => Err(not_subscriptable(obj)),
         };
     }
@@ -1138,6 +1160,11 @@ pub fn set_item(
 ) -> Result<(), Exc> {
     let idx = unwrap_slices(idx);
     if let Value::Instance(_) = obj {
+        if !matches!(obj, Value::Instance(i) if i.class.defines("__setitem__")) {
+            if let Some(base) = class::base_value(obj) {
+                return set_item(it, &base, idx, value);
+            }
+        }
         let key = index_value(&idx);
         return match class::call_special(it, obj, "__setitem__", vec![key, value])? {
             Some(_) => Ok(()),
@@ -1212,6 +1239,11 @@ pub fn set_item(
 pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(), Exc> {
     let idx = unwrap_slices(idx);
     if let Value::Instance(_) = obj {
+        if !matches!(obj, Value::Instance(i) if i.class.defines("__delitem__")) {
+            if let Some(base) = class::base_value(obj) {
+                return del_item(it, &base, idx);
+            }
+        }
         let key = index_value(&idx);
         return match class::call_special(it, obj, "__delitem__", vec![key])? {
             Some(_) => Ok(()),
