@@ -266,7 +266,7 @@ pub fn base_value(v: &Value) -> Option<Value> {
 pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
     let f: super::value::BuiltinFn = match (base, name) {
         // `list.__init__(self, iterable)`, `dict.__init__(self, ...)`: fill the held value.
-        (Value::Type(t), "__init__") if matches!(t, TypeKind::List | TypeKind::Dict) => |it, a| {
+        (Value::Type(TypeKind::List | TypeKind::Dict), "__init__") => |it, a| {
             let mut pos = a.pos.into_iter();
             let this = pos.next().unwrap_or(Value::None);
             let Value::Instance(inst) = &this else {
