@@ -12,7 +12,8 @@
 //! - `devices.rs` — `cpu`, `gpu`, `num_gpus`, `try_gpu`, `try_all_gpus`;
 //! - `mxnet/` — `mxnet` (nd, np, npx, context), `gluon`, `gluon.data`, `autograd`, `init`;
 //! - `torch/` — `torch`, `torch.cuda`, `torch.nn`;
-//! - `stdlib.rs` — `time`, `sys`, `math`;
+//! - `stdlib/` — `__future__`, `os`, `random`, `math`, `time`, `sys`, `collections`, `itertools`,
+//!   `functools`, `copy`, `json`, `re` (one file each);
 //! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%transfers`, `%who`, `!cmd`.
 
 pub mod arrays;
@@ -41,7 +42,15 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
         let hint = match top {
             "numpy" => ". devarray has no Python packages; use `from mxnet import np` (MXNet's numpy) or the native functions (ones, zeros, array, ...)",
             "d2l" => ". The d2l helpers are built in: try_gpu, try_all_gpus, num_gpus, cpu, gpu",
-            _ => ". Built-in modules: mxnet (nd, np, npx), torch, time, sys, math",
+            _ => "",
+        };
+        let hint = if hint.is_empty() {
+            format!(
+                ". Built-in modules: mxnet (nd, np, npx, gluon, autograd), torch (nn, cuda), {}",
+                stdlib::NAMES.join(", ")
+            )
+        } else {
+            hint.to_string()
         };
         Exc::new(
             ExcKind::ModuleNotFoundError,
