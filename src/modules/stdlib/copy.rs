@@ -18,7 +18,7 @@ pub fn build() -> Rc<Module> {
             ("copy", "copy(x): a new container holding the same items.", |it, mut a| {
                 let x = a.required(0, "x")?;
                 a.finish(1)?;
-                shallow(it, &x)
+                shallow_value(it, &x)
             }),
             ("deepcopy", "deepcopy(x): a copy of x and of everything inside it.", |it, mut a| {
                 let x = a.required(0, "x")?;
@@ -39,7 +39,7 @@ fn copy_array(it: &mut dyn Interpreter, a: &ArrayValue) -> Result<Value, Exc> {
     }))
 }
 
-fn shallow(it: &mut dyn Interpreter, x: &Value) -> Result<Value, Exc> {
+pub(crate) fn shallow_value(it: &mut dyn Interpreter, x: &Value) -> Result<Value, Exc> {
     Ok(match x {
         Value::List(l) => Value::list(l.borrow().clone()),
         Value::Dict(d) => Value::Dict(Rc::new(RefCell::new(d.borrow().clone()))),
