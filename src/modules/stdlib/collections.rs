@@ -113,7 +113,10 @@ pub fn build() -> Rc<Module> {
                 ("__contains__", |_, mut a| {
                     let (_, s) = this_state(&mut a)?;
                     let x = a.required(1, "value")?;
-                    let found = list_of(&s).borrow().iter().any(|y| y.is(&x) || ops::equals(y, &x));
+                    let found = list_of(&s)
+                        .borrow()
+                        .iter()
+                        .any(|y| y.is(&x) || ops::equals(y, &x));
                     Ok(Value::Bool(found))
                 }),
                 ("__eq__", |_, mut a| {
@@ -148,7 +151,9 @@ pub fn build() -> Rc<Module> {
 fn dict_of(state: &Value) -> Result<Rc<RefCell<Dict>>, Exc> {
     match state {
         Value::Dict(d) => Ok(d.clone()),
-        _ => Err(Exc::type_error("the dict was not initialised (call __init__)")),
+        _ => Err(Exc::type_error(
+            "the dict was not initialised (call __init__)",
+        )),
     }
 }
 
@@ -165,7 +170,12 @@ fn mapping(v: &Value) -> Option<Vec<(Value, Value)>> {
 }
 
 /// `dict.update(src, **kw)` into `d`.
-fn update(it: &mut dyn Interpreter, d: &Rc<RefCell<Dict>>, src: Option<Value>, kw: Vec<(Rc<str>, Value)>) -> Result<(), Exc> {
+fn update(
+    it: &mut dyn Interpreter,
+    d: &Rc<RefCell<Dict>>,
+    src: Option<Value>,
+    kw: Vec<(Rc<str>, Value)>,
+) -> Result<(), Exc> {
     if let Some(src) = src {
         let pairs = match mapping(&src) {
             Some(p) => p,
@@ -184,7 +194,10 @@ fn update(it: &mut dyn Interpreter, d: &Rc<RefCell<Dict>>, src: Option<Value>, k
                         )));
                     }
                     let mut kv = kv.into_iter();
-                    pairs.push((kv.next().unwrap_or(Value::None), kv.next().unwrap_or(Value::None)));
+                    pairs.push((
+                        kv.next().unwrap_or(Value::None),
+                        kv.next().unwrap_or(Value::None),
+                    ));
                 }
                 pairs
             }
@@ -195,7 +208,11 @@ fn update(it: &mut dyn Interpreter, d: &Rc<RefCell<Dict>>, src: Option<Value>, k
         }
     }
     for (k, v) in kw {
-        d.borrow_mut().insert(crate::object::value::HashKey::Str(k.clone()), Value::Str(k), v);
+        d.borrow_mut().insert(
+            crate::object::value::HashKey::Str(k.clone()),
+            Value::Str(k),
+            v,
+        );
     }
     Ok(())
 }
@@ -249,7 +266,9 @@ fn dd_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let d = new_dict();
     update(it, &d, src, std::mem::take(&mut a.kw))?;
     if let Value::Instance(i) = &this {
-        i.attrs.borrow_mut().set(Rc::from("default_factory"), factory);
+        i.attrs
+            .borrow_mut()
+            .set(Rc::from("default_factory"), factory);
     }
     set_state(&this, Value::Dict(d));
     Ok(Value::None)
@@ -311,7 +330,11 @@ fn d_contains(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let key = a.required(1, "key")?;
     let found = match key.hash_key() {
         Some(hk) => dict_of(&state)?.borrow().get(&hk).is_some(),
-        None => return Err(hash_key(&key).err().unwrap_or_else(|| Exc::type_error("unhashable"))),
+        None => {
+            return Err(hash_key(&key)
+                .err()
+                .unwrap_or_else(|| Exc::type_error("unhashable")))
+        }
     };
     Ok(Value::Bool(found))
 }
@@ -323,7 +346,12 @@ fn d_len(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 fn d_iter(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (_, state) = this_state(&mut a)?;
-    let keys = dict_of(&state)?.borrow().entries.iter().map(|(k, _)| k.clone()).collect();
+    let keys = dict_of(&state)?
+        .borrow()
+        .entries
+        .iter()
+        .map(|(k, _)| k.clone())
+        .collect();
     Ok(Value::list(keys))
 }
 
@@ -370,7 +398,12 @@ fn d_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
     if is_a(&this, "defaultdict") {
         let f = match &this {
-            Value::Instance(i) => i.attrs.borrow().get("default_factory").cloned().unwrap_or(Value::None),
+            Value::Instance(i) => i
+                .attrs
+                .borrow()
+                .get("default_factory")
+                .cloned()
+                .unwrap_or(Value::None),
             _ => Value::None,
         };
         let f = repr(it, &f)?;
@@ -380,7 +413,10 @@ fn d_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if entries.is_empty() {
         return Ok(Value::str(&format!("{name}()")));
     }
-    let pairs: Vec<Value> = entries.into_iter().map(|(k, v)| Value::tuple(vec![k, v])).collect();
+    let pairs: Vec<Value> = entries
+        .into_iter()
+        .map(|(k, v)| Value::tuple(vec![k, v]))
+        .collect();
     let inner = repr(it, &Value::list(pairs))?;
     Ok(Value::str(&format!("{name}({inner})")))
 }
@@ -395,9 +431,7 @@ fn dict_from(entries: Vec<(Value, Value)>) -> Result<Dict, Exc> {
 
 /// Most common first; equal counts keep insertion order (Python's sort is stable).
 fn sort_by_count(entries: &mut [(Value, Value)]) {
-    entries.sort_by(|a, b| {
-        ops::order(&b.1, &a.1).unwrap_or(std::cmp::Ordering::Equal)
-    });
+    entries.sort_by(|a, b| ops::order(&b.1, &a.1).unwrap_or(std::cmp::Ordering::Equal));
 }
 
 fn no_attr(this: &Value, name: &str) -> Exc {
@@ -420,32 +454,47 @@ fn d_getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     };
     let counter = is_a(&this, "Counter");
     let ordered = is_a(&this, "OrderedDict");
-    let m = |n: &'static str, doc: &'static str, f: crate::object::value::MethodFn| Ok(method(&this, n, doc, f));
+    let m = |n: &'static str, doc: &'static str, f: crate::object::value::MethodFn| {
+        Ok(method(&this, n, doc, f))
+    };
     match name.as_ref() {
         "copy" => m("copy", "a shallow copy of the same class", |it, r, a| {
             a.finish(0)?;
             super::copy::shallow_value(it, r)
         }),
-        "most_common" if counter => m("most_common", "most_common(n=None): the n most common (element, count) pairs.", |_, r, mut a| {
-            let n = a.take(0, "n")?;
-            a.finish(1)?;
-            let mut entries = dict_of(&state_of(r))?.borrow().entries.clone();
-            sort_by_count(&mut entries);
-            if let Some(n) = n.filter(|n| !matches!(n, Value::None)) {
-                entries.truncate(int(&n)?.max(0) as usize);
-            }
-            Ok(Value::list(entries.into_iter().map(|(k, v)| Value::tuple(vec![k, v])).collect()))
-        }),
-        "elements" if counter => m("elements", "elements(): each element repeated as many times as its count.", |it, r, a| {
-            a.finish(0)?;
-            let mut out = Vec::new();
-            for (k, v) in dict_of(&state_of(r))?.borrow().entries.iter() {
-                for _ in 0..ops::as_i64(v).unwrap_or(0).max(0) {
-                    out.push(k.clone());
+        "most_common" if counter => m(
+            "most_common",
+            "most_common(n=None): the n most common (element, count) pairs.",
+            |_, r, mut a| {
+                let n = a.take(0, "n")?;
+                a.finish(1)?;
+                let mut entries = dict_of(&state_of(r))?.borrow().entries.clone();
+                sort_by_count(&mut entries);
+                if let Some(n) = n.filter(|n| !matches!(n, Value::None)) {
+                    entries.truncate(int(&n)?.max(0) as usize);
                 }
-            }
-            super::iter_of(it, &Value::list(out))
-        }),
+                Ok(Value::list(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| Value::tuple(vec![k, v]))
+                        .collect(),
+                ))
+            },
+        ),
+        "elements" if counter => m(
+            "elements",
+            "elements(): each element repeated as many times as its count.",
+            |it, r, a| {
+                a.finish(0)?;
+                let mut out = Vec::new();
+                for (k, v) in dict_of(&state_of(r))?.borrow().entries.iter() {
+                    for _ in 0..ops::as_i64(v).unwrap_or(0).max(0) {
+                        out.push(k.clone());
+                    }
+                }
+                super::iter_of(it, &Value::list(out))
+            },
+        ),
         "total" if counter => m("total", "total(): the sum of the counts.", |it, r, a| {
             a.finish(0)?;
             let mut t = Value::Int(0);
@@ -454,53 +503,80 @@ fn d_getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             }
             Ok(t)
         }),
-        "update" if counter => m("update", "update(iterable_or_mapping): add the counts.", |it, r, mut a| {
-            let src = a.take(0, "iterable")?;
-            let kw = std::mem::take(&mut a.kw);
-            a.finish(1)?;
-            count_into(it, &dict_of(&state_of(r))?, src, kw, 1)?;
-            Ok(Value::None)
-        }),
-        "subtract" if counter => m("subtract", "subtract(iterable_or_mapping): subtract the counts.", |it, r, mut a| {
-            let src = a.take(0, "iterable")?;
-            let kw = std::mem::take(&mut a.kw);
-            a.finish(1)?;
-            count_into(it, &dict_of(&state_of(r))?, src, kw, -1)?;
-            Ok(Value::None)
-        }),
-        "move_to_end" if ordered => m("move_to_end", "move_to_end(key, last=True): move a key to either end.", |it, r, mut a| {
-            let key = a.required(0, "key")?;
-            let last = a.take(1, "last")?.map(|v| v.truthy()).transpose()?.unwrap_or(true);
-            a.finish(2)?;
-            let d = dict_of(&state_of(r))?;
-            let hk = hash_key(&key)?;
-            let Some(v) = d.borrow_mut().remove(&hk) else {
-                return Err(Exc::new(ExcKind::KeyError, repr(it, &key)?));
-            };
-            let mut entries = std::mem::take(&mut d.borrow_mut().entries);
-            if last {
-                entries.push((key, v));
-            } else {
-                entries.insert(0, (key, v));
-            }
-            *d.borrow_mut() = dict_from(entries)?;
-            Ok(Value::None)
-        }),
-        "popitem" if ordered => m("popitem", "popitem(last=True): remove and return the last (or first) pair.", |_, r, mut a| {
-            let last = a.take(0, "last")?.map(|v| v.truthy()).transpose()?.unwrap_or(true);
-            a.finish(1)?;
-            let d = dict_of(&state_of(r))?;
-            let mut entries = std::mem::take(&mut d.borrow_mut().entries);
-            if entries.is_empty() {
-                return Err(Exc::new(ExcKind::KeyError, "'dictionary is empty'"));
-            }
-            let (k, v) = if last { entries.pop().unwrap_or((Value::None, Value::None)) } else { entries.remove(0) };
-            *d.borrow_mut() = dict_from(entries)?;
-            Ok(Value::tuple(vec![k, v]))
-        }),
-        "keys" | "values" | "items" | "get" | "pop" | "popitem" | "setdefault" | "update" | "clear" => {
-            crate::modules::builtins::get_attr(it, &state, &name)
-        }
+        "update" if counter => m(
+            "update",
+            "update(iterable_or_mapping): add the counts.",
+            |it, r, mut a| {
+                let src = a.take(0, "iterable")?;
+                let kw = std::mem::take(&mut a.kw);
+                a.finish(1)?;
+                count_into(it, &dict_of(&state_of(r))?, src, kw, 1)?;
+                Ok(Value::None)
+            },
+        ),
+        "subtract" if counter => m(
+            "subtract",
+            "subtract(iterable_or_mapping): subtract the counts.",
+            |it, r, mut a| {
+                let src = a.take(0, "iterable")?;
+                let kw = std::mem::take(&mut a.kw);
+                a.finish(1)?;
+                count_into(it, &dict_of(&state_of(r))?, src, kw, -1)?;
+                Ok(Value::None)
+            },
+        ),
+        "move_to_end" if ordered => m(
+            "move_to_end",
+            "move_to_end(key, last=True): move a key to either end.",
+            |it, r, mut a| {
+                let key = a.required(0, "key")?;
+                let last = a
+                    .take(1, "last")?
+                    .map(|v| v.truthy())
+                    .transpose()?
+                    .unwrap_or(true);
+                a.finish(2)?;
+                let d = dict_of(&state_of(r))?;
+                let hk = hash_key(&key)?;
+                let Some(v) = d.borrow_mut().remove(&hk) else {
+                    return Err(Exc::new(ExcKind::KeyError, repr(it, &key)?));
+                };
+                let mut entries = std::mem::take(&mut d.borrow_mut().entries);
+                if last {
+                    entries.push((key, v));
+                } else {
+                    entries.insert(0, (key, v));
+                }
+                *d.borrow_mut() = dict_from(entries)?;
+                Ok(Value::None)
+            },
+        ),
+        "popitem" if ordered => m(
+            "popitem",
+            "popitem(last=True): remove and return the last (or first) pair.",
+            |_, r, mut a| {
+                let last = a
+                    .take(0, "last")?
+                    .map(|v| v.truthy())
+                    .transpose()?
+                    .unwrap_or(true);
+                a.finish(1)?;
+                let d = dict_of(&state_of(r))?;
+                let mut entries = std::mem::take(&mut d.borrow_mut().entries);
+                if entries.is_empty() {
+                    return Err(Exc::new(ExcKind::KeyError, "'dictionary is empty'"));
+                }
+                let (k, v) = if last {
+                    entries.pop().unwrap_or((Value::None, Value::None))
+                } else {
+                    entries.remove(0)
+                };
+                *d.borrow_mut() = dict_from(entries)?;
+                Ok(Value::tuple(vec![k, v]))
+            },
+        ),
+        "keys" | "values" | "items" | "get" | "pop" | "popitem" | "setdefault" | "update"
+        | "clear" => crate::modules::builtins::get_attr(it, &state, &name),
         "default_factory" => Ok(Value::None),
         _ => Err(no_attr(&this, &name)),
     }
@@ -537,7 +613,11 @@ fn count_into(
     for (k, v) in kw {
         pairs.push((Value::Str(k), v));
     }
-    let op = if sign > 0 { crate::lang::ast::BinOp::Add } else { crate::lang::ast::BinOp::Sub };
+    let op = if sign > 0 {
+        crate::lang::ast::BinOp::Add
+    } else {
+        crate::lang::ast::BinOp::Sub
+    };
     for (k, n) in pairs {
         let hk = hash_key(&k)?;
         let cur = d.borrow().get(&hk).cloned().unwrap_or(Value::Int(0));
@@ -570,7 +650,10 @@ fn c_arith(it: &mut dyn Interpreter, mut a: Args, op: char) -> Result<Value, Exc
     let theirs = dict_of(&state_of(&other))?;
     let mut out = Dict::default();
     let get = |d: &Rc<RefCell<Dict>>, k: &Value| -> Result<i64, Exc> {
-        Ok(d.borrow().get(&hash_key(k)?).and_then(ops::as_i64).unwrap_or(0))
+        Ok(d.borrow()
+            .get(&hash_key(k)?)
+            .and_then(ops::as_i64)
+            .unwrap_or(0))
     };
     let mine_d = dict_of(&state)?;
     let mut keys: Vec<Value> = mine.iter().map(|(k, _)| k.clone()).collect();
@@ -592,8 +675,13 @@ fn c_arith(it: &mut dyn Interpreter, mut a: Args, op: char) -> Result<Value, Exc
         }
     }
     let _ = it;
-    let Value::Instance(i) = &this else { return Ok(Value::None) };
-    Ok(new_instance(&i.class, Value::Dict(Rc::new(RefCell::new(out)))))
+    let Value::Instance(i) = &this else {
+        return Ok(Value::None);
+    };
+    Ok(new_instance(
+        &i.class,
+        Value::Dict(Rc::new(RefCell::new(out))),
+    ))
 }
 
 // ------------------------------------------------------------------ deque
@@ -706,41 +794,62 @@ fn dq_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let Value::Str(name) = name else {
         return Err(Exc::type_error("attribute name must be string"));
     };
-    let m = |n: &'static str, doc: &'static str, f: crate::object::value::MethodFn| Ok(method(&this, n, doc, f));
+    let m = |n: &'static str, doc: &'static str, f: crate::object::value::MethodFn| {
+        Ok(method(&this, n, doc, f))
+    };
     match name.as_ref() {
-        "append" => m("append", "Add an element to the right side of the deque.", |_, r, mut a| {
-            let x = a.required(0, "x")?;
-            a.finish(1)?;
-            push(r, x, false);
-            Ok(Value::None)
-        }),
-        "appendleft" => m("appendleft", "Add an element to the left side of the deque.", |_, r, mut a| {
-            let x = a.required(0, "x")?;
-            a.finish(1)?;
-            push(r, x, true);
-            Ok(Value::None)
-        }),
-        "extend" => m("extend", "Extend the right side of the deque with elements from the iterable.", |it, r, mut a| {
-            let x = a.required(0, "iterable")?;
-            a.finish(1)?;
-            for v in it.iterate(&x)? {
-                push(r, v, false);
-            }
-            Ok(Value::None)
-        }),
-        "extendleft" => m("extendleft", "Extend the left side of the deque with elements from the iterable.", |it, r, mut a| {
-            let x = a.required(0, "iterable")?;
-            a.finish(1)?;
-            for v in it.iterate(&x)? {
-                push(r, v, true);
-            }
-            Ok(Value::None)
-        }),
+        "append" => m(
+            "append",
+            "Add an element to the right side of the deque.",
+            |_, r, mut a| {
+                let x = a.required(0, "x")?;
+                a.finish(1)?;
+                push(r, x, false);
+                Ok(Value::None)
+            },
+        ),
+        "appendleft" => m(
+            "appendleft",
+            "Add an element to the left side of the deque.",
+            |_, r, mut a| {
+                let x = a.required(0, "x")?;
+                a.finish(1)?;
+                push(r, x, true);
+                Ok(Value::None)
+            },
+        ),
+        "extend" => m(
+            "extend",
+            "Extend the right side of the deque with elements from the iterable.",
+            |it, r, mut a| {
+                let x = a.required(0, "iterable")?;
+                a.finish(1)?;
+                for v in it.iterate(&x)? {
+                    push(r, v, false);
+                }
+                Ok(Value::None)
+            },
+        ),
+        "extendleft" => m(
+            "extendleft",
+            "Extend the left side of the deque with elements from the iterable.",
+            |it, r, mut a| {
+                let x = a.required(0, "iterable")?;
+                a.finish(1)?;
+                for v in it.iterate(&x)? {
+                    push(r, v, true);
+                }
+                Ok(Value::None)
+            },
+        ),
         "pop" | "popleft" => {
             let f: crate::object::value::MethodFn = if name.as_ref() == "pop" {
                 |_, r, a| {
                     a.finish(0)?;
-                    list_of(&state_of(r)).borrow_mut().pop().ok_or_else(|| Exc::new(ExcKind::IndexError, "pop from an empty deque"))
+                    list_of(&state_of(r))
+                        .borrow_mut()
+                        .pop()
+                        .ok_or_else(|| Exc::new(ExcKind::IndexError, "pop from an empty deque"))
                 }
             } else {
                 |_, r, a| {
@@ -753,64 +862,100 @@ fn dq_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                     Ok(v.remove(0))
                 }
             };
-            m(if name.as_ref() == "pop" { "pop" } else { "popleft" }, "Remove and return an element from one end of the deque.", f)
+            m(
+                if name.as_ref() == "pop" {
+                    "pop"
+                } else {
+                    "popleft"
+                },
+                "Remove and return an element from one end of the deque.",
+                f,
+            )
         }
         "clear" => m("clear", "Remove all elements from the deque.", |_, r, a| {
             a.finish(0)?;
             list_of(&state_of(r)).borrow_mut().clear();
             Ok(Value::None)
         }),
-        "rotate" => m("rotate", "Rotate the deque n steps to the right (default n=1).", |_, r, mut a| {
-            let n = a.take(0, "n")?.map(|v| int(&v)).transpose()?.unwrap_or(1);
-            a.finish(1)?;
-            let l = list_of(&state_of(r));
-            let mut v = l.borrow_mut();
-            if !v.is_empty() {
-                let k = n.rem_euclid(v.len() as i64) as usize;
-                v.rotate_right(k);
-            }
-            Ok(Value::None)
-        }),
+        "rotate" => m(
+            "rotate",
+            "Rotate the deque n steps to the right (default n=1).",
+            |_, r, mut a| {
+                let n = a.take(0, "n")?.map(|v| int(&v)).transpose()?.unwrap_or(1);
+                a.finish(1)?;
+                let l = list_of(&state_of(r));
+                let mut v = l.borrow_mut();
+                if !v.is_empty() {
+                    let k = n.rem_euclid(v.len() as i64) as usize;
+                    v.rotate_right(k);
+                }
+                Ok(Value::None)
+            },
+        ),
         "reverse" => m("reverse", "Reverse *IN PLACE*.", |_, r, a| {
             a.finish(0)?;
             list_of(&state_of(r)).borrow_mut().reverse();
             Ok(Value::None)
         }),
-        "count" => m("count", "Return number of occurrences of value.", |_, r, mut a| {
-            let x = a.required(0, "value")?;
-            a.finish(1)?;
-            let n = list_of(&state_of(r)).borrow().iter().filter(|y| y.is(&x) || ops::equals(y, &x)).count();
-            Ok(Value::Int(n as i64))
-        }),
+        "count" => m(
+            "count",
+            "Return number of occurrences of value.",
+            |_, r, mut a| {
+                let x = a.required(0, "value")?;
+                a.finish(1)?;
+                let n = list_of(&state_of(r))
+                    .borrow()
+                    .iter()
+                    .filter(|y| y.is(&x) || ops::equals(y, &x))
+                    .count();
+                Ok(Value::Int(n as i64))
+            },
+        ),
         "index" => m("index", "Return first index of value.", |it, r, mut a| {
             let x = a.required(0, "value")?;
             a.finish(1)?;
-            let pos = list_of(&state_of(r)).borrow().iter().position(|y| y.is(&x) || ops::equals(y, &x));
+            let pos = list_of(&state_of(r))
+                .borrow()
+                .iter()
+                .position(|y| y.is(&x) || ops::equals(y, &x));
             match pos {
                 Some(i) => Ok(Value::Int(i as i64)),
-                None => Err(Exc::value_error(format!("{} is not in deque", repr(it, &x)?))),
+                None => Err(Exc::value_error(format!(
+                    "{} is not in deque",
+                    repr(it, &x)?
+                ))),
             }
         }),
-        "remove" => m("remove", "Remove first occurrence of value.", |_, r, mut a| {
-            let x = a.required(0, "value")?;
-            a.finish(1)?;
-            let l = list_of(&state_of(r));
-            let pos = l.borrow().iter().position(|y| y.is(&x) || ops::equals(y, &x));
-            match pos {
-                Some(i) => {
-                    l.borrow_mut().remove(i);
-                    Ok(Value::None)
+        "remove" => m(
+            "remove",
+            "Remove first occurrence of value.",
+            |_, r, mut a| {
+                let x = a.required(0, "value")?;
+                a.finish(1)?;
+                let l = list_of(&state_of(r));
+                let pos = l
+                    .borrow()
+                    .iter()
+                    .position(|y| y.is(&x) || ops::equals(y, &x));
+                match pos {
+                    Some(i) => {
+                        l.borrow_mut().remove(i);
+                        Ok(Value::None)
+                    }
+                    None => Err(Exc::value_error("deque.remove(x): x not in deque")),
                 }
-                None => Err(Exc::value_error("deque.remove(x): x not in deque")),
-            }
-        }),
+            },
+        ),
         "insert" => m("insert", "Insert value before index.", |_, r, mut a| {
             let i = int(&a.required(0, "index")?)?;
             let x = a.required(1, "value")?;
             a.finish(2)?;
             let l = list_of(&state_of(r));
             if maxlen_of(r).is_some_and(|m| l.borrow().len() >= m) {
-                return Err(Exc::new(ExcKind::IndexError, "deque already at its maximum size"));
+                return Err(Exc::new(
+                    ExcKind::IndexError,
+                    "deque already at its maximum size",
+                ));
             }
             let n = l.borrow().len() as i64;
             let j = if i < 0 { (i + n).max(0) } else { i.min(n) };
@@ -843,7 +988,11 @@ const KEYWORDS: &[&str] = &[
 fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let typename = a.required(0, "typename")?;
     let fields = a.required(1, "field_names")?;
-    let rename = a.take_kw("rename").map(|v| v.truthy()).transpose()?.unwrap_or(false);
+    let rename = a
+        .take_kw("rename")
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
     let defaults = a.take_kw("defaults").filter(|v| !matches!(v, Value::None));
     let module_name = a.take_kw("module").filter(|v| !matches!(v, Value::None));
     a.finish(2)?;
@@ -851,20 +1000,30 @@ fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         return Err(Exc::type_error("namedtuple() typename must be str"));
     };
     let mut names: Vec<String> = match &fields {
-        Value::Str(s) => s.replace(',', " ").split_whitespace().map(str::to_string).collect(),
+        Value::Str(s) => s
+            .replace(',', " ")
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
         other => it
             .iterate(other)?
             .into_iter()
             .map(|v| match v {
                 Value::Str(s) => Ok(s.to_string()),
-                _ => Err(Exc::type_error("Type names and field names must be strings")),
+                _ => Err(Exc::type_error(
+                    "Type names and field names must be strings",
+                )),
             })
             .collect::<Result<_, _>>()?,
     };
     if rename {
         let mut seen = std::collections::HashSet::new();
         for (i, n) in names.iter_mut().enumerate() {
-            if !is_identifier(n) || KEYWORDS.contains(&n.as_str()) || n.starts_with('_') || !seen.insert(n.clone()) {
+            if !is_identifier(n)
+                || KEYWORDS.contains(&n.as_str())
+                || n.starts_with('_')
+                || !seen.insert(n.clone())
+            {
                 *n = format!("_{i}");
             }
         }
@@ -926,14 +1085,20 @@ fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             ("__contains__", |_, mut a| {
                 let (_, s) = this_state(&mut a)?;
                 let x = a.required(1, "value")?;
-                Ok(Value::Bool(tuple_items(&s).iter().any(|y| y.is(&x) || ops::equals(y, &x))))
+                Ok(Value::Bool(
+                    tuple_items(&s)
+                        .iter()
+                        .any(|y| y.is(&x) || ops::equals(y, &x)),
+                ))
             }),
             ("__eq__", |_, mut a| {
                 let (_, s) = this_state(&mut a)?;
                 let o = a.required(1, "other")?;
                 let o = match &o {
                     Value::Tuple(_) => o.clone(),
-                    Value::Instance(i) if matches!(&*i.base_state.borrow(), Value::Tuple(_)) => i.base_state.borrow().clone(),
+                    Value::Instance(i) if matches!(&*i.base_state.borrow(), Value::Tuple(_)) => {
+                        i.base_state.borrow().clone()
+                    }
                     _ => return Ok(crate::object::class::not_implemented()),
                 };
                 Ok(Value::Bool(ops::equals(&s, &o)))
@@ -975,9 +1140,16 @@ fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         let mut fd = Dict::default();
         let first_default = names.len() - defaults.len();
         for (n, v) in names[first_default..].iter().zip(defaults) {
-            fd.insert(crate::object::value::HashKey::Str(Rc::from(n.as_str())), Value::str(n), v);
+            fd.insert(
+                crate::object::value::HashKey::Str(Rc::from(n.as_str())),
+                Value::str(n),
+                v,
+            );
         }
-        attrs.set(Rc::from("_field_defaults"), Value::Dict(Rc::new(RefCell::new(fd))));
+        attrs.set(
+            Rc::from("_field_defaults"),
+            Value::Dict(Rc::new(RefCell::new(fd))),
+        );
         attrs.set(
             Rc::from("_make"),
             Value::Object(Rc::new(ClassMethod(builtin(
@@ -1087,19 +1259,30 @@ fn nt_init(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
             if missing.len() == 1 { "" } else { "s" }
         )));
     }
-    *inst.base_state.borrow_mut() = Value::tuple(values.into_iter().map(|v| v.unwrap_or(Value::None)).collect());
+    *inst.base_state.borrow_mut() = Value::tuple(
+        values
+            .into_iter()
+            .map(|v| v.unwrap_or(Value::None))
+            .collect(),
+    );
     Ok(Value::None)
 }
 
 fn nt_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, s) = this_state(&mut a)?;
-    let Value::Instance(inst) = &this else { return Ok(Value::str("?")) };
+    let Value::Instance(inst) = &this else {
+        return Ok(Value::str("?"));
+    };
     let fields = fields_of(&inst.class);
     let mut parts = Vec::new();
     for (f, v) in fields.iter().zip(tuple_items(&s).iter()) {
         parts.push(format!("{f}={}", repr(it, v)?));
     }
-    Ok(Value::str(&format!("{}({})", inst.class.name, parts.join(", "))))
+    Ok(Value::str(&format!(
+        "{}({})",
+        inst.class.name,
+        parts.join(", ")
+    )))
 }
 
 fn nt_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1108,36 +1291,62 @@ fn nt_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let Value::Str(name) = name else {
         return Err(Exc::type_error("attribute name must be string"));
     };
-    let Value::Instance(inst) = &this else { return Ok(Value::None) };
+    let Value::Instance(inst) = &this else {
+        return Ok(Value::None);
+    };
     if let Some(i) = field_index(&inst.class, &name) {
         return Ok(tuple_items(&s).get(i).cloned().unwrap_or(Value::None));
     }
     match name.as_ref() {
-        "_asdict" => Ok(method(&this, "_asdict", "Return a new dict which maps field names to their values.", |_, r, a| {
-            a.finish(0)?;
-            let Value::Instance(inst) = r else { return Ok(Value::None) };
-            let mut d = Dict::default();
-            for (f, v) in fields_of(&inst.class).iter().zip(tuple_items(&inst.base_state.borrow()).iter()) {
-                d.insert(crate::object::value::HashKey::Str(f.clone()), Value::Str(f.clone()), v.clone());
-            }
-            Ok(Value::Dict(Rc::new(RefCell::new(d))))
-        })),
-        "_replace" => Ok(method(&this, "_replace", "Return a new namedtuple object replacing specified fields with new values", |_, r, a| {
-            let Value::Instance(inst) = r else { return Ok(Value::None) };
-            let fields = fields_of(&inst.class);
-            let mut values = tuple_items(&inst.base_state.borrow()).as_ref().clone();
-            let mut unknown = Vec::new();
-            for (k, v) in a.kw {
-                match fields.iter().position(|f| *f == k) {
-                    Some(i) => values[i] = v,
-                    None => unknown.push(format!("'{k}'")),
+        "_asdict" => Ok(method(
+            &this,
+            "_asdict",
+            "Return a new dict which maps field names to their values.",
+            |_, r, a| {
+                a.finish(0)?;
+                let Value::Instance(inst) = r else {
+                    return Ok(Value::None);
+                };
+                let mut d = Dict::default();
+                for (f, v) in fields_of(&inst.class)
+                    .iter()
+                    .zip(tuple_items(&inst.base_state.borrow()).iter())
+                {
+                    d.insert(
+                        crate::object::value::HashKey::Str(f.clone()),
+                        Value::Str(f.clone()),
+                        v.clone(),
+                    );
                 }
-            }
-            if !unknown.is_empty() {
-                return Err(Exc::value_error(format!("Got unexpected field names: [{}]", unknown.join(", "))));
-            }
-            Ok(new_instance(&inst.class, Value::tuple(values)))
-        })),
+                Ok(Value::Dict(Rc::new(RefCell::new(d))))
+            },
+        )),
+        "_replace" => Ok(method(
+            &this,
+            "_replace",
+            "Return a new namedtuple object replacing specified fields with new values",
+            |_, r, a| {
+                let Value::Instance(inst) = r else {
+                    return Ok(Value::None);
+                };
+                let fields = fields_of(&inst.class);
+                let mut values = tuple_items(&inst.base_state.borrow()).as_ref().clone();
+                let mut unknown = Vec::new();
+                for (k, v) in a.kw {
+                    match fields.iter().position(|f| *f == k) {
+                        Some(i) => values[i] = v,
+                        None => unknown.push(format!("'{k}'")),
+                    }
+                }
+                if !unknown.is_empty() {
+                    return Err(Exc::value_error(format!(
+                        "Got unexpected field names: [{}]",
+                        unknown.join(", ")
+                    )));
+                }
+                Ok(new_instance(&inst.class, Value::tuple(values)))
+            },
+        )),
         "count" | "index" => crate::modules::builtins::get_attr(_it, &s, &name),
         _ => Err(Exc::new(
             ExcKind::AttributeError,

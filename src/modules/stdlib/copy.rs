@@ -15,17 +15,25 @@ pub fn build() -> Rc<Module> {
     set_fns(
         &m,
         &[
-            ("copy", "copy(x): a new container holding the same items.", |it, mut a| {
-                let x = a.required(0, "x")?;
-                a.finish(1)?;
-                shallow_value(it, &x)
-            }),
-            ("deepcopy", "deepcopy(x): a copy of x and of everything inside it.", |it, mut a| {
-                let x = a.required(0, "x")?;
-                a.take(1, "memo")?;
-                a.finish(2)?;
-                deep(it, &x, &mut HashMap::new(), 0)
-            }),
+            (
+                "copy",
+                "copy(x): a new container holding the same items.",
+                |it, mut a| {
+                    let x = a.required(0, "x")?;
+                    a.finish(1)?;
+                    shallow_value(it, &x)
+                },
+            ),
+            (
+                "deepcopy",
+                "deepcopy(x): a copy of x and of everything inside it.",
+                |it, mut a| {
+                    let x = a.required(0, "x")?;
+                    a.take(1, "memo")?;
+                    a.finish(2)?;
+                    deep(it, &x, &mut HashMap::new(), 0)
+                },
+            ),
         ],
     );
     m

@@ -12,15 +12,39 @@ pub fn build() -> Rc<Module> {
     set_fns(
         &m,
         &[
-            ("partial", "partial(func, *args, **keywords): func with some arguments filled in.", partial),
-            ("reduce", "reduce(function, iterable[, initial]): fold the items from the left.", reduce),
-            ("wraps", "wraps(wrapped): a decorator (returns the wrapper unchanged here).", |_, a| {
-                let _ = a;
-                Ok(identity())
-            }),
-            ("lru_cache", "lru_cache(maxsize=128): a decorator (calls are not cached here).", decorator_or_factory),
-            ("cache", "cache(f): a decorator (calls are not cached here).", decorator_or_factory),
-            ("total_ordering", "total_ordering(cls): returns cls (define the comparisons you use).", decorator_or_factory),
+            (
+                "partial",
+                "partial(func, *args, **keywords): func with some arguments filled in.",
+                partial,
+            ),
+            (
+                "reduce",
+                "reduce(function, iterable[, initial]): fold the items from the left.",
+                reduce,
+            ),
+            (
+                "wraps",
+                "wraps(wrapped): a decorator (returns the wrapper unchanged here).",
+                |_, a| {
+                    let _ = a;
+                    Ok(identity())
+                },
+            ),
+            (
+                "lru_cache",
+                "lru_cache(maxsize=128): a decorator (calls are not cached here).",
+                decorator_or_factory,
+            ),
+            (
+                "cache",
+                "cache(f): a decorator (calls are not cached here).",
+                decorator_or_factory,
+            ),
+            (
+                "total_ordering",
+                "total_ordering(cls): returns cls (define the comparisons you use).",
+                decorator_or_factory,
+            ),
         ],
     );
     m
@@ -94,7 +118,14 @@ impl NativeObject for Partial {
                         kw.push((k, v));
                     }
                     let func = p.func.clone();
-                    it.call_value(&func, Args { pos, kw, fname: a.fname })
+                    it.call_value(
+                        &func,
+                        Args {
+                            pos,
+                            kw,
+                            fname: a.fname,
+                        },
+                    )
                 },
             )),
             _ => None,
@@ -114,7 +145,13 @@ fn partial(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     };
     if matches!(
         func,
-        Value::None | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::List(_) | Value::Dict(_) | Value::Tuple(_)
+        Value::None
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::List(_)
+            | Value::Dict(_)
+            | Value::Tuple(_)
     ) {
         return Err(Exc::type_error("the first argument must be callable"));
     }

@@ -30,13 +30,26 @@ impl NativeObject for Lazy {
         self.name
     }
     fn repr(&self) -> String {
-        format!("<itertools.{} object at {:#x}>", self.name, self as *const _ as usize)
+        format!(
+            "<itertools.{} object at {:#x}>",
+            self.name, self as *const _ as usize
+        )
     }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         let receiver = Value::Object(this.clone());
         match name {
-            "__next__" => Some(method(&receiver, "__next__", "the next item; StopIteration at the end", next)),
-            "__iter__" => Some(method(&receiver, "__iter__", "the iterator itself", |_, r, _| Ok(r.clone()))),
+            "__next__" => Some(method(
+                &receiver,
+                "__next__",
+                "the next item; StopIteration at the end",
+                next,
+            )),
+            "__iter__" => Some(method(
+                &receiver,
+                "__iter__",
+                "the iterator itself",
+                |_, r, _| Ok(r.clone()),
+            )),
             "__lazy_iter__" => Some(Value::Bool(true)),
             _ => None,
         }
@@ -79,17 +92,27 @@ impl NativeObject for Chain {
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         let receiver = Value::Object(this.clone());
         match name {
-            "__call__" => Some(method(&receiver, "chain", "chain(*iterables): their items one after another.", |it, _, a| {
-                a.finish(usize::MAX)?;
-                let src = iter_of(it, &Value::list(a.pos))?;
-                chain_of(src)
-            })),
-            "from_iterable" => Some(method(&receiver, "from_iterable", "chain.from_iterable(iterables): the items of each iterable in turn.", |it, _, mut a| {
-                let v = a.required(0, "iterable")?;
-                a.finish(1)?;
-                let src = iter_of(it, &v)?;
-                chain_of(src)
-            })),
+            "__call__" => Some(method(
+                &receiver,
+                "chain",
+                "chain(*iterables): their items one after another.",
+                |it, _, a| {
+                    a.finish(usize::MAX)?;
+                    let src = iter_of(it, &Value::list(a.pos))?;
+                    chain_of(src)
+                },
+            )),
+            "from_iterable" => Some(method(
+                &receiver,
+                "from_iterable",
+                "chain.from_iterable(iterables): the items of each iterable in turn.",
+                |it, _, mut a| {
+                    let v = a.required(0, "iterable")?;
+                    a.finish(1)?;
+                    let src = iter_of(it, &v)?;
+                    chain_of(src)
+                },
+            )),
             _ => None,
         }
     }
@@ -100,18 +123,21 @@ impl NativeObject for Chain {
 
 fn chain_of(sources: Value) -> Result<Value, Exc> {
     let mut current: Option<Value> = None;
-    Ok(lazy("chain", Box::new(move |it| loop {
-        if let Some(c) = &current {
-            if let Some(v) = draw(it, c)? {
-                return Ok(Some(v));
+    Ok(lazy(
+        "chain",
+        Box::new(move |it| loop {
+            if let Some(c) = &current {
+                if let Some(v) = draw(it, c)? {
+                    return Ok(Some(v));
+                }
+                current = None;
             }
-            current = None;
-        }
-        match draw(it, &sources)? {
-            Some(src) => current = Some(iter_of(it, &src)?),
-            None => return Ok(None),
-        }
-    })))
+            match draw(it, &sources)? {
+                Some(src) => current = Some(iter_of(it, &src)?),
+                None => return Ok(None),
+            }
+        }),
+    ))
 }
 
 pub fn build() -> Rc<Module> {
@@ -155,11 +181,14 @@ fn count(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
     }
     let mut cur = start;
-    Ok(lazy("count", Box::new(move |it| {
-        let out = cur.clone();
-        cur = add(it, &cur, &step)?;
-        Ok(Some(out))
-    })))
+    Ok(lazy(
+        "count",
+        Box::new(move |it| {
+            let out = cur.clone();
+            cur = add(it, &cur, &step)?;
+            Ok(Some(out))
+        }),
+    ))
 }
 
 fn cycle(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -169,21 +198,24 @@ fn cycle(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let mut saved: Vec<Value> = Vec::new();
     let mut drained = false;
     let mut i = 0usize;
-    Ok(lazy("cycle", Box::new(move |it| {
-        if !drained {
-            if let Some(x) = draw(it, &src)? {
-                saved.push(x.clone());
-                return Ok(Some(x));
+    Ok(lazy(
+        "cycle",
+        Box::new(move |it| {
+            if !drained {
+                if let Some(x) = draw(it, &src)? {
+                    saved.push(x.clone());
+                    return Ok(Some(x));
+                }
+                drained = true;
             }
-            drained = true;
-        }
-        if saved.is_empty() {
-            return Ok(None);
-        }
-        let x = saved[i % saved.len()].clone();
-        i += 1;
-        Ok(Some(x))
-    })))
+            if saved.is_empty() {
+                return Ok(None);
+            }
+            let x = saved[i % saved.len()].clone();
+            i += 1;
+            Ok(Some(x))
+        }),
+    ))
 }
 
 fn repeat(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -191,15 +223,18 @@ fn repeat(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let times = a.take(1, "times")?.map(|v| int(&v)).transpose()?;
     a.finish(2)?;
     let mut left = times.map(|t| t.max(0));
-    Ok(lazy("repeat", Box::new(move |_| {
-        if let Some(n) = &mut left {
-            if *n == 0 {
-                return Ok(None);
+    Ok(lazy(
+        "repeat",
+        Box::new(move |_| {
+            if let Some(n) = &mut left {
+                if *n == 0 {
+                    return Ok(None);
+                }
+                *n -= 1;
             }
-            *n -= 1;
-        }
-        Ok(Some(obj.clone()))
-    })))
+            Ok(Some(obj.clone()))
+        }),
+    ))
 }
 
 fn slice_arg(v: Option<Value>, what: &str) -> Result<Option<i64>, Exc> {
@@ -216,7 +251,9 @@ fn islice(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(4)?;
     let mut pos = a.pos.into_iter();
     let Some(v) = pos.next() else {
-        return Err(Exc::type_error("islice expected at least 2 arguments, got 0"));
+        return Err(Exc::type_error(
+            "islice expected at least 2 arguments, got 0",
+        ));
     };
     let rest: Vec<Value> = pos.collect();
     let (start, stop_at, step) = match rest.len() {
@@ -245,24 +282,31 @@ fn islice(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     let src = iter_of(it, &v)?;
     let mut i: i64 = 0;
     let mut next_yield = start;
-    Ok(lazy("islice", Box::new(move |it| loop {
-        if stop_at.is_some_and(|s| next_yield >= s) {
-            return Ok(None);
-        }
-        let Some(x) = draw(it, &src)? else {
-            return Ok(None);
-        };
-        let here = i;
-        i += 1;
-        if here == next_yield {
-            next_yield += step;
-            return Ok(Some(x));
-        }
-    })))
+    Ok(lazy(
+        "islice",
+        Box::new(move |it| loop {
+            if stop_at.is_some_and(|s| next_yield >= s) {
+                return Ok(None);
+            }
+            let Some(x) = draw(it, &src)? else {
+                return Ok(None);
+            };
+            let here = i;
+            i += 1;
+            if here == next_yield {
+                next_yield += step;
+                return Ok(Some(x));
+            }
+        }),
+    ))
 }
 
 fn product(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let times = a.take_kw("repeat").map(|v| int(&v)).transpose()?.unwrap_or(1);
+    let times = a
+        .take_kw("repeat")
+        .map(|v| int(&v))
+        .transpose()?
+        .unwrap_or(1);
     a.finish(usize::MAX)?;
     if times < 0 {
         return Err(Exc::value_error("repeat argument cannot be negative"));
@@ -277,25 +321,28 @@ fn product(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     } else {
         Some(vec![0; pools.len()])
     };
-    Ok(lazy("product", Box::new(move |_| {
-        let Some(cur) = &mut idx else { return Ok(None) };
-        let out = Value::tuple(cur.iter().zip(&pools).map(|(&i, p)| p[i].clone()).collect());
-        // Advance the odometer, rightmost fastest.
-        let mut k = cur.len();
-        loop {
-            if k == 0 {
-                idx = None;
-                break;
+    Ok(lazy(
+        "product",
+        Box::new(move |_| {
+            let Some(cur) = &mut idx else { return Ok(None) };
+            let out = Value::tuple(cur.iter().zip(&pools).map(|(&i, p)| p[i].clone()).collect());
+            // Advance the odometer, rightmost fastest.
+            let mut k = cur.len();
+            loop {
+                if k == 0 {
+                    idx = None;
+                    break;
+                }
+                k -= 1;
+                cur[k] += 1;
+                if cur[k] < pools[k].len() {
+                    break;
+                }
+                cur[k] = 0;
             }
-            k -= 1;
-            cur[k] += 1;
-            if cur[k] < pools[k].len() {
-                break;
-            }
-            cur[k] = 0;
-        }
-        Ok(Some(out))
-    })))
+            Ok(Some(out))
+        }),
+    ))
 }
 
 fn permutations(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -319,30 +366,35 @@ fn permutations(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let mut cycles: Vec<usize> = (0..r.min(n)).map(|i| n - i).collect();
     let mut first = true;
     let mut done = r > n;
-    Ok(lazy("permutations", Box::new(move |_| {
-        if done {
-            return Ok(None);
-        }
-        let emit = |indices: &[usize]| Value::tuple(indices[..r].iter().map(|&i| pool[i].clone()).collect());
-        if first {
-            first = false;
-            return Ok(Some(emit(&indices)));
-        }
-        for i in (0..r).rev() {
-            cycles[i] -= 1;
-            if cycles[i] == 0 {
-                let x = indices.remove(i);
-                indices.push(x);
-                cycles[i] = n - i;
-            } else {
-                let j = cycles[i];
-                indices.swap(i, n - j);
+    Ok(lazy(
+        "permutations",
+        Box::new(move |_| {
+            if done {
+                return Ok(None);
+            }
+            let emit = |indices: &[usize]| {
+                Value::tuple(indices[..r].iter().map(|&i| pool[i].clone()).collect())
+            };
+            if first {
+                first = false;
                 return Ok(Some(emit(&indices)));
             }
-        }
-        done = true;
-        Ok(None)
-    })))
+            for i in (0..r).rev() {
+                cycles[i] -= 1;
+                if cycles[i] == 0 {
+                    let x = indices.remove(i);
+                    indices.push(x);
+                    cycles[i] = n - i;
+                } else {
+                    let j = cycles[i];
+                    indices.swap(i, n - j);
+                    return Ok(Some(emit(&indices)));
+                }
+            }
+            done = true;
+            Ok(None)
+        }),
+    ))
 }
 
 fn combinations(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -358,23 +410,28 @@ fn combinations(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let mut indices: Vec<usize> = (0..r).collect();
     let mut first = true;
     let mut done = r > n;
-    Ok(lazy("combinations", Box::new(move |_| {
-        if done {
-            return Ok(None);
-        }
-        if !first {
-            let Some(i) = (0..r).rev().find(|&i| indices[i] != i + n - r) else {
-                done = true;
+    Ok(lazy(
+        "combinations",
+        Box::new(move |_| {
+            if done {
                 return Ok(None);
-            };
-            indices[i] += 1;
-            for j in i + 1..r {
-                indices[j] = indices[j - 1] + 1;
             }
-        }
-        first = false;
-        Ok(Some(Value::tuple(indices.iter().map(|&i| pool[i].clone()).collect())))
-    })))
+            if !first {
+                let Some(i) = (0..r).rev().find(|&i| indices[i] != i + n - r) else {
+                    done = true;
+                    return Ok(None);
+                };
+                indices[i] += 1;
+                for j in i + 1..r {
+                    indices[j] = indices[j - 1] + 1;
+                }
+            }
+            first = false;
+            Ok(Some(Value::tuple(
+                indices.iter().map(|&i| pool[i].clone()).collect(),
+            )))
+        }),
+    ))
 }
 
 fn zip_longest(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -384,30 +441,33 @@ fn zip_longest(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     for v in &a.pos {
         srcs.push(Some(iter_of(it, v)?));
     }
-    Ok(lazy("zip_longest", Box::new(move |it| {
-        if srcs.is_empty() {
-            return Ok(None);
-        }
-        let mut out = Vec::with_capacity(srcs.len());
-        let mut live = 0;
-        for s in srcs.iter_mut() {
-            let x = match s {
-                Some(src) => match draw(it, src)? {
-                    Some(x) => {
-                        live += 1;
-                        x
-                    }
-                    None => {
-                        *s = None;
-                        fill.clone()
-                    }
-                },
-                None => fill.clone(),
-            };
-            out.push(x);
-        }
-        Ok((live > 0).then(|| Value::tuple(out)))
-    })))
+    Ok(lazy(
+        "zip_longest",
+        Box::new(move |it| {
+            if srcs.is_empty() {
+                return Ok(None);
+            }
+            let mut out = Vec::with_capacity(srcs.len());
+            let mut live = 0;
+            for s in srcs.iter_mut() {
+                let x = match s {
+                    Some(src) => match draw(it, src)? {
+                        Some(x) => {
+                            live += 1;
+                            x
+                        }
+                        None => {
+                            *s = None;
+                            fill.clone()
+                        }
+                    },
+                    None => fill.clone(),
+                };
+                out.push(x);
+            }
+            Ok((live > 0).then(|| Value::tuple(out)))
+        }),
+    ))
 }
 
 fn accumulate(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -418,20 +478,25 @@ fn accumulate(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let src = iter_of(it, &v)?;
     let mut total: Option<Value> = None;
     let mut pending = initial;
-    Ok(lazy("accumulate", Box::new(move |it| {
-        if let Some(init) = pending.take() {
-            total = Some(init.clone());
-            return Ok(Some(init));
-        }
-        let Some(x) = draw(it, &src)? else { return Ok(None) };
-        let next = match (&total, &func) {
-            (None, _) => x,
-            (Some(t), None) => add(it, t, &x)?,
-            (Some(t), Some(f)) => it.call_value(f, Args::positional(vec![t.clone(), x]))?,
-        };
-        total = Some(next.clone());
-        Ok(Some(next))
-    })))
+    Ok(lazy(
+        "accumulate",
+        Box::new(move |it| {
+            if let Some(init) = pending.take() {
+                total = Some(init.clone());
+                return Ok(Some(init));
+            }
+            let Some(x) = draw(it, &src)? else {
+                return Ok(None);
+            };
+            let next = match (&total, &func) {
+                (None, _) => x,
+                (Some(t), None) => add(it, t, &x)?,
+                (Some(t), Some(f)) => it.call_value(f, Args::positional(vec![t.clone(), x]))?,
+            };
+            total = Some(next.clone());
+            Ok(Some(next))
+        }),
+    ))
 }
 
 fn starmap(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -439,11 +504,16 @@ fn starmap(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(1, "iterable")?;
     a.finish(2)?;
     let src = iter_of(it, &v)?;
-    Ok(lazy("starmap", Box::new(move |it| {
-        let Some(args) = draw(it, &src)? else { return Ok(None) };
-        let args = it.iterate(&args)?;
-        it.call_value(&f, Args::positional(args)).map(Some)
-    })))
+    Ok(lazy(
+        "starmap",
+        Box::new(move |it| {
+            let Some(args) = draw(it, &src)? else {
+                return Ok(None);
+            };
+            let args = it.iterate(&args)?;
+            it.call_value(&f, Args::positional(args)).map(Some)
+        }),
+    ))
 }
 
 fn key_of(it: &mut dyn Interpreter, key: &Option<Value>, x: &Value) -> Result<Value, Exc> {
@@ -461,30 +531,35 @@ fn groupby(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     // The first item of the next group, drawn while finishing the previous one.
     let mut lookahead: Option<(Value, Value)> = None;
     let mut started = false;
-    Ok(lazy("groupby", Box::new(move |it| {
-        if !started {
-            started = true;
-            if let Some(x) = draw(it, &src)? {
-                let k = key_of(it, &key, &x)?;
-                lookahead = Some((k, x));
+    Ok(lazy(
+        "groupby",
+        Box::new(move |it| {
+            if !started {
+                started = true;
+                if let Some(x) = draw(it, &src)? {
+                    let k = key_of(it, &key, &x)?;
+                    lookahead = Some((k, x));
+                }
             }
-        }
-        let Some((k, first)) = lookahead.take() else { return Ok(None) };
-        // Each group is gathered when it is reached (CPython shares one iterator instead).
-        let mut group = vec![first];
-        while let Some(x) = draw(it, &src)? {
-            let kx = key_of(it, &key, &x)?;
-            let same = crate::object::ops::compare(it, crate::lang::ast::CmpOp::Eq, &kx, &k)?;
-            if crate::object::class::truthy(it, &same)? {
-                group.push(x);
-            } else {
-                lookahead = Some((kx, x));
-                break;
+            let Some((k, first)) = lookahead.take() else {
+                return Ok(None);
+            };
+            // Each group is gathered when it is reached (CPython shares one iterator instead).
+            let mut group = vec![first];
+            while let Some(x) = draw(it, &src)? {
+                let kx = key_of(it, &key, &x)?;
+                let same = crate::object::ops::compare(it, crate::lang::ast::CmpOp::Eq, &kx, &k)?;
+                if crate::object::class::truthy(it, &same)? {
+                    group.push(x);
+                } else {
+                    lookahead = Some((kx, x));
+                    break;
+                }
             }
-        }
-        let g = iter_of(it, &Value::list(group))?;
-        Ok(Some(Value::tuple(vec![k, g])))
-    })))
+            let g = iter_of(it, &Value::list(group))?;
+            Ok(Some(Value::tuple(vec![k, g])))
+        }),
+    ))
 }
 
 fn truth(it: &mut dyn Interpreter, f: &Value, x: &Value) -> Result<bool, Exc> {
@@ -502,20 +577,25 @@ fn while_fn(it: &mut dyn Interpreter, mut a: Args, take: bool) -> Result<Value, 
     a.finish(2)?;
     let src = iter_of(it, &v)?;
     let mut switched = false;
-    Ok(lazy(if take { "takewhile" } else { "dropwhile" }, Box::new(move |it| loop {
-        let Some(x) = draw(it, &src)? else { return Ok(None) };
-        if switched {
-            return Ok((!take).then_some(x));
-        }
-        if truth(it, &f, &x)? {
-            if take {
-                return Ok(Some(x));
+    Ok(lazy(
+        if take { "takewhile" } else { "dropwhile" },
+        Box::new(move |it| loop {
+            let Some(x) = draw(it, &src)? else {
+                return Ok(None);
+            };
+            if switched {
+                return Ok((!take).then_some(x));
             }
-        } else {
-            switched = true;
-            return Ok((!take).then_some(x));
-        }
-    })))
+            if truth(it, &f, &x)? {
+                if take {
+                    return Ok(Some(x));
+                }
+            } else {
+                switched = true;
+                return Ok((!take).then_some(x));
+            }
+        }),
+    ))
 }
 
 fn filterfalse(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -523,12 +603,17 @@ fn filterfalse(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(1, "iterable")?;
     a.finish(2)?;
     let src = iter_of(it, &v)?;
-    Ok(lazy("filterfalse", Box::new(move |it| loop {
-        let Some(x) = draw(it, &src)? else { return Ok(None) };
-        if !truth(it, &f, &x)? {
-            return Ok(Some(x));
-        }
-    })))
+    Ok(lazy(
+        "filterfalse",
+        Box::new(move |it| loop {
+            let Some(x) = draw(it, &src)? else {
+                return Ok(None);
+            };
+            if !truth(it, &f, &x)? {
+                return Ok(Some(x));
+            }
+        }),
+    ))
 }
 
 fn compress(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -536,13 +621,20 @@ fn compress(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let s = a.required(1, "selectors")?;
     a.finish(2)?;
     let (d, s) = (iter_of(it, &d)?, iter_of(it, &s)?);
-    Ok(lazy("compress", Box::new(move |it| loop {
-        let Some(x) = draw(it, &d)? else { return Ok(None) };
-        let Some(sel) = draw(it, &s)? else { return Ok(None) };
-        if crate::object::class::truthy(it, &sel)? {
-            return Ok(Some(x));
-        }
-    })))
+    Ok(lazy(
+        "compress",
+        Box::new(move |it| loop {
+            let Some(x) = draw(it, &d)? else {
+                return Ok(None);
+            };
+            let Some(sel) = draw(it, &s)? else {
+                return Ok(None);
+            };
+            if crate::object::class::truthy(it, &sel)? {
+                return Ok(Some(x));
+            }
+        }),
+    ))
 }
 
 fn pairwise(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -550,16 +642,20 @@ fn pairwise(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.finish(1)?;
     let src = iter_of(it, &v)?;
     let mut prev: Option<Value> = None;
-    Ok(lazy("pairwise", Box::new(move |it| {
-        if prev.is_none() {
-            prev = draw(it, &src)?;
+    Ok(lazy(
+        "pairwise",
+        Box::new(move |it| {
             if prev.is_none() {
-                return Ok(None);
+                prev = draw(it, &src)?;
+                if prev.is_none() {
+                    return Ok(None);
+                }
             }
-        }
-        let Some(x) = draw(it, &src)? else { return Ok(None) };
-        let p = prev.replace(x.clone()).unwrap_or(Value::None);
-        Ok(Some(Value::tuple(vec![p, x])))
-    })))
+            let Some(x) = draw(it, &src)? else {
+                return Ok(None);
+            };
+            let p = prev.replace(x.clone()).unwrap_or(Value::None);
+            Ok(Some(Value::tuple(vec![p, x])))
+        }),
+    ))
 }
-

@@ -39,7 +39,8 @@ struct Options {
 }
 
 fn options(it: &mut dyn Interpreter, a: &mut Args) -> Result<Options, Exc> {
-    let truthy = |v: Option<Value>, d: bool| v.map(|v| v.truthy()).transpose().map(|b| b.unwrap_or(d));
+    let truthy =
+        |v: Option<Value>, d: bool| v.map(|v| v.truthy()).transpose().map(|b| b.unwrap_or(d));
     let ensure_ascii = truthy(a.take_kw("ensure_ascii"), true)?;
     let sort_keys = truthy(a.take_kw("sort_keys"), false)?;
     let skipkeys = truthy(a.take_kw("skipkeys"), false)?;
@@ -58,20 +59,35 @@ fn options(it: &mut dyn Interpreter, a: &mut Args) -> Result<Options, Exc> {
         if indent.is_some() { "," } else { ", " }.to_string(),
         ": ".to_string(),
     );
-    if let Some(s) = a.take_kw("separators").filter(|v| !matches!(v, Value::None)) {
+    if let Some(s) = a
+        .take_kw("separators")
+        .filter(|v| !matches!(v, Value::None))
+    {
         let parts = it.iterate(&s)?;
         match parts.as_slice() {
             [Value::Str(i), Value::Str(k)] => {
                 item_sep = i.to_string();
                 key_sep = k.to_string();
             }
-            _ => return Err(Exc::value_error("separators must be a (item_separator, key_separator) pair of strings")),
+            _ => {
+                return Err(Exc::value_error(
+                    "separators must be a (item_separator, key_separator) pair of strings",
+                ))
+            }
         }
     }
     let default = a.take_kw("default").filter(|v| !matches!(v, Value::None));
     a.take_kw("allow_nan");
     a.take_kw("check_circular");
-    Ok(Options { ensure_ascii, indent, item_sep, key_sep, sort_keys, skipkeys, default })
+    Ok(Options {
+        ensure_ascii,
+        indent,
+        item_sep,
+        key_sep,
+        sort_keys,
+        skipkeys,
+        default,
+    })
 }
 
 fn dumps(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -161,7 +177,13 @@ fn newline(o: &Options, depth: usize, out: &mut String) {
     }
 }
 
-fn encode(it: &mut dyn Interpreter, v: &Value, o: &Options, depth: usize, out: &mut String) -> Result<(), Exc> {
+fn encode(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    o: &Options,
+    depth: usize,
+    out: &mut String,
+) -> Result<(), Exc> {
     if depth > MAX_DEPTH {
         return Err(Exc::value_error("Circular reference detected"));
     }
@@ -186,11 +208,17 @@ fn encode(it: &mut dyn Interpreter, v: &Value, o: &Options, depth: usize, out: &
         Value::Instance(i) => {
             let state = i.base_state.borrow().clone();
             match state {
-                Value::Dict(d) if i.class.is_subclass_of(&Value::Type(crate::object::value::TypeKind::Dict)) => {
+                Value::Dict(d)
+                    if i.class
+                        .is_subclass_of(&Value::Type(crate::object::value::TypeKind::Dict)) =>
+                {
                     let entries = d.borrow().entries.clone();
                     encode_dict(it, entries, o, depth, out)?;
                 }
-                Value::Tuple(t) if i.class.is_subclass_of(&Value::Type(crate::object::value::TypeKind::Tuple)) => {
+                Value::Tuple(t)
+                    if i.class
+                        .is_subclass_of(&Value::Type(crate::object::value::TypeKind::Tuple)) =>
+                {
                     encode_list(it, &t, o, depth, out)?;
                 }
                 _ => return encode_default(it, v, o, depth, out),
@@ -201,7 +229,13 @@ fn encode(it: &mut dyn Interpreter, v: &Value, o: &Options, depth: usize, out: &
     Ok(())
 }
 
-fn encode_default(it: &mut dyn Interpreter, v: &Value, o: &Options, depth: usize, out: &mut String) -> Result<(), Exc> {
+fn encode_default(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    o: &Options,
+    depth: usize,
+    out: &mut String,
+) -> Result<(), Exc> {
     match &o.default {
         Some(f) => {
             let r = it.call_value(f, Args::positional(vec![v.clone()]))?;
@@ -214,7 +248,13 @@ fn encode_default(it: &mut dyn Interpreter, v: &Value, o: &Options, depth: usize
     }
 }
 
-fn encode_list(it: &mut dyn Interpreter, items: &[Value], o: &Options, depth: usize, out: &mut String) -> Result<(), Exc> {
+fn encode_list(
+    it: &mut dyn Interpreter,
+    items: &[Value],
+    o: &Options,
+    depth: usize,
+    out: &mut String,
+) -> Result<(), Exc> {
     if items.is_empty() {
         out.push_str("[]");
         return Ok(());
@@ -232,7 +272,13 @@ fn encode_list(it: &mut dyn Interpreter, items: &[Value], o: &Options, depth: us
     Ok(())
 }
 
-fn encode_dict(it: &mut dyn Interpreter, entries: Vec<(Value, Value)>, o: &Options, depth: usize, out: &mut String) -> Result<(), Exc> {
+fn encode_dict(
+    it: &mut dyn Interpreter,
+    entries: Vec<(Value, Value)>,
+    o: &Options,
+    depth: usize,
+    out: &mut String,
+) -> Result<(), Exc> {
     let mut pairs = Vec::with_capacity(entries.len());
     for (k, v) in entries {
         if let Some(t) = key_text(&k, o)? {
@@ -292,7 +338,12 @@ fn loads(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         _ => exc_class("JSONDecodeError", "json.decoder", ExcKind::ValueError),
     };
     let chars: Vec<char> = s.chars().collect();
-    let mut p = Parser { s: &chars, i: 0, class, depth: 0 };
+    let mut p = Parser {
+        s: &chars,
+        i: 0,
+        class,
+        depth: 0,
+    };
     p.ws();
     let v = p.value()?;
     p.ws();
@@ -324,7 +375,10 @@ impl Parser<'_> {
             Some(nl) => pos - nl,
             None => pos + 1,
         };
-        raise(&self.class, format!("{msg}: line {line} column {col} (char {pos})"))
+        raise(
+            &self.class,
+            format!("{msg}: line {line} column {col} (char {pos})"),
+        )
     }
     fn ws(&mut self) {
         while self.i < self.s.len() && matches!(self.s[self.i], ' ' | '\t' | '\n' | '\r') {
@@ -357,9 +411,16 @@ impl Parser<'_> {
             '[' | '{' => {
                 self.depth += 1;
                 if self.depth > 1000 {
-                    return Err(Exc::new(ExcKind::RecursionError, "maximum recursion depth exceeded while decoding a JSON document"));
+                    return Err(Exc::new(
+                        ExcKind::RecursionError,
+                        "maximum recursion depth exceeded while decoding a JSON document",
+                    ));
                 }
-                let r = if c == '[' { self.array() } else { self.object() };
+                let r = if c == '[' {
+                    self.array()
+                } else {
+                    self.object()
+                };
                 self.depth -= 1;
                 r
             }
@@ -387,7 +448,9 @@ impl Parser<'_> {
             _ => return Err(self.err("Expecting value", start)),
         }
         let mut float = false;
-        if self.s.get(self.i) == Some(&'.') && self.s.get(self.i + 1).is_some_and(|c| c.is_ascii_digit()) {
+        if self.s.get(self.i) == Some(&'.')
+            && self.s.get(self.i + 1).is_some_and(|c| c.is_ascii_digit())
+        {
             self.i += 1;
             digits(self);
             float = true;
@@ -472,7 +535,11 @@ impl Parser<'_> {
         }
     }
     fn hex4(&self, at: usize) -> Result<u32, Exc> {
-        let digits: String = self.s.get(at..at + 4).map(|d| d.iter().collect()).unwrap_or_default();
+        let digits: String = self
+            .s
+            .get(at..at + 4)
+            .map(|d| d.iter().collect())
+            .unwrap_or_default();
         if digits.len() == 4 {
             if let Ok(v) = u32::from_str_radix(&digits, 16) {
                 return Ok(v);

@@ -87,7 +87,13 @@ pub fn build() -> Rc<Module> {
         ("tanh", unary!(f64::tanh, false)),
         ("asinh", unary!(f64::asinh, false)),
         ("acosh", unary!(f64::acosh, false)),
-        ("atanh", unary!(|x: f64| if x.abs() >= 1.0 { f64::NAN } else { x.atanh() }, false)),
+        (
+            "atanh",
+            unary!(
+                |x: f64| if x.abs() >= 1.0 { f64::NAN } else { x.atanh() },
+                false
+            ),
+        ),
         ("fabs", unary!(f64::abs, false)),
         ("degrees", unary!(f64::to_degrees, true)),
         ("radians", unary!(f64::to_radians, false)),
@@ -213,8 +219,12 @@ pub fn build() -> Rc<Module> {
             to_int(Args::new("trunc", vec![v]), f64::trunc)
         }),
         ("isnan", |_, mut a| Ok(Value::Bool(one(&mut a)?.is_nan()))),
-        ("isinf", |_, mut a| Ok(Value::Bool(one(&mut a)?.is_infinite()))),
-        ("isfinite", |_, mut a| Ok(Value::Bool(one(&mut a)?.is_finite()))),
+        ("isinf", |_, mut a| {
+            Ok(Value::Bool(one(&mut a)?.is_infinite()))
+        }),
+        ("isfinite", |_, mut a| {
+            Ok(Value::Bool(one(&mut a)?.is_finite()))
+        }),
         ("isclose", isclose),
         ("hypot", |_, a| {
             if !a.kw.is_empty() {
@@ -301,7 +311,10 @@ pub fn build() -> Rc<Module> {
         ("fsum", fsum),
     ];
     for (name, f) in fns {
-        m.set(name, builtin(name, "a function of CPython's math module", f));
+        m.set(
+            name,
+            builtin(name, "a function of CPython's math module", f),
+        );
     }
     m
 }
@@ -416,8 +429,16 @@ fn pow(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 fn isclose(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = num(&a.required(0, "a")?)?;
     let y = num(&a.required(1, "b")?)?;
-    let rel = a.take_kw("rel_tol").map(|v| num(&v)).transpose()?.unwrap_or(1e-9);
-    let abs = a.take_kw("abs_tol").map(|v| num(&v)).transpose()?.unwrap_or(0.0);
+    let rel = a
+        .take_kw("rel_tol")
+        .map(|v| num(&v))
+        .transpose()?
+        .unwrap_or(1e-9);
+    let abs = a
+        .take_kw("abs_tol")
+        .map(|v| num(&v))
+        .transpose()?
+        .unwrap_or(0.0);
     a.finish(2)?;
     if rel < 0.0 || abs < 0.0 {
         return Err(Exc::value_error("tolerances must be non-negative"));

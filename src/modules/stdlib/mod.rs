@@ -45,7 +45,10 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
     Some(match dotted {
         "__future__" => {
             // Every feature is already the behaviour here; the names exist so imports of them work.
-            let m = module("__future__", "Future statement definitions (all already in effect).");
+            let m = module(
+                "__future__",
+                "Future statement definitions (all already in effect).",
+            );
             for f in [
                 "nested_scopes",
                 "generators",

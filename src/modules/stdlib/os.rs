@@ -35,14 +35,26 @@ pub fn build() -> Rc<Module> {
                 let d = std::env::current_dir().map_err(|e| os_error(&e, "."))?;
                 Ok(Value::str(&d.to_string_lossy()))
             }),
-            ("getenv", "getenv(key, default=None): an environment variable, or default.", |_, mut a| {
-                let k = string(&a.required(0, "key")?, "str expected, not")?;
-                let d = a.take(1, "default")?.unwrap_or(Value::None);
-                a.finish(2)?;
-                Ok(std::env::var(&*k).map(|v| Value::str(&v)).unwrap_or(d))
-            }),
-            ("listdir", "listdir(path='.'): the names in a folder.", listdir),
-            ("makedirs", "makedirs(name, mode=0o777, exist_ok=False): a folder and its missing parents.", makedirs),
+            (
+                "getenv",
+                "getenv(key, default=None): an environment variable, or default.",
+                |_, mut a| {
+                    let k = string(&a.required(0, "key")?, "str expected, not")?;
+                    let d = a.take(1, "default")?.unwrap_or(Value::None);
+                    a.finish(2)?;
+                    Ok(std::env::var(&*k).map(|v| Value::str(&v)).unwrap_or(d))
+                },
+            ),
+            (
+                "listdir",
+                "listdir(path='.'): the names in a folder.",
+                listdir,
+            ),
+            (
+                "makedirs",
+                "makedirs(name, mode=0o777, exist_ok=False): a folder and its missing parents.",
+                makedirs,
+            ),
             ("mkdir", "mkdir(path, mode=0o777): a folder.", |_, mut a| {
                 let p = path_arg(&mut a, 0, "path")?;
                 a.take(1, "mode")?;
@@ -52,29 +64,41 @@ pub fn build() -> Rc<Module> {
             }),
             ("remove", "remove(path): delete a file.", remove),
             ("unlink", "unlink(path): delete a file.", remove),
-            ("rmdir", "rmdir(path): delete an empty folder.", |_, mut a| {
-                let p = path_arg(&mut a, 0, "path")?;
-                a.finish(1)?;
-                std::fs::remove_dir(&*p).map_err(|e| os_error(&e, &p))?;
-                Ok(Value::None)
-            }),
-            ("rename", "rename(src, dst): move a file or folder.", |_, mut a| {
-                let s = path_arg(&mut a, 0, "src")?;
-                let d = path_arg(&mut a, 1, "dst")?;
-                a.finish(2)?;
-                std::fs::rename(&*s, &*d).map_err(|e| {
-                    let mut x = os_error(&e, &s);
-                    x.message = format!("{} -> '{d}'", x.message);
-                    x
-                })?;
-                Ok(Value::None)
-            }),
-            ("cpu_count", "cpu_count(): the number of logical CPUs.", |_, a| {
-                a.finish(0)?;
-                Ok(Value::Int(
-                    std::thread::available_parallelism().map_or(1, |n| n.get()) as i64,
-                ))
-            }),
+            (
+                "rmdir",
+                "rmdir(path): delete an empty folder.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "path")?;
+                    a.finish(1)?;
+                    std::fs::remove_dir(&*p).map_err(|e| os_error(&e, &p))?;
+                    Ok(Value::None)
+                },
+            ),
+            (
+                "rename",
+                "rename(src, dst): move a file or folder.",
+                |_, mut a| {
+                    let s = path_arg(&mut a, 0, "src")?;
+                    let d = path_arg(&mut a, 1, "dst")?;
+                    a.finish(2)?;
+                    std::fs::rename(&*s, &*d).map_err(|e| {
+                        let mut x = os_error(&e, &s);
+                        x.message = format!("{} -> '{d}'", x.message);
+                        x
+                    })?;
+                    Ok(Value::None)
+                },
+            ),
+            (
+                "cpu_count",
+                "cpu_count(): the number of logical CPUs.",
+                |_, a| {
+                    a.finish(0)?;
+                    Ok(Value::Int(
+                        std::thread::available_parallelism().map_or(1, |n| n.get()) as i64,
+                    ))
+                },
+            ),
             ("getpid", "getpid(): this process's id.", |_, a| {
                 a.finish(0)?;
                 Ok(Value::Int(std::process::id() as i64))
@@ -91,100 +115,146 @@ pub fn build_path() -> Rc<Module> {
     set_fns(
         &m,
         &[
-            ("join", "join(a, *p): join path components, a later absolute one restarting.", |_, a| {
-                a.finish(usize::MAX)?;
-                if a.pos.is_empty() {
-                    return Err(Exc::type_error(
-                        "join() missing 1 required positional argument: 'a'",
-                    ));
-                }
-                let mut out = String::new();
-                for (i, p) in a.pos.iter().enumerate() {
-                    let p = path_str(p, "join")?;
-                    if p.starts_with('/') {
-                        out = p.to_string();
-                    } else if i == 0 || out.is_empty() || out.ends_with('/') {
-                        out.push_str(&p);
-                    } else {
-                        out.push('/');
-                        out.push_str(&p);
+            (
+                "join",
+                "join(a, *p): join path components, a later absolute one restarting.",
+                |_, a| {
+                    a.finish(usize::MAX)?;
+                    if a.pos.is_empty() {
+                        return Err(Exc::type_error(
+                            "join() missing 1 required positional argument: 'a'",
+                        ));
                     }
-                }
-                Ok(Value::str(&out))
-            }),
-            ("exists", "exists(path): whether the path names something.", |_, a| {
-                test_path(a, |m| m.is_ok())
-            }),
-            ("isfile", "isfile(path): whether the path is a regular file.", |_, a| {
-                test_path(a, |m| m.as_ref().is_ok_and(|m| m.is_file()))
-            }),
-            ("isdir", "isdir(path): whether the path is a folder.", |_, a| {
-                test_path(a, |m| m.as_ref().is_ok_and(|m| m.is_dir()))
-            }),
-            ("isabs", "isabs(path): whether the path starts at the root.", |_, mut a| {
-                let p = path_arg(&mut a, 0, "s")?;
-                a.finish(1)?;
-                Ok(Value::Bool(p.starts_with('/')))
-            }),
-            ("getsize", "getsize(path): the file's size in bytes.", |_, mut a| {
-                let p = path_arg(&mut a, 0, "filename")?;
-                a.finish(1)?;
-                let m = std::fs::metadata(&*p).map_err(|e| os_error(&e, &p))?;
-                Ok(Value::Int(m.len() as i64))
-            }),
-            ("basename", "basename(p): the final component.", |_, mut a| {
-                let p = path_arg(&mut a, 0, "p")?;
-                a.finish(1)?;
-                Ok(Value::str(split(&p).1))
-            }),
-            ("dirname", "dirname(p): everything but the final component.", |_, mut a| {
-                let p = path_arg(&mut a, 0, "p")?;
-                a.finish(1)?;
-                Ok(Value::str(&split(&p).0))
-            }),
+                    let mut out = String::new();
+                    for (i, p) in a.pos.iter().enumerate() {
+                        let p = path_str(p, "join")?;
+                        if p.starts_with('/') {
+                            out = p.to_string();
+                        } else if i == 0 || out.is_empty() || out.ends_with('/') {
+                            out.push_str(&p);
+                        } else {
+                            out.push('/');
+                            out.push_str(&p);
+                        }
+                    }
+                    Ok(Value::str(&out))
+                },
+            ),
+            (
+                "exists",
+                "exists(path): whether the path names something.",
+                |_, a| test_path(a, |m| m.is_ok()),
+            ),
+            (
+                "isfile",
+                "isfile(path): whether the path is a regular file.",
+                |_, a| test_path(a, |m| m.as_ref().is_ok_and(|m| m.is_file())),
+            ),
+            (
+                "isdir",
+                "isdir(path): whether the path is a folder.",
+                |_, a| test_path(a, |m| m.as_ref().is_ok_and(|m| m.is_dir())),
+            ),
+            (
+                "isabs",
+                "isabs(path): whether the path starts at the root.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "s")?;
+                    a.finish(1)?;
+                    Ok(Value::Bool(p.starts_with('/')))
+                },
+            ),
+            (
+                "getsize",
+                "getsize(path): the file's size in bytes.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "filename")?;
+                    a.finish(1)?;
+                    let m = std::fs::metadata(&*p).map_err(|e| os_error(&e, &p))?;
+                    Ok(Value::Int(m.len() as i64))
+                },
+            ),
+            (
+                "basename",
+                "basename(p): the final component.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "p")?;
+                    a.finish(1)?;
+                    Ok(Value::str(split(&p).1))
+                },
+            ),
+            (
+                "dirname",
+                "dirname(p): everything but the final component.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "p")?;
+                    a.finish(1)?;
+                    Ok(Value::str(&split(&p).0))
+                },
+            ),
             ("split", "split(p): (dirname, basename).", |_, mut a| {
                 let p = path_arg(&mut a, 0, "p")?;
                 a.finish(1)?;
                 let (h, t) = split(&p);
                 Ok(Value::tuple(vec![Value::str(&h), Value::str(t)]))
             }),
-            ("splitext", "splitext(p): (root, extension); a leading dot is no extension.", |_, mut a| {
-                let p = path_arg(&mut a, 0, "p")?;
-                a.finish(1)?;
-                let (root, ext) = splitext(&p);
-                Ok(Value::tuple(vec![Value::str(root), Value::str(ext)]))
-            }),
-            ("normpath", "normpath(path): the path without redundant separators and up-level references.", |_, mut a| {
-                let p = path_arg(&mut a, 0, "path")?;
-                a.finish(1)?;
-                Ok(Value::str(&normpath(&p)))
-            }),
-            ("abspath", "abspath(path): the absolute, normalised path.", abspath),
-            ("realpath", "realpath(path): the absolute path (links resolved where they exist).", |it, a| {
-                let p = abspath(it, a)?;
-                let Value::Str(s) = &p else { return Ok(p) };
-                Ok(std::fs::canonicalize(&**s)
-                    .map(|c| Value::str(&c.to_string_lossy()))
-                    .unwrap_or(p))
-            }),
-            ("expanduser", "expanduser(path): a leading ~ replaced by the home folder.", |_, mut a| {
-                let p = path_arg(&mut a, 0, "path")?;
-                a.finish(1)?;
-                if p.as_ref() == "~" || p.starts_with("~/") {
-                    if let Ok(home) = std::env::var("HOME") {
-                        let home = home.trim_end_matches('/');
-                        let home = if home.is_empty() { "/" } else { home };
-                        let rest = &p[1..];
-                        let joined = if home == "/" && rest.starts_with('/') {
-                            rest.to_string()
-                        } else {
-                            format!("{home}{rest}")
-                        };
-                        return Ok(Value::str(&joined));
+            (
+                "splitext",
+                "splitext(p): (root, extension); a leading dot is no extension.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "p")?;
+                    a.finish(1)?;
+                    let (root, ext) = splitext(&p);
+                    Ok(Value::tuple(vec![Value::str(root), Value::str(ext)]))
+                },
+            ),
+            (
+                "normpath",
+                "normpath(path): the path without redundant separators and up-level references.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "path")?;
+                    a.finish(1)?;
+                    Ok(Value::str(&normpath(&p)))
+                },
+            ),
+            (
+                "abspath",
+                "abspath(path): the absolute, normalised path.",
+                abspath,
+            ),
+            (
+                "realpath",
+                "realpath(path): the absolute path (links resolved where they exist).",
+                |it, a| {
+                    let p = abspath(it, a)?;
+                    let Value::Str(s) = &p else { return Ok(p) };
+                    Ok(std::fs::canonicalize(&**s)
+                        .map(|c| Value::str(&c.to_string_lossy()))
+                        .unwrap_or(p))
+                },
+            ),
+            (
+                "expanduser",
+                "expanduser(path): a leading ~ replaced by the home folder.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "path")?;
+                    a.finish(1)?;
+                    if p.as_ref() == "~" || p.starts_with("~/") {
+                        if let Ok(home) = std::env::var("HOME") {
+                            let home = home.trim_end_matches('/');
+                            let home = if home.is_empty() { "/" } else { home };
+                            let rest = &p[1..];
+                            let joined = if home == "/" && rest.starts_with('/') {
+                                rest.to_string()
+                            } else {
+                                format!("{home}{rest}")
+                            };
+                            return Ok(Value::str(&joined));
+                        }
                     }
-                }
-                Ok(Value::Str(p))
-            }),
+                    Ok(Value::Str(p))
+                },
+            ),
         ],
     );
     m
@@ -213,8 +283,12 @@ fn os_error(e: &std::io::Error, path: &str) -> Exc {
 fn path_str(v: &Value, fname: &str) -> Result<Rc<str>, Exc> {
     match v {
         Value::Str(s) => Ok(s.clone()),
+        other if fname == "join" => Err(Exc::type_error(format!(
+            "join() argument must be str, bytes, or os.PathLike object, not '{}'",
+            other.type_name()
+        ))),
         other => Err(Exc::type_error(format!(
-            "{fname}: path should be string, bytes or os.PathLike, not {}",
+            "expected str, bytes or os.PathLike object, not {}",
             other.type_name()
         ))),
     }
@@ -225,7 +299,10 @@ fn path_arg(a: &mut Args, i: usize, name: &str) -> Result<Rc<str>, Exc> {
     path_str(&v, a.fname)
 }
 
-fn test_path(mut a: Args, f: fn(&std::io::Result<std::fs::Metadata>) -> bool) -> Result<Value, Exc> {
+fn test_path(
+    mut a: Args,
+    f: fn(&std::io::Result<std::fs::Metadata>) -> bool,
+) -> Result<Value, Exc> {
     let v = a.required(0, "path")?;
     a.finish(1)?;
     // Like CPython, a path that is not a string is simply not there.

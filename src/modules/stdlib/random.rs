@@ -28,7 +28,10 @@ impl Mt {
                 .wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30))
                 .wrapping_add(i as u32);
         }
-        Mt { state: mt, index: N }
+        Mt {
+            state: mt,
+            index: N,
+        }
     }
 
     pub fn from_key(key: &[u32]) -> Mt {
@@ -153,7 +156,12 @@ fn entropy_seed() -> Mt {
         .as_nanos();
     let pid = std::process::id() as u128;
     let x = t ^ (pid << 64);
-    Mt::from_key(&[x as u32, (x >> 32) as u32, (x >> 64) as u32, (x >> 96) as u32])
+    Mt::from_key(&[
+        x as u32,
+        (x >> 32) as u32,
+        (x >> 64) as u32,
+        (x >> 96) as u32,
+    ])
 }
 
 pub fn build() -> Rc<Module> {
@@ -168,47 +176,91 @@ pub fn build() -> Rc<Module> {
     set_fns(
         &m,
         &[
-            ("seed", "seed(a=None): restart the generator; an int gives CPython's sequence.", seed),
+            (
+                "seed",
+                "seed(a=None): restart the generator; an int gives CPython's sequence.",
+                seed,
+            ),
             ("random", "random(): a float in [0.0, 1.0).", |it, a| {
                 a.finish(0)?;
                 with(it, |s| Ok(Value::Float(s.mt.borrow_mut().random())))
             }),
-            ("uniform", "uniform(a, b): a float between a and b.", |it, mut a| {
-                let lo = num(&a.required(0, "a")?)?;
-                let hi = num(&a.required(1, "b")?)?;
-                a.finish(2)?;
-                with(it, |s| Ok(Value::Float(lo + (hi - lo) * s.mt.borrow_mut().random())))
-            }),
-            ("randint", "randint(a, b): an int in [a, b], both ends included.", |it, mut a| {
-                let lo = a.required(0, "a")?;
-                let hi = a.required(1, "b")?;
-                a.finish(2)?;
-                let hi1 = Value::Int(index(&hi, 2)?.checked_add(1).ok_or_else(too_big)?);
-                randrange_impl(it, lo, Some(hi1), Value::Int(1))
-            }),
-            ("randrange", "randrange(start, stop=None, step=1): a random item of range(start, stop, step).", |it, mut a| {
-                let start = a.required(0, "start")?;
-                let stop = a.take(1, "stop")?.filter(|v| !matches!(v, Value::None));
-                let step = a.take(2, "step")?.unwrap_or(Value::Int(1));
-                a.finish(3)?;
-                randrange_impl(it, start, stop, step)
-            }),
-            ("getrandbits", "getrandbits(k): an int with k random bits (k <= 63 here).", |it, mut a| {
-                let k = int(&a.required(0, "k")?)?;
-                a.finish(1)?;
-                if k < 0 {
-                    return Err(Exc::value_error("number of bits must be non-negative"));
-                }
-                if k > 63 {
-                    return Err(too_big());
-                }
-                with(it, |s| Ok(Value::Int(s.mt.borrow_mut().getrandbits(k as u32) as i64)))
-            }),
-            ("choice", "choice(seq): a random item of a non-empty sequence.", choice),
-            ("shuffle", "shuffle(x): shuffle the list x in place.", shuffle),
-            ("sample", "sample(population, k): k distinct items, in selection order.", sample),
-            ("gauss", "gauss(mu=0.0, sigma=1.0): a normal deviate (CPython's cached pair).", gauss),
-            ("normalvariate", "normalvariate(mu=0.0, sigma=1.0): a normal deviate (Kinderman-Monahan).", normalvariate),
+            (
+                "uniform",
+                "uniform(a, b): a float between a and b.",
+                |it, mut a| {
+                    let lo = num(&a.required(0, "a")?)?;
+                    let hi = num(&a.required(1, "b")?)?;
+                    a.finish(2)?;
+                    with(it, |s| {
+                        Ok(Value::Float(lo + (hi - lo) * s.mt.borrow_mut().random()))
+                    })
+                },
+            ),
+            (
+                "randint",
+                "randint(a, b): an int in [a, b], both ends included.",
+                |it, mut a| {
+                    let lo = a.required(0, "a")?;
+                    let hi = a.required(1, "b")?;
+                    a.finish(2)?;
+                    let hi1 = Value::Int(index(&hi, 2)?.checked_add(1).ok_or_else(too_big)?);
+                    randrange_impl(it, lo, Some(hi1), Value::Int(1))
+                },
+            ),
+            (
+                "randrange",
+                "randrange(start, stop=None, step=1): a random item of range(start, stop, step).",
+                |it, mut a| {
+                    let start = a.required(0, "start")?;
+                    let stop = a.take(1, "stop")?.filter(|v| !matches!(v, Value::None));
+                    let step = a.take(2, "step")?.unwrap_or(Value::Int(1));
+                    a.finish(3)?;
+                    randrange_impl(it, start, stop, step)
+                },
+            ),
+            (
+                "getrandbits",
+                "getrandbits(k): an int with k random bits (k <= 63 here).",
+                |it, mut a| {
+                    let k = int(&a.required(0, "k")?)?;
+                    a.finish(1)?;
+                    if k < 0 {
+                        return Err(Exc::value_error("number of bits must be non-negative"));
+                    }
+                    if k > 63 {
+                        return Err(too_big());
+                    }
+                    with(it, |s| {
+                        Ok(Value::Int(s.mt.borrow_mut().getrandbits(k as u32) as i64))
+                    })
+                },
+            ),
+            (
+                "choice",
+                "choice(seq): a random item of a non-empty sequence.",
+                choice,
+            ),
+            (
+                "shuffle",
+                "shuffle(x): shuffle the list x in place.",
+                shuffle,
+            ),
+            (
+                "sample",
+                "sample(population, k): k distinct items, in selection order.",
+                sample,
+            ),
+            (
+                "gauss",
+                "gauss(mu=0.0, sigma=1.0): a normal deviate (CPython's cached pair).",
+                gauss,
+            ),
+            (
+                "normalvariate",
+                "normalvariate(mu=0.0, sigma=1.0): a normal deviate (Kinderman-Monahan).",
+                normalvariate,
+            ),
         ],
     );
     m
@@ -424,8 +476,16 @@ fn sample(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 fn mu_sigma(a: &mut Args) -> Result<(f64, f64), Exc> {
-    let mu = a.take(0, "mu")?.map(|v| num(&v)).transpose()?.unwrap_or(0.0);
-    let sigma = a.take(1, "sigma")?.map(|v| num(&v)).transpose()?.unwrap_or(1.0);
+    let mu = a
+        .take(0, "mu")?
+        .map(|v| num(&v))
+        .transpose()?
+        .unwrap_or(0.0);
+    let sigma = a
+        .take(1, "sigma")?
+        .map(|v| num(&v))
+        .transpose()?
+        .unwrap_or(1.0);
     a.finish(2)?;
     Ok((mu, sigma))
 }

@@ -21,7 +21,10 @@ const ASCII: i64 = 256;
 
 pub fn build() -> Rc<Module> {
     let m = module("re", "regular expressions");
-    m.set("error", exc_class("error", "re", ExcKind::Exception).value());
+    m.set(
+        "error",
+        exc_class("error", "re", ExcKind::Exception).value(),
+    );
     for (names, v) in [
         (&["I", "IGNORECASE"], IGNORECASE),
         (&["M", "MULTILINE"], MULTILINE),
@@ -88,8 +91,17 @@ pub struct Pattern {
     names: Vec<Option<String>>,
 }
 
-fn compile(it: &mut dyn Interpreter, p: &Value, flags: Option<Value>) -> Result<Rc<dyn NativeObject>, Exc> {
-    let source = string(p, "first argument")?;
+fn compile(
+    it: &mut dyn Interpreter,
+    p: &Value,
+    flags: Option<Value>,
+) -> Result<Rc<dyn NativeObject>, Exc> {
+    let Value::Str(source) = p else {
+        return Err(Exc::type_error(
+            "first argument must be string or compiled pattern",
+        ));
+    };
+    let source = source.clone();
     let flags = match flags {
         None | Some(Value::None) => 0,
         Some(v) => int(&v)?,
@@ -113,16 +125,26 @@ fn compile(it: &mut dyn Interpreter, p: &Value, flags: Option<Value>) -> Result<
         let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(&text).trim();
         let last = last.trim_start_matches("error: ");
         let class = error_class(it);
+        // The engine guarantees linear time, so it refuses what needs backtracking; say so.
+        let why = if last.contains("look-around") || last.contains("backreferences") {
+            " (devarray's regular expressions run in linear time, without look-around or backreferences)"
+        } else {
+            ""
+        };
         raise(
             &class,
-            format!(
-                "{last} in pattern {} (devarray's regex engine has no look-around or backreferences)",
-                str_repr(&source)
-            ),
+            format!("{last} in pattern {}{why}", str_repr(&source)),
         )
     })?;
     let names = any.capture_names().map(|n| n.map(str::to_string)).collect();
-    Ok(Rc::new(Pattern { source, flags, any, start, full, names }))
+    Ok(Rc::new(Pattern {
+        source,
+        flags,
+        any,
+        start,
+        full,
+        names,
+    }))
 }
 
 fn flag_names(flags: i64) -> String {
@@ -163,19 +185,63 @@ impl NativeObject for Pattern {
                 let mut d = Dict::default();
                 for (i, n) in self.names.iter().enumerate() {
                     if let Some(n) = n {
-                        d.insert(HashKey::Str(Rc::from(n.as_str())), Value::str(n), Value::Int(i as i64));
+                        d.insert(
+                            HashKey::Str(Rc::from(n.as_str())),
+                            Value::str(n),
+                            Value::Int(i as i64),
+                        );
                     }
                 }
                 Value::Dict(Rc::new(std::cell::RefCell::new(d)))
             }
-            "search" => method(&r, "search", "search(string): the first match, or None.", |it, r, a| pattern_call(it, r, a, "search")),
-            "match" => method(&r, "match", "match(string): a match at the start, or None.", |it, r, a| pattern_call(it, r, a, "match")),
-            "fullmatch" => method(&r, "fullmatch", "fullmatch(string): a match of the whole string, or None.", |it, r, a| pattern_call(it, r, a, "fullmatch")),
-            "findall" => method(&r, "findall", "findall(string): all matches (or their groups).", |it, r, a| pattern_call(it, r, a, "findall")),
-            "finditer" => method(&r, "finditer", "finditer(string): an iterator of Match objects.", |it, r, a| pattern_call(it, r, a, "finditer")),
-            "split" => method(&r, "split", "split(string, maxsplit=0): the pieces between matches.", |it, r, a| pattern_call(it, r, a, "split")),
-            "sub" => method(&r, "sub", "sub(repl, string, count=0): the string with matches replaced.", |it, r, a| pattern_call(it, r, a, "sub")),
-            "subn" => method(&r, "subn", "subn(repl, string, count=0): (new string, number of replacements).", |it, r, a| pattern_call(it, r, a, "subn")),
+            "search" => method(
+                &r,
+                "search",
+                "search(string): the first match, or None.",
+                |it, r, a| pattern_call(it, r, a, "search"),
+            ),
+            "match" => method(
+                &r,
+                "match",
+                "match(string): a match at the start, or None.",
+                |it, r, a| pattern_call(it, r, a, "match"),
+            ),
+            "fullmatch" => method(
+                &r,
+                "fullmatch",
+                "fullmatch(string): a match of the whole string, or None.",
+                |it, r, a| pattern_call(it, r, a, "fullmatch"),
+            ),
+            "findall" => method(
+                &r,
+                "findall",
+                "findall(string): all matches (or their groups).",
+                |it, r, a| pattern_call(it, r, a, "findall"),
+            ),
+            "finditer" => method(
+                &r,
+                "finditer",
+                "finditer(string): an iterator of Match objects.",
+                |it, r, a| pattern_call(it, r, a, "finditer"),
+            ),
+            "split" => method(
+                &r,
+                "split",
+                "split(string, maxsplit=0): the pieces between matches.",
+                |it, r, a| pattern_call(it, r, a, "split"),
+            ),
+            "sub" => method(
+                &r,
+                "sub",
+                "sub(repl, string, count=0): the string with matches replaced.",
+                |it, r, a| pattern_call(it, r, a, "sub"),
+            ),
+            "subn" => method(
+                &r,
+                "subn",
+                "subn(repl, string, count=0): (new string, number of replacements).",
+                |it, r, a| pattern_call(it, r, a, "subn"),
+            ),
             _ => return None,
         })
     }
@@ -203,7 +269,11 @@ fn module_call(it: &mut dyn Interpreter, mut a: Args, op: &'static str) -> Resul
         Value::Object(o) if o.as_any().is::<Pattern>() => o.clone(),
         _ => compile(it, &p, flags)?,
     };
-    let rest = Args { pos: a.pos.split_off(1), kw: a.kw, fname: op };
+    let rest = Args {
+        pos: a.pos.split_off(1),
+        kw: a.kw,
+        fname: op,
+    };
     pattern_call(it, &Value::Object(pat), rest, op)
 }
 
@@ -239,13 +309,20 @@ impl Match {
     }
     fn span(&self, i: usize) -> (i64, i64) {
         match self.spans.get(i).copied().flatten() {
-            Some((s, e)) => (char_index(&self.text, s) as i64, char_index(&self.text, e) as i64),
+            Some((s, e)) => (
+                char_index(&self.text, s) as i64,
+                char_index(&self.text, e) as i64,
+            ),
             None => (-1, -1),
         }
     }
     fn names(&self) -> Vec<Option<String>> {
         match &self.pattern {
-            Value::Object(o) => o.as_any().downcast_ref::<Pattern>().map(|p| p.names.clone()).unwrap_or_default(),
+            Value::Object(o) => o
+                .as_any()
+                .downcast_ref::<Pattern>()
+                .map(|p| p.names.clone())
+                .unwrap_or_default(),
             _ => Vec::new(),
         }
     }
@@ -253,7 +330,10 @@ impl Match {
 
 fn as_match(r: &Value) -> Result<&Match, Exc> {
     match r {
-        Value::Object(o) => o.as_any().downcast_ref::<Match>().ok_or_else(|| Exc::type_error("expected a Match")),
+        Value::Object(o) => o
+            .as_any()
+            .downcast_ref::<Match>()
+            .ok_or_else(|| Exc::type_error("expected a Match")),
         _ => Err(Exc::type_error("expected a Match")),
     }
 }
@@ -356,11 +436,22 @@ fn span_of(r: &Value, mut a: Args) -> Result<(i64, i64), Exc> {
 }
 
 fn match_value(pattern: &Value, text: &Rc<str>, caps: &regex::Captures) -> Value {
-    let spans = (0..caps.len()).map(|i| caps.get(i).map(|m| (m.start(), m.end()))).collect();
-    Value::Object(Rc::new(Match { text: text.clone(), spans, pattern: pattern.clone() }))
+    let spans = (0..caps.len())
+        .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
+        .collect();
+    Value::Object(Rc::new(Match {
+        text: text.clone(),
+        spans,
+        pattern: pattern.clone(),
+    }))
 }
 
-fn pattern_call(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: &'static str) -> Result<Value, Exc> {
+fn pattern_call(
+    it: &mut dyn Interpreter,
+    r: &Value,
+    mut a: Args,
+    op: &'static str,
+) -> Result<Value, Exc> {
     let Value::Object(o) = r else {
         return Err(Exc::type_error("expected a Pattern"));
     };
@@ -409,12 +500,20 @@ fn pattern_call(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: &'static s
         "finditer" => {
             let text = text_arg(&mut a, 0)?;
             a.finish(1)?;
-            let items: Vec<Value> = p.any.captures_iter(&text).map(|c| match_value(r, &text, &c)).collect();
+            let items: Vec<Value> = p
+                .any
+                .captures_iter(&text)
+                .map(|c| match_value(r, &text, &c))
+                .collect();
             super::iter_of(it, &Value::list(items))
         }
         "split" => {
             let text = text_arg(&mut a, 0)?;
-            let maxsplit = a.take(1, "maxsplit")?.map(|v| int(&v)).transpose()?.unwrap_or(0);
+            let maxsplit = a
+                .take(1, "maxsplit")?
+                .map(|v| int(&v))
+                .transpose()?
+                .unwrap_or(0);
             a.finish(2)?;
             let mut out = Vec::new();
             let mut last = 0;
@@ -435,7 +534,11 @@ fn pattern_call(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: &'static s
         _ => {
             let repl = a.required(0, "repl")?;
             let text = text_arg(&mut a, 1)?;
-            let count = a.take(2, "count")?.map(|v| int(&v)).transpose()?.unwrap_or(0);
+            let count = a
+                .take(2, "count")?
+                .map(|v| int(&v))
+                .transpose()?
+                .unwrap_or(0);
             a.finish(3)?;
             let mut out = String::new();
             let mut last = 0;
@@ -494,11 +597,17 @@ fn expand(
             continue;
         }
         let Some(&e) = chars.get(i + 1) else {
-            return Err(bad(it, format!("bad escape (end of pattern) at position {i}")));
+            return Err(bad(
+                it,
+                format!("bad escape (end of pattern) at position {i}"),
+            ));
         };
         let group = |g: usize, it: &mut dyn Interpreter| -> Result<String, Exc> {
             if g >= c.len() {
-                return Err(bad(it, format!("invalid group reference {g} at position {}", i + 1)));
+                return Err(bad(
+                    it,
+                    format!("invalid group reference {g} at position {}", i + 1),
+                ));
             }
             Ok(c.get(g).map_or("", |m| m.as_str()).to_string())
         };
@@ -521,9 +630,17 @@ fn expand(
                 let name: String = chars[i + 3..close].iter().collect();
                 let g = match name.parse::<usize>() {
                     Ok(g) => g,
-                    Err(_) => match names.iter().position(|n| n.as_deref() == Some(name.as_str())) {
+                    Err(_) => match names
+                        .iter()
+                        .position(|n| n.as_deref() == Some(name.as_str()))
+                    {
                         Some(g) => g,
-                        None => return Err(Exc::new(ExcKind::IndexError, format!("unknown group name '{name}'"))),
+                        None => {
+                            return Err(Exc::new(
+                                ExcKind::IndexError,
+                                format!("unknown group name '{name}'"),
+                            ))
+                        }
                     },
                 };
                 out.push_str(&group(g, it)?);

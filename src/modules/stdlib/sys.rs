@@ -43,7 +43,14 @@ pub fn build() -> Rc<Module> {
     m.set("argv", Value::list(vec![Value::str("devarray")]));
     m.set("platform", Value::str(std::env::consts::OS));
     m.set("maxsize", Value::Int(i64::MAX));
-    m.set("byteorder", Value::str(if cfg!(target_endian = "little") { "little" } else { "big" }));
+    m.set(
+        "byteorder",
+        Value::str(if cfg!(target_endian = "little") {
+            "little"
+        } else {
+            "big"
+        }),
+    );
     m.set("path", Value::list(vec![Value::str("")]));
     set_fns(
         &m,
@@ -64,7 +71,9 @@ pub fn build() -> Rc<Module> {
                     let n = super::int(&a.required(0, "limit")?)?;
                     a.finish(1)?;
                     if n < 1 {
-                        return Err(Exc::value_error("recursion limit must be greater or equal than 1"));
+                        return Err(Exc::value_error(
+                            "recursion limit must be greater or equal than 1",
+                        ));
                     }
                     Ok(Value::None)
                 },

@@ -11,16 +11,40 @@ pub fn build() -> Rc<Module> {
     set_fns(
         &m,
         &[
-            ("time", "time(): seconds since the epoch, as a float.", time_time),
-            ("time_ns", "time_ns(): nanoseconds since the epoch, as an int.", time_ns),
-            ("perf_counter", "perf_counter(): a monotonic clock in seconds.", perf_counter),
-            ("perf_counter_ns", "perf_counter_ns(): perf_counter() in nanoseconds.", perf_counter_ns),
-            ("monotonic", "monotonic(): a clock that never goes back, in seconds.", perf_counter),
-            ("process_time", "process_time(): a clock in seconds (the session's, here).", perf_counter),
+            (
+                "time",
+                "time(): seconds since the epoch, as a float.",
+                time_time,
+            ),
+            (
+                "time_ns",
+                "time_ns(): nanoseconds since the epoch, as an int.",
+                time_ns,
+            ),
+            (
+                "perf_counter",
+                "perf_counter(): a monotonic clock in seconds.",
+                perf_counter,
+            ),
+            (
+                "perf_counter_ns",
+                "perf_counter_ns(): perf_counter() in nanoseconds.",
+                perf_counter_ns,
+            ),
+            (
+                "monotonic",
+                "monotonic(): a clock that never goes back, in seconds.",
+                perf_counter,
+            ),
+            (
+                "process_time",
+                "process_time(): a clock in seconds (the session's, here).",
+                perf_counter,
+            ),
             ("sleep", "sleep(seconds): pause (interruptible).", sleep),
             (
                 "strftime",
-                "strftime(format[, t]): the local time (or t, seconds since the epoch) formatted as C's strftime does.",
+                "strftime(format): the current local time formatted as C's strftime does.",
                 strftime,
             ),
         ],
@@ -51,7 +75,9 @@ fn perf_counter(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
 
 fn perf_counter_ns(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
-    Ok(Value::Int(it.state_mut().started.elapsed().as_nanos() as i64))
+    Ok(Value::Int(
+        it.state_mut().started.elapsed().as_nanos() as i64
+    ))
 }
 
 fn sleep(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -78,10 +104,13 @@ fn sleep(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 fn strftime(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let fmt = string(&a.required(0, "format")?, "strftime() argument 1")?;
-    let t = match a.take(1, "t")? {
-        None | Some(Value::None) => epoch().as_secs() as i64,
-        Some(v) => num(&v)? as i64,
-    };
+    if a.take(1, "t")?.is_some() {
+        // CPython takes a struct_time here, which devarray does not have.
+        return Err(Exc::type_error(
+            "Tuple or struct_time argument required (devarray's strftime formats the current local time only)",
+        ));
+    }
+    let t = epoch().as_secs() as i64;
     a.finish(2)?;
     if fmt.contains('\0') {
         return Err(Exc::value_error("embedded null character"));
