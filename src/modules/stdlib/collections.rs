@@ -599,7 +599,7 @@ fn count_into(
 ) -> Result<(), Exc> {
     let mut pairs: Vec<(Value, Value)> = Vec::new();
     match src {
-        Some(v) if matches!(v, Value::None) => {}
+        Some(Value::None) => {}
         Some(v) => match mapping(&v) {
             Some(p) => pairs = p,
             None => {

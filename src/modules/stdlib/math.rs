@@ -377,7 +377,7 @@ fn to_int(mut a: Args, f: fn(f64) -> f64) -> Result<Value, Exc> {
             "cannot convert float infinity to integer",
         ));
     }
-    if r.abs() >= 9.223372036854775807e18 {
+    if r.abs() >= 9.223_372_036_854_776e18 {
         return Err(too_big());
     }
     Ok(Value::Int(r as i64))

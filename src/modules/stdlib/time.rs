@@ -86,7 +86,10 @@ fn sleep(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if s < 0.0 {
         return Err(Exc::value_error("sleep length must be non-negative"));
     }
-    if !(s <= 1e9) {
+    if s.is_nan() {
+        return Err(Exc::value_error("Invalid value NaN (not a number)"));
+    }
+    if s > 1e9 {
         return Err(Exc::new(
             crate::object::ExcKind::OverflowError,
             "sleep length is too large",
