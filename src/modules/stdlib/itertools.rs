@@ -315,6 +315,16 @@ fn product(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     for v in &a.pos {
         pools.push(it.iterate(v)?);
     }
+    // CPython holds repeat copies of the pools too; past this it is a mistake, not a program.
+    if (times as u128) * (pools.len() as u128) > 1_000_000 {
+        return Err(Exc::new(
+            crate::object::ExcKind::MemoryError,
+            format!(
+                "product() of {} iterables repeated {times} times is too large",
+                pools.len()
+            ),
+        ));
+    }
     let pools: Vec<Vec<Value>> = (0..times).flat_map(|_| pools.clone()).collect();
     let mut idx: Option<Vec<usize>> = if pools.iter().any(|p| p.is_empty()) {
         None

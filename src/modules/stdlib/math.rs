@@ -174,21 +174,7 @@ pub fn build() -> Rc<Module> {
             Ok(Value::Float(r))
         }),
         ("frexp", |_, mut a| {
-            let x = one(&mut a)?;
-            if x == 0.0 || !x.is_finite() {
-                return Ok(Value::tuple(vec![Value::Float(x), Value::Int(0)]));
-            }
-            let mut e = x.abs().log2().floor() as i64 + 1;
-            let mut m = x / 2f64.powi(e as i32);
-            // log2 can be off by one at the edges; settle m into [0.5, 1).
-            while m.abs() >= 1.0 {
-                m /= 2.0;
-                e += 1;
-            }
-            while m.abs() < 0.5 {
-                m *= 2.0;
-                e -= 1;
-            }
+            let (m, e) = frexp(one(&mut a)?);
             Ok(Value::tuple(vec![Value::Float(m), Value::Int(e)]))
         }),
         ("modf", |_, mut a| {
@@ -253,7 +239,8 @@ pub fn build() -> Rc<Module> {
                     continue;
                 }
                 let g = gcd(l, x);
-                l = (l / g).checked_mul(x.abs()).ok_or_else(too_big)?.abs();
+                let x = x.checked_abs().ok_or_else(too_big)?;
+                l = (l / g).checked_mul(x).ok_or_else(too_big)?;
             }
             Ok(Value::Int(l))
         }),
@@ -317,6 +304,22 @@ pub fn build() -> Rc<Module> {
         );
     }
     m
+}
+
+/// `x = m * 2**e` with 0.5 <= |m| < 1, read from the bits (subnormals scaled up first).
+fn frexp(x: f64) -> (f64, i64) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let (x, shift) = if x.abs() < f64::MIN_POSITIVE {
+        (x * 2f64.powi(54), -54)
+    } else {
+        (x, 0)
+    };
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let m = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (m, exp - 1022 + shift)
 }
 
 fn gamma_fn(x: f64) -> f64 {
@@ -592,4 +595,17 @@ fn fsum(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
     }
     Ok(Value::Float(hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frexp;
+
+    #[test]
+    fn frexp_matches_c() {
+        assert_eq!(frexp(8.0), (0.5, 4));
+        assert_eq!(frexp(-3.0), (-0.75, 2));
+        assert_eq!(frexp(5e-324), (0.5, -1073));
+        assert_eq!(frexp(f64::MAX), (0.9999999999999999, 1024));
+    }
 }

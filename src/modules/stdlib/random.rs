@@ -451,7 +451,11 @@ fn sample(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let mut setsize = 21usize;
     if k > 5 {
         // 4 ** ceil(log(k * 3, 4)), as CPython sizes its set.
-        setsize += 4usize.pow(((k * 3) as f64).log(4.0).ceil() as u32);
+        setsize = setsize.saturating_add(
+            4usize
+                .checked_pow(((k * 3) as f64).log(4.0).ceil() as u32)
+                .unwrap_or(usize::MAX),
+        );
     }
     let mut result = Vec::with_capacity(k);
     if n <= setsize {
