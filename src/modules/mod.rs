@@ -58,6 +58,23 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
         )
     })?;
     it.state_mut().modules.insert(dotted.to_string(), m.clone());
+    // A standard module's submodules built with it (`os.path`) are the same objects when
+    // imported by name, as in CPython.
+    if stdlib::NAMES.contains(&dotted) {
+        let prefix = format!("{dotted}.");
+        let subs: Vec<Rc<Module>> = m
+            .attrs
+            .borrow()
+            .values()
+            .filter_map(|v| match v {
+                Value::Module(s) if s.name.starts_with(&prefix) => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        for s in subs {
+            it.state_mut().modules.entry(s.name.clone()).or_insert(s);
+        }
+    }
     // Submodules are reachable as attributes of their parent once imported.
     if let Some((parent, child)) = dotted.rsplit_once('.') {
         if let Ok(p) = import(it, parent) {
