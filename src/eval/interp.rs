@@ -813,6 +813,7 @@ impl<'s> Interp<'s> {
             attrs: RefCell::new(attrs),
             doc: def.doc.clone(),
             has_properties: std::cell::Cell::new(has_properties),
+            native: false,
         });
         crate::object::class::adopt_methods(&class);
         Ok(Value::Class(class))

@@ -13,7 +13,8 @@
 //! - `mxnet/` — `mxnet` (nd, np, npx, context), `gluon`, `gluon.data`, `autograd`, `init`;
 //! - `torch/` — `torch`, `torch.cuda`, `torch.nn`;
 //! - `numpy.rs` — `import numpy as np`: host arrays with NumPy's defaults and display;
-//! - `stdlib.rs` — `time`, `sys`, `math`;
+//! - `stdlib/` — `__future__`, `os`, `random`, `math`, `time`, `sys`, `collections`, `itertools`,
+//!   `functools`, `copy`, `json`, `re` (one file each);
 //! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%transfers`, `%who`, `!cmd`;
 //! - `pydoc.rs`, `docs.rs` — what `help`, `obj?` and inspection show; the long docs of the
 //!   public functions.
@@ -46,7 +47,15 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
         let top = dotted.split('.').next().unwrap_or(dotted);
         let hint = match top {
             "d2l" => ". The d2l helpers are built in: try_gpu, try_all_gpus, num_gpus, cpu, gpu",
-            _ => ". Built-in modules: mxnet (nd, np, npx, gluon, autograd), torch, numpy, time, sys, math",
+            _ => "",
+        };
+        let hint = if hint.is_empty() {
+            format!(
+                ". Built-in modules: mxnet (nd, np, npx, gluon, autograd), torch (nn, cuda), numpy, {}",
+                stdlib::NAMES.join(", ")
+            )
+        } else {
+            hint.to_string()
         };
         Exc::new(
             ExcKind::ModuleNotFoundError,
@@ -54,6 +63,23 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
         )
     })?;
     it.state_mut().modules.insert(dotted.to_string(), m.clone());
+    // A standard module's submodules built with it (`os.path`) are the same objects when
+    // imported by name, as in CPython.
+    if stdlib::NAMES.contains(&dotted) {
+        let prefix = format!("{dotted}.");
+        let subs: Vec<Rc<Module>> = m
+            .attrs
+            .borrow()
+            .values()
+            .filter_map(|v| match v {
+                Value::Module(s) if s.name.starts_with(&prefix) => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        for s in subs {
+            it.state_mut().modules.entry(s.name.clone()).or_insert(s);
+        }
+    }
     // Submodules are reachable as attributes of their parent once imported.
     if let Some((parent, child)) = dotted.rsplit_once('.') {
         if let Ok(p) = import(it, parent) {

@@ -86,6 +86,10 @@ pub struct Class {
     /// made and when a property is assigned to it later (a subclass made before that does not
     /// see the change: a rare order, traded for one hash per attribute read).
     pub has_properties: std::cell::Cell<bool>,
+    /// A library class written in Rust (`collections.Counter`, `namedtuple`): it keeps the
+    /// built-in value it holds itself (in its `__init__` and `__getattr__`), so the fallbacks a
+    /// program's own subclass of `dict` or `tuple` gets do not apply.
+    pub native: bool,
 }
 
 /// An instance of a user class.
@@ -130,6 +134,15 @@ impl Class {
             Value::Type(t) if *t != TypeKind::Object => Some(*t),
             _ => None,
         })
+    }
+
+    /// Whether the class or a base is a library class that keeps its built-in value itself.
+    pub fn native_base(&self) -> bool {
+        self.native
+            || self
+                .mro
+                .iter()
+                .any(|c| matches!(c, Value::Class(c) if c.native))
     }
 
     /// `self` is `other` or derives from it.
@@ -682,11 +695,6 @@ pub fn generic_get_attr(
     };
     match class_attr {
         Some(attr) => descriptor_get(it, attr, Some(this), &inst.class).map(Some),
-        None if inst.class.builtin_base().is_some() && !name.starts_with("__") => {
-            // `d.keys()`, `l.append(x)`: the held built-in value's own attributes.
-            let base = inst.base_state.borrow().clone();
-            Ok(it.get_attr(&base, name).ok())
-        }
         None => Ok(match name {
             "__class__" => Some(inst.class.value()),
             "__dict__" => Some(attrs_dict(&inst.attrs.borrow())),
@@ -709,6 +717,14 @@ pub fn instance_get_attr(
 ) -> Result<Value, Exc> {
     if let Some(v) = generic_get_attr(it, this, inst, name)? {
         return Ok(v);
+    }
+    if !inst.class.native_base() && inst.class.builtin_base().is_some() && !name.starts_with("__") {
+        // `d.keys()`, `l.append(x)`: the methods of the built-in base, found before
+        // `__getattr__` as class attributes are in CPython.
+        let base = inst.base_state.borrow().clone();
+        if let Ok(v) = it.get_attr(&base, name) {
+            return Ok(v);
+        }
     }
     if let Some(getattr) = inst.class.lookup("__getattr__") {
         let f = descriptor_get(it, getattr, Some(this), &inst.class)?;
@@ -889,7 +905,9 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
         base_state: RefCell::new(Value::None),
     });
     let this = Value::Instance(inst.clone());
-    if let Some(t) = class.builtin_base() {
+    // Library classes written in Rust set the value they hold in their own `__init__`; classes a
+    // program defines get the base's `__new__`.
+    if let Some(t) = class.builtin_base().filter(|_| !class.native_base()) {
         // `__new__` of the built-in base: immutable values take the arguments now, containers
         // start empty and are filled by `__init__` (the class's, or the base's).
         let mutable = matches!(t, TypeKind::List | TypeKind::Dict);

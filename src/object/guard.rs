@@ -208,6 +208,7 @@ mod tests {
                     attrs: Default::default(),
                     doc: None,
                     has_properties: Default::default(),
+                    native: false,
                 });
                 let mut node = Value::None;
                 for _ in 0..300_000 {

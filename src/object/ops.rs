@@ -781,6 +781,17 @@ fn ordered(op: CmpOp, l: &Value, r: &Value) -> Result<bool, Exc> {
 /// lists (a leading run, then binary insertion), merges of such runs for long ones. For a
 /// total order every stable sort agrees; with NaN among the keys short lists also give
 /// exactly CPython's order.
+/// The order of two values by `<` (for sorting by a key), None when they do not compare.
+pub fn order(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
+    if less(a, b).ok()?? {
+        Some(std::cmp::Ordering::Less)
+    } else if less(b, a).ok()?? {
+        Some(std::cmp::Ordering::Greater)
+    } else {
+        Some(std::cmp::Ordering::Equal)
+    }
+}
+
 pub fn sort_order(keys: &[Value]) -> Result<Vec<usize>, Exc> {
     let mut lt = |a: usize, b: usize| -> Result<bool, Exc> {
         less(&keys[a], &keys[b])?.ok_or_else(|| cmp_error(CmpOp::Lt, &keys[a], &keys[b]))

@@ -1,0 +1,423 @@
+//! `os` and `os.path` (POSIX paths, as CPython's `posixpath`): files and folders, the working
+//! folder, and `environ`, a dict read from the process environment when `os` is imported.
+
+use std::rc::Rc;
+
+use super::{module, set_fns, string};
+use crate::object::value::Module;
+use crate::object::{Args, Exc, ExcKind, Interpreter, Value};
+
+pub fn build() -> Rc<Module> {
+    let m = module("os", "operating system interfaces");
+    m.set("sep", Value::str("/"));
+    m.set("linesep", Value::str("\n"));
+    m.set("curdir", Value::str("."));
+    m.set("pardir", Value::str(".."));
+    m.set("name", Value::str("posix"));
+    let mut env = crate::object::value::Dict::default();
+    for (k, v) in std::env::vars_os() {
+        let (k, v) = (k.to_string_lossy(), v.to_string_lossy());
+        env.insert(
+            crate::object::value::HashKey::Str(Rc::from(&*k)),
+            Value::str(&k),
+            Value::str(&v),
+        );
+    }
+    m.set(
+        "environ",
+        Value::Dict(Rc::new(std::cell::RefCell::new(env))),
+    );
+    set_fns(
+        &m,
+        &[
+            ("getcwd", "getcwd(): the current working folder.", |_, a| {
+                a.finish(0)?;
+                let d = std::env::current_dir().map_err(|e| os_error(&e, "."))?;
+                Ok(Value::str(&d.to_string_lossy()))
+            }),
+            (
+                "getenv",
+                "getenv(key, default=None): an environment variable, or default.",
+                |_, mut a| {
+                    let k = string(&a.required(0, "key")?, "str expected, not")?;
+                    let d = a.take(1, "default")?.unwrap_or(Value::None);
+                    a.finish(2)?;
+                    Ok(std::env::var(&*k).map(|v| Value::str(&v)).unwrap_or(d))
+                },
+            ),
+            (
+                "listdir",
+                "listdir(path='.'): the names in a folder.",
+                listdir,
+            ),
+            (
+                "makedirs",
+                "makedirs(name, mode=0o777, exist_ok=False): a folder and its missing parents.",
+                makedirs,
+            ),
+            ("mkdir", "mkdir(path, mode=0o777): a folder.", |_, mut a| {
+                let p = path_arg(&mut a, 0, "path")?;
+                a.take(1, "mode")?;
+                a.finish(2)?;
+                std::fs::create_dir(&*p).map_err(|e| os_error(&e, &p))?;
+                Ok(Value::None)
+            }),
+            ("remove", "remove(path): delete a file.", remove),
+            ("unlink", "unlink(path): delete a file.", remove),
+            (
+                "rmdir",
+                "rmdir(path): delete an empty folder.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "path")?;
+                    a.finish(1)?;
+                    std::fs::remove_dir(&*p).map_err(|e| os_error(&e, &p))?;
+                    Ok(Value::None)
+                },
+            ),
+            (
+                "rename",
+                "rename(src, dst): move a file or folder.",
+                |_, mut a| {
+                    let s = path_arg(&mut a, 0, "src")?;
+                    let d = path_arg(&mut a, 1, "dst")?;
+                    a.finish(2)?;
+                    std::fs::rename(&*s, &*d).map_err(|e| {
+                        let mut x = os_error(&e, &s);
+                        x.message = format!("{} -> '{d}'", x.message);
+                        x
+                    })?;
+                    Ok(Value::None)
+                },
+            ),
+            (
+                "cpu_count",
+                "cpu_count(): the number of logical CPUs.",
+                |_, a| {
+                    a.finish(0)?;
+                    Ok(Value::Int(
+                        std::thread::available_parallelism().map_or(1, |n| n.get()) as i64,
+                    ))
+                },
+            ),
+            ("getpid", "getpid(): this process's id.", |_, a| {
+                a.finish(0)?;
+                Ok(Value::Int(std::process::id() as i64))
+            }),
+        ],
+    );
+    m.set("path", Value::Module(build_path()));
+    m
+}
+
+pub fn build_path() -> Rc<Module> {
+    let m = module("os.path", "POSIX pathname functions");
+    m.set("sep", Value::str("/"));
+    set_fns(
+        &m,
+        &[
+            (
+                "join",
+                "join(a, *p): join path components, a later absolute one restarting.",
+                |_, a| {
+                    a.finish(usize::MAX)?;
+                    if a.pos.is_empty() {
+                        return Err(Exc::type_error(
+                            "join() missing 1 required positional argument: 'a'",
+                        ));
+                    }
+                    let mut out = String::new();
+                    for (i, p) in a.pos.iter().enumerate() {
+                        let p = path_str(p, "join")?;
+                        if p.starts_with('/') {
+                            out = p.to_string();
+                        } else if i == 0 || out.is_empty() || out.ends_with('/') {
+                            out.push_str(&p);
+                        } else {
+                            out.push('/');
+                            out.push_str(&p);
+                        }
+                    }
+                    Ok(Value::str(&out))
+                },
+            ),
+            (
+                "exists",
+                "exists(path): whether the path names something.",
+                |_, a| test_path(a, |m| m.is_ok()),
+            ),
+            (
+                "isfile",
+                "isfile(path): whether the path is a regular file.",
+                |_, a| test_path(a, |m| m.as_ref().is_ok_and(|m| m.is_file())),
+            ),
+            (
+                "isdir",
+                "isdir(path): whether the path is a folder.",
+                |_, a| test_path(a, |m| m.as_ref().is_ok_and(|m| m.is_dir())),
+            ),
+            (
+                "isabs",
+                "isabs(path): whether the path starts at the root.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "s")?;
+                    a.finish(1)?;
+                    Ok(Value::Bool(p.starts_with('/')))
+                },
+            ),
+            (
+                "getsize",
+                "getsize(path): the file's size in bytes.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "filename")?;
+                    a.finish(1)?;
+                    let m = std::fs::metadata(&*p).map_err(|e| os_error(&e, &p))?;
+                    Ok(Value::Int(m.len() as i64))
+                },
+            ),
+            (
+                "basename",
+                "basename(p): the final component.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "p")?;
+                    a.finish(1)?;
+                    Ok(Value::str(split(&p).1))
+                },
+            ),
+            (
+                "dirname",
+                "dirname(p): everything but the final component.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "p")?;
+                    a.finish(1)?;
+                    Ok(Value::str(&split(&p).0))
+                },
+            ),
+            ("split", "split(p): (dirname, basename).", |_, mut a| {
+                let p = path_arg(&mut a, 0, "p")?;
+                a.finish(1)?;
+                let (h, t) = split(&p);
+                Ok(Value::tuple(vec![Value::str(&h), Value::str(t)]))
+            }),
+            (
+                "splitext",
+                "splitext(p): (root, extension); a leading dot is no extension.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "p")?;
+                    a.finish(1)?;
+                    let (root, ext) = splitext(&p);
+                    Ok(Value::tuple(vec![Value::str(root), Value::str(ext)]))
+                },
+            ),
+            (
+                "normpath",
+                "normpath(path): the path without redundant separators and up-level references.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "path")?;
+                    a.finish(1)?;
+                    Ok(Value::str(&normpath(&p)))
+                },
+            ),
+            (
+                "abspath",
+                "abspath(path): the absolute, normalised path.",
+                abspath,
+            ),
+            (
+                "realpath",
+                "realpath(path): the absolute path (links resolved where they exist).",
+                |it, a| {
+                    let p = abspath(it, a)?;
+                    let Value::Str(s) = &p else { return Ok(p) };
+                    Ok(std::fs::canonicalize(&**s)
+                        .map(|c| Value::str(&c.to_string_lossy()))
+                        .unwrap_or(p))
+                },
+            ),
+            (
+                "expanduser",
+                "expanduser(path): a leading ~ replaced by the home folder.",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "path")?;
+                    a.finish(1)?;
+                    if p.as_ref() == "~" || p.starts_with("~/") {
+                        if let Ok(home) = std::env::var("HOME") {
+                            let home = home.trim_end_matches('/');
+                            let home = if home.is_empty() { "/" } else { home };
+                            let rest = &p[1..];
+                            let joined = if home == "/" && rest.starts_with('/') {
+                                rest.to_string()
+                            } else {
+                                format!("{home}{rest}")
+                            };
+                            return Ok(Value::str(&joined));
+                        }
+                    }
+                    Ok(Value::Str(p))
+                },
+            ),
+        ],
+    );
+    m
+}
+
+/// `OSError` in CPython's words: `[Errno 2] No such file or directory: 'x'`, of the subclass
+/// the errno names.
+fn os_error(e: &std::io::Error, path: &str) -> Exc {
+    let text = e.to_string();
+    let strerror = text.split(" (os error").next().unwrap_or(&text).to_string();
+    let msg = match e.raw_os_error() {
+        Some(n) => format!("[Errno {n}] {strerror}: '{path}'"),
+        None => format!("{strerror}: '{path}'"),
+    };
+    let sub = match e.raw_os_error() {
+        Some(libc::ENOENT) => return Exc::new(ExcKind::FileNotFoundError, msg),
+        Some(libc::EEXIST) => "FileExistsError",
+        Some(libc::EISDIR) => "IsADirectoryError",
+        Some(libc::ENOTDIR) => "NotADirectoryError",
+        Some(libc::EACCES) | Some(libc::EPERM) => "PermissionError",
+        _ => return Exc::new(ExcKind::OSError, msg),
+    };
+    super::raise(&super::exc_class(sub, "builtins", ExcKind::OSError), msg)
+}
+
+fn path_str(v: &Value, fname: &str) -> Result<Rc<str>, Exc> {
+    match v {
+        Value::Str(s) => Ok(s.clone()),
+        other if fname == "join" => Err(Exc::type_error(format!(
+            "join() argument must be str, bytes, or os.PathLike object, not '{}'",
+            other.type_name()
+        ))),
+        other => Err(Exc::type_error(format!(
+            "expected str, bytes or os.PathLike object, not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn path_arg(a: &mut Args, i: usize, name: &str) -> Result<Rc<str>, Exc> {
+    let v = a.required(i, name)?;
+    path_str(&v, a.fname)
+}
+
+fn test_path(
+    mut a: Args,
+    f: fn(&std::io::Result<std::fs::Metadata>) -> bool,
+) -> Result<Value, Exc> {
+    let v = a.required(0, "path")?;
+    a.finish(1)?;
+    // Like CPython, a path that is not a string is simply not there.
+    let Value::Str(ref p) = v else {
+        return Ok(Value::Bool(false));
+    };
+    Ok(Value::Bool(f(&std::fs::metadata(&**p))))
+}
+
+fn split(p: &str) -> (String, &str) {
+    let i = p.rfind('/').map_or(0, |i| i + 1);
+    let (head, tail) = p.split_at(i);
+    let trimmed = head.trim_end_matches('/');
+    let head = if trimmed.is_empty() { head } else { trimmed };
+    (head.to_string(), tail)
+}
+
+fn splitext(p: &str) -> (&str, &str) {
+    let base_start = p.rfind('/').map_or(0, |i| i + 1);
+    let Some(dot) = p.rfind('.') else {
+        return (p, "");
+    };
+    if dot < base_start {
+        return (p, "");
+    }
+    // Dots leading the base name do not start an extension (`.bashrc`).
+    if p[base_start..dot].chars().all(|c| c == '.') {
+        return (p, "");
+    }
+    p.split_at(dot)
+}
+
+fn normpath(p: &str) -> String {
+    if p.is_empty() {
+        return ".".into();
+    }
+    let initial = if p.starts_with("//") && !p.starts_with("///") {
+        2
+    } else if p.starts_with('/') {
+        1
+    } else {
+        0
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        if c.is_empty() || c == "." {
+            continue;
+        }
+        if c != ".." || (initial == 0 && parts.is_empty()) || parts.last() == Some(&"..") {
+            parts.push(c);
+        } else if !parts.is_empty() {
+            parts.pop();
+        }
+    }
+    let out = format!("{}{}", "/".repeat(initial), parts.join("/"));
+    if out.is_empty() {
+        ".".into()
+    } else {
+        out
+    }
+}
+
+fn abspath(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let p = path_arg(&mut a, 0, "path")?;
+    a.finish(1)?;
+    let full = if p.starts_with('/') {
+        p.to_string()
+    } else {
+        let cwd = std::env::current_dir().map_err(|e| os_error(&e, "."))?;
+        format!("{}/{p}", cwd.to_string_lossy())
+    };
+    Ok(Value::str(&normpath(&full)))
+}
+
+fn listdir(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let p = match a.take(0, "path")? {
+        None | Some(Value::None) => Rc::from("."),
+        Some(v) => path_str(&v, "listdir")?,
+    };
+    a.finish(1)?;
+    let rd = std::fs::read_dir(&*p).map_err(|e| os_error(&e, &p))?;
+    let mut names = Vec::new();
+    for e in rd {
+        let e = e.map_err(|e| os_error(&e, &p))?;
+        names.push(Value::str(&e.file_name().to_string_lossy()));
+    }
+    Ok(Value::list(names))
+}
+
+fn makedirs(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let p = path_arg(&mut a, 0, "name")?;
+    a.take(1, "mode")?;
+    let exist_ok = match a.take(2, "exist_ok")? {
+        Some(v) => v.truthy()?,
+        None => false,
+    };
+    a.finish(3)?;
+    if std::path::Path::new(&*p).exists() {
+        if exist_ok && std::path::Path::new(&*p).is_dir() {
+            return Ok(Value::None);
+        }
+        let e = std::io::Error::from_raw_os_error(libc::EEXIST);
+        return Err(os_error(&e, &p));
+    }
+    std::fs::create_dir_all(&*p).map_err(|e| os_error(&e, &p))?;
+    Ok(Value::None)
+}
+
+fn remove(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let p = path_arg(&mut a, 0, "path")?;
+    a.finish(1)?;
+    if std::path::Path::new(&*p).is_dir() {
+        let e = std::io::Error::from_raw_os_error(libc::EISDIR);
+        return Err(os_error(&e, &p));
+    }
+    std::fs::remove_file(&*p).map_err(|e| os_error(&e, &p))?;
+    Ok(Value::None)
+}

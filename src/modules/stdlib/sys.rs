@@ -1,0 +1,118 @@
+//! `sys`: the output streams, `argv`, version information, `exit`.
+
+use std::rc::Rc;
+
+use super::{module, set_fns};
+use crate::object::value::{BuiltinFn, Module};
+use crate::object::{builtin, Args, Exc, ExcKind, Interpreter, Value};
+
+pub fn build() -> Rc<Module> {
+    let m = module("sys", "system streams and information");
+    for (name, doc, f) in [
+        ("sys.stdout", "standard output", write_stdout as BuiltinFn),
+        ("sys.stderr", "standard error", write_stderr),
+    ] {
+        let s = module(name, doc);
+        s.set(
+            "write",
+            builtin("write", "write(text): write text to the stream.", f),
+        );
+        s.set(
+            "flush",
+            builtin("flush", "flush(): no-op; output is streamed.", |_, _| {
+                Ok(Value::None)
+            }),
+        );
+        m.set(name.trim_start_matches("sys."), Value::Module(s));
+    }
+    m.set(
+        "version",
+        Value::str(concat!("devarray ", env!("CARGO_PKG_VERSION"))),
+    );
+    // The language level devarray follows, for programs that test it.
+    m.set(
+        "version_info",
+        Value::tuple(vec![
+            Value::Int(3),
+            Value::Int(11),
+            Value::Int(0),
+            Value::str("final"),
+            Value::Int(0),
+        ]),
+    );
+    m.set("argv", Value::list(vec![Value::str("devarray")]));
+    m.set("platform", Value::str(std::env::consts::OS));
+    m.set("maxsize", Value::Int(i64::MAX));
+    m.set(
+        "byteorder",
+        Value::str(if cfg!(target_endian = "little") {
+            "little"
+        } else {
+            "big"
+        }),
+    );
+    m.set("path", Value::list(vec![Value::str("")]));
+    set_fns(
+        &m,
+        &[
+            ("exit", "exit(status=None): raise SystemExit(status).", exit),
+            (
+                "getrecursionlimit",
+                "getrecursionlimit(): the nesting depth of calls before RecursionError.",
+                |_, a| {
+                    a.finish(0)?;
+                    Ok(Value::Int(1000))
+                },
+            ),
+            (
+                "setrecursionlimit",
+                "setrecursionlimit(n): accepted; devarray grows its stack as calls nest.",
+                |_, mut a| {
+                    let n = super::int(&a.required(0, "limit")?)?;
+                    a.finish(1)?;
+                    if n < 1 {
+                        return Err(Exc::value_error(
+                            "recursion limit must be greater or equal than 1",
+                        ));
+                    }
+                    Ok(Value::None)
+                },
+            ),
+        ],
+    );
+    m
+}
+
+fn exit(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let status = a.take(0, "status")?.unwrap_or(Value::None);
+    a.finish(1)?;
+    let msg = match &status {
+        Value::None => String::new(),
+        v => crate::object::format::to_str(it, v)?,
+    };
+    Err(Exc::new(ExcKind::SystemExit, msg))
+}
+
+fn stream_text(mut a: Args) -> Result<String, Exc> {
+    let v = a.required(0, "text")?;
+    a.finish(1)?;
+    match v {
+        Value::Str(ref s) => Ok(s.to_string()),
+        other => Err(Exc::type_error(format!(
+            "write() argument must be str, not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn write_stdout(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    let s = stream_text(a)?;
+    it.out().stdout(&s);
+    Ok(Value::Int(s.chars().count() as i64))
+}
+
+fn write_stderr(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    let s = stream_text(a)?;
+    it.out().stderr(&s);
+    Ok(Value::Int(s.chars().count() as i64))
+}
