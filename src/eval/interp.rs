@@ -1695,9 +1695,20 @@ impl<'s> Interp<'s> {
     /// Run a parsed program at top level. `display` is called for the value
     /// of each expression statement that the display policy selects.
     pub fn run_program(&mut self, program: &Program, display_last_only: bool) -> Result<(), Exc> {
-        let n = program.body.len();
-        for (i, stmt) in program.body.iter().enumerate() {
-            let show = !display_last_only || i + 1 == n;
+        self.run_statements(program.body.iter(), display_last_only)
+    }
+
+    /// Runs statements as they come (a program parsed one statement at a time, each dropped
+    /// once it has run); with `display_last_only`, only a final expression is displayed.
+    pub fn run_statements<S: std::borrow::Borrow<Stmt>>(
+        &mut self,
+        statements: impl Iterator<Item = S>,
+        display_last_only: bool,
+    ) -> Result<(), Exc> {
+        let mut statements = statements.peekable();
+        while let Some(stmt) = statements.next() {
+            let stmt = stmt.borrow();
+            let show = !display_last_only || statements.peek().is_none();
             let r = match &stmt.kind {
                 StmtKind::Expr(e) if show => {
                     self.check_interrupt()

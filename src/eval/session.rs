@@ -321,8 +321,15 @@ impl Session {
             sink.stdout(&format!("{text}\n"));
             return Ok(());
         }
-        let program = stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || crate::lang::parse(code))
-            .map_err(|e| EvalError {
+        // The whole program's syntax first, as Python compiles a file before running it; the
+        // statements are dropped as they are parsed, and parsed again to run one at a time, so
+        // memory follows the largest statement, not the program.
+        let whole = crate::lang::Span::new(0, code.len());
+        let syntax = stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {
+            crate::lang::Statements::new(code, whole).find_map(Result::err)
+        });
+        if let Some(e) = syntax {
+            return Err(EvalError {
                 ename: if e.too_deep {
                     "RecursionError"
                 } else {
@@ -335,14 +342,21 @@ impl Session {
                     source: code.to_string(),
                     span: e.span,
                 }],
-            })?;
+            });
+        }
         let source: Rc<str> = Rc::from(code);
         let last_only = self.config.display == DisplayPolicy::LastExpression;
         // CPU kernels check the session's interrupt flag between blocks while this runs.
         let flag = self.state.rt.interrupt_flag();
         let mut interp = Interp::new(&mut self.state, sink, source.clone());
+        let mut statements = crate::lang::Statements::new(code, whole);
+        // Checked above: every statement parses, so the iterator yields each of them.
+        let statements = std::iter::from_fn(|| {
+            stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || statements.next())
+                .and_then(Result::ok)
+        });
         let result =
-            crate::runtime::interruptible(&flag, || interp.run_program(&program, last_only));
+            crate::runtime::interruptible(&flag, || interp.run_statements(statements, last_only));
         self.state.interrupt.take();
         // Back at the prompt: buffers kept for reuse within the run go back to the system.
         crate::runtime::memory::release_spare_buffers();

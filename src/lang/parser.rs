@@ -10,7 +10,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use super::ast::*;
-use super::lexer::{decode_escapes, int_too_large, tokenize, Keyword, Op, Tok, Token};
+use super::lexer::{decode_escapes, int_too_large, tokenize, Keyword, Op, Tok, Token, TokenStream};
 use super::span::{locate, Span};
 
 /// A syntax error: what was expected, where.
@@ -56,10 +56,51 @@ pub fn parse(source: &str) -> Result<Program, SyntaxError> {
 /// Parses the statements in `source[span]` (e.g. the argument of `%time`), with
 /// spans that stay byte offsets into the whole `source`.
 pub fn parse_span(source: &str, span: Span) -> Result<Program, SyntaxError> {
-    let tokens = tokenize(source, span, false);
-    let mut parser = Parser::new(source, tokens, 0);
-    let body = parser.program()?;
+    let mut body = Vec::new();
+    for stmt in Statements::new(source, span) {
+        body.push(stmt?);
+    }
     Ok(Program { body })
+}
+
+/// The top-level statements of `source[span]`, parsed one at a time from tokens lexed a line at
+/// a time: memory follows the statement at hand, not the program's size, so a session can check
+/// a whole program first and then run it statement by statement (`Session::eval_with`). After
+/// an error the iterator ends.
+pub struct Statements<'s> {
+    parser: Parser<'s>,
+    /// Statements parsed but not handed out yet (`a = 1; b = 2` is one line, two statements).
+    ready: std::collections::VecDeque<Stmt>,
+    failed: bool,
+}
+
+impl<'s> Statements<'s> {
+    pub fn new(source: &'s str, span: Span) -> Statements<'s> {
+        Statements {
+            parser: Parser::streaming(source, span),
+            ready: std::collections::VecDeque::new(),
+            failed: false,
+        }
+    }
+}
+
+impl Iterator for Statements<'_> {
+    type Item = Result<Stmt, SyntaxError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.ready.is_empty() && !self.failed {
+            let mut out = Vec::new();
+            match self.parser.next_statements(&mut out) {
+                Ok(true) => self.ready.extend(out),
+                Ok(false) => return None,
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        self.ready.pop_front().map(Ok)
+    }
 }
 
 /// Parses a single expression (a bare tuple `a, b` is allowed), for `inspect`
@@ -193,6 +234,9 @@ struct Parser<'s> {
     /// A `yield` was parsed in the function being parsed.
     saw_yield: bool,
     eof: Token,
+    /// Where more tokens come from when they are lexed as the parse goes (a program), None
+    /// when `tokens` holds them all (an expression, an f-string piece).
+    stream: Option<TokenStream<'s>>,
 }
 
 impl<'s> Parser<'s> {
@@ -212,6 +256,38 @@ impl<'s> Parser<'s> {
                 kind: Tok::Eof,
                 span: Span::new(end, end),
             },
+            stream: None,
+        }
+    }
+
+    fn streaming(src: &'s str, span: Span) -> Parser<'s> {
+        let end = span.end.min(src.len());
+        let mut parser = Parser::new(src, Vec::new(), 0);
+        parser.eof.span = Span::new(end, end);
+        parser.stream = Some(TokenStream::new(src, span));
+        parser.fill();
+        parser
+    }
+
+    /// Lexes ahead (a streaming parser) until the tokens not consumed yet hold the lookahead the
+    /// grammar needs (three tokens) and something other than dedents, so `only_block_ends_follow`
+    /// sees whether the input really ends. Consumed tokens are dropped now and then.
+    fn fill(&mut self) {
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        if self.pos >= 1024 {
+            self.tokens.drain(..self.pos);
+            self.pos = 0;
+        }
+        while self.tokens.len() < self.pos + 3
+            || self.tokens[self.pos..]
+                .iter()
+                .all(|t| matches!(t.kind, Tok::Dedent))
+        {
+            if !stream.more(&mut self.tokens) {
+                break;
+            }
         }
     }
 
@@ -245,6 +321,7 @@ impl<'s> Parser<'s> {
         if self.pos + 1 < self.tokens.len() {
             self.pos += 1;
         }
+        self.fill();
         // Layout tokens are not part of any node's text.
         if !matches!(token.kind, Tok::Newline | Tok::Indent | Tok::Dedent) {
             self.last_end = token.span.end;
@@ -396,22 +473,21 @@ impl<'s> Parser<'s> {
 
     // ----- statements ---------------------------------------------------
 
-    fn program(&mut self) -> PResult<Vec<Stmt>> {
-        let mut body = Vec::new();
+    /// The next top-level statement (several for `a = 1; b = 2`) into `out`; false at the end.
+    fn next_statements(&mut self, out: &mut Vec<Stmt>) -> PResult<bool> {
         loop {
             match self.peek() {
-                Tok::Eof => break,
-                Tok::Newline => {
+                Tok::Eof => return Ok(false),
+                Tok::Newline | Tok::Dedent => {
                     self.advance();
                 }
                 Tok::Indent => return Err(self.error_here("unexpected indent")),
-                Tok::Dedent => {
-                    self.advance();
+                _ => {
+                    self.statement(out)?;
+                    return Ok(true);
                 }
-                _ => self.statement(&mut body)?,
             }
         }
-        Ok(body)
     }
 
     fn statement(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {

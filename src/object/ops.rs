@@ -685,14 +685,12 @@ pub fn equals(l: &Value, r: &Value) -> Result<bool, Exc> {
     Ok(match (l, r) {
         (Value::None, Value::None) => true,
         (Value::Str(a), Value::Str(b)) => a == b,
-        (Value::List(a), Value::List(b)) => {
-            // Copies: the items may change while they are compared.
-            let (a, b) = (a.borrow().clone(), b.borrow().clone());
-            items_equal(&a, &b)?
-        }
+        // No user code runs while values compare, so the borrows cannot meet a mutation
+        // (and shared borrows of a list that holds itself nest).
+        (Value::List(a), Value::List(b)) => items_equal(&a.borrow(), &b.borrow())?,
         (Value::Tuple(a), Value::Tuple(b)) => items_equal(a, b)?,
         (Value::Dict(a), Value::Dict(b)) => {
-            let (a, b) = (a.borrow().clone(), b.borrow().clone());
+            let (a, b) = (a.borrow(), b.borrow());
             if a.len() != b.len() {
                 return Ok(false);
             }
@@ -733,10 +731,7 @@ pub fn less(l: &Value, r: &Value) -> Result<Option<bool>, Exc> {
     }
     Ok(match (l, r) {
         (Value::Str(a), Value::Str(b)) => Some(a < b),
-        (Value::List(a), Value::List(b)) => {
-            let (a, b) = (a.borrow().clone(), b.borrow().clone());
-            seq_less(&a, &b)?
-        }
+        (Value::List(a), Value::List(b)) => seq_less(&a.borrow(), &b.borrow())?,
         (Value::Tuple(a), Value::Tuple(b)) => seq_less(a, b)?,
         _ => None,
     })

@@ -128,6 +128,24 @@ def test_a_replayed_signed_message_is_dropped(
     socket.close()
 
 
+def test_deep_values_and_long_chains_keep_the_kernel_alive(
+    kernel: tuple[KernelManager, BlockingKernelClient],
+) -> None:
+    """The evaluation thread has the REPL's limits: deep values and long chains end in
+    RecursionError (or a value), never in a dead kernel."""
+    _, kc = kernel
+    code = "a = []\nt = ()\nfor i in range(200000):\n    a = [a]\n    t = (t,)\n"
+    assert execute(kc, code, timeout=120)[0]["content"]["status"] == "ok"
+    for expr in ("a == a[0]", "hash(t)", "repr(a)", "x = 1" + " + 1" * 3000):
+        reply, _ = execute(kc, expr)
+        assert reply["content"]["status"] == "error", expr
+        assert reply["content"]["ename"] == "RecursionError", expr
+    assert execute(kc, "x = 1" + " + 1" * 2989)[0]["content"]["status"] == "ok"
+    assert execute(kc, "a = 0\nt = 0")[0]["content"]["status"] == "ok"
+    _, outputs = execute(kc, "x")
+    assert result_text(outputs) == "2990"
+
+
 def test_heartbeat_echoes(kernel: tuple[KernelManager, BlockingKernelClient]) -> None:
     km, _ = kernel
     socket = zmq.Context.instance().socket(zmq.REQ)
