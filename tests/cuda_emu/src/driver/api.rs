@@ -832,3 +832,13 @@ pub unsafe extern "C" fn cuGetErrorName(code: CUresult, text: *mut *const c_char
         out(text, n.as_ptr())
     })
 }
+
+/// The driver's private tables: NVRTC asks for one when it finds a libcuda (none are emulated;
+/// NVRTC carries on without them).
+#[no_mangle]
+pub unsafe extern "C" fn cuGetExportTable(table: *mut *const c_void, _id: *const c_void) -> CUresult {
+    if !table.is_null() {
+        *table = std::ptr::null();
+    }
+    NOT_SUPPORTED
+}
