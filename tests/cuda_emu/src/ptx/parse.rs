@@ -527,6 +527,7 @@ fn function(lx: &mut Lexer, program: &mut Program, entry: bool) -> Result<(), St
     }
     lx.expect('{')?;
     let f = Body::new(program, &params, retval.as_ref()).parse(lx, program)?;
+    program.shared.extend(f.new_shared);
     let slot = &mut program.functions[index];
     slot.params = params;
     slot.retval = retval;
@@ -555,9 +556,12 @@ struct Body {
     shared_used: Vec<u32>,
     /// Out-area params (name -> (offset, size)) of the current call sequence.
     out_params: HashMap<String, (u32, u32)>,
+    shared_base: usize,
+    new_shared: Vec<Variable>,
 }
 
 struct Parsed {
+    new_shared: Vec<Variable>,
     regs: u32,
     out_size: u32,
     local_size: u32,
@@ -588,6 +592,8 @@ impl Body {
             body: Vec::new(),
             shared_used: Vec::new(),
             out_params: HashMap::new(),
+            shared_base: program.shared.len(),
+            new_shared: Vec::new(),
         }
     }
 
@@ -624,6 +630,7 @@ impl Body {
             self.body[inst].args[arg] = Operand::Label(target);
         }
         Ok(Parsed {
+            new_shared: self.new_shared,
             regs: self.nregs,
             out_size: self.out_size,
             local_size: self.local_size,
@@ -686,7 +693,15 @@ impl Body {
                 }
                 Ok(())
             }
-            ".shared" | ".global" | ".const" => Err(format!(
+            ".shared" => {
+                // Function-scoped shared variables live with the module's (one copy per block).
+                let var = variable(lx)?;
+                let index = (self.shared_base + self.new_shared.len()) as u32;
+                self.symbols.insert(var.name.clone(), Operand::Shared(index));
+                self.new_shared.push(var);
+                Ok(())
+            }
+            ".global" | ".const" => Err(format!(
                 "line {line}: function-scoped {w} variables are not implemented"
             )),
             other => Err(format!("line {line}: directive `{other}` is not implemented")),
