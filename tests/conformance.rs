@@ -9,6 +9,19 @@
 //!
 //! On a GPU machine: `cargo test --test conformance cuda` (see README).
 use devarray::backend::cuda as cuda_backend;
+
+#[path = "cuda/emu.rs"]
+mod emu;
+
+/// The `cuda` cases again, in a child process whose CUDA driver, cuBLAS, cuRAND and NCCL are the
+/// emulator (tests/cuda_emu) running the real NVRTC output: two cards of sm_90, one pass of
+/// sm_80 PTX, and one in chaos mode (random stream delays, pinned-buffer reuse checks).
+#[test]
+fn the_cuda_cases_pass_on_the_emulated_driver() {
+    emu::rerun_under_emulator("cuda::", &[]);
+    emu::rerun_under_emulator("cuda::", &[("CUDA_EMU_SM", "80")]);
+    emu::rerun_under_emulator("cuda::", &[("CUDA_EMU_CHAOS", "1")]);
+}
 use devarray::runtime::{
     Array, BinaryOp, DType, Device, HostData, IndexItem, Operand, ReduceOp, Runtime, RuntimeConfig,
     Scalar, UnaryOp,
