@@ -791,22 +791,22 @@ impl Block<'_> {
         let a = |i: usize| inst.args.get(i);
         let val = |this: &Self, t: &Thread, i: usize| a(i).map_or(0, |o| this.value(t, o));
         let ty = inst.ty;
-        let dst = a(0).cloned().unwrap_or(Operand::Imm(0));
+        let dst: &Operand = a(0).unwrap_or(&Operand::Imm(0));
         let bits = ty.bits();
         macro_rules! put {
             ($v:expr) => {{
                 let v = $v;
-                self.set(t, &dst, v);
+                self.set(t, dst, v);
             }};
         }
         match inst.op {
-            Op::Mov => match (&dst, a(1)) {
+            Op::Mov => match (dst, a(1)) {
                 (Operand::Vector(regs), _) => {
                     // mov.b64 {lo, hi}, x: unpack.
                     let v = val(self, t, 1);
                     let part = 64 / regs.len() as u32;
                     for (i, r) in regs.iter().enumerate() {
-                        let piece = (v >> (part * i as u32)) & ((1u64 << part) - 1).max(if part == 64 { u64::MAX } else { 0 });
+                        let piece = if part >= 64 { v } else { (v >> (part * i as u32)) & ((1u64 << part) - 1) };
                         self.set(t, &Operand::Reg(*r), piece);
                     }
                 }
@@ -966,8 +966,8 @@ impl Block<'_> {
                 };
                 match dst {
                     Operand::PredPair(p, q) => {
-                        self.set(t, &Operand::Reg(p), u64::from(combine(r)));
-                        self.set(t, &Operand::Reg(q), u64::from(combine(!r)));
+                        self.set(t, &Operand::Reg(*p), u64::from(combine(r)));
+                        self.set(t, &Operand::Reg(*q), u64::from(combine(!r)));
                     }
                     _ => put!(u64::from(combine(r))),
                 }
@@ -991,7 +991,7 @@ impl Block<'_> {
             }
             Op::Ld => {
                 let addr = val(self, t, 1);
-                match &dst {
+                match dst {
                     Operand::Vector(regs) => {
                         for (i, r) in regs.iter().enumerate() {
                             let v = self.load(t, inst.space, addr + (i * ty.bytes()) as u64, ty)?;
