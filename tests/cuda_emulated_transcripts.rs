@@ -164,7 +164,7 @@ fn out_of_memory_and_the_ledger_on_emulated_cards() {
 >>> b = zeros(1024, 1024, 4) @ gpu(0)
 >>> del a
 >>> b = zeros(1024, 1024, 4) @ gpu(0)
->>> x = ones(2, 3) @ gpu(0)
+>>> x = ones(2, 3).copyto(gpu(0))
 >>> y = x.copyto(gpu(1))
 >>> (y * 2).asnumpy()
 >>> %transfers
