@@ -660,12 +660,8 @@ impl Block<'_> {
         let frame = t.frames.last_mut().expect("frame");
         let slice: Option<&mut [u8]> = match (space, tag) {
             (Space::Param, OUT_TAG) | (Space::Generic, OUT_TAG) => frame.out.get_mut(offset..offset + n),
-            (Space::Param, _) | (Space::Generic, PARAM_TAG) => {
-                if write {
-                    return Err(fault(LAUNCH_FAILED, format!("{}: store to kernel parameter space at {addr:#x}", self.kernel)));
-                }
-                frame.inp.get_mut(offset..offset + n)
-            }
+            // The incoming area also holds a function's return value (st.param [func_retval0]).
+            (Space::Param, _) | (Space::Generic, PARAM_TAG) => frame.inp.get_mut(offset..offset + n),
             (Space::Local, LOCAL_TAG) | (Space::Generic, LOCAL_TAG) => t.local.get_mut(offset..offset + n),
             (Space::Local, 0) => t.local.get_mut(low..low + n),
             (Space::Shared, SHARED_TAG) | (Space::Generic, SHARED_TAG) => self.shared.get_mut(offset..offset + n),

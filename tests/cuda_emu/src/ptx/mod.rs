@@ -6,3 +6,6 @@ pub mod parse;
 
 pub use exec::{launch, Grid, LaunchError};
 pub use parse::{parse, Program};
+
+#[cfg(test)]
+mod tests;
