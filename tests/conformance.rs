@@ -30,7 +30,10 @@ mod cuda_backend_paths {
     use devarray::backend::AllReduce;
     use devarray::runtime::HostData;
 
-    fn two_cards() -> Option<(std::sync::Arc<cuda_backend::CudaDevice>, std::sync::Arc<cuda_backend::CudaDevice>)> {
+    fn two_cards() -> Option<(
+        std::sync::Arc<cuda_backend::CudaDevice>,
+        std::sync::Arc<cuda_backend::CudaDevice>,
+    )> {
         if cuda_backend::device_count() < 2 {
             return None;
         }
@@ -41,14 +44,24 @@ mod cuda_backend_paths {
     fn all_reduce_sums_across_two_cards() {
         let Some((a, b)) = two_cards() else { return };
         for (x, y, want) in [
-            (HostData::F32(vec![1.0, 2.5, -3.0]), HostData::F32(vec![10.0, 0.5, 3.0]), HostData::F32(vec![11.0, 3.0, 0.0])),
-            (HostData::I64(vec![1, 2]), HostData::I64(vec![40, -2]), HostData::I64(vec![41, 0])),
+            (
+                HostData::F32(vec![1.0, 2.5, -3.0]),
+                HostData::F32(vec![10.0, 0.5, 3.0]),
+                HostData::F32(vec![11.0, 3.0, 0.0]),
+            ),
+            (
+                HostData::I64(vec![1, 2]),
+                HostData::I64(vec![40, -2]),
+                HostData::I64(vec![41, 0]),
+            ),
         ] {
             let mut parts = vec![
                 CudaStorage::from_host(&a, &x).expect("to gpu(0)"),
                 CudaStorage::from_host(&b, &y).expect("to gpu(1)"),
             ];
-            CudaAllReduce.all_reduce_sum(&mut parts).expect("all-reduce");
+            CudaAllReduce
+                .all_reduce_sum(&mut parts)
+                .expect("all-reduce");
             for part in &parts {
                 assert_eq!(part.to_host().expect("to host"), want);
             }

@@ -50,11 +50,17 @@ fn run(emulator: &emu::Emulator, input: &str, env: &[(String, String)], cards: u
     {
         use std::io::Write;
         let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(input.as_bytes()).expect("write the transcript");
+        stdin
+            .write_all(input.as_bytes())
+            .expect("write the transcript");
     }
     let output = child.wait_with_output().expect("devarray output");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success() && stderr.is_empty(), "devarray failed: {}\n{stderr}", output.status);
+    assert!(
+        output.status.success() && stderr.is_empty(),
+        "devarray failed: {}\n{stderr}",
+        output.status
+    );
     String::from_utf8(output.stdout).expect("UTF-8 output")
 }
 
@@ -64,7 +70,9 @@ fn emulated_env(input: &str) -> (Vec<(String, String)>, usize) {
     let mut cards = 0;
     for line in input.lines().take_while(|l| l.starts_with('#')) {
         for assignment in line.strip_prefix("# env:").unwrap_or("").split_whitespace() {
-            let Some((name, value)) = assignment.split_once('=') else { continue };
+            let Some((name, value)) = assignment.split_once('=') else {
+                continue;
+            };
             match name {
                 "DEVARRAY_SIM_GPUS" => cards = value.parse().unwrap_or(0),
                 "DEVARRAY_SIM_GPU_MEMORY" => env.push(("CUDA_EMU_MEMORY".into(), value.into())),
@@ -103,9 +111,14 @@ fn numbers(line: &str) -> (String, Vec<f64>) {
 }
 
 fn compare(name: &str, expected: &str, actual: &str) -> Result<(), String> {
-    let (want, got): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let (want, got): (Vec<&str>, Vec<&str>) =
+        (expected.lines().collect(), actual.lines().collect());
     if want.len() != got.len() {
-        return Err(format!("{name}: {} lines expected, {} printed:\n{actual}", want.len(), got.len()));
+        return Err(format!(
+            "{name}: {} lines expected, {} printed:\n{actual}",
+            want.len(),
+            got.len()
+        ));
     }
     for (i, (w, g)) in want.iter().zip(&got).enumerate() {
         if w == g {
@@ -113,10 +126,15 @@ fn compare(name: &str, expected: &str, actual: &str) -> Result<(), String> {
         }
         let (ws, wv) = numbers(w);
         let (gs, gv) = numbers(g);
-        let random = RANDOM_LINES.iter().any(|(f, a, b)| *f == name && (*a..=*b).contains(&(i + 1)));
+        let random = RANDOM_LINES
+            .iter()
+            .any(|(f, a, b)| *f == name && (*a..=*b).contains(&(i + 1)));
         let close = ws == gs
             && wv.len() == gv.len()
-            && wv.iter().zip(&gv).all(|(a, b)| (a - b).abs() <= 1e-5 * a.abs().max(1.0));
+            && wv
+                .iter()
+                .zip(&gv)
+                .all(|(a, b)| (a - b).abs() <= 1e-5 * a.abs().max(1.0));
         if !(close || (random && ws == gs)) {
             return Err(format!("{name}:{}: expected\n{w}\nprinted\n{g}", i + 1));
         }
@@ -126,11 +144,17 @@ fn compare(name: &str, expected: &str, actual: &str) -> Result<(), String> {
 
 #[test]
 fn sim_gpu_transcripts_on_emulated_cuda_cards() {
-    let Some(emulator) = emu::emulator() else { return };
+    let Some(emulator) = emu::emulator() else {
+        return;
+    };
     let dir = root().join("tests/transcripts");
     let mut files = Vec::new();
     for sub in std::fs::read_dir(&dir).expect("transcripts").flatten() {
-        for file in std::fs::read_dir(sub.path()).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(sub.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             files.push(file.path());
         }
     }
@@ -138,7 +162,11 @@ fn sim_gpu_transcripts_on_emulated_cuda_cards() {
     let mut failures = Vec::new();
     let mut ran = 0;
     for path in files {
-        let name = path.strip_prefix(&dir).expect("inside").display().to_string();
+        let name = path
+            .strip_prefix(&dir)
+            .expect("inside")
+            .display()
+            .to_string();
         let input = std::fs::read_to_string(&path).expect("read");
         let (env, cards) = emulated_env(&input);
         if cards == 0 || SKIPPED.contains(&name.as_str()) {
@@ -158,7 +186,9 @@ fn sim_gpu_transcripts_on_emulated_cuda_cards() {
 /// ledger counting host-device and peer copies.
 #[test]
 fn out_of_memory_and_the_ledger_on_emulated_cards() {
-    let Some(emulator) = emu::emulator() else { return };
+    let Some(emulator) = emu::emulator() else {
+        return;
+    };
     let input = "\
 >>> a = zeros(1024, 1024, 8) @ gpu(0)
 >>> b = zeros(1024, 1024, 4) @ gpu(0)
@@ -176,7 +206,14 @@ fn out_of_memory_and_the_ledger_on_emulated_cards() {
         "{output}"
     );
     assert!(output.contains("array([[2., 2., 2.],"), "{output}");
-    for row in ["| cpu(0) | gpu(0) |", "| gpu(0) | gpu(1) |", "| gpu(1) | cpu(0) |"] {
-        assert!(output.contains(row), "{row} missing from the ledger:\n{output}");
+    for row in [
+        "| cpu(0) | gpu(0) |",
+        "| gpu(0) | gpu(1) |",
+        "| gpu(1) | cpu(0) |",
+    ] {
+        assert!(
+            output.contains(row),
+            "{row} missing from the ledger:\n{output}"
+        );
     }
 }

@@ -72,7 +72,10 @@ pub mod status {
             ),
             LAUNCH_FAILED => ("CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"),
             NOT_SUPPORTED => ("CUDA_ERROR_NOT_SUPPORTED", "operation not supported"),
-            702 => ("CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"),
+            702 => (
+                "CUDA_ERROR_LAUNCH_TIMEOUT",
+                "the launch timed out and was terminated",
+            ),
             UNKNOWN => ("CUDA_ERROR_UNKNOWN", "unknown error"),
             _ => return None,
         })
@@ -120,7 +123,11 @@ pub fn parse_size(text: &str) -> Option<u64> {
         None => (text, ""),
     };
     let value: u64 = digits.parse().ok()?;
-    let scale: u64 = match unit.to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
+    let scale: u64 = match unit
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
         "" => 1,
         "K" => 1 << 10,
         "M" => 1 << 20,

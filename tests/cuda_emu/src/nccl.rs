@@ -46,8 +46,14 @@ fn comms() -> &'static Mutex<HashMap<u64, Comm>> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn ncclCommInitAll(comms_out: *mut u64, ndev: c_int, devlist: *const c_int) -> Result_ {
-    let Ok(n) = usize::try_from(ndev) else { return INVALID_ARGUMENT };
+pub unsafe extern "C" fn ncclCommInitAll(
+    comms_out: *mut u64,
+    ndev: c_int,
+    devlist: *const c_int,
+) -> Result_ {
+    let Ok(n) = usize::try_from(ndev) else {
+        return INVALID_ARGUMENT;
+    };
     if comms_out.is_null() || n == 0 {
         return INVALID_ARGUMENT;
     }
@@ -58,12 +64,22 @@ pub unsafe extern "C" fn ncclCommInitAll(comms_out: *mut u64, ndev: c_int, devli
         issued: Mutex::new(vec![0; n]),
     });
     for rank in 0..n {
-        let dev = if devlist.is_null() { rank as c_int } else { *devlist.add(rank) };
+        let dev = if devlist.is_null() {
+            rank as c_int
+        } else {
+            *devlist.add(rank)
+        };
         if usize::try_from(dev).map_or(true, |d| d >= emu().cards.len()) {
             return INVALID_ARGUMENT;
         }
         let h = emu().handle();
-        lock(comms()).insert(h, Comm { group: Arc::clone(&group), rank });
+        lock(comms()).insert(
+            h,
+            Comm {
+                group: Arc::clone(&group),
+                rank,
+            },
+        );
         *comms_out.add(rank) = h;
     }
     SUCCESS
@@ -71,7 +87,9 @@ pub unsafe extern "C" fn ncclCommInitAll(comms_out: *mut u64, ndev: c_int, devli
 
 #[no_mangle]
 pub unsafe extern "C" fn ncclCommDestroy(comm: u64) -> Result_ {
-    lock(comms()).remove(&comm).map_or(INVALID_ARGUMENT, |_| SUCCESS)
+    lock(comms())
+        .remove(&comm)
+        .map_or(INVALID_ARGUMENT, |_| SUCCESS)
 }
 
 #[no_mangle]
@@ -124,7 +142,11 @@ fn reduce(parts: &[Option<Part>]) -> Result<(), u32> {
     }
     let mut acc = inputs[0].clone();
     for other in &inputs[1..] {
-        for (i, (a, b)) in acc.chunks_exact_mut(w).zip(other.chunks_exact(w)).enumerate() {
+        for (i, (a, b)) in acc
+            .chunks_exact_mut(w)
+            .zip(other.chunks_exact(w))
+            .enumerate()
+        {
             let _ = i;
             macro_rules! combine {
                 ($t:ty) => {{
@@ -132,8 +154,20 @@ fn reduce(parts: &[Option<Part>]) -> Result<(), u32> {
                     let y = <$t>::from_le_bytes(b.try_into().unwrap_or_default());
                     let r: $t = match first.op {
                         1 => x * y,
-                        2 => if x >= y { x } else { y },
-                        3 => if x <= y { x } else { y },
+                        2 => {
+                            if x >= y {
+                                x
+                            } else {
+                                y
+                            }
+                        }
+                        3 => {
+                            if x <= y {
+                                x
+                            } else {
+                                y
+                            }
+                        }
                         _ => x + y,
                     };
                     a.copy_from_slice(&r.to_le_bytes());
@@ -174,21 +208,35 @@ pub unsafe extern "C" fn ncclAllReduce(
         report("ncclAllReduce: only sum/prod/max/min over integer and float types are emulated");
         return INVALID_ARGUMENT;
     }
-    let Ok(s) = emu().stream(stream) else { return UNHANDLED_CUDA_ERROR };
+    let Ok(s) = emu().stream(stream) else {
+        return UNHANDLED_CUDA_ERROR;
+    };
     let seq = {
         let mut issued = lock(&group.issued);
         issued[rank] += 1;
         issued[rank]
     };
-    let part = Part { send: send as u64, recv: recv as u64, count, dtype, op };
+    let part = Part {
+        send: send as u64,
+        recv: recv as u64,
+        count,
+        dtype,
+        op,
+    };
     let job = move || {
         let mut state = lock(&group.state);
         let size = group.size;
-        let slots = state.arrived.entry(seq).or_insert_with(|| (0..size).map(|_| None).collect());
+        let slots = state
+            .arrived
+            .entry(seq)
+            .or_insert_with(|| (0..size).map(|_| None).collect());
         slots[rank] = Some(part);
         if slots.iter().all(Option::is_some) {
             let parts = state.arrived.remove(&seq).unwrap_or_default();
-            let same = parts.iter().flatten().all(|p| p.count == count && p.dtype == dtype && p.op == op);
+            let same = parts
+                .iter()
+                .flatten()
+                .all(|p| p.count == count && p.dtype == dtype && p.op == op);
             let result = if same { reduce(&parts) } else { Err(1) };
             if !same {
                 report("ncclAllReduce: the ranks disagree on count, type or operation");

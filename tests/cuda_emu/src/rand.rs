@@ -28,7 +28,9 @@ fn generators() -> &'static Mutex<HashMap<u64, Generator>> {
 
 /// The `i`-th 64 random bits of the sequence for `seed`.
 pub fn bits(seed: u64, i: u64) -> u64 {
-    splitmix(splitmix(seed ^ 0x5EED_0000_0000_0000).wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)))
+    splitmix(
+        splitmix(seed ^ 0x5EED_0000_0000_0000).wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+    )
 }
 
 /// Uniform in (0, 1] with 53 random bits (24 kept for f32 by rounding the f64).
@@ -42,7 +44,11 @@ pub fn normal(seed: u64, i: u64, mean: f64, std: f64) -> f64 {
     let (u1, u2) = (uniform(seed, pair), uniform(seed, pair + 1));
     let r = (-2.0 * u1.ln()).sqrt();
     let theta = 2.0 * std::f64::consts::PI * u2;
-    let z = if i % 2 == 0 { r * theta.cos() } else { r * theta.sin() };
+    let z = if i % 2 == 0 {
+        r * theta.cos()
+    } else {
+        r * theta.sin()
+    };
     mean + std * z
 }
 
@@ -52,51 +58,76 @@ pub unsafe extern "C" fn curandCreateGenerator(generator: *mut u64, _rng_type: c
         return NOT_INITIALIZED;
     }
     let h = emu().handle();
-    lock(generators()).insert(h, Generator { seed: 0, offset: 0, stream: 0 });
+    lock(generators()).insert(
+        h,
+        Generator {
+            seed: 0,
+            offset: 0,
+            stream: 0,
+        },
+    );
     *generator = h;
     SUCCESS
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn curandDestroyGenerator(generator: u64) -> Status {
-    lock(generators()).remove(&generator).map_or(NOT_INITIALIZED, |_| SUCCESS)
+    lock(generators())
+        .remove(&generator)
+        .map_or(NOT_INITIALIZED, |_| SUCCESS)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn curandSetStream(generator: u64, stream: u64) -> Status {
-    lock(generators()).get_mut(&generator).map_or(NOT_INITIALIZED, |g| {
-        g.stream = stream;
-        SUCCESS
-    })
+    lock(generators())
+        .get_mut(&generator)
+        .map_or(NOT_INITIALIZED, |g| {
+            g.stream = stream;
+            SUCCESS
+        })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn curandSetPseudoRandomGeneratorSeed(generator: u64, seed: u64) -> Status {
-    lock(generators()).get_mut(&generator).map_or(NOT_INITIALIZED, |g| {
-        // Setting the seed restarts the sequence, as in cuRAND.
-        g.seed = seed;
-        g.offset = 0;
-        SUCCESS
-    })
+    lock(generators())
+        .get_mut(&generator)
+        .map_or(NOT_INITIALIZED, |g| {
+            // Setting the seed restarts the sequence, as in cuRAND.
+            g.seed = seed;
+            g.offset = 0;
+            SUCCESS
+        })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn curandSetGeneratorOffset(generator: u64, offset: u64) -> Status {
-    lock(generators()).get_mut(&generator).map_or(NOT_INITIALIZED, |g| {
-        g.offset = offset;
-        SUCCESS
-    })
+    lock(generators())
+        .get_mut(&generator)
+        .map_or(NOT_INITIALIZED, |g| {
+            g.offset = offset;
+            SUCCESS
+        })
 }
 
-fn generate(generator: u64, out: u64, n: usize, width: usize, value: impl Fn(u64, u64) -> f64 + Send + 'static) -> Status {
+fn generate(
+    generator: u64,
+    out: u64,
+    n: usize,
+    width: usize,
+    value: impl Fn(u64, u64) -> f64 + Send + 'static,
+) -> Status {
     let (seed, start, stream) = {
         let mut table = lock(generators());
-        let Some(g) = table.get_mut(&generator) else { return NOT_INITIALIZED };
+        let Some(g) = table.get_mut(&generator) else {
+            return NOT_INITIALIZED;
+        };
         let at = g.offset;
         g.offset += n as u64;
         (g.seed, at, g.stream)
     };
-    let Ok(s) = emu().stream(stream) else { return NOT_INITIALIZED };
+    let Ok(s) = emu().stream(stream) else {
+        return NOT_INITIALIZED;
+    };
     let job = move || {
         let mut raw = Vec::with_capacity(n * width);
         for i in 0..n as u64 {
@@ -108,7 +139,9 @@ fn generate(generator: u64, out: u64, n: usize, width: usize, value: impl Fn(u64
             }
         }
         emu().memory.write(out, &raw).inspect_err(|_| {
-            crate::report(&format!("curandGenerate: {n} values at {out:#x} do not fit in an allocation"));
+            crate::report(&format!(
+                "curandGenerate: {n} values at {out:#x} do not fit in an allocation"
+            ));
         })
     };
     match s.submit(Box::new(job)) {
@@ -129,15 +162,29 @@ pub unsafe extern "C" fn curandGenerateUniformDouble(generator: u64, out: u64, n
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn curandGenerateNormal(generator: u64, out: u64, n: usize, mean: f32, std: f32) -> Status {
+pub unsafe extern "C" fn curandGenerateNormal(
+    generator: u64,
+    out: u64,
+    n: usize,
+    mean: f32,
+    std: f32,
+) -> Status {
     if n % 2 != 0 {
         return LENGTH_NOT_MULTIPLE;
     }
-    generate(generator, out, n, 4, move |s, i| normal(s, i, mean as f64, std as f64))
+    generate(generator, out, n, 4, move |s, i| {
+        normal(s, i, mean as f64, std as f64)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn curandGenerateNormalDouble(generator: u64, out: u64, n: usize, mean: f64, std: f64) -> Status {
+pub unsafe extern "C" fn curandGenerateNormalDouble(
+    generator: u64,
+    out: u64,
+    n: usize,
+    mean: f64,
+    std: f64,
+) -> Status {
     if n % 2 != 0 {
         return LENGTH_NOT_MULTIPLE;
     }
@@ -158,7 +205,10 @@ mod tests {
         let z: Vec<f64> = (0..n).map(|i| normal(7, i, 1.0, 2.0)).collect();
         let m = z.iter().sum::<f64>() / n as f64;
         let var = z.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n as f64;
-        assert!((m - 1.0).abs() < 0.02 && (var.sqrt() - 2.0).abs() < 0.02, "{m} {var}");
+        assert!(
+            (m - 1.0).abs() < 0.02 && (var.sqrt() - 2.0).abs() < 0.02,
+            "{m} {var}"
+        );
         assert_ne!(uniform(1, 0), uniform(2, 0));
     }
 }

@@ -35,7 +35,10 @@ unsafe fn out<T>(ptr: *mut T, value: T) -> Result<(), CUresult> {
 }
 
 fn card_index(dev: c_int) -> Result<usize, CUresult> {
-    usize::try_from(dev).ok().filter(|&d| d < emu().cards.len()).ok_or(INVALID_DEVICE)
+    usize::try_from(dev)
+        .ok()
+        .filter(|&d| d < emu().cards.len())
+        .ok_or(INVALID_DEVICE)
 }
 
 // ---- init, devices --------------------------------------------------------------------------
@@ -95,26 +98,50 @@ pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: c_int) -> C
 pub fn attribute(config: &Config, attr: c_int) -> Option<c_int> {
     let sm90 = config.sm == (9, 0);
     Some(match attr {
-        1 => 1024,                               // max threads per block
-        2 | 3 => 1024,                           // max block dim x, y
-        4 => 64,                                 // max block dim z
-        5 => i32::MAX,                           // max grid dim x
-        6 | 7 => 65_535,                         // max grid dim y, z
-        8 => ptx::exec::SHARED_LIMIT as c_int,   // shared memory per block
-        9 => 65_536,                             // constant memory
-        10 => 32,                                // warp size
-        12 => 65_536,                            // registers per block
-        13 => 1_755_000,                         // clock rate (kHz)
-        16 => if sm90 { 132 } else { 108 },      // multiprocessors
-        19 | 31 | 41 | 83 => 1,                  // map host memory, concurrent kernels, UVA, managed
-        38 => if sm90 { 50 << 20 } else { 40 << 20 }, // L2 cache
-        39 => 2048,                              // threads per multiprocessor
-        40 => 2,                                 // async copy engines
+        1 => 1024,                             // max threads per block
+        2 | 3 => 1024,                         // max block dim x, y
+        4 => 64,                               // max block dim z
+        5 => i32::MAX,                         // max grid dim x
+        6 | 7 => 65_535,                       // max grid dim y, z
+        8 => ptx::exec::SHARED_LIMIT as c_int, // shared memory per block
+        9 => 65_536,                           // constant memory
+        10 => 32,                              // warp size
+        12 => 65_536,                          // registers per block
+        13 => 1_755_000,                       // clock rate (kHz)
+        16 => {
+            if sm90 {
+                132
+            } else {
+                108
+            }
+        } // multiprocessors
+        19 | 31 | 41 | 83 => 1,                // map host memory, concurrent kernels, UVA, managed
+        38 => {
+            if sm90 {
+                50 << 20
+            } else {
+                40 << 20
+            }
+        } // L2 cache
+        39 => 2048,                            // threads per multiprocessor
+        40 => 2,                               // async copy engines
         75 => config.sm.0,
         76 => config.sm.1,
-        81 => if sm90 { 233_472 } else { 167_936 }, // shared memory per multiprocessor
+        81 => {
+            if sm90 {
+                233_472
+            } else {
+                167_936
+            }
+        } // shared memory per multiprocessor
         82 => 65_536,
-        97 => if sm90 { 232_448 } else { 166_912 }, // opt-in shared memory per block
+        97 => {
+            if sm90 {
+                232_448
+            } else {
+                166_912
+            }
+        } // opt-in shared memory per block
         // Stream-ordered allocation is not emulated: cudarc then uses cuMemAlloc/cuMemFree.
         115 => 0,
         _ => return None,
@@ -122,13 +149,19 @@ pub fn attribute(config: &Config, attr: c_int) -> Option<c_int> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuDeviceGetAttribute(value: *mut c_int, attr: c_int, dev: c_int) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetAttribute(
+    value: *mut c_int,
+    attr: c_int,
+    dev: c_int,
+) -> CUresult {
     guard(|| {
         card_index(dev)?;
         match attribute(&emu().config, attr) {
             Some(v) => out(value, v),
             None => {
-                report(&format!("cuDeviceGetAttribute: attribute {attr} is not emulated"));
+                report(&format!(
+                    "cuDeviceGetAttribute: attribute {attr} is not emulated"
+                ));
                 Err(INVALID_VALUE)
             }
         }
@@ -151,7 +184,11 @@ pub unsafe extern "C" fn cuDeviceGetUuid_v2(uuid: *mut [u8; 16], dev: c_int) -> 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuDeviceCanAccessPeer(can: *mut c_int, dev: c_int, peer: c_int) -> CUresult {
+pub unsafe extern "C" fn cuDeviceCanAccessPeer(
+    can: *mut c_int,
+    dev: c_int,
+    peer: c_int,
+) -> CUresult {
     guard(|| {
         let (a, b) = (card_index(dev)?, card_index(peer)?);
         out(can, c_int::from(a != b))
@@ -269,10 +306,15 @@ pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) ->
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuMemHostAlloc(ptr: *mut *mut c_void, bytes: usize, _flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuMemHostAlloc(
+    ptr: *mut *mut c_void,
+    bytes: usize,
+    _flags: c_uint,
+) -> CUresult {
     guard(|| {
         emu().card()?;
-        let layout = std::alloc::Layout::from_size_align(bytes.max(1), 4096).map_err(|_| INVALID_VALUE)?;
+        let layout =
+            std::alloc::Layout::from_size_align(bytes.max(1), 4096).map_err(|_| INVALID_VALUE)?;
         let p = std::alloc::alloc_zeroed(layout);
         if p.is_null() {
             return Err(OUT_OF_MEMORY);
@@ -286,13 +328,18 @@ pub unsafe extern "C" fn cuMemHostAlloc(ptr: *mut *mut c_void, bytes: usize, _fl
 pub unsafe extern "C" fn cuMemFreeHost(ptr: *mut c_void) -> CUresult {
     guard(|| {
         let e = emu();
-        if lock(&e.pending_pinned).get(&(ptr as usize)).is_some_and(|&n| n > 0) {
+        if lock(&e.pending_pinned)
+            .get(&(ptr as usize))
+            .is_some_and(|&n| n > 0)
+        {
             report("cuMemFreeHost: the pinned buffer is freed while an asynchronous copy of it has not run (synchronise the stream first)");
             if e.config.chaos {
                 return Err(INVALID_VALUE);
             }
         }
-        let layout = lock(&e.pinned).remove(&(ptr as usize)).ok_or(INVALID_VALUE)?;
+        let layout = lock(&e.pinned)
+            .remove(&(ptr as usize))
+            .ok_or(INVALID_VALUE)?;
         std::alloc::dealloc(ptr.cast(), layout);
         Ok(())
     })
@@ -313,7 +360,13 @@ fn pending(start: Option<usize>, delta: i32) {
     }
 }
 
-unsafe fn htod(dst: u64, src: *const c_void, n: usize, stream: u64, asynchronous: bool) -> Result<(), CUresult> {
+unsafe fn htod(
+    dst: u64,
+    src: *const c_void,
+    n: usize,
+    stream: u64,
+    asynchronous: bool,
+) -> Result<(), CUresult> {
     let e = emu();
     let s = e.stream(stream)?;
     if n == 0 {
@@ -327,7 +380,10 @@ unsafe fn htod(dst: u64, src: *const c_void, n: usize, stream: u64, asynchronous
     let pinned = e.is_pinned(src as usize, n);
     if asynchronous && pinned {
         let start = e.pinned_start(src as usize);
-        let snapshot = e.config.chaos.then(|| std::slice::from_raw_parts(src.cast::<u8>(), n).to_vec());
+        let snapshot = e
+            .config
+            .chaos
+            .then(|| std::slice::from_raw_parts(src.cast::<u8>(), n).to_vec());
         let host = HostPtr(src as usize);
         pending(start, 1);
         s.submit(Box::new(move || {
@@ -351,7 +407,13 @@ unsafe fn htod(dst: u64, src: *const c_void, n: usize, stream: u64, asynchronous
     e.card().map(|_| ())
 }
 
-unsafe fn dtoh(dst: *mut c_void, src: u64, n: usize, stream: u64, asynchronous: bool) -> Result<(), CUresult> {
+unsafe fn dtoh(
+    dst: *mut c_void,
+    src: u64,
+    n: usize,
+    stream: u64,
+    asynchronous: bool,
+) -> Result<(), CUresult> {
     let e = emu();
     let s = e.stream(stream)?;
     if n == 0 {
@@ -363,7 +425,11 @@ unsafe fn dtoh(dst: *mut c_void, src: u64, n: usize, stream: u64, asynchronous: 
     e.memory.find(src, n).ok_or(INVALID_VALUE)?;
     let host = HostPtr(dst as usize);
     let pinned = e.is_pinned(dst as usize, n);
-    let start = if pinned { e.pinned_start(dst as usize) } else { None };
+    let start = if pinned {
+        e.pinned_start(dst as usize)
+    } else {
+        None
+    };
     if asynchronous && pinned && e.config.chaos {
         // Chaos: until the copy runs the buffer holds garbage, so a read before a sync fails.
         std::ptr::write_bytes(dst.cast::<u8>(), 0xCD, n);
@@ -404,7 +470,12 @@ pub unsafe extern "C" fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void, n: usize, stream: u64) -> CUresult {
+pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(
+    dst: u64,
+    src: *const c_void,
+    n: usize,
+    stream: u64,
+) -> CUresult {
     guard(|| htod(dst, src, n, stream, true))
 }
 
@@ -414,7 +485,12 @@ pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, n: usize) -
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: u64, n: usize, stream: u64) -> CUresult {
+pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(
+    dst: *mut c_void,
+    src: u64,
+    n: usize,
+    stream: u64,
+) -> CUresult {
     guard(|| dtoh(dst, src, n, stream, true))
 }
 
@@ -424,12 +500,25 @@ pub unsafe extern "C" fn cuMemcpyDtoD_v2(dst: u64, src: u64, n: usize) -> CUresu
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuMemcpyDtoDAsync_v2(dst: u64, src: u64, n: usize, stream: u64) -> CUresult {
+pub unsafe extern "C" fn cuMemcpyDtoDAsync_v2(
+    dst: u64,
+    src: u64,
+    n: usize,
+    stream: u64,
+) -> CUresult {
     guard(|| dtod(dst, src, n, stream, true))
 }
 
 /// Between cards: each pointer must be on its context's card.
-fn peer(dst: u64, dst_ctx: u64, src: u64, src_ctx: u64, n: usize, stream: u64, asynchronous: bool) -> Result<(), CUresult> {
+fn peer(
+    dst: u64,
+    dst_ctx: u64,
+    src: u64,
+    src_ctx: u64,
+    n: usize,
+    stream: u64,
+    asynchronous: bool,
+) -> Result<(), CUresult> {
     let (dc, sc) = (
         super::ctx_ordinal(dst_ctx).ok_or(INVALID_CONTEXT)?,
         super::ctx_ordinal(src_ctx).ok_or(INVALID_CONTEXT)?,
@@ -445,16 +534,35 @@ fn peer(dst: u64, dst_ctx: u64, src: u64, src_ctx: u64, n: usize, stream: u64, a
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuMemcpyPeerAsync(dst: u64, dst_ctx: u64, src: u64, src_ctx: u64, n: usize, stream: u64) -> CUresult {
+pub unsafe extern "C" fn cuMemcpyPeerAsync(
+    dst: u64,
+    dst_ctx: u64,
+    src: u64,
+    src_ctx: u64,
+    n: usize,
+    stream: u64,
+) -> CUresult {
     guard(|| peer(dst, dst_ctx, src, src_ctx, n, stream, true))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuMemcpyPeer(dst: u64, dst_ctx: u64, src: u64, src_ctx: u64, n: usize) -> CUresult {
+pub unsafe extern "C" fn cuMemcpyPeer(
+    dst: u64,
+    dst_ctx: u64,
+    src: u64,
+    src_ctx: u64,
+    n: usize,
+) -> CUresult {
     guard(|| peer(dst, dst_ctx, src, src_ctx, n, 0, false))
 }
 
-fn memset(dst: u64, pattern: Vec<u8>, count: usize, stream: u64, asynchronous: bool) -> Result<(), CUresult> {
+fn memset(
+    dst: u64,
+    pattern: Vec<u8>,
+    count: usize,
+    stream: u64,
+    asynchronous: bool,
+) -> Result<(), CUresult> {
     let e = emu();
     let s = e.stream(stream)?;
     let n = count * pattern.len();
@@ -512,7 +620,11 @@ pub unsafe extern "C" fn cuStreamCreate(stream: *mut u64, _flags: c_uint) -> CUr
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuStreamCreateWithPriority(stream: *mut u64, flags: c_uint, _priority: c_int) -> CUresult {
+pub unsafe extern "C" fn cuStreamCreateWithPriority(
+    stream: *mut u64,
+    flags: c_uint,
+    _priority: c_int,
+) -> CUresult {
     cuStreamCreate(stream, flags)
 }
 
@@ -544,7 +656,11 @@ pub unsafe extern "C" fn cuStreamSynchronize(stream: u64) -> CUresult {
 pub unsafe extern "C" fn cuStreamQuery(stream: u64) -> CUresult {
     guard(|| {
         let s = emu().stream(stream)?;
-        if s.reached(s.ticket()) { Ok(()) } else { Err(NOT_READY) }
+        if s.reached(s.ticket()) {
+            Ok(())
+        } else {
+            Err(NOT_READY)
+        }
     })
 }
 
@@ -596,20 +712,30 @@ pub unsafe extern "C" fn cuEventRecord(event: u64, stream: u64) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuEventQuery(event: u64) -> CUresult {
     guard(|| {
-        let ev = lock(&emu().events).get(&event).cloned().ok_or(INVALID_HANDLE)?;
+        let ev = lock(&emu().events)
+            .get(&event)
+            .cloned()
+            .ok_or(INVALID_HANDLE)?;
         if let Some((s, _)) = ev.point() {
             if emu().sticky(s.device) != SUCCESS {
                 return Err(emu().sticky(s.device));
             }
         }
-        if ev.is_complete() { Ok(()) } else { Err(NOT_READY) }
+        if ev.is_complete() {
+            Ok(())
+        } else {
+            Err(NOT_READY)
+        }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuEventSynchronize(event: u64) -> CUresult {
     guard(|| {
-        let ev = lock(&emu().events).get(&event).cloned().ok_or(INVALID_HANDLE)?;
+        let ev = lock(&emu().events)
+            .get(&event)
+            .cloned()
+            .ok_or(INVALID_HANDLE)?;
         if let Some((s, ticket)) = ev.point() {
             s.wait_for(ticket);
             if emu().sticky(s.device) != SUCCESS {
@@ -626,14 +752,19 @@ pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: u64, end: u64) 
         let e = emu();
         let (a, b) = {
             let events = lock(&e.events);
-            (events.get(&start).cloned().ok_or(INVALID_HANDLE)?, events.get(&end).cloned().ok_or(INVALID_HANDLE)?)
+            (
+                events.get(&start).cloned().ok_or(INVALID_HANDLE)?,
+                events.get(&end).cloned().ok_or(INVALID_HANDLE)?,
+            )
         };
         if !a.is_complete() || !b.is_complete() {
             return Err(NOT_READY);
         }
         let (ta, tb) = (*lock(&a.time), *lock(&b.time));
         match (ta, tb) {
-            (Some(ta), Some(tb)) => out(ms, tb.saturating_duration_since(ta).as_secs_f32() * 1000.0),
+            (Some(ta), Some(tb)) => {
+                out(ms, tb.saturating_duration_since(ta).as_secs_f32() * 1000.0)
+            }
             _ => Err(INVALID_HANDLE),
         }
     })
@@ -646,7 +777,12 @@ pub unsafe extern "C" fn cuEventElapsedTime_v2(ms: *mut f32, start: u64, end: u6
 
 #[no_mangle]
 pub unsafe extern "C" fn cuEventDestroy_v2(event: u64) -> CUresult {
-    guard(|| lock(&emu().events).remove(&event).map(|_| ()).ok_or(INVALID_HANDLE))
+    guard(|| {
+        lock(&emu().events)
+            .remove(&event)
+            .map(|_| ())
+            .ok_or(INVALID_HANDLE)
+    })
 }
 
 // ---- modules and launches -------------------------------------------------------------------
@@ -666,18 +802,27 @@ pub fn load_ptx(text: &str) -> Result<Module, CUresult> {
         .and_then(|t| t.trim_end_matches(['a', 'f']).parse::<i32>().ok())
         .unwrap_or(0);
     if arch > major * 10 + minor {
-        report(&format!("cuModuleLoadData: PTX for {} cannot run on an sm_{major}{minor} card", program.target));
+        report(&format!(
+            "cuModuleLoadData: PTX for {} cannot run on an sm_{major}{minor} card",
+            program.target
+        ));
         return Err(INVALID_PTX);
     }
     let mut globals = Vec::new();
     for var in &program.globals {
-        let p = e.memory.alloc(card.ordinal, var.size.max(1) as usize, u64::MAX, None)?;
+        let p = e
+            .memory
+            .alloc(card.ordinal, var.size.max(1) as usize, u64::MAX, None)?;
         if !var.init.is_empty() {
             e.memory.write(p, &var.init)?;
         }
         globals.push(p);
     }
-    Ok(Module { device: card.ordinal, program, globals })
+    Ok(Module {
+        device: card.ordinal,
+        program,
+        globals,
+    })
 }
 
 #[no_mangle]
@@ -688,10 +833,14 @@ pub unsafe extern "C" fn cuModuleLoadData(module: *mut u64, image: *const c_void
         }
         let head = std::slice::from_raw_parts(image.cast::<u8>(), 4);
         if head == b"\x7fELF" {
-            report("cuModuleLoadData: a cubin (machine code) was given; the emulator runs PTX only");
+            report(
+                "cuModuleLoadData: a cubin (machine code) was given; the emulator runs PTX only",
+            );
             return Err(INVALID_IMAGE);
         }
-        let text = CStr::from_ptr(image.cast()).to_str().map_err(|_| INVALID_PTX)?;
+        let text = CStr::from_ptr(image.cast())
+            .to_str()
+            .map_err(|_| INVALID_PTX)?;
         let m = load_ptx(text)?;
         let e = emu();
         let handle = e.handle();
@@ -715,10 +864,17 @@ pub unsafe extern "C" fn cuModuleUnload(module: u64) -> CUresult {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuModuleGetFunction(func: *mut u64, module: u64, name: *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuModuleGetFunction(
+    func: *mut u64,
+    module: u64,
+    name: *const c_char,
+) -> CUresult {
     guard(|| {
         let e = emu();
-        let m = lock(&e.modules).get(&module).cloned().ok_or(INVALID_HANDLE)?;
+        let m = lock(&e.modules)
+            .get(&module)
+            .cloned()
+            .ok_or(INVALID_HANDLE)?;
         if name.is_null() {
             return Err(INVALID_VALUE);
         }
@@ -731,11 +887,24 @@ pub unsafe extern "C" fn cuModuleGetFunction(func: *mut u64, module: u64, name: 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuModuleGetGlobal_v2(ptr: *mut u64, bytes: *mut usize, module: u64, name: *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuModuleGetGlobal_v2(
+    ptr: *mut u64,
+    bytes: *mut usize,
+    module: u64,
+    name: *const c_char,
+) -> CUresult {
     guard(|| {
-        let m = lock(&emu().modules).get(&module).cloned().ok_or(INVALID_HANDLE)?;
+        let m = lock(&emu().modules)
+            .get(&module)
+            .cloned()
+            .ok_or(INVALID_HANDLE)?;
         let name = CStr::from_ptr(name).to_str().map_err(|_| NOT_FOUND)?;
-        let i = m.program.globals.iter().position(|g| g.name == name).ok_or(NOT_FOUND)?;
+        let i = m
+            .program
+            .globals
+            .iter()
+            .position(|g| g.name == name)
+            .ok_or(NOT_FOUND)?;
         if !ptr.is_null() {
             *ptr = m.globals[i];
         }
@@ -764,7 +933,10 @@ pub unsafe extern "C" fn cuLaunchKernel(
         let e = emu();
         let card = e.card()?;
         let s = e.stream(stream)?;
-        let (m, index) = lock(&e.functions).get(&func).cloned().ok_or(INVALID_HANDLE)?;
+        let (m, index) = lock(&e.functions)
+            .get(&func)
+            .cloned()
+            .ok_or(INVALID_HANDLE)?;
         if m.device != card.ordinal || s.device != card.ordinal {
             report("cuLaunchKernel: the function or stream belongs to another card's context");
             return Err(INVALID_CONTEXT);
@@ -773,7 +945,11 @@ pub unsafe extern "C" fn cuLaunchKernel(
             report("cuLaunchKernel: the `extra` argument form is not emulated");
             return Err(NOT_SUPPORTED);
         }
-        let grid = ptx::Grid { grid: [gx, gy, gz], block: [bx, by, bz], dynamic_shared: shared };
+        let grid = ptx::Grid {
+            grid: [gx, gy, gz],
+            block: [bx, by, bz],
+            dynamic_shared: shared,
+        };
         let f = &m.program.functions[index];
         if let Err(err) = ptx::exec::check_grid(&m.program, index, &grid) {
             report(&format!("cuLaunchKernel {}: {}", f.name, err.message));
@@ -788,7 +964,11 @@ pub unsafe extern "C" fn cuLaunchKernel(
             if src.is_null() {
                 return Err(INVALID_VALUE);
             }
-            std::ptr::copy_nonoverlapping(src.cast::<u8>(), bytes.as_mut_ptr().add(p.offset as usize), p.size as usize);
+            std::ptr::copy_nonoverlapping(
+                src.cast::<u8>(),
+                bytes.as_mut_ptr().add(p.offset as usize),
+                p.size as usize,
+            );
         }
         s.submit(Box::new(move || {
             let memory = emu().memory.snapshot();
@@ -803,14 +983,19 @@ pub unsafe extern "C" fn cuLaunchKernel(
 
 // ---- errors ---------------------------------------------------------------------------------
 
-static NAMES: std::sync::OnceLock<Vec<(CUresult, std::ffi::CString, std::ffi::CString)>> = std::sync::OnceLock::new();
+static NAMES: std::sync::OnceLock<Vec<(CUresult, std::ffi::CString, std::ffi::CString)>> =
+    std::sync::OnceLock::new();
 
 fn names() -> &'static [(CUresult, std::ffi::CString, std::ffi::CString)] {
     NAMES.get_or_init(|| {
         (0..1000)
             .filter_map(|code| {
                 describe(code).map(|(name, text)| {
-                    (code, std::ffi::CString::new(name).unwrap_or_default(), std::ffi::CString::new(text).unwrap_or_default())
+                    (
+                        code,
+                        std::ffi::CString::new(name).unwrap_or_default(),
+                        std::ffi::CString::new(text).unwrap_or_default(),
+                    )
                 })
             })
             .collect()
@@ -820,7 +1005,10 @@ fn names() -> &'static [(CUresult, std::ffi::CString, std::ffi::CString)] {
 #[no_mangle]
 pub unsafe extern "C" fn cuGetErrorString(code: CUresult, text: *mut *const c_char) -> CUresult {
     guard(|| {
-        let (_, _, t) = names().iter().find(|(c, _, _)| *c == code).ok_or(INVALID_VALUE)?;
+        let (_, _, t) = names()
+            .iter()
+            .find(|(c, _, _)| *c == code)
+            .ok_or(INVALID_VALUE)?;
         out(text, t.as_ptr())
     })
 }
@@ -828,7 +1016,10 @@ pub unsafe extern "C" fn cuGetErrorString(code: CUresult, text: *mut *const c_ch
 #[no_mangle]
 pub unsafe extern "C" fn cuGetErrorName(code: CUresult, text: *mut *const c_char) -> CUresult {
     guard(|| {
-        let (_, n, _) = names().iter().find(|(c, _, _)| *c == code).ok_or(INVALID_VALUE)?;
+        let (_, n, _) = names()
+            .iter()
+            .find(|(c, _, _)| *c == code)
+            .ok_or(INVALID_VALUE)?;
         out(text, n.as_ptr())
     })
 }
@@ -836,7 +1027,10 @@ pub unsafe extern "C" fn cuGetErrorName(code: CUresult, text: *mut *const c_char
 /// The driver's private tables: NVRTC asks for one when it finds a libcuda (none are emulated;
 /// NVRTC carries on without them).
 #[no_mangle]
-pub unsafe extern "C" fn cuGetExportTable(table: *mut *const c_void, _id: *const c_void) -> CUresult {
+pub unsafe extern "C" fn cuGetExportTable(
+    table: *mut *const c_void,
+    _id: *const c_void,
+) -> CUresult {
     if !table.is_null() {
         *table = std::ptr::null();
     }

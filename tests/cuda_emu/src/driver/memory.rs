@@ -94,7 +94,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Memory {
     /// Allocates `len` bytes on `device` within `budget`; fresh memory holds `fill` (0 by default;
     /// chaos mode fills garbage, as a real card returns whatever was there).
-    pub fn alloc(&self, device: usize, len: usize, budget: u64, fill: Option<u8>) -> Result<u64, CUresult> {
+    pub fn alloc(
+        &self,
+        device: usize,
+        len: usize,
+        budget: u64,
+        fill: Option<u8>,
+    ) -> Result<u64, CUresult> {
         if len == 0 {
             return Err(INVALID_VALUE);
         }
@@ -215,7 +221,11 @@ mod tests {
         let mut out = [0u8; 100];
         m.read(p, &mut out).unwrap();
         assert_eq!(m.read(p + 1, &mut out), Err(INVALID_VALUE), "past the end");
-        assert_eq!(m.read(12345, &mut out[..4]), Err(INVALID_VALUE), "never allocated");
+        assert_eq!(
+            m.read(12345, &mut out[..4]),
+            Err(INVALID_VALUE),
+            "never allocated"
+        );
         m.free(p).unwrap();
         assert_eq!(m.read(p, &mut out), Err(INVALID_VALUE), "use after free");
         assert_eq!(m.free(p), Err(INVALID_VALUE), "double free");

@@ -115,7 +115,9 @@ impl Emu {
 
     /// The current card, or INVALID_CONTEXT; also reports a sticky error.
     pub fn card(&self) -> Result<&Card, CUresult> {
-        let card = current().and_then(|o| self.cards.get(o)).ok_or(INVALID_CONTEXT)?;
+        let card = current()
+            .and_then(|o| self.cards.get(o))
+            .ok_or(INVALID_CONTEXT)?;
         match card.sticky.load(Ordering::SeqCst) {
             SUCCESS => Ok(card),
             code => Err(code),
@@ -128,7 +130,10 @@ impl Emu {
         if handle <= 2 {
             return Ok(Arc::clone(&self.card()?.null_stream));
         }
-        lock(&self.streams).get(&handle).cloned().ok_or(INVALID_HANDLE)
+        lock(&self.streams)
+            .get(&handle)
+            .cloned()
+            .ok_or(INVALID_HANDLE)
     }
 
     /// Every stream of a card (the null stream first).
@@ -158,6 +163,9 @@ impl Emu {
     }
 
     pub fn pinned_start(&self, ptr: usize) -> Option<usize> {
-        lock(&self.pinned).range(..=ptr).next_back().map(|(s, _)| *s)
+        lock(&self.pinned)
+            .range(..=ptr)
+            .next_back()
+            .map(|(s, _)| *s)
     }
 }

@@ -42,10 +42,17 @@ impl Stream {
                     }
                     if sticky.load(Ordering::SeqCst) == SUCCESS {
                         if let Err(code) = job() {
-                            let _ = sticky.compare_exchange(SUCCESS, code, Ordering::SeqCst, Ordering::SeqCst);
+                            let _ = sticky.compare_exchange(
+                                SUCCESS,
+                                code,
+                                Ordering::SeqCst,
+                                Ordering::SeqCst,
+                            );
                         }
                     }
-                    let Some(stream) = worker.upgrade() else { break };
+                    let Some(stream) = worker.upgrade() else {
+                        break;
+                    };
                     let mut completed = stream.completed.lock().unwrap_or_else(|e| e.into_inner());
                     *completed = ticket;
                     stream.done.notify_all();
@@ -103,7 +110,8 @@ impl Event {
     }
 
     pub fn is_complete(&self) -> bool {
-        self.point().is_none_or(|(stream, ticket)| stream.reached(ticket))
+        self.point()
+            .is_none_or(|(stream, ticket)| stream.reached(ticket))
     }
 }
 
@@ -143,7 +151,10 @@ mod tests {
     #[test]
     fn a_wait_orders_two_streams() {
         let sticky = Arc::new(AtomicU32::new(0));
-        let (a, b) = (Stream::new(0, Arc::clone(&sticky), false), Stream::new(1, sticky, false));
+        let (a, b) = (
+            Stream::new(0, Arc::clone(&sticky), false),
+            Stream::new(1, sticky, false),
+        );
         let value = Arc::new(Mutex::new(0));
         let v = Arc::clone(&value);
         a.submit(Box::new(move || {

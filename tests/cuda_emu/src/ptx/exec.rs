@@ -46,7 +46,10 @@ pub fn check_grid(program: &Program, func: usize, grid: &Grid) -> Result<(), Lau
     let [gx, gy, gz] = grid.grid;
     let threads = bx as u64 * by as u64 * bz as u64;
     if bx == 0 || by == 0 || bz == 0 || gx == 0 || gy == 0 || gz == 0 {
-        return Err(fault(INVALID_VALUE, "a grid or block dimension is 0".into()));
+        return Err(fault(
+            INVALID_VALUE,
+            "a grid or block dimension is 0".into(),
+        ));
     }
     if threads > 1024 || bx > 1024 || by > 1024 || bz > 64 {
         return Err(fault(
@@ -55,7 +58,10 @@ pub fn check_grid(program: &Program, func: usize, grid: &Grid) -> Result<(), Lau
         ));
     }
     if gx > i32::MAX as u32 || gy > 65_535 || gz > 65_535 {
-        return Err(fault(INVALID_VALUE, format!("grid ({gx}, {gy}, {gz}) exceeds the limits (2^31-1, 65535, 65535)")));
+        return Err(fault(
+            INVALID_VALUE,
+            format!("grid ({gx}, {gy}, {gz}) exceeds the limits (2^31-1, 65535, 65535)"),
+        ));
     }
     let shared = shared_layout(program, func).1 + grid.dynamic_shared;
     if shared > SHARED_LIMIT {
@@ -167,7 +173,15 @@ pub fn launch(
     check_grid(program, func, &grid)?;
     let f = &program.functions[func];
     if params.len() < f.in_size as usize {
-        return Err(fault(INVALID_VALUE, format!("{}: {} parameter bytes, the kernel takes {}", f.name, params.len(), f.in_size)));
+        return Err(fault(
+            INVALID_VALUE,
+            format!(
+                "{}: {} parameter bytes, the kernel takes {}",
+                f.name,
+                params.len(),
+                f.in_size
+            ),
+        ));
     }
     let (offsets, static_shared) = shared_layout(program, func);
     let shared_bytes = (static_shared + grid.dynamic_shared) as usize;
@@ -175,7 +189,11 @@ pub fn launch(
     let [bx, by, bz] = grid.block;
     let nthreads = (bx * by * bz) as usize;
     let new_thread = |linear: usize| Thread {
-        tid: [linear as u32 % bx, (linear as u32 / bx) % by, linear as u32 / (bx * by)],
+        tid: [
+            linear as u32 % bx,
+            (linear as u32 / bx) % by,
+            linear as u32 / (bx * by),
+        ],
         frames: Vec::new(),
         local: vec![0u8; LOCAL_BYTES],
         carry: false,
@@ -193,7 +211,11 @@ pub fn launch(
         executed: 0,
         kernel: &f.name,
     };
-    let mut threads: Vec<Thread> = if barriers { (0..nthreads).map(new_thread).collect() } else { vec![new_thread(0)] };
+    let mut threads: Vec<Thread> = if barriers {
+        (0..nthreads).map(new_thread).collect()
+    } else {
+        vec![new_thread(0)]
+    };
     for cz in 0..grid.grid[2] {
         for cy in 0..grid.grid[1] {
             for cx in 0..grid.grid[0] {
@@ -202,7 +224,10 @@ pub fn launch(
                 block.shared.resize(shared_bytes, 0xFF);
                 if barriers {
                     for (i, t) in threads.iter_mut().enumerate() {
-                        *t = Thread { local: std::mem::take(&mut t.local), ..new_thread(i) };
+                        *t = Thread {
+                            local: std::mem::take(&mut t.local),
+                            ..new_thread(i)
+                        };
                         t.frames.push(entry_frame(f, func, params));
                     }
                     loop {
@@ -429,7 +454,11 @@ fn float32(op: FOp, a: f32, b: f32, c: f32, inst: &Inst) -> Result<f32, String> 
             }
         }
         FOp::Div | FOp::Rcp => {
-            let (n, d) = if matches!(op, FOp::Rcp) { (1.0, ad) } else { (ad, bd) };
+            let (n, d) = if matches!(op, FOp::Rcp) {
+                (1.0, ad)
+            } else {
+                (ad, bd)
+            };
             let q = n / d;
             let rem = (-q).mul_add(d, n);
             round32(q, rem * d.signum(), rnd)
@@ -458,12 +487,19 @@ fn float64(op: FOp, a: f64, b: f64, c: f64, inst: &Inst) -> Result<f64, String> 
         FOp::Fma => {
             let r = a.mul_add(b, c);
             if !matches!(rnd, Rnd::Default | Rnd::Rn) {
-                return Err(format!("{}: directed rounding of an f64 fma is not implemented", inst.text));
+                return Err(format!(
+                    "{}: directed rounding of an f64 fma is not implemented",
+                    inst.text
+                ));
             }
             r
         }
         FOp::Div | FOp::Rcp => {
-            let (n, d) = if matches!(op, FOp::Rcp) { (1.0, a) } else { (a, b) };
+            let (n, d) = if matches!(op, FOp::Rcp) {
+                (1.0, a)
+            } else {
+                (a, b)
+            };
             let q = n / d;
             round64(q, (-q).mul_add(d, n) * d.signum(), rnd)
         }
@@ -502,8 +538,18 @@ fn minmax64(a: f64, b: f64, max: bool) -> f64 {
         (true, true) => f64::NAN,
         (true, false) => b,
         (false, true) => a,
-        _ if a == b => f64::from_bits(if max { a.to_bits() & b.to_bits() } else { a.to_bits() | b.to_bits() }),
-        _ => if (a > b) == max { a } else { b },
+        _ if a == b => f64::from_bits(if max {
+            a.to_bits() & b.to_bits()
+        } else {
+            a.to_bits() | b.to_bits()
+        }),
+        _ => {
+            if (a > b) == max {
+                a
+            } else {
+                b
+            }
+        }
     }
 }
 
@@ -512,8 +558,18 @@ fn minmax32(a: f32, b: f32, max: bool) -> f32 {
         (true, true) => f32::NAN,
         (true, false) => b,
         (false, true) => a,
-        _ if a == b => f32::from_bits(if max { a.to_bits() & b.to_bits() } else { a.to_bits() | b.to_bits() }),
-        _ => if (a > b) == max { a } else { b },
+        _ if a == b => f32::from_bits(if max {
+            a.to_bits() & b.to_bits()
+        } else {
+            a.to_bits() | b.to_bits()
+        }),
+        _ => {
+            if (a > b) == max {
+                a
+            } else {
+                b
+            }
+        }
     }
 }
 
@@ -534,7 +590,13 @@ fn float_to_int(x: f64, rnd: Rnd, ty: Ty) -> u64 {
     } else {
         (0, (1i128 << bits) - 1)
     };
-    let v = if r <= lo as f64 { lo } else if r >= hi as f64 { hi } else { r as i128 };
+    let v = if r <= lo as f64 {
+        lo
+    } else if r >= hi as f64 {
+        hi
+    } else {
+        r as i128
+    };
     mask(v as u64, ty)
 }
 
@@ -597,21 +659,40 @@ fn convert(v: u64, inst: &Inst) -> Result<u64, String> {
             }
         }
         (false, true) => {
-            let x = if from == Ty::F32 { flush32(f32v(v), inst.ftz) as f64 } else { f64v(v) };
+            let x = if from == Ty::F32 {
+                flush32(f32v(v), inst.ftz) as f64
+            } else {
+                f64v(v)
+            };
             float_to_int(x, inst.rnd, to)
         }
         (true, false) => {
             if integral {
-                return Err(format!("{}: integral rounding of an integer source is not valid PTX", inst.text));
+                return Err(format!(
+                    "{}: integral rounding of an integer source is not valid PTX",
+                    inst.text
+                ));
             }
             int_to_float(int(v, from), to, inst.rnd)
         }
         (true, true) => {
-            let x = if from == Ty::F32 { flush32(f32v(v), inst.ftz) as f64 } else { f64v(v) };
-            let x = if integral { round_integral(x, inst.rnd) } else { x };
+            let x = if from == Ty::F32 {
+                flush32(f32v(v), inst.ftz) as f64
+            } else {
+                f64v(v)
+            };
+            let x = if integral {
+                round_integral(x, inst.rnd)
+            } else {
+                x
+            };
             match to {
                 Ty::F32 => {
-                    let r = if from == Ty::F32 || integral { x as f32 } else { round32(x, 0.0, inst.rnd) };
+                    let r = if from == Ty::F32 || integral {
+                        x as f32
+                    } else {
+                        round32(x, 0.0, inst.rnd)
+                    };
                     from_f32(sat32(flush32(r, inst.ftz), inst.sat))
                 }
                 _ => sat64(x, inst.sat).to_bits(),
@@ -624,7 +705,11 @@ fn convert(v: u64, inst: &Inst) -> Result<u64, String> {
 
 impl Block<'_> {
     fn special(&self, t: &Thread, s: Special) -> u64 {
-        let linear = |t: &Thread| t.tid[0] + t.tid[1] * self.grid.block[0] + t.tid[2] * self.grid.block[0] * self.grid.block[1];
+        let linear = |t: &Thread| {
+            t.tid[0]
+                + t.tid[1] * self.grid.block[0]
+                + t.tid[2] * self.grid.block[0] * self.grid.block[1]
+        };
         u64::from(match s {
             Special::Tid(d) => t.tid[d as usize],
             Special::Ntid(d) => self.grid.block[d as usize],
@@ -653,20 +738,37 @@ impl Block<'_> {
     }
 
     /// The bytes at `addr` in `space` (`n` of them), as a raw pointer into the right memory.
-    fn locate(&mut self, t: &mut Thread, space: Space, addr: u64, n: usize, write: bool) -> Result<*mut u8, LaunchError> {
+    fn locate(
+        &mut self,
+        t: &mut Thread,
+        space: Space,
+        addr: u64,
+        n: usize,
+        write: bool,
+    ) -> Result<*mut u8, LaunchError> {
         let tag = addr & TAG_MASK;
         let offset = (addr & !TAG_MASK) as usize;
         let low = (addr & 0xFFFF_FFFF) as usize;
         let frame = t.frames.last_mut().expect("frame");
         let slice: Option<&mut [u8]> = match (space, tag) {
-            (Space::Param, OUT_TAG) | (Space::Generic, OUT_TAG) => frame.out.get_mut(offset..offset + n),
+            (Space::Param, OUT_TAG) | (Space::Generic, OUT_TAG) => {
+                frame.out.get_mut(offset..offset + n)
+            }
             // The incoming area also holds a function's return value (st.param [func_retval0]).
-            (Space::Param, _) | (Space::Generic, PARAM_TAG) => frame.inp.get_mut(offset..offset + n),
-            (Space::Local, LOCAL_TAG) | (Space::Generic, LOCAL_TAG) => t.local.get_mut(offset..offset + n),
+            (Space::Param, _) | (Space::Generic, PARAM_TAG) => {
+                frame.inp.get_mut(offset..offset + n)
+            }
+            (Space::Local, LOCAL_TAG) | (Space::Generic, LOCAL_TAG) => {
+                t.local.get_mut(offset..offset + n)
+            }
             (Space::Local, 0) => t.local.get_mut(low..low + n),
-            (Space::Shared, SHARED_TAG) | (Space::Generic, SHARED_TAG) => self.shared.get_mut(offset..offset + n),
+            (Space::Shared, SHARED_TAG) | (Space::Generic, SHARED_TAG) => {
+                self.shared.get_mut(offset..offset + n)
+            }
             (Space::Shared, 0) => self.shared.get_mut(low..low + n),
-            (Space::Global | Space::Generic | Space::Const, 0) => return self.global(addr, n, write, t),
+            (Space::Global | Space::Generic | Space::Const, 0) => {
+                return self.global(addr, n, write, t)
+            }
             _ => None,
         };
         match slice {
@@ -681,7 +783,13 @@ impl Block<'_> {
         }
     }
 
-    fn global(&mut self, addr: u64, n: usize, write: bool, t: &Thread) -> Result<*mut u8, LaunchError> {
+    fn global(
+        &mut self,
+        addr: u64,
+        n: usize,
+        write: bool,
+        t: &Thread,
+    ) -> Result<*mut u8, LaunchError> {
         if let Some(a) = self.memory.get(self.cache) {
             if addr >= a.start {
                 if let Some(p) = a.at(addr - a.start, n) {
@@ -706,17 +814,34 @@ impl Block<'_> {
         ))
     }
 
-    fn load(&mut self, t: &mut Thread, space: Space, addr: u64, ty: Ty) -> Result<u64, LaunchError> {
+    fn load(
+        &mut self,
+        t: &mut Thread,
+        space: Space,
+        addr: u64,
+        ty: Ty,
+    ) -> Result<u64, LaunchError> {
         let n = ty.bytes();
         let p = self.locate(t, space, addr, n, false)?;
         let mut bytes = [0u8; 8];
         // SAFETY: `locate` returned a pointer to n readable bytes.
         unsafe { std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr(), n) };
         let v = u64::from_le_bytes(bytes);
-        Ok(if ty.signed() { sext(v, ty.bits()) as u64 } else { v })
+        Ok(if ty.signed() {
+            sext(v, ty.bits()) as u64
+        } else {
+            v
+        })
     }
 
-    fn store(&mut self, t: &mut Thread, space: Space, addr: u64, ty: Ty, v: u64) -> Result<(), LaunchError> {
+    fn store(
+        &mut self,
+        t: &mut Thread,
+        space: Space,
+        addr: u64,
+        ty: Ty,
+        v: u64,
+    ) -> Result<(), LaunchError> {
         let n = ty.bytes();
         let p = self.locate(t, space, addr, n, true)?;
         // SAFETY: as above, writable.
@@ -725,7 +850,10 @@ impl Block<'_> {
     }
 
     fn unsupported(&self, inst: &Inst, why: &str) -> LaunchError {
-        fault(LAUNCH_FAILED, format!("{}: line {}: `{}` {why}", self.kernel, inst.line, inst.text))
+        fault(
+            LAUNCH_FAILED,
+            format!("{}: line {}: `{}` {why}", self.kernel, inst.line, inst.text),
+        )
     }
 
     /// Runs `t` until it reaches a barrier or exits.
@@ -734,7 +862,13 @@ impl Block<'_> {
         loop {
             self.executed += 1;
             if self.executed > BUDGET {
-                return Err(fault(702, format!("{}: more than {BUDGET} instructions: the kernel does not finish", self.kernel)));
+                return Err(fault(
+                    702,
+                    format!(
+                        "{}: more than {BUDGET} instructions: the kernel does not finish",
+                        self.kernel
+                    ),
+                ));
             }
             let (func, pc) = {
                 let f = t.frames.last().expect("frame");
@@ -769,7 +903,10 @@ impl Block<'_> {
         let Some(caller) = t.frames.last_mut() else {
             return true;
         };
-        if let (Some((at, size)), Some(r)) = (frame.ret, &self.program.functions[frame.func as usize].retval) {
+        if let (Some((at, size)), Some(r)) = (
+            frame.ret,
+            &self.program.functions[frame.func as usize].retval,
+        ) {
             let (at, size) = (at as usize, size.min(r.size) as usize);
             let src = &frame.inp[r.offset as usize..r.offset as usize + size];
             caller.out[at..at + size].copy_from_slice(src);
@@ -802,7 +939,11 @@ impl Block<'_> {
                     let v = val(self, t, 1);
                     let part = 64 / regs.len() as u32;
                     for (i, r) in regs.iter().enumerate() {
-                        let piece = if part >= 64 { v } else { (v >> (part * i as u32)) & ((1u64 << part) - 1) };
+                        let piece = if part >= 64 {
+                            v
+                        } else {
+                            (v >> (part * i as u32)) & ((1u64 << part) - 1)
+                        };
                         self.set(t, &Operand::Reg(*r), piece);
                     }
                 }
@@ -814,18 +955,34 @@ impl Block<'_> {
                     }
                     put!(mask(v, ty))
                 }
-                _ => put!(mask(val(self, t, 1), if ty == Ty::Pred { Ty::Pred } else { ty })),
+                _ => put!(mask(
+                    val(self, t, 1),
+                    if ty == Ty::Pred { Ty::Pred } else { ty }
+                )),
             },
             Op::Add | Op::Sub if !ty.float() => {
-                let (x, y) = (mask(val(self, t, 1), ty) as u128, mask(val(self, t, 2), ty) as u128);
+                let (x, y) = (
+                    mask(val(self, t, 1), ty) as u128,
+                    mask(val(self, t, 2), ty) as u128,
+                );
                 let cin = u128::from(inst.carry_in && t.carry);
-                let full = if inst.op == Op::Add { x + y + cin } else { x.wrapping_sub(y).wrapping_sub(cin) };
+                let full = if inst.op == Op::Add {
+                    x + y + cin
+                } else {
+                    x.wrapping_sub(y).wrapping_sub(cin)
+                };
                 if inst.cc {
-                    t.carry = if inst.op == Op::Add { full >> bits != 0 } else { x < y + cin };
+                    t.carry = if inst.op == Op::Add {
+                        full >> bits != 0
+                    } else {
+                        x < y + cin
+                    };
                 }
                 put!(mask(full as u64, ty))
             }
-            Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Fma | Op::Mad | Op::Sqrt | Op::Rcp if ty.float() => {
+            Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Fma | Op::Mad | Op::Sqrt | Op::Rcp
+                if ty.float() =>
+            {
                 let fop = match inst.op {
                     Op::Add => FOp::Add,
                     Op::Sub => FOp::Sub,
@@ -867,7 +1024,11 @@ impl Block<'_> {
                 let (x, y) = (int(val(self, t, 1), ty), int(val(self, t, 2), ty));
                 let r = if y == 0 {
                     // What the hardware returns: all ones for a quotient, the dividend for a remainder.
-                    if inst.op == Op::Div { u64::MAX } else { x as u64 }
+                    if inst.op == Op::Div {
+                        u64::MAX
+                    } else {
+                        x as u64
+                    }
                 } else if inst.op == Op::Div {
                     x.wrapping_div(y) as u64
                 } else {
@@ -877,12 +1038,23 @@ impl Block<'_> {
             }
             Op::Neg | Op::Abs if !ty.float() => {
                 let x = int(val(self, t, 1), ty);
-                put!(mask(if inst.op == Op::Neg { x.wrapping_neg() } else { x.abs() } as u64, ty))
+                put!(mask(
+                    if inst.op == Op::Neg {
+                        x.wrapping_neg()
+                    } else {
+                        x.abs()
+                    } as u64,
+                    ty
+                ))
             }
             Op::Neg | Op::Abs => {
                 let x = val(self, t, 1);
                 let sign = 1u64 << (bits - 1);
-                let r = if inst.op == Op::Neg { x ^ sign } else { x & !sign };
+                let r = if inst.op == Op::Neg {
+                    x ^ sign
+                } else {
+                    x & !sign
+                };
                 let r = match ty {
                     Ty::F32 => from_f32(flush32(f32v(r), inst.ftz)),
                     _ => flush64(f64v(r), inst.ftz).to_bits(),
@@ -893,7 +1065,10 @@ impl Block<'_> {
                 let (x, y) = (val(self, t, 1), val(self, t, 2));
                 let max = inst.op == Op::Max;
                 let r = match ty {
-                    Ty::F32 => from_f32(flush32(minmax32(flush32(f32v(x), inst.ftz), flush32(f32v(y), inst.ftz), max), inst.ftz)),
+                    Ty::F32 => from_f32(flush32(
+                        minmax32(flush32(f32v(x), inst.ftz), flush32(f32v(y), inst.ftz), max),
+                        inst.ftz,
+                    )),
                     Ty::F64 => minmax64(f64v(x), f64v(y), max).to_bits(),
                     _ => {
                         let (p, q) = (int(x, ty), int(y, ty));
@@ -913,13 +1088,21 @@ impl Block<'_> {
             }
             Op::Not => {
                 let x = val(self, t, 1);
-                put!(if ty == Ty::Pred { u64::from(x == 0) } else { mask(!x, ty) })
+                put!(if ty == Ty::Pred {
+                    u64::from(x == 0)
+                } else {
+                    mask(!x, ty)
+                })
             }
             Op::Shl | Op::Shr => {
                 let x = val(self, t, 1);
                 let n = mask(val(self, t, 2), Ty::U32) as u32;
                 let r = if inst.op == Op::Shl {
-                    if n >= bits { 0 } else { x << n }
+                    if n >= bits {
+                        0
+                    } else {
+                        x << n
+                    }
                 } else if ty.signed() {
                     (sext(x, bits) >> n.min(63)) as u64
                 } else if n >= bits {
@@ -942,14 +1125,25 @@ impl Block<'_> {
                     b
                 } else {
                     let len = len.min(bits - pos);
-                    let m = if len >= 64 { u64::MAX } else { ((1u64 << len) - 1) << pos };
+                    let m = if len >= 64 {
+                        u64::MAX
+                    } else {
+                        ((1u64 << len) - 1) << pos
+                    };
                     (b & !m) | ((f << pos) & m)
                 };
                 put!(mask(r, ty))
             }
             Op::Selp => {
                 let p = val(self, t, 3);
-                put!(mask(if p != 0 { val(self, t, 1) } else { val(self, t, 2) }, ty))
+                put!(mask(
+                    if p != 0 {
+                        val(self, t, 1)
+                    } else {
+                        val(self, t, 2)
+                    },
+                    ty
+                ))
             }
             Op::Setp => {
                 let r = compare(inst.cmp, val(self, t, 1), val(self, t, 2), ty, inst.ftz);
@@ -1020,24 +1214,39 @@ impl Block<'_> {
                 t.frames.last_mut().expect("frame").pc = target;
             }
             Op::Call => {
-                let call = inst.call.as_ref().ok_or_else(|| self.unsupported(inst, "has no call target"))?;
+                let call = inst
+                    .call
+                    .as_ref()
+                    .ok_or_else(|| self.unsupported(inst, "has no call target"))?;
                 let callee = &self.program.functions[call.func as usize];
                 if !callee.defined {
-                    return Err(self.unsupported(inst, &format!("calls {}, which has no body", callee.name)));
+                    return Err(self
+                        .unsupported(inst, &format!("calls {}, which has no body", callee.name)));
                 }
                 if t.frames.len() > 64 {
-                    return Err(fault(LAUNCH_FAILED, format!("{}: call depth over 64 (stack overflow)", self.kernel)));
+                    return Err(fault(
+                        LAUNCH_FAILED,
+                        format!("{}: call depth over 64 (stack overflow)", self.kernel),
+                    ));
                 }
                 let caller = t.frames.last().expect("frame");
                 let mut inp = vec![0u8; callee.in_size as usize];
                 for ((at, size), p) in call.args.iter().zip(&callee.params) {
                     let n = (*size).min(p.size) as usize;
-                    inp[p.offset as usize..p.offset as usize + n].copy_from_slice(&caller.out[*at as usize..*at as usize + n]);
+                    inp[p.offset as usize..p.offset as usize + n]
+                        .copy_from_slice(&caller.out[*at as usize..*at as usize + n]);
                 }
-                let local_base = caller.local_base + self.program.functions[caller.func as usize].local_size;
+                let local_base =
+                    caller.local_base + self.program.functions[caller.func as usize].local_size;
                 let local_base = local_base.div_ceil(16) * 16;
                 if local_base as usize + callee.local_size as usize > LOCAL_BYTES {
-                    return Err(fault(LAUNCH_FAILED, format!("{}: local memory of the call stack exceeds {LOCAL_BYTES} bytes", self.kernel)));
+                    return Err(fault(
+                        LAUNCH_FAILED,
+                        format!(
+                            "{}: local memory of the call stack exceeds {LOCAL_BYTES} bytes",
+                            self.kernel
+                        ),
+                    ));
                 }
                 t.frames.push(Frame {
                     func: call.func,
@@ -1075,7 +1284,10 @@ impl Block<'_> {
                     _ => v.cos(),
                 };
                 let r = match ty {
-                    Ty::F32 => from_f32(flush32(f(flush32(f32v(x), inst.ftz) as f64) as f32, inst.ftz)),
+                    Ty::F32 => from_f32(flush32(
+                        f(flush32(f32v(x), inst.ftz) as f64) as f32,
+                        inst.ftz,
+                    )),
                     _ => flush64(f(flush64(f64v(x), inst.ftz)), inst.ftz).to_bits(),
                 };
                 put!(r)

@@ -3,16 +3,42 @@ use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ty {
-    B8, B16, B32, B64, U8, U16, U32, U64, S8, S16, S32, S64, F32, F64, Pred, None,
+    B8,
+    B16,
+    B32,
+    B64,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F32,
+    F64,
+    Pred,
+    None,
 }
 
 impl Ty {
     fn parse(s: &str) -> Option<Ty> {
         Some(match s {
-            "b8" => Ty::B8, "b16" => Ty::B16, "b32" => Ty::B32, "b64" => Ty::B64,
-            "u8" => Ty::U8, "u16" => Ty::U16, "u32" => Ty::U32, "u64" => Ty::U64,
-            "s8" => Ty::S8, "s16" => Ty::S16, "s32" => Ty::S32, "s64" => Ty::S64,
-            "f32" => Ty::F32, "f64" => Ty::F64, "pred" => Ty::Pred,
+            "b8" => Ty::B8,
+            "b16" => Ty::B16,
+            "b32" => Ty::B32,
+            "b64" => Ty::B64,
+            "u8" => Ty::U8,
+            "u16" => Ty::U16,
+            "u32" => Ty::U32,
+            "u64" => Ty::U64,
+            "s8" => Ty::S8,
+            "s16" => Ty::S16,
+            "s32" => Ty::S32,
+            "s64" => Ty::S64,
+            "f32" => Ty::F32,
+            "f64" => Ty::F64,
+            "pred" => Ty::Pred,
             _ => return None,
         })
     }
@@ -42,41 +68,113 @@ impl Ty {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
-    Mov, Add, Sub, Mul, Mad, Fma, Div, Rem, Neg, Abs, Min, Max, And, Or, Xor, Not, Shl, Shr,
-    Clz, Popc, Bfi, Selp, Setp, Cvt, Cvta, Ld, St, Bra, Call, Ret, Exit, Bar, Rcp, Sqrt, Rsqrt,
-    Ex2, Lg2, Sin, Cos, Copysign,
+    Mov,
+    Add,
+    Sub,
+    Mul,
+    Mad,
+    Fma,
+    Div,
+    Rem,
+    Neg,
+    Abs,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Not,
+    Shl,
+    Shr,
+    Clz,
+    Popc,
+    Bfi,
+    Selp,
+    Setp,
+    Cvt,
+    Cvta,
+    Ld,
+    St,
+    Bra,
+    Call,
+    Ret,
+    Exit,
+    Bar,
+    Rcp,
+    Sqrt,
+    Rsqrt,
+    Ex2,
+    Lg2,
+    Sin,
+    Cos,
+    Copysign,
 }
 
 /// Rounding: none given, to nearest even, towards zero, down, up; `Int` variants round to an
 /// integral value (cvt.rni etc.).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rnd {
-    Default, Rn, Rz, Rm, Rp, Rni, Rzi, Rmi, Rpi,
+    Default,
+    Rn,
+    Rz,
+    Rm,
+    Rp,
+    Rni,
+    Rzi,
+    Rmi,
+    Rpi,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cmp {
-    Eq, Ne, Lt, Le, Gt, Ge, Equ, Neu, Ltu, Leu, Gtu, Geu, Num, Nan,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Space {
-    Generic, Global, Shared, Local, Param, Const,
+    Generic,
+    Global,
+    Shared,
+    Local,
+    Param,
+    Const,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MulMode {
-    Lo, Hi, Wide,
+    Lo,
+    Hi,
+    Wide,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BoolOp {
-    And, Or, Xor,
+    And,
+    Or,
+    Xor,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Special {
-    Tid(u8), Ntid(u8), Ctaid(u8), Nctaid(u8), LaneId, WarpId,
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    LaneId,
+    WarpId,
 }
 
 /// Where a value or an address comes from.
@@ -185,7 +283,9 @@ pub struct Program {
 
 impl Program {
     pub fn function(&self, name: &str) -> Option<usize> {
-        self.functions.iter().position(|f| f.name == name && f.entry)
+        self.functions
+            .iter()
+            .position(|f| f.name == name && f.entry)
     }
 }
 
@@ -233,11 +333,16 @@ fn lex(text: &str) -> Result<Vec<(Tok, u32)>, String> {
             while i < chars.len() && chars[i] != '"' {
                 i += 1;
             }
-            out.push((Tok::Str(chars[start..i.min(chars.len())].iter().collect()), line));
+            out.push((
+                Tok::Str(chars[start..i.min(chars.len())].iter().collect()),
+                line,
+            ));
             i += 1;
         } else if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '%' | '$') {
             let start = i;
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || matches!(chars[i], '_' | '.' | '%' | '$')) {
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric() || matches!(chars[i], '_' | '.' | '%' | '$'))
+            {
                 i += 1;
             }
             out.push((Tok::Word(chars[start..i].iter().collect()), line));
@@ -256,23 +361,35 @@ impl Lexer {
         self.toks.get(self.pos).map(|(t, _)| t)
     }
     fn line(&self) -> u32 {
-        self.toks.get(self.pos.min(self.toks.len().saturating_sub(1))).map_or(0, |(_, l)| *l)
+        self.toks
+            .get(self.pos.min(self.toks.len().saturating_sub(1)))
+            .map_or(0, |(_, l)| *l)
     }
     fn next(&mut self) -> Result<Tok, String> {
-        let t = self.toks.get(self.pos).map(|(t, _)| t.clone()).ok_or("unexpected end of PTX")?;
+        let t = self
+            .toks
+            .get(self.pos)
+            .map(|(t, _)| t.clone())
+            .ok_or("unexpected end of PTX")?;
         self.pos += 1;
         Ok(t)
     }
     fn word(&mut self) -> Result<String, String> {
         match self.next()? {
             Tok::Word(w) => Ok(w),
-            other => Err(format!("line {}: expected a name, found {other:?}", self.line())),
+            other => Err(format!(
+                "line {}: expected a name, found {other:?}",
+                self.line()
+            )),
         }
     }
     fn expect(&mut self, c: char) -> Result<(), String> {
         match self.next()? {
             Tok::Punct(p) if p == c => Ok(()),
-            other => Err(format!("line {}: expected `{c}`, found {other:?}", self.line())),
+            other => Err(format!(
+                "line {}: expected `{c}`, found {other:?}",
+                self.line()
+            )),
         }
     }
     fn eat(&mut self, c: char) -> bool {
@@ -294,8 +411,13 @@ impl Lexer {
     fn number(&mut self) -> Result<i64, String> {
         let negative = self.eat('-');
         let w = self.word()?;
-        let v = parse_int(&w).ok_or_else(|| format!("line {}: expected a number, found {w}", self.line()))?;
-        Ok(if negative { (v as i64).wrapping_neg() } else { v as i64 })
+        let v = parse_int(&w)
+            .ok_or_else(|| format!("line {}: expected a number, found {w}", self.line()))?;
+        Ok(if negative {
+            (v as i64).wrapping_neg()
+        } else {
+            v as i64
+        })
     }
 }
 
@@ -344,7 +466,10 @@ fn special(w: &str) -> Option<Special> {
 
 /// Parses PTX text.
 pub fn parse(text: &str) -> Result<Program, String> {
-    let mut lx = Lexer { toks: lex(text)?, pos: 0 };
+    let mut lx = Lexer {
+        toks: lex(text)?,
+        pos: 0,
+    };
     let mut program = Program::default();
     while let Some(tok) = lx.peek().cloned() {
         let line = lx.line();
@@ -375,7 +500,11 @@ pub fn parse(text: &str) -> Result<Program, String> {
                     lx.pos += 1;
                     function(&mut lx, &mut program, w == ".entry")?;
                 }
-                other => return Err(format!("line {line}: directive `{other}` is not implemented")),
+                other => {
+                    return Err(format!(
+                        "line {line}: directive `{other}` is not implemented"
+                    ))
+                }
             },
             other => return Err(format!("line {line}: unexpected {other:?} at module level")),
         }
@@ -425,25 +554,38 @@ fn variable(lx: &mut Lexer) -> Result<Variable, String> {
         }
     }
     lx.expect(';')?;
-    Ok(Variable { name, size, align: align.max(ty.bytes() as u32), init })
+    Ok(Variable {
+        name,
+        size,
+        align: align.max(ty.bytes() as u32),
+        init,
+    })
 }
 
 fn param_decl(lx: &mut Lexer) -> Result<ParamDecl, String> {
     let space = lx.word()?;
     if space != ".param" {
-        return Err(format!("line {}: expected .param, found {space}", lx.line()));
+        return Err(format!(
+            "line {}: expected .param, found {space}",
+            lx.line()
+        ));
     }
     let mut align = 0;
     if lx.eat_word(".align") {
         align = lx.number()? as u32;
     }
     let tyw = lx.word()?;
-    let ty = tyw
-        .strip_prefix('.')
-        .and_then(Ty::parse)
-        .ok_or_else(|| format!("line {}: parameter type `{tyw}` is not implemented", lx.line()))?;
+    let ty = tyw.strip_prefix('.').and_then(Ty::parse).ok_or_else(|| {
+        format!(
+            "line {}: parameter type `{tyw}` is not implemented",
+            lx.line()
+        )
+    })?;
     if matches!(lx.peek(), Some(Tok::Word(w)) if w == ".ptr") {
-        return Err(format!("line {}: .ptr parameters are not implemented", lx.line()));
+        return Err(format!(
+            "line {}: .ptr parameters are not implemented",
+            lx.line()
+        ));
     }
     let name = lx.word()?;
     let mut count = 1;
@@ -452,7 +594,12 @@ fn param_decl(lx: &mut Lexer) -> Result<ParamDecl, String> {
         lx.expect(']')?;
     }
     let align = if align == 0 { ty.bytes() as u32 } else { align };
-    Ok(ParamDecl { name, size: count * ty.bytes() as u32, align: align.max(1), offset: 0 })
+    Ok(ParamDecl {
+        name,
+        size: count * ty.bytes() as u32,
+        align: align.max(1),
+        offset: 0,
+    })
 }
 
 fn layout(decls: &mut [ParamDecl], start: u32) -> u32 {
@@ -491,16 +638,23 @@ fn function(lx: &mut Lexer, program: &mut Program, entry: bool) -> Result<(), St
     // Performance hints (.maxntid etc.) do not change what the code computes.
     while let Some(Tok::Word(w)) = lx.peek() {
         match w.as_str() {
-            ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnreg" | ".maxclusterrank" | ".noreturn" => {
+            ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnreg" | ".maxclusterrank"
+            | ".noreturn" => {
                 lx.pos += 1;
-                while matches!(lx.peek(), Some(Tok::Word(_))) || lx.peek() == Some(&Tok::Punct(',')) {
+                while matches!(lx.peek(), Some(Tok::Word(_))) || lx.peek() == Some(&Tok::Punct(','))
+                {
                     if matches!(lx.peek(), Some(Tok::Word(w)) if w.starts_with('.')) {
                         break;
                     }
                     lx.pos += 1;
                 }
             }
-            other => return Err(format!("line {}: function directive `{other}` is not implemented", lx.line())),
+            other => {
+                return Err(format!(
+                    "line {}: function directive `{other}` is not implemented",
+                    lx.line()
+                ))
+            }
         }
     }
     let index = match program.functions.iter().position(|f| f.name == name) {
@@ -626,7 +780,10 @@ impl Body {
             }
         }
         for (inst, arg, label) in std::mem::take(&mut self.pending) {
-            let target = *self.labels.get(&label).ok_or_else(|| format!("label {label} is not defined"))?;
+            let target = *self
+                .labels
+                .get(&label)
+                .ok_or_else(|| format!("label {label} is not defined"))?;
             self.body[inst].args[arg] = Operand::Label(target);
         }
         Ok(Parsed {
@@ -640,15 +797,26 @@ impl Body {
     }
 
     fn reg(&self, name: &str, line: u32) -> Result<u32, String> {
-        self.regs.get(name).copied().ok_or_else(|| format!("line {line}: register {name} is not declared"))
+        self.regs
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("line {line}: register {name} is not declared"))
     }
 
-    fn directive(&mut self, lx: &mut Lexer, _program: &Program, w: &str, line: u32) -> Result<(), String> {
+    fn directive(
+        &mut self,
+        lx: &mut Lexer,
+        _program: &Program,
+        w: &str,
+        line: u32,
+    ) -> Result<(), String> {
         match w {
             ".reg" => {
                 let tyw = lx.word()?;
                 if tyw.strip_prefix('.').and_then(Ty::parse).is_none() {
-                    return Err(format!("line {line}: register type `{tyw}` is not implemented"));
+                    return Err(format!(
+                        "line {line}: register type `{tyw}` is not implemented"
+                    ));
                 }
                 loop {
                     let name = lx.word()?;
@@ -697,14 +865,17 @@ impl Body {
                 // Function-scoped shared variables live with the module's (one copy per block).
                 let var = variable(lx)?;
                 let index = (self.shared_base + self.new_shared.len()) as u32;
-                self.symbols.insert(var.name.clone(), Operand::Shared(index));
+                self.symbols
+                    .insert(var.name.clone(), Operand::Shared(index));
                 self.new_shared.push(var);
                 Ok(())
             }
             ".global" | ".const" => Err(format!(
                 "line {line}: function-scoped {w} variables are not implemented"
             )),
-            other => Err(format!("line {line}: directive `{other}` is not implemented")),
+            other => Err(format!(
+                "line {line}: directive `{other}` is not implemented"
+            )),
         }
     }
 
@@ -762,10 +933,14 @@ impl Body {
             return Ok(Operand::Special(s));
         }
         if w.starts_with('%') {
-            return Err(format!("line {line}: register or special register {w} is not implemented"));
+            return Err(format!(
+                "line {line}: register or special register {w} is not implemented"
+            ));
         }
         if w.as_bytes()[0].is_ascii_digit() {
-            return parse_imm(&w).map(Operand::Imm).ok_or_else(|| format!("line {line}: bad number {w}"));
+            return parse_imm(&w)
+                .map(Operand::Imm)
+                .ok_or_else(|| format!("line {line}: bad number {w}"));
         }
         if let Some(sym) = self.symbols.get(&w) {
             if let Operand::Shared(i) = sym {
@@ -800,7 +975,9 @@ impl Body {
             // bar.sync a{, b}: only the whole-block barrier form.
             let id = self.operand(lx, line)?;
             if lx.eat(',') {
-                return Err(format!("line {line}: bar.sync with a thread count is not implemented"));
+                return Err(format!(
+                    "line {line}: bar.sync with a thread count is not implemented"
+                ));
             }
             lx.expect(';')?;
             inst.args.push(id);
@@ -815,7 +992,9 @@ impl Body {
                         Operand::Label(u32::MAX)
                     }
                     Operand::Name(name) => {
-                        return Err(format!("line {line}: {name} is not a register, symbol or label"))
+                        return Err(format!(
+                            "line {line}: {name} is not a register, symbol or label"
+                        ))
                     }
                     other => other,
                 };
@@ -835,7 +1014,10 @@ impl Body {
         let mut ret = None;
         if lx.eat('(') {
             let w = lx.word()?;
-            ret = Some(*self.out_params.get(&w).ok_or_else(|| format!("line {line}: call return {w} is not a declared .param"))?);
+            ret =
+                Some(*self.out_params.get(&w).ok_or_else(|| {
+                    format!("line {line}: call return {w} is not a declared .param")
+                })?);
             lx.expect(')')?;
             lx.expect(',')?;
         }
@@ -844,14 +1026,17 @@ impl Body {
             .functions
             .iter()
             .position(|f| f.name == name)
-            .ok_or_else(|| format!("line {line}: call to undeclared function {name}"))? as u32;
+            .ok_or_else(|| format!("line {line}: call to undeclared function {name}"))?
+            as u32;
         let mut args = Vec::new();
         if lx.eat(',') {
             lx.expect('(')?;
             if !lx.eat(')') {
                 loop {
                     let w = lx.word()?;
-                    args.push(*self.out_params.get(&w).ok_or_else(|| format!("line {line}: call argument {w} is not a declared .param"))?);
+                    args.push(*self.out_params.get(&w).ok_or_else(|| {
+                        format!("line {line}: call argument {w} is not a declared .param")
+                    })?);
                     if lx.eat(')') {
                         break;
                     }
@@ -978,7 +1163,11 @@ pub fn decode(opcode: &str) -> Result<Inst, String> {
             (Op::Setp, "and") => inst.boolop = Some(BoolOp::And),
             (Op::Setp, "or") => inst.boolop = Some(BoolOp::Or),
             (Op::Setp, "xor") => inst.boolop = Some(BoolOp::Xor),
-            _ => return Err(format!("modifier `.{part}` of `{opcode}` is not implemented")),
+            _ => {
+                return Err(format!(
+                    "modifier `.{part}` of `{opcode}` is not implemented"
+                ))
+            }
         }
     }
     let _ = vector;
@@ -991,7 +1180,9 @@ pub fn decode(opcode: &str) -> Result<Inst, String> {
         (_, [t]) => inst.ty = *t,
         _ => return Err(format!("the types of `{opcode}` are not implemented")),
     }
-    if matches!(inst.ty, Ty::None) && !matches!(op, Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Bar) {
+    if matches!(inst.ty, Ty::None)
+        && !matches!(op, Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Bar)
+    {
         return Err(format!("`{opcode}` has no type"));
     }
     Ok(inst)
@@ -999,9 +1190,19 @@ pub fn decode(opcode: &str) -> Result<Inst, String> {
 
 fn cmp(s: &str) -> Option<Cmp> {
     Some(match s {
-        "eq" => Cmp::Eq, "ne" => Cmp::Ne, "lt" => Cmp::Lt, "le" => Cmp::Le, "gt" => Cmp::Gt,
-        "ge" => Cmp::Ge, "equ" => Cmp::Equ, "neu" => Cmp::Neu, "ltu" => Cmp::Ltu,
-        "leu" => Cmp::Leu, "gtu" => Cmp::Gtu, "geu" => Cmp::Geu, "num" => Cmp::Num,
+        "eq" => Cmp::Eq,
+        "ne" => Cmp::Ne,
+        "lt" => Cmp::Lt,
+        "le" => Cmp::Le,
+        "gt" => Cmp::Gt,
+        "ge" => Cmp::Ge,
+        "equ" => Cmp::Equ,
+        "neu" => Cmp::Neu,
+        "ltu" => Cmp::Ltu,
+        "leu" => Cmp::Leu,
+        "gtu" => Cmp::Gtu,
+        "geu" => Cmp::Geu,
+        "num" => Cmp::Num,
         "nan" => Cmp::Nan,
         _ => return None,
     })

@@ -22,16 +22,33 @@ fn run_with(body: &str, extra: &str, threads: u32) -> Result<Vec<u64>, (CUresult
     let out = memory.alloc(0, 64 * 8, 1 << 20, None).expect("alloc");
     let mut globals = Vec::new();
     for g in &program.globals {
-        let p = memory.alloc(0, g.size as usize, 1 << 20, None).expect("alloc");
+        let p = memory
+            .alloc(0, g.size as usize, 1 << 20, None)
+            .expect("alloc");
         memory.write(p, &g.init).expect("init");
         globals.push(p);
     }
-    let grid = Grid { grid: [1, 1, 1], block: [threads, 1, 1], dynamic_shared: 0 };
+    let grid = Grid {
+        grid: [1, 1, 1],
+        block: [threads, 1, 1],
+        dynamic_shared: 0,
+    };
     let f = program.function("k").expect("entry");
-    launch(&program, f, grid, &out.to_le_bytes(), &globals, &memory.snapshot()).map_err(|e| (e.code, e.message))?;
+    launch(
+        &program,
+        f,
+        grid,
+        &out.to_le_bytes(),
+        &globals,
+        &memory.snapshot(),
+    )
+    .map_err(|e| (e.code, e.message))?;
     let mut raw = vec![0u8; 64 * 8];
     memory.read(out, &mut raw).expect("read");
-    Ok(raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+    Ok(raw
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect())
 }
 
 fn run(body: &str) -> Vec<u64> {
@@ -82,7 +99,11 @@ fn carry_chains() {
     st.global.u32 [%rd0+48], %r12;
     ");
     assert_eq!((out[0], out[1]), (0, 1), "add.cc carries into addc");
-    assert_eq!((out[2] as u32, out[3]), (u32::MAX, 4), "sub.cc borrows from subc");
+    assert_eq!(
+        (out[2] as u32, out[3]),
+        (u32::MAX, 4),
+        "sub.cc borrows from subc"
+    );
     // 0xFFFFFFFF^2 = 0xFFFFFFFE_00000001; + 0xFFFFFFFF = 0xFFFFFFFF_00000000 (lo 0, no carry
     // beyond the hi word: lo 0x00000001 + 0xFFFFFFFF = 0 carry 1; hi 0xFFFFFFFE + 1 = 0xFFFFFFFF).
     assert_eq!((out[4], out[5] as u32), (0, 0xFFFF_FFFF));
@@ -146,8 +167,16 @@ fn float_rounding_modes() {
     ");
     assert_eq!(f32s(out[0]), 1.0, "rz truncates");
     assert_eq!(f32s(out[1]), 1.0 + f32::EPSILON, "rp rounds up");
-    assert_eq!(f32s(out[2]), 1.0 - f32::EPSILON / 2.0, "rm: 1 - 2^-30 rounds down");
-    assert_eq!(f32s(out[3]), 1.0 - f32::EPSILON / 2.0, "rz of a positive value rounds down");
+    assert_eq!(
+        f32s(out[2]),
+        1.0 - f32::EPSILON / 2.0,
+        "rm: 1 - 2^-30 rounds down"
+    );
+    assert_eq!(
+        f32s(out[3]),
+        1.0 - f32::EPSILON / 2.0,
+        "rz of a positive value rounds down"
+    );
     assert_eq!(out[4] as u32, 0x3EAA_AAAB, "1/3 to nearest");
     assert_eq!(out[5] as u32, 0x3FB5_04F3, "sqrt(2) to nearest");
     assert_eq!(f64::from_bits(out[6]), 1.0 / 3.0);
@@ -202,7 +231,10 @@ fn ftz_and_approx() {
     // ex2.approx: maximum relative error 2^-22.5 (PTX ISA); exactly 8 here.
     assert!((f32s(out[2]) - 8.0).abs() <= 8.0 * 2f32.powf(-22.5));
     assert_eq!(f64::from_bits(out[3]), 0.25);
-    assert!((f32s(out[4]) - 1.0 / 3.0).abs() <= 2.0 * f32::EPSILON, "div.approx within 2 ulp");
+    assert!(
+        (f32s(out[4]) - 1.0 / 3.0).abs() <= 2.0 * f32::EPSILON,
+        "div.approx within 2 ulp"
+    );
     assert_eq!((f32s(out[5]), f64::from_bits(out[6])), (1.0, -1.0));
     assert_eq!(f32s(out[7]), 2.0, "max ignores a NaN operand");
 }
@@ -243,14 +275,16 @@ const SHARED: &str = ".shared .align 4 .b8 buf[256];";
 
 /// Thread i writes i into shared memory, then (after the barrier, or not) reads thread i+1's slot.
 fn neighbour(barrier: &str) -> Vec<u64> {
-    let body = format!("
+    let body = format!(
+        "
     mov.u32 %r1, %tid.x; mul.wide.u32 %rd1, %r1, 4; mov.u64 %rd2, buf; add.s64 %rd3, %rd2, %rd1;
     st.shared.u32 [%rd3], %r1;
     {barrier}
     add.s32 %r2, %r1, 1; rem.u32 %r3, %r2, 4; mul.wide.u32 %rd4, %r3, 4; add.s64 %rd5, %rd2, %rd4;
     ld.shared.u32 %r4, [%rd5];
     mul.wide.u32 %rd6, %r1, 8; add.s64 %rd7, %rd0, %rd6; st.global.u32 [%rd7], %r4;
-    ");
+    "
+    );
     run_with(&body, SHARED, 4).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
@@ -264,10 +298,15 @@ fn barriers_order_shared_memory_and_a_missing_one_shows() {
 
 #[test]
 fn bad_addresses_are_errors_not_reads() {
-    let (code, message) = run_with("ld.global.u32 %r1, [%rd0+512];", "", 1).expect_err("past the end");
+    let (code, message) =
+        run_with("ld.global.u32 %r1, [%rd0+512];", "", 1).expect_err("past the end");
     assert_eq!(code, ILLEGAL_ADDRESS);
-    assert!(message.contains("outside every live allocation"), "{message}");
-    let (code, _) = run_with("mov.u64 %rd1, 4096; st.global.u32 [%rd1], 1;", "", 1).expect_err("wild pointer");
+    assert!(
+        message.contains("outside every live allocation"),
+        "{message}"
+    );
+    let (code, _) =
+        run_with("mov.u64 %rd1, 4096; st.global.u32 [%rd1], 1;", "", 1).expect_err("wild pointer");
     assert_eq!(code, ILLEGAL_ADDRESS);
 }
 
@@ -276,16 +315,21 @@ fn the_grid_is_checked_like_a_gpu() {
     let (code, message) = run_with("", "", 1025).expect_err("too many threads");
     assert_eq!(code, INVALID_VALUE);
     assert!(message.contains("at most 1024"), "{message}");
-    let (code, message) = run_with("mov.u64 %rd1, big;", ".shared .align 4 .b8 big[50000];", 1).expect_err("too much shared memory");
+    let (code, message) = run_with("mov.u64 %rd1, big;", ".shared .align 4 .b8 big[50000];", 1)
+        .expect_err("too much shared memory");
     assert_eq!(code, INVALID_VALUE);
     assert!(message.contains("shared memory"), "{message}");
 }
 
 #[test]
 fn unknown_instructions_and_directives_are_named() {
-    let (code, message) = run_with("shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;", "", 1).expect_err("not implemented");
+    let (code, message) =
+        run_with("shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;", "", 1).expect_err("not implemented");
     assert_eq!(code, INVALID_PTX);
-    assert!(message.contains("`shfl.sync.bfly.b32` is not implemented"), "{message}");
+    assert!(
+        message.contains("`shfl.sync.bfly.b32` is not implemented"),
+        "{message}"
+    );
     let (_, message) = run_with("add.f16 %rs1, %rs2, %rs3;", "", 1).expect_err("f16");
     assert!(message.contains("add.f16"), "{message}");
     let (_, message) = run_with("", ".extern .func foo();", 1).expect_err("extern");
