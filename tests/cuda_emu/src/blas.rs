@@ -176,11 +176,10 @@ unsafe fn gemm<const W: usize>(
         let mem = &emu().memory;
         let read = |ptr: u64, len: usize| -> Result<Vec<f64>, u32> {
             let mut raw = vec![0u8; len * W];
-            mem.read(ptr, &mut raw).map_err(|e| {
+            mem.read(ptr, &mut raw).inspect_err(|_| {
                 report(&format!(
                     "cublas gemm: operand at {ptr:#x} ({len} elements) is not inside an allocation"
                 ));
-                e
             })?;
             Ok(raw
                 .chunks_exact(W)
@@ -207,13 +206,11 @@ unsafe fn gemm<const W: usize>(
         };
         gemm_host(&s, alpha, &av, &bv, beta, &mut cv);
         // Write back only the result elements (not the gaps between batches or rows).
-        let (_, _) = (la, lb);
         let mut raw = vec![0u8; lc * W];
-        mem.read(c, &mut raw).map_err(|e| {
+        mem.read(c, &mut raw).inspect_err(|_| {
             report(&format!(
                 "cublas gemm: the output at {c:#x} ({lc} elements) is not inside an allocation"
             ));
-            e
         })?;
         for bi in 0..batch {
             for j in 0..n {

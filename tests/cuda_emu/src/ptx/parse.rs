@@ -620,15 +620,13 @@ fn function(lx: &mut Lexer, program: &mut Program, entry: bool) -> Result<(), St
     }
     let name = lx.word()?;
     let mut params = Vec::new();
-    if lx.eat('(') {
-        if !lx.eat(')') {
-            loop {
-                params.push(param_decl(lx)?);
-                if lx.eat(')') {
-                    break;
-                }
-                lx.expect(',')?;
+    if lx.eat('(') && !lx.eat(')') {
+        loop {
+            params.push(param_decl(lx)?);
+            if lx.eat(')') {
+                break;
             }
+            lx.expect(',')?;
         }
     }
     let mut end = layout(&mut params, 0);
