@@ -133,7 +133,9 @@ struct Frame {
 
 struct Thread {
     tid: [u32; 3],
-    frames: Vec<Frame>,
+    /// The running frame, and its callers.
+    cur: Frame,
+    stack: Vec<Frame>,
     local: Vec<u8>,
     carry: bool,
     done: bool,
@@ -194,7 +196,8 @@ pub fn launch(
             (linear as u32 / bx) % by,
             linear as u32 / (bx * by),
         ],
-        frames: Vec::new(),
+        cur: entry_frame(f, func, params),
+        stack: Vec::new(),
         local: vec![0u8; LOCAL_BYTES],
         carry: false,
         done: false,
@@ -228,7 +231,6 @@ pub fn launch(
                             local: std::mem::take(&mut t.local),
                             ..new_thread(i)
                         };
-                        t.frames.push(entry_frame(f, func, params));
                     }
                     loop {
                         let mut waiting = 0;
@@ -246,10 +248,17 @@ pub fn launch(
                     // No barrier: one thread state, reused by each thread in turn.
                     for linear in 0..nthreads {
                         let t = &mut threads[0];
-                        t.tid = new_thread(linear).tid;
+                        let l = linear as u32;
+                        t.tid = [l % bx, (l / bx) % by, l / (bx * by)];
                         t.done = false;
-                        t.frames.clear();
-                        t.frames.push(entry_frame(f, func, params));
+                        // The entry frame is reused: parameters reloaded, registers left as
+                        // they are (PTX writes a register before reading it).
+                        t.stack.clear();
+                        t.cur.func = func as u32;
+                        t.cur.pc = 0;
+                        t.cur.local_base = 0;
+                        t.cur.ret = None;
+                        t.cur.inp.copy_from_slice(&params[..f.in_size as usize]);
                         while let Stop::Barrier = block.run(t)? {}
                     }
                 }
@@ -721,7 +730,7 @@ impl Block<'_> {
     }
 
     fn value(&self, t: &Thread, op: &Operand) -> u64 {
-        let frame = t.frames.last().expect("a running thread has a frame");
+        let frame = &t.cur;
         match op {
             Operand::Reg(r) => frame.regs[*r as usize],
             Operand::Imm(v) => *v,
@@ -749,7 +758,7 @@ impl Block<'_> {
         let tag = addr & TAG_MASK;
         let offset = (addr & !TAG_MASK) as usize;
         let low = (addr & 0xFFFF_FFFF) as usize;
-        let frame = t.frames.last_mut().expect("frame");
+        let frame = &mut t.cur;
         let slice: Option<&mut [u8]> = match (space, tag) {
             (Space::Param, OUT_TAG) | (Space::Generic, OUT_TAG) => {
                 frame.out.get_mut(offset..offset + n)
@@ -870,10 +879,7 @@ impl Block<'_> {
                     ),
                 ));
             }
-            let (func, pc) = {
-                let f = t.frames.last().expect("frame");
-                (f.func as usize, f.pc as usize)
-            };
+            let (func, pc) = (t.cur.func as usize, t.cur.pc as usize);
             let body = &program.functions[func].body;
             let Some(inst) = body.get(pc) else {
                 // Falling off the end of a body is a return.
@@ -882,9 +888,9 @@ impl Block<'_> {
                 }
                 continue;
             };
-            t.frames.last_mut().expect("frame").pc += 1;
+            t.cur.pc += 1;
             if let Some((p, negate)) = inst.guard {
-                let on = t.frames.last().expect("frame").regs[p as usize] != 0;
+                let on = t.cur.regs[p as usize] != 0;
                 if on == negate {
                     continue;
                 }
@@ -899,10 +905,11 @@ impl Block<'_> {
 
     /// Pops a frame; true when the kernel itself returned.
     fn ret(&mut self, t: &mut Thread) -> bool {
-        let frame = t.frames.pop().expect("frame");
-        let Some(caller) = t.frames.last_mut() else {
+        let Some(caller) = t.stack.pop() else {
             return true;
         };
+        let frame = std::mem::replace(&mut t.cur, caller);
+        let caller = &mut t.cur;
         if let (Some((at, size)), Some(r)) = (
             frame.ret,
             &self.program.functions[frame.func as usize].retval,
@@ -916,7 +923,7 @@ impl Block<'_> {
 
     fn set(&self, t: &mut Thread, dst: &Operand, v: u64) {
         if let Operand::Reg(r) = dst {
-            t.frames.last_mut().expect("frame").regs[*r as usize] = v;
+            t.cur.regs[*r as usize] = v;
         }
     }
 
@@ -1211,7 +1218,7 @@ impl Block<'_> {
             }
             Op::Bra => {
                 let target = val(self, t, 0) as u32;
-                t.frames.last_mut().expect("frame").pc = target;
+                t.cur.pc = target;
             }
             Op::Call => {
                 let call = inst
@@ -1223,13 +1230,13 @@ impl Block<'_> {
                     return Err(self
                         .unsupported(inst, &format!("calls {}, which has no body", callee.name)));
                 }
-                if t.frames.len() > 64 {
+                if t.stack.len() > 64 {
                     return Err(fault(
                         LAUNCH_FAILED,
                         format!("{}: call depth over 64 (stack overflow)", self.kernel),
                     ));
                 }
-                let caller = t.frames.last().expect("frame");
+                let caller = &t.cur;
                 let mut inp = vec![0u8; callee.in_size as usize];
                 for ((at, size), p) in call.args.iter().zip(&callee.params) {
                     let n = (*size).min(p.size) as usize;
@@ -1248,7 +1255,7 @@ impl Block<'_> {
                         ),
                     ));
                 }
-                t.frames.push(Frame {
+                let callee_frame = Frame {
                     func: call.func,
                     pc: 0,
                     regs: vec![0; callee.regs as usize],
@@ -1256,7 +1263,9 @@ impl Block<'_> {
                     out: vec![0; callee.out_size as usize],
                     local_base,
                     ret: call.ret,
-                });
+                };
+                let caller = std::mem::replace(&mut t.cur, callee_frame);
+                t.stack.push(caller);
             }
             Op::Ret => {
                 if self.ret(t) {
