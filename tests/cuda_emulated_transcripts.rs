@@ -217,3 +217,36 @@ fn out_of_memory_and_the_ledger_on_emulated_cards() {
         );
     }
 }
+
+/// The paths `bench/gpu_bench.py` times, at sizes an interpreter can run: cuBLAS GEMM (checked
+/// against the CPU), a fused elementwise kernel, a card-local copy, a host-to-card copy of more
+/// than one 16 MiB staging piece read back, and the per-op latency add. Timings mean nothing
+/// here; the values must be right.
+#[test]
+fn gpu_bench_paths_on_an_emulated_card() {
+    let Some(emulator) = emu::emulator() else {
+        return;
+    };
+    let input = std::fs::read_to_string(root().join("tests/cuda/gpu_bench_paths.txt"))
+        .expect("tests/cuda/gpu_bench_paths.txt");
+    let output = run(emulator, &input, &[], 2);
+    for expected in [
+        ">>> (c.copyto(cpu(0)) - d).abs().max() < 1e-4\n\n[1.]\n",
+        ">>> v.sum()\n\n[100000.]\n",
+        ">>> g.asnumpy().sum()\narray(5000000., dtype=float32)\n",
+        ">>> p + q\n\n[2. 2. 2.]\n<NDArray 3 @gpu(1)>\n",
+    ] {
+        assert!(
+            output.contains(expected),
+            "missing {expected:?} in\n{output}"
+        );
+    }
+    // exp(3) = 20.0855..., summed in float32 over 1e5 elements.
+    let mean = output
+        .split(">>> w.sum() / 100000\n\n[")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no mean in\n{output}"));
+    assert!((mean - 3f64.exp()).abs() < 1e-3, "{mean}");
+}
