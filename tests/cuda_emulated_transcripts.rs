@@ -159,8 +159,7 @@ fn sim_gpu_transcripts_on_emulated_cuda_cards() {
         }
     }
     files.sort();
-    let mut failures = Vec::new();
-    let mut ran = 0;
+    let mut cases = Vec::new();
     for path in files {
         let name = path
             .strip_prefix(&dir)
@@ -169,15 +168,30 @@ fn sim_gpu_transcripts_on_emulated_cuda_cards() {
             .to_string();
         let input = std::fs::read_to_string(&path).expect("read");
         let (env, cards) = emulated_env(&input);
-        if cards == 0 || SKIPPED.contains(&name.as_str()) {
-            continue;
-        }
-        let output = run(emulator, &input, &env, cards);
-        ran += 1;
-        if let Err(e) = compare(&name, &input, &output) {
-            failures.push(e);
+        if cards > 0 && !SKIPPED.contains(&name.as_str()) {
+            cases.push((name, input, env, cards));
         }
     }
+    // The files are independent processes: a few at a time.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some((name, input, env, cards)) = cases.get(i) else {
+                    break;
+                };
+                let output = run(emulator, input, env, *cards);
+                if let Err(e) = compare(name, input, &output) {
+                    failures.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+                }
+            });
+        }
+    });
+    let ran = cases.len();
+    let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
     assert!(ran >= 10, "only {ran} transcripts use simulated GPUs");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
