@@ -8,6 +8,9 @@
 //! `devices/errors_and_ledger.txt` is left out: it streams hundreds of millions of elements
 //! through kernels, minutes in the interpreter. Its out-of-memory and ledger behaviour is
 //! checked on the emulator by `out_of_memory_and_the_ledger_on_emulated_cards` below.
+//! `robust/trainer_step_oom.txt` is left out too: it fills a 4 MiB simulated GPU, and its
+//! out-of-memory message names the simulated GPUs' setting (`DEVARRAY_SIM_GPU_MEMORY`) and their
+//! byte-exact free space, which a CUDA card's allocator reports differently.
 #[path = "cuda/emu.rs"]
 mod emu;
 
@@ -25,7 +28,10 @@ const RANDOM_LINES: &[(&str, usize, usize)] = &[
     ("chapters/torch_notes_one_gpu.txt", 36, 47),
 ];
 
-const SKIPPED: &[&str] = &["devices/errors_and_ledger.txt"];
+const SKIPPED: &[&str] = &[
+    "devices/errors_and_ledger.txt",
+    "robust/trainer_step_oom.txt",
+];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
