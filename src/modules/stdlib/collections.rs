@@ -985,7 +985,7 @@ const KEYWORDS: &[&str] = &[
     "with", "yield",
 ];
 
-fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let typename = a.required(0, "typename")?;
     let fields = a.required(1, "field_names")?;
     let rename = a
