@@ -10,7 +10,7 @@ use crate::lang::ast::BinOp;
 use crate::object::value::{Module, NativeObject};
 use crate::object::{method, Args, Exc, Interpreter, Value};
 
-type Step = Box<dyn FnMut(&mut dyn Interpreter) -> Result<Option<Value>, Exc>>;
+pub(crate) type Step = Box<dyn FnMut(&mut dyn Interpreter) -> Result<Option<Value>, Exc>>;
 
 /// One itertools iterator: `step` gives the next item, None at the end (and ever after).
 pub struct Lazy {
@@ -18,7 +18,8 @@ pub struct Lazy {
     step: RefCell<Option<Step>>,
 }
 
-fn lazy(name: &'static str, step: Step) -> Value {
+/// A lazy iterator object named `name` whose items `step` gives (None: the end).
+pub(crate) fn lazy(name: &'static str, step: Step) -> Value {
     Value::Object(Rc::new(Lazy {
         name,
         step: RefCell::new(Some(step)),
