@@ -454,16 +454,14 @@ fn walk(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(super::itertools::lazy(
         "generator",
         Box::new(move |_| {
-            if let Some((dir, names)) = pending.take() {
-                if let Value::List(l) = &names {
-                    for n in l.borrow().iter().rev() {
-                        if let Value::Str(n) = n {
-                            let child = join2(&dir, n);
-                            let link = std::fs::symlink_metadata(&child)
-                                .is_ok_and(|m| m.file_type().is_symlink());
-                            if followlinks || !link {
-                                stack.push(child);
-                            }
+            if let Some((dir, Value::List(l))) = pending.take() {
+                for n in l.borrow().iter().rev() {
+                    if let Value::Str(n) = n {
+                        let child = join2(&dir, n);
+                        let link = std::fs::symlink_metadata(&child)
+                            .is_ok_and(|m| m.file_type().is_symlink());
+                        if followlinks || !link {
+                            stack.push(child);
                         }
                     }
                 }

@@ -94,7 +94,9 @@ pub struct Pattern {
 
 /// Compiled patterns by (pattern, flags), as CPython's `re._cache`: `re.sub(p, ...)` in a loop
 /// compiles `p` once.
-struct Cache(std::cell::RefCell<std::collections::HashMap<(Rc<str>, i64), Rc<dyn NativeObject>>>);
+type Patterns = std::collections::HashMap<(Rc<str>, i64), Rc<dyn NativeObject>>;
+
+struct Cache(std::cell::RefCell<Patterns>);
 
 impl NativeObject for Cache {
     fn type_name(&self) -> &str {
