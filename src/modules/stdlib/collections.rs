@@ -1268,7 +1268,7 @@ fn nt_init(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
-fn nt_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn nt_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, s) = this_state(&mut a)?;
     let Value::Instance(inst) = &this else {
         return Ok(Value::str("?"));
