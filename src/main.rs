@@ -33,7 +33,7 @@ struct Cli {
     code: Option<String>,
 
     /// Simulate N GPUs, gpu(0)..gpu(N-1) (overrides DEVARRAY_SIM_GPUS).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = sim_gpu_count)]
     sim_gpus: Option<usize>,
 
     /// Replay a transcript (lines starting with `>>> ` or `... `) from FILE or
@@ -57,11 +57,21 @@ fn main() -> ExitCode {
 /// loads OpenBLAS, so it is done only when asked.
 fn parse_cli() -> Cli {
     let mut command = Cli::command();
-    if std::env::args().any(|a| a == "--version" || a == "-V") {
+    // `args_os`: an argument that is not UTF-8 is clap's error to report, not a panic here.
+    if std::env::args_os().any(|a| a == "--version" || a == "-V") {
         let text = Session::version_text();
         command = command.version(&*Box::leak(text.into_boxed_str()));
     }
     Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
+}
+
+/// `--sim-gpus N`: the same bound as `DEVARRAY_SIM_GPUS`.
+fn sim_gpu_count(text: &str) -> Result<usize, String> {
+    let max = devarray::eval::session::MAX_SIM_GPUS;
+    match text.trim().parse::<usize>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("expected a number of GPUs from 0 to {max}")),
+    }
 }
 
 fn run(cli: Cli, config: SessionConfig) -> i32 {

@@ -158,20 +158,33 @@ fn completion_offers_names_and_attributes() {
 fn inspect_describes_arrays_and_builtins() {
     let mut s = Session::new(SessionConfig::default());
     eval_ok(&mut s, "w = ones(2, 3)");
-    let d = s.inspect("w", 1).expect("inspect of an array");
+    let d = s.inspect("w", 1, 0, false).expect("inspect of an array");
     assert!(
         d.plain
-            .starts_with("w: NDArray of shape (2, 3), dtype float32, on cpu(0)"),
+            .starts_with("Type:        NDArray\nString form:\n[[1. 1. 1.]")
+            && d.plain
+                .contains("\nShape:       (2, 3)\nDtype:       float32\nDevice:      cpu(0)\n"),
         "{}",
         d.plain
     );
-    let d = s.inspect("try_gpu(1)", 3).expect("inspect of a builtin");
+    let d = s
+        .inspect("try_gpu(1)", 3, 0, false)
+        .expect("inspect of a builtin");
     assert!(
         d.plain.contains("gpu(i) if it exists, else cpu()"),
         "{}",
         d.plain
     );
-    assert!(s.inspect("   ", 1).is_none());
+    // A method names its own type, and the callee is inspected inside a call.
+    let d = s
+        .inspect("w.copyto", 8, 0, false)
+        .expect("inspect of a method");
+    assert!(d.plain.contains("Type:      method"), "{}", d.plain);
+    for (code, cursor) in [("ones(", 5), ("ones(2, 3)", 8), ("w.copyto(", 9)] {
+        let d = s.inspect(code, cursor, 0, false).expect(code);
+        assert!(d.plain.starts_with("Signature: "), "{code}: {}", d.plain);
+    }
+    assert!(s.inspect("   ", 1, 0, false).is_none());
 }
 
 /// Found by the fuzzer: moving deferred (not yet initialized) parameters
@@ -212,4 +225,48 @@ fn a_block_cannot_contain_itself() {
         );
     }
     assert_eq!(eval_ok(&mut s, "len(a), len(b)"), "(1, 0)\n");
+}
+
+#[test]
+fn completion_of_modules_members_and_keyword_arguments() {
+    let mut s = Session::new(SessionConfig::default());
+    let c = s.complete("import mx", 9);
+    assert_eq!((c.matches, c.start), (vec!["mxnet".to_string()], 7));
+    let c = s.complete("import mxnet.n", 14);
+    assert_eq!(c.matches, vec!["nd", "ndarray", "np", "npx", "numpy"]);
+    let c = s.complete("from mxnet import n", 19);
+    assert_eq!(
+        c.matches,
+        vec!["nd", "ndarray", "np", "npx", "num_gpus", "numpy"]
+    );
+    let c = s.complete("from mxnet import ", 18);
+    assert!(c.matches.contains(&"gluon".to_string()), "{:?}", c.matches);
+    let c = s.complete("ones(2, d", 9);
+    assert_eq!(
+        c.matches.first().map(String::as_str),
+        Some("dtype="),
+        "{:?}",
+        c.matches
+    );
+    let c = s.complete("print(1, ", 9);
+    assert!(
+        c.matches
+            .starts_with(&["end=".to_string(), "file=".to_string(), "sep=".to_string()]),
+        "{:?}",
+        c.matches
+    );
+}
+
+#[test]
+fn question_mark_prints_help_and_unknown_names_say_so() {
+    let mut s = Session::new(SessionConfig::default());
+    let out = eval_ok(&mut s, "ones?");
+    assert!(out.starts_with("Signature: ones("), "{out}");
+    assert_eq!(eval_ok(&mut s, "nope?"), "Object `nope` not found.\n");
+    eval_ok(
+        &mut s,
+        "def f(a, b=2):\n    \"\"\"Add.\"\"\"\n    return a + b\n",
+    );
+    let out = eval_ok(&mut s, "f??");
+    assert!(out.contains("Source:\ndef f(a, b=2):\n"), "{out}");
 }

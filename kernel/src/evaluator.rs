@@ -14,7 +14,7 @@ use devarray::{
 use jupyter_protocol::{
     ClearOutput, CompleteReply, DisplayData as DisplayDataContent, ErrorOutput, ExecuteResult,
     ExecutionCount, ExpressionResult, InspectReply, IsCompleteReply, JupyterMessage, Media,
-    MediaType, StreamContent, Transient, UpdateDisplayData,
+    MediaType, Payload, StreamContent, Transient, UpdateDisplayData,
 };
 use tokio::sync::oneshot;
 
@@ -25,8 +25,12 @@ use crate::iopub::Iopub;
 pub trait Evaluate {
     fn eval_with(&mut self, code: &str, sink: &mut dyn OutputSink) -> Result<(), EvalError>;
     fn eval(&mut self, code: &str) -> EvalOutput;
-    fn complete(&self, code: &str, cursor: usize) -> Completion;
-    fn inspect(&self, code: &str, cursor: usize) -> Option<DisplayData>;
+    fn complete(&mut self, code: &str, cursor: usize) -> Completion;
+    fn inspect(&mut self, code: &str, cursor: usize, detail: u8) -> Option<DisplayData>;
+    /// The report `path?` pages; None when the name is not defined.
+    fn help(&mut self, _path: &str, _detail: u8) -> Option<String> {
+        None
+    }
     fn is_complete(&self, code: &str) -> Completeness;
     fn interrupt_handle(&self) -> InterruptHandle;
 }
@@ -38,11 +42,14 @@ impl Evaluate for Session {
     fn eval(&mut self, code: &str) -> EvalOutput {
         Session::eval(self, code)
     }
-    fn complete(&self, code: &str, cursor: usize) -> Completion {
+    fn complete(&mut self, code: &str, cursor: usize) -> Completion {
         Session::complete(self, code, cursor)
     }
-    fn inspect(&self, code: &str, cursor: usize) -> Option<DisplayData> {
-        Session::inspect(self, code, cursor)
+    fn inspect(&mut self, code: &str, cursor: usize, detail: u8) -> Option<DisplayData> {
+        Session::inspect(self, code, cursor, detail, tracebacks_in_colour())
+    }
+    fn help(&mut self, path: &str, detail: u8) -> Option<String> {
+        Session::help(self, path, detail, tracebacks_in_colour())
     }
     fn is_complete(&self, code: &str) -> Completeness {
         Session::is_complete(self, code)
@@ -70,6 +77,8 @@ pub struct ExecuteOutcome {
     /// text/plain of the cell's result, for history with output.
     pub result_plain: Option<String>,
     pub user_expressions: HashMap<String, ExpressionResult>,
+    /// What the reply asks of the frontend: the pager for `x?`, leaving for `exit`.
+    pub payload: Vec<Payload>,
 }
 
 pub enum Job {
@@ -84,6 +93,8 @@ pub enum Job {
     Inspect {
         code: String,
         cursor_pos: usize,
+        /// 1 for `x??`: adds a function's source.
+        detail_level: u8,
         done: oneshot::Sender<InspectReply>,
     },
     IsComplete {
@@ -120,6 +131,9 @@ impl Evaluator {
         let (handle_tx, handle_rx) = mpsc::channel::<InterruptHandle>();
         std::thread::Builder::new()
             .name("devarray-eval".to_string())
+            // The REPL's main thread has 8 MiB; the guards do not depend on it, but deep native
+            // code (a debug build, a library call) gets the same room in both frontends.
+            .stack_size(8 * 1024 * 1024)
             .spawn(move || {
                 let mut session = match catch_unwind(AssertUnwindSafe(create)) {
                     Ok(session) => session,
@@ -134,8 +148,9 @@ impl Evaluator {
                 if handle_tx.send(session.interrupt_handle()).is_err() {
                     return;
                 }
+                let mut cells = Cells::default();
                 while let Ok(job) = queue.recv() {
-                    run_job(&mut session, &iopub, job);
+                    run_job(&mut session, &iopub, &mut cells, job);
                 }
             })?;
         let interrupt = handle_rx.recv().map_err(|_| {
@@ -157,10 +172,38 @@ impl Evaluator {
     }
 }
 
-fn run_job(session: &mut impl Evaluate, iopub: &Iopub, job: Job) {
+/// The source of every cell run so far, so a traceback can name the cell
+/// each frame comes from (`Cell In[3]`) as IPython does.
+#[derive(Default)]
+pub struct Cells {
+    numbers: HashMap<String, i32>,
+    current: i32,
+}
+
+impl Cells {
+    fn record(&mut self, code: &str, number: i32) {
+        self.current = number;
+        self.numbers.insert(code.to_string(), number);
+    }
+
+    /// `In[n]` for the cell whose source is `source`; code that no cell
+    /// holds (a user expression) counts as the current cell, as in IPython.
+    pub fn label(&self, source: &str) -> String {
+        format!(
+            "In[{}]",
+            self.numbers.get(source).copied().unwrap_or(self.current)
+        )
+    }
+}
+
+fn run_job(session: &mut impl Evaluate, iopub: &Iopub, cells: &mut Cells, job: Job) {
     match job {
         Job::Execute(job) => {
-            let outcome = execute(session, iopub, &job);
+            cells.record(
+                &job.code,
+                i32::try_from(job.execution_count.value()).unwrap_or(i32::MAX),
+            );
+            let outcome = execute(session, iopub, cells, &job);
             let _ = job.done.send(outcome);
         }
         Job::Complete {
@@ -170,12 +213,40 @@ fn run_job(session: &mut impl Evaluate, iopub: &Iopub, job: Job) {
         } => {
             let cursor = char_to_byte(&code, cursor_pos);
             let reply = match catch_unwind(AssertUnwindSafe(|| session.complete(&code, cursor))) {
-                Ok(completion) => CompleteReply {
-                    matches: completion.matches,
-                    cursor_start: byte_to_char(&code, completion.start),
-                    cursor_end: byte_to_char(&code, completion.end),
-                    ..CompleteReply::default()
-                },
+                Ok(completion) => {
+                    let cursor_start = byte_to_char(&code, completion.start);
+                    let cursor_end = byte_to_char(&code, completion.end);
+                    // IPython's experimental per-match types and signatures,
+                    // which JupyterLab shows beside each completion.
+                    let mut metadata = serde_json::Map::new();
+                    if completion.details.len() == completion.matches.len() {
+                        let types: Vec<serde_json::Value> = completion
+                            .matches
+                            .iter()
+                            .zip(&completion.details)
+                            .map(|(text, (kind, signature))| {
+                                serde_json::json!({
+                                    "start": cursor_start,
+                                    "end": cursor_end,
+                                    "text": text,
+                                    "type": kind,
+                                    "signature": signature,
+                                })
+                            })
+                            .collect();
+                        metadata.insert(
+                            "_jupyter_types_experimental".to_string(),
+                            serde_json::Value::Array(types),
+                        );
+                    }
+                    CompleteReply {
+                        matches: completion.matches,
+                        cursor_start,
+                        cursor_end,
+                        metadata,
+                        ..CompleteReply::default()
+                    }
+                }
                 Err(payload) => {
                     log_panic("complete", payload.as_ref());
                     CompleteReply {
@@ -190,10 +261,13 @@ fn run_job(session: &mut impl Evaluate, iopub: &Iopub, job: Job) {
         Job::Inspect {
             code,
             cursor_pos,
+            detail_level,
             done,
         } => {
             let cursor = char_to_byte(&code, cursor_pos);
-            let found = match catch_unwind(AssertUnwindSafe(|| session.inspect(&code, cursor))) {
+            let found = match catch_unwind(AssertUnwindSafe(|| {
+                session.inspect(&code, cursor, detail_level)
+            })) {
                 Ok(found) => found,
                 Err(payload) => {
                     log_panic("inspect", payload.as_ref());
@@ -225,9 +299,46 @@ fn run_job(session: &mut impl Evaluate, iopub: &Iopub, job: Job) {
     }
 }
 
-fn execute(session: &mut impl Evaluate, iopub: &Iopub, job: &ExecuteJob) -> ExecuteOutcome {
+fn execute(
+    session: &mut impl Evaluate,
+    iopub: &Iopub,
+    cells: &Cells,
+    job: &ExecuteJob,
+) -> ExecuteOutcome {
     // An interrupt that arrived while no cell was running must not stop this one.
     session.interrupt_handle().take();
+    // `exit` / `quit`: ipykernel asks the frontend to leave (jupyter console
+    // exits; the kernel itself stays until the frontend shuts it down).
+    if devarray::eval::inspect::is_exit_command(&job.code) {
+        return ExecuteOutcome {
+            payload: vec![Payload::AskExit { keepkernel: false }],
+            ..ExecuteOutcome::default()
+        };
+    }
+    // `x?` / `x??`: the report goes to the pager, as IPython's does.
+    if let Some((path, detail)) = devarray::eval::inspect::help_request(&job.code) {
+        let found = catch_unwind(AssertUnwindSafe(|| session.help(&path, detail)))
+            .ok()
+            .flatten();
+        return match found {
+            Some(text) => ExecuteOutcome {
+                payload: vec![Payload::Page {
+                    data: Media::new(vec![MediaType::Plain(text)]),
+                    start: 0,
+                }],
+                ..ExecuteOutcome::default()
+            },
+            None => {
+                if !job.silent {
+                    iopub.publish(
+                        StreamContent::stdout(&format!("Object `{path}` not found.\n")),
+                        &job.parent,
+                    );
+                }
+                ExecuteOutcome::default()
+            }
+        };
+    }
     let mut sink = IopubSink {
         iopub,
         parent: &job.parent,
@@ -237,14 +348,14 @@ fn execute(session: &mut impl Evaluate, iopub: &Iopub, job: &ExecuteJob) -> Exec
     };
     let error = match catch_unwind(AssertUnwindSafe(|| session.eval_with(&job.code, &mut sink))) {
         Ok(Ok(())) => None,
-        Ok(Err(error)) => Some(error_output(&error)),
+        Ok(Err(error)) => Some(error_output(&error, cells)),
         Err(payload) => Some(panic_output(payload.as_ref())),
     };
     let result_plain = sink.result_plain.take();
     let user_expressions = if error.is_none() {
         job.user_expressions
             .iter()
-            .map(|(name, expression)| (name.clone(), user_expression(session, expression)))
+            .map(|(name, expression)| (name.clone(), user_expression(session, cells, expression)))
             .collect()
     } else {
         HashMap::new()
@@ -253,11 +364,16 @@ fn execute(session: &mut impl Evaluate, iopub: &Iopub, job: &ExecuteJob) -> Exec
         error,
         result_plain,
         user_expressions,
+        payload: Vec::new(),
     }
 }
 
 /// Evaluate one of execute_request's user_expressions: its value's mime bundle.
-fn user_expression(session: &mut impl Evaluate, expression: &str) -> ExpressionResult {
+fn user_expression(
+    session: &mut impl Evaluate,
+    cells: &Cells,
+    expression: &str,
+) -> ExpressionResult {
     let evaluated = catch_unwind(AssertUnwindSafe(|| session.eval(expression)));
     let evaluated = match evaluated {
         Ok(evaluated) => evaluated,
@@ -271,7 +387,7 @@ fn user_expression(session: &mut impl Evaluate, expression: &str) -> ExpressionR
         }
     };
     if let Some(error) = evaluated.error {
-        let e = error_output(&error);
+        let e = error_output(&error, cells);
         return ExpressionResult::Error {
             ename: e.ename,
             evalue: e.evalue,
@@ -347,14 +463,11 @@ impl OutputSink for IopubSink<'_> {
 
     /// A progress bar is one output updated in place: display_data with a
     /// display_id first, then update_display_data for each redraw.
-    fn progress(&mut self, display_id: &str, text: &str, state: ProgressState) {
+    fn progress(&mut self, display_id: &str, data: &DisplayData, state: ProgressState) {
         if self.silent {
             return;
         }
-        let data = media(&DisplayData {
-            plain: text.to_string(),
-            html: None,
-        });
+        let data = media(data);
         match state {
             ProgressState::Start => {
                 let mut content = DisplayDataContent::new(data);
@@ -380,12 +493,33 @@ pub fn media(data: &DisplayData) -> Media {
     Media::new(content)
 }
 
-pub fn error_output(error: &EvalError) -> ErrorOutput {
+/// The error as IPython reports it: header, `Cell In[n]` frames, colour
+/// unless the kernel was started with `NO_COLOR`.
+pub fn error_output(error: &EvalError, cells: &Cells) -> ErrorOutput {
+    let mut error = error.clone();
+    error.evalue = kernel_hint(&error.evalue);
     ErrorOutput {
         ename: error.ename.clone(),
         evalue: error.evalue.clone(),
-        traceback: error.traceback(tracebacks_in_colour()),
+        traceback: devarray::display::error::render_ipython(
+            &error.to_traceback(),
+            &|source| cells.label(source),
+            tracebacks_in_colour(),
+        ),
     }
+}
+
+/// The runtime's no-GPU hint names command-line switches a notebook user
+/// cannot reach; in Jupyter the way out is the simulated-GPU kernel.
+fn kernel_hint(evalue: &str) -> String {
+    const CLI_HINT: &str =
+        "To simulate GPUs, start devarray with --sim-gpus 2 or set DEVARRAY_SIM_GPUS=2";
+    evalue.replace(
+        CLI_HINT,
+        "To simulate GPUs in Jupyter, switch to the \"devarray (2 simulated GPUs)\" kernel \
+         (Kernel > Change Kernel...); outside Jupyter, start devarray with --sim-gpus 2 or set \
+         DEVARRAY_SIM_GPUS=2",
+    )
 }
 
 /// Notebooks show ANSI colours in tracebacks; a kernel started with `NO_COLOR`
@@ -512,16 +646,17 @@ mod tests {
             let error = self.eval_with(code, &mut outputs).err();
             EvalOutput { outputs, error }
         }
-        fn complete(&self, code: &str, cursor: usize) -> Completion {
+        fn complete(&mut self, code: &str, cursor: usize) -> Completion {
             // Replace the word before the cursor.
             let start = code[..cursor].rfind(' ').map_or(0, |i| i + 1);
             Completion {
                 matches: vec!["num_gpus".into()],
                 start,
                 end: cursor,
+                details: Vec::new(),
             }
         }
-        fn inspect(&self, _code: &str, _cursor: usize) -> Option<DisplayData> {
+        fn inspect(&mut self, _code: &str, _cursor: usize, _detail: u8) -> Option<DisplayData> {
             panic!("scripted inspect panic")
         }
         fn is_complete(&self, code: &str) -> Completeness {
@@ -649,6 +784,7 @@ mod tests {
         assert_eq!(outcome.result_plain.as_deref(), Some("3"));
         let (done, reply) = oneshot::channel();
         assert!(h.evaluator.submit(Job::Inspect {
+            detail_level: 0,
             code: "x".into(),
             cursor_pos: 1,
             done
@@ -712,10 +848,15 @@ mod tests {
             (error.ename.as_str(), error.evalue.as_str()),
             ("NameError", "scripted NameError")
         );
-        assert_eq!(
-            error.traceback,
-            scripted_error("NameError", "q").traceback(tracebacks_in_colour())
+        // IPython's form: rule, header, the frame naming the cell, the message.
+        let plain: Vec<String> = error.traceback.iter().map(|l| strip_ansi(l)).collect();
+        assert_eq!(plain.len(), 4, "{plain:?}");
+        assert!(plain[1].ends_with("Traceback (most recent call last)"));
+        assert!(
+            plain[2].starts_with("Cell In[7], line 1\n----> 1 q"),
+            "{plain:?}"
         );
+        assert_eq!(plain[3], "NameError: scripted NameError");
         assert!(h.published().is_empty());
     }
 
@@ -796,5 +937,22 @@ mod tests {
             error.traceback,
             vec![format!("InternalError: {}", error.evalue)]
         );
+    }
+
+    fn strip_ansi(text: &str) -> String {
+        let mut out = String::new();
+        let mut chars = text.chars();
+        while let Some(c) = chars.next() {
+            if c == '\u{1b}' {
+                for c in chars.by_ref() {
+                    if c == 'm' {
+                        break;
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
     }
 }

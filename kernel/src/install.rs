@@ -63,12 +63,11 @@ pub fn kernel_json(spec: &KernelSpec, exe: &str) -> Value {
     })
 }
 
-/// The `kernels` directory for `location`. `var` reads the environment and
-/// `python_prefix` asks Python for `sys.prefix` (both injectable for tests).
+/// The `kernels` directory for `location`; `var` reads the environment
+/// (injectable for tests).
 pub fn kernels_dir(
     location: &Location,
     var: &dyn Fn(&str) -> Option<String>,
-    python_prefix: &dyn Fn() -> Option<PathBuf>,
 ) -> Result<PathBuf, String> {
     let non_empty = |name: &str| var(name).filter(|v| !v.trim().is_empty());
     let data_dir = match location {
@@ -93,31 +92,22 @@ pub fn kernels_dir(
             }
         }
         Location::SysPrefix => {
+            // Only an activated environment says which Python Jupyter runs in;
+            // the first python3 on PATH may be another one, so never guess.
             let prefix = non_empty("VIRTUAL_ENV")
                 .or_else(|| non_empty("CONDA_PREFIX"))
                 .map(PathBuf::from)
-                .or_else(python_prefix)
                 .ok_or(
-                    "--sys-prefix: no Python environment found (VIRTUAL_ENV and CONDA_PREFIX are \
-                     unset and python3 could not be run); activate the environment Jupyter runs \
-                     in, or use --user or --prefix DIR",
+                    "--sys-prefix: no activated Python environment (VIRTUAL_ENV and CONDA_PREFIX \
+                     are unset), and devarray-kernel will not guess which Python Jupyter runs \
+                     in. Activate that environment first (e.g. `source .venv/bin/activate`), or \
+                     name its prefix with --prefix DIR, or install for yourself with --user",
                 )?;
             prefix.join("share/jupyter")
         }
         Location::Prefix(dir) => dir.join("share/jupyter"),
     };
     Ok(data_dir.join("kernels"))
-}
-
-/// `sys.prefix` of the `python3` on PATH, if there is one.
-pub fn python3_prefix() -> Option<PathBuf> {
-    let output = std::process::Command::new("python3")
-        .args(["-c", "import sys; print(sys.prefix)"])
-        .output()
-        .ok()?;
-    let prefix = String::from_utf8(output.stdout).ok()?;
-    let prefix = prefix.trim();
-    (output.status.success() && !prefix.is_empty()).then(|| PathBuf::from(prefix))
 }
 
 /// Write both kernelspecs under `kernels`; returns the directories written.
@@ -207,36 +197,26 @@ mod tests {
 
     #[test]
     fn locations() {
-        let no_python = || None;
-        let dir = kernels_dir(&Location::Prefix("/p".into()), &env(&[]), &no_python).unwrap();
+        let dir = kernels_dir(&Location::Prefix("/p".into()), &env(&[])).unwrap();
         assert_eq!(dir, PathBuf::from("/p/share/jupyter/kernels"));
-        let dir = kernels_dir(
-            &Location::SysPrefix,
-            &env(&[("VIRTUAL_ENV", "/venv")]),
-            &no_python,
-        );
+        let dir = kernels_dir(&Location::SysPrefix, &env(&[("VIRTUAL_ENV", "/venv")]));
         assert_eq!(dir.unwrap(), PathBuf::from("/venv/share/jupyter/kernels"));
-        let dir = kernels_dir(
-            &Location::User,
-            &env(&[("JUPYTER_DATA_DIR", "/jd")]),
-            &no_python,
-        );
+        let dir = kernels_dir(&Location::User, &env(&[("JUPYTER_DATA_DIR", "/jd")]));
         assert_eq!(dir.unwrap(), PathBuf::from("/jd/kernels"));
         if cfg!(target_os = "linux") {
-            let dir = kernels_dir(&Location::User, &env(&[("HOME", "/home/u")]), &no_python);
+            let dir = kernels_dir(&Location::User, &env(&[("HOME", "/home/u")]));
             assert_eq!(
                 dir.unwrap(),
                 PathBuf::from("/home/u/.local/share/jupyter/kernels")
             );
         }
-        let error = kernels_dir(&Location::SysPrefix, &env(&[]), &no_python).unwrap_err();
+        // Outside an activated environment --sys-prefix refuses to guess.
+        let error = kernels_dir(&Location::SysPrefix, &env(&[])).unwrap_err();
         assert!(
-            error.starts_with("--sys-prefix: no Python environment found"),
+            error.starts_with("--sys-prefix: no activated Python environment")
+                && error.contains("will not guess"),
             "{error}"
         );
-        let from_python = || Some(PathBuf::from("/usr"));
-        let dir = kernels_dir(&Location::SysPrefix, &env(&[]), &from_python).unwrap();
-        assert_eq!(dir, PathBuf::from("/usr/share/jupyter/kernels"));
     }
 
     #[test]

@@ -68,11 +68,7 @@ impl Where {
     }
 
     fn kernels_dir(&self) -> Result<PathBuf, String> {
-        install::kernels_dir(
-            &self.location(),
-            &|name| std::env::var(name).ok(),
-            &install::python3_prefix,
-        )
+        install::kernels_dir(&self.location(), &|name| std::env::var(name).ok())
     }
 }
 
@@ -121,9 +117,20 @@ fn run_install(place: &Where) -> Result<(), String> {
     let exe = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .map_err(|e| format!("cannot find the path of this program: {e}"))?;
+    let why = match place.location() {
+        install::Location::User => "--user: your own Jupyter data directory".to_string(),
+        install::Location::SysPrefix => {
+            "--sys-prefix: the activated Python environment".to_string()
+        }
+        install::Location::Prefix(dir) => format!("--prefix {}", dir.display()),
+    };
     for dir in install::install(&kernels, &exe)? {
         println!("Installed kernelspec {}", dir.display());
     }
+    println!(
+        "Jupyter finds them in {} ({why}); `jupyter kernelspec list` shows them.",
+        kernels.display()
+    );
     Ok(())
 }
 

@@ -4,7 +4,6 @@
 //! own thread (see `evaluator`). So while a cell runs, the control task still
 //! answers interrupt, shutdown and kernel_info, and the heartbeat still echoes.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use jupyter_protocol::{
@@ -284,6 +283,7 @@ impl ShellChannel {
                     Job::Inspect {
                         code: inspect.code.clone(),
                         cursor_pos: inspect.cursor_pos,
+                        detail_level: inspect.detail_level.unwrap_or(0).min(1) as u8,
                         done,
                     },
                     reply,
@@ -416,7 +416,7 @@ impl ShellChannel {
         let mut reply = ExecuteReply {
             status: ReplyStatus::Ok,
             execution_count,
-            payload: Vec::new(),
+            payload: outcome.payload,
             // The official test suite rejects a reply without this object.
             user_expressions: Some(outcome.user_expressions),
             error: None,
@@ -464,12 +464,12 @@ impl ShellChannel {
 
     async fn answer_aborted(&mut self, request: &JupyterMessage) {
         self.iopub.publish(Status::busy(), request);
-        let reply = ExecuteReply {
-            status: ReplyStatus::Aborted,
-            execution_count: ExecutionCount::new(self.execution_count),
-            payload: Vec::new(),
-            user_expressions: Some(HashMap::new()),
-            error: None,
+        // A skipped cell never ran, so it has no execution count: ipykernel's
+        // reply is only `{"status": "aborted"}`, and JupyterLab then shows `[ ]:`
+        // (a count would show the failed cell's number on a cell that never ran).
+        let reply = jupyter_protocol::UnknownMessage {
+            msg_type: "execute_reply".to_string(),
+            content: serde_json::json!({"status": "aborted"}),
         };
         self.send(reply.into(), request).await;
         self.iopub.publish(Status::idle(), request);

@@ -30,9 +30,63 @@ pub async fn read_message<S: SocketRecv>(
         .recv()
         .await
         .map_err(|e| ReadError::Socket(e.to_string()))?;
+    // The frame after the delimiter is the signature; the library checks it but drops it.
+    let signature = multipart
+        .iter()
+        .position(|part| &part[..] == b"<IDS|MSG>")
+        .and_then(|i| multipart.get(i + 1))
+        .map(|s| s.to_vec());
     let raw = RawMessage::from_multipart(multipart, &connection.mac)
         .map_err(|e| ReadError::Dropped(describe_frame_error(&e)))?;
+    if connection.mac.is_some() {
+        if let Some(signature) = signature {
+            if !DIGESTS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .first_time(signature)
+            {
+                return Err(ReadError::Dropped(
+                    "it repeats the signature of an earlier message (a replay)".to_string(),
+                ));
+            }
+        }
+    }
     decode(raw).map_err(ReadError::Dropped)
+}
+
+/// Signatures of the signed messages already accepted, on every channel, as ipykernel keeps
+/// them (`Session.digest_history`): a correctly signed message sent again is a replay and is
+/// dropped, not run twice. Bounded like ipykernel's (2**16 entries); the oldest go first.
+struct DigestHistory {
+    seen: std::collections::HashSet<Vec<u8>>,
+    order: std::collections::VecDeque<Vec<u8>>,
+}
+
+const DIGEST_HISTORY_SIZE: usize = 1 << 16;
+
+static DIGESTS: std::sync::LazyLock<std::sync::Mutex<DigestHistory>> =
+    std::sync::LazyLock::new(|| {
+        std::sync::Mutex::new(DigestHistory {
+            seen: std::collections::HashSet::new(),
+            order: std::collections::VecDeque::new(),
+        })
+    });
+
+impl DigestHistory {
+    /// Records `signature`; false when it was seen before.
+    fn first_time(&mut self, signature: Vec<u8>) -> bool {
+        if self.seen.contains(&signature) {
+            return false;
+        }
+        if self.order.len() >= DIGEST_HISTORY_SIZE {
+            if let Some(old) = self.order.pop_front() {
+                self.seen.remove(&old);
+            }
+        }
+        self.seen.insert(signature.clone());
+        self.order.push_back(signature);
+        true
+    }
 }
 
 fn describe_frame_error(error: &RuntimeError) -> String {

@@ -14,10 +14,27 @@
 use colored::Colorize;
 use unicode_width::UnicodeWidthChar;
 
-#[cfg(test)]
-use crate::eval::session::ErrorFrame;
-use crate::eval::session::EvalError;
 use crate::lang::span::{locate, Span};
+
+/// An uncaught error as plain data: the exception's class name, its message
+/// and the frames it unwound through. The evaluator converts its own error
+/// type into this, so rendering knows nothing of the interpreter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traceback {
+    pub ename: String,
+    pub evalue: String,
+    /// Outermost first; the last frame is where the error was raised.
+    pub frames: Vec<TraceFrame>,
+}
+
+/// One level of a traceback: the function (`<module>` at top level), the
+/// source text that level was running and the byte span in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceFrame {
+    pub function: String,
+    pub source: String,
+    pub span: Span,
+}
 
 /// The source line of `span` and the caret line under it. Columns are measured
 /// in terminal cells (wide CJK characters take two), and tabs before the span
@@ -62,7 +79,7 @@ fn is_syntax_error(ename: &str) -> bool {
 }
 
 /// The report a user sees for `err`; `color` adds ANSI colours.
-pub fn render_error(err: &EvalError, color: bool) -> String {
+pub fn render_error(err: &Traceback, color: bool) -> String {
     let mut out = String::new();
     let mut repeats = 0usize;
     for (i, frame) in err.frames.iter().enumerate() {
@@ -106,24 +123,155 @@ pub fn render_error(err: &EvalError, color: bool) -> String {
     out
 }
 
+/// IPython's 16-colour ANSI foreground codes, reset with 39 as IPython does
+/// (so a colour never leaks past its token).
+fn paint(code: u8, text: &str, color: bool) -> String {
+    if color && !text.is_empty() {
+        format!("\x1b[{code}m{text}\x1b[39m")
+    } else {
+        text.to_string()
+    }
+}
+
+const RED: u8 = 31;
+const GREEN: u8 = 32;
+const CYAN: u8 = 36;
+
+/// Lines of context IPython shows around the failing line.
+const LINES_BEFORE: usize = 4;
+const LINES_AFTER: usize = 3;
+
+/// The traceback as ipykernel sends it (one list entry per part): a rule, the
+/// `ename ... Traceback (most recent call last)` header, one entry per frame
+/// (`Cell In[n], line k[, in f]` and the numbered lines around it, the failing
+/// one marked `---->`), then `ename: evalue`. `cell_label` names the cell a
+/// frame's source came from (`In[3]`); syntax errors take IPython's short form.
+pub fn render_ipython(
+    tb: &Traceback,
+    cell_label: &dyn Fn(&str) -> String,
+    color: bool,
+) -> Vec<String> {
+    let last = if tb.evalue.is_empty() {
+        format!("{}: ", paint(RED, &tb.ename, color))
+    } else {
+        format!("{}: {}", paint(RED, &tb.ename, color), tb.evalue)
+    };
+    if is_syntax_error(&tb.ename) {
+        if let [frame] = tb.frames.as_slice() {
+            let (line_no, text, carets) = caret_line(&frame.source, frame.span);
+            return vec![format!(
+                "  {}{}{}\n{}\n    {carets}\n{last}\n",
+                paint(CYAN, "Cell ", color),
+                paint(GREEN, &cell_label(&frame.source), color),
+                paint(GREEN, &format!(", line {line_no}"), color),
+                paint(RED, &format!("    {text}"), color),
+            )];
+        }
+    }
+    if tb.frames.is_empty() {
+        return vec![last];
+    }
+    const TITLE: &str = "Traceback (most recent call last)";
+    let mut out = vec![
+        paint(RED, &"-".repeat(75), color),
+        format!(
+            "{}{}{TITLE}",
+            paint(RED, &tb.ename, color),
+            " ".repeat((75 - TITLE.len()).saturating_sub(tb.ename.chars().count()))
+        ),
+    ];
+    let mut i = 0;
+    while i < tb.frames.len() {
+        let frame = &tb.frames[i];
+        let run = tb.frames[i..].iter().take_while(|f| *f == frame).count();
+        out.push(ipython_frame(frame, cell_label, color));
+        if run > 3 {
+            // A recursion: show it three times, then count the rest as IPython does.
+            out.push(ipython_frame(frame, cell_label, color));
+            let (line_no, _, _) = locate(&frame.source, frame.span);
+            out.push(format!(
+                "    {}\n",
+                paint(
+                    RED,
+                    &format!(
+                        "[... skipping similar frames: {} at line {line_no} ({} times)]",
+                        frame.function,
+                        run - 3
+                    ),
+                    color
+                )
+            ));
+            out.push(ipython_frame(frame, cell_label, color));
+        } else {
+            for _ in 1..run {
+                out.push(ipython_frame(frame, cell_label, color));
+            }
+        }
+        i += run;
+    }
+    out.push(last);
+    out
+}
+
+/// One frame in IPython's context form.
+fn ipython_frame(frame: &TraceFrame, cell_label: &dyn Fn(&str) -> String, color: bool) -> String {
+    let (line_no, _, _) = locate(&frame.source, frame.span);
+    let mut text = format!(
+        "{}{}",
+        paint(CYAN, "Cell ", color),
+        paint(
+            GREEN,
+            &format!("{}, line {line_no}", cell_label(&frame.source)),
+            color
+        )
+    );
+    if frame.function != "<module>" {
+        text.push_str(&format!(", in {}", paint(CYAN, &frame.function, color)));
+    }
+    text.push('\n');
+    let lines: Vec<&str> = frame.source.lines().collect();
+    let first = line_no.saturating_sub(LINES_BEFORE).max(1);
+    let end = (line_no + LINES_AFTER).min(lines.len());
+    for n in first..=end {
+        let code = lines.get(n - 1).copied().unwrap_or("");
+        if n == line_no {
+            let arrow = format!(
+                "{}> ",
+                "-".repeat(7usize.saturating_sub(n.to_string().len() + 2))
+            );
+            text.push_str(&format!(
+                "{}{} {code}\n",
+                paint(GREEN, &arrow, color),
+                paint(GREEN, &n.to_string(), color)
+            ));
+        } else {
+            text.push_str(&format!(
+                "{} {code}\n",
+                paint(GREEN, &format!("{n:>7}"), color)
+            ));
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// A NameError raised at `span` in `source`, inside the calls `frames`
     /// (function name, call site), outermost first.
-    fn error(source: &str, span: Option<Span>, frames: Vec<(String, Span)>) -> EvalError {
+    fn error(source: &str, span: Option<Span>, frames: Vec<(String, Span)>) -> Traceback {
         let mut names = vec!["<module>".to_string()];
         names.extend(frames.iter().map(|(n, _)| n.clone()));
         let mut spans: Vec<Span> = frames.iter().map(|(_, s)| *s).collect();
         spans.extend(span);
-        EvalError {
+        Traceback {
             ename: "NameError".into(),
             evalue: "name 'q' is not defined".into(),
             frames: names
                 .into_iter()
                 .zip(spans)
-                .map(|(function, span)| ErrorFrame {
+                .map(|(function, span)| TraceFrame {
                     function,
                     source: source.into(),
                     span,
@@ -170,10 +318,10 @@ mod tests {
 
     #[test]
     fn span_at_the_end_of_input() {
-        let err = EvalError {
+        let err = Traceback {
             ename: "SyntaxError".into(),
             evalue: "unexpected end of input".into(),
-            frames: vec![ErrorFrame {
+            frames: vec![TraceFrame {
                 function: "<module>".into(),
                 source: "x = (1 +".into(),
                 span: Span::new(8, 8),
@@ -204,7 +352,7 @@ mod tests {
             render_error(&err, false),
             "NameError: name 'q' is not defined"
         );
-        let bare = EvalError {
+        let bare = Traceback {
             ename: "KeyboardInterrupt".into(),
             evalue: String::new(),
             frames: vec![],
@@ -243,6 +391,66 @@ mod tests {
         assert_eq!(
             render_error(&err, false),
             "  line 1, in <module>\n    x +\n       ^\nNameError: name 'q' is not defined"
+        );
+    }
+
+    fn label(_: &str) -> String {
+        "In[4]".to_string()
+    }
+
+    #[test]
+    fn ipython_form_has_header_cell_frames_and_context() {
+        let src = "def f(x):\n    return x + q\nf(1)";
+        let q = src.find('q').unwrap_or(0);
+        let call = src.rfind("f(1)").unwrap_or(0);
+        let err = error(
+            src,
+            Some(Span::new(q, q + 1)),
+            vec![("f".into(), Span::new(call, call + 4))],
+        );
+        let tb = render_ipython(&err, &label, false);
+        assert_eq!(
+            tb,
+            vec![
+                "-".repeat(75),
+                "NameError                                 Traceback (most recent call last)".to_string(),
+                "Cell In[4], line 3\n      1 def f(x):\n      2     return x + q\n----> 3 f(1)\n".to_string(),
+                "Cell In[4], line 2, in f\n      1 def f(x):\n----> 2     return x + q\n      3 f(1)\n".to_string(),
+                "NameError: name 'q' is not defined".to_string(),
+            ]
+        );
+        let coloured = render_ipython(&err, &label, true);
+        assert!(coloured[1].starts_with("\x1b[31mNameError\x1b[39m"));
+        let plain: Vec<String> = coloured.iter().map(|l| strip_ansi(l)).collect();
+        assert_eq!(plain, tb);
+    }
+
+    #[test]
+    fn ipython_form_of_a_syntax_error_and_of_recursion() {
+        let err = Traceback {
+            ename: "SyntaxError".into(),
+            evalue: "unexpected end of input".into(),
+            frames: vec![TraceFrame {
+                function: "<module>".into(),
+                source: "x = (1 +".into(),
+                span: Span::new(8, 8),
+            }],
+        };
+        assert_eq!(
+            render_ipython(&err, &label, false),
+            vec!["  Cell In[4], line 1\n    x = (1 +\n            ^\nSyntaxError: unexpected end of input\n"]
+        );
+        let src = "def g(n):\n    return g(n)\ng(1)";
+        let inner = src.find("g(n)\ng").unwrap_or(0);
+        let mut frames = vec![("g".to_string(), Span::new(30, 34))];
+        frames.extend((0..9).map(|_| ("g".to_string(), Span::new(inner, inner + 4))));
+        let mut err = error(src, None, frames);
+        err.ename = "RecursionError".into();
+        let tb = render_ipython(&err, &label, false);
+        assert_eq!(tb.len(), 2 + 1 + 4 + 1, "{tb:#?}");
+        assert_eq!(
+            tb[5],
+            "    [... skipping similar frames: g at line 2 (6 times)]\n"
         );
     }
 }

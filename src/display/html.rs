@@ -29,12 +29,8 @@ const TABLE: &str = "border-collapse:collapse;font-family:monospace;font-size:12
 const MUTED: &str = "opacity:0.75";
 
 /// The device badge: green for GPUs, slate for the CPU.
-fn device_badge(device: &str) -> String {
-    let background = if device.starts_with("cpu") {
-        "#546e7a"
-    } else {
-        "#2e7d32"
-    };
+fn device_badge(device: &str, on_gpu: bool) -> String {
+    let background = if on_gpu { "#2e7d32" } else { "#546e7a" };
     format!(
         "<span style=\"background:{background};color:#fff;border-radius:3px;padding:1px 6px;font-weight:bold\">{}</span>",
         html_escape(device)
@@ -129,11 +125,39 @@ fn leading_slices(shape: &[usize], summarize: bool) -> Vec<Option<Vec<usize>>> {
 /// like the text form (edge items and `…` beyond 1000 elements). Arrays of 3
 /// or more dimensions show one table per 2-D slice, captioned with its index.
 pub fn array_html(a: &ArrayView, dtype_name: &str, device: &str) -> String {
+    let details = format!("shape {} · {}", shape_tuple(a.shape), dtype_name);
+    array_html_with(a, Some((device, !device.starts_with("cpu"))), &details)
+}
+
+/// How a framework names what the HTML header shows: the device badge's
+/// text (None: no badge, as numpy arrays have no device), whether that
+/// device is a GPU (the badge's colour), the type and the dtype's spelling.
+pub struct ArrayCaption<'a> {
+    pub kind: &'a str,
+    pub device: Option<&'a str>,
+    pub on_gpu: bool,
+    pub dtype: &'a str,
+}
+
+/// The table of `a` under a header in its framework's words, e.g.
+/// `device='cuda:0'  tensor · shape (2, 3) · torch.float32` for PyTorch.
+pub fn array_html_captioned(a: &ArrayView, caption: &ArrayCaption) -> String {
+    let details = format!(
+        "{} · shape {} · {}",
+        caption.kind,
+        shape_tuple(a.shape),
+        caption.dtype
+    );
+    array_html_with(a, caption.device.map(|d| (d, caption.on_gpu)), &details)
+}
+
+fn array_html_with(a: &ArrayView, badge: Option<(&str, bool)>, details: &str) -> String {
+    let badge = badge.map_or(String::new(), |(text, on_gpu)| {
+        format!("{} ", device_badge(text, on_gpu))
+    });
     let header = format!(
-        "<div style=\"margin-bottom:4px\">{} <span style=\"{MUTED}\">shape {} · {}</span></div>",
-        device_badge(device),
-        html_escape(&shape_tuple(a.shape)),
-        html_escape(dtype_name)
+        "<div style=\"margin-bottom:4px\">{badge}<span style=\"{MUTED}\">{}</span></div>",
+        html_escape(details)
     );
     let mut html = format!("<div style=\"font-family:monospace;font-size:12px\">{header}");
     if !a.is_consistent() {
@@ -270,6 +294,22 @@ pub fn table_text(headers: &[&str], rows: &[Vec<String>]) -> String {
         out.push(border);
     }
     out.join("\n")
+}
+
+/// A progress bar for notebooks, drawn as tqdm.notebook draws one: the
+/// description, a bar filled to `done / total`, and the count.
+pub fn progress_html(desc: &str, done: usize, total: usize) -> String {
+    let percent = (done * 100).checked_div(total).unwrap_or(100);
+    let label = if desc.is_empty() {
+        String::new()
+    } else {
+        format!("<span>{}</span> ", html_escape(desc))
+    };
+    format!(
+        "<div class=\"devarray-progress\" style=\"display:flex;align-items:center;gap:0.5em;font-family:var(--jp-code-font-family,monospace)\">\
+         {label}<progress value=\"{done}\" max=\"{total}\" style=\"width:20em\"></progress> \
+         <span>{percent}% {done}/{total}</span></div>"
+    )
 }
 
 #[cfg(test)]

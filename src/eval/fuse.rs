@@ -26,6 +26,7 @@
 //! kernels, so the result is bit-for-bit the unfused one.
 use super::interp::Interp;
 use crate::lang::ast::{Arg, BinOp, Expr, ExprKind, UnaryOp as AstUnary};
+use crate::object::guard::grow;
 use crate::object::ops::{as_scalar, runtime_binop, wrap};
 use crate::object::value::{BuiltinFn, BuiltinKind, Flavor, Value};
 use crate::runtime::{Array, FusedExpr, UnaryOp};
@@ -116,6 +117,10 @@ fn node(e: &Expr) -> Option<Node<'_>> {
 /// literals, matrix products and attributes of such expressions. Which attributes are really
 /// pure depends on the object, so [`pure_value`] checks that again.
 fn is_pure(e: &Expr) -> bool {
+    grow(|| is_pure_inner(e))
+}
+
+fn is_pure_inner(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_) => true,
         ExprKind::Binary {
@@ -130,6 +135,10 @@ fn is_pure(e: &Expr) -> bool {
 
 /// Fusable ops in the tree under `e` (0 when some part of it cannot fuse).
 fn fusable_ops(e: &Expr) -> usize {
+    grow(|| fusable_ops_inner(e))
+}
+
+fn fusable_ops_inner(e: &Expr) -> usize {
     let count = |child: &Expr| match fusable_ops(child) {
         0 if is_pure(child) => Some(0),
         0 => None,
@@ -146,6 +155,10 @@ fn fusable_ops(e: &Expr) -> usize {
 /// The value of a pure expression, or None when it errs or is not pure after all (an attribute
 /// of some other object): then the usual evaluation computes it, with its usual error.
 fn pure_value(it: &mut Interp, e: &Expr) -> Option<Value> {
+    grow(|| pure_value_inner(it, e))
+}
+
+fn pure_value_inner(it: &mut Interp, e: &Expr) -> Option<Value> {
     match &e.kind {
         ExprKind::Name(name) => it.lookup_name(name),
         ExprKind::Int(i) => Some(Value::Int(*i)),
@@ -166,7 +179,7 @@ fn pure_value(it: &mut Interp, e: &Expr) -> Option<Value> {
             crate::object::ops::binary(it, BinOp::MatMul, &l, &r).ok()
         }
         ExprKind::Attribute { value, attr, .. } => match pure_value(it, value)? {
-            Value::Module(m) => m.get(attr),
+            Value::Module(ref m) => m.get(attr),
             obj @ Value::Array(_) if PURE_ARRAY_ATTRS.contains(&&**attr) => {
                 crate::modules::builtins::get_attr(it, &obj, attr).ok()
             }
@@ -231,7 +244,7 @@ impl Builder {
         let Some(n) = node(e) else {
             return self.leaf(it, e);
         };
-        let part = self.op(it, e, n);
+        let part = grow(|| self.op(it, e, n));
         if part.is_err() || matches!(part, Ok(Part::Numbers(_))) {
             self.no_retry.push(e);
         }
@@ -341,7 +354,7 @@ impl Builder {
                 }
             },
         };
-        match value.ok_or(Miss::Stop)? {
+        match &value.ok_or(Miss::Stop)? {
             // One pass reads float arrays only (as `Array::fused` checks): an int array
             // makes every op above it unfusable, and they are marked so at once.
             Value::Array(a) if !a.array.dtype().is_float() => Err(Miss::Unfusable),
@@ -358,7 +371,7 @@ impl Builder {
                 };
                 Ok(Part::Array(FusedExpr::Input(index), a.flavor, index))
             }
-            v if as_scalar(&v).is_some() => Ok(Part::Numbers(e)),
+            v if as_scalar(v).is_some() => Ok(Part::Numbers(e)),
             // Anything else (a list, an object) may behave in its own way under an operator.
             _ => Err(Miss::Stop),
         }
@@ -379,6 +392,10 @@ fn cached(it: &Interp, e: &Expr) -> Option<Value> {
 /// The value of a tree of numbers, computed by the usual path's operator functions (so with its
 /// rounding and overflow rules); None on any error (the usual evaluation then raises it).
 fn numbers_value(it: &mut Interp, e: &Expr) -> Option<Value> {
+    grow(|| numbers_value_inner(it, e))
+}
+
+fn numbers_value_inner(it: &mut Interp, e: &Expr) -> Option<Value> {
     match &e.kind {
         ExprKind::Binary { op, left, right } if *op != BinOp::MatMul => {
             let l = numbers_value(it, left)?;
@@ -399,6 +416,11 @@ fn numbers_value(it: &mut Interp, e: &Expr) -> Option<Value> {
     }
 }
 
+/// The most ops one fused pass takes: a longer chain (`x + x + ... + x`, thousands of terms)
+/// runs as passes over its subtrees of at most this size, so the fused expression, which the
+/// backends walk recursively per block, stays shallow.
+const MAX_FUSED_OPS: usize = 64;
+
 /// `e` evaluated as one fused pass, or what to do instead.
 pub fn try_fuse(it: &mut Interp, e: &Expr) -> Attempt {
     let key: *const Expr = e;
@@ -413,7 +435,7 @@ pub fn try_fuse(it: &mut Interp, e: &Expr) -> Attempt {
         }
     }
     let ops = fusable_ops(e);
-    if ops < 2 || it.st.nn.tape.is_recording() {
+    if !(2..=MAX_FUSED_OPS).contains(&ops) || it.st.nn.tape.is_recording() {
         return Attempt::Usual;
     }
     #[cfg(test)]

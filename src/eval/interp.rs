@@ -25,7 +25,7 @@ use crate::object::{format, hash_key, ops, Env, Interpreter, NameMap, OutputSink
 /// How deep user function calls may nest before `RecursionError` (Python's
 /// default limit). The native stack grows on demand (`grow`), so this is a
 /// language limit, not a guard against overflow.
-const MAX_CALL_DEPTH: usize = 1000;
+pub(super) const MAX_CALL_DEPTH: usize = 1000;
 
 /// Binds `name` to `value` in `vars`. A rebinding replaces the value in place: one hash, and no
 /// new key (the loop-body assignment `c = a + b` is the common case).
@@ -81,10 +81,8 @@ pub struct Interp<'s> {
     pub out: &'s mut dyn OutputSink,
     pub source: Rc<str>,
     /// The current function's scope; None at top level (globals).
-    env: Option<Env>,
-    depth: usize,
-    /// Nesting of containers being repr'd (guards self-containing lists).
-    pub repr_depth: usize,
+    pub(super) env: Option<Env>,
+    pub(super) depth: usize,
     /// What a failed fusion attempt learned, while its expression is evaluated the usual way.
     pub(super) fuse_fallback: Option<Box<super::fuse::Fallback>>,
 }
@@ -97,7 +95,6 @@ impl<'s> Interp<'s> {
             source,
             env: None,
             depth: 0,
-            repr_depth: 0,
             fuse_fallback: None,
         }
     }
@@ -253,6 +250,26 @@ impl<'s> Interp<'s> {
                     self.delete(t)?;
                 }
             }
+            StmtKind::Nonlocal(names) => {
+                if let Some(env) = &self.env {
+                    let parent = env.borrow().parent.clone();
+                    for n in names {
+                        // CPython checks this when compiling; here, when the statement runs.
+                        let found = parent
+                            .as_ref()
+                            .is_some_and(|p| lookup_in_scopes(p, n).is_some());
+                        if !found {
+                            return Err(Exc::new(
+                                ExcKind::SyntaxError,
+                                format!("no binding for nonlocal '{n}' found"),
+                            )
+                            .at(stmt.span, &self.source)
+                            .into());
+                        }
+                    }
+                    env.borrow_mut().nonlocals.extend(names.iter().cloned());
+                }
+            }
             StmtKind::Global(names) => {
                 if let Some(env) = &self.env {
                     env.borrow_mut().globals.extend(names.iter().cloned());
@@ -317,10 +334,10 @@ impl<'s> Interp<'s> {
                 v = crate::object::class::instantiate(self, &c.clone(), Args::default())?;
             }
         }
-        Ok(match v {
+        Ok(match &v {
             Value::Exception(x) => Exc::new(x.kind, x.message.clone()),
-            Value::ExcType(k) => Exc::new(k, ""),
-            Value::Instance(ref inst) if inst.class.exception_base().is_some() => {
+            Value::ExcType(k) => Exc::new(*k, ""),
+            Value::Instance(inst) if inst.class.exception_base().is_some() => {
                 let kind = inst.class.exception_base().unwrap_or(ExcKind::Exception);
                 let message = crate::object::class::exception_str(self, &v)?;
                 let mut x = Exc::new(kind, message);
@@ -443,13 +460,7 @@ impl<'s> Interp<'s> {
                 };
                 if matches {
                     if let Some(name) = &h.name {
-                        let v = match &exc.instance {
-                            Some(instance) => Value::Instance(instance.clone()),
-                            None => Value::Exception(Rc::new(ExcValue {
-                                kind: exc.kind,
-                                message: exc.message.clone(),
-                            })),
-                        };
+                        let v = exception_value(&exc);
                         self.set_var(name, v);
                     }
                     result = self.exec_block(&h.body);
@@ -493,6 +504,19 @@ impl<'s> Interp<'s> {
         };
         let mut scope = env.borrow_mut();
         if !scope.globals.is_empty() && scope.globals.contains(name) {
+            return Some(value);
+        }
+        if !scope.nonlocals.is_empty() && scope.nonlocals.contains(name) {
+            let mut cur = scope.parent.clone();
+            drop(scope);
+            while let Some(e) = cur {
+                let mut s = e.borrow_mut();
+                if let Some(slot) = s.vars.get_mut(name) {
+                    *slot = value;
+                    return None;
+                }
+                cur = s.parent.clone();
+            }
             return Some(value);
         }
         if scope.class_body && !scope.vars.contains_key(name) {
@@ -719,11 +743,20 @@ impl<'s> Interp<'s> {
         let mut bases = Vec::new();
         for b in args.pos.drain(..) {
             match &b {
-                Value::Class(_) | Value::ExcType(_) | Value::Type(TypeKind::Object) => bases.push(b),
+                Value::Class(_) | Value::ExcType(_) | Value::Type(TypeKind::Object) => {
+                    bases.push(b)
+                }
+                Value::Type(
+                    TypeKind::Int
+                    | TypeKind::Float
+                    | TypeKind::Str
+                    | TypeKind::List
+                    | TypeKind::Tuple
+                    | TypeKind::Dict,
+                ) => bases.push(b),
                 Value::Type(t) => {
                     return Err(Exc::type_error(format!(
-                        "subclassing the built-in type '{}' is not supported yet; keep a '{}' as an attribute instead",
-                        t.name(),
+                        "type '{}' is not an acceptable base type",
                         t.name()
                     )))
                 }
@@ -770,6 +803,7 @@ impl<'s> Interp<'s> {
             Some(f) => Rc::from(format!("{f}.<locals>.{}", def.name)),
             None => def.name.clone(),
         };
+        let has_properties = crate::object::class::any_properties(&attrs, &bases);
         let class = Rc::new(crate::object::class::Class {
             name: def.name.clone(),
             qualname,
@@ -778,6 +812,8 @@ impl<'s> Interp<'s> {
             mro,
             attrs: RefCell::new(attrs),
             doc: def.doc.clone(),
+            has_properties: std::cell::Cell::new(has_properties),
+            native: false,
         });
         crate::object::class::adopt_methods(&class);
         Ok(Value::Class(class))
@@ -975,6 +1011,17 @@ impl<'s> Interp<'s> {
                 } else {
                     self.eval(orelse)?
                 }
+            }
+            ExprKind::GeneratorExp { def, iter } => {
+                let first = self.eval(iter)?;
+                let f = self.make_function(def)?;
+                self.call_value(&f, Args::positional(vec![first]))?
+            }
+            ExprKind::Yield(_) | ExprKind::YieldFrom(_) => {
+                return Err(Exc::new(
+                    ExcKind::SyntaxError,
+                    "'yield' inside an expression is not supported in devarray; write it as its own statement (`yield v` or `x = yield v`)",
+                ))
             }
             ExprKind::Lambda { params, body } => {
                 let defaults = self.eval_defaults(params)?;
@@ -1292,6 +1339,9 @@ impl<'s> Interp<'s> {
             scope.function = Some(f.clone());
         }
         let env = Rc::new(RefCell::new(scope));
+        if matches!(&f.body, FunctionBody::Def(d) if d.is_generator) {
+            return Ok(self.make_generator(f, env));
+        }
         let saved_env = self.env.replace(env);
         let saved_source = std::mem::replace(&mut self.source, f.source.clone());
         // A failed fusion attempt's record belongs to the caller's expression: the body (maybe
@@ -1453,6 +1503,18 @@ impl<'s> Interp<'s> {
             }
             return Ok(());
         }
+        if let Value::Generator(g) = iterable {
+            loop {
+                self.check_interrupt()?;
+                let Some(item) = self.resume_generator(g, Value::None)? else {
+                    break;
+                };
+                if !f(self, item)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         // An instance of a class with `__iter__` is drawn from one `__next__` at a time.
         if let Value::Instance(_) = iterable {
             let source = self.instance_iter(iterable)?;
@@ -1499,7 +1561,7 @@ impl<'s> Interp<'s> {
     }
 
     /// The `__next__` method of a native object's iterator, if it has one.
-    fn native_iterator(&mut self, iterable: &Value) -> Result<Option<Value>, Exc> {
+    pub(super) fn native_iterator(&mut self, iterable: &Value) -> Result<Option<Value>, Exc> {
         let Value::Object(o) = iterable else {
             return Ok(None);
         };
@@ -1520,9 +1582,12 @@ impl<'s> Interp<'s> {
 
     /// What an instance iterates over: its `__iter__`'s result, or for a class with only
     /// `__getitem__`, the items at 0, 1, ... up to the first IndexError (the old protocol).
-    fn instance_iter(&mut self, v: &Value) -> Result<Value, Exc> {
+    pub(super) fn instance_iter(&mut self, v: &Value) -> Result<Value, Exc> {
         if let Some(r) = crate::object::class::call_special(self, v, "__iter__", Vec::new())? {
             return Ok(r);
+        }
+        if let Some(base) = crate::object::class::base_value(v) {
+            return Ok(base);
         }
         if let Some(getitem) = crate::object::class::special_method(self, v, "__getitem__")? {
             let mut items = Vec::new();
@@ -1547,6 +1612,14 @@ impl<'s> Interp<'s> {
 
     /// All items of an iterable, materialised.
     pub fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc> {
+        if let Value::Generator(g) = v {
+            let mut items = Vec::new();
+            while let Some(item) = self.resume_generator(g, Value::None)? {
+                self.check_interrupt()?;
+                items.push(item);
+            }
+            return Ok(items);
+        }
         if let Value::Instance(_) = v {
             let source = self.instance_iter(v)?;
             let Some(next) = next_method(self, &source)? else {
@@ -1578,7 +1651,9 @@ impl<'s> Interp<'s> {
                         format!("range of {n} items is too large to materialise; iterate it in a for loop instead"),
                     ));
                 }
-                (0..n).map(|i| Value::Int(start + i * step)).collect()
+                let mut items = crate::object::alloc::vec(n as usize)?;
+                items.extend((0..n).map(|i| Value::Int(start + i * step)));
+                items
             }
             Value::Array(a) => crate::modules::arrays::iter_rows(a)?,
             Value::Object(o) => match o.get_attr(o, "__iter__") {
@@ -1620,9 +1695,20 @@ impl<'s> Interp<'s> {
     /// Run a parsed program at top level. `display` is called for the value
     /// of each expression statement that the display policy selects.
     pub fn run_program(&mut self, program: &Program, display_last_only: bool) -> Result<(), Exc> {
-        let n = program.body.len();
-        for (i, stmt) in program.body.iter().enumerate() {
-            let show = !display_last_only || i + 1 == n;
+        self.run_statements(program.body.iter(), display_last_only)
+    }
+
+    /// Runs statements as they come (a program parsed one statement at a time, each dropped
+    /// once it has run); with `display_last_only`, only a final expression is displayed.
+    pub fn run_statements<S: std::borrow::Borrow<Stmt>>(
+        &mut self,
+        statements: impl Iterator<Item = S>,
+        display_last_only: bool,
+    ) -> Result<(), Exc> {
+        let mut statements = statements.peekable();
+        while let Some(stmt) = statements.next() {
+            let stmt = stmt.borrow();
+            let show = !display_last_only || statements.peek().is_none();
             let r = match &stmt.kind {
                 StmtKind::Expr(e) if show => {
                     self.check_interrupt()
@@ -1664,6 +1750,13 @@ fn is_slice_like(e: &Expr) -> bool {
 }
 
 impl Interpreter for Interp<'_> {
+    fn resume(
+        &mut self,
+        g: &Rc<crate::object::value::Generator>,
+        sent: Value,
+    ) -> Result<Option<Value>, Exc> {
+        self.resume_generator(g, sent)
+    }
     fn state(&self) -> &State {
         self.st
     }
@@ -1676,20 +1769,25 @@ impl Interpreter for Interp<'_> {
     fn source(&self) -> &Rc<str> {
         &self.source
     }
-    fn repr_depth(&mut self) -> &mut usize {
-        &mut self.repr_depth
-    }
     fn call_value(&mut self, callee: &Value, args: Args) -> Result<Value, Exc> {
         Interp::call_value(self, callee, args)
     }
     fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc> {
         Interp::iterate(self, v)
     }
+    fn get_attr(&mut self, v: &Value, name: &str) -> Result<Value, Exc> {
+        builtins::get_attr(self, v, name)
+    }
     /// Parse and run `code` (the argument of a magic) in the current session.
     /// Returns the value of a final expression statement.
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc> {
         let program = crate::lang::parse(code).map_err(|e| {
-            let mut x = Exc::new(ExcKind::SyntaxError, e.message);
+            let kind = if e.too_deep {
+                ExcKind::RecursionError
+            } else {
+                ExcKind::SyntaxError
+            };
+            let mut x = Exc::new(kind, e.message);
             x.span = Some(e.span);
             x.source = Some(Rc::from(code));
             x
@@ -1735,7 +1833,18 @@ pub fn name_error(name: &str) -> Exc {
 }
 
 /// Does an exception of `kind` match the `except` clause value `clause`?
-fn exc_matches(exc: &Exc, clause: &Value) -> Result<bool, Exc> {
+/// The value `except E as e` binds: the user instance, or the built-in exception as a value.
+pub(super) fn exception_value(exc: &Exc) -> Value {
+    match &exc.instance {
+        Some(instance) => Value::Instance(instance.clone()),
+        None => Value::Exception(Rc::new(ExcValue {
+            kind: exc.kind,
+            message: exc.message.clone(),
+        })),
+    }
+}
+
+pub(super) fn exc_matches(exc: &Exc, clause: &Value) -> Result<bool, Exc> {
     match clause {
         Value::ExcType(k) => Ok(exc.kind.is_subclass_of(*k)),
         Value::Class(c) if c.exception_base().is_some() => Ok(match &exc.instance {
@@ -1771,6 +1880,7 @@ fn decorated_name(stmt: &Stmt) -> Option<&Ident> {
 /// iterator); None for a plain iterable such as a list.
 pub fn next_method(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Value>, Exc> {
     match v {
+        Value::Generator(_) => Ok(crate::modules::builtins::get_attr(it, v, "__next__").ok()),
         Value::Instance(_) => crate::object::class::special_method(it, v, "__next__"),
         Value::Object(o) => Ok(o.get_attr(o, "__next__")),
         _ => Ok(None),

@@ -4,9 +4,12 @@
 //!
 //! - `interp.rs` — statements, expressions, calls, scopes; implements `object::Interpreter`;
 //! - `fuse.rs` — elementwise expressions of several ops run as one fused pass;
+//! - `generator.rs` — generator functions, run lazily on an explicit stack of frames;
 //! - `session.rs` — `Session`, the one evaluator API.
 
 pub mod fuse;
+pub mod generator;
+pub mod inspect;
 pub mod interp;
 pub mod session;
 

@@ -105,7 +105,25 @@ impl EvalError {
     /// then `ename: evalue`. `color` adds ANSI colours (callers decide from
     /// NO_COLOR and whether the output is a terminal).
     pub fn render(&self, color: bool) -> String {
-        crate::display::error::render_error(self, color)
+        crate::display::error::render_error(&self.to_traceback(), color)
+    }
+
+    /// The error as the plain data `display` renders.
+    pub fn to_traceback(&self) -> crate::display::error::Traceback {
+        use crate::display::error::{TraceFrame, Traceback};
+        Traceback {
+            ename: self.ename.clone(),
+            evalue: self.evalue.clone(),
+            frames: self
+                .frames
+                .iter()
+                .map(|f| TraceFrame {
+                    function: f.function.clone(),
+                    source: f.source.clone(),
+                    span: f.span,
+                })
+                .collect(),
+        }
     }
 
     /// Jupyter's traceback: the rendered report split into lines.
@@ -142,6 +160,10 @@ pub struct Completion {
     pub matches: Vec<String>,
     pub start: usize,
     pub end: usize,
+    /// For each match (when filled): its kind as IPython names them
+    /// (`function`, `module`, `instance`, `class`, `keyword`, `param`) and
+    /// its signature, e.g. `(shape, ctx=None, dtype=None)`.
+    pub details: Vec<(String, String)>,
 }
 
 /// The evaluator: one per REPL, script or kernel. Variables persist across
@@ -175,15 +197,25 @@ pub fn parse_size(text: &str) -> Option<u64> {
 
 const DEFAULT_SIM_GPU_MEMORY: u64 = 4 << 30;
 
+/// The most simulated GPUs a session starts with (`--sim-gpus`, `DEVARRAY_SIM_GPUS`, the
+/// configuration): each has a worker thread and a budget.
+pub const MAX_SIM_GPUS: usize = 64;
+
 fn runtime_config(config: &SessionConfig, warnings: &mut Vec<String>) -> RuntimeConfig {
     let sim_gpus = match config.sim_gpus {
-        Some(n) => n,
+        Some(n) if n <= MAX_SIM_GPUS => n,
+        Some(n) => {
+            warnings.push(format!(
+                "{n} simulated GPUs asked for, more than {MAX_SIM_GPUS}; starting with no simulated GPU"
+            ));
+            0
+        }
         None => match std::env::var("DEVARRAY_SIM_GPUS") {
             Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
-                Ok(n) if n <= 64 => n,
+                Ok(n) if n <= MAX_SIM_GPUS => n,
                 _ => {
                     warnings.push(format!(
-                        "DEVARRAY_SIM_GPUS={v:?} is not a number of GPUs from 0 to 64; starting with no simulated GPU"
+                        "DEVARRAY_SIM_GPUS={v:?} is not a number of GPUs from 0 to {MAX_SIM_GPUS}; starting with no simulated GPU"
                     ));
                     0
                 }
@@ -281,20 +313,50 @@ impl Session {
         }
         // An interrupt that arrived while nothing ran must not hit this code.
         self.state.interrupt.take();
-        let program = stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || crate::lang::parse(code))
-            .map_err(|e| EvalError {
-                ename: "SyntaxError".into(),
+        // `x?` / `x??`: IPython's help, printed (the kernel pages it instead).
+        if let Some((path, detail)) = super::inspect::help_request(code) {
+            let text = self
+                .help(&path, detail, false)
+                .unwrap_or_else(|| format!("Object `{path}` not found."));
+            sink.stdout(&format!("{text}\n"));
+            return Ok(());
+        }
+        // The whole program's syntax first, as Python compiles a file before running it; the
+        // statements are dropped as they are parsed, and parsed again to run one at a time, so
+        // memory follows the largest statement, not the program.
+        let whole = crate::lang::Span::new(0, code.len());
+        let syntax = stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {
+            crate::lang::Statements::new(code, whole).find_map(Result::err)
+        });
+        if let Some(e) = syntax {
+            return Err(EvalError {
+                ename: if e.too_deep {
+                    "RecursionError"
+                } else {
+                    "SyntaxError"
+                }
+                .into(),
                 evalue: e.message,
                 frames: vec![ErrorFrame {
                     function: "<module>".into(),
                     source: code.to_string(),
                     span: e.span,
                 }],
-            })?;
+            });
+        }
         let source: Rc<str> = Rc::from(code);
         let last_only = self.config.display == DisplayPolicy::LastExpression;
+        // CPU kernels check the session's interrupt flag between blocks while this runs.
+        let flag = self.state.rt.interrupt_flag();
         let mut interp = Interp::new(&mut self.state, sink, source.clone());
-        let result = interp.run_program(&program, last_only);
+        let mut statements = crate::lang::Statements::new(code, whole);
+        // Checked above: every statement parses, so the iterator yields each of them.
+        let statements = std::iter::from_fn(|| {
+            stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || statements.next())
+                .and_then(Result::ok)
+        });
+        let result =
+            crate::runtime::interruptible(&flag, || interp.run_statements(statements, last_only));
         self.state.interrupt.take();
         // Back at the prompt: buffers kept for reuse within the run go back to the system.
         crate::runtime::memory::release_spare_buffers();
@@ -308,9 +370,67 @@ impl Session {
         EvalOutput { outputs, error }
     }
 
-    /// Completion candidates at byte offset `cursor` of `code`: variable
-    /// names, built-ins and keywords, or attributes after a dot.
-    pub fn complete(&self, code: &str, cursor: usize) -> Completion {
+    /// Completion candidates at byte offset `cursor` of `code`: module names
+    /// in `import`/`from` lines, a module's members after `from m import`,
+    /// attributes after a dot, keyword arguments (`dtype=`) inside a call's
+    /// parentheses, else variable names, built-ins and keywords.
+    pub fn complete(&mut self, code: &str, cursor: usize) -> Completion {
+        let mut completion = self.complete_names(code, cursor);
+        let before = &code[..completion.start];
+        let base = before
+            .strip_suffix('.')
+            .and_then(|b| super::inspect::target_at(b, b.len()));
+        let import_line = {
+            let line = before.rsplit('\n').next().unwrap_or("").trim_start();
+            line.starts_with("import ") || (line.starts_with("from ") && !line.contains(" import "))
+        };
+        // An array's `T` is computed when looked up (a transpose): listing it
+        // must not cost that, so array properties are named without a lookup.
+        let base_is_array = base
+            .as_ref()
+            .and_then(|b| super::inspect::resolve(&mut self.state, b))
+            .is_some_and(|v| matches!(v, Value::Array(_)));
+        completion.details = completion
+            .matches
+            .iter()
+            .map(|m| {
+                if base_is_array && m == "T" {
+                    return ("instance".to_string(), String::new());
+                }
+                if m.ends_with('=') {
+                    return ("param".to_string(), String::new());
+                }
+                if KEYWORDS.contains(&m.as_str()) {
+                    return ("keyword".to_string(), String::new());
+                }
+                let path = base.as_ref().map_or(m.clone(), |b| format!("{b}.{m}"));
+                let value = if import_line {
+                    super::inspect::module(&mut self.state, &path)
+                } else {
+                    super::inspect::resolve(&mut self.state, &path)
+                };
+                match value {
+                    Some(v) => {
+                        let signature = crate::modules::pydoc::signature_of(&v)
+                            .and_then(|s| s.find('(').map(|i| s[i..].to_string()))
+                            .unwrap_or_default();
+                        let kind = match v {
+                            Value::Builtin(_) | Value::Func(_) => "function",
+                            Value::Module(_) => "module",
+                            Value::Type(_) | Value::ExcType(_) => "class",
+                            _ => "instance",
+                        };
+                        (kind.to_string(), signature)
+                    }
+                    None => ("statement".to_string(), String::new()),
+                }
+            })
+            .collect();
+        completion
+    }
+
+    fn complete_names(&mut self, code: &str, cursor: usize) -> Completion {
+        use super::inspect;
         let cursor = floor_boundary(code, cursor.min(code.len()));
         let before = &code[..cursor];
         let start = before
@@ -323,21 +443,81 @@ impl Session {
             Some(dot) => (Some(&word[..dot]), &word[dot + 1..], start + dot + 1),
             None => (None, word, start),
         };
-        let mut names: Vec<String> = match base {
-            Some(path) => match self.resolve_path(path) {
+        let line = before.rsplit('\n').next().unwrap_or("");
+        let statement = line.trim_start();
+        let words: Vec<&str> = statement.split_whitespace().collect();
+        let at_word_end = !line.ends_with(char::is_whitespace) || word.is_empty();
+        // `import mx|`, `import mxnet.n|`, `from mx|`: module names.
+        let naming_module = matches!(words.as_slice(), ["import", ..] | ["from"] | ["from", _])
+            && at_word_end
+            && !statement.contains(" as ")
+            && !(words.first() == Some(&"from") && words.len() == 2 && line.ends_with(' '));
+        let mut names: Vec<String> = if naming_module {
+            match base {
+                Some(parent) => match inspect::module(&mut self.state, parent).as_ref() {
+                    Some(Value::Module(m)) => m
+                        .attrs
+                        .borrow()
+                        .iter()
+                        .filter(|(_, v)| matches!(v, Value::Module(_)))
+                        .map(|(k, _)| k.to_string())
+                        .collect(),
+                    _ => Vec::new(),
+                },
+                None => inspect::TOP_LEVEL_MODULES
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect(),
+            }
+        } else if let (["from", module, "import", ..], None) = (words.as_slice(), base) {
+            // `from mxnet import n|`: the module's members.
+            match inspect::module(&mut self.state, module) {
                 Some(v) => crate::modules::builtins::attr_names(&v),
                 None => Vec::new(),
-            },
-            None => {
-                let mut n: Vec<String> = self
-                    .state
-                    .globals
-                    .keys()
-                    .chain(self.state.builtins.keys())
-                    .map(|k| k.to_string())
-                    .collect();
-                n.extend(KEYWORDS.iter().map(|k| k.to_string()));
-                n
+            }
+        } else {
+            match base {
+                Some(path) => match inspect::resolve(&mut self.state, path) {
+                    Some(v) => crate::modules::builtins::attr_names(&v),
+                    None => Vec::new(),
+                },
+                None => {
+                    let mut n: Vec<String> = self
+                        .state
+                        .globals
+                        .keys()
+                        .chain(self.state.builtins.keys())
+                        .map(|k| k.to_string())
+                        .collect();
+                    n.extend(KEYWORDS.iter().map(|k| k.to_string()));
+                    // Inside a call: its keyword arguments, first, as `dtype=`.
+                    if let Some(callee) = inspect::target_at(&code[..start], start)
+                        .filter(|_| before[..start].trim_end().ends_with(['(', ',']))
+                    {
+                        if let Some(sig) = inspect::resolve(&mut self.state, &callee)
+                            .as_ref()
+                            .and_then(crate::modules::pydoc::signature_of)
+                        {
+                            let mut kw: Vec<String> = crate::modules::pydoc::keyword_params(&sig)
+                                .into_iter()
+                                .filter(|k| k.starts_with(prefix))
+                                .map(|k| format!("{k}="))
+                                .collect();
+                            kw.sort();
+                            n.retain(|x| x.starts_with(prefix) && !x.starts_with("__"));
+                            n.sort();
+                            n.dedup();
+                            kw.extend(n);
+                            return Completion {
+                                matches: kw,
+                                start: prefix_start,
+                                end: cursor,
+                                details: Vec::new(),
+                            };
+                        }
+                    }
+                    n
+                }
             }
         };
         names.retain(|n| n.starts_with(prefix) && !n.starts_with("__"));
@@ -347,71 +527,35 @@ impl Session {
             matches: names,
             start: prefix_start,
             end: cursor,
+            details: Vec::new(),
         }
     }
 
-    /// The value a dotted path like `mx.nd` or `x` names, without running code.
-    fn resolve_path(&self, path: &str) -> Option<Value> {
-        let mut parts = path.split('.');
-        let head = parts.next()?;
-        let mut v = self
-            .state
-            .globals
-            .get(head)
-            .or_else(|| self.state.builtins.get(head))
-            .cloned()?;
-        for p in parts {
-            v = match &v {
-                Value::Module(m) => m.get(p)?,
-                _ => return None,
-            };
-        }
-        Some(v)
+    /// Help for what the cursor is on (ipykernel's inspect_request): the
+    /// dotted name under it, or the callee when it is inside a call's
+    /// parentheses. `detail` 1 adds a function's source; `color` paints the
+    /// titles as IPython does.
+    pub fn inspect(
+        &mut self,
+        code: &str,
+        cursor: usize,
+        detail: u8,
+        color: bool,
+    ) -> Option<DisplayData> {
+        let path = super::inspect::target_at(code, cursor)?;
+        self.help(&path, detail, color)
+            .map(|plain| DisplayData { plain, html: None })
     }
 
-    /// Help for the name at `cursor`: docs for built-ins, shape/dtype/device for arrays.
-    pub fn inspect(&self, code: &str, cursor: usize) -> Option<DisplayData> {
-        let cursor = floor_boundary(code, cursor.min(code.len()));
-        let is_name = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
-        let start = code[..cursor]
-            .rfind(|c: char| !is_name(c))
-            .map_or(0, |i| i + 1);
-        let end = code[cursor..]
-            .find(|c: char| !is_name(c))
-            .map_or(code.len(), |i| cursor + i);
-        let path = code.get(start..end)?.trim_matches('.');
-        if path.is_empty() {
-            return None;
-        }
-        let v = self.resolve_path(path).or_else(|| {
-            // `x.sum`: an attribute of a user value; show the method's doc.
-            let (base, attr) = path.rsplit_once('.')?;
-            let b = self.resolve_path(base)?;
-            crate::modules::builtins::attr_names(&b)
-                .iter()
-                .any(|n| n == attr)
-                .then(|| Value::str(&format!("{base}.{attr}")))
-        })?;
-        let plain = match &v {
-            Value::Array(a) => {
-                let arr = &a.array;
-                let shape: Vec<String> = arr.shape().iter().map(|d| d.to_string()).collect();
-                format!(
-                    "{path}: {} of shape ({}{}), dtype {}, on {}\n{}",
-                    v.type_name(),
-                    shape.join(", "),
-                    if shape.len() == 1 { "," } else { "" },
-                    arr.dtype().name(),
-                    arr.device(),
-                    crate::object::format::array_repr(a).trim_start()
-                )
-            }
-            other => match crate::modules::builtins::doc_of(other) {
-                Some(doc) => format!("{path}\n{doc}"),
-                None => format!("{path}: {}", other.type_name()),
-            },
-        };
-        Some(DisplayData { plain, html: None })
+    /// The report `path?` shows (`path??` with `detail` 1), or None when the
+    /// name is not defined.
+    pub fn help(&mut self, path: &str, detail: u8, color: bool) -> Option<String> {
+        let v = super::inspect::resolve(&mut self.state, path)?;
+        let mut sink: Vec<Output> = Vec::new();
+        let mut it = Interp::new(&mut self.state, &mut sink, Rc::from(""));
+        Some(crate::modules::pydoc::describe(
+            &mut it, path, &v, detail, color,
+        ))
     }
 
     /// Whether `code` is a whole statement. A block whose last line is still

@@ -143,6 +143,8 @@ pub enum StmtKind {
     Del(Vec<Expr>),
     /// `global a, b`
     Global(Vec<Ident>),
+    /// `nonlocal a, b`: assignments bind in the enclosing function's scope.
+    Nonlocal(Vec<Ident>),
     /// `import a.b.c [as d], e` — one entry per imported module.
     Import(Vec<ImportName>),
     /// `from a.b import c [as d], e`
@@ -190,6 +192,8 @@ pub struct FuncDef {
     pub name: Ident,
     pub params: Vec<Param>,
     pub body: Vec<Stmt>,
+    /// The body contains `yield` (not counting nested functions): calling it makes a generator.
+    pub is_generator: bool,
     /// The docstring, when the body starts with a string literal.
     pub doc: Option<Rc<str>>,
     pub span: Span,
@@ -303,6 +307,17 @@ pub enum ExprKind {
         test: Box<Expr>,
         body: Box<Expr>,
         orelse: Box<Expr>,
+    },
+    /// `yield` / `yield value`: suspends a generator; its value is what `send` passes in.
+    Yield(Option<Box<Expr>>),
+    /// `yield from iterable`
+    YieldFrom(Box<Expr>),
+    /// `(elt for x in iter ...)`: a generator. The parser writes it as a generator function
+    /// `def <genexpr>(.0): for x in .0: ... yield elt`, called with the first iterable (which
+    /// is evaluated at once, in the enclosing scope, as in Python).
+    GeneratorExp {
+        def: Rc<FuncDef>,
+        iter: Box<Expr>,
     },
     Lambda {
         params: Vec<Param>,

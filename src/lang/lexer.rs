@@ -228,27 +228,52 @@ const MAX_INDENT_DEPTH: usize = 100;
 /// `source`. In `expression_mode` (f-string pieces, `parse_expression`) newlines
 /// are insignificant and there is no indentation, as inside brackets.
 /// The result always ends with `Eof` or `Error`.
-pub fn tokenize(source: &str, range: Span, expression_mode: bool) -> Vec<Token> {
-    let end = clamp_boundary(source, range.end.min(source.len()));
-    let mut start = clamp_boundary(source, range.start.min(end));
-    // Editors on Windows may start a file with a byte-order mark.
-    if source
-        .get(start..end)
-        .is_some_and(|s| s.starts_with('\u{feff}'))
-    {
-        start += '\u{feff}'.len_utf8();
+/// The tokens of a program a logical line at a time, so the parser holds only what it has not
+/// consumed yet: memory follows the statement being parsed, not the program's size.
+pub(crate) struct TokenStream<'s> {
+    lexer: Lexer<'s>,
+    done: bool,
+}
+
+impl<'s> TokenStream<'s> {
+    pub(crate) fn new(source: &'s str, range: Span) -> TokenStream<'s> {
+        TokenStream {
+            lexer: Lexer::new(source, range, false),
+            done: false,
+        }
     }
-    let mut lexer = Lexer {
-        src: source,
-        pos: start,
-        end,
-        tokens: Vec::new(),
-        indents: vec![(0, 0)],
-        brackets: Vec::new(),
-        at_line_start: !expression_mode,
-        line_has_tokens: false,
-        expression_mode,
-    };
+
+    /// Appends the next logical line's tokens to `out` (the closing ones, and Eof, at the
+    /// end); false once everything was given.
+    pub(crate) fn more(&mut self, out: &mut Vec<Token>) -> bool {
+        if self.done {
+            return false;
+        }
+        let ended = match self.lexer.lex_line() {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                self.done = true;
+                self.lexer.finish()
+            }
+            Err(e) => {
+                self.done = true;
+                Err(e)
+            }
+        };
+        if let Err(err) = ended {
+            let span = err.span;
+            self.lexer.tokens.push(Token {
+                kind: Tok::Error(Box::new(err)),
+                span,
+            });
+        }
+        out.append(&mut self.lexer.tokens);
+        true
+    }
+}
+
+pub fn tokenize(source: &str, range: Span, expression_mode: bool) -> Vec<Token> {
+    let mut lexer = Lexer::new(source, range, expression_mode);
     if let Err(err) = lexer.run() {
         let span = err.span;
         lexer.tokens.push(Token {
@@ -257,6 +282,31 @@ pub fn tokenize(source: &str, range: Span, expression_mode: bool) -> Vec<Token> 
         });
     }
     lexer.tokens
+}
+
+impl<'s> Lexer<'s> {
+    fn new(source: &'s str, range: Span, expression_mode: bool) -> Lexer<'s> {
+        let end = clamp_boundary(source, range.end.min(source.len()));
+        let mut start = clamp_boundary(source, range.start.min(end));
+        // Editors on Windows may start a file with a byte-order mark.
+        if source
+            .get(start..end)
+            .is_some_and(|s| s.starts_with('\u{feff}'))
+        {
+            start += '\u{feff}'.len_utf8();
+        }
+        Lexer {
+            src: source,
+            pos: start,
+            end,
+            tokens: Vec::new(),
+            indents: vec![(0, 0)],
+            brackets: Vec::new(),
+            at_line_start: !expression_mode,
+            line_has_tokens: false,
+            expression_mode,
+        }
+    }
 }
 
 fn clamp_boundary(s: &str, mut i: usize) -> usize {
@@ -287,6 +337,7 @@ fn error(message: impl Into<String>, span: Span) -> SyntaxError {
         message: message.into(),
         span,
         incomplete: false,
+        too_deep: false,
     }
 }
 
@@ -329,16 +380,25 @@ impl<'s> Lexer<'s> {
     }
 
     fn run(&mut self) -> LexResult<()> {
+        while self.lex_line()? {}
+        self.finish()
+    }
+
+    /// Lexes up to the end of the next logical line (its Newline token); false when the input
+    /// ended first (then `finish` adds the closing tokens).
+    fn lex_line(&mut self) -> LexResult<bool> {
         loop {
             if self.at_line_start && self.brackets.is_empty() {
                 self.at_line_start = false;
                 if !self.line_start()? {
-                    break;
+                    return Ok(false);
                 }
                 continue;
             }
             self.skip_blanks();
-            let Some(c) = self.peek() else { break };
+            let Some(c) = self.peek() else {
+                return Ok(false);
+            };
             let start = self.pos;
             match c {
                 '#' => self.skip_comment(),
@@ -349,11 +409,12 @@ impl<'s> Lexer<'s> {
                         1
                     };
                     if self.brackets.is_empty() && !self.expression_mode {
+                        self.at_line_start = true;
                         if self.line_has_tokens {
                             self.push(Tok::Newline, start);
                             self.line_has_tokens = false;
+                            return Ok(true);
                         }
-                        self.at_line_start = true;
                     }
                 }
                 '\\' => self.continuation()?,
@@ -364,7 +425,6 @@ impl<'s> Lexer<'s> {
                 _ => self.operator(c)?,
             }
         }
-        self.finish()
     }
 
     fn skip_blanks(&mut self) {
@@ -536,6 +596,7 @@ impl<'s> Lexer<'s> {
                 message: "unexpected EOF while parsing".into(),
                 span: Span::new(start, self.pos),
                 incomplete: true,
+                too_deep: false,
             });
         } else {
             return Err(error(
@@ -548,6 +609,7 @@ impl<'s> Lexer<'s> {
                 message: "unexpected EOF while parsing".into(),
                 span: Span::new(start, start + 1),
                 incomplete: true,
+                too_deep: false,
             });
         }
         Ok(())
@@ -560,6 +622,7 @@ impl<'s> Lexer<'s> {
                     message: format!("'{open}' was never closed"),
                     span,
                     incomplete: true,
+                    too_deep: false,
                 });
             }
         } else if let Some(&(open, span)) = self.brackets.last() {
@@ -642,6 +705,7 @@ impl<'s> Lexer<'s> {
                         ),
                         span,
                         incomplete: true,
+                        too_deep: false,
                     }
                 } else {
                     error(

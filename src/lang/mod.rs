@@ -12,6 +12,6 @@ mod tests;
 pub use lexer::{highlight, TokenClass};
 pub use parser::{
     input_status, next_indent, parse, parse_expression, parse_expression_span, parse_span,
-    InputStatus, SyntaxError,
+    InputStatus, Statements, SyntaxError,
 };
 pub use span::Span;

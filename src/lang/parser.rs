@@ -10,7 +10,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use super::ast::*;
-use super::lexer::{decode_escapes, int_too_large, tokenize, Keyword, Op, Tok, Token};
+use super::lexer::{decode_escapes, int_too_large, tokenize, Keyword, Op, Tok, Token, TokenStream};
 use super::span::{locate, Span};
 
 /// A syntax error: what was expected, where.
@@ -22,6 +22,9 @@ pub struct SyntaxError {
     /// header with no body yet, an unterminated triple-quoted string): the REPL
     /// then asks for another line instead of reporting the error.
     pub incomplete: bool,
+    /// The syntax tree would nest deeper than [`MAX_TREE_DEPTH`]: CPython's
+    /// `RecursionError: maximum recursion depth exceeded during compilation`.
+    pub too_deep: bool,
 }
 
 impl fmt::Display for SyntaxError {
@@ -37,6 +40,12 @@ impl std::error::Error for SyntaxError {}
 /// even a debug build well inside a 2 MiB thread stack.
 pub const MAX_NESTING: usize = 64;
 
+/// Links of operator and trailer chains (`1 + 1 + ...`, `x.b.b...`, `f()()...`) on one path
+/// of the tree: each link is one level of the tree, so this bounds the depth of every walk
+/// over it (evaluation, fusion, dropping), whichever thread does it. CPython stops at about
+/// the same length ("maximum recursion depth exceeded during compilation").
+pub const MAX_TREE_DEPTH: usize = 2990;
+
 type PResult<T> = Result<T, SyntaxError>;
 
 /// Parses a whole cell, REPL entry or script.
@@ -47,10 +56,51 @@ pub fn parse(source: &str) -> Result<Program, SyntaxError> {
 /// Parses the statements in `source[span]` (e.g. the argument of `%time`), with
 /// spans that stay byte offsets into the whole `source`.
 pub fn parse_span(source: &str, span: Span) -> Result<Program, SyntaxError> {
-    let tokens = tokenize(source, span, false);
-    let mut parser = Parser::new(source, tokens, 0);
-    let body = parser.program()?;
+    let mut body = Vec::new();
+    for stmt in Statements::new(source, span) {
+        body.push(stmt?);
+    }
     Ok(Program { body })
+}
+
+/// The top-level statements of `source[span]`, parsed one at a time from tokens lexed a line at
+/// a time: memory follows the statement at hand, not the program's size, so a session can check
+/// a whole program first and then run it statement by statement (`Session::eval_with`). After
+/// an error the iterator ends.
+pub struct Statements<'s> {
+    parser: Parser<'s>,
+    /// Statements parsed but not handed out yet (`a = 1; b = 2` is one line, two statements).
+    ready: std::collections::VecDeque<Stmt>,
+    failed: bool,
+}
+
+impl<'s> Statements<'s> {
+    pub fn new(source: &'s str, span: Span) -> Statements<'s> {
+        Statements {
+            parser: Parser::streaming(source, span),
+            ready: std::collections::VecDeque::new(),
+            failed: false,
+        }
+    }
+}
+
+impl Iterator for Statements<'_> {
+    type Item = Result<Stmt, SyntaxError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.ready.is_empty() && !self.failed {
+            let mut out = Vec::new();
+            match self.parser.next_statements(&mut out) {
+                Ok(true) => self.ready.extend(out),
+                Ok(false) => return None,
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        self.ready.pop_front().map(Ok)
+    }
 }
 
 /// Parses a single expression (a bare tuple `a, b` is allowed), for `inspect`
@@ -136,6 +186,7 @@ fn err(message: impl Into<String>, span: Span) -> SyntaxError {
         message: message.into(),
         span,
         incomplete: false,
+        too_deep: false,
     }
 }
 
@@ -176,9 +227,16 @@ struct Parser<'s> {
     /// End of the last consumed token: the end of the node being built.
     last_end: usize,
     depth: usize,
+    /// Chain links open on the current path (see [`MAX_TREE_DEPTH`]).
+    links: usize,
     loop_depth: usize,
     in_function: bool,
+    /// A `yield` was parsed in the function being parsed.
+    saw_yield: bool,
     eof: Token,
+    /// Where more tokens come from when they are lexed as the parse goes (a program), None
+    /// when `tokens` holds them all (an expression, an f-string piece).
+    stream: Option<TokenStream<'s>>,
 }
 
 impl<'s> Parser<'s> {
@@ -190,12 +248,46 @@ impl<'s> Parser<'s> {
             pos: 0,
             last_end: 0,
             depth,
+            links: 0,
             loop_depth: 0,
             in_function: false,
+            saw_yield: false,
             eof: Token {
                 kind: Tok::Eof,
                 span: Span::new(end, end),
             },
+            stream: None,
+        }
+    }
+
+    fn streaming(src: &'s str, span: Span) -> Parser<'s> {
+        let end = span.end.min(src.len());
+        let mut parser = Parser::new(src, Vec::new(), 0);
+        parser.eof.span = Span::new(end, end);
+        parser.stream = Some(TokenStream::new(src, span));
+        parser.fill();
+        parser
+    }
+
+    /// Lexes ahead (a streaming parser) until the tokens not consumed yet hold the lookahead the
+    /// grammar needs (three tokens) and something other than dedents, so `only_block_ends_follow`
+    /// sees whether the input really ends. Consumed tokens are dropped now and then.
+    fn fill(&mut self) {
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        if self.pos >= 1024 {
+            self.tokens.drain(..self.pos);
+            self.pos = 0;
+        }
+        while self.tokens.len() < self.pos + 3
+            || self.tokens[self.pos..]
+                .iter()
+                .all(|t| matches!(t.kind, Tok::Dedent))
+        {
+            if !stream.more(&mut self.tokens) {
+                break;
+            }
         }
     }
 
@@ -229,6 +321,7 @@ impl<'s> Parser<'s> {
         if self.pos + 1 < self.tokens.len() {
             self.pos += 1;
         }
+        self.fill();
         // Layout tokens are not part of any node's text.
         if !matches!(token.kind, Tok::Newline | Tok::Indent | Tok::Dedent) {
             self.last_end = token.span.end;
@@ -297,10 +390,9 @@ impl<'s> Parser<'s> {
                 message: "unexpected EOF while parsing".into(),
                 span: self.span(),
                 incomplete: false,
+                too_deep: false,
             },
-            Tok::Keyword(
-                kw @ (Keyword::Yield | Keyword::Async | Keyword::Await | Keyword::Nonlocal),
-            ) => err(
+            Tok::Keyword(kw @ (Keyword::Async | Keyword::Await | Keyword::Nonlocal)) => err(
                 format!("'{}' is not supported in devarray", kw.as_str()),
                 self.span(),
             ),
@@ -361,28 +453,41 @@ impl<'s> Parser<'s> {
         result
     }
 
+    /// One more link of an operator or trailer chain (the tree gets one level deeper).
+    fn link(&mut self) -> PResult<()> {
+        self.links += 1;
+        if self.links > MAX_TREE_DEPTH {
+            return Err(SyntaxError {
+                message: "maximum recursion depth exceeded during compilation".into(),
+                span: self.span(),
+                incomplete: false,
+                too_deep: true,
+            });
+        }
+        Ok(())
+    }
+
     fn line_of(&self, offset: usize) -> usize {
         locate(self.src, Span::new(offset, offset)).0
     }
 
     // ----- statements ---------------------------------------------------
 
-    fn program(&mut self) -> PResult<Vec<Stmt>> {
-        let mut body = Vec::new();
+    /// The next top-level statement (several for `a = 1; b = 2`) into `out`; false at the end.
+    fn next_statements(&mut self, out: &mut Vec<Stmt>) -> PResult<bool> {
         loop {
             match self.peek() {
-                Tok::Eof => break,
-                Tok::Newline => {
+                Tok::Eof => return Ok(false),
+                Tok::Newline | Tok::Dedent => {
                     self.advance();
                 }
                 Tok::Indent => return Err(self.error_here("unexpected indent")),
-                Tok::Dedent => {
-                    self.advance();
+                _ => {
+                    self.statement(out)?;
+                    return Ok(true);
                 }
-                _ => self.statement(&mut body)?,
             }
         }
-        Ok(body)
     }
 
     fn statement(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
@@ -532,11 +637,46 @@ impl<'s> Parser<'s> {
                 }
                 StmtKind::Global(names)
             }
+            Tok::Keyword(Keyword::Nonlocal) => {
+                let span = self.advance().span;
+                if !self.in_function {
+                    return Err(err(
+                        "nonlocal declaration not allowed at module level",
+                        span,
+                    ));
+                }
+                let mut names = vec![self.name("a variable name after 'nonlocal'")?.0];
+                while self.eat_op(Op::Comma) {
+                    names.push(self.name("a variable name after ','")?.0);
+                }
+                StmtKind::Nonlocal(names)
+            }
             Tok::Keyword(Keyword::Import) => self.import_statement()?,
             Tok::Keyword(Keyword::From) => self.import_from_statement()?,
             _ => return self.expression_statement(),
         };
         Ok(Stmt {
+            kind,
+            span: self.since(start),
+        })
+    }
+
+    /// `yield`, `yield value`, `yield a, b` or `yield from iterable`; only inside a function.
+    fn yield_expression(&mut self) -> PResult<Expr> {
+        let start = self.start();
+        let span = self.advance().span;
+        if !self.in_function {
+            return Err(err("'yield' outside function", span));
+        }
+        self.saw_yield = true;
+        let kind = if self.eat_kw(Keyword::From) {
+            ExprKind::YieldFrom(Box::new(self.expression()?))
+        } else if self.at_line_end() || self.check_op(Op::RParen) || self.check_op(Op::Assign) {
+            ExprKind::Yield(None)
+        } else {
+            ExprKind::Yield(Some(Box::new(self.star_expressions()?)))
+        };
+        Ok(Expr {
             kind,
             span: self.since(start),
         })
@@ -564,11 +704,19 @@ impl<'s> Parser<'s> {
                 ));
             }
         }
-        let first = self.star_expressions_allowing_star()?;
+        let first = if self.check_kw(Keyword::Yield) {
+            self.yield_expression()?
+        } else {
+            self.star_expressions_allowing_star()?
+        };
         if self.check_op(Op::Assign) {
             let mut items = vec![first];
             while self.eat_op(Op::Assign) {
-                items.push(self.star_expressions_allowing_star()?);
+                if self.check_kw(Keyword::Yield) {
+                    items.push(self.yield_expression()?);
+                } else {
+                    items.push(self.star_expressions_allowing_star()?);
+                }
             }
             let value = items.pop().unwrap_or_else(|| unreachable_expr(start));
             reject_bare_star(&value)?;
@@ -727,6 +875,17 @@ impl<'s> Parser<'s> {
         })
     }
 
+    /// Only dedents (closing the enclosing blocks) and the end follow: the input stopped
+    /// here, so a missing block or clause is incomplete input (more lines can supply it, at any
+    /// depth: `def f():` / `    try:` / `        z = 1` goes on), not an error.
+    fn only_block_ends_follow(&self) -> bool {
+        self.tokens
+            .get(self.pos..)
+            .unwrap_or_default()
+            .iter()
+            .all(|t| matches!(t.kind, Tok::Dedent | Tok::Eof))
+    }
+
     fn missing_block(&self, header: &str, header_start: usize) -> SyntaxError {
         if let Tok::Error(e) = self.peek() {
             return (**e).clone();
@@ -737,13 +896,8 @@ impl<'s> Parser<'s> {
                 self.line_of(header_start)
             ),
             span: self.span(),
-            // Only dedents (closing the enclosing blocks) and the end follow.
-            incomplete: self
-                .tokens
-                .get(self.pos..)
-                .unwrap_or_default()
-                .iter()
-                .all(|t| matches!(t.kind, Tok::Dedent | Tok::Eof)),
+            incomplete: self.only_block_ends_follow(),
+            too_deep: false,
         }
     }
 
@@ -910,11 +1064,12 @@ impl<'s> Parser<'s> {
             finally = Some(self.block("'finally' statement", finally_start)?);
         }
         if handlers.is_empty() && finally.is_none() {
-            if matches!(self.peek(), Tok::Eof) {
+            if self.only_block_ends_follow() {
                 return Err(SyntaxError {
                     message: "expected 'except' or 'finally' block".into(),
                     span: self.span(),
                     incomplete: true,
+                    too_deep: false,
                 });
             }
             return Err(self.error_here("expected 'except' or 'finally' block"));
@@ -942,11 +1097,13 @@ impl<'s> Parser<'s> {
             self.expression()?;
         }
         self.expect_colon()?;
-        let saved = (self.loop_depth, self.in_function);
+        let saved = (self.loop_depth, self.in_function, self.saw_yield);
         self.loop_depth = 0;
         self.in_function = true;
+        self.saw_yield = false;
         let body = self.block("function definition", start);
-        (self.loop_depth, self.in_function) = saved;
+        let is_generator = self.saw_yield;
+        (self.loop_depth, self.in_function, self.saw_yield) = saved;
         let body = body?;
         let doc = match body.first().map(|s| &s.kind) {
             Some(StmtKind::Expr(Expr {
@@ -961,6 +1118,7 @@ impl<'s> Parser<'s> {
                 name,
                 params,
                 body,
+                is_generator,
                 doc,
                 span,
             })),
@@ -1376,6 +1534,13 @@ impl<'s> Parser<'s> {
 
     /// Binary operators by precedence climbing: `| ^ & << >> + - * / // % @`.
     fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
+        let links = self.links;
+        let left = self.binary_chain(min_prec);
+        self.links = links;
+        left
+    }
+
+    fn binary_chain(&mut self, min_prec: u8) -> PResult<Expr> {
         let start = self.start();
         let mut left = self.unary()?;
         while let Some((op, prec)) = binary_op(self.peek()) {
@@ -1383,6 +1548,7 @@ impl<'s> Parser<'s> {
                 break;
             }
             self.advance();
+            self.link()?;
             let right = self.binary(prec + 1)?;
             left = Expr {
                 kind: ExprKind::Binary {
@@ -1450,9 +1616,19 @@ impl<'s> Parser<'s> {
     }
 
     fn primary(&mut self) -> PResult<Expr> {
+        let links = self.links;
+        let expr = self.trailers();
+        self.links = links;
+        expr
+    }
+
+    fn trailers(&mut self) -> PResult<Expr> {
         let start = self.start();
         let mut expr = self.atom()?;
         loop {
+            if self.check_op(Op::Dot) || self.check_op(Op::LParen) || self.check_op(Op::LBracket) {
+                self.link()?;
+            }
             if self.eat_op(Op::Dot) {
                 let (attr, attr_span) = self.name("an attribute name after '.'")?;
                 expr = Expr {
@@ -1566,13 +1742,7 @@ impl<'s> Parser<'s> {
                     }
                 } else if self.check_kw(Keyword::For) {
                     let generators = self.comprehension_clauses()?;
-                    let genexp = Expr {
-                        kind: ExprKind::ListComp {
-                            elt: Box::new(value),
-                            generators,
-                        },
-                        span: self.since(start),
-                    };
+                    let genexp = generator_expression(value, generators, self.since(start));
                     if !args.is_empty() || !self.check_op(Op::RParen) {
                         return Err(err(
                             "Generator expression must be parenthesized",
@@ -1766,7 +1936,9 @@ impl<'s> Parser<'s> {
             });
         }
         if self.check_kw(Keyword::Yield) {
-            return Err(self.invalid_syntax());
+            let y = self.yield_expression()?;
+            self.expect_op(Op::RParen, "expected ')'")?;
+            return Ok(y);
         }
         let first_start = self.start();
         let first = self.star_expression()?;
@@ -1774,13 +1946,7 @@ impl<'s> Parser<'s> {
             reject_bare_star(&first)?;
             let generators = self.comprehension_clauses()?;
             self.expect_op(Op::RParen, "expected ')'")?;
-            return Ok(Expr {
-                kind: ExprKind::ListComp {
-                    elt: Box::new(first),
-                    generators,
-                },
-                span: self.since(start),
-            });
+            return Ok(generator_expression(first, generators, self.since(start)));
         }
         self.after_item(first_start, Op::RParen)?;
         if self.eat_op(Op::RParen) {
@@ -2235,5 +2401,74 @@ fn check_target(expr: &Expr, usage: TargetUse) -> PResult<()> {
             };
             Err(err(message, expr.span))
         }
+    }
+}
+
+/// `(elt for ... in ... if ...)` as the generator function Python compiles it to:
+/// `def <genexpr>(.0): for t in .0: if c: yield elt`, applied to the first iterable.
+fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -> Expr {
+    let stmt = |kind: StmtKind, span: Span| Stmt { kind, span };
+    let elt_span = elt.span;
+    let mut body = vec![stmt(
+        StmtKind::Expr(Expr {
+            kind: ExprKind::Yield(Some(Box::new(elt))),
+            span: elt_span,
+        }),
+        elt_span,
+    )];
+    let mut first_iter = None;
+    for (i, g) in generators.into_iter().enumerate().rev() {
+        for cond in g.ifs.into_iter().rev() {
+            let s = cond.span;
+            body = vec![stmt(
+                StmtKind::If {
+                    branches: vec![(cond, body)],
+                    orelse: None,
+                },
+                s,
+            )];
+        }
+        let iter = if i == 0 {
+            let s = g.iter.span;
+            first_iter = Some(g.iter);
+            Expr {
+                kind: ExprKind::Name(NameRef::new(Rc::from(".0"))),
+                span: s,
+            }
+        } else {
+            g.iter
+        };
+        let s = g.target.span;
+        body = vec![stmt(
+            StmtKind::For {
+                target: g.target,
+                iter,
+                body,
+            },
+            s,
+        )];
+    }
+    let iter = first_iter.unwrap_or(Expr {
+        kind: ExprKind::Tuple(Vec::new()),
+        span,
+    });
+    Expr {
+        kind: ExprKind::GeneratorExp {
+            def: Rc::new(FuncDef {
+                name: Rc::from("<genexpr>"),
+                params: vec![Param {
+                    name: Rc::from(".0"),
+                    default: None,
+                    kind: ParamKind::Normal,
+                    span,
+                }],
+                body,
+                is_generator: true,
+                doc: None,
+                span,
+            }),
+            iter: Box::new(iter),
+        },
+        span,
     }
 }

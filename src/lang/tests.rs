@@ -89,6 +89,12 @@ fn sx(e: &Expr) -> String {
             generators,
         } => format!("(dictcomp {} {} {})", sx(key), sx(value), comps(generators)),
         ExprKind::Attribute { value, attr, .. } => format!("(. {} {attr})", sx(value)),
+        ExprKind::GeneratorExp { def, iter } => {
+            format!("(genexp {} {})", sx(iter), body(&def.body))
+        }
+        ExprKind::Yield(None) => "(yield)".into(),
+        ExprKind::Yield(Some(v)) => format!("(yield {})", sx(v)),
+        ExprKind::YieldFrom(v) => format!("(yield-from {})", sx(v)),
         ExprKind::Subscript { value, index } => format!("(sub {} {})", sx(value), sx(index)),
         ExprKind::Slice { lower, upper, step } => {
             format!("(slice {} {} {})", opt(lower), opt(upper), opt(step))
@@ -233,6 +239,9 @@ fn st(s: &Stmt) -> String {
             None => format!("(assert {})", sx(test)),
         },
         StmtKind::Del(targets) => format!("(del {})", list(targets.iter().map(sx))),
+        StmtKind::Nonlocal(names) => {
+            format!("(nonlocal {})", list(names.iter().map(|n| n.to_string())))
+        }
         StmtKind::Global(names) => {
             format!("(global {})", list(names.iter().map(|n| n.to_string())))
         }
@@ -353,6 +362,7 @@ fn statements_table() {
         ("def f(x: int, *, y=1) -> int: return x", "(def f (x y=1) (return x))"),
         ("def f(): return 1, 2", "(def f () (return (tuple 1 2)))"),
         ("class A: pass", "(class A  pass)"),
+        ("def g():\n    yield\n    x = yield 1, 2\n    yield from y", "(def g () (yield) (= x (yield (tuple 1 2))) (yield-from y))"),
         ("class B(A, nn.Block):\n    x = 1\n    def f(self): return x", "(class B A (. nn Block) (= x 1) (def f (self) (return x)))"),
         ("@d\n@e(1)\nclass C: pass", "(@ d (call e 1) (class C  pass))"),
         ("x = lambda a, b=2: a + b", "(= x (lambda (a b=2) (+ a b)))"),
@@ -453,7 +463,10 @@ fn expressions_table() {
         ("f(1, b=2, *c, **d)", "(call f 1 (kw b 2) (* c) (** d))"),
         ("f(a,)", "(call f a)"),
         ("f()()", "(call (call f))"),
-        ("sum(x for x in y)", "(call sum (listcomp x (for x y)))"),
+        (
+            "sum(x for x in y)",
+            "(call sum (genexp y (for x .0 (yield x))))",
+        ),
         ("x[0]", "(sub x 0)"),
         ("x[:, 1:3]", "(sub x (tuple (slice _ _ _) (slice 1 3 _)))"),
         ("x[::2]", "(sub x (slice _ _ 2))"),
@@ -483,7 +496,10 @@ fn expressions_table() {
             "(listcomp (tuple a b) (for (tuple a b) z))",
         ),
         ("{k: v for k, v in d}", "(dictcomp k v (for (tuple k v) d))"),
-        ("(x for x in y)", "(listcomp x (for x y))"),
+        (
+            "(x for x in y if x)",
+            "(genexp y (for x .0 (if (x (yield x)))))",
+        ),
         (
             "[a if b else c for d in e]",
             "(listcomp (ifexp b a c) (for d e))",
@@ -931,8 +947,19 @@ fn deep_inputs_fail_cleanly() {
     // Moderate nesting is fine.
     let src = format!("x = {}1{}", "(".repeat(60), ")".repeat(60));
     assert!(parse(&src).is_ok());
-    let long_chain = format!("x = 1{}", " + 1".repeat(5000));
+    let long_chain = format!("x = 1{}", " + 1".repeat(2989));
     assert!(parse(&long_chain).is_ok());
+    // Past CPython's limit a chain is refused as too deep, and nothing deep is ever built.
+    for src in [
+        format!("x = 1{}", " + 1".repeat(3000)),
+        format!("x = y{}", ".b".repeat(200_000)),
+        format!("x = y{}", "[0]".repeat(3000)),
+    ] {
+        let Err(e) = parse(&src) else {
+            panic!("a chain past the limit parsed")
+        };
+        assert!(e.too_deep, "{}", e.message);
+    }
 }
 
 #[test]

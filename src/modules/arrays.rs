@@ -19,12 +19,24 @@ pub const NATIVE: u8 = 0;
 pub const ND: u8 = 1;
 pub const NP: u8 = 2;
 pub const TORCH: u8 = 3;
+/// NumPy (`import numpy as np`): host arrays, float64 and int64 by default.
+pub const NUMPY: u8 = 4;
+
+/// The dtype a dialect gives floats when none is asked for: NumPy's float64, else float32.
+fn float_default(f: u8) -> DType {
+    if f == NUMPY {
+        DType::Float64
+    } else {
+        DType::Float32
+    }
+}
 
 pub fn flavor_for(it: &dyn Interpreter, f: u8) -> Flavor {
     match f {
         ND => Flavor::Nd,
         NP => Flavor::Np,
         TORCH => Flavor::Torch,
+        NUMPY => Flavor::Numpy,
         _ if it.state().np_mode => Flavor::Np,
         _ => Flavor::Nd,
     }
@@ -165,16 +177,25 @@ fn place(it: &dyn Interpreter, a: &mut Args) -> Result<(Device, Option<DType>), 
     Ok((device, dtype))
 }
 
+/// [`place`] for dialect `F`: NumPy's arrays live on the host whatever the default device.
+fn place_for<const F: u8>(
+    it: &dyn Interpreter,
+    a: &mut Args,
+) -> Result<(Device, Option<DType>), Exc> {
+    let (device, dtype) = place(it, a)?;
+    Ok((if F == NUMPY { Device::cpu(0) } else { device }, dtype))
+}
+
 // ------------------------------------------------------------------- creation
 
 fn creator<const F: u8>(it: &mut dyn Interpreter, mut a: Args, value: f64) -> Result<Value, Exc> {
-    let (device, dtype) = place(it, &mut a)?;
+    let (device, dtype) = place_for::<F>(it, &mut a)?;
     let shape = shape_from(&mut a)?;
     a.finish(0)?;
     let arr = it
         .state_mut()
         .rt
-        .full(&shape, value, dtype.unwrap_or(DType::Float32), device)?;
+        .full(&shape, value, dtype.unwrap_or(float_default(F)), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
@@ -187,7 +208,7 @@ pub fn zeros<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Ex
 }
 
 pub fn full<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let (device, dtype) = place(it, &mut a)?;
+    let (device, dtype) = place_for::<F>(it, &mut a)?;
     let shape = shape_arg(&a.required(0, "shape")?)?;
     let fill = a.required(1, "fill_value")?;
     a.finish(2)?;
@@ -199,10 +220,11 @@ pub fn full<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
     })?;
     // PyTorch infers the dtype from the fill value; MXNet always uses float32.
     let default = match (&fill, F) {
-        (Value::Bool(_), TORCH) => DType::Bool,
-        (Value::Int(_), TORCH) => DType::Int64,
-        _ => DType::Float32,
+        (Value::Bool(_), TORCH | NUMPY) => DType::Bool,
+        (Value::Int(_), TORCH | NUMPY) => DType::Int64,
+        _ => float_default(F),
     };
+    crate::object::ops::int_fits(&fill, dtype.unwrap_or(default))?;
     let arr = it
         .state_mut()
         .rt
@@ -213,7 +235,7 @@ pub fn full<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
 fn like<const F: u8>(it: &mut dyn Interpreter, mut a: Args, value: f64) -> Result<Value, Exc> {
     let x = a.required(0, "data")?;
     a.finish(1)?;
-    let Value::Array(x) = x else {
+    let Value::Array(x) = &x else {
         return Err(Exc::type_error(format!("{}() expects an array", a.fname)));
     };
     let arr = it
@@ -305,8 +327,14 @@ fn flatten_nested(
 }
 
 pub fn array<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let (device, dtype) = place(it, &mut a)?;
+    let (device, mut dtype) = place_for::<F>(it, &mut a)?;
     let data = a.required(0, "data")?;
+    if F == NUMPY && a.pos.len() > 1 {
+        // np.array(data, dtype) positional form.
+        if let Some(d) = a.take(1, "dtype")? {
+            dtype = dtype_arg(&d)?;
+        }
+    }
     if a.pos.len() > 1 {
         // nd.array(data, ctx) positional form.
         if let Some(c) = a.pos.get(1).cloned() {
@@ -331,15 +359,15 @@ fn array_from(
     let mut flat = Vec::new();
     let mut kinds = (false, false);
     flatten_nested(data, &mut shape, 0, &mut flat, &mut kinds)?;
-    let default = if f == TORCH {
+    let default = if f == TORCH || f == NUMPY {
         if kinds.0 {
-            DType::Float32
+            float_default(f)
         } else if kinds.1 {
             DType::Int64
         } else if matches!(data, Value::Bool(_)) || (!flat.is_empty() && !kinds.0 && !kinds.1) {
             DType::Bool
         } else {
-            DType::Float32
+            float_default(f)
         }
     } else if let Value::Array(src) = data {
         src.array.dtype()
@@ -354,7 +382,7 @@ fn array_from(
 }
 
 pub fn arange<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let (device, dtype) = place(it, &mut a)?;
+    let (device, dtype) = place_for::<F>(it, &mut a)?;
     let start = a.required(0, "start")?;
     let stop = a.take(1, "stop")?;
     let step = a.take(2, "step")?;
@@ -382,10 +410,10 @@ pub fn arange<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Valu
     if st == 0.0 {
         return Err(Exc::value_error("arange() step must not be zero"));
     }
-    let default = if F == TORCH && all_int {
+    let default = if (F == TORCH || F == NUMPY) && all_int {
         DType::Int64
     } else {
-        DType::Float32
+        float_default(F)
     };
     let arr = it
         .state_mut()
@@ -395,7 +423,7 @@ pub fn arange<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Valu
 }
 
 pub fn eye<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let (device, dtype) = place(it, &mut a)?;
+    let (device, dtype) = place_for::<F>(it, &mut a)?;
     let n = dim(&a.required(0, "N")?)?;
     let m = match a.take(1, "M")? {
         Some(Value::None) | None => n,
@@ -409,7 +437,7 @@ pub fn eye<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, 
     let arr = it
         .state_mut()
         .rt
-        .eye(n, m, k, dtype.unwrap_or(DType::Float32), device)?;
+        .eye(n, m, k, dtype.unwrap_or(float_default(F)), device)?;
     Ok(wrap(arr, flavor_for(it, F)))
 }
 
@@ -586,7 +614,7 @@ fn scalar_value(s: Scalar) -> Value {
 
 /// Axis argument: None, an int, or a tuple of ints.
 fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
-    match v {
+    match &v {
         None | Some(Value::None) => Ok(None),
         Some(Value::Tuple(t)) => t
             .iter()
@@ -597,7 +625,7 @@ fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
-        Some(x) => as_i64(&x)
+        Some(x) => as_i64(x)
             .map(|i| Some(vec![i as isize]))
             .ok_or_else(|| Exc::type_error("axis must be an integer or a tuple of integers")),
     }
@@ -790,11 +818,33 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     to_device(it, r, &t, true)
                 }),
                 "as_in_context" | "as_in_ctx" | "to" => ("x.as_in_context(device): x itself when already there, else a copy.", |it, r, mut a| {
-                    let t = a.take(0, "device")?.or_else(|| a.take_kw("ctx")).ok_or_else(|| Exc::type_error("missing the target device"))?;
-                    a.take_kw("dtype");
+                    // PyTorch's forms: to(device), to(dtype), to(device, dtype), keywords.
+                    let first = a.take(0, "device")?.or_else(|| a.take_kw("ctx"));
+                    let second = a.take(1, "dtype")?;
                     a.take_kw("non_blocking");
-                    a.finish(1)?;
-                    to_device(it, r, &t, false)
+                    a.take_kw("copy");
+                    a.finish(2)?;
+                    let (device, dtype) = match first {
+                        Some(d @ Value::DType(..)) => (None, Some(d)),
+                        other => (other, second.filter(|d| !matches!(d, Value::None))),
+                    };
+                    if device.is_none() && dtype.is_none() {
+                        return Err(Exc::type_error("missing the target device"));
+                    }
+                    let moved = match &device {
+                        Some(d) => to_device(it, r, d, false)?,
+                        None => r.clone(),
+                    };
+                    match dtype.as_ref().map(dtype_arg).transpose()?.flatten() {
+                        Some(dt) => {
+                            let x = recv(&moved)?;
+                            if x.array.dtype() == dt {
+                                return Ok(moved.clone());
+                            }
+                            Ok(wrap(it.state_mut().nn.tape.astype(&x.array, dt)?, x.flavor))
+                        }
+                        None => Ok(moved),
+                    }
                 }),
                 "cuda" => ("x.cuda(i=0): x on cuda:i (itself when already there).", |it, r, mut a| {
                     let i = a.take(0, "device")?;
@@ -831,11 +881,11 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let req = a.take(0, "grad_req")?;
                     a.take_kw("stype");
                     a.finish(1)?;
-                    let accumulate = match req {
+                    let accumulate = match &req {
                         None => false,
-                        Some(Value::Str(s)) if &*s == "write" => false,
-                        Some(Value::Str(s)) if &*s == "add" => true,
-                        Some(other) => return Err(Exc::value_error(format!("attach_grad: grad_req must be 'write' or 'add', not {}", crate::object::format::repr(it, &other)?))),
+                        Some(Value::Str(s)) if &**s == "write" => false,
+                        Some(Value::Str(s)) if &**s == "add" => true,
+                        Some(other) => return Err(Exc::value_error(format!("attach_grad: grad_req must be 'write' or 'add', not {}", crate::object::format::repr(it, other)?))),
                     };
                     let x = recv(r)?;
                     let st = it.state_mut();
@@ -1258,6 +1308,7 @@ pub fn fill_namespace<const F: u8>(m: &crate::object::value::Module) {
         let flavor = match F {
             TORCH => Flavor::Torch,
             NP => Flavor::Np,
+            NUMPY => Flavor::Numpy,
             _ => Flavor::Nd,
         };
         let name = if d == DType::Bool && F != TORCH {

@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use crate::runtime::DeviceKind;
 
+use crate::object::alloc;
 use crate::object::class;
 use crate::object::error::{Exc, ExcKind};
 use crate::object::format;
@@ -164,7 +165,7 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
 }
 
 fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let sep = match a.take_kw("sep") {
+    let sep = match &a.take_kw("sep") {
         Some(Value::Str(s)) => s.to_string(),
         Some(Value::None) | None => " ".to_string(),
         Some(other) => {
@@ -174,7 +175,7 @@ fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             )))
         }
     };
-    let end = match a.take_kw("end") {
+    let end = match &a.take_kw("end") {
         Some(Value::Str(s)) => s.to_string(),
         Some(Value::None) | None => "\n".to_string(),
         Some(other) => {
@@ -184,7 +185,7 @@ fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             )))
         }
     };
-    let to_stderr = match a.take_kw("file") {
+    let to_stderr = match &a.take_kw("file") {
         Some(Value::Module(m)) => m.name == "sys.stderr",
         Some(Value::None) | None => false,
         Some(Value::Object(o)) => o.type_name() == "stderr",
@@ -238,6 +239,9 @@ pub(super) fn len(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.finish(1)?;
     if let Some(n) = class::call_special(it, &v, "__len__", Vec::new())? {
         return class_len(n);
+    }
+    if let Some(base) = class::base_value(&v) {
+        return Ok(Value::Int(length(&base)? as i64));
     }
     // Native objects (data sets, loaders, Sequential) answer through `__len__`.
     if let Value::Object(o) = &v {
@@ -407,11 +411,17 @@ fn type_kind(v: &Value) -> TypeKind {
         Value::Tuple(_) => TypeKind::Tuple,
         Value::Dict(_) => TypeKind::Dict,
         Value::Range(..) => TypeKind::Range,
-        Value::Array(_) => TypeKind::NDArray,
+        Value::Array(a) => match a.flavor {
+            crate::object::value::Flavor::Nd => TypeKind::NDArray,
+            crate::object::value::Flavor::Np => TypeKind::MxNumpyArray,
+            crate::object::value::Flavor::Torch => TypeKind::Tensor,
+            crate::object::value::Flavor::Numpy => TypeKind::NumpyArray,
+        },
         Value::Device(_) => TypeKind::Device,
         Value::DType(..) => TypeKind::DType,
         Value::Func(_) | Value::Builtin(_) => TypeKind::Function,
         Value::Module(_) => TypeKind::Module,
+        Value::Generator(_) => TypeKind::Generator,
         _ => TypeKind::Object,
     }
 }
@@ -509,12 +519,97 @@ fn round(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Some(n) => {
             let n = int_arg(&n, "ndigits")?;
             if let Value::Int(i) = v {
-                return Ok(Value::Int(i));
+                return Ok(Value::Int(round_int_to_tens(i, n)));
+            }
+            if n < 0 {
+                return Ok(Value::Float(round_float_to_tens(x, n.unsigned_abs())));
             }
             // Format-and-parse rounds the exact binary value, as Python does.
-            let s = format!("{:.*}", n.clamp(0, 300) as usize, x);
+            let s = format!("{:.*}", n.clamp(0, 330) as usize, x);
             Ok(Value::Float(s.parse().unwrap_or(x)))
         }
+    }
+}
+
+/// `round(i, n)` for an int: unchanged for n >= 0, else to a multiple of 10**-n, ties to
+/// the even multiple (CPython: `round(25, -1) == 20`).
+fn round_int_to_tens(i: i64, n: i64) -> i64 {
+    if n >= 0 {
+        return i;
+    }
+    let Some(p) = 10i128.checked_pow(n.unsigned_abs().min(40) as u32) else {
+        return 0;
+    };
+    let x = i128::from(i);
+    let (q, r) = (x.div_euclid(p), x.rem_euclid(p));
+    let q = match (2 * r).cmp(&p) {
+        std::cmp::Ordering::Greater => q + 1,
+        std::cmp::Ordering::Equal if q % 2 != 0 => q + 1,
+        _ => q,
+    };
+    // |result| <= |i| rounded up to one multiple of p, which fits unless p is beyond i64.
+    i64::try_from(q * p).unwrap_or(0)
+}
+
+/// `round(x, -k)` for a float: the exact binary value rounded to a multiple of 10**k, ties to
+/// even (as CPython's correctly rounded dtoa does), so `round(123.456, -400)` is 0.0.
+fn round_float_to_tens(x: f64, k: u64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    let whole = x.trunc();
+    let has_fraction = whole != x;
+    // An integral f64 prints exactly.
+    let digits = format!("{:.0}", whole.abs());
+    let k = usize::try_from(k).unwrap_or(usize::MAX);
+    let zero = 0.0f64.copysign(x);
+    if k > digits.len() {
+        return zero;
+    }
+    let (high, low) = digits.split_at(digits.len() - k);
+    // Compare the dropped digits (and any fraction) with half a unit.
+    let half = low
+        .bytes()
+        .enumerate()
+        .map(|(i, d)| (d, if i == 0 { b'5' } else { b'0' }));
+    let mut cmp = std::cmp::Ordering::Equal;
+    for (d, h) in half {
+        if d != h {
+            cmp = d.cmp(&h);
+            break;
+        }
+    }
+    if cmp == std::cmp::Ordering::Equal && has_fraction {
+        cmp = std::cmp::Ordering::Greater;
+    }
+    let odd = high.bytes().last().is_some_and(|d| (d - b'0') % 2 == 1);
+    let up = cmp == std::cmp::Ordering::Greater || (cmp == std::cmp::Ordering::Equal && odd);
+    let mut high: Vec<u8> = high.bytes().collect();
+    if up {
+        let mut i = high.len();
+        loop {
+            if i == 0 {
+                high.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if high[i] == b'9' {
+                high[i] = b'0';
+            } else {
+                high[i] += 1;
+                break;
+            }
+        }
+    }
+    if high.is_empty() {
+        return zero;
+    }
+    let text = format!("{}e{k}", String::from_utf8_lossy(&high));
+    let r: f64 = text.parse().unwrap_or(0.0);
+    if r == 0.0 {
+        zero
+    } else {
+        r.copysign(x)
     }
 }
 
@@ -556,49 +651,22 @@ fn sort_items(
         };
         keyed.push((k, x));
     }
-    // Stable sort of indices by key, as Python's sort is stable.
-    let mut idx: Vec<usize> = (0..keyed.len()).collect();
-    let mut err = None;
-    if keyed.iter().any(|(k, _)| matches!(k, Value::Instance(_))) {
-        // Keys of user classes are ordered by their `__lt__`, the one comparison sort uses.
-        let lt = |it: &mut dyn Interpreter, a: &Value, b: &Value| -> Result<bool, Exc> {
-            let r = ops::compare(it, crate::lang::ast::CmpOp::Lt, a, b)?;
+    // CPython sorts a reversed list reversed, so equal keys keep their order either way.
+    if reverse {
+        keyed.reverse();
+    }
+    let keys: Vec<Value> = keyed.iter().map(|(k, _)| k.clone()).collect();
+    let order = if keys.iter().any(|k| matches!(k, Value::Instance(_))) {
+        // Keys of user classes are ordered by their `__lt__`, the one comparison sort asks.
+        let mut lt = |a: usize, b: usize| -> Result<bool, Exc> {
+            let r = ops::compare(it, crate::lang::ast::CmpOp::Lt, &keys[a], &keys[b])?;
             class::truthy(it, &r)
         };
-        idx.sort_by(|&i, &j| {
-            if err.is_some() {
-                return std::cmp::Ordering::Equal;
-            }
-            let (a, b) = (&keyed[i].0, &keyed[j].0);
-            match lt(it, a, b).and_then(|less| Ok((less, !less && lt(it, b, a)?))) {
-                Ok((true, _)) => std::cmp::Ordering::Less,
-                Ok((false, true)) => std::cmp::Ordering::Greater,
-                Ok(_) => std::cmp::Ordering::Equal,
-                Err(e) => {
-                    err = Some(e);
-                    std::cmp::Ordering::Equal
-                }
-            }
-        });
+        ops::sort_order_by(keys.len(), &mut lt)?
     } else {
-        idx.sort_by(|&i, &j| match ops::order(&keyed[i].0, &keyed[j].0) {
-            Some(o) => o,
-            None => {
-                err.get_or_insert_with(|| {
-                    Exc::type_error(format!(
-                        "'<' not supported between instances of '{}' and '{}'",
-                        keyed[i].0.type_name(),
-                        keyed[j].0.type_name()
-                    ))
-                });
-                std::cmp::Ordering::Equal
-            }
-        });
-    }
-    if let Some(e) = err {
-        return Err(e);
-    }
-    let mut out: Vec<Value> = idx.into_iter().map(|i| keyed[i].1.clone()).collect();
+        ops::sort_order(&keys)?
+    };
+    let mut out: Vec<Value> = order.into_iter().map(|i| keyed[i].1.clone()).collect();
     if reverse {
         out.reverse();
     }
@@ -819,10 +887,8 @@ fn help(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                  Use help(obj) for documentation, %devices for the device table.\n"
                 .to_string()
         }
-        Some(v) => format!(
-            "{}\n",
-            doc_of(&v).unwrap_or_else(|| format!("No documentation for {}", v.type_name()))
-        ),
+        // The same report as `obj?` and a notebook's Shift+Tab.
+        Some(v) => format!("{}\n", super::pydoc::describe(it, "", &v, 0, false)),
     };
     it.out().stdout(&text);
     Ok(Value::None)
@@ -866,6 +932,38 @@ fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 /// `int(x)`, `str(x)`, `list(x)`, ...
 pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<Value, Exc> {
     a.fname = t.name();
+    // `int(x)` / `float(x)` of an instance: its `__int__` / `__float__`, or the built-in value
+    // a class extending `int` or `float` holds.
+    if let (TypeKind::Int | TypeKind::Float, Some(first @ Value::Instance(_))) = (t, a.pos.first())
+    {
+        let first = first.clone();
+        let special = if t == TypeKind::Int {
+            "__int__"
+        } else {
+            "__float__"
+        };
+        if let Some(v) = class::call_special(it, &first, special, Vec::new())? {
+            a.pos[0] = v;
+        } else if let Some(base) = class::base_value(&first) {
+            a.pos[0] = base;
+        }
+    }
+    // `dict(x=1)`: keywords are entries, added after the positional mapping or pairs.
+    if t == TypeKind::Dict && !a.kw.is_empty() {
+        let kw = std::mem::take(&mut a.kw);
+        let d = call_type(it, t, a)?;
+        if let Value::Dict(entries) = &d {
+            let mut entries = entries.borrow_mut();
+            for (k, v) in kw {
+                entries.insert(
+                    crate::object::value::HashKey::Str(k.clone()),
+                    Value::Str(k),
+                    v,
+                );
+            }
+        }
+        return Ok(d);
+    }
     let v = a.take(0, "x")?;
     if t == TypeKind::Int {
         let base = a.take(1, "base")?;
@@ -1034,6 +1132,52 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// `gen.__next__`, `gen.send(v)`, `gen.close()`, `iter(gen)`.
+fn generator_method(v: &Value, name: &str) -> Option<Value> {
+    let f: crate::object::value::MethodFn = match name {
+        "__next__" => |it, r, a| {
+            a.finish(0)?;
+            let Value::Generator(g) = r else {
+                return Err(Exc::type_error("expected a generator"));
+            };
+            it.resume(g, Value::None)?
+                .ok_or_else(|| Exc::new(ExcKind::StopIteration, ""))
+        },
+        "send" => |it, r, mut a| {
+            let sent = a.required(0, "value")?;
+            a.finish(1)?;
+            let Value::Generator(g) = r else {
+                return Err(Exc::type_error("expected a generator"));
+            };
+            it.resume(g, sent)?
+                .ok_or_else(|| Exc::new(ExcKind::StopIteration, ""))
+        },
+        "close" => |_, r, a| {
+            a.finish(0)?;
+            if let Value::Generator(g) = r {
+                g.finished.set(true);
+                g.state.borrow_mut().take();
+            }
+            Ok(Value::None)
+        },
+        "__iter__" => |_, r, _| Ok(r.clone()),
+        "__name__" => {
+            return match v {
+                Value::Generator(g) => Some(Value::Str(g.name.clone())),
+                _ => None,
+            }
+        }
+        _ => return None,
+    };
+    let name: &'static str = match name {
+        "__next__" => "__next__",
+        "send" => "send",
+        "close" => "close",
+        _ => "__iter__",
+    };
+    Some(method(v, name, "a generator method", f))
+}
+
 /// The names a class and its bases define, with what every object has.
 fn class_attr_names(c: &Rc<class::Class>) -> Vec<String> {
     let mut names: Vec<String> = c
@@ -1099,6 +1243,7 @@ pub fn attr_names(v: &Value) -> Vec<String> {
             return names;
         }
         Value::Class(c) => return class_attr_names(c),
+        Value::Generator(_) => &["__iter__", "__name__", "__next__", "close", "send"],
         Value::Str(_) => STR_METHODS,
         Value::List(_) => LIST_METHODS,
         Value::Dict(_) => DICT_METHODS,
@@ -1157,6 +1302,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
     let found = match v {
         Value::Instance(inst) => return class::instance_get_attr(it, v, inst, name),
         Value::Class(c) => return class::class_get_attr(it, c, name),
+        Value::Generator(_) => generator_method(v, name),
         Value::Method(m) => match name {
             "__self__" => Some(m.receiver.clone()),
             "__func__" => Some(m.func.clone()),
@@ -1228,6 +1374,9 @@ pub fn set_attr(
     match obj {
         Value::Instance(inst) => class::instance_set_attr(it, obj, inst, name, value),
         Value::Class(c) => {
+            if class::is_property(&value) {
+                c.has_properties.set(true);
+            }
             c.attrs.borrow_mut().set(Rc::from(name), value);
             Ok(())
         }
@@ -1271,8 +1420,9 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             let sep = recv_str(r);
             let mut parts = Vec::new();
             for x in it.iterate(&items)? {
-                match x {
-                    Value::Str(s) => parts.push(s.to_string()),
+                match &x {
+                    // Shared, not copied: the length is checked before anything is copied.
+                    Value::Str(s) => parts.push(s.clone()),
                     other => {
                         return Err(Exc::type_error(format!(
                             "sequence item: expected str instance, {} found",
@@ -1281,7 +1431,7 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
                     }
                 }
             }
-            Ok(Value::str(&parts.join(&sep)))
+            Ok(Value::str(&alloc::join(&parts, &sep)?))
         },
         "split" => |_, r, mut a| {
             let sep = opt_str(&mut a, 0, "sep")?;
@@ -1368,7 +1518,7 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             let old = str_arg(&a.required(0, "old")?, "old")?;
             let new = str_arg(&a.required(1, "new")?, "new")?;
             a.finish(2)?;
-            Ok(Value::str(&recv_str(r).replace(&*old, &new)))
+            Ok(Value::str(&alloc::replace(&recv_str(r), &old, &new)?))
         },
         "startswith" => |_, r, mut a| {
             let p = a.required(0, "prefix")?;
@@ -1417,7 +1567,7 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             _ => |_, r, mut a| {
                 let w = int_arg(&a.required(0, "width")?, "width")?;
                 a.finish(1)?;
-                Ok(Value::str(&display_zfill(&recv_str(r), w.max(0) as usize)))
+                Ok(Value::str(&display_zfill(&recv_str(r), w.max(0) as usize)?))
             },
         },
         "format" => |it, r, a| str_format(it, &recv_str(r), a),
@@ -1431,20 +1581,24 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
     Some(method(v, name, "str method", f))
 }
 
-fn display_zfill(s: &str, width: usize) -> String {
+fn display_zfill(s: &str, width: usize) -> Result<String, Exc> {
     let n = s.chars().count();
     if n >= width {
-        return s.to_string();
+        return Ok(s.to_string());
     }
     let (sign, rest) = match s.strip_prefix(['-', '+']) {
         Some(rest) => (&s[..1], rest),
         None => ("", s),
     };
-    format!("{sign}{}{rest}", "0".repeat(width - n))
+    let mut out = alloc::string(s.len())?;
+    out.push_str(sign);
+    alloc::push_repeated(&mut out, "0", width - n)?;
+    out.push_str(rest);
+    Ok(out)
 }
 
 fn pad(r: &Value, a: &mut Args, align: char) -> Result<Value, Exc> {
-    let w = int_arg(&a.required(0, "width")?, "width")?.clamp(0, 1 << 20) as usize;
+    let w = int_arg(&a.required(0, "width")?, "width")?.max(0) as usize;
     let fill = match opt_str(a, 1, "fillchar")? {
         Some(f) => f.chars().next().unwrap_or(' '),
         None => ' ',
@@ -1456,18 +1610,21 @@ fn pad(r: &Value, a: &mut Args, align: char) -> Result<Value, Exc> {
         return Ok(Value::Str(s));
     }
     let extra = w - n;
+    // CPython's split: the odd space goes left when the width is odd and the string even.
     let (left, right) = match align {
         '<' => (0, extra),
         '>' => (extra, 0),
-        _ => (extra / 2, extra - extra / 2),
+        _ => {
+            let left = extra / 2 + (extra & w & 1);
+            (left, extra - left)
+        }
     };
     let f = fill.to_string();
-    Ok(Value::str(&format!(
-        "{}{}{}",
-        f.repeat(left),
-        s,
-        f.repeat(right)
-    )))
+    let mut out = alloc::string(s.len())?;
+    alloc::push_repeated(&mut out, &f, left)?;
+    out.push_str(&s);
+    alloc::push_repeated(&mut out, &f, right)?;
+    Ok(Value::str(&out))
 }
 
 /// `"{} {name:.2f}".format(a, name=b)`.
@@ -1606,7 +1763,14 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
             let x = a.required(0, "value")?;
             a.finish(1)?;
             let l = recv_list(r)?;
-            let pos = l.borrow().iter().position(|y| ops::equals(y, &x));
+            let items = l.borrow().clone();
+            let mut pos = None;
+            for (i, y) in items.iter().enumerate() {
+                if y.is(&x) || ops::equals(y, &x)? {
+                    pos = Some(i);
+                    break;
+                }
+            }
             match pos {
                 Some(p) => {
                     l.borrow_mut().remove(p);
@@ -1619,7 +1783,14 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
             let x = a.required(0, "value")?;
             a.finish(1)?;
             let l = recv_list(r)?.borrow().clone();
-            match l.iter().position(|y| ops::equals(y, &x)) {
+            let mut pos = None;
+            for (i, y) in l.iter().enumerate() {
+                if y.is(&x) || ops::equals(y, &x)? {
+                    pos = Some(i);
+                    break;
+                }
+            }
+            match pos {
                 Some(p) => Ok(Value::Int(p as i64)),
                 None => Err(Exc::value_error(format!(
                     "{} is not in list",
@@ -1630,13 +1801,14 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
         "count" => |_, r, mut a| {
             let x = a.required(0, "value")?;
             a.finish(1)?;
-            Ok(Value::Int(
-                recv_list(r)?
-                    .borrow()
-                    .iter()
-                    .filter(|y| ops::equals(y, &x))
-                    .count() as i64,
-            ))
+            let items = recv_list(r)?.borrow().clone();
+            let mut n = 0;
+            for y in &items {
+                if y.is(&x) || ops::equals(y, &x)? {
+                    n += 1;
+                }
+            }
+            Ok(Value::Int(n))
         },
         "sort" => |it, r, mut a| {
             let key = a.take_kw("key");
@@ -1758,7 +1930,7 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
             let dict = recv_dict(r)?;
             if let Some(o) = other {
                 let src = call_type(it, TypeKind::Dict, Args::new("dict", vec![o]))?;
-                if let Value::Dict(s) = src {
+                if let Value::Dict(s) = &src {
                     for (k, v) in s.borrow().entries.iter() {
                         let hk = hash_key(k)?;
                         dict.borrow_mut().insert(hk, k.clone(), v.clone());

@@ -60,7 +60,7 @@ pub fn super_fn(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let cls = a.required(0, "type")?;
     let obj = a.required(1, "obj")?;
     a.finish(2)?;
-    let Value::Class(cls) = cls else {
+    let Value::Class(cls) = &cls else {
         return Err(Exc::type_error(format!(
             "super() argument 1 must be a type, not {}",
             cls.type_name()
@@ -76,7 +76,8 @@ pub fn super_fn(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             "super(type, obj): obj must be an instance or subtype of type",
         ));
     }
-    Ok(Value::Object(Rc::new(Super { class: cls, obj })))
+    let class = cls.clone();
+    Ok(Value::Object(Rc::new(Super { class, obj })))
 }
 
 pub fn property(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -154,13 +155,13 @@ pub fn delattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let o = a.required(0, "obj")?;
     let name = a.required(1, "name")?;
     a.finish(2)?;
-    let Value::Str(name) = name else {
+    let Value::Str(name) = &name else {
         return Err(Exc::type_error(format!(
             "attribute name must be string, not '{}'",
             name.type_name()
         )));
     };
-    del_attr(it, &o, &name)?;
+    del_attr(it, &o, name)?;
     Ok(Value::None)
 }
 
@@ -236,6 +237,7 @@ pub fn iter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     a.finish(1)?;
     match &v {
+        Value::Generator(_) => return Ok(v.clone()),
         Value::Instance(_) => {
             if let Some(r) = class::call_special(it, &v, "__iter__", Vec::new())? {
                 return Ok(r);
@@ -259,6 +261,12 @@ pub fn next(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterator")?;
     let default = a.take(1, "default")?;
     a.finish(2)?;
+    if let Value::Generator(g) = &v {
+        return match it.resume(g, Value::None)? {
+            Some(item) => Ok(item),
+            None => default.ok_or_else(|| Exc::new(ExcKind::StopIteration, "")),
+        };
+    }
     let next = match &v {
         Value::Instance(_) => class::special_method(it, &v, "__next__")?,
         Value::Object(o) => o.get_attr(o, "__next__"),

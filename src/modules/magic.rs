@@ -196,11 +196,28 @@ fn transfers(it: &mut dyn Interpreter, arg: &str) -> Result<(), Exc> {
     }
     // Queued copies add their time when they run: wait for them so the table is complete.
     synchronize(it)?;
-    let text = transfers_text(&it.state_mut().rt.transfers(), !deterministic());
+    let records = it.state_mut().rt.transfers();
+    let text = transfers_text(&records, !deterministic());
     it.state_mut().rt.reset_transfers();
-    it.out().stdout(&text);
+    if records.is_empty() {
+        it.out().stdout(&text);
+    } else {
+        // A table, so a notebook renders it as HTML like %devices.
+        let (headers, rows) = transfers_rows(&records, !deterministic());
+        let data = crate::object::DisplayData {
+            plain: text.trim_end_matches('\n').to_string(),
+            html: Some(format!(
+                "{}<div style=\"opacity:0.75;font-size:12px\">{}</div>",
+                crate::display::table_html(&headers, &rows),
+                TRANSFERS_RESET
+            )),
+        };
+        it.out().display(&data, false);
+    }
     Ok(())
 }
+
+const TRANSFERS_RESET: &str = "The transfer ledger has been reset.";
 
 /// The `%transfers` table for `records`, with a time column when `with_time`.
 pub fn transfers_text(records: &[crate::runtime::TransferRecord], with_time: bool) -> String {
@@ -208,6 +225,18 @@ pub fn transfers_text(records: &[crate::runtime::TransferRecord], with_time: boo
         return "No transfers since the last reset: no array has moved between devices.\n"
             .to_string();
     }
+    let (headers, rows) = transfers_rows(records, with_time);
+    format!(
+        "{}\n{TRANSFERS_RESET}\n",
+        crate::display::table_text(&headers, &rows)
+    )
+}
+
+/// The `%transfers` table's headers and rows (a total row when there are several).
+fn transfers_rows(
+    records: &[crate::runtime::TransferRecord],
+    with_time: bool,
+) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let mut headers = vec!["from", "to", "kind", "copies", "bytes"];
     if with_time {
         headers.push("time");
@@ -248,10 +277,7 @@ pub fn transfers_text(records: &[crate::runtime::TransferRecord], with_time: boo
             records.iter().map(|r| r.time.as_secs_f64()).sum(),
         ));
     }
-    format!(
-        "{}\nThe transfer ledger has been reset.\n",
-        crate::display::table_text(&headers, &rows)
-    )
+    (headers, rows)
 }
 
 fn on_path(cmd: &str) -> bool {
@@ -269,14 +295,70 @@ fn shell(it: &mut dyn Interpreter, cmd: &str) -> Result<(), Exc> {
         ));
         return Ok(());
     }
-    let output = std::process::Command::new("sh")
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    // Its own process group, so an interrupt can end the command and everything it started.
+    let mut child = std::process::Command::new("sh")
         .arg("-c")
         .arg(cmd)
-        .stdin(std::process::Stdio::null())
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
         .map_err(|e| Exc::new(ExcKind::OSError, format!("could not run `{cmd}`: {e}")))?;
-    it.out().stdout(&String::from_utf8_lossy(&output.stdout));
-    it.out().stderr(&String::from_utf8_lossy(&output.stderr));
+    // Both pipes drain on their own threads, so a chatty command never blocks on a full pipe.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let mut interrupted = false;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if it.check_interrupt().is_err() => {
+                interrupted = true;
+                // SAFETY: kill(2) on the child's own process group (its pid); no memory involved.
+                unsafe {
+                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+                }
+                let _ = child.wait();
+                break;
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(e) => {
+                return Err(Exc::new(
+                    ExcKind::OSError,
+                    format!("could not wait for `{cmd}`: {e}"),
+                ))
+            }
+        }
+    }
+    // What the command wrote before it ended (or was ended) is shown either way.
+    it.out()
+        .stdout(&String::from_utf8_lossy(&out.join().unwrap_or_default()));
+    it.out()
+        .stderr(&String::from_utf8_lossy(&err.join().unwrap_or_default()));
+    if interrupted {
+        return Err(Exc::new(ExcKind::KeyboardInterrupt, ""));
+    }
     Ok(())
 }
 
@@ -358,10 +440,61 @@ pub fn device_table(it: &mut dyn Interpreter) -> DeviceTable {
             ]
         })
         .collect();
+    // The text form must fit an 80-column terminal (and `!nvidia-smi`'s
+    // fallback a notebook's width): short names, memory and copies in two
+    // columns. The HTML keeps every detail.
+    let short_headers = [
+        "device",
+        "name",
+        "memory used/total",
+        "arrays",
+        "copied in/out",
+    ];
+    let short_rows: Vec<Vec<String>> = devices
+        .iter()
+        .zip(&rows)
+        .map(|(d, row)| {
+            let backend = rt.backend_name(*d);
+            let name = match d.kind {
+                DeviceKind::Cpu => format!(
+                    "{}-core CPU",
+                    std::thread::available_parallelism().map_or(1, |n| n.get())
+                ),
+                DeviceKind::Gpu if backend == "simulated" => "simulated GPU".to_string(),
+                DeviceKind::Gpu => clip(&row[2], 18),
+            };
+            let (copied_in, copied_out) = rt.bytes_copied(*d);
+            let total = rt
+                .memory_total(*d)
+                .map_or_else(|| "?".to_string(), compact_bytes);
+            vec![
+                d.to_string(),
+                name,
+                format!("{}/{}", compact_bytes(rt.memory_used(*d)), total),
+                rt.live_arrays(*d).to_string(),
+                format!("{}/{}", compact_bytes(copied_in), compact_bytes(copied_out)),
+            ]
+        })
+        .collect();
     DeviceTable {
-        text: crate::display::table_text(&headers, &rows),
+        text: crate::display::table_text(&short_headers, &short_rows),
         html: crate::display::table_html(&headers, &rows),
     }
+}
+
+/// At most `max` characters, the cut marked with `…`.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let kept: String = text.chars().take(max - 1).collect();
+        format!("{kept}…")
+    }
+}
+
+/// Bytes as nvidia-smi's narrow columns write them: `0B`, `12.3MiB`, `4GiB`.
+fn compact_bytes(b: u64) -> String {
+    human_bytes(b).replace(".0 ", "").replace(' ', "")
 }
 
 pub fn devices_fn(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {

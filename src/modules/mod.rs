@@ -12,16 +12,22 @@
 //! - `devices.rs` — `cpu`, `gpu`, `num_gpus`, `try_gpu`, `try_all_gpus`;
 //! - `mxnet/` — `mxnet` (nd, np, npx, context), `gluon`, `gluon.data`, `autograd`, `init`;
 //! - `torch/` — `torch`, `torch.cuda`, `torch.nn`;
+//! - `numpy.rs` — `import numpy as np`: host arrays with NumPy's defaults and display;
 //! - `stdlib/` — `__future__`, `os`, `random`, `math`, `time`, `sys`, `collections`, `itertools`,
 //!   `functools`, `copy`, `json`, `re` (one file each);
-//! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%transfers`, `%who`, `!cmd`.
+//! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%transfers`, `%who`, `!cmd`;
+//! - `pydoc.rs`, `docs.rs` — what `help`, `obj?` and inspection show; the long docs of the
+//!   public functions.
 
 pub mod arrays;
 pub mod builtins;
 pub mod classes;
 pub mod devices;
+pub mod docs;
 pub mod magic;
 pub mod mxnet;
+pub mod numpy;
+pub mod pydoc;
 pub mod stdlib;
 pub mod torch;
 
@@ -40,13 +46,12 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
     let m = build(dotted).ok_or_else(|| {
         let top = dotted.split('.').next().unwrap_or(dotted);
         let hint = match top {
-            "numpy" => ". devarray has no Python packages; use `from mxnet import np` (MXNet's numpy) or the native functions (ones, zeros, array, ...)",
             "d2l" => ". The d2l helpers are built in: try_gpu, try_all_gpus, num_gpus, cpu, gpu",
             _ => "",
         };
         let hint = if hint.is_empty() {
             format!(
-                ". Built-in modules: mxnet (nd, np, npx, gluon, autograd), torch (nn, cuda), {}",
+                ". Built-in modules: mxnet (nd, np, npx, gluon, autograd), torch (nn, cuda), numpy, {}",
                 stdlib::NAMES.join(", ")
             )
         } else {
@@ -90,6 +95,7 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
 fn build(dotted: &str) -> Option<Rc<Module>> {
     torch::build(dotted)
         .or_else(|| mxnet::build(dotted))
+        .or_else(|| numpy::build(dotted))
         .or_else(|| stdlib::build(dotted))
 }
 

@@ -375,17 +375,26 @@ impl Tape {
                 grads.insert(x.id(), merged);
             }
         }
+        // Every new gradient first (accumulation allocates and can fail), then the writes, so
+        // a failed backward leaves every gradient buffer as it was.
+        let mut new_grads = Vec::new();
         for entry in self.attached.values() {
             let Some(g) = grads.get(&entry.var.id()) else {
                 continue;
             };
-            if entry.accumulate {
-                entry
-                    .grad
-                    .binary_inplace(BinaryOp::Add, Operand::Array(g))?;
+            let value = if entry.accumulate {
+                Array::binary(
+                    BinaryOp::Add,
+                    Operand::Array(&entry.grad),
+                    Operand::Array(g),
+                )?
             } else {
-                g.copy_into(&entry.grad)?;
-            }
+                g.clone()
+            };
+            new_grads.push((value, &entry.grad));
+        }
+        for (value, grad) in new_grads {
+            value.copy_into(grad)?;
         }
         if !retain_graph {
             let mut flags = used.into_iter();

@@ -106,8 +106,67 @@ fn float32_bytes(a: &Array) -> IoResult<Vec<u8>> {
 
 static TEMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
 
-/// Temp file beside the target (same filesystem, so the rename is atomic), then rename.
+/// What a symbolic link at `path` finally names (a chain of links, relative ones resolved
+/// against their own directory); `path` itself when it is not a link. The target need not exist.
+fn resolve_links(path: &Path) -> IoResult<PathBuf> {
+    let mut current = path.to_path_buf();
+    // The kernel's own limit on links followed in one lookup.
+    for _ in 0..40 {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target =
+                    fs::read_link(&current).map_err(|e| os_error(&current, "follow", &e))?;
+                current = match current.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(ParamsIoError::Os(format!(
+        "cannot save to '{}': too many levels of symbolic links",
+        path.display()
+    )))
+}
+
+/// "a directory", "a character device", ... for a file that is not a regular one.
+fn kind_of(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Saving goes through a symbolic link to its target, and never replaces anything that is
+/// not a regular file (`/dev/null` stays a device).
 fn write_atomically(path: &Path, bytes: &[u8]) -> IoResult<()> {
+    let target = resolve_links(path)?;
+    if let Ok(meta) = fs::metadata(&target) {
+        if !meta.is_file() {
+            return Err(ParamsIoError::Os(format!(
+                "cannot save to '{}': it is {}, not a regular file; give a file name such as 'net.params'",
+                path.display(),
+                kind_of(&meta)
+            )));
+        }
+    }
+    write_beside(&target, bytes)
+}
+
+/// Temp file beside the target (same filesystem, so the rename is atomic), then rename.
+fn write_beside(path: &Path, bytes: &[u8]) -> IoResult<()> {
     let file_name = path.file_name().ok_or_else(|| {
         ParamsIoError::Os(format!(
             "cannot save to '{}': the path names a directory, not a file; give a file name such as 'net.params'",
@@ -138,6 +197,54 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> IoResult<()> {
     result
 }
 
+/// The bytes of the regular file at `path`, read with a bound: opened without blocking (a FIFO
+/// must not wait for a writer), refused unless regular (`/dev/zero` would never end), and read no
+/// further than the size the header announces, which must be the file's size.
+fn read_regular(path: &Path) -> IoResult<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| os_error(path, "read", &e))?;
+    let meta = file.metadata().map_err(|e| os_error(path, "read", &e))?;
+    if !meta.is_file() {
+        return Err(ParamsIoError::Invalid(format!(
+            "cannot load '{}': it is {}, not a parameter file; give the path of a file written by net.save_parameters(path)",
+            path.display(),
+            kind_of(&meta)
+        )));
+    }
+    let invalid = |why: &str| {
+        ParamsIoError::Invalid(format!(
+            "'{}' is not a valid parameter file (safetensors): {why}. It may be truncated or written by something else; save it again with net.save_parameters(path)",
+            path.display()
+        ))
+    };
+    let size = meta.len();
+    let mut reader = file.take(size);
+    let mut head = [0u8; 8];
+    reader
+        .read_exact(&mut head)
+        .map_err(|_| invalid("shorter than its 8-byte header length"))?;
+    let header = u64::from_le_bytes(head);
+    if header > size - 8 {
+        return Err(invalid(&format!(
+            "its header announces {header} bytes but the file has {size}"
+        )));
+    }
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(size as usize)
+        .map_err(|_| invalid("too large to read into memory"))?;
+    bytes.extend_from_slice(&head);
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| os_error(path, "read", &e))?;
+    Ok(bytes)
+}
+
 /// Reads `path` and puts its values into `params` on `devices`.
 pub fn load(
     rt: &Runtime,
@@ -151,7 +258,7 @@ pub fn load(
     for d in devices {
         rt.check_device(*d)?;
     }
-    let bytes = fs::read(path).map_err(|e| os_error(path, "read", &e))?;
+    let bytes = read_regular(path)?;
     let file = SafeTensors::deserialize(&bytes).map_err(|e| {
         ParamsIoError::Invalid(format!(
             "'{}' is not a valid parameter file (safetensors): {e}. It may be truncated or written by something else; save it again with net.save_parameters(path)",

@@ -17,6 +17,10 @@ impl Trainer {
     /// One update: `w -= lr / batch_size * g`. With copies on several devices the gradients
     /// are first summed across them (on the first copy's device) and the same sum is applied
     /// to every copy, so the copies stay identical.
+    ///
+    /// All or nothing: every new value of every copy is computed first (the allocations and
+    /// transfers that can fail, e.g. out of device memory); only then are they written into
+    /// the parameters, which allocates nothing. A failed step changes no parameter.
     pub fn step(&self, rt: &Runtime, tape: &Tape, batch_size: f64) -> Result<()> {
         if batch_size <= 0.0 || !batch_size.is_finite() {
             return Err(RuntimeError::Value(format!(
@@ -24,6 +28,7 @@ impl Trainer {
             )));
         }
         let scale = self.learning_rate / batch_size;
+        let mut updated: Vec<(Array, Array)> = Vec::new();
         for p in &self.params {
             let copies = p.list_data()?;
             let Some(first) = copies.first() else {
@@ -50,8 +55,12 @@ impl Trainer {
             )?;
             for c in &copies {
                 let local = update.as_in_device(rt, c.device())?;
-                c.binary_inplace(BinaryOp::Sub, Operand::Array(&local))?;
+                let new = Array::binary(BinaryOp::Sub, Operand::Array(c), Operand::Array(&local))?;
+                updated.push((new, c.clone()));
             }
+        }
+        for (new, copy) in updated {
+            new.copy_into(&copy)?;
         }
         Ok(())
     }

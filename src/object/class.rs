@@ -52,6 +52,13 @@ impl Attrs {
         }
         Some(v)
     }
+    /// Empties the map, handing back its values (the drop guard frees them from a heap stack).
+    pub fn take_values(&mut self) -> impl Iterator<Item = Value> {
+        self.index.clear();
+        std::mem::take(&mut self.entries)
+            .into_iter()
+            .map(|(_, v)| v)
+    }
     pub fn iter(&self) -> impl Iterator<Item = &(Rc<str>, Value)> {
         self.entries.iter()
     }
@@ -74,6 +81,15 @@ pub struct Class {
     pub mro: Vec<Value>,
     pub attrs: RefCell<Attrs>,
     pub doc: Option<Rc<str>>,
+    /// Whether the class or a base defines a property (a data descriptor). Without one, an
+    /// instance's own attribute is found without asking the classes first. Set when the class is
+    /// made and when a property is assigned to it later (a subclass made before that does not
+    /// see the change: a rare order, traded for one hash per attribute read).
+    pub has_properties: std::cell::Cell<bool>,
+    /// A library class written in Rust (`collections.Counter`, `namedtuple`): it keeps the
+    /// built-in value it holds itself (in its `__init__` and `__getattr__`), so the fallbacks a
+    /// program's own subclass of `dict` or `tuple` gets do not apply.
+    pub native: bool,
 }
 
 /// An instance of a user class.
@@ -108,6 +124,25 @@ impl Class {
             Value::ExcType(k) => Some(*k),
             _ => None,
         })
+    }
+
+    /// The built-in type this class extends (`class AttrDict(dict)`), if any: its instances hold
+    /// a value of that type (`Instance::base_state`) that every operation the class does not
+    /// define falls back to.
+    pub fn builtin_base(&self) -> Option<TypeKind> {
+        self.mro.iter().find_map(|c| match c {
+            Value::Type(t) if *t != TypeKind::Object => Some(*t),
+            _ => None,
+        })
+    }
+
+    /// Whether the class or a base is a library class that keeps its built-in value itself.
+    pub fn native_base(&self) -> bool {
+        self.native
+            || self
+                .mro
+                .iter()
+                .any(|c| matches!(c, Value::Class(c) if c.native))
     }
 
     /// `self` is `other` or derives from it.
@@ -229,10 +264,41 @@ pub fn class_name(c: &Value) -> String {
     }
 }
 
+/// The built-in value an instance of a class extending `list`, `dict`, `int`, ... holds.
+pub fn base_value(v: &Value) -> Option<Value> {
+    match v {
+        Value::Instance(i) if i.class.builtin_base().is_some() => {
+            Some(i.base_state.borrow().clone())
+        }
+        _ => None,
+    }
+}
+
 /// What the built-in bases give a user class: `object`'s and exceptions' methods, as unbound
 /// built-ins taking the instance first.
 pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
     let f: super::value::BuiltinFn = match (base, name) {
+        // `list.__init__(self, iterable)`, `dict.__init__(self, ...)`: fill the held value.
+        (Value::Type(TypeKind::List | TypeKind::Dict), "__init__") => |it, a| {
+            let mut pos = a.pos.into_iter();
+            let this = pos.next().unwrap_or(Value::None);
+            let Value::Instance(inst) = &this else {
+                return Err(Exc::type_error("__init__ needs an instance"));
+            };
+            let Some(t) = inst.class.builtin_base() else {
+                return Ok(Value::None);
+            };
+            let rest = Args {
+                pos: pos.collect(),
+                kw: a.kw,
+                fname: t.name(),
+            };
+            let fresh = it.call_value(&Value::Type(t), rest)?;
+            *inst.base_state.borrow_mut() = fresh;
+            Ok(Value::None)
+        },
+        // The immutable types took their arguments when the instance was made (`__new__`).
+        (Value::Type(t), "__init__") if *t != TypeKind::Object => |_, _| Ok(Value::None),
         (Value::ExcType(_), "__init__") => exception_init,
         (Value::ExcType(_), "__str__") => |it, mut a| {
             let this = a.required(0, "self")?;
@@ -253,23 +319,23 @@ pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
             let name = a.required(1, "name")?;
             let value = a.required(2, "value")?;
             a.finish(3)?;
-            let Value::Str(name) = name else {
+            let Value::Str(name) = &name else {
                 return Err(Exc::type_error("attribute name must be string"));
             };
-            raw_set_attr(it, &this, &name, value)?;
+            raw_set_attr(it, &this, name, value)?;
             Ok(Value::None)
         },
         (Value::Type(TypeKind::Object), "__getattribute__") => |it, mut a| {
             let this = a.required(0, "self")?;
             let name = a.required(1, "name")?;
             a.finish(2)?;
-            let Value::Str(name) = name else {
+            let Value::Str(name) = &name else {
                 return Err(Exc::type_error("attribute name must be string"));
             };
             match &this {
-                Value::Instance(inst) => match generic_get_attr(it, &this, inst, &name)? {
+                Value::Instance(inst) => match generic_get_attr(it, &this, inst, name)? {
                     Some(v) => Ok(v),
-                    None => Err(no_attribute(&inst.class, &name)),
+                    None => Err(no_attribute(&inst.class, name)),
                 },
                 other => Err(Exc::new(
                     ExcKind::AttributeError,
@@ -607,8 +673,14 @@ pub fn generic_get_attr(
     inst: &Rc<Instance>,
     name: &str,
 ) -> Result<Option<Value>, Exc> {
-    let class_attr = inst.class.lookup_with_builtins(name);
-    // A property (data descriptor) on the class wins over the instance's own attribute.
+    if !inst.class.has_properties.get() {
+        if let Some(v) = inst.attrs.borrow().get(name) {
+            return Ok(Some(v.clone()));
+        }
+    }
+    // User classes first: a property (data descriptor) there wins over the instance's own
+    // attribute. The built-in bases define no properties, so they are asked last.
+    let class_attr = inst.class.lookup(name);
     if let Some(attr) = &class_attr {
         if downcast::<Property>(attr).is_some() {
             return descriptor_get(it, attr.clone(), Some(this), &inst.class).map(Some);
@@ -617,6 +689,10 @@ pub fn generic_get_attr(
     if let Some(v) = inst.attrs.borrow().get(name) {
         return Ok(Some(v.clone()));
     }
+    let class_attr = match class_attr {
+        Some(attr) => Some(attr),
+        None => inst.class.lookup_with_builtins(name),
+    };
     match class_attr {
         Some(attr) => descriptor_get(it, attr, Some(this), &inst.class).map(Some),
         None => Ok(match name {
@@ -641,6 +717,14 @@ pub fn instance_get_attr(
 ) -> Result<Value, Exc> {
     if let Some(v) = generic_get_attr(it, this, inst, name)? {
         return Ok(v);
+    }
+    if !inst.class.native_base() && inst.class.builtin_base().is_some() && !name.starts_with("__") {
+        // `d.keys()`, `l.append(x)`: the methods of the built-in base, found before
+        // `__getattr__` as class attributes are in CPython.
+        let base = inst.base_state.borrow().clone();
+        if let Ok(v) = it.get_attr(&base, name) {
+            return Ok(v);
+        }
     }
     if let Some(getattr) = inst.class.lookup("__getattr__") {
         let f = descriptor_get(it, getattr, Some(this), &inst.class)?;
@@ -710,7 +794,11 @@ pub fn raw_set_attr(
             ),
         ));
     };
-    if let Some(attr) = inst.class.lookup(name) {
+    let attr = match inst.class.has_properties.get() {
+        true => inst.class.lookup(name),
+        false => None,
+    };
+    if let Some(attr) = attr {
         if let Some(p) = downcast::<Property>(&attr) {
             if matches!(p.fset, Value::None) {
                 return Err(Exc::new(
@@ -817,16 +905,37 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
         base_state: RefCell::new(Value::None),
     });
     let this = Value::Instance(inst.clone());
+    // Library classes written in Rust set the value they hold in their own `__init__`; classes a
+    // program defines get the base's `__new__`.
+    if let Some(t) = class.builtin_base().filter(|_| !class.native_base()) {
+        // `__new__` of the built-in base: immutable values take the arguments now, containers
+        // start empty and are filled by `__init__` (the class's, or the base's).
+        let mutable = matches!(t, TypeKind::List | TypeKind::Dict);
+        let base_args = if mutable {
+            Args::default()
+        } else {
+            Args {
+                pos: args.pos.clone(),
+                kw: args.kw.clone(),
+                fname: t.name(),
+            }
+        };
+        let value = it.call_value(&Value::Type(t), base_args)?;
+        *inst.base_state.borrow_mut() = value;
+        if !mutable && !class.defines("__init__") {
+            return Ok(this);
+        }
+    }
     let init = class.lookup_with_builtins("__init__");
     if class.exception_base().is_some() {
         // BaseException.__new__ keeps the arguments even when __init__ is overridden.
         *inst.base_state.borrow_mut() = Value::tuple(args.pos.clone());
     }
     match init {
-        Some(Value::Func(f)) => {
+        Some(f @ Value::Func(_)) => {
             let mut args = args;
             args.pos.insert(0, this.clone());
-            let r = it.call_value(&Value::Func(f), args)?;
+            let r = it.call_value(&f, args)?;
             if !matches!(r, Value::None) {
                 return Err(Exc::type_error(format!(
                     "__init__() should return None, not '{}'",
@@ -834,7 +943,7 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
                 )));
             }
         }
-        Some(other) if class.defines("__init__") => {
+        Some(other) if class.defines("__init__") || class.builtin_base().is_some() => {
             let f = descriptor_get(it, other, Some(&this), class)?;
             it.call_value(&f, args)?;
         }
@@ -923,6 +1032,18 @@ pub fn as_super(v: &Value) -> Option<&Super> {
     downcast::<Super>(v)
 }
 
+/// Whether a class with these attributes and bases has a property anywhere.
+pub fn any_properties(attrs: &Attrs, bases: &[Value]) -> bool {
+    attrs.iter().any(|(_, v)| downcast::<Property>(v).is_some())
+        || bases
+            .iter()
+            .any(|b| matches!(b, Value::Class(c) if c.has_properties.get()))
+}
+
+pub fn is_property(v: &Value) -> bool {
+    downcast::<Property>(v).is_some()
+}
+
 /// Records `class` as the defining class of every function in its body, so that zero-argument
 /// `super()` inside them knows where to start.
 pub fn adopt_methods(class: &Rc<Class>) {
@@ -943,9 +1064,9 @@ pub fn adopt_methods(class: &Rc<Class>) {
             }
             _ => Vec::new(),
         };
-        for f in funcs {
+        for f in &funcs {
             if let Value::Func(f) = f {
-                set_owner(&f, class);
+                set_owner(f, class);
             }
         }
     }
@@ -977,6 +1098,11 @@ pub fn truthy(it: &mut dyn Interpreter, v: &Value) -> Result<bool, Exc> {
             ))),
             None => Ok(true),
         };
+    }
+    if !inst.class.defines("__len__") {
+        if let Some(base) = base_value(v) {
+            return base.truthy();
+        }
     }
     match call_special(it, v, "__len__", Vec::new())? {
         Some(Value::Int(n)) => Ok(n != 0),

@@ -4,7 +4,9 @@
 use crate::display::{self, pyfmt::FmtValue, ArrayView, HostValues};
 use crate::runtime::{DeviceKind, HostData, Scalar};
 
+use super::alloc;
 use super::error::{Exc, ExcKind};
+use super::guard::{self, Walk};
 use super::interpreter::Interpreter;
 use super::output::DisplayData;
 use super::value::{ArrayValue, Flavor, Value};
@@ -69,32 +71,83 @@ pub fn array_str(a: &ArrayValue) -> String {
     }
 }
 
+/// The HTML table with a header in the array's own framework's words: MXNet's
+/// `gpu(0)` badge, numpy mode's `ctx=gpu(0)`, PyTorch's `device='cuda:0'` and
+/// `torch.float32`, and no device at all for a numpy array (it has none).
 pub fn array_html(a: &ArrayValue) -> String {
-    let device = a.array.device().to_string();
+    let device = a.array.device();
+    let on_gpu = device.kind != DeviceKind::Cpu;
     let dtype = a.array.dtype().name();
-    with_view_again(a, |v| display::array_html(v, dtype, &device))
+    match a.flavor {
+        Flavor::Nd => {
+            let device = device.to_string();
+            with_view_again(a, |v| display::array_html(v, dtype, &device))
+        }
+        Flavor::Np => {
+            let ctx = format!("ctx={device}");
+            let dtype = format!("dtype={dtype}");
+            with_view_again(a, |v| {
+                display::html::array_html_captioned(
+                    v,
+                    &display::html::ArrayCaption {
+                        kind: "mxnet.numpy.ndarray",
+                        device: Some(&ctx),
+                        on_gpu,
+                        dtype: &dtype,
+                    },
+                )
+            })
+        }
+        Flavor::Torch => {
+            let dev = format!("device='{}'", torch_device_name(device));
+            let dtype = format!("torch.{dtype}");
+            with_view_again(a, |v| {
+                display::html::array_html_captioned(
+                    v,
+                    &display::html::ArrayCaption {
+                        kind: "torch.Tensor",
+                        device: Some(&dev),
+                        on_gpu,
+                        dtype: &dtype,
+                    },
+                )
+            })
+        }
+        Flavor::Numpy => {
+            let dtype = format!("dtype('{dtype}')");
+            with_view_again(a, |v| {
+                display::html::array_html_captioned(
+                    v,
+                    &display::html::ArrayCaption {
+                        kind: "numpy.ndarray",
+                        device: None,
+                        on_gpu: false,
+                        dtype: &dtype,
+                    },
+                )
+            })
+        }
+    }
 }
 
 pub fn float_repr(f: f64) -> String {
     display::py_float_repr(f)
 }
 
-/// How deeply containers nest in a repr before `...` stands in (a list that
-/// holds itself prints as `[[...]]` in Python; here past this depth).
-const MAX_REPR_DEPTH: usize = 100;
-
-/// `repr(v)`.
+/// `repr(v)`. A container whose repr is already being built further up (a list that holds
+/// itself) prints as `[...]`, as in CPython; nesting past the recursion guard's limit is a
+/// `RecursionError`.
 pub fn repr(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
-    if matches!(v, Value::List(_) | Value::Tuple(_) | Value::Dict(_)) {
-        if *it.repr_depth() >= MAX_REPR_DEPTH {
-            return Ok("...".into());
-        }
-        *it.repr_depth() += 1;
-        let r = repr_inner(it, v);
-        *it.repr_depth() -= 1;
-        return r;
-    }
-    repr_inner(it, v)
+    let cycle = match v {
+        Value::List(_) => "[...]",
+        Value::Tuple(_) => "(...)",
+        Value::Dict(_) => "{...}",
+        _ => return repr_inner(it, v),
+    };
+    let Some(_entry) = guard::repr_enter(v.identity()) else {
+        return Ok(cycle.into());
+    };
+    guard::nest(Walk::Repr, || repr_inner(it, v))
 }
 
 fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
@@ -107,22 +160,22 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::Str(s) => str_repr(s),
         Value::List(l) => {
             let items = l.borrow().clone();
-            format!("[{}]", join_reprs(it, &items)?)
+            enclose("[", join_reprs(it, &items)?, "", "]")?
         }
         Value::Tuple(t) => {
             if t.len() == 1 {
                 format!("({},)", repr(it, &t[0])?)
             } else {
-                format!("({})", join_reprs(it, t)?)
+                enclose("(", join_reprs(it, t)?, "", ")")?
             }
         }
         Value::Dict(d) => {
             let entries = d.borrow().entries.clone();
-            let mut parts = Vec::with_capacity(entries.len());
+            let mut parts = alloc::vec(entries.len())?;
             for (k, val) in &entries {
                 parts.push(format!("{}: {}", repr(it, k)?, repr(it, val)?));
             }
-            format!("{{{}}}", parts.join(", "))
+            enclose("{", alloc::join(&parts, ", ")?, "", "}")?
         }
         Value::Range(a, b, c) => {
             if *c == 1 {
@@ -150,14 +203,18 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
             }
         },
         Value::Module(m) => format!("<module '{}' (built-in)>", m.name),
-        Value::Type(t) => format!("<class '{}'>", t.name()),
+        Value::Type(t) => format!("<class '{}'>", t.qualified_name()),
         Value::ExcType(k) => format!("<class '{}'>", k.name()),
         Value::Exception(e) => format!("{}({})", e.kind.name(), str_repr(&e.message)),
         Value::Object(o) => o.repr(),
         Value::Class(c) => c.repr(),
+        Value::Generator(g) => format!("<generator object {} at {:#x}>", g.name, v.identity()),
         Value::Instance(inst) => {
             if let Some(r) = super::class::call_special(it, v, "__repr__", Vec::new())? {
                 return special_text(r, "__repr__");
+            }
+            if let Some(base) = super::class::base_value(v) {
+                return repr(it, &base);
             }
             if inst.class.exception_base().is_some() {
                 let args = super::class::exception_args(v);
@@ -187,7 +244,7 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
 
 /// The string a user's `__repr__` / `__str__` returned; anything else is CPython's TypeError.
 fn special_text(r: Value, method: &str) -> Result<String, Exc> {
-    match r {
+    match &r {
         Value::Str(s) => Ok(s.to_string()),
         other => Err(Exc::type_error(format!(
             "{method} returned non-string (type {})",
@@ -197,11 +254,11 @@ fn special_text(r: Value, method: &str) -> Result<String, Exc> {
 }
 
 fn join_reprs(it: &mut dyn Interpreter, items: &[Value]) -> Result<String, Exc> {
-    let mut parts = Vec::with_capacity(items.len());
+    let mut parts = alloc::vec(items.len())?;
     for x in items {
         parts.push(repr(it, x)?);
     }
-    Ok(parts.join(", "))
+    alloc::join(&parts, ", ")
 }
 
 /// `str(v)`.
@@ -210,13 +267,20 @@ pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::Str(s) => s.to_string(),
         Value::Array(a) => array_str(a),
         Value::Exception(e) => e.message.clone(),
-        Value::Object(o) => match o.get_attr(o, "__str__") {
+        // `print(x.dtype)` of a NumPy-style dtype is its name.
+        Value::DType(d, Flavor::Np | Flavor::Numpy) => d.name().to_string(),
+        Value::Object(o) => match &o.get_attr(o, "__str__") {
             Some(Value::Str(s)) => s.to_string(),
             _ => o.repr(),
         },
         Value::Instance(inst) => {
             if let Some(r) = super::class::call_special(it, v, "__str__", Vec::new())? {
                 return special_text(r, "__str__");
+            }
+            if !inst.class.defines("__repr__") {
+                if let Some(base) = super::class::base_value(v) {
+                    return to_str(it, &base);
+                }
             }
             if inst.class.exception_base().is_some() && !inst.class.defines("__repr__") {
                 return super::class::exception_str(it, v);
@@ -237,7 +301,7 @@ pub fn display_data(it: &mut dyn Interpreter, v: &Value) -> Result<DisplayData, 
     let plain = pretty(it, v, 0)?;
     let html = match v {
         Value::Array(a) => Some(array_html(a)),
-        Value::Object(o) => o.get_attr(o, "_repr_html_").and_then(|f| match f {
+        Value::Object(o) => o.get_attr(o, "_repr_html_").and_then(|f| match &f {
             Value::Str(s) => Some(s.to_string()),
             _ => None,
         }),
@@ -250,17 +314,30 @@ pub fn display_data(it: &mut dyn Interpreter, v: &Value) -> Result<DisplayData, 
 /// indent continuation lines under their bracket; containers too long for
 /// one line put one item per line.
 pub fn pretty(it: &mut dyn Interpreter, v: &Value, indent: usize) -> Result<String, Exc> {
-    if indent > MAX_REPR_DEPTH {
-        return repr(it, v);
-    }
     let (open, close, items): (&str, &str, Vec<Value>) = match v {
         Value::List(l) => ("[", "]", l.borrow().clone()),
         Value::Tuple(t) => ("(", ")", t.as_ref().clone()),
         _ => return repr(it, v),
     };
+    let Some(_entry) = guard::repr_enter(v.identity()) else {
+        return repr(it, v);
+    };
+    guard::nest(Walk::Repr, || {
+        pretty_items(it, v, indent, open, close, &items)
+    })
+}
+
+fn pretty_items(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    indent: usize,
+    open: &str,
+    close: &str,
+    items: &[Value],
+) -> Result<String, Exc> {
     let inner = indent + open.len();
-    let mut parts = Vec::with_capacity(items.len());
-    for x in &items {
+    let mut parts = alloc::vec(items.len())?;
+    for x in items {
         parts.push(pretty(it, x, inner)?);
     }
     let trailing = if items.len() == 1 && matches!(v, Value::Tuple(_)) {
@@ -269,7 +346,7 @@ pub fn pretty(it: &mut dyn Interpreter, v: &Value, indent: usize) -> Result<Stri
         ""
     };
     let multiline = parts.iter().any(|p| p.contains('\n'));
-    let one_line = format!("{open}{}{trailing}{close}", parts.join(", "));
+    let one_line = enclose(open, alloc::join(&parts, ", ")?, trailing, close)?;
     if multiline {
         let pad = format!("\n{}", " ".repeat(inner));
         let joined = parts
@@ -283,7 +360,17 @@ pub fn pretty(it: &mut dyn Interpreter, v: &Value, indent: usize) -> Result<Stri
         return Ok(one_line);
     }
     let sep = format!(",\n{}", " ".repeat(inner));
-    Ok(format!("{open}{}{trailing}{close}", parts.join(&sep)))
+    enclose(open, alloc::join(&parts, &sep)?, trailing, close)
+}
+
+/// `open + body + trailing + close`, growing `body` in place (the only copy of a large repr).
+fn enclose(open: &str, mut body: String, trailing: &str, close: &str) -> Result<String, Exc> {
+    body.try_reserve(open.len() + trailing.len() + close.len())
+        .map_err(|_| alloc::memory_error())?;
+    body.insert_str(0, open);
+    body.push_str(trailing);
+    body.push_str(close);
+    Ok(body)
 }
 
 /// An owned argument of the format mini-language or `%`; `as_fmt` lends it

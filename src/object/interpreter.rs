@@ -21,15 +21,23 @@ pub trait Interpreter {
     fn out(&mut self) -> &mut dyn OutputSink;
     /// The source text the current spans point into.
     fn source(&self) -> &Rc<str>;
-    /// Nesting of containers being repr'd (guards self-containing lists).
-    fn repr_depth(&mut self) -> &mut usize;
     /// `callee(*args)`: a user function, a built-in, a bound method, a type.
     fn call_value(&mut self, callee: &Value, args: Args) -> Result<Value, Exc>;
+    /// `getattr(v, name)`, by the full attribute protocol.
+    fn get_attr(&mut self, v: &Value, name: &str) -> Result<Value, Exc>;
     /// Every item of an iterable, in order.
     fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc>;
     /// Parses and runs `code` in the current session (a magic's argument); the value of a final
     /// expression statement, if any.
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc>;
+
+    /// Runs generator `g` to its next `yield` (sending `sent` as the value of the `yield` it was
+    /// suspended at); None once it is exhausted.
+    fn resume(
+        &mut self,
+        g: &Rc<super::value::Generator>,
+        sent: Value,
+    ) -> Result<Option<Value>, Exc>;
 
     fn write_stdout(&mut self, text: &str) {
         self.out().stdout(text);
@@ -46,7 +54,7 @@ pub trait Interpreter {
 
 /// The key a value is hashed under in a dict or set; unhashable values are a `TypeError`.
 pub fn hash_key(v: &Value) -> Result<HashKey, Exc> {
-    v.hash_key()
+    v.hash_key()?
         .ok_or_else(|| Exc::type_error(format!("unhashable type: '{}'", v.type_name())))
 }
 

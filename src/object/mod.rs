@@ -9,13 +9,17 @@
 //! - `ops.rs` — operators and indexing (arrays are sent to the runtime);
 //! - `format.rs` — repr/str/format and the pretty display form;
 //! - `globals.rs` — the global scope as slots that name nodes cache;
+//! - `guard.rs` — the one recursion guard for walks over values (compare, hash, repr, copy, drop);
+//! - `alloc.rs` — allocation that can fail (MemoryError) for user-sized strings and lists;
 //! - `state.rs` — what a session keeps between evals, scopes, the interrupt handle;
 //! - `output.rs` — the output sink a frontend supplies;
 //! - `interpreter.rs` — the `Interpreter` trait and the registration API (`builtin`, `method`).
+pub mod alloc;
 pub mod class;
 pub mod error;
 pub mod format;
 pub mod globals;
+pub mod guard;
 pub mod interpreter;
 pub mod ops;
 pub mod output;

@@ -3,7 +3,6 @@
 //! checks devices and shapes before doing any work.
 
 use std::cell::RefCell;
-use std::cmp::Ordering;
 use std::rc::Rc;
 
 use crate::lang::ast::{BinOp, CmpOp, UnaryOp};
@@ -12,6 +11,7 @@ use crate::runtime::{self, Array, BinaryOp, Operand, Scalar};
 use super::class;
 use super::error::{Exc, ExcKind};
 use super::format;
+use super::guard::{self, Walk};
 use super::interpreter::{hash_key, Interpreter};
 use super::value::{ArrayValue, Flavor, Value};
 
@@ -109,6 +109,9 @@ pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, 
         };
         if let Some(r) = class::call_special(it, v, name, Vec::new())? {
             return Ok(r);
+        }
+        if let Some(base) = class::base_value(v) {
+            return unary(it, op, &base);
         }
     }
     match (op, v) {
@@ -257,6 +260,9 @@ fn int_binary(op: BinOp, a: i64, b: i64) -> Result<Value, Exc> {
         }
         BinOp::Pow => {
             if b < 0 {
+                if a == 0 {
+                    return Err(zero_div("0.0 cannot be raised to a negative power"));
+                }
                 return Ok(Value::Float((a as f64).powf(b as f64)));
             }
             let e = u32::try_from(b).map_err(|_| overflow())?;
@@ -283,6 +289,32 @@ fn int_binary(op: BinOp, a: i64, b: i64) -> Result<Value, Exc> {
     }))
 }
 
+/// CPython's `float_divmod` (b != 0): the floor quotient and the remainder with the sign of
+/// `b`, right for infinities and signed zeros (`7.0 // -inf == -1.0`, `-0.0 % 5 == 0.0`).
+pub fn float_divmod(a: f64, b: f64) -> (f64, f64) {
+    let mut m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 {
+        if (b < 0.0) != (m < 0.0) {
+            m += b;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0f64.copysign(b);
+    }
+    let floordiv = if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        0.0f64.copysign(a / b)
+    };
+    (floordiv, m)
+}
+
 fn float_binary(op: BinOp, a: f64, b: f64) -> Option<Result<Value, Exc>> {
     Some(Ok(Value::Float(match op {
         BinOp::Add => a + b,
@@ -298,18 +330,13 @@ fn float_binary(op: BinOp, a: f64, b: f64) -> Option<Result<Value, Exc>> {
             if b == 0.0 {
                 return Some(Err(zero_div("float floor division by zero")));
             }
-            (a / b).floor()
+            float_divmod(a, b).0
         }
         BinOp::Mod => {
             if b == 0.0 {
                 return Some(Err(zero_div("float modulo")));
             }
-            let m = a % b;
-            if m != 0.0 && ((m < 0.0) != (b < 0.0)) {
-                m + b
-            } else {
-                m
-            }
+            float_divmod(a, b).1
         }
         BinOp::Pow => {
             if a == 0.0 && b < 0.0 {
@@ -336,6 +363,11 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
     let lo = operand(l).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let ro = operand(r).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let _ = name;
+    for (scalar, other) in [(l, r), (r, l)] {
+        if let Value::Array(a) = other {
+            int_fits(scalar, a.array.dtype())?;
+        }
+    }
     let result = it
         .state_mut()
         .nn
@@ -346,6 +378,25 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
             _ => Exc::from(e),
         })?;
     Ok(wrap(result, flavor))
+}
+
+/// A Python int combined with or stored into an integer array must fit its dtype: NumPy
+/// raises OverflowError (NEP 50) where a cast would silently wrap or saturate.
+pub fn int_fits(v: &Value, dtype: runtime::DType) -> Result<(), Exc> {
+    let Value::Int(i) = v else {
+        return Ok(());
+    };
+    let fits = match dtype {
+        runtime::DType::Int32 => i32::try_from(*i).is_ok(),
+        _ => true,
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(Exc::new(
+        ExcKind::OverflowError,
+        format!("Python integer {i} out of bounds for {}", dtype.name()),
+    ))
 }
 
 /// `a @ b`: matrix product of two arrays; `x @ device` moves `x` there
@@ -441,6 +492,13 @@ fn instance_binary(
             }
         }
     }
+    // A class extending a built-in type computes with the value it holds.
+    let (lb, rb) = (class::base_value(l), class::base_value(r));
+    if lb.is_some() || rb.is_some() {
+        let l = lb.unwrap_or_else(|| l.clone());
+        let r = rb.unwrap_or_else(|| r.clone());
+        return binary(it, op, &l, &r);
+    }
     Err(unsupported(op.symbol(), l, r))
 }
 
@@ -515,17 +573,10 @@ pub fn compare(it: &mut dyn Interpreter, op: CmpOp, l: &Value, r: &Value) -> Res
         }
         return Ok(wrap(result, flavor));
     }
-    let ord = match op {
-        CmpOp::Eq => return Ok(Value::Bool(equals(l, r))),
-        CmpOp::NotEq => return Ok(Value::Bool(!equals(l, r))),
-        _ => order(l, r).ok_or_else(|| cmp_error(op, l, r))?,
-    };
     Ok(Value::Bool(match op {
-        CmpOp::Lt => ord == Ordering::Less,
-        CmpOp::LtE => ord != Ordering::Greater,
-        CmpOp::Gt => ord == Ordering::Greater,
-        CmpOp::GtE => ord != Ordering::Less,
-        _ => false,
+        CmpOp::Eq => equals(l, r)?,
+        CmpOp::NotEq => !equals(l, r)?,
+        _ => ordered(op, l, r)?,
     }))
 }
 
@@ -554,6 +605,12 @@ fn instance_compare(
         if !class::is_not_implemented(&v) {
             return Ok(v);
         }
+    }
+    let (lb, rb) = (class::base_value(l), class::base_value(r));
+    if lb.is_some() || rb.is_some() {
+        let l = lb.unwrap_or_else(|| l.clone());
+        let r = rb.unwrap_or_else(|| r.clone());
+        return compare(it, op, &l, &r);
     }
     match op {
         // `!=` is the negation of a defined `__eq__`.
@@ -602,44 +659,53 @@ fn cmp_error(op: CmpOp, l: &Value, r: &Value) -> Exc {
     ))
 }
 
-/// Python `==` for non-array values.
-pub fn equals(l: &Value, r: &Value) -> bool {
-    equals_within(l, r, 0)
-}
-
-/// Containers that hold themselves (`x.append(x)`) must not recurse forever:
-/// past this depth two values compare unequal.
-const MAX_COMPARE_DEPTH: usize = 200;
-
-fn equals_within(l: &Value, r: &Value, depth: usize) -> bool {
-    if depth > MAX_COMPARE_DEPTH {
-        return false;
-    }
-    let equals = |x: &Value, y: &Value| x.is(y) || equals_within(x, y, depth + 1);
+/// Python `==` for non-array values. Containers compare item by item under the recursion
+/// guard: a list that holds itself is equal to itself (items are compared by identity first,
+/// as CPython does), and one nested past the limit is a `RecursionError`, never a wrong answer.
+pub fn equals(l: &Value, r: &Value) -> Result<bool, Exc> {
     if let (Some(a), Some(b)) = (as_f64(l), as_f64(r)) {
         if let (Some(x), Some(y)) = (as_i64(l), as_i64(r)) {
-            return x == y;
+            return Ok(x == y);
         }
-        return a == b;
+        return Ok(a == b);
     }
-    match (l, r) {
+    let items_equal = |a: &[Value], b: &[Value]| -> Result<bool, Exc> {
+        if a.len() != b.len() {
+            return Ok(false);
+        }
+        guard::nest(Walk::Compare, || {
+            for (x, y) in a.iter().zip(b.iter()) {
+                if !(x.is(y) || equals(x, y)?) {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })
+    };
+    Ok(match (l, r) {
         (Value::None, Value::None) => true,
         (Value::Str(a), Value::Str(b)) => a == b,
-        (Value::List(a), Value::List(b)) => {
-            let (a, b) = (a.borrow(), b.borrow());
-            a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| equals(x, y))
-        }
-        (Value::Tuple(a), Value::Tuple(b)) => {
-            a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| equals(x, y))
-        }
+        // No user code runs while values compare, so the borrows cannot meet a mutation
+        // (and shared borrows of a list that holds itself nest).
+        (Value::List(a), Value::List(b)) => items_equal(&a.borrow(), &b.borrow())?,
+        (Value::Tuple(a), Value::Tuple(b)) => items_equal(a, b)?,
         (Value::Dict(a), Value::Dict(b)) => {
             let (a, b) = (a.borrow(), b.borrow());
-            a.len() == b.len()
-                && a.entries.iter().all(|(k, v)| {
-                    k.hash_key()
-                        .and_then(|hk| b.get(&hk).map(|bv| equals(v, bv)))
-                        .unwrap_or(false)
-                })
+            if a.len() != b.len() {
+                return Ok(false);
+            }
+            guard::nest(Walk::Compare, || {
+                for (k, v) in &a.entries {
+                    let Some(hk) = k.hash_key()? else {
+                        return Ok(false);
+                    };
+                    match b.get(&hk) {
+                        Some(bv) if v.is(bv) || equals(v, bv)? => {}
+                        _ => return Ok(false),
+                    }
+                }
+                Ok(true)
+            })?
         }
         (Value::Range(a, b, c), Value::Range(x, y, z)) => (a, b, c) == (x, y, z),
         (Value::Device(a), Value::Device(b)) => a == b,
@@ -651,46 +717,161 @@ fn equals_within(l: &Value, r: &Value, depth: usize) -> bool {
             crate::runtime::DType::from_name(s) == Some(*a)
         }
         _ => l.is(r),
-    }
+    })
 }
 
-pub fn order(l: &Value, r: &Value) -> Option<Ordering> {
+/// `l < r` as Python answers it: None when the types cannot be ordered (a TypeError for the
+/// caller). NaN is never less than anything, as in Python.
+pub fn less(l: &Value, r: &Value) -> Result<Option<bool>, Exc> {
     if let (Some(x), Some(y)) = (as_i64(l), as_i64(r)) {
-        return Some(x.cmp(&y));
+        return Ok(Some(x < y));
     }
     if let (Some(a), Some(b)) = (as_f64(l), as_f64(r)) {
-        return a.partial_cmp(&b);
+        return Ok(Some(a < b));
     }
-    match (l, r) {
-        (Value::Str(a), Value::Str(b)) => Some(a.cmp(b)),
-        (Value::List(a), Value::List(b)) => seq_order(&a.borrow(), &b.borrow()),
-        (Value::Tuple(a), Value::Tuple(b)) => seq_order(a, b),
+    Ok(match (l, r) {
+        (Value::Str(a), Value::Str(b)) => Some(a < b),
+        (Value::List(a), Value::List(b)) => seq_less(&a.borrow(), &b.borrow())?,
+        (Value::Tuple(a), Value::Tuple(b)) => seq_less(a, b)?,
         _ => None,
-    }
+    })
 }
 
-fn seq_order(a: &[Value], b: &[Value]) -> Option<Ordering> {
-    for (x, y) in a.iter().zip(b.iter()) {
-        if !equals(x, y) {
-            return order(x, y);
-        }
-    }
-    Some(a.len().cmp(&b.len()))
-}
-
-/// Sort helper shared by `sorted` and `list.sort`.
-pub fn sort_values(items: &mut [Value]) -> Result<(), Exc> {
-    let mut err = None;
-    items.sort_by(|a, b| match order(a, b) {
-        Some(o) => o,
-        None => {
-            if err.is_none() {
-                err = Some(cmp_error(CmpOp::Lt, a, b));
+/// Sequences order by their first unequal items, then by length (CPython's rule).
+fn seq_less(a: &[Value], b: &[Value]) -> Result<Option<bool>, Exc> {
+    guard::nest(Walk::Compare, || {
+        for (x, y) in a.iter().zip(b.iter()) {
+            if !(x.is(y) || equals(x, y)?) {
+                return less(x, y);
             }
-            Ordering::Equal
         }
-    });
-    err.map_or(Ok(()), Err)
+        Ok(Some(a.len() < b.len()))
+    })
+}
+
+/// `l op r` for the ordering operators, with Python's results for NaN (every one False).
+fn ordered(op: CmpOp, l: &Value, r: &Value) -> Result<bool, Exc> {
+    let (x, y) = match op {
+        CmpOp::Lt | CmpOp::LtE => (l, r),
+        _ => (r, l),
+    };
+    if let (Some(a), Some(b)) = (as_f64(x), as_f64(y)) {
+        if as_i64(x).is_none() || as_i64(y).is_none() {
+            return Ok(if matches!(op, CmpOp::Lt | CmpOp::Gt) {
+                a < b
+            } else {
+                a <= b
+            });
+        }
+    }
+    let strict = less(x, y)?.ok_or_else(|| cmp_error(op, l, r))?;
+    if matches!(op, CmpOp::Lt | CmpOp::Gt) || strict {
+        return Ok(strict);
+    }
+    // `<=` on sequences: less, or equal.
+    equals(x, y)
+}
+
+/// The permutation that sorts `keys` stably using `<` only: CPython's algorithm for short
+/// lists (a leading run, then binary insertion), merges of such runs for long ones. For a
+/// total order every stable sort agrees; with NaN among the keys short lists also give
+/// exactly CPython's order.
+/// The order of two values by `<` (for sorting by a key), None when they do not compare.
+pub fn order(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
+    if less(a, b).ok()?? {
+        Some(std::cmp::Ordering::Less)
+    } else if less(b, a).ok()?? {
+        Some(std::cmp::Ordering::Greater)
+    } else {
+        Some(std::cmp::Ordering::Equal)
+    }
+}
+
+pub fn sort_order(keys: &[Value]) -> Result<Vec<usize>, Exc> {
+    let mut lt = |a: usize, b: usize| -> Result<bool, Exc> {
+        less(&keys[a], &keys[b])?.ok_or_else(|| cmp_error(CmpOp::Lt, &keys[a], &keys[b]))
+    };
+    sort_order_by(keys.len(), &mut lt)
+}
+
+/// The stable sort of `0..n` by `lt` (the one comparison Python's sort asks), as indices.
+pub fn sort_order_by(
+    n: usize,
+    lt: &mut dyn FnMut(usize, usize) -> Result<bool, Exc>,
+) -> Result<Vec<usize>, Exc> {
+    let mut idx: Vec<usize> = (0..n).collect();
+    const RUN: usize = 64;
+    let mut start = 0;
+    while start < n {
+        let end = (start + RUN).min(n);
+        binary_insertion(&mut idx[start..end], lt)?;
+        start = end;
+    }
+    let mut width = RUN;
+    let mut buf = Vec::with_capacity(n);
+    while width < n {
+        let mut lo = 0;
+        while lo < n {
+            let mid = (lo + width).min(n);
+            let hi = (lo + 2 * width).min(n);
+            buf.clear();
+            let (mut i, mut j) = (lo, mid);
+            while i < mid && j < hi {
+                // Take from the right only when strictly less: stability.
+                if lt(idx[j], idx[i])? {
+                    buf.push(idx[j]);
+                    j += 1;
+                } else {
+                    buf.push(idx[i]);
+                    i += 1;
+                }
+            }
+            buf.extend_from_slice(&idx[i..mid]);
+            buf.extend_from_slice(&idx[j..hi]);
+            idx[lo..hi].copy_from_slice(&buf);
+            lo = hi;
+        }
+        width *= 2;
+    }
+    Ok(idx)
+}
+
+/// CPython's `count_run` + `binarysort` on one slice of the permutation.
+fn binary_insertion(
+    idx: &mut [usize],
+    lt: &mut dyn FnMut(usize, usize) -> Result<bool, Exc>,
+) -> Result<(), Exc> {
+    let n = idx.len();
+    if n < 2 {
+        return Ok(());
+    }
+    // The leading run: strictly descending runs are reversed, ascending ones kept.
+    let mut run = 2;
+    if lt(idx[1], idx[0])? {
+        while run < n && lt(idx[run], idx[run - 1])? {
+            run += 1;
+        }
+        idx[..run].reverse();
+    } else {
+        while run < n && !lt(idx[run], idx[run - 1])? {
+            run += 1;
+        }
+    }
+    for start in run..n {
+        let pivot = idx[start];
+        let (mut l, mut r) = (0, start);
+        while l < r {
+            let p = l + (r - l) / 2;
+            if lt(pivot, idx[p])? {
+                r = p;
+            } else {
+                l = p + 1;
+            }
+        }
+        idx.copy_within(l..start, l + 1);
+        idx[l] = pivot;
+    }
+    Ok(())
 }
 
 fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result<bool, Exc> {
@@ -698,8 +879,11 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
         if let Some(v) = class::call_special(it, container, "__contains__", vec![item.clone()])? {
             return class::truthy(it, &v);
         }
+        if let Some(base) = class::base_value(container) {
+            return contains(it, &base, item);
+        }
         for x in it.iterate(container)? {
-            if x.is(item) || equals(&x, item) {
+            if x.is(item) || equals(&x, item)? {
                 return Ok(true);
             }
         }
@@ -714,7 +898,7 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
             ))),
         },
         Value::Dict(d) => Ok(item
-            .hash_key()
+            .hash_key()?
             .map(|k| d.borrow().get(&k).is_some())
             .unwrap_or(false)),
         Value::Range(start, stop, step) => Ok(match as_i64(item) {
@@ -730,7 +914,12 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
         }),
         Value::List(_) | Value::Tuple(_) => {
             let items = it.iterate(container)?;
-            Ok(items.iter().any(|x| x.is(item) || equals(x, item)))
+            for x in &items {
+                if x.is(item) || equals(x, item)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
         }
         other => Err(Exc::type_error(format!(
             "argument of type '{}' is not iterable",
@@ -832,8 +1021,11 @@ fn unwrap_slices(idx: Index) -> Index {
 pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Value, Exc> {
     let idx = unwrap_slices(idx);
     if let Value::Instance(_) = obj {
-        return match class::call_special(it, obj, "__getitem__", vec![index_value(&idx)])? {
-            Some(v) => Ok(v),
+        if let Some(v) = class::call_special(it, obj, "__getitem__", vec![index_value(&idx)])? {
+            return Ok(v);
+        }
+        return match class::base_value(obj) {
+            Some(base) => get_item(it, &base, idx),
             None => Err(not_subscriptable(obj)),
         };
     }
@@ -870,8 +1062,8 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
                         Value::Str(_) => {
                             let mut s = String::new();
                             for p in picked {
-                                if let Value::Str(c) = p {
-                                    s.push_str(&c);
+                                if let Value::Str(c) = &p {
+                                    s.push_str(c);
                                 }
                             }
                             Value::str(&s)
@@ -929,9 +1121,9 @@ fn array_index(_it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::In
                 IndexItem::Ellipsis => runtime::IndexItem::Ellipsis,
                 IndexItem::Slice(a, b, c) => {
                     let get = |v: Option<Value>| -> Result<Option<i64>, Exc> {
-                        match v {
+                        match &v {
                             None | Some(Value::None) => Ok(None),
-                            Some(x) => as_i64(&x).map(Some).ok_or_else(|| {
+                            Some(x) => as_i64(x).map(Some).ok_or_else(|| {
                                 Exc::type_error(format!(
                                     "slice indices must be integers or None, not {}",
                                     x.type_name()
@@ -946,8 +1138,8 @@ fn array_index(_it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::In
                     }
                 }
                 IndexItem::Value(Value::None) => runtime::IndexItem::NewAxis,
-                IndexItem::Value(Value::Str(s)) if &*s == "..." => runtime::IndexItem::Ellipsis,
-                IndexItem::Value(Value::Array(a)) => runtime::IndexItem::Array(a.array.clone()),
+                IndexItem::Value(Value::Str(ref s)) if &**s == "..." => runtime::IndexItem::Ellipsis,
+                IndexItem::Value(Value::Array(ref a)) => runtime::IndexItem::Array(a.array.clone()),
                 IndexItem::Value(v) => match v {
                     Value::Int(i) => runtime::IndexItem::Int(i),
                     Value::Bool(b) => runtime::IndexItem::Int(b as i64),
@@ -974,6 +1166,11 @@ pub fn set_item(
 ) -> Result<(), Exc> {
     let idx = unwrap_slices(idx);
     if let Value::Instance(_) = obj {
+        if !matches!(obj, Value::Instance(i) if i.class.defines("__setitem__")) {
+            if let Some(base) = class::base_value(obj) {
+                return set_item(it, &base, idx, value);
+            }
+        }
         let key = index_value(&idx);
         return match class::call_special(it, obj, "__setitem__", vec![key, value])? {
             Some(_) => Ok(()),
@@ -986,6 +1183,7 @@ pub fn set_item(
     match obj {
         Value::Array(a) => {
             let items = array_index(it, &idx)?;
+            int_fits(&value, a.array.dtype())?;
             let op = operand(&value).ok_or_else(|| {
                 Exc::type_error(format!(
                     "cannot assign a {} into an array; use a number or an array",
@@ -1047,6 +1245,11 @@ pub fn set_item(
 pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(), Exc> {
     let idx = unwrap_slices(idx);
     if let Value::Instance(_) = obj {
+        if !matches!(obj, Value::Instance(i) if i.class.defines("__delitem__")) {
+            if let Some(base) = class::base_value(obj) {
+                return del_item(it, &base, idx);
+            }
+        }
         let key = index_value(&idx);
         return match class::call_special(it, obj, "__delitem__", vec![key])? {
             Some(_) => Ok(()),

@@ -20,12 +20,14 @@ pub trait OutputSink {
     /// default does nothing.
     fn clear_output(&mut self, _wait: bool) {}
     /// A line that redraws itself as work advances (a progress bar). A
-    /// terminal redraws it with `\r`; a notebook shows it once and then
-    /// updates that output in place (`display_id` names it).
-    fn progress(&mut self, display_id: &str, text: &str, state: ProgressState) {
+    /// terminal redraws `data.plain` with `\r`; a notebook shows the bar once
+    /// (as HTML) and then updates that output in place (`display_id` names it).
+    fn progress(&mut self, display_id: &str, data: &DisplayData, state: ProgressState) {
         let _ = display_id;
         match state {
-            ProgressState::Start | ProgressState::Update => self.stdout(&format!("\r{text}")),
+            ProgressState::Start | ProgressState::Update => {
+                self.stdout(&format!("\r{}", data.plain))
+            }
             ProgressState::End => self.stdout("\n"),
         }
     }

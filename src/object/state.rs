@@ -27,6 +27,8 @@ pub struct Scope {
     pub parent: Option<Env>,
     /// Names declared `global` in this function.
     pub globals: NameSet,
+    /// Names declared `nonlocal`: bound in the nearest enclosing function scope that has them.
+    pub nonlocals: NameSet,
     /// A class body's namespace: functions defined in it do not close over it, and the names it
     /// binds are kept in order (`order`) for the class's `__dict__`.
     pub class_body: bool,

@@ -120,11 +120,31 @@ pub enum TypeKind {
     Module,
     Device,
     DType,
+    Generator,
+    /// MXNet's legacy `mxnet.ndarray.ndarray.NDArray`.
     NDArray,
+    /// MXNet's numpy-mode `mxnet.numpy.ndarray`.
+    MxNumpyArray,
+    /// `torch.Tensor`.
+    Tensor,
+    /// NumPy's `numpy.ndarray` (host arrays from `asnumpy()` / `numpy()`).
+    NumpyArray,
     Object,
 }
 
 impl TypeKind {
+    /// The class as `repr(type(x))` names it: `<class 'torch.Tensor'>`.
+    pub fn qualified_name(self) -> &'static str {
+        match self {
+            TypeKind::NDArray => "mxnet.ndarray.ndarray.NDArray",
+            TypeKind::MxNumpyArray => "mxnet.numpy.ndarray",
+            TypeKind::Tensor => "torch.Tensor",
+            TypeKind::NumpyArray => "numpy.ndarray",
+            TypeKind::Device => "mxnet.context.Context",
+            other => other.name(),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             TypeKind::NoneType => "NoneType",
@@ -140,7 +160,10 @@ impl TypeKind {
             TypeKind::Module => "module",
             TypeKind::Device => "Context",
             TypeKind::DType => "dtype",
+            TypeKind::Generator => "generator",
             TypeKind::NDArray => "NDArray",
+            TypeKind::MxNumpyArray | TypeKind::NumpyArray => "ndarray",
+            TypeKind::Tensor => "Tensor",
             TypeKind::Object => "object",
         }
     }
@@ -270,6 +293,19 @@ pub enum Value {
     Instance(Rc<Instance>),
     /// A function bound to its first argument.
     Method(Rc<BoundMethod>),
+    /// A suspended generator function call.
+    Generator(Rc<Generator>),
+}
+
+/// A generator: the call of a function whose body has `yield`, suspended between items. The
+/// interpreter owns what its state means (`crate::eval::generator`); here it is opaque.
+pub struct Generator {
+    pub name: Ident,
+    /// The suspended execution; None while it runs (a re-entrant `next` is an error) and once
+    /// it has finished.
+    pub state: RefCell<Option<Box<dyn std::any::Any>>>,
+    /// Set once the body has returned or raised: every later `next` is StopIteration.
+    pub finished: std::cell::Cell<bool>,
 }
 
 impl fmt::Debug for Value {
@@ -320,6 +356,7 @@ impl Value {
             Value::Class(_) => "type".into(),
             Value::Instance(i) => i.class.name.to_string(),
             Value::Method(_) => "method".into(),
+            Value::Generator(_) => "generator".into(),
         }
     }
 
@@ -355,9 +392,10 @@ impl Value {
         })
     }
 
-    /// The key for dicts and `in` on dicts; None for unhashable values.
-    pub fn hash_key(&self) -> Option<HashKey> {
-        Some(match self {
+    /// The key for dicts and `in` on dicts; None for unhashable values. Tuples nest under the
+    /// recursion guard (`RecursionError` past its limit).
+    pub fn hash_key(&self) -> Result<Option<HashKey>, Exc> {
+        Ok(Some(match self {
             Value::None => HashKey::None,
             Value::Bool(b) => HashKey::Int(*b as i64),
             Value::Int(i) => HashKey::Int(*i),
@@ -370,12 +408,25 @@ impl Value {
             }
             Value::Str(s) => HashKey::Str(s.clone()),
             Value::Tuple(t) => {
-                HashKey::Tuple(t.iter().map(|v| v.hash_key()).collect::<Option<Vec<_>>>()?)
+                let items = super::guard::nest(super::guard::Walk::Hash, || {
+                    let mut keys = Vec::with_capacity(t.len());
+                    for v in t.iter() {
+                        match v.hash_key()? {
+                            Some(k) => keys.push(k),
+                            None => return Ok(None),
+                        }
+                    }
+                    Ok(Some(keys))
+                })?;
+                match items {
+                    Some(keys) => HashKey::Tuple(keys),
+                    None => return Ok(None),
+                }
             }
             Value::Device(d) => HashKey::Device(*d),
-            Value::List(_) | Value::Dict(_) | Value::Array(_) => return None,
+            Value::List(_) | Value::Dict(_) | Value::Array(_) => return Ok(None),
             other => HashKey::Ptr(other.identity()),
-        })
+        }))
     }
 
     /// A number identifying the object, for `is` and `id()`. Values without
@@ -404,6 +455,7 @@ impl Value {
             Value::Class(c) => Rc::as_ptr(c) as *const u8 as usize,
             Value::Instance(i) => Rc::as_ptr(i) as *const u8 as usize,
             Value::Method(m) => Rc::as_ptr(m) as *const u8 as usize,
+            Value::Generator(g) => Rc::as_ptr(g) as *const u8 as usize,
         }
     }
 
@@ -533,5 +585,16 @@ impl Args {
             ));
         }
         Ok(())
+    }
+}
+
+/// Dropping a value frees what only it holds; nested containers are freed from a heap stack
+/// (`guard::drop_nested`), so a list 200,000 levels deep cannot overflow the native stack.
+impl Drop for Value {
+    #[inline]
+    fn drop(&mut self) {
+        if super::guard::owns_nested(self) {
+            super::guard::drop_nested(self);
+        }
     }
 }

@@ -25,10 +25,6 @@ use super::{requested_exit_status, Evaluator, PRIMARY_PROMPT, SECONDARY_PROMPT};
 use crate::eval::session::{Session, SessionConfig};
 use crate::lang::lexer::{highlight, TokenClass};
 
-/// Ctrl-C presses, after the first, that a running statement may ignore
-/// before the REPL exits.
-const STUCK_PRESSES: usize = 2;
-
 /// What a Tab on a blank line inserts, like Python's REPL.
 const INDENT_UNIT: &str = "    ";
 
@@ -41,15 +37,16 @@ pub fn run_repl(config: SessionConfig) -> i32 {
     let interrupt = session.borrow().interrupt_handle();
     let unanswered = Arc::new(AtomicUsize::new(0));
     let presses = Arc::clone(&unanswered);
-    // The handler only sets the flag; the interpreter polls it and stops the
-    // running statement with KeyboardInterrupt. At the prompt the terminal is
-    // in raw mode, so Ctrl-C arrives as a key and never reaches this handler.
-    // A statement that ignores two more presses is stuck: leave rather than
-    // trap the user.
+    // The handler only sets the flag; the interpreter polls it (between statements, in loops,
+    // in CPU kernels between blocks, in device waits and `!cmd`) and stops the running
+    // statement with KeyboardInterrupt. At the prompt the terminal is in raw mode, so Ctrl-C
+    // arrives as a key and never reaches this handler. Pressing again never ends the REPL:
+    // the variables are at stake; it only says once that the statement is being stopped.
     let handler = move || {
-        if interrupt.is_set() && presses.fetch_add(1, Ordering::SeqCst) + 1 >= STUCK_PRESSES {
-            eprintln!("\nKeyboardInterrupt: the statement does not stop; leaving devarray");
-            std::process::exit(130);
+        if interrupt.is_set() && presses.fetch_add(1, Ordering::SeqCst) == 0 {
+            eprintln!(
+                "\nKeyboardInterrupt: stopping the statement at its next check; the session and its variables are kept"
+            );
         }
         interrupt.interrupt();
     };
@@ -225,7 +222,8 @@ impl Completer for ReplHelper {
             };
             return Ok((pos, vec![indent]));
         }
-        let (Ok(session), Ok(pending)) = (self.session.try_borrow(), self.pending.try_borrow())
+        let (Ok(mut session), Ok(pending)) =
+            (self.session.try_borrow_mut(), self.pending.try_borrow())
         else {
             return Ok((pos, Vec::new()));
         };

@@ -1442,6 +1442,9 @@ impl Array {
     /// `x[...] = value`: writes into this array's buffer (identity kept). The value broadcasts to
     /// the selection and is converted to this array's dtype.
     pub fn set_index(&self, idx: &[IndexItem], value: Operand) -> Result<()> {
+        // With an index array the value broadcasts to the whole selection, (rows, *row shape),
+        // as NumPy's `x[idx] = values` does; row i then takes the value's row i.
+        let mut selection: Option<Vec<usize>> = None;
         let views: Vec<StridedView> = if let [IndexItem::Array(index)] = idx {
             self.check_same_device(index, "setitem")?;
             let rows = self.array_index_rows(index)?;
@@ -1455,6 +1458,11 @@ impl Array {
             } else {
                 &self.shape()[1..]
             };
+            selection = Some(
+                std::iter::once(rows.len())
+                    .chain(tail.iter().copied())
+                    .collect(),
+            );
             rows.iter()
                 .map(|&r| StridedView {
                     offset: r * unit,
@@ -1481,21 +1489,38 @@ impl Array {
             ),
             Operand::Array(v) => {
                 self.check_same_device(v, "setitem")?;
-                let fits = broadcast_shapes(v.shape(), &target_shape)
-                    .map(|s| s == target_shape)
+                let whole = selection.as_deref().unwrap_or(&target_shape);
+                let fits = broadcast_shapes(v.shape(), whole)
+                    .map(|s| s == whole)
                     .unwrap_or(false);
                 if !fits {
-                    return Err(RuntimeError::Shape(format!(
-                        "could not broadcast input array from shape {} into shape {}",
-                        shape_compact(v.shape()),
-                        shape_compact(&target_shape)
-                    )));
+                    return Err(RuntimeError::Shape(match &selection {
+                        Some(sel) => format!(
+                            "shape mismatch: value array of shape {} could not be broadcast to indexing result of shape {}",
+                            shape_compact(v.shape()),
+                            shape_compact(sel)
+                        ),
+                        None => format!(
+                            "could not broadcast input array from shape {} into shape {}",
+                            shape_compact(v.shape()),
+                            shape_compact(&target_shape)
+                        ),
+                    }));
                 }
                 (
                     SetValue::Array(v.clone()),
-                    broadcast_strides(v.shape(), &target_shape).to_vec(),
+                    broadcast_strides(v.shape(), whole).to_vec(),
                 )
             }
+        };
+        // Per selected row: where its part of the value starts, and the strides within it.
+        let per_row = match (&selection, &value) {
+            (Some(_), SetValue::Array(_)) => Some(strides[0]),
+            _ => None,
+        };
+        let row_strides: Vec<usize> = match per_row {
+            Some(_) => strides[1..].to_vec(),
+            None => strides,
         };
         self.write_with(move |target| {
             let source = match value {
@@ -1512,8 +1537,19 @@ impl Array {
                 }
             };
             let mut storage = target.inner.buffer().write();
-            for view in &views {
-                storage.scatter(view, &source, &strides)?;
+            for (i, view) in views.iter().enumerate() {
+                match per_row {
+                    Some(step) => {
+                        let row = source.gather(&StridedView {
+                            offset: i * step,
+                            shape: view.shape.clone(),
+                            strides: row_strides.iter().map(|&s| s as isize).collect(),
+                        })?;
+                        let dense: Vec<usize> = contiguous_strides(&view.shape).to_vec();
+                        storage.scatter(view, &row, &dense)?;
+                    }
+                    None => storage.scatter(view, &source, &row_strides)?,
+                }
             }
             Ok(())
         })

@@ -48,6 +48,12 @@ pub fn cpu_gemm_info() -> String {
     crate::backend::cpu::gemm_info()
 }
 
+/// Runs `f` with `flag` as the interrupt flag that CPU kernels on this thread check between
+/// blocks (a session lends its flag for the length of an evaluation).
+pub fn interruptible<R>(flag: &Arc<AtomicBool>, f: impl FnOnce() -> R) -> R {
+    crate::backend::cpu::cancel::interruptible(flag, f)
+}
+
 /// Default memory of a simulated GPU (`DEVARRAY_SIM_GPU_MEMORY`).
 pub const DEFAULT_SIM_GPU_MEMORY: u64 = 4 << 30;
 

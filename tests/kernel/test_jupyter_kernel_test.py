@@ -1,9 +1,8 @@
 """The official jupyter_kernel_test conformance suite, configured for devarray.
 
-Not configured (so skipped by the suite, by design):
-- test_pager (code_page_something): devarray has no `?` help that pages;
-  inspect_request serves that purpose.
-- IopubWelcomeTests: the kernel publishes on a plain PUB socket, not XPUB (JEP 65).
+Every test of the suite runs (none is skipped). Not included: IopubWelcomeTests,
+a separate class for kernels on an XPUB socket (JEP 65); the kernel publishes on
+a plain PUB socket.
 """
 
 from __future__ import annotations
@@ -63,5 +62,8 @@ class DevarrayKernelTests(jupyter_kernel_test.KernelTests):
     supported_history_operations = ("tail", "range", "search")
 
     code_inspect_sample = "ones"
+
+    # `ones?` pages the help, as IPython's `?` does.
+    code_page_something = "ones?"
 
     code_clear_output = "clear_output()"

@@ -101,6 +101,51 @@ def test_malformed_frames_are_survived(kernel: tuple[KernelManager, BlockingKern
         socket.close()
 
 
+@pytest.mark.parametrize("channel", ["shell", "control"])
+def test_a_replayed_signed_message_is_dropped(
+    kernel: tuple[KernelManager, BlockingKernelClient], channel: str
+) -> None:
+    """As ipykernel keeps a digest history: the same correctly signed frames sent again run once."""
+    km, kc = kernel
+    assert execute(kc, "hits = 0")[0]["content"]["status"] == "ok"
+    socket = dealer(km, km.shell_port if channel == "shell" else km.control_port)
+    good = Session(key=km.session.key, signature_scheme="hmac-sha256")
+    if channel == "shell":
+        msg = good.msg("execute_request", {"code": "hits += 1", "silent": False,
+                                            "store_history": True, "user_expressions": {},
+                                            "allow_stdin": False, "stop_on_error": True})
+    else:
+        msg = good.msg("kernel_info_request", {})
+    frames = good.serialize(msg)
+    socket.send_multipart(frames)
+    assert socket.poll(10_000), "the first copy must be answered"
+    good.recv(socket)
+    socket.send_multipart(frames)
+    assert socket.poll(1_000) == 0, "the kernel answered a replayed message"
+    _, outputs = execute(kc, "hits")
+    assert result_text(outputs) == ("1" if channel == "shell" else "0")
+    assert_still_answers(km, socket)
+    socket.close()
+
+
+def test_deep_values_and_long_chains_keep_the_kernel_alive(
+    kernel: tuple[KernelManager, BlockingKernelClient],
+) -> None:
+    """The evaluation thread has the REPL's limits: deep values and long chains end in
+    RecursionError (or a value), never in a dead kernel."""
+    _, kc = kernel
+    code = "a = []\nt = ()\nfor i in range(200000):\n    a = [a]\n    t = (t,)\n"
+    assert execute(kc, code, timeout=120)[0]["content"]["status"] == "ok"
+    for expr in ("a == a[0]", "hash(t)", "repr(a)", "x = 1" + " + 1" * 3000):
+        reply, _ = execute(kc, expr)
+        assert reply["content"]["status"] == "error", expr
+        assert reply["content"]["ename"] == "RecursionError", expr
+    assert execute(kc, "x = 1" + " + 1" * 2989)[0]["content"]["status"] == "ok"
+    assert execute(kc, "a = 0\nt = 0")[0]["content"]["status"] == "ok"
+    _, outputs = execute(kc, "x")
+    assert result_text(outputs) == "2990"
+
+
 def test_heartbeat_echoes(kernel: tuple[KernelManager, BlockingKernelClient]) -> None:
     km, _ = kernel
     socket = zmq.Context.instance().socket(zmq.REQ)
@@ -130,6 +175,24 @@ def test_interrupt_stops_a_busy_loop_within_a_second_and_keeps_variables(
     assert result_text(outputs) == "42"
     _, outputs = execute(kc, "counter > 0")
     assert result_text(outputs) == "True"
+
+
+@pytest.mark.parametrize("code", ["!sleep 30", "c = ones(6000, 6000)\nd = c @ c\nd = c @ c\nd = c @ c"])
+def test_interrupt_stops_a_shell_command_and_a_cpu_kernel(
+    kernel: tuple[KernelManager, BlockingKernelClient], code: str
+) -> None:
+    km, kc = kernel
+    assert execute(kc, "kept = 41")[0]["content"]["status"] == "ok"
+    msg_id = kc.execute(code)
+    time.sleep(1.0)
+    started = time.monotonic()
+    km.interrupt_kernel()
+    reply = shell_reply(kc, msg_id, timeout=20)
+    elapsed = time.monotonic() - started
+    assert reply["content"]["ename"] == "KeyboardInterrupt"
+    assert elapsed < 10.0, f"the interrupt took {elapsed:.2f}s"
+    _, outputs = execute(kc, "kept + 1")
+    assert result_text(outputs) == "42"
 
 
 def test_interrupt_while_idle_does_not_hit_the_next_cell(

@@ -156,12 +156,36 @@ macro_rules! float_element {
             }
             #[inline(always)]
             fn floor_div(self, o: Self) -> Self {
-                (self / o).floor()
+                // NumPy's npy_floor_divide: through fmod, so `1 // 0.1 == 9`, and infinities
+                // and signed zeros come out as NumPy's (`7 // -inf == -1`).
+                if o == 0.0 {
+                    return self / o;
+                }
+                let m = self % o;
+                let mut div = (self - m) / o;
+                if m != 0.0 && ((o < 0.0) != (m < 0.0)) {
+                    div -= 1.0;
+                }
+                if div == 0.0 {
+                    return (0.0 as Self).copysign(self / o);
+                }
+                let f = div.floor();
+                if div - f > 0.5 {
+                    f + 1.0
+                } else {
+                    f
+                }
             }
             #[inline(always)]
             fn modulo(self, o: Self) -> Self {
+                // NumPy's npy_remainder: a zero remainder takes the divisor's sign.
                 let r = self % o;
-                if r != 0.0 && ((r < 0.0) != (o < 0.0)) {
+                if o == 0.0 {
+                    return r;
+                }
+                if r == 0.0 {
+                    (0.0 as Self).copysign(o)
+                } else if (r < 0.0) != (o < 0.0) {
                     r + o
                 } else {
                     r
@@ -173,7 +197,8 @@ macro_rules! float_element {
             }
             #[inline(always)]
             fn maximum(self, o: Self) -> Self {
-                if self.is_nan() || self >= o {
+                // NumPy's `(a > b || isnan(a)) ? a : b`: of two zeros, the second.
+                if self.is_nan() || self > o {
                     self
                 } else {
                     o
@@ -181,7 +206,7 @@ macro_rules! float_element {
             }
             #[inline(always)]
             fn minimum(self, o: Self) -> Self {
-                if self.is_nan() || self <= o {
+                if self.is_nan() || self < o {
                     self
                 } else {
                     o

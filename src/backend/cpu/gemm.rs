@@ -17,6 +17,8 @@ use crate::backend::MatmulLayout;
 use crate::vocab::error::Result;
 use gemm::Parallelism;
 use rayon::prelude::*;
+
+use super::cancel::Cancel;
 use std::mem::MaybeUninit;
 
 /// Below this many multiply-adds one thread is fastest.
@@ -26,6 +28,8 @@ const TILED_FLOPS: usize = 1536 * 1536 * 1536;
 /// Tiles are not cut thinner than this on either side: each tile packs its own panels of `a`
 /// and `b`, and thin tiles pay that packing for little work.
 const MIN_TILE: usize = 512;
+/// The most multiply-adds in one tile (see `tile_shape`).
+const MAX_TILE_FLOPS: usize = 2048 * 2048 * 4096;
 
 pub trait GemmFloat: super::element::Element {
     const ZERO: Self;
@@ -148,10 +152,16 @@ impl<T: GemmFloat> Product<T> {
 /// and not more: each tile repacks its panels of a and b, and on 4096^2 (one machine, 8
 /// alternating runs each, medians) 4 tiles reached 216 GFLOP/s, 8 tiles 193, OpenBLAS's own two
 /// threads 207.
-fn tile_shape(m: usize, n: usize, threads: usize) -> (usize, usize) {
+///
+/// A tile also does at most [`MAX_TILE_FLOPS`] multiply-adds (the 4096^2 tile measured above), so
+/// a larger product gets more tiles of that size: an interrupt is seen between tiles, so this
+/// bounds how long one takes to stop a product (about a third of a second per core).
+fn tile_shape(m: usize, n: usize, k: usize, threads: usize) -> (usize, usize) {
     let wanted = 2 * threads.max(2);
     let (mut tm, mut tn) = (m.max(1), n.max(1));
-    while m.div_ceil(tm) * n.div_ceil(tn) < wanted {
+    while m.div_ceil(tm) * n.div_ceil(tn) < wanted
+        || tm.saturating_mul(tn).saturating_mul(k) > MAX_TILE_FLOPS
+    {
         if tm >= tn && tm >= 2 * MIN_TILE {
             tm = tm.div_ceil(2);
         } else if tn >= 2 * MIN_TILE {
@@ -174,6 +184,7 @@ fn gemm_into<T: GemmFloat>(
     a: &[T],
     b: &[T],
     c: &mut [MaybeUninit<T>],
+    cancel: &Cancel,
 ) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
     let whole = Product {
@@ -197,9 +208,13 @@ fn gemm_into<T: GemmFloat>(
         } else if work < TILED_FLOPS {
             whole.with_gemm_crate(Parallelism::Rayon(threads));
         } else {
-            let (tm, tn) = tile_shape(m, n, threads);
+            let (tm, tn) = tile_shape(m, n, k, threads);
             let (rows, cols) = (m.div_ceil(tm), n.div_ceil(tn));
             (0..rows * cols).into_par_iter().for_each(|t| {
+                // An interrupt skips the tiles not started yet; the caller then discards c.
+                if cancel.requested() {
+                    return;
+                }
                 let (i0, j0) = ((t / cols) * tm, (t % cols) * tn);
                 whole
                     .tile(i0, tm.min(m - i0), j0, tn.min(n - j0))
@@ -224,6 +239,7 @@ pub fn gemm_batched<T: GemmFloat>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<
         return Ok(out);
     }
     if m * n > 0 {
+        let cancel = Cancel::current();
         let spare = &mut out.spare_capacity_mut()[..total];
         for ((&oa, &ob), c) in l
             .lhs_offsets
@@ -231,7 +247,9 @@ pub fn gemm_batched<T: GemmFloat>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<
             .zip(&l.rhs_offsets)
             .zip(spare.chunks_exact_mut(m * n))
         {
-            gemm_into(m, k, n, &a[oa..oa + m * k], &b[ob..ob + k * n], c);
+            gemm_into(m, k, n, &a[oa..oa + m * k], &b[ob..ob + k * n], c, &cancel);
+            // Before `set_len`: an interrupted product is never read.
+            cancel.check()?;
         }
     }
     // SAFETY: every one of the `total` elements was written above: the batches tile the output
@@ -247,13 +265,16 @@ mod tests {
 
     #[test]
     fn tiles_are_two_per_thread_and_not_thin() {
-        assert_eq!(tile_shape(4096, 4096, 2), (2048, 2048));
-        assert_eq!(tile_shape(2048, 2048, 2), (1024, 1024));
-        assert_eq!(tile_shape(4096, 4096, 4), (1024, 2048));
+        assert_eq!(tile_shape(4096, 4096, 64, 2), (2048, 2048));
+        // The measured tile at 4096^2, and no larger one for larger products.
+        assert_eq!(tile_shape(4096, 4096, 4096, 2), (2048, 2048));
+        assert_eq!(tile_shape(10000, 10000, 10000, 2), (1250, 1250));
+        assert_eq!(tile_shape(2048, 2048, 64, 2), (1024, 1024));
+        assert_eq!(tile_shape(4096, 4096, 64, 4), (1024, 2048));
         // A short, wide output is cut along its columns only.
-        assert_eq!(tile_shape(8, 1 << 20, 2), (8, 1 << 18));
+        assert_eq!(tile_shape(8, 1 << 20, 64, 2), (8, 1 << 18));
         // Nothing to cut below the minimum.
-        assert_eq!(tile_shape(600, 600, 2), (600, 600));
+        assert_eq!(tile_shape(600, 600, 64, 2), (600, 600));
     }
 
     #[test]

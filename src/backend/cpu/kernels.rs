@@ -1,5 +1,6 @@
 //! Generic CPU loops. Each is monomorphised per element type; contiguous inputs take a straight
 //! (auto-vectorised) path, and arrays above `PARALLEL_THRESHOLD` elements are split across cores.
+use super::cancel::Cancel;
 use super::element::{Element, Num};
 use crate::vocab::error::Result;
 use rayon::prelude::*;
@@ -151,10 +152,17 @@ fn signed(strides: &[usize]) -> Vec<isize> {
     strides.iter().map(|&s| s as isize).collect()
 }
 
+/// Elements per step of the large parallel loops: between steps they check for an interrupt.
+const INTERRUPT_STEP: usize = 1 << 22;
+
 pub fn map1<T: Element, U: Element>(a: &[T], f: impl Fn(T) -> U + Sync + Send) -> Result<Vec<U>> {
     let mut out = alloc(a.len())?;
     if a.len() > PARALLEL_THRESHOLD {
-        out.par_extend(a.par_iter().map(|&x| f(x)));
+        let cancel = Cancel::current();
+        for part in a.chunks(INTERRUPT_STEP) {
+            cancel.check()?;
+            out.par_extend(part.par_iter().map(|&x| f(x)));
+        }
     } else {
         out.extend(a.iter().map(|&x| f(x)));
     }
@@ -184,10 +192,17 @@ pub fn map_blocks<T: Element>(n: usize, fill: impl Fn(usize, &mut [T]) + Sync) -
     };
     let spare = &mut out.spare_capacity_mut()[..n];
     if n > PARALLEL_THRESHOLD {
+        let cancel = Cancel::current();
         spare
             .par_chunks_mut(TASK)
             .enumerate()
-            .for_each(|(i, part)| run(i * TASK, part));
+            .for_each(|(i, part)| {
+                // An interrupt skips the tasks not started; the output is then discarded.
+                if !cancel.requested() {
+                    run(i * TASK, part)
+                }
+            });
+        cancel.check()?;
     } else {
         run(0, spare);
     }
@@ -212,23 +227,33 @@ pub fn map2<T: Element, U: Element>(
     let a_single = strides_a.iter().all(|&s| s == 0) && !a.is_empty();
     let b_single = strides_b.iter().all(|&s| s == 0) && !b.is_empty();
     let parallel = n > PARALLEL_THRESHOLD;
+    let cancel = Cancel::current();
     if a_dense && b_dense {
         if parallel {
-            out.par_extend(a.par_iter().zip(b.par_iter()).map(|(&x, &y)| f(x, y)));
+            for (pa, pb) in a.chunks(INTERRUPT_STEP).zip(b.chunks(INTERRUPT_STEP)) {
+                cancel.check()?;
+                out.par_extend(pa.par_iter().zip(pb.par_iter()).map(|(&x, &y)| f(x, y)));
+            }
         } else {
             out.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
         }
     } else if a_dense && b_single {
         let y = b[0];
         if parallel {
-            out.par_extend(a.par_iter().map(|&x| f(x, y)));
+            for pa in a.chunks(INTERRUPT_STEP) {
+                cancel.check()?;
+                out.par_extend(pa.par_iter().map(|&x| f(x, y)));
+            }
         } else {
             out.extend(a.iter().map(|&x| f(x, y)));
         }
     } else if a_single && b_dense {
         let x = a[0];
         if parallel {
-            out.par_extend(b.par_iter().map(|&y| f(x, y)));
+            for pb in b.chunks(INTERRUPT_STEP) {
+                cancel.check()?;
+                out.par_extend(pb.par_iter().map(|&y| f(x, y)));
+            }
         } else {
             out.extend(b.iter().map(|&y| f(x, y)));
         }

@@ -3,6 +3,7 @@ mod element;
 #[macro_use]
 mod simd;
 mod blas;
+pub mod cancel;
 mod fused;
 mod gemm;
 pub mod kernels;

@@ -98,9 +98,9 @@ fn pair_arg(
 }
 
 fn activation_arg(v: Option<Value>) -> Result<Option<Activation>, Exc> {
-    match v {
+    match &v {
         None | Some(Value::None) => Ok(None),
-        Some(Value::Str(s)) => Ok(Some(Activation::parse(&s)?)),
+        Some(Value::Str(s)) => Ok(Some(Activation::parse(s)?)),
         Some(other) => Err(Exc::type_error(format!(
             "activation must be a name such as 'relu', got {}",
             other.type_name()

@@ -258,9 +258,9 @@ impl NativeObject for DatasetObj {
 }
 
 fn fashion_mnist(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let root = match a.take(0, "root")? {
+    let root = match &a.take(0, "root")? {
         None | Some(Value::None) => None,
-        Some(Value::Str(s)) => Some(PathBuf::from(expand_home(&s))),
+        Some(Value::Str(s)) => Some(PathBuf::from(expand_home(s))),
         Some(other) => {
             return Err(Exc::type_error(format!(
                 "root must be a directory name, got {}",
@@ -927,6 +927,25 @@ impl ProgressObj {
         format!("{label}[{bar}] {done}/{}", self.total)
     }
 
+    /// The text line and, for notebooks, an HTML bar (as tqdm.notebook draws one).
+    fn data(&self) -> crate::object::DisplayData {
+        let done = self.done.get().min(self.total);
+        crate::object::DisplayData {
+            plain: self.line(),
+            html: Some(crate::display::html::progress_html(
+                &self.desc, done, self.total,
+            )),
+        }
+    }
+
+    /// Ends the bar's line; nothing when it was never drawn (an empty iterable).
+    fn end(&self, it: &mut dyn Interpreter) {
+        if self.shown.replace(false) {
+            it.out()
+                .progress(&self.display_id, &self.data(), ProgressState::End);
+        }
+    }
+
     fn advance(&self, it: &mut dyn Interpreter, n: usize) {
         self.done.set(self.done.get().saturating_add(n));
         let state = if self.shown.replace(true) {
@@ -934,7 +953,7 @@ impl ProgressObj {
         } else {
             ProgressState::Start
         };
-        it.out().progress(&self.display_id, &self.line(), state);
+        it.out().progress(&self.display_id, &self.data(), state);
     }
 }
 
@@ -980,9 +999,7 @@ impl NativeObject for ProgressObj {
                 "p.close(): end the bar's line.",
                 |it, r, a| {
                     a.finish(0)?;
-                    let bar = progress_of(r)?;
-                    it.out()
-                        .progress(&bar.display_id, &bar.line(), ProgressState::End);
+                    progress_of(r)?.end(it);
                     Ok(Value::None)
                 },
             ),
@@ -1059,7 +1076,9 @@ impl NativeObject for ProgressIter {
                         Ok(v)
                     }
                     None => {
-                        it.write_stdout("\n");
+                        // Through the sink: a terminal ends the line, a
+                        // notebook's bar (an HTML output) needs no newline.
+                        bar.end(it);
                         Err(stop())
                     }
                 }
@@ -1074,7 +1093,7 @@ impl NativeObject for ProgressIter {
 
 pub fn progress(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let what = a.required(0, "total")?;
-    let desc = match a.take(1, "desc")? {
+    let desc = match &a.take(1, "desc")? {
         None | Some(Value::None) => String::new(),
         Some(Value::Str(s)) => s.to_string(),
         Some(other) => {

@@ -49,6 +49,10 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             let m = module("mxnet.ndarray", "MXNet's legacy NDArray API");
             arrays::fill_namespace::<ND>(&m);
             m.set(
+                "NDArray",
+                Value::Type(crate::object::value::TypeKind::NDArray),
+            );
+            m.set(
                 "random",
                 Value::Module(arrays::random_module::<ND>("mxnet.ndarray.random")),
             );
@@ -57,6 +61,10 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.np" | "mxnet.numpy" => {
             let m = module("mxnet.numpy", "MXNet's numpy-compatible API");
             arrays::fill_namespace::<NP>(&m);
+            m.set(
+                "ndarray",
+                Value::Type(crate::object::value::TypeKind::MxNumpyArray),
+            );
             m.set(
                 "random",
                 Value::Module(arrays::random_module::<NP>("mxnet.numpy.random")),

@@ -116,7 +116,7 @@ pub fn build() -> Rc<Module> {
                     let found = list_of(&s)
                         .borrow()
                         .iter()
-                        .any(|y| y.is(&x) || ops::equals(y, &x));
+                        .any(|y| y.is(&x) || matches!(ops::equals(y, &x), Ok(true)));
                     Ok(Value::Bool(found))
                 }),
                 ("__eq__", |_, mut a| {
@@ -124,7 +124,7 @@ pub fn build() -> Rc<Module> {
                     let o = a.required(1, "other")?;
                     match &o {
                         Value::Instance(i) if i.class.name.as_ref() == "deque" => {
-                            Ok(Value::Bool(ops::equals(&s, &i.base_state.borrow())))
+                            Ok(Value::Bool(ops::equals(&s, &i.base_state.borrow())?))
                         }
                         _ => Ok(Value::Bool(false)),
                     }
@@ -328,7 +328,7 @@ fn d_delitem(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 fn d_contains(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (_, state) = this_state(&mut a)?;
     let key = a.required(1, "key")?;
-    let found = match key.hash_key() {
+    let found = match key.hash_key()? {
         Some(hk) => dict_of(&state)?.borrow().get(&hk).is_some(),
         None => {
             return Err(hash_key(&key)
@@ -363,7 +363,7 @@ fn d_eq(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Value::Instance(i) => i.base_state.borrow().clone(),
         _ => return Ok(crate::object::class::not_implemented()),
     };
-    Ok(Value::Bool(ops::equals(&state, &other)))
+    Ok(Value::Bool(ops::equals(&state, &other)?))
 }
 
 fn class_name(this: &Value) -> Rc<str> {
@@ -449,7 +449,7 @@ fn no_attr(this: &Value, name: &str) -> Exc {
 fn d_getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, state) = this_state(&mut a)?;
     let name = a.required(1, "name")?;
-    let Value::Str(name) = name else {
+    let Value::Str(ref name) = name else {
         return Err(Exc::type_error("attribute name must be string"));
     };
     let counter = is_a(&this, "Counter");
@@ -576,9 +576,9 @@ fn d_getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             },
         ),
         "keys" | "values" | "items" | "get" | "pop" | "popitem" | "setdefault" | "update"
-        | "clear" => crate::modules::builtins::get_attr(it, &state, &name),
+        | "clear" => crate::modules::builtins::get_attr(it, &state, name),
         "default_factory" => Ok(Value::None),
-        _ => Err(no_attr(&this, &name)),
+        _ => Err(no_attr(&this, name)),
     }
 }
 
@@ -791,7 +791,7 @@ fn push(r: &Value, x: Value, left: bool) {
 fn dq_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, _) = this_state(&mut a)?;
     let name = a.required(1, "name")?;
-    let Value::Str(name) = name else {
+    let Value::Str(ref name) = name else {
         return Err(Exc::type_error("attribute name must be string"));
     };
     let m = |n: &'static str, doc: &'static str, f: crate::object::value::MethodFn| {
@@ -906,7 +906,7 @@ fn dq_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 let n = list_of(&state_of(r))
                     .borrow()
                     .iter()
-                    .filter(|y| y.is(&x) || ops::equals(y, &x))
+                    .filter(|y| y.is(&x) || matches!(ops::equals(y, &x), Ok(true)))
                     .count();
                 Ok(Value::Int(n as i64))
             },
@@ -917,7 +917,7 @@ fn dq_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             let pos = list_of(&state_of(r))
                 .borrow()
                 .iter()
-                .position(|y| y.is(&x) || ops::equals(y, &x));
+                .position(|y| y.is(&x) || matches!(ops::equals(y, &x), Ok(true)));
             match pos {
                 Some(i) => Ok(Value::Int(i as i64)),
                 None => Err(Exc::value_error(format!(
@@ -936,7 +936,7 @@ fn dq_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 let pos = l
                     .borrow()
                     .iter()
-                    .position(|y| y.is(&x) || ops::equals(y, &x));
+                    .position(|y| y.is(&x) || matches!(ops::equals(y, &x), Ok(true)));
                 match pos {
                     Some(i) => {
                         l.borrow_mut().remove(i);
@@ -966,7 +966,7 @@ fn dq_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             a.finish(0)?;
             super::copy::shallow_value(it, r)
         }),
-        _ => Err(no_attr(&this, &name)),
+        _ => Err(no_attr(&this, name)),
     }
 }
 
@@ -996,7 +996,7 @@ pub(crate) fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
     let defaults = a.take_kw("defaults").filter(|v| !matches!(v, Value::None));
     let module_name = a.take_kw("module").filter(|v| !matches!(v, Value::None));
     a.finish(2)?;
-    let Value::Str(typename) = typename else {
+    let Value::Str(ref typename) = typename else {
         return Err(Exc::type_error("namedtuple() typename must be str"));
     };
     let mut names: Vec<String> = match &fields {
@@ -1009,7 +1009,7 @@ pub(crate) fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
             .iterate(other)?
             .into_iter()
             .map(|v| match v {
-                Value::Str(s) => Ok(s.to_string()),
+                Value::Str(ref s) => Ok(s.to_string()),
                 _ => Err(Exc::type_error(
                     "Type names and field names must be strings",
                 )),
@@ -1061,11 +1061,11 @@ pub(crate) fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
         return Err(Exc::type_error("Got more default values than field names"));
     }
     let module_name = match module_name {
-        Some(Value::Str(s)) => s.to_string(),
+        Some(Value::Str(ref s)) => s.to_string(),
         _ => "__main__".to_string(),
     };
     let class = native_class(
-        &typename,
+        typename,
         &module_name,
         Value::Type(TypeKind::Tuple),
         "",
@@ -1085,11 +1085,9 @@ pub(crate) fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
             ("__contains__", |_, mut a| {
                 let (_, s) = this_state(&mut a)?;
                 let x = a.required(1, "value")?;
-                Ok(Value::Bool(
-                    tuple_items(&s)
-                        .iter()
-                        .any(|y| y.is(&x) || ops::equals(y, &x)),
-                ))
+                Ok(Value::Bool(tuple_items(&s).iter().any(|y| {
+                    y.is(&x) || matches!(ops::equals(y, &x), Ok(true))
+                })))
             }),
             ("__eq__", |_, mut a| {
                 let (_, s) = this_state(&mut a)?;
@@ -1101,7 +1099,7 @@ pub(crate) fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
                     }
                     _ => return Ok(crate::object::class::not_implemented()),
                 };
-                Ok(Value::Bool(ops::equals(&s, &o)))
+                Ok(Value::Bool(ops::equals(&s, &o)?))
             }),
             ("__hash__", |_, mut a| {
                 let (_, s) = this_state(&mut a)?;
@@ -1115,7 +1113,7 @@ pub(crate) fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
                 let (this, _) = this_state(&mut a)?;
                 let name = a.required(1, "name")?;
                 let name = match name {
-                    Value::Str(s) => s,
+                    Value::Str(ref s) => s.clone(),
                     _ => Rc::from("?"),
                 };
                 if let Value::Instance(i) = &this {
@@ -1177,7 +1175,7 @@ fn tuple_items(s: &Value) -> Rc<Vec<Value>> {
 
 fn fields_of(class: &Rc<Class>) -> Vec<Rc<str>> {
     match class.lookup("_fields") {
-        Some(Value::Tuple(t)) => t
+        Some(Value::Tuple(ref t)) => t
             .iter()
             .filter_map(|v| match v {
                 Value::Str(s) => Some(s.clone()),
@@ -1231,7 +1229,7 @@ fn nt_init(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
         }
     }
     let defaults = match class.lookup("_field_defaults") {
-        Some(Value::Dict(d)) => d.borrow().clone(),
+        Some(Value::Dict(ref d)) => d.borrow().clone(),
         _ => Dict::default(),
     };
     let mut missing = Vec::new();
@@ -1288,13 +1286,13 @@ pub(crate) fn nt_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
 fn nt_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, s) = this_state(&mut a)?;
     let name = a.required(1, "name")?;
-    let Value::Str(name) = name else {
+    let Value::Str(ref name) = name else {
         return Err(Exc::type_error("attribute name must be string"));
     };
     let Value::Instance(inst) = &this else {
         return Ok(Value::None);
     };
-    if let Some(i) = field_index(&inst.class, &name) {
+    if let Some(i) = field_index(&inst.class, name) {
         return Ok(tuple_items(&s).get(i).cloned().unwrap_or(Value::None));
     }
     match name.as_ref() {
@@ -1347,7 +1345,7 @@ fn nt_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 Ok(new_instance(&inst.class, Value::tuple(values)))
             },
         )),
-        "count" | "index" => crate::modules::builtins::get_attr(_it, &s, &name),
+        "count" | "index" => crate::modules::builtins::get_attr(_it, &s, name),
         _ => Err(Exc::new(
             ExcKind::AttributeError,
             format!("'{}' object has no attribute '{name}'", inst.class.name),

@@ -47,7 +47,7 @@ fn options(it: &mut dyn Interpreter, a: &mut Args) -> Result<Options, Exc> {
     let indent = match a.take_kw("indent") {
         None | Some(Value::None) => None,
         Some(Value::Int(n)) => Some(" ".repeat(n.max(0) as usize)),
-        Some(Value::Str(s)) => Some(s.to_string()),
+        Some(Value::Str(ref s)) => Some(s.to_string()),
         Some(other) => {
             return Err(Exc::type_error(format!(
                 "indent must be an int or a str, not {}",
@@ -208,18 +208,18 @@ fn encode(
         Value::Instance(i) => {
             let state = i.base_state.borrow().clone();
             match state {
-                Value::Dict(d)
+                Value::Dict(ref d)
                     if i.class
                         .is_subclass_of(&Value::Type(crate::object::value::TypeKind::Dict)) =>
                 {
                     let entries = d.borrow().entries.clone();
                     encode_dict(it, entries, o, depth, out)?;
                 }
-                Value::Tuple(t)
+                Value::Tuple(ref t)
                     if i.class
                         .is_subclass_of(&Value::Type(crate::object::value::TypeKind::Tuple)) =>
                 {
-                    encode_list(it, &t, o, depth, out)?;
+                    encode_list(it, t, o, depth, out)?;
                 }
                 _ => return encode_default(it, v, o, depth, out),
             }
@@ -327,14 +327,14 @@ fn encode_dict(
 fn loads(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let s = a.required(0, "s")?;
     a.finish(1)?;
-    let Value::Str(s) = s else {
+    let Value::Str(ref s) = s else {
         return Err(Exc::type_error(format!(
             "the JSON object must be str, bytes or bytearray, not {}",
             s.type_name()
         )));
     };
     let class = match module_member(it, "json", "JSONDecodeError") {
-        Some(Value::Class(c)) => c,
+        Some(Value::Class(ref c)) => c.clone(),
         _ => exc_class("JSONDecodeError", "json.decoder", ExcKind::ValueError),
     };
     let chars: Vec<char> = s.chars().collect();

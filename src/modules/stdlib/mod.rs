@@ -143,6 +143,8 @@ pub(crate) fn native_class(
         module: Rc::from(module),
         bases: vec![base],
         mro,
+        has_properties: std::cell::Cell::new(crate::object::class::any_properties(&attrs, &[])),
+        native: true,
         attrs: RefCell::new(attrs),
         doc: Some(Rc::from(doc)),
     })

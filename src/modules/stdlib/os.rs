@@ -307,10 +307,10 @@ fn test_path(
     let v = a.required(0, "path")?;
     a.finish(1)?;
     // Like CPython, a path that is not a string is simply not there.
-    let Value::Str(p) = v else {
+    let Value::Str(ref p) = v else {
         return Ok(Value::Bool(false));
     };
-    Ok(Value::Bool(f(&std::fs::metadata(&*p))))
+    Ok(Value::Bool(f(&std::fs::metadata(&**p))))
 }
 
 fn split(p: &str) -> (String, &str) {
@@ -454,7 +454,7 @@ fn walk(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(super::itertools::lazy(
         "generator",
         Box::new(move |_| {
-            if let Some((dir, Value::List(l))) = pending.take() {
+            if let Some((dir, Value::List(ref l))) = pending.take() {
                 for n in l.borrow().iter().rev() {
                     if let Value::Str(n) = n {
                         let child = join2(&dir, n);

@@ -78,7 +78,7 @@ pub fn build() -> Rc<Module> {
 
 fn error_class(it: &mut dyn Interpreter) -> Rc<Class> {
     match module_member(it, "re", "error") {
-        Some(Value::Class(c)) => c,
+        Some(Value::Class(ref c)) => c.clone(),
         _ => exc_class("error", "re", ExcKind::Exception),
     }
 }
@@ -399,7 +399,7 @@ impl NativeObject for Match {
         format!(
             "<re.Match object; span=({s}, {e}), match={}>",
             match self.group(0) {
-                Value::Str(m) => str_repr(&m),
+                Value::Str(ref m) => str_repr(m),
                 _ => "None".into(),
             }
         )
@@ -513,7 +513,7 @@ fn pattern_call(
     a.fname = op;
     let text_arg = |a: &mut Args, i: usize| -> Result<Rc<str>, Exc> {
         match a.required(i, "string")? {
-            Value::Str(s) => Ok(s),
+            Value::Str(ref s) => Ok(s.clone()),
             other => Err(Exc::type_error(format!(
                 "expected string or bytes-like object, got '{}'",
                 other.type_name()
@@ -607,7 +607,7 @@ fn pattern_call(
                         let mv = match_value(r, &text, &c);
                         let s = it.call_value(f, Args::positional(vec![mv]))?;
                         match s {
-                            Value::Str(s) => out.push_str(&s),
+                            Value::Str(ref s) => out.push_str(s),
                             other => {
                                 return Err(Exc::type_error(format!(
                                     "expected str instance, {} found",

@@ -97,7 +97,7 @@ fn stream_text(mut a: Args) -> Result<String, Exc> {
     let v = a.required(0, "text")?;
     a.finish(1)?;
     match v {
-        Value::Str(s) => Ok(s.to_string()),
+        Value::Str(ref s) => Ok(s.to_string()),
         other => Err(Exc::type_error(format!(
             "write() argument must be str, not {}",
             other.type_name()

@@ -173,7 +173,7 @@ fn struct_time(it: &mut dyn Interpreter, tm: &libc::tm) -> Result<Value, Exc> {
                     Rc::from("__repr__"),
                     crate::object::builtin("__repr__", "", |it, a| {
                         match super::collections::nt_repr(it, a)? {
-                            Value::Str(s) => Ok(Value::str(&format!("time.{s}"))),
+                            Value::Str(ref s) => Ok(Value::str(&format!("time.{s}"))),
                             other => Ok(other),
                         }
                     }),

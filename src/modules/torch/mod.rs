@@ -269,6 +269,18 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "PyTorch's tensor API on the devarray runtime",
             ));
             arrays::fill_namespace::<TORCH>(&m);
+            m.set(
+                "Tensor",
+                Value::Type(crate::object::value::TypeKind::Tensor),
+            );
+            m.set(
+                "from_numpy",
+                crate::object::builtin(
+                    "from_numpy",
+                    "from_numpy(ndarray): a tensor sharing the NumPy array's memory (on the CPU).",
+                    from_numpy,
+                ),
+            );
             let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 8] = [
                 (
                     "tensor",
@@ -365,6 +377,24 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         }
         _ => return None,
     })
+}
+
+/// `torch.from_numpy(a)`: the same host array, seen as a tensor (writes show through both).
+fn from_numpy(_it: &mut dyn crate::object::Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "ndarray")?;
+    a.finish(1)?;
+    match &v {
+        Value::Array(x) if x.flavor == Flavor::Numpy => {
+            Ok(Value::Array(crate::object::value::ArrayValue {
+                array: x.array.clone(),
+                flavor: Flavor::Torch,
+            }))
+        }
+        other => Err(Exc::type_error(format!(
+            "expected np.ndarray (got {})",
+            other.type_name()
+        ))),
+    }
 }
 
 #[cfg(test)]

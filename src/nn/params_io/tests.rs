@@ -237,3 +237,98 @@ fn saving_an_uninitialized_network_says_what_to_do() {
     assert!(!dir.join("u.params").exists());
     let _ = DType::Float32;
 }
+
+#[test]
+fn saving_follows_links_and_never_replaces_what_is_not_a_regular_file() {
+    use std::os::unix::fs::{symlink, FileTypeExt};
+    let rt = rt(0);
+    let mut tape = Tape::default();
+    let small = net(&rt, &mut tape, "l", 3, 2);
+    let dir = scratch("links");
+    // Through a (relative) link: the target gets the file, the link stays a link.
+    fs::create_dir_all(dir.join("real")).expect("dir");
+    symlink("real/net.params", dir.join("link.params")).expect("symlink");
+    save(&small.structural_params(), &dir.join("link.params")).expect("save through link");
+    assert!(fs::symlink_metadata(dir.join("link.params"))
+        .expect("link")
+        .file_type()
+        .is_symlink());
+    assert!(fs::metadata(dir.join("real/net.params"))
+        .expect("target")
+        .is_file());
+    let cpu = [Device::cpu(0)];
+    load(
+        &rt,
+        &mut tape,
+        &small.structural_params(),
+        &dir.join("link.params"),
+        &cpu,
+        false,
+        false,
+    )
+    .expect("load through link");
+
+    // A FIFO, directly or through a link, is refused for saving and for loading, and stays a FIFO.
+    let fifo = dir.join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("path");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    symlink(&fifo, dir.join("to-pipe")).expect("symlink");
+    for p in [fifo.clone(), dir.join("to-pipe")] {
+        let err = save(&small.structural_params(), &p).expect_err("a FIFO is not a file");
+        assert_eq!(
+            err.to_string(),
+            format!("cannot save to '{}': it is a named pipe (FIFO), not a regular file; give a file name such as 'net.params'", p.display())
+        );
+        let err = load(
+            &rt,
+            &mut tape,
+            &small.structural_params(),
+            &p,
+            &cpu,
+            false,
+            false,
+        )
+        .expect_err("a FIFO is not a parameter file");
+        assert_eq!(
+            err.to_string(),
+            format!("cannot load '{}': it is a named pipe (FIFO), not a parameter file; give the path of a file written by net.save_parameters(path)", p.display())
+        );
+    }
+    assert!(fs::symlink_metadata(&fifo)
+        .expect("fifo")
+        .file_type()
+        .is_fifo());
+
+    // /dev/zero would never end; a device is refused before anything is read.
+    let err = load(
+        &rt,
+        &mut tape,
+        &small.structural_params(),
+        Path::new("/dev/zero"),
+        &cpu,
+        false,
+        false,
+    )
+    .expect_err("a device is not a parameter file");
+    assert_eq!(err.to_string(), "cannot load '/dev/zero': it is a character device, not a parameter file; give the path of a file written by net.save_parameters(path)");
+
+    // A header that announces more than the file holds is refused without reading on.
+    let lying = dir.join("lying.params");
+    fs::write(&lying, [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, b'{']).expect("write");
+    let err = load(
+        &rt,
+        &mut tape,
+        &small.structural_params(),
+        &lying,
+        &cpu,
+        false,
+        false,
+    )
+    .expect_err("lying header");
+    assert!(
+        err.to_string()
+            .contains("its header announces 4294967295 bytes but the file has 9"),
+        "{err}"
+    );
+}

@@ -6,8 +6,18 @@ template <typename T> __device__ __forceinline__ T da_floor_div(T a, T b) {
     if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
     return q;
 }
-__device__ __forceinline__ float da_floor_div(float a, float b) { return floorf(a / b); }
-__device__ __forceinline__ double da_floor_div(double a, double b) { return floor(a / b); }
+// NumPy's npy_floor_divide and npy_remainder (as the CPU kernels): through fmod, signed zeros.
+template <typename F> __device__ __forceinline__ F da_float_floor_div(F a, F b) {
+    if (b == (F)0) return a / b;
+    F m = fmod(a, b);
+    F div = (a - m) / b;
+    if (m != (F)0 && ((b < (F)0) != (m < (F)0))) div -= (F)1;
+    if (div == (F)0) return copysign((F)0, a / b);
+    F f = floor(div);
+    return (div - f > (F)0.5) ? f + (F)1 : f;
+}
+__device__ __forceinline__ float da_floor_div(float a, float b) { return da_float_floor_div<float>(a, b); }
+__device__ __forceinline__ double da_floor_div(double a, double b) { return da_float_floor_div<double>(a, b); }
 
 template <typename T> __device__ __forceinline__ T da_mod(T a, T b) {
     if (b == 0) return 0;
@@ -15,16 +25,15 @@ template <typename T> __device__ __forceinline__ T da_mod(T a, T b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
-__device__ __forceinline__ float da_mod(float a, float b) {
-    float r = fmodf(a, b);
-    if (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) r += b;
+template <typename F> __device__ __forceinline__ F da_float_mod(F a, F b) {
+    F r = fmod(a, b);
+    if (b == (F)0) return r;
+    if (r == (F)0) return copysign((F)0, b);
+    if ((r < (F)0) != (b < (F)0)) r += b;
     return r;
 }
-__device__ __forceinline__ double da_mod(double a, double b) {
-    double r = fmod(a, b);
-    if (r != 0.0 && ((r < 0.0) != (b < 0.0))) r += b;
-    return r;
-}
+__device__ __forceinline__ float da_mod(float a, float b) { return da_float_mod<float>(a, b); }
+__device__ __forceinline__ double da_mod(double a, double b) { return da_float_mod<double>(a, b); }
 
 // Integer powers by squaring; negative exponents give the exact answers for 1 and -1, else 0.
 template <typename T> __device__ __forceinline__ T da_pow(T a, T b) {
@@ -63,8 +72,9 @@ template <typename T> __device__ __forceinline__ bool da_isnan(T) { return false
 __device__ __forceinline__ bool da_isnan(float x) { return isnan(x); }
 __device__ __forceinline__ bool da_isnan(double x) { return isnan(x); }
 
-template <typename T> __device__ __forceinline__ T da_max(T a, T b) { return (da_isnan(a) || a >= b) ? a : b; }
-template <typename T> __device__ __forceinline__ T da_min(T a, T b) { return (da_isnan(a) || a <= b) ? a : b; }
+// NumPy's `(a > b || isnan(a)) ? a : b`: of two zeros, the second.
+template <typename T> __device__ __forceinline__ T da_max(T a, T b) { return (da_isnan(a) || a > b) ? a : b; }
+template <typename T> __device__ __forceinline__ T da_min(T a, T b) { return (da_isnan(a) || a < b) ? a : b; }
 
 template <typename T> __device__ __forceinline__ T da_sign(T x) { return x > 0 ? (T)1 : (x < 0 ? (T)-1 : x); }
 template <typename T> __device__ __forceinline__ T da_abs(T x) { return x < 0 ? -x : x; }

@@ -1,0 +1,320 @@
+//! Issue 13: short, valid programs that used to kill the process end in a value or a
+//! Python-style error, with the session alive and its variables intact.
+
+use devarray::{Completeness, Output, Session, SessionConfig};
+use snapbox::cmd::{cargo_bin, Command};
+
+fn devarray() -> Command {
+    Command::new(cargo_bin!("devarray"))
+        .env("NO_COLOR", "1")
+        .env_remove("DEVARRAY_SIM_GPUS")
+}
+
+fn text_of(outputs: &[Output]) -> String {
+    outputs
+        .iter()
+        .map(|o| match o {
+            Output::Stdout(s) | Output::Stderr(s) => s.clone(),
+            Output::Display { data, .. } => format!("{}\n", data.plain),
+        })
+        .collect()
+}
+
+fn eval_ok(s: &mut Session, code: &str) -> String {
+    let out = s.eval(code);
+    if let Some(e) = &out.error {
+        panic!("unexpected error for {code:?}: {}", e.render(false));
+    }
+    text_of(&out.outputs)
+}
+
+/// `(ename, evalue)` of the error `code` must raise.
+fn eval_err(s: &mut Session, code: &str) -> (String, String) {
+    let out = s.eval(code);
+    let e = out
+        .error
+        .unwrap_or_else(|| panic!("expected an error for {code:?}"));
+    (e.ename, e.evalue)
+}
+
+/// Runs `f` on a thread with a 1 MiB stack, less than either frontend gives (the REPL's main
+/// thread and the kernel's evaluation thread have 8 MiB): the guards must not depend on it.
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(1024 * 1024)
+        .spawn(f)
+        .expect("thread")
+        .join()
+        .expect("the session must not crash");
+}
+
+#[test]
+fn deep_values_drop_hash_compare_and_print_without_crashing() {
+    on_small_stack(|| {
+        let mut s = Session::new(SessionConfig::default());
+        eval_ok(
+            &mut s,
+            "keep = 7\na = []\nb = []\nt = ()\nfor i in range(200000):\n    a = [a]\n    b = [b]\n    t = (t,)\n",
+        );
+        let cmp = "maximum recursion depth exceeded in comparison";
+        for code in [
+            "a == b",
+            "a < b",
+            "a <= b",
+            "sorted([a, b])",
+            "max(a, b)",
+            "a in [b]",
+        ] {
+            assert_eq!(
+                eval_err(&mut s, code),
+                ("RecursionError".into(), cmp.into()),
+                "{code}"
+            );
+        }
+        for code in ["hash(t)", "{t: 1}"] {
+            assert_eq!(
+                eval_err(&mut s, code),
+                (
+                    "RecursionError".into(),
+                    "maximum recursion depth exceeded while hashing an object".into()
+                ),
+                "{code}"
+            );
+        }
+        assert_eq!(
+            eval_err(&mut s, "repr(a)"),
+            (
+                "RecursionError".into(),
+                "maximum recursion depth exceeded while getting the repr of an object".into()
+            )
+        );
+        // Dropping them (rebinding, and the session's end) frees 200,000 levels.
+        eval_ok(&mut s, "a = 0\nb = 0\nt = 0");
+        assert_eq!(eval_ok(&mut s, "print(keep)"), "7\n");
+    });
+}
+
+#[test]
+fn equal_nested_lists_compare_equal_up_to_the_limit() {
+    on_small_stack(|| {
+        let mut s = Session::new(SessionConfig::default());
+        eval_ok(
+            &mut s,
+            "a = []\nb = []\nfor i in range(900):\n    a = [a]\n    b = [b]\n",
+        );
+        assert_eq!(
+            eval_ok(&mut s, "print(a == b, a != b, a < b, a <= b, [a] == [b])"),
+            "True False False True True\n"
+        );
+    });
+}
+
+#[test]
+fn long_chains_are_evaluated_or_refused_as_cpython_does() {
+    on_small_stack(|| {
+        let mut s = Session::new(SessionConfig::default());
+        // CPython compiles 2,990 links and refuses 3,000.
+        let sum = format!("x = 1{}\nprint(x)", " + 1".repeat(2989));
+        assert_eq!(eval_ok(&mut s, &sum), "2990\n");
+        let arrays = format!("y = ones(3){}\nprint(y)", " + ones(3)".repeat(2989));
+        assert_eq!(
+            eval_ok(&mut s, &arrays),
+            "\n[2990. 2990. 2990.]\n<NDArray 3 @cpu(0)>\n"
+        );
+        let too_deep = (
+            "RecursionError".to_string(),
+            "maximum recursion depth exceeded during compilation".to_string(),
+        );
+        let sum = format!("x = 1{}", " + 1".repeat(20000));
+        assert_eq!(eval_err(&mut s, &sum), too_deep);
+        // Never run, and never built: the tree is refused while it is parsed.
+        let attrs = format!("if 0:\n    x = y{}\n", ".b".repeat(200_000));
+        assert_eq!(eval_err(&mut s, &attrs), too_deep);
+        let calls = format!("f = print\nf{}", "()".repeat(5000));
+        assert_eq!(eval_err(&mut s, &calls), too_deep);
+        assert_eq!(eval_ok(&mut s, "print(x)"), "2990\n");
+    });
+}
+
+#[test]
+fn strings_the_system_cannot_hold_are_memory_errors() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(&mut s, "keep = 'kept'");
+    for code in [
+        "'x'.zfill(10**12)",
+        "'x'.center(10**12)",
+        "'x'.ljust(10**12, '*')",
+        "'x'.rjust(10**12)",
+        "('a' * 2**20).replace('a', 'a' * 2**20)",
+        "'-'.join(['a' * 2**20] * 2**20)",
+    ] {
+        assert_eq!(
+            eval_err(&mut s, code),
+            ("MemoryError".into(), String::new()),
+            "{code}"
+        );
+    }
+    assert_eq!(
+        eval_ok(
+            &mut s,
+            "print(len('x'.center(2000000)), len('x'.zfill(2000001)), keep)"
+        ),
+        "2000000 2000001 kept\n"
+    );
+    assert_eq!(
+        eval_ok(&mut s, "print('ab'.center(5, '*'), 'abc'.center(6, '*'), '-5'.zfill(4), 'ab'.replace('', '-'))"),
+        "**ab* *abc** -005 -a-b-\n"
+    );
+}
+
+/// Under an address-space limit the list and its repr are refused with MemoryError, the
+/// process goes on (it used to abort with "memory allocation of N bytes failed").
+#[test]
+fn a_huge_repr_under_a_memory_limit_is_a_memory_error() {
+    let program = "x = 3\ntry:\n    y = str(list(range(10**8)))\nexcept MemoryError:\n    print('MemoryError', x)\n";
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 3000000 && exec \"$0\" -c \"$1\"")
+        .arg(cargo_bin!("devarray"))
+        .arg(program)
+        .env("NO_COLOR", "1")
+        .env_remove("DEVARRAY_SIM_GPUS")
+        .output()
+        .expect("sh");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "MemoryError 3\n");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn command_line_errors_are_reported_not_panics() {
+    use std::os::unix::ffi::OsStrExt;
+    devarray()
+        .arg("-c")
+        .arg(std::ffi::OsStr::from_bytes(b"print(1)\xff"))
+        .assert()
+        .code(2)
+        .stdout_eq("")
+        .stderr_eq("error: invalid UTF-8 was detected in one or more arguments\n\nUsage: devarray [OPTIONS] [FILE]\n\nFor more information, try '--help'.\n");
+    devarray()
+        .args(["--sim-gpus", "100000", "-c", "print(1)"])
+        .assert()
+        .code(2)
+        .stdout_eq("")
+        .stderr_eq("error: invalid value '100000' for '--sim-gpus <N>': expected a number of GPUs from 0 to 64\n\nFor more information, try '--help'.\n");
+    devarray()
+        .args(["--sim-gpus", "64", "-c", "print(gpu(63))"])
+        .assert()
+        .success()
+        .stdout_eq("gpu(63)\n");
+}
+
+/// Every line-prefix of a valid program is "more input" or "complete", never "invalid": the
+/// REPL's continuation and the kernel's is_complete agree with the parser on every block, at
+/// every depth (a `try:` inside a `def` used to be an error as soon as its body was typed).
+#[test]
+fn no_prefix_of_a_valid_program_is_invalid() {
+    let s = Session::new(SessionConfig::default());
+    let programs = [
+        "def f():\n    try:\n        z = 1\n    except ValueError as e:\n        z = 2\n    else:\n        z = 3\n    finally:\n        z = 4\n    return z\n",
+        "for i in range(3):\n    while i:\n        if i > 1:\n            try:\n                i -= 1\n            finally:\n                pass\n        elif i:\n            break\n        else:\n            continue\n",
+        "with open('x') as f:\n    def g(a,\n          b):\n        with f:\n            try:\n                return (a +\n                        b)\n            except (TypeError,\n                    ValueError):\n                raise\n",
+        "if x:\n    def h():\n        for j in y:\n            try:\n                pass\n            except Exception:\n                pass\n",
+    ];
+    for program in programs {
+        assert!(devarray::lang::parse(program).is_ok(), "{program}");
+        let lines: Vec<&str> = program.lines().collect();
+        for k in 1..=lines.len() {
+            let prefix = lines[..k].join("\n");
+            assert_ne!(s.is_complete(&prefix), Completeness::Invalid, "{prefix:?}");
+        }
+    }
+    // And what can never be valid is still said at once.
+    assert_eq!(
+        s.is_complete("def f():\n    try:\n        z = 1\n    z = 2"),
+        Completeness::Invalid
+    );
+}
+
+/// A large product is cut into tiles and the interrupt flag is checked between them: the
+/// statement stops with KeyboardInterrupt, binds nothing, and the operands are intact (it used
+/// to run to its end, and the interrupt was lost).
+#[test]
+fn an_interrupt_stops_a_long_matrix_product() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(&mut s, "c = ones(6000, 6000)");
+    let handle = s.interrupt_handle();
+    let timer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        handle.interrupt();
+    });
+    let start = std::time::Instant::now();
+    let out = s.eval("d = c @ c");
+    timer.join().expect("timer");
+    let err = out.error.expect("the product must be interrupted");
+    assert_eq!(err.ename, "KeyboardInterrupt");
+    eprintln!("interrupted after {:?}", start.elapsed());
+    assert_eq!(eval_err(&mut s, "d").0, "NameError");
+    assert_eq!(
+        eval_ok(&mut s, "print(c.sum())"),
+        "\n[36000000.]\n<NDArray 1 @cpu(0)>\n"
+    );
+}
+
+/// `!cmd` polls the interrupt flag while the command runs and ends the command's whole process
+/// group; what it printed before is still shown.
+#[test]
+fn an_interrupt_ends_a_shell_command() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(&mut s, "kept = 5");
+    let handle = s.interrupt_handle();
+    let timer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        handle.interrupt();
+    });
+    let start = std::time::Instant::now();
+    let out = s.eval("!echo started; sleep 30; echo never");
+    timer.join().expect("timer");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(out.error.expect("interrupted").ename, "KeyboardInterrupt");
+    assert_eq!(text_of(&out.outputs), "started\n");
+    assert_eq!(eval_ok(&mut s, "print(kept)"), "5\n");
+}
+
+/// A program is checked whole, then parsed again and run one statement at a time, with tokens
+/// lexed a line at a time: a 6 MB program stays far under 100 MB (it used to peak at 752 MB).
+#[test]
+fn memory_follows_the_statement_not_the_program() {
+    let line = "x = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] + [y for y in range(3)]\n";
+    // The peak is read by the program itself, from /proc: the process's own high-water mark
+    // (getrusage would also count the test process a spawned child starts out sharing).
+    let program =
+        line.repeat(6_000_000 / line.len()) + "print(len(x))\n!grep VmHWM /proc/$PPID/status\n";
+    let path = std::env::temp_dir().join(format!("devarray-robust-{}-big.da", std::process::id()));
+    std::fs::write(&path, &program).expect("write");
+    let output = std::process::Command::new(cargo_bin!("devarray"))
+        .arg(&path)
+        .env("NO_COLOR", "1")
+        .env_remove("DEVARRAY_SIM_GPUS")
+        .output()
+        .expect("run");
+    let _ = std::fs::remove_file(&path);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some("13"));
+    let peak_kb: u64 = lines
+        .next()
+        .and_then(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|l| l.trim().strip_suffix("kB"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM line in {stdout:?}"));
+    eprintln!("peak RSS of the 6 MB program: {} MB", peak_kb / 1024);
+    assert!(peak_kb < 100 * 1024, "peak RSS {peak_kb} kB");
+}
