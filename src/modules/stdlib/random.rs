@@ -1,7 +1,9 @@
 //! `random`: CPython's generator exactly — MT19937 seeded by `init_by_array` from an int's
 //! 32-bit words, `random()` as genrand_res53, integers by rejection from `getrandbits` (as
 //! CPython 3.11's `_randbelow_with_getrandbits`), `gauss` by CPython's cached Box-Muller pair —
-//! so `random.seed(0); random.random()` gives 0.8444218515250481 as CPython does.
+//! so `random.seed(0); random.random()` gives 0.8444218515250481 as CPython does. The module's
+//! functions are methods bound to one hidden generator (`random._inst`); `random.Random(x)`
+//! makes another.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -1,4 +1,5 @@
-//! `time`: clocks, `sleep` (interruptible) and `strftime` of the local time.
+//! `time`: clocks, `sleep` (interruptible), `localtime`/`gmtime` as `time.struct_time`
+//! (a named tuple), `mktime`, and C's `strftime`.
 
 use std::rc::Rc;
 
