@@ -74,7 +74,7 @@ fn the_session_survives_every_error_class() {
         ("[1][5]", "IndexError"),
         ("{}['k']", "KeyError"),
         ("1 / 0", "ZeroDivisionError"),
-        ("import numpy", "ModuleNotFoundError"),
+        ("import scipy", "ModuleNotFoundError"),
         ("def f():\n    return f()\nf()", "RecursionError"),
     ];
     for (code, ename) in failures {

@@ -425,6 +425,15 @@ impl Value {
             }
             Value::Device(d) => HashKey::Device(*d),
             Value::List(_) | Value::Dict(_) | Value::Array(_) => return Ok(None),
+            // A tuple subclass (a namedtuple) hashes as its tuple, as CPython's tuple.__hash__
+            // does, unless the class defines __hash__ in Python.
+            Value::Instance(i)
+                if matches!(&*i.base_state.borrow(), Value::Tuple(_))
+                    && !matches!(i.class.lookup("__hash__"), Some(Value::Func(_))) =>
+            {
+                let t = i.base_state.borrow().clone();
+                return t.hash_key();
+            }
             other => HashKey::Ptr(other.identity()),
         }))
     }

@@ -356,14 +356,30 @@ fn d_iter(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 fn d_eq(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let (_, state) = this_state(&mut a)?;
-    let other = a.required(1, "other")?;
-    let other = match &other {
-        Value::Dict(_) => other.clone(),
+    let (this, state) = this_state(&mut a)?;
+    let other_v = a.required(1, "other")?;
+    let other = match &other_v {
+        Value::Dict(_) => other_v.clone(),
         Value::Instance(i) => i.base_state.borrow().clone(),
         _ => return Ok(crate::object::class::not_implemented()),
     };
-    Ok(Value::Bool(ops::equals(&state, &other)?))
+    if !ops::equals(&state, &other)? {
+        return Ok(Value::Bool(false));
+    }
+    // Two OrderedDicts are equal only in the same order, as in CPython.
+    if is_a(&this, "OrderedDict") && is_a(&other_v, "OrderedDict") {
+        let (Value::Dict(x), Value::Dict(y)) = (&state, &other) else {
+            return Ok(Value::Bool(false));
+        };
+        let xs: Vec<Value> = x.borrow().entries.iter().map(|(k, _)| k.clone()).collect();
+        let ys: Vec<Value> = y.borrow().entries.iter().map(|(k, _)| k.clone()).collect();
+        for (k1, k2) in xs.iter().zip(ys.iter()) {
+            if !ops::equals(k1, k2)? {
+                return Ok(Value::Bool(false));
+            }
+        }
+    }
+    Ok(Value::Bool(true))
 }
 
 fn class_name(this: &Value) -> Rc<str> {
@@ -985,7 +1001,7 @@ const KEYWORDS: &[&str] = &[
     "with", "yield",
 ];
 
-fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let typename = a.required(0, "typename")?;
     let fields = a.required(1, "field_names")?;
     let rename = a
@@ -1266,7 +1282,7 @@ fn nt_init(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
-fn nt_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn nt_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, s) = this_state(&mut a)?;
     let Value::Instance(inst) = &this else {
         return Ok(Value::str("?"));

@@ -10,19 +10,43 @@ use crate::lang::ast::BinOp;
 use crate::object::value::{Module, NativeObject};
 use crate::object::{method, Args, Exc, Interpreter, Value};
 
-type Step = Box<dyn FnMut(&mut dyn Interpreter) -> Result<Option<Value>, Exc>>;
+pub(crate) type Step = Box<dyn FnMut(&mut dyn Interpreter) -> Result<Option<Value>, Exc>>;
 
 /// One itertools iterator: `step` gives the next item, None at the end (and ever after).
 pub struct Lazy {
     name: &'static str,
     step: RefCell<Option<Step>>,
+    /// CPython's repr where it shows the state (`count(5)`, `repeat('x', 3)`).
+    describe: Option<Box<dyn Fn() -> String>>,
 }
 
-fn lazy(name: &'static str, step: Step) -> Value {
+/// A lazy iterator object named `name` whose items `step` gives (None: the end).
+pub(crate) fn lazy(name: &'static str, step: Step) -> Value {
     Value::Object(Rc::new(Lazy {
         name,
         step: RefCell::new(Some(step)),
+        describe: None,
     }))
+}
+
+fn lazy_described(name: &'static str, step: Step, describe: Box<dyn Fn() -> String>) -> Value {
+    Value::Object(Rc::new(Lazy {
+        name,
+        step: RefCell::new(Some(step)),
+        describe: Some(describe),
+    }))
+}
+
+/// A number or string as repr shows it, for the reprs that need no interpreter.
+fn plain_repr(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Float(f) => crate::object::format::float_repr(*f),
+        Value::Str(s) => crate::object::format::str_repr(s),
+        Value::None => "None".into(),
+        other => format!("<{} object>", other.type_name()),
+    }
 }
 
 impl NativeObject for Lazy {
@@ -30,10 +54,13 @@ impl NativeObject for Lazy {
         self.name
     }
     fn repr(&self) -> String {
-        format!(
-            "<itertools.{} object at {:#x}>",
-            self.name, self as *const _ as usize
-        )
+        match &self.describe {
+            Some(d) => d(),
+            None => format!(
+                "<itertools.{} object at {:#x}>",
+                self.name, self as *const _ as usize
+            ),
+        }
     }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         let receiver = Value::Object(this.clone());
@@ -180,13 +207,25 @@ fn count(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             return Err(Exc::type_error("a number is required"));
         }
     }
-    let mut cur = start;
-    Ok(lazy(
+    let cur = Rc::new(RefCell::new(start));
+    let shown = cur.clone();
+    let unit = matches!(step, Value::Int(1));
+    let step_text = plain_repr(&step);
+    Ok(lazy_described(
         "count",
         Box::new(move |it| {
-            let out = cur.clone();
-            cur = add(it, &cur, &step)?;
+            let out = cur.borrow().clone();
+            let next = add(it, &out, &step)?;
+            *cur.borrow_mut() = next;
             Ok(Some(out))
+        }),
+        Box::new(move || {
+            let c = plain_repr(&shown.borrow());
+            if unit {
+                format!("count({c})")
+            } else {
+                format!("count({c}, {step_text})")
+            }
         }),
     ))
 }
@@ -222,17 +261,23 @@ fn repeat(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let obj = a.required(0, "object")?;
     let times = a.take(1, "times")?.map(|v| int(&v)).transpose()?;
     a.finish(2)?;
-    let mut left = times.map(|t| t.max(0));
-    Ok(lazy(
+    let left = Rc::new(std::cell::Cell::new(times.map(|t| t.max(0))));
+    let shown = left.clone();
+    let obj_text = plain_repr(&obj);
+    Ok(lazy_described(
         "repeat",
         Box::new(move |_| {
-            if let Some(n) = &mut left {
-                if *n == 0 {
+            if let Some(n) = left.get() {
+                if n == 0 {
                     return Ok(None);
                 }
-                *n -= 1;
+                left.set(Some(n - 1));
             }
             Ok(Some(obj.clone()))
+        }),
+        Box::new(move || match shown.get() {
+            Some(n) => format!("repeat({obj_text}, {n})"),
+            None => format!("repeat({obj_text})"),
         }),
     ))
 }

@@ -375,10 +375,23 @@ impl Parser<'_> {
             Some(nl) => pos - nl,
             None => pos + 1,
         };
-        raise(
+        let e = raise(
             &self.class,
             format!("{msg}: line {line} column {col} (char {pos})"),
-        )
+        );
+        // The attributes CPython's JSONDecodeError carries.
+        if let Some(inst) = &e.instance {
+            let mut attrs = inst.attrs.borrow_mut();
+            attrs.set(Rc::from("msg"), Value::str(msg));
+            attrs.set(
+                Rc::from("doc"),
+                Value::str(&self.s.iter().collect::<String>()),
+            );
+            attrs.set(Rc::from("pos"), Value::Int(pos as i64));
+            attrs.set(Rc::from("lineno"), Value::Int(line as i64));
+            attrs.set(Rc::from("colno"), Value::Int(col as i64));
+        }
+        e
     }
     fn ws(&mut self) {
         while self.i < self.s.len() && matches!(self.s[self.i], ' ' | '\t' | '\n' | '\r') {

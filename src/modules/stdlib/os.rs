@@ -62,6 +62,7 @@ pub fn build() -> Rc<Module> {
                 std::fs::create_dir(&*p).map_err(|e| os_error(&e, &p))?;
                 Ok(Value::None)
             }),
+            ("walk", "walk(top, topdown=True): (dirpath, dirnames, filenames) for top and every folder below, drawn lazily; removing names from dirnames prunes the walk.", walk),
             ("remove", "remove(path): delete a file.", remove),
             ("unlink", "unlink(path): delete a file.", remove),
             (
@@ -420,4 +421,110 @@ fn remove(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
     std::fs::remove_file(&*p).map_err(|e| os_error(&e, &p))?;
     Ok(Value::None)
+}
+
+fn walk(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let top = path_arg(&mut a, 0, "top")?;
+    let topdown = a
+        .take(1, "topdown")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(true);
+    a.take(2, "onerror")?;
+    let followlinks = a
+        .take(3, "followlinks")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
+    a.finish(4)?;
+    if !topdown {
+        // Bottom-up: every folder after its children, gathered first.
+        let mut out = Vec::new();
+        walk_bottom_up(&top, followlinks, &mut out, 0);
+        let mut items = out.into_iter();
+        return Ok(super::itertools::lazy(
+            "generator",
+            Box::new(move |_| Ok(items.next())),
+        ));
+    }
+    let mut stack: Vec<String> = vec![top.to_string()];
+    // The folder yielded last and its dirnames list, expanded on the next draw so the caller
+    // can prune it first (as CPython's top-down walk allows).
+    let mut pending: Option<(String, Value)> = None;
+    Ok(super::itertools::lazy(
+        "generator",
+        Box::new(move |_| {
+            if let Some((dir, Value::List(ref l))) = pending.take() {
+                for n in l.borrow().iter().rev() {
+                    if let Value::Str(n) = n {
+                        let child = join2(&dir, n);
+                        let link = std::fs::symlink_metadata(&child)
+                            .is_ok_and(|m| m.file_type().is_symlink());
+                        if followlinks || !link {
+                            stack.push(child);
+                        }
+                    }
+                }
+            }
+            while let Some(dir) = stack.pop() {
+                let Some((dirs, files)) = scan(&dir) else {
+                    continue;
+                };
+                let dirs = Value::list(dirs.iter().map(|d| Value::str(d)).collect());
+                let files = Value::list(files.iter().map(|f| Value::str(f)).collect());
+                pending = Some((dir.clone(), dirs.clone()));
+                return Ok(Some(Value::tuple(vec![Value::str(&dir), dirs, files])));
+            }
+            Ok(None)
+        }),
+    ))
+}
+
+fn join2(dir: &str, name: &str) -> String {
+    if dir.ends_with('/') {
+        format!("{dir}{name}")
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// The folder's subfolders and other entries, in the system's order; None if unreadable.
+fn scan(dir: &str) -> Option<(Vec<String>, Vec<String>)> {
+    let rd = std::fs::read_dir(dir).ok()?;
+    let (mut dirs, mut files) = (Vec::new(), Vec::new());
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        // A link to a folder is listed with the folders (not followed unless asked), as CPython.
+        let is_dir = std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir());
+        if is_dir {
+            dirs.push(name);
+        } else {
+            files.push(name);
+        }
+    }
+    Some((dirs, files))
+}
+
+/// Deeper than this, a walk is taken to be a cycle of links.
+const MAX_WALK_DEPTH: usize = 512;
+
+fn walk_bottom_up(dir: &str, followlinks: bool, out: &mut Vec<Value>, depth: usize) {
+    if depth > MAX_WALK_DEPTH {
+        return;
+    }
+    let Some((dirs, files)) = scan(dir) else {
+        return;
+    };
+    for d in &dirs {
+        let child = join2(dir, d);
+        let link = std::fs::symlink_metadata(&child).is_ok_and(|m| m.file_type().is_symlink());
+        if followlinks || !link {
+            walk_bottom_up(&child, followlinks, out, depth + 1);
+        }
+    }
+    out.push(Value::tuple(vec![
+        Value::str(dir),
+        Value::list(dirs.iter().map(|d| Value::str(d)).collect()),
+        Value::list(files.iter().map(|f| Value::str(f)).collect()),
+    ]));
 }

@@ -1,14 +1,16 @@
 //! `random`: CPython's generator exactly — MT19937 seeded by `init_by_array` from an int's
 //! 32-bit words, `random()` as genrand_res53, integers by rejection from `getrandbits` (as
 //! CPython 3.11's `_randbelow_with_getrandbits`), `gauss` by CPython's cached Box-Muller pair —
-//! so `random.seed(0); random.random()` gives 0.8444218515250481 as CPython does.
+//! so `random.seed(0); random.random()` gives 0.8444218515250481 as CPython does. The module's
+//! functions are methods bound to one hidden generator (`random._inst`); `random.Random(x)`
+//! makes another.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use super::{int, module, module_member, num, set_fns};
-use crate::object::value::{Module, NativeObject};
-use crate::object::{Args, Exc, ExcKind, Interpreter, Value};
+use super::{int, module, num};
+use crate::object::value::{MethodFn, Module, NativeObject};
+use crate::object::{builtin, method, Args, Exc, ExcKind, Interpreter, Value};
 
 const N: usize = 624;
 const M: usize = 397;
@@ -144,6 +146,13 @@ impl NativeObject for State {
     fn repr(&self) -> String {
         format!("<random.Random object at {:#x}>", self as *const _ as usize)
     }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        let (name, doc, f) = methods().into_iter().find(|(n, _, _)| *n == name)?;
+        Some(method(&Value::Object(this.clone()), name, doc, f))
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        methods().into_iter().map(|(n, _, _)| n).collect()
+    }
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
@@ -166,104 +175,127 @@ fn entropy_seed() -> Mt {
 
 pub fn build() -> Rc<Module> {
     let m = module("random", "random numbers (CPython's Mersenne Twister)");
+    let inst = new_state(entropy_seed());
+    // As in CPython, the module's functions are the methods of one hidden Random instance.
+    for (name, doc, f) in methods() {
+        m.set(name, method(&inst, name, doc, f));
+    }
+    m.set("_inst", inst);
     m.set(
-        "_inst",
-        Value::Object(Rc::new(State {
-            mt: RefCell::new(entropy_seed()),
-            gauss_next: Cell::new(None),
-        })),
-    );
-    set_fns(
-        &m,
-        &[
-            (
-                "seed",
-                "seed(a=None): restart the generator; an int gives CPython's sequence.",
-                seed,
-            ),
-            ("random", "random(): a float in [0.0, 1.0).", |it, a| {
-                a.finish(0)?;
-                with(it, |s| Ok(Value::Float(s.mt.borrow_mut().random())))
-            }),
-            (
-                "uniform",
-                "uniform(a, b): a float between a and b.",
-                |it, mut a| {
-                    let lo = num(&a.required(0, "a")?)?;
-                    let hi = num(&a.required(1, "b")?)?;
-                    a.finish(2)?;
-                    with(it, |s| {
-                        Ok(Value::Float(lo + (hi - lo) * s.mt.borrow_mut().random()))
-                    })
-                },
-            ),
-            (
-                "randint",
-                "randint(a, b): an int in [a, b], both ends included.",
-                |it, mut a| {
-                    let lo = a.required(0, "a")?;
-                    let hi = a.required(1, "b")?;
-                    a.finish(2)?;
-                    let hi1 = Value::Int(index(&hi, 2)?.checked_add(1).ok_or_else(too_big)?);
-                    randrange_impl(it, lo, Some(hi1), Value::Int(1))
-                },
-            ),
-            (
-                "randrange",
-                "randrange(start, stop=None, step=1): a random item of range(start, stop, step).",
-                |it, mut a| {
-                    let start = a.required(0, "start")?;
-                    let stop = a.take(1, "stop")?.filter(|v| !matches!(v, Value::None));
-                    let step = a.take(2, "step")?.unwrap_or(Value::Int(1));
-                    a.finish(3)?;
-                    randrange_impl(it, start, stop, step)
-                },
-            ),
-            (
-                "getrandbits",
-                "getrandbits(k): an int with k random bits (k <= 63 here).",
-                |it, mut a| {
-                    let k = int(&a.required(0, "k")?)?;
-                    a.finish(1)?;
-                    if k < 0 {
-                        return Err(Exc::value_error("number of bits must be non-negative"));
-                    }
-                    if k > 63 {
-                        return Err(too_big());
-                    }
-                    with(it, |s| {
-                        Ok(Value::Int(s.mt.borrow_mut().getrandbits(k as u32) as i64))
-                    })
-                },
-            ),
-            (
-                "choice",
-                "choice(seq): a random item of a non-empty sequence.",
-                choice,
-            ),
-            (
-                "shuffle",
-                "shuffle(x): shuffle the list x in place.",
-                shuffle,
-            ),
-            (
-                "sample",
-                "sample(population, k): k distinct items, in selection order.",
-                sample,
-            ),
-            (
-                "gauss",
-                "gauss(mu=0.0, sigma=1.0): a normal deviate (CPython's cached pair).",
-                gauss,
-            ),
-            (
-                "normalvariate",
-                "normalvariate(mu=0.0, sigma=1.0): a normal deviate (Kinderman-Monahan).",
-                normalvariate,
-            ),
-        ],
+        "Random",
+        builtin(
+            "Random",
+            "Random(x=None): a generator of its own, seeded like random.seed(x).",
+            |it, mut a| {
+                let x = a.take(0, "x")?.unwrap_or(Value::None);
+                a.finish(1)?;
+                let r = new_state(entropy_seed());
+                seed(it, &r, Args::new("seed", vec![x]))?;
+                Ok(r)
+            },
+        ),
     );
     m
+}
+
+fn new_state(mt: Mt) -> Value {
+    Value::Object(Rc::new(State {
+        mt: RefCell::new(mt),
+        gauss_next: Cell::new(None),
+    }))
+}
+
+type Methods = Vec<(&'static str, &'static str, MethodFn)>;
+
+/// What a Random object offers (and the module, bound to its hidden instance).
+fn methods() -> Methods {
+    vec![
+        (
+            "seed",
+            "seed(a=None): restart the generator; an int gives CPython's sequence.",
+            seed,
+        ),
+        ("random", "random(): a float in [0.0, 1.0).", |_, r, a| {
+            a.finish(0)?;
+            with(r, |s| Ok(Value::Float(s.mt.borrow_mut().random())))
+        }),
+        (
+            "uniform",
+            "uniform(a, b): a float between a and b.",
+            |_, r, mut a| {
+                let lo = num(&a.required(0, "a")?)?;
+                let hi = num(&a.required(1, "b")?)?;
+                a.finish(2)?;
+                with(r, |s| {
+                    Ok(Value::Float(lo + (hi - lo) * s.mt.borrow_mut().random()))
+                })
+            },
+        ),
+        (
+            "randint",
+            "randint(a, b): an int in [a, b], both ends included.",
+            |_, r, mut a| {
+                let lo = a.required(0, "a")?;
+                let hi = a.required(1, "b")?;
+                a.finish(2)?;
+                let hi1 = Value::Int(index(&hi, 2)?.checked_add(1).ok_or_else(too_big)?);
+                randrange_impl(r, lo, Some(hi1), Value::Int(1))
+            },
+        ),
+        (
+            "randrange",
+            "randrange(start, stop=None, step=1): a random item of range(start, stop, step).",
+            |_, r, mut a| {
+                let start = a.required(0, "start")?;
+                let stop = a.take(1, "stop")?.filter(|v| !matches!(v, Value::None));
+                let step = a.take(2, "step")?.unwrap_or(Value::Int(1));
+                a.finish(3)?;
+                randrange_impl(r, start, stop, step)
+            },
+        ),
+        (
+            "getrandbits",
+            "getrandbits(k): an int with k random bits (k <= 63 here).",
+            |_, r, mut a| {
+                let k = int(&a.required(0, "k")?)?;
+                a.finish(1)?;
+                if k < 0 {
+                    return Err(Exc::value_error("number of bits must be non-negative"));
+                }
+                if k > 63 {
+                    return Err(too_big());
+                }
+                with(r, |s| {
+                    Ok(Value::Int(s.mt.borrow_mut().getrandbits(k as u32) as i64))
+                })
+            },
+        ),
+        (
+            "choice",
+            "choice(seq): a random item of a non-empty sequence.",
+            choice,
+        ),
+        (
+            "shuffle",
+            "shuffle(x): shuffle the list x in place.",
+            shuffle,
+        ),
+        (
+            "sample",
+            "sample(population, k): k distinct items, in selection order.",
+            sample,
+        ),
+        (
+            "gauss",
+            "gauss(mu=0.0, sigma=1.0): a normal deviate (CPython's cached pair).",
+            gauss,
+        ),
+        (
+            "normalvariate",
+            "normalvariate(mu=0.0, sigma=1.0): a normal deviate (Kinderman-Monahan).",
+            normalvariate,
+        ),
+    ]
 }
 
 fn too_big() -> Exc {
@@ -273,22 +305,21 @@ fn too_big() -> Exc {
     )
 }
 
-fn with<T>(it: &mut dyn Interpreter, f: impl FnOnce(&State) -> Result<T, Exc>) -> Result<T, Exc> {
-    let inst = module_member(it, "random", "_inst");
-    match &inst {
-        Some(Value::Object(o)) => match o.as_any().downcast_ref::<State>() {
+fn with<T>(r: &Value, f: impl FnOnce(&State) -> Result<T, Exc>) -> Result<T, Exc> {
+    match r {
+        Value::Object(o) => match o.as_any().downcast_ref::<State>() {
             Some(s) => f(s),
-            None => Err(Exc::new(ExcKind::RuntimeError, "random._inst was replaced")),
+            None => Err(Exc::type_error("expected a random.Random object")),
         },
-        _ => Err(Exc::new(ExcKind::RuntimeError, "random._inst was replaced")),
+        _ => Err(Exc::type_error("expected a random.Random object")),
     }
 }
 
-fn below(it: &mut dyn Interpreter, n: u64) -> Result<u64, Exc> {
-    with(it, |s| Ok(s.mt.borrow_mut().below(n)))
+fn below(r: &Value, n: u64) -> Result<u64, Exc> {
+    with(r, |s| Ok(s.mt.borrow_mut().below(n)))
 }
 
-fn seed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn seed(_it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
     let v = a.take(0, "a")?.unwrap_or(Value::None);
     a.finish(1)?;
     let mt = match &v {
@@ -316,7 +347,7 @@ fn seed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             )))
         }
     };
-    with(it, |s| {
+    with(r, |s| {
         *s.mt.borrow_mut() = mt;
         s.gauss_next.set(None);
         Ok(Value::None)
@@ -339,16 +370,11 @@ fn index(v: &Value, pos: usize) -> Result<i64, Exc> {
     }
 }
 
-fn randrange_impl(
-    it: &mut dyn Interpreter,
-    start: Value,
-    stop: Option<Value>,
-    step: Value,
-) -> Result<Value, Exc> {
+fn randrange_impl(r: &Value, start: Value, stop: Option<Value>, step: Value) -> Result<Value, Exc> {
     let istart = index(&start, 1)?;
     let Some(stop) = stop else {
         if istart > 0 {
-            return Ok(Value::Int(below(it, istart as u64)? as i64));
+            return Ok(Value::Int(below(r, istart as u64)? as i64));
         }
         return Err(Exc::value_error("empty range for randrange()"));
     };
@@ -358,7 +384,7 @@ fn randrange_impl(
     if istep == 1 {
         if width > 0 {
             return Ok(Value::Int(
-                (istart as i128 + below(it, width as u64)? as i128) as i64,
+                (istart as i128 + below(r, width as u64)? as i128) as i64,
             ));
         }
         return Err(Exc::value_error(format!(
@@ -375,11 +401,11 @@ fn randrange_impl(
     if n <= 0 {
         return Err(Exc::value_error("empty range for randrange()"));
     }
-    let r = below(it, n as u64)? as i128;
+    let r = below(r, n as u64)? as i128;
     Ok(Value::Int((istart as i128 + istep * r) as i64))
 }
 
-fn choice(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn choice(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
     let seq = a.required(0, "seq")?;
     a.finish(1)?;
     let items = sequence(it, &seq, "choice")?;
@@ -389,7 +415,7 @@ fn choice(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             "Cannot choose from an empty sequence",
         ));
     }
-    let i = below(it, items.len() as u64)? as usize;
+    let i = below(r, items.len() as u64)? as usize;
     Ok(items[i].clone())
 }
 
@@ -414,7 +440,7 @@ fn sequence(it: &mut dyn Interpreter, v: &Value, what: &str) -> Result<Vec<Value
     }
 }
 
-fn shuffle(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn shuffle(_it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "x")?;
     a.finish(1)?;
     let Value::List(l) = &x else {
@@ -425,7 +451,7 @@ fn shuffle(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     };
     let n = l.borrow().len();
     for i in (1..n).rev() {
-        let j = below(it, i as u64 + 1)? as usize;
+        let j = below(r, i as u64 + 1)? as usize;
         let mut v = l.borrow_mut();
         if i < v.len() && j < v.len() {
             v.swap(i, j);
@@ -434,7 +460,7 @@ fn shuffle(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
-fn sample(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn sample(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
     let population = a.required(0, "population")?;
     let k = a.required(1, "k")?;
     a.finish(2)?;
@@ -461,16 +487,16 @@ fn sample(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if n <= setsize {
         let mut pool = pool;
         for i in 0..k {
-            let j = below(it, (n - i) as u64)? as usize;
+            let j = below(r, (n - i) as u64)? as usize;
             result.push(pool[j].clone());
             pool[j] = pool[n - i - 1].clone();
         }
     } else {
         let mut selected = std::collections::HashSet::new();
         for _ in 0..k {
-            let mut j = below(it, n as u64)? as usize;
+            let mut j = below(r, n as u64)? as usize;
             while selected.contains(&j) {
-                j = below(it, n as u64)? as usize;
+                j = below(r, n as u64)? as usize;
             }
             selected.insert(j);
             result.push(pool[j].clone());
@@ -494,9 +520,9 @@ fn mu_sigma(a: &mut Args) -> Result<(f64, f64), Exc> {
     Ok((mu, sigma))
 }
 
-fn gauss(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn gauss(_it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
     let (mu, sigma) = mu_sigma(&mut a)?;
-    with(it, |s| {
+    with(r, |s| {
         let z = match s.gauss_next.take() {
             Some(z) => z,
             None => {
@@ -511,10 +537,10 @@ fn gauss(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     })
 }
 
-fn normalvariate(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn normalvariate(_it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
     let (mu, sigma) = mu_sigma(&mut a)?;
     const NV_MAGICCONST: f64 = 1.7155277699214135; // 4 * exp(-0.5) / sqrt(2.0)
-    with(it, |s| {
+    with(r, |s| {
         let mut mt = s.mt.borrow_mut();
         loop {
             let u1 = mt.random();

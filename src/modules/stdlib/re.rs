@@ -25,6 +25,7 @@ pub fn build() -> Rc<Module> {
         "error",
         exc_class("error", "re", ExcKind::Exception).value(),
     );
+    m.set("_cache", Value::Object(Rc::new(Cache(Default::default()))));
     for (names, v) in [
         (&["I", "IGNORECASE"], IGNORECASE),
         (&["M", "MULTILINE"], MULTILINE),
@@ -91,7 +92,58 @@ pub struct Pattern {
     names: Vec<Option<String>>,
 }
 
+/// Compiled patterns by (pattern, flags), as CPython's `re._cache`: `re.sub(p, ...)` in a loop
+/// compiles `p` once.
+type Patterns = std::collections::HashMap<(Rc<str>, i64), Rc<dyn NativeObject>>;
+
+struct Cache(std::cell::RefCell<Patterns>);
+
+impl NativeObject for Cache {
+    fn type_name(&self) -> &str {
+        "dict"
+    }
+    fn repr(&self) -> String {
+        format!("<re cache of {} patterns>", self.0.borrow().len())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// CPython's limit on its cache of compiled patterns.
+const CACHE_MAX: usize = 512;
+
 fn compile(
+    it: &mut dyn Interpreter,
+    p: &Value,
+    flags: Option<Value>,
+) -> Result<Rc<dyn NativeObject>, Exc> {
+    let cache = module_member(it, "re", "_cache");
+    let cache = match &cache {
+        Some(Value::Object(o)) => o.as_any().downcast_ref::<Cache>(),
+        _ => None,
+    };
+    if let (Value::Str(source), Some(cache)) = (p, cache) {
+        let f = match &flags {
+            None | Some(Value::None) => 0,
+            Some(v) => int(v)?,
+        };
+        let key = (source.clone(), f);
+        if let Some(hit) = cache.0.borrow().get(&key) {
+            return Ok(hit.clone());
+        }
+        let compiled = compile_new(it, p, flags)?;
+        let mut map = cache.0.borrow_mut();
+        if map.len() >= CACHE_MAX {
+            map.clear();
+        }
+        map.insert(key, compiled.clone());
+        return Ok(compiled);
+    }
+    compile_new(it, p, flags)
+}
+
+fn compile_new(
     it: &mut dyn Interpreter,
     p: &Value,
     flags: Option<Value>,
