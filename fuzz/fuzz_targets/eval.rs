@@ -106,7 +106,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = s.eval(code);
         DEADLINE_MS.store(0, Ordering::Relaxed);
         let _ = s.complete(code, code.len() / 2);
-        let _ = s.inspect(code, code.len() / 2);
+        let _ = s.inspect(code, code.len() / 2, 0, false);
         let _ = s.is_complete(code);
     });
 });
