@@ -224,3 +224,24 @@ fn sim_gpus_flag_sets_the_gpu_count() {
         .success()
         .stdout_eq("2\n");
 }
+
+/// `exit(code)`, `quit()` and `sys.exit(code)` end a script with that status, as in CPython;
+/// shown, `exit` says how to leave.
+#[test]
+fn exit_quit_and_sys_exit_set_the_status() {
+    devarray()
+        .args(["-c", "print('before'); exit(5); print('after')"])
+        .assert()
+        .code(5)
+        .stdout_eq("before\n");
+    devarray().args(["-c", "quit()"]).assert().code(0);
+    devarray()
+        .args(["-c", "import sys; sys.exit(3)"])
+        .assert()
+        .code(3);
+    devarray()
+        .args(["-c", "print(callable(exit), repr(quit))"])
+        .assert()
+        .code(0)
+        .stdout_eq("True Use quit() or Ctrl-D (i.e. EOF) to exit\n");
+}

@@ -53,6 +53,34 @@ pub fn install(b: &mut NameMap<Value>) {
         b.insert(Rc::from(*name), builtin(name, doc, *f));
     }
     b.insert(Rc::from("NotImplemented"), class::not_implemented());
+    // `exit(code)` / `quit(code)` leave a script as `sys.exit` does (CPython's `site` adds them).
+    for name in ["exit", "quit"] {
+        b.insert(Rc::from(name), Value::Object(Rc::new(Quitter(name))));
+    }
+}
+
+/// `exit` / `quit`: called, they raise SystemExit; shown, they say how to leave, as CPython's do.
+struct Quitter(&'static str);
+
+impl NativeObject for Quitter {
+    fn type_name(&self) -> &str {
+        "Quitter"
+    }
+    fn repr(&self) -> String {
+        format!("Use {}() or Ctrl-D (i.e. EOF) to exit", self.0)
+    }
+    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        (name == "__call__").then(|| {
+            builtin(
+                self.0,
+                "exit(code=None): leave the program with this exit status, as sys.exit(code).",
+                super::stdlib::sys::exit,
+            )
+        })
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// `super(C, obj)`; the interpreter supplies both for `super()` inside a method.

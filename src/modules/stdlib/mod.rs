@@ -16,7 +16,7 @@ mod math;
 mod os;
 mod random;
 mod re;
-mod sys;
+pub(crate) mod sys;
 mod time;
 
 use std::cell::RefCell;

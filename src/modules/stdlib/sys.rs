@@ -83,7 +83,8 @@ pub fn build() -> Rc<Module> {
     m
 }
 
-fn exit(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+/// `sys.exit(status)`; also the built-ins `exit` and `quit` that CPython's `site` adds.
+pub fn exit(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let status = a.take(0, "status")?.unwrap_or(Value::None);
     a.finish(1)?;
     let msg = match &status {
