@@ -176,6 +176,14 @@ fn owner<'a>(def: &'a FuncDef, path: &[(usize, Child)]) -> Result<&'a Stmt, Exc>
     block(def, parent)?.get(last.0).ok_or_else(lost)
 }
 
+/// The path to another block of the same statement (a `try`'s handler or `else`).
+fn sibling(path: &[(usize, Child)], child: Child) -> Result<Vec<(usize, Child)>, Exc> {
+    let (&(i, _), parent) = path.split_last().ok_or_else(lost)?;
+    let mut p = parent.to_vec();
+    p.push((i, child));
+    Ok(p)
+}
+
 fn lost() -> Exc {
     Exc::new(
         ExcKind::RuntimeError,
@@ -495,12 +503,8 @@ impl Interp<'_> {
                     return Err(lost());
                 };
                 if orelse.is_some() {
-                    let mut p = path[..path.len() - 1].to_vec();
-                    if let Some(&(i, _)) = path.last() {
-                        p.push((i, Child::Else));
-                    }
                     st.frames.push(GenFrame {
-                        path: p,
+                        path: sibling(&path, Child::Else)?,
                         pc: 0,
                         kind: Kind::Handled,
                     });
@@ -581,12 +585,8 @@ impl Interp<'_> {
                         let v = super::interp::exception_value(&e);
                         self.set_var(name, v);
                     }
-                    let mut p = top.path[..top.path.len() - 1].to_vec();
-                    if let Some(&(idx, _)) = top.path.last() {
-                        p.push((idx, Child::Handler(i)));
-                    }
                     st.frames.push(GenFrame {
-                        path: p,
+                        path: sibling(&top.path, Child::Handler(i))?,
                         pc: 0,
                         kind: Kind::Handled,
                     });

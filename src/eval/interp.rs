@@ -99,10 +99,6 @@ impl<'s> Interp<'s> {
         }
     }
 
-    pub fn write_stdout(&mut self, text: &str) {
-        self.out.stdout(text);
-    }
-
     /// Raise `KeyboardInterrupt` if an interrupt was requested.
     pub fn check_interrupt(&mut self) -> Result<(), Exc> {
         if self.st.interrupt.take() {
@@ -1765,9 +1761,6 @@ impl Interpreter for Interp<'_> {
     }
     fn out(&mut self) -> &mut dyn OutputSink {
         self.out
-    }
-    fn source(&self) -> &Rc<str> {
-        &self.source
     }
     fn call_value(&mut self, callee: &Value, args: Args) -> Result<Value, Exc> {
         Interp::call_value(self, callee, args)

@@ -1309,11 +1309,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             _ => return get_attr(it, &m.func, name),
         },
         Value::Object(_) if class::as_super(v).is_some() => {
-            let sup = class::as_super(v).map(|s| (s.class.clone(), s.obj.clone()));
-            let Some((cls, obj)) = sup else {
-                return Err(no_attr(v, name));
+            return match class::as_super(v) {
+                Some(sup) => sup.get_attr(it, name),
+                None => Err(no_attr(v, name)),
             };
-            return class::Super { class: cls, obj }.get_attr(it, name);
         }
         Value::Array(_) => super::arrays::get_attr(it, v, name)?,
         Value::Module(m) => m.get(name),

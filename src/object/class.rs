@@ -376,16 +376,18 @@ pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
         },
         _ => return None,
     };
-    let name: &'static str = match name {
-        "__init__" => "__init__",
-        "__str__" => "__str__",
-        "__setattr__" => "__setattr__",
-        "__getattribute__" => "__getattribute__",
-        "__delattr__" => "__delattr__",
-        "__repr__" => "__repr__",
-        "__eq__" => "__eq__",
-        _ => "__hash__",
-    };
+    // The built-in's name must live as long as the program: the matching entry of this list.
+    const INHERITED: [&str; 8] = [
+        "__init__",
+        "__str__",
+        "__setattr__",
+        "__getattribute__",
+        "__delattr__",
+        "__repr__",
+        "__eq__",
+        "__hash__",
+    ];
+    let name = INHERITED.iter().copied().find(|n| *n == name)?;
     Some(super::interpreter::builtin(
         name,
         "a method every class inherits",

@@ -19,8 +19,6 @@ pub trait Interpreter {
     fn state_mut(&mut self) -> &mut State;
     /// Where the program's output goes.
     fn out(&mut self) -> &mut dyn OutputSink;
-    /// The source text the current spans point into.
-    fn source(&self) -> &Rc<str>;
     /// `callee(*args)`: a user function, a built-in, a bound method, a type.
     fn call_value(&mut self, callee: &Value, args: Args) -> Result<Value, Exc>;
     /// `getattr(v, name)`, by the full attribute protocol.
@@ -38,10 +36,6 @@ pub trait Interpreter {
         g: &Rc<super::value::Generator>,
         sent: Value,
     ) -> Result<Option<Value>, Exc>;
-
-    fn write_stdout(&mut self, text: &str) {
-        self.out().stdout(text);
-    }
 
     /// Raise `KeyboardInterrupt` if an interrupt was requested.
     fn check_interrupt(&mut self) -> Result<(), Exc> {
