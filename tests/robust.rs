@@ -1,7 +1,7 @@
 //! Issue 13: short, valid programs that used to kill the process end in a value or a
 //! Python-style error, with the session alive and its variables intact.
 
-use devarray::{Completeness, Output, Session, SessionConfig};
+use devarray::{Completeness, Session, SessionConfig};
 use snapbox::cmd::{cargo_bin, Command};
 
 fn devarray() -> Command {
@@ -10,22 +10,12 @@ fn devarray() -> Command {
         .env_remove("DEVARRAY_SIM_GPUS")
 }
 
-fn text_of(outputs: &[Output]) -> String {
-    outputs
-        .iter()
-        .map(|o| match o {
-            Output::Stdout(s) | Output::Stderr(s) => s.clone(),
-            Output::Display { data, .. } => format!("{}\n", data.plain),
-        })
-        .collect()
-}
-
 fn eval_ok(s: &mut Session, code: &str) -> String {
     let out = s.eval(code);
     if let Some(e) = &out.error {
         panic!("unexpected error for {code:?}: {}", e.render(false));
     }
-    text_of(&out.outputs)
+    out.text()
 }
 
 /// `(ename, evalue)` of the error `code` must raise.
@@ -283,8 +273,11 @@ fn an_interrupt_ends_a_shell_command() {
         "{:?}",
         start.elapsed()
     );
-    assert_eq!(out.error.expect("interrupted").ename, "KeyboardInterrupt");
-    assert_eq!(text_of(&out.outputs), "started\n");
+    assert_eq!(
+        out.error.as_ref().expect("interrupted").ename,
+        "KeyboardInterrupt"
+    );
+    assert_eq!(out.text(), "started\n");
     assert_eq!(eval_ok(&mut s, "print(kept)"), "5\n");
 }
 

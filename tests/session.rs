@@ -3,24 +3,14 @@
 
 use std::time::{Duration, Instant};
 
-use devarray::{Output, Session, SessionConfig};
-
-fn text_of(outputs: &[Output]) -> String {
-    outputs
-        .iter()
-        .map(|o| match o {
-            Output::Stdout(s) | Output::Stderr(s) => s.clone(),
-            Output::Display { data, .. } => format!("{}\n", data.plain),
-        })
-        .collect()
-}
+use devarray::{Session, SessionConfig};
 
 fn eval_ok(s: &mut Session, code: &str) -> String {
     let out = s.eval(code);
     if let Some(e) = &out.error {
         panic!("unexpected error for {code:?}: {}", e.render(false));
     }
-    text_of(&out.outputs)
+    out.text()
 }
 
 #[test]

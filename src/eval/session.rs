@@ -55,6 +55,19 @@ pub struct EvalOutput {
     pub error: Option<EvalError>,
 }
 
+impl EvalOutput {
+    /// Everything printed and displayed, as a terminal would show it (tests compare this).
+    pub fn text(&self) -> String {
+        self.outputs
+            .iter()
+            .map(|o| match o {
+                Output::Stdout(s) | Output::Stderr(s) => s.clone(),
+                Output::Display { data, .. } => format!("{}\n", data.plain),
+            })
+            .collect()
+    }
+}
+
 impl OutputSink for Vec<Output> {
     fn stdout(&mut self, text: &str) {
         if let Some(Output::Stdout(s)) = self.last_mut() {
