@@ -559,6 +559,7 @@ pub const ATTRS: &[&str] = &[
     "size",
     "ndim",
     "T",
+    "data",
     "asnumpy",
     "asscalar",
     "item",
@@ -772,6 +773,11 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
         "size" => Value::Int(arr.size() as i64),
         "ndim" => Value::Int(arr.ndim() as i64),
         "T" => wrap(it.state_mut().nn.tape.transpose(arr, None)?, x.flavor),
+        // PyTorch's `x.data`: the same storage, outside the recorded graph.
+        "data" if x.flavor == Flavor::Torch => wrap(
+            arr.reshape(&arr.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?,
+            x.flavor,
+        ),
         "grad" => {
             return Ok(Some(
                 it.state_mut()

@@ -469,16 +469,40 @@ pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
     })
 }
 
-fn isinstance(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn isinstance(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     let t = a.required(1, "class_or_tuple")?;
     a.finish(2)?;
+    if let Some(class) = torch_parameter_class(it, &v) {
+        let classes = match &t {
+            Value::Tuple(items) => items.to_vec(),
+            other => vec![other.clone()],
+        };
+        if classes.iter().any(|c| c.is(&class)) {
+            return Ok(Value::Bool(true));
+        }
+    }
     Ok(Value::Bool(instance_of(&v, &t)?))
 }
 
-fn type_of(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+/// `torch.nn.Parameter` when `v` is a PyTorch parameter tensor.
+fn torch_parameter_class(it: &dyn Interpreter, v: &Value) -> Option<Value> {
+    match v {
+        Value::Array(a) if a.flavor == crate::object::value::Flavor::Torch => it
+            .state()
+            .nn
+            .param_of_array(&a.array)
+            .map(|_| super::torch::nn::classes().parameter.value()),
+        _ => None,
+    }
+}
+
+fn type_of(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
+    if let Some(class) = torch_parameter_class(it, &v) {
+        return Ok(class);
+    }
     Ok(match &v {
         Value::Exception(e) => Value::ExcType(e.kind),
         Value::Instance(inst) => inst.class.value(),

@@ -20,6 +20,7 @@
 //!   public functions.
 
 pub mod arrays;
+pub mod blocks;
 pub mod builtins;
 pub mod classes;
 pub mod devices;

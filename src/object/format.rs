@@ -184,7 +184,7 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
                 format!("range({a}, {b}, {c})")
             }
         }
-        Value::Array(a) => array_repr(a),
+        Value::Array(a) => torch_parameter_repr(it, a).unwrap_or_else(|| array_repr(a)),
         Value::Device(d) => d.to_string(),
         Value::DType(d, flavor) => match flavor {
             Flavor::Nd => format!("<class 'numpy.{}'>", d.name()),
@@ -194,6 +194,7 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::Func(f) => format!("<function {}>", f.name),
         Value::Builtin(b) => match &b.kind {
             super::value::BuiltinKind::Free(_) => format!("<built-in function {}>", b.name),
+            super::value::BuiltinKind::Unbound(_) => format!("<function {}>", b.name),
             super::value::BuiltinKind::Method { receiver, .. } => {
                 format!(
                     "<built-in method {} of {} object>",
@@ -261,11 +262,27 @@ fn join_reprs(it: &mut dyn Interpreter, items: &[Value]) -> Result<String, Exc> 
     alloc::join(&parts, ", ")
 }
 
+/// PyTorch's repr (and str) of a parameter tensor: `Parameter containing:` over the tensor,
+/// which says `requires_grad=True`. None for any other array.
+fn torch_parameter_repr(it: &dyn Interpreter, a: &ArrayValue) -> Option<String> {
+    if a.flavor != Flavor::Torch || it.state().nn.param_of_array(&a.array).is_none() {
+        return None;
+    }
+    let text = array_repr(a);
+    let text = if text.contains("requires_grad=True") {
+        text
+    } else {
+        let body = text.strip_suffix(')').unwrap_or(&text);
+        format!("{body}, requires_grad=True)")
+    };
+    Some(format!("Parameter containing:\n{text}"))
+}
+
 /// `str(v)`.
 pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     Ok(match v {
         Value::Str(s) => s.to_string(),
-        Value::Array(a) => array_str(a),
+        Value::Array(a) => torch_parameter_repr(it, a).unwrap_or_else(|| array_str(a)),
         Value::Exception(e) => e.message.clone(),
         // `print(x.dtype)` of a NumPy-style dtype is its name.
         Value::DType(d, Flavor::Np | Flavor::Numpy) => d.name().to_string(),

@@ -27,7 +27,7 @@ pub mod state;
 pub mod value;
 
 pub use error::{Exc, ExcKind};
-pub use interpreter::{builtin, hash_key, method, Interpreter};
+pub use interpreter::{builtin, hash_key, method, unbound_method, Interpreter};
 pub use output::{DisplayData, OutputSink, ProgressState};
 pub use state::{Env, InterruptHandle, NameMap, NameSet, Scope, State};
 pub use value::{Args, Value};

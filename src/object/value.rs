@@ -49,7 +49,13 @@ pub struct Builtin {
 
 pub enum BuiltinKind {
     Free(BuiltinFn),
-    Method { receiver: Value, f: MethodFn },
+    /// A method of a class written in Rust (`nn.Block.collect_params`): called on the class it
+    /// takes the instance first, read through an instance it binds to it like a `def`.
+    Unbound(BuiltinFn),
+    Method {
+        receiver: Value,
+        f: MethodFn,
+    },
 }
 
 /// A function written in the language (`def` or `lambda`).
@@ -346,7 +352,7 @@ impl Value {
             Value::DType(..) => "dtype".into(),
             Value::Func(_) => "function".into(),
             Value::Builtin(b) => match b.kind {
-                BuiltinKind::Free(_) => "builtin_function".into(),
+                BuiltinKind::Free(_) | BuiltinKind::Unbound(_) => "builtin_function".into(),
                 BuiltinKind::Method { .. } => "method".into(),
             },
             Value::Module(_) => "module".into(),

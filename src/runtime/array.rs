@@ -337,6 +337,12 @@ impl Array {
         Arc::as_ptr(&self.inner) as *const u8 as usize
     }
 
+    /// How many handles share this array (this one included): a registry that keeps one can
+    /// tell whether anyone else still does.
+    pub fn handle_count(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+
     pub fn same(&self, other: &Array) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
