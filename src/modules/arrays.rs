@@ -1016,8 +1016,30 @@ pub fn set_attr(
     _it: &mut dyn Interpreter,
     obj: &Value,
     name: &str,
-    _value: Value,
+    value: Value,
 ) -> Result<(), Exc> {
+    if let (Value::Array(x), "data", Some(new)) = (obj, name, value.as_array()) {
+        if x.flavor == Flavor::Torch {
+            // `p.data = t` / `p.data *= mask`: the tensor takes t's values (PyTorch swaps the
+            // storage; the values are what a program can see of that).
+            if new.array.shares_buffer(&x.array) && new.array.shape() == x.array.shape() {
+                return Ok(());
+            }
+            if new.array.shape() != x.array.shape() {
+                return Err(Exc::new(
+                    ExcKind::RuntimeError,
+                    format!(
+                        "setting .data to a tensor of shape {:?} on a tensor of shape {:?} is not supported; copy into a tensor of the same shape",
+                        new.array.shape(),
+                        x.array.shape()
+                    ),
+                ));
+            }
+            let moved = new.array.as_in_device(&_it.state().rt, x.array.device())?;
+            moved.astype(x.array.dtype())?.copy_into(&x.array)?;
+            return Ok(());
+        }
+    }
     Err(Exc::new(
         ExcKind::AttributeError,
         format!(

@@ -414,10 +414,7 @@ impl NativeObject for UninitializedParam {
 /// data on its device, known to the session as a parameter).
 pub fn param_value(it: &mut dyn Interpreter, dialect: Dialect, p: &Rc<Parameter>) -> Value {
     match dialect {
-        Dialect::Gluon => Value::Object(Rc::new(ParamObj {
-            param: p.clone(),
-            np: it.state().np_mode,
-        })),
+        Dialect::Gluon => gluon_param_value(it, p),
         Dialect::Torch => match p.data(None) {
             Ok(data) if p.is_initialized() => {
                 it.state_mut().nn.note_param_array(&data, p);
@@ -426,6 +423,27 @@ pub fn param_value(it: &mut dyn Interpreter, dialect: Dialect, p: &Rc<Parameter>
             _ => Value::Object(Rc::new(UninitializedParam(p.clone()))),
         },
     }
+}
+
+/// Gluon's `Parameter` object for `p`: the same object while the program holds one.
+pub fn gluon_param_value(it: &dyn Interpreter, p: &Rc<Parameter>) -> Value {
+    type Handle = std::rc::Weak<dyn NativeObject>;
+    let held = p
+        .handle
+        .borrow()
+        .as_ref()
+        .and_then(|h| h.downcast_ref::<Handle>())
+        .and_then(|w| w.upgrade());
+    if let Some(o) = held {
+        return Value::Object(o);
+    }
+    let o: Rc<dyn NativeObject> = Rc::new(ParamObj {
+        param: p.clone(),
+        np: it.state().np_mode,
+    });
+    let weak: Handle = Rc::downgrade(&o);
+    *p.handle.borrow_mut() = Some(Box::new(weak));
+    Value::Object(o)
 }
 
 // ---- walking a model ------------------------------------------------------------------------
@@ -733,10 +751,16 @@ fn forward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
     Err(Exc::new(
         ExcKind::NotImplementedError,
-        format!(
-            "{} has no forward(): define `def forward(self, x):` in the class",
-            class_name(&this)
-        ),
+        match core.dialect {
+            Dialect::Torch => format!(
+                "Module [{}] is missing the required \"forward\" function",
+                class_name(&this)
+            ),
+            Dialect::Gluon => format!(
+                "{} has no forward(): define `def forward(self, x):` in the class",
+                class_name(&this)
+            ),
+        },
     ))
 }
 

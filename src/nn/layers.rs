@@ -125,6 +125,9 @@ pub struct Parameter {
     pub dtype_text: RefCell<Option<String>>,
     /// A program-defined initializer waiting for the shape (see `pending_custom`).
     custom_init: RefCell<Option<Rc<dyn std::any::Any>>>,
+    /// The language layer's object for this parameter, weakly (so `net[0].weight is
+    /// net[0].weight` while a program holds it, without a reference cycle); opaque here.
+    pub handle: RefCell<Option<Box<dyn std::any::Any>>>,
 }
 
 fn shape_text(shape: &[usize]) -> String {
@@ -155,6 +158,7 @@ impl Parameter {
             accumulate_grad: false,
             dtype_text: RefCell::new(None),
             custom_init: RefCell::new(None),
+            handle: RefCell::new(None),
         })
     }
 

@@ -1180,6 +1180,15 @@ pub fn set_item(
             ))),
         };
     }
+    if let Value::Object(o) = obj {
+        if let Some(f) = o.get_attr(o, "__setitem__") {
+            it.call_value(
+                &f,
+                super::value::Args::positional(vec![index_value(&idx), value]),
+            )?;
+            return Ok(());
+        }
+    }
     match obj {
         Value::Array(a) => {
             let items = array_index(it, &idx)?;

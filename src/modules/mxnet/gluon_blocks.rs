@@ -582,9 +582,10 @@ pub fn io_exc(e: ParamsIoError) -> Exc {
 fn save_parameters(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (_, core) = this_core(&mut a)?;
     let path = path_arg(&a.required(0, "filename")?)?;
-    a.take(1, "deduplicate")?;
+    let dedupe = flag(&mut a, 1, "deduplicate", false)?;
     a.finish(2)?;
-    params_io::save(&blocks::structural_params(&core, true), &path).map_err(io_exc)?;
+    // Every structural name, a shared parameter under each of its places (MXNet's default).
+    params_io::save(&blocks::structural_params(&core, dedupe), &path).map_err(io_exc)?;
     Ok(Value::None)
 }
 
@@ -598,7 +599,7 @@ fn load_parameters(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> 
     a.take_kw("dtype_source");
     a.finish(4)?;
     let devices = devices_arg(it, ctx)?;
-    let named = blocks::structural_params(&core, true);
+    let named = blocks::structural_params(&core, false);
     let st = it.state_mut();
     params_io::load(
         &st.rt,
@@ -800,10 +801,10 @@ impl NativeObject for ParamObj {
                     })?;
                     if !p.accepts_shape(x.array.shape()) {
                         return Err(Exc::value_error(format!(
-                            "set_data: the data has shape {:?} but {} has shape {:?}",
-                            x.array.shape(),
+                            "set_data: the data has shape {} but {} has shape {}; give values of the parameter's shape",
+                            crate::runtime::shape::shape_tuple(x.array.shape()),
                             p.name,
-                            p.shape()
+                            crate::runtime::shape::shape_tuple(&p.shape())
                         )));
                     }
                     let devices = match p.list_ctx() {
@@ -967,12 +968,11 @@ impl NativeObject for ParamDict {
                 "params.values(): the parameters.",
                 |it, r, a| {
                     a.finish(0)?;
-                    let np = it.state().np_mode;
                     Ok(Value::list(
                         param_dict_of(r)?
                             .params()
                             .into_iter()
-                            .map(|p| object(ParamObj { param: p, np }))
+                            .map(|p| blocks::gluon_param_value(it, &p))
                             .collect(),
                     ))
                 },
@@ -983,7 +983,6 @@ impl NativeObject for ParamDict {
                 "params.items(): (name, parameter) pairs.",
                 |it, r, a| {
                     a.finish(0)?;
-                    let np = it.state().np_mode;
                     Ok(Value::list(
                         param_dict_of(r)?
                             .params()
@@ -991,7 +990,7 @@ impl NativeObject for ParamDict {
                             .map(|p| {
                                 Value::tuple(vec![
                                     Value::str(&p.name),
-                                    object(ParamObj { param: p, np }),
+                                    blocks::gluon_param_value(it, &p),
                                 ])
                             })
                             .collect(),
@@ -1003,12 +1002,11 @@ impl NativeObject for ParamDict {
                 let Value::Str(k) = &key else {
                     return Err(Exc::type_error("parameter names are strings"));
                 };
-                let np = it.state().np_mode;
                 param_dict_of(r)?
                     .params()
                     .into_iter()
                     .find(|p| p.name == **k)
-                    .map(|p| object(ParamObj { param: p, np }))
+                    .map(|p| blocks::gluon_param_value(it, &p))
                     .ok_or_else(|| Exc::new(ExcKind::KeyError, format!("'{k}'")))
             }),
             "get" => bound(
@@ -1027,7 +1025,6 @@ impl NativeObject for ParamDict {
                         }
                     };
                     let full = format!("{}{short}", d.prefix);
-                    let np = it.state().np_mode;
                     let existing = d.params().into_iter().find(|p| p.name == full).or_else(|| {
                         match &d.source {
                             ParamSource::Owner(core) => {
@@ -1052,7 +1049,7 @@ impl NativeObject for ParamDict {
                             }
                         }
                     }
-                    Ok(object(ParamObj { param: p, np }))
+                    Ok(blocks::gluon_param_value(it, &p))
                 },
             ),
             "get_constant" => bound(

@@ -861,8 +861,11 @@ fn fan_mode(a: &mut Args, i: usize) -> Result<Fan, Exc> {
         Some(Value::Str(s)) if &**s == "fan_in" => Ok(Fan::In),
         Some(Value::Str(s)) if &**s == "fan_out" => Ok(Fan::Out),
         Some(other) => Err(Exc::value_error(format!(
-            "Mode {} not supported, please use one of fan_in, fan_out",
-            crate::object::format::str_repr(&other.type_name())
+            "Mode {} not supported, please use one of ['fan_in', 'fan_out']",
+            match other {
+                Value::Str(s) => s.to_string(),
+                v => v.type_name(),
+            }
         ))),
     }
 }
@@ -886,11 +889,11 @@ fn gain(nonlinearity: &str, param: Option<f64>) -> Result<f64, Exc> {
     })
 }
 
-fn check_fans(t: &Array, what: &str) -> Result<(), Exc> {
+fn check_fans(t: &Array) -> Result<(), Exc> {
     if t.ndim() < 2 {
-        return Err(Exc::value_error(format!(
-            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions ({what})"
-        )));
+        return Err(Exc::value_error(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions",
+        ));
     }
     Ok(())
 }
@@ -984,7 +987,7 @@ fn init_module() -> Rc<Module> {
         let g = num(&mut a, 1, "gain", 1.0)?;
         a.take_kw("generator");
         a.finish(2)?;
-        check_fans(&t, "xavier_uniform_")?;
+        check_fans(&t)?;
         fill(it, t, Init::Xavier { gaussian: false, fan: Fan::Avg, magnitude: 3.0 * g * g })
     }));
     m.set("xavier_normal_", builtin("xavier_normal_", "xavier_normal_(tensor, gain=1.0): N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out)), in place.", |it, mut a| {
@@ -992,7 +995,7 @@ fn init_module() -> Rc<Module> {
         let g = num(&mut a, 1, "gain", 1.0)?;
         a.take_kw("generator");
         a.finish(2)?;
-        check_fans(&t, "xavier_normal_")?;
+        check_fans(&t)?;
         fill(it, t, Init::Xavier { gaussian: true, fan: Fan::Avg, magnitude: g * g })
     }));
     fn kaiming(it: &mut dyn Interpreter, mut a: Args, gaussian: bool) -> Result<Value, Exc> {
@@ -1006,7 +1009,7 @@ fn init_module() -> Rc<Module> {
         };
         a.take_kw("generator");
         a.finish(4)?;
-        check_fans(&t, "kaiming")?;
+        check_fans(&t)?;
         let g = gain(&nl, Some(slope))?;
         let magnitude = if gaussian { g * g } else { 3.0 * g * g };
         fill(
