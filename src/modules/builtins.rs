@@ -448,7 +448,12 @@ pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
     }
     Ok(match t {
         Value::Type(TypeKind::Object) => true,
-        Value::Class(_) => false,
+        Value::Class(c) => match v {
+            Value::Object(o) => {
+                matches!(&o.class_value(), Some(Value::Class(own)) if own.is_subclass_of(&c.value()))
+            }
+            _ => false,
+        },
         Value::Type(TypeKind::Int) => matches!(v, Value::Int(_) | Value::Bool(_)),
         Value::Type(k) => type_kind(v) == *k,
         Value::ExcType(k) => matches!(v, Value::Exception(e) if e.kind.is_subclass_of(*k)),
@@ -501,6 +506,12 @@ fn type_of(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
     if let Some(class) = torch_parameter_class(it, &v) {
+        return Ok(class);
+    }
+    if let Some(class) = match &v {
+        Value::Object(o) => o.class_value(),
+        _ => None,
+    } {
         return Ok(class);
     }
     Ok(match &v {

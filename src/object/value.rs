@@ -205,6 +205,11 @@ pub trait NativeObject {
     fn equals(&self, _other: &Value) -> Option<bool> {
         None
     }
+    /// The class `type(obj)` gives, when the library defines one (`gluon.Parameter`); None is a
+    /// plain object.
+    fn class_value(&self) -> Option<Value> {
+        None
+    }
     fn as_any(&self) -> &dyn std::any::Any;
 }
 

@@ -35,6 +35,9 @@ pub struct GluonClasses {
     pub flatten: Rc<Class>,
     pub activation: Rc<Class>,
     pub initializer: Rc<Class>,
+    /// `gluon.Parameter` and `gluon.ParameterDict`: calling them makes the native objects.
+    pub parameter: Rc<Class>,
+    pub parameter_dict: Rc<Class>,
 }
 
 thread_local! {
@@ -116,6 +119,20 @@ fn make_classes() -> GluonClasses {
             Value::Type(TypeKind::Object),
             "The base of initializers: subclass it and define _init_weight(self, name, data) to fill data in place.",
             &[("__init__", |_, _| Ok(Value::None))],
+        ),
+        parameter: crate::modules::stdlib::native_class(
+            "Parameter",
+            "mxnet.gluon.parameter",
+            Value::Type(TypeKind::Object),
+            "Parameter(name, shape=None, dtype=float32, init=None, grad_req='write'): a parameter to register on a block (self.weight = gluon.Parameter('weight', shape=(3, 4))).",
+            &[("__new__", new_parameter_fn)],
+        ),
+        parameter_dict: crate::modules::stdlib::native_class(
+            "ParameterDict",
+            "mxnet.gluon.parameter",
+            Value::Type(TypeKind::Object),
+            "ParameterDict(prefix=''): an ordered dictionary of parameters; get(name, shape=...) makes them.",
+            &[("__new__", new_parameter_dict)],
         ),
         block,
         hybrid_block,
@@ -665,6 +682,9 @@ impl NativeObject for ParamObj {
     fn type_name(&self) -> &str {
         "Parameter"
     }
+    fn class_value(&self) -> Option<Value> {
+        Some(classes().parameter.value())
+    }
     fn repr(&self) -> String {
         self.param.repr(if self.np { -1 } else { 0 })
     }
@@ -894,6 +914,9 @@ fn param_dict_of(v: &Value) -> Result<&ParamDict, Exc> {
 impl NativeObject for ParamDict {
     fn type_name(&self) -> &str {
         "ParameterDict"
+    }
+    fn class_value(&self) -> Option<Value> {
+        Some(classes().parameter_dict.value())
     }
     fn repr(&self) -> String {
         ParamDict::repr(self, self.np)
@@ -1264,53 +1287,40 @@ pub fn set_gluon_names(m: &Module) {
     let k = classes();
     m.set("Block", k.block.value());
     m.set("HybridBlock", k.hybrid_block.value());
-    m.set(
-        "Parameter",
-        builtin(
-            "Parameter",
-            "Parameter(name, shape=None, dtype=float32, init=None, grad_req='write'): a parameter to register on a block (self.weight = gluon.Parameter('weight', shape=(3, 4))).",
-            |it, mut a| {
-                let name = match &a.required(0, "name")? {
-                    Value::Str(s) => s.to_string(),
-                    other => {
-                        return Err(Exc::type_error(format!(
-                            "Parameter: name must be a string, got {}",
-                            other.type_name()
-                        )))
-                    }
-                };
-                let p = new_parameter(it, name, &mut a, 2)?;
-                a.take(1, "grad_req")?;
-                a.finish(3)?;
-                Ok(object(ParamObj {
-                    param: p,
-                    np: it.state().np_mode,
-                }))
-            },
-        ),
-    );
-    m.set(
-        "ParameterDict",
-        builtin(
-            "ParameterDict",
-            "ParameterDict(prefix=''): an ordered dictionary of parameters; get(name, shape=...) makes them.",
-            |it, mut a| {
-                let prefix = match &a.take(0, "prefix")? {
-                    None | Some(Value::None) => String::new(),
-                    Some(Value::Str(s)) => s.to_string(),
-                    Some(other) => {
-                        return Err(Exc::type_error(format!(
-                            "prefix must be a string, got {}",
-                            other.type_name()
-                        )))
-                    }
-                };
-                a.take(1, "shared")?;
-                a.finish(2)?;
-                Ok(param_dict(it, prefix, Vec::new()))
-            },
-        ),
-    );
+    m.set("Parameter", k.parameter.value());
+    m.set("ParameterDict", k.parameter_dict.value());
+}
+
+fn new_parameter_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let name = match &a.required(0, "name")? {
+        Value::Str(s) => s.to_string(),
+        other => {
+            return Err(Exc::type_error(format!(
+                "Parameter: name must be a string, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let p = new_parameter(it, name, &mut a, 2)?;
+    a.take(1, "grad_req")?;
+    a.finish(3)?;
+    Ok(blocks::gluon_param_value(it, &p))
+}
+
+fn new_parameter_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let prefix = match &a.take(0, "prefix")? {
+        None | Some(Value::None) => String::new(),
+        Some(Value::Str(s)) => s.to_string(),
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "prefix must be a string, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    a.take(1, "shared")?;
+    a.finish(2)?;
+    Ok(param_dict(it, prefix, Vec::new()))
 }
 
 /// A block instance of one of the built-in Gluon classes, as the runtime's tests and the data
