@@ -339,6 +339,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             }
             m.set("cuda", Value::Module(build("torch.cuda")?));
             m.set("nn", Value::Module(build("torch.nn")?));
+            m.set("utils", Value::Module(build("torch.utils")?));
             m.set("__version__", Value::str("2.0 (devarray)"));
             m
         }
@@ -375,7 +376,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             }
             m
         }
-        _ => return None,
+        other => return crate::modules::mxnet::gluon_data::build_torch(other),
     })
 }
 
