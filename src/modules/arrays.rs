@@ -665,6 +665,10 @@ fn reduce(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: ReduceOp) -> Res
     let whole = axes.is_none() && !keepdims;
     let tape = &mut it.state_mut().nn.tape;
     let mut out = tape.reduce(&x.array, op, axes.as_deref(), keepdims)?;
+    if x.flavor == Flavor::Numpy && whole {
+        // NumPy's full reductions return scalars (`3.0`, not `array(3.)`).
+        return Ok(scalar_value(out.to_scalar(a.fname)?));
+    }
     if x.flavor == Flavor::Nd {
         // MXNet's legacy API returns (1,)-shaped results for full reductions,
         // and argmax/argmin as float indices.
@@ -999,6 +1003,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let mut out = x.array.norm(ord, axes.as_deref(), keepdims)?;
                     if whole && x.flavor == Flavor::Nd {
                         out = out.reshape(&[1])?;
+                    }
+                    if whole && x.flavor == Flavor::Numpy {
+                        return Ok(scalar_value(out.to_scalar(a.fname)?));
                     }
                     Ok(wrap(out, x.flavor))
                 }),
