@@ -692,6 +692,99 @@ fn linalg_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     it.call_value(&m, args)
 }
 
+/// `torch.randint(low=0, high, size, dtype=torch.int64, device=None)`.
+fn randint(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let dtype = match a.take_kw("dtype") {
+        Some(d) => dtype_arg(&d)?,
+        None => None,
+    }
+    .unwrap_or(DType::Int64);
+    let device = match a.take_kw("device") {
+        Some(Value::None) | None => it.state().default_device,
+        Some(d) => arrays::device_arg(&d)?,
+    };
+    a.take_kw("requires_grad");
+    a.take_kw("generator");
+    let size =
+        match a.take_kw("size") {
+            Some(s) => s,
+            None if a.pos.len() >= 2 => a.pos.remove(a.pos.len() - 1),
+            None => return Err(Exc::type_error(
+                "randint() missing the size: randint(low=0, high, size), e.g. randint(10, (3,))",
+            )),
+        };
+    let int = |v: &Value, what: &str| {
+        as_i64(v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "randint(): argument '{what}' must be int, not {}",
+                v.type_name()
+            ))
+        })
+    };
+    let (low, high) = match a.pos.len() {
+        1 => (0, int(&a.pos[0], "high")?),
+        2 => (int(&a.pos[0], "low")?, int(&a.pos[1], "high")?),
+        _ => match (a.take_kw("low"), a.take_kw("high")) {
+            (l, Some(h)) => (
+                l.map(|l| int(&l, "low")).transpose()?.unwrap_or(0),
+                int(&h, "high")?,
+            ),
+            _ => return Err(Exc::type_error("randint() missing the upper bound 'high'")),
+        },
+    };
+    a.pos.clear();
+    a.finish(0)?;
+    if low >= high {
+        return Err(Exc::new(
+            ExcKind::RuntimeError,
+            format!("random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"),
+        ));
+    }
+    let shape = arrays::shape_arg(&tuple_like(&size))?;
+    let arr = it
+        .state_mut()
+        .rt
+        .torch_randint(low, high, &shape, dtype, device)
+        .map_err(crate::object::error::torch_error)?;
+    Ok(wrap(arr, Flavor::Torch))
+}
+
+/// `torch.normal(mean, std, size)` with number parameters.
+fn torch_normal(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let mean = a.take(0, "mean")?.unwrap_or(Value::Float(0.0));
+    let std = a.take(1, "std")?.unwrap_or(Value::Float(1.0));
+    let size = a.take(2, "size")?;
+    let dtype = match a.take_kw("dtype") {
+        Some(d) => dtype_arg(&d)?,
+        None => None,
+    }
+    .unwrap_or(DType::Float32);
+    let device = match a.take_kw("device") {
+        Some(Value::None) | None => it.state().default_device,
+        Some(d) => arrays::device_arg(&d)?,
+    };
+    a.take_kw("requires_grad");
+    a.take_kw("generator");
+    a.finish(3)?;
+    let (Some(m), Some(s)) = (as_f64(&mean), as_f64(&std)) else {
+        return Err(Exc::type_error(
+            "normal(): devarray takes numbers for mean and std (tensor-valued ones are not supported); draw torch.randn(size) * std + mean instead",
+        ));
+    };
+    let Some(size) = size else {
+        return Err(Exc::type_error(
+            "normal() received an invalid combination of arguments: with number mean and std, give size=(...)",
+        ));
+    };
+    let shape = arrays::shape_arg(&tuple_like(&size))?;
+    let arr = it
+        .state_mut()
+        .rt
+        .torch_normal(m, s, &shape, dtype, device)
+        .map_err(crate::object::error::torch_error)?;
+    Ok(wrap(arr, Flavor::Torch))
+}
+
 /// The functions this file adds to every array namespace of dialect `F`.
 pub fn namespace_fns<const F: u8>() -> Vec<(&'static str, &'static str, BuiltinFn)> {
     let mut v: Vec<(&'static str, &'static str, BuiltinFn)> = vec![
@@ -731,6 +824,8 @@ pub fn namespace_fns<const F: u8>() -> Vec<(&'static str, &'static str, BuiltinF
             ("rand_like", "rand_like(input, dtype=None, device=None): uniform samples in [0, 1) of input's shape.", rand_like::<F>),
             ("randn_like", "randn_like(input, dtype=None, device=None): standard normal samples of input's shape.", randn_like::<F>),
             ("concat", "concat(tensors, dim=0): join tensors along an axis.", arrays::ns_concat),
+            ("randint", "randint(low=0, high, size, dtype=torch.int64, device=None): random integers in [low, high), from PyTorch's generator.", randint),
+            ("normal", "normal(mean, std, size, dtype=None, device=None): normal samples, from PyTorch's generator.", torch_normal),
             ("concatenate", "concatenate(tensors, dim=0): join tensors along an axis.", arrays::ns_concat),
         ]);
     }

@@ -578,6 +578,55 @@ impl Runtime {
         )
     }
 
+    /// PyTorch's `torch.randint(low, high, size)`: `random() % range + low` (`random64()` when
+    /// the range needs more than 32 bits), as its CPU generator computes it.
+    pub fn torch_randint(
+        &self,
+        low: i64,
+        high: i64,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        if low >= high {
+            return Err(RuntimeError::Value(format!(
+                "random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )));
+        }
+        if !matches!(
+            dtype,
+            DType::Int64 | DType::Int32 | DType::Float32 | DType::Float64
+        ) {
+            return Err(RuntimeError::DType(format!(
+                "randint: dtype {dtype} is not supported"
+            )));
+        }
+        let range = high.wrapping_sub(low) as u64;
+        let rng = Arc::clone(&self.state(device)?.rng);
+        // Drawn in stream order, as the float samplers are.
+        self.create(shape, dtype, device, move |n, placement| {
+            let values: Vec<i64> = {
+                let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
+                (0..n)
+                    .map(|_| {
+                        let r = if range >= 1 << 32 {
+                            rng.torch.random64() % range
+                        } else {
+                            u64::from(rng.torch.random()) % range
+                        };
+                        low.wrapping_add(r as i64)
+                    })
+                    .collect()
+            };
+            placement.from_host(match dtype {
+                DType::Int32 => HostData::I32(values.iter().map(|v| *v as i32).collect()),
+                DType::Float32 => HostData::F32(values.iter().map(|v| *v as f32).collect()),
+                DType::Float64 => HostData::F64(values.iter().map(|v| *v as f64).collect()),
+                _ => HostData::I64(values),
+            })
+        })
+    }
+
     /// MXNet numpy mode's `np.random.uniform`: its sequential engine, in float32.
     pub fn np_uniform(
         &self,
