@@ -136,7 +136,7 @@ fn dim(v: &Value) -> Result<usize, Exc> {
 
 /// A shape given as an int, a tuple or a list.
 pub fn shape_arg(v: &Value) -> Result<Vec<usize>, Exc> {
-    match v {
+    match &crate::modules::array_more::tuple_like(v) {
         Value::Tuple(t) => t.iter().map(dim).collect(),
         Value::List(l) => l.borrow().iter().map(dim).collect(),
         other => Ok(vec![dim(other)?]),
@@ -492,10 +492,17 @@ fn sample<const F: u8>(
         shape
     };
     let dtype = dtype.unwrap_or(DType::Float32);
+    let flavor = flavor_for(it, F);
     let rt = &it.state_mut().rt;
-    let arr = match dist {
-        Distribution::Uniform => rt.uniform(p0, p1, &shape, dtype, device)?,
-        Distribution::Normal => rt.normal(p0, p1, &shape, dtype, device)?,
+    let arr = match (dist, flavor) {
+        (Distribution::Uniform, Flavor::Torch) => {
+            rt.torch_uniform(p0, p1, &shape, dtype, device)?
+        }
+        (Distribution::Uniform, Flavor::Np) => rt.np_uniform(p0, p1, &shape, dtype, device)?,
+        (Distribution::Uniform, _) => rt.uniform(p0, p1, &shape, dtype, device)?,
+        (Distribution::Normal, Flavor::Torch) => rt.torch_normal(p0, p1, &shape, dtype, device)?,
+        (Distribution::Normal, Flavor::Np) => rt.np_normal(p0, p1, &shape, dtype, device)?,
+        (Distribution::Normal, _) => rt.normal(p0, p1, &shape, dtype, device)?,
     };
     Ok(wrap(arr, flavor_for(it, F)))
 }
@@ -518,10 +525,19 @@ fn standard_sample<const F: u8>(
     let shape = shape_from(&mut a)?;
     a.finish(0)?;
     let dtype = dtype.unwrap_or(DType::Float32);
+    let flavor = flavor_for(it, F);
     let rt = &it.state_mut().rt;
-    let arr = match dist {
-        Distribution::Uniform => rt.uniform(0.0, 1.0, &shape, dtype, device)?,
-        Distribution::Normal => rt.normal(0.0, 1.0, &shape, dtype, device)?,
+    let arr = match (dist, flavor) {
+        (Distribution::Uniform, Flavor::Torch) => {
+            rt.torch_uniform(0.0, 1.0, &shape, dtype, device)?
+        }
+        (Distribution::Uniform, Flavor::Np) => rt.np_uniform(0.0, 1.0, &shape, dtype, device)?,
+        (Distribution::Uniform, _) => rt.uniform(0.0, 1.0, &shape, dtype, device)?,
+        (Distribution::Normal, Flavor::Torch) => {
+            rt.torch_normal(0.0, 1.0, &shape, dtype, device)?
+        }
+        (Distribution::Normal, Flavor::Np) => rt.np_normal(0.0, 1.0, &shape, dtype, device)?,
+        (Distribution::Normal, _) => rt.normal(0.0, 1.0, &shape, dtype, device)?,
     };
     Ok(wrap(arr, flavor_for(it, F)))
 }
@@ -615,6 +631,10 @@ fn scalar_value(s: Scalar) -> Value {
 
 /// Axis argument: None, an int, or a tuple of ints.
 fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
+    let v = v.map(|v| match &v {
+        Value::List(l) => Value::tuple(l.borrow().clone()),
+        other => crate::modules::array_more::tuple_like(other),
+    });
     match &v {
         None | Some(Value::None) => Ok(None),
         Some(Value::Tuple(t)) => t
@@ -646,6 +666,10 @@ fn reduce(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: ReduceOp) -> Res
     let whole = axes.is_none() && !keepdims;
     let tape = &mut it.state_mut().nn.tape;
     let mut out = tape.reduce(&x.array, op, axes.as_deref(), keepdims)?;
+    if x.flavor == Flavor::Numpy && whole {
+        // NumPy's full reductions return scalars (`3.0`, not `array(3.)`).
+        return Ok(scalar_value(out.to_scalar(a.fname)?));
+    }
     if x.flavor == Flavor::Nd {
         // MXNet's legacy API returns (1,)-shaped results for full reductions,
         // and argmax/argmin as float indices.
@@ -700,6 +724,10 @@ fn shape_args(a: &mut Args) -> Result<Vec<isize>, Exc> {
         Some(s) => vec![s],
         None => std::mem::take(&mut a.pos),
     };
+    let pos: Vec<Value> = pos
+        .iter()
+        .map(crate::modules::array_more::tuple_like)
+        .collect();
     let items: Vec<Value> = match pos.as_slice() {
         [Value::Tuple(t)] => t.as_ref().clone(),
         [Value::List(l)] => l.borrow().clone(),
@@ -766,11 +794,16 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
     let x = recv(v)?;
     let arr = &x.array;
     Ok(Some(match name {
+        "shape" if x.flavor == Flavor::Torch => {
+            let dims = arr.shape().to_vec();
+            crate::modules::torch::size::value(it, &dims)?
+        }
         "shape" => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
         "dtype" => Value::DType(arr.dtype(), x.flavor),
         "context" | "ctx" => Value::Device(arr.device()),
         "device" => crate::modules::torch::device_attr(arr.device(), x.flavor),
-        "size" => Value::Int(arr.size() as i64),
+        // PyTorch's `size` is a method (`array_more`).
+        "size" if x.flavor != Flavor::Torch => Value::Int(arr.size() as i64),
         "ndim" => Value::Int(arr.ndim() as i64),
         "T" => wrap(it.state_mut().nn.tape.transpose(arr, None)?, x.flavor),
         // PyTorch's `x.data`: the same storage, outside the recorded graph.
@@ -798,6 +831,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                             "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
                             crate::object::format::torch_device_name(x.array.device())
                         )));
+                    }
+                    if x.flavor == Flavor::Torch && a.fname == "numpy" {
+                        // PyTorch's numpy() of a CPU tensor shares its memory.
+                        return Ok(wrap(x.array.clone(), Flavor::Numpy));
                     }
                     // Reading a value on the host: an implicit transfer when x lives elsewhere.
                     let host = x.array.to_host_array(&it.state_mut().rt)?;
@@ -875,7 +912,13 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let s = shape_args(&mut a)?;
                     a.finish(0)?;
                     let x = recv(r)?;
-                    Ok(wrap(it.state_mut().nn.tape.reshape(&x.array, &s)?, x.flavor))
+                    let st = it.state_mut();
+                    let out = st.nn.tape.reshape(&x.array, &s)?;
+                    if x.flavor == Flavor::Np {
+                        // MXNet's numpy mode returns a copy (legacy nd, PyTorch and NumPy share).
+                        return Ok(wrap(st.nn.tape.copy_to(&st.rt, &out, out.device())?, x.flavor));
+                    }
+                    Ok(wrap(out, x.flavor))
                 }),
                 "transpose" => ("x.transpose(*axes): axes permuted (reversed by default).", |it, r, mut a| {
                     let axes = if a.pos.is_empty() && a.kw.is_empty() { None } else { Some(shape_args(&mut a)?) };
@@ -967,6 +1010,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     if whole && x.flavor == Flavor::Nd {
                         out = out.reshape(&[1])?;
                     }
+                    if whole && x.flavor == Flavor::Numpy {
+                        return Ok(scalar_value(out.to_scalar(a.fname)?));
+                    }
                     Ok(wrap(out, x.flavor))
                 }),
                 "astype" => ("x.astype(dtype): a copy converted to dtype.", |it, r, mut a| {
@@ -999,7 +1045,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 }),
                 "zeros_like" => ("x.zeros_like()", |it, r, a| { a.finish(0)?; zeros_like::<ND>(it, Args::new("zeros_like", vec![r.clone()])) }),
                 "ones_like" => ("x.ones_like()", |it, r, a| { a.finish(0)?; ones_like::<ND>(it, Args::new("ones_like", vec![r.clone()])) }),
-                _ => return Ok(None),
+                _ => return crate::modules::array_more::get_attr(it, v, name),
             };
             let name: &'static str = ATTRS
                 .iter()
@@ -1326,6 +1372,7 @@ pub fn fill_namespace<const F: u8>(m: &crate::object::value::Module) {
     for (name, doc, f) in namespace_fns::<F>() {
         m.set(name, builtin(name, doc, f));
     }
+    crate::modules::array_more::fill_namespace::<F>(m);
     for d in [
         DType::Float32,
         DType::Float64,

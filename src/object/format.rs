@@ -11,9 +11,6 @@ use super::interpreter::Interpreter;
 use super::output::DisplayData;
 use super::value::{ArrayValue, Flavor, Value};
 
-/// Line width IPython pretty-printing wraps containers at.
-const PRETTY_WIDTH: usize = 79;
-
 fn with_view<R>(a: &ArrayValue, f: impl FnOnce(&ArrayView) -> R) -> R {
     with_host(a, a.array.to_host(), f)
 }
@@ -315,7 +312,7 @@ pub fn str_repr(s: &str) -> String {
 
 /// The text/plain and text/html of a displayed value.
 pub fn display_data(it: &mut dyn Interpreter, v: &Value) -> Result<DisplayData, Exc> {
-    let plain = pretty(it, v, 0)?;
+    let plain = pretty(it, v)?;
     let html = match v {
         Value::Array(a) => Some(array_html(a)),
         Value::Object(o) => o.get_attr(o, "_repr_html_").and_then(|f| match &f {
@@ -327,57 +324,9 @@ pub fn display_data(it: &mut dyn Interpreter, v: &Value) -> Result<DisplayData, 
     Ok(DisplayData { plain, html })
 }
 
-/// IPython's pretty form: containers whose items are multi-line (arrays)
-/// indent continuation lines under their bracket; containers too long for
-/// one line put one item per line.
-pub fn pretty(it: &mut dyn Interpreter, v: &Value, indent: usize) -> Result<String, Exc> {
-    let (open, close, items): (&str, &str, Vec<Value>) = match v {
-        Value::List(l) => ("[", "]", l.borrow().clone()),
-        Value::Tuple(t) => ("(", ")", t.as_ref().clone()),
-        _ => return repr(it, v),
-    };
-    let Some(_entry) = guard::repr_enter(v.identity()) else {
-        return repr(it, v);
-    };
-    guard::nest(Walk::Repr, || {
-        pretty_items(it, v, indent, open, close, &items)
-    })
-}
-
-fn pretty_items(
-    it: &mut dyn Interpreter,
-    v: &Value,
-    indent: usize,
-    open: &str,
-    close: &str,
-    items: &[Value],
-) -> Result<String, Exc> {
-    let inner = indent + open.len();
-    let mut parts = alloc::vec(items.len())?;
-    for x in items {
-        parts.push(pretty(it, x, inner)?);
-    }
-    let trailing = if items.len() == 1 && matches!(v, Value::Tuple(_)) {
-        ","
-    } else {
-        ""
-    };
-    let multiline = parts.iter().any(|p| p.contains('\n'));
-    let one_line = enclose(open, alloc::join(&parts, ", ")?, trailing, close)?;
-    if multiline {
-        let pad = format!("\n{}", " ".repeat(inner));
-        let joined = parts
-            .iter()
-            .map(|p| p.replace('\n', &pad))
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Ok(format!("{open}{joined}{trailing}{close}"));
-    }
-    if indent + one_line.chars().count() <= PRETTY_WIDTH {
-        return Ok(one_line);
-    }
-    let sep = format!(",\n{}", " ".repeat(inner));
-    enclose(open, alloc::join(&parts, &sep)?, trailing, close)
+/// IPython's pretty form (`super::pretty`).
+pub fn pretty(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
+    super::pretty::pretty(it, v)
 }
 
 /// `open + body + trailing + close`, growing `body` in place (the only copy of a large repr).

@@ -1032,10 +1032,13 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
     match obj {
         Value::Array(a) => {
             let items = array_index(it, &idx)?;
-            Ok(wrap(
-                it.state_mut().nn.tape.index(&a.array, &items)?,
-                a.flavor,
-            ))
+            let tape = &mut it.state_mut().nn.tape;
+            let mut out = tape.index(&a.array, &items)?;
+            if a.flavor == Flavor::Nd && out.ndim() == 0 {
+                // MXNet's legacy NDArray has no 0-d results: `y[1, 2]` has shape (1,).
+                out = tape.reshape(&out, &[1])?;
+            }
+            Ok(wrap(out, a.flavor))
         }
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
             let what = match obj {

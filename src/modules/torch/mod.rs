@@ -8,6 +8,7 @@
 //! `torch.nn.Linear` and `from torch import nn` find it.
 
 pub mod nn;
+pub mod size;
 
 use std::rc::Rc;
 
@@ -337,6 +338,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     m.set(alias, d);
                 }
             }
+            m.set("Size", Value::Class(size::class()));
             m.set("cuda", Value::Module(build("torch.cuda")?));
             m.set("nn", Value::Module(build("torch.nn")?));
             m.set("utils", Value::Module(build("torch.utils")?));
