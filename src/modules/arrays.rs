@@ -948,7 +948,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 "sigmoid" => ("x.sigmoid()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Sigmoid) }),
                 "relu" => ("x.relu()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Relu) }),
                 "square" => ("x.square()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Square) }),
-                "norm" => ("x.norm(ord=2, axis=None, keepdims=False): the L2 (Frobenius) norm.", |_, r, mut a| {
+                "norm" => ("x.norm(ord=2, axis=None, keepdims=False): the L2 (Frobenius) norm.", |it, r, mut a| {
                     let ord = a.take(0, "ord")?;
                     let axis = a.take(1, "axis")?;
                     let keepdims = a.take(2, "keepdims")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
@@ -957,7 +957,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let axes = axes_arg(axis)?;
                     let x = recv(r)?;
                     let whole = axes.is_none() && !keepdims;
-                    let mut out = x.array.norm(ord, axes.as_deref(), keepdims)?;
+                    let mut out = it.state_mut().nn.tape.norm(&x.array, ord, axes.as_deref(), keepdims)?;
                     if whole && x.flavor == Flavor::Nd {
                         out = out.reshape(&[1])?;
                     }
