@@ -763,6 +763,11 @@ fn shortest_f32_as_f64(x: f32) -> f64 {
 
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
+    if x.flavor == Flavor::Torch {
+        if let Some(found) = crate::modules::torch::autograd::tensor_attr(it, v, name)? {
+            return Ok(Some(found));
+        }
+    }
     let arr = &x.array;
     Ok(Some(match name {
         "shape" => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
@@ -1007,11 +1012,16 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
 }
 
 pub fn set_attr(
-    _it: &mut dyn Interpreter,
+    it: &mut dyn Interpreter,
     obj: &Value,
     name: &str,
-    _value: Value,
+    value: Value,
 ) -> Result<(), Exc> {
+    if matches!(obj, Value::Array(a) if a.flavor == Flavor::Torch)
+        && crate::modules::torch::autograd::set_tensor_attr(it, obj, name, &value)?
+    {
+        return Ok(());
+    }
     Err(Exc::new(
         ExcKind::AttributeError,
         format!(

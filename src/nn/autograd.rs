@@ -113,6 +113,63 @@ pub enum TorchBackwardError {
     Runtime(RuntimeError),
 }
 
+/// Why a PyTorch in-place op was refused.
+#[derive(Debug)]
+pub enum InplaceError {
+    /// A leaf that requires grad, outside `torch.no_grad()`.
+    Leaf,
+    /// The result does not fit the tensor: PyTorch's message.
+    Mismatch(String),
+    Runtime(RuntimeError),
+}
+
+/// PyTorch's message for an in-place op on a leaf that requires grad.
+pub const LEAF_INPLACE: &str =
+    "a leaf Variable that requires grad is being used in an in-place operation.";
+
+impl From<RuntimeError> for InplaceError {
+    fn from(e: RuntimeError) -> Self {
+        InplaceError::Runtime(e)
+    }
+}
+
+/// PyTorch's short dtype names (`Float`, `Long`) for its casting errors.
+fn torch_scalar_type(d: DType) -> &'static str {
+    match d {
+        DType::Float32 => "Float",
+        DType::Float64 => "Double",
+        DType::Int32 => "Int",
+        DType::Int64 => "Long",
+        DType::Bool => "Bool",
+    }
+}
+
+fn shape_list(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+/// An in-place result must keep the tensor's shape and be castable to its dtype.
+fn check_fits(target: &Array, result: &Array) -> std::result::Result<(), InplaceError> {
+    if result.shape() != target.shape() {
+        return Err(InplaceError::Mismatch(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            shape_list(target.shape()),
+            shape_list(result.shape())
+        )));
+    }
+    let (from, to) = (result.dtype(), target.dtype());
+    let narrowing = (from.is_float() && !to.is_float()) || (to == DType::Bool && from != DType::Bool);
+    if narrowing {
+        return Err(InplaceError::Mismatch(format!(
+            "result type {} can't be cast to the desired output type {}",
+            torch_scalar_type(from),
+            torch_scalar_type(to)
+        )));
+    }
+    Ok(())
+}
+
 impl From<RuntimeError> for TorchBackwardError {
     fn from(e: RuntimeError) -> Self {
         TorchBackwardError::Runtime(e)
@@ -240,9 +297,10 @@ impl Tape {
             Some(entry) => {
                 entry.requires = requires;
                 if requires && !entry.auto {
-                    // An MXNet buffer seen from PyTorch: keep it, accumulate as PyTorch does.
+                    // An MXNet buffer becomes a PyTorch leaf: no gradient until a backward.
                     entry.auto = true;
                     entry.accumulate = true;
+                    entry.grad = None;
                 }
             }
             None if requires => {
@@ -392,6 +450,39 @@ impl Tape {
             }
         }
         self.reindex();
+    }
+
+    /// A PyTorch in-place op on `target`: `compute(tape, source)` gives the new values from
+    /// `source` (the tensor's values), out of place, and they are written into `target`. When
+    /// grad mode records it, `source` is a copy of the old values that the graph keeps, and
+    /// `target` becomes the op's output (a result the tape did not record, such as `zero_`'s
+    /// constant, takes `target` out of the graph).
+    pub fn inplace(
+        &mut self,
+        rt: &Runtime,
+        target: &Array,
+        others: &[&Array],
+        compute: impl FnOnce(&mut Tape, &Array) -> Result<Array>,
+    ) -> std::result::Result<(), InplaceError> {
+        if self.guards_leaf(target) {
+            return Err(InplaceError::Leaf);
+        }
+        if !self.inplace_records(target, others) {
+            let result = compute(self, target)?;
+            check_fits(target, &result)?;
+            result.copy_into(target)?;
+            return Ok(());
+        }
+        let before = target.copy_to(rt, target.device())?;
+        let result = compute(self, &before)?;
+        check_fits(target, &result)?;
+        result.copy_into(target)?;
+        if self.outputs.contains_key(&result.id()) {
+            self.adopt_inplace(target, &before, &result);
+        } else {
+            self.cut(target, &before);
+        }
+        Ok(())
     }
 
     fn reindex(&mut self) {

@@ -48,6 +48,26 @@ pub fn torch_device_name(d: crate::runtime::Device) -> String {
 }
 
 pub fn array_repr(a: &ArrayValue) -> String {
+    array_repr_with(a, None)
+}
+
+/// Autograd's part of a tensor's repr: `grad_fn=<MulBackward0>` for a recorded result,
+/// `requires_grad=True` for a leaf that requires grad (None for other arrays).
+pub fn grad_suffix(it: &dyn Interpreter, a: &ArrayValue) -> Option<String> {
+    if a.flavor != Flavor::Torch {
+        return None;
+    }
+    let tape = &it.state().nn.tape;
+    match tape.grad_fn(&a.array) {
+        Some(name) => Some(format!("grad_fn=<{name}>")),
+        None => tape
+            .requires_grad(&a.array)
+            .then(|| "requires_grad=True".to_string()),
+    }
+}
+
+/// The repr of an array, with autograd's suffix for a tensor that has one.
+pub fn array_repr_with(a: &ArrayValue, grad: Option<&str>) -> String {
     let device = a.array.device();
     let dtype = a.array.dtype().name();
     with_view(a, |v| match a.flavor {
@@ -58,7 +78,7 @@ pub fn array_repr(a: &ArrayValue) -> String {
         }
         Flavor::Torch => {
             let dev = (device.kind != DeviceKind::Cpu).then(|| torch_device_name(device));
-            display::torch_repr(v, dev.as_deref(), dtype)
+            display::torch_repr_with(v, dev.as_deref(), dtype, grad)
         }
         Flavor::Numpy => display::numpy_repr(v, dtype),
     })
@@ -184,7 +204,7 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
                 format!("range({a}, {b}, {c})")
             }
         }
-        Value::Array(a) => array_repr(a),
+        Value::Array(a) => array_repr_with(a, grad_suffix(it, a).as_deref()),
         Value::Device(d) => d.to_string(),
         Value::DType(d, flavor) => match flavor {
             Flavor::Nd => format!("<class 'numpy.{}'>", d.name()),
@@ -265,6 +285,9 @@ fn join_reprs(it: &mut dyn Interpreter, items: &[Value]) -> Result<String, Exc> 
 pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     Ok(match v {
         Value::Str(s) => s.to_string(),
+        Value::Array(a) if a.flavor == Flavor::Torch => {
+            array_repr_with(a, grad_suffix(it, a).as_deref())
+        }
         Value::Array(a) => array_str(a),
         Value::Exception(e) => e.message.clone(),
         // `print(x.dtype)` of a NumPy-style dtype is its name.

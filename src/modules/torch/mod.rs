@@ -7,6 +7,7 @@
 //! `torch.nn` lives in `torch_nn.rs`; `build` hands it out so that both
 //! `torch.nn.Linear` and `from torch import nn` find it.
 
+pub mod autograd;
 pub mod nn;
 
 use std::rc::Rc;
@@ -326,6 +327,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             for (name, doc, f) in fns {
                 m.set(name, builtin(name, doc, f));
             }
+            autograd::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),
@@ -343,6 +345,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m
         }
         "torch.nn" => nn::build(),
+        "torch.autograd" => autograd::autograd_module(),
         "torch.cuda" => {
             let m = Rc::new(Module::new(
                 "torch.cuda",
