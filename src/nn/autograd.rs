@@ -1064,12 +1064,21 @@ fn grad_fn_name(node: &Node) -> &'static str {
         OpRecord::Reshape => "ViewBackward0",
         OpRecord::Transpose(_) => "PermuteBackward0",
         OpRecord::Index(items) => {
-            if items.iter().any(|i| matches!(i, IndexItem::Array(_))) {
-                "IndexBackward0"
-            } else if items.iter().all(|i| matches!(i, IndexItem::Int(_))) {
-                "SelectBackward0"
-            } else {
-                "SliceBackward0"
+            // PyTorch indexes left to right and skips whole-axis slices: the last real step names it.
+            let whole = |i: &IndexItem| {
+                matches!(i, IndexItem::Ellipsis)
+                    || matches!(
+                        i,
+                        IndexItem::Slice { start, stop: None, step }
+                            if matches!(start, None | Some(0)) && matches!(step, None | Some(1))
+                    )
+            };
+            match items.iter().rev().find(|i| !whole(i)) {
+                Some(IndexItem::Array(_)) => "IndexBackward0",
+                Some(IndexItem::Int(_)) => "SelectBackward0",
+                Some(IndexItem::NewAxis) => "UnsqueezeBackward0",
+                Some(_) => "SliceBackward0",
+                None => "AliasBackward0",
             }
         }
         OpRecord::Copy => "ToCopyBackward0",
