@@ -414,29 +414,8 @@ impl Tape {
             && (self.auto_tracked(target) || others.iter().any(|a| self.auto_tracked(a)))
     }
 
-    /// After an in-place op was computed out of place as `result` (recorded, its inputs naming
-    /// `before`, a copy of target's old values) and its values were written into `target`:
-    /// the graph now sees `before` where it saw `target`, and `target` as the op's output.
-    pub fn adopt_inplace(&mut self, target: &Array, before: &Array, result: &Array) {
-        let (tid, rid) = (target.id(), result.id());
-        for node in &mut self.nodes {
-            if node.output.id() == tid {
-                node.output = before.clone();
-            } else if node.output.id() == rid {
-                node.output = target.clone();
-                continue;
-            }
-            for input in &mut node.inputs {
-                if matches!(input, Input::Array(a) if a.id() == tid) {
-                    *input = Input::Array(before.clone());
-                }
-            }
-        }
-        self.reindex();
-    }
-
-    /// Forgets `target`'s place in the graph after an in-place op made it a constant (`zero_`
-    /// on a non-leaf): earlier nodes see `before` instead.
+    /// Gives `target`'s place in the graph to `before` (a copy of its values): the nodes that
+    /// made or read `target` now name `before`, and `target` is a leaf again.
     pub fn cut(&mut self, target: &Array, before: &Array) {
         let tid = target.id();
         for node in &mut self.nodes {
@@ -473,14 +452,26 @@ impl Tape {
             result.copy_into(target)?;
             return Ok(());
         }
+        // The graph keeps the old values under a new identity; `target` becomes the op's output.
         let before = target.copy_to(rt, target.device())?;
-        let result = compute(self, &before)?;
-        check_fits(target, &result)?;
-        result.copy_into(target)?;
-        if self.outputs.contains_key(&result.id()) {
-            self.adopt_inplace(target, &before, &result);
-        } else {
-            self.cut(target, &before);
+        self.cut(target, &before);
+        let written = compute(self, &before).map_err(InplaceError::from).and_then(|result| {
+            check_fits(target, &result)?;
+            result.copy_into(target)?;
+            Ok(result)
+        });
+        let result = match written {
+            Ok(result) => result,
+            Err(e) => {
+                self.cut(&before, target);
+                return Err(e);
+            }
+        };
+        if let Some(&i) = self.outputs.get(&result.id()) {
+            if let Some(node) = self.nodes.get_mut(i) {
+                node.output = target.clone();
+            }
+            self.reindex();
         }
         Ok(())
     }
