@@ -657,13 +657,13 @@ fns! {
     f_permute => |it, a| via(it, a, "permute"),
 }
 
-fn full_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+pub fn full_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     like::<F>(it, a, Like::Full)
 }
-fn rand_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+pub fn rand_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     like::<F>(it, a, Like::Rand)
 }
-fn randn_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+pub fn randn_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     like::<F>(it, a, Like::Randn)
 }
 pub fn ones_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {

@@ -575,7 +575,6 @@ pub const ATTRS: &[&str] = &[
     "size",
     "ndim",
     "T",
-    "data",
     "asnumpy",
     "asscalar",
     "item",
@@ -792,6 +791,11 @@ fn shortest_f32_as_f64(x: f32) -> f64 {
 
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
+    if x.flavor == Flavor::Torch {
+        if let Some(found) = crate::modules::torch::autograd::tensor_attr(it, v, name)? {
+            return Ok(Some(found));
+        }
+    }
     let arr = &x.array;
     Ok(Some(match name {
         "shape" if x.flavor == Flavor::Torch => {
@@ -806,11 +810,6 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
         "size" if x.flavor != Flavor::Torch => Value::Int(arr.size() as i64),
         "ndim" => Value::Int(arr.ndim() as i64),
         "T" => wrap(it.state_mut().nn.tape.transpose(arr, None)?, x.flavor),
-        // PyTorch's `x.data`: the same storage, outside the recorded graph.
-        "data" if x.flavor == Flavor::Torch => wrap(
-            arr.reshape(&arr.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?,
-            x.flavor,
-        ),
         "grad" => {
             return Ok(Some(
                 it.state_mut()
@@ -997,7 +996,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 "sigmoid" => ("x.sigmoid()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Sigmoid) }),
                 "relu" => ("x.relu()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Relu) }),
                 "square" => ("x.square()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Square) }),
-                "norm" => ("x.norm(ord=2, axis=None, keepdims=False): the L2 (Frobenius) norm.", |_, r, mut a| {
+                "norm" => ("x.norm(ord=2, axis=None, keepdims=False): the L2 (Frobenius) norm.", |it, r, mut a| {
                     let ord = a.take(0, "ord")?;
                     let axis = a.take(1, "axis")?;
                     let keepdims = a.take(2, "keepdims")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
@@ -1006,7 +1005,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let axes = axes_arg(axis)?;
                     let x = recv(r)?;
                     let whole = axes.is_none() && !keepdims;
-                    let mut out = x.array.norm(ord, axes.as_deref(), keepdims)?;
+                    let mut out = it.state_mut().nn.tape.norm(&x.array, ord, axes.as_deref(), keepdims)?;
                     if whole && x.flavor == Flavor::Nd {
                         out = out.reshape(&[1])?;
                     }
@@ -1059,32 +1058,15 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
 }
 
 pub fn set_attr(
-    _it: &mut dyn Interpreter,
+    it: &mut dyn Interpreter,
     obj: &Value,
     name: &str,
     value: Value,
 ) -> Result<(), Exc> {
-    if let (Value::Array(x), "data", Some(new)) = (obj, name, value.as_array()) {
-        if x.flavor == Flavor::Torch {
-            // `p.data = t` / `p.data *= mask`: the tensor takes t's values (PyTorch swaps the
-            // storage; the values are what a program can see of that).
-            if new.array.shares_buffer(&x.array) && new.array.shape() == x.array.shape() {
-                return Ok(());
-            }
-            if new.array.shape() != x.array.shape() {
-                return Err(Exc::new(
-                    ExcKind::RuntimeError,
-                    format!(
-                        "setting .data to a tensor of shape {:?} on a tensor of shape {:?} is not supported; copy into a tensor of the same shape",
-                        new.array.shape(),
-                        x.array.shape()
-                    ),
-                ));
-            }
-            let moved = new.array.as_in_device(&_it.state().rt, x.array.device())?;
-            moved.astype(x.array.dtype())?.copy_into(&x.array)?;
-            return Ok(());
-        }
+    if matches!(obj, Value::Array(a) if a.flavor == Flavor::Torch)
+        && crate::modules::torch::autograd::set_tensor_attr(it, obj, name, &value)?
+    {
+        return Ok(());
     }
     Err(Exc::new(
         ExcKind::AttributeError,

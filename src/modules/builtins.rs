@@ -1145,7 +1145,9 @@ pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let d = edit_distance(name, c);
-        if d <= 2.max(name.len() / 3) && best.is_none_or(|(bd, _)| d < bd) {
+        // Ties go to the first in sorted order, as CPython scans `dir()` (sorted): the hint must
+        // not depend on a table's iteration order.
+        if d <= 2.max(name.len() / 3) && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
             best = Some((d, c));
         }
     }

@@ -38,7 +38,7 @@ impl NnState {
             // Drop entries nothing else holds: neither the parameter (a model) nor the tensor
             // (a program's variable; the entry and the parameter's own copy are two handles).
             self.param_arrays
-                .retain(|_, (a, p)| Rc::strong_count(p) > 1 || a.handle_count() > 2);
+                .retain(|_, (a, p)| Rc::strong_count(p) > 1 || a.holders() > 2);
             self.prune_at = (self.param_arrays.len() * 2).max(64);
         }
         self.param_arrays

@@ -45,6 +45,26 @@ pub fn torch_device_name(d: crate::runtime::Device) -> String {
 }
 
 pub fn array_repr(a: &ArrayValue) -> String {
+    array_repr_with(a, None)
+}
+
+/// Autograd's part of a tensor's repr: `grad_fn=<MulBackward0>` for a recorded result,
+/// `requires_grad=True` for a leaf that requires grad (None for other arrays).
+pub fn grad_suffix(it: &dyn Interpreter, a: &ArrayValue) -> Option<String> {
+    if a.flavor != Flavor::Torch {
+        return None;
+    }
+    let tape = &it.state().nn.tape;
+    match tape.grad_fn(&a.array) {
+        Some(name) => Some(format!("grad_fn=<{name}>")),
+        None => tape
+            .requires_grad(&a.array)
+            .then(|| "requires_grad=True".to_string()),
+    }
+}
+
+/// The repr of an array, with autograd's suffix for a tensor that has one.
+pub fn array_repr_with(a: &ArrayValue, grad: Option<&str>) -> String {
     let device = a.array.device();
     let dtype = a.array.dtype().name();
     with_view(a, |v| match a.flavor {
@@ -55,7 +75,7 @@ pub fn array_repr(a: &ArrayValue) -> String {
         }
         Flavor::Torch => {
             let dev = (device.kind != DeviceKind::Cpu).then(|| torch_device_name(device));
-            display::torch_repr(v, dev.as_deref(), dtype)
+            display::torch_repr_with(v, dev.as_deref(), dtype, grad)
         }
         Flavor::Numpy => display::numpy_repr(v, dtype),
     })
@@ -181,7 +201,8 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
                 format!("range({a}, {b}, {c})")
             }
         }
-        Value::Array(a) => torch_parameter_repr(it, a).unwrap_or_else(|| array_repr(a)),
+        Value::Array(a) => torch_parameter_repr(it, a)
+            .unwrap_or_else(|| array_repr_with(a, grad_suffix(it, a).as_deref())),
         Value::Device(d) => d.to_string(),
         Value::DType(d, flavor) => match flavor {
             Flavor::Nd => format!("<class 'numpy.{}'>", d.name()),
@@ -265,13 +286,7 @@ fn torch_parameter_repr(it: &dyn Interpreter, a: &ArrayValue) -> Option<String> 
     if a.flavor != Flavor::Torch || it.state().nn.param_of_array(&a.array).is_none() {
         return None;
     }
-    let text = array_repr(a);
-    let text = if text.contains("requires_grad=True") {
-        text
-    } else {
-        let body = text.strip_suffix(')').unwrap_or(&text);
-        format!("{body}, requires_grad=True)")
-    };
+    let text = array_repr_with(a, Some("requires_grad=True"));
     Some(format!("Parameter containing:\n{text}"))
 }
 
@@ -279,7 +294,9 @@ fn torch_parameter_repr(it: &dyn Interpreter, a: &ArrayValue) -> Option<String> 
 pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     Ok(match v {
         Value::Str(s) => s.to_string(),
-        Value::Array(a) => torch_parameter_repr(it, a).unwrap_or_else(|| array_str(a)),
+        Value::Array(a) if a.flavor == Flavor::Torch => torch_parameter_repr(it, a)
+            .unwrap_or_else(|| array_repr_with(a, grad_suffix(it, a).as_deref())),
+        Value::Array(a) => array_str(a),
         Value::Exception(e) => e.message.clone(),
         // `print(x.dtype)` of a NumPy-style dtype is its name.
         Value::DType(d, Flavor::Np | Flavor::Numpy) => d.name().to_string(),

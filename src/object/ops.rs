@@ -517,6 +517,23 @@ pub fn binary_inplace(
         }
     }
     match (cur, op) {
+        (Value::Array(a), _) if op != BinOp::MatMul && a.flavor == Flavor::Torch => {
+            // PyTorch's rules: refused on a leaf that requires grad, recorded when it needs to be.
+            let (rop, _) = runtime_binop(op).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
+            let ro = operand(rhs).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
+            let others: Vec<&runtime::Array> = match ro {
+                Operand::Array(b) => vec![b],
+                Operand::Scalar(_) => Vec::new(),
+            };
+            let st = it.state_mut();
+            st.nn
+                .tape
+                .inplace(&st.rt, &a.array, &others, |tape, src| {
+                    tape.binary(rop, Operand::Array(src), ro)
+                })
+                .map_err(super::error::inplace_exc)?;
+            Ok(cur.clone())
+        }
         (Value::Array(a), _) if op != BinOp::MatMul => {
             let (rop, _) = runtime_binop(op).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
             let ro = operand(rhs).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
@@ -1194,6 +1211,11 @@ pub fn set_item(
     }
     match obj {
         Value::Array(a) => {
+            if a.flavor == Flavor::Torch && it.state().nn.tape.guards_leaf(&a.array) {
+                return Err(super::error::inplace_exc(
+                    crate::nn::autograd::InplaceError::Leaf,
+                ));
+            }
             let items = array_index(it, &idx)?;
             int_fits(&value, a.array.dtype())?;
             let op = operand(&value).ok_or_else(|| {

@@ -337,9 +337,9 @@ impl Array {
         Arc::as_ptr(&self.inner) as *const u8 as usize
     }
 
-    /// How many handles share this array (this one included): a registry that keeps one can
-    /// tell whether anyone else still does.
-    pub fn handle_count(&self) -> usize {
+    /// How many handles share this array (views count their owner once each): autograd's
+    /// tape compares it with its own references to find arrays only it still holds.
+    pub fn holders(&self) -> usize {
         Arc::strong_count(&self.inner)
     }
 

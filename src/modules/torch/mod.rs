@@ -7,6 +7,7 @@
 //! `torch.nn` lives in `torch_nn.rs`; `build` hands it out so that both
 //! `torch.nn.Linear` and `from torch import nn` find it.
 
+pub mod autograd;
 pub mod nn;
 pub mod size;
 
@@ -327,6 +328,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             for (name, doc, f) in fns {
                 m.set(name, builtin(name, doc, f));
             }
+            autograd::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),
@@ -346,6 +348,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m
         }
         "torch.nn" => nn::build(),
+        "torch.autograd" => autograd::autograd_module(),
         "torch.cuda" => {
             let m = Rc::new(Module::new(
                 "torch.cuda",
