@@ -4,9 +4,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::nn::layers::{softmax_cross_entropy, Activation, Block, BlockKind, Init, Parameter};
+use crate::nn::layers::{Activation, Block, BlockKind, Init, Parameter};
 use crate::nn::params_io::{self, ParamsIoError};
-use crate::nn::train::{split_and_load, Trainer};
+use crate::nn::train::split_and_load;
 use crate::runtime::Device;
 
 use crate::modules::arrays::device_arg;
@@ -335,7 +335,7 @@ fn init_module() -> Rc<Module> {
 
 // ---- parameters ------------------------------------------------------------------------------
 
-struct ParamObj(Rc<Parameter>);
+pub(crate) struct ParamObj(pub(crate) Rc<Parameter>);
 
 fn param_of(v: &Value) -> Result<Rc<Parameter>, Exc> {
     Ok(downcast::<ParamObj>(v, "a Parameter")?.0.clone())
@@ -505,7 +505,7 @@ struct ParamDict {
     params: Vec<Rc<Parameter>>,
 }
 
-fn params_of(v: &Value) -> Result<Vec<Rc<Parameter>>, Exc> {
+pub(crate) fn params_of(v: &Value) -> Result<Vec<Rc<Parameter>>, Exc> {
     if let Ok(d) = downcast::<ParamDict>(v, "") {
         return Ok(d.params.clone());
     }
@@ -872,105 +872,6 @@ fn nn_module() -> Rc<Module> {
 
 // ---- loss, trainer, utils --------------------------------------------------------------------
 
-struct SoftmaxCeLoss;
-
-impl NativeObject for SoftmaxCeLoss {
-    fn type_name(&self) -> &str {
-        "SoftmaxCrossEntropyLoss"
-    }
-    fn repr(&self) -> String {
-        "SoftmaxCrossEntropyLoss(batch_axis=0, w=None)".into()
-    }
-    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
-        match name {
-            "__call__" => Some(bound(this, "SoftmaxCrossEntropyLoss", "loss(pred, label): per-sample cross-entropy of softmax(pred) against integer labels.", |it, _, mut a| {
-                let pred = a.required(0, "pred")?;
-                let label = a.required(1, "label")?;
-                a.finish(2)?;
-                let (Some(p), Some(l)) = (pred.as_array(), label.as_array()) else {
-                    return Err(Exc::type_error("SoftmaxCrossEntropyLoss takes two arrays: predictions and labels"));
-                };
-                let st = it.state_mut();
-                let out = softmax_cross_entropy(&st.rt, &mut st.nn.tape, &p.array, &l.array)?;
-                Ok(wrap(out, p.flavor))
-            })),
-            _ => None,
-        }
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
-struct TrainerObj(Trainer);
-
-impl NativeObject for TrainerObj {
-    fn type_name(&self) -> &str {
-        "Trainer"
-    }
-    fn repr(&self) -> String {
-        format!(
-            "<Trainer sgd, learning_rate={}, {} parameters>",
-            self.0.learning_rate,
-            self.0.params.len()
-        )
-    }
-    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
-        match name {
-            "learning_rate" => Some(Value::Float(self.0.learning_rate)),
-            "step" => Some(bound(this, "step", "trainer.step(batch_size): one SGD update with the gradients divided by batch_size (summed across devices first).", |it, r, mut a| {
-                let bs = a.required(0, "batch_size")?;
-                a.take_kw("ignore_stale_grad");
-                a.finish(1)?;
-                let bs = as_f64(&bs).ok_or_else(|| Exc::type_error("batch_size must be a number"))?;
-                let t = downcast::<TrainerObj>(r, "a Trainer")?;
-                let st = it.state_mut();
-                t.0.step(&st.rt, &st.nn.tape, bs)?;
-                Ok(Value::None)
-            })),
-            _ => None,
-        }
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
-fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let params = params_of(&a.required(0, "params")?)?;
-    let opt = a.required(1, "optimizer")?;
-    let opts = a.take(2, "optimizer_params")?;
-    a.take_kw("kvstore");
-    a.finish(3)?;
-    match &opt {
-        Value::Str(s) if s.eq_ignore_ascii_case("sgd") => {}
-        other => {
-            return Err(Exc::value_error(format!(
-                "Trainer: only the 'sgd' optimizer is available, got {}",
-                crate::object::format::repr(it, other)?
-            )))
-        }
-    }
-    let mut lr = 0.01;
-    if let Some(Value::Dict(d)) = &opts {
-        for (k, v) in d.borrow().entries.iter() {
-            match (k, as_f64(v)) {
-                (Value::Str(k), Some(x)) if &**k == "learning_rate" => lr = x,
-                (Value::Str(k), _) if &**k == "wd" || &**k == "momentum" => {
-                    return Err(Exc::value_error(format!(
-                        "Trainer: '{k}' is not supported yet; use plain SGD with learning_rate"
-                    )))
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(object(TrainerObj(Trainer {
-        params,
-        learning_rate: lr,
-    })))
-}
-
 fn split_and_load_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let data = a.required(0, "data")?;
     let ctx = a.required(1, "ctx_list")?;
@@ -1002,23 +903,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.autograd" => autograd_module(),
         "mxnet.init" | "mxnet.initializer" => init_module(),
         "mxnet.gluon.nn" => nn_module(),
-        "mxnet.gluon.loss" => {
-            let m = Rc::new(Module::new("mxnet.gluon.loss", "loss functions"));
-            m.set(
-                "SoftmaxCrossEntropyLoss",
-                builtin(
-                    "SoftmaxCrossEntropyLoss",
-                    "SoftmaxCrossEntropyLoss(): softmax then cross-entropy with integer labels.",
-                    |_, mut a| {
-                        a.take_kw("axis");
-                        a.take_kw("sparse_label");
-                        a.finish(0)?;
-                        Ok(object(SoftmaxCeLoss))
-                    },
-                ),
-            );
-            m
-        }
+        "mxnet.gluon.loss" => super::gluon_train::loss_module(),
         "mxnet.gluon.utils" => {
             let m = Rc::new(Module::new("mxnet.gluon.utils", "Gluon utilities"));
             m.set("Progress", builtin("Progress", "Progress(total_or_iterable, desc=''): a text progress bar; p.update(n=1), p.close(), or iterate it to wrap a DataLoader.", super::gluon_data::progress));
@@ -1035,8 +920,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "Trainer",
                 builtin(
                     "Trainer",
-                    "Trainer(params, 'sgd', {'learning_rate': 0.1})",
-                    trainer,
+                    "Trainer(params, optimizer, optimizer_params=None): 'sgd' (momentum, wd), 'nag' or 'adam' (beta1, beta2, epsilon, wd); trainer.step(batch_size).",
+                    super::gluon_train::trainer,
                 ),
             );
             m

@@ -4,6 +4,7 @@
 
 pub mod gluon;
 pub mod gluon_data;
+pub mod gluon_train;
 
 use std::rc::Rc;
 
@@ -76,6 +77,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.npx" | "mxnet.numpy_extension" => {
             let m = module("mxnet.numpy_extension", "MXNet's numpy extensions");
             devices::set_device_fns(&m);
+            gluon_train::set_npx_activations(&m);
             m.set(
                 "set_np",
                 builtin(

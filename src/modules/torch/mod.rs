@@ -7,7 +7,9 @@
 //! `torch.nn` lives in `torch_nn.rs`; `build` hands it out so that both
 //! `torch.nn.Linear` and `from torch import nn` find it.
 
+pub mod functional;
 pub mod nn;
+pub mod optim;
 
 use std::rc::Rc;
 
@@ -339,10 +341,13 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             }
             m.set("cuda", Value::Module(build("torch.cuda")?));
             m.set("nn", Value::Module(build("torch.nn")?));
+            m.set("optim", Value::Module(build("torch.optim")?));
             m.set("__version__", Value::str("2.0 (devarray)"));
             m
         }
         "torch.nn" => nn::build(),
+        "torch.nn.functional" => functional::build(),
+        "torch.optim" => optim::build(),
         "torch.cuda" => {
             let m = Rc::new(Module::new(
                 "torch.cuda",

@@ -20,7 +20,7 @@ use crate::object::{builtin, Interpreter};
 
 struct TorchModule(Rc<Block>);
 
-struct TorchParam(Rc<Parameter>);
+pub(crate) struct TorchParam(pub(crate) Rc<Parameter>);
 
 fn module_of(v: &Value) -> Result<Rc<Block>, Exc> {
     Ok(downcast::<TorchModule>(v, "a torch.nn module")?.0.clone())
@@ -308,6 +308,8 @@ fn simple(it: &mut dyn Interpreter, prefix: &str, kind: BlockKind) -> Value {
 
 pub fn build() -> Rc<Module> {
     let m = Rc::new(Module::new("torch.nn", "PyTorch's neural network modules"));
+    m.set("functional", Value::Module(super::functional::build()));
+    super::functional::register_losses(&m);
     m.set(
         "Sequential",
         builtin(
