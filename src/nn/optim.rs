@@ -212,11 +212,14 @@ pub fn update(
                 None => scale(weight, 0.0)?,
             };
             if nag {
-                // nag_mom_update: mom = momentum * mom + g + wd * weight;
-                // weight -= lr * (momentum * mom + g + wd * weight).
+                // MXNet 1.9.1's nag_mom_update writes the weight first and then reads the
+                // new weight for the momentum's wd term (the op runs with out=weight):
+                // gw = g + wd * w; w' = w + momentum * (momentum * mom - lr * gw) - lr * gw;
+                // mom' = momentum * mom - lr * (g + wd * w'). Reproduced as it behaves.
                 let gw = axpy(&g, wd, weight)?;
-                let mom = bin(BinaryOp::Add, &scale(&mom, momentum)?, &gw)?;
-                let new = axpy(weight, -lr, &axpy(&gw, momentum, &mom)?)?;
+                let ahead = axpy(&scale(&mom, momentum)?, -lr, &gw)?;
+                let new = axpy(&axpy(weight, momentum, &ahead)?, -lr, &gw)?;
+                let mom = axpy(&scale(&mom, momentum)?, -lr, &axpy(&g, wd, &new)?)?;
                 Ok((
                     new,
                     SlotState {
@@ -255,8 +258,14 @@ pub fn update(
                 [m, v, ..] => (m.clone(), v.clone()),
                 _ => (scale(weight, 0.0)?, scale(weight, 0.0)?),
             };
-            let m = axpy(&scale(&m, beta1)?, 1.0 - beta1, &g)?;
-            let v = axpy(&scale(&v, beta2)?, 1.0 - beta2, &g.unary(UnaryOp::Square)?)?;
+            // The kernel takes beta1/beta2 as float32 and forms 1 - beta there.
+            let (b1, b2) = (beta1 as f32, beta2 as f32);
+            let m = axpy(&scale(&m, b1.into())?, (1.0 - b1).into(), &g)?;
+            let v = axpy(
+                &scale(&v, b2.into())?,
+                (1.0 - b2).into(),
+                &g.unary(UnaryOp::Square)?,
+            )?;
             let t = step as i32;
             let lr_t = lr * (1.0 - beta2.powi(t)).sqrt() / (1.0 - beta1.powi(t));
             let denom = add_scalar(&v.unary(UnaryOp::Sqrt)?, epsilon)?;

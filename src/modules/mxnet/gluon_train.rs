@@ -404,6 +404,26 @@ fn activation(
     Ok(wrap(out, xv.flavor))
 }
 
+/// `softmax` and `log_softmax` into a module (`nd` has relu and sigmoid already).
+pub(crate) fn set_softmax(m: &Module) {
+    m.set(
+        "softmax",
+        builtin(
+            "softmax",
+            "softmax(data, axis=-1): exp(data) normalised along axis.",
+            |it, a| activation(it, a, losses::softmax),
+        ),
+    );
+    m.set(
+        "log_softmax",
+        builtin(
+            "log_softmax",
+            "log_softmax(data, axis=-1): log of softmax, computed stably.",
+            |it, a| activation(it, a, losses::log_softmax),
+        ),
+    );
+}
+
 /// `npx.relu`, `npx.sigmoid`, `npx.softmax`, `npx.log_softmax` into a module.
 pub(crate) fn set_npx_activations(m: &Module) {
     m.set(
@@ -424,20 +444,5 @@ pub(crate) fn set_npx_activations(m: &Module) {
             },
         ),
     );
-    m.set(
-        "softmax",
-        builtin(
-            "softmax",
-            "softmax(data, axis=-1): exp(data) normalised along axis.",
-            |it, a| activation(it, a, losses::softmax),
-        ),
-    );
-    m.set(
-        "log_softmax",
-        builtin(
-            "log_softmax",
-            "log_softmax(data, axis=-1): log of softmax, computed stably.",
-            |it, a| activation(it, a, losses::log_softmax),
-        ),
-    );
+    set_softmax(m);
 }

@@ -49,6 +49,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.nd" | "mxnet.ndarray" => {
             let m = module("mxnet.ndarray", "MXNet's legacy NDArray API");
             arrays::fill_namespace::<ND>(&m);
+            gluon_train::set_softmax(&m);
             m.set(
                 "NDArray",
                 Value::Type(crate::object::value::TypeKind::NDArray),
