@@ -168,10 +168,17 @@ fn one_hot_along(rt: &Runtime, pred: &Array, label: &Array, axis: usize) -> Resu
 }
 
 /// `sum(x * onehot, axis)`: the entry each label selects.
-fn pick(rt: &Runtime, tape: &mut Tape, x: &Array, label: &Array, axis: usize) -> Result<Array> {
+fn pick(
+    rt: &Runtime,
+    tape: &mut Tape,
+    x: &Array,
+    label: &Array,
+    axis: usize,
+    keepdims: bool,
+) -> Result<Array> {
     let onehot = one_hot_along(rt, x, label, axis)?;
     let picked = bin(tape, BinaryOp::Mul, x, &onehot)?;
-    tape.reduce(&picked, ReduceOp::Sum, Some(&[axis as isize]), false)
+    tape.reduce(&picked, ReduceOp::Sum, Some(&[axis as isize]), keepdims)
 }
 
 // ---- Gluon losses (one value per sample) ---------------------------------------------------------
@@ -339,12 +346,14 @@ impl GluonLoss {
                     // MXNet's pick clips out-of-range indices to the last class.
                     let classes = pred.shape().get(ax).copied().unwrap_or(1);
                     let label = label.clip(Some(0.0), Some(classes as f64 - 1.0))?;
-                    let picked = pick(rt, tape, &logp, &label, ax)?;
+                    // Gluon keeps the class axis (pick(..., keepdims=True)) and then averages
+                    // over every axis but the batch axis.
+                    let picked = pick(rt, tape, &logp, &label, ax, true)?;
                     tape.unary(&picked, UnaryOp::Neg)?
                 } else {
                     let label = label_like(name, pred, label)?;
                     let prod = bin(tape, BinaryOp::Mul, &logp, &label)?;
-                    let sum = tape.reduce(&prod, ReduceOp::Sum, Some(&[ax as isize]), false)?;
+                    let sum = tape.reduce(&prod, ReduceOp::Sum, Some(&[ax as isize]), true)?;
                     tape.unary(&sum, UnaryOp::Neg)?
                 };
                 (loss, common.weight)
@@ -619,7 +628,7 @@ fn nll(
     } else {
         target.clone()
     };
-    let picked = pick(rt, tape, logp, &target, class_axis)?;
+    let picked = pick(rt, tape, logp, &target, class_axis, false)?;
     tape.unary(&picked, UnaryOp::Neg)
 }
 
