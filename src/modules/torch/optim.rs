@@ -14,7 +14,7 @@ use crate::object::interpreter::hash_key;
 use crate::object::ops::{as_f64, wrap};
 use crate::object::value::{Args, Dict, Flavor, Module, NativeObject, Value};
 use crate::object::{builtin, Interpreter};
-use crate::runtime::{Array, BinaryOp, Operand, Scalar};
+use crate::runtime::{Array, BinaryOp, DType, Device, Operand, Scalar};
 
 use crate::modules::mxnet::gluon::{bound, downcast, object};
 
@@ -365,9 +365,9 @@ impl NativeObject for Optimizer {
                 }
                 Ok(Value::None)
             }),
-            "state_dict" => bound(this, "state_dict", "opt.state_dict(): {'state': ..., 'param_groups': ...} with parameters numbered in order.", |_, r, a| {
+            "state_dict" => bound(this, "state_dict", "opt.state_dict(): {'state': ..., 'param_groups': ...} with parameters numbered in order.", |it, r, a| {
                 a.finish(0)?;
-                downcast::<Optimizer>(r, "an optimizer")?.state_dict()
+                downcast::<Optimizer>(r, "an optimizer")?.state_dict(it)
             }),
             _ => return None,
         })
@@ -380,7 +380,7 @@ impl NativeObject for Optimizer {
 impl Optimizer {
     /// PyTorch's layout: parameters numbered across groups in order; per parameter its
     /// `momentum_buffer` (SGD) or `step`, `exp_avg`, `exp_avg_sq` (Adam).
-    fn state_dict(&self) -> Result<Value, Exc> {
+    fn state_dict(&self, it: &mut dyn Interpreter) -> Result<Value, Exc> {
         let mut state = Dict::default();
         let mut groups = Vec::new();
         let mut index = 0i64;
@@ -407,7 +407,13 @@ impl Optimizer {
                                 dict_set(&mut entry, "momentum_buffer", buf)?;
                             }
                             Kind::Adam | Kind::AdamW => {
-                                dict_set(&mut entry, "step", Value::Float(s.step as f64))?;
+                                // PyTorch keeps the step count as a float32 0-d tensor.
+                                let step = it
+                                    .state_mut()
+                                    .rt
+                                    .full(&[], s.step as f64, DType::Float32, Device::cpu(0))
+                                    .map_err(torch_error)?;
+                                dict_set(&mut entry, "step", wrap(step, Flavor::Torch))?;
                                 let names = ["exp_avg", "exp_avg_sq", "max_exp_avg_sq"];
                                 for (name, b) in names.iter().zip(&s.buffers) {
                                     dict_set(&mut entry, name, t(b))?;
@@ -520,6 +526,13 @@ fn validate(kind: Kind, d: &Dict) -> Result<(), Exc> {
     Ok(())
 }
 
+fn tensor_dtype(v: &Value) -> Option<DType> {
+    match v.as_array() {
+        Some(a) => Some(a.array.dtype()),
+        None => parameter_core(v).map(|p| p.dtype),
+    }
+}
+
 fn construct(it: &mut dyn Interpreter, mut a: Args, kind: Kind) -> Result<Value, Exc> {
     let params = a.required(0, "params")?;
     let mut overrides: Vec<(&'static str, Value)> = Vec::new();
@@ -531,9 +544,10 @@ fn construct(it: &mut dyn Interpreter, mut a: Args, kind: Kind) -> Result<Value,
     }
     a.finish(names.len() + 1)?;
     if params.as_array().is_some() || parameter_core(&params).is_some() {
+        let is_float32 = tensor_dtype(&params) == Some(DType::Float32);
         return Err(Exc::type_error(format!(
             "params argument given to the optimizer should be an iterable of Tensors or dicts, but got {}",
-            params.type_name()
+            if is_float32 { "torch.FloatTensor".to_string() } else { params.type_name() }
         )));
     }
     let items = it.iterate(&params)?;
