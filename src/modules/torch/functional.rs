@@ -39,7 +39,14 @@ fn float_arg(v: Option<Value>, name: &str, default: f64) -> Result<f64, Exc> {
 }
 
 fn out(r: RtResult<Array>) -> Result<Value, Exc> {
-    r.map(|a| wrap(a, Flavor::Torch)).map_err(torch_error)
+    r.map(|a| wrap(a, Flavor::Torch)).map_err(|e| {
+        let mut exc = torch_error(e);
+        // PyTorch reports a wrong target dtype as a RuntimeError.
+        if exc.message.starts_with("expected scalar type") {
+            exc.kind = ExcKind::RuntimeError;
+        }
+        exc
+    })
 }
 
 /// A one-input function of the tape, with its extra arguments already taken.
@@ -347,7 +354,7 @@ pub fn build() -> Rc<Module> {
             None => false,
             Some(Value::Str(s)) if &**s == "none" => false,
             Some(Value::Str(s)) if &**s == "tanh" => true,
-            Some(other) => return Err(Exc::new(ExcKind::RuntimeError, format!("approximate argument must be either none or tanh, not {}", other.type_name()))),
+            Some(_) => return Err(Exc::new(ExcKind::RuntimeError, "approximate argument must be either none or tanh.")),
         };
         a.finish(2)?;
         unary_call(it, &x, "gelu", |_, t, x| losses::gelu(t, x, tanh))
