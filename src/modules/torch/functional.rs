@@ -98,7 +98,7 @@ fn softmax_like(
 fn reduction_arg(v: Option<Value>) -> Result<Reduction, Exc> {
     match &v {
         None => Ok(Reduction::Mean),
-        Some(Value::Str(s)) => Reduction::parse(&s).map_err(Exc::value_error),
+        Some(Value::Str(s)) => Reduction::parse(s).map_err(Exc::value_error),
         Some(other) => Err(Exc::type_error(format!(
             "reduction must be 'mean', 'sum' or 'none', got {}",
             other.type_name()
