@@ -202,13 +202,18 @@ fn dropout(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             );
         }
         // Keep each element with probability 1 - p, scaled so the expectation is unchanged.
-        let u = st.rt.uniform(0.0, 1.0, x.shape(), x.dtype(), x.device())?;
+        let dtype = if x.dtype().is_float() {
+            x.dtype()
+        } else {
+            DType::Float32
+        };
+        let u = st.rt.uniform(0.0, 1.0, x.shape(), dtype, x.device())?;
         let keep = Array::binary(
             BinaryOp::Lt,
             Operand::Array(&u),
             Operand::Scalar(Scalar::Float(1.0 - p)),
         )?
-        .astype(x.dtype())?;
+        .astype(dtype)?;
         let scaled = Array::binary(
             BinaryOp::Mul,
             Operand::Array(&keep),

@@ -8,6 +8,7 @@
 //! `torch.nn.Linear` and `from torch import nn` find it.
 
 pub mod functional;
+pub mod lr_scheduler;
 pub mod nn;
 pub mod optim;
 
@@ -348,6 +349,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "torch.nn" => nn::build(),
         "torch.nn.functional" => functional::build(),
         "torch.optim" => optim::build(),
+        "torch.optim.lr_scheduler" => lr_scheduler::build(),
         "torch.cuda" => {
             let m = Rc::new(Module::new(
                 "torch.cuda",

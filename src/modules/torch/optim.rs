@@ -592,6 +592,7 @@ fn construct(it: &mut dyn Interpreter, mut a: Args, kind: Kind) -> Result<Value,
 
 pub fn build() -> Rc<Module> {
     let m = Rc::new(Module::new("torch.optim", "PyTorch's optimizers"));
+    m.set("lr_scheduler", Value::Module(super::lr_scheduler::build()));
     m.set("SGD", builtin("SGD", "SGD(params, lr=0.001, momentum=0, dampening=0, weight_decay=0, nesterov=False): stochastic gradient descent, PyTorch's update.", |it, a| construct(it, a, Kind::Sgd)));
     m.set(
         "Adam",
