@@ -1,5 +1,6 @@
 //! `gluon.Trainer` (MXNet's sgd, nag and adam), the `mxnet.gluon.loss` module and the
 //! `npx` activations. The algorithms live in `crate::nn::optim` and `crate::nn::losses`.
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::nn::losses::{self, GluonCommon, GluonLoss};
@@ -15,7 +16,27 @@ use super::gluon::{bound, downcast, object, params_of};
 
 // ---- Trainer ---------------------------------------------------------------------------------
 
-struct TrainerObj(Trainer);
+struct TrainerObj {
+    trainer: Trainer,
+    /// `'lr_scheduler'`: the user's scheduler object (MXNet shares it, state and all).
+    scheduler: Option<Value>,
+    /// Steps taken, MXNet's `num_update`, which the scheduler is called with.
+    num_update: Cell<i64>,
+}
+
+impl TrainerObj {
+    fn schedule(&self, num_update: i64) -> Option<f64> {
+        let s = downcast::<SchedulerObj>(self.scheduler.as_ref()?, "").ok()?;
+        let lr = s.0.borrow_mut().call(num_update);
+        Some(lr)
+    }
+
+    /// `trainer.learning_rate`: the scheduler's value at the current update count, if any.
+    fn learning_rate(&self) -> f64 {
+        self.schedule(self.num_update.get())
+            .unwrap_or_else(|| self.trainer.learning_rate.get())
+    }
+}
 
 impl NativeObject for TrainerObj {
     fn type_name(&self) -> &str {
@@ -24,9 +45,9 @@ impl NativeObject for TrainerObj {
     fn repr(&self) -> String {
         format!(
             "<Trainer {}, learning_rate={}, {} parameters>",
-            self.0.optimizer,
-            float_repr(self.0.learning_rate.get()),
-            self.0.params.len()
+            self.trainer.optimizer,
+            float_repr(self.learning_rate()),
+            self.trainer.params.len()
         )
     }
     fn attr_names(&self) -> Vec<&'static str> {
@@ -34,12 +55,16 @@ impl NativeObject for TrainerObj {
     }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         match name {
-            "learning_rate" => Some(Value::Float(self.0.learning_rate.get())),
+            "learning_rate" => Some(Value::Float(self.learning_rate())),
             "set_learning_rate" => Some(bound(this, "set_learning_rate", "trainer.set_learning_rate(lr): the learning rate of the next steps.", |_, r, mut a| {
                 let lr = a.required(0, "lr")?;
                 a.finish(1)?;
                 let lr = as_f64(&lr).ok_or_else(|| Exc::type_error(format!("set_learning_rate: lr must be a number, got {}", lr.type_name())))?;
-                downcast::<TrainerObj>(r, "a Trainer")?.0.learning_rate.set(lr);
+                let t = downcast::<TrainerObj>(r, "a Trainer")?;
+                if t.scheduler.is_some() {
+                    return Err(Exc::value_error("LRScheduler of the optimizer has already been defined. Note that set_learning_rate can mutate the value of the learning rate of the optimizer only when the LRScheduler of the optimizer is undefined."));
+                }
+                t.trainer.learning_rate.set(lr);
                 Ok(Value::None)
             })),
             "step" => Some(bound(this, "step", "trainer.step(batch_size): one optimizer update with the gradients divided by batch_size (summed across devices first).", |it, r, mut a| {
@@ -48,8 +73,13 @@ impl NativeObject for TrainerObj {
                 a.finish(2)?;
                 let bs = as_f64(&bs).ok_or_else(|| Exc::type_error("batch_size must be a number"))?;
                 let t = downcast::<TrainerObj>(r, "a Trainer")?;
+                let n = t.num_update.get() + 1;
+                if let Some(lr) = t.schedule(n) {
+                    t.trainer.learning_rate.set(lr);
+                }
                 let st = it.state_mut();
-                t.0.step(&st.rt, &st.nn.tape, bs)?;
+                t.trainer.step(&st.rt, &st.nn.tape, bs)?;
+                t.num_update.set(n);
                 Ok(Value::None)
             })),
             _ => None,
@@ -66,6 +96,7 @@ fn options_of(optimizer: &str) -> &'static [&'static str] {
     match optimizer {
         "adam" => &[
             "learning_rate",
+            "lr_scheduler",
             "beta1",
             "beta2",
             "epsilon",
@@ -77,6 +108,7 @@ fn options_of(optimizer: &str) -> &'static [&'static str] {
         ],
         "nag" => &[
             "learning_rate",
+            "lr_scheduler",
             "momentum",
             "wd",
             "rescale_grad",
@@ -85,6 +117,7 @@ fn options_of(optimizer: &str) -> &'static [&'static str] {
         ],
         _ => &[
             "learning_rate",
+            "lr_scheduler",
             "momentum",
             "wd",
             "rescale_grad",
@@ -119,6 +152,7 @@ pub(crate) fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
     }
     let allowed = options_of(&name);
     let mut get = std::collections::HashMap::new();
+    let mut scheduler = None;
     match &opts {
         None | Some(Value::None) => {}
         Some(Value::Dict(d)) => {
@@ -135,6 +169,11 @@ pub(crate) fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
                     )));
                 }
                 if matches!(v, Value::None) {
+                    continue;
+                }
+                if &**k == "lr_scheduler" {
+                    downcast::<SchedulerObj>(v, "an mxnet.lr_scheduler scheduler")?;
+                    scheduler = Some(v.clone());
                     continue;
                 }
                 let x = as_f64(v).ok_or_else(|| {
@@ -176,11 +215,27 @@ pub(crate) fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
             0.01,
         ),
     };
-    let lr = num("learning_rate", default_lr);
+    // MXNet's sgd and nag have no learning_rate default of their own (a scheduler keeps its
+    // base_lr); adam passes 0.001, which overwrites the scheduler's, with MXNet's notice.
+    let given = get
+        .get("learning_rate")
+        .copied()
+        .or((name == "adam").then_some(default_lr));
+    if let (Some(s), Some(lr)) = (&scheduler, given) {
+        let s = downcast::<SchedulerObj>(s, "a scheduler")?;
+        let mut sched = s.0.borrow_mut();
+        if sched.base_lr != lr {
+            it.out().stdout("learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer.\n");
+            sched.base_lr = lr;
+        }
+    }
+    let lr = given.unwrap_or(default_lr);
     let rescale = num("rescale_grad", 1.0);
-    Ok(object(TrainerObj(Trainer::new(
-        params, &name, algorithm, lr, rescale,
-    ))))
+    Ok(object(TrainerObj {
+        trainer: Trainer::new(params, &name, algorithm, lr, rescale),
+        scheduler,
+        num_update: Cell::new(0),
+    }))
 }
 
 // ---- losses ----------------------------------------------------------------------------------
@@ -445,4 +500,238 @@ pub(crate) fn set_npx_activations(m: &Module) {
         ),
     );
     set_softmax(m);
+}
+
+// ---- mxnet.lr_scheduler ------------------------------------------------------------------------
+
+/// MXNet's schedulers keep state between calls (FactorScheduler lowers `base_lr` in place as the
+/// update count passes each step), so they are reproduced with that state.
+#[derive(Clone, Debug)]
+enum ScheduleKind {
+    Factor {
+        step: i64,
+        factor: f64,
+        stop_factor_lr: f64,
+        count: i64,
+    },
+    MultiFactor {
+        steps: Vec<i64>,
+        factor: f64,
+        cur: usize,
+    },
+    Cosine {
+        max_update: i64,
+        base_lr_orig: f64,
+        final_lr: f64,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct Schedule {
+    kind: ScheduleKind,
+    base_lr: f64,
+    warmup_steps: i64,
+    warmup_begin_lr: f64,
+    warmup_final_lr: f64,
+    warmup_linear: bool,
+}
+
+impl Schedule {
+    /// `scheduler(num_update)`, MXNet 1.9.1's arithmetic.
+    fn call(&mut self, num_update: i64) -> f64 {
+        if num_update < self.warmup_steps {
+            if !self.warmup_linear {
+                return self.warmup_begin_lr;
+            }
+            let increase = (self.warmup_final_lr - self.warmup_begin_lr) * num_update as f64
+                / self.warmup_steps as f64;
+            return self.warmup_begin_lr + increase;
+        }
+        match &mut self.kind {
+            ScheduleKind::Factor {
+                step,
+                factor,
+                stop_factor_lr,
+                count,
+            } => {
+                while num_update > *count + *step {
+                    *count += *step;
+                    self.base_lr *= *factor;
+                    if self.base_lr < *stop_factor_lr {
+                        self.base_lr = *stop_factor_lr;
+                    }
+                }
+            }
+            ScheduleKind::MultiFactor { steps, factor, cur } => {
+                while let Some(&s) = steps.get(*cur) {
+                    if num_update > s {
+                        *cur += 1;
+                        self.base_lr *= *factor;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            ScheduleKind::Cosine {
+                max_update,
+                base_lr_orig,
+                final_lr,
+            } => {
+                if num_update <= *max_update {
+                    let max_steps = (*max_update - self.warmup_steps) as f64;
+                    self.base_lr = *final_lr
+                        + (*base_lr_orig - *final_lr)
+                            * (1.0
+                                + (std::f64::consts::PI * (num_update - self.warmup_steps) as f64
+                                    / max_steps)
+                                    .cos())
+                            / 2.0;
+                }
+            }
+        }
+        self.base_lr
+    }
+
+    fn name(&self) -> &'static str {
+        match self.kind {
+            ScheduleKind::Factor { .. } => "FactorScheduler",
+            ScheduleKind::MultiFactor { .. } => "MultiFactorScheduler",
+            ScheduleKind::Cosine { .. } => "CosineScheduler",
+        }
+    }
+}
+
+struct SchedulerObj(RefCell<Schedule>);
+
+impl NativeObject for SchedulerObj {
+    fn type_name(&self) -> &str {
+        self.0.borrow().name()
+    }
+    fn repr(&self) -> String {
+        format!("<mxnet.lr_scheduler.{} object>", self.0.borrow().name())
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["base_lr"]
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        match name {
+            "base_lr" => Some(Value::Float(self.0.borrow().base_lr)),
+            "__call__" => Some(bound(
+                this,
+                "__call__",
+                "scheduler(num_update): the learning rate after num_update updates.",
+                |_, r, mut a| {
+                    let n = a.required(0, "num_update")?;
+                    a.finish(1)?;
+                    let n = as_i64(&n).ok_or_else(|| {
+                        Exc::type_error(format!(
+                            "num_update must be an integer, got {}",
+                            n.type_name()
+                        ))
+                    })?;
+                    let s = downcast::<SchedulerObj>(r, "a scheduler")?;
+                    let lr = s.0.borrow_mut().call(n);
+                    Ok(Value::Float(lr))
+                },
+            )),
+            _ => None,
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn base_lr_arg(a: &mut Args, at: usize) -> Result<f64, Exc> {
+    Ok(opt_f64(a.take(at, "base_lr")?, "base_lr")?.unwrap_or(0.01))
+}
+
+/// The warmup options every scheduler takes, keyword or positional from `at`.
+fn schedule(a: &mut Args, base_lr: f64, at: usize, kind: ScheduleKind) -> Result<Value, Exc> {
+    let warmup_steps = opt_axis(a.take(at, "warmup_steps")?, "warmup_steps", 0)? as i64;
+    let warmup_begin_lr =
+        opt_f64(a.take(at + 1, "warmup_begin_lr")?, "warmup_begin_lr")?.unwrap_or(0.0);
+    let mode = a.take(at + 2, "warmup_mode")?;
+    a.finish(at + 3)?;
+    let warmup_linear = match &mode {
+        None => true,
+        Some(Value::Str(s)) if &**s == "linear" => true,
+        Some(Value::Str(s)) if &**s == "constant" => false,
+        Some(_) => {
+            return Err(Exc::value_error(
+                "Supports only linear and constant modes of warmup",
+            ))
+        }
+    };
+    if warmup_begin_lr > base_lr {
+        return Err(Exc::value_error(
+            "Base lr has to be higher than warmup_begin_lr",
+        ));
+    }
+    if warmup_steps < 0 {
+        return Err(Exc::value_error("Warmup steps has to be positive or 0"));
+    }
+    Ok(object(SchedulerObj(RefCell::new(Schedule {
+        kind,
+        base_lr,
+        warmup_steps,
+        warmup_begin_lr,
+        warmup_final_lr: base_lr,
+        warmup_linear,
+    }))))
+}
+
+fn factor_arg(v: Option<Value>) -> Result<f64, Exc> {
+    let f = opt_f64(v, "factor")?.unwrap_or(1.0);
+    if f > 1.0 {
+        return Err(Exc::value_error(
+            "Factor must be no more than 1 to make lr reduce",
+        ));
+    }
+    Ok(f)
+}
+
+pub(crate) fn lr_scheduler_module() -> Rc<Module> {
+    let m = Rc::new(Module::new(
+        "mxnet.lr_scheduler",
+        "learning-rate schedules for gluon.Trainer",
+    ));
+    m.set("FactorScheduler", builtin("FactorScheduler", "FactorScheduler(step, factor=1, stop_factor_lr=1e-08, base_lr=0.01, warmup_steps=0, warmup_begin_lr=0, warmup_mode='linear'): base_lr * factor every step updates.", |_, mut a| {
+        let step = opt_axis(Some(a.required(0, "step")?), "step", 1)? as i64;
+        let factor = factor_arg(a.take(1, "factor")?)?;
+        let stop_factor_lr = opt_f64(a.take(2, "stop_factor_lr")?, "stop_factor_lr")?.unwrap_or(1e-8);
+        if step < 1 {
+            return Err(Exc::value_error("Schedule step must be greater or equal than 1 round"));
+        }
+        let base_lr = base_lr_arg(&mut a, 3)?;
+        schedule(&mut a, base_lr, 4, ScheduleKind::Factor { step, factor, stop_factor_lr, count: 0 })
+    }));
+    m.set("MultiFactorScheduler", builtin("MultiFactorScheduler", "MultiFactorScheduler(step, factor=1, base_lr=0.01, ...): base_lr * factor after each update count in the list step.", |it, mut a| {
+        let steps_v = a.required(0, "step")?;
+        let factor = factor_arg(a.take(1, "factor")?)?;
+        let steps: Vec<i64> = it.iterate(&steps_v)?.iter().map(|v| opt_axis(Some(v.clone()), "step", 1).map(|s| s as i64)).collect::<Result<_, _>>()?;
+        if steps.is_empty() {
+            return Err(Exc::value_error("MultiFactorScheduler: step must be a non-empty list of update counts"));
+        }
+        for (i, s) in steps.iter().enumerate() {
+            if i > 0 && *s <= steps[i - 1] {
+                return Err(Exc::value_error("Schedule step must be an increasing integer list"));
+            }
+            if *s < 1 {
+                return Err(Exc::value_error("Schedule step must be greater or equal than 1 round"));
+            }
+        }
+        let base_lr = base_lr_arg(&mut a, 2)?;
+        schedule(&mut a, base_lr, 3, ScheduleKind::MultiFactor { steps, factor, cur: 0 })
+    }));
+    m.set("CosineScheduler", builtin("CosineScheduler", "CosineScheduler(max_update, base_lr=0.01, final_lr=0, warmup_steps=0, ...): cosine from base_lr to final_lr over max_update updates.", |_, mut a| {
+        let max_update = opt_axis(Some(a.required(0, "max_update")?), "max_update", 1)? as i64;
+        if max_update < 1 {
+            return Err(Exc::value_error("maximum number of updates must be strictly positive"));
+        }
+        let base_lr = base_lr_arg(&mut a, 1)?;
+        let final_lr = opt_f64(a.take(2, "final_lr")?, "final_lr")?.unwrap_or(0.0);
+        schedule(&mut a, base_lr, 3, ScheduleKind::Cosine { max_update, base_lr_orig: base_lr, final_lr })
+    }));
+    m
 }

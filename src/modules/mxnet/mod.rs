@@ -37,6 +37,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("MXNetError", Value::ExcType(ExcKind::MXNetError));
             m.set("__version__", Value::str("1.9.1 (devarray)"));
             m.set("gluon", Value::Module(build("mxnet.gluon")?));
+            m.set("lr_scheduler", Value::Module(build("mxnet.lr_scheduler")?));
             m.set("autograd", Value::Module(build("mxnet.autograd")?));
             m.set("init", Value::Module(build("mxnet.init")?));
             m
@@ -105,6 +106,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             );
             m
         }
+        "mxnet.lr_scheduler" => gluon_train::lr_scheduler_module(),
         "mxnet.context" => {
             let m = module("mxnet.context", "devices (contexts)");
             devices::set_device_fns(&m);
