@@ -44,6 +44,62 @@ pub enum Algorithm {
         wd: f64,
         clip_gradient: Option<f64>,
     },
+    /// `torch.optim.RMSprop`.
+    TorchRmsprop {
+        alpha: f64,
+        eps: f64,
+        weight_decay: f64,
+        momentum: f64,
+        centered: bool,
+        maximize: bool,
+    },
+    /// `torch.optim.Adagrad` (`initial_accumulator_value` fills the sum at the first step).
+    TorchAdagrad {
+        lr_decay: f64,
+        eps: f64,
+        weight_decay: f64,
+        initial_accumulator_value: f64,
+        maximize: bool,
+    },
+    /// MXNet's `rmsprop` (Tieleman and Hinton's, not centered).
+    MxRmsprop {
+        gamma1: f64,
+        epsilon: f64,
+        wd: f64,
+        clip_gradient: Option<f64>,
+    },
+    /// MXNet's `adagrad`.
+    MxAdagrad {
+        eps: f64,
+        wd: f64,
+        clip_gradient: Option<f64>,
+    },
+}
+
+impl Algorithm {
+    /// The names PyTorch's `state_dict` gives the buffers of [`SlotState::buffers`], in order.
+    pub fn buffer_names(&self) -> Vec<&'static str> {
+        match self {
+            Algorithm::TorchSgd { .. } | Algorithm::MxSgd { .. } => vec!["momentum_buffer"],
+            Algorithm::TorchAdam { .. } | Algorithm::MxAdam { .. } => {
+                vec!["exp_avg", "exp_avg_sq", "max_exp_avg_sq"]
+            }
+            Algorithm::TorchRmsprop {
+                momentum, centered, ..
+            } => {
+                let mut v = vec!["square_avg"];
+                if *momentum > 0.0 {
+                    v.push("momentum_buffer");
+                }
+                if *centered {
+                    v.push("grad_avg");
+                }
+                v
+            }
+            Algorithm::TorchAdagrad { .. } | Algorithm::MxAdagrad { .. } => vec!["sum"],
+            Algorithm::MxRmsprop { .. } => vec!["n"],
+        }
+    }
 }
 
 /// What one copy of one parameter carries between steps.
@@ -275,6 +331,163 @@ pub fn update(
                 SlotState {
                     step,
                     buffers: vec![m, v],
+                },
+            ))
+        }
+        Algorithm::TorchRmsprop {
+            alpha,
+            eps,
+            weight_decay,
+            momentum,
+            centered,
+            maximize,
+        } => {
+            let mut g = if maximize {
+                grad.unary(UnaryOp::Neg)?
+            } else {
+                grad.clone()
+            };
+            if weight_decay != 0.0 {
+                g = axpy(&g, weight_decay, weight)?;
+            }
+            let mut old = state.buffers.iter();
+            let zeros = || scale(weight, 0.0);
+            let sq = match old.next() {
+                Some(b) => b.clone(),
+                None => zeros()?,
+            };
+            let old_buf = if momentum > 0.0 {
+                old.next().cloned()
+            } else {
+                None
+            };
+            let old_gavg = if centered { old.next().cloned() } else { None };
+            let sq = axpy(
+                &scale(&sq, alpha)?,
+                1.0 - alpha,
+                &bin(BinaryOp::Mul, &g, &g)?,
+            )?;
+            let mut buffers = vec![sq.clone()];
+            let mut gavg_new = None;
+            let avg = if centered {
+                let ga = match old_gavg {
+                    Some(b) => b,
+                    None => zeros()?,
+                };
+                // grad_avg.lerp_(grad, 1 - alpha)
+                let ga = axpy(&ga, 1.0 - alpha, &bin(BinaryOp::Sub, &g, &ga)?)?;
+                let var = bin(BinaryOp::Sub, &sq, &bin(BinaryOp::Mul, &ga, &ga)?)?;
+                gavg_new = Some(ga);
+                var.unary(UnaryOp::Sqrt)?
+            } else {
+                sq.unary(UnaryOp::Sqrt)?
+            };
+            let avg = add_scalar(&avg, eps)?;
+            let new = if momentum > 0.0 {
+                let buf = match old_buf {
+                    Some(b) => b,
+                    None => zeros()?,
+                };
+                let buf = bin(
+                    BinaryOp::Add,
+                    &scale(&buf, momentum)?,
+                    &bin(BinaryOp::Div, &g, &avg)?,
+                )?;
+                buffers.push(buf.clone());
+                axpy(weight, -lr, &buf)?
+            } else {
+                axpy(weight, -lr, &bin(BinaryOp::Div, &g, &avg)?)?
+            };
+            buffers.extend(gavg_new);
+            Ok((new, SlotState { step, buffers }))
+        }
+        Algorithm::TorchAdagrad {
+            lr_decay,
+            eps,
+            weight_decay,
+            initial_accumulator_value,
+            maximize,
+        } => {
+            let mut g = if maximize {
+                grad.unary(UnaryOp::Neg)?
+            } else {
+                grad.clone()
+            };
+            if weight_decay != 0.0 {
+                g = axpy(&g, weight_decay, weight)?;
+            }
+            let clr = lr / (1.0 + (step - 1) as f64 * lr_decay);
+            let sum = match state.buffers.first() {
+                Some(b) => b.clone(),
+                None => add_scalar(&scale(weight, 0.0)?, initial_accumulator_value)?,
+            };
+            let sum = bin(BinaryOp::Add, &sum, &bin(BinaryOp::Mul, &g, &g)?)?;
+            let std = add_scalar(&sum.unary(UnaryOp::Sqrt)?, eps)?;
+            let new = axpy(weight, -clr, &bin(BinaryOp::Div, &g, &std)?)?;
+            Ok((
+                new,
+                SlotState {
+                    step,
+                    buffers: vec![sum],
+                },
+            ))
+        }
+        Algorithm::MxRmsprop {
+            gamma1,
+            epsilon,
+            wd,
+            clip_gradient,
+        } => {
+            // rmsprop_update: g = clip(rescale * grad + wd * weight);
+            // n = (1 - gamma1) g^2 + gamma1 n; weight -= lr * g / sqrt(n + epsilon).
+            let g = axpy(&scale(grad, rescale)?, wd, weight)?;
+            let g = match clip_gradient {
+                Some(c) if c >= 0.0 => g.clip(Some(-c), Some(c))?,
+                _ => g,
+            };
+            let n = match state.buffers.first() {
+                Some(b) => b.clone(),
+                None => scale(weight, 0.0)?,
+            };
+            let g1 = gamma1 as f32;
+            let n = axpy(
+                &scale(&n, g1.into())?,
+                (1.0 - g1).into(),
+                &g.unary(UnaryOp::Square)?,
+            )?;
+            let den = add_scalar(&n, epsilon)?.unary(UnaryOp::Sqrt)?;
+            let new = axpy(weight, -lr, &bin(BinaryOp::Div, &g, &den)?)?;
+            Ok((
+                new,
+                SlotState {
+                    step,
+                    buffers: vec![n],
+                },
+            ))
+        }
+        Algorithm::MxAdagrad {
+            eps,
+            wd,
+            clip_gradient,
+        } => {
+            // history += g^2; weight += (g / sqrt(history + eps) + weight * wd) * -lr.
+            let g = mx_grad(grad, rescale, clip_gradient)?;
+            let history = match state.buffers.first() {
+                Some(b) => b.clone(),
+                None => scale(weight, 0.0)?,
+            };
+            let history = bin(BinaryOp::Add, &history, &g.unary(UnaryOp::Square)?)?;
+            let div = bin(
+                BinaryOp::Div,
+                &g,
+                &add_scalar(&history, eps)?.unary(UnaryOp::Sqrt)?,
+            )?;
+            let new = axpy(weight, -lr, &axpy(&div, wd, weight)?)?;
+            Ok((
+                new,
+                SlotState {
+                    step,
+                    buffers: vec![history],
                 },
             ))
         }

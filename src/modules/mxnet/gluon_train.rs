@@ -106,6 +106,27 @@ fn options_of(optimizer: &str) -> &'static [&'static str] {
             "lazy_update",
             "multi_precision",
         ],
+        "rmsprop" => &[
+            "learning_rate",
+            "lr_scheduler",
+            "gamma1",
+            "gamma2",
+            "epsilon",
+            "centered",
+            "wd",
+            "rescale_grad",
+            "clip_gradient",
+            "multi_precision",
+        ],
+        "adagrad" => &[
+            "learning_rate",
+            "lr_scheduler",
+            "eps",
+            "wd",
+            "rescale_grad",
+            "clip_gradient",
+            "multi_precision",
+        ],
         "nag" => &[
             "learning_rate",
             "lr_scheduler",
@@ -145,9 +166,12 @@ pub(crate) fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
             )))
         }
     };
-    if !matches!(name.as_str(), "sgd" | "nag" | "adam") {
+    if !matches!(
+        name.as_str(),
+        "sgd" | "nag" | "adam" | "rmsprop" | "adagrad"
+    ) {
         return Err(Exc::value_error(format!(
-            "Cannot find optimizer {name}: devarray's Trainer has 'sgd', 'nag' and 'adam'"
+            "Cannot find optimizer {name}: devarray's Trainer has 'sgd', 'nag', 'adam', 'rmsprop' and 'adagrad'"
         )));
     }
     let allowed = options_of(&name);
@@ -205,6 +229,31 @@ pub(crate) fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
             },
             0.001,
         ),
+        "rmsprop" => {
+            if get.get("centered").copied().unwrap_or(0.0) != 0.0 {
+                return Err(Exc::new(
+                    crate::object::error::ExcKind::NotImplementedError,
+                    "Trainer: rmsprop with centered=True is not supported yet; use centered=False",
+                ));
+            }
+            (
+                Algorithm::MxRmsprop {
+                    gamma1: num("gamma1", 0.9),
+                    epsilon: num("epsilon", 1e-8),
+                    wd: num("wd", 0.0),
+                    clip_gradient: clip,
+                },
+                0.001,
+            )
+        }
+        "adagrad" => (
+            Algorithm::MxAdagrad {
+                eps: num("eps", 1e-7),
+                wd: num("wd", 0.0),
+                clip_gradient: clip,
+            },
+            0.01,
+        ),
         other => (
             Algorithm::MxSgd {
                 momentum: num("momentum", 0.0),
@@ -215,12 +264,13 @@ pub(crate) fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
             0.01,
         ),
     };
-    // MXNet's sgd and nag have no learning_rate default of their own (a scheduler keeps its
-    // base_lr); adam passes 0.001, which overwrites the scheduler's, with MXNet's notice.
+    // MXNet's sgd, nag and adagrad have no learning_rate default of their own (a scheduler
+    // keeps its base_lr); adam and rmsprop pass 0.001, which overwrites the scheduler's, with
+    // MXNet's notice.
     let given = get
         .get("learning_rate")
         .copied()
-        .or((name == "adam").then_some(default_lr));
+        .or(matches!(name.as_str(), "adam" | "rmsprop").then_some(default_lr));
     if let (Some(s), Some(lr)) = (&scheduler, given) {
         let s = downcast::<SchedulerObj>(s, "a scheduler")?;
         let mut sched = s.0.borrow_mut();

@@ -52,6 +52,8 @@ enum Kind {
     Sgd,
     Adam,
     AdamW,
+    Rmsprop,
+    Adagrad,
 }
 
 impl Kind {
@@ -60,6 +62,24 @@ impl Kind {
             Kind::Sgd => "SGD",
             Kind::Adam => "Adam",
             Kind::AdamW => "AdamW",
+            Kind::Rmsprop => "RMSprop",
+            Kind::Adagrad => "Adagrad",
+        }
+    }
+
+    /// The options a constructor takes by position after `params` (the rest are keyword-only).
+    fn positional(self) -> &'static [&'static str] {
+        match self {
+            Kind::Sgd => &["lr", "momentum", "dampening", "weight_decay", "nesterov"],
+            Kind::Adam | Kind::AdamW => &["lr", "betas", "eps", "weight_decay", "amsgrad"],
+            Kind::Rmsprop => &["lr", "alpha", "eps", "weight_decay", "momentum", "centered"],
+            Kind::Adagrad => &[
+                "lr",
+                "lr_decay",
+                "weight_decay",
+                "initial_accumulator_value",
+                "eps",
+            ],
         }
     }
 
@@ -79,6 +99,29 @@ impl Kind {
                     ("dampening", Value::Int(0)),
                     ("weight_decay", Value::Int(0)),
                     ("nesterov", Value::Bool(false)),
+                ];
+                common_tail(&mut v);
+                v
+            }
+            Kind::Rmsprop => vec![
+                ("lr", Value::Float(0.01)),
+                ("momentum", Value::Int(0)),
+                ("alpha", Value::Float(0.99)),
+                ("eps", Value::Float(1e-8)),
+                ("centered", Value::Bool(false)),
+                ("weight_decay", Value::Int(0)),
+                ("capturable", Value::Bool(false)),
+                ("foreach", Value::None),
+                ("maximize", Value::Bool(false)),
+                ("differentiable", Value::Bool(false)),
+            ],
+            Kind::Adagrad => {
+                let mut v = vec![
+                    ("lr", Value::Float(0.01)),
+                    ("lr_decay", Value::Int(0)),
+                    ("eps", Value::Float(1e-10)),
+                    ("weight_decay", Value::Int(0)),
+                    ("initial_accumulator_value", Value::Int(0)),
                 ];
                 common_tail(&mut v);
                 v
@@ -192,6 +235,21 @@ impl Optimizer {
                 dampening: number(d, "dampening")?,
                 weight_decay: number(d, "weight_decay")?,
                 nesterov: flag(d, "nesterov")?,
+                maximize: flag(d, "maximize")?,
+            },
+            Kind::Rmsprop => Algorithm::TorchRmsprop {
+                alpha: number(d, "alpha")?,
+                eps: number(d, "eps")?,
+                weight_decay: number(d, "weight_decay")?,
+                momentum: number(d, "momentum")?,
+                centered: flag(d, "centered")?,
+                maximize: flag(d, "maximize")?,
+            },
+            Kind::Adagrad => Algorithm::TorchAdagrad {
+                lr_decay: number(d, "lr_decay")?,
+                eps: number(d, "eps")?,
+                weight_decay: number(d, "weight_decay")?,
+                initial_accumulator_value: number(d, "initial_accumulator_value")?,
                 maximize: flag(d, "maximize")?,
             },
             Kind::Adam | Kind::AdamW => {
@@ -395,29 +453,26 @@ impl Optimizer {
                 }
                 out.insert(hash_key(k)?, k.clone(), v.clone());
             }
+            let names = self.rule(&d)?.0.buffer_names();
             for p in Self::params_in(&d) {
                 // The first copy stands for the parameter (all copies hold the same state).
                 if let Some(a) = targets(&p)?.first() {
                     if let Some((_, s)) = kept.get(&a.id()) {
                         let mut entry = Dict::default();
                         let t = |x: &Array| wrap(x.clone(), Flavor::Torch);
-                        match self.kind {
-                            Kind::Sgd => {
-                                let buf = s.buffers.first().map_or(Value::None, t);
-                                dict_set(&mut entry, "momentum_buffer", buf)?;
-                            }
-                            Kind::Adam | Kind::AdamW => {
-                                // PyTorch keeps the step count as a float32 0-d tensor.
-                                let step = it
-                                    .state_mut()
-                                    .rt
-                                    .full(&[], s.step as f64, DType::Float32, Device::cpu(0))
-                                    .map_err(torch_error)?;
-                                dict_set(&mut entry, "step", wrap(step, Flavor::Torch))?;
-                                let names = ["exp_avg", "exp_avg_sq", "max_exp_avg_sq"];
-                                for (name, b) in names.iter().zip(&s.buffers) {
-                                    dict_set(&mut entry, name, t(b))?;
-                                }
+                        if self.kind == Kind::Sgd {
+                            let buf = s.buffers.first().map_or(Value::None, t);
+                            dict_set(&mut entry, "momentum_buffer", buf)?;
+                        } else {
+                            // PyTorch keeps the step count as a float32 0-d tensor.
+                            let step = it
+                                .state_mut()
+                                .rt
+                                .full(&[], s.step as f64, DType::Float32, Device::cpu(0))
+                                .map_err(torch_error)?;
+                            dict_set(&mut entry, "step", wrap(step, Flavor::Torch))?;
+                            for (name, b) in names.iter().zip(&s.buffers) {
+                                dict_set(&mut entry, name, t(b))?;
                             }
                         }
                         let k = Value::Int(index);
@@ -504,6 +559,38 @@ fn validate(kind: Kind, d: &Dict) -> Result<(), Exc> {
                 ));
             }
         }
+        Kind::Rmsprop => {
+            let alpha = number(d, "alpha")?;
+            if alpha < 0.0 {
+                return Err(Exc::value_error(format!(
+                    "Invalid alpha value: {}",
+                    float_repr(alpha)
+                )));
+            }
+            let momentum = number(d, "momentum")?;
+            if momentum < 0.0 {
+                return Err(Exc::value_error(format!(
+                    "Invalid momentum value: {}",
+                    simple_repr(&dict_get(d, "momentum").unwrap_or(Value::None))
+                )));
+            }
+        }
+        Kind::Adagrad => {
+            let decay = number(d, "lr_decay")?;
+            if decay < 0.0 {
+                return Err(Exc::value_error(format!(
+                    "Invalid lr_decay value: {}",
+                    simple_repr(&dict_get(d, "lr_decay").unwrap_or(Value::None))
+                )));
+            }
+            let init = number(d, "initial_accumulator_value")?;
+            if init < 0.0 {
+                return Err(Exc::value_error(format!(
+                    "Invalid initial_accumulator_value value: {}",
+                    simple_repr(&dict_get(d, "initial_accumulator_value").unwrap_or(Value::None))
+                )));
+            }
+        }
         Kind::Adam | Kind::AdamW => {
             let eps = number(d, "eps")?;
             if eps < 0.0 {
@@ -536,13 +623,18 @@ fn tensor_dtype(v: &Value) -> Option<DType> {
 fn construct(it: &mut dyn Interpreter, mut a: Args, kind: Kind) -> Result<Value, Exc> {
     let params = a.required(0, "params")?;
     let mut overrides: Vec<(&'static str, Value)> = Vec::new();
-    let names: Vec<&'static str> = kind.defaults().iter().map(|(k, _)| *k).collect();
-    for (i, name) in names.iter().enumerate() {
+    let positional = kind.positional();
+    for (i, name) in positional.iter().enumerate() {
         if let Some(v) = a.take(i + 1, name)? {
             overrides.push((name, v));
         }
     }
-    a.finish(names.len() + 1)?;
+    for (name, _) in kind.defaults() {
+        if let Some(v) = a.take_kw(name) {
+            overrides.push((name, v));
+        }
+    }
+    a.finish(positional.len() + 1)?;
     if params.as_array().is_some() || parameter_core(&params).is_some() {
         let is_float32 = tensor_dtype(&params) == Some(DType::Float32);
         return Err(Exc::type_error(format!(
@@ -602,6 +694,8 @@ pub fn build() -> Rc<Module> {
             |it, a| construct(it, a, Kind::Adam),
         ),
     );
+    m.set("RMSprop", builtin("RMSprop", "RMSprop(params, lr=0.01, alpha=0.99, eps=1e-08, weight_decay=0, momentum=0, centered=False)", |it, a| construct(it, a, Kind::Rmsprop)));
+    m.set("Adagrad", builtin("Adagrad", "Adagrad(params, lr=0.01, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10)", |it, a| construct(it, a, Kind::Adagrad)));
     m.set("AdamW", builtin("AdamW", "AdamW(params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.01, amsgrad=False): Adam with decoupled weight decay.", |it, a| construct(it, a, Kind::AdamW)));
     m
 }
