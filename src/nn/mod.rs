@@ -6,6 +6,8 @@
 pub mod autograd;
 pub mod data;
 pub mod layers;
+pub mod losses;
+pub mod optim;
 pub mod params_io;
 pub mod train;
 

@@ -1,37 +1,68 @@
-//! `gluon.Trainer` (SGD) and `gluon.utils.split_and_load`.
+//! `gluon.Trainer` (MXNet's sgd, nag and adam) and `gluon.utils.split_and_load`.
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::autograd::Tape;
 use super::layers::Parameter;
-use crate::runtime::{
-    Array, BinaryOp, Device, IndexItem, Operand, Result, Runtime, RuntimeError, Scalar,
-};
+use super::optim::{update, Algorithm, SlotState};
+use crate::runtime::{Array, BinaryOp, Device, IndexItem, Operand, Result, Runtime, RuntimeError};
 
-/// Plain SGD over a fixed list of parameters.
+/// `gluon.Trainer`: an MXNet optimizer over a fixed list of parameters, with its state
+/// (momentum, Adam's moments, the update count) per parameter and per device copy.
 pub struct Trainer {
     pub params: Vec<Rc<Parameter>>,
-    pub learning_rate: f64,
+    /// The optimizer's name as MXNet registers it (`sgd`, `nag`, `adam`).
+    pub optimizer: String,
+    pub algorithm: Algorithm,
+    pub learning_rate: Cell<f64>,
+    /// MXNet's `rescale_grad` before `step` divides it by the batch size.
+    pub rescale_grad: f64,
+    /// `states[p][c]`: parameter p's state on its copy c.
+    states: RefCell<Vec<Vec<SlotState>>>,
 }
 
 impl Trainer {
-    /// One update: `w -= lr / batch_size * g`. With copies on several devices the gradients
-    /// are first summed across them (on the first copy's device) and the same sum is applied
-    /// to every copy, so the copies stay identical.
+    pub fn new(
+        params: Vec<Rc<Parameter>>,
+        optimizer: &str,
+        algorithm: Algorithm,
+        learning_rate: f64,
+        rescale_grad: f64,
+    ) -> Trainer {
+        let states = RefCell::new(vec![Vec::new(); params.len()]);
+        Trainer {
+            params,
+            optimizer: optimizer.to_string(),
+            algorithm,
+            learning_rate: Cell::new(learning_rate),
+            rescale_grad,
+            states,
+        }
+    }
+
+    /// One update with the gradients rescaled by `rescale_grad / batch_size`. With copies on
+    /// several devices the gradients are first summed across them (on the first copy's
+    /// device, as MXNet's kvstore 'device' does) and the same sum updates every copy, so the
+    /// copies stay identical.
     ///
-    /// All or nothing: every new value of every copy is computed first (the allocations and
-    /// transfers that can fail, e.g. out of device memory); only then are they written into
-    /// the parameters, which allocates nothing. A failed step changes no parameter.
+    /// All or nothing: every new value and state of every copy is computed first (the
+    /// allocations and transfers that can fail, e.g. out of device memory); only then are
+    /// they written, which allocates nothing. A failed step changes no parameter.
     pub fn step(&self, rt: &Runtime, tape: &Tape, batch_size: f64) -> Result<()> {
         if batch_size <= 0.0 || !batch_size.is_finite() {
             return Err(RuntimeError::Value(format!(
                 "Trainer.step: batch_size must be a positive number, got {batch_size}"
             )));
         }
-        let scale = self.learning_rate / batch_size;
+        let rescale = self.rescale_grad / batch_size;
+        let lr = self.learning_rate.get();
         let mut updated: Vec<(Array, Array)> = Vec::new();
-        for p in &self.params {
+        let mut new_states: Vec<Vec<SlotState>> = Vec::with_capacity(self.params.len());
+        let states = self.states.borrow();
+        for (i, p) in self.params.iter().enumerate() {
             let copies = p.list_data()?;
             let Some(first) = copies.first() else {
+                new_states.push(Vec::new());
                 continue;
             };
             let mut total: Option<Array> = None;
@@ -47,21 +78,31 @@ impl Trainer {
                     }
                 });
             }
-            let Some(total) = total else { continue };
-            let update = Array::binary(
-                BinaryOp::Mul,
-                Operand::Array(&total),
-                Operand::Scalar(Scalar::Float(scale)),
-            )?;
-            for c in &copies {
-                let local = update.as_in_device(rt, c.device())?;
-                let new = Array::binary(BinaryOp::Sub, Operand::Array(c), Operand::Array(&local))?;
+            let Some(total) = total else {
+                new_states.push(Vec::new());
+                continue;
+            };
+            let old = states.get(i);
+            let mut param_states = Vec::with_capacity(copies.len());
+            for (k, c) in copies.iter().enumerate() {
+                let local = total.as_in_device(rt, c.device())?;
+                // A state from copies on other devices (reset_ctx moved them) starts over.
+                let prev = old
+                    .and_then(|s| s.get(k))
+                    .filter(|s| s.buffers.iter().all(|b| b.device() == c.device()))
+                    .cloned()
+                    .unwrap_or_default();
+                let (new, state) = update(&self.algorithm, lr, rescale, c, &local, &prev)?;
                 updated.push((new, c.clone()));
+                param_states.push(state);
             }
+            new_states.push(param_states);
         }
+        drop(states);
         for (new, copy) in updated {
             new.copy_into(&copy)?;
         }
+        *self.states.borrow_mut() = new_states;
         Ok(())
     }
 }

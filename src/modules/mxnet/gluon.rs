@@ -4,13 +4,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::nn::layers::softmax_cross_entropy;
-use crate::nn::train::{split_and_load, Trainer};
+use crate::nn::train::split_and_load;
 use crate::runtime::Device;
 
 use crate::modules::arrays::device_arg;
 use crate::object::error::Exc;
-use crate::object::ops::{as_f64, as_i64, wrap};
+use crate::object::ops::{as_i64, wrap};
 use crate::object::value::{Args, Flavor, MethodFn, Module, NativeObject, Value};
 use crate::object::{builtin, method, Interpreter};
 
@@ -209,106 +208,7 @@ fn autograd_module() -> Rc<Module> {
     m
 }
 
-// ---- loss, trainer, utils --------------------------------------------------------------------
-
-struct SoftmaxCeLoss;
-
-impl NativeObject for SoftmaxCeLoss {
-    fn type_name(&self) -> &str {
-        "SoftmaxCrossEntropyLoss"
-    }
-    fn repr(&self) -> String {
-        "SoftmaxCrossEntropyLoss(batch_axis=0, w=None)".into()
-    }
-    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
-        match name {
-            "__call__" => Some(bound(this, "SoftmaxCrossEntropyLoss", "loss(pred, label): per-sample cross-entropy of softmax(pred) against integer labels.", |it, _, mut a| {
-                let pred = a.required(0, "pred")?;
-                let label = a.required(1, "label")?;
-                a.finish(2)?;
-                let (Some(p), Some(l)) = (pred.as_array(), label.as_array()) else {
-                    return Err(Exc::type_error("SoftmaxCrossEntropyLoss takes two arrays: predictions and labels"));
-                };
-                let st = it.state_mut();
-                let out = softmax_cross_entropy(&st.rt, &mut st.nn.tape, &p.array, &l.array)?;
-                Ok(wrap(out, p.flavor))
-            })),
-            _ => None,
-        }
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
-struct TrainerObj(Trainer);
-
-impl NativeObject for TrainerObj {
-    fn type_name(&self) -> &str {
-        "Trainer"
-    }
-    fn repr(&self) -> String {
-        format!(
-            "<Trainer sgd, learning_rate={}, {} parameters>",
-            self.0.learning_rate,
-            self.0.params.len()
-        )
-    }
-    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
-        match name {
-            "learning_rate" => Some(Value::Float(self.0.learning_rate)),
-            "step" => Some(bound(this, "step", "trainer.step(batch_size): one SGD update with the gradients divided by batch_size (summed across devices first).", |it, r, mut a| {
-                let bs = a.required(0, "batch_size")?;
-                a.take_kw("ignore_stale_grad");
-                a.finish(1)?;
-                let bs = as_f64(&bs).ok_or_else(|| Exc::type_error("batch_size must be a number"))?;
-                let t = downcast::<TrainerObj>(r, "a Trainer")?;
-                let st = it.state_mut();
-                t.0.step(&st.rt, &st.nn.tape, bs)?;
-                Ok(Value::None)
-            })),
-            _ => None,
-        }
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
-fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let params = super::gluon_blocks::params_of(&a.required(0, "params")?)?;
-    let opt = a.required(1, "optimizer")?;
-    let opts = a.take(2, "optimizer_params")?;
-    a.take_kw("kvstore");
-    a.finish(3)?;
-    match &opt {
-        Value::Str(s) if s.eq_ignore_ascii_case("sgd") => {}
-        other => {
-            return Err(Exc::value_error(format!(
-                "Trainer: only the 'sgd' optimizer is available, got {}",
-                crate::object::format::repr(it, other)?
-            )))
-        }
-    }
-    let mut lr = 0.01;
-    if let Some(Value::Dict(d)) = &opts {
-        for (k, v) in d.borrow().entries.iter() {
-            match (k, as_f64(v)) {
-                (Value::Str(k), Some(x)) if &**k == "learning_rate" => lr = x,
-                (Value::Str(k), _) if &**k == "wd" || &**k == "momentum" => {
-                    return Err(Exc::value_error(format!(
-                        "Trainer: '{k}' is not supported yet; use plain SGD with learning_rate"
-                    )))
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(object(TrainerObj(Trainer {
-        params,
-        learning_rate: lr,
-    })))
-}
+// ---- utils ----------------------------------------------------------------------------------
 
 fn split_and_load_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let data = a.required(0, "data")?;
@@ -345,23 +245,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             super::gluon_blocks::set_nn_classes(&m);
             m
         }
-        "mxnet.gluon.loss" => {
-            let m = Rc::new(Module::new("mxnet.gluon.loss", "loss functions"));
-            m.set(
-                "SoftmaxCrossEntropyLoss",
-                builtin(
-                    "SoftmaxCrossEntropyLoss",
-                    "SoftmaxCrossEntropyLoss(): softmax then cross-entropy with integer labels.",
-                    |_, mut a| {
-                        a.take_kw("axis");
-                        a.take_kw("sparse_label");
-                        a.finish(0)?;
-                        Ok(object(SoftmaxCeLoss))
-                    },
-                ),
-            );
-            m
-        }
+        "mxnet.gluon.loss" => super::gluon_train::loss_module(),
         "mxnet.gluon.utils" => {
             let m = Rc::new(Module::new("mxnet.gluon.utils", "Gluon utilities"));
             m.set("Progress", builtin("Progress", "Progress(total_or_iterable, desc=''): a text progress bar; p.update(n=1), p.close(), or iterate it to wrap a DataLoader.", super::gluon_data::progress));
@@ -379,8 +263,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "Trainer",
                 builtin(
                     "Trainer",
-                    "Trainer(params, 'sgd', {'learning_rate': 0.1})",
-                    trainer,
+                    "Trainer(params, optimizer, optimizer_params=None): 'sgd' (momentum, wd), 'nag', 'adam' (beta1, beta2, epsilon, wd), 'rmsprop' (gamma1), 'adagrad' (eps); trainer.step(batch_size).",
+                    super::gluon_train::trainer,
                 ),
             );
             m

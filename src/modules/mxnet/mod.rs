@@ -5,6 +5,7 @@
 pub mod gluon;
 pub mod gluon_blocks;
 pub mod gluon_data;
+pub mod gluon_train;
 
 use std::rc::Rc;
 
@@ -37,6 +38,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("MXNetError", Value::ExcType(ExcKind::MXNetError));
             m.set("__version__", Value::str("1.9.1 (devarray)"));
             m.set("gluon", Value::Module(build("mxnet.gluon")?));
+            m.set("lr_scheduler", Value::Module(build("mxnet.lr_scheduler")?));
             m.set("autograd", Value::Module(build("mxnet.autograd")?));
             m.set("init", Value::Module(build("mxnet.init")?));
             m
@@ -49,6 +51,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.nd" | "mxnet.ndarray" => {
             let m = module("mxnet.ndarray", "MXNet's legacy NDArray API");
             arrays::fill_namespace::<ND>(&m);
+            gluon_train::set_softmax(&m);
             m.set(
                 "NDArray",
                 Value::Type(crate::object::value::TypeKind::NDArray),
@@ -77,6 +80,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.npx" | "mxnet.numpy_extension" => {
             let m = module("mxnet.numpy_extension", "MXNet's numpy extensions");
             devices::set_device_fns(&m);
+            gluon_train::set_npx_activations(&m);
             m.set(
                 "set_np",
                 builtin(
@@ -103,6 +107,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             );
             m
         }
+        "mxnet.lr_scheduler" => gluon_train::lr_scheduler_module(),
         "mxnet.context" => {
             let m = module("mxnet.context", "devices (contexts)");
             devices::set_device_fns(&m);

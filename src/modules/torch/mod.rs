@@ -8,7 +8,10 @@
 //! `torch.nn.Linear` and `from torch import nn` find it.
 
 pub mod autograd;
+pub mod functional;
+pub mod lr_scheduler;
 pub mod nn;
+pub mod optim;
 pub mod size;
 
 use std::rc::Rc;
@@ -344,11 +347,16 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("cuda", Value::Module(build("torch.cuda")?));
             m.set("nn", Value::Module(build("torch.nn")?));
             m.set("utils", Value::Module(build("torch.utils")?));
+            m.set("optim", Value::Module(build("torch.optim")?));
+            functional::register_top_level(&m);
             m.set("__version__", Value::str("2.0 (devarray)"));
             m
         }
         "torch.nn" => nn::build(),
         "torch.autograd" => autograd::autograd_module(),
+        "torch.nn.functional" => functional::build(),
+        "torch.optim" => optim::build(),
+        "torch.optim.lr_scheduler" => lr_scheduler::build(),
         "torch.cuda" => {
             let m = Rc::new(Module::new(
                 "torch.cuda",

@@ -1046,6 +1046,8 @@ fn init_module() -> Rc<Module> {
 
 pub fn build() -> Rc<Module> {
     let m = Rc::new(Module::new("torch.nn", "PyTorch's neural network modules"));
+    m.set("functional", Value::Module(super::functional::build()));
+    super::functional::register_losses(&m);
     let k = classes();
     for c in [
         &k.module,

@@ -162,10 +162,13 @@ fn data_parallel_training_keeps_copies_identical() {
             Device::cpu(0),
         )
         .expect("y");
-    let trainer = Trainer {
-        params: net.collect_params(),
-        learning_rate: 0.5,
+    let sgd = crate::nn::optim::Algorithm::MxSgd {
+        momentum: 0.0,
+        wd: 0.0,
+        clip_gradient: None,
+        nag: false,
     };
+    let trainer = Trainer::new(net.collect_params(), "sgd", sgd, 0.5, 1.0);
     let mut losses = Vec::new();
     for _ in 0..4 {
         let xs = split_and_load(&rt, &x, &devices, true).expect("split");
