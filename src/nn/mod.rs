@@ -7,6 +7,7 @@ pub mod autograd;
 pub mod data;
 pub mod layers;
 pub mod params_io;
+pub mod tensor_file;
 pub mod train;
 
 use std::collections::HashMap;
