@@ -47,15 +47,15 @@ impl Dialect {
     fn hint(self) -> Hint {
         match self {
             Dialect::Nd => Hint {
-                what: "array file",
+                what: "devarray file",
                 how: "nd.save(fname, data)",
             },
             Dialect::Np => Hint {
-                what: "array file",
+                what: "devarray file",
                 how: "npx.save(file, arr)",
             },
             Dialect::Torch => Hint {
-                what: "array file",
+                what: "devarray file",
                 how: "torch.save(obj, f)",
             },
         }
@@ -124,6 +124,13 @@ fn check_readable(d: Dialect, path: &Path) -> Result<(), Exc> {
                 format!("Open \"{}\": No such file or directory", path.display()),
             ),
         }),
+        Ok(meta) if meta.is_dir() && d == Dialect::Torch => Err(Exc::new(
+            ExcKind::OSError,
+            format!(
+                "[Errno 21] Is a directory: {}",
+                str_repr(&path.to_string_lossy())
+            ),
+        )),
         _ => Ok(()),
     }
 }
