@@ -1,4 +1,7 @@
 use super::*;
+use safetensors::tensor::SafeTensors;
+use std::fs;
+use std::path::PathBuf;
 use crate::nn::layers::Block;
 use crate::runtime::{DType, RuntimeConfig};
 
