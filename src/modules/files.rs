@@ -71,7 +71,8 @@ const FORMAT: &str = "devarray";
 const TREE_KEY: &str = "devarray";
 const VERSION: i64 = 1;
 /// Containers nested deeper than this are refused (a list that contains itself would never end).
-const MAX_DEPTH: usize = 200;
+/// Each level is up to three levels of JSON, and the JSON reader stops at 128.
+const MAX_DEPTH: usize = 32;
 
 // ---- errors ---------------------------------------------------------------------------------
 
@@ -251,7 +252,13 @@ impl Encoder {
         Ok(node(&name))
     }
 
-    fn value(&mut self, v: &Value, path: &str, depth: usize) -> Result<Json, Exc> {
+    fn value(
+        &mut self,
+        it: &mut dyn Interpreter,
+        v: &Value,
+        path: &str,
+        depth: usize,
+    ) -> Result<Json, Exc> {
         if depth > MAX_DEPTH {
             return Err(Exc::new(
                 ExcKind::RecursionError,
@@ -267,12 +274,12 @@ impl Encoder {
             Value::Str(s) => json!({"str": &**s}),
             Value::List(items) => {
                 let items = items.borrow().clone();
-                json!({"list": self.items(&items, path, depth)?})
+                json!({"list": self.items(it, &items, path, depth)?})
             }
-            Value::Tuple(items) => json!({"tuple": self.items(items, path, depth)?}),
+            Value::Tuple(items) => json!({"tuple": self.items(it, items, path, depth)?}),
             Value::Dict(d) => {
                 let entries = d.borrow().entries.clone();
-                json!({"dict": self.entries(&entries, path, depth)?})
+                json!({"dict": self.entries(it, &entries, path, depth)?})
             }
             Value::Instance(inst) => {
                 let state = inst.base_state.borrow().clone();
@@ -280,26 +287,55 @@ impl Encoder {
                     Value::Dict(d) => {
                         let entries = d.borrow().entries.clone();
                         let tag = if is_ordered_dict(v) { "odict" } else { "dict" };
-                        json!({ tag: self.entries(&entries, path, depth)? })
+                        json!({ tag: self.entries(it, &entries, path, depth)? })
                     }
-                    Value::List(_) | Value::Tuple(_) => self.value(&state, path, depth)?,
-                    _ => return Err(unsupported(v)),
+                    Value::List(_) | Value::Tuple(_) => self.value(it, &state, path, depth)?,
+                    _ => self.parameter(it, v, path)?,
                 }
             }
+            Value::Object(_) => self.parameter(it, v, path)?,
             other => return Err(unsupported(other)),
         })
     }
 
-    fn items(&mut self, items: &[Value], path: &str, depth: usize) -> Result<Vec<Json>, Exc> {
+    /// A parameter (`nn.Parameter`, what `net.hidden.weight` is) is saved as its tensor.
+    fn parameter(&mut self, it: &mut dyn Interpreter, v: &Value, path: &str) -> Result<Json, Exc> {
+        let is_parameter = match v {
+            Value::Object(o) => o.type_name() == "Parameter",
+            Value::Instance(i) => {
+                i.class.name.as_ref() == "Parameter"
+                    || i.class
+                        .mro
+                        .iter()
+                        .any(|b| matches!(b, Value::Class(c) if c.name.as_ref() == "Parameter"))
+            }
+            _ => false,
+        };
+        if is_parameter && self.dialect == Dialect::Torch {
+            if let Ok(Value::Array(a)) = it.get_attr(v, "data").as_ref() {
+                return self.array(a, path);
+            }
+        }
+        Err(unsupported(v))
+    }
+
+    fn items(
+        &mut self,
+        it: &mut dyn Interpreter,
+        items: &[Value],
+        path: &str,
+        depth: usize,
+    ) -> Result<Vec<Json>, Exc> {
         items
             .iter()
             .enumerate()
-            .map(|(i, x)| self.value(x, &join(path, &i.to_string()), depth + 1))
+            .map(|(i, x)| self.value(it, x, &join(path, &i.to_string()), depth + 1))
             .collect()
     }
 
     fn entries(
         &mut self,
+        it: &mut dyn Interpreter,
         entries: &[(Value, Value)],
         path: &str,
         depth: usize,
@@ -308,7 +344,10 @@ impl Encoder {
         for (k, x) in entries {
             let key = key_json(k)?;
             let label = key_label(k);
-            out.push(json!([key, self.value(x, &join(path, &label), depth + 1)?]));
+            out.push(json!([
+                key,
+                self.value(it, x, &join(path, &label), depth + 1)?
+            ]));
         }
         Ok(out)
     }
@@ -388,7 +427,7 @@ fn write_tree(d: Dialect, path: &Path, enc: Encoder, root: Json) -> Result<(), E
 
 /// What MXNet's `save` accepts: an array, a list of arrays or a dict str -> array, with
 /// MXNet 1.9.1's errors for anything else.
-fn mx_save(mut a: Args, d: Dialect) -> Result<Value, Exc> {
+fn mx_save(it: &mut dyn Interpreter, mut a: Args, d: Dialect) -> Result<Value, Exc> {
     let (fname, data) = match d {
         Dialect::Nd => ("fname", "data"),
         _ => ("file", "arr"),
@@ -416,13 +455,13 @@ fn mx_save(mut a: Args, d: Dialect) -> Result<Value, Exc> {
     };
     let mut enc = Encoder::new(d);
     let root = match &value {
-        v if is_array(v) => enc.value(v, "", 0)?,
+        v if is_array(v) => enc.value(it, v, "", 0)?,
         Value::List(items) => {
             let items = items.borrow().clone();
             if !items.iter().all(is_array) {
                 return Err(Exc::type_error(wrong_type));
             }
-            enc.value(&Value::list(items), "", 0)?
+            enc.value(it, &Value::list(items), "", 0)?
         }
         Value::Dict(entries) => {
             let entries = entries.borrow().entries.clone();
@@ -432,7 +471,7 @@ fn mx_save(mut a: Args, d: Dialect) -> Result<Value, Exc> {
             {
                 return Err(Exc::type_error(wrong_type));
             }
-            enc.value(&value, "", 0)?
+            enc.value(it, &value, "", 0)?
         }
         _ => return Err(Exc::value_error(wrong_value)),
     };
@@ -440,16 +479,16 @@ fn mx_save(mut a: Args, d: Dialect) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
-pub fn nd_save(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
-    mx_save(a, Dialect::Nd)
+pub fn nd_save(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    mx_save(it, a, Dialect::Nd)
 }
 
-pub fn npx_save(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
-    mx_save(a, Dialect::Np)
+pub fn npx_save(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    mx_save(it, a, Dialect::Np)
 }
 
 /// `torch.save(obj, f)`: tensors, numbers, strings, None and containers of them.
-pub fn torch_save(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub fn torch_save(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let obj = a.required(0, "obj")?;
     let f = a.required(1, "f")?;
     // Pickle's knobs: nothing to choose in this format.
@@ -460,7 +499,7 @@ pub fn torch_save(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> 
     a.finish(6)?;
     let path = path_arg(Dialect::Torch, &f, "save")?;
     let mut enc = Encoder::new(Dialect::Torch);
-    let root = enc.value(&obj, "", 0)?;
+    let root = enc.value(it, &obj, "", 0)?;
     write_tree(Dialect::Torch, &path, enc, root)?;
     Ok(Value::None)
 }
