@@ -171,3 +171,63 @@ fn saving_replaces_the_file_and_leaves_nothing_beside_it() {
     assert_eq!(ename, "RuntimeError");
     assert_eq!(run(&mut s, "print(x)"), "1\n");
 }
+
+#[test]
+fn broken_trees_are_errors_that_name_the_file() {
+    let dir = scratch("trees");
+    let t = HostTensor {
+        name: "w".into(),
+        shape: vec![1],
+        data: HostData::F32(vec![1.0]),
+    };
+    let write = |name: &str, tree: &str| {
+        let path = dir.join(name);
+        let meta = HashMap::from([
+            ("format".to_string(), "devarray".to_string()),
+            ("devarray".to_string(), tree.to_string()),
+        ]);
+        tensor_file::write(&path, std::slice::from_ref(&t), meta).expect("write");
+        path
+    };
+    let mut s = session(0);
+    run(&mut s, "import torch\nfrom mxnet import nd");
+    let cases = [
+        (
+            "json",
+            "{not json",
+            "has devarray metadata that is not valid JSON",
+        ),
+        (
+            "missing",
+            r#"{"version":1,"root":{"tensor":"nope"}}"#,
+            "it names tensor 'nope', which the file lacks",
+        ),
+        (
+            "node",
+            r#"{"version":1,"root":{"set":[]}}"#,
+            "an unknown node 'set'",
+        ),
+        (
+            "device",
+            r#"{"version":1,"root":{"tensor":"w","device":"tpu(0)"}}"#,
+            "unknown device 'tpu(0)'",
+        ),
+        (
+            "newer",
+            r#"{"version":9,"root":{"none":null}}"#,
+            "was written by a newer devarray (format version 9; this one reads 1)",
+        ),
+    ];
+    for (name, tree, wanted) in cases {
+        let path = write(name, tree);
+        let (ename, evalue) = error(&mut s, &format!("torch.load({path:?})"));
+        assert_eq!(ename, "RuntimeError", "{name}: {evalue}");
+        assert!(evalue.contains(wanted), "{name}: {evalue}");
+        assert!(
+            evalue.contains(&path.display().to_string()),
+            "{name}: {evalue}"
+        );
+        let (ename, _) = error(&mut s, &format!("nd.load({path:?})"));
+        assert_eq!(ename, "MXNetError", "{name}");
+    }
+}
