@@ -421,7 +421,6 @@ fn write_tree(d: Dialect, path: &Path, enc: Encoder, root: Json) -> Result<(), E
         (tensor_file::FORMAT_KEY.to_string(), FORMAT.to_string()),
         (TREE_KEY.to_string(), tree.to_string()),
     ]);
-    check_writable(d, path)?;
     tensor_file::write(path, &enc.tensors, metadata).map_err(|e| file_exc(d, e))
 }
 
@@ -453,28 +452,43 @@ fn mx_save(it: &mut dyn Interpreter, mut a: Args, d: Dialect) -> Result<Value, E
             "data needs to either be a NDArray, dict of str, NDArray pairs or a list of NDarrays.",
         ),
     };
-    let mut enc = Encoder::new(d);
-    let root = match &value {
-        v if is_array(v) => enc.value(it, v, "", 0)?,
+    // A dict subclass (an OrderedDict) is a dict to MXNet too.
+    let dict = match &value {
+        Value::Instance(i) => match &*i.base_state.borrow() {
+            Value::Dict(d) => Some(Value::Dict(d.clone())),
+            _ => None,
+        },
+        _ => None,
+    };
+    let checked = dict.as_ref().unwrap_or(&value);
+    // MXNet checks the values before it opens the file.
+    let fits = match checked {
+        v if is_array(v) => true,
         Value::List(items) => {
-            let items = items.borrow().clone();
-            if !items.iter().all(is_array) {
+            if !items.borrow().iter().all(is_array) {
                 return Err(Exc::type_error(wrong_type));
             }
-            enc.value(it, &Value::list(items), "", 0)?
+            true
         }
         Value::Dict(entries) => {
-            let entries = entries.borrow().entries.clone();
             if !entries
+                .borrow()
+                .entries
                 .iter()
                 .all(|(k, v)| matches!(k, Value::Str(_)) && is_array(v))
             {
                 return Err(Exc::type_error(wrong_type));
             }
-            enc.value(it, &value, "", 0)?
+            true
         }
-        _ => return Err(Exc::value_error(wrong_value)),
+        _ => false,
     };
+    if !fits {
+        return Err(Exc::value_error(wrong_value));
+    }
+    check_writable(d, &path)?;
+    let mut enc = Encoder::new(d);
+    let root = enc.value(it, checked, "", 0)?;
     write_tree(d, &path, enc, root)?;
     Ok(Value::None)
 }
@@ -498,6 +512,8 @@ pub fn torch_save(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take(5, "_disable_byteorder_record")?;
     a.finish(6)?;
     let path = path_arg(Dialect::Torch, &f, "save")?;
+    // PyTorch opens the file before it writes the object.
+    check_writable(Dialect::Torch, &path)?;
     let mut enc = Encoder::new(Dialect::Torch);
     let root = enc.value(it, &obj, "", 0)?;
     write_tree(Dialect::Torch, &path, enc, root)?;
