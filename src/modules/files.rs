@@ -766,8 +766,9 @@ impl Decoder<'_> {
     }
 }
 
-/// A `collections.OrderedDict` holding `d`.
-fn ordered_dict(it: &mut dyn Interpreter, d: Value) -> Result<Value, Exc> {
+/// A `collections.OrderedDict` holding the dict `d` (what `torch.load` gives for a saved
+/// OrderedDict, and what a `state_dict()` returns).
+pub fn ordered_dict(it: &mut dyn Interpreter, d: Value) -> Result<Value, Exc> {
     let m = super::import(it, "collections")?;
     match &m.get("OrderedDict") {
         Some(Value::Class(c)) => Ok(super::stdlib::new_instance(c, d)),
