@@ -159,7 +159,8 @@ fn check_fits(target: &Array, result: &Array) -> std::result::Result<(), Inplace
         )));
     }
     let (from, to) = (result.dtype(), target.dtype());
-    let narrowing = (from.is_float() && !to.is_float()) || (to == DType::Bool && from != DType::Bool);
+    let narrowing =
+        (from.is_float() && !to.is_float()) || (to == DType::Bool && from != DType::Bool);
     if narrowing {
         return Err(InplaceError::Mismatch(format!(
             "result type {} can't be cast to the desired output type {}",
@@ -455,11 +456,13 @@ impl Tape {
         // The graph keeps the old values under a new identity; `target` becomes the op's output.
         let before = target.copy_to(rt, target.device())?;
         self.cut(target, &before);
-        let written = compute(self, &before).map_err(InplaceError::from).and_then(|result| {
-            check_fits(target, &result)?;
-            result.copy_into(target)?;
-            Ok(result)
-        });
+        let written = compute(self, &before)
+            .map_err(InplaceError::from)
+            .and_then(|result| {
+                check_fits(target, &result)?;
+                result.copy_into(target)?;
+                Ok(result)
+            });
         let result = match written {
             Ok(result) => result,
             Err(e) => {
@@ -495,10 +498,7 @@ impl Tape {
         let id = a.id();
         match self.outputs.get(&id) {
             Some(&i) => self.nodes.get(i).is_some_and(|n| n.auto),
-            None => self
-                .attached
-                .get(&id)
-                .is_some_and(|e| e.auto && e.requires),
+            None => self.attached.get(&id).is_some_and(|e| e.auto && e.requires),
         }
     }
 
@@ -575,10 +575,16 @@ impl Tape {
                 }
             }
             let before = self.nodes.len() + self.attached.len();
+            // Every decision before any drop: dropping changes the holders counted above.
+            let dropped: HashSet<usize> = self
+                .attached
+                .iter()
+                .filter(|(id, e)| !held(&e.var) && !needed.contains(id))
+                .map(|(id, _)| *id)
+                .collect();
             let mut flags = keep.into_iter();
             self.nodes.retain(|_| flags.next().unwrap_or(true));
-            self.attached
-                .retain(|id, e| held(&e.var) || needed.contains(id));
+            self.attached.retain(|id, _| !dropped.contains(id));
             self.reindex();
             if self.nodes.len() + self.attached.len() == before {
                 break;
@@ -609,7 +615,12 @@ impl Tape {
     pub fn unary(&mut self, x: &Array, op: UnaryOp) -> Result<Array> {
         let out = x.unary(op)?;
         if let (Some(auto), true) = (self.wants(&[x]), op != UnaryOp::Not) {
-            self.push(OpRecord::Unary(op), vec![Input::Array(x.clone())], &out, auto);
+            self.push(
+                OpRecord::Unary(op),
+                vec![Input::Array(x.clone())],
+                &out,
+                auto,
+            );
         }
         Ok(out)
     }
@@ -622,7 +633,10 @@ impl Tape {
         keepdims: bool,
     ) -> Result<Array> {
         let out = x.reduce(op, axes, keepdims)?;
-        if let (Some(auto), true) = (self.wants(&[x]), !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin)) {
+        if let (Some(auto), true) = (
+            self.wants(&[x]),
+            !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin),
+        ) {
             let record = OpRecord::Reduce {
                 op,
                 axes: axes.map(<[isize]>::to_vec),

@@ -180,12 +180,10 @@ fn run_backward(
                 )));
             };
             let st = it.state_mut();
-            Some(st.rt.full(
-                head.shape(),
-                s.as_f64(),
-                head.dtype(),
-                head.device(),
-            )?)
+            Some(
+                st.rt
+                    .full(head.shape(), s.as_f64(), head.dtype(), head.device())?,
+            )
         }
     };
     let st = it.state_mut();
@@ -773,11 +771,31 @@ type Fns = [(&'static str, &'static str, crate::object::value::BuiltinFn); 5];
 
 fn grad_mode_fns() -> Fns {
     [
-        ("no_grad", "with torch.no_grad(): (or @torch.no_grad()) run without recording ops for autograd.", no_grad),
-        ("enable_grad", "with torch.enable_grad(): record ops again inside no_grad().", enable_grad),
-        ("inference_mode", "with torch.inference_mode(): like no_grad().", inference_mode),
-        ("set_grad_enabled", "set_grad_enabled(mode): turn recording on or off (now, or for a with block).", set_grad_enabled),
-        ("is_grad_enabled", "is_grad_enabled(): whether ops on tensors that require grad are recorded.", is_grad_enabled),
+        (
+            "no_grad",
+            "with torch.no_grad(): (or @torch.no_grad()) run without recording ops for autograd.",
+            no_grad,
+        ),
+        (
+            "enable_grad",
+            "with torch.enable_grad(): record ops again inside no_grad().",
+            enable_grad,
+        ),
+        (
+            "inference_mode",
+            "with torch.inference_mode(): like no_grad().",
+            inference_mode,
+        ),
+        (
+            "set_grad_enabled",
+            "set_grad_enabled(mode): turn recording on or off (now, or for a with block).",
+            set_grad_enabled,
+        ),
+        (
+            "is_grad_enabled",
+            "is_grad_enabled(): whether ops on tensors that require grad are recorded.",
+            is_grad_enabled,
+        ),
     ]
 }
 
@@ -792,10 +810,7 @@ fn finish_factory(it: &mut dyn Interpreter, out: Value, requires: bool) -> Resul
                     "Only Tensors of floating point and complex dtype can require gradients",
                 ));
             }
-            it.state_mut()
-                .nn
-                .tape
-                .set_requires_grad(&x.array, true);
+            it.state_mut().nn.tape.set_requires_grad(&x.array, true);
         }
     }
     Ok(out)
