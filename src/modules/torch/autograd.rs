@@ -623,7 +623,7 @@ impl NativeObject for GradMode {
                         Value::Object(o) => o
                             .as_any()
                             .downcast_ref::<GradMode>()
-                            .map_or(false, |m| m.enabled),
+                            .is_some_and(|m| m.enabled),
                         _ => false,
                     };
                     Ok(Value::Object(Rc::new(GradModeFunc { enabled, func })))
