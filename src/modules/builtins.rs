@@ -1250,6 +1250,11 @@ pub fn attr_names(v: &Value) -> Vec<String> {
         Value::Device(_) => &["device_type", "device_id"],
         Value::Exception(_) => &["args"],
         Value::Float(_) => &["is_integer", "real", "imag"],
+        Value::Array(a) if a.flavor == crate::object::value::Flavor::Torch => {
+            let torch = super::torch::autograd::TENSOR_ATTRS;
+            let all = super::arrays::ATTRS.iter().chain(torch);
+            return all.map(|s| s.to_string()).collect();
+        }
         Value::Array(_) => return super::arrays::ATTRS.iter().map(|s| s.to_string()).collect(),
         Value::Module(m) => return m.attrs.borrow().keys().map(|k| k.to_string()).collect(),
         Value::Object(o) => return o.attr_names().iter().map(|s| s.to_string()).collect(),
