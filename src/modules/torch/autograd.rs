@@ -28,6 +28,7 @@ pub const TENSOR_ATTRS: &[&str] = &[
     "retain_grad",
     "retains_grad",
     "data",
+    "numpy",
     "backward",
     "detach",
     "detach_",
@@ -398,6 +399,22 @@ fn tensor_method(name: &str) -> Option<(&'static str, &'static str, MethodFn)> {
             let head = tensor_of(r)?.array.clone();
             run_backward(it, &head, gradient.as_ref(), retain)?;
             Ok(Value::None)
+        }),
+        "numpy" => ("x.numpy(): a NumPy array sharing x's memory (CPU tensors that do not require grad).", |it, r, mut a| {
+            a.take_kw("force");
+            a.finish(0)?;
+            let x = tensor_of(r)?;
+            if it.state().nn.tape.requires_grad(&x.array) {
+                return Err(runtime_error("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."));
+            }
+            if x.array.device().kind != crate::runtime::DeviceKind::Cpu {
+                return Err(Exc::type_error(format!(
+                    "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
+                    device_name(x.array.device())
+                )));
+            }
+            // PyTorch shares the memory: t.add_(1) shows in the array.
+            Ok(wrap(alias(&x.array)?, Flavor::Numpy))
         }),
         "detach" => ("x.detach(): a tensor sharing x's memory, cut off from the graph (requires_grad=False).", |_, r, a| {
             a.finish(0)?;
