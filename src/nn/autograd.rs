@@ -110,6 +110,8 @@ pub enum TorchBackwardError {
     DeviceMismatch(Device, Device),
     /// The graph was already freed by an earlier backward.
     Freed,
+    /// `torch.autograd.grad` with respect to a tensor that does not require grad.
+    InputNotRequiring,
     Runtime(RuntimeError),
 }
 
@@ -828,6 +830,18 @@ impl Tape {
         gradient: Option<&Array>,
         retain_graph: bool,
     ) -> std::result::Result<(), TorchBackwardError> {
+        let seed = self.torch_seed(rt, head, gradient)?;
+        self.run_backward(rt, head, seed, retain_graph)?;
+        Ok(())
+    }
+
+    /// PyTorch's checks of a backward's head and its `gradient=`, and the seed they give.
+    fn torch_seed(
+        &self,
+        rt: &Runtime,
+        head: &Array,
+        gradient: Option<&Array>,
+    ) -> std::result::Result<Array, TorchBackwardError> {
         if !self.tracked(head) {
             return Err(TorchBackwardError::NotRequiring);
         }
@@ -857,8 +871,7 @@ impl Tape {
         if self.reaches_freed(head) {
             return Err(TorchBackwardError::Freed);
         }
-        self.run_backward(rt, head, seed, retain_graph)?;
-        Ok(())
+        Ok(seed)
     }
 
     /// Whether the graph behind `head` has a node a backward already freed whose rule needs
@@ -881,13 +894,14 @@ impl Tape {
         false
     }
 
-    fn run_backward(
-        &mut self,
+    /// The gradients of `head` (seeded with `seed`) with respect to every array behind it, by
+    /// identity, and which nodes the walk used.
+    fn propagate(
+        &self,
         rt: &Runtime,
         head: &Array,
         seed: Array,
-        retain_graph: bool,
-    ) -> Result<()> {
+    ) -> Result<(HashMap<usize, Array>, Vec<bool>)> {
         let mut grads: HashMap<usize, Array> = HashMap::new();
         grads.insert(head.id(), seed);
         let mut used = vec![false; self.nodes.len()];
@@ -912,6 +926,60 @@ impl Tape {
                 grads.insert(x.id(), merged);
             }
         }
+        Ok((grads, used))
+    }
+
+    /// Frees (auto) or forgets (MXNet) the nodes a backward used, unless the graph is retained.
+    fn release(&mut self, used: Vec<bool>, retain_graph: bool) {
+        if retain_graph {
+            return;
+        }
+        let mut flags = used.into_iter();
+        self.nodes.retain_mut(|n| {
+            let used = flags.next().unwrap_or(false);
+            if used && n.auto {
+                n.freed = true;
+                return true;
+            }
+            !used
+        });
+        self.reindex();
+    }
+
+    /// PyTorch's `torch.autograd.grad(head, inputs, gradient)`: the gradients with respect to
+    /// `inputs` (None for one the head does not depend on), written into no `.grad`.
+    pub fn torch_grad(
+        &mut self,
+        rt: &Runtime,
+        head: &Array,
+        gradient: Option<&Array>,
+        inputs: &[Array],
+        retain_graph: bool,
+    ) -> std::result::Result<Vec<Option<Array>>, TorchBackwardError> {
+        let seed = self.torch_seed(rt, head, gradient)?;
+        if inputs.iter().any(|x| !self.tracked(x)) {
+            return Err(TorchBackwardError::InputNotRequiring);
+        }
+        let (grads, used) = self.propagate(rt, head, seed)?;
+        let mut out = Vec::with_capacity(inputs.len());
+        for x in inputs {
+            out.push(match grads.get(&x.id()) {
+                Some(g) => Some(g.copy_to(rt, g.device())?),
+                None => None,
+            });
+        }
+        self.release(used, retain_graph);
+        Ok(out)
+    }
+
+    fn run_backward(
+        &mut self,
+        rt: &Runtime,
+        head: &Array,
+        seed: Array,
+        retain_graph: bool,
+    ) -> Result<()> {
+        let (grads, used) = self.propagate(rt, head, seed)?;
         // Every new gradient first (accumulation allocates and can fail), then the writes, so
         // a failed backward leaves every gradient buffer as it was.
         let mut writes = Vec::new();
@@ -948,18 +1016,7 @@ impl Tape {
                 entry.grad = Some(g);
             }
         }
-        if !retain_graph {
-            let mut flags = used.into_iter();
-            self.nodes.retain_mut(|n| {
-                let used = flags.next().unwrap_or(false);
-                if used && n.auto {
-                    n.freed = true;
-                    return true;
-                }
-                !used
-            });
-            self.reindex();
-        }
+        self.release(used, retain_graph);
         Ok(())
     }
 }
