@@ -191,6 +191,9 @@ pub struct Tape {
     attached: HashMap<usize, Attached>,
     /// [`Tape::collect`] runs when nodes and attached entries reach this many.
     collect_at: usize,
+    /// Whether any PyTorch leaf requires grad or any auto node exists: without one, an op
+    /// outside `record()` costs one branch.
+    has_auto: bool,
 }
 
 impl Default for Tape {
@@ -203,6 +206,7 @@ impl Default for Tape {
             outputs: HashMap::new(),
             attached: HashMap::new(),
             collect_at: COLLECT_MIN,
+            has_auto: false,
         }
     }
 }
@@ -278,6 +282,12 @@ impl Tape {
     /// Forget an attached array (parameters do this when their data is replaced).
     pub fn detach(&mut self, var: &Array) {
         self.attached.remove(&var.id());
+        self.refresh_auto();
+    }
+
+    fn refresh_auto(&mut self) {
+        self.has_auto = self.nodes.iter().any(|n| n.auto)
+            || self.attached.values().any(|e| e.auto && e.requires);
     }
 
     // ---- PyTorch's view of the tape ---------------------------------------------------------
@@ -320,6 +330,11 @@ impl Tape {
                 self.maybe_collect();
             }
             None => {}
+        }
+        if requires {
+            self.has_auto = true;
+        } else {
+            self.refresh_auto();
         }
     }
 
@@ -371,6 +386,7 @@ impl Tape {
                 requires: true,
             },
         );
+        self.has_auto = true;
     }
 
     /// `y.retains_grad`: a non-leaf whose gradient backward keeps.
@@ -488,6 +504,7 @@ impl Tape {
             .enumerate()
             .map(|(i, n)| (n.output.id(), i))
             .collect();
+        self.refresh_auto();
     }
 
     fn tracked(&self, a: &Array) -> bool {
@@ -520,7 +537,7 @@ impl Tape {
     /// Whether an op over `inputs` must be recorded, and whether PyTorch's rules record it
     /// (Some(true)); one branch when neither dialect records.
     fn wants(&self, inputs: &[&Array]) -> Option<bool> {
-        if !self.recording && (!self.grad_enabled || self.attached.is_empty()) {
+        if !self.recording && !(self.grad_enabled && self.has_auto) {
             return None;
         }
         let auto = self.grad_enabled && inputs.iter().any(|a| self.auto_tracked(a));
