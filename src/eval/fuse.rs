@@ -78,7 +78,7 @@ fn builtin_op(callee: &Value) -> Option<UnaryOp> {
 }
 
 /// Attributes of an array that only read it (and give an array or a number).
-const PURE_ARRAY_ATTRS: [&str; 4] = ["T", "grad", "size", "ndim"];
+const PURE_ARRAY_ATTRS: [&str; 5] = ["T", "grad", "data", "size", "ndim"];
 
 /// The op of an expression node that fuses, with its operands.
 enum Node<'e> {

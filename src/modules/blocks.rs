@@ -941,14 +941,12 @@ fn get_item(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             let n = kids.len() as i64;
             let j = if i < 0 { i + n } else { i };
             if j < 0 || j >= n {
+                // Each framework's own words (Gluon indexes a Python list).
                 return Err(Exc::new(
                     ExcKind::IndexError,
                     match core.dialect {
                         Dialect::Torch => format!("index {i} is out of range"),
-                        Dialect::Gluon => format!(
-                            "index {i} is out of range: the network has {n} {what}{}",
-                            if n == 1 { "" } else { "s" }
-                        ),
+                        Dialect::Gluon => "list index out of range".to_string(),
                     },
                 ));
             }

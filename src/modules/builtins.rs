@@ -1287,6 +1287,14 @@ pub fn attr_names(v: &Value) -> Vec<String> {
         Value::Device(_) => &["device_type", "device_id"],
         Value::Exception(_) => &["args"],
         Value::Float(_) => &["is_integer", "real", "imag"],
+        Value::Array(a) if a.flavor == crate::object::value::Flavor::Torch => {
+            let torch = super::torch::autograd::TENSOR_ATTRS;
+            let all = super::arrays::ATTRS
+                .iter()
+                .chain(super::array_more::ATTRS)
+                .chain(torch);
+            return all.map(|s| s.to_string()).collect();
+        }
         Value::Array(_) => {
             return super::arrays::ATTRS
                 .iter()

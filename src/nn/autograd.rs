@@ -110,6 +110,8 @@ pub enum TorchBackwardError {
     DeviceMismatch(Device, Device),
     /// The graph was already freed by an earlier backward.
     Freed,
+    /// `torch.autograd.grad` with respect to a tensor that does not require grad.
+    InputNotRequiring,
     Runtime(RuntimeError),
 }
 
@@ -189,6 +191,9 @@ pub struct Tape {
     attached: HashMap<usize, Attached>,
     /// [`Tape::collect`] runs when nodes and attached entries reach this many.
     collect_at: usize,
+    /// Whether any PyTorch leaf requires grad or any auto node exists: without one, an op
+    /// outside `record()` costs one branch.
+    has_auto: bool,
 }
 
 impl Default for Tape {
@@ -201,6 +206,7 @@ impl Default for Tape {
             outputs: HashMap::new(),
             attached: HashMap::new(),
             collect_at: COLLECT_MIN,
+            has_auto: false,
         }
     }
 }
@@ -276,6 +282,12 @@ impl Tape {
     /// Forget an attached array (parameters do this when their data is replaced).
     pub fn detach(&mut self, var: &Array) {
         self.attached.remove(&var.id());
+        self.refresh_auto();
+    }
+
+    fn refresh_auto(&mut self) {
+        self.has_auto = self.nodes.iter().any(|n| n.auto)
+            || self.attached.values().any(|e| e.auto && e.requires);
     }
 
     // ---- PyTorch's view of the tape ---------------------------------------------------------
@@ -318,6 +330,11 @@ impl Tape {
                 self.maybe_collect();
             }
             None => {}
+        }
+        if requires {
+            self.has_auto = true;
+        } else {
+            self.refresh_auto();
         }
     }
 
@@ -369,6 +386,7 @@ impl Tape {
                 requires: true,
             },
         );
+        self.has_auto = true;
     }
 
     /// `y.retains_grad`: a non-leaf whose gradient backward keeps.
@@ -486,6 +504,7 @@ impl Tape {
             .enumerate()
             .map(|(i, n)| (n.output.id(), i))
             .collect();
+        self.refresh_auto();
     }
 
     fn tracked(&self, a: &Array) -> bool {
@@ -518,7 +537,7 @@ impl Tape {
     /// Whether an op over `inputs` must be recorded, and whether PyTorch's rules record it
     /// (Some(true)); one branch when neither dialect records.
     fn wants(&self, inputs: &[&Array]) -> Option<bool> {
-        if !self.recording && (!self.grad_enabled || self.attached.is_empty()) {
+        if !self.recording && !(self.grad_enabled && self.has_auto) {
             return None;
         }
         let auto = self.grad_enabled && inputs.iter().any(|a| self.auto_tracked(a));
@@ -575,19 +594,16 @@ impl Tape {
                 }
             }
             let before = self.nodes.len() + self.attached.len();
-            // Decide on the attached entries before dropping nodes: dropping a node releases its
-            // references, and `held` compares holders with counts taken before that.
-            let drop_attached: Vec<usize> = self
+            // Every decision before any drop: dropping changes the holders counted above.
+            let dropped: HashSet<usize> = self
                 .attached
                 .iter()
-                .filter(|(id, e)| !(held(&e.var) || needed.contains(*id)))
+                .filter(|(id, e)| !held(&e.var) && !needed.contains(id))
                 .map(|(id, _)| *id)
                 .collect();
             let mut flags = keep.into_iter();
             self.nodes.retain(|_| flags.next().unwrap_or(true));
-            for id in drop_attached {
-                self.attached.remove(&id);
-            }
+            self.attached.retain(|id, _| !dropped.contains(id));
             self.reindex();
             if self.nodes.len() + self.attached.len() == before {
                 break;
@@ -831,6 +847,18 @@ impl Tape {
         gradient: Option<&Array>,
         retain_graph: bool,
     ) -> std::result::Result<(), TorchBackwardError> {
+        let seed = self.torch_seed(rt, head, gradient)?;
+        self.run_backward(rt, head, seed, retain_graph)?;
+        Ok(())
+    }
+
+    /// PyTorch's checks of a backward's head and its `gradient=`, and the seed they give.
+    fn torch_seed(
+        &self,
+        rt: &Runtime,
+        head: &Array,
+        gradient: Option<&Array>,
+    ) -> std::result::Result<Array, TorchBackwardError> {
         if !self.tracked(head) {
             return Err(TorchBackwardError::NotRequiring);
         }
@@ -860,8 +888,7 @@ impl Tape {
         if self.reaches_freed(head) {
             return Err(TorchBackwardError::Freed);
         }
-        self.run_backward(rt, head, seed, retain_graph)?;
-        Ok(())
+        Ok(seed)
     }
 
     /// Whether the graph behind `head` has a node a backward already freed whose rule needs
@@ -884,13 +911,14 @@ impl Tape {
         false
     }
 
-    fn run_backward(
-        &mut self,
+    /// The gradients of `head` (seeded with `seed`) with respect to every array behind it, by
+    /// identity, and which nodes the walk used.
+    fn propagate(
+        &self,
         rt: &Runtime,
         head: &Array,
         seed: Array,
-        retain_graph: bool,
-    ) -> Result<()> {
+    ) -> Result<(HashMap<usize, Array>, Vec<bool>)> {
         let mut grads: HashMap<usize, Array> = HashMap::new();
         grads.insert(head.id(), seed);
         let mut used = vec![false; self.nodes.len()];
@@ -915,6 +943,60 @@ impl Tape {
                 grads.insert(x.id(), merged);
             }
         }
+        Ok((grads, used))
+    }
+
+    /// Frees (auto) or forgets (MXNet) the nodes a backward used, unless the graph is retained.
+    fn release(&mut self, used: Vec<bool>, retain_graph: bool) {
+        if retain_graph {
+            return;
+        }
+        let mut flags = used.into_iter();
+        self.nodes.retain_mut(|n| {
+            let used = flags.next().unwrap_or(false);
+            if used && n.auto {
+                n.freed = true;
+                return true;
+            }
+            !used
+        });
+        self.reindex();
+    }
+
+    /// PyTorch's `torch.autograd.grad(head, inputs, gradient)`: the gradients with respect to
+    /// `inputs` (None for one the head does not depend on), written into no `.grad`.
+    pub fn torch_grad(
+        &mut self,
+        rt: &Runtime,
+        head: &Array,
+        gradient: Option<&Array>,
+        inputs: &[Array],
+        retain_graph: bool,
+    ) -> std::result::Result<Vec<Option<Array>>, TorchBackwardError> {
+        let seed = self.torch_seed(rt, head, gradient)?;
+        if inputs.iter().any(|x| !self.tracked(x)) {
+            return Err(TorchBackwardError::InputNotRequiring);
+        }
+        let (grads, used) = self.propagate(rt, head, seed)?;
+        let mut out = Vec::with_capacity(inputs.len());
+        for x in inputs {
+            out.push(match grads.get(&x.id()) {
+                Some(g) => Some(g.copy_to(rt, g.device())?),
+                None => None,
+            });
+        }
+        self.release(used, retain_graph);
+        Ok(out)
+    }
+
+    fn run_backward(
+        &mut self,
+        rt: &Runtime,
+        head: &Array,
+        seed: Array,
+        retain_graph: bool,
+    ) -> Result<()> {
+        let (grads, used) = self.propagate(rt, head, seed)?;
         // Every new gradient first (accumulation allocates and can fail), then the writes, so
         // a failed backward leaves every gradient buffer as it was.
         let mut writes = Vec::new();
@@ -951,18 +1033,7 @@ impl Tape {
                 entry.grad = Some(g);
             }
         }
-        if !retain_graph {
-            let mut flags = used.into_iter();
-            self.nodes.retain_mut(|n| {
-                let used = flags.next().unwrap_or(false);
-                if used && n.auto {
-                    n.freed = true;
-                    return true;
-                }
-                !used
-            });
-            self.reindex();
-        }
+        self.release(used, retain_graph);
         Ok(())
     }
 }

@@ -123,6 +123,9 @@ pub struct Parameter {
     /// How the dtype prints in the repr: `float32`, or `<class 'numpy.float32'>` for a
     /// parameter made by `params.get` with the default dtype, as MXNet prints it.
     pub dtype_text: RefCell<Option<String>>,
+    /// A constant (Gluon's `params.get_constant`): training leaves it alone, and it prints as
+    /// `Constant name (...)`.
+    pub constant: Cell<bool>,
     /// A program-defined initializer waiting for the shape (see `pending_custom`).
     custom_init: RefCell<Option<Rc<dyn std::any::Any>>>,
     /// The language layer's object for this parameter, weakly (so `net[0].weight is
@@ -157,6 +160,7 @@ impl Parameter {
             own_init: Cell::new(false),
             accumulate_grad: false,
             dtype_text: RefCell::new(None),
+            constant: Cell::new(false),
             custom_init: RefCell::new(None),
             handle: RefCell::new(None),
         })
@@ -204,7 +208,12 @@ impl Parameter {
             .borrow()
             .clone()
             .unwrap_or_else(|| self.dtype.name().to_string());
-        format!("Parameter {} (shape={shape}, dtype={dtype})", self.name)
+        let kind = if self.constant.get() {
+            "Constant"
+        } else {
+            "Parameter"
+        };
+        format!("{kind} {} (shape={shape}, dtype={dtype})", self.name)
     }
 
     pub fn list_ctx(&self) -> Vec<Device> {

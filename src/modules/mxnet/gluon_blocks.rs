@@ -1100,6 +1100,7 @@ impl NativeObject for ParamDict {
                         Init::Zeros,
                     );
                     p.own_init.set(true);
+                    p.constant.set(true);
                     match &d.source {
                         ParamSource::Owner(core) => {
                             core.constants.borrow_mut().push((p.clone(), array));

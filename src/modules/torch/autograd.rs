@@ -28,6 +28,7 @@ pub const TENSOR_ATTRS: &[&str] = &[
     "retain_grad",
     "retains_grad",
     "data",
+    "numpy",
     "backward",
     "detach",
     "detach_",
@@ -157,6 +158,9 @@ fn torch_backward_exc(e: TorchBackwardError) -> Exc {
         TorchBackwardError::Freed => runtime_error(
             "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.",
         ),
+        TorchBackwardError::InputNotRequiring => {
+            runtime_error("One of the differentiated Tensors does not require grad")
+        }
         TorchBackwardError::Runtime(e) => torch_error(e),
     }
 }
@@ -398,6 +402,22 @@ fn tensor_method(name: &str) -> Option<(&'static str, &'static str, MethodFn)> {
             let head = tensor_of(r)?.array.clone();
             run_backward(it, &head, gradient.as_ref(), retain)?;
             Ok(Value::None)
+        }),
+        "numpy" => ("x.numpy(): a NumPy array sharing x's memory (CPU tensors that do not require grad).", |it, r, mut a| {
+            a.take_kw("force");
+            a.finish(0)?;
+            let x = tensor_of(r)?;
+            if it.state().nn.tape.requires_grad(&x.array) {
+                return Err(runtime_error("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."));
+            }
+            if x.array.device().kind != crate::runtime::DeviceKind::Cpu {
+                return Err(Exc::type_error(format!(
+                    "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
+                    device_name(x.array.device())
+                )));
+            }
+            // PyTorch shares the memory: t.add_(1) shows in the array.
+            Ok(wrap(alias(&x.array)?, Flavor::Numpy))
         }),
         "detach" => ("x.detach(): a tensor sharing x's memory, cut off from the graph (requires_grad=False).", |_, r, a| {
             a.finish(0)?;
@@ -747,7 +767,90 @@ fn autograd_backward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc
     Ok(Value::None)
 }
 
-/// `torch.autograd`: `backward`, and the grad-mode managers again.
+/// One tensor or a sequence of them, as a list.
+fn tensors(it: &mut dyn Interpreter, v: &Value) -> Result<Vec<Value>, Exc> {
+    match v {
+        Value::Array(_) => Ok(vec![v.clone()]),
+        other => it.iterate(other),
+    }
+}
+
+/// `torch.autograd.grad(outputs, inputs, grad_outputs=None, retain_graph=None,
+/// allow_unused=False)`: a tuple of gradients, one per input; no `.grad` changes.
+fn autograd_grad(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let outputs = a.required(0, "outputs")?;
+    let inputs = a.required(1, "inputs")?;
+    let grad_outputs = a.take(2, "grad_outputs")?;
+    let retain = a.take(3, "retain_graph")?;
+    let create = flag_arg(a.take(4, "create_graph")?, false)?;
+    a.take_kw("only_inputs");
+    let allow_unused = flag_arg(a.take(6, "allow_unused")?, false)?;
+    a.take_kw("materialize_grads");
+    a.finish(7)?;
+    if create {
+        return Err(Exc::new(
+            ExcKind::NotImplementedError,
+            "grad(create_graph=True): devarray computes first-order gradients only",
+        ));
+    }
+    let retain = flag_arg(retain, false)?;
+    let heads = tensors(it, &outputs)?;
+    let inputs: Vec<Array> = tensors(it, &inputs)?
+        .iter()
+        .map(|v| tensor_of(v).map(|x| x.array.clone()))
+        .collect::<Result<_, _>>()?;
+    let seeds = match &grad_outputs {
+        None | Some(Value::None) => vec![Value::None; heads.len()],
+        Some(g) => tensors(it, g)?,
+    };
+    if seeds.len() != heads.len() {
+        return Err(runtime_error(format!(
+            "grad_outputs: expected {} gradients (one per output), got {}",
+            heads.len(),
+            seeds.len()
+        )));
+    }
+    let mut total: Vec<Option<Array>> = vec![None; inputs.len()];
+    let last = heads.len().saturating_sub(1);
+    for (i, (h, g)) in heads.iter().zip(&seeds).enumerate() {
+        // One backward pass in PyTorch: the graph is freed after the last head only.
+        let retain = retain || i < last;
+        let head = tensor_of(h)?.array.clone();
+        let seed = match g {
+            Value::None => None,
+            other => Some(tensor_of(other)?.array.clone()),
+        };
+        let st = it.state_mut();
+        let grads = st
+            .nn
+            .tape
+            .torch_grad(&st.rt, &head, seed.as_ref(), &inputs, retain)
+            .map_err(torch_backward_exc)?;
+        for (slot, g) in total.iter_mut().zip(grads) {
+            *slot = match (slot.take(), g) {
+                (Some(a), Some(b)) => Some(Array::binary(
+                    BinaryOp::Add,
+                    Operand::Array(&a),
+                    Operand::Array(&b),
+                )?),
+                (a, b) => a.or(b),
+            };
+        }
+    }
+    let mut out = Vec::with_capacity(total.len());
+    for g in total {
+        match g {
+            Some(g) => out.push(wrap(g, Flavor::Torch)),
+            None if allow_unused => out.push(Value::None),
+            None => return Err(runtime_error(
+                "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
+            )),
+        }
+    }
+    Ok(Value::tuple(out))
+}
+
+/// `torch.autograd`: `backward`, `grad`, and the grad-mode managers again.
 pub fn autograd_module() -> Rc<Module> {
     let m = Rc::new(Module::new(
         "torch.autograd",
@@ -759,6 +862,14 @@ pub fn autograd_module() -> Rc<Module> {
             "backward",
             "backward(tensors, grad_tensors=None, retain_graph=None): t.backward(g) for each pair.",
             autograd_backward,
+        ),
+    );
+    m.set(
+        "grad",
+        builtin(
+            "grad",
+            "grad(outputs, inputs, grad_outputs=None, retain_graph=None, allow_unused=False): the gradients of outputs with respect to inputs, as a tuple (no .grad changes).",
+            autograd_grad,
         ),
     );
     for (name, doc, f) in grad_mode_fns() {

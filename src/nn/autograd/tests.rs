@@ -345,3 +345,100 @@ fn backward_outside_a_recording_is_a_clear_error() {
     let _ = tape.unary(&x, UnaryOp::Exp).expect("exp");
     assert!(tape.is_empty());
 }
+
+fn scalar_sum(tape: &mut Tape, x: &Array) -> Array {
+    let sq = tape
+        .binary(BinaryOp::Mul, Operand::Array(x), Operand::Array(x))
+        .expect("square");
+    tape.reduce(&sq, ReduceOp::Sum, None, false).expect("sum")
+}
+
+#[test]
+fn pytorch_leaves_record_without_a_scope_and_accumulate() {
+    let rt = rt();
+    let mut tape = Tape::default();
+    let x = arr(&rt, &[1.0, 2.0], &[2]);
+    tape.set_requires_grad(&x, true);
+    assert!(tape.grad(&x).is_none(), "no gradient before a backward");
+    for _ in 0..2 {
+        let y = scalar_sum(&mut tape, &x);
+        assert_eq!(tape.grad_fn(&y), Some("SumBackward0"));
+        tape.torch_backward(&rt, &y, None, false).expect("backward");
+    }
+    assert_eq!(values(&tape.grad(&x).expect("grad")), vec![4.0, 8.0]);
+    // no_grad: nothing recorded.
+    let prev = tape.set_grad_enabled(false);
+    let y = scalar_sum(&mut tape, &x);
+    tape.set_grad_enabled(prev);
+    assert!(tape.grad_fn(&y).is_none());
+    assert!(matches!(
+        tape.torch_backward(&rt, &y, None, false),
+        Err(TorchBackwardError::NotRequiring)
+    ));
+}
+
+#[test]
+fn a_second_backward_through_a_freed_graph_is_refused_unless_retained() {
+    let rt = rt();
+    let mut tape = Tape::default();
+    let x = arr(&rt, &[1.0, 2.0], &[2]);
+    tape.set_requires_grad(&x, true);
+    let y = scalar_sum(&mut tape, &x);
+    tape.torch_backward(&rt, &y, None, true).expect("retained");
+    tape.torch_backward(&rt, &y, None, false).expect("second");
+    assert!(matches!(
+        tape.torch_backward(&rt, &y, None, false),
+        Err(TorchBackwardError::Freed)
+    ));
+    // The output keeps its grad_fn after the graph is freed, as in PyTorch.
+    assert_eq!(tape.grad_fn(&y), Some("SumBackward0"));
+}
+
+#[test]
+fn unreachable_graphs_are_collected() {
+    let rt = rt();
+    let mut tape = Tape::default();
+    let x = arr(&rt, &[1.0, 2.0], &[2]);
+    tape.set_requires_grad(&x, true);
+    // A loop that records but never calls backward (PyTorch frees each graph with its output).
+    for _ in 0..5000 {
+        let y = scalar_sum(&mut tape, &x);
+        drop(y);
+    }
+    assert!(tape.len() < 2 * COLLECT_MIN, "tape grew to {}", tape.len());
+    // Leaves nobody holds go too; a held output keeps its whole graph.
+    for _ in 0..1000 {
+        let t = arr(&rt, &[1.0], &[1]);
+        tape.set_requires_grad(&t, true);
+    }
+    let kept = scalar_sum(&mut tape, &x);
+    tape.collect();
+    assert_eq!(tape.len(), 2);
+    tape.torch_backward(&rt, &kept, None, false)
+        .expect("backward");
+    assert_eq!(values(&tape.grad(&x).expect("grad")), vec![2.0, 4.0]);
+}
+
+#[test]
+fn in_place_on_a_leaf_that_requires_grad_is_refused() {
+    let rt = rt();
+    let mut tape = Tape::default();
+    let x = arr(&rt, &[1.0, 2.0], &[2]);
+    tape.set_requires_grad(&x, true);
+    let add = |t: &mut Tape, s: &Array| {
+        t.binary(
+            BinaryOp::Add,
+            Operand::Array(s),
+            Operand::Scalar(Scalar::Int(1)),
+        )
+    };
+    assert!(matches!(
+        tape.inplace(&rt, &x, &[], add),
+        Err(InplaceError::Leaf)
+    ));
+    assert_eq!(values(&x), vec![1.0, 2.0], "a refused op changes nothing");
+    let prev = tape.set_grad_enabled(false);
+    tape.inplace(&rt, &x, &[], add).expect("under no_grad");
+    tape.set_grad_enabled(prev);
+    assert_eq!(values(&x), vec![2.0, 3.0]);
+}
