@@ -537,7 +537,7 @@ impl Tape {
     /// Whether an op over `inputs` must be recorded, and whether PyTorch's rules record it
     /// (Some(true)); one branch when neither dialect records.
     fn wants(&self, inputs: &[&Array]) -> Option<bool> {
-        if !self.recording && !(self.grad_enabled && self.has_auto) {
+        if !(self.recording || self.grad_enabled && self.has_auto) {
             return None;
         }
         let auto = self.grad_enabled && inputs.iter().any(|a| self.auto_tracked(a));
