@@ -499,10 +499,10 @@ fn sample<const F: u8>(
             rt.torch_uniform(p0, p1, &shape, dtype, device)?
         }
         (Distribution::Uniform, Flavor::Np) => rt.np_uniform(p0, p1, &shape, dtype, device)?,
-        (Distribution::Uniform, _) => rt.uniform(p0, p1, &shape, dtype, device)?,
+        (Distribution::Uniform, _) => rt.mx_uniform(p0, p1, &shape, dtype, device)?,
         (Distribution::Normal, Flavor::Torch) => rt.torch_normal(p0, p1, &shape, dtype, device)?,
         (Distribution::Normal, Flavor::Np) => rt.np_normal(p0, p1, &shape, dtype, device)?,
-        (Distribution::Normal, _) => rt.normal(p0, p1, &shape, dtype, device)?,
+        (Distribution::Normal, _) => rt.mx_normal(p0, p1, &shape, dtype, device)?,
     };
     Ok(wrap(arr, flavor_for(it, F)))
 }
@@ -532,12 +532,12 @@ fn standard_sample<const F: u8>(
             rt.torch_uniform(0.0, 1.0, &shape, dtype, device)?
         }
         (Distribution::Uniform, Flavor::Np) => rt.np_uniform(0.0, 1.0, &shape, dtype, device)?,
-        (Distribution::Uniform, _) => rt.uniform(0.0, 1.0, &shape, dtype, device)?,
+        (Distribution::Uniform, _) => rt.mx_uniform(0.0, 1.0, &shape, dtype, device)?,
         (Distribution::Normal, Flavor::Torch) => {
             rt.torch_normal(0.0, 1.0, &shape, dtype, device)?
         }
         (Distribution::Normal, Flavor::Np) => rt.np_normal(0.0, 1.0, &shape, dtype, device)?,
-        (Distribution::Normal, _) => rt.normal(0.0, 1.0, &shape, dtype, device)?,
+        (Distribution::Normal, _) => rt.mx_normal(0.0, 1.0, &shape, dtype, device)?,
     };
     Ok(wrap(arr, flavor_for(it, F)))
 }
