@@ -290,6 +290,8 @@ pub fn type_text(v: &Value) -> Option<String> {
             other => other.qualified_name().to_string(),
         }),
         Value::ExcType(k) => Some(k.name().to_string()),
+        // MXNet's legacy dtypes are NumPy's scalar classes (`<class 'numpy.float32'>`).
+        Value::DType(d, super::value::Flavor::Nd) => Some(format!("numpy.{}", d.name())),
         Value::Class(c) => Some(if &*c.module == "builtins" {
             c.qualname.to_string()
         } else {

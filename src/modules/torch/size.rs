@@ -22,6 +22,7 @@ pub fn class() -> Rc<Class> {
             ("__init__", init),
             ("__repr__", size_repr),
             ("__getitem__", getitem),
+            ("__add__", add),
             ("__getattr__", getattr),
         ],
     )
@@ -97,6 +98,21 @@ fn getitem(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     match (&out, &this) {
         (Value::Tuple(_), Value::Instance(inst)) => Ok(new_instance(&inst.class, out)),
         _ => Ok(out),
+    }
+}
+
+/// `size + (3,)`: a torch.Size, as PyTorch's concatenation gives.
+fn add(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, s) = this_state(&mut a)?;
+    let other = a.required(1, "other")?;
+    let other = crate::modules::array_more::tuple_like(&other);
+    if !matches!(other, Value::Tuple(_)) {
+        return Ok(crate::object::class::not_implemented());
+    }
+    let joined = ops::binary(it, crate::lang::ast::BinOp::Add, &s, &other)?;
+    match &this {
+        Value::Instance(inst) => Ok(new_instance(&inst.class, joined)),
+        _ => Ok(joined),
     }
 }
 
