@@ -261,6 +261,10 @@ fn flatten_nested(
     out: &mut Vec<f64>,
     kinds: &mut (bool, bool),
 ) -> Result<(), Exc> {
+    if let Some(t @ Value::Tuple(_)) = crate::object::class::base_value(v) {
+        // A tuple subclass (`torch.Size`) holds its items as a tuple.
+        return flatten_nested(&t, shape, depth, out, kinds);
+    }
     match v {
         Value::List(_) | Value::Tuple(_) => {
             let items: Vec<Value> = match v {

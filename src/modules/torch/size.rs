@@ -116,8 +116,8 @@ fn add(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
 }
 
-fn getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let (this, _) = this_state(&mut a)?;
+fn getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, s) = this_state(&mut a)?;
     let name = a.required(1, "name")?;
     match &name {
         Value::Str(n) if &**n == "numel" => Ok(method(
@@ -137,10 +137,13 @@ fn getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 Ok(Value::Int(n))
             },
         )),
-        Value::Str(n) => Err(Exc::new(
-            crate::object::ExcKind::AttributeError,
-            format!("'torch.Size' object has no attribute '{n}'"),
-        )),
+        // The tuple's own methods (`index`, `count`).
+        Value::Str(n) => it.get_attr(&s, n).map_err(|_| {
+            Exc::new(
+                crate::object::ExcKind::AttributeError,
+                format!("'torch.Size' object has no attribute '{n}'"),
+            )
+        }),
         _ => Err(Exc::type_error("attribute name must be string")),
     }
 }
