@@ -261,6 +261,10 @@ fn flatten_nested(
     out: &mut Vec<f64>,
     kinds: &mut (bool, bool),
 ) -> Result<(), Exc> {
+    if let Some(t @ Value::Tuple(_)) = crate::object::class::base_value(v) {
+        // A tuple subclass (`torch.Size`) holds its items as a tuple.
+        return flatten_nested(&t, shape, depth, out, kinds);
+    }
     match v {
         Value::List(_) | Value::Tuple(_) => {
             let items: Vec<Value> = match v {
@@ -499,10 +503,10 @@ fn sample<const F: u8>(
             rt.torch_uniform(p0, p1, &shape, dtype, device)?
         }
         (Distribution::Uniform, Flavor::Np) => rt.np_uniform(p0, p1, &shape, dtype, device)?,
-        (Distribution::Uniform, _) => rt.uniform(p0, p1, &shape, dtype, device)?,
+        (Distribution::Uniform, _) => rt.mx_uniform(p0, p1, &shape, dtype, device)?,
         (Distribution::Normal, Flavor::Torch) => rt.torch_normal(p0, p1, &shape, dtype, device)?,
         (Distribution::Normal, Flavor::Np) => rt.np_normal(p0, p1, &shape, dtype, device)?,
-        (Distribution::Normal, _) => rt.normal(p0, p1, &shape, dtype, device)?,
+        (Distribution::Normal, _) => rt.mx_normal(p0, p1, &shape, dtype, device)?,
     };
     Ok(wrap(arr, flavor_for(it, F)))
 }
@@ -532,12 +536,12 @@ fn standard_sample<const F: u8>(
             rt.torch_uniform(0.0, 1.0, &shape, dtype, device)?
         }
         (Distribution::Uniform, Flavor::Np) => rt.np_uniform(0.0, 1.0, &shape, dtype, device)?,
-        (Distribution::Uniform, _) => rt.uniform(0.0, 1.0, &shape, dtype, device)?,
+        (Distribution::Uniform, _) => rt.mx_uniform(0.0, 1.0, &shape, dtype, device)?,
         (Distribution::Normal, Flavor::Torch) => {
             rt.torch_normal(0.0, 1.0, &shape, dtype, device)?
         }
         (Distribution::Normal, Flavor::Np) => rt.np_normal(0.0, 1.0, &shape, dtype, device)?,
-        (Distribution::Normal, _) => rt.normal(0.0, 1.0, &shape, dtype, device)?,
+        (Distribution::Normal, _) => rt.mx_normal(0.0, 1.0, &shape, dtype, device)?,
     };
     Ok(wrap(arr, flavor_for(it, F)))
 }

@@ -1283,6 +1283,7 @@ pub fn attr_names(v: &Value) -> Vec<String> {
         Value::Generator(_) => &["__iter__", "__name__", "__next__", "close", "send"],
         Value::Str(_) => STR_METHODS,
         Value::List(_) => LIST_METHODS,
+        Value::Tuple(_) => &["count", "index"],
         Value::Dict(_) => DICT_METHODS,
         Value::Device(_) => &["device_type", "device_id"],
         Value::Exception(_) => &["args"],
@@ -1369,6 +1370,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         Value::Module(m) => m.get(name),
         Value::Str(_) => str_method(v, name),
         Value::List(_) => list_method(v, name),
+        Value::Tuple(_) => tuple_method(v, name),
         Value::Dict(_) => dict_method(v, name),
         Value::Device(d) => match name {
             "device_type" => Some(Value::str(match d.kind {
@@ -1761,6 +1763,42 @@ fn recv_list(r: &Value) -> Result<&Rc<std::cell::RefCell<Vec<Value>>>, Exc> {
         Value::List(l) => Ok(l),
         _ => Err(Exc::type_error("expected a list")),
     }
+}
+
+/// `tuple.index` / `tuple.count`, CPython's messages.
+fn tuple_method(v: &Value, name: &str) -> Option<Value> {
+    fn items(r: &Value) -> Vec<Value> {
+        match r {
+            Value::Tuple(t) => t.as_ref().clone(),
+            _ => Vec::new(),
+        }
+    }
+    let f: crate::object::value::MethodFn = match name {
+        "index" => |_, r, mut a| {
+            let x = a.required(0, "value")?;
+            a.finish(1)?;
+            for (i, y) in items(r).iter().enumerate() {
+                if y.is(&x) || ops::equals(y, &x)? {
+                    return Ok(Value::Int(i as i64));
+                }
+            }
+            Err(Exc::value_error("tuple.index(x): x not in tuple"))
+        },
+        "count" => |_, r, mut a| {
+            let x = a.required(0, "value")?;
+            a.finish(1)?;
+            let mut n = 0;
+            for y in &items(r) {
+                if y.is(&x) || ops::equals(y, &x)? {
+                    n += 1;
+                }
+            }
+            Ok(Value::Int(n))
+        },
+        _ => return None,
+    };
+    let name: &'static str = if name == "index" { "index" } else { "count" };
+    Some(method(v, name, "", f))
 }
 
 fn list_method(v: &Value, name: &str) -> Option<Value> {

@@ -66,6 +66,12 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
         )
     })?;
     it.state_mut().modules.insert(dotted.to_string(), m.clone());
+    if dotted == "torch" {
+        // PyTorch's layers initialize from its own generator (torch.manual_seed's).
+        it.state_mut()
+            .rt
+            .set_sampler(crate::runtime::Sampler::Torch);
+    }
     // A standard module's submodules built with it (`os.path`) are the same objects when
     // imported by name, as in CPython.
     if stdlib::NAMES.contains(&dotted) {

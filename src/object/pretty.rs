@@ -290,6 +290,8 @@ pub fn type_text(v: &Value) -> Option<String> {
             other => other.qualified_name().to_string(),
         }),
         Value::ExcType(k) => Some(k.name().to_string()),
+        // MXNet's legacy dtypes are NumPy's scalar classes (`<class 'numpy.float32'>`).
+        Value::DType(d, super::value::Flavor::Nd) => Some(format!("numpy.{}", d.name())),
         Value::Class(c) => Some(if &*c.module == "builtins" {
             c.qualname.to_string()
         } else {
@@ -303,6 +305,9 @@ fn pp(it: &mut dyn Interpreter, p: &mut Printer, v: &Value) -> Result<(), Exc> {
     if let Some(t) = type_text(v) {
         p.text(&t);
         return Ok(());
+    }
+    if let Some(call) = collections_call(v) {
+        return call_expression(it, p, v, call);
     }
     let (open, close) = match v {
         Value::List(_) => ("[", "]"),
@@ -378,4 +383,102 @@ fn seq_item(p: &mut Printer, idx: usize) -> bool {
         return false;
     }
     true
+}
+
+/// What IPython's printers for `collections` classes show: a call expression
+/// (`defaultdict(list, {...})`, `deque([...], maxlen=3)`, `Counter({...})` in insertion order).
+struct Call {
+    name: String,
+    args: Vec<Value>,
+    kwargs: Vec<(&'static str, Value)>,
+}
+
+fn collections_call(v: &Value) -> Option<Call> {
+    let Value::Instance(inst) = v else {
+        return None;
+    };
+    if !inst.class.native || &*inst.class.module != "collections" {
+        return None;
+    }
+    let state = inst.base_state.borrow().clone();
+    let len = match &state {
+        Value::Dict(d) => d.borrow().entries.len(),
+        Value::List(l) => l.borrow().len(),
+        _ => 0,
+    };
+    let name = inst.class.name.to_string();
+    let (args, kwargs) = match &*inst.class.name {
+        "defaultdict" => {
+            let factory = inst
+                .attrs
+                .borrow()
+                .get("default_factory")
+                .cloned()
+                .unwrap_or(Value::None);
+            (vec![factory, state], Vec::new())
+        }
+        "OrderedDict" if len > 0 => {
+            let items = match &state {
+                Value::Dict(d) => d
+                    .borrow()
+                    .entries
+                    .iter()
+                    .map(|(k, x)| Value::tuple(vec![k.clone(), x.clone()]))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (vec![Value::list(items)], Vec::new())
+        }
+        "Counter" if len > 0 => (vec![state], Vec::new()),
+        "OrderedDict" | "Counter" => (Vec::new(), Vec::new()),
+        "deque" => {
+            let maxlen = inst.attrs.borrow().get("maxlen").cloned();
+            let kwargs = match maxlen {
+                Some(m @ Value::Int(_)) => vec![("maxlen", m)],
+                _ => Vec::new(),
+            };
+            (vec![state], kwargs)
+        }
+        _ => return None,
+    };
+    Some(Call { name, args, kwargs })
+}
+
+/// IPython's `CallExpression._repr_pretty_`.
+fn call_expression(
+    it: &mut dyn Interpreter,
+    p: &mut Printer,
+    v: &Value,
+    call: Call,
+) -> Result<(), Exc> {
+    let prefix = format!("{}(", call.name);
+    let Some(_entry) = guard::repr_enter(v.identity()) else {
+        p.text(&format!("{prefix}...)"));
+        return Ok(());
+    };
+    guard::nest(Walk::Repr, || {
+        p.begin_group(prefix.len(), &prefix);
+        let mut started = false;
+        for arg in &call.args {
+            if started {
+                p.text(",");
+                p.breakable();
+            }
+            started = true;
+            pp(it, p, arg)?;
+        }
+        for (name, arg) in &call.kwargs {
+            if started {
+                p.text(",");
+                p.breakable();
+            }
+            started = true;
+            let arg_prefix = format!("{name}=");
+            p.begin_group(arg_prefix.len(), &arg_prefix);
+            pp(it, p, arg)?;
+            p.end_group(arg_prefix.len(), "");
+        }
+        p.end_group(prefix.len(), ")");
+        Ok(())
+    })
 }

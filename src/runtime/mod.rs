@@ -77,8 +77,19 @@ impl Default for RuntimeConfig {
     }
 }
 
+/// Whose generator the initializers draw from ([`Runtime::uniform`], [`Runtime::normal`]): MXNet's
+/// legacy sampler, MXNet numpy mode's (its initializers call `mx.np.random.*` once `npx.set_np()`
+/// is on), or PyTorch's CPU generator (its `nn.init` functions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampler {
+    MxNet = 0,
+    MxNumpy = 1,
+    Torch = 2,
+}
+
 struct RuntimeInner {
     config: RuntimeConfig,
+    sampler: std::sync::atomic::AtomicU8,
     cpu: Arc<DeviceCtx>,
     gpus: Vec<Arc<DeviceCtx>>,
     transfers: Arc<TransferLog>,
@@ -172,12 +183,32 @@ impl Runtime {
         let cpu = ctx(Device::cpu(0), cpu_budget, None, Placement::Host);
         Runtime {
             inner: Arc::new(RuntimeInner {
+                sampler: std::sync::atomic::AtomicU8::new(Sampler::MxNet as u8),
                 cpu,
                 gpus,
                 config,
                 transfers,
                 interrupt,
             }),
+        }
+    }
+
+    /// Chooses the generator [`Self::uniform`] and [`Self::normal`] draw from.
+    pub fn set_sampler(&self, sampler: Sampler) {
+        self.inner
+            .sampler
+            .store(sampler as u8, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn sampler(&self) -> Sampler {
+        match self
+            .inner
+            .sampler
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            1 => Sampler::MxNumpy,
+            2 => Sampler::Torch,
+            _ => Sampler::MxNet,
         }
     }
 
@@ -693,8 +724,40 @@ impl Runtime {
         )
     }
 
-    /// Uniform samples in [low, high), bit-identical to MXNet 1.9.1 on the CPU.
+    /// Uniform samples for an initializer, from the generator [`Self::set_sampler`] chose.
     pub fn uniform(
+        &self,
+        low: f64,
+        high: f64,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        match self.sampler() {
+            Sampler::MxNet => self.mx_uniform(low, high, shape, dtype, device),
+            Sampler::MxNumpy => self.np_uniform(low, high, shape, dtype, device),
+            Sampler::Torch => self.torch_uniform(low, high, shape, dtype, device),
+        }
+    }
+
+    /// Normal samples for an initializer, from the generator [`Self::set_sampler`] chose.
+    pub fn normal(
+        &self,
+        loc: f64,
+        scale: f64,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        match self.sampler() {
+            Sampler::MxNet => self.mx_normal(loc, scale, shape, dtype, device),
+            Sampler::MxNumpy => self.np_normal(loc, scale, shape, dtype, device),
+            Sampler::Torch => self.torch_normal(loc, scale, shape, dtype, device),
+        }
+    }
+
+    /// Uniform samples in [low, high), bit-identical to MXNet 1.9.1's legacy sampler on the CPU.
+    pub fn mx_uniform(
         &self,
         low: f64,
         high: f64,
@@ -720,8 +783,8 @@ impl Runtime {
         )
     }
 
-    /// Normal samples, bit-identical to MXNet 1.9.1 on the CPU.
-    pub fn normal(
+    /// Normal samples, bit-identical to MXNet 1.9.1's legacy sampler on the CPU.
+    pub fn mx_normal(
         &self,
         loc: f64,
         scale: f64,

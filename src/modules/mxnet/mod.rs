@@ -127,11 +127,18 @@ fn set_np(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take_kw("dtype");
     a.finish(0)?;
     it.state_mut().np_mode = true;
+    // MXNet's initializers draw from mx.np.random in numpy mode.
+    it.state_mut()
+        .rt
+        .set_sampler(crate::runtime::Sampler::MxNumpy);
     Ok(Value::None)
 }
 
 fn reset_np(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
     it.state_mut().np_mode = false;
+    it.state_mut()
+        .rt
+        .set_sampler(crate::runtime::Sampler::MxNet);
     Ok(Value::None)
 }

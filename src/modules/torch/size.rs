@@ -22,6 +22,7 @@ pub fn class() -> Rc<Class> {
             ("__init__", init),
             ("__repr__", size_repr),
             ("__getitem__", getitem),
+            ("__add__", add),
             ("__getattr__", getattr),
         ],
     )
@@ -100,8 +101,23 @@ fn getitem(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
 }
 
-fn getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let (this, _) = this_state(&mut a)?;
+/// `size + (3,)`: a torch.Size, as PyTorch's concatenation gives.
+fn add(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, s) = this_state(&mut a)?;
+    let other = a.required(1, "other")?;
+    let other = crate::modules::array_more::tuple_like(&other);
+    if !matches!(other, Value::Tuple(_)) {
+        return Ok(crate::object::class::not_implemented());
+    }
+    let joined = ops::binary(it, crate::lang::ast::BinOp::Add, &s, &other)?;
+    match &this {
+        Value::Instance(inst) => Ok(new_instance(&inst.class, joined)),
+        _ => Ok(joined),
+    }
+}
+
+fn getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, s) = this_state(&mut a)?;
     let name = a.required(1, "name")?;
     match &name {
         Value::Str(n) if &**n == "numel" => Ok(method(
@@ -121,10 +137,13 @@ fn getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 Ok(Value::Int(n))
             },
         )),
-        Value::Str(n) => Err(Exc::new(
-            crate::object::ExcKind::AttributeError,
-            format!("'torch.Size' object has no attribute '{n}'"),
-        )),
+        // The tuple's own methods (`index`, `count`).
+        Value::Str(n) => it.get_attr(&s, n).map_err(|_| {
+            Exc::new(
+                crate::object::ExcKind::AttributeError,
+                format!("'torch.Size' object has no attribute '{n}'"),
+            )
+        }),
         _ => Err(Exc::type_error("attribute name must be string")),
     }
 }
