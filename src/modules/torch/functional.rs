@@ -313,6 +313,26 @@ fn no_option(_: &mut Args) -> Result<TorchLoss, Exc> {
     Ok(TorchLoss::Mse)
 }
 
+/// `torch.softmax` and `torch.log_softmax`, the same functions at the top level.
+pub fn register_top_level(m: &Module) {
+    m.set(
+        "softmax",
+        builtin(
+            "softmax",
+            "softmax(input, dim): exp(input) normalised along dim.",
+            |it, a| softmax_like(it, a, losses::softmax),
+        ),
+    );
+    m.set(
+        "log_softmax",
+        builtin(
+            "log_softmax",
+            "log_softmax(input, dim): log of softmax, computed stably.",
+            |it, a| softmax_like(it, a, losses::log_softmax),
+        ),
+    );
+}
+
 /// The `torch.nn.functional` module.
 pub fn build() -> Rc<Module> {
     let m = Rc::new(Module::new(

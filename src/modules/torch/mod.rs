@@ -343,6 +343,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("cuda", Value::Module(build("torch.cuda")?));
             m.set("nn", Value::Module(build("torch.nn")?));
             m.set("optim", Value::Module(build("torch.optim")?));
+            functional::register_top_level(&m);
             m.set("__version__", Value::str("2.0 (devarray)"));
             m
         }
