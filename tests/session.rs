@@ -133,7 +133,10 @@ fn completion_offers_names_and_attributes() {
         (vec!["weights".to_string()], 0, 3)
     );
     let c = s.complete("weights.co", 10);
-    assert_eq!(c.matches, vec!["context", "copy", "copyto"]);
+    assert_eq!(
+        c.matches,
+        vec!["context", "contiguous", "copy", "copyto", "cos"]
+    );
     assert_eq!((c.start, c.end), (8, 10));
     let c = s.complete("x = mx.nd.on", 12);
     assert!(c.matches.contains(&"ones".to_string()), "{:?}", c.matches);

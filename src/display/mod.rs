@@ -15,4 +15,4 @@ pub use arrayprint::{
 pub use floatfmt::py_float_repr;
 pub use html::{array_html, html_escape, table_html, table_text};
 pub use pyfmt::{format_spec, percent_format, py_str_repr, FmtValue, FormatError};
-pub use torch::torch_repr;
+pub use torch::{torch_repr, torch_repr_with};

@@ -213,6 +213,17 @@ fn torch_dtype(dtype_name: &str) -> (String, bool) {
 /// PyTorch's device text (`cuda:0`); `None` or `cpu` prints no device.
 /// float32, int64 and bool print no dtype; others add `dtype=torch.float64` etc.
 pub fn torch_repr(a: &ArrayView, device: Option<&str>, dtype_name: &str) -> String {
+    torch_repr_with(a, device, dtype_name, None)
+}
+
+/// [`torch_repr`] with autograd's suffix (`grad_fn=<SumBackward0>` or `requires_grad=True`),
+/// which PyTorch puts after the device and dtype.
+pub fn torch_repr_with(
+    a: &ArrayView,
+    device: Option<&str>,
+    dtype_name: &str,
+    grad: Option<&str>,
+) -> String {
     const PREFIX: &str = "tensor(";
     if !a.is_consistent() {
         return a.inconsistency_note();
@@ -252,6 +263,7 @@ pub fn torch_repr(a: &ArrayView, device: Option<&str>, dtype_name: &str) -> Stri
             layout.recurse(0, 0, PREFIX.len())
         }
     };
+    suffixes.extend(grad.map(str::to_string));
     add_suffixes(&format!("{PREFIX}{body}"), &suffixes, PREFIX.len())
 }
 

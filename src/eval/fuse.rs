@@ -16,7 +16,8 @@
 //!   first, exactly as the one-op path does, and uses it as a scalar;
 //! - every array leaf is a float array of one dtype, shape and device (the runtime checks this
 //!   and answers None otherwise), and the result takes the flavor the one-op path would give;
-//! - autograd is not recording (the tape needs each op).
+//! - autograd is not recording (the tape needs each op), nor would record an op on the leaves
+//!   (PyTorch's tensors that require grad).
 //!
 //! A failed attempt leaves a [`Fallback`] for the usual evaluation of its expression: the leaves
 //! it computed (so `a @ b` is not multiplied twice) and the op nodes that cannot fuse with these
@@ -447,10 +448,13 @@ pub fn try_fuse(it: &mut Interp, e: &Expr) -> Attempt {
     };
     if let Ok(Part::Array(expr, flavor, _)) = builder.build(it, e) {
         // A runtime refusal or error: the usual path gives the result, or the error, as usual.
-        if let Ok(Some(out)) = Array::fused(&expr, &builder.leaves) {
-            #[cfg(test)]
-            tests::count(|c| c.fused += 1);
-            return Attempt::Done(wrap(out, flavor));
+        // Tensors that require grad are recorded op by op (PyTorch records without record()).
+        if !it.st.nn.tape.would_record(&builder.leaves) {
+            if let Ok(Some(out)) = Array::fused(&expr, &builder.leaves) {
+                #[cfg(test)]
+                tests::count(|c| c.fused += 1);
+                return Attempt::Done(wrap(out, flavor));
+            }
         }
     }
     let Builder {

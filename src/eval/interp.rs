@@ -1277,7 +1277,7 @@ impl<'s> Interp<'s> {
             Value::Builtin(b) => {
                 args.fname = b.name;
                 match &b.kind {
-                    BuiltinKind::Free(f) => f(self, args),
+                    BuiltinKind::Free(f) | BuiltinKind::Unbound(f) => f(self, args),
                     BuiltinKind::Method { receiver, f } => f(self, receiver, args),
                 }
             }

@@ -136,7 +136,7 @@ fn dim(v: &Value) -> Result<usize, Exc> {
 
 /// A shape given as an int, a tuple or a list.
 pub fn shape_arg(v: &Value) -> Result<Vec<usize>, Exc> {
-    match v {
+    match &crate::modules::array_more::tuple_like(v) {
         Value::Tuple(t) => t.iter().map(dim).collect(),
         Value::List(l) => l.borrow().iter().map(dim).collect(),
         other => Ok(vec![dim(other)?]),
@@ -492,10 +492,17 @@ fn sample<const F: u8>(
         shape
     };
     let dtype = dtype.unwrap_or(DType::Float32);
+    let flavor = flavor_for(it, F);
     let rt = &it.state_mut().rt;
-    let arr = match dist {
-        Distribution::Uniform => rt.uniform(p0, p1, &shape, dtype, device)?,
-        Distribution::Normal => rt.normal(p0, p1, &shape, dtype, device)?,
+    let arr = match (dist, flavor) {
+        (Distribution::Uniform, Flavor::Torch) => {
+            rt.torch_uniform(p0, p1, &shape, dtype, device)?
+        }
+        (Distribution::Uniform, Flavor::Np) => rt.np_uniform(p0, p1, &shape, dtype, device)?,
+        (Distribution::Uniform, _) => rt.uniform(p0, p1, &shape, dtype, device)?,
+        (Distribution::Normal, Flavor::Torch) => rt.torch_normal(p0, p1, &shape, dtype, device)?,
+        (Distribution::Normal, Flavor::Np) => rt.np_normal(p0, p1, &shape, dtype, device)?,
+        (Distribution::Normal, _) => rt.normal(p0, p1, &shape, dtype, device)?,
     };
     Ok(wrap(arr, flavor_for(it, F)))
 }
@@ -518,10 +525,19 @@ fn standard_sample<const F: u8>(
     let shape = shape_from(&mut a)?;
     a.finish(0)?;
     let dtype = dtype.unwrap_or(DType::Float32);
+    let flavor = flavor_for(it, F);
     let rt = &it.state_mut().rt;
-    let arr = match dist {
-        Distribution::Uniform => rt.uniform(0.0, 1.0, &shape, dtype, device)?,
-        Distribution::Normal => rt.normal(0.0, 1.0, &shape, dtype, device)?,
+    let arr = match (dist, flavor) {
+        (Distribution::Uniform, Flavor::Torch) => {
+            rt.torch_uniform(0.0, 1.0, &shape, dtype, device)?
+        }
+        (Distribution::Uniform, Flavor::Np) => rt.np_uniform(0.0, 1.0, &shape, dtype, device)?,
+        (Distribution::Uniform, _) => rt.uniform(0.0, 1.0, &shape, dtype, device)?,
+        (Distribution::Normal, Flavor::Torch) => {
+            rt.torch_normal(0.0, 1.0, &shape, dtype, device)?
+        }
+        (Distribution::Normal, Flavor::Np) => rt.np_normal(0.0, 1.0, &shape, dtype, device)?,
+        (Distribution::Normal, _) => rt.normal(0.0, 1.0, &shape, dtype, device)?,
     };
     Ok(wrap(arr, flavor_for(it, F)))
 }
@@ -614,6 +630,10 @@ fn scalar_value(s: Scalar) -> Value {
 
 /// Axis argument: None, an int, or a tuple of ints.
 fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
+    let v = v.map(|v| match &v {
+        Value::List(l) => Value::tuple(l.borrow().clone()),
+        other => crate::modules::array_more::tuple_like(other),
+    });
     match &v {
         None | Some(Value::None) => Ok(None),
         Some(Value::Tuple(t)) => t
@@ -645,6 +665,10 @@ fn reduce(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: ReduceOp) -> Res
     let whole = axes.is_none() && !keepdims;
     let tape = &mut it.state_mut().nn.tape;
     let mut out = tape.reduce(&x.array, op, axes.as_deref(), keepdims)?;
+    if x.flavor == Flavor::Numpy && whole {
+        // NumPy's full reductions return scalars (`3.0`, not `array(3.)`).
+        return Ok(scalar_value(out.to_scalar(a.fname)?));
+    }
     if x.flavor == Flavor::Nd {
         // MXNet's legacy API returns (1,)-shaped results for full reductions,
         // and argmax/argmin as float indices.
@@ -699,6 +723,10 @@ fn shape_args(a: &mut Args) -> Result<Vec<isize>, Exc> {
         Some(s) => vec![s],
         None => std::mem::take(&mut a.pos),
     };
+    let pos: Vec<Value> = pos
+        .iter()
+        .map(crate::modules::array_more::tuple_like)
+        .collect();
     let items: Vec<Value> = match pos.as_slice() {
         [Value::Tuple(t)] => t.as_ref().clone(),
         [Value::List(l)] => l.borrow().clone(),
@@ -763,13 +791,23 @@ fn shortest_f32_as_f64(x: f32) -> f64 {
 
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
+    if x.flavor == Flavor::Torch {
+        if let Some(found) = crate::modules::torch::autograd::tensor_attr(it, v, name)? {
+            return Ok(Some(found));
+        }
+    }
     let arr = &x.array;
     Ok(Some(match name {
+        "shape" if x.flavor == Flavor::Torch => {
+            let dims = arr.shape().to_vec();
+            crate::modules::torch::size::value(it, &dims)?
+        }
         "shape" => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
         "dtype" => Value::DType(arr.dtype(), x.flavor),
         "context" | "ctx" => Value::Device(arr.device()),
         "device" => crate::modules::torch::device_attr(arr.device(), x.flavor),
-        "size" => Value::Int(arr.size() as i64),
+        // PyTorch's `size` is a method (`array_more`).
+        "size" if x.flavor != Flavor::Torch => Value::Int(arr.size() as i64),
         "ndim" => Value::Int(arr.ndim() as i64),
         "T" => wrap(it.state_mut().nn.tape.transpose(arr, None)?, x.flavor),
         "grad" => {
@@ -792,6 +830,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                             "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
                             crate::object::format::torch_device_name(x.array.device())
                         )));
+                    }
+                    if x.flavor == Flavor::Torch && a.fname == "numpy" {
+                        // PyTorch's numpy() of a CPU tensor shares its memory.
+                        return Ok(wrap(x.array.clone(), Flavor::Numpy));
                     }
                     // Reading a value on the host: an implicit transfer when x lives elsewhere.
                     let host = x.array.to_host_array(&it.state_mut().rt)?;
@@ -869,7 +911,13 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let s = shape_args(&mut a)?;
                     a.finish(0)?;
                     let x = recv(r)?;
-                    Ok(wrap(it.state_mut().nn.tape.reshape(&x.array, &s)?, x.flavor))
+                    let st = it.state_mut();
+                    let out = st.nn.tape.reshape(&x.array, &s)?;
+                    if x.flavor == Flavor::Np {
+                        // MXNet's numpy mode returns a copy (legacy nd, PyTorch and NumPy share).
+                        return Ok(wrap(st.nn.tape.copy_to(&st.rt, &out, out.device())?, x.flavor));
+                    }
+                    Ok(wrap(out, x.flavor))
                 }),
                 "transpose" => ("x.transpose(*axes): axes permuted (reversed by default).", |it, r, mut a| {
                     let axes = if a.pos.is_empty() && a.kw.is_empty() { None } else { Some(shape_args(&mut a)?) };
@@ -948,7 +996,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 "sigmoid" => ("x.sigmoid()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Sigmoid) }),
                 "relu" => ("x.relu()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Relu) }),
                 "square" => ("x.square()", |it, r, a| { a.finish(0)?; unary_fn(it, r, UnaryOp::Square) }),
-                "norm" => ("x.norm(ord=2, axis=None, keepdims=False): the L2 (Frobenius) norm.", |_, r, mut a| {
+                "norm" => ("x.norm(ord=2, axis=None, keepdims=False): the L2 (Frobenius) norm.", |it, r, mut a| {
                     let ord = a.take(0, "ord")?;
                     let axis = a.take(1, "axis")?;
                     let keepdims = a.take(2, "keepdims")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
@@ -957,9 +1005,12 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let axes = axes_arg(axis)?;
                     let x = recv(r)?;
                     let whole = axes.is_none() && !keepdims;
-                    let mut out = x.array.norm(ord, axes.as_deref(), keepdims)?;
+                    let mut out = it.state_mut().nn.tape.norm(&x.array, ord, axes.as_deref(), keepdims)?;
                     if whole && x.flavor == Flavor::Nd {
                         out = out.reshape(&[1])?;
+                    }
+                    if whole && x.flavor == Flavor::Numpy {
+                        return Ok(scalar_value(out.to_scalar(a.fname)?));
                     }
                     Ok(wrap(out, x.flavor))
                 }),
@@ -993,7 +1044,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 }),
                 "zeros_like" => ("x.zeros_like()", |it, r, a| { a.finish(0)?; zeros_like::<ND>(it, Args::new("zeros_like", vec![r.clone()])) }),
                 "ones_like" => ("x.ones_like()", |it, r, a| { a.finish(0)?; ones_like::<ND>(it, Args::new("ones_like", vec![r.clone()])) }),
-                _ => return Ok(None),
+                _ => return crate::modules::array_more::get_attr(it, v, name),
             };
             let name: &'static str = ATTRS
                 .iter()
@@ -1007,11 +1058,16 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
 }
 
 pub fn set_attr(
-    _it: &mut dyn Interpreter,
+    it: &mut dyn Interpreter,
     obj: &Value,
     name: &str,
-    _value: Value,
+    value: Value,
 ) -> Result<(), Exc> {
+    if matches!(obj, Value::Array(a) if a.flavor == Flavor::Torch)
+        && crate::modules::torch::autograd::set_tensor_attr(it, obj, name, &value)?
+    {
+        return Ok(());
+    }
     Err(Exc::new(
         ExcKind::AttributeError,
         format!(
@@ -1298,6 +1354,7 @@ pub fn fill_namespace<const F: u8>(m: &crate::object::value::Module) {
     for (name, doc, f) in namespace_fns::<F>() {
         m.set(name, builtin(name, doc, f));
     }
+    crate::modules::array_more::fill_namespace::<F>(m);
     for d in [
         DType::Float32,
         DType::Float64,

@@ -448,7 +448,12 @@ pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
     }
     Ok(match t {
         Value::Type(TypeKind::Object) => true,
-        Value::Class(_) => false,
+        Value::Class(c) => match v {
+            Value::Object(o) => {
+                matches!(&o.class_value(), Some(Value::Class(own)) if own.is_subclass_of(&c.value()))
+            }
+            _ => false,
+        },
         Value::Type(TypeKind::Int) => matches!(v, Value::Int(_) | Value::Bool(_)),
         Value::Type(k) => type_kind(v) == *k,
         Value::ExcType(k) => matches!(v, Value::Exception(e) if e.kind.is_subclass_of(*k)),
@@ -469,16 +474,46 @@ pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
     })
 }
 
-fn isinstance(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn isinstance(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     let t = a.required(1, "class_or_tuple")?;
     a.finish(2)?;
+    if let Some(class) = torch_parameter_class(it, &v) {
+        let classes = match &t {
+            Value::Tuple(items) => items.to_vec(),
+            other => vec![other.clone()],
+        };
+        if classes.iter().any(|c| c.is(&class)) {
+            return Ok(Value::Bool(true));
+        }
+    }
     Ok(Value::Bool(instance_of(&v, &t)?))
 }
 
-fn type_of(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+/// `torch.nn.Parameter` when `v` is a PyTorch parameter tensor.
+fn torch_parameter_class(it: &dyn Interpreter, v: &Value) -> Option<Value> {
+    match v {
+        Value::Array(a) if a.flavor == crate::object::value::Flavor::Torch => it
+            .state()
+            .nn
+            .param_of_array(&a.array)
+            .map(|_| super::torch::nn::classes().parameter.value()),
+        _ => None,
+    }
+}
+
+fn type_of(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
+    if let Some(class) = torch_parameter_class(it, &v) {
+        return Ok(class);
+    }
+    if let Some(class) = match &v {
+        Value::Object(o) => o.class_value(),
+        _ => None,
+    } {
+        return Ok(class);
+    }
     Ok(match &v {
         Value::Exception(e) => Value::ExcType(e.kind),
         Value::Instance(inst) => inst.class.value(),
@@ -1110,7 +1145,9 @@ pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let d = edit_distance(name, c);
-        if d <= 2.max(name.len() / 3) && best.is_none_or(|(bd, _)| d < bd) {
+        // Ties go to the first in sorted order, as CPython scans `dir()` (sorted): the hint must
+        // not depend on a table's iteration order.
+        if d <= 2.max(name.len() / 3) && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
             best = Some((d, c));
         }
     }
@@ -1250,7 +1287,13 @@ pub fn attr_names(v: &Value) -> Vec<String> {
         Value::Device(_) => &["device_type", "device_id"],
         Value::Exception(_) => &["args"],
         Value::Float(_) => &["is_integer", "real", "imag"],
-        Value::Array(_) => return super::arrays::ATTRS.iter().map(|s| s.to_string()).collect(),
+        Value::Array(_) => {
+            return super::arrays::ATTRS
+                .iter()
+                .chain(super::array_more::ATTRS)
+                .map(|s| s.to_string())
+                .collect()
+        }
         Value::Module(m) => return m.attrs.borrow().keys().map(|k| k.to_string()).collect(),
         Value::Object(o) => return o.attr_names().iter().map(|s| s.to_string()).collect(),
         Value::Func(_) => &["__name__", "__doc__"],

@@ -36,8 +36,11 @@ dtype : str or dtype, optional\n    Element type.\n\nExample\n-------\n>>> array
         "arange" => "Parameters\n----------\nstart : number, optional\n    First value (0 by default).\nstop : number\n    End, not included.\n\
 step : number, optional\n    Spacing (1 by default).\nctx / device, dtype : optional\n    As for ones().\n\nExample\n-------\n>>> arange(0, 10, 2)".to_string(),
         "eye" => "Parameters\n----------\nN : int\n    Rows.\nM : int, optional\n    Columns (N by default).\nctx / device, dtype : optional\n    As for ones().\n\nExample\n-------\n>>> eye(3, ctx=gpu(0))".to_string(),
-        "ones_like" | "zeros_like" if !method => format!(
-            "Parameters\n----------\nx : array\n    The result has x's shape, dtype and device.\n\nExample\n-------\n>>> {name}(ones(2, 3) @ gpu(0))"
+        "ones_like" | "zeros_like" | "empty_like" | "full_like" | "rand_like" | "randn_like" if !method => format!(
+            "Parameters\n----------\nx : array\n    The result has x's shape, and its dtype and device unless given.\n{}\
+dtype : dtype, optional\n    The element type (x's by default).\ndevice / ctx : optional\n    Where the result lives (x's device by default).\n\nExample\n-------\n>>> {name}(torch.ones(2, 3){}, dtype=torch.float64)",
+            if name == "full_like" { "fill_value : number\n    The value of every element.\n" } else { "" },
+            if name == "full_like" { ", 7" } else { "" }
         ),
         "ones_like" | "zeros_like" => format!(
             "Parameters\n----------\n(none: the result has x's shape, dtype and device)\n\nExample\n-------\n>>> x.{name}()"
@@ -114,8 +117,30 @@ end : str, optional\n    After the last value ('\\n').\nfile : sys.stdout or sys
         "expand_dims" => "Parameters\n----------\naxis : int\n    Where the new axis of length 1 goes.\n\nExample\n-------\n>>> ones(3).expand_dims(0).shape".to_string(),
         "device" if !method => "Parameters\n----------\ntype : str\n    'cpu', 'cuda' or 'cuda:i'.\nindex : int, optional\n    The GPU's index.\n\nExample\n-------\n>>> torch.device('cuda:1')".to_string(),
         "is_tensor" => "Parameters\n----------\nobj : any\n\nExample\n-------\n>>> torch.is_tensor(torch.ones(2))".to_string(),
-        "manual_seed" => "Parameters\n----------\nn : int\n    The seed; every device's generator is reseeded.\n\nExample\n-------\n>>> torch.manual_seed(0)".to_string(),
+        "manual_seed" => "Parameters\n----------\nn : int\n    The seed; every device's generator is reseeded (PyTorch's CPU generator included, so torch.rand and torch.randn give PyTorch's numbers).\n\nExample\n-------\n>>> torch.manual_seed(0)".to_string(),
         "mm" => "Parameters\n----------\na, b : 2-d tensors\n    On the same device; a's columns must equal b's rows.\n\nExample\n-------\n>>> torch.mm(torch.ones(2, 3), torch.ones(3, 2))".to_string(),
+        "size" if method => "Parameters\n----------\ndim : int, optional\n    One axis (negative counts from the end); the whole shape as torch.Size without it.\n\nExample\n-------\n>>> torch.ones(2, 3).size(), torch.ones(2, 3).size(-1)".to_string(),
+        "numel" | "dim" => format!(
+            "Parameters\n----------\n(none)\n\nExample\n-------\n>>> {}",
+            if method { format!("torch.ones(2, 3).{name}()") } else { format!("torch.{name}(torch.ones(2, 3))") }
+        ),
+        "view" => "Parameters\n----------\n*shape : ints or a tuple\n    The new dimensions (one may be -1); the result shares x's memory.\n\nExample\n-------\n>>> y = x.view(2, -1)\n>>> y[0, 0] = 7   # x changes too".to_string(),
+        "clone" => "Parameters\n----------\n(none: a copy in new memory on x's device; gradients flow back to x)\n\nExample\n-------\n>>> y = x.clone()".to_string(),
+        "cumsum" => format!(
+            "Parameters\n----------\naxis / dim : int, optional\n    The axis to accumulate along; the flattened array when None.\ndtype : dtype, optional\n    The type to sum in.\n\nExample\n-------\n>>> {}",
+            if method { "arange(6).reshape(2, 3).cumsum(axis=0)" } else { "cumsum(arange(6).reshape(2, 3), axis=1)" }
+        ),
+        "new_ones" | "new_zeros" | "new_empty" | "new_full" | "new_tensor" => format!(
+            "Parameters\n----------\n{}\ndtype, device : optional\n    x's dtype and device by default.\n\nExample\n-------\n>>> x.{name}({})",
+            if name == "new_tensor" { "data : number or nested lists" } else if name == "new_full" { "size : ints or a tuple\nfill_value : number" } else { "size : ints or a tuple" },
+            if name == "new_tensor" { "[1, 2]" } else if name == "new_full" { "(2, 3), 7" } else { "(2, 3)" }
+        ),
+        "add" | "subtract" | "multiply" | "divide" | "power" | "sub" | "mul" | "div" | "pow" | "true_divide" => format!(
+            "Parameters\n----------\n{}\nalpha : number, optional\n    (add/sub) other is scaled by alpha first.\nout : array, optional\n    Write the result into this array and return it.\n\nExample\n-------\n>>> {}",
+            if method { "other : array or number" } else { "x1, x2 : arrays or numbers\n    Broadcast together, arrays on one device." },
+            if method { format!("x.{name}(2)") } else { format!("{name}(ones(2, 3), 2)") }
+        ),
+        "mv" => "Parameters\n----------\ninput : 2-d tensor\nvec : 1-d tensor\n    Its length is input's number of columns.\n\nExample\n-------\n>>> torch.mv(torch.ones(2, 3), torch.ones(3))".to_string(),
         "synchronize" => "Parameters\n----------\ndevice : optional\n    Accepted for PyTorch's spelling; every device is waited for.\n\nExample\n-------\n>>> torch.cuda.synchronize()".to_string(),
         _ => return None,
     };

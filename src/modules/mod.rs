@@ -19,7 +19,9 @@
 //! - `pydoc.rs`, `docs.rs` — what `help`, `obj?` and inspection show; the long docs of the
 //!   public functions.
 
+pub mod array_more;
 pub mod arrays;
+pub mod blocks;
 pub mod builtins;
 pub mod classes;
 pub mod devices;

@@ -167,7 +167,8 @@ pub fn describe(
             fields.push((
                 "Type",
                 match b.kind {
-                    crate::object::value::BuiltinKind::Free(_) => {
+                    crate::object::value::BuiltinKind::Free(_)
+                    | crate::object::value::BuiltinKind::Unbound(_) => {
                         "builtin_function_or_method".to_string()
                     }
                     crate::object::value::BuiltinKind::Method { .. } => "method".to_string(),

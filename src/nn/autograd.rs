@@ -8,6 +8,14 @@
 //!
 //! Grad storage is a side table keyed by array identity: the table keeps the array alive, so the
 //! identity cannot be reused while the entry exists.
+//!
+//! PyTorch's autograd runs on the same tape. A tensor with `requires_grad` is an *auto* leaf: ops
+//! on it are recorded without a `record()` scope while grad mode is on (`torch.no_grad()` turns
+//! it off), its gradient is None until a backward reaches it and accumulates afterwards, and a
+//! backward without `retain_graph` marks the nodes it used as freed instead of forgetting them, so
+//! the output keeps its `grad_fn` and a second backward is PyTorch's error. Nothing else frees
+//! auto nodes, so [`Tape::collect`] drops the nodes and leaves no program value can reach any
+//! more (their arrays are held only by the tape), as PyTorch's reference counting would.
 use std::collections::{HashMap, HashSet};
 
 use crate::runtime::shape::{broadcast_shapes, normalize_axes, normalize_axis};
@@ -58,31 +66,147 @@ enum OpRecord {
     Concat(isize),
     Stack(isize),
     Clip(Option<f64>, Option<f64>),
+    /// The L2 (Frobenius) norm over `axes` (all when None).
+    Norm {
+        axes: Option<Vec<isize>>,
+        keepdims: bool,
+    },
 }
 
 struct Node {
     op: OpRecord,
     inputs: Vec<Input>,
     output: Array,
+    /// Recorded by PyTorch's grad mode (an input was an auto leaf or an auto node's output).
+    auto: bool,
+    /// A backward without `retain_graph` went through it (auto nodes only; others are removed).
+    freed: bool,
+    /// The `grad_fn` name when the op's own name is not PyTorch's (`clone` is a copy).
+    name: Option<&'static str>,
 }
 
-/// An array with `attach_grad()`: its gradient buffer and how backward writes it.
+/// An array with a gradient: `attach_grad()`'s buffer, or a PyTorch leaf's `.grad`.
 struct Attached {
     var: Array,
-    grad: Array,
+    /// MXNet's buffer always exists; a PyTorch gradient is None until a backward reaches it.
+    grad: Option<Array>,
     accumulate: bool,
+    /// PyTorch semantics: recorded without `record()`, grad None at first, accumulating.
+    auto: bool,
+    /// False after `requires_grad_(False)` (a gradient already there stays readable).
+    requires: bool,
+}
+
+/// Why a PyTorch `backward()` could not run, in terms the binding turns into PyTorch's messages.
+#[derive(Debug)]
+pub enum TorchBackwardError {
+    /// The head neither requires grad nor has a grad_fn.
+    NotRequiring,
+    /// No `gradient=` for a head with more than one element.
+    ImplicitNonScalar,
+    /// `gradient=` of another shape: (gradient's, output's).
+    ShapeMismatch(Vec<usize>, Vec<usize>),
+    /// `gradient=` on another device: (expected, got).
+    DeviceMismatch(Device, Device),
+    /// The graph was already freed by an earlier backward.
+    Freed,
+    Runtime(RuntimeError),
+}
+
+/// Why a PyTorch in-place op was refused.
+#[derive(Debug)]
+pub enum InplaceError {
+    /// A leaf that requires grad, outside `torch.no_grad()`.
+    Leaf,
+    /// The result does not fit the tensor: PyTorch's message.
+    Mismatch(String),
+    Runtime(RuntimeError),
+}
+
+/// PyTorch's message for an in-place op on a leaf that requires grad.
+pub const LEAF_INPLACE: &str =
+    "a leaf Variable that requires grad is being used in an in-place operation.";
+
+impl From<RuntimeError> for InplaceError {
+    fn from(e: RuntimeError) -> Self {
+        InplaceError::Runtime(e)
+    }
+}
+
+/// PyTorch's short dtype names (`Float`, `Long`) for its casting errors.
+fn torch_scalar_type(d: DType) -> &'static str {
+    match d {
+        DType::Float32 => "Float",
+        DType::Float64 => "Double",
+        DType::Int32 => "Int",
+        DType::Int64 => "Long",
+        DType::Bool => "Bool",
+    }
+}
+
+fn shape_list(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+/// An in-place result must keep the tensor's shape and be castable to its dtype.
+fn check_fits(target: &Array, result: &Array) -> std::result::Result<(), InplaceError> {
+    if result.shape() != target.shape() {
+        return Err(InplaceError::Mismatch(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            shape_list(target.shape()),
+            shape_list(result.shape())
+        )));
+    }
+    let (from, to) = (result.dtype(), target.dtype());
+    let narrowing =
+        (from.is_float() && !to.is_float()) || (to == DType::Bool && from != DType::Bool);
+    if narrowing {
+        return Err(InplaceError::Mismatch(format!(
+            "result type {} can't be cast to the desired output type {}",
+            torch_scalar_type(from),
+            torch_scalar_type(to)
+        )));
+    }
+    Ok(())
+}
+
+impl From<RuntimeError> for TorchBackwardError {
+    fn from(e: RuntimeError) -> Self {
+        TorchBackwardError::Runtime(e)
+    }
 }
 
 /// The session's autograd state: recording flags, recorded nodes, attached gradients.
-#[derive(Default)]
 pub struct Tape {
     recording: bool,
     training: bool,
+    /// PyTorch's grad mode: `torch.no_grad()` sets it false.
+    grad_enabled: bool,
     nodes: Vec<Node>,
-    /// Identities of recorded outputs (kept alive by `nodes`).
-    outputs: HashSet<usize>,
+    /// Identities of recorded outputs (kept alive by `nodes`), with their node's index.
+    outputs: HashMap<usize, usize>,
     attached: HashMap<usize, Attached>,
+    /// [`Tape::collect`] runs when nodes and attached entries reach this many.
+    collect_at: usize,
 }
+
+impl Default for Tape {
+    fn default() -> Self {
+        Tape {
+            recording: false,
+            training: false,
+            grad_enabled: true,
+            nodes: Vec::new(),
+            outputs: HashMap::new(),
+            attached: HashMap::new(),
+            collect_at: COLLECT_MIN,
+        }
+    }
+}
+
+/// The fewest nodes and entries at which collecting unreachable ones is worth a pass.
+const COLLECT_MIN: usize = 256;
 
 fn value_err(msg: impl Into<String>) -> RuntimeError {
     RuntimeError::Value(msg.into())
@@ -103,8 +227,9 @@ impl Tape {
         // A fresh top-level record() starts a new graph: nodes nobody differentiated are dropped
         // so a loop that records without calling backward does not grow without bound.
         if recording && !self.recording {
-            self.nodes.clear();
-            self.outputs.clear();
+            // PyTorch's graphs live on until backward or until nothing refers to them.
+            self.nodes.retain(|n| n.auto);
+            self.reindex();
         }
         self.recording = recording;
         self.training = training;
@@ -134,16 +259,18 @@ impl Tape {
             var.id(),
             Attached {
                 var: var.clone(),
-                grad,
+                grad: Some(grad),
                 accumulate,
+                auto: false,
+                requires: true,
             },
         );
         Ok(())
     }
 
-    /// The gradient buffer of an attached array.
+    /// The gradient buffer of an attached array (None for a PyTorch leaf no backward reached).
     pub fn grad(&self, var: &Array) -> Option<Array> {
-        self.attached.get(&var.id()).map(|a| a.grad.clone())
+        self.attached.get(&var.id()).and_then(|a| a.grad.clone())
     }
 
     /// Forget an attached array (parameters do this when their data is replaced).
@@ -151,30 +278,319 @@ impl Tape {
         self.attached.remove(&var.id());
     }
 
-    fn tracked(&self, a: &Array) -> bool {
-        let id = a.id();
-        self.outputs.contains(&id) || self.attached.contains_key(&id)
+    // ---- PyTorch's view of the tape ---------------------------------------------------------
+
+    /// PyTorch's grad mode (`torch.is_grad_enabled()`).
+    pub fn grad_enabled(&self) -> bool {
+        self.grad_enabled
     }
 
-    fn push(&mut self, op: OpRecord, inputs: Vec<Input>, output: &Array) {
-        self.outputs.insert(output.id());
+    /// `torch.set_grad_enabled(b)`; returns the mode to restore.
+    pub fn set_grad_enabled(&mut self, enabled: bool) -> bool {
+        std::mem::replace(&mut self.grad_enabled, enabled)
+    }
+
+    /// `x.requires_grad_(flag)` on a leaf (the caller refuses non-leaves): a PyTorch leaf whose
+    /// gradient is None until a backward reaches it. Turning it off keeps a gradient already
+    /// there. This is also how a parameter's data becomes a `torch.nn.Parameter`.
+    pub fn set_requires_grad(&mut self, var: &Array, requires: bool) {
+        match self.attached.get_mut(&var.id()) {
+            Some(entry) => {
+                entry.requires = requires;
+                if requires && !entry.auto {
+                    // An MXNet buffer becomes a PyTorch leaf: no gradient until a backward.
+                    entry.auto = true;
+                    entry.accumulate = true;
+                    entry.grad = None;
+                }
+            }
+            None if requires => {
+                self.attached.insert(
+                    var.id(),
+                    Attached {
+                        var: var.clone(),
+                        grad: None,
+                        accumulate: true,
+                        auto: true,
+                        requires: true,
+                    },
+                );
+                self.maybe_collect();
+            }
+            None => {}
+        }
+    }
+
+    /// `x.requires_grad`: a leaf that requires grad, or the output of a recorded op.
+    pub fn requires_grad(&self, a: &Array) -> bool {
+        self.tracked(a)
+    }
+
+    /// `x.is_leaf`: not the output of a recorded op.
+    pub fn is_leaf(&self, a: &Array) -> bool {
+        !self.outputs.contains_key(&a.id())
+    }
+
+    /// `x.grad = g` (None clears it). PyTorch allows it on any tensor; the entry makes the
+    /// tensor no more a leaf that requires grad than it was.
+    pub fn set_grad(&mut self, var: &Array, grad: Option<Array>) {
+        match self.attached.get_mut(&var.id()) {
+            Some(entry) => entry.grad = grad,
+            None => {
+                if grad.is_none() {
+                    return;
+                }
+                self.attached.insert(
+                    var.id(),
+                    Attached {
+                        var: var.clone(),
+                        grad,
+                        accumulate: true,
+                        auto: true,
+                        requires: false,
+                    },
+                );
+            }
+        }
+    }
+
+    /// `y.retain_grad()`: backward also fills `y.grad` for this non-leaf.
+    pub fn retain_grad(&mut self, var: &Array) {
+        if self.is_leaf(var) || self.attached.contains_key(&var.id()) {
+            return;
+        }
+        self.attached.insert(
+            var.id(),
+            Attached {
+                var: var.clone(),
+                grad: None,
+                accumulate: true,
+                auto: true,
+                requires: true,
+            },
+        );
+    }
+
+    /// `y.retains_grad`: a non-leaf whose gradient backward keeps.
+    pub fn retains_grad(&self, var: &Array) -> bool {
+        !self.is_leaf(var) && self.attached.contains_key(&var.id())
+    }
+
+    /// The PyTorch name of the op that made `a` (`SumBackward0`), None for a leaf.
+    pub fn grad_fn(&self, a: &Array) -> Option<&'static str> {
+        let node = self.nodes.get(*self.outputs.get(&a.id())?)?;
+        Some(node.name.unwrap_or_else(|| grad_fn_name(node)))
+    }
+
+    /// Names the op that made `out` as PyTorch does when its record is shared (`clone`).
+    pub fn rename(&mut self, out: &Array, name: &'static str) {
+        if let Some(node) = self
+            .outputs
+            .get(&out.id())
+            .and_then(|&i| self.nodes.get_mut(i))
+        {
+            node.name = Some(name);
+        }
+    }
+
+    /// Whether an op over `inputs` would be recorded now (fusion must not bypass the tape).
+    pub fn would_record(&self, inputs: &[Array]) -> bool {
+        let refs: Vec<&Array> = inputs.iter().collect();
+        self.wants(&refs).is_some()
+    }
+
+    /// A leaf that requires grad, while grad mode is on: PyTorch refuses to change it in place.
+    pub fn guards_leaf(&self, a: &Array) -> bool {
+        self.grad_enabled
+            && self
+                .attached
+                .get(&a.id())
+                .is_some_and(|e| e.auto && e.requires && self.is_leaf(a))
+    }
+
+    /// Whether an in-place op on `target` with `others` must go through the graph (PyTorch
+    /// records in-place ops on tensors that require grad).
+    pub fn inplace_records(&self, target: &Array, others: &[&Array]) -> bool {
+        self.grad_enabled
+            && (self.auto_tracked(target) || others.iter().any(|a| self.auto_tracked(a)))
+    }
+
+    /// Gives `target`'s place in the graph to `before` (a copy of its values): the nodes that
+    /// made or read `target` now name `before`, and `target` is a leaf again.
+    pub fn cut(&mut self, target: &Array, before: &Array) {
+        let tid = target.id();
+        for node in &mut self.nodes {
+            if node.output.id() == tid {
+                node.output = before.clone();
+            }
+            for input in &mut node.inputs {
+                if matches!(input, Input::Array(a) if a.id() == tid) {
+                    *input = Input::Array(before.clone());
+                }
+            }
+        }
+        self.reindex();
+    }
+
+    /// A PyTorch in-place op on `target`: `compute(tape, source)` gives the new values from
+    /// `source` (the tensor's values), out of place, and they are written into `target`. When
+    /// grad mode records it, `source` is a copy of the old values that the graph keeps, and
+    /// `target` becomes the op's output (a result the tape did not record, such as `zero_`'s
+    /// constant, takes `target` out of the graph).
+    pub fn inplace(
+        &mut self,
+        rt: &Runtime,
+        target: &Array,
+        others: &[&Array],
+        compute: impl FnOnce(&mut Tape, &Array) -> Result<Array>,
+    ) -> std::result::Result<(), InplaceError> {
+        if self.guards_leaf(target) {
+            return Err(InplaceError::Leaf);
+        }
+        if !self.inplace_records(target, others) {
+            let result = compute(self, target)?;
+            check_fits(target, &result)?;
+            result.copy_into(target)?;
+            return Ok(());
+        }
+        // The graph keeps the old values under a new identity; `target` becomes the op's output.
+        let before = target.copy_to(rt, target.device())?;
+        self.cut(target, &before);
+        let written = compute(self, &before)
+            .map_err(InplaceError::from)
+            .and_then(|result| {
+                check_fits(target, &result)?;
+                result.copy_into(target)?;
+                Ok(result)
+            });
+        let result = match written {
+            Ok(result) => result,
+            Err(e) => {
+                self.cut(&before, target);
+                return Err(e);
+            }
+        };
+        if let Some(&i) = self.outputs.get(&result.id()) {
+            if let Some(node) = self.nodes.get_mut(i) {
+                node.output = target.clone();
+            }
+            self.reindex();
+        }
+        Ok(())
+    }
+
+    fn reindex(&mut self) {
+        self.outputs = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.output.id(), i))
+            .collect();
+    }
+
+    fn tracked(&self, a: &Array) -> bool {
+        let id = a.id();
+        self.outputs.contains_key(&id) || self.attached.get(&id).is_some_and(|e| e.requires)
+    }
+
+    /// Tracked the PyTorch way: a leaf that requires grad or an auto node's output.
+    fn auto_tracked(&self, a: &Array) -> bool {
+        let id = a.id();
+        match self.outputs.get(&id) {
+            Some(&i) => self.nodes.get(i).is_some_and(|n| n.auto),
+            None => self.attached.get(&id).is_some_and(|e| e.auto && e.requires),
+        }
+    }
+
+    fn push(&mut self, op: OpRecord, inputs: Vec<Input>, output: &Array, auto: bool) {
+        self.outputs.insert(output.id(), self.nodes.len());
         self.nodes.push(Node {
             op,
             inputs,
             output: output.clone(),
+            auto,
+            freed: false,
+            name: None,
         });
+        self.maybe_collect();
     }
 
-    /// Whether an op over `inputs` must be recorded: one branch when not recording.
-    fn wants(&self, inputs: &[&Array]) -> bool {
-        self.recording && inputs.iter().any(|a| self.tracked(a))
+    /// Whether an op over `inputs` must be recorded, and whether PyTorch's rules record it
+    /// (Some(true)); one branch when neither dialect records.
+    fn wants(&self, inputs: &[&Array]) -> Option<bool> {
+        if !self.recording && (!self.grad_enabled || self.attached.is_empty()) {
+            return None;
+        }
+        let auto = self.grad_enabled && inputs.iter().any(|a| self.auto_tracked(a));
+        if auto {
+            return Some(true);
+        }
+        (self.recording && inputs.iter().any(|a| self.tracked(a))).then_some(false)
+    }
+
+    fn maybe_collect(&mut self) {
+        if self.nodes.len() + self.attached.len() >= self.collect_at {
+            self.collect();
+            self.collect_at = (2 * (self.nodes.len() + self.attached.len())).max(COLLECT_MIN);
+        }
+    }
+
+    /// Drops the nodes and attached entries that nothing outside the tape can reach: an array
+    /// only the tape holds (its holders are all the tape's own references) that no kept node
+    /// needs as an input. Recording order is topological, so one sweep from the newest node
+    /// finds them; dropping arrays can release views of others, hence a few sweeps.
+    pub fn collect(&mut self) {
+        for _ in 0..4 {
+            let mut internal: HashMap<usize, usize> = HashMap::new();
+            let mut count = |a: &Array| *internal.entry(a.id()).or_default() += 1;
+            for n in &self.nodes {
+                count(&n.output);
+                for input in &n.inputs {
+                    if let Input::Array(a) = input {
+                        count(a);
+                    }
+                }
+            }
+            for e in self.attached.values() {
+                count(&e.var);
+                if let Some(g) = &e.grad {
+                    count(g);
+                }
+            }
+            let held = |a: &Array| a.holders() > internal.get(&a.id()).copied().unwrap_or(0);
+            let mut needed: HashSet<usize> = HashSet::new();
+            let mut keep = vec![false; self.nodes.len()];
+            for (i, n) in self.nodes.iter().enumerate().rev() {
+                let id = n.output.id();
+                let retained = self.attached.get(&id).is_some_and(|e| held(&e.var));
+                if held(&n.output) || needed.contains(&id) || retained {
+                    if let Some(k) = keep.get_mut(i) {
+                        *k = true;
+                    }
+                    for input in &n.inputs {
+                        if let Input::Array(a) = input {
+                            needed.insert(a.id());
+                        }
+                    }
+                }
+            }
+            let before = self.nodes.len() + self.attached.len();
+            let mut flags = keep.into_iter();
+            self.nodes.retain(|_| flags.next().unwrap_or(true));
+            self.attached
+                .retain(|id, e| held(&e.var) || needed.contains(id));
+            self.reindex();
+            if self.nodes.len() + self.attached.len() == before {
+                break;
+            }
+        }
     }
 
     // ---- recorded ops --------------------------------------------------------------------
 
     pub fn binary(&mut self, op: BinaryOp, lhs: Operand<'_>, rhs: Operand<'_>) -> Result<Array> {
         let out = Array::binary(op, lhs, rhs)?;
-        if self.recording && differentiable_binary(op) {
+        if differentiable_binary(op) {
             let arrays: Vec<&Array> = [lhs, rhs]
                 .iter()
                 .filter_map(|o| match o {
@@ -182,9 +598,9 @@ impl Tape {
                     Operand::Scalar(_) => None,
                 })
                 .collect();
-            if self.wants(&arrays) {
+            if let Some(auto) = self.wants(&arrays) {
                 let inputs = vec![Input::from_operand(lhs), Input::from_operand(rhs)];
-                self.push(OpRecord::Binary(op), inputs, &out);
+                self.push(OpRecord::Binary(op), inputs, &out, auto);
             }
         }
         Ok(out)
@@ -192,8 +608,13 @@ impl Tape {
 
     pub fn unary(&mut self, x: &Array, op: UnaryOp) -> Result<Array> {
         let out = x.unary(op)?;
-        if self.wants(&[x]) && op != UnaryOp::Not {
-            self.push(OpRecord::Unary(op), vec![Input::Array(x.clone())], &out);
+        if let (Some(auto), true) = (self.wants(&[x]), op != UnaryOp::Not) {
+            self.push(
+                OpRecord::Unary(op),
+                vec![Input::Array(x.clone())],
+                &out,
+                auto,
+            );
         }
         Ok(out)
     }
@@ -206,22 +627,25 @@ impl Tape {
         keepdims: bool,
     ) -> Result<Array> {
         let out = x.reduce(op, axes, keepdims)?;
-        if self.wants(&[x]) && !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) {
+        if let (Some(auto), true) = (
+            self.wants(&[x]),
+            !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin),
+        ) {
             let record = OpRecord::Reduce {
                 op,
                 axes: axes.map(<[isize]>::to_vec),
                 keepdims,
             };
-            self.push(record, vec![Input::Array(x.clone())], &out);
+            self.push(record, vec![Input::Array(x.clone())], &out, auto);
         }
         Ok(out)
     }
 
     pub fn matmul(&mut self, a: &Array, b: &Array) -> Result<Array> {
         let out = a.matmul(b)?;
-        if self.wants(&[a, b]) {
+        if let Some(auto) = self.wants(&[a, b]) {
             let inputs = vec![Input::Array(a.clone()), Input::Array(b.clone())];
-            self.push(OpRecord::Matmul, inputs, &out);
+            self.push(OpRecord::Matmul, inputs, &out, auto);
         }
         Ok(out)
     }
@@ -231,35 +655,35 @@ impl Tape {
             return self.binary(BinaryOp::Mul, Operand::Array(a), Operand::Array(b));
         }
         let out = a.dot(b)?;
-        if self.wants(&[a, b]) {
+        if let Some(auto) = self.wants(&[a, b]) {
             let inputs = vec![Input::Array(a.clone()), Input::Array(b.clone())];
-            self.push(OpRecord::Dot, inputs, &out);
+            self.push(OpRecord::Dot, inputs, &out, auto);
         }
         Ok(out)
     }
 
     pub fn reshape(&mut self, x: &Array, shape: &[isize]) -> Result<Array> {
         let out = x.reshape(shape)?;
-        if self.wants(&[x]) {
-            self.push(OpRecord::Reshape, vec![Input::Array(x.clone())], &out);
+        if let Some(auto) = self.wants(&[x]) {
+            self.push(OpRecord::Reshape, vec![Input::Array(x.clone())], &out, auto);
         }
         Ok(out)
     }
 
     pub fn transpose(&mut self, x: &Array, axes: Option<&[isize]>) -> Result<Array> {
         let out = x.transpose(axes)?;
-        if self.wants(&[x]) {
+        if let Some(auto) = self.wants(&[x]) {
             let record = OpRecord::Transpose(axes.map(<[isize]>::to_vec));
-            self.push(record, vec![Input::Array(x.clone())], &out);
+            self.push(record, vec![Input::Array(x.clone())], &out, auto);
         }
         Ok(out)
     }
 
     pub fn index(&mut self, x: &Array, items: &[IndexItem]) -> Result<Array> {
         let out = x.index(items)?;
-        if self.wants(&[x]) {
+        if let Some(auto) = self.wants(&[x]) {
             let record = OpRecord::Index(items.to_vec());
-            self.push(record, vec![Input::Array(x.clone())], &out);
+            self.push(record, vec![Input::Array(x.clone())], &out, auto);
         }
         Ok(out)
     }
@@ -274,16 +698,16 @@ impl Tape {
 
     pub fn copy_to(&mut self, rt: &Runtime, x: &Array, device: Device) -> Result<Array> {
         let out = x.copy_to(rt, device)?;
-        if self.wants(&[x]) {
-            self.push(OpRecord::Copy, vec![Input::Array(x.clone())], &out);
+        if let Some(auto) = self.wants(&[x]) {
+            self.push(OpRecord::Copy, vec![Input::Array(x.clone())], &out, auto);
         }
         Ok(out)
     }
 
     pub fn astype(&mut self, x: &Array, dtype: DType) -> Result<Array> {
         let out = x.astype(dtype)?;
-        if self.wants(&[x]) && dtype.is_float() && x.dtype().is_float() {
-            self.push(OpRecord::Copy, vec![Input::Array(x.clone())], &out);
+        if let (Some(auto), true) = (self.wants(&[x]), dtype.is_float() && x.dtype().is_float()) {
+            self.push(OpRecord::Copy, vec![Input::Array(x.clone())], &out, auto);
         }
         Ok(out)
     }
@@ -291,9 +715,9 @@ impl Tape {
     pub fn concat(&mut self, arrays: &[Array], axis: isize) -> Result<Array> {
         let out = Array::concat(arrays, axis)?;
         let refs: Vec<&Array> = arrays.iter().collect();
-        if self.wants(&refs) {
+        if let Some(auto) = self.wants(&refs) {
             let inputs = arrays.iter().cloned().map(Input::Array).collect();
-            self.push(OpRecord::Concat(axis), inputs, &out);
+            self.push(OpRecord::Concat(axis), inputs, &out, auto);
         }
         Ok(out)
     }
@@ -301,23 +725,58 @@ impl Tape {
     pub fn stack(&mut self, arrays: &[Array], axis: isize) -> Result<Array> {
         let out = Array::stack(arrays, axis)?;
         let refs: Vec<&Array> = arrays.iter().collect();
-        if self.wants(&refs) {
+        if let Some(auto) = self.wants(&refs) {
             let inputs = arrays.iter().cloned().map(Input::Array).collect();
-            self.push(OpRecord::Stack(axis), inputs, &out);
+            self.push(OpRecord::Stack(axis), inputs, &out, auto);
         }
         Ok(out)
     }
 
     pub fn clip(&mut self, x: &Array, min: Option<f64>, max: Option<f64>) -> Result<Array> {
         let out = x.clip(min, max)?;
-        if self.wants(&[x]) {
+        if let Some(auto) = self.wants(&[x]) {
             self.push(
                 OpRecord::Clip(min, max),
                 vec![Input::Array(x.clone())],
                 &out,
+                auto,
             );
         }
         Ok(out)
+    }
+
+    /// `x.norm(ord, axes, keepdims)`: recorded for the L2 norm and ord=1; other orders are
+    /// computed without a gradient.
+    pub fn norm(
+        &mut self,
+        x: &Array,
+        ord: Option<f64>,
+        axes: Option<&[isize]>,
+        keepdims: bool,
+    ) -> Result<Array> {
+        if self.wants(&[x]).is_none() || !x.dtype().is_float() {
+            return x.norm(ord, axes, keepdims);
+        }
+        let single_axis = axes.map_or(x.ndim() <= 1, |a| a.len() == 1);
+        let l2 = ord.is_none() || (ord == Some(2.0) && single_axis);
+        match ord {
+            _ if l2 => {
+                let out = x.norm(None, axes, keepdims)?;
+                if let Some(auto) = self.wants(&[x]) {
+                    let record = OpRecord::Norm {
+                        axes: axes.map(<[isize]>::to_vec),
+                        keepdims,
+                    };
+                    self.push(record, vec![Input::Array(x.clone())], &out, auto);
+                }
+                Ok(out)
+            }
+            Some(p) if p == 1.0 && single_axis => {
+                let abs = self.unary(x, UnaryOp::Abs)?;
+                self.reduce(&abs, ReduceOp::Sum, axes, keepdims)
+            }
+            _ => x.norm(ord, axes, keepdims),
+        }
     }
 
     // ---- backward ------------------------------------------------------------------------
@@ -351,6 +810,78 @@ impl Tape {
             }
             None => rt.ones(head.shape(), grad_dtype(head.dtype()), head.device())?,
         };
+        self.run_backward(rt, head, seed, retain_graph)
+    }
+
+    /// PyTorch's `y.backward(gradient=None, retain_graph=False)`: its checks, then the same
+    /// walk as [`Tape::backward`].
+    pub fn torch_backward(
+        &mut self,
+        rt: &Runtime,
+        head: &Array,
+        gradient: Option<&Array>,
+        retain_graph: bool,
+    ) -> std::result::Result<(), TorchBackwardError> {
+        if !self.tracked(head) {
+            return Err(TorchBackwardError::NotRequiring);
+        }
+        let seed = match gradient {
+            Some(g) => {
+                if g.shape() != head.shape() {
+                    return Err(TorchBackwardError::ShapeMismatch(
+                        g.shape().to_vec(),
+                        head.shape().to_vec(),
+                    ));
+                }
+                if g.device() != head.device() {
+                    return Err(TorchBackwardError::DeviceMismatch(
+                        head.device(),
+                        g.device(),
+                    ));
+                }
+                if g.dtype() == head.dtype() {
+                    g.clone()
+                } else {
+                    g.astype(grad_dtype(head.dtype()))?
+                }
+            }
+            None if head.size() != 1 => return Err(TorchBackwardError::ImplicitNonScalar),
+            None => rt.ones(head.shape(), grad_dtype(head.dtype()), head.device())?,
+        };
+        if self.reaches_freed(head) {
+            return Err(TorchBackwardError::Freed);
+        }
+        self.run_backward(rt, head, seed, retain_graph)?;
+        Ok(())
+    }
+
+    /// Whether the graph behind `head` has a node a backward already freed whose rule needs
+    /// the values it saved (PyTorch frees them; ops that save nothing still run).
+    fn reaches_freed(&self, head: &Array) -> bool {
+        let mut wanted: HashSet<usize> = HashSet::from([head.id()]);
+        for node in self.nodes.iter().rev() {
+            if !wanted.contains(&node.output.id()) {
+                continue;
+            }
+            if node.freed && saves_values(node) {
+                return true;
+            }
+            for input in &node.inputs {
+                if let Input::Array(a) = input {
+                    wanted.insert(a.id());
+                }
+            }
+        }
+        false
+    }
+
+    fn run_backward(
+        &mut self,
+        rt: &Runtime,
+        head: &Array,
+        seed: Array,
+        retain_graph: bool,
+    ) -> Result<()> {
         let mut grads: HashMap<usize, Array> = HashMap::new();
         grads.insert(head.id(), seed);
         let mut used = vec![false; self.nodes.len()];
@@ -377,31 +908,183 @@ impl Tape {
         }
         // Every new gradient first (accumulation allocates and can fail), then the writes, so
         // a failed backward leaves every gradient buffer as it was.
-        let mut new_grads = Vec::new();
-        for entry in self.attached.values() {
+        let mut writes = Vec::new();
+        let mut fresh = Vec::new();
+        for (&id, entry) in &self.attached {
             let Some(g) = grads.get(&entry.var.id()) else {
                 continue;
             };
-            let value = if entry.accumulate {
-                Array::binary(
-                    BinaryOp::Add,
-                    Operand::Array(&entry.grad),
-                    Operand::Array(g),
-                )?
-            } else {
+            if !entry.requires {
+                continue;
+            }
+            let g = if g.dtype() == entry.var.dtype() || !entry.var.dtype().is_float() {
                 g.clone()
+            } else {
+                g.astype(entry.var.dtype())?
             };
-            new_grads.push((value, &entry.grad));
+            match &entry.grad {
+                Some(buffer) if entry.accumulate => {
+                    let sum =
+                        Array::binary(BinaryOp::Add, Operand::Array(buffer), Operand::Array(&g))?;
+                    writes.push((sum, buffer.clone()));
+                }
+                Some(buffer) => writes.push((g, buffer.clone())),
+                // PyTorch's first gradient is a tensor of its own (never the seed the caller
+                // passed, nor one shared with another leaf).
+                None => fresh.push((id, g.copy_to(rt, g.device())?)),
+            }
         }
-        for (value, grad) in new_grads {
-            value.copy_into(grad)?;
+        for (value, grad) in writes {
+            value.copy_into(&grad)?;
+        }
+        for (id, g) in fresh {
+            if let Some(entry) = self.attached.get_mut(&id) {
+                entry.grad = Some(g);
+            }
         }
         if !retain_graph {
             let mut flags = used.into_iter();
-            self.nodes.retain(|_| !flags.next().unwrap_or(false));
-            self.outputs = self.nodes.iter().map(|n| n.output.id()).collect();
+            self.nodes.retain_mut(|n| {
+                let used = flags.next().unwrap_or(false);
+                if used && n.auto {
+                    n.freed = true;
+                    return true;
+                }
+                !used
+            });
+            self.reindex();
         }
         Ok(())
+    }
+}
+
+/// Whether a node's backward rule reads values saved in the forward pass (what PyTorch frees
+/// after a backward): sums, shape changes and moves need none, nor a product by a constant.
+fn saves_values(node: &Node) -> bool {
+    let arrays = node
+        .inputs
+        .iter()
+        .filter(|i| matches!(i, Input::Array(_)))
+        .count();
+    match &node.op {
+        OpRecord::Binary(BinaryOp::Add | BinaryOp::Sub) => false,
+        OpRecord::Binary(BinaryOp::Mul | BinaryOp::Div) => arrays > 1,
+        OpRecord::Unary(UnaryOp::Neg) => false,
+        OpRecord::Reduce {
+            op: ReduceOp::Sum | ReduceOp::Mean,
+            ..
+        } => false,
+        OpRecord::Reshape
+        | OpRecord::Transpose(_)
+        | OpRecord::Index(_)
+        | OpRecord::Copy
+        | OpRecord::Concat(_)
+        | OpRecord::Stack(_) => false,
+        _ => true,
+    }
+}
+
+/// PyTorch's name for the backward of a node (what `grad_fn` shows).
+fn grad_fn_name(node: &Node) -> &'static str {
+    let array = |i: usize| match node.inputs.get(i) {
+        Some(Input::Array(a)) => Some(a),
+        _ => None,
+    };
+    let whole = |axes: &Option<Vec<isize>>, keepdims: bool| axes.is_none() && !keepdims;
+    match &node.op {
+        OpRecord::Binary(op) => {
+            let (l, r) = (array(0).is_some(), array(1).is_some());
+            match op {
+                BinaryOp::Add => "AddBackward0",
+                BinaryOp::Sub if !l => "RsubBackward1",
+                BinaryOp::Sub => "SubBackward0",
+                BinaryOp::Mul => "MulBackward0",
+                // `2 / x` is `x.reciprocal() * 2` in PyTorch.
+                BinaryOp::Div if !l => "MulBackward0",
+                BinaryOp::Div => "DivBackward0",
+                BinaryOp::Pow if !r => "PowBackward0",
+                BinaryOp::Pow if !l => "PowBackward2",
+                BinaryOp::Pow => "PowBackward1",
+                BinaryOp::Maximum => "MaximumBackward0",
+                BinaryOp::Minimum => "MinimumBackward0",
+                _ => "Backward0",
+            }
+        }
+        OpRecord::Unary(op) => match op {
+            UnaryOp::Neg => "NegBackward0",
+            UnaryOp::Abs => "AbsBackward0",
+            UnaryOp::Exp => "ExpBackward0",
+            UnaryOp::Log => "LogBackward0",
+            UnaryOp::Log2 => "Log2Backward0",
+            UnaryOp::Log10 => "Log10Backward0",
+            UnaryOp::Sqrt => "SqrtBackward0",
+            UnaryOp::Square => "PowBackward0",
+            UnaryOp::Tanh => "TanhBackward0",
+            UnaryOp::Sigmoid => "SigmoidBackward0",
+            UnaryOp::Relu => "ReluBackward0",
+            UnaryOp::Sin => "SinBackward0",
+            UnaryOp::Cos => "CosBackward0",
+            UnaryOp::Tan => "TanBackward0",
+            UnaryOp::Reciprocal => "ReciprocalBackward0",
+            UnaryOp::Sign => "SignBackward0",
+            UnaryOp::Floor => "FloorBackward0",
+            UnaryOp::Ceil => "CeilBackward0",
+            UnaryOp::Round => "RoundBackward0",
+            UnaryOp::Trunc => "TruncBackward0",
+            UnaryOp::Not => "Backward0",
+        },
+        OpRecord::Reduce { op, axes, keepdims } => {
+            let whole = whole(axes, *keepdims);
+            match (op, whole) {
+                (ReduceOp::Sum, true) => "SumBackward0",
+                (ReduceOp::Sum, false) => "SumBackward1",
+                (ReduceOp::Mean, true) => "MeanBackward0",
+                (ReduceOp::Mean, false) => "MeanBackward1",
+                (ReduceOp::Max, true) => "MaxBackward1",
+                (ReduceOp::Max, false) => "MaxBackward0",
+                (ReduceOp::Min, true) => "MinBackward1",
+                (ReduceOp::Min, false) => "MinBackward0",
+                (ReduceOp::Prod, true) => "ProdBackward0",
+                (ReduceOp::Prod, false) => "ProdBackward1",
+                _ => "Backward0",
+            }
+        }
+        OpRecord::Matmul | OpRecord::Dot => {
+            let dims = (array(0).map(Array::ndim), array(1).map(Array::ndim));
+            match dims {
+                (Some(1), Some(1)) => "DotBackward0",
+                (Some(2), Some(1)) => "MvBackward0",
+                (Some(2), Some(2)) => "MmBackward0",
+                (Some(1), Some(2)) => "SqueezeBackward4",
+                (Some(3), Some(3)) => "BmmBackward0",
+                _ => "UnsafeViewBackward0",
+            }
+        }
+        OpRecord::Reshape => "ViewBackward0",
+        OpRecord::Transpose(_) => "PermuteBackward0",
+        OpRecord::Index(items) => {
+            // PyTorch indexes left to right and skips whole-axis slices: the last real step names it.
+            let whole = |i: &IndexItem| {
+                matches!(i, IndexItem::Ellipsis)
+                    || matches!(
+                        i,
+                        IndexItem::Slice { start, stop: None, step }
+                            if matches!(start, None | Some(0)) && matches!(step, None | Some(1))
+                    )
+            };
+            match items.iter().rev().find(|i| !whole(i)) {
+                Some(IndexItem::Array(_)) => "IndexBackward0",
+                Some(IndexItem::Int(_)) => "SelectBackward0",
+                Some(IndexItem::NewAxis) => "UnsqueezeBackward0",
+                Some(_) => "SliceBackward0",
+                None => "AliasBackward0",
+            }
+        }
+        OpRecord::Copy => "ToCopyBackward0",
+        OpRecord::Concat(_) => "CatBackward0",
+        OpRecord::Stack(_) => "StackBackward0",
+        OpRecord::Clip(..) => "ClampBackward1",
+        OpRecord::Norm { .. } => "LinalgVectorNormBackward0",
     }
 }
 
@@ -603,6 +1286,31 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
                     g.index(&items).map(Some)
                 })
                 .collect::<Result<_>>()?
+        }
+        OpRecord::Norm { axes, keepdims } => {
+            let x = first()?;
+            let selected = normalize_axes(axes.as_deref(), x.ndim(), "norm")?;
+            let kept: Vec<isize> = x
+                .shape()
+                .iter()
+                .zip(&selected)
+                .map(|(&d, &s)| if s { 1 } else { d as isize })
+                .collect();
+            let (g_kd, out_kd) = if *keepdims {
+                (g.clone(), out.clone())
+            } else {
+                (g.reshape(&kept)?, out.reshape(&kept)?)
+            };
+            // x / |x| * g, and 0 where the norm is 0 (PyTorch's subgradient).
+            let zero = mask(
+                BinaryOp::Eq,
+                Operand::Array(&out_kd),
+                Operand::Scalar(Scalar::Float(0.0)),
+                out_kd.dtype(),
+            )?;
+            let safe = bin(BinaryOp::Add, &out_kd, &zero)?;
+            let scale = bin(BinaryOp::Div, &g_kd, &safe)?;
+            vec![Some(bin(BinaryOp::Mul, x, &scale)?)]
         }
         OpRecord::Clip(min, max) => {
             let x = first()?;

@@ -18,10 +18,87 @@ pub enum Init {
     Uniform(f64),
     Normal(f64),
     Zeros,
-    /// Xavier (uniform, gaussian-free variant MXNet uses by default: avg fan, magnitude 3).
-    Xavier,
+    Constant(f64),
+    /// Xavier/Glorot and He/Kaiming (MXNet's `Xavier`, `MSRAPrelu`; PyTorch's `xavier_*_`,
+    /// `kaiming_*_`): U(-s, s) or N(0, s) with s = sqrt(magnitude / fan).
+    Xavier {
+        gaussian: bool,
+        fan: Fan,
+        magnitude: f64,
+    },
     /// PyTorch's Linear/Conv default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias.
     FanInUniform,
+}
+
+/// Which fan scales a Xavier-family initializer: MXNet's `factor_type`, PyTorch's `mode`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fan {
+    In,
+    Out,
+    Avg,
+}
+
+impl Init {
+    /// MXNet's default `Xavier()`: uniform, average fan, magnitude 3.
+    pub const XAVIER: Init = Init::Xavier {
+        gaussian: false,
+        fan: Fan::Avg,
+        magnitude: 3.0,
+    };
+}
+
+/// (fan_in, fan_out) of a weight of `shape`, as both frameworks count them: the second and first
+/// dimensions times the receptive field (the product of the rest).
+pub fn fans(shape: &[usize]) -> (f64, f64) {
+    let receptive: usize = shape.iter().skip(2).product();
+    let fan_out = shape.first().copied().unwrap_or(1) * receptive;
+    let fan_in = shape.get(1).copied().unwrap_or(1) * receptive;
+    (fan_in as f64, fan_out as f64)
+}
+
+/// Values of `shape` drawn by `init` on the CPU (the generator MXNet uses). `fan_in` is the
+/// owning layer's input size, which a bias under `FanInUniform` needs.
+pub fn draw(
+    rt: &Runtime,
+    shape: &[usize],
+    dtype: DType,
+    init: Init,
+    fan_in: usize,
+) -> Result<Array> {
+    let cpu = Device::cpu(0);
+    match init {
+        Init::Zeros => rt.zeros(shape, dtype, cpu),
+        Init::Constant(v) => rt.full(shape, v, dtype, cpu),
+        Init::Uniform(scale) => rt.uniform(-scale, scale, shape, dtype, cpu),
+        Init::Normal(sigma) => rt.normal(0.0, sigma, shape, dtype, cpu),
+        Init::Xavier {
+            gaussian,
+            fan,
+            magnitude,
+        } => {
+            let (fan_in, fan_out) = fans(shape);
+            let factor = match fan {
+                Fan::In => fan_in,
+                Fan::Out => fan_out,
+                Fan::Avg => (fan_in + fan_out) / 2.0,
+            };
+            let scale = (magnitude / factor.max(1.0)).sqrt();
+            if gaussian {
+                rt.normal(0.0, scale, shape, dtype, cpu)
+            } else {
+                rt.uniform(-scale, scale, shape, dtype, cpu)
+            }
+        }
+        Init::FanInUniform => {
+            let fan_in = if shape.len() >= 2 {
+                shape.iter().skip(1).product::<usize>()
+            } else {
+                fan_in
+            };
+            let bound = 1.0 / (fan_in.max(1) as f64).sqrt();
+            rt.uniform(-bound, bound, shape, dtype, cpu)
+        }
+    }
 }
 
 /// A named, possibly not-yet-shaped tensor with one copy per device.
@@ -30,13 +107,27 @@ pub struct Parameter {
     /// 0 marks a dimension inferred at the first forward pass.
     shape: RefCell<Vec<usize>>,
     pub dtype: DType,
-    pub init: Init,
+    /// How values are drawn when `initialize` gives no initializer (or this one is `own_init`).
+    pub init: Cell<Init>,
     data: RefCell<Vec<Array>>,
     /// `initialize` was called before the shape was known: the devices to create it on.
     deferred: RefCell<Option<(Vec<Device>, Option<Init>)>>,
     /// The owning layer's input size, for `Init::FanInUniform` on a bias (whose own shape
     /// does not tell it); 0 until known.
     pub fan_in: Cell<usize>,
+    /// `init` was given when the parameter was made (Gluon's `Parameter.init`): it wins over
+    /// the initializer `net.initialize(init)` passes.
+    pub own_init: Cell<bool>,
+    /// Gradients add up across backward passes (PyTorch; MXNet's grad_req='add').
+    pub accumulate_grad: bool,
+    /// How the dtype prints in the repr: `float32`, or `<class 'numpy.float32'>` for a
+    /// parameter made by `params.get` with the default dtype, as MXNet prints it.
+    pub dtype_text: RefCell<Option<String>>,
+    /// A program-defined initializer waiting for the shape (see `pending_custom`).
+    custom_init: RefCell<Option<Rc<dyn std::any::Any>>>,
+    /// The language layer's object for this parameter, weakly (so `net[0].weight is
+    /// net[0].weight` while a program holds it, without a reference cycle); opaque here.
+    pub handle: RefCell<Option<Box<dyn std::any::Any>>>,
 }
 
 fn shape_text(shape: &[usize]) -> String {
@@ -59,11 +150,25 @@ impl Parameter {
             name,
             shape: RefCell::new(shape),
             dtype: DType::Float32,
-            init,
+            init: Cell::new(init),
             data: RefCell::new(Vec::new()),
             deferred: RefCell::new(None),
             fan_in: Cell::new(0),
+            own_init: Cell::new(false),
+            accumulate_grad: false,
+            dtype_text: RefCell::new(None),
+            custom_init: RefCell::new(None),
+            handle: RefCell::new(None),
         })
+    }
+
+    /// A PyTorch parameter: its gradient accumulates.
+    pub fn new_accumulating(name: String, shape: Vec<usize>, init: Init) -> Rc<Parameter> {
+        let mut p = Parameter::new(name, shape, init);
+        if let Some(p) = Rc::get_mut(&mut p) {
+            p.accumulate_grad = true;
+        }
+        p
     }
 
     pub fn shape(&self) -> Vec<usize> {
@@ -74,14 +179,32 @@ impl Parameter {
         self.shape.borrow().iter().all(|&d| d > 0)
     }
 
-    /// `Parameter dense0_weight (shape=(1, 2), dtype=float32)`; unknown dims print as 0 like MXNet.
-    pub fn repr(&self) -> String {
-        format!(
-            "Parameter {} (shape={}, dtype={})",
-            self.name,
-            shape_text(&self.shape.borrow()),
-            self.dtype.name()
-        )
+    /// `Parameter dense0_weight (shape=(1, 2), dtype=float32)`; unknown dims print as 0 (legacy
+    /// MXNet) or -1 (`unknown = -1`, MXNet's numpy mode).
+    pub fn repr(&self, unknown: i64) -> String {
+        let dims: Vec<String> = self
+            .shape
+            .borrow()
+            .iter()
+            .map(|&d| {
+                if d == 0 {
+                    unknown.to_string()
+                } else {
+                    d.to_string()
+                }
+            })
+            .collect();
+        let shape = if dims.len() == 1 {
+            format!("({},)", dims[0])
+        } else {
+            format!("({})", dims.join(", "))
+        };
+        let dtype = self
+            .dtype_text
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| self.dtype.name().to_string());
+        format!("Parameter {} (shape={shape}, dtype={dtype})", self.name)
     }
 
     pub fn list_ctx(&self) -> Vec<Device> {
@@ -113,40 +236,85 @@ impl Parameter {
             return Ok(());
         }
         let shape = self.shape();
-        let values = self.draw(rt, &shape, init.unwrap_or(self.init))?;
+        let values = self.draw(rt, &shape, init.unwrap_or(self.init.get()))?;
         self.place(rt, tape, &values, devices)
     }
 
     fn draw(&self, rt: &Runtime, shape: &[usize], init: Init) -> Result<Array> {
-        // Biases stay zero whatever initializer the user passes, as in MXNet.
-        let init = if self.init == Init::Zeros {
-            Init::Zeros
+        // A parameter created with its own initializer (a Dense bias: zeros) keeps it whatever
+        // the network-wide one is, as Gluon's `Parameter.init` does.
+        let init = if self.own_init.get() {
+            self.init.get()
         } else {
             init
         };
-        let cpu = Device::cpu(0);
-        match init {
-            Init::Zeros => rt.zeros(shape, self.dtype, cpu),
-            Init::Uniform(scale) => rt.uniform(-scale, scale, shape, self.dtype, cpu),
-            Init::Normal(sigma) => rt.normal(0.0, sigma, shape, self.dtype, cpu),
-            Init::Xavier => {
-                let fan_out = shape.first().copied().unwrap_or(1) as f64;
-                let receptive: usize = shape.iter().skip(2).product();
-                let fan_in = shape.get(1).copied().unwrap_or(1) as f64 * receptive as f64;
-                let fan_out = fan_out * receptive as f64;
-                let scale = (3.0 / ((fan_in + fan_out) / 2.0).max(1.0)).sqrt();
-                rt.uniform(-scale, scale, shape, self.dtype, cpu)
-            }
-            Init::FanInUniform => {
-                let fan_in = if shape.len() >= 2 {
-                    shape.iter().skip(1).product::<usize>()
-                } else {
-                    self.fan_in.get()
-                };
-                let bound = 1.0 / (fan_in.max(1) as f64).sqrt();
-                rt.uniform(-bound, bound, shape, self.dtype, cpu)
-            }
+        draw(rt, shape, self.dtype, init, self.fan_in.get())
+    }
+
+    /// The initializer a program's `Initializer` subclass stands for, kept opaque here (the
+    /// language layer owns what it is) while initialization waits for the shape.
+    pub fn pending_custom(&self) -> Option<Rc<dyn std::any::Any>> {
+        self.custom_init.borrow().clone()
+    }
+
+    pub fn set_pending_custom(&self, init: Option<Rc<dyn std::any::Any>>) {
+        *self.custom_init.borrow_mut() = init;
+    }
+
+    /// The devices a deferred initialization will create the parameter on.
+    pub fn deferred_devices(&self) -> Option<Vec<Device>> {
+        self.deferred.borrow().as_ref().map(|(d, _)| d.clone())
+    }
+
+    /// Records `devices` for a deferred initialization without drawing (the caller draws
+    /// once the shape is known).
+    pub fn defer(&self, devices: &[Device]) {
+        *self.deferred.borrow_mut() = Some((devices.to_vec(), None));
+    }
+
+    /// Makes `init` this parameter's own initializer (`weight_initializer=`), which the
+    /// network-wide one does not override.
+    pub fn override_init(&self, init: Init) {
+        self.init.set(init);
+        self.own_init.set(true);
+    }
+
+    /// Sets the shape (a layer learned its input size) unless values already fix it.
+    pub fn set_shape(&self, shape: Vec<usize>) {
+        if !self.is_initialized() {
+            *self.shape.borrow_mut() = shape;
         }
+    }
+
+    /// Whether every dimension of the shape is known.
+    pub fn has_shape(&self) -> bool {
+        self.shape_known()
+    }
+
+    /// Places `values` as the parameter's data on `devices` (gradients attached; `accumulate`
+    /// for PyTorch's `.grad`, which adds up across backward passes).
+    pub fn place_values(
+        &self,
+        rt: &Runtime,
+        tape: &mut Tape,
+        values: &Array,
+        devices: &[Device],
+    ) -> Result<()> {
+        *self.shape.borrow_mut() = values.shape().to_vec();
+        self.place(rt, tape, values, devices)
+    }
+
+    /// Makes `array` itself the parameter's only copy (PyTorch's `nn.Parameter(t)` shares t's
+    /// storage).
+    pub fn adopt(&self, rt: &Runtime, tape: &mut Tape, array: Array) -> Result<()> {
+        tape.attach_grad(rt, &array, self.accumulate_grad)?;
+        *self.shape.borrow_mut() = array.shape().to_vec();
+        for old in self.data.borrow().iter() {
+            tape.detach(old);
+        }
+        *self.data.borrow_mut() = vec![array];
+        *self.deferred.borrow_mut() = None;
+        Ok(())
     }
 
     /// Replaces the copies with `values` on each of `devices` (gradients attached).
@@ -160,7 +328,7 @@ impl Parameter {
         let mut copies = Vec::with_capacity(devices.len());
         for d in devices {
             let copy = values.copy_to(rt, *d)?;
-            tape.attach_grad(rt, &copy, false)?;
+            tape.attach_grad(rt, &copy, self.accumulate_grad)?;
             copies.push(copy);
         }
         for old in self.data.borrow().iter() {
@@ -179,7 +347,7 @@ impl Parameter {
         *self.shape.borrow_mut() = shape;
         let deferred = self.deferred.borrow().clone();
         if let Some((devices, init)) = deferred {
-            let values = self.draw(rt, &self.shape(), init.unwrap_or(self.init))?;
+            let values = self.draw(rt, &self.shape(), init.unwrap_or(self.init.get()))?;
             self.place(rt, tape, &values, &devices)?;
         }
         Ok(())
@@ -302,7 +470,7 @@ impl Parameter {
         let mut copies = Vec::with_capacity(devices.len());
         for d in devices {
             let copy = values.copy_to(rt, *d)?;
-            tape.attach_grad(rt, &copy, false)?;
+            tape.attach_grad(rt, &copy, self.accumulate_grad)?;
             copies.push(copy);
         }
         Ok(copies)
@@ -395,6 +563,14 @@ pub struct Block {
     pub kind: BlockKind,
 }
 
+/// A bias: Gluon layers create it with `bias_initializer='zeros'`, which the network-wide
+/// initializer does not override.
+fn own_zeros(name: String, shape: Vec<usize>) -> Rc<Parameter> {
+    let p = Parameter::new(name, shape, Init::Zeros);
+    p.own_init.set(true);
+    p
+}
+
 fn pair(p: (usize, usize)) -> String {
     format!("({}, {})", p.0, p.1)
 }
@@ -435,8 +611,23 @@ impl Block {
             vec![units, in_units],
             Init::Uniform(0.07),
         );
-        let bias =
-            use_bias.then(|| Parameter::new(format!("{name}_bias"), vec![units], Init::Zeros));
+        let bias = use_bias.then(|| own_zeros(format!("{name}_bias"), vec![units]));
+        Block::dense_with(name, units, activation, in_units, weight, bias)
+    }
+
+    /// A Dense layer on given parameters (Gluon's `params=other.params` shares them).
+    pub fn dense_with(
+        name: String,
+        units: usize,
+        activation: Option<Activation>,
+        in_units: usize,
+        weight: Rc<Parameter>,
+        bias: Option<Rc<Parameter>>,
+    ) -> Rc<Block> {
+        let in_units = match weight.shape().get(1) {
+            Some(&d) if d > 0 => d,
+            _ => in_units,
+        };
         Rc::new(Block {
             name,
             kind: BlockKind::Dense {
@@ -465,8 +656,7 @@ impl Block {
             vec![channels, in_channels, kernel.0, kernel.1],
             Init::Uniform(0.07),
         );
-        let bias =
-            use_bias.then(|| Parameter::new(format!("{name}_bias"), vec![channels], Init::Zeros));
+        let bias = use_bias.then(|| own_zeros(format!("{name}_bias"), vec![channels]));
         Rc::new(Block {
             name,
             kind: BlockKind::Conv2D {
@@ -585,8 +775,67 @@ impl Block {
         }
     }
 
-    /// The repr MXNet prints.
+    /// Fixes the shapes that depend on the input (a Dense's input size, a Conv2D's channels)
+    /// from an input of `shape`, drawing nothing: a program's own initializer then fills the
+    /// parameters before the first forward pass uses them.
+    pub fn infer_shapes(&self, shape: &[usize]) {
+        match &self.kind {
+            BlockKind::Dense {
+                units,
+                in_units,
+                weight,
+                bias,
+                ..
+            } if in_units.get() == 0 && shape.len() >= 2 => {
+                let features: usize = shape.iter().skip(1).product();
+                in_units.set(features);
+                if let Some(b) = bias {
+                    b.fan_in.set(features);
+                }
+                weight.set_shape(vec![*units, features]);
+            }
+            BlockKind::Conv2D {
+                channels,
+                in_channels,
+                kernel,
+                weight,
+                ..
+            } if in_channels.get() == 0 && shape.len() == 4 => {
+                in_channels.set(shape[1]);
+                weight.set_shape(vec![*channels, shape[1], kernel.0, kernel.1]);
+            }
+            _ => {}
+        }
+    }
+
+    /// The parameters of a built-in layer by attribute name (`weight`, `bias`).
+    pub fn own_params(&self) -> Vec<(&'static str, Rc<Parameter>)> {
+        match &self.kind {
+            BlockKind::Dense { weight, bias, .. } | BlockKind::Conv2D { weight, bias, .. } => {
+                let mut out = vec![("weight", weight.clone())];
+                if let Some(b) = bias {
+                    out.push(("bias", b.clone()));
+                }
+                out
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The repr legacy MXNet prints (an unknown input size is `None`).
     pub fn repr(&self) -> String {
+        self.repr_mode(false)
+    }
+
+    /// The repr MXNet prints; in numpy mode (`np`) an unknown input size is -1.
+    pub fn repr_mode(&self, np: bool) -> String {
+        let known = |n: usize| {
+            if n == 0 && np {
+                "-1".to_string()
+            } else {
+                known(n)
+            }
+        };
         let act = |a: &Option<Activation>| match a {
             Some(a) => format!("Activation({})", a.name()),
             None => "linear".into(),
@@ -595,7 +844,7 @@ impl Block {
             BlockKind::Sequential(c) => {
                 let mut s = String::from("Sequential(\n");
                 for (i, child) in c.borrow().iter().enumerate() {
-                    let inner = child.repr().replace('\n', "\n  ");
+                    let inner = child.repr_mode(np).replace('\n', "\n  ");
                     s.push_str(&format!("  ({i}): {inner}\n"));
                 }
                 s.push(')');

@@ -649,9 +649,16 @@ fn descriptor_get(
             Ok(attr)
         }
         // Built-in functions inherited from `object` or exceptions bind like methods.
-        Value::Builtin(b) if matches!(b.kind, super::value::BuiltinKind::Free(_)) => {
+        Value::Builtin(b)
+            if matches!(
+                b.kind,
+                super::value::BuiltinKind::Free(_) | super::value::BuiltinKind::Unbound(_)
+            ) =>
+        {
+            let binds =
+                b.name.starts_with("__") || matches!(b.kind, super::value::BuiltinKind::Unbound(_));
             Ok(match instance {
-                Some(obj) if b.name.starts_with("__") => bind(attr.clone(), obj.clone()),
+                Some(obj) if binds => bind(attr.clone(), obj.clone()),
                 _ => attr,
             })
         }
@@ -901,6 +908,14 @@ pub fn call_special(
 
 /// Creates an instance of `class` and runs its `__init__` with `args`.
 pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> Result<Value, Exc> {
+    // A library class whose objects are not instances (`torch.nn.Parameter(t)` is a tensor)
+    // makes them in its own `__new__`, which gets the arguments.
+    if class.native {
+        let new = class.attrs.borrow().get("__new__").cloned();
+        if let Some(new @ Value::Builtin(_)) = new {
+            return it.call_value(&new, args);
+        }
+    }
     let inst = Rc::new(Instance {
         class: class.clone(),
         attrs: RefCell::new(Attrs::default()),

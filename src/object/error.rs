@@ -237,3 +237,13 @@ pub fn torch_error(e: RuntimeError) -> Exc {
         _ => Exc::from(e),
     }
 }
+
+/// A refused PyTorch in-place op (`x.add_(1)`, `x += 1`, `x[0] = 1`) in PyTorch's words.
+pub fn inplace_exc(e: crate::nn::autograd::InplaceError) -> Exc {
+    use crate::nn::autograd::{InplaceError, LEAF_INPLACE};
+    match e {
+        InplaceError::Leaf => Exc::new(ExcKind::RuntimeError, LEAF_INPLACE),
+        InplaceError::Mismatch(message) => Exc::new(ExcKind::RuntimeError, message),
+        InplaceError::Runtime(e) => torch_error(e),
+    }
+}

@@ -11,9 +11,6 @@ use super::interpreter::Interpreter;
 use super::output::DisplayData;
 use super::value::{ArrayValue, Flavor, Value};
 
-/// Line width IPython pretty-printing wraps containers at.
-const PRETTY_WIDTH: usize = 79;
-
 fn with_view<R>(a: &ArrayValue, f: impl FnOnce(&ArrayView) -> R) -> R {
     with_host(a, a.array.to_host(), f)
 }
@@ -48,6 +45,26 @@ pub fn torch_device_name(d: crate::runtime::Device) -> String {
 }
 
 pub fn array_repr(a: &ArrayValue) -> String {
+    array_repr_with(a, None)
+}
+
+/// Autograd's part of a tensor's repr: `grad_fn=<MulBackward0>` for a recorded result,
+/// `requires_grad=True` for a leaf that requires grad (None for other arrays).
+pub fn grad_suffix(it: &dyn Interpreter, a: &ArrayValue) -> Option<String> {
+    if a.flavor != Flavor::Torch {
+        return None;
+    }
+    let tape = &it.state().nn.tape;
+    match tape.grad_fn(&a.array) {
+        Some(name) => Some(format!("grad_fn=<{name}>")),
+        None => tape
+            .requires_grad(&a.array)
+            .then(|| "requires_grad=True".to_string()),
+    }
+}
+
+/// The repr of an array, with autograd's suffix for a tensor that has one.
+pub fn array_repr_with(a: &ArrayValue, grad: Option<&str>) -> String {
     let device = a.array.device();
     let dtype = a.array.dtype().name();
     with_view(a, |v| match a.flavor {
@@ -58,7 +75,7 @@ pub fn array_repr(a: &ArrayValue) -> String {
         }
         Flavor::Torch => {
             let dev = (device.kind != DeviceKind::Cpu).then(|| torch_device_name(device));
-            display::torch_repr(v, dev.as_deref(), dtype)
+            display::torch_repr_with(v, dev.as_deref(), dtype, grad)
         }
         Flavor::Numpy => display::numpy_repr(v, dtype),
     })
@@ -184,7 +201,8 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
                 format!("range({a}, {b}, {c})")
             }
         }
-        Value::Array(a) => array_repr(a),
+        Value::Array(a) => torch_parameter_repr(it, a)
+            .unwrap_or_else(|| array_repr_with(a, grad_suffix(it, a).as_deref())),
         Value::Device(d) => d.to_string(),
         Value::DType(d, flavor) => match flavor {
             Flavor::Nd => format!("<class 'numpy.{}'>", d.name()),
@@ -194,6 +212,7 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::Func(f) => format!("<function {}>", f.name),
         Value::Builtin(b) => match &b.kind {
             super::value::BuiltinKind::Free(_) => format!("<built-in function {}>", b.name),
+            super::value::BuiltinKind::Unbound(_) => format!("<function {}>", b.name),
             super::value::BuiltinKind::Method { receiver, .. } => {
                 format!(
                     "<built-in method {} of {} object>",
@@ -261,10 +280,22 @@ fn join_reprs(it: &mut dyn Interpreter, items: &[Value]) -> Result<String, Exc> 
     alloc::join(&parts, ", ")
 }
 
+/// PyTorch's repr (and str) of a parameter tensor: `Parameter containing:` over the tensor,
+/// which says `requires_grad=True`. None for any other array.
+fn torch_parameter_repr(it: &dyn Interpreter, a: &ArrayValue) -> Option<String> {
+    if a.flavor != Flavor::Torch || it.state().nn.param_of_array(&a.array).is_none() {
+        return None;
+    }
+    let text = array_repr_with(a, Some("requires_grad=True"));
+    Some(format!("Parameter containing:\n{text}"))
+}
+
 /// `str(v)`.
 pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     Ok(match v {
         Value::Str(s) => s.to_string(),
+        Value::Array(a) if a.flavor == Flavor::Torch => torch_parameter_repr(it, a)
+            .unwrap_or_else(|| array_repr_with(a, grad_suffix(it, a).as_deref())),
         Value::Array(a) => array_str(a),
         Value::Exception(e) => e.message.clone(),
         // `print(x.dtype)` of a NumPy-style dtype is its name.
@@ -298,7 +329,7 @@ pub fn str_repr(s: &str) -> String {
 
 /// The text/plain and text/html of a displayed value.
 pub fn display_data(it: &mut dyn Interpreter, v: &Value) -> Result<DisplayData, Exc> {
-    let plain = pretty(it, v, 0)?;
+    let plain = pretty(it, v)?;
     let html = match v {
         Value::Array(a) => Some(array_html(a)),
         Value::Object(o) => o.get_attr(o, "_repr_html_").and_then(|f| match &f {
@@ -310,57 +341,9 @@ pub fn display_data(it: &mut dyn Interpreter, v: &Value) -> Result<DisplayData, 
     Ok(DisplayData { plain, html })
 }
 
-/// IPython's pretty form: containers whose items are multi-line (arrays)
-/// indent continuation lines under their bracket; containers too long for
-/// one line put one item per line.
-pub fn pretty(it: &mut dyn Interpreter, v: &Value, indent: usize) -> Result<String, Exc> {
-    let (open, close, items): (&str, &str, Vec<Value>) = match v {
-        Value::List(l) => ("[", "]", l.borrow().clone()),
-        Value::Tuple(t) => ("(", ")", t.as_ref().clone()),
-        _ => return repr(it, v),
-    };
-    let Some(_entry) = guard::repr_enter(v.identity()) else {
-        return repr(it, v);
-    };
-    guard::nest(Walk::Repr, || {
-        pretty_items(it, v, indent, open, close, &items)
-    })
-}
-
-fn pretty_items(
-    it: &mut dyn Interpreter,
-    v: &Value,
-    indent: usize,
-    open: &str,
-    close: &str,
-    items: &[Value],
-) -> Result<String, Exc> {
-    let inner = indent + open.len();
-    let mut parts = alloc::vec(items.len())?;
-    for x in items {
-        parts.push(pretty(it, x, inner)?);
-    }
-    let trailing = if items.len() == 1 && matches!(v, Value::Tuple(_)) {
-        ","
-    } else {
-        ""
-    };
-    let multiline = parts.iter().any(|p| p.contains('\n'));
-    let one_line = enclose(open, alloc::join(&parts, ", ")?, trailing, close)?;
-    if multiline {
-        let pad = format!("\n{}", " ".repeat(inner));
-        let joined = parts
-            .iter()
-            .map(|p| p.replace('\n', &pad))
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Ok(format!("{open}{joined}{trailing}{close}"));
-    }
-    if indent + one_line.chars().count() <= PRETTY_WIDTH {
-        return Ok(one_line);
-    }
-    let sep = format!(",\n{}", " ".repeat(inner));
-    enclose(open, alloc::join(&parts, &sep)?, trailing, close)
+/// IPython's pretty form (`super::pretty`).
+pub fn pretty(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
+    super::pretty::pretty(it, v)
 }
 
 /// `open + body + trailing + close`, growing `body` in place (the only copy of a large repr).

@@ -61,6 +61,15 @@ pub fn builtin(name: &'static str, doc: &'static str, f: BuiltinFn) -> Value {
     }))
 }
 
+/// A method of a class written in Rust: it binds to the instance it is read through.
+pub fn unbound_method(name: &'static str, doc: &'static str, f: BuiltinFn) -> Value {
+    Value::Builtin(Rc::new(Builtin {
+        name,
+        doc,
+        kind: BuiltinKind::Unbound(f),
+    }))
+}
+
 /// A method bound to `receiver`.
 pub fn method(receiver: &Value, name: &'static str, doc: &'static str, f: MethodFn) -> Value {
     Value::Builtin(Rc::new(Builtin {

@@ -7,7 +7,8 @@
 //! - `class.rs` — user classes, instances, bound methods, `super`, property/static/class methods;
 //! - `error.rs` — `Exc`, the exception classes and their hierarchy;
 //! - `ops.rs` — operators and indexing (arrays are sent to the runtime);
-//! - `format.rs` — repr/str/format and the pretty display form;
+//! - `format.rs` — repr/str/format;
+//! - `pretty.rs` — the display form of a result, IPython's pretty printer ported;
 //! - `globals.rs` — the global scope as slots that name nodes cache;
 //! - `guard.rs` — the one recursion guard for walks over values (compare, hash, repr, copy, drop);
 //! - `alloc.rs` — allocation that can fail (MemoryError) for user-sized strings and lists;
@@ -23,11 +24,12 @@ pub mod guard;
 pub mod interpreter;
 pub mod ops;
 pub mod output;
+pub mod pretty;
 pub mod state;
 pub mod value;
 
 pub use error::{Exc, ExcKind};
-pub use interpreter::{builtin, hash_key, method, Interpreter};
+pub use interpreter::{builtin, hash_key, method, unbound_method, Interpreter};
 pub use output::{DisplayData, OutputSink, ProgressState};
 pub use state::{Env, InterruptHandle, NameMap, NameSet, Scope, State};
 pub use value::{Args, Value};

@@ -517,6 +517,23 @@ pub fn binary_inplace(
         }
     }
     match (cur, op) {
+        (Value::Array(a), _) if op != BinOp::MatMul && a.flavor == Flavor::Torch => {
+            // PyTorch's rules: refused on a leaf that requires grad, recorded when it needs to be.
+            let (rop, _) = runtime_binop(op).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
+            let ro = operand(rhs).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
+            let others: Vec<&runtime::Array> = match ro {
+                Operand::Array(b) => vec![b],
+                Operand::Scalar(_) => Vec::new(),
+            };
+            let st = it.state_mut();
+            st.nn
+                .tape
+                .inplace(&st.rt, &a.array, &others, |tape, src| {
+                    tape.binary(rop, Operand::Array(src), ro)
+                })
+                .map_err(super::error::inplace_exc)?;
+            Ok(cur.clone())
+        }
         (Value::Array(a), _) if op != BinOp::MatMul => {
             let (rop, _) = runtime_binop(op).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
             let ro = operand(rhs).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
@@ -1032,10 +1049,13 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
     match obj {
         Value::Array(a) => {
             let items = array_index(it, &idx)?;
-            Ok(wrap(
-                it.state_mut().nn.tape.index(&a.array, &items)?,
-                a.flavor,
-            ))
+            let tape = &mut it.state_mut().nn.tape;
+            let mut out = tape.index(&a.array, &items)?;
+            if a.flavor == Flavor::Nd && out.ndim() == 0 {
+                // MXNet's legacy NDArray has no 0-d results: `y[1, 2]` has shape (1,).
+                out = tape.reshape(&out, &[1])?;
+            }
+            Ok(wrap(out, a.flavor))
         }
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
             let what = match obj {
@@ -1180,8 +1200,22 @@ pub fn set_item(
             ))),
         };
     }
+    if let Value::Object(o) = obj {
+        if let Some(f) = o.get_attr(o, "__setitem__") {
+            it.call_value(
+                &f,
+                super::value::Args::positional(vec![index_value(&idx), value]),
+            )?;
+            return Ok(());
+        }
+    }
     match obj {
         Value::Array(a) => {
+            if a.flavor == Flavor::Torch && it.state().nn.tape.guards_leaf(&a.array) {
+                return Err(super::error::inplace_exc(
+                    crate::nn::autograd::InplaceError::Leaf,
+                ));
+            }
             let items = array_index(it, &idx)?;
             int_fits(&value, a.array.dtype())?;
             let op = operand(&value).ok_or_else(|| {

@@ -49,7 +49,13 @@ pub struct Builtin {
 
 pub enum BuiltinKind {
     Free(BuiltinFn),
-    Method { receiver: Value, f: MethodFn },
+    /// A method of a class written in Rust (`nn.Block.collect_params`): called on the class it
+    /// takes the instance first, read through an instance it binds to it like a `def`.
+    Unbound(BuiltinFn),
+    Method {
+        receiver: Value,
+        f: MethodFn,
+    },
 }
 
 /// A function written in the language (`def` or `lambda`).
@@ -199,6 +205,11 @@ pub trait NativeObject {
     fn equals(&self, _other: &Value) -> Option<bool> {
         None
     }
+    /// The class `type(obj)` gives, when the library defines one (`gluon.Parameter`); None is a
+    /// plain object.
+    fn class_value(&self) -> Option<Value> {
+        None
+    }
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
@@ -346,7 +357,7 @@ impl Value {
             Value::DType(..) => "dtype".into(),
             Value::Func(_) => "function".into(),
             Value::Builtin(b) => match b.kind {
-                BuiltinKind::Free(_) => "builtin_function".into(),
+                BuiltinKind::Free(_) | BuiltinKind::Unbound(_) => "builtin_function".into(),
                 BuiltinKind::Method { .. } => "method".into(),
             },
             Value::Module(_) => "module".into(),

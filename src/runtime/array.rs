@@ -337,6 +337,12 @@ impl Array {
         Arc::as_ptr(&self.inner) as *const u8 as usize
     }
 
+    /// How many handles share this array (views count their owner once each): autograd's
+    /// tape compares it with its own references to find arrays only it still holds.
+    pub fn holders(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+
     pub fn same(&self, other: &Array) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }

@@ -478,6 +478,30 @@ impl Runtime {
         draw64: impl FnMut(&mut random::Mt19937) -> f64 + Send + 'static,
         on_cuda: impl FnOnce(&Arc<CudaDevice>, usize) -> Result<CudaStorage> + Send + 'static,
     ) -> Result<Array> {
+        self.sample_with(
+            op,
+            shape,
+            dtype,
+            device,
+            move |rng, n, out| rng.sample(n, out, draw32),
+            move |rng, n, out| rng.sample(n, out, draw64),
+            on_cuda,
+        )
+    }
+
+    /// A sampling op whose fill functions see the device's whole generator (MXNet's engines
+    /// and PyTorch's generator) and the number of values.
+    #[allow(clippy::too_many_arguments)]
+    fn sample_with(
+        &self,
+        op: &str,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+        fill32: impl FnOnce(&mut DeviceRng, usize, &mut Vec<f32>) + Send + 'static,
+        fill64: impl FnOnce(&mut DeviceRng, usize, &mut Vec<f64>) + Send + 'static,
+        on_cuda: impl FnOnce(&Arc<CudaDevice>, usize) -> Result<CudaStorage> + Send + 'static,
+    ) -> Result<Array> {
         if !dtype.is_float() {
             return Err(RuntimeError::DType(format!(
                 "{op}: dtype {dtype} is not supported; sample float32 or float64 and convert with astype"
@@ -493,14 +517,180 @@ impl Runtime {
             let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
             Ok(Storage::Cpu(if dtype == DType::Float32 {
                 let mut out = crate::backend::cpu::kernels::alloc(n)?;
-                rng.sample(n, &mut out, draw32);
+                fill32(&mut rng, n, &mut out);
                 CpuStorage::F32(out)
             } else {
                 let mut out = crate::backend::cpu::kernels::alloc(n)?;
-                rng.sample(n, &mut out, draw64);
+                fill64(&mut rng, n, &mut out);
                 CpuStorage::F64(out)
             }))
         })
+    }
+
+    /// PyTorch's `torch.rand`/`uniform_`: its CPU generator's values (on every device here).
+    pub fn torch_uniform(
+        &self,
+        low: f64,
+        high: f64,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        if low.is_nan() || high.is_nan() || low > high {
+            return Err(RuntimeError::Value(format!(
+                "uniform_ expects to return a [from, to) range, but found from={low} > to={high}"
+            )));
+        }
+        let (lo, hi) = (low as f32, high as f32);
+        self.sample_with(
+            "rand",
+            shape,
+            dtype,
+            device,
+            move |rng, n, out| rng.torch.fill_uniform_f32(n, lo, hi, out),
+            move |rng, n, out| rng.torch.fill_uniform_f64(n, low, high, out),
+            move |card, n| CudaStorage::uniform(card, n, low, high, dtype),
+        )
+    }
+
+    /// PyTorch's `torch.randn`/`normal_`: its CPU generator's values (on every device here).
+    pub fn torch_normal(
+        &self,
+        mean: f64,
+        std: f64,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        if std.is_nan() || std < 0.0 {
+            return Err(RuntimeError::Value(format!(
+                "normal expects std >= 0.0, but found std {std}"
+            )));
+        }
+        self.sample_with(
+            "randn",
+            shape,
+            dtype,
+            device,
+            move |rng, n, out| rng.torch.fill_normal_f32(n, mean as f32, std as f32, out),
+            move |rng, n, out| rng.torch.fill_normal_f64(n, mean, std, out),
+            move |card, n| CudaStorage::normal(card, n, mean, std, dtype),
+        )
+    }
+
+    /// PyTorch's `torch.randint(low, high, size)`: `random() % range + low` (`random64()` when
+    /// the range needs more than 32 bits), as its CPU generator computes it.
+    pub fn torch_randint(
+        &self,
+        low: i64,
+        high: i64,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        if low >= high {
+            return Err(RuntimeError::Value(format!(
+                "random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )));
+        }
+        if !matches!(
+            dtype,
+            DType::Int64 | DType::Int32 | DType::Float32 | DType::Float64
+        ) {
+            return Err(RuntimeError::DType(format!(
+                "randint: dtype {dtype} is not supported"
+            )));
+        }
+        let range = high.wrapping_sub(low) as u64;
+        let rng = Arc::clone(&self.state(device)?.rng);
+        // Drawn in stream order, as the float samplers are.
+        self.create(shape, dtype, device, move |n, placement| {
+            let values: Vec<i64> = {
+                let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
+                (0..n)
+                    .map(|_| {
+                        let r = if range >= 1 << 32 {
+                            rng.torch.random64() % range
+                        } else {
+                            u64::from(rng.torch.random()) % range
+                        };
+                        low.wrapping_add(r as i64)
+                    })
+                    .collect()
+            };
+            placement.from_host(match dtype {
+                DType::Int32 => HostData::I32(values.iter().map(|v| *v as i32).collect()),
+                DType::Float32 => HostData::F32(values.iter().map(|v| *v as f32).collect()),
+                DType::Float64 => HostData::F64(values.iter().map(|v| *v as f64).collect()),
+                _ => HostData::I64(values),
+            })
+        })
+    }
+
+    /// MXNet numpy mode's `np.random.uniform`: its sequential engine, in float32.
+    pub fn np_uniform(
+        &self,
+        low: f64,
+        high: f64,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        if low.is_nan() || high.is_nan() || low > high {
+            return Err(RuntimeError::Value(format!(
+                "uniform: low ({low}) must be less than or equal to high ({high})"
+            )));
+        }
+        let (lo, hi) = (low as f32, high as f32);
+        self.sample_with(
+            "uniform",
+            shape,
+            dtype,
+            device,
+            move |rng, n, out| out.extend((0..n).map(|_| lo + (hi - lo) * rng.np.canonical_f32())),
+            move |rng, n, out| {
+                out.extend((0..n).map(|_| f64::from(lo + (hi - lo) * rng.np.canonical_f32())))
+            },
+            move |card, n| CudaStorage::uniform(card, n, low, high, dtype),
+        )
+    }
+
+    /// MXNet numpy mode's `np.random.normal`: its sequential engine, one distribution object
+    /// per call (both values of each pair used), sampled in float32 and converted.
+    pub fn np_normal(
+        &self,
+        loc: f64,
+        scale: f64,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Array> {
+        if scale.is_nan() || scale < 0.0 {
+            return Err(RuntimeError::Value(format!(
+                "normal: scale ({scale}) must be non-negative"
+            )));
+        }
+        let (mean, std) = (loc as f32, scale as f32);
+        let standard = |rng: &mut DeviceRng, n: usize| {
+            let mut z: Vec<f32> = Vec::with_capacity(n);
+            rng.np.normal_pairs_f32(n, &mut z);
+            z
+        };
+        self.sample_with(
+            "normal",
+            shape,
+            dtype,
+            device,
+            move |rng, n, out| out.extend(standard(rng, n).into_iter().map(|z| z * std + mean)),
+            move |rng, n, out| {
+                out.extend(
+                    standard(rng, n)
+                        .into_iter()
+                        .map(|z| f64::from(z * std + mean)),
+                )
+            },
+            move |card, n| CudaStorage::normal(card, n, loc, scale, dtype),
+        )
     }
 
     /// Uniform samples in [low, high), bit-identical to MXNet 1.9.1 on the CPU.

@@ -43,6 +43,8 @@ enum Source {
     Items(Vec<Value>),
     /// `ArrayDataset(x, y, ...)`: one column per argument (arrays or lists).
     Columns(Vec<Value>),
+    /// A program's data set (`class MyData(Dataset)` with `__len__` and `__getitem__`).
+    Program(Value),
     /// `transform_first(fn)` / `transform(fn)` with a function the interpreter must call.
     Mapped {
         base: Rc<Dataset>,
@@ -54,13 +56,27 @@ enum Source {
 struct Dataset {
     type_name: &'static str,
     source: Source,
+    /// A `torchvision` / `torch.utils.data` set: images are tensors, batches PyTorch's.
+    torch: bool,
 }
 
 /// The language object; the data set itself is shared (`Rc`) with loaders and derived sets.
 struct DatasetObj(Rc<Dataset>);
 
 fn dataset_value(type_name: &'static str, source: Source) -> Value {
-    object(DatasetObj(Rc::new(Dataset { type_name, source })))
+    object(DatasetObj(Rc::new(Dataset {
+        type_name,
+        source,
+        torch: false,
+    })))
+}
+
+fn torch_dataset_value(type_name: &'static str, source: Source) -> Value {
+    object(DatasetObj(Rc::new(Dataset {
+        type_name,
+        source,
+        torch: true,
+    })))
 }
 
 fn column_len(it: &mut dyn Interpreter, v: &Value) -> Result<usize, Exc> {
@@ -82,6 +98,16 @@ impl Dataset {
                 None => Ok(0),
             },
             Source::Mapped { base, .. } => base.len(it),
+            Source::Program(v) => {
+                let len = it.get_attr(v, "__len__")?;
+                match it.call_value(&len, Args::default())? {
+                    Value::Int(n) if n >= 0 => Ok(n as usize),
+                    other => Err(Exc::type_error(format!(
+                        "the data set's __len__ returned {}, not a non-negative int",
+                        other.type_name()
+                    ))),
+                }
+            }
         }
     }
 
@@ -93,8 +119,13 @@ impl Dataset {
                     img = t.apply(img).map_err(Exc::value_error)?;
                 }
                 let x = host_array(it, img, Device::cpu(0))?;
+                let fl = if self.torch {
+                    Flavor::Torch
+                } else {
+                    flavor(it)
+                };
                 Ok(Value::tuple(vec![
-                    wrap(x, flavor(it)),
+                    wrap(x, fl),
                     Value::Int(i64::from(label)),
                 ]))
             }
@@ -102,6 +133,13 @@ impl Dataset {
                 .get(i)
                 .cloned()
                 .ok_or_else(|| out_of_range(i, items.len())),
+            Source::Program(v) => crate::object::ops::get_item(
+                it,
+                v,
+                crate::object::ops::Index::Single(crate::object::ops::IndexItem::Value(
+                    Value::Int(i as i64),
+                )),
+            ),
             Source::Columns(cols) => {
                 let mut items = Vec::with_capacity(cols.len());
                 for c in cols {
@@ -169,6 +207,20 @@ fn host_array(it: &dyn Interpreter, img: HostImage, device: Device) -> Result<Ar
 }
 
 fn dataset_of(v: &Value) -> Result<Rc<Dataset>, Exc> {
+    if let Value::Instance(i) = v {
+        if i.class.lookup("__getitem__").is_some() && i.class.lookup("__len__").is_some() {
+            let torch = i
+                .class
+                .mro
+                .iter()
+                .any(|c| matches!(c, Value::Class(c) if c.module.starts_with("torch")));
+            return Ok(Rc::new(Dataset {
+                type_name: "Dataset",
+                source: Source::Program(v.clone()),
+                torch,
+            }));
+        }
+    }
     downcast::<DatasetObj>(v, "")
         .map(|d| d.0.clone())
         .map_err(|_| {
@@ -534,6 +586,8 @@ fn transforms_module() -> Rc<Module> {
 // ---- DataLoader ----------------------------------------------------------------------------
 
 struct LoaderObj {
+    /// PyTorch's DataLoader: tensors, int64 labels, each batch a list.
+    torch: bool,
     dataset: Rc<Dataset>,
     batch_size: usize,
     shuffle: bool,
@@ -604,7 +658,7 @@ impl NativeObject for LoaderObj {
                     a.finish(0)?;
                     let l = downcast::<LoaderObj>(r, "a DataLoader")?;
                     let plan = l.plan(it)?;
-                    let fl = flavor(it);
+                    let fl = if l.torch { Flavor::Torch } else { flavor(it) };
                     let state = match (&l.dataset.source, l.workers) {
                         (Source::Images { set, pipeline }, w) if w > 0 => IterState::Worker {
                             // Each worker keeps one batch ready; more would only hold memory.
@@ -619,6 +673,7 @@ impl NativeObject for LoaderObj {
                     Ok(object(LoaderIter {
                         state: RefCell::new(state),
                         flavor: fl,
+                        torch: l.torch,
                     }))
                 },
             ),
@@ -644,6 +699,7 @@ enum IterState {
 struct LoaderIter {
     state: RefCell<IterState>,
     flavor: Flavor,
+    torch: bool,
 }
 
 fn stop() -> Exc {
@@ -658,6 +714,14 @@ impl LoaderIter {
             .state()
             .rt
             .from_host(HostData::I32(b.labels), &[n], Device::cpu(0))?;
+        if self.torch {
+            // PyTorch's default collate: int64 labels, the batch a list.
+            let y = y.astype(DType::Int64)?;
+            return Ok(Value::list(vec![
+                wrap(x, self.flavor),
+                wrap(y, self.flavor),
+            ]));
+        }
         Ok(Value::tuple(vec![
             wrap(x, self.flavor),
             wrap(y, self.flavor),
@@ -694,7 +758,11 @@ impl LoaderIter {
                 for i in indices {
                     items.push(dataset.get(it, i)?);
                 }
-                batchify(it, items, self.flavor)
+                let batch = batchify(it, items, self.flavor)?;
+                match (&batch, self.torch) {
+                    (Value::Tuple(parts), true) => Ok(Value::list(parts.to_vec())),
+                    _ => Ok(batch),
+                }
             }
         }
     }
@@ -745,7 +813,11 @@ fn batchify(it: &mut dyn Interpreter, items: Vec<Value>, fl: Flavor) -> Result<V
             let values =
                 values.ok_or_else(|| Exc::type_error("DataLoader: items mix numbers and other values"))?;
             let n = values.len();
-            let dtype = if ints { DType::Int32 } else { DType::Float32 };
+            let dtype = match (ints, fl) {
+                (true, Flavor::Torch) => DType::Int64,
+                (true, _) => DType::Int32,
+                (false, _) => DType::Float32,
+            };
             Ok(wrap(
                 it.state_mut().rt.from_f64(values, &[n], dtype, Device::cpu(0))?,
                 fl,
@@ -837,12 +909,226 @@ fn data_loader(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
     };
     Ok(object(LoaderObj {
+        torch: false,
         dataset,
         batch_size,
         shuffle,
         keep_last,
         workers,
     }))
+}
+
+/// `torch.utils.data.DataLoader(dataset, batch_size=1, shuffle=False, num_workers=0,
+/// drop_last=False)`.
+fn torch_data_loader(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let ds = a.required(0, "dataset")?;
+    let dataset = dataset_of(&ds)?;
+    let batch_size = match a.take(1, "batch_size")? {
+        None => 1,
+        Some(v) => usize_arg(&v, "batch_size")?,
+    };
+    if batch_size == 0 {
+        return Err(Exc::value_error(
+            "batch_size should be a positive integer value, but got batch_size=0",
+        ));
+    }
+    let shuffle = a
+        .take(2, "shuffle")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
+    a.take(3, "sampler")?;
+    a.take(4, "batch_sampler")?;
+    let workers = a
+        .take(5, "num_workers")?
+        .map(|v| usize_arg(&v, "num_workers"))
+        .transpose()?
+        .unwrap_or(0);
+    a.take(6, "collate_fn")?;
+    a.take(7, "pin_memory")?;
+    let drop_last = a
+        .take(8, "drop_last")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
+    for k in [
+        "timeout",
+        "worker_init_fn",
+        "generator",
+        "prefetch_factor",
+        "persistent_workers",
+    ] {
+        a.take_kw(k);
+    }
+    a.finish(9)?;
+    Ok(object(LoaderObj {
+        torch: true,
+        dataset,
+        batch_size,
+        shuffle,
+        keep_last: !drop_last,
+        workers,
+    }))
+}
+
+/// `torchvision.datasets.FashionMNIST(root, train=True, transform=None, download=False)`:
+/// (image, label) items; a native `transform` (ToTensor, Normalize) stays native.
+fn torch_fashion_mnist(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let root = a.take(0, "root")?;
+    let train = a.take(1, "train")?;
+    let transform = a.take(2, "transform")?;
+    if let Some(t) = a.take(3, "target_transform")? {
+        if !matches!(t, Value::None) {
+            return Err(Exc::value_error(
+                "FashionMNIST: target_transform is not supported; transform the labels in the loop",
+            ));
+        }
+    }
+    if let Some(d) = a.take(4, "download")? {
+        if d.truthy()? {
+            return Err(Exc::value_error(
+                "FashionMNIST: download=True is not possible here (nothing is downloaded); put the IDX files in root, $DEVARRAY_FASHION_MNIST or /usr/share/datasets/fashion-mnist (apt-get install dataset-fashion-mnist)",
+            ));
+        }
+    }
+    a.finish(5)?;
+    let mut args = Args::default();
+    if let Some(r) = root {
+        args.pos.push(r);
+    } else {
+        args.pos.push(Value::None);
+    }
+    if let Some(t) = train {
+        args.pos.push(t);
+    }
+    let ds = fashion_mnist(it, args)?;
+    let base = dataset_of(&ds)?;
+    let source = match (&base.source, &transform) {
+        (Source::Images { set, pipeline }, None | Some(Value::None)) => Source::Images {
+            set: set.clone(),
+            pipeline: pipeline.clone(),
+        },
+        (Source::Images { set, pipeline }, Some(f)) if native_pipeline(f).is_some() => {
+            let mut pipeline = pipeline.clone();
+            pipeline.extend(native_pipeline(f).unwrap_or_default());
+            Source::Images {
+                set: set.clone(),
+                pipeline,
+            }
+        }
+        (_, Some(f)) => Source::Mapped {
+            base: Rc::new(Dataset {
+                type_name: "FashionMNIST",
+                source: match &base.source {
+                    Source::Images { set, pipeline } => Source::Images {
+                        set: set.clone(),
+                        pipeline: pipeline.clone(),
+                    },
+                    _ => return Err(Exc::type_error("FashionMNIST: unexpected data set")),
+                },
+                torch: true,
+            }),
+            f: f.clone(),
+            first_only: true,
+        },
+        _ => return Err(Exc::type_error("FashionMNIST: unexpected data set")),
+    };
+    Ok(torch_dataset_value("FashionMNIST", source))
+}
+
+/// `torch.utils.data.TensorDataset(*tensors)`: items are tuples of the tensors' i-th rows.
+fn tensor_dataset(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    let ds = array_dataset(it, a)?;
+    let base = dataset_of(&ds)?;
+    match &base.source {
+        Source::Columns(cols) => Ok(torch_dataset_value(
+            "TensorDataset",
+            Source::Columns(cols.clone()),
+        )),
+        _ => Ok(ds),
+    }
+}
+
+/// `torchvision`, `torchvision.datasets`, `torchvision.transforms`, `torch.utils.data`.
+pub fn build_torch(dotted: &str) -> Option<Rc<Module>> {
+    Some(match dotted {
+        "torchvision" => {
+            let m = Rc::new(Module::new(
+                "torchvision",
+                "PyTorch's vision data sets and transforms",
+            ));
+            m.set(
+                "datasets",
+                Value::Module(build_torch("torchvision.datasets")?),
+            );
+            m.set(
+                "transforms",
+                Value::Module(build_torch("torchvision.transforms")?),
+            );
+            m
+        }
+        "torchvision.datasets" => {
+            let m = Rc::new(Module::new(
+                "torchvision.datasets",
+                "image data sets read from local files",
+            ));
+            m.set("FashionMNIST", builtin("FashionMNIST", "FashionMNIST(root=None, train=True, transform=None, download=False): (image, label) items from the IDX files in root, $DEVARRAY_FASHION_MNIST or /usr/share/datasets/fashion-mnist. Nothing is downloaded.", torch_fashion_mnist));
+            m
+        }
+        "torchvision.transforms" => {
+            let t = transforms_module();
+            let m = Rc::new(Module::new("torchvision.transforms", "image transforms"));
+            for name in ["ToTensor", "Normalize", "Compose"] {
+                if let Some(v) = t.get(name) {
+                    m.set(name, v);
+                }
+            }
+            m
+        }
+        "torch.utils" => {
+            let m = Rc::new(Module::new("torch.utils", "utilities"));
+            m.set("data", Value::Module(build_torch("torch.utils.data")?));
+            m
+        }
+        "torch.utils.data" => {
+            let m = Rc::new(Module::new("torch.utils.data", "data sets and loaders"));
+            m.set("DataLoader", builtin("DataLoader", "DataLoader(dataset, batch_size=1, shuffle=False, num_workers=0, drop_last=False): batches [X, y] of tensors (labels int64); with num_workers > 0 a worker thread prepares the next batch of a native data set.", torch_data_loader));
+            m.set(
+                "TensorDataset",
+                builtin(
+                    "TensorDataset",
+                    "TensorDataset(*tensors): items are tuples of the tensors' i-th rows.",
+                    tensor_dataset,
+                ),
+            );
+            m.set("Dataset", dataset_class().value());
+            m
+        }
+        _ => return None,
+    })
+}
+
+thread_local! {
+    static DATASET_CLASS: RefCell<Option<Rc<crate::object::class::Class>>> = const { RefCell::new(None) };
+}
+
+/// `torch.utils.data.Dataset`: the base of a program's data sets (define `__len__` and
+/// `__getitem__`).
+fn dataset_class() -> Rc<crate::object::class::Class> {
+    DATASET_CLASS.with(|c| {
+        if let Some(k) = c.borrow().as_ref() {
+            return k.clone();
+        }
+        let k = crate::modules::stdlib::native_class(
+            "Dataset",
+            "torch.utils.data.dataset",
+            Value::Type(crate::object::value::TypeKind::Object),
+            "An abstract data set: subclass it and define __getitem__(self, i) and __len__(self).",
+            &[],
+        );
+        *c.borrow_mut() = Some(k.clone());
+        k
+    })
 }
 
 /// The modules this file provides, by dotted name.

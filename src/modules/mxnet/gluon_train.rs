@@ -12,7 +12,8 @@ use crate::object::ops::{as_f64, as_i64, wrap};
 use crate::object::value::{Args, ArrayValue, Module, NativeObject, Value};
 use crate::object::{builtin, Interpreter};
 
-use super::gluon::{bound, downcast, object, params_of};
+use super::gluon::{bound, downcast, object};
+use super::gluon_blocks::params_of;
 
 // ---- Trainer ---------------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 //! `mxnet.init`. The array functions themselves are `crate::modules::arrays`, shared with every dialect.
 
 pub mod gluon;
+pub mod gluon_blocks;
 pub mod gluon_data;
 pub mod gluon_train;
 

@@ -7,10 +7,12 @@
 //! `torch.nn` lives in `torch_nn.rs`; `build` hands it out so that both
 //! `torch.nn.Linear` and `from torch import nn` find it.
 
+pub mod autograd;
 pub mod functional;
 pub mod lr_scheduler;
 pub mod nn;
 pub mod optim;
+pub mod size;
 
 use std::rc::Rc;
 
@@ -329,6 +331,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             for (name, doc, f) in fns {
                 m.set(name, builtin(name, doc, f));
             }
+            autograd::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),
@@ -340,14 +343,17 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     m.set(alias, d);
                 }
             }
+            m.set("Size", Value::Class(size::class()));
             m.set("cuda", Value::Module(build("torch.cuda")?));
             m.set("nn", Value::Module(build("torch.nn")?));
+            m.set("utils", Value::Module(build("torch.utils")?));
             m.set("optim", Value::Module(build("torch.optim")?));
             functional::register_top_level(&m);
             m.set("__version__", Value::str("2.0 (devarray)"));
             m
         }
         "torch.nn" => nn::build(),
+        "torch.autograd" => autograd::autograd_module(),
         "torch.nn.functional" => functional::build(),
         "torch.optim" => optim::build(),
         "torch.optim.lr_scheduler" => lr_scheduler::build(),
@@ -383,7 +389,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             }
             m
         }
-        _ => return None,
+        other => return crate::modules::mxnet::gluon_data::build_torch(other),
     })
 }
 

@@ -18,24 +18,15 @@ use crate::runtime::{Array, BinaryOp, DType, Device, Operand, Scalar};
 
 use crate::modules::mxnet::gluon::{bound, downcast, object};
 
-/// The parameter core behind a Value: a `torch.nn` parameter or a Gluon one. (Where the
-/// model layer's classes change, only this function needs to follow.)
-pub(crate) fn parameter_core(v: &Value) -> Option<Rc<Parameter>> {
-    let Value::Object(o) = v else {
-        return None;
-    };
-    if let Some(p) = o.as_any().downcast_ref::<super::nn::TorchParam>() {
-        return Some(p.0.clone());
-    }
-    o.as_any()
-        .downcast_ref::<crate::modules::mxnet::gluon::ParamObj>()
-        .map(|p| p.0.clone())
+/// The parameter core behind a Value: a PyTorch parameter tensor or a Gluon `Parameter`.
+pub(crate) fn parameter_core(it: &dyn Interpreter, v: &Value) -> Option<Rc<Parameter>> {
+    crate::modules::blocks::parameter_of(it, v)
 }
 
 /// The arrays an optimizer updates for one entry of `params`: every device copy of a
 /// parameter, or the tensor itself (a leaf such as `torch.randn(3, requires_grad=True)`).
-fn targets(v: &Value) -> Result<Vec<Array>, Exc> {
-    if let Some(p) = parameter_core(v) {
+fn targets(it: &dyn Interpreter, v: &Value) -> Result<Vec<Array>, Exc> {
+    if let Some(p) = parameter_core(it, v) {
         return p.list_data().map_err(torch_error);
     }
     if let Some(a) = v.as_array() {
@@ -285,7 +276,7 @@ impl Optimizer {
                 let d = g.borrow();
                 let (alg, lr) = self.rule(&d)?;
                 for p in Self::params_in(&d) {
-                    for a in targets(&p)? {
+                    for a in targets(it, &p)? {
                         let st = it.state_mut();
                         let Some(grad) = st.nn.tape.grad(&a) else {
                             continue;
@@ -309,15 +300,17 @@ impl Optimizer {
         Ok(())
     }
 
-    /// `zero_grad()`: every gradient of the optimized arrays back to zero. PyTorch's default
-    /// `set_to_none=True` makes `.grad` None instead; the shared tape keeps one buffer per
-    /// parameter, so both spellings zero it (the next backward writes it afresh either way).
-    fn zero_grad(&self, it: &mut dyn Interpreter) -> Result<(), Exc> {
+    /// `zero_grad(set_to_none=True)`: `.grad` becomes None (PyTorch's default), or with
+    /// `set_to_none=False` the existing gradients are zeroed in place.
+    fn zero_grad(&self, it: &mut dyn Interpreter, set_to_none: bool) -> Result<(), Exc> {
         for g in groups_of(&self.groups) {
             let params = Self::params_in(&g.borrow());
             for p in params {
-                for a in targets(&p)? {
-                    if let Some(grad) = it.state_mut().nn.tape.grad(&a) {
+                for a in targets(it, &p)? {
+                    let tape = &mut it.state_mut().nn.tape;
+                    if set_to_none {
+                        tape.set_grad(&a, None);
+                    } else if let Some(grad) = tape.grad(&a) {
                         grad.binary_inplace(BinaryOp::Mul, Operand::Scalar(Scalar::Float(0.0)))
                             .map_err(torch_error)?;
                     }
@@ -408,9 +401,9 @@ impl NativeObject for Optimizer {
                 Ok(Value::None)
             }),
             "zero_grad" => bound(this, "zero_grad", "opt.zero_grad(set_to_none=True): reset the gradients of every parameter.", |it, r, mut a| {
-                a.take(0, "set_to_none")?;
+                let to_none = a.take(0, "set_to_none")?.map(|v| v.truthy()).transpose()?.unwrap_or(true);
                 a.finish(1)?;
-                downcast::<Optimizer>(r, "an optimizer")?.zero_grad(it)?;
+                downcast::<Optimizer>(r, "an optimizer")?.zero_grad(it, to_none)?;
                 Ok(Value::None)
             }),
             "add_param_group" => bound(this, "add_param_group", "opt.add_param_group({'params': [...], 'lr': ...}): one more group.", |it, r, mut a| {
@@ -456,7 +449,7 @@ impl Optimizer {
             let names = self.rule(&d)?.0.buffer_names();
             for p in Self::params_in(&d) {
                 // The first copy stands for the parameter (all copies hold the same state).
-                if let Some(a) = targets(&p)?.first() {
+                if let Some(a) = targets(it, &p)?.first() {
                     if let Some((_, s)) = kept.get(&a.id()) {
                         let mut entry = Dict::default();
                         let t = |x: &Array| wrap(x.clone(), Flavor::Torch);
@@ -505,13 +498,13 @@ fn make_group(it: &mut dyn Interpreter, kind: Kind, spec: &Value) -> Result<Valu
             "'params'".to_string(),
         )
     })?;
-    let params = if params_v.as_array().is_some() || parameter_core(&params_v).is_some() {
+    let params = if params_v.as_array().is_some() || parameter_core(it, &params_v).is_some() {
         vec![params_v]
     } else {
         it.iterate(&params_v)?
     };
     for p in &params {
-        targets(p)?;
+        targets(it, p)?;
     }
     let mut g = Dict::default();
     dict_set(&mut g, "params", Value::list(params))?;
@@ -613,10 +606,10 @@ fn validate(kind: Kind, d: &Dict) -> Result<(), Exc> {
     Ok(())
 }
 
-fn tensor_dtype(v: &Value) -> Option<DType> {
+fn tensor_dtype(it: &dyn Interpreter, v: &Value) -> Option<DType> {
     match v.as_array() {
         Some(a) => Some(a.array.dtype()),
-        None => parameter_core(v).map(|p| p.dtype),
+        None => parameter_core(it, v).map(|p| p.dtype),
     }
 }
 
@@ -635,8 +628,8 @@ fn construct(it: &mut dyn Interpreter, mut a: Args, kind: Kind) -> Result<Value,
         }
     }
     a.finish(positional.len() + 1)?;
-    if params.as_array().is_some() || parameter_core(&params).is_some() {
-        let is_float32 = tensor_dtype(&params) == Some(DType::Float32);
+    if params.as_array().is_some() || parameter_core(it, &params).is_some() {
+        let is_float32 = tensor_dtype(it, &params) == Some(DType::Float32);
         return Err(Exc::type_error(format!(
             "params argument given to the optimizer should be an iterable of Tensors or dicts, but got {}",
             if is_float32 { "torch.FloatTensor".to_string() } else { params.type_name() }

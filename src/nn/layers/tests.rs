@@ -47,7 +47,7 @@ fn dense_matches_mxnet_reference() {
     let w = params[0].data(None).expect("weight");
     assert!(close(&w.to_host().to_f64_vec(), &[0.00628365, 0.04861524]));
     assert_eq!(
-        params[0].repr(),
+        params[0].repr(0),
         "Parameter dense0_weight (shape=(1, 2), dtype=float32)"
     );
     assert_eq!(net.repr(), "Sequential(\n  (0): Dense(2 -> 1, linear)\n)");
@@ -148,7 +148,7 @@ fn data_parallel_training_keeps_copies_identical() {
         .expect("add");
     let devices = [Device::gpu(0), Device::gpu(1)];
     for p in net.collect_params() {
-        p.initialize(&rt, &mut tape, &devices, Some(Init::Xavier), false)
+        p.initialize(&rt, &mut tape, &devices, Some(Init::XAVIER), false)
             .expect("init");
     }
     let x = rt
