@@ -67,12 +67,13 @@ fn start_watchdog(handle: InterruptHandle) {
 }
 
 /// Whether an input must not run: shell escapes (`!cmd`), magics (`%timeit` runs code many
-/// times) and writing files (`save_parameters(path)`) reach outside the process. Everything
+/// times) and writing files (`save_parameters(path)`, `torch.save`, `npx.save`, `nd.save`: any
+/// `save`) reach outside the process. Everything
 /// else runs, loops with no bound and long inputs included: the watchdog stops what runs too
 /// long, the memory budgets bound arrays, and the address-space limit (`limit_memory`) makes a
 /// huge string or list a `MemoryError`.
 fn skipped(code: &str) -> bool {
-    code.contains("save_parameters") || code.lines().any(|l| l.trim_start().starts_with(['!', '%']))
+    code.contains("save") || code.lines().any(|l| l.trim_start().starts_with(['!', '%']))
 }
 
 /// Host memory for the whole process: an allocation past it fails, which devarray reports as

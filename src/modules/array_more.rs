@@ -30,6 +30,8 @@ pub const ATTRS: &[&str] = &[
     "mm",
     "mv",
     "cumsum",
+    "all",
+    "any",
     "new_ones",
     "new_zeros",
     "new_full",
@@ -183,6 +185,8 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 cumsum(it, recv(r)?, axis, dtype)
             },
         ),
+        "all" => ("x.all(axis=None, keepdims=False): whether every element is nonzero (along an axis), as a bool array.", |it, r, a| all_any(it, r, a, true)),
+        "any" => ("x.any(axis=None, keepdims=False): whether some element is nonzero (along an axis), as a bool array.", |it, r, a| all_any(it, r, a, false)),
         "new_ones" => ("x.new_ones(size, dtype=None, device=None): ones, by default of x's dtype and device.", |it, r, a| new_filled(it, r, a, Some(1.0))),
         "new_zeros" => ("x.new_zeros(size, dtype=None, device=None): zeros, by default of x's dtype and device.", |it, r, a| new_filled(it, r, a, Some(0.0))),
         "new_empty" => ("x.new_empty(size, dtype=None, device=None): an array (zero-filled here), by default of x's dtype and device.", |it, r, a| new_filled(it, r, a, Some(0.0))),
@@ -392,6 +396,37 @@ fn new_filled(
 
 /// Running sums along `axis` (over the flattened array when None), added in order as NumPy
 /// and PyTorch add them; built from the tape's slices, adds and a stack, so gradients flow.
+/// `x.all()` / `x.any()`: the minimum (maximum) of `x != 0`, a bool array.
+fn all_any(it: &mut dyn Interpreter, r: &Value, a: Args, all: bool) -> Result<Value, Exc> {
+    let x = recv(r)?.clone();
+    let nonzero = crate::runtime::Array::binary(
+        crate::runtime::BinaryOp::Ne,
+        crate::runtime::Operand::Array(&x.array),
+        crate::runtime::Operand::Scalar(crate::runtime::Scalar::Int(0)),
+    )?
+    .astype(crate::runtime::DType::Float32)?;
+    let op = if all {
+        crate::runtime::ReduceOp::Min
+    } else {
+        crate::runtime::ReduceOp::Max
+    };
+    let reduced = arrays::reduce(it, &crate::object::ops::wrap(nonzero, x.flavor), a, op)?;
+    match reduced.as_array() {
+        // NumPy gives a scalar for a 0-d result.
+        Some(y) if x.flavor == crate::object::value::Flavor::Numpy && y.array.ndim() == 0 => {
+            Ok(Value::Bool(y.array.to_scalar("all")?.as_f64() != 0.0))
+        }
+        Some(y) => Ok(crate::object::ops::wrap(
+            y.array.astype(crate::runtime::DType::Bool)?,
+            x.flavor,
+        )),
+        // NumPy's full reductions are scalars.
+        None => Ok(Value::Bool(
+            crate::object::ops::as_f64(&reduced).is_some_and(|v| v != 0.0),
+        )),
+    }
+}
+
 fn cumsum(
     it: &mut dyn Interpreter,
     x: &ArrayValue,
@@ -652,6 +687,8 @@ fns! {
     f_numel => |it, a| via(it, a, "numel"),
     f_clone => |it, a| via(it, a, "clone"),
     f_cumsum => |it, a| via(it, a, "cumsum"),
+    f_all => |it, a| via(it, a, "all"),
+    f_any => |it, a| via(it, a, "any"),
     f_squeeze => |it, a| via(it, a, "squeeze"),
     f_unsqueeze => |it, a| via(it, a, "unsqueeze"),
     f_permute => |it, a| via(it, a, "permute"),
@@ -802,6 +839,8 @@ pub fn namespace_fns<const F: u8>() -> Vec<(&'static str, &'static str, BuiltinF
         ("sin", "sin(x, out=None): sine, elementwise.", f_sin),
         ("cos", "cos(x, out=None): cosine, elementwise.", f_cos),
         ("cumsum", "cumsum(x, axis=None): running sums along an axis.", f_cumsum),
+        ("all", "all(x, axis=None, keepdims=False): whether every element is nonzero (along an axis).", f_all),
+        ("any", "any(x, axis=None, keepdims=False): whether some element is nonzero (along an axis).", f_any),
         ("ones_like", "ones_like(x, dtype=None, device=None): ones of x's shape (and dtype and device unless given).", ones_like::<F>),
         ("zeros_like", "zeros_like(x, dtype=None, device=None): zeros of x's shape (and dtype and device unless given).", zeros_like::<F>),
         ("empty_like", "empty_like(x, dtype=None, device=None): an array of x's shape (zero-filled here).", zeros_like::<F>),

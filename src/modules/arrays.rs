@@ -651,7 +651,12 @@ fn axes_arg(v: Option<Value>) -> Result<Option<Vec<isize>>, Exc> {
     }
 }
 
-fn reduce(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: ReduceOp) -> Result<Value, Exc> {
+pub(crate) fn reduce(
+    it: &mut dyn Interpreter,
+    r: &Value,
+    mut a: Args,
+    op: ReduceOp,
+) -> Result<Value, Exc> {
     let x = recv(r)?;
     let axis = a.take(0, "axis")?.or_else(|| a.take_kw("dim"));
     let keepdims = a

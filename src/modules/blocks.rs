@@ -784,6 +784,19 @@ fn layer_forward(
     }
     let st = it.state_mut();
     let out = layer.forward(&st.rt, &mut st.nn.tape, &array);
+    if let (Ok(y), Dialect::Torch, crate::nn::layers::BlockKind::Dense { bias, .. }) =
+        (&out, core.dialect, &layer.kind)
+    {
+        // PyTorch's Linear is one addmm (mm without a bias) on a 2-d input.
+        if array.ndim() == 2 {
+            let name = if bias.is_some() {
+                "AddmmBackward0"
+            } else {
+                "MmBackward0"
+            };
+            st.nn.tape.rename(y, name);
+        }
+    }
     match (out, core.dialect) {
         (Ok(y), _) => Ok(wrap(y, flavor)),
         (Err(e), Dialect::Torch) => Err(crate::object::error::torch_error(e)),

@@ -142,6 +142,16 @@ end : str, optional\n    After the last value ('\\n').\nfile : sys.stdout or sys
         ),
         "mv" => "Parameters\n----------\ninput : 2-d tensor\nvec : 1-d tensor\n    Its length is input's number of columns.\n\nExample\n-------\n>>> torch.mv(torch.ones(2, 3), torch.ones(3))".to_string(),
         "synchronize" => "Parameters\n----------\ndevice : optional\n    Accepted for PyTorch's spelling; every device is waited for.\n\nExample\n-------\n>>> torch.cuda.synchronize()".to_string(),
+        "save" if !method => "Parameters\n----------\nfile / fname / f : str\n    The file to write (written to a temporary file beside it, then renamed over it).\n\
+arr / data / obj : array, list, dict\n    npx.save and nd.save: an array, a list of arrays or a dict str -> array.\n    \
+torch.save: tensors, numbers, strings, None and lists, tuples, dicts and OrderedDicts of them.\n\n\
+The file is safetensors; the containers are kept in its metadata (README, \"Files\").\n\n\
+Example\n-------\n>>> npx.save('x.params', {'w': np.ones(3)})\n>>> torch.save(net.state_dict(), 'net.pt')".to_string(),
+        "load" if !method => "Parameters\n----------\nfile / fname / f : str\n    A file written by npx.save, nd.save, torch.save or save_parameters.\n\
+map_location : device, str, dict or function, optional (torch.load only)\n    Where tensors go: torch.device('cpu'), 'cuda:1', {'cuda:1': 'cuda:0'}, or\n    fn(tensor, location) returning a tensor. By default each goes back to its saved device.\n\n\
+npx.load and nd.load return a list of arrays or a dict str -> array; torch.load returns the\n\
+object saved. The whole file is checked before anything is returned.\n\n\
+Example\n-------\n>>> npx.load('x.params')\n>>> torch.load('net.pt', map_location='cpu')".to_string(),
         _ => return None,
     };
     Some(text)

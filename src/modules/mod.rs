@@ -26,6 +26,7 @@ pub mod builtins;
 pub mod classes;
 pub mod devices;
 pub mod docs;
+pub mod files;
 pub mod magic;
 pub mod mxnet;
 pub mod numpy;

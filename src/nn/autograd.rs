@@ -575,10 +575,19 @@ impl Tape {
                 }
             }
             let before = self.nodes.len() + self.attached.len();
+            // Decide on the attached entries before dropping nodes: dropping a node releases its
+            // references, and `held` compares holders with counts taken before that.
+            let drop_attached: Vec<usize> = self
+                .attached
+                .iter()
+                .filter(|(id, e)| !(held(&e.var) || needed.contains(*id)))
+                .map(|(id, _)| *id)
+                .collect();
             let mut flags = keep.into_iter();
             self.nodes.retain(|_| flags.next().unwrap_or(true));
-            self.attached
-                .retain(|id, e| held(&e.var) || needed.contains(id));
+            for id in drop_attached {
+                self.attached.remove(&id);
+            }
             self.reindex();
             if self.nodes.len() + self.attached.len() == before {
                 break;

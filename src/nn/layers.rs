@@ -304,10 +304,21 @@ impl Parameter {
         self.place(rt, tape, values, devices)
     }
 
+    /// Gives a new copy its gradient: MXNet's zero buffer (grad_req='write'), or for a PyTorch
+    /// parameter a leaf that requires grad (its `.grad` None until a backward reaches it).
+    fn track(&self, rt: &Runtime, tape: &mut Tape, copy: &Array) -> Result<()> {
+        if self.accumulate_grad {
+            tape.set_requires_grad(copy, true);
+            Ok(())
+        } else {
+            tape.attach_grad(rt, copy, false)
+        }
+    }
+
     /// Makes `array` itself the parameter's only copy (PyTorch's `nn.Parameter(t)` shares t's
     /// storage).
     pub fn adopt(&self, rt: &Runtime, tape: &mut Tape, array: Array) -> Result<()> {
-        tape.attach_grad(rt, &array, self.accumulate_grad)?;
+        self.track(rt, tape, &array)?;
         *self.shape.borrow_mut() = array.shape().to_vec();
         for old in self.data.borrow().iter() {
             tape.detach(old);
@@ -328,7 +339,7 @@ impl Parameter {
         let mut copies = Vec::with_capacity(devices.len());
         for d in devices {
             let copy = values.copy_to(rt, *d)?;
-            tape.attach_grad(rt, &copy, self.accumulate_grad)?;
+            self.track(rt, tape, &copy)?;
             copies.push(copy);
         }
         for old in self.data.borrow().iter() {
@@ -470,7 +481,7 @@ impl Parameter {
         let mut copies = Vec::with_capacity(devices.len());
         for d in devices {
             let copy = values.copy_to(rt, *d)?;
-            tape.attach_grad(rt, &copy, self.accumulate_grad)?;
+            self.track(rt, tape, &copy)?;
             copies.push(copy);
         }
         Ok(copies)

@@ -9,6 +9,7 @@ pub mod layers;
 pub mod losses;
 pub mod optim;
 pub mod params_io;
+pub mod tensor_file;
 pub mod train;
 
 use std::collections::HashMap;

@@ -208,6 +208,8 @@ fn autograd_module() -> Rc<Module> {
     m
 }
 
+// ---- utils ----------------------------------------------------------------------------------
+
 fn split_and_load_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let data = a.required(0, "data")?;
     let ctx = a.required(1, "ctx_list")?;

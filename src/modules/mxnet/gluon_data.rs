@@ -45,6 +45,11 @@ enum Source {
     Columns(Vec<Value>),
     /// A program's data set (`class MyData(Dataset)` with `__len__` and `__getitem__`).
     Program(Value),
+    /// `Subset(dataset, indices)`: the items of `base` at `indices`, in that order.
+    Subset {
+        base: Rc<Dataset>,
+        indices: Vec<usize>,
+    },
     /// `transform_first(fn)` / `transform(fn)` with a function the interpreter must call.
     Mapped {
         base: Rc<Dataset>,
@@ -98,6 +103,7 @@ impl Dataset {
                 None => Ok(0),
             },
             Source::Mapped { base, .. } => base.len(it),
+            Source::Subset { indices, .. } => Ok(indices.len()),
             Source::Program(v) => {
                 let len = it.get_attr(v, "__len__")?;
                 match it.call_value(&len, Args::default())? {
@@ -133,6 +139,10 @@ impl Dataset {
                 .get(i)
                 .cloned()
                 .ok_or_else(|| out_of_range(i, items.len())),
+            Source::Subset { base, indices } => match indices.get(i) {
+                Some(&j) => base.get(it, j),
+                None => Err(out_of_range(i, indices.len())),
+            },
             Source::Program(v) => crate::object::ops::get_item(
                 it,
                 v,
@@ -1036,6 +1046,36 @@ fn torch_fashion_mnist(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, E
     Ok(torch_dataset_value("FashionMNIST", source))
 }
 
+/// `torch.utils.data.Subset(dataset, indices)`.
+fn subset(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let ds = a.required(0, "dataset")?;
+    let idx = a.required(1, "indices")?;
+    a.finish(2)?;
+    let base = dataset_of(&ds)?;
+    let n = base.len(it)?;
+    let mut indices = Vec::new();
+    for v in it.iterate(&idx)? {
+        let i = as_i64(&v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "Subset indices must be integers, got {}",
+                v.type_name()
+            ))
+        })?;
+        let j = if i < 0 { i + n as i64 } else { i };
+        let j = usize::try_from(j)
+            .ok()
+            .filter(|&j| j < n)
+            .ok_or_else(|| out_of_range(i.unsigned_abs() as usize, n))?;
+        indices.push(j);
+    }
+    let torch = base.torch;
+    Ok(object(DatasetObj(Rc::new(Dataset {
+        type_name: "Subset",
+        source: Source::Subset { base, indices },
+        torch,
+    }))))
+}
+
 /// `torch.utils.data.TensorDataset(*tensors)`: items are tuples of the tensors' i-th rows.
 fn tensor_dataset(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     let ds = array_dataset(it, a)?;
@@ -1102,6 +1142,14 @@ pub fn build_torch(dotted: &str) -> Option<Rc<Module>> {
                 ),
             );
             m.set("Dataset", dataset_class().value());
+            m.set(
+                "Subset",
+                builtin(
+                    "Subset",
+                    "Subset(dataset, indices): the items of dataset at indices.",
+                    subset,
+                ),
+            );
             m
         }
         _ => return None,

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use crate::object::value::Module;
 use crate::object::{builtin, Args, Exc, ExcKind, Interpreter, Value};
 
-use super::devices;
+use super::{devices, files};
 use crate::modules::arrays::{self, ND, NP};
 
 pub(crate) fn module(name: &str, doc: &'static str) -> Rc<Module> {
@@ -60,6 +60,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "random",
                 Value::Module(arrays::random_module::<ND>("mxnet.ndarray.random")),
             );
+            m.set("save", builtin("save", "save(fname, data): write an NDArray, a list of NDArrays or a dict str -> NDArray to a file (devarray's safetensors format; atomically).", files::nd_save));
+            m.set("load", builtin("load", "load(fname): the arrays of a file written by nd.save: a list of NDArrays or a dict str -> NDArray, each on the device it was saved from (cpu(0) when there is no GPU).", files::nd_load));
             m
         }
         "mxnet.np" | "mxnet.numpy" => {
@@ -97,6 +99,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     reset_np,
                 ),
             );
+            m.set("save", builtin("save", "save(file, arr): write an ndarray, a list of ndarrays or a dict str -> ndarray to a file (devarray's safetensors format; atomically).", files::npx_save));
+            m.set("load", builtin("load", "load(file): the arrays of a file written by npx.save: a list of ndarrays or a dict str -> ndarray, each on the device it was saved from (cpu(0) when there is no GPU).", files::npx_load));
             m.set(
                 "waitall",
                 builtin(

@@ -15,7 +15,7 @@ use crate::runtime::{
 
 use crate::modules::mxnet::gluon::{bound, downcast, object};
 
-/// A tensor argument (parameters are tensors in this dialect: `F.linear(x, net.weight)`).
+/// A tensor argument (a parameter is its tensor: `F.linear(x, net.weight)`).
 fn tensor(v: &Value, what: &str) -> Result<Array, Exc> {
     if let Some(a) = v.as_array() {
         return Ok(a.array.clone());

@@ -344,6 +344,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 }
             }
             m.set("Size", Value::Class(size::class()));
+            m.set("save", builtin("save", "save(obj, f): write tensors, numbers, strings and lists, tuples and dicts of them (a state_dict) to the file f (devarray's safetensors format; atomically).", super::files::torch_save));
+            m.set("load", builtin("load", "load(f, map_location=None, weights_only=True): what torch.save wrote; tensors go back on their saved device, or where map_location says (a device, 'cpu', 'cuda:1', a dict {'cuda:1': 'cuda:0'} or a function).", super::files::torch_load));
             m.set("cuda", Value::Module(build("torch.cuda")?));
             m.set("nn", Value::Module(build("torch.nn")?));
             m.set("utils", Value::Module(build("torch.utils")?));

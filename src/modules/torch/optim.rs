@@ -18,7 +18,7 @@ use crate::runtime::{Array, BinaryOp, DType, Device, Operand, Scalar};
 
 use crate::modules::mxnet::gluon::{bound, downcast, object};
 
-/// The parameter core behind a Value: a PyTorch parameter tensor or a Gluon `Parameter`.
+/// The parameter core behind a Value: a `torch.nn` parameter (its tensor) or a Gluon one.
 pub(crate) fn parameter_core(it: &dyn Interpreter, v: &Value) -> Option<Rc<Parameter>> {
     crate::modules::blocks::parameter_of(it, v)
 }
@@ -26,6 +26,8 @@ pub(crate) fn parameter_core(it: &dyn Interpreter, v: &Value) -> Option<Rc<Param
 /// The arrays an optimizer updates for one entry of `params`: every device copy of a
 /// parameter, or the tensor itself (a leaf such as `torch.randn(3, requires_grad=True)`).
 fn targets(it: &dyn Interpreter, v: &Value) -> Result<Vec<Array>, Exc> {
+    // A parameter's current copies: a model moved after the optimizer was made (`net.to(d)`)
+    // is updated where it now is.
     if let Some(p) = parameter_core(it, v) {
         return p.list_data().map_err(torch_error);
     }

@@ -1,6 +1,9 @@
 use super::*;
 use crate::nn::layers::Block;
 use crate::runtime::{DType, RuntimeConfig};
+use safetensors::tensor::SafeTensors;
+use std::fs;
+use std::path::PathBuf;
 
 fn rt(gpus: usize) -> Runtime {
     Runtime::new(RuntimeConfig {
