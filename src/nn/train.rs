@@ -61,7 +61,8 @@ impl Trainer {
         let states = self.states.borrow();
         for (i, p) in self.params.iter().enumerate() {
             let copies = p.list_data()?;
-            let Some(first) = copies.first() else {
+            // A constant (`params.get_constant`) is not trained, as in MXNet (grad_req='null').
+            let Some(first) = copies.first().filter(|_| !p.constant.get()) else {
                 new_states.push(Vec::new());
                 continue;
             };

@@ -611,6 +611,14 @@ impl Schedule {
                     if self.base_lr < *stop_factor_lr {
                         self.base_lr = *stop_factor_lr;
                     }
+                    // Once the rate can no longer change, jump to the last step MXNet's loop
+                    // would reach instead of walking a huge update count one step at a time.
+                    if *factor == 1.0 || self.base_lr <= *stop_factor_lr {
+                        if num_update > *count + *step {
+                            *count += (num_update - *count - 1) / *step * *step;
+                        }
+                        break;
+                    }
                 }
             }
             ScheduleKind::MultiFactor { steps, factor, cur } => {

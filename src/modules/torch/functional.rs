@@ -55,7 +55,43 @@ fn unary_call(
 ) -> Result<Value, Exc> {
     let x = tensor(x, what)?;
     let st = it.state_mut();
-    out(f(&st.rt, &mut st.nn.tape, &x))
+    let r = f(&st.rt, &mut st.nn.tape, &x);
+    out(named(&mut st.nn.tape, r, grad_fn_name(what)))
+}
+
+/// The `grad_fn` PyTorch shows for the result of a function composed here from several ops.
+fn grad_fn_name(what: &str) -> Option<&'static str> {
+    Some(match what {
+        "gelu" => "GeluBackward0",
+        "leaky_relu" => "LeakyReluBackward0",
+        "elu" => "EluBackward0",
+        "silu" => "SiluBackward0",
+        "softplus" => "SoftplusBackward0",
+        "softmax" => "SoftmaxBackward0",
+        "log_softmax" => "LogSoftmaxBackward0",
+        _ => return None,
+    })
+}
+
+/// Renames the recorded op that made the result (nothing when nothing was recorded).
+fn named(tape: &mut Tape, r: RtResult<Array>, name: Option<&'static str>) -> RtResult<Array> {
+    if let (Ok(a), Some(name)) = (&r, name) {
+        tape.rename(a, name);
+    }
+    r
+}
+
+/// PyTorch's `grad_fn` for a loss (its `l1_loss` is a plain mean, so that one keeps its own).
+fn loss_grad_fn(loss: &TorchLoss) -> Option<&'static str> {
+    Some(match loss {
+        TorchLoss::Mse => "MseLossBackward0",
+        TorchLoss::CrossEntropy { .. } | TorchLoss::Nll => "NllLossBackward0",
+        TorchLoss::Bce => "BinaryCrossEntropyBackward0",
+        TorchLoss::BceWithLogits => "BinaryCrossEntropyWithLogitsBackward0",
+        TorchLoss::SmoothL1 { .. } => "SmoothL1LossBackward0",
+        TorchLoss::Huber { .. } => "HuberLossBackward0",
+        TorchLoss::L1 => return None,
+    })
 }
 
 fn simple(it: &mut dyn Interpreter, mut a: Args, op: UnaryOp) -> Result<Value, Exc> {
@@ -89,7 +125,10 @@ fn softmax_like(
         Some(Value::DType(d, _)) => x.astype(d).map_err(torch_error)?,
         _ => x,
     };
-    out(f(&mut it.state_mut().nn.tape, &x, dim))
+    let name = grad_fn_name(a.fname);
+    let tape = &mut it.state_mut().nn.tape;
+    let r = f(tape, &x, dim);
+    out(named(tape, r, name))
 }
 
 fn reduction_arg(v: Option<Value>) -> Result<Reduction, Exc> {
@@ -121,7 +160,8 @@ fn functional_loss(
     let loss = make(&mut a)?;
     a.finish(2)?;
     let st = it.state_mut();
-    out(loss.apply(&st.rt, &mut st.nn.tape, &input, &target, reduction))
+    let r = loss.apply(&st.rt, &mut st.nn.tape, &input, &target, reduction);
+    out(named(&mut st.nn.tape, r, loss_grad_fn(&loss)))
 }
 
 /// Options devarray does not implement are refused rather than ignored (they change values).
@@ -166,7 +206,9 @@ fn linear(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             None => Ok(y),
         }
     })();
-    out(r)
+    // PyTorch fuses a 2-D input's product and bias into one addmm.
+    let name = (x.ndim() == 2 && b.is_some()).then_some("AddmmBackward0");
+    out(named(t, r, name))
 }
 
 fn dropout(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -571,9 +613,10 @@ impl NativeObject for TorchLossObj {
                     let target = tensor(&a.required(1, "target")?, what)?;
                     a.finish(2)?;
                     let st = it.state_mut();
-                    out(l
+                    let r = l
                         .loss
-                        .apply(&st.rt, &mut st.nn.tape, &input, &target, l.reduction))
+                        .apply(&st.rt, &mut st.nn.tape, &input, &target, l.reduction);
+                    out(named(&mut st.nn.tape, r, loss_grad_fn(&l.loss)))
                 },
             ),
             "to" | "cuda" | "cpu" | "train" | "eval" => bound(

@@ -359,6 +359,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "torch.nn.functional" => functional::build(),
         "torch.optim" => optim::build(),
         "torch.optim.lr_scheduler" => lr_scheduler::build(),
+        "torch.nn.utils" => optim::nn_utils(),
         "torch.cuda" => {
             let m = Rc::new(Module::new(
                 "torch.cuda",

@@ -302,15 +302,17 @@ impl Optimizer {
         Ok(())
     }
 
-    /// `zero_grad()`: every gradient of the optimized arrays back to zero. PyTorch's default
-    /// `set_to_none=True` makes `.grad` None instead; the shared tape keeps one buffer per
-    /// parameter, so both spellings zero it (the next backward writes it afresh either way).
-    fn zero_grad(&self, it: &mut dyn Interpreter) -> Result<(), Exc> {
+    /// `zero_grad(set_to_none=True)`: `.grad` becomes None (PyTorch's default), or with
+    /// `set_to_none=False` the existing gradients are zeroed in place.
+    fn zero_grad(&self, it: &mut dyn Interpreter, set_to_none: bool) -> Result<(), Exc> {
         for g in groups_of(&self.groups) {
             let params = Self::params_in(&g.borrow());
             for p in params {
                 for a in targets(it, &p)? {
-                    if let Some(grad) = it.state_mut().nn.tape.grad(&a) {
+                    let tape = &mut it.state_mut().nn.tape;
+                    if set_to_none {
+                        tape.set_grad(&a, None);
+                    } else if let Some(grad) = tape.grad(&a) {
                         grad.binary_inplace(BinaryOp::Mul, Operand::Scalar(Scalar::Float(0.0)))
                             .map_err(torch_error)?;
                     }
@@ -401,9 +403,9 @@ impl NativeObject for Optimizer {
                 Ok(Value::None)
             }),
             "zero_grad" => bound(this, "zero_grad", "opt.zero_grad(set_to_none=True): reset the gradients of every parameter.", |it, r, mut a| {
-                a.take(0, "set_to_none")?;
+                let to_none = a.take(0, "set_to_none")?.map(|v| v.truthy()).transpose()?.unwrap_or(true);
                 a.finish(1)?;
-                downcast::<Optimizer>(r, "an optimizer")?.zero_grad(it)?;
+                downcast::<Optimizer>(r, "an optimizer")?.zero_grad(it, to_none)?;
                 Ok(Value::None)
             }),
             "add_param_group" => bound(this, "add_param_group", "opt.add_param_group({'params': [...], 'lr': ...}): one more group.", |it, r, mut a| {
@@ -690,5 +692,131 @@ pub fn build() -> Rc<Module> {
     m.set("RMSprop", builtin("RMSprop", "RMSprop(params, lr=0.01, alpha=0.99, eps=1e-08, weight_decay=0, momentum=0, centered=False)", |it, a| construct(it, a, Kind::Rmsprop)));
     m.set("Adagrad", builtin("Adagrad", "Adagrad(params, lr=0.01, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10)", |it, a| construct(it, a, Kind::Adagrad)));
     m.set("AdamW", builtin("AdamW", "AdamW(params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.01, amsgrad=False): Adam with decoupled weight decay.", |it, a| construct(it, a, Kind::AdamW)));
+    m
+}
+
+// ---- torch.nn.utils: gradient clipping ---------------------------------------------------------
+
+/// The gradients of `parameters` (a tensor or an iterable of them) that exist, PyTorch's
+/// `[p.grad for p in parameters if p.grad is not None]`.
+fn grads_of(it: &mut dyn Interpreter, parameters: &Value) -> Result<Vec<Array>, Exc> {
+    let items = if parameters.as_array().is_some() || parameter_core(it, parameters).is_some() {
+        vec![parameters.clone()]
+    } else {
+        it.iterate(parameters)?
+    };
+    let mut out = Vec::new();
+    for p in &items {
+        for a in targets(it, p)? {
+            if let Some(g) = it.state().nn.tape.grad(&a) {
+                out.push(g);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn vector_norm(g: &Array, p: f64) -> crate::runtime::Result<Array> {
+    let flat = g.reshape(&[-1])?;
+    if p == 2.0 {
+        flat.norm(None, None, false)
+    } else {
+        flat.norm(Some(p), None, false)
+    }
+}
+
+/// `clip_grad_norm_(parameters, max_norm, norm_type=2.0)`: scales every gradient in place by
+/// `min(1, max_norm / (total_norm + 1e-6))` and returns the total norm (PyTorch's foreach path).
+fn clip_grad_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let params = a.required(0, "parameters")?;
+    let max_norm = a.required(1, "max_norm")?;
+    let norm_type = a.take(2, "norm_type")?;
+    a.take(3, "error_if_nonfinite")?;
+    a.take(4, "foreach")?;
+    a.finish(5)?;
+    let max_norm = as_f64(&max_norm).ok_or_else(|| {
+        Exc::type_error(format!(
+            "max_norm must be a number, got {}",
+            max_norm.type_name()
+        ))
+    })?;
+    let p = match &norm_type {
+        None => 2.0,
+        Some(Value::Str(s)) if &**s == "inf" => f64::INFINITY,
+        Some(v) => as_f64(v).ok_or_else(|| {
+            Exc::type_error(format!("norm_type must be a number, got {}", v.type_name()))
+        })?,
+    };
+    let grads = grads_of(it, &params)?;
+    let rt = &it.state().rt;
+    let Some(first) = grads.first() else {
+        let zero = rt
+            .full(&[], 0.0, DType::Float32, Device::cpu(0))
+            .map_err(torch_error)?;
+        return Ok(wrap(zero, Flavor::Torch));
+    };
+    let device = first.device();
+    let r = (|| {
+        let mut norms = Vec::with_capacity(grads.len());
+        for g in &grads {
+            norms.push(vector_norm(g, p)?.as_in_device(rt, device)?);
+        }
+        let total = vector_norm(&Array::stack(&norms, 0)?, p)?;
+        let coef = Array::binary(
+            BinaryOp::Div,
+            Operand::Scalar(Scalar::Float(max_norm)),
+            Operand::Array(&Array::binary(
+                BinaryOp::Add,
+                Operand::Array(&total),
+                Operand::Scalar(Scalar::Float(1e-6)),
+            )?),
+        )?
+        .clip(None, Some(1.0))?;
+        // Every scaled gradient first, then the writes: a failure changes no gradient.
+        let mut scaled = Vec::with_capacity(grads.len());
+        for g in &grads {
+            let c = coef.as_in_device(rt, g.device())?;
+            scaled.push(Array::binary(
+                BinaryOp::Mul,
+                Operand::Array(g),
+                Operand::Array(&c),
+            )?);
+        }
+        for (s, g) in scaled.iter().zip(&grads) {
+            s.copy_into(g)?;
+        }
+        Ok(total)
+    })();
+    r.map(|t| wrap(t, Flavor::Torch)).map_err(torch_error)
+}
+
+/// `clip_grad_value_(parameters, clip_value)`: every gradient clamped to [-v, v] in place.
+fn clip_grad_value(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let params = a.required(0, "parameters")?;
+    let v = a.required(1, "clip_value")?;
+    a.take(2, "foreach")?;
+    a.finish(3)?;
+    let v = as_f64(&v).ok_or_else(|| {
+        Exc::type_error(format!(
+            "clip_value must be a number, got {}",
+            v.type_name()
+        ))
+    })?;
+    let grads = grads_of(it, &params)?;
+    let mut clipped = Vec::with_capacity(grads.len());
+    for g in &grads {
+        clipped.push(g.clip(Some(-v), Some(v)).map_err(torch_error)?);
+    }
+    for (c, g) in clipped.iter().zip(&grads) {
+        c.copy_into(g).map_err(torch_error)?;
+    }
+    Ok(Value::None)
+}
+
+/// `torch.nn.utils`.
+pub fn nn_utils() -> Rc<Module> {
+    let m = Rc::new(Module::new("torch.nn.utils", "gradient clipping"));
+    m.set("clip_grad_norm_", builtin("clip_grad_norm_", "clip_grad_norm_(parameters, max_norm, norm_type=2.0): scale the gradients so their total norm is at most max_norm; returns the total norm.", clip_grad_norm));
+    m.set("clip_grad_value_", builtin("clip_grad_value_", "clip_grad_value_(parameters, clip_value): clamp every gradient to [-clip_value, clip_value].", clip_grad_value));
     m
 }
