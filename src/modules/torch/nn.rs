@@ -253,8 +253,14 @@ fn make_linear(
         b
     });
     let layer = Block::dense_with(name.clone(), out_features, None, in_features, weight, bias);
-    // PyTorch creates parameters at construction, on the CPU (lazy ones at the first call).
+    // PyTorch creates parameters at construction, on the CPU; a lazy layer creates both at the
+    // first call, the weight first (the bias's shape is known, but it is drawn then too, so
+    // the generator's sequence is PyTorch's).
     for (_, p) in layer.own_params() {
+        if in_features == 0 {
+            p.defer(&[Device::cpu(0)]);
+            continue;
+        }
         let st = it.state_mut();
         p.initialize(&st.rt, &mut st.nn.tape, &[Device::cpu(0)], None, false)
             .map_err(torch_error)?;
