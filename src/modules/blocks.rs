@@ -742,9 +742,14 @@ fn forward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             args.append(&mut a.pos);
             let mut call_args = Args::positional(args);
             call_args.kw = std::mem::take(&mut a.kw);
+            let flavor = if it.state().np_mode {
+                Flavor::Np
+            } else {
+                Flavor::Nd
+            };
             for (k, p) in core.params.borrow().iter() {
                 let data = p.data(None)?;
-                call_args.kw.push((k.clone(), wrap(data, Flavor::Np)));
+                call_args.kw.push((k.clone(), wrap(data, flavor)));
             }
             return it.call_value(&hf, call_args);
         }
