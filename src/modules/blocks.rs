@@ -885,8 +885,8 @@ fn block_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             };
             if lines.is_empty() {
                 format!("{shown}()")
-            } else if extra_lines == 1 && kids.is_empty() {
-                format!("{shown}({})", lines[0])
+            } else if let (1, true, Some(only)) = (extra_lines, kids.is_empty(), lines.first()) {
+                format!("{shown}({only})")
             } else {
                 format!("{shown}(\n  {}\n)", lines.join("\n  "))
             }
