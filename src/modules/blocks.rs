@@ -193,10 +193,15 @@ fn classify(it: &dyn Interpreter, v: &Value) -> Assigned {
 /// The parameter a value stands for: a Gluon `Parameter`, or a PyTorch parameter tensor.
 pub fn parameter_of(it: &dyn Interpreter, v: &Value) -> Option<Rc<Parameter>> {
     match v {
-        Value::Object(o) => o
-            .as_any()
-            .downcast_ref::<ParamObj>()
-            .map(|p| p.param.clone()),
+        Value::Object(o) => {
+            let any = o.as_any();
+            match any.downcast_ref::<ParamObj>() {
+                Some(p) => Some(p.param.clone()),
+                None => any
+                    .downcast_ref::<UninitializedParam>()
+                    .map(|p| p.0.clone()),
+            }
+        }
         Value::Array(a) if a.flavor == Flavor::Torch => it.state().nn.param_of_array(&a.array),
         _ => None,
     }

@@ -29,6 +29,10 @@ fn targets(it: &dyn Interpreter, v: &Value) -> Result<Vec<Array>, Exc> {
     // A parameter's current copies: a model moved after the optimizer was made (`net.to(d)`)
     // is updated where it now is.
     if let Some(p) = parameter_core(it, v) {
+        // A lazy module's parameter has nothing to update until its first forward pass.
+        if !p.is_initialized() {
+            return Ok(Vec::new());
+        }
         return p.list_data().map_err(torch_error);
     }
     if let Some(a) = v.as_array() {
