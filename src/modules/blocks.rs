@@ -1237,11 +1237,3 @@ fn children_core(r: &Value) -> Result<Core, Exc> {
         _ => Err(Exc::type_error("expected the children of a block")),
     }
 }
-
-/// Whether `v` is an instance of a class deriving from `class`.
-pub fn is_instance_of(v: &Value, class: &Rc<Class>) -> bool {
-    match v {
-        Value::Instance(i) => i.class.is_subclass_of(&class.value()),
-        _ => false,
-    }
-}

@@ -1241,27 +1241,16 @@ pub fn init_module() -> Rc<Module> {
             },
         ),
     );
-    for (name, init) in [("Zero", Init::Zeros), ("One", Init::Constant(1.0))] {
-        m.set(
-            name,
-            builtin(
-                if name == "Zero" { "Zero" } else { "One" },
-                "An initializer filling a constant (Zero(): 0, One(): 1).",
-                if name == "Zero" {
-                    |_, a| {
-                        a.finish(0)?;
-                        Ok(object(InitObj(Init::Zeros)))
-                    }
-                } else {
-                    |_, a| {
-                        a.finish(0)?;
-                        Ok(object(InitObj(Init::Constant(1.0))))
-                    }
-                },
-            ),
-        );
-        let _ = init;
-    }
+    let zero: BuiltinFn = |_, a| {
+        a.finish(0)?;
+        Ok(object(InitObj(Init::Zeros)))
+    };
+    let one: BuiltinFn = |_, a| {
+        a.finish(0)?;
+        Ok(object(InitObj(Init::Constant(1.0))))
+    };
+    m.set("Zero", builtin("Zero", "Zero(): every element 0.", zero));
+    m.set("One", builtin("One", "One(): every element 1.", one));
     m
 }
 
@@ -1322,10 +1311,4 @@ fn new_parameter_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
     a.take(1, "shared")?;
     a.finish(2)?;
     Ok(param_dict(it, prefix, Vec::new()))
-}
-
-/// A block instance of one of the built-in Gluon classes, as the runtime's tests and the data
-/// helpers build them.
-pub fn is_block(v: &Value) -> bool {
-    core_of(v).is_some_and(|c| c.dialect == Dialect::Gluon)
 }
