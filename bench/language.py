@@ -66,7 +66,7 @@ def main():
     mc = d["method call"] / d["function call"]
     ar = d["attribute read"] / d["global read"] if d["global read"] else float("nan")
     print(f"\nmethod call / function call:  devarray {mc:.2f}  (target <= 2; CPython {c['method call'] / c['function call']:.2f})")
-    print(f"attribute read / global read: devarray {ar:.2f}  (target <= 2; CPython {c['attribute read'] / c['global read']:.2f})")
+    print(f"attribute read / global read: devarray {ar:.2f}  (target <= 2; CPython {c['attribute read'] / c['global read'] if c['global read'] else float('nan'):.2f})")
 
 
 if __name__ == "__main__":

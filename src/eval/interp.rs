@@ -50,6 +50,18 @@ fn lookup_in_scopes(env: &Env, name: &str) -> Option<Value> {
     }
 }
 
+/// An instance's own attribute, when no class in its MRO has a property: what
+/// `generic_get_attr` answers first, without the general lookup's layers.
+#[inline]
+fn own_attribute(obj: &Value, attr: &str, hint: &crate::lang::ast::AttrHint) -> Option<Value> {
+    match obj {
+        Value::Instance(inst) if !inst.class.has_properties.get() => {
+            inst.attrs.borrow().get_hinted(attr, hint).cloned()
+        }
+        _ => None,
+    }
+}
+
 /// Run `f` with enough native stack: the tree walker recurses once per
 /// nested expression, statement and call, and a debug build uses kilobytes
 /// per level. When less than the red zone is left, a new segment is mapped.
@@ -768,9 +780,20 @@ impl<'s> Interp<'s> {
             bases.push(Value::Type(TypeKind::Object));
         }
         let mro = crate::object::class::compute_mro(&bases)?;
+        // `A.B` for a class in a class body, `f.<locals>.C` for one in a function.
+        let enclosing_class = self
+            .env
+            .as_ref()
+            .and_then(|e| e.borrow().class_qualname.clone());
+        let qualname: Rc<str> = match (enclosing_class, self.enclosing_function()) {
+            (Some(outer), _) => Rc::from(format!("{outer}.{}", def.name)),
+            (None, Some(f)) => Rc::from(format!("{}.<locals>.{}", f.qualname(), def.name)),
+            (None, None) => def.name.clone(),
+        };
         let scope = Scope {
             parent: self.env.clone(),
             class_body: true,
+            class_qualname: Some(qualname.clone()),
             ..Scope::default()
         };
         let env = Rc::new(RefCell::new(scope));
@@ -795,10 +818,7 @@ impl<'s> Interp<'s> {
                 attrs.set(name, v);
             }
         }
-        let qualname: Rc<str> = match self.enclosing_function_name() {
-            Some(f) => Rc::from(format!("{f}.<locals>.{}", def.name)),
-            None => def.name.clone(),
-        };
+        crate::object::class::prepare_namespace(&mut attrs);
         let has_properties = crate::object::class::any_properties(&attrs, &bases);
         let class = Rc::new(crate::object::class::Class {
             name: def.name.clone(),
@@ -815,14 +835,14 @@ impl<'s> Interp<'s> {
         Ok(Value::Class(class))
     }
 
-    /// The name of the function whose body is running, if any (class `__qualname__`).
-    fn enclosing_function_name(&self) -> Option<Ident> {
+    /// The function whose body is running, if any (class `__qualname__`).
+    fn enclosing_function(&self) -> Option<Rc<Function>> {
         let env = self.env.as_ref()?;
         let mut cur = Some(env.clone());
         while let Some(e) = cur {
             let scope = e.borrow();
             if let Some(f) = &scope.function {
-                return Some(f.name.clone());
+                return Some(f.clone());
             }
             cur = scope.parent.clone();
         }
@@ -873,6 +893,27 @@ impl<'s> Interp<'s> {
             return self
                 .lookup_name(n)
                 .ok_or_else(|| name_error(n).at(e.span, &self.source));
+        }
+        // `obj.attr` with `obj` a name: an instance's own attribute is found without the stack
+        // check and the fusion attempt (it is no array op), which halves an attribute read.
+        // Not while a failed fusion's leaf values wait to be reused (`fuse_fallback`).
+        if let ExprKind::Attribute {
+            value,
+            attr,
+            attr_span,
+            hint,
+        } = &e.kind
+        {
+            if let (ExprKind::Name(n), None) = (&value.kind, &self.fuse_fallback) {
+                let obj = self
+                    .lookup_name(n)
+                    .ok_or_else(|| name_error(n).at(value.span, &self.source))?;
+                if let Some(v) = own_attribute(&obj, attr, hint) {
+                    return Ok(v);
+                }
+                return grow(|| builtins::get_attr(self, &obj, attr))
+                    .map_err(|x| x.at(*attr_span, &self.source).at(e.span, &self.source));
+            }
         }
         grow(|| self.eval_inner(e)).map_err(|x| x.at(e.span, &self.source))
     }
@@ -939,8 +980,12 @@ impl<'s> Interp<'s> {
                 value,
                 attr,
                 attr_span,
+                hint,
             } => {
                 let obj = self.eval(value)?;
+                if let Some(v) = own_attribute(&obj, attr, hint) {
+                    return Ok(v);
+                }
                 return builtins::get_attr(self, &obj, attr)
                     .map_err(|x| x.at(*attr_span, &self.source));
             }
@@ -1331,9 +1376,7 @@ impl<'s> Interp<'s> {
             ));
         }
         let mut scope = self.bind_params(f, args)?;
-        if f.owner.borrow().is_some() {
-            scope.function = Some(f.clone());
-        }
+        scope.function = Some(f.clone());
         let env = Rc::new(RefCell::new(scope));
         if matches!(&f.body, FunctionBody::Def(d) if d.is_generator) {
             return Ok(self.make_generator(f, env));

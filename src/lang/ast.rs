@@ -66,6 +66,30 @@ impl PartialEq for NameRef {
     }
 }
 
+/// Where an attribute read last found its name in an instance's own attributes (an index into
+/// their insertion order). Instances of one class usually set their attributes in the same
+/// order, so the next read at this spot checks one entry instead of hashing. Not syntax:
+/// equality ignores it.
+#[derive(Debug, Clone, Default)]
+pub struct AttrHint(Cell<u32>);
+
+impl AttrHint {
+    #[inline]
+    pub fn get(&self) -> usize {
+        self.0.get() as usize
+    }
+    #[inline]
+    pub fn set(&self, index: usize) {
+        self.0.set(u32::try_from(index).unwrap_or(u32::MAX));
+    }
+}
+
+impl PartialEq for AttrHint {
+    fn eq(&self, _: &AttrHint) -> bool {
+        true
+    }
+}
+
 /// A whole input: a cell, a REPL entry or a script.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Program {
@@ -266,6 +290,7 @@ pub enum ExprKind {
         attr: Ident,
         /// Span of the attribute name alone (for "has no attribute" errors).
         attr_span: Span,
+        hint: AttrHint,
     },
     /// `value[index]`; a multi-dimensional index is a `Tuple` whose items may
     /// be `Slice`s.

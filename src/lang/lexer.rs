@@ -14,6 +14,25 @@ use super::ast::{BinOp, Ident};
 use super::parser::SyntaxError;
 use super::span::{locate, Span};
 
+thread_local! {
+    /// Every identifier spelled so far, so one spelling is one allocation: attribute lookups
+    /// then usually match names by pointer (`Attrs::get_hinted`).
+    static IDENTIFIERS: std::cell::RefCell<std::collections::HashSet<Ident>> = Default::default();
+}
+
+/// The shared `Rc<str>` for this identifier.
+fn intern(word: &str) -> Ident {
+    IDENTIFIERS.with(|set| {
+        let mut set = set.borrow_mut();
+        if let Some(id) = set.get(word) {
+            return id.clone();
+        }
+        let id: Ident = Rc::from(word);
+        set.insert(id.clone());
+        id
+    })
+}
+
 /// Reserved words. The last few are Python's but have no meaning here; the parser
 /// names them in its error instead of calling them plain identifiers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -664,7 +683,7 @@ impl<'s> Lexer<'s> {
         }
         let kind = match Keyword::from_word(word) {
             Some(kw) => Tok::Keyword(kw),
-            None => Tok::Name(Rc::from(word)),
+            None => Tok::Name(intern(word)),
         };
         self.push(kind, start);
         Ok(())

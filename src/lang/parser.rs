@@ -1636,6 +1636,7 @@ impl<'s> Parser<'s> {
                         value: Box::new(expr),
                         attr,
                         attr_span,
+                        hint: Default::default(),
                     },
                     span: self.since(start),
                 };

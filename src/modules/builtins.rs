@@ -1401,6 +1401,8 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         },
         Value::Func(f) => match name {
             "__name__" => Some(Value::Str(f.name.clone())),
+            "__qualname__" => Some(Value::str(&f.qualname())),
+            "__module__" => Some(Value::str("__main__")),
             "__doc__" => Some(f.doc.clone().map_or(Value::None, Value::Str)),
             _ => None,
         },
@@ -1411,6 +1413,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         },
         Value::Type(t) if name == "__name__" => Some(Value::str(t.name())),
         Value::ExcType(k) if name == "__name__" => Some(Value::str(k.name())),
+        // `object.__init__(self)`, `int.__new__(cls, 5)`: what every subclass inherits.
+        Value::Type(_) | Value::ExcType(_) if name.starts_with("__") => {
+            class::builtin_base_attr(v, name)
+        }
         Value::Object(o) => o.get_attr(o, name),
         _ => None,
     };

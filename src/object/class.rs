@@ -32,6 +32,19 @@ impl Attrs {
             .and_then(|&i| self.entries.get(i))
             .map(|(_, v)| v)
     }
+    /// [`Attrs::get`] trying the entry at `hint` first, and remembering where the name was.
+    #[inline]
+    pub fn get_hinted(&self, name: &str, hint: &crate::lang::ast::AttrHint) -> Option<&Value> {
+        if let Some((k, v)) = self.entries.get(hint.get()) {
+            // Identifiers are interned by the lexer, so the pointers usually match.
+            if std::ptr::eq(k.as_ptr(), name.as_ptr()) || **k == *name {
+                return Some(v);
+            }
+        }
+        let i = *self.index.get(name)?;
+        hint.set(i);
+        self.entries.get(i).map(|(_, v)| v)
+    }
     pub fn set(&mut self, name: Rc<str>, value: Value) {
         if let Some(&i) = self.index.get(&name) {
             if let Some(slot) = self.entries.get_mut(i) {
@@ -277,6 +290,14 @@ pub fn base_value(v: &Value) -> Option<Value> {
 /// What the built-in bases give a user class: `object`'s and exceptions' methods, as unbound
 /// built-ins taking the instance first.
 pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
+    if name == "__new__" && matches!(base, Value::Type(_) | Value::ExcType(_)) {
+        return Some(super::interpreter::method(
+            base,
+            "__new__",
+            "T.__new__(S, ...): a new object of S, a subtype of T.",
+            base_new,
+        ));
+    }
     let f: super::value::BuiltinFn = match (base, name) {
         // `list.__init__(self, iterable)`, `dict.__init__(self, ...)`: fill the held value.
         (Value::Type(TypeKind::List | TypeKind::Dict), "__init__") => |it, a| {
@@ -393,6 +414,68 @@ pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
         "a method every class inherits",
         f,
     ))
+}
+
+/// `object.__new__(cls)`, `int.__new__(cls, 5)`, `super().__new__(cls, ...)`: a fresh instance of
+/// `cls` (a subclass of the receiving built-in type) holding what the base makes of the arguments.
+fn base_new(it: &mut dyn Interpreter, base: &Value, a: Args) -> Result<Value, Exc> {
+    let base_name = match base {
+        Value::Type(t) => t.name().to_string(),
+        Value::ExcType(k) => k.name().to_string(),
+        other => other.type_name(),
+    };
+    let mut pos = a.pos.into_iter();
+    let cls = pos.next();
+    let class = match &cls {
+        Some(Value::Class(class)) if class.is_subclass_of(base) => class,
+        Some(Value::Class(class)) => {
+            return Err(Exc::type_error(format!(
+                "{base_name}.__new__({0}): {0} is not a subtype of {base_name}",
+                class.name
+            )))
+        }
+        Some(Value::Type(t)) => {
+            return Err(Exc::type_error(format!(
+                "{base_name}.__new__({0}): {0} is not a subtype of {base_name}",
+                t.name()
+            )))
+        }
+        Some(v) => {
+            return Err(Exc::type_error(format!(
+                "{base_name}.__new__(X): X is not a type object ({})",
+                v.type_name()
+            )))
+        }
+        None => {
+            return Err(Exc::type_error(format!(
+                "{base_name}.__new__(): not enough arguments"
+            )))
+        }
+    };
+    let rest = Args {
+        pos: pos.collect(),
+        kw: a.kw,
+        fname: "__new__",
+    };
+    // object.__new__ refuses arguments (CPython's excess-arguments rule): they are for a
+    // `__new__` of the class's own, or for its `__init__`.
+    if class.builtin_base().is_none()
+        && class.exception_base().is_none()
+        && (!rest.pos.is_empty() || !rest.kw.is_empty())
+    {
+        if program_new(class).is_some() {
+            return Err(Exc::type_error(
+                "object.__new__() takes exactly one argument (the type to instantiate)",
+            ));
+        }
+        if !class.defines("__init__") {
+            return Err(Exc::type_error(format!(
+                "{}() takes no arguments",
+                class.name
+            )));
+        }
+    }
+    allocate(it, class, &rest)
 }
 
 /// `BaseException.__init__(self, *args)`: keeps the arguments as `args`.
@@ -906,7 +989,8 @@ pub fn call_special(
     }
 }
 
-/// Creates an instance of `class` and runs its `__init__` with `args`.
+/// `C(*args)`: the class's `__new__` makes the object, then, when it is an instance of `C`,
+/// its `__init__` runs with `args` (CPython's `type.__call__`).
 pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> Result<Value, Exc> {
     // A library class whose objects are not instances (`torch.nn.Parameter(t)` is a tensor)
     // makes them in its own `__new__`, which gets the arguments.
@@ -916,6 +1000,61 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
             return it.call_value(&new, args);
         }
     }
+    if let Some(new) = program_new(class) {
+        let mut new_args = Args {
+            pos: args.pos.clone(),
+            kw: args.kw.clone(),
+            fname: args.fname,
+        };
+        new_args.pos.insert(0, class.value());
+        let obj = it.call_value(&new, new_args)?;
+        return match &obj {
+            Value::Instance(inst) if inst.class.is_subclass_of(&class.value()) => {
+                let own = inst.class.clone();
+                run_init(it, &own, obj.clone(), args, true)?;
+                Ok(obj)
+            }
+            _ => Ok(obj),
+        };
+    }
+    let this = allocate(it, class, &args)?;
+    let Value::Instance(inst) = &this else {
+        return Ok(this);
+    };
+    if inst.class.builtin_base().is_some()
+        && !class.native_base()
+        && !matches!(class.builtin_base(), Some(TypeKind::List | TypeKind::Dict))
+        && !class.defines("__init__")
+    {
+        // An immutable built-in base took the arguments in `__new__`.
+        return Ok(this);
+    }
+    run_init(it, class, this, args, false)
+}
+
+/// A `__new__` a program defined in the class or a base (a static method, as CPython makes it).
+fn program_new(class: &Rc<Class>) -> Option<Value> {
+    match class.lookup("__new__")? {
+        f @ Value::Func(_) => Some(f),
+        v => match downcast::<StaticMethod>(&v) {
+            Some(StaticMethod(f @ Value::Func(_))) => Some(f.clone()),
+            _ => None,
+        },
+    }
+}
+
+/// What a class statement does to its namespace before the class exists: `__new__` becomes a
+/// static method (it takes the class explicitly), as in CPython's `type.__new__`.
+pub fn prepare_namespace(attrs: &mut Attrs) {
+    if let Some(f @ Value::Func(_)) = attrs.get("__new__").cloned() {
+        attrs.set(Rc::from("__new__"), Value::Object(Rc::new(StaticMethod(f))));
+    }
+}
+
+/// `object.__new__(cls)` and the built-in bases' `__new__`: a fresh instance of `class` holding
+/// what its built-in base makes of `args` (immutable values take them now; containers start
+/// empty and are filled by `__init__`; exceptions keep them as `args`).
+pub fn allocate(it: &mut dyn Interpreter, class: &Rc<Class>, args: &Args) -> Result<Value, Exc> {
     let inst = Rc::new(Instance {
         class: class.clone(),
         attrs: RefCell::new(Attrs::default()),
@@ -925,8 +1064,6 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
     // Library classes written in Rust set the value they hold in their own `__init__`; classes a
     // program defines get the base's `__new__`.
     if let Some(t) = class.builtin_base().filter(|_| !class.native_base()) {
-        // `__new__` of the built-in base: immutable values take the arguments now, containers
-        // start empty and are filled by `__init__` (the class's, or the base's).
         let mutable = matches!(t, TypeKind::List | TypeKind::Dict);
         let base_args = if mutable {
             Args::default()
@@ -939,15 +1076,24 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
         };
         let value = it.call_value(&Value::Type(t), base_args)?;
         *inst.base_state.borrow_mut() = value;
-        if !mutable && !class.defines("__init__") {
-            return Ok(this);
-        }
     }
-    let init = class.lookup_with_builtins("__init__");
     if class.exception_base().is_some() {
         // BaseException.__new__ keeps the arguments even when __init__ is overridden.
         *inst.base_state.borrow_mut() = Value::tuple(args.pos.clone());
     }
+    Ok(this)
+}
+
+/// Runs `class`'s `__init__` on `this` with `args`. `custom_new`: the class has a program's
+/// `__new__`, which took the arguments, so `object.__init__` ignores them (as in CPython).
+fn run_init(
+    it: &mut dyn Interpreter,
+    class: &Rc<Class>,
+    this: Value,
+    args: Args,
+    custom_new: bool,
+) -> Result<Value, Exc> {
+    let init = class.lookup_with_builtins("__init__");
     match init {
         Some(f @ Value::Func(_)) => {
             let mut args = args;
@@ -965,7 +1111,10 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
             it.call_value(&f, args)?;
         }
         _ => {
-            if class.exception_base().is_none() && (!args.pos.is_empty() || !args.kw.is_empty()) {
+            if !custom_new
+                && class.exception_base().is_none()
+                && (!args.pos.is_empty() || !args.kw.is_empty())
+            {
                 return Err(Exc::type_error(format!(
                     "{}() takes no arguments",
                     class.name

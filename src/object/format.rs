@@ -209,7 +209,7 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
             Flavor::Np | Flavor::Numpy => format!("dtype('{}')", d.name()),
             Flavor::Torch => format!("torch.{}", d.name()),
         },
-        Value::Func(f) => format!("<function {}>", f.name),
+        Value::Func(f) => format!("<function {} at {:#x}>", f.qualname(), v.identity()),
         Value::Builtin(b) => match &b.kind {
             super::value::BuiltinKind::Free(_) => format!("<built-in function {}>", b.name),
             super::value::BuiltinKind::Unbound(_) => format!("<function {}>", b.name),

@@ -32,6 +32,8 @@ pub struct Scope {
     /// A class body's namespace: functions defined in it do not close over it, and the names it
     /// binds are kept in order (`order`) for the class's `__dict__`.
     pub class_body: bool,
+    /// A class body's class `__qualname__` (classes and methods defined in it extend it).
+    pub class_qualname: Option<Rc<str>>,
     pub order: Vec<Ident>,
     /// The function this scope is a call of (zero-argument `super()` reads its defining class
     /// and first argument).

@@ -74,6 +74,30 @@ pub struct Function {
     pub owner: RefCell<Option<std::rc::Weak<Class>>>,
 }
 
+impl Function {
+    /// `__qualname__`: `C.m` for a method, `outer.<locals>.inner` for a nested function.
+    pub fn qualname(&self) -> String {
+        if let Some(class) = self.owner.borrow().as_ref().and_then(|w| w.upgrade()) {
+            return format!("{}.{}", class.qualname, self.name);
+        }
+        let mut scope = self.closure.clone();
+        while let Some(env) = scope {
+            let next = {
+                let frame = env.borrow();
+                if let Some(class) = &frame.class_qualname {
+                    return format!("{class}.{}", self.name);
+                }
+                if let Some(f) = &frame.function {
+                    return format!("{}.<locals>.{}", f.qualname(), self.name);
+                }
+                frame.parent.clone()
+            };
+            scope = next;
+        }
+        self.name.to_string()
+    }
+}
+
 pub enum FunctionBody {
     Def(Rc<FuncDef>),
     Lambda(Rc<crate::lang::ast::Expr>),
