@@ -343,7 +343,11 @@ impl<'s> Interp<'s> {
             }
         }
         Ok(match &v {
-            Value::Exception(x) => Exc::new(x.kind, x.message.clone()),
+            Value::Exception(x) => {
+                let mut e = Exc::new(x.kind, x.message.clone());
+                e.args = x.args.clone();
+                e
+            }
             Value::ExcType(k) => Exc::new(*k, ""),
             Value::Instance(inst) if inst.class.exception_base().is_some() => {
                 let kind = inst.class.exception_base().unwrap_or(ExcKind::Exception);
@@ -418,13 +422,7 @@ impl<'s> Interp<'s> {
         let result = self.exec_with(rest, body);
         let exit_args = match &result {
             Err(Ctl::Exc(e)) => {
-                let value = match &e.instance {
-                    Some(v) => Value::Instance(v.clone()),
-                    None => Value::Exception(Rc::new(ExcValue {
-                        kind: e.kind,
-                        message: e.message.clone(),
-                    })),
-                };
+                let value = exception_value(e);
                 let class = match &value {
                     Value::Instance(i) => i.class.value(),
                     _ => Value::ExcType(e.kind),
@@ -737,6 +735,7 @@ impl<'s> Interp<'s> {
             closure: self.closure_env(),
             span: def.span,
             owner: RefCell::new(None),
+            dict: Default::default(),
         })))
     }
 
@@ -1076,6 +1075,7 @@ impl<'s> Interp<'s> {
                     closure: self.closure_env(),
                     span: e.span,
                     owner: RefCell::new(None),
+            dict: Default::default(),
                 }))
             }
             ExprKind::Starred(_) => {
@@ -1329,17 +1329,18 @@ impl<'s> Interp<'s> {
             Value::Func(f) => self.call_function(f, args),
             Value::Type(t) => builtins::call_type(self, *t, args),
             Value::ExcType(k) => {
-                let msg = match args.pos.first() {
-                    // KeyError shows its key as a repr: `KeyError: 'k'`.
-                    Some(v) if *k == ExcKind::KeyError && args.pos.len() == 1 => {
-                        format::repr(self, v)?
-                    }
-                    Some(v) => format::to_str(self, v)?,
-                    None => String::new(),
+                // str(e): the one argument (a KeyError's as a repr: `KeyError: 'k'`), or the
+                // tuple of them.
+                let msg = match args.pos.as_slice() {
+                    [] => String::new(),
+                    [v] if *k == ExcKind::KeyError => format::repr(self, v)?,
+                    [v] => format::to_str(self, v)?,
+                    several => format::repr(self, &Value::tuple(several.to_vec()))?,
                 };
                 Ok(Value::Exception(Rc::new(ExcValue {
                     kind: *k,
                     message: msg,
+                    args: Some(args.pos),
                 })))
             }
             Value::Class(c) => crate::object::class::instantiate(self, c, args),
@@ -1876,6 +1877,7 @@ pub(super) fn exception_value(exc: &Exc) -> Value {
         None => Value::Exception(Rc::new(ExcValue {
             kind: exc.kind,
             message: exc.message.clone(),
+            args: exc.args.clone(),
         })),
     }
 }

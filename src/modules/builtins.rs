@@ -836,13 +836,105 @@ fn id(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 fn hash(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    use std::hash::{Hash, Hasher};
     let v = a.required(0, "obj")?;
     a.finish(1)?;
-    let k = hash_key(&v)?;
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    k.hash(&mut h);
-    Ok(Value::Int(h.finish() as i64))
+    Ok(Value::Int(py_hash(&v)?))
+}
+
+/// The modulus of CPython's numeric hash: 2**61 - 1.
+const HASH_MODULUS: u64 = (1 << 61) - 1;
+
+/// `hash(v)`: CPython's values for numbers and tuples of them (hash(n) is n modulo 2**61 - 1,
+/// equal numbers hash equal); other values hash by their key (str hashes are salted per run
+/// in CPython too).
+pub fn py_hash(v: &Value) -> Result<i64, Exc> {
+    Ok(key_hash(&hash_key(v)?))
+}
+
+fn key_hash(k: &crate::object::value::HashKey) -> i64 {
+    use crate::object::value::HashKey;
+    use std::hash::{Hash, Hasher};
+    match k {
+        HashKey::Int(n) => int_hash(*n),
+        HashKey::Float(bits) => float_hash(f64::from_bits(*bits)),
+        HashKey::Tuple(items) => {
+            // CPython 3.8+'s tuple hash (xxHash's mixing).
+            const P1: u64 = 11400714785074694791;
+            const P2: u64 = 14029467366897019727;
+            const P5: u64 = 2870177450012600261;
+            let mut acc = P5;
+            for item in items {
+                let lane = key_hash(item) as u64;
+                acc = acc.wrapping_add(lane.wrapping_mul(P2));
+                acc = acc.rotate_left(31);
+                acc = acc.wrapping_mul(P1);
+            }
+            acc = acc.wrapping_add(items.len() as u64 ^ (P5 ^ 3527539));
+            if acc == u64::MAX {
+                1546275796
+            } else {
+                acc as i64
+            }
+        }
+        other => {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            other.hash(&mut h);
+            h.finish() as i64
+        }
+    }
+}
+
+fn int_hash(n: i64) -> i64 {
+    let r = (n.unsigned_abs() % HASH_MODULUS) as i64;
+    let h = if n < 0 { -r } else { r };
+    if h == -1 {
+        -2
+    } else {
+        h
+    }
+}
+
+/// CPython's `_Py_HashDouble`: a float equal to an integer hashes as that integer.
+pub fn float_hash(v: f64) -> i64 {
+    const BITS: i32 = 61;
+    if v.is_infinite() {
+        return if v > 0.0 { 314159 } else { -314159 };
+    }
+    if v.is_nan() {
+        return 0;
+    }
+    let (mut m, e) = super::stdlib::math::frexp(v);
+    let mut e = e as i32;
+    let sign: i64 = if m < 0.0 {
+        m = -m;
+        -1
+    } else {
+        1
+    };
+    let mut x: u64 = 0;
+    while m != 0.0 {
+        x = ((x << 28) & HASH_MODULUS) | x >> (BITS - 28);
+        m *= 268435456.0;
+        e -= 28;
+        let y = m as u64;
+        m -= y as f64;
+        x += y;
+        if x >= HASH_MODULUS {
+            x -= HASH_MODULUS;
+        }
+    }
+    let e = if e >= 0 {
+        e % BITS
+    } else {
+        BITS - 1 - ((-1 - e) % BITS)
+    };
+    x = ((x << e) & HASH_MODULUS) | x >> (BITS - e);
+    let h = (x as i64).wrapping_mul(sign);
+    if h == -1 {
+        -2
+    } else {
+        h
+    }
 }
 
 fn format_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1381,7 +1473,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             _ => None,
         },
         Value::Exception(e) => match name {
-            "args" => Some(Value::tuple(vec![Value::str(&e.message)])),
+            "args" => Some(Value::tuple(e.args())),
             _ => None,
         },
         Value::Float(f) => match name {
@@ -1399,7 +1491,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             "imag" => Some(Value::Float(0.0)),
             _ => None,
         },
+        Value::Func(f) if f.dict.borrow().get(name).is_some() => f.dict.borrow().get(name).cloned(),
         Value::Func(f) => match name {
+            "__dict__" => Some(class::attrs_dict(&f.dict.borrow())),
             "__name__" => Some(Value::Str(f.name.clone())),
             "__qualname__" => Some(Value::str(&f.qualname())),
             "__module__" => Some(Value::str("__main__")),
@@ -1439,6 +1533,15 @@ pub fn set_attr(
             Ok(())
         }
         Value::Array(_) => super::arrays::set_attr(it, obj, name, value),
+        Value::Func(f) => {
+            if matches!(name, "__name__" | "__qualname__") && !matches!(value, Value::Str(_)) {
+                return Err(Exc::type_error(format!(
+                    "{name} must be set to a string object"
+                )));
+            }
+            f.dict.borrow_mut().set(Rc::from(name), value);
+            Ok(())
+        }
         Value::Module(m) => {
             m.set(name, value);
             Ok(())
@@ -2001,7 +2104,7 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
             let removed = recv_dict(r)?.borrow_mut().remove(&hk);
             match (removed, d) {
                 (Some(v), _) | (None, Some(v)) => Ok(v),
-                (None, None) => Err(Exc::new(ExcKind::KeyError, format::repr(it, &k)?)),
+                (None, None) => Err(Exc::key_error(it, &k)),
             }
         },
         "setdefault" => |_, r, mut a| {

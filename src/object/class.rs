@@ -857,7 +857,7 @@ pub fn class_get_attr(
     }
 }
 
-fn attrs_dict(attrs: &Attrs) -> Value {
+pub fn attrs_dict(attrs: &Attrs) -> Value {
     let mut d = super::value::Dict::default();
     for (k, v) in attrs.iter() {
         d.insert(

@@ -166,6 +166,9 @@ pub struct Exc {
     /// The instance raised, for an exception of a user class (`class MyError(ValueError)`):
     /// `kind` is then its nearest built-in base, so `except ValueError` catches it.
     pub instance: Option<std::rc::Rc<super::class::Instance>>,
+    /// The arguments of a built-in exception a program made (`raise KeyError('a', 1)`), or of a
+    /// missing key (`Exc::key_error`); None: `args` is the message.
+    pub args: Option<Vec<super::value::Value>>,
 }
 
 impl Exc {
@@ -177,7 +180,19 @@ impl Exc {
             source: None,
             frames: Vec::new(),
             instance: None,
+            args: None,
         }
+    }
+
+    /// `KeyError: 'k'`: the message shows the key's repr and `e.args` holds the key itself.
+    pub fn key_error(
+        it: &mut dyn super::interpreter::Interpreter,
+        key: &super::value::Value,
+    ) -> Exc {
+        let message = super::format::repr(it, key).unwrap_or_else(|e| e.message);
+        let mut x = Exc::new(ExcKind::KeyError, message);
+        x.args = Some(vec![key.clone()]);
+        x
     }
 
     /// The class name shown for it: the user class's, else the built-in one's.

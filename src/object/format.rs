@@ -224,7 +224,13 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::Module(m) => format!("<module '{}' (built-in)>", m.name),
         Value::Type(t) => format!("<class '{}'>", t.qualified_name()),
         Value::ExcType(k) => format!("<class '{}'>", k.name()),
-        Value::Exception(e) => format!("{}({})", e.kind.name(), str_repr(&e.message)),
+        Value::Exception(e) => {
+            let args = e.args();
+            match args.as_slice() {
+                [one] => format!("{}({})", e.kind.name(), repr(it, one)?),
+                _ => format!("{}{}", e.kind.name(), repr(it, &Value::tuple(args))?),
+            }
+        }
         Value::Object(o) => o.repr(),
         Value::Class(c) => c.repr(),
         Value::Generator(g) => format!("<generator object {} at {:#x}>", g.name, v.identity()),

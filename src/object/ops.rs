@@ -1010,7 +1010,7 @@ fn seq_index(len: usize, v: &Value, what: &str) -> Result<usize, Exc> {
     if j < 0 || j >= len as i64 {
         return Err(Exc::new(
             ExcKind::IndexError,
-            format!("{what} index {i} is out of range for length {len}"),
+            format!("{what} index out of range"),
         ));
     }
     Ok(j as usize)
@@ -1104,7 +1104,7 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
             let found = d.borrow().get(&hk).cloned();
             match found {
                 Some(v) => Ok(v),
-                None => Err(Exc::new(ExcKind::KeyError, format::repr(it, &k)?)),
+                None => Err(Exc::key_error(it, &k)),
             }
         }
         Value::Object(o) => match o.get_attr(o, "__getitem__") {
@@ -1305,7 +1305,7 @@ pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(),
             let removed = d.borrow_mut().remove(&hk);
             match removed {
                 Some(_) => Ok(()),
-                None => Err(Exc::new(ExcKind::KeyError, format::repr(it, &k)?)),
+                None => Err(Exc::key_error(it, &k)),
             }
         }
         _ => Err(Exc::type_error(format!(

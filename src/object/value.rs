@@ -72,11 +72,17 @@ pub struct Function {
     pub span: Span,
     /// The class whose body defined it, for zero-argument `super()`.
     pub owner: RefCell<Option<std::rc::Weak<Class>>>,
+    /// Attributes a program sets on the function (`f.calls = 0`, what `functools.wraps`
+    /// copies: `__name__`, `__qualname__`, `__doc__`, `__wrapped__`).
+    pub dict: RefCell<super::class::Attrs>,
 }
 
 impl Function {
     /// `__qualname__`: `C.m` for a method, `outer.<locals>.inner` for a nested function.
     pub fn qualname(&self) -> String {
+        if let Some(Value::Str(q)) = self.dict.borrow().get("__qualname__") {
+            return q.to_string();
+        }
         if let Some(class) = self.owner.borrow().as_ref().and_then(|w| w.upgrade()) {
             return format!("{}.{}", class.qualname, self.name);
         }
@@ -131,6 +137,20 @@ impl Module {
 pub struct ExcValue {
     pub kind: ExcKind,
     pub message: String,
+    /// The arguments it was made with (`KeyError('a', 1)`); None for an error raised by
+    /// devarray itself, whose `args` is its message.
+    pub args: Option<Vec<Value>>,
+}
+
+impl ExcValue {
+    /// `e.args`.
+    pub fn args(&self) -> Vec<Value> {
+        match &self.args {
+            Some(a) => a.clone(),
+            None if self.message.is_empty() => Vec::new(),
+            None => vec![Value::str(&self.message)],
+        }
+    }
 }
 
 /// Python's built-in types, as values (`int`, `str`, `list`, ...): callable to

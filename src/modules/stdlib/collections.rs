@@ -282,7 +282,7 @@ fn dd_missing(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         _ => None,
     };
     let Some(factory) = factory.filter(|f| !matches!(f, Value::None)) else {
-        return Err(Exc::new(ExcKind::KeyError, repr(it, &key)?));
+        return Err(Exc::key_error(it, &key));
     };
     let v = it.call_value(&factory, Args::default())?;
     let hk = hash_key(&key)?;
@@ -301,7 +301,7 @@ fn d_getitem(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     // dict.__getitem__ asks the class's __missing__, as CPython does.
     match crate::object::class::call_special(it, &this, "__missing__", vec![key.clone()])? {
         Some(v) => Ok(v),
-        None => Err(Exc::new(ExcKind::KeyError, repr(it, &key)?)),
+        None => Err(Exc::key_error(it, &key)),
     }
 }
 
@@ -321,7 +321,7 @@ fn d_delitem(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let removed = dict_of(&state)?.borrow_mut().remove(&hk);
     match removed {
         Some(_) => Ok(Value::None),
-        None => Err(Exc::new(ExcKind::KeyError, repr(it, &key)?)),
+        None => Err(Exc::key_error(it, &key)),
     }
 }
 
@@ -555,7 +555,7 @@ fn d_getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 let d = dict_of(&state_of(r))?;
                 let hk = hash_key(&key)?;
                 let Some(v) = d.borrow_mut().remove(&hk) else {
-                    return Err(Exc::new(ExcKind::KeyError, repr(it, &key)?));
+                    return Err(Exc::key_error(it, &key));
                 };
                 let mut entries = std::mem::take(&mut d.borrow_mut().entries);
                 if last {

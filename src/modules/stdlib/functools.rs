@@ -26,10 +26,16 @@ pub fn build() -> Rc<Module> {
             ),
             (
                 "wraps",
-                "wraps(wrapped): a decorator (returns the wrapper unchanged: it keeps its own name).",
-                |_, a| {
-                    let _ = a;
-                    Ok(identity())
+                "wraps(wrapped): a decorator giving the wrapper the wrapped function's __module__, __name__, __qualname__, __doc__ and __dict__, and __wrapped__.",
+                |_, mut a| {
+                    let wrapped = a.required(0, "wrapped")?;
+                    a.finish(1)?;
+                    Ok(method(
+                        &wrapped,
+                        "update_wrapper",
+                        "update_wrapper(wrapper): wrapper made to look like the wrapped function.",
+                        update_wrapper,
+                    ))
                 },
             ),
             (
@@ -50,6 +56,28 @@ pub fn build() -> Rc<Module> {
         ],
     );
     m
+}
+
+/// What `functools.update_wrapper` copies (`WRAPPER_ASSIGNMENTS`), and `__wrapped__`; an
+/// attribute the wrapped object lacks is skipped, as in CPython.
+fn update_wrapper(it: &mut dyn Interpreter, wrapped: &Value, mut a: Args) -> Result<Value, Exc> {
+    let wrapper = a.required(0, "wrapper")?;
+    a.finish(1)?;
+    for name in ["__module__", "__name__", "__qualname__", "__doc__"] {
+        if let Ok(v) = it.get_attr(wrapped, name) {
+            crate::modules::builtins::set_attr(it, &wrapper, name, v)?;
+        }
+    }
+    if let Value::Func(from) = wrapped {
+        let extra: Vec<_> = from.dict.borrow().iter().cloned().collect();
+        for (k, v) in extra {
+            if !k.starts_with("__") {
+                crate::modules::builtins::set_attr(it, &wrapper, &k, v)?;
+            }
+        }
+    }
+    crate::modules::builtins::set_attr(it, &wrapper, "__wrapped__", wrapped.clone())?;
+    Ok(wrapper)
 }
 
 fn identity() -> Value {

@@ -307,7 +307,7 @@ pub fn build() -> Rc<Module> {
 }
 
 /// `x = m * 2**e` with 0.5 <= |m| < 1, read from the bits (subnormals scaled up first).
-fn frexp(x: f64) -> (f64, i64) {
+pub(crate) fn frexp(x: f64) -> (f64, i64) {
     if x == 0.0 || !x.is_finite() {
         return (x, 0);
     }

@@ -12,7 +12,7 @@ mod copy;
 mod functools;
 mod itertools;
 mod json;
-mod math;
+pub(crate) mod math;
 mod os;
 mod random;
 mod re;

@@ -69,6 +69,22 @@ impl Mt {
     }
 
     /// Seeded from an integer as CPython does: the 32-bit words of |n|, least significant first.
+    /// Seeded by a non-negative integer given as big-endian bytes (CPython's `init_by_array`
+    /// over its 32-bit words, least significant first, without leading zero words).
+    pub fn from_be_bytes(bytes: &[u8]) -> Mt {
+        let mut key: Vec<u32> = bytes
+            .rchunks(4)
+            .map(|c| c.iter().fold(0u32, |acc, &b| (acc << 8) | b as u32))
+            .collect();
+        while key.len() > 1 && key.last() == Some(&0) {
+            key.pop();
+        }
+        if key.is_empty() {
+            key.push(0);
+        }
+        Mt::from_key(&key)
+    }
+
     pub fn from_int(n: i64) -> Mt {
         let mut a = n.unsigned_abs();
         let mut key = Vec::new();
@@ -326,19 +342,14 @@ fn seed(_it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc>
         Value::None => entropy_seed(),
         Value::Int(n) => Mt::from_int(*n),
         Value::Bool(b) => Mt::from_int(*b as i64),
-        // CPython hashes floats and SHA-512s strings; devarray seeds deterministically from
-        // their bytes instead (same seed, same sequence, though not CPython's sequence).
-        Value::Float(f) => {
-            let b = f.to_bits();
-            Mt::from_key(&[b as u32, (b >> 32) as u32])
-        }
+        // As CPython: a float seeds by its hash, a str by the integer its UTF-8 bytes and
+        // their SHA-512 spell (version 2 seeding).
+        Value::Float(f) => Mt::from_int(crate::modules::builtins::float_hash(*f)),
         Value::Str(s) => {
-            let key: Vec<u32> = s
-                .as_bytes()
-                .chunks(4)
-                .map(|c| c.iter().rev().fold(0u32, |acc, &x| (acc << 8) | x as u32))
-                .collect();
-            Mt::from_key(&key)
+            use sha2::Digest;
+            let mut bytes = s.as_bytes().to_vec();
+            bytes.extend_from_slice(&sha2::Sha512::digest(s.as_bytes()));
+            Mt::from_be_bytes(&bytes)
         }
         other => {
             return Err(Exc::type_error(format!(
