@@ -1340,7 +1340,7 @@ impl<'s> Interp<'s> {
                 Ok(Value::Exception(Rc::new(ExcValue {
                     kind: *k,
                     message: msg,
-                    args: Some(args.pos),
+                    args: Some(Rc::new(args.pos)),
                 })))
             }
             Value::Class(c) => crate::object::class::instantiate(self, c, args),

@@ -168,7 +168,7 @@ pub struct Exc {
     pub instance: Option<std::rc::Rc<super::class::Instance>>,
     /// The arguments of a built-in exception a program made (`raise KeyError('a', 1)`), or of a
     /// missing key (`Exc::key_error`); None: `args` is the message.
-    pub args: Option<Vec<super::value::Value>>,
+    pub args: Option<Rc<Vec<super::value::Value>>>,
 }
 
 impl Exc {
@@ -191,7 +191,7 @@ impl Exc {
     ) -> Exc {
         let message = super::format::repr(it, key).unwrap_or_else(|e| e.message);
         let mut x = Exc::new(ExcKind::KeyError, message);
-        x.args = Some(vec![key.clone()]);
+        x.args = Some(Rc::new(vec![key.clone()]));
         x
     }
 

@@ -139,14 +139,14 @@ pub struct ExcValue {
     pub message: String,
     /// The arguments it was made with (`KeyError('a', 1)`); None for an error raised by
     /// devarray itself, whose `args` is its message.
-    pub args: Option<Vec<Value>>,
+    pub args: Option<Rc<Vec<Value>>>,
 }
 
 impl ExcValue {
     /// `e.args`.
     pub fn args(&self) -> Vec<Value> {
         match &self.args {
-            Some(a) => a.clone(),
+            Some(a) => a.to_vec(),
             None if self.message.is_empty() => Vec::new(),
             None => vec![Value::str(&self.message)],
         }
