@@ -241,6 +241,24 @@ impl<'s> Interp<'s> {
                 finally,
             } => return self.exec_try(body, handlers, orelse.as_deref(), finally.as_deref()),
             StmtKind::Raise(e) => return Err(self.raise(e.as_ref())?.into()),
+            StmtKind::RaiseFrom { exc, cause } => {
+                let mut cause_value = self.eval(cause)?;
+                if let Value::Class(c) = &cause_value {
+                    if c.exception_base().is_some() {
+                        cause_value =
+                            crate::object::class::instantiate(self, &c.clone(), Args::default())?;
+                    }
+                }
+                let raised = self.raise(Some(exc))?;
+                // A program's exception object records its cause (`e.__cause__`); built-in
+                // exception values do not keep one.
+                if let Some(inst) = &raised.instance {
+                    let mut attrs = inst.attrs.borrow_mut();
+                    attrs.set(Rc::from("__cause__"), cause_value);
+                    attrs.set(Rc::from("__suppress_context__"), Value::Bool(true));
+                }
+                return Err(raised.into());
+            }
             StmtKind::Assert { test, msg } => {
                 if !self.eval_truthy(test)? {
                     let m = match msg {
@@ -723,6 +741,40 @@ impl<'s> Interp<'s> {
         }
     }
 
+    /// `**m` in a dict display: the mapping's items, in its order, into `d`.
+    fn unpack_mapping(&mut self, e: &Expr, d: &mut Dict) -> Result<(), Exc> {
+        let m = self.eval(e)?;
+        let is_mapping = match &m {
+            Value::Dict(_) => true,
+            other => builtins::get_attr(self, other, "keys").is_ok(),
+        };
+        if !is_mapping {
+            return Err(
+                Exc::type_error(format!("'{}' object is not a mapping", m.type_name()))
+                    .at(e.span, &self.source),
+            );
+        }
+        let items = match &m {
+            Value::Dict(src) => src.borrow().clone(),
+            other => {
+                let converted = builtins::call_type(
+                    self,
+                    TypeKind::Dict,
+                    Args::positional(vec![other.clone()]),
+                )?;
+                match &converted {
+                    Value::Dict(src) => src.borrow().clone(),
+                    _ => Dict::default(),
+                }
+            }
+        };
+        for (k, v) in items.entries {
+            let hk = hash_key(&k)?;
+            d.insert(hk, k, v);
+        }
+        Ok(())
+    }
+
     fn make_function(&mut self, def: &Rc<FuncDef>) -> Result<Value, Exc> {
         let defaults = self.eval_defaults(&def.params)?;
         Ok(Value::Func(Rc::new(Function {
@@ -945,6 +997,10 @@ impl<'s> Interp<'s> {
             ExprKind::Dict(pairs) => {
                 let mut d = Dict::default();
                 for (k, v) in pairs {
+                    let Some(k) = k else {
+                        self.unpack_mapping(v, &mut d)?;
+                        continue;
+                    };
                     let key = self.eval(k)?;
                     let val = self.eval(v)?;
                     let hk = hash_key(&key).map_err(|x| x.at(k.span, &self.source))?;
@@ -1000,6 +1056,21 @@ impl<'s> Interp<'s> {
                 ))
             }
             ExprKind::Call { func, args } => return self.eval_call(func, args),
+            ExprKind::NamedExpr { target, value } => {
+                let v = self.eval(value)?;
+                // A comprehension's `:=` binds in the function (or module) around it.
+                let mut scope = self.env.clone();
+                while let Some(env) = scope.clone() {
+                    if !env.borrow().comprehension {
+                        break;
+                    }
+                    scope = env.borrow().parent.clone();
+                }
+                let saved = std::mem::replace(&mut self.env, scope);
+                self.set_name(target, v.clone());
+                self.env = saved;
+                v
+            }
             ExprKind::Unary { op, operand } => {
                 let v = self.eval(operand)?;
                 match op {
@@ -1148,6 +1219,7 @@ impl<'s> Interp<'s> {
         // Comprehension variables live in their own scope, as in Python 3.
         let scope = Rc::new(RefCell::new(Scope {
             parent: self.env.clone(),
+            comprehension: true,
             ..Scope::default()
         }));
         let saved = self.env.replace(scope);

@@ -158,6 +158,11 @@ pub enum StmtKind {
     },
     /// `raise` (re-raise) or `raise expr`.
     Raise(Option<Expr>),
+    /// `raise exc from cause`.
+    RaiseFrom {
+        exc: Expr,
+        cause: Expr,
+    },
     /// `assert test[, msg]`
     Assert {
         test: Expr,
@@ -261,6 +266,11 @@ pub struct Expr {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
     Name(NameRef),
+    /// `(name := value)`: binds in the enclosing function (not a comprehension) and gives the value.
+    NamedExpr {
+        target: NameRef,
+        value: Box<Expr>,
+    },
     Int(i64),
     Float(f64),
     Str(Rc<str>),
@@ -272,7 +282,8 @@ pub enum ExprKind {
     Ellipsis,
     List(Vec<Expr>),
     Tuple(Vec<Expr>),
-    Dict(Vec<(Expr, Expr)>),
+    /// `{k: v, **m}`: a `None` key unpacks the mapping in its value (as in CPython's AST).
+    Dict(Vec<(Option<Expr>, Expr)>),
     /// `[elt for t in it if c ...]`; a generator expression `(elt for ...)` is
     /// parsed as this too and evaluated eagerly.
     ListComp {

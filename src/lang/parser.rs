@@ -599,13 +599,13 @@ impl<'s> Parser<'s> {
                 } else {
                     Some(self.expression()?)
                 };
-                if self.check_kw(Keyword::From) {
-                    return Err(err(
-                        "'raise ... from ...' is not supported; raise the new exception alone",
-                        self.span(),
-                    ));
+                match value {
+                    Some(exc) if self.eat_kw(Keyword::From) => StmtKind::RaiseFrom {
+                        exc,
+                        cause: self.expression()?,
+                    },
+                    value => StmtKind::Raise(value),
                 }
-                StmtKind::Raise(value)
             }
             Tok::Keyword(Keyword::Assert) => {
                 self.advance();
@@ -744,11 +744,41 @@ impl<'s> Parser<'s> {
                 span: self.since(start),
             });
         }
-        if self.check_op(Op::Colon) {
-            return Err(err(
-                "variable annotations ('x: int = ...') are not supported; write 'x = ...'",
-                self.span(),
-            ));
+        if self.eat_op(Op::Colon) {
+            // `x: int = 5` assigns; `x: int` alone declares nothing at run time. The annotation
+            // is parsed but not evaluated (as under `from __future__ import annotations`).
+            if !matches!(
+                first.kind,
+                ExprKind::Name(_) | ExprKind::Attribute { .. } | ExprKind::Subscript { .. }
+            ) {
+                return Err(err(
+                    match first.kind {
+                        ExprKind::Tuple(_) => "only single target (not tuple) can be annotated",
+                        ExprKind::List(_) => "only single target (not list) can be annotated",
+                        _ => "illegal target for annotation",
+                    },
+                    first.span,
+                ));
+            }
+            self.expression()?;
+            if !self.eat_op(Op::Assign) {
+                return Ok(Stmt {
+                    kind: StmtKind::Pass,
+                    span: self.since(start),
+                });
+            }
+            let value = if self.check_kw(Keyword::Yield) {
+                self.yield_expression()?
+            } else {
+                self.star_expressions()?
+            };
+            return Ok(Stmt {
+                kind: StmtKind::Assign {
+                    targets: vec![first],
+                    value,
+                },
+                span: self.since(start),
+            });
         }
         reject_bare_star(&first)?;
         Ok(Stmt {
@@ -929,13 +959,27 @@ impl<'s> Parser<'s> {
         })
     }
 
-    /// A condition: a full expression; `:=` gets a clear error.
+    /// An expression that may be `name := value` (conditions, parenthesised groups).
     fn named_expression(&mut self) -> PResult<Expr> {
+        let start = self.start();
         let expr = self.expression()?;
-        if self.check_op(Op::Walrus) {
-            return Err(self.invalid_syntax());
+        if !self.eat_op(Op::Walrus) {
+            return Ok(expr);
         }
-        Ok(expr)
+        let ExprKind::Name(target) = expr.kind else {
+            return Err(err(
+                format!("cannot use assignment expressions with {}", describe(&expr)),
+                expr.span,
+            ));
+        };
+        let value = self.expression()?;
+        Ok(Expr {
+            kind: ExprKind::NamedExpr {
+                target,
+                value: Box::new(value),
+            },
+            span: self.since(start),
+        })
     }
 
     fn loop_body(&mut self, header: &str, start: usize) -> PResult<Vec<Stmt>> {
@@ -1942,7 +1986,11 @@ impl<'s> Parser<'s> {
             return Ok(y);
         }
         let first_start = self.start();
-        let first = self.star_expression()?;
+        let first = if self.check_op(Op::Star) {
+            self.star_expression()?
+        } else {
+            self.named_expression()?
+        };
         if self.check_kw(Keyword::For) {
             reject_bare_star(&first)?;
             let generators = self.comprehension_clauses()?;
@@ -2017,11 +2065,14 @@ impl<'s> Parser<'s> {
         let mut pairs = Vec::new();
         loop {
             let item_start = self.start();
-            if self.check_op(Op::DoubleStar) {
-                return Err(err(
-                    "dict unpacking '**' is not supported; use d.update(other) instead",
-                    self.span(),
-                ));
+            if self.eat_op(Op::DoubleStar) {
+                let mapping = self.binary(1)?;
+                pairs.push((None, mapping));
+                self.after_item(item_start, Op::RBrace)?;
+                if !self.eat_op(Op::Comma) || self.check_op(Op::RBrace) {
+                    break;
+                }
+                continue;
             }
             let key = self.star_expression()?;
             if !self.eat_op(Op::Colon) {
@@ -2050,7 +2101,7 @@ impl<'s> Parser<'s> {
                     span: self.since(start),
                 });
             }
-            pairs.push((key, value));
+            pairs.push((Some(key), value));
             self.after_item(item_start, Op::RBrace)?;
             if !self.eat_op(Op::Comma) || self.check_op(Op::RBrace) {
                 break;

@@ -78,7 +78,10 @@ fn sx(e: &Expr) -> String {
         ExprKind::Tuple(items) => format!("(tuple {})", list(items.iter().map(sx))),
         ExprKind::Dict(pairs) => format!(
             "(dict {})",
-            list(pairs.iter().map(|(k, v)| format!("({} {})", sx(k), sx(v))))
+            list(pairs.iter().map(|(k, v)| match k {
+                Some(k) => format!("({} {})", sx(k), sx(v)),
+                None => format!("(** {})", sx(v)),
+            }))
         ),
         ExprKind::ListComp { elt, generators } => {
             format!("(listcomp {} {})", sx(elt), comps(generators))
@@ -89,6 +92,7 @@ fn sx(e: &Expr) -> String {
             generators,
         } => format!("(dictcomp {} {} {})", sx(key), sx(value), comps(generators)),
         ExprKind::Attribute { value, attr, .. } => format!("(. {} {attr})", sx(value)),
+        ExprKind::NamedExpr { target, value } => format!("(:= {target} {})", sx(value)),
         ExprKind::GeneratorExp { def, iter } => {
             format!("(genexp {} {})", sx(iter), body(&def.body))
         }
@@ -234,6 +238,7 @@ fn st(s: &Stmt) -> String {
         }
         StmtKind::Raise(None) => "(raise)".into(),
         StmtKind::Raise(Some(e)) => format!("(raise {})", sx(e)),
+        StmtKind::RaiseFrom { exc, cause } => format!("(raise {} from {})", sx(exc), sx(cause)),
         StmtKind::Assert { test, msg } => match msg {
             Some(m) => format!("(assert {} {})", sx(test), sx(m)),
             None => format!("(assert {})", sx(test)),
@@ -1090,6 +1095,7 @@ fn check_stmt_spans(src: &str, stmt: &Stmt) {
     check_span(src, stmt.span);
     let exprs: Vec<&Expr> = match &stmt.kind {
         StmtKind::Expr(e) | StmtKind::Return(Some(e)) | StmtKind::Raise(Some(e)) => vec![e],
+        StmtKind::RaiseFrom { exc, cause } => vec![exc, cause],
         StmtKind::Assign { targets, value } => targets.iter().chain([value]).collect(),
         StmtKind::AugAssign { target, value, .. } => vec![target, value],
         StmtKind::For { target, iter, .. } => vec![target, iter],
@@ -1154,7 +1160,12 @@ fn check_expr_spans(src: &str, e: &Expr, parent: Span) {
     let mut children: Vec<&Expr> = Vec::new();
     match &e.kind {
         ExprKind::List(items) | ExprKind::Tuple(items) => children.extend(items),
-        ExprKind::Dict(pairs) => children.extend(pairs.iter().flat_map(|(k, v)| [k, v])),
+        ExprKind::Dict(pairs) => {
+            for (k, v) in pairs {
+                children.extend(k.iter());
+                children.push(v);
+            }
+        }
         ExprKind::Attribute {
             value, attr_span, ..
         } => {

@@ -1474,6 +1474,8 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         },
         Value::Exception(e) => match name {
             "args" => Some(Value::tuple(e.args())),
+            "__cause__" | "__context__" => Some(Value::None),
+            "__suppress_context__" => Some(Value::Bool(false)),
             _ => None,
         },
         Value::Float(f) => match name {
@@ -1546,13 +1548,18 @@ pub fn set_attr(
             m.set(name, value);
             Ok(())
         }
+        // CPython: an attribute the type has is read-only, any other does not exist.
         other => Err(Exc::new(
             ExcKind::AttributeError,
-            format!(
-                "'{}' object attribute '{}' is read-only",
-                other.type_name(),
-                name
-            ),
+            if get_attr(it, other, name).is_ok() {
+                format!(
+                    "'{}' object attribute '{}' is read-only",
+                    other.type_name(),
+                    name
+                )
+            } else {
+                format!("'{}' object has no attribute '{name}'", other.type_name())
+            },
         )),
     }
 }

@@ -795,6 +795,12 @@ pub fn generic_get_attr(
             "args" if inst.class.exception_base().is_some() => {
                 Some(Value::tuple(exception_args(this)))
             }
+            "__cause__" | "__context__" if inst.class.exception_base().is_some() => {
+                Some(Value::None)
+            }
+            "__suppress_context__" if inst.class.exception_base().is_some() => {
+                Some(Value::Bool(false))
+            }
             _ => None,
         }),
     }

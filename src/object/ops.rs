@@ -1109,9 +1109,10 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
         }
         Value::Object(o) => match o.get_attr(o, "__getitem__") {
             Some(f) => {
+                // `obj[a, b]` passes the tuple (a, b), slices included, as Python does.
                 let key = match idx {
                     Index::Single(IndexItem::Value(v)) => v,
-                    _ => return Err(Exc::type_error("this object supports only integer indices")),
+                    other => index_value(&other),
                 };
                 it.call_value(&f, super::value::Args::new("__getitem__", vec![key]))
             }

@@ -32,6 +32,8 @@ pub struct Scope {
     /// A class body's namespace: functions defined in it do not close over it, and the names it
     /// binds are kept in order (`order`) for the class's `__dict__`.
     pub class_body: bool,
+    /// A comprehension's own scope: `:=` inside binds in the scope around it.
+    pub comprehension: bool,
     /// A class body's class `__qualname__` (classes and methods defined in it extend it).
     pub class_qualname: Option<Rc<str>>,
     pub order: Vec<Ident>,

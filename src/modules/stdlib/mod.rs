@@ -1,6 +1,6 @@
 //! The standard modules deep-learning programs import, with CPython 3.11's behaviour for what
 //! they offer: `__future__`, `os` / `os.path`, `random`, `math`, `time`, `sys`, `collections`,
-//! `itertools`, `functools`, `copy`, `json`, `re`. One file per module; `build` dispatches.
+//! `itertools`, `functools`, `copy`, `json`, `re`, `typing`. One file per module; `build` dispatches.
 //!
 //! Classes these modules define (`deque`, `Counter`, namedtuples, `JSONDecodeError`) are real
 //! classes (`Value::Class`) made here from Rust: their special methods are built-ins named
@@ -18,6 +18,7 @@ mod random;
 mod re;
 pub(crate) mod sys;
 mod time;
+mod typing;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -39,6 +40,7 @@ pub const NAMES: &[&str] = &[
     "re",
     "sys",
     "time",
+    "typing",
 ];
 
 pub fn build(dotted: &str) -> Option<Rc<Module>> {
@@ -76,6 +78,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "copy" => copy::build(),
         "json" => json::build(),
         "re" => re::build(),
+        "typing" => typing::build(),
         _ => return None,
     })
 }
