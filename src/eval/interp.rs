@@ -398,7 +398,7 @@ impl<'s> Interp<'s> {
             .into());
         };
         let entered = obj
-            .enter(self)
+            .enter_value(obj, self)
             .map_err(|e| e.at(first.context.span, &self.source))?;
         if let Some(t) = &first.target {
             self.assign(t, entered)?;

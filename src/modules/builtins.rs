@@ -114,6 +114,43 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         ("id", "id(obj): the identity of obj.", id),
         ("hash", "hash(obj): the hash of a hashable value.", hash),
         (
+            "open",
+            "open(file, mode='r'): a text file (modes r, w, a, x, with +).",
+            super::file_io::open,
+        ),
+        (
+            "bin",
+            "bin(x): the binary text of an integer ('0b101').",
+            |it, mut a| {
+                let x = a.required(0, "x")?;
+                a.finish(1)?;
+                radix_text(it, &x, "#b")
+            },
+        ),
+        (
+            "oct",
+            "oct(x): the octal text of an integer ('0o10').",
+            |it, mut a| {
+                let x = a.required(0, "x")?;
+                a.finish(1)?;
+                radix_text(it, &x, "#o")
+            },
+        ),
+        (
+            "hex",
+            "hex(x): the hexadecimal text of an integer ('0xff').",
+            |it, mut a| {
+                let x = a.required(0, "x")?;
+                a.finish(1)?;
+                radix_text(it, &x, "#x")
+            },
+        ),
+        (
+            "ascii",
+            "ascii(obj): repr(obj) with non-ASCII characters escaped.",
+            ascii,
+        ),
+        (
             "format",
             "format(value, spec=''): format with the format-spec mini-language.",
             format_fn,
@@ -161,6 +198,8 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
     for k in crate::object::error::ExcKind::ALL {
         b.insert(Rc::from(k.name()), Value::ExcType(k));
     }
+    // Every program runs as the main module (`if __name__ == '__main__':`).
+    b.insert(Rc::from("__name__"), Value::str("__main__"));
     super::classes::install(b);
 }
 
@@ -959,8 +998,71 @@ fn divmod(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 fn pow(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "base")?;
     let y = a.required(1, "exp")?;
-    a.finish(2)?;
-    ops::binary(it, crate::lang::ast::BinOp::Pow, &x, &y)
+    let m = a.take(2, "mod")?;
+    a.finish(3)?;
+    let m = match m {
+        None | Some(Value::None) => return ops::binary(it, crate::lang::ast::BinOp::Pow, &x, &y),
+        Some(m) => m,
+    };
+    // Three-argument pow: modular exponentiation on integers.
+    let (Some(base), Some(exp), Some(modulus)) = (as_i64(&x), as_i64(&y), as_i64(&m)) else {
+        return Err(Exc::type_error(
+            "pow() 3rd argument not allowed unless all arguments are integers",
+        ));
+    };
+    if modulus == 0 {
+        return Err(Exc::value_error("pow() 3rd argument cannot be 0"));
+    }
+    if exp < 0 {
+        return Err(Exc::value_error(
+            "base is not invertible for the given modulus",
+        ));
+    }
+    let md = modulus.unsigned_abs() as u128;
+    let mut result: u128 = 1 % md;
+    let mut b = base.rem_euclid(modulus.abs()) as u128;
+    let mut e = exp as u64;
+    while e > 0 {
+        if e & 1 == 1 {
+            result = result * b % md;
+        }
+        b = b * b % md;
+        e >>= 1;
+    }
+    let r = result as i64;
+    // The result takes the modulus's sign, as Python's % does.
+    Ok(Value::Int(if modulus < 0 && r != 0 {
+        r + modulus
+    } else {
+        r
+    }))
+}
+
+fn radix_text(it: &mut dyn Interpreter, x: &Value, spec: &str) -> Result<Value, Exc> {
+    if !matches!(x, Value::Int(_) | Value::Bool(_)) {
+        return Err(Exc::type_error(format!(
+            "'{}' object cannot be interpreted as an integer",
+            x.type_name()
+        )));
+    }
+    Ok(Value::str(&format::format_value(it, x, spec)?))
+}
+
+/// `ascii(obj)`: the repr with non-ASCII characters escaped.
+fn ascii(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    let r = format::repr(it, &v)?;
+    let mut out = String::with_capacity(r.len());
+    for c in r.chars() {
+        match c as u32 {
+            0..=0x7f => out.push(c),
+            n @ 0x80..=0xff => out.push_str(&format!("\\x{n:02x}")),
+            n @ 0x100..=0xffff => out.push_str(&format!("\\u{n:04x}")),
+            n => out.push_str(&format!("\\U{n:08x}")),
+        }
+    }
+    Ok(Value::str(&out))
 }
 
 fn chr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1149,10 +1251,34 @@ fn to_int(v: Option<Value>, base: Option<Value>) -> Result<Value, Exc> {
                 "int() can't convert non-string with explicit base",
             ));
         };
+        if b != 0 && !(2..=36).contains(&b) {
+            return Err(Exc::value_error("int() base must be >= 2 and <= 36, or 0"));
+        }
         let digits = s.trim().replace('_', "");
-        return i64::from_str_radix(&digits, b.clamp(2, 36) as u32)
-            .map(Value::Int)
-            .map_err(|_| {
+        let (negative, body) = match digits.strip_prefix('-') {
+            Some(rest) => (true, rest.to_string()),
+            None => (false, digits.trim_start_matches('+').to_string()),
+        };
+        // A base's own prefix is allowed (`int('0x1f', 16)`); base 0 reads it from the prefix.
+        let lower = body.to_ascii_lowercase();
+        let (base, body) = match (b, lower.get(..2)) {
+            (0 | 16, Some("0x")) => (16, &body[2..]),
+            (0 | 8, Some("0o")) => (8, &body[2..]),
+            (0 | 2, Some("0b")) => (2, &body[2..]),
+            (0, _) if body.len() > 1 && body.starts_with('0') && body.chars().any(|c| c != '0') => {
+                (99, &body[..])
+            }
+            (0, _) => (10, &body[..]),
+            (b, _) => (b as u32, &body[..]),
+        };
+        let parsed = if base == 99 || body.is_empty() || body.starts_with(['+', '-']) {
+            None
+        } else {
+            i64::from_str_radix(body, base).ok()
+        };
+        return parsed
+            .map(|n| Value::Int(if negative { -n } else { n }))
+            .ok_or_else(|| {
                 Exc::value_error(format!(
                     "invalid literal for int() with base {b}: {}",
                     format::str_repr(s)
@@ -1440,6 +1566,7 @@ const DICT_METHODS: &[&str] = &[
     "setdefault",
     "copy",
     "clear",
+    "popitem",
 ];
 
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value, Exc> {
@@ -1513,10 +1640,81 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         Value::Type(_) | Value::ExcType(_) if name.starts_with("__") => {
             class::builtin_base_attr(v, name)
         }
+        Value::Type(TypeKind::Dict) if name == "fromkeys" => Some(builtin(
+            "fromkeys",
+            "dict.fromkeys(iterable, value=None): a dict with these keys, each mapped to value.",
+            |it, mut a| {
+                let keys = a.required(0, "iterable")?;
+                let value = a.take(1, "value")?.unwrap_or(Value::None);
+                a.finish(2)?;
+                let mut d = Dict::default();
+                for k in it.iterate(&keys)? {
+                    d.insert(hash_key(&k)?, k, value.clone());
+                }
+                Ok(Value::Dict(Rc::new(std::cell::RefCell::new(d))))
+            },
+        )),
+        // `str.lower`, `list.append`: the method as a function taking the object first.
+        Value::Type(t) => unbound_type_method(*t, name),
         Value::Object(o) => o.get_attr(o, name),
         _ => None,
     };
     found.ok_or_else(|| no_attr(v, name))
+}
+
+/// `str.upper` and the like: a function whose first argument is the object to call the method
+/// of (`map(str.strip, lines)`, `sorted(words, key=str.lower)`).
+fn unbound_type_method(t: TypeKind, name: &str) -> Option<Value> {
+    let sample = match t {
+        TypeKind::Str => Value::str(""),
+        TypeKind::List => Value::list(Vec::new()),
+        TypeKind::Tuple => Value::tuple(Vec::new()),
+        TypeKind::Dict => Value::Dict(Default::default()),
+        TypeKind::Float => Value::Float(0.0),
+        TypeKind::Int => Value::Int(0),
+        _ => return None,
+    };
+    let found = match &sample {
+        Value::Str(_) => str_method(&sample, name),
+        Value::List(_) => list_method(&sample, name),
+        Value::Tuple(_) => tuple_method(&sample, name),
+        Value::Dict(_) => dict_method(&sample, name),
+        _ => None,
+    };
+    let method_name = match &found {
+        Some(Value::Builtin(b)) => b.name,
+        _ => return None,
+    };
+    Some(method(
+        &Value::tuple(vec![Value::Type(t), Value::str(method_name)]),
+        method_name,
+        "an unbound method of a built-in type: pass the object first",
+        |it, r, mut a| {
+            let (t, name) = match r {
+                Value::Tuple(p) => match (p.first(), p.get(1)) {
+                    (Some(Value::Type(t)), Some(Value::Str(n))) => (*t, n.clone()),
+                    _ => return Err(Exc::type_error("bad unbound method")),
+                },
+                _ => return Err(Exc::type_error("bad unbound method")),
+            };
+            if a.pos.is_empty() {
+                return Err(Exc::type_error(format!(
+                    "unbound method {}.{name}() needs an argument",
+                    t.name()
+                )));
+            }
+            let this = a.pos.remove(0);
+            if this.type_name() != t.name() && !matches!(this, Value::Instance(_)) {
+                return Err(Exc::type_error(format!(
+                    "descriptor '{name}' for '{}' objects doesn't apply to a '{}' object",
+                    t.name(),
+                    this.type_name()
+                )));
+            }
+            let m = get_attr(it, &this, &name)?;
+            it.call_value(&m, a)
+        },
+    ))
 }
 
 pub fn set_attr(
@@ -1739,7 +1937,7 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             },
         },
         "format" => |it, r, a| str_format(it, &recv_str(r), a),
-        _ => return None,
+        _ => return super::str_more::method_of(v, name),
     };
     let name: &'static str = STR_METHODS
         .iter()
@@ -2113,6 +2311,19 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
                 (Some(v), _) | (None, Some(v)) => Ok(v),
                 (None, None) => Err(Exc::key_error(it, &k)),
             }
+        },
+        "popitem" => |_, r, a| {
+            a.finish(0)?;
+            let dict = recv_dict(r)?;
+            let last = dict.borrow().entries.last().cloned();
+            let Some((k, v)) = last else {
+                return Err(Exc::new(
+                    ExcKind::KeyError,
+                    "'popitem(): dictionary is empty'",
+                ));
+            };
+            dict.borrow_mut().remove(&hash_key(&k)?);
+            Ok(Value::tuple(vec![k, v]))
         },
         "setdefault" => |_, r, mut a| {
             let k = a.required(0, "key")?;

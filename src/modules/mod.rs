@@ -26,12 +26,14 @@ pub mod builtins;
 pub mod classes;
 pub mod devices;
 pub mod docs;
+pub mod file_io;
 pub mod files;
 pub mod magic;
 pub mod mxnet;
 pub mod numpy;
 pub mod pydoc;
 pub mod stdlib;
+pub mod str_more;
 pub mod torch;
 
 use std::rc::Rc;

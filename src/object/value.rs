@@ -244,6 +244,15 @@ pub trait NativeObject {
     fn exit(&self, _interp: &mut dyn Interpreter) -> Result<(), Exc> {
         Ok(())
     }
+    /// What `with obj as x` binds: [`NativeObject::enter`]'s value, unless the object binds
+    /// itself (an open file).
+    fn enter_value(
+        &self,
+        _this: &Rc<dyn NativeObject>,
+        interp: &mut dyn Interpreter,
+    ) -> Result<Value, Exc> {
+        self.enter(interp)
+    }
     /// `self == other` when the object defines value equality (such as
     /// `torch.device`); None falls back to identity.
     fn equals(&self, _other: &Value) -> Option<bool> {

@@ -13,7 +13,7 @@ mod functools;
 mod itertools;
 mod json;
 pub(crate) mod math;
-mod os;
+pub(crate) mod os;
 mod random;
 mod re;
 pub(crate) mod sys;

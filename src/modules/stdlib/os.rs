@@ -263,7 +263,7 @@ pub fn build_path() -> Rc<Module> {
 
 /// `OSError` in CPython's words: `[Errno 2] No such file or directory: 'x'`, of the subclass
 /// the errno names.
-fn os_error(e: &std::io::Error, path: &str) -> Exc {
+pub(crate) fn os_error(e: &std::io::Error, path: &str) -> Exc {
     let text = e.to_string();
     let strerror = text.split(" (os error").next().unwrap_or(&text).to_string();
     let msg = match e.raw_os_error() {
