@@ -336,7 +336,7 @@ pub fn method_of(v: &Value, name: &str) -> Option<Value> {
                     '\t' => {
                         if size > 0 {
                             let n = size - col % size;
-                            out.extend(std::iter::repeat(' ').take(n as usize));
+                            out.extend(std::iter::repeat_n(' ', n as usize));
                             col += n;
                         }
                     }
