@@ -4,8 +4,7 @@
 //! `torch.from_numpy(a)` take them. Only the functions the array API shares with the other
 //! dialects exist; any other name is an AttributeError that lists what there is.
 //!
-//! `numpy.random` draws from devarray's generator (MXNet's CPU sequence), not NumPy's Mersenne
-//! Twister: the distributions are right, the exact numbers differ from NumPy's.
+//! `numpy.random` is NumPy's legacy `RandomState` number for number (`numpy_random.rs`).
 
 use std::rc::Rc;
 
@@ -29,13 +28,9 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("nan", Value::Float(f64::NAN));
             m.set("newaxis", Value::None);
             m.set("__version__", Value::str("1.23.5 (devarray)"));
-            m.set(
-                "random",
-                Value::Module(arrays::random_module::<NUMPY>("numpy.random")),
-            );
+            m.set("random", Value::Module(super::numpy_random::build()));
             Some(m)
         }
-        "numpy.random" => Some(arrays::random_module::<NUMPY>("numpy.random")),
         _ => None,
     }
 }
