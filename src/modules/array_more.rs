@@ -122,7 +122,6 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             size_method,
         )));
     }
-    let _ = it;
     let (doc, f): (&'static str, MethodFn) = match name {
         "numel" | "nelement" => ("x.numel(): the number of elements.", |_, r, a| {
             a.finish(0)?;
@@ -259,7 +258,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             let x = recv(r)?;
             Ok(wrap(it.state_mut().nn.tape.transpose(&x.array, Some(&dims))?, x.flavor))
         }),
-        _ => return Ok(None),
+        _ => return crate::modules::numpy_fns::get_attr(it, v, name),
     };
     let name: &'static str = ATTRS
         .iter()

@@ -116,6 +116,13 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
         Value::Type(crate::object::value::TypeKind::Float) => Ok(Some(DType::Float64)),
         Value::Type(crate::object::value::TypeKind::Int) => Ok(Some(DType::Int64)),
         Value::Type(crate::object::value::TypeKind::Bool) => Ok(Some(DType::Bool)),
+        // NumPy's scalar types (`np.float32`) name their dtype.
+        Value::Object(o) if matches!(o.get_attr(o, "__dtype__"), Some(Value::DType(..))) => {
+            match o.get_attr(o, "__dtype__") {
+                Some(Value::DType(d, _)) => Ok(Some(d)),
+                _ => Ok(None),
+            }
+        }
         other => Err(Exc::type_error(format!(
             "data type not understood: {}",
             other.type_name()
@@ -673,10 +680,16 @@ pub(crate) fn reduce(
     let axes = axes_arg(axis)?;
     let whole = axes.is_none() && !keepdims;
     let tape = &mut it.state_mut().nn.tape;
-    let mut out = tape.reduce(&x.array, op, axes.as_deref(), keepdims)?;
-    if x.flavor == Flavor::Numpy && whole {
+    let input = if x.flavor == Flavor::Numpy && op == ReduceOp::Mean && !x.array.dtype().is_float() {
+        // NumPy averages integers in float64.
+        x.array.astype(DType::Float64)?
+    } else {
+        x.array.clone()
+    };
+    let mut out = tape.reduce(&input, op, axes.as_deref(), keepdims)?;
+    if x.flavor == Flavor::Numpy && out.ndim() == 0 {
         // NumPy's full reductions return scalars (`3.0`, not `array(3.)`).
-        return Ok(scalar_value(out.to_scalar(a.fname)?));
+        return crate::object::ops::numpy_scalar(&out);
     }
     if x.flavor == Flavor::Nd {
         // MXNet's legacy API returns (1,)-shaped results for full reductions,
@@ -693,6 +706,24 @@ pub(crate) fn reduce(
 
 pub fn unary_fn(it: &mut dyn Interpreter, v: &Value, op: UnaryOp) -> Result<Value, Exc> {
     let x = recv(v)?;
+    let float_op = !matches!(
+        op,
+        UnaryOp::Neg
+            | UnaryOp::Abs
+            | UnaryOp::Square
+            | UnaryOp::Relu
+            | UnaryOp::Sign
+            | UnaryOp::Not
+            | UnaryOp::Floor
+            | UnaryOp::Ceil
+            | UnaryOp::Round
+            | UnaryOp::Trunc
+    );
+    if x.flavor == Flavor::Numpy && float_op && !x.array.dtype().is_float() {
+        // NumPy computes float functions of integers in float64.
+        let wide = x.array.astype(DType::Float64)?;
+        return Ok(wrap(it.state_mut().nn.tape.unary(&wide, op)?, x.flavor));
+    }
     Ok(wrap(it.state_mut().nn.tape.unary(&x.array, op)?, x.flavor))
 }
 
@@ -778,25 +809,7 @@ fn tolist(a: &ArrayValue) -> Value {
     build(&flat, a.array.shape())
 }
 
-/// The f64 whose shortest digits are those of `x` printed as a float32 (4.1618223 rather than
-/// 4.161822319030762). Whole numbers below 2^24 are exact in both types and print as themselves,
-/// so they skip the formatting; the rest format into a stack buffer (no allocation).
-fn shortest_f32_as_f64(x: f32) -> f64 {
-    let wide = f64::from(x);
-    if wide.fract() == 0.0 && wide.abs() < 16_777_216.0 {
-        return wide;
-    }
-    let mut buf = [0u8; 64];
-    let mut cursor = std::io::Cursor::new(&mut buf[..]);
-    if std::io::Write::write_fmt(&mut cursor, format_args!("{x}")).is_err() {
-        return wide;
-    }
-    let len = cursor.position() as usize;
-    buf.get(..len)
-        .and_then(|digits| std::str::from_utf8(digits).ok())
-        .and_then(|digits| digits.parse().ok())
-        .unwrap_or(wide)
-}
+use crate::object::ops::shortest_f32_as_f64;
 
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
@@ -1094,10 +1107,12 @@ pub fn iter_rows(a: &ArrayValue) -> Result<Vec<Value>, Exc> {
     };
     (0..n)
         .map(|i| {
-            Ok(wrap(
-                a.array.index(&[crate::runtime::IndexItem::Int(i as i64)])?,
-                a.flavor,
-            ))
+            let row = a.array.index(&[crate::runtime::IndexItem::Int(i as i64)])?;
+            if a.flavor == Flavor::Numpy && row.ndim() == 0 {
+                // NumPy yields scalars from a 1-D array.
+                return crate::object::ops::numpy_scalar(&row);
+            }
+            Ok(wrap(row, a.flavor))
         })
         .collect()
 }
@@ -1430,7 +1445,7 @@ pub fn random_module<const F: u8>(name: &str) -> Rc<crate::object::value::Module
 
 #[cfg(test)]
 mod shortest_tests {
-    use super::shortest_f32_as_f64;
+    use crate::object::ops::shortest_f32_as_f64;
 
     #[test]
     fn float32_values_keep_their_shortest_digits() {

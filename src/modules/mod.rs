@@ -30,6 +30,7 @@ pub mod files;
 pub mod magic;
 pub mod mxnet;
 pub mod numpy;
+pub mod numpy_fns;
 pub mod numpy_random;
 pub mod pydoc;
 pub mod stdlib;

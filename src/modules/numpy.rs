@@ -8,6 +8,7 @@
 
 use std::rc::Rc;
 
+use crate::object::error::ExcKind;
 use crate::object::value::{Module, TypeKind};
 use crate::object::Value;
 
@@ -29,6 +30,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("newaxis", Value::None);
             m.set("__version__", Value::str("1.23.5 (devarray)"));
             m.set("random", Value::Module(super::numpy_random::build()));
+            super::numpy_fns::install(&m);
+            m.set("AxisError", Value::ExcType(ExcKind::AxisError));
             Some(m)
         }
         _ => None,

@@ -63,6 +63,68 @@ pub fn wrap(array: Array, flavor: Flavor) -> Value {
     Value::Array(ArrayValue { array, flavor })
 }
 
+/// The f64 whose shortest digits are those of `x` printed as a float32 (4.1618223 rather than
+/// 4.161822319030762). Whole numbers below 2^24 are exact in both types and print as themselves,
+/// so they skip the formatting; the rest format into a stack buffer (no allocation).
+pub fn shortest_f32_as_f64(x: f32) -> f64 {
+    let wide = f64::from(x);
+    if wide.fract() == 0.0 && wide.abs() < 16_777_216.0 {
+        return wide;
+    }
+    let mut buf = [0u8; 64];
+    let mut cursor = std::io::Cursor::new(&mut buf[..]);
+    if std::io::Write::write_fmt(&mut cursor, format_args!("{x}")).is_err() {
+        return wide;
+    }
+    let len = cursor.position() as usize;
+    buf.get(..len)
+        .and_then(|digits| std::str::from_utf8(digits).ok())
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or(wide)
+}
+
+/// The value of a one-element NumPy result as the number NumPy's scalar prints as: an int, a
+/// bool, or a float (a float32 keeps its shortest float32 digits: `np.float32(0.1)` is `0.1`).
+pub fn numpy_scalar(a: &Array) -> Result<Value, Exc> {
+    Ok(match a.to_scalar("item")? {
+        Scalar::Bool(b) => Value::Bool(b),
+        Scalar::Int(i) => Value::Int(i),
+        Scalar::Float(f) if a.dtype() == runtime::DType::Float32 => {
+            Value::Float(shortest_f32_as_f64(f as f32))
+        }
+        Scalar::Float(f) => Value::Float(f),
+    })
+}
+
+/// NumPy 1.23's result type where it differs from the runtime's (float32-first) promotion: an
+/// integer or bool array with a Python float, an integer array with a float array, and true
+/// division of integers all compute in float64. The operand to cast first, if any.
+fn numpy_float64_operand(op: BinaryOp, l: &Value, r: &Value) -> bool {
+    let kind = |v: &Value| match v {
+        Value::Array(a) if a.array.dtype().is_float() => Some((2, false, a.array.dtype())),
+        Value::Array(a) if a.array.dtype() == runtime::DType::Bool => Some((0, false, a.array.dtype())),
+        Value::Array(a) => Some((1, false, a.array.dtype())),
+        Value::Float(_) => Some((2, true, runtime::DType::Float64)),
+        Value::Int(_) => Some((1, true, runtime::DType::Int64)),
+        Value::Bool(_) => Some((0, true, runtime::DType::Bool)),
+        _ => None,
+    };
+    let (Some((lk, lw, _)), Some((rk, rw, _))) = (kind(l), kind(r)) else {
+        return false;
+    };
+    if op == BinaryOp::Div && lk < 2 && rk < 2 {
+        return true;
+    }
+    match (lw, rw) {
+        // An int/bool array with a Python float.
+        (false, true) => rk == 2 && lk < 2,
+        (true, false) => lk == 2 && rk < 2,
+        // Two arrays: integer with float.
+        (false, false) => (lk == 2 && rk == 1) || (lk == 1 && rk == 2),
+        (true, true) => false,
+    }
+}
+
 pub fn runtime_binop(op: BinOp) -> Option<(BinaryOp, &'static str)> {
     Some(match op {
         BinOp::Add => (BinaryOp::Add, "add"),
@@ -367,6 +429,23 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
         if let Value::Array(a) = other {
             int_fits(scalar, a.array.dtype())?;
         }
+    }
+    if flavor == Flavor::Numpy && numpy_float64_operand(rop, l, r) {
+        let widen = |v: &Value| -> Result<Value, Exc> {
+            match v {
+                Value::Array(a) if a.array.dtype() != runtime::DType::Float64 => Ok(wrap(
+                    a.array.astype(runtime::DType::Float64)?,
+                    a.flavor,
+                )),
+                other => Ok(other.clone()),
+            }
+        };
+        let (wl, wr) = (widen(l)?, widen(r)?);
+        let (lo, ro) = (
+            operand(&wl).ok_or_else(|| unsupported(op.symbol(), l, r))?,
+            operand(&wr).ok_or_else(|| unsupported(op.symbol(), l, r))?,
+        );
+        return Ok(wrap(it.state_mut().nn.tape.binary(rop, lo, ro)?, flavor));
     }
     let result = it
         .state_mut()
@@ -1054,6 +1133,10 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
             if a.flavor == Flavor::Nd && out.ndim() == 0 {
                 // MXNet's legacy NDArray has no 0-d results: `y[1, 2]` has shape (1,).
                 out = tape.reshape(&out, &[1])?;
+            }
+            if a.flavor == Flavor::Numpy && out.ndim() == 0 {
+                // NumPy's `x[1, 2]` is a scalar (`11`, not `array(11)`).
+                return numpy_scalar(&out);
             }
             Ok(wrap(out, a.flavor))
         }
