@@ -678,6 +678,15 @@ pub(crate) fn reduce(
         .unwrap_or(false);
     a.finish(2)?;
     let axes = axes_arg(axis)?;
+    if x.flavor == Flavor::Numpy {
+        let nd = x.array.ndim() as isize;
+        if let Some(bad) = axes.iter().flatten().find(|i| **i < -nd || **i >= nd.max(1)) {
+            return Err(Exc::new(
+                ExcKind::AxisError,
+                format!("axis {bad} is out of bounds for array of dimension {nd}"),
+            ));
+        }
+    }
     let whole = axes.is_none() && !keepdims;
     let tape = &mut it.state_mut().nn.tape;
     let input = if x.flavor == Flavor::Numpy && op == ReduceOp::Mean && !x.array.dtype().is_float() {
@@ -864,6 +873,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 "asscalar" | "item" => ("x.asscalar() / x.item(): the value of a 1-element array as a number.", |_, r, a| {
                     a.finish(0)?;
                     let x = recv(r)?;
+                    if x.flavor == Flavor::Numpy && x.array.size() != 1 {
+                        return Err(Exc::value_error("can only convert an array of size 1 to a Python scalar"));
+                    }
                     let v = x.array.to_scalar(a.fname)?;
                     // MXNet's asscalar() returns a numpy.float32, which prints its shortest
                     // float32 digits (4.1618223, not 4.161822319030762); item() is a Python float.
@@ -934,7 +946,14 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     a.finish(0)?;
                     let x = recv(r)?;
                     let st = it.state_mut();
-                    let out = st.nn.tape.reshape(&x.array, &s)?;
+                    let out = match st.nn.tape.reshape(&x.array, &s) {
+                        Err(_) if x.flavor == Flavor::Numpy => {
+                            let dims: Vec<String> = s.iter().map(|d| if *d < 0 { "newaxis".to_string() } else { d.to_string() }).collect();
+                            let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(",")) };
+                            return Err(Exc::value_error(format!("cannot reshape array of size {} into shape {shape}", x.array.size())));
+                        }
+                        other => other?,
+                    };
                     if x.flavor == Flavor::Np {
                         // MXNet's numpy mode returns a copy (legacy nd, PyTorch and NumPy share).
                         return Ok(wrap(st.nn.tape.copy_to(&st.rt, &out, out.device())?, x.flavor));
@@ -1027,12 +1046,18 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let axes = axes_arg(axis)?;
                     let x = recv(r)?;
                     let whole = axes.is_none() && !keepdims;
-                    let mut out = it.state_mut().nn.tape.norm(&x.array, ord, axes.as_deref(), keepdims)?;
+                    let input = if x.flavor == Flavor::Numpy && !x.array.dtype().is_float() {
+                        // NumPy's norm of integers is computed in float64.
+                        x.array.astype(DType::Float64)?
+                    } else {
+                        x.array.clone()
+                    };
+                    let mut out = it.state_mut().nn.tape.norm(&input, ord, axes.as_deref(), keepdims)?;
                     if whole && x.flavor == Flavor::Nd {
                         out = out.reshape(&[1])?;
                     }
                     if whole && x.flavor == Flavor::Numpy {
-                        return Ok(scalar_value(out.to_scalar(a.fname)?));
+                        return crate::object::ops::numpy_scalar(&out);
                     }
                     Ok(wrap(out, x.flavor))
                 }),
@@ -1062,7 +1087,11 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     a.finish(1)?;
                     let x = recv(r)?;
                     let y = recv(&y)?;
-                    Ok(wrap(it.state_mut().nn.tape.dot(&x.array, &y.array)?, x.flavor))
+                    let out = it.state_mut().nn.tape.dot(&x.array, &y.array)?;
+                    if x.flavor == Flavor::Numpy && out.ndim() == 0 {
+                        return crate::object::ops::numpy_scalar(&out);
+                    }
+                    Ok(wrap(out, x.flavor))
                 }),
                 "zeros_like" => ("x.zeros_like()", |it, r, a| { a.finish(0)?; zeros_like::<ND>(it, Args::new("zeros_like", vec![r.clone()])) }),
                 "ones_like" => ("x.ones_like()", |it, r, a| { a.finish(0)?; ones_like::<ND>(it, Args::new("ones_like", vec![r.clone()])) }),
@@ -1170,10 +1199,11 @@ pub fn ns_matmul(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let y = a.required(1, "b")?;
     a.finish(2)?;
     let (x, y) = (recv(&x)?, recv(&y)?);
-    Ok(wrap(
-        it.state_mut().nn.tape.matmul(&x.array, &y.array)?,
-        x.flavor,
-    ))
+    let out = it.state_mut().nn.tape.matmul(&x.array, &y.array)?;
+    if x.flavor == Flavor::Numpy && out.ndim() == 0 {
+        return crate::object::ops::numpy_scalar(&out);
+    }
+    Ok(wrap(out, x.flavor))
 }
 
 fn elementwise2(a: &mut Args, op: crate::runtime::BinaryOp) -> Result<Value, Exc> {

@@ -13,6 +13,8 @@ use crate::object::value::{Module, TypeKind};
 use crate::object::Value;
 
 use super::arrays::{self, NUMPY};
+use crate::object::value::{Args, BuiltinFn};
+use crate::object::{builtin, Exc, Interpreter};
 
 pub fn build(dotted: &str) -> Option<Rc<Module>> {
     match dotted {
@@ -31,9 +33,52 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("__version__", Value::str("1.23.5 (devarray)"));
             m.set("random", Value::Module(super::numpy_random::build()));
             super::numpy_fns::install(&m);
+            for name in ARRAY_FIRST {
+                if let Some((doc, _)) = original(name) {
+                    m.set(name, builtin(name, doc, array_first));
+                }
+            }
             m.set("AxisError", Value::ExcType(ExcKind::AxisError));
             Some(m)
         }
         _ => None,
+    }
+}
+
+/// The shared namespace functions that NumPy also calls with lists and numbers
+/// (`np.sum([1, 2])`, `np.abs(-2.5)`): `array_first` makes an array of the first argument.
+const ARRAY_FIRST: &[&str] = &[
+    "exp", "log", "sqrt", "abs", "square", "sum", "mean", "max", "min", "prod", "argmax",
+    "argmin", "clip", "dot", "cumsum", "all", "any", "negative", "transpose", "reshape",
+];
+
+/// The shared function a name of `ARRAY_FIRST` stands for.
+fn original(name: &str) -> Option<(&'static str, BuiltinFn)> {
+    arrays::namespace_fns::<NUMPY>()
+        .into_iter()
+        .chain(super::array_more::namespace_fns::<NUMPY>())
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, doc, f)| (doc, f))
+}
+
+/// Calls the shared function with its first argument as a NumPy array; a 0-d result of an
+/// elementwise function or reduction is a scalar, as NumPy's ufuncs return.
+fn array_first(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let Some((_, f)) = original(a.fname) else {
+        return Err(Exc::type_error(format!("{}() is not available", a.fname)));
+    };
+    if let Some(first) = a.pos.first_mut() {
+        if !matches!(first, Value::Array(_)) {
+            let arr = super::numpy_fns::as_array(it, first)?;
+            *first = Value::Array(arr);
+        }
+    }
+    let keep_0d = matches!(a.fname, "reshape" | "transpose");
+    let out = f(it, a)?;
+    match &out {
+        Value::Array(x) if x.array.ndim() == 0 && !keep_0d && x.flavor == crate::object::value::Flavor::Numpy => {
+            crate::object::ops::numpy_scalar(&x.array)
+        }
+        _ => Ok(out),
     }
 }

@@ -343,6 +343,59 @@ fn ravel(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(wrap(x.array.reshape(&[-1])?, x.flavor))
 }
 
+/// `squeeze(a, axis=None)` / `expand_dims(a, axis)`: the array methods with `a` first.
+fn squeeze(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let axis = a.take(0, "axis")?;
+    a.finish(1)?;
+    let shape = x.array.shape().to_vec();
+    let keep: Vec<isize> = match axis {
+        None | Some(Value::None) => shape.iter().filter(|d| **d != 1).map(|d| *d as isize).collect(),
+        Some(v) => {
+            let axes: Vec<Value> = match &v {
+                Value::Tuple(t) => t.as_ref().clone(),
+                other => vec![other.clone()],
+            };
+            let mut drop = Vec::new();
+            for ax in axes {
+                let k = axis_of(Some(ax), shape.len())?.unwrap_or(0);
+                if shape[k] != 1 {
+                    return Err(Exc::value_error(
+                        "cannot select an axis to squeeze out which has size not equal to one",
+                    ));
+                }
+                drop.push(k);
+            }
+            shape.iter().enumerate().filter(|(k, _)| !drop.contains(k)).map(|(_, d)| *d as isize).collect()
+        }
+    };
+    Ok(wrap(x.array.reshape(&keep)?, x.flavor))
+}
+
+fn expand_dims(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let axis = a.required(0, "axis")?;
+    a.finish(1)?;
+    let axes: Vec<Value> = match &axis {
+        Value::Tuple(t) => t.as_ref().clone(),
+        other => vec![other.clone()],
+    };
+    let out_ndim = x.array.ndim() + axes.len();
+    let mut at = Vec::new();
+    for ax in axes {
+        let k = axis_of(Some(ax), out_ndim)?.unwrap_or(0);
+        if at.contains(&k) {
+            return Err(Exc::value_error("repeated axis"));
+        }
+        at.push(k);
+    }
+    let mut dims = x.array.shape().iter();
+    let shape: Vec<isize> = (0..out_ndim)
+        .map(|k| if at.contains(&k) { 1 } else { dims.next().map_or(1, |d| *d as isize) })
+        .collect();
+    Ok(wrap(x.array.reshape(&shape)?, x.flavor))
+}
+
 fn arrays_of(it: &mut dyn Interpreter, a: &mut Args) -> Result<Vec<ArrayValue>, Exc> {
     let seq = a.required(0, "tup")?;
     let items = it.iterate(&seq)?;
@@ -483,6 +536,13 @@ fn where_(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         (Some(x), Some(y)) => (x, y),
         _ => return Err(Exc::value_error("either both or neither of x and y should be given")),
     };
+    let listy = |v: Value, it: &mut dyn Interpreter| -> Result<Value, Exc> {
+        match v {
+            Value::List(_) | Value::Tuple(_) => Ok(Value::Array(as_array(it, &v)?)),
+            other => Ok(other),
+        }
+    };
+    let (x, y) = (listy(x, it)?, listy(y, it)?);
     let (Some(dx), Some(dy)) = (operand_dtype(&x), operand_dtype(&y)) else {
         return Err(Exc::type_error("where() takes arrays or numbers for x and y"));
     };
@@ -1134,6 +1194,8 @@ fn functions() -> Vec<(&'static str, &'static str, BuiltinFn)> {
         ("std", "std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False): the standard deviation.", f_std),
         ("var", "var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False): the variance.", f_var),
         ("ravel", "ravel(a): the elements as a 1-D array.", ravel),
+        ("squeeze", "squeeze(a, axis=None): a without its axes of length 1 (only those of axis when given).", squeeze),
+        ("expand_dims", "expand_dims(a, axis): a with axes of length 1 inserted at axis (an int or a tuple).", expand_dims),
         ("vstack", "vstack(tup): arrays stacked as rows (1-D arrays become rows).", vstack),
         ("hstack", "hstack(tup): arrays joined along the second axis (the first for 1-D arrays).", hstack),
         ("split", "split(ary, indices_or_sections, axis=0): equal parts, or parts cut at the indices.", split),

@@ -96,6 +96,17 @@ pub fn numpy_scalar(a: &Array) -> Result<Value, Exc> {
     })
 }
 
+/// A runtime error in NumPy's words where they differ: a failed broadcast is a ValueError
+/// (whose message ends with a space, as NumPy's does).
+pub fn numpy_error(e: runtime::RuntimeError) -> Exc {
+    match e {
+        runtime::RuntimeError::Shape(m) if m.starts_with("operands could not be broadcast") => {
+            Exc::value_error(format!("{m} "))
+        }
+        other => Exc::from(other),
+    }
+}
+
 /// NumPy 1.23's result type where it differs from the runtime's (float32-first) promotion: an
 /// integer or bool array with a Python float, an integer array with a float array, and true
 /// division of integers all compute in float64. The operand to cast first, if any.
@@ -445,7 +456,8 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
             operand(&wl).ok_or_else(|| unsupported(op.symbol(), l, r))?,
             operand(&wr).ok_or_else(|| unsupported(op.symbol(), l, r))?,
         );
-        return Ok(wrap(it.state_mut().nn.tape.binary(rop, lo, ro)?, flavor));
+        let out = it.state_mut().nn.tape.binary(rop, lo, ro).map_err(numpy_error)?;
+        return Ok(wrap(out, flavor));
     }
     let result = it
         .state_mut()
@@ -454,6 +466,7 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
         .binary(rop, lo, ro)
         .map_err(|e| match flavor {
             Flavor::Torch => super::error::torch_error(e),
+            Flavor::Numpy => numpy_error(e),
             _ => Exc::from(e),
         })?;
     Ok(wrap(result, flavor))
@@ -488,7 +501,11 @@ fn matmul_or_place(it: &mut dyn Interpreter, l: &Value, r: &Value) -> Result<Val
             Ok(wrap(moved, a.flavor))
         }
         (Value::Array(a), Value::Array(b)) => {
-            Ok(wrap(it.state_mut().nn.tape.matmul(&a.array, &b.array)?, a.flavor))
+            let out = it.state_mut().nn.tape.matmul(&a.array, &b.array)?;
+            if a.flavor == Flavor::Numpy && out.ndim() == 0 {
+                return numpy_scalar(&out);
+            }
+            Ok(wrap(out, a.flavor))
         }
         _ => Err(Exc::type_error(format!(
             "unsupported operand type(s) for @: '{}' and '{}' (use array @ array for a matrix product, or array @ gpu(0) to place it)",
