@@ -370,7 +370,17 @@ fn array_from(
     let mut flat = Vec::new();
     let mut kinds = (false, false);
     flatten_nested(data, &mut shape, 0, &mut flat, &mut kinds)?;
-    let default = if f == TORCH || f == NUMPY {
+    let default = if let (Value::Array(src), true) = (data, f != ND) {
+        // torch.tensor(a), np.array(a), mx.np.array(a) keep the source's dtype.
+        src.array.dtype()
+    } else if let (Value::Array(src), ND) = (data, f) {
+        // MXNet's nd.array makes float32 from a NumPy array, and keeps an NDArray's dtype.
+        if src.flavor == Flavor::Numpy {
+            DType::Float32
+        } else {
+            src.array.dtype()
+        }
+    } else if f == TORCH || f == NUMPY {
         if kinds.0 {
             float_default(f)
         } else if kinds.1 {
@@ -380,8 +390,6 @@ fn array_from(
         } else {
             float_default(f)
         }
-    } else if let Value::Array(src) = data {
-        src.array.dtype()
     } else {
         DType::Float32
     };

@@ -1226,7 +1226,59 @@ fn not_subscriptable(obj: &Value) -> Exc {
 }
 
 /// Translate a subscript into the runtime's index items.
-fn array_index(_it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::IndexItem>, Exc> {
+/// A nested list or tuple of numbers as a host array (NumPy's `x[[0, 2]]` and `x[:, 0] = [1, 2]`):
+/// bools stay bool, ints are int64, any float makes float64. None when `v` is not such a list.
+fn list_array(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Array>, Exc> {
+    fn walk(v: &Value, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Value>) -> Option<()> {
+        let items: Vec<Value> = match v {
+            Value::List(l) => l.borrow().clone(),
+            Value::Tuple(t) => t.as_ref().clone(),
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
+                if depth != shape.len() {
+                    return None;
+                }
+                out.push(v.clone());
+                return Some(());
+            }
+            _ => return None,
+        };
+        if depth == shape.len() {
+            if !out.is_empty() {
+                return None;
+            }
+            shape.push(items.len());
+        } else if shape.get(depth) != Some(&items.len()) {
+            return None;
+        }
+        for item in &items {
+            walk(item, depth + 1, shape, out)?;
+        }
+        Some(())
+    }
+    if !matches!(v, Value::List(_) | Value::Tuple(_)) {
+        return Ok(None);
+    }
+    let (mut shape, mut flat) = (Vec::new(), Vec::new());
+    if walk(v, 0, &mut shape, &mut flat).is_none() {
+        return Ok(None);
+    }
+    let data = if flat.iter().all(|x| matches!(x, Value::Bool(_))) && !flat.is_empty() {
+        runtime::HostData::Bool(flat.iter().map(|x| matches!(x, Value::Bool(true))).collect())
+    } else if flat.iter().all(|x| as_i64(x).is_some()) {
+        runtime::HostData::I64(flat.iter().filter_map(as_i64).collect())
+    } else {
+        runtime::HostData::F64(flat.iter().filter_map(as_f64).collect())
+    };
+    Ok(Some(it.state().rt.from_host(data, &shape, runtime::Device::cpu(0))?))
+}
+
+fn array_index(it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::IndexItem>, Exc> {
+    // NumPy indexes with lists as with arrays (`x[[0, 2]]`, `x[[True, False]]`).
+    if let Index::Single(IndexItem::Value(v @ Value::List(_))) = idx {
+        if let Some(arr) = list_array(it, v)? {
+            return Ok(vec![runtime::IndexItem::Array(arr)]);
+        }
+    }
     let items: Vec<IndexItem> = match idx {
         Index::Single(IndexItem::Value(Value::Tuple(t))) => {
             t.iter().cloned().map(IndexItem::Value).collect()
@@ -1318,6 +1370,13 @@ pub fn set_item(
             }
             let items = array_index(it, &idx)?;
             int_fits(&value, a.array.dtype())?;
+            if a.flavor == Flavor::Numpy {
+                // NumPy assigns lists as arrays: `x[:, 2] = [1, 2]`.
+                if let Some(arr) = list_array(it, &value)? {
+                    a.array.set_index(&items, Operand::Array(&arr))?;
+                    return Ok(());
+                }
+            }
             let op = operand(&value).ok_or_else(|| {
                 Exc::type_error(format!(
                     "cannot assign a {} into an array; use a number or an array",
