@@ -688,7 +688,11 @@ pub(crate) fn reduce(
     let axes = axes_arg(axis)?;
     if x.flavor == Flavor::Numpy {
         let nd = x.array.ndim() as isize;
-        if let Some(bad) = axes.iter().flatten().find(|i| **i < -nd || **i >= nd.max(1)) {
+        if let Some(bad) = axes
+            .iter()
+            .flatten()
+            .find(|i| **i < -nd || **i >= nd.max(1))
+        {
             return Err(Exc::new(
                 ExcKind::AxisError,
                 format!("axis {bad} is out of bounds for array of dimension {nd}"),
@@ -697,7 +701,8 @@ pub(crate) fn reduce(
     }
     let whole = axes.is_none() && !keepdims;
     let tape = &mut it.state_mut().nn.tape;
-    let input = if x.flavor == Flavor::Numpy && op == ReduceOp::Mean && !x.array.dtype().is_float() {
+    let input = if x.flavor == Flavor::Numpy && op == ReduceOp::Mean && !x.array.dtype().is_float()
+    {
         // NumPy averages integers in float64.
         x.array.astype(DType::Float64)?
     } else {

@@ -48,8 +48,26 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
 /// The shared namespace functions that NumPy also calls with lists and numbers
 /// (`np.sum([1, 2])`, `np.abs(-2.5)`): `array_first` makes an array of the first argument.
 const ARRAY_FIRST: &[&str] = &[
-    "exp", "log", "sqrt", "abs", "square", "sum", "mean", "max", "min", "prod", "argmax",
-    "argmin", "clip", "dot", "cumsum", "all", "any", "negative", "transpose", "reshape",
+    "exp",
+    "log",
+    "sqrt",
+    "abs",
+    "square",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "argmax",
+    "argmin",
+    "clip",
+    "dot",
+    "cumsum",
+    "all",
+    "any",
+    "negative",
+    "transpose",
+    "reshape",
 ];
 
 /// The shared function a name of `ARRAY_FIRST` stands for.
@@ -76,7 +94,11 @@ fn array_first(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let keep_0d = matches!(a.fname, "reshape" | "transpose");
     let out = f(it, a)?;
     match &out {
-        Value::Array(x) if x.array.ndim() == 0 && !keep_0d && x.flavor == crate::object::value::Flavor::Numpy => {
+        Value::Array(x)
+            if x.array.ndim() == 0
+                && !keep_0d
+                && x.flavor == crate::object::value::Flavor::Numpy =>
+        {
             crate::object::ops::numpy_scalar(&x.array)
         }
         _ => Ok(out),

@@ -12,9 +12,13 @@ use std::rc::Rc;
 
 use crate::object::error::{Exc, ExcKind};
 use crate::object::ops::{as_f64, as_i64, wrap};
-use crate::object::value::{Args, ArrayValue, BuiltinFn, Flavor, MethodFn, Module, NativeObject, Value};
+use crate::object::value::{
+    Args, ArrayValue, BuiltinFn, Flavor, MethodFn, Module, NativeObject, Value,
+};
 use crate::object::{builtin, method, Interpreter};
-use crate::runtime::{Array, BinaryOp, DType, Device, HostData, IndexItem, Operand, ReduceOp, Scalar, UnaryOp};
+use crate::runtime::{
+    Array, BinaryOp, DType, Device, HostData, IndexItem, Operand, ReduceOp, Scalar, UnaryOp,
+};
 
 use super::arrays::{self, NUMPY};
 
@@ -65,8 +69,12 @@ fn axis_of(v: Option<Value>, ndim: usize) -> Result<Option<usize>, Exc> {
     match v {
         None | Some(Value::None) => Ok(None),
         Some(v) => {
-            let i = as_i64(&v)
-                .ok_or_else(|| Exc::type_error(format!("'{}' object cannot be interpreted as an integer", v.type_name())))?;
+            let i = as_i64(&v).ok_or_else(|| {
+                Exc::type_error(format!(
+                    "'{}' object cannot be interpreted as an integer",
+                    v.type_name()
+                ))
+            })?;
             norm_axis(i, ndim).map(Some)
         }
     }
@@ -109,7 +117,10 @@ fn shape_text(s: &[usize]) -> String {
         [one] => format!("({one},)"),
         _ => format!(
             "({})",
-            s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
+            s.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
         ),
     }
 }
@@ -188,15 +199,33 @@ fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let start = a.required(0, "start")?;
     let stop = a.required(1, "stop")?;
     let num = a.take(2, "num")?.map_or(Ok(50), |v| {
-        as_i64(&v).ok_or_else(|| Exc::type_error(format!("'{}' object cannot be interpreted as an integer", v.type_name())))
+        as_i64(&v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "'{}' object cannot be interpreted as an integer",
+                v.type_name()
+            ))
+        })
     })?;
-    let endpoint = a.take(3, "endpoint")?.map(|v| v.truthy()).transpose()?.unwrap_or(true);
-    let retstep = a.take(4, "retstep")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+    let endpoint = a
+        .take(3, "endpoint")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(true);
+    let retstep = a
+        .take(4, "retstep")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
     let dtype = a.take(5, "dtype")?;
     a.take_kw("axis");
     a.finish(6)?;
     let num_f = |v: &Value, name: &str| {
-        as_f64(v).ok_or_else(|| Exc::type_error(format!("linspace() {name} must be a number, not {}", v.type_name())))
+        as_f64(v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "linspace() {name} must be a number, not {}",
+                v.type_name()
+            ))
+        })
     };
     let (start, stop) = (num_f(&start, "start")?, num_f(&stop, "stop")?);
     if num < 0 {
@@ -207,7 +236,11 @@ fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let n = num as usize;
     let div = if endpoint { n.saturating_sub(1) } else { n };
     let delta = stop - start;
-    let step = if div > 0 { delta / div as f64 } else { f64::NAN };
+    let step = if div > 0 {
+        delta / div as f64
+    } else {
+        f64::NAN
+    };
     let mut y: Vec<f64> = crate::object::alloc::vec(n)?;
     y.extend((0..n).map(|i| {
         let i = i as f64;
@@ -240,7 +273,11 @@ fn asarray(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.finish(2)?;
     let dtype = dtype.as_ref().map(arrays::dtype_arg).transpose()?.flatten();
     match &x {
-        Value::Array(v) if v.flavor == Flavor::Numpy && dtype.is_none_or(|d| d == v.array.dtype()) => Ok(x.clone()),
+        Value::Array(v)
+            if v.flavor == Flavor::Numpy && dtype.is_none_or(|d| d == v.array.dtype()) =>
+        {
+            Ok(x.clone())
+        }
         Value::Array(v) => {
             let host = v.array.to_host_array(&it.state_mut().rt)?;
             let host = match dtype {
@@ -253,7 +290,8 @@ fn asarray(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             let mut args = vec![x.clone()];
             let mut call = Args::new("array", std::mem::take(&mut args));
             if let Some(d) = dtype {
-                call.kw.push((Rc::from("dtype"), Value::DType(d, Flavor::Numpy)));
+                call.kw
+                    .push((Rc::from("dtype"), Value::DType(d, Flavor::Numpy)));
             }
             arrays::array::<NUMPY>(it, call)
         }
@@ -271,16 +309,26 @@ fn moment(it: &mut dyn Interpreter, x: &ArrayValue, mut a: Args, root: bool) -> 
     let ddof = a.take(3, "ddof")?.map_or(Ok(0.0), |v| {
         as_f64(&v).ok_or_else(|| Exc::type_error("ddof must be a number"))
     })?;
-    let keepdims = a.take(4, "keepdims")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+    let keepdims = a
+        .take(4, "keepdims")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
     a.finish(5)?;
     let axes: Option<Vec<isize>> = match &axis {
         None | Some(Value::None) => None,
         Some(Value::Tuple(t)) => Some(
             t.iter()
-                .map(|v| as_i64(v).map(|i| i as isize).ok_or_else(|| Exc::type_error("axis must be an integer or a tuple of integers")))
+                .map(|v| {
+                    as_i64(v).map(|i| i as isize).ok_or_else(|| {
+                        Exc::type_error("axis must be an integer or a tuple of integers")
+                    })
+                })
                 .collect::<Result<_, _>>()?,
         ),
-        Some(v) => Some(vec![as_i64(v).ok_or_else(|| Exc::type_error("axis must be an integer or a tuple of integers"))? as isize]),
+        Some(v) => Some(vec![as_i64(v)
+            .ok_or_else(|| Exc::type_error("axis must be an integer or a tuple of integers"))?
+            as isize]),
     };
     let mut arr = floated(&x.array)?;
     if let Some(d) = dtype.as_ref().map(arrays::dtype_arg).transpose()?.flatten() {
@@ -297,12 +345,20 @@ fn moment(it: &mut dyn Interpreter, x: &ArrayValue, mut a: Args, root: bool) -> 
             .product(),
     };
     let sum = arr.reduce(ReduceOp::Sum, axes.as_deref(), true)?;
-    let mean = Array::binary(BinaryOp::Div, Operand::Array(&sum), Operand::Scalar(Scalar::Float(count as f64)))?;
+    let mean = Array::binary(
+        BinaryOp::Div,
+        Operand::Array(&sum),
+        Operand::Scalar(Scalar::Float(count as f64)),
+    )?;
     let dev = Array::binary(BinaryOp::Sub, Operand::Array(&arr), Operand::Array(&mean))?;
     let sq = Array::binary(BinaryOp::Mul, Operand::Array(&dev), Operand::Array(&dev))?;
     let total = sq.reduce(ReduceOp::Sum, axes.as_deref(), keepdims)?;
     let rcount = (count as f64 - ddof).max(0.0);
-    let mut out = Array::binary(BinaryOp::Div, Operand::Array(&total), Operand::Scalar(Scalar::Float(rcount)))?;
+    let mut out = Array::binary(
+        BinaryOp::Div,
+        Operand::Array(&total),
+        Operand::Scalar(Scalar::Float(rcount)),
+    )?;
     if root {
         out = out.unary(UnaryOp::Sqrt)?;
     }
@@ -316,7 +372,10 @@ fn moment(it: &mut dyn Interpreter, x: &ArrayValue, mut a: Args, root: bool) -> 
 fn take_array(it: &mut dyn Interpreter, a: &mut Args) -> Result<ArrayValue, Exc> {
     let x = if a.pos.is_empty() {
         a.take_kw("a").or_else(|| a.take_kw("x")).ok_or_else(|| {
-            Exc::type_error(format!("{}() missing required argument 'a' (pos 1)", a.fname))
+            Exc::type_error(format!(
+                "{}() missing required argument 'a' (pos 1)",
+                a.fname
+            ))
         })?
     } else {
         a.pos.remove(0)
@@ -350,7 +409,11 @@ fn squeeze(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.finish(1)?;
     let shape = x.array.shape().to_vec();
     let keep: Vec<isize> = match axis {
-        None | Some(Value::None) => shape.iter().filter(|d| **d != 1).map(|d| *d as isize).collect(),
+        None | Some(Value::None) => shape
+            .iter()
+            .filter(|d| **d != 1)
+            .map(|d| *d as isize)
+            .collect(),
         Some(v) => {
             let axes: Vec<Value> = match &v {
                 Value::Tuple(t) => t.as_ref().clone(),
@@ -366,7 +429,12 @@ fn squeeze(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 }
                 drop.push(k);
             }
-            shape.iter().enumerate().filter(|(k, _)| !drop.contains(k)).map(|(_, d)| *d as isize).collect()
+            shape
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| !drop.contains(k))
+                .map(|(_, d)| *d as isize)
+                .collect()
         }
     };
     Ok(wrap(x.array.reshape(&keep)?, x.flavor))
@@ -391,7 +459,13 @@ fn expand_dims(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
     let mut dims = x.array.shape().iter();
     let shape: Vec<isize> = (0..out_ndim)
-        .map(|k| if at.contains(&k) { 1 } else { dims.next().map_or(1, |d| *d as isize) })
+        .map(|k| {
+            if at.contains(&k) {
+                1
+            } else {
+                dims.next().map_or(1, |d| *d as isize)
+            }
+        })
         .collect();
     Ok(wrap(x.array.reshape(&shape)?, x.flavor))
 }
@@ -423,7 +497,10 @@ fn vstack(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 [n] => vec![1, *n as isize],
                 _ => return Ok(p),
             };
-            Ok(ArrayValue { array: p.array.reshape(&s)?, flavor: p.flavor })
+            Ok(ArrayValue {
+                array: p.array.reshape(&s)?,
+                flavor: p.flavor,
+            })
         })
         .collect::<Result<Vec<_>, Exc>>()?;
     joined(it, parts, 0)
@@ -436,13 +513,20 @@ fn hstack(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         .into_iter()
         .map(|p| {
             if p.array.ndim() == 0 {
-                Ok(ArrayValue { array: p.array.reshape(&[1])?, flavor: p.flavor })
+                Ok(ArrayValue {
+                    array: p.array.reshape(&[1])?,
+                    flavor: p.flavor,
+                })
             } else {
                 Ok(p)
             }
         })
         .collect::<Result<Vec<_>, Exc>>()?;
-    let axis = if parts.first().is_some_and(|p| p.array.ndim() == 1) { 0 } else { 1 };
+    let axis = if parts.first().is_some_and(|p| p.array.ndim() == 1) {
+        0
+    } else {
+        1
+    };
     joined(it, parts, axis)
 }
 
@@ -453,7 +537,11 @@ fn split_impl(it: &mut dyn Interpreter, mut a: Args, strict: bool) -> Result<Val
     a.finish(2)?;
     let ndim = x.array.ndim();
     let axis = axis_of(axis.or(Some(Value::Int(0))), ndim.max(1))?.unwrap_or(0);
-    let n = *x.array.shape().get(axis).ok_or_else(|| Exc::value_error("array split does not work on 0-d arrays"))?;
+    let n = *x
+        .array
+        .shape()
+        .get(axis)
+        .ok_or_else(|| Exc::value_error("array split does not work on 0-d arrays"))?;
     let bounds: Vec<(usize, usize)> = match &ios {
         Value::Int(sections) => {
             if *sections <= 0 {
@@ -461,7 +549,9 @@ fn split_impl(it: &mut dyn Interpreter, mut a: Args, strict: bool) -> Result<Val
             }
             let k = *sections as usize;
             if strict && n % k != 0 {
-                return Err(Exc::value_error("array split does not result in an equal division"));
+                return Err(Exc::value_error(
+                    "array split does not result in an equal division",
+                ));
             }
             // array_split: the first n % k parts get one more.
             let (each, extra) = (n / k, n % k);
@@ -498,8 +588,19 @@ fn split_impl(it: &mut dyn Interpreter, mut a: Args, strict: bool) -> Result<Val
     };
     let mut parts = Vec::new();
     for (s, e) in bounds {
-        let mut items = vec![IndexItem::Slice { start: None, stop: None, step: None }; axis];
-        items.push(IndexItem::Slice { start: Some(s as i64), stop: Some(e.max(s) as i64), step: None });
+        let mut items = vec![
+            IndexItem::Slice {
+                start: None,
+                stop: None,
+                step: None
+            };
+            axis
+        ];
+        items.push(IndexItem::Slice {
+            start: Some(s as i64),
+            stop: Some(e.max(s) as i64),
+            step: None,
+        });
         parts.push(wrap(x.array.index(&items)?, x.flavor));
     }
     Ok(Value::list(parts))
@@ -520,7 +621,10 @@ fn outer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let y = as_array(it, &y)?;
     let col = x.array.reshape(&[-1, 1])?;
     let row = y.array.reshape(&[1, -1])?;
-    Ok(wrap(Array::binary(BinaryOp::Mul, Operand::Array(&col), Operand::Array(&row))?, x.flavor))
+    Ok(wrap(
+        Array::binary(BinaryOp::Mul, Operand::Array(&col), Operand::Array(&row))?,
+        x.flavor,
+    ))
 }
 
 // ------------------------------------------------------------------ where, nonzero
@@ -534,7 +638,11 @@ fn where_(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (x, y) = match (x, y) {
         (None, None) => return nonzero_of(it, &cond),
         (Some(x), Some(y)) => (x, y),
-        _ => return Err(Exc::value_error("either both or neither of x and y should be given")),
+        _ => {
+            return Err(Exc::value_error(
+                "either both or neither of x and y should be given",
+            ))
+        }
     };
     let listy = |v: Value, it: &mut dyn Interpreter| -> Result<Value, Exc> {
         match v {
@@ -544,7 +652,9 @@ fn where_(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     };
     let (x, y) = (listy(x, it)?, listy(y, it)?);
     let (Some(dx), Some(dy)) = (operand_dtype(&x), operand_dtype(&y)) else {
-        return Err(Exc::type_error("where() takes arrays or numbers for x and y"));
+        return Err(Exc::type_error(
+            "where() takes arrays or numbers for x and y",
+        ));
     };
     let dtype = result_type(dx, dy);
     let xa = as_array(it, &x)?.array.astype(dtype)?;
@@ -568,7 +678,10 @@ fn where_(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 fn choose<T: Copy>(c: &[bool], x: Vec<T>, y: Vec<T>) -> Vec<T> {
-    c.iter().zip(x.into_iter().zip(y)).map(|(c, (x, y))| if *c { x } else { y }).collect()
+    c.iter()
+        .zip(x.into_iter().zip(y))
+        .map(|(c, (x, y))| if *c { x } else { y })
+        .collect()
 }
 
 /// The indices of the nonzero elements, one int64 array per axis.
@@ -576,7 +689,9 @@ fn nonzero_of(it: &mut dyn Interpreter, x: &ArrayValue) -> Result<Value, Exc> {
     let shape = x.array.shape().to_vec();
     let vals = x.array.astype(DType::Bool)?.to_host();
     let HostData::Bool(vals) = vals else {
-        return Err(Exc::type_error("nonzero(): cannot read the array as booleans"));
+        return Err(Exc::type_error(
+            "nonzero(): cannot read the array as booleans",
+        ));
     };
     if shape.is_empty() {
         return Err(Exc::value_error(
@@ -657,7 +772,12 @@ fn sort_positions(h: &HostData, shape: &[usize], axis: usize) -> Vec<usize> {
     out
 }
 
-fn sort_args(it: &mut dyn Interpreter, x: &ArrayValue, a: &mut Args, i: usize) -> Result<Option<usize>, Exc> {
+fn sort_args(
+    it: &mut dyn Interpreter,
+    x: &ArrayValue,
+    a: &mut Args,
+    i: usize,
+) -> Result<Option<usize>, Exc> {
     let axis = a.take(i, "axis")?;
     a.take_kw("kind");
     a.take_kw("order");
@@ -671,7 +791,12 @@ fn sort_args(it: &mut dyn Interpreter, x: &ArrayValue, a: &mut Args, i: usize) -
 }
 
 /// `sort` / `argsort` of `x` along `axis` (None: flattened).
-fn sorted(it: &mut dyn Interpreter, x: &ArrayValue, axis: Option<usize>, arg: bool) -> Result<Array, Exc> {
+fn sorted(
+    it: &mut dyn Interpreter,
+    x: &ArrayValue,
+    axis: Option<usize>,
+    arg: bool,
+) -> Result<Array, Exc> {
     let (arr, axis) = match axis {
         None => (x.array.reshape(&[-1])?, 0),
         Some(k) if x.array.ndim() == 0 => (x.array.reshape(&[1])?, k),
@@ -683,7 +808,10 @@ fn sorted(it: &mut dyn Interpreter, x: &ArrayValue, axis: Option<usize>, arg: bo
     if arg {
         let inner: usize = shape[axis + 1..].iter().product();
         let n = shape[axis];
-        let idx: Vec<i64> = pos.iter().map(|p| ((p / inner) % n.max(1)) as i64).collect();
+        let idx: Vec<i64> = pos
+            .iter()
+            .map(|p| ((p / inner) % n.max(1)) as i64)
+            .collect();
         return host_array(it, HostData::I64(idx), &shape);
     }
     host_array(it, pick(&h, &pos), &shape)
@@ -703,14 +831,28 @@ fn argsort(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 fn unique(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = take_array(it, &mut a)?;
-    let return_index = a.take(0, "return_index")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
-    let return_inverse = a.take(1, "return_inverse")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
-    let return_counts = a.take(2, "return_counts")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+    let return_index = a
+        .take(0, "return_index")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
+    let return_inverse = a
+        .take(1, "return_inverse")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
+    let return_counts = a
+        .take(2, "return_counts")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
     let axis = a.take(3, "axis")?;
     a.take_kw("equal_nan");
     a.finish(4)?;
     if !matches!(axis, None | Some(Value::None)) {
-        return Err(Exc::type_error("devarray's unique() works on the flattened array only (axis=None)"));
+        return Err(Exc::type_error(
+            "devarray's unique() works on the flattened array only (axis=None)",
+        ));
     }
     let flat = x.array.reshape(&[-1])?;
     let n = flat.size();
@@ -741,11 +883,21 @@ fn unique(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let m = firsts.len();
     let values = np(host_array(it, pick(&h, &firsts), &[m])?);
     if !(return_index || return_inverse || return_counts) {
-        return Ok(wrap(values.as_array().map(|v| v.array.clone()).ok_or_else(|| Exc::type_error("unique"))?, x.flavor));
+        return Ok(wrap(
+            values
+                .as_array()
+                .map(|v| v.array.clone())
+                .ok_or_else(|| Exc::type_error("unique"))?,
+            x.flavor,
+        ));
     }
     let mut out = vec![values];
     if return_index {
-        out.push(np(host_array(it, HostData::I64(firsts.iter().map(|p| *p as i64).collect()), &[m])?));
+        out.push(np(host_array(
+            it,
+            HostData::I64(firsts.iter().map(|p| *p as i64).collect()),
+            &[m],
+        )?));
     }
     if return_inverse {
         out.push(np(host_array(it, HostData::I64(inverse), &[n])?));
@@ -762,12 +914,18 @@ fn tolerances(a: &mut Args) -> Result<(f64, f64, bool), Exc> {
     let num = |v: Option<Value>, d: f64, name: &str| -> Result<f64, Exc> {
         match v {
             None => Ok(d),
-            Some(v) => as_f64(&v).ok_or_else(|| Exc::type_error(format!("{name} must be a number"))),
+            Some(v) => {
+                as_f64(&v).ok_or_else(|| Exc::type_error(format!("{name} must be a number")))
+            }
         }
     };
     let rtol = num(a.take(2, "rtol")?, 1e-5, "rtol")?;
     let atol = num(a.take(3, "atol")?, 1e-8, "atol")?;
-    let equal_nan = a.take(4, "equal_nan")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+    let equal_nan = a
+        .take(4, "equal_nan")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
     a.finish(5)?;
     Ok((rtol, atol, equal_nan))
 }
@@ -778,8 +936,14 @@ fn close_values(it: &mut dyn Interpreter, mut a: Args) -> Result<(Vec<bool>, Vec
     let (rtol, atol, equal_nan) = tolerances(&mut a)?;
     let (x, y) = (as_array(it, &x)?, as_array(it, &y)?);
     let shape = broadcast_all(&[x.array.shape(), y.array.shape()])?;
-    let xv = f64s(&pick(&x.array.to_host(), &broadcast_positions(x.array.shape(), &shape)));
-    let yv = f64s(&pick(&y.array.to_host(), &broadcast_positions(y.array.shape(), &shape)));
+    let xv = f64s(&pick(
+        &x.array.to_host(),
+        &broadcast_positions(x.array.shape(), &shape),
+    ));
+    let yv = f64s(&pick(
+        &y.array.to_host(),
+        &broadcast_positions(y.array.shape(), &shape),
+    ));
     let out = xv
         .iter()
         .zip(&yv)
@@ -812,14 +976,20 @@ fn allclose(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
 fn array_equal(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "a1")?;
     let y = a.required(1, "a2")?;
-    let equal_nan = a.take(2, "equal_nan")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+    let equal_nan = a
+        .take(2, "equal_nan")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
     a.finish(3)?;
     let (x, y) = (as_array(it, &x)?, as_array(it, &y)?);
     if x.array.shape() != y.array.shape() {
         return Ok(Value::Bool(false));
     }
     let (p, q) = (f64s(&x.array.to_host()), f64s(&y.array.to_host()));
-    Ok(Value::Bool(p.iter().zip(&q).all(|(a, b)| a == b || (equal_nan && a.is_nan() && b.is_nan()))))
+    Ok(Value::Bool(p.iter().zip(&q).all(|(a, b)| {
+        a == b || (equal_nan && a.is_nan() && b.is_nan())
+    })))
 }
 
 /// `isnan` / `isinf` / `isfinite`: a bool array (a bool for a scalar).
@@ -855,9 +1025,17 @@ fn round_array(x: &ArrayValue, decimals: i64) -> Result<Value, Exc> {
             return Ok(wrap(arr.clone(), x.flavor));
         }
         let f = 10f64.powi(-decimals as i32);
-        let scaled = Array::binary(BinaryOp::Div, Operand::Array(&arr.astype(DType::Float64)?), Operand::Scalar(Scalar::Float(f)))?;
+        let scaled = Array::binary(
+            BinaryOp::Div,
+            Operand::Array(&arr.astype(DType::Float64)?),
+            Operand::Scalar(Scalar::Float(f)),
+        )?;
         let r = scaled.unary(UnaryOp::Round)?;
-        let back = Array::binary(BinaryOp::Mul, Operand::Array(&r), Operand::Scalar(Scalar::Float(f)))?;
+        let back = Array::binary(
+            BinaryOp::Mul,
+            Operand::Array(&r),
+            Operand::Scalar(Scalar::Float(f)),
+        )?;
         return Ok(wrap(back.astype(arr.dtype())?, x.flavor));
     }
     if decimals == 0 {
@@ -870,7 +1048,10 @@ fn round_array(x: &ArrayValue, decimals: i64) -> Result<Value, Exc> {
     };
     let scaled = Array::binary(op1, Operand::Array(arr), Operand::Scalar(Scalar::Float(f)))?;
     let r = scaled.unary(UnaryOp::Round)?;
-    Ok(wrap(Array::binary(op2, Operand::Array(&r), Operand::Scalar(Scalar::Float(f)))?, x.flavor))
+    Ok(wrap(
+        Array::binary(op2, Operand::Array(&r), Operand::Scalar(Scalar::Float(f)))?,
+        x.flavor,
+    ))
 }
 
 fn decimals_arg(a: &mut Args, i: usize) -> Result<i64, Exc> {
@@ -879,7 +1060,12 @@ fn decimals_arg(a: &mut Args, i: usize) -> Result<i64, Exc> {
     a.finish(i + 1)?;
     match d {
         None => Ok(0),
-        Some(v) => as_i64(&v).ok_or_else(|| Exc::type_error(format!("'{}' object cannot be interpreted as an integer", v.type_name()))),
+        Some(v) => as_i64(&v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "'{}' object cannot be interpreted as an integer",
+                v.type_name()
+            ))
+        }),
     }
 }
 
@@ -890,7 +1076,13 @@ fn round(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if let Some(f) = as_f64(&x) {
         // A Python number: NumPy returns a float64 scalar.
         let arr = host_array(it, HostData::F64(vec![f]), &[])?;
-        let r = round_array(&ArrayValue { array: arr, flavor: Flavor::Numpy }, decimals)?;
+        let r = round_array(
+            &ArrayValue {
+                array: arr,
+                flavor: Flavor::Numpy,
+            },
+            decimals,
+        )?;
         return match &r {
             Value::Array(v) => crate::object::ops::numpy_scalar(&v.array),
             other => Ok(other.clone()),
@@ -910,12 +1102,21 @@ fn float_unary(it: &mut dyn Interpreter, mut a: Args, op: UnaryOp) -> Result<Val
         return crate::object::ops::numpy_scalar(&arr.unary(op)?);
     }
     let x = as_array(it, &x)?;
-    let arr = if matches!(op, UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round | UnaryOp::Sign) && x.array.dtype() != DType::Bool {
+    let arr = if matches!(
+        op,
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round | UnaryOp::Sign
+    ) && x.array.dtype() != DType::Bool
+    {
         x.array.clone()
     } else {
         floated(&x.array)?
     };
-    let arr = if op == UnaryOp::Sign || arr.dtype().is_float() || !matches!(op, UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round) {
+    let arr = if op == UnaryOp::Sign
+        || arr.dtype().is_float()
+        || !matches!(
+            op,
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round
+        ) {
         arr.unary(op)?
     } else {
         // Rounding an integer array leaves it as it is (NumPy 1.23 returns a float copy for
@@ -987,16 +1188,28 @@ fn square_matrix(it: &mut dyn Interpreter, a: &mut Args) -> Result<(Vec<f64>, us
     if shape.len() < 2 {
         return Err(Exc::new(
             ExcKind::LinAlgError,
-            format!("{}-dimensional array given. Array must be at least two-dimensional", shape.len()),
+            format!(
+                "{}-dimensional array given. Array must be at least two-dimensional",
+                shape.len()
+            ),
         ));
     }
     if shape.len() > 2 {
-        return Err(Exc::type_error("devarray's linalg takes one matrix (no stacks of them)"));
+        return Err(Exc::type_error(
+            "devarray's linalg takes one matrix (no stacks of them)",
+        ));
     }
     if shape[0] != shape[1] {
-        return Err(Exc::new(ExcKind::LinAlgError, "Last 2 dimensions of the array must be square"));
+        return Err(Exc::new(
+            ExcKind::LinAlgError,
+            "Last 2 dimensions of the array must be square",
+        ));
     }
-    let dtype = if x.array.dtype() == DType::Float32 { DType::Float32 } else { DType::Float64 };
+    let dtype = if x.array.dtype() == DType::Float32 {
+        DType::Float32
+    } else {
+        DType::Float64
+    };
     Ok((f64s(&x.array.to_host()), shape[0], dtype))
 }
 
@@ -1009,7 +1222,9 @@ fn inv(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     // Solve L U X = P I column by column.
     let mut out = vec![0.0; n * n];
     for c in 0..n {
-        let mut col: Vec<f64> = (0..n).map(|i| if perm[i] == c { 1.0 } else { 0.0 }).collect();
+        let mut col: Vec<f64> = (0..n)
+            .map(|i| if perm[i] == c { 1.0 } else { 0.0 })
+            .collect();
         for i in 0..n {
             for k in 0..i {
                 col[i] -= m[i * n + k] * col[k];
@@ -1026,7 +1241,11 @@ fn inv(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
     }
     let arr = host_array(it, HostData::F64(out), &[n, n])?;
-    Ok(np(if dtype == DType::Float32 { arr.astype(dtype)? } else { arr }))
+    Ok(np(if dtype == DType::Float32 {
+        arr.astype(dtype)?
+    } else {
+        arr
+    }))
 }
 
 fn det(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1047,7 +1266,9 @@ fn det(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
     let v = sign * logdet.exp();
     if dtype == DType::Float32 {
-        return Ok(Value::Float(crate::object::ops::shortest_f32_as_f64(v as f32)));
+        return Ok(Value::Float(crate::object::ops::shortest_f32_as_f64(
+            v as f32,
+        )));
     }
     Ok(Value::Float(v))
 }
@@ -1073,7 +1294,12 @@ impl NativeObject for ScalarType {
             "__dtype__" => Some(Value::DType(self.dtype, Flavor::Numpy)),
             "__name__" => Some(Value::str(numpy_name(self.dtype))),
             "__call__" => Some(Value::DType(self.dtype, Flavor::Numpy)).map(|d| {
-                method(&d, "__call__", "convert a value to this NumPy type", scalar_call)
+                method(
+                    &d,
+                    "__call__",
+                    "convert a value to this NumPy type",
+                    scalar_call,
+                )
             }),
             _ => None,
         }
@@ -1110,17 +1336,26 @@ fn scalar_call(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value
     let x = a.take(0, "x")?.unwrap_or(Value::Int(0));
     a.finish(1)?;
     let arr = match &x {
-        Value::Array(v) if v.array.ndim() > 0 => return Ok(wrap(v.array.astype(d)?, Flavor::Numpy)),
+        Value::Array(v) if v.array.ndim() > 0 => {
+            return Ok(wrap(v.array.astype(d)?, Flavor::Numpy))
+        }
         Value::Array(v) => v.array.clone(),
         Value::Str(s) => {
             let f: f64 = s.trim().parse().map_err(|_| {
-                Exc::value_error(format!("could not convert string to float: {}", crate::object::format::repr(it, &x).unwrap_or_default()))
+                Exc::value_error(format!(
+                    "could not convert string to float: {}",
+                    crate::object::format::repr(it, &x).unwrap_or_default()
+                ))
             })?;
             host_array(it, HostData::F64(vec![f]), &[])?
         }
         other => {
             let s = crate::object::ops::as_scalar(other).ok_or_else(|| {
-                Exc::type_error(format!("{}() argument must be a string or a number, not '{}'", numpy_name(d), other.type_name()))
+                Exc::type_error(format!(
+                    "{}() argument must be a string or a number, not '{}'",
+                    numpy_name(d),
+                    other.type_name()
+                ))
             })?;
             let h = match s {
                 Scalar::Bool(b) => HostData::Bool(vec![b]),
@@ -1238,15 +1473,39 @@ pub fn install(m: &Module) {
     for (name, doc, f) in functions() {
         m.set(name, builtin(name, doc, f));
     }
-    for d in [DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool] {
-        m.set(numpy_name(d), Value::Object(Rc::new(ScalarType { dtype: d })));
+    for d in [
+        DType::Float32,
+        DType::Float64,
+        DType::Int32,
+        DType::Int64,
+        DType::Bool,
+    ] {
+        m.set(
+            numpy_name(d),
+            Value::Object(Rc::new(ScalarType { dtype: d })),
+        );
     }
-    for (alias, d) in [("float_", DType::Float64), ("double", DType::Float64), ("single", DType::Float32), ("int_", DType::Int64)] {
+    for (alias, d) in [
+        ("float_", DType::Float64),
+        ("double", DType::Float64),
+        ("single", DType::Float32),
+        ("int_", DType::Int64),
+    ] {
         m.set(alias, Value::Object(Rc::new(ScalarType { dtype: d })));
     }
     if let Some(Value::Module(linalg)) = &m.get("linalg") {
-        linalg.set("inv", builtin("inv", "inv(a): the inverse of a square matrix (LinAlgError when singular).", inv));
-        linalg.set("det", builtin("det", "det(a): the determinant of a square matrix.", det));
+        linalg.set(
+            "inv",
+            builtin(
+                "inv",
+                "inv(a): the inverse of a square matrix (LinAlgError when singular).",
+                inv,
+            ),
+        );
+        linalg.set(
+            "det",
+            builtin("det", "det(a): the determinant of a square matrix.", det),
+        );
         linalg.set("LinAlgError", Value::ExcType(ExcKind::LinAlgError));
     }
 }

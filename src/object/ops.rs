@@ -113,7 +113,9 @@ pub fn numpy_error(e: runtime::RuntimeError) -> Exc {
 fn numpy_float64_operand(op: BinaryOp, l: &Value, r: &Value) -> bool {
     let kind = |v: &Value| match v {
         Value::Array(a) if a.array.dtype().is_float() => Some((2, false, a.array.dtype())),
-        Value::Array(a) if a.array.dtype() == runtime::DType::Bool => Some((0, false, a.array.dtype())),
+        Value::Array(a) if a.array.dtype() == runtime::DType::Bool => {
+            Some((0, false, a.array.dtype()))
+        }
         Value::Array(a) => Some((1, false, a.array.dtype())),
         Value::Float(_) => Some((2, true, runtime::DType::Float64)),
         Value::Int(_) => Some((1, true, runtime::DType::Int64)),
@@ -444,10 +446,9 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
     if flavor == Flavor::Numpy && numpy_float64_operand(rop, l, r) {
         let widen = |v: &Value| -> Result<Value, Exc> {
             match v {
-                Value::Array(a) if a.array.dtype() != runtime::DType::Float64 => Ok(wrap(
-                    a.array.astype(runtime::DType::Float64)?,
-                    a.flavor,
-                )),
+                Value::Array(a) if a.array.dtype() != runtime::DType::Float64 => {
+                    Ok(wrap(a.array.astype(runtime::DType::Float64)?, a.flavor))
+                }
                 other => Ok(other.clone()),
             }
         };
@@ -456,7 +457,12 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
             operand(&wl).ok_or_else(|| unsupported(op.symbol(), l, r))?,
             operand(&wr).ok_or_else(|| unsupported(op.symbol(), l, r))?,
         );
-        let out = it.state_mut().nn.tape.binary(rop, lo, ro).map_err(numpy_error)?;
+        let out = it
+            .state_mut()
+            .nn
+            .tape
+            .binary(rop, lo, ro)
+            .map_err(numpy_error)?;
         return Ok(wrap(out, flavor));
     }
     let result = it
@@ -1263,13 +1269,21 @@ fn list_array(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Array>, Exc>
         return Ok(None);
     }
     let data = if flat.iter().all(|x| matches!(x, Value::Bool(_))) && !flat.is_empty() {
-        runtime::HostData::Bool(flat.iter().map(|x| matches!(x, Value::Bool(true))).collect())
+        runtime::HostData::Bool(
+            flat.iter()
+                .map(|x| matches!(x, Value::Bool(true)))
+                .collect(),
+        )
     } else if flat.iter().all(|x| as_i64(x).is_some()) {
         runtime::HostData::I64(flat.iter().filter_map(as_i64).collect())
     } else {
         runtime::HostData::F64(flat.iter().filter_map(as_f64).collect())
     };
-    Ok(Some(it.state().rt.from_host(data, &shape, runtime::Device::cpu(0))?))
+    Ok(Some(it.state().rt.from_host(
+        data,
+        &shape,
+        runtime::Device::cpu(0),
+    )?))
 }
 
 fn array_index(it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::IndexItem>, Exc> {
