@@ -495,7 +495,24 @@ fn binary_fn(it: &mut dyn Interpreter, mut a: Args, op: BinOp) -> Result<Value, 
         Some(al) if !matches!(al, Value::None) => ops::binary(it, BinOp::Mul, &y, &al)?,
         _ => y,
     };
-    let result = ops::binary(it, op, &x, &y)?;
+    let result = ops::binary(it, op, &x, &y).map_err(|mut e| {
+        // NumPy names the `out=` operand's shape too when broadcasting fails.
+        if let Some(Value::Array(o)) = &out {
+            if e.kind == ExcKind::ValueError
+                && e.message.starts_with("operands could not be broadcast")
+            {
+                let dims: Vec<String> = o.array.shape().iter().map(|d| d.to_string()).collect();
+                let text = if dims.len() == 1 {
+                    format!("({},)", dims[0])
+                } else {
+                    format!("({})", dims.join(","))
+                };
+                e.message.push_str(&text);
+                e.message.push(' ');
+            }
+        }
+        e
+    })?;
     write_out(it, result, out)
 }
 
