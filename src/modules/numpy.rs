@@ -38,6 +38,16 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     m.set(name, builtin(name, doc, array_first));
                 }
             }
+            for (alias, name) in [("amax", "max"), ("amin", "min")] {
+                if let Some(f) = m.get(name) {
+                    m.set(alias, f);
+                }
+            }
+            for name in ["concatenate", "stack"] {
+                if let Some((doc, _)) = original(name) {
+                    m.set(name, builtin(name, doc, arrays_first));
+                }
+            }
             m.set("AxisError", Value::ExcType(ExcKind::AxisError));
             Some(m)
         }
@@ -103,4 +113,22 @@ fn array_first(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
         _ => Ok(out),
     }
+}
+
+/// `np.concatenate([[1, 2], [3]])`, `np.stack`: each item of the sequence as a NumPy array.
+fn arrays_first(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let Some((_, f)) = original(a.fname) else {
+        return Err(Exc::type_error(format!("{}() is not available", a.fname)));
+    };
+    if let Some(first) = a.pos.first_mut() {
+        if matches!(first, Value::List(_) | Value::Tuple(_)) {
+            let items = it.iterate(first)?;
+            let arrays = items
+                .iter()
+                .map(|v| super::numpy_fns::as_array(it, v).map(Value::Array))
+                .collect::<Result<Vec<_>, _>>()?;
+            *first = Value::list(arrays);
+        }
+    }
+    f(it, a)
 }

@@ -1273,6 +1273,489 @@ fn det(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::Float(v))
 }
 
+// ------------------------------------------------------------------ more array functions
+
+fn int_arg(v: &Value, what: &str) -> Result<i64, Exc> {
+    as_i64(v).ok_or_else(|| {
+        Exc::type_error(format!(
+            "{what}: '{}' object cannot be interpreted as an integer",
+            v.type_name()
+        ))
+    })
+}
+
+/// The flat positions of `shape`'s elements along the last axis, lane by lane.
+fn repeat(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let n = int_arg(&a.required(0, "repeats")?, "repeat")?;
+    let axis = a.take(1, "axis")?;
+    a.finish(2)?;
+    if n < 0 {
+        return Err(Exc::value_error("negative dimensions are not allowed"));
+    }
+    let n = n as usize;
+    let ndim = x.array.ndim();
+    let (arr, axis) = match axis_of(axis, ndim.max(1))? {
+        None => (x.array.reshape(&[-1])?, 0),
+        Some(k) => (x.array.clone(), k),
+    };
+    let shape = arr.shape().to_vec();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let len = shape[axis];
+    let outer: usize = shape[..axis].iter().product();
+    let mut pos = Vec::with_capacity(arr.size() * n);
+    for o in 0..outer {
+        for k in 0..len {
+            for _ in 0..n {
+                pos.extend((0..inner).map(|i| (o * len + k) * inner + i));
+            }
+        }
+    }
+    let mut out_shape = shape.clone();
+    out_shape[axis] = len * n;
+    let h = pick(&arr.to_host(), &pos);
+    Ok(wrap(host_array(it, h, &out_shape)?, x.flavor))
+}
+
+fn tile(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let reps = a.required(0, "reps")?;
+    a.finish(1)?;
+    let reps: Vec<usize> = match &reps {
+        Value::Tuple(_) | Value::List(_) => it
+            .iterate(&reps)?
+            .iter()
+            .map(|v| int_arg(v, "tile").map(|i| i.max(0) as usize))
+            .collect::<Result<_, _>>()?,
+        v => vec![int_arg(v, "tile")?.max(0) as usize],
+    };
+    // Both padded with leading ones to the same length, as NumPy does.
+    let nd = reps.len().max(x.array.ndim());
+    let mut shape = vec![1usize; nd - x.array.ndim()];
+    shape.extend_from_slice(x.array.shape());
+    let mut r = vec![1usize; nd - reps.len()];
+    r.extend(reps);
+    let out_shape: Vec<usize> = shape.iter().zip(&r).map(|(d, k)| d * k).collect();
+    let total: usize = out_shape.iter().product();
+    let mut pos = Vec::with_capacity(total);
+    let mut idx = vec![0usize; nd];
+    for _ in 0..total {
+        let mut p = 0;
+        for k in 0..nd {
+            p = p * shape[k] + idx[k] % shape[k].max(1);
+        }
+        pos.push(p);
+        for k in (0..nd).rev() {
+            idx[k] += 1;
+            if idx[k] < out_shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    let h = pick(&x.array.to_host(), &pos);
+    Ok(wrap(host_array(it, h, &out_shape)?, x.flavor))
+}
+
+fn diag(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let k = a.take(0, "k")?.map_or(Ok(0), |v| int_arg(&v, "diag"))?;
+    a.finish(1)?;
+    let shape = x.array.shape().to_vec();
+    match shape.as_slice() {
+        [n] => {
+            let m = n + k.unsigned_abs() as usize;
+            let vals = f64s(&x.array.to_host());
+            let mut out = vec![0.0; m * m];
+            for (i, v) in vals.iter().enumerate() {
+                let (r, c) = if k >= 0 {
+                    (i, i + k as usize)
+                } else {
+                    (i + (-k) as usize, i)
+                };
+                out[r * m + c] = *v;
+            }
+            let arr = host_array(it, HostData::F64(out), &[m, m])?.astype(x.array.dtype())?;
+            Ok(wrap(arr, x.flavor))
+        }
+        [rows, cols] => {
+            let (r0, c0) = if k >= 0 {
+                (0, k as usize)
+            } else {
+                ((-k) as usize, 0)
+            };
+            let len = rows.saturating_sub(r0).min(cols.saturating_sub(c0));
+            let pos: Vec<usize> = (0..len).map(|i| (r0 + i) * cols + c0 + i).collect();
+            let h = pick(&x.array.to_host(), &pos);
+            Ok(wrap(host_array(it, h, &[len])?, x.flavor))
+        }
+        _ => Err(Exc::value_error("Input must be 1- or 2-d.")),
+    }
+}
+
+fn trace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    a.finish(0)?;
+    if x.array.ndim() != 2 {
+        return Err(Exc::value_error(
+            "diag requires an array of at least two dimensions",
+        ));
+    }
+    let d = diag(it, Args::new("diag", vec![Value::Array(x)]))?;
+    let Value::Array(d) = &d else {
+        return Ok(d);
+    };
+    let sum = d.array.reduce(ReduceOp::Sum, None, false)?;
+    crate::object::ops::numpy_scalar(&sum)
+}
+
+fn diff(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let n = a.take(0, "n")?.map_or(Ok(1), |v| int_arg(&v, "diff"))?;
+    let axis = a.take(1, "axis")?;
+    a.finish(2)?;
+    if n < 0 {
+        return Err(Exc::value_error(format!(
+            "order must be non-negative but got {n}"
+        )));
+    }
+    let ndim = x.array.ndim();
+    if ndim == 0 {
+        return Err(Exc::value_error(
+            "diff requires input that is at least one dimensional",
+        ));
+    }
+    let axis = axis_of(axis.or(Some(Value::Int(-1))), ndim)?.unwrap_or(ndim - 1);
+    let mut arr = x.array.clone();
+    for _ in 0..n {
+        let cut = |start: Option<i64>, stop: Option<i64>| {
+            let mut items = vec![
+                IndexItem::Slice {
+                    start: None,
+                    stop: None,
+                    step: None
+                };
+                axis
+            ];
+            items.push(IndexItem::Slice {
+                start,
+                stop,
+                step: None,
+            });
+            items
+        };
+        let hi = arr.index(&cut(Some(1), None))?;
+        let lo = arr.index(&cut(None, Some(-1)))?;
+        arr = if arr.dtype() == DType::Bool {
+            Array::binary(BinaryOp::Ne, Operand::Array(&hi), Operand::Array(&lo))?
+        } else {
+            Array::binary(BinaryOp::Sub, Operand::Array(&hi), Operand::Array(&lo))?
+        };
+    }
+    Ok(wrap(arr, x.flavor))
+}
+
+fn cumprod(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let axis = a.take(0, "axis")?;
+    a.finish(1)?;
+    let ndim = x.array.ndim();
+    let (arr, axis) = match axis_of(axis, ndim.max(1))? {
+        None => (x.array.reshape(&[-1])?, 0),
+        Some(k) => (x.array.clone(), k),
+    };
+    let shape = arr.shape().to_vec();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let len = shape[axis];
+    let dtype = if arr.dtype() == DType::Bool || arr.dtype() == DType::Int32 {
+        DType::Int64
+    } else {
+        arr.dtype()
+    };
+    let out = match arr.astype(dtype)?.to_host() {
+        HostData::I64(mut v) => {
+            for (i, _) in (0..v.len())
+                .enumerate()
+                .filter(|(i, _)| (i / inner) % len.max(1) != 0)
+            {
+                v[i] = v[i].wrapping_mul(v[i - inner]);
+            }
+            HostData::I64(v)
+        }
+        HostData::F32(mut v) => {
+            for (i, _) in (0..v.len())
+                .enumerate()
+                .filter(|(i, _)| (i / inner) % len.max(1) != 0)
+            {
+                v[i] *= v[i - inner];
+            }
+            HostData::F32(v)
+        }
+        other => {
+            let mut v = f64s(&other);
+            for (i, _) in (0..v.len())
+                .enumerate()
+                .filter(|(i, _)| (i / inner) % len.max(1) != 0)
+            {
+                v[i] *= v[i - inner];
+            }
+            HostData::F64(v)
+        }
+    };
+    Ok(wrap(host_array(it, out, &shape)?, x.flavor))
+}
+
+fn bincount(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let weights = a.take(0, "weights")?.filter(|v| !matches!(v, Value::None));
+    let minlength = a
+        .take(1, "minlength")?
+        .map_or(Ok(0), |v| int_arg(&v, "bincount"))?;
+    a.finish(2)?;
+    if x.array.ndim() != 1 {
+        return Err(Exc::value_error("object too deep for desired array"));
+    }
+    if x.array.dtype().is_float() {
+        return Err(Exc::type_error("Cannot cast array data from dtype('float64') to dtype('int64') according to the rule 'safe'"));
+    }
+    let idx: Vec<i64> = f64s(&x.array.to_host())
+        .into_iter()
+        .map(|v| v as i64)
+        .collect();
+    if idx.iter().any(|i| *i < 0) {
+        return Err(Exc::value_error(
+            "'list' argument must have no negative elements",
+        ));
+    }
+    let n = (idx.iter().max().map_or(0, |m| m + 1)).max(minlength.max(0)) as usize;
+    let out = match weights {
+        None => {
+            let mut c = vec![0i64; n];
+            for i in &idx {
+                c[*i as usize] += 1;
+            }
+            HostData::I64(c)
+        }
+        Some(w) => {
+            let w = f64s(&as_array(it, &w)?.array.to_host());
+            if w.len() != idx.len() {
+                return Err(Exc::value_error(
+                    "The weights and list don't have the same length.",
+                ));
+            }
+            let mut c = vec![0f64; n];
+            for (i, wt) in idx.iter().zip(&w) {
+                c[*i as usize] += wt;
+            }
+            HostData::F64(c)
+        }
+    };
+    Ok(np(host_array(it, out, &[n])?))
+}
+
+/// Sorted finite-or-NaN values of a flattened array, NaN last.
+fn sorted_values(x: &ArrayValue) -> Vec<f64> {
+    let mut v = f64s(&x.array.to_host());
+    v.sort_by(|a, b| total_lt(*a, *b));
+    v
+}
+
+fn median(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let axis = a.take(0, "axis")?;
+    a.finish(1)?;
+    if !matches!(axis, None | Some(Value::None)) {
+        return Err(Exc::type_error(
+            "devarray's median() works on the flattened array only (axis=None)",
+        ));
+    }
+    let v = sorted_values(&x);
+    let n = v.len();
+    if n == 0 {
+        return Ok(Value::Float(f64::NAN));
+    }
+    if v.last().is_some_and(|l| l.is_nan()) {
+        return Ok(Value::Float(f64::NAN));
+    }
+    let m = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    if x.array.dtype() == DType::Float32 {
+        return Ok(Value::Float(crate::object::ops::shortest_f32_as_f64(
+            m as f32,
+        )));
+    }
+    Ok(Value::Float(m))
+}
+
+/// NumPy's linear interpolation between neighbours (`_lerp`, exact at both ends).
+fn lerp(a: f64, b: f64, t: f64) -> f64 {
+    let d = b - a;
+    if t >= 0.5 {
+        b - d * (1.0 - t)
+    } else {
+        a + d * t
+    }
+}
+
+fn quantile_impl(it: &mut dyn Interpreter, mut a: Args, scale: f64) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let q = a.required(0, "q")?;
+    let axis = a.take(1, "axis")?;
+    a.finish(2)?;
+    if !matches!(axis, None | Some(Value::None)) {
+        return Err(Exc::type_error(format!(
+            "devarray's {}() works on the flattened array only (axis=None)",
+            a.fname
+        )));
+    }
+    let v = sorted_values(&x);
+    let qs = as_array(it, &q)?;
+    let qv = f64s(&qs.array.to_host());
+    if qv.iter().any(|q| !(0.0..=scale).contains(q)) {
+        return Err(Exc::value_error(if scale == 100.0 {
+            "Percentiles must be in the range [0, 100]"
+        } else {
+            "Quantiles must be in the range [0, 1]"
+        }));
+    }
+    let n = v.len();
+    let out: Vec<f64> = qv
+        .iter()
+        .map(|q| {
+            if n == 0 {
+                return f64::NAN;
+            }
+            let pos = q / scale * (n - 1) as f64;
+            let lo = pos.floor() as usize;
+            let hi = (lo + 1).min(n - 1);
+            lerp(v[lo], v[hi], pos - lo as f64)
+        })
+        .collect();
+    if qs.array.ndim() == 0 {
+        return Ok(Value::Float(out[0]));
+    }
+    let shape = qs.array.shape().to_vec();
+    Ok(np(host_array(it, HostData::F64(out), &shape)?))
+}
+
+fn percentile(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    quantile_impl(it, a, 100.0)
+}
+
+fn quantile(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    quantile_impl(it, a, 1.0)
+}
+
+/// A float function computed on the host: float32 stays float32, anything else is float64.
+fn host_unary(it: &mut dyn Interpreter, mut a: Args, f: fn(f64) -> f64) -> Result<Value, Exc> {
+    let x = a.required(0, "x")?;
+    a.take_kw("out");
+    a.finish(1)?;
+    if let Some(v) = as_f64(&x) {
+        return Ok(Value::Float(f(v)));
+    }
+    let x = as_array(it, &x)?;
+    let v: Vec<f64> = f64s(&x.array.to_host()).into_iter().map(f).collect();
+    let shape = x.array.shape().to_vec();
+    let mut arr = host_array(it, HostData::F64(v), &shape)?;
+    if x.array.dtype() == DType::Float32 {
+        arr = arr.astype(DType::Float32)?;
+    }
+    if arr.ndim() == 0 {
+        return crate::object::ops::numpy_scalar(&arr);
+    }
+    Ok(wrap(arr, x.flavor))
+}
+
+fn log1p(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    host_unary(it, a, f64::ln_1p)
+}
+
+fn expm1(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    host_unary(it, a, f64::exp_m1)
+}
+
+fn logical(it: &mut dyn Interpreter, mut a: Args, op: BinaryOp) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let y = a.required(0, "x2")?;
+    a.take_kw("out");
+    a.finish(1)?;
+    let y = as_array(it, &y)?;
+    let (p, q) = (x.array.astype(DType::Bool)?, y.array.astype(DType::Bool)?);
+    let out = Array::binary(op, Operand::Array(&p), Operand::Array(&q))
+        .map_err(crate::object::ops::numpy_error)?;
+    Ok(wrap(out, x.flavor))
+}
+
+fn logical_and(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    logical(it, a, BinaryOp::And)
+}
+fn logical_or(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    logical(it, a, BinaryOp::Or)
+}
+fn logical_xor(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    logical(it, a, BinaryOp::Xor)
+}
+
+fn logical_not(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    a.take_kw("out");
+    a.finish(0)?;
+    Ok(wrap(
+        x.array.astype(DType::Bool)?.unary(UnaryOp::Not)?,
+        x.flavor,
+    ))
+}
+
+fn meshgrid(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let indexing = match &a.take_kw("indexing") {
+        None => "xy".to_string(),
+        Some(Value::Str(s)) if matches!(&**s, "xy" | "ij") => s.to_string(),
+        Some(_) => {
+            return Err(Exc::value_error(
+                "Valid values for `indexing` are 'xy' and 'ij'.",
+            ))
+        }
+    };
+    a.take_kw("sparse");
+    a.take_kw("copy");
+    let xs: Vec<ArrayValue> = std::mem::take(&mut a.pos)
+        .iter()
+        .map(|v| {
+            as_array(it, v).and_then(|x| {
+                Ok(ArrayValue {
+                    array: x.array.reshape(&[-1])?,
+                    flavor: x.flavor,
+                })
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    a.finish(0)?;
+    let mut shape: Vec<usize> = xs.iter().map(|x| x.array.size()).collect();
+    if indexing == "xy" && shape.len() > 1 {
+        shape.swap(0, 1);
+    }
+    let total: usize = shape.iter().product();
+    let mut out = Vec::new();
+    for (i, x) in xs.iter().enumerate() {
+        // The axis this input varies along in the output.
+        let axis = if indexing == "xy" && xs.len() > 1 && i < 2 {
+            1 - i
+        } else {
+            i
+        };
+        let inner: usize = shape[axis + 1..].iter().product();
+        let len = shape[axis];
+        let pos: Vec<usize> = (0..total).map(|p| (p / inner) % len.max(1)).collect();
+        let h = pick(&x.array.to_host(), &pos);
+        out.push(wrap(host_array(it, h, &shape)?, x.flavor));
+    }
+    Ok(Value::list(out))
+}
+
 // ------------------------------------------------------------------ scalar types
 
 /// `np.float32`, `np.int64`...: NumPy's scalar types. They print as classes, compare equal to
@@ -1465,6 +1948,23 @@ fn functions() -> Vec<(&'static str, &'static str, BuiltinFn)> {
         ("sin", "sin(x): sine, elementwise.", f_sin),
         ("cos", "cos(x): cosine, elementwise.", f_cos),
         ("dtype", "dtype(obj): the data type object named by obj ('float32', np.int64...).", dtype_fn),
+        ("repeat", "repeat(a, repeats, axis=None): each element repeated (a flattened when no axis).", repeat),
+        ("tile", "tile(A, reps): A repeated reps times along each axis.", tile),
+        ("diag", "diag(v, k=0): a diagonal matrix from a vector, or the k-th diagonal of a matrix.", diag),
+        ("trace", "trace(a): the sum of the main diagonal.", trace),
+        ("diff", "diff(a, n=1, axis=-1): the n-th differences along an axis.", diff),
+        ("cumprod", "cumprod(a, axis=None): running products (flattened when no axis).", cumprod),
+        ("bincount", "bincount(x, weights=None, minlength=0): how often each non-negative int occurs (or its summed weights).", bincount),
+        ("median", "median(a): the median of the flattened array.", median),
+        ("percentile", "percentile(a, q): the q-th percentiles (linear interpolation) of the flattened array.", percentile),
+        ("quantile", "quantile(a, q): the q-th quantiles (linear interpolation) of the flattened array.", quantile),
+        ("log1p", "log1p(x): log(1 + x), accurate for small x.", log1p),
+        ("expm1", "expm1(x): exp(x) - 1, accurate for small x.", expm1),
+        ("logical_and", "logical_and(x1, x2): x1 and x2, elementwise.", logical_and),
+        ("logical_or", "logical_or(x1, x2): x1 or x2, elementwise.", logical_or),
+        ("logical_xor", "logical_xor(x1, x2): x1 xor x2, elementwise.", logical_xor),
+        ("logical_not", "logical_not(x): not x, elementwise.", logical_not),
+        ("meshgrid", "meshgrid(*xi, indexing='xy'): coordinate matrices from coordinate vectors.", meshgrid),
     ]
 }
 
