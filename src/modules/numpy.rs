@@ -1,10 +1,10 @@
 //! `import numpy as np`: NumPy's spelling of the array API on host arrays (cpu(0)), with NumPy's
 //! defaults (float64, int64) and display (`array([1., 2.])`). `x.asnumpy()` / `x.numpy()` give
 //! such arrays, and `nd.array(a)`, `np.array(a)` (MXNet), `torch.tensor(a)`,
-//! `torch.from_numpy(a)` take them. Only the functions the array API shares with the other
-//! dialects exist; any other name is an AttributeError that lists what there is.
-//!
-//! `numpy.random` is NumPy's legacy `RandomState` number for number (`numpy_random.rs`).
+//! `torch.from_numpy(a)` take them. The shared array API is here, taking lists and numbers as
+//! NumPy does, plus `numpy_fns.rs` (NumPy's other functions) and `numpy.random`, NumPy's legacy
+//! `RandomState` number for number (`numpy_random.rs`); any other name is an AttributeError that
+//! lists what there is.
 
 use std::rc::Rc;
 
@@ -82,11 +82,19 @@ const ARRAY_FIRST: &[&str] = &[
 
 /// The shared function a name of `ARRAY_FIRST` stands for.
 fn original(name: &str) -> Option<(&'static str, BuiltinFn)> {
-    arrays::namespace_fns::<NUMPY>()
-        .into_iter()
-        .chain(super::array_more::namespace_fns::<NUMPY>())
+    type Table = Vec<(&'static str, &'static str, BuiltinFn)>;
+    // Built once: these wrappers run on every call of np.sum and the like.
+    static TABLE: std::sync::OnceLock<Table> = std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            arrays::namespace_fns::<NUMPY>()
+                .into_iter()
+                .chain(super::array_more::namespace_fns::<NUMPY>())
+                .collect()
+        })
+        .iter()
         .find(|(n, _, _)| *n == name)
-        .map(|(_, doc, f)| (doc, f))
+        .map(|(_, doc, f)| (*doc, *f))
 }
 
 /// Calls the shared function with its first argument as a NumPy array; a 0-d result of an
