@@ -1275,6 +1275,14 @@ fn det(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 // ------------------------------------------------------------------ more array functions
 
+/// The product of `dims`, or MemoryError when it cannot be allocated.
+fn checked_size(dims: &[usize]) -> Result<usize, Exc> {
+    dims.iter()
+        .try_fold(1usize, |n, d| n.checked_mul(*d))
+        .filter(|n| *n <= isize::MAX as usize / 8)
+        .ok_or_else(crate::object::alloc::memory_error)
+}
+
 fn int_arg(v: &Value, what: &str) -> Result<i64, Exc> {
     as_i64(v).ok_or_else(|| {
         Exc::type_error(format!(
@@ -1303,7 +1311,7 @@ fn repeat(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let inner: usize = shape[axis + 1..].iter().product();
     let len = shape[axis];
     let outer: usize = shape[..axis].iter().product();
-    let mut pos = Vec::with_capacity(arr.size() * n);
+    let mut pos = crate::object::alloc::vec(checked_size(&[arr.size(), n])?)?;
     for o in 0..outer {
         for k in 0..len {
             for _ in 0..n {
@@ -1335,9 +1343,16 @@ fn tile(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     shape.extend_from_slice(x.array.shape());
     let mut r = vec![1usize; nd - reps.len()];
     r.extend(reps);
-    let out_shape: Vec<usize> = shape.iter().zip(&r).map(|(d, k)| d * k).collect();
-    let total: usize = out_shape.iter().product();
-    let mut pos = Vec::with_capacity(total);
+    let out_shape: Vec<usize> = shape
+        .iter()
+        .zip(&r)
+        .map(|(d, k)| {
+            d.checked_mul(*k)
+                .ok_or_else(crate::object::alloc::memory_error)
+        })
+        .collect::<Result<_, _>>()?;
+    let total = checked_size(&out_shape)?;
+    let mut pos = crate::object::alloc::vec(total)?;
     let mut idx = vec![0usize; nd];
     for _ in 0..total {
         let mut p = 0;
@@ -1364,9 +1379,13 @@ fn diag(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let shape = x.array.shape().to_vec();
     match shape.as_slice() {
         [n] => {
-            let m = n + k.unsigned_abs() as usize;
+            let m = usize::try_from(k.unsigned_abs())
+                .ok()
+                .and_then(|k| n.checked_add(k))
+                .ok_or_else(crate::object::alloc::memory_error)?;
             let vals = f64s(&x.array.to_host());
-            let mut out = vec![0.0; m * m];
+            let mut out = crate::object::alloc::vec(checked_size(&[m, m])?)?;
+            out.resize(m * m, 0.0);
             for (i, v) in vals.iter().enumerate() {
                 let (r, c) = if k >= 0 {
                     (i, i + k as usize)
@@ -1528,9 +1547,11 @@ fn bincount(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         ));
     }
     let n = (idx.iter().max().map_or(0, |m| m + 1)).max(minlength.max(0)) as usize;
+    checked_size(&[n])?;
     let out = match weights {
         None => {
-            let mut c = vec![0i64; n];
+            let mut c = crate::object::alloc::vec(n)?;
+            c.resize(n, 0i64);
             for i in &idx {
                 c[*i as usize] += 1;
             }
@@ -1543,7 +1564,8 @@ fn bincount(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                     "The weights and list don't have the same length.",
                 ));
             }
-            let mut c = vec![0f64; n];
+            let mut c = crate::object::alloc::vec(n)?;
+            c.resize(n, 0f64);
             for (i, wt) in idx.iter().zip(&w) {
                 c[*i as usize] += wt;
             }
@@ -1738,7 +1760,7 @@ fn meshgrid(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if indexing == "xy" && shape.len() > 1 {
         shape.swap(0, 1);
     }
-    let total: usize = shape.iter().product();
+    let total = checked_size(&shape)?;
     let mut out = Vec::new();
     for (i, x) in xs.iter().enumerate() {
         // The axis this input varies along in the output.
@@ -1749,7 +1771,8 @@ fn meshgrid(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         };
         let inner: usize = shape[axis + 1..].iter().product();
         let len = shape[axis];
-        let pos: Vec<usize> = (0..total).map(|p| (p / inner) % len.max(1)).collect();
+        let mut pos = crate::object::alloc::vec(total)?;
+        pos.extend((0..total).map(|p| (p / inner.max(1)) % len.max(1)));
         let h = pick(&x.array.to_host(), &pos);
         out.push(wrap(host_array(it, h, &shape)?, x.flavor));
     }

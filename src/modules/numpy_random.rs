@@ -847,12 +847,11 @@ fn randint(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Ex
 
 /// In-place shuffle of `n` items by NumPy's backwards Fisher-Yates with masked intervals.
 fn shuffle_order(r: &Value, n: usize) -> Result<Vec<(usize, usize)>, Exc> {
+    let mut swaps = crate::object::alloc::vec(n)?;
     with(r, |s| {
-        (1..n)
-            .rev()
-            .map(|i| (i, s.interval(i as u64) as usize))
-            .collect()
-    })
+        swaps.extend((1..n).rev().map(|i| (i, s.interval(i as u64) as usize)));
+    })?;
+    Ok(swaps)
 }
 
 fn shuffle(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
@@ -890,7 +889,8 @@ fn shuffled_rows(
     arr: &crate::object::value::ArrayValue,
 ) -> Result<crate::runtime::Array, Exc> {
     let n = arr.array.shape().first().copied().unwrap_or(0);
-    let mut order: Vec<usize> = (0..n).collect();
+    let mut order = crate::object::alloc::vec(n)?;
+    order.extend(0..n);
     for (i, j) in shuffle_order(r, n)? {
         order.swap(i, j);
     }
@@ -1025,22 +1025,22 @@ fn choice(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc
         }
     };
     let idx: Vec<i64> = if replace {
+        let mut idx = crate::object::alloc::vec(n_samples)?;
         match &p {
             Some(p) => {
                 let cdf = cdf_of(p);
                 with(r, |s| {
-                    (0..n_samples)
-                        .map(|_| search_right(&cdf, s.double()) as i64)
-                        .collect()
-                })?
+                    idx.extend((0..n_samples).map(|_| search_right(&cdf, s.double()) as i64))
+                })?;
             }
             None => {
                 let rng = (pop_size as u64).saturating_sub(1);
                 with(r, |s| {
-                    (0..n_samples).map(|_| s.bounded(rng) as i64).collect()
-                })?
+                    idx.extend((0..n_samples).map(|_| s.bounded(rng) as i64))
+                })?;
             }
         }
+        idx
     } else {
         if n_samples > pop_size {
             return Err(Exc::value_error(
@@ -1053,10 +1053,11 @@ fn choice(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc
                     return Err(Exc::value_error("Fewer non-zero entries in p than size"));
                 }
                 let mut p = p.clone();
-                let mut found: Vec<i64> = Vec::with_capacity(n_samples);
+                let mut found: Vec<i64> = crate::object::alloc::vec(n_samples)?;
                 while found.len() < n_samples {
                     let want = n_samples - found.len();
-                    let xs: Vec<f64> = with(r, |s| (0..want).map(|_| s.double()).collect())?;
+                    let mut xs = crate::object::alloc::vec(want)?;
+                    with(r, |s| xs.extend((0..want).map(|_| s.double())))?;
                     for &f in &found {
                         p[f as usize] = 0.0;
                     }
@@ -1075,7 +1076,8 @@ fn choice(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc
                 found
             }
             None => {
-                let mut order: Vec<i64> = (0..pop_size as i64).collect();
+                let mut order = crate::object::alloc::vec(pop_size)?;
+                order.extend(0..pop_size as i64);
                 for (i, j) in shuffle_order(r, pop_size)? {
                     order.swap(i, j);
                 }

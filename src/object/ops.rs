@@ -1236,6 +1236,10 @@ fn not_subscriptable(obj: &Value) -> Exc {
 /// bools stay bool, ints are int64, any float makes float64. None when `v` is not such a list.
 fn list_array(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Array>, Exc> {
     fn walk(v: &Value, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Value>) -> Option<()> {
+        // As deep as `np.array` accepts; deeper nesting is left to the usual error.
+        if depth > 32 {
+            return None;
+        }
         let items: Vec<Value> = match v {
             Value::List(l) => l.borrow().clone(),
             Value::Tuple(t) => t.as_ref().clone(),
