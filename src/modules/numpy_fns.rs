@@ -1575,41 +1575,75 @@ fn bincount(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(np(host_array(it, out, &[n])?))
 }
 
-/// Sorted finite-or-NaN values of a flattened array, NaN last.
-fn sorted_values(x: &ArrayValue) -> Vec<f64> {
-    let mut v = f64s(&x.array.to_host());
-    v.sort_by(|a, b| total_lt(*a, *b));
-    v
+/// The lanes a statistic reduces: the whole array (axis None) or each line along `axis`, each
+/// sorted (NaN last), with the shape of the result.
+fn sorted_lanes(x: &ArrayValue, axis: Option<Value>) -> Result<(Vec<Vec<f64>>, Vec<usize>), Exc> {
+    let ndim = x.array.ndim();
+    let axis = match axis {
+        None | Some(Value::None) => None,
+        v => axis_of(v, ndim.max(1))?,
+    };
+    let shape = x.array.shape().to_vec();
+    let vals = f64s(&x.array.to_host());
+    let (mut lanes, out_shape) = match axis {
+        None => (vec![vals], Vec::new()),
+        Some(k) if ndim == 0 => {
+            let _ = k;
+            (vec![vals], Vec::new())
+        }
+        Some(k) => {
+            let n = shape[k];
+            let inner: usize = shape[k + 1..].iter().product();
+            let outer: usize = shape[..k].iter().product();
+            let mut lanes = Vec::with_capacity(outer * inner);
+            for o in 0..outer {
+                for i in 0..inner {
+                    lanes.push(
+                        (0..n)
+                            .map(|j| vals[(o * n + j) * inner + i])
+                            .collect::<Vec<f64>>(),
+                    );
+                }
+            }
+            let mut out_shape = shape.clone();
+            out_shape.remove(k);
+            (lanes, out_shape)
+        }
+    };
+    for lane in &mut lanes {
+        lane.sort_by(|a, b| total_lt(*a, *b));
+    }
+    Ok((lanes, out_shape))
 }
 
 fn median(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = take_array(it, &mut a)?;
     let axis = a.take(0, "axis")?;
+    a.take_kw("out");
+    a.take_kw("overwrite_input");
     a.finish(1)?;
-    if !matches!(axis, None | Some(Value::None)) {
-        return Err(Exc::type_error(
-            "devarray's median() works on the flattened array only (axis=None)",
-        ));
-    }
-    let v = sorted_values(&x);
-    let n = v.len();
-    if n == 0 {
-        return Ok(Value::Float(f64::NAN));
-    }
-    if v.last().is_some_and(|l| l.is_nan()) {
-        return Ok(Value::Float(f64::NAN));
-    }
-    let m = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
+    let (lanes, shape) = sorted_lanes(&x, axis)?;
+    let out: Vec<f64> = lanes
+        .iter()
+        .map(|v| {
+            let n = v.len();
+            if n == 0 || v.last().is_some_and(|l| l.is_nan()) {
+                f64::NAN
+            } else if n % 2 == 1 {
+                v[n / 2]
+            } else {
+                (v[n / 2 - 1] + v[n / 2]) / 2.0
+            }
+        })
+        .collect();
+    let mut arr = host_array(it, HostData::F64(out), &shape)?;
     if x.array.dtype() == DType::Float32 {
-        return Ok(Value::Float(crate::object::ops::shortest_f32_as_f64(
-            m as f32,
-        )));
+        arr = arr.astype(DType::Float32)?;
     }
-    Ok(Value::Float(m))
+    if shape.is_empty() {
+        return crate::object::ops::numpy_scalar(&arr);
+    }
+    Ok(np(arr))
 }
 
 /// NumPy's linear interpolation between neighbours (`_lerp`, exact at both ends).
@@ -1627,13 +1661,6 @@ fn quantile_impl(it: &mut dyn Interpreter, mut a: Args, scale: f64) -> Result<Va
     let q = a.required(0, "q")?;
     let axis = a.take(1, "axis")?;
     a.finish(2)?;
-    if !matches!(axis, None | Some(Value::None)) {
-        return Err(Exc::type_error(format!(
-            "devarray's {}() works on the flattened array only (axis=None)",
-            a.fname
-        )));
-    }
-    let v = sorted_values(&x);
     let qs = as_array(it, &q)?;
     let qv = f64s(&qs.array.to_host());
     if qv.iter().any(|q| !(0.0..=scale).contains(q)) {
@@ -1643,24 +1670,29 @@ fn quantile_impl(it: &mut dyn Interpreter, mut a: Args, scale: f64) -> Result<Va
             "Quantiles must be in the range [0, 1]"
         }));
     }
-    let n = v.len();
-    let out: Vec<f64> = qv
-        .iter()
-        .map(|q| {
-            if n == 0 {
-                return f64::NAN;
-            }
-            let pos = q / scale * (n - 1) as f64;
-            let lo = pos.floor() as usize;
-            let hi = (lo + 1).min(n - 1);
-            lerp(v[lo], v[hi], pos - lo as f64)
-        })
-        .collect();
-    if qs.array.ndim() == 0 {
-        return Ok(Value::Float(out[0]));
+    let (lanes, lane_shape) = sorted_lanes(&x, axis)?;
+    // The q axes come first, then the reduced array's.
+    let mut out = Vec::with_capacity(qv.len() * lanes.len());
+    for q in &qv {
+        for v in &lanes {
+            let n = v.len();
+            out.push(if n == 0 {
+                f64::NAN
+            } else {
+                let pos = q / scale * (n - 1) as f64;
+                let lo = pos.floor() as usize;
+                let hi = (lo + 1).min(n - 1);
+                lerp(v[lo], v[hi], pos - lo as f64)
+            });
+        }
     }
-    let shape = qs.array.shape().to_vec();
-    Ok(np(host_array(it, HostData::F64(out), &shape)?))
+    let mut shape = qs.array.shape().to_vec();
+    shape.extend_from_slice(&lane_shape);
+    let arr = host_array(it, HostData::F64(out), &shape)?;
+    if shape.is_empty() {
+        return crate::object::ops::numpy_scalar(&arr);
+    }
+    Ok(np(arr))
 }
 
 fn percentile(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
@@ -1978,9 +2010,9 @@ fn functions() -> Vec<(&'static str, &'static str, BuiltinFn)> {
         ("diff", "diff(a, n=1, axis=-1): the n-th differences along an axis.", diff),
         ("cumprod", "cumprod(a, axis=None): running products (flattened when no axis).", cumprod),
         ("bincount", "bincount(x, weights=None, minlength=0): how often each non-negative int occurs (or its summed weights).", bincount),
-        ("median", "median(a): the median of the flattened array.", median),
-        ("percentile", "percentile(a, q): the q-th percentiles (linear interpolation) of the flattened array.", percentile),
-        ("quantile", "quantile(a, q): the q-th quantiles (linear interpolation) of the flattened array.", quantile),
+        ("median", "median(a, axis=None): the median (of the flattened array when no axis).", median),
+        ("percentile", "percentile(a, q, axis=None): the q-th percentiles (linear interpolation).", percentile),
+        ("quantile", "quantile(a, q, axis=None): the q-th quantiles (linear interpolation).", quantile),
         ("log1p", "log1p(x): log(1 + x), accurate for small x.", log1p),
         ("expm1", "expm1(x): exp(x) - 1, accurate for small x.", expm1),
         ("logical_and", "logical_and(x1, x2): x1 and x2, elementwise.", logical_and),
