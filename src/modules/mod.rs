@@ -31,6 +31,7 @@ pub mod magic;
 pub mod mxnet;
 pub mod numpy;
 pub mod numpy_fns;
+pub mod numpy_io;
 pub mod numpy_random;
 pub mod pydoc;
 pub mod stdlib;

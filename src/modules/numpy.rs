@@ -33,6 +33,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("__version__", Value::str("1.23.5 (devarray)"));
             m.set("random", Value::Module(super::numpy_random::build()));
             super::numpy_fns::install(&m);
+            super::numpy_io::install(&m);
             for name in ARRAY_FIRST {
                 if let Some((doc, _)) = original(name) {
                     m.set(name, builtin(name, doc, array_first));
