@@ -480,10 +480,10 @@ mod tests {
     #[test]
     fn npy_round_trip_and_header_layout() {
         let bytes = encode(&HostData::I64(vec![1, 2, 3]), &[3]);
-        // NumPy 1.23's header for this array, padded so the data starts at byte 64.
+        // NumPy 1.23's header for this array, padded so the data starts at byte 128.
         assert_eq!(&bytes[..6], MAGIC);
-        assert_eq!(bytes.len(), 64 + 24);
-        let header = std::str::from_utf8(&bytes[10..64]).unwrap_or("");
+        assert_eq!(bytes.len(), 128 + 24);
+        let header = std::str::from_utf8(&bytes[10..128]).unwrap_or("");
         assert!(header.starts_with("{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }"));
         assert!(header.ends_with('\n'));
         let (data, shape, fortran) = match decode(&bytes, "x.npy") {
