@@ -1917,8 +1917,16 @@ fn dtype_fn(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 // ------------------------------------------------------------------ installation
 
-/// Methods NumPy arrays have beyond the shared ones (the other dialects get them too).
+/// Methods NumPy arrays have beyond the shared ones.
 pub fn get_attr(_it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
+    // PyTorch's methods of these names differ (`std` is unbiased, `sort` returns values and
+    // indices, `nonzero` one index matrix) and MXNet's legacy NDArray lacks them; MXNet's numpy
+    // mode shares NumPy's `std`/`var`/`ravel`.
+    let flavor = v.as_array().map(|x| x.flavor);
+    let shared = matches!(name, "std" | "var" | "ravel");
+    if !(flavor == Some(Flavor::Numpy) || (flavor == Some(Flavor::Np) && shared)) {
+        return Ok(None);
+    }
     let (name, doc, f): (&'static str, &'static str, MethodFn) = match name {
         "std" => ("std", "x.std(axis=None, dtype=None, out=None, ddof=0, keepdims=False): the standard deviation.", |it, r, a| {
             let x = r.as_array().cloned().ok_or_else(|| Exc::type_error("std() needs an array"))?;
