@@ -278,6 +278,81 @@ impl Legacy {
         }
     }
 
+    /// Marsaglia and Tsang's method above shape 1, Johnk-style rejection below, on the legacy
+    /// Gaussian and exponential.
+    fn standard_gamma(&mut self, shape: f64) -> f64 {
+        if shape == 1.0 {
+            return self.standard_exponential();
+        }
+        if shape == 0.0 {
+            return 0.0;
+        }
+        if shape < 1.0 {
+            loop {
+                let u = self.double();
+                let v = self.standard_exponential();
+                if u <= 1.0 - shape {
+                    let x = u.powf(1.0 / shape);
+                    if x <= v {
+                        return x;
+                    }
+                } else {
+                    let y = -((1.0 - u) / shape).ln();
+                    let x = (1.0 - shape + shape * y).powf(1.0 / shape);
+                    if x <= v + y {
+                        return x;
+                    }
+                }
+            }
+        }
+        let b = shape - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * b).sqrt();
+        loop {
+            let (mut x, mut v);
+            loop {
+                x = self.gauss();
+                v = 1.0 + c * x;
+                if v > 0.0 {
+                    break;
+                }
+            }
+            v = v * v * v;
+            let u = self.double();
+            if u < 1.0 - 0.0331 * (x * x) * (x * x) {
+                return b * v;
+            }
+            if u.ln() < 0.5 * x * x + b * (1.0 - v + v.ln()) {
+                return b * v;
+            }
+        }
+    }
+
+    fn beta(&mut self, a: f64, b: f64) -> f64 {
+        if a <= 1.0 && b <= 1.0 {
+            loop {
+                let u = self.double();
+                let v = self.double();
+                let x = u.powf(1.0 / a);
+                let y = v.powf(1.0 / b);
+                let xpy = x + y;
+                if xpy <= 1.0 && xpy > 0.0 {
+                    if x + y > 0.0 {
+                        return x / xpy;
+                    }
+                    let mut log_x = u.ln() / a;
+                    let mut log_y = v.ln() / b;
+                    let log_m = log_x.max(log_y);
+                    log_x -= log_m;
+                    log_y -= log_m;
+                    return (log_x - (log_x.exp() + log_y.exp()).ln()).exp();
+                }
+            }
+        }
+        let ga = self.standard_gamma(a);
+        let gb = self.standard_gamma(b);
+        ga / (ga + gb)
+    }
+
     fn poisson(&mut self, lam: f64) -> i64 {
         if lam >= 10.0 {
             self.poisson_ptrs(lam)
@@ -467,6 +542,11 @@ fn methods() -> Methods {
         ("poisson", "poisson(lam=1.0, size=None): Poisson samples of mean lam.", poisson),
         ("exponential", "exponential(scale=1.0, size=None): exponential samples of mean scale.", exponential),
         ("standard_exponential", "standard_exponential(size=None): exponential samples of mean 1.", standard_exponential),
+        ("standard_gamma", "standard_gamma(shape, size=None): gamma samples of scale 1.", standard_gamma),
+        ("gamma", "gamma(shape, scale=1.0, size=None): gamma samples.", gamma),
+        ("beta", "beta(a, b, size=None): beta samples.", beta),
+        ("chisquare", "chisquare(df, size=None): chi-square samples with df degrees of freedom.", chisquare),
+        ("lognormal", "lognormal(mean=0.0, sigma=1.0, size=None): samples whose log is normal(mean, sigma).", lognormal),
         ("multinomial", "multinomial(n, pvals, size=None): counts of n draws over len(pvals) outcomes.", multinomial),
     ]
 }
@@ -759,6 +839,65 @@ fn exponential(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value
         return Err(Exc::value_error("scale < 0"));
     }
     floats(it, r, shape, |s| scale * s.standard_exponential())
+}
+
+fn standard_gamma(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let shape_p = param(&a.required(0, "shape")?, "shape")?;
+    let shape = size_arg(a.take(1, "size")?)?;
+    a.finish(2)?;
+    if shape_p < 0.0 || shape_p.is_nan() {
+        return Err(Exc::value_error("shape < 0"));
+    }
+    floats(it, r, shape, |s| s.standard_gamma(shape_p))
+}
+
+fn gamma(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let shape_p = param(&a.required(0, "shape")?, "shape")?;
+    let scale = opt_param(&mut a, 1, "scale", 1.0)?;
+    let shape = size_arg(a.take(2, "size")?)?;
+    a.finish(3)?;
+    if shape_p < 0.0 || shape_p.is_nan() {
+        return Err(Exc::value_error("shape < 0"));
+    }
+    if scale < 0.0 || scale.is_nan() {
+        return Err(Exc::value_error("scale < 0"));
+    }
+    floats(it, r, shape, |s| scale * s.standard_gamma(shape_p))
+}
+
+fn beta(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let pa = param(&a.required(0, "a")?, "a")?;
+    let pb = param(&a.required(1, "b")?, "b")?;
+    let shape = size_arg(a.take(2, "size")?)?;
+    a.finish(3)?;
+    if pa <= 0.0 || pa.is_nan() {
+        return Err(Exc::value_error("a <= 0"));
+    }
+    if pb <= 0.0 || pb.is_nan() {
+        return Err(Exc::value_error("b <= 0"));
+    }
+    floats(it, r, shape, |s| s.beta(pa, pb))
+}
+
+fn chisquare(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let df = param(&a.required(0, "df")?, "df")?;
+    let shape = size_arg(a.take(1, "size")?)?;
+    a.finish(2)?;
+    if df <= 0.0 || df.is_nan() {
+        return Err(Exc::value_error("df <= 0"));
+    }
+    floats(it, r, shape, |s| 2.0 * s.standard_gamma(df / 2.0))
+}
+
+fn lognormal(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let mean = opt_param(&mut a, 0, "mean", 0.0)?;
+    let sigma = opt_param(&mut a, 1, "sigma", 1.0)?;
+    let shape = size_arg(a.take(2, "size")?)?;
+    a.finish(3)?;
+    if sigma < 0.0 || sigma.is_nan() {
+        return Err(Exc::value_error("sigma < 0"));
+    }
+    floats(it, r, shape, |s| (mean + sigma * s.gauss()).exp())
 }
 
 fn poisson(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
