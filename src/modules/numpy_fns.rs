@@ -470,6 +470,77 @@ fn expand_dims(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(wrap(x.array.reshape(&shape)?, x.flavor))
 }
 
+fn swapaxes(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let a1 = a.required(0, "axis1")?;
+    let a2 = a.required(1, "axis2")?;
+    a.finish(2)?;
+    let nd = x.array.ndim();
+    let i = axis_of(Some(a1), nd)?.unwrap_or(0);
+    let j = axis_of(Some(a2), nd)?.unwrap_or(0);
+    let mut perm: Vec<isize> = (0..nd as isize).collect();
+    perm.swap(i, j);
+    Ok(wrap(x.array.transpose(Some(&perm))?, x.flavor))
+}
+
+fn moveaxis(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let src = a.required(0, "source")?;
+    let dst = a.required(1, "destination")?;
+    a.finish(2)?;
+    let nd = x.array.ndim();
+    let from = axis_of(Some(src), nd)?.unwrap_or(0);
+    let to = axis_of(Some(dst), nd)?.unwrap_or(0);
+    let mut perm: Vec<isize> = (0..nd as isize).filter(|k| *k != from as isize).collect();
+    perm.insert(to, from as isize);
+    Ok(wrap(x.array.transpose(Some(&perm))?, x.flavor))
+}
+
+fn flip(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let axis = a.take(0, "axis")?;
+    a.finish(1)?;
+    let nd = x.array.ndim();
+    let axes: Vec<usize> = match &axis {
+        None | Some(Value::None) => (0..nd).collect(),
+        Some(Value::Tuple(t)) => t
+            .iter()
+            .map(|v| axis_of(Some(v.clone()), nd).map(|k| k.unwrap_or(0)))
+            .collect::<Result<_, _>>()?,
+        Some(v) => vec![axis_of(Some(v.clone()), nd)?.unwrap_or(0)],
+    };
+    let items: Vec<IndexItem> = (0..nd)
+        .map(|k| IndexItem::Slice {
+            start: None,
+            stop: None,
+            step: if axes.contains(&k) { Some(-1) } else { None },
+        })
+        .collect();
+    Ok(wrap(x.array.index(&items)?, x.flavor))
+}
+
+fn atleast(it: &mut dyn Interpreter, mut a: Args, n: usize) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    a.finish(0)?;
+    let shape: Vec<isize> = x.array.shape().iter().map(|d| *d as isize).collect();
+    let shape = match (n, shape.len()) {
+        (_, k) if k >= n => return Ok(Value::Array(x)),
+        (1, _) => vec![1],
+        (2, 0) => vec![1, 1],
+        (2, _) => vec![1, shape[0]],
+        _ => return Ok(Value::Array(x)),
+    };
+    Ok(wrap(x.array.reshape(&shape)?, x.flavor))
+}
+
+fn atleast_1d(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    atleast(it, a, 1)
+}
+
+fn atleast_2d(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    atleast(it, a, 2)
+}
+
 fn arrays_of(it: &mut dyn Interpreter, a: &mut Args) -> Result<Vec<ArrayValue>, Exc> {
     let seq = a.required(0, "tup")?;
     let items = it.iterate(&seq)?;
@@ -1927,7 +1998,33 @@ pub fn get_attr(_it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Opti
     if !(flavor == Some(Flavor::Numpy) || (flavor == Some(Flavor::Np) && shared)) {
         return Ok(None);
     }
+    if let Some(x) = v.as_array() {
+        match name {
+            "nbytes" => {
+                return Ok(Some(Value::Int(
+                    (x.array.size() * x.array.dtype().size_bytes()) as i64,
+                )))
+            }
+            "itemsize" => return Ok(Some(Value::Int(x.array.dtype().size_bytes() as i64))),
+            _ => {}
+        }
+    }
     let (name, doc, f): (&'static str, &'static str, MethodFn) = match name {
+        "swapaxes" => ("swapaxes", "x.swapaxes(axis1, axis2): x with two axes exchanged.", |it, r, mut a| {
+            a.pos.insert(0, r.clone());
+            swapaxes(it, a)
+        }),
+        "fill" => ("fill", "x.fill(value): set every element to value, in place.", |_, r, mut a| {
+            let value = a.required(0, "value")?;
+            a.finish(1)?;
+            let x = r.as_array().cloned().ok_or_else(|| Exc::type_error("fill() needs an array"))?;
+            let s = crate::object::ops::as_scalar(&value)
+                .ok_or_else(|| Exc::type_error(format!("fill() takes a number, not {}", value.type_name())))?;
+            let all = IndexItem::Slice { start: None, stop: None, step: None };
+            let items = if x.array.ndim() == 0 { vec![IndexItem::Ellipsis] } else { vec![all] };
+            x.array.set_index(&items, Operand::Scalar(s))?;
+            Ok(Value::None)
+        }),
         "std" => ("std", "x.std(axis=None, dtype=None, out=None, ddof=0, keepdims=False): the standard deviation.", |it, r, a| {
             let x = r.as_array().cloned().ok_or_else(|| Exc::type_error("std() needs an array"))?;
             moment(it, &x, a, true)
@@ -1977,6 +2074,11 @@ fn functions() -> Vec<(&'static str, &'static str, BuiltinFn)> {
         ("ravel", "ravel(a): the elements as a 1-D array.", ravel),
         ("squeeze", "squeeze(a, axis=None): a without its axes of length 1 (only those of axis when given).", squeeze),
         ("expand_dims", "expand_dims(a, axis): a with axes of length 1 inserted at axis (an int or a tuple).", expand_dims),
+        ("swapaxes", "swapaxes(a, axis1, axis2): a with two axes exchanged.", swapaxes),
+        ("moveaxis", "moveaxis(a, source, destination): a with one axis moved to a new position.", moveaxis),
+        ("flip", "flip(m, axis=None): the elements in reverse order along the axes (all by default).", flip),
+        ("atleast_1d", "atleast_1d(a): a with at least one axis.", atleast_1d),
+        ("atleast_2d", "atleast_2d(a): a with at least two axes (a 1-D array becomes one row).", atleast_2d),
         ("vstack", "vstack(tup): arrays stacked as rows (1-D arrays become rows).", vstack),
         ("hstack", "hstack(tup): arrays joined along the second axis (the first for 1-D arrays).", hstack),
         ("split", "split(ary, indices_or_sections, axis=0): equal parts, or parts cut at the indices.", split),
