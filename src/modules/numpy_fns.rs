@@ -541,6 +541,99 @@ fn atleast_2d(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     atleast(it, a, 2)
 }
 
+/// `histogram(a, bins=10, range=None)`: equal-width bins as NumPy computes them (edges by
+/// `linspace`, each value's bin from its scaled offset, corrected against the edges; the last
+/// bin includes its right edge).
+fn histogram(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = take_array(it, &mut a)?;
+    let bins = a.take(0, "bins")?;
+    let range = a.take(1, "range")?;
+    for k in ["density", "weights"] {
+        if let Some(v) = a.take_kw(k) {
+            if !matches!(v, Value::None | Value::Bool(false)) {
+                return Err(Exc::type_error(format!(
+                    "devarray's histogram() has no {k}="
+                )));
+            }
+        }
+    }
+    a.finish(2)?;
+    let n = match &bins {
+        None => 10,
+        Some(v) => match as_i64(v) {
+            Some(n) if n >= 1 => n as usize,
+            Some(_) => return Err(Exc::value_error("`bins` must be positive, when an integer")),
+            None => {
+                return Err(Exc::type_error(
+                    "devarray's histogram() takes bins as an int",
+                ))
+            }
+        },
+    };
+    let vals = f64s(&x.array.to_host());
+    let (mut first, mut last) = match &range {
+        None | Some(Value::None) => {
+            if vals.is_empty() {
+                (0.0, 1.0)
+            } else {
+                let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                (lo, hi)
+            }
+        }
+        Some(r) => {
+            let items = it.iterate(r)?;
+            let (Some(lo), Some(hi)) = (
+                items.first().and_then(as_f64),
+                items.get(1).and_then(as_f64),
+            ) else {
+                return Err(Exc::value_error("range must be a pair of numbers"));
+            };
+            if lo > hi {
+                return Err(Exc::value_error(
+                    "max must be larger than min in range parameter.",
+                ));
+            }
+            (lo, hi)
+        }
+    };
+    if !(first.is_finite() && last.is_finite()) {
+        return Err(Exc::value_error(format!(
+            "autodetected range of [{first}, {last}] is not finite"
+        )));
+    }
+    if first == last {
+        first -= 0.5;
+        last += 0.5;
+    }
+    let edges: Vec<f64> = {
+        let step = (last - first) / n as f64;
+        let mut e: Vec<f64> = (0..=n).map(|i| i as f64 * step + first).collect();
+        e[n] = last;
+        e
+    };
+    let norm = n as f64 / (last - first);
+    let mut counts = vec![0i64; n];
+    for &v in &vals {
+        if !(v >= first && v <= last) {
+            continue;
+        }
+        let mut i = ((v - first) * norm) as usize;
+        if i == n {
+            i -= 1;
+        }
+        if v < edges[i] {
+            i = i.saturating_sub(1);
+        } else if i + 1 < n && v >= edges[i + 1] {
+            i += 1;
+        }
+        counts[i] += 1;
+    }
+    let c = np(host_array(it, HostData::I64(counts), &[n])?);
+    let e = np(host_array(it, HostData::F64(edges), &[n + 1])?);
+    Ok(Value::tuple(vec![c, e]))
+}
+
 fn arrays_of(it: &mut dyn Interpreter, a: &mut Args) -> Result<Vec<ArrayValue>, Exc> {
     let seq = a.required(0, "tup")?;
     let items = it.iterate(&seq)?;
@@ -2074,6 +2167,7 @@ fn functions() -> Vec<(&'static str, &'static str, BuiltinFn)> {
         ("ravel", "ravel(a): the elements as a 1-D array.", ravel),
         ("squeeze", "squeeze(a, axis=None): a without its axes of length 1 (only those of axis when given).", squeeze),
         ("expand_dims", "expand_dims(a, axis): a with axes of length 1 inserted at axis (an int or a tuple).", expand_dims),
+        ("histogram", "histogram(a, bins=10, range=None): counts in equal-width bins, and the bin edges.", histogram),
         ("swapaxes", "swapaxes(a, axis1, axis2): a with two axes exchanged.", swapaxes),
         ("moveaxis", "moveaxis(a, source, destination): a with one axis moved to a new position.", moveaxis),
         ("flip", "flip(m, axis=None): the elements in reverse order along the axes (all by default).", flip),
