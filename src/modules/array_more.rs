@@ -122,7 +122,6 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             size_method,
         )));
     }
-    let _ = it;
     let (doc, f): (&'static str, MethodFn) = match name {
         "numel" | "nelement" => ("x.numel(): the number of elements.", |_, r, a| {
             a.finish(0)?;
@@ -259,7 +258,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             let x = recv(r)?;
             Ok(wrap(it.state_mut().nn.tape.transpose(&x.array, Some(&dims))?, x.flavor))
         }),
-        _ => return Ok(None),
+        _ => return crate::modules::numpy_fns::get_attr(it, v, name),
     };
     let name: &'static str = ATTRS
         .iter()
@@ -496,7 +495,24 @@ fn binary_fn(it: &mut dyn Interpreter, mut a: Args, op: BinOp) -> Result<Value, 
         Some(al) if !matches!(al, Value::None) => ops::binary(it, BinOp::Mul, &y, &al)?,
         _ => y,
     };
-    let result = ops::binary(it, op, &x, &y)?;
+    let result = ops::binary(it, op, &x, &y).map_err(|mut e| {
+        // NumPy names the `out=` operand's shape too when broadcasting fails.
+        if let Some(Value::Array(o)) = &out {
+            if e.kind == ExcKind::ValueError
+                && e.message.starts_with("operands could not be broadcast")
+            {
+                let dims: Vec<String> = o.array.shape().iter().map(|d| d.to_string()).collect();
+                let text = if dims.len() == 1 {
+                    format!("({},)", dims[0])
+                } else {
+                    format!("({})", dims.join(","))
+                };
+                e.message.push_str(&text);
+                e.message.push(' ');
+            }
+        }
+        e
+    })?;
     write_out(it, result, out)
 }
 

@@ -116,6 +116,13 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
         Value::Type(crate::object::value::TypeKind::Float) => Ok(Some(DType::Float64)),
         Value::Type(crate::object::value::TypeKind::Int) => Ok(Some(DType::Int64)),
         Value::Type(crate::object::value::TypeKind::Bool) => Ok(Some(DType::Bool)),
+        // NumPy's scalar types (`np.float32`) name their dtype.
+        Value::Object(o) if matches!(o.get_attr(o, "__dtype__"), Some(Value::DType(..))) => {
+            match o.get_attr(o, "__dtype__") {
+                Some(Value::DType(d, _)) => Ok(Some(d)),
+                _ => Ok(None),
+            }
+        }
         other => Err(Exc::type_error(format!(
             "data type not understood: {}",
             other.type_name()
@@ -363,7 +370,17 @@ fn array_from(
     let mut flat = Vec::new();
     let mut kinds = (false, false);
     flatten_nested(data, &mut shape, 0, &mut flat, &mut kinds)?;
-    let default = if f == TORCH || f == NUMPY {
+    let default = if let (Value::Array(src), true) = (data, f != ND) {
+        // torch.tensor(a), np.array(a), mx.np.array(a) keep the source's dtype.
+        src.array.dtype()
+    } else if let (Value::Array(src), ND) = (data, f) {
+        // MXNet's nd.array makes float32 from a NumPy array, and keeps an NDArray's dtype.
+        if src.flavor == Flavor::Numpy {
+            DType::Float32
+        } else {
+            src.array.dtype()
+        }
+    } else if f == TORCH || f == NUMPY {
         if kinds.0 {
             float_default(f)
         } else if kinds.1 {
@@ -373,8 +390,6 @@ fn array_from(
         } else {
             float_default(f)
         }
-    } else if let Value::Array(src) = data {
-        src.array.dtype()
     } else {
         DType::Float32
     };
@@ -671,12 +686,32 @@ pub(crate) fn reduce(
         .unwrap_or(false);
     a.finish(2)?;
     let axes = axes_arg(axis)?;
+    if x.flavor == Flavor::Numpy {
+        let nd = x.array.ndim() as isize;
+        if let Some(bad) = axes
+            .iter()
+            .flatten()
+            .find(|i| **i < -nd || **i >= nd.max(1))
+        {
+            return Err(Exc::new(
+                ExcKind::AxisError,
+                format!("axis {bad} is out of bounds for array of dimension {nd}"),
+            ));
+        }
+    }
     let whole = axes.is_none() && !keepdims;
     let tape = &mut it.state_mut().nn.tape;
-    let mut out = tape.reduce(&x.array, op, axes.as_deref(), keepdims)?;
-    if x.flavor == Flavor::Numpy && whole {
+    let input = if x.flavor == Flavor::Numpy && op == ReduceOp::Mean && !x.array.dtype().is_float()
+    {
+        // NumPy averages integers in float64.
+        x.array.astype(DType::Float64)?
+    } else {
+        x.array.clone()
+    };
+    let mut out = tape.reduce(&input, op, axes.as_deref(), keepdims)?;
+    if x.flavor == Flavor::Numpy && out.ndim() == 0 {
         // NumPy's full reductions return scalars (`3.0`, not `array(3.)`).
-        return Ok(scalar_value(out.to_scalar(a.fname)?));
+        return crate::object::ops::numpy_scalar(&out);
     }
     if x.flavor == Flavor::Nd {
         // MXNet's legacy API returns (1,)-shaped results for full reductions,
@@ -693,6 +728,24 @@ pub(crate) fn reduce(
 
 pub fn unary_fn(it: &mut dyn Interpreter, v: &Value, op: UnaryOp) -> Result<Value, Exc> {
     let x = recv(v)?;
+    let float_op = !matches!(
+        op,
+        UnaryOp::Neg
+            | UnaryOp::Abs
+            | UnaryOp::Square
+            | UnaryOp::Relu
+            | UnaryOp::Sign
+            | UnaryOp::Not
+            | UnaryOp::Floor
+            | UnaryOp::Ceil
+            | UnaryOp::Round
+            | UnaryOp::Trunc
+    );
+    if x.flavor == Flavor::Numpy && float_op && !x.array.dtype().is_float() {
+        // NumPy computes float functions of integers in float64.
+        let wide = x.array.astype(DType::Float64)?;
+        return Ok(wrap(it.state_mut().nn.tape.unary(&wide, op)?, x.flavor));
+    }
     Ok(wrap(it.state_mut().nn.tape.unary(&x.array, op)?, x.flavor))
 }
 
@@ -778,25 +831,7 @@ fn tolist(a: &ArrayValue) -> Value {
     build(&flat, a.array.shape())
 }
 
-/// The f64 whose shortest digits are those of `x` printed as a float32 (4.1618223 rather than
-/// 4.161822319030762). Whole numbers below 2^24 are exact in both types and print as themselves,
-/// so they skip the formatting; the rest format into a stack buffer (no allocation).
-fn shortest_f32_as_f64(x: f32) -> f64 {
-    let wide = f64::from(x);
-    if wide.fract() == 0.0 && wide.abs() < 16_777_216.0 {
-        return wide;
-    }
-    let mut buf = [0u8; 64];
-    let mut cursor = std::io::Cursor::new(&mut buf[..]);
-    if std::io::Write::write_fmt(&mut cursor, format_args!("{x}")).is_err() {
-        return wide;
-    }
-    let len = cursor.position() as usize;
-    buf.get(..len)
-        .and_then(|digits| std::str::from_utf8(digits).ok())
-        .and_then(|digits| digits.parse().ok())
-        .unwrap_or(wide)
-}
+use crate::object::ops::shortest_f32_as_f64;
 
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
@@ -851,6 +886,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 "asscalar" | "item" => ("x.asscalar() / x.item(): the value of a 1-element array as a number.", |_, r, a| {
                     a.finish(0)?;
                     let x = recv(r)?;
+                    if x.flavor == Flavor::Numpy && x.array.size() != 1 {
+                        return Err(Exc::value_error("can only convert an array of size 1 to a Python scalar"));
+                    }
                     let v = x.array.to_scalar(a.fname)?;
                     // MXNet's asscalar() returns a numpy.float32, which prints its shortest
                     // float32 digits (4.1618223, not 4.161822319030762); item() is a Python float.
@@ -921,7 +959,14 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     a.finish(0)?;
                     let x = recv(r)?;
                     let st = it.state_mut();
-                    let out = st.nn.tape.reshape(&x.array, &s)?;
+                    let out = match st.nn.tape.reshape(&x.array, &s) {
+                        Err(_) if x.flavor == Flavor::Numpy => {
+                            let dims: Vec<String> = s.iter().map(|d| if *d < 0 { "newaxis".to_string() } else { d.to_string() }).collect();
+                            let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(",")) };
+                            return Err(Exc::value_error(format!("cannot reshape array of size {} into shape {shape}", x.array.size())));
+                        }
+                        other => other?,
+                    };
                     if x.flavor == Flavor::Np {
                         // MXNet's numpy mode returns a copy (legacy nd, PyTorch and NumPy share).
                         return Ok(wrap(st.nn.tape.copy_to(&st.rt, &out, out.device())?, x.flavor));
@@ -1014,12 +1059,18 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let axes = axes_arg(axis)?;
                     let x = recv(r)?;
                     let whole = axes.is_none() && !keepdims;
-                    let mut out = it.state_mut().nn.tape.norm(&x.array, ord, axes.as_deref(), keepdims)?;
+                    let input = if x.flavor == Flavor::Numpy && !x.array.dtype().is_float() {
+                        // NumPy's norm of integers is computed in float64.
+                        x.array.astype(DType::Float64)?
+                    } else {
+                        x.array.clone()
+                    };
+                    let mut out = it.state_mut().nn.tape.norm(&input, ord, axes.as_deref(), keepdims)?;
                     if whole && x.flavor == Flavor::Nd {
                         out = out.reshape(&[1])?;
                     }
                     if whole && x.flavor == Flavor::Numpy {
-                        return Ok(scalar_value(out.to_scalar(a.fname)?));
+                        return crate::object::ops::numpy_scalar(&out);
                     }
                     Ok(wrap(out, x.flavor))
                 }),
@@ -1049,7 +1100,11 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     a.finish(1)?;
                     let x = recv(r)?;
                     let y = recv(&y)?;
-                    Ok(wrap(it.state_mut().nn.tape.dot(&x.array, &y.array)?, x.flavor))
+                    let out = it.state_mut().nn.tape.dot(&x.array, &y.array)?;
+                    if x.flavor == Flavor::Numpy && out.ndim() == 0 {
+                        return crate::object::ops::numpy_scalar(&out);
+                    }
+                    Ok(wrap(out, x.flavor))
                 }),
                 "zeros_like" => ("x.zeros_like()", |it, r, a| { a.finish(0)?; zeros_like::<ND>(it, Args::new("zeros_like", vec![r.clone()])) }),
                 "ones_like" => ("x.ones_like()", |it, r, a| { a.finish(0)?; ones_like::<ND>(it, Args::new("ones_like", vec![r.clone()])) }),
@@ -1094,10 +1149,12 @@ pub fn iter_rows(a: &ArrayValue) -> Result<Vec<Value>, Exc> {
     };
     (0..n)
         .map(|i| {
-            Ok(wrap(
-                a.array.index(&[crate::runtime::IndexItem::Int(i as i64)])?,
-                a.flavor,
-            ))
+            let row = a.array.index(&[crate::runtime::IndexItem::Int(i as i64)])?;
+            if a.flavor == Flavor::Numpy && row.ndim() == 0 {
+                // NumPy yields scalars from a 1-D array.
+                return crate::object::ops::numpy_scalar(&row);
+            }
+            Ok(wrap(row, a.flavor))
         })
         .collect()
 }
@@ -1155,10 +1212,11 @@ pub fn ns_matmul(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let y = a.required(1, "b")?;
     a.finish(2)?;
     let (x, y) = (recv(&x)?, recv(&y)?);
-    Ok(wrap(
-        it.state_mut().nn.tape.matmul(&x.array, &y.array)?,
-        x.flavor,
-    ))
+    let out = it.state_mut().nn.tape.matmul(&x.array, &y.array)?;
+    if x.flavor == Flavor::Numpy && out.ndim() == 0 {
+        return crate::object::ops::numpy_scalar(&out);
+    }
+    Ok(wrap(out, x.flavor))
 }
 
 fn elementwise2(a: &mut Args, op: crate::runtime::BinaryOp) -> Result<Value, Exc> {
@@ -1430,7 +1488,7 @@ pub fn random_module<const F: u8>(name: &str) -> Rc<crate::object::value::Module
 
 #[cfg(test)]
 mod shortest_tests {
-    use super::shortest_f32_as_f64;
+    use crate::object::ops::shortest_f32_as_f64;
 
     #[test]
     fn float32_values_keep_their_shortest_digits() {

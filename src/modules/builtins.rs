@@ -196,6 +196,10 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         b.insert(Rc::from(name), Value::Type(t));
     }
     for k in crate::object::error::ExcKind::ALL {
+        // NumPy's exceptions are `numpy.AxisError` / `numpy.linalg.LinAlgError`, not built-ins.
+        if matches!(k, ExcKind::AxisError | ExcKind::LinAlgError) {
+            continue;
+        }
         b.insert(Rc::from(k.name()), Value::ExcType(k));
     }
     // Every program runs as the main module (`if __name__ == '__main__':`).

@@ -31,6 +31,9 @@ pub mod files;
 pub mod magic;
 pub mod mxnet;
 pub mod numpy;
+pub mod numpy_fns;
+pub mod numpy_io;
+pub mod numpy_random;
 pub mod pydoc;
 pub mod stdlib;
 pub mod str_more;
@@ -47,6 +50,17 @@ use arrays::NATIVE;
 pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc> {
     if let Some(m) = it.state_mut().modules.get(dotted) {
         return Ok(m.clone());
+    }
+    // NumPy's submodules are attributes of `numpy` built with it: importing one by name gives
+    // that object (one `numpy.random` generator, whichever way a program reaches it).
+    if let Some(("numpy", child)) = dotted.split_once('.') {
+        let parent = import(it, "numpy")?;
+        if let Some(Value::Module(sub)) = &parent.get(child) {
+            it.state_mut()
+                .modules
+                .insert(dotted.to_string(), sub.clone());
+            return Ok(sub.clone());
+        }
     }
     let m = build(dotted).ok_or_else(|| {
         let top = dotted.split('.').next().unwrap_or(dotted);

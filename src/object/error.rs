@@ -41,10 +41,14 @@ pub enum ExcKind {
     DeviceError,
     ShapeError,
     OutOfMemoryError,
+    /// NumPy's `numpy.AxisError` (a ValueError and an IndexError there; a ValueError here).
+    AxisError,
+    /// NumPy's `numpy.linalg.LinAlgError`.
+    LinAlgError,
 }
 
 impl ExcKind {
-    pub const ALL: [ExcKind; 29] = [
+    pub const ALL: [ExcKind; 31] = [
         ExcKind::BaseException,
         ExcKind::Exception,
         ExcKind::KeyboardInterrupt,
@@ -74,6 +78,8 @@ impl ExcKind {
         ExcKind::DeviceError,
         ExcKind::ShapeError,
         ExcKind::OutOfMemoryError,
+        ExcKind::AxisError,
+        ExcKind::LinAlgError,
     ];
 
     pub fn name(self) -> &'static str {
@@ -107,6 +113,8 @@ impl ExcKind {
             ExcKind::DeviceError => "DeviceError",
             ExcKind::ShapeError => "ShapeError",
             ExcKind::OutOfMemoryError => "OutOfMemoryError",
+            ExcKind::AxisError => "AxisError",
+            ExcKind::LinAlgError => "LinAlgError",
         }
     }
 
@@ -125,6 +133,7 @@ impl ExcKind {
             ModuleNotFoundError => ImportError,
             FileNotFoundError => OSError,
             DeviceError | ShapeError | OutOfMemoryError => MXNetError,
+            AxisError | LinAlgError => ValueError,
             _ => Exception,
         })
     }

@@ -63,6 +63,81 @@ pub fn wrap(array: Array, flavor: Flavor) -> Value {
     Value::Array(ArrayValue { array, flavor })
 }
 
+/// The f64 whose shortest digits are those of `x` printed as a float32 (4.1618223 rather than
+/// 4.161822319030762). Whole numbers below 2^24 are exact in both types and print as themselves,
+/// so they skip the formatting; the rest format into a stack buffer (no allocation).
+pub fn shortest_f32_as_f64(x: f32) -> f64 {
+    let wide = f64::from(x);
+    if wide.fract() == 0.0 && wide.abs() < 16_777_216.0 {
+        return wide;
+    }
+    let mut buf = [0u8; 64];
+    let mut cursor = std::io::Cursor::new(&mut buf[..]);
+    if std::io::Write::write_fmt(&mut cursor, format_args!("{x}")).is_err() {
+        return wide;
+    }
+    let len = cursor.position() as usize;
+    buf.get(..len)
+        .and_then(|digits| std::str::from_utf8(digits).ok())
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or(wide)
+}
+
+/// The value of a one-element NumPy result as the number NumPy's scalar prints as: an int, a
+/// bool, or a float (a float32 keeps its shortest float32 digits: `np.float32(0.1)` is `0.1`).
+pub fn numpy_scalar(a: &Array) -> Result<Value, Exc> {
+    Ok(match a.to_scalar("item")? {
+        Scalar::Bool(b) => Value::Bool(b),
+        Scalar::Int(i) => Value::Int(i),
+        Scalar::Float(f) if a.dtype() == runtime::DType::Float32 => {
+            Value::Float(shortest_f32_as_f64(f as f32))
+        }
+        Scalar::Float(f) => Value::Float(f),
+    })
+}
+
+/// A runtime error in NumPy's words where they differ: a failed broadcast is a ValueError
+/// (whose message ends with a space, as NumPy's does).
+pub fn numpy_error(e: runtime::RuntimeError) -> Exc {
+    match e {
+        runtime::RuntimeError::Shape(m) if m.starts_with("operands could not be broadcast") => {
+            Exc::value_error(format!("{m} "))
+        }
+        other => Exc::from(other),
+    }
+}
+
+/// NumPy 1.23's result type where it differs from the runtime's (float32-first) promotion: an
+/// integer or bool array with a Python float, an integer array with a float array, and true
+/// division of integers all compute in float64. The operand to cast first, if any.
+fn numpy_float64_operand(op: BinaryOp, l: &Value, r: &Value) -> bool {
+    let kind = |v: &Value| match v {
+        Value::Array(a) if a.array.dtype().is_float() => Some((2, false, a.array.dtype())),
+        Value::Array(a) if a.array.dtype() == runtime::DType::Bool => {
+            Some((0, false, a.array.dtype()))
+        }
+        Value::Array(a) => Some((1, false, a.array.dtype())),
+        Value::Float(_) => Some((2, true, runtime::DType::Float64)),
+        Value::Int(_) => Some((1, true, runtime::DType::Int64)),
+        Value::Bool(_) => Some((0, true, runtime::DType::Bool)),
+        _ => None,
+    };
+    let (Some((lk, lw, _)), Some((rk, rw, _))) = (kind(l), kind(r)) else {
+        return false;
+    };
+    if op == BinaryOp::Div && lk < 2 && rk < 2 {
+        return true;
+    }
+    match (lw, rw) {
+        // An int/bool array with a Python float.
+        (false, true) => rk == 2 && lk < 2,
+        (true, false) => lk == 2 && rk < 2,
+        // Two arrays: integer with float.
+        (false, false) => (lk == 2 && rk == 1) || (lk == 1 && rk == 2),
+        (true, true) => false,
+    }
+}
+
 pub fn runtime_binop(op: BinOp) -> Option<(BinaryOp, &'static str)> {
     Some(match op {
         BinOp::Add => (BinaryOp::Add, "add"),
@@ -368,6 +443,28 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
             int_fits(scalar, a.array.dtype())?;
         }
     }
+    if flavor == Flavor::Numpy && numpy_float64_operand(rop, l, r) {
+        let widen = |v: &Value| -> Result<Value, Exc> {
+            match v {
+                Value::Array(a) if a.array.dtype() != runtime::DType::Float64 => {
+                    Ok(wrap(a.array.astype(runtime::DType::Float64)?, a.flavor))
+                }
+                other => Ok(other.clone()),
+            }
+        };
+        let (wl, wr) = (widen(l)?, widen(r)?);
+        let (lo, ro) = (
+            operand(&wl).ok_or_else(|| unsupported(op.symbol(), l, r))?,
+            operand(&wr).ok_or_else(|| unsupported(op.symbol(), l, r))?,
+        );
+        let out = it
+            .state_mut()
+            .nn
+            .tape
+            .binary(rop, lo, ro)
+            .map_err(numpy_error)?;
+        return Ok(wrap(out, flavor));
+    }
     let result = it
         .state_mut()
         .nn
@@ -375,6 +472,7 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
         .binary(rop, lo, ro)
         .map_err(|e| match flavor {
             Flavor::Torch => super::error::torch_error(e),
+            Flavor::Numpy => numpy_error(e),
             _ => Exc::from(e),
         })?;
     Ok(wrap(result, flavor))
@@ -409,7 +507,11 @@ fn matmul_or_place(it: &mut dyn Interpreter, l: &Value, r: &Value) -> Result<Val
             Ok(wrap(moved, a.flavor))
         }
         (Value::Array(a), Value::Array(b)) => {
-            Ok(wrap(it.state_mut().nn.tape.matmul(&a.array, &b.array)?, a.flavor))
+            let out = it.state_mut().nn.tape.matmul(&a.array, &b.array)?;
+            if a.flavor == Flavor::Numpy && out.ndim() == 0 {
+                return numpy_scalar(&out);
+            }
+            Ok(wrap(out, a.flavor))
         }
         _ => Err(Exc::type_error(format!(
             "unsupported operand type(s) for @: '{}' and '{}' (use array @ array for a matrix product, or array @ gpu(0) to place it)",
@@ -1055,6 +1157,10 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
                 // MXNet's legacy NDArray has no 0-d results: `y[1, 2]` has shape (1,).
                 out = tape.reshape(&out, &[1])?;
             }
+            if a.flavor == Flavor::Numpy && out.ndim() == 0 {
+                // NumPy's `x[1, 2]` is a scalar (`11`, not `array(11)`).
+                return numpy_scalar(&out);
+            }
             Ok(wrap(out, a.flavor))
         }
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
@@ -1127,7 +1233,71 @@ fn not_subscriptable(obj: &Value) -> Exc {
 }
 
 /// Translate a subscript into the runtime's index items.
-fn array_index(_it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::IndexItem>, Exc> {
+/// A nested list or tuple of numbers as a host array (NumPy's `x[[0, 2]]` and `x[:, 0] = [1, 2]`):
+/// bools stay bool, ints are int64, any float makes float64. None when `v` is not such a list.
+fn list_array(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Array>, Exc> {
+    fn walk(v: &Value, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Value>) -> Option<()> {
+        // As deep as `np.array` accepts; deeper nesting is left to the usual error.
+        if depth > 32 {
+            return None;
+        }
+        let items: Vec<Value> = match v {
+            Value::List(l) => l.borrow().clone(),
+            Value::Tuple(t) => t.as_ref().clone(),
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
+                if depth != shape.len() {
+                    return None;
+                }
+                out.push(v.clone());
+                return Some(());
+            }
+            _ => return None,
+        };
+        if depth == shape.len() {
+            if !out.is_empty() {
+                return None;
+            }
+            shape.push(items.len());
+        } else if shape.get(depth) != Some(&items.len()) {
+            return None;
+        }
+        for item in &items {
+            walk(item, depth + 1, shape, out)?;
+        }
+        Some(())
+    }
+    if !matches!(v, Value::List(_) | Value::Tuple(_)) {
+        return Ok(None);
+    }
+    let (mut shape, mut flat) = (Vec::new(), Vec::new());
+    if walk(v, 0, &mut shape, &mut flat).is_none() {
+        return Ok(None);
+    }
+    let data = if flat.iter().all(|x| matches!(x, Value::Bool(_))) && !flat.is_empty() {
+        runtime::HostData::Bool(
+            flat.iter()
+                .map(|x| matches!(x, Value::Bool(true)))
+                .collect(),
+        )
+    } else if flat.iter().all(|x| as_i64(x).is_some()) {
+        runtime::HostData::I64(flat.iter().filter_map(as_i64).collect())
+    } else {
+        runtime::HostData::F64(flat.iter().filter_map(as_f64).collect())
+    };
+    Ok(Some(it.state().rt.from_host(
+        data,
+        &shape,
+        runtime::Device::cpu(0),
+    )?))
+}
+
+fn array_index(it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::IndexItem>, Exc> {
+    // NumPy indexes with lists as with arrays (`x[[0, 2]]`, `x[[True, False]]`).
+    if let Index::Single(IndexItem::Value(v @ Value::List(_))) = idx {
+        if let Some(arr) = list_array(it, v)? {
+            return Ok(vec![runtime::IndexItem::Array(arr)]);
+        }
+    }
     let items: Vec<IndexItem> = match idx {
         Index::Single(IndexItem::Value(Value::Tuple(t))) => {
             t.iter().cloned().map(IndexItem::Value).collect()
@@ -1219,6 +1389,13 @@ pub fn set_item(
             }
             let items = array_index(it, &idx)?;
             int_fits(&value, a.array.dtype())?;
+            if a.flavor == Flavor::Numpy {
+                // NumPy assigns lists as arrays: `x[:, 2] = [1, 2]`.
+                if let Some(arr) = list_array(it, &value)? {
+                    a.array.set_index(&items, Operand::Array(&arr))?;
+                    return Ok(());
+                }
+            }
             let op = operand(&value).ok_or_else(|| {
                 Exc::type_error(format!(
                     "cannot assign a {} into an array; use a number or an array",

@@ -14,7 +14,7 @@ mod itertools;
 mod json;
 pub(crate) mod math;
 pub(crate) mod os;
-mod random;
+pub(crate) mod random;
 mod re;
 pub(crate) mod sys;
 mod time;

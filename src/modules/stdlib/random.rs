@@ -22,7 +22,8 @@ pub struct Mt {
 }
 
 impl Mt {
-    fn init_genrand(s: u32) -> Mt {
+    /// MT19937's own seeding from one word (NumPy's `RandomState.seed(int)` uses it).
+    pub(crate) fn init_genrand(s: u32) -> Mt {
         let mut mt = [0u32; N];
         mt[0] = s;
         for i in 1..N {

@@ -286,6 +286,14 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     from_numpy,
                 ),
             );
+            m.set(
+                "as_tensor",
+                crate::object::builtin(
+                    "as_tensor",
+                    "as_tensor(data, dtype=None, device=None): data as a tensor, sharing memory with a NumPy array or tensor when dtype and device already match.",
+                    as_tensor,
+                ),
+            );
             let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 8] = [
                 (
                     "tensor",
@@ -412,6 +420,36 @@ fn from_numpy(_it: &mut dyn crate::object::Interpreter, mut a: Args) -> Result<V
             other.type_name()
         ))),
     }
+}
+
+/// `torch.as_tensor(data, dtype=None, device=None)`: a NumPy array or tensor that already has
+/// the dtype and device is shared (no copy), as PyTorch does; anything else is `torch.tensor`.
+fn as_tensor(it: &mut dyn crate::object::Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let data = a.required(0, "data")?;
+    let dtype = a.take(1, "dtype")?.filter(|v| !matches!(v, Value::None));
+    let device = a.take(2, "device")?.filter(|v| !matches!(v, Value::None));
+    a.finish(3)?;
+    if let Value::Array(x) = &data {
+        let want_dtype = dtype.as_ref().map(arrays::dtype_arg).transpose()?.flatten();
+        let want_device = device.as_ref().map(arrays::device_arg).transpose()?;
+        if want_dtype.is_none_or(|d| d == x.array.dtype())
+            && want_device.is_none_or(|d| d == x.array.device())
+            && matches!(x.flavor, Flavor::Numpy | Flavor::Torch)
+        {
+            return Ok(Value::Array(crate::object::value::ArrayValue {
+                array: x.array.clone(),
+                flavor: Flavor::Torch,
+            }));
+        }
+    }
+    let mut args = Args::new("tensor", vec![data]);
+    if let Some(d) = dtype {
+        args.kw.push((std::rc::Rc::from("dtype"), d));
+    }
+    if let Some(d) = device {
+        args.kw.push((std::rc::Rc::from("device"), d));
+    }
+    arrays::array::<TORCH>(it, args)
 }
 
 #[cfg(test)]
