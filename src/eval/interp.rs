@@ -233,6 +233,11 @@ impl<'s> Interp<'s> {
             StmtKind::Break => return Err(Ctl::Break),
             StmtKind::Continue => return Err(Ctl::Continue),
             StmtKind::Pass => {}
+            StmtKind::AnnAssign {
+                target,
+                annotation,
+                value,
+            } => self.annotated_assign(target, annotation, value.as_ref())?,
             StmtKind::With { items, body } => return self.exec_with(items, body),
             StmtKind::Try {
                 body,
@@ -739,6 +744,50 @@ impl<'s> Interp<'s> {
                     .at(target.span, &self.source),
             ),
         }
+    }
+
+    /// `x: T = v`: assigns; in a class body or at module level, a simple name's annotation is
+    /// evaluated and kept in `__annotations__` (what `dataclasses` reads), as in CPython.
+    /// Inside a function the annotation is not evaluated.
+    fn annotated_assign(
+        &mut self,
+        target: &Expr,
+        annotation: &Expr,
+        value: Option<&Expr>,
+    ) -> Result<(), Exc> {
+        if let Some(value) = value {
+            let v = self.eval(value)?;
+            self.assign(target, v)?;
+        }
+        let ExprKind::Name(name) = &target.kind else {
+            return Ok(());
+        };
+        let in_class = self.env.as_ref().is_some_and(|e| e.borrow().class_body);
+        if self.env.is_some() && !in_class {
+            return Ok(());
+        }
+        let ann = self.eval(annotation)?;
+        let key: NameRef = NameRef::new(Rc::from("__annotations__"));
+        let existing = match &self.env {
+            Some(env) => env.borrow().vars.get("__annotations__").cloned(),
+            None => self.lookup_name(&key),
+        };
+        let table = match existing {
+            Some(d @ Value::Dict(_)) => d,
+            _ => {
+                let d = Value::Dict(Rc::new(RefCell::new(Dict::default())));
+                self.set_name(&key, d.clone());
+                d
+            }
+        };
+        if let Value::Dict(d) = &table {
+            d.borrow_mut().insert(
+                hash_key(&Value::Str(name.id.clone()))?,
+                Value::Str(name.id.clone()),
+                ann,
+            );
+        }
+        Ok(())
     }
 
     /// `**m` in a dict display: the mapping's items, in its order, into `d`.

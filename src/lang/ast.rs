@@ -145,6 +145,12 @@ pub enum StmtKind {
     Break,
     Continue,
     Pass,
+    /// `target: annotation` or `target: annotation = value`.
+    AnnAssign {
+        target: Expr,
+        annotation: Expr,
+        value: Option<Expr>,
+    },
     /// `with a as b, c:`
     With {
         items: Vec<WithItem>,

@@ -745,8 +745,8 @@ impl<'s> Parser<'s> {
             });
         }
         if self.eat_op(Op::Colon) {
-            // `x: int = 5` assigns; `x: int` alone declares nothing at run time. The annotation
-            // is parsed but not evaluated (as under `from __future__ import annotations`).
+            // `x: int = 5` assigns; `x: int` alone binds nothing. A simple name's annotation
+            // is recorded in `__annotations__` of a class body or the module.
             if !matches!(
                 first.kind,
                 ExprKind::Name(_) | ExprKind::Attribute { .. } | ExprKind::Subscript { .. }
@@ -760,21 +760,18 @@ impl<'s> Parser<'s> {
                     first.span,
                 ));
             }
-            self.expression()?;
-            if !self.eat_op(Op::Assign) {
-                return Ok(Stmt {
-                    kind: StmtKind::Pass,
-                    span: self.since(start),
-                });
-            }
-            let value = if self.check_kw(Keyword::Yield) {
-                self.yield_expression()?
+            let annotation = self.expression()?;
+            let value = if !self.eat_op(Op::Assign) {
+                None
+            } else if self.check_kw(Keyword::Yield) {
+                Some(self.yield_expression()?)
             } else {
-                self.star_expressions()?
+                Some(self.star_expressions()?)
             };
             return Ok(Stmt {
-                kind: StmtKind::Assign {
-                    targets: vec![first],
+                kind: StmtKind::AnnAssign {
+                    target: first,
+                    annotation,
                     value,
                 },
                 span: self.since(start),

@@ -209,6 +209,14 @@ fn st(s: &Stmt) -> String {
         StmtKind::Break => "break".into(),
         StmtKind::Continue => "continue".into(),
         StmtKind::Pass => "pass".into(),
+        StmtKind::AnnAssign {
+            target,
+            annotation,
+            value,
+        } => match value {
+            Some(v) => format!("(: {} {} {})", sx(target), sx(annotation), sx(v)),
+            None => format!("(: {} {})", sx(target), sx(annotation)),
+        },
         StmtKind::With { items, body: b } => {
             let items = items.iter().map(|i| match &i.target {
                 Some(t) => format!("({} as {})", sx(&i.context), sx(t)),

@@ -1,6 +1,6 @@
 //! The standard modules deep-learning programs import, with CPython 3.11's behaviour for what
 //! they offer: `__future__`, `os` / `os.path`, `random`, `math`, `time`, `sys`, `collections`,
-//! `itertools`, `functools`, `copy`, `json`, `re`, `typing`. One file per module; `build` dispatches.
+//! `itertools`, `functools`, `copy`, `json`, `re`, `typing`, `dataclasses`. One file per module; `build` dispatches.
 //!
 //! Classes these modules define (`deque`, `Counter`, namedtuples, `JSONDecodeError`) are real
 //! classes (`Value::Class`) made here from Rust: their special methods are built-ins named
@@ -9,6 +9,7 @@
 
 mod collections;
 mod copy;
+mod dataclasses;
 mod functools;
 mod itertools;
 mod json;
@@ -31,6 +32,7 @@ use crate::object::{builtin, Args, Exc, ExcKind, Interpreter, Value};
 pub const NAMES: &[&str] = &[
     "collections",
     "copy",
+    "dataclasses",
     "functools",
     "itertools",
     "json",
@@ -79,6 +81,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "json" => json::build(),
         "re" => re::build(),
         "typing" => typing::build(),
+        "dataclasses" => dataclasses::build(),
         _ => return None,
     })
 }
