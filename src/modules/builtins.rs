@@ -947,7 +947,7 @@ pub fn doc_of(v: &Value) -> Option<String> {
     }
 }
 
-fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
     let is_callable = match &v {

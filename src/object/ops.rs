@@ -999,8 +999,37 @@ fn slice_positions(
     Ok(out)
 }
 
+/// `__index__` of an array: a one-element integer tensor, or a 0-d integer NumPy array, is an
+/// index (`classes[pred.argmax()]`); None for a value that is not an array of those dialects.
+fn array_as_index(v: &Value) -> Result<Option<i64>, Exc> {
+    let Value::Array(a) = v else {
+        return Ok(None);
+    };
+    let ok = a.array.dtype().is_int();
+    match a.flavor {
+        Flavor::Torch if ok && a.array.size() == 1 => {}
+        Flavor::Torch => {
+            return Err(Exc::type_error(
+                "only integer tensors of a single element can be converted to an index",
+            ))
+        }
+        Flavor::Numpy if ok && a.array.ndim() == 0 => {}
+        Flavor::Numpy => {
+            return Err(Exc::type_error(
+                "only integer scalar arrays can be converted to a scalar index",
+            ))
+        }
+        _ => return Ok(None),
+    }
+    Ok(a.array.to_host().to_f64_vec().first().map(|&x| x as i64))
+}
+
 fn seq_index(len: usize, v: &Value, what: &str) -> Result<usize, Exc> {
-    let i = as_i64(v).ok_or_else(|| {
+    let i = match as_i64(v) {
+        Some(i) => Some(i),
+        None => array_as_index(v)?,
+    };
+    let i = i.ok_or_else(|| {
         Exc::type_error(format!(
             "{what} indices must be integers or slices, not {}",
             v.type_name()

@@ -56,6 +56,8 @@ enum Source {
         f: Value,
         first_only: bool,
     },
+    /// torchvision's `target_transform`: `f` applied to each item's label.
+    Targets { base: Rc<Dataset>, f: Value },
 }
 
 struct Dataset {
@@ -102,7 +104,7 @@ impl Dataset {
                 Some(c) => column_len(it, c),
                 None => Ok(0),
             },
-            Source::Mapped { base, .. } => base.len(it),
+            Source::Mapped { base, .. } | Source::Targets { base, .. } => base.len(it),
             Source::Subset { indices, .. } => Ok(indices.len()),
             Source::Program(v) => {
                 let len = it.get_attr(v, "__len__")?;
@@ -198,6 +200,16 @@ impl Dataset {
                     (_, false) => call1(it, f, item),
                 }
             }
+            Source::Targets { base, f } => match &base.get(it, i)? {
+                Value::Tuple(parts) => {
+                    let mut parts = parts.as_ref().clone();
+                    if let Some(target) = parts.get_mut(1) {
+                        *target = call1(it, f, target.clone())?;
+                    }
+                    Ok(Value::tuple(parts))
+                }
+                other => Ok(other.clone()),
+            },
         }
     }
 }
@@ -337,7 +349,18 @@ fn fashion_mnist(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         .unwrap_or(true);
     let transform = a.take(2, "transform")?;
     a.finish(3)?;
-    let dir = data::resolve_root(root.as_deref());
+    // MXNet downloads into root what is missing there; devarray reads its local copy instead.
+    let dir = match root {
+        Some(r) if !data::has_mnist_files(&r, train) => {
+            let local = data::resolve_root(None);
+            if data::has_mnist_files(&local, train) {
+                local
+            } else {
+                r
+            }
+        }
+        r => data::resolve_root(r.as_deref()),
+    };
     let set = data::load_mnist_format(&dir, train).map_err(|e| match e {
         DataError::Missing(m) => Exc::new(ExcKind::FileNotFoundError, m),
         DataError::Corrupt(m) => Exc::value_error(m),
@@ -407,6 +430,58 @@ struct TransformObj(Vec<Transform>);
 
 /// `Compose` with at least one user function in it.
 struct ComposeObj(Vec<Value>);
+
+/// torchvision's `Lambda(f)`: a transform that calls `f`.
+struct LambdaObj(Value);
+
+impl NativeObject for LambdaObj {
+    fn type_name(&self) -> &str {
+        "Lambda"
+    }
+    fn repr(&self) -> String {
+        "Lambda()".into()
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        match name {
+            "lambd" => Some(self.0.clone()),
+            "__call__" => Some(bound(
+                this,
+                "Lambda",
+                "t(x): lambd(x).",
+                |it, r, mut a| {
+                    let x = a.required(0, "img")?;
+                    a.finish(1)?;
+                    let f = downcast::<LambdaObj>(r, "a Lambda")?.0.clone();
+                    call1(it, &f, x)
+                },
+            )),
+            _ => None,
+        }
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["lambd"]
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// `torchvision.transforms.Lambda(lambd)`.
+fn lambda_transform(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let f = a.required(0, "lambd")?;
+    a.finish(1)?;
+    let args = Args {
+        pos: vec![f.clone()],
+        ..Args::default()
+    };
+    if !crate::modules::builtins::callable(it, args)?.truthy()? {
+        return Err(Exc::type_error(format!(
+            "Argument lambd should be callable, got '{}'",
+            f.type_name()
+        )));
+    }
+    Ok(object(LambdaObj(f)))
+}
 
 fn native_pipeline(v: &Value) -> Option<Vec<Transform>> {
     downcast::<TransformObj>(v, "").ok().map(|t| t.0.clone())
@@ -599,6 +674,8 @@ struct LoaderObj {
     /// PyTorch's DataLoader: tensors, int64 labels, each batch a list.
     torch: bool,
     dataset: Rc<Dataset>,
+    /// The data set as the program passed it (`loader.dataset` is that object).
+    dataset_value: Value,
     batch_size: usize,
     shuffle: bool,
     keep_last: bool,
@@ -609,7 +686,17 @@ impl LoaderObj {
     fn plan(&self, it: &mut dyn Interpreter) -> Result<Vec<Vec<usize>>, Exc> {
         let n = self.dataset.len(it)?;
         let mut order: Vec<usize> = (0..n).collect();
-        if self.shuffle && n > 1 {
+        if self.torch {
+            // PyTorch's iterator draws its base seed from the default generator, and its
+            // RandomSampler a seed for a private generator that permutes: the same draws keep
+            // torch.manual_seed programs on PyTorch's numbers (and its shuffled order).
+            let rt = &it.state_mut().rt;
+            rt.torch_int64_draw()?;
+            if self.shuffle {
+                let seed = rt.torch_int64_draw()?;
+                order = crate::runtime::random::TorchGen::new(seed as u64).randperm(n);
+            }
+        } else if self.shuffle && n > 1 {
             // Keys from the session's generator, so mx.random.seed makes the order reproducible.
             let keys = it
                 .state_mut()
@@ -643,6 +730,10 @@ impl NativeObject for LoaderObj {
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         Some(match name {
             "__lazy_iter__" => Value::Bool(true),
+            "dataset" if self.torch => self.dataset_value.clone(),
+            "_dataset" if !self.torch => self.dataset_value.clone(),
+            "batch_size" => Value::Int(self.batch_size as i64),
+            "drop_last" if self.torch => Value::Bool(!self.keep_last),
             "__len__" => bound(
                 this,
                 "__len__",
@@ -869,7 +960,7 @@ fn data_loader(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Err(_) if matches!(ds, Value::Array(_) | Value::List(_)) => dataset_of(&array_dataset(
             it,
             Args {
-                pos: vec![ds],
+                pos: vec![ds.clone()],
                 ..Args::default()
             },
         )?)?,
@@ -921,6 +1012,7 @@ fn data_loader(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(object(LoaderObj {
         torch: false,
         dataset,
+        dataset_value: ds,
         batch_size,
         shuffle,
         keep_last,
@@ -974,6 +1066,7 @@ fn torch_data_loader(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc>
     Ok(object(LoaderObj {
         torch: true,
         dataset,
+        dataset_value: ds,
         batch_size,
         shuffle,
         keep_last: !drop_last,
@@ -987,30 +1080,48 @@ fn torch_fashion_mnist(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, E
     let root = a.take(0, "root")?;
     let train = a.take(1, "train")?;
     let transform = a.take(2, "transform")?;
-    if let Some(t) = a.take(3, "target_transform")? {
-        if !matches!(t, Value::None) {
-            return Err(Exc::value_error(
-                "FashionMNIST: target_transform is not supported; transform the labels in the loop",
-            ));
-        }
-    }
-    if let Some(d) = a.take(4, "download")? {
-        if d.truthy()? {
-            return Err(Exc::value_error(
-                "FashionMNIST: download=True is not possible here (nothing is downloaded); put the IDX files in root, $DEVARRAY_FASHION_MNIST or /usr/share/datasets/fashion-mnist (apt-get install dataset-fashion-mnist)",
-            ));
-        }
-    }
+    let target_transform = a.take(3, "target_transform")?.filter(|t| !matches!(t, Value::None));
+    let download = a
+        .take(4, "download")?
+        .map(|d| d.truthy())
+        .transpose()?
+        .unwrap_or(false);
     a.finish(5)?;
-    let mut args = Args::default();
-    if let Some(r) = root {
-        args.pos.push(r);
-    } else {
-        args.pos.push(Value::None);
-    }
-    if let Some(t) = train {
-        args.pos.push(t);
-    }
+    let is_train = train.as_ref().map(|t| t.truthy()).transpose()?.unwrap_or(true);
+    let dir = match &root {
+        None | Some(Value::None) => data::resolve_root(None),
+        Some(Value::Str(r)) => {
+            let r = PathBuf::from(expand_home(r));
+            // torchvision keeps the files in root/FashionMNIST/raw; a root holding them is read too.
+            let found = [r.join("FashionMNIST").join("raw"), r.clone()]
+                .into_iter()
+                .find(|d| data::has_mnist_files(d, is_train));
+            match found {
+                Some(d) => d,
+                // download=True fetches what is missing; devarray reads its local copy instead.
+                None if download => data::resolve_root(None),
+                None => {
+                    return Err(Exc::new(
+                        ExcKind::RuntimeError,
+                        "Dataset not found. You can use download=True to download it",
+                    ))
+                }
+            }
+        }
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "root must be a directory name, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let args = Args {
+        pos: vec![
+            Value::str(&dir.to_string_lossy()),
+            Value::Bool(is_train),
+        ],
+        ..Args::default()
+    };
     let ds = fashion_mnist(it, args)?;
     let base = dataset_of(&ds)?;
     let source = match (&base.source, &transform) {
@@ -1042,6 +1153,17 @@ fn torch_fashion_mnist(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, E
             first_only: true,
         },
         _ => return Err(Exc::type_error("FashionMNIST: unexpected data set")),
+    };
+    let source = match target_transform {
+        None => source,
+        Some(f) => Source::Targets {
+            base: Rc::new(Dataset {
+                type_name: "FashionMNIST",
+                source,
+                torch: true,
+            }),
+            f,
+        },
     };
     Ok(torch_dataset_value("FashionMNIST", source))
 }
@@ -1123,6 +1245,14 @@ pub fn build_torch(dotted: &str) -> Option<Rc<Module>> {
                     m.set(name, v);
                 }
             }
+            m.set(
+                "Lambda",
+                builtin(
+                    "Lambda",
+                    "Lambda(lambd): a transform that calls lambd (e.g. on a target_transform's label).",
+                    lambda_transform,
+                ),
+            );
             m
         }
         "torch.utils" => {
