@@ -27,6 +27,7 @@ pub mod classes;
 pub mod devices;
 pub mod docs;
 pub mod files;
+pub mod ipython;
 pub mod magic;
 pub mod mxnet;
 pub mod numpy;
@@ -50,6 +51,9 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
         let top = dotted.split('.').next().unwrap_or(dotted);
         let hint = match top {
             "d2l" => ". The d2l helpers are built in: try_gpu, try_all_gpus, num_gpus, cpu, gpu",
+            "pandas" => ". devarray has no pandas: read a CSV file with open() and line.split(','), then make an array of the numbers (np.array, torch.tensor)",
+            "matplotlib" => ". devarray draws no plots: print the values (or their shapes) instead",
+            "torchvision" => ". devarray's torchvision has datasets (FashionMNIST, read from local files) and transforms (ToTensor, Normalize, Compose, Lambda); there are no pretrained models, since nothing is downloaded",
             _ => "",
         };
         let hint = if hint.is_empty() {
@@ -106,6 +110,7 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
         .or_else(|| mxnet::build(dotted))
         .or_else(|| numpy::build(dotted))
         .or_else(|| stdlib::build(dotted))
+        .or_else(|| ipython::build(dotted))
 }
 
 /// Python's built-ins and the native globals, into a session's builtins table.

@@ -349,18 +349,7 @@ fn fashion_mnist(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         .unwrap_or(true);
     let transform = a.take(2, "transform")?;
     a.finish(3)?;
-    // MXNet downloads into root what is missing there; devarray reads its local copy instead.
-    let dir = match root {
-        Some(r) if !data::has_mnist_files(&r, train) => {
-            let local = data::resolve_root(None);
-            if data::has_mnist_files(&local, train) {
-                local
-            } else {
-                r
-            }
-        }
-        r => data::resolve_root(r.as_deref()),
-    };
+    let dir = data::resolve_root(root.as_deref());
     let set = data::load_mnist_format(&dir, train).map_err(|e| match e {
         DataError::Missing(m) => Exc::new(ExcKind::FileNotFoundError, m),
         DataError::Corrupt(m) => Exc::value_error(m),

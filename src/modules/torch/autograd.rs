@@ -127,9 +127,19 @@ impl NativeObject for GradFn {
     fn repr(&self) -> String {
         format!("<{} object at {:#x}>", self.name, self as *const _ as usize)
     }
-    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         match name {
             "__name__" => Some(Value::str(self.name)),
+            "name" => Some(crate::modules::mxnet::gluon::bound(
+                this,
+                "name",
+                "grad_fn.name(): the node's class name, e.g. 'AddBackward0'.",
+                |_, r, a| {
+                    a.finish(0)?;
+                    let node = crate::modules::mxnet::gluon::downcast::<GradFn>(r, "a grad_fn")?;
+                    Ok(Value::str(node.name))
+                },
+            )),
             _ => None,
         }
     }
