@@ -1140,6 +1140,11 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
             Some(f) => {
                 let key = match idx {
                     Index::Single(IndexItem::Value(v)) => v,
+                    // A slice reaches the object as a slice object, as Python passes it.
+                    Index::Single(IndexItem::Slice(a, b, c)) => {
+                        let part = |v: Option<Value>| v.unwrap_or(Value::None);
+                        class::new_slice(part(a), part(b), part(c))
+                    }
                     _ => return Err(Exc::type_error("this object supports only integer indices")),
                 };
                 it.call_value(&f, super::value::Args::new("__getitem__", vec![key]))

@@ -214,6 +214,38 @@ impl Dataset {
     }
 }
 
+/// `dataset[a:b]` of an image set, as Gluon's vision data sets answer it: the images stacked
+/// (N, H, W, C) and their labels (int32), both arrays.
+fn image_batch(it: &mut dyn Interpreter, d: &Dataset, picked: &[usize]) -> Result<Value, Exc> {
+    let Source::Images { set, pipeline } = &d.source else {
+        return Err(Exc::type_error(
+            "this data set takes integer indices only (slices work on image data sets); index the items one at a time",
+        ));
+    };
+    let mut shape = Vec::new();
+    let mut values = Vec::new();
+    let mut labels = Vec::with_capacity(picked.len());
+    for &i in picked {
+        let (mut img, label) = set.item(i).ok_or_else(|| out_of_range(i, set.len()))?;
+        for t in pipeline {
+            img = t.apply(img).map_err(Exc::value_error)?;
+        }
+        shape.clone_from(&img.shape);
+        values.extend(img.values.iter().map(|&v| f64::from(v)));
+        labels.push(f64::from(label));
+    }
+    if picked.is_empty() {
+        shape = vec![set.rows, set.cols, 1];
+    }
+    let fl = if d.torch { Flavor::Torch } else { flavor(it) };
+    let mut full = vec![picked.len()];
+    full.extend(shape);
+    let rt = &it.state().rt;
+    let x = rt.from_f64(values, &full, DType::Float32, Device::cpu(0))?;
+    let y = rt.from_f64(labels, &[picked.len()], DType::Int32, Device::cpu(0))?;
+    Ok(Value::tuple(vec![wrap(x, fl), wrap(y, fl)]))
+}
+
 fn out_of_range(i: usize, n: usize) -> Exc {
     Exc::new(
         ExcKind::IndexError,
@@ -284,6 +316,16 @@ impl NativeObject for DatasetObj {
                 a.finish(1)?;
                 let d = dataset_of(r)?;
                 let n = d.len(it)?;
+                if let Some(sl) = crate::object::class::as_slice(&key) {
+                    let (start, stop, step) = crate::object::ops::slice_indices(n as i64, &Some(sl.start.clone()), &Some(sl.stop.clone()), &Some(sl.step.clone()))?;
+                    let mut picked = Vec::new();
+                    let mut i = start;
+                    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                        picked.push(i as usize);
+                        i += step;
+                    }
+                    return image_batch(it, &d, &picked);
+                }
                 let i = as_i64(&key).ok_or_else(|| Exc::type_error(format!("data set indices must be integers, got {}", key.type_name())))?;
                 let j = if i < 0 { i + n as i64 } else { i };
                 let j = usize::try_from(j).ok().filter(|&j| j < n).ok_or_else(|| out_of_range(i.unsigned_abs() as usize, n))?;
@@ -1315,10 +1357,12 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "mxnet.gluon.data.vision",
                 "vision data sets and transforms",
             ));
-            m.set(
-                "datasets",
-                Value::Module(build("mxnet.gluon.data.vision.datasets")?),
-            );
+            let datasets = build("mxnet.gluon.data.vision.datasets")?;
+            // Gluon's vision package re-exports its data sets (gluon.data.vision.FashionMNIST).
+            if let Some(f) = datasets.get("FashionMNIST") {
+                m.set("FashionMNIST", f);
+            }
+            m.set("datasets", Value::Module(datasets));
             m.set(
                 "transforms",
                 Value::Module(build("mxnet.gluon.data.vision.transforms")?),
