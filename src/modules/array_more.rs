@@ -801,7 +801,7 @@ fn randint(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 /// `torch.normal(mean, std, size)` with number parameters.
-fn torch_normal(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn torch_normal(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let mean = a.take(0, "mean")?.unwrap_or(Value::Float(0.0));
     let std = a.take(1, "std")?.unwrap_or(Value::Float(1.0));
     let size = a.take(2, "size")?;

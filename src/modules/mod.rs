@@ -33,6 +33,7 @@ pub mod mxnet;
 pub mod numpy;
 pub mod pydoc;
 pub mod stdlib;
+pub mod textio;
 pub mod torch;
 
 use std::rc::Rc;
@@ -153,6 +154,14 @@ fn install_native(b: &mut NameMap<Value>) {
             magic::devices_fn,
         ),
     ];
+    b.insert(
+        Rc::from("open"),
+        builtin(
+            "open",
+            "open(file, mode='r', encoding=None, newline=None): a text file to read ('r') or write ('w', 'a', 'x'); use it in a with statement.",
+            textio::open,
+        ),
+    );
     for (name, doc, f) in fns {
         b.insert(Rc::from(*name), builtin(name, doc, *f));
     }

@@ -1193,6 +1193,13 @@ fn array_index(_it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::In
                 }
                 IndexItem::Value(Value::None) => runtime::IndexItem::NewAxis,
                 IndexItem::Value(Value::Str(ref s)) if &**s == "..." => runtime::IndexItem::Ellipsis,
+                // MXNet takes float index arrays (np.array(list_of_ints) is float32 there) and
+                // truncates them to integers; PyTorch and NumPy refuse them.
+                IndexItem::Value(Value::Array(ref a))
+                    if matches!(a.flavor, Flavor::Np | Flavor::Nd) && a.array.dtype().is_float() =>
+                {
+                    runtime::IndexItem::Array(a.array.astype(runtime::DType::Int64)?)
+                }
                 IndexItem::Value(Value::Array(ref a)) => runtime::IndexItem::Array(a.array.clone()),
                 IndexItem::Value(v) => match v {
                     Value::Int(i) => runtime::IndexItem::Int(i),

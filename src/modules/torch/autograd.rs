@@ -1073,6 +1073,7 @@ factories! {
     eye => arrays::eye::<TORCH>,
     rand => arrays::rand::<TORCH>,
     randn => arrays::randn::<TORCH>,
+    normal => crate::modules::array_more::torch_normal,
     ones_like => crate::modules::array_more::ones_like::<TORCH>,
     zeros_like => crate::modules::array_more::zeros_like::<TORCH>,
     empty_like => crate::modules::array_more::zeros_like::<TORCH>,
