@@ -51,6 +51,7 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
     let m = build(dotted).ok_or_else(|| {
         let top = dotted.split('.').next().unwrap_or(dotted);
         let hint = match top {
+            "torch" if dotted.starts_with("torch.distributions") => ". devarray has no torch.distributions (Multinomial, Normal, ...): sample with torch.rand, torch.randn, torch.normal or torch.randint, and count outcomes yourself",
             "d2l" => ". The d2l helpers are built in: try_gpu, try_all_gpus, num_gpus, cpu, gpu",
             "pandas" => ". devarray has no pandas: read a CSV file with open() and line.split(','), then make an array of the numbers (np.array, torch.tensor)",
             "matplotlib" => ". devarray draws no plots: print the values (or their shapes) instead",
