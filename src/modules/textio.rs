@@ -160,7 +160,14 @@ impl NativeObject for TextFile {
     }
     fn attr_names(&self) -> Vec<&'static str> {
         vec![
-            "close", "closed", "mode", "name", "read", "readline", "readlines", "write",
+            "close",
+            "closed",
+            "mode",
+            "name",
+            "read",
+            "readline",
+            "readlines",
+            "write",
             "writelines",
         ]
     }
@@ -178,107 +185,145 @@ impl NativeObject for TextFile {
                 }
                 Ok(r.clone())
             }),
-            "__next__" => method(&r, "__next__", "the next line; StopIteration at the end", |_, r, a| {
-                a.finish(0)?;
-                let line = next_line(this(r)?)?;
-                if line.is_empty() {
-                    return Err(Exc::new(ExcKind::StopIteration, ""));
-                }
-                Ok(Value::str(&line))
-            }),
-            "readline" => method(&r, "readline", "f.readline(): the next line with its '\\n' ('' at the end).", |_, r, mut a| {
-                a.take(0, "size")?;
-                a.finish(1)?;
-                Ok(Value::str(&next_line(this(r)?)?))
-            }),
-            "readlines" => method(&r, "readlines", "f.readlines(): the remaining lines, each with its '\\n'.", |_, r, mut a| {
-                a.take(0, "hint")?;
-                a.finish(1)?;
-                let f = this(r)?;
-                let mut lines = Vec::new();
-                loop {
-                    let line = next_line(f)?;
+            "__next__" => method(
+                &r,
+                "__next__",
+                "the next line; StopIteration at the end",
+                |_, r, a| {
+                    a.finish(0)?;
+                    let line = next_line(this(r)?)?;
                     if line.is_empty() {
-                        break;
+                        return Err(Exc::new(ExcKind::StopIteration, ""));
                     }
-                    lines.push(Value::str(&line));
-                }
-                Ok(Value::list(lines))
-            }),
-            "read" => method(&r, "read", "f.read(size=-1): the rest of the file (or size characters).", |_, r, mut a| {
-                let size = a.take(0, "size")?;
-                a.finish(1)?;
-                let size = match size {
-                    None | Some(Value::None) => None,
-                    Some(Value::Int(n)) if n < 0 => None,
-                    Some(Value::Int(n)) => Some(n as usize),
-                    Some(other) => {
-                        return Err(Exc::type_error(format!(
-                            "argument should be integer or None, not '{}'",
-                            other.type_name()
-                        )))
+                    Ok(Value::str(&line))
+                },
+            ),
+            "readline" => method(
+                &r,
+                "readline",
+                "f.readline(): the next line with its '\\n' ('' at the end).",
+                |_, r, mut a| {
+                    a.take(0, "size")?;
+                    a.finish(1)?;
+                    Ok(Value::str(&next_line(this(r)?)?))
+                },
+            ),
+            "readlines" => method(
+                &r,
+                "readlines",
+                "f.readlines(): the remaining lines, each with its '\\n'.",
+                |_, r, mut a| {
+                    a.take(0, "hint")?;
+                    a.finish(1)?;
+                    let f = this(r)?;
+                    let mut lines = Vec::new();
+                    loop {
+                        let line = next_line(f)?;
+                        if line.is_empty() {
+                            break;
+                        }
+                        lines.push(Value::str(&line));
                     }
-                };
-                match &mut *this(r)?.state.borrow_mut() {
-                    State::Reading { text, pos } => {
-                        let rest = text.get(*pos..).unwrap_or_default();
-                        let n = match size {
-                            None => rest.len(),
-                            Some(k) => rest.char_indices().nth(k).map_or(rest.len(), |(i, _)| i),
-                        };
-                        let out = rest[..n].to_string();
-                        *pos += n;
-                        Ok(Value::str(&out))
+                    Ok(Value::list(lines))
+                },
+            ),
+            "read" => method(
+                &r,
+                "read",
+                "f.read(size=-1): the rest of the file (or size characters).",
+                |_, r, mut a| {
+                    let size = a.take(0, "size")?;
+                    a.finish(1)?;
+                    let size = match size {
+                        None | Some(Value::None) => None,
+                        Some(Value::Int(n)) if n < 0 => None,
+                        Some(Value::Int(n)) => Some(n as usize),
+                        Some(other) => {
+                            return Err(Exc::type_error(format!(
+                                "argument should be integer or None, not '{}'",
+                                other.type_name()
+                            )))
+                        }
+                    };
+                    match &mut *this(r)?.state.borrow_mut() {
+                        State::Reading { text, pos } => {
+                            let rest = text.get(*pos..).unwrap_or_default();
+                            let n = match size {
+                                None => rest.len(),
+                                Some(k) => {
+                                    rest.char_indices().nth(k).map_or(rest.len(), |(i, _)| i)
+                                }
+                            };
+                            let out = rest[..n].to_string();
+                            *pos += n;
+                            Ok(Value::str(&out))
+                        }
+                        State::Writing(_) => Err(unsupported("readable")),
+                        State::Closed => Err(closed()),
                     }
-                    State::Writing(_) => Err(unsupported("readable")),
-                    State::Closed => Err(closed()),
-                }
-            }),
-            "write" => method(&r, "write", "f.write(s): write the string s; returns its length.", |_, r, mut a| {
-                let s = a.required(0, "s")?;
-                a.finish(1)?;
-                let Value::Str(s) = &s else {
-                    return Err(Exc::type_error(format!(
-                        "write() argument must be str, not {}",
-                        s.type_name()
-                    )));
-                };
-                let f = this(r)?;
-                match &mut *f.state.borrow_mut() {
-                    State::Writing(file) => {
-                        file.write_all(s.as_bytes()).map_err(|e| os_error(&e, &f.name))?;
-                        Ok(Value::Int(s.chars().count() as i64))
-                    }
-                    State::Reading { .. } => Err(unsupported("writable")),
-                    State::Closed => Err(closed()),
-                }
-            }),
-            "writelines" => method(&r, "writelines", "f.writelines(lines): write each string (no newlines added).", |it, r, mut a| {
-                let lines = a.required(0, "lines")?;
-                a.finish(1)?;
-                let f = this(r)?;
-                for line in it.iterate(&lines)? {
-                    let Value::Str(s) = &line else {
+                },
+            ),
+            "write" => method(
+                &r,
+                "write",
+                "f.write(s): write the string s; returns its length.",
+                |_, r, mut a| {
+                    let s = a.required(0, "s")?;
+                    a.finish(1)?;
+                    let Value::Str(s) = &s else {
                         return Err(Exc::type_error(format!(
                             "write() argument must be str, not {}",
-                            line.type_name()
+                            s.type_name()
                         )));
                     };
+                    let f = this(r)?;
                     match &mut *f.state.borrow_mut() {
                         State::Writing(file) => {
-                            file.write_all(s.as_bytes()).map_err(|e| os_error(&e, &f.name))?
+                            file.write_all(s.as_bytes())
+                                .map_err(|e| os_error(&e, &f.name))?;
+                            Ok(Value::Int(s.chars().count() as i64))
                         }
-                        State::Reading { .. } => return Err(unsupported("writable")),
-                        State::Closed => return Err(closed()),
+                        State::Reading { .. } => Err(unsupported("writable")),
+                        State::Closed => Err(closed()),
                     }
-                }
-                Ok(Value::None)
-            }),
-            "close" => method(&r, "close", "f.close(): close the file (again is harmless).", |_, r, a| {
-                a.finish(0)?;
-                *this(r)?.state.borrow_mut() = State::Closed;
-                Ok(Value::None)
-            }),
+                },
+            ),
+            "writelines" => method(
+                &r,
+                "writelines",
+                "f.writelines(lines): write each string (no newlines added).",
+                |it, r, mut a| {
+                    let lines = a.required(0, "lines")?;
+                    a.finish(1)?;
+                    let f = this(r)?;
+                    for line in it.iterate(&lines)? {
+                        let Value::Str(s) = &line else {
+                            return Err(Exc::type_error(format!(
+                                "write() argument must be str, not {}",
+                                line.type_name()
+                            )));
+                        };
+                        match &mut *f.state.borrow_mut() {
+                            State::Writing(file) => file
+                                .write_all(s.as_bytes())
+                                .map_err(|e| os_error(&e, &f.name))?,
+                            State::Reading { .. } => return Err(unsupported("writable")),
+                            State::Closed => return Err(closed()),
+                        }
+                    }
+                    Ok(Value::None)
+                },
+            ),
+            "close" => method(
+                &r,
+                "close",
+                "f.close(): close the file (again is harmless).",
+                |_, r, a| {
+                    a.finish(0)?;
+                    *this(r)?.state.borrow_mut() = State::Closed;
+                    Ok(Value::None)
+                },
+            ),
             _ => return None,
         })
     }

@@ -475,17 +475,12 @@ impl NativeObject for LambdaObj {
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         match name {
             "lambd" => Some(self.0.clone()),
-            "__call__" => Some(bound(
-                this,
-                "Lambda",
-                "t(x): lambd(x).",
-                |it, r, mut a| {
-                    let x = a.required(0, "img")?;
-                    a.finish(1)?;
-                    let f = downcast::<LambdaObj>(r, "a Lambda")?.0.clone();
-                    call1(it, &f, x)
-                },
-            )),
+            "__call__" => Some(bound(this, "Lambda", "t(x): lambd(x).", |it, r, mut a| {
+                let x = a.required(0, "img")?;
+                a.finish(1)?;
+                let f = downcast::<LambdaObj>(r, "a Lambda")?.0.clone();
+                call1(it, &f, x)
+            })),
             _ => None,
         }
     }
@@ -1111,14 +1106,20 @@ fn torch_fashion_mnist(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, E
     let root = a.take(0, "root")?;
     let train = a.take(1, "train")?;
     let transform = a.take(2, "transform")?;
-    let target_transform = a.take(3, "target_transform")?.filter(|t| !matches!(t, Value::None));
+    let target_transform = a
+        .take(3, "target_transform")?
+        .filter(|t| !matches!(t, Value::None));
     let download = a
         .take(4, "download")?
         .map(|d| d.truthy())
         .transpose()?
         .unwrap_or(false);
     a.finish(5)?;
-    let is_train = train.as_ref().map(|t| t.truthy()).transpose()?.unwrap_or(true);
+    let is_train = train
+        .as_ref()
+        .map(|t| t.truthy())
+        .transpose()?
+        .unwrap_or(true);
     let dir = match &root {
         None | Some(Value::None) => data::resolve_root(None),
         Some(Value::Str(r)) => {
@@ -1147,10 +1148,7 @@ fn torch_fashion_mnist(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, E
         }
     };
     let args = Args {
-        pos: vec![
-            Value::str(&dir.to_string_lossy()),
-            Value::Bool(is_train),
-        ],
+        pos: vec![Value::str(&dir.to_string_lossy()), Value::Bool(is_train)],
         ..Args::default()
     };
     let ds = fashion_mnist(it, args)?;

@@ -346,9 +346,17 @@ fn scatter_(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, E
     a.finish(3)?;
     let x = tensor_of(r)?.array.clone();
     let ndim = x.ndim();
-    let dim = as_i64(&dim)
-        .ok_or_else(|| Exc::type_error(format!("scatter_(): argument 'dim' must be int, not {}", dim.type_name())))?;
-    let d = if dim < 0 { dim + ndim.max(1) as i64 } else { dim };
+    let dim = as_i64(&dim).ok_or_else(|| {
+        Exc::type_error(format!(
+            "scatter_(): argument 'dim' must be int, not {}",
+            dim.type_name()
+        ))
+    })?;
+    let d = if dim < 0 {
+        dim + ndim.max(1) as i64
+    } else {
+        dim
+    };
     if d < 0 || d >= ndim.max(1) as i64 {
         return Err(Exc::new(
             ExcKind::IndexError,
@@ -388,9 +396,7 @@ fn scatter_(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, E
             ))
         }
         (Some(_), Some(_)) => {
-            return Err(Exc::type_error(
-                "scatter_() takes src or value, not both",
-            ))
+            return Err(Exc::type_error("scatter_() takes src or value, not both"))
         }
     };
     let positions = index.try_to_host()?.to_f64_vec();
@@ -425,9 +431,9 @@ fn scatter_(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, E
         }
         let v = match &fill {
             Err(v) => *v,
-            Ok(src) => *src.get(flat).ok_or_else(|| {
-                runtime_error("scatter_(): src has fewer elements than index")
-            })?,
+            Ok(src) => *src
+                .get(flat)
+                .ok_or_else(|| runtime_error("scatter_(): src has fewer elements than index"))?,
         };
         if let Some(slot) = values.get_mut(at) {
             *slot = v;
