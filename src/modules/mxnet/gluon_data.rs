@@ -170,6 +170,11 @@ impl Dataset {
                         }
                     });
                 }
+                // PyTorch's TensorDataset items are tuples even of one tensor; Gluon's
+                // ArrayDataset gives a lone column's element itself.
+                if self.torch {
+                    return Ok(Value::tuple(items));
+                }
                 Ok(match <[Value; 1]>::try_from(items) {
                     Ok([one]) => one,
                     Err(items) => Value::tuple(items),

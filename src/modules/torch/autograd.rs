@@ -369,8 +369,14 @@ fn scatter_(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, E
     }
     let d = d as usize;
     let index = match &index {
-        Value::Array(i) if i.array.dtype() == DType::Int64 => i.array.clone(),
-        Value::Array(_) => return Err(runtime_error("scatter(): Expected dtype int64 for index")),
+        Value::Array(i) if matches!(i.array.dtype(), DType::Int64 | DType::Int32) => {
+            i.array.clone()
+        }
+        Value::Array(_) => {
+            return Err(runtime_error(
+                "scatter(): Expected dtype int32/int64 for index",
+            ))
+        }
         other => {
             return Err(Exc::type_error(format!(
                 "scatter_(): argument 'index' must be Tensor, not {}",

@@ -246,12 +246,17 @@ fn current_device(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     Ok(Value::Int(0))
 }
 
-/// `torch.accelerator.current_accelerator(check_available=False)`: `device(type='cuda')`, or
-/// None on a machine without one.
+/// `torch.accelerator.current_accelerator(check_available=False)`.
 fn current_accelerator(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    a.take(0, "check_available")?;
+    let check = a
+        .take(0, "check_available")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
     a.finish(1)?;
-    if it.state_mut().rt.num_gpus() == 0 {
+    // Like a CUDA build of PyTorch: the accelerator is CUDA even on a machine without a GPU,
+    // unless check_available=True asks whether one is there.
+    if check && it.state_mut().rt.num_gpus() == 0 {
         return Ok(Value::None);
     }
     Ok(TorchDevice {
@@ -444,7 +449,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 ),
                 (
                     "current_accelerator",
-                    "current_accelerator(check_available=False): device(type='cuda') when there is a GPU, else None.",
+                    "current_accelerator(check_available=False): device(type='cuda'); None when check_available=True and there is no GPU.",
                     current_accelerator,
                 ),
                 (
