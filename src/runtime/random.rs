@@ -374,6 +374,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn torch_randperm_and_int64_draw_match_pytorch() {
+        // torch.Generator().manual_seed(s); torch.randperm(n, generator=g).tolist()
+        assert_eq!(TorchGen::new(5).randperm(10), [1, 4, 9, 6, 3, 5, 0, 2, 8, 7]);
+        assert_eq!(TorchGen::new(123_456_789).randperm(7), [5, 0, 2, 4, 3, 6, 1]);
+        assert!(TorchGen::new(1).randperm(0).is_empty());
+        // torch.manual_seed(0); torch.empty((), dtype=torch.int64).random_().item()
+        assert_eq!(
+            TorchGen::new(0).random64() % (1u64 << 63),
+            900_450_186_894_289_455
+        );
+    }
+
+    #[test]
     fn mt19937_reference_words() {
         // The C++ standard fixes the 10000th output of a default-seeded (5489) mt19937.
         let mut mt = Mt19937::new(5489);
