@@ -1077,7 +1077,18 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
     }
     match obj {
         Value::Array(a) => {
-            let items = array_index(it, &idx)?;
+            let items = array_index(it, &idx, a.array.device())?;
+            let items = match paired_index(it, &a.array, &items)? {
+                Some((flat_shape, flat)) => {
+                    let tape = &mut it.state_mut().nn.tape;
+                    let flat_x = tape.reshape(&a.array, &flat_shape)?;
+                    return Ok(wrap(
+                        tape.index(&flat_x, &[runtime::IndexItem::Array(flat)])?,
+                        a.flavor,
+                    ));
+                }
+                None => items,
+            };
             let tape = &mut it.state_mut().nn.tape;
             let mut out = tape.index(&a.array, &items)?;
             if a.flavor == Flavor::Nd && out.ndim() == 0 {
@@ -1160,7 +1171,97 @@ fn not_subscriptable(obj: &Value) -> Exc {
 }
 
 /// Translate a subscript into the runtime's index items.
-fn array_index(_it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::IndexItem>, Exc> {
+/// `x[i0, i1, ...]` with one-dimensional integer index arrays of one length for the leading
+/// axes (`y_hat[range(n), y]`): NumPy's paired (advanced) indexing, computed as one index into
+/// x with those axes merged, so autograd sees a reshape and a gather. Returns the merged shape
+/// and the flat index, or None when the index is not of that form.
+#[allow(clippy::type_complexity)]
+fn paired_index(
+    it: &mut dyn Interpreter,
+    x: &runtime::Array,
+    items: &[runtime::IndexItem],
+) -> Result<Option<(Vec<isize>, runtime::Array)>, Exc> {
+    if items.len() < 2 || items.len() > x.ndim() {
+        return Ok(None);
+    }
+    let mut arrays = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            runtime::IndexItem::Array(i) if i.dtype().is_int() && i.ndim() == 1 => arrays.push(i),
+            _ => return Ok(None),
+        }
+    }
+    let n = arrays[0].size();
+    if arrays.iter().any(|i| i.size() != n) {
+        let shapes: Vec<String> = arrays.iter().map(|i| format!("({},)", i.size())).collect();
+        return Err(Exc::new(
+            ExcKind::IndexError,
+            format!(
+                "shape mismatch: indexing arrays could not be broadcast together with shapes {}",
+                shapes.join(" ")
+            ),
+        ));
+    }
+    let dims = &x.shape()[..arrays.len()];
+    let mut flat = vec![0f64; n];
+    for (axis, (idx, &dim)) in arrays.iter().zip(dims).enumerate() {
+        let stride: usize = dims[axis + 1..].iter().product();
+        for (slot, v) in flat.iter_mut().zip(idx.try_to_host()?.to_f64_vec()) {
+            let i = v as i64;
+            let j = if i < 0 { i + dim as i64 } else { i };
+            if j < 0 || j >= dim as i64 {
+                return Err(Exc::new(
+                    ExcKind::IndexError,
+                    format!("index {i} is out of bounds for axis {axis} with size {dim}"),
+                ));
+            }
+            *slot += (j as usize * stride) as f64;
+        }
+    }
+    let mut shape = vec![dims.iter().product::<usize>() as isize];
+    shape.extend(x.shape()[arrays.len()..].iter().map(|&d| d as isize));
+    let flat = it
+        .state()
+        .rt
+        .from_f64(flat, &[n], runtime::DType::Int64, x.device())?;
+    Ok(Some((shape, flat)))
+}
+
+/// A list of ints or a range used as an array index (`y_hat[range(n), y]`, `x[[0, 2]]`): the
+/// int64 index array NumPy and PyTorch make of it; None for anything else.
+fn int_sequence_index(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    device: runtime::Device,
+) -> Result<Option<runtime::Array>, Exc> {
+    let values: Vec<f64> = match v {
+        Value::Range(start, stop, step) => {
+            let n = super::value::range_len(*start, *stop, *step);
+            (0..n).map(|k| (start + k * step) as f64).collect()
+        }
+        Value::List(l) => {
+            let l = l.borrow();
+            if l.is_empty() || !l.iter().all(|x| matches!(x, Value::Int(_))) {
+                return Ok(None);
+            }
+            l.iter().filter_map(as_i64).map(|i| i as f64).collect()
+        }
+        _ => return Ok(None),
+    };
+    let n = values.len();
+    Ok(Some(it.state().rt.from_f64(
+        values,
+        &[n],
+        runtime::DType::Int64,
+        device,
+    )?))
+}
+
+fn array_index(
+    it: &mut dyn Interpreter,
+    idx: &Index,
+    device: runtime::Device,
+) -> Result<Vec<runtime::IndexItem>, Exc> {
     let items: Vec<IndexItem> = match idx {
         Index::Single(IndexItem::Value(Value::Tuple(t))) => {
             t.iter().cloned().map(IndexItem::Value).collect()
@@ -1171,6 +1272,11 @@ fn array_index(_it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::In
     items
         .into_iter()
         .map(|i| {
+            if let IndexItem::Value(v @ (Value::List(_) | Value::Range(..))) = &i {
+                if let Some(arr) = int_sequence_index(it, v, device)? {
+                    return Ok(runtime::IndexItem::Array(arr));
+                }
+            }
             Ok(match i {
                 IndexItem::Ellipsis => runtime::IndexItem::Ellipsis,
                 IndexItem::Slice(a, b, c) => {
@@ -1257,7 +1363,7 @@ pub fn set_item(
                     crate::nn::autograd::InplaceError::Leaf,
                 ));
             }
-            let items = array_index(it, &idx)?;
+            let items = array_index(it, &idx, a.array.device())?;
             int_fits(&value, a.array.dtype())?;
             let op = operand(&value).ok_or_else(|| {
                 Exc::type_error(format!(

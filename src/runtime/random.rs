@@ -376,8 +376,14 @@ mod tests {
     #[test]
     fn torch_randperm_and_int64_draw_match_pytorch() {
         // torch.Generator().manual_seed(s); torch.randperm(n, generator=g).tolist()
-        assert_eq!(TorchGen::new(5).randperm(10), [1, 4, 9, 6, 3, 5, 0, 2, 8, 7]);
-        assert_eq!(TorchGen::new(123_456_789).randperm(7), [5, 0, 2, 4, 3, 6, 1]);
+        assert_eq!(
+            TorchGen::new(5).randperm(10),
+            [1, 4, 9, 6, 3, 5, 0, 2, 8, 7]
+        );
+        assert_eq!(
+            TorchGen::new(123_456_789).randperm(7),
+            [5, 0, 2, 4, 3, 6, 1]
+        );
         assert!(TorchGen::new(1).randperm(0).is_empty());
         // torch.manual_seed(0); torch.empty((), dtype=torch.int64).random_().item()
         assert_eq!(
