@@ -143,6 +143,20 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 clone(it, recv(r)?)
             },
         ),
+        "t" if x.flavor == Flavor::Torch => ("x.t(): a 2-D tensor transposed (0-D and 1-D tensors as they are).", |it, r, a| {
+            a.finish(0)?;
+            let x = recv(r)?;
+            if x.array.ndim() > 2 {
+                return Err(Exc::new(crate::object::error::ExcKind::RuntimeError, format!(
+                    "t() expects a tensor with <= 2 dimensions, but self is {}D",
+                    x.array.ndim()
+                )));
+            }
+            let tape = &mut it.state_mut().nn.tape;
+            let out = tape.transpose(&x.array, None)?;
+            tape.rename(&out, "TBackward0");
+            Ok(wrap(out, x.flavor))
+        }),
         "contiguous" => ("x.contiguous(): x (arrays here are always contiguous).", |_, r, mut a| {
             a.take_kw("memory_format");
             a.finish(0)?;
@@ -803,7 +817,7 @@ fn randint(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 /// `torch.normal(mean, std, size)` with number parameters.
-fn torch_normal(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn torch_normal(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let mean = a.take(0, "mean")?.unwrap_or(Value::Float(0.0));
     let std = a.take(1, "std")?.unwrap_or(Value::Float(1.0));
     let size = a.take(2, "size")?;

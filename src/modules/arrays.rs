@@ -1202,9 +1202,26 @@ macro_rules! via {
 via! {
     ns_exp => "exp", ns_log => "log", ns_sqrt => "sqrt", ns_abs => "abs", ns_tanh => "tanh",
     ns_sigmoid => "sigmoid", ns_relu => "relu", ns_square => "square", ns_sum => "sum",
-    ns_mean => "mean", ns_max => "max", ns_min => "min", ns_prod => "prod",
+    ns_mean => "mean", ns_prod => "prod",
     ns_argmax => "argmax", ns_argmin => "argmin", ns_norm => "norm", ns_reshape => "reshape",
     ns_transpose => "transpose", ns_clip => "clip", ns_dot => "dot",
+}
+
+/// `max(x, axis)`, or with an array second argument (`torch.max(X, a)`) the elementwise
+/// maximum, as PyTorch overloads it.
+pub fn ns_max(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    if matches!(a.pos.get(1), Some(Value::Array(_))) {
+        return ns_maximum(it, a);
+    }
+    via_method(it, a, "max")
+}
+
+/// `min(x, axis)`, or the elementwise minimum with an array second argument.
+pub fn ns_min(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    if matches!(a.pos.get(1), Some(Value::Array(_))) {
+        return ns_minimum(it, a);
+    }
+    via_method(it, a, "min")
 }
 
 pub fn ns_matmul(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {

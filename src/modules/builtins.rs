@@ -1092,7 +1092,7 @@ fn ord(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
 }
 
-fn display(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+pub(crate) fn display(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(usize::MAX)?;
     for v in &a.pos {
         let d = format::display_data(it, v)?;
@@ -1101,7 +1101,7 @@ fn display(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
-fn clear_output(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn clear_output(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let wait = match a.take(0, "wait")? {
         Some(v) => v.truthy()?,
         None => false,
@@ -1145,7 +1145,7 @@ pub fn doc_of(v: &Value) -> Option<String> {
     }
 }
 
-fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
     let is_callable = match &v {

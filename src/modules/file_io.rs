@@ -244,7 +244,7 @@ pub fn open(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     };
     if mode.contains('b') {
         return Err(Exc::value_error(format!(
-            "binary mode '{mode}' is not supported: devarray has no bytes type; open the file in text mode ('r', 'w', 'a')"
+            "binary mode '{mode}' is not supported: devarray has no bytes type; open the file in text mode ('r', 'w', 'a'), and save arrays with npx.save, nd.save or torch.save"
         )));
     }
     let kinds = mode.chars().filter(|c| "rwax".contains(*c)).count();

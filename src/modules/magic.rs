@@ -26,6 +26,8 @@ pub fn run(it: &mut dyn Interpreter, name: &str, arg: &str) -> Result<(), Exc> {
         }
         "transfers" => transfers(it, arg)?,
         "who" => who(it),
+        // Notebooks start with it; devarray draws no plots, so there is nothing to set up.
+        "matplotlib" => {}
         other => {
             return Err(Exc::new(
                 ExcKind::NameError,

@@ -28,6 +28,7 @@ pub mod devices;
 pub mod docs;
 pub mod file_io;
 pub mod files;
+pub mod ipython;
 pub mod magic;
 pub mod mxnet;
 pub mod numpy;
@@ -65,7 +66,11 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
     let m = build(dotted).ok_or_else(|| {
         let top = dotted.split('.').next().unwrap_or(dotted);
         let hint = match top {
+            "torch" if dotted.starts_with("torch.distributions") => ". devarray has no torch.distributions (Multinomial, Normal, ...): sample with torch.rand, torch.randn, torch.normal or torch.randint, and count outcomes yourself",
             "d2l" => ". The d2l helpers are built in: try_gpu, try_all_gpus, num_gpus, cpu, gpu",
+            "pandas" => ". devarray has no pandas: read a CSV file with open() and line.split(','), then make an array of the numbers (np.array, torch.tensor)",
+            "matplotlib" => ". devarray draws no plots: print the values (or their shapes) instead",
+            "torchvision" => ". devarray's torchvision has datasets (FashionMNIST, read from local files) and transforms (ToTensor, Normalize, Compose, Lambda); there are no pretrained models, since nothing is downloaded",
             _ => "",
         };
         let hint = if hint.is_empty() {
@@ -122,6 +127,7 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
         .or_else(|| mxnet::build(dotted))
         .or_else(|| numpy::build(dotted))
         .or_else(|| stdlib::build(dotted))
+        .or_else(|| ipython::build(dotted))
 }
 
 /// Python's built-ins and the native globals, into a session's builtins table.

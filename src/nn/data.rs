@@ -168,6 +168,17 @@ pub fn parse_idx<'a>(
     Ok((dims, payload))
 }
 
+/// Whether `dir` holds the images and labels of the training (or test) split, plain or gzipped.
+pub fn has_mnist_files(dir: &Path, train: bool) -> bool {
+    let prefix = if train { "train" } else { "t10k" };
+    ["images-idx3-ubyte", "labels-idx1-ubyte"]
+        .iter()
+        .all(|kind| {
+            let name = format!("{prefix}-{kind}");
+            dir.join(&name).is_file() || dir.join(format!("{name}.gz")).is_file()
+        })
+}
+
 /// FashionMNIST (or any MNIST-format set) from `dir`.
 pub fn load_mnist_format(dir: &Path, train: bool) -> Result<ImageSet, DataError> {
     let prefix = if train { "train" } else { "t10k" };

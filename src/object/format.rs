@@ -423,6 +423,17 @@ fn format_error(e: display::pyfmt::FormatError) -> Exc {
 /// `format(v, spec)` / f-string `{v:spec}`.
 pub fn format_value(it: &mut dyn Interpreter, v: &Value, spec: &str) -> Result<String, Exc> {
     if spec.is_empty() {
+        // PyTorch's Tensor.__format__: a 0-d tensor formats as its item (f"{loss}" is "2.3...").
+        if let Value::Array(a) = v {
+            if a.flavor == super::value::Flavor::Torch && a.array.ndim() == 0 {
+                let item = match a.array.to_scalar("format")? {
+                    Scalar::Bool(b) => Value::Bool(b),
+                    Scalar::Int(i) => Value::Int(i),
+                    Scalar::Float(f) => Value::Float(f),
+                };
+                return to_str(it, &item);
+            }
+        }
         return to_str(it, v);
     }
     let arg = fmt_arg(it, v)?;

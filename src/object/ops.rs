@@ -1101,8 +1101,37 @@ fn slice_positions(
     Ok(out)
 }
 
+/// `__index__` of an array: a one-element integer tensor, or a 0-d integer NumPy array, is an
+/// index (`classes[pred.argmax()]`); None for a value that is not an array of those dialects.
+fn array_as_index(v: &Value) -> Result<Option<i64>, Exc> {
+    let Value::Array(a) = v else {
+        return Ok(None);
+    };
+    let ok = a.array.dtype().is_int();
+    match a.flavor {
+        Flavor::Torch if ok && a.array.size() == 1 => {}
+        Flavor::Torch => {
+            return Err(Exc::type_error(
+                "only integer tensors of a single element can be converted to an index",
+            ))
+        }
+        Flavor::Numpy if ok && a.array.ndim() == 0 => {}
+        Flavor::Numpy => {
+            return Err(Exc::type_error(
+                "only integer scalar arrays can be converted to a scalar index",
+            ))
+        }
+        _ => return Ok(None),
+    }
+    Ok(a.array.to_host().to_f64_vec().first().map(|&x| x as i64))
+}
+
 fn seq_index(len: usize, v: &Value, what: &str) -> Result<usize, Exc> {
-    let i = as_i64(v).ok_or_else(|| {
+    let i = match as_i64(v) {
+        Some(i) => Some(i),
+        None => array_as_index(v)?,
+    };
+    let i = i.ok_or_else(|| {
         Exc::type_error(format!(
             "{what} indices must be integers or slices, not {}",
             v.type_name()
@@ -1150,7 +1179,18 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
     }
     match obj {
         Value::Array(a) => {
-            let items = array_index(it, &idx)?;
+            let items = array_index(it, &idx, a.array.device())?;
+            let items = match paired_index(it, &a.array, &items)? {
+                Some((flat_shape, flat)) => {
+                    let tape = &mut it.state_mut().nn.tape;
+                    let flat_x = tape.reshape(&a.array, &flat_shape)?;
+                    return Ok(wrap(
+                        tape.index(&flat_x, &[runtime::IndexItem::Array(flat)])?,
+                        a.flavor,
+                    ));
+                }
+                None => items,
+            };
             let tape = &mut it.state_mut().nn.tape;
             let mut out = tape.index(&a.array, &items)?;
             if a.flavor == Flavor::Nd && out.ndim() == 0 {
@@ -1235,7 +1275,11 @@ fn not_subscriptable(obj: &Value) -> Exc {
 /// Translate a subscript into the runtime's index items.
 /// A nested list or tuple of numbers as a host array (NumPy's `x[[0, 2]]` and `x[:, 0] = [1, 2]`):
 /// bools stay bool, ints are int64, any float makes float64. None when `v` is not such a list.
-fn list_array(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Array>, Exc> {
+fn list_array(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    device: runtime::Device,
+) -> Result<Option<Array>, Exc> {
     fn walk(v: &Value, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Value>) -> Option<()> {
         // As deep as `np.array` accepts; deeper nesting is left to the usual error.
         if depth > 32 {
@@ -1284,17 +1328,103 @@ fn list_array(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Array>, Exc>
     } else {
         runtime::HostData::F64(flat.iter().filter_map(as_f64).collect())
     };
-    Ok(Some(it.state().rt.from_host(
-        data,
-        &shape,
-        runtime::Device::cpu(0),
+    Ok(Some(it.state().rt.from_host(data, &shape, device)?))
+}
+
+/// `x[i0, i1, ...]` with one-dimensional integer index arrays of one length for the leading
+/// axes (`y_hat[range(n), y]`): NumPy's paired (advanced) indexing, computed as one index into
+/// x with those axes merged, so autograd sees a reshape and a gather. Returns the merged shape
+/// and the flat index, or None when the index is not of that form.
+#[allow(clippy::type_complexity)]
+fn paired_index(
+    it: &mut dyn Interpreter,
+    x: &runtime::Array,
+    items: &[runtime::IndexItem],
+) -> Result<Option<(Vec<isize>, runtime::Array)>, Exc> {
+    if items.len() < 2 || items.len() > x.ndim() {
+        return Ok(None);
+    }
+    let mut arrays = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            runtime::IndexItem::Array(i) if i.dtype().is_int() && i.ndim() == 1 => arrays.push(i),
+            _ => return Ok(None),
+        }
+    }
+    let n = arrays[0].size();
+    if arrays.iter().any(|i| i.size() != n) {
+        let shapes: Vec<String> = arrays.iter().map(|i| format!("({},)", i.size())).collect();
+        return Err(Exc::new(
+            ExcKind::IndexError,
+            format!(
+                "shape mismatch: indexing arrays could not be broadcast together with shapes {}",
+                shapes.join(" ")
+            ),
+        ));
+    }
+    let dims = &x.shape()[..arrays.len()];
+    let mut flat = vec![0f64; n];
+    for (axis, (idx, &dim)) in arrays.iter().zip(dims).enumerate() {
+        let stride: usize = dims[axis + 1..].iter().product();
+        for (slot, v) in flat.iter_mut().zip(idx.try_to_host()?.to_f64_vec()) {
+            let i = v as i64;
+            let j = if i < 0 { i + dim as i64 } else { i };
+            if j < 0 || j >= dim as i64 {
+                return Err(Exc::new(
+                    ExcKind::IndexError,
+                    format!("index {i} is out of bounds for axis {axis} with size {dim}"),
+                ));
+            }
+            *slot += (j as usize * stride) as f64;
+        }
+    }
+    let mut shape = vec![dims.iter().product::<usize>() as isize];
+    shape.extend(x.shape()[arrays.len()..].iter().map(|&d| d as isize));
+    let flat = it
+        .state()
+        .rt
+        .from_f64(flat, &[n], runtime::DType::Int64, x.device())?;
+    Ok(Some((shape, flat)))
+}
+
+/// A list of ints or a range used as an array index (`y_hat[range(n), y]`, `x[[0, 2]]`): the
+/// int64 index array NumPy and PyTorch make of it; None for anything else.
+fn int_sequence_index(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    device: runtime::Device,
+) -> Result<Option<runtime::Array>, Exc> {
+    let values: Vec<f64> = match v {
+        Value::Range(start, stop, step) => {
+            let n = super::value::range_len(*start, *stop, *step);
+            (0..n).map(|k| (start + k * step) as f64).collect()
+        }
+        Value::List(l) => {
+            let l = l.borrow();
+            if l.is_empty() || !l.iter().all(|x| matches!(x, Value::Int(_))) {
+                return Ok(None);
+            }
+            l.iter().filter_map(as_i64).map(|i| i as f64).collect()
+        }
+        _ => return Ok(None),
+    };
+    let n = values.len();
+    Ok(Some(it.state().rt.from_f64(
+        values,
+        &[n],
+        runtime::DType::Int64,
+        device,
     )?))
 }
 
-fn array_index(it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::IndexItem>, Exc> {
-    // NumPy indexes with lists as with arrays (`x[[0, 2]]`, `x[[True, False]]`).
+fn array_index(
+    it: &mut dyn Interpreter,
+    idx: &Index,
+    device: runtime::Device,
+) -> Result<Vec<runtime::IndexItem>, Exc> {
+    // NumPy indexes with (nested) lists as with arrays (`x[[0, 2]]`, `x[[True, False]]`).
     if let Index::Single(IndexItem::Value(v @ Value::List(_))) = idx {
-        if let Some(arr) = list_array(it, v)? {
+        if let Some(arr) = list_array(it, v, device)? {
             return Ok(vec![runtime::IndexItem::Array(arr)]);
         }
     }
@@ -1308,6 +1438,11 @@ fn array_index(it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::Ind
     items
         .into_iter()
         .map(|i| {
+            if let IndexItem::Value(v @ (Value::List(_) | Value::Range(..))) = &i {
+                if let Some(arr) = int_sequence_index(it, v, device)? {
+                    return Ok(runtime::IndexItem::Array(arr));
+                }
+            }
             Ok(match i {
                 IndexItem::Ellipsis => runtime::IndexItem::Ellipsis,
                 IndexItem::Slice(a, b, c) => {
@@ -1330,6 +1465,13 @@ fn array_index(it: &mut dyn Interpreter, idx: &Index) -> Result<Vec<runtime::Ind
                 }
                 IndexItem::Value(Value::None) => runtime::IndexItem::NewAxis,
                 IndexItem::Value(Value::Str(ref s)) if &**s == "..." => runtime::IndexItem::Ellipsis,
+                // MXNet takes float index arrays (np.array(list_of_ints) is float32 there) and
+                // truncates them to integers; PyTorch and NumPy refuse them.
+                IndexItem::Value(Value::Array(ref a))
+                    if matches!(a.flavor, Flavor::Np | Flavor::Nd) && a.array.dtype().is_float() =>
+                {
+                    runtime::IndexItem::Array(a.array.astype(runtime::DType::Int64)?)
+                }
                 IndexItem::Value(Value::Array(ref a)) => runtime::IndexItem::Array(a.array.clone()),
                 IndexItem::Value(v) => match v {
                     Value::Int(i) => runtime::IndexItem::Int(i),
@@ -1387,11 +1529,11 @@ pub fn set_item(
                     crate::nn::autograd::InplaceError::Leaf,
                 ));
             }
-            let items = array_index(it, &idx)?;
+            let items = array_index(it, &idx, a.array.device())?;
             int_fits(&value, a.array.dtype())?;
             if a.flavor == Flavor::Numpy {
                 // NumPy assigns lists as arrays: `x[:, 2] = [1, 2]`.
-                if let Some(arr) = list_array(it, &value)? {
+                if let Some(arr) = list_array(it, &value, a.array.device())? {
                     a.array.set_index(&items, Operand::Array(&arr))?;
                     return Ok(());
                 }

@@ -609,6 +609,15 @@ impl Runtime {
         )
     }
 
+    /// One `random64()` of PyTorch's CPU generator, as `torch.empty((), dtype=torch.int64)
+    /// .random_()` draws it (reduced to [0, 2^63)): what a DataLoader's iterator and a
+    /// RandomSampler take from the default generator, so later draws stay in step with PyTorch.
+    pub fn torch_int64_draw(&self) -> Result<i64> {
+        let rng = Arc::clone(&self.state(Device::cpu(0))?.rng);
+        let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
+        Ok((rng.torch.random64() % (1u64 << 63)) as i64)
+    }
+
     /// PyTorch's `torch.randint(low, high, size)`: `random() % range + low` (`random64()` when
     /// the range needs more than 32 bits), as its CPU generator computes it.
     pub fn torch_randint(

@@ -172,6 +172,23 @@ impl TorchGen {
         (hi << 32) | lo
     }
 
+    /// `torch.randperm(n, generator=g)` on the CPU: `random() % (n - i)` swaps, PyTorch's loop
+    /// for every n below 2^32 / 20 (larger n draw `random64()`).
+    pub fn randperm(&mut self, n: usize) -> Vec<usize> {
+        let mut r: Vec<usize> = (0..n).collect();
+        let small = (n as u64) < u64::from(u32::MAX) / 20;
+        for i in 0..n.saturating_sub(1) {
+            let span = (n - i) as u64;
+            let z = if small {
+                u64::from(self.random()) % span
+            } else {
+                self.random64() % span
+            };
+            r.swap(i, i + z as usize);
+        }
+        r
+    }
+
     /// `uniform_real_distribution<float>(from, to)`: 24 random bits scaled in float.
     pub fn uniform_f32(&mut self, from: f32, to: f32) -> f32 {
         let x = (self.random() & ((1 << 24) - 1)) as f32 * (1.0 / (1u32 << 24) as f32);
@@ -355,6 +372,25 @@ impl DeviceRng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn torch_randperm_and_int64_draw_match_pytorch() {
+        // torch.Generator().manual_seed(s); torch.randperm(n, generator=g).tolist()
+        assert_eq!(
+            TorchGen::new(5).randperm(10),
+            [1, 4, 9, 6, 3, 5, 0, 2, 8, 7]
+        );
+        assert_eq!(
+            TorchGen::new(123_456_789).randperm(7),
+            [5, 0, 2, 4, 3, 6, 1]
+        );
+        assert!(TorchGen::new(1).randperm(0).is_empty());
+        // torch.manual_seed(0); torch.empty((), dtype=torch.int64).random_().item()
+        assert_eq!(
+            TorchGen::new(0).random64() % (1u64 << 63),
+            900_450_186_894_289_455
+        );
+    }
 
     #[test]
     fn mt19937_reference_words() {

@@ -56,6 +56,8 @@ enum Source {
         f: Value,
         first_only: bool,
     },
+    /// torchvision's `target_transform`: `f` applied to each item's label.
+    Targets { base: Rc<Dataset>, f: Value },
 }
 
 struct Dataset {
@@ -102,7 +104,7 @@ impl Dataset {
                 Some(c) => column_len(it, c),
                 None => Ok(0),
             },
-            Source::Mapped { base, .. } => base.len(it),
+            Source::Mapped { base, .. } | Source::Targets { base, .. } => base.len(it),
             Source::Subset { indices, .. } => Ok(indices.len()),
             Source::Program(v) => {
                 let len = it.get_attr(v, "__len__")?;
@@ -168,6 +170,11 @@ impl Dataset {
                         }
                     });
                 }
+                // PyTorch's TensorDataset items are tuples even of one tensor; Gluon's
+                // ArrayDataset gives a lone column's element itself.
+                if self.torch {
+                    return Ok(Value::tuple(items));
+                }
                 Ok(match <[Value; 1]>::try_from(items) {
                     Ok([one]) => one,
                     Err(items) => Value::tuple(items),
@@ -198,8 +205,50 @@ impl Dataset {
                     (_, false) => call1(it, f, item),
                 }
             }
+            Source::Targets { base, f } => match &base.get(it, i)? {
+                Value::Tuple(parts) => {
+                    let mut parts = parts.as_ref().clone();
+                    if let Some(target) = parts.get_mut(1) {
+                        *target = call1(it, f, target.clone())?;
+                    }
+                    Ok(Value::tuple(parts))
+                }
+                other => Ok(other.clone()),
+            },
         }
     }
+}
+
+/// `dataset[a:b]` of an image set, as Gluon's vision data sets answer it: the images stacked
+/// (N, H, W, C) and their labels (int32), both arrays.
+fn image_batch(it: &mut dyn Interpreter, d: &Dataset, picked: &[usize]) -> Result<Value, Exc> {
+    let Source::Images { set, pipeline } = &d.source else {
+        return Err(Exc::type_error(
+            "this data set takes integer indices only (slices work on image data sets); index the items one at a time",
+        ));
+    };
+    let mut shape = Vec::new();
+    let mut values = Vec::new();
+    let mut labels = Vec::with_capacity(picked.len());
+    for &i in picked {
+        let (mut img, label) = set.item(i).ok_or_else(|| out_of_range(i, set.len()))?;
+        for t in pipeline {
+            img = t.apply(img).map_err(Exc::value_error)?;
+        }
+        shape.clone_from(&img.shape);
+        values.extend(img.values.iter().map(|&v| f64::from(v)));
+        labels.push(f64::from(label));
+    }
+    if picked.is_empty() {
+        shape = vec![set.rows, set.cols, 1];
+    }
+    let fl = if d.torch { Flavor::Torch } else { flavor(it) };
+    let mut full = vec![picked.len()];
+    full.extend(shape);
+    let rt = &it.state().rt;
+    let x = rt.from_f64(values, &full, DType::Float32, Device::cpu(0))?;
+    let y = rt.from_f64(labels, &[picked.len()], DType::Int32, Device::cpu(0))?;
+    Ok(Value::tuple(vec![wrap(x, fl), wrap(y, fl)]))
 }
 
 fn out_of_range(i: usize, n: usize) -> Exc {
@@ -272,6 +321,16 @@ impl NativeObject for DatasetObj {
                 a.finish(1)?;
                 let d = dataset_of(r)?;
                 let n = d.len(it)?;
+                if let Some(sl) = crate::object::class::as_slice(&key) {
+                    let (start, stop, step) = crate::object::ops::slice_indices(n as i64, &Some(sl.start.clone()), &Some(sl.stop.clone()), &Some(sl.step.clone()))?;
+                    let mut picked = Vec::new();
+                    let mut i = start;
+                    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+                        picked.push(i as usize);
+                        i += step;
+                    }
+                    return image_batch(it, &d, &picked);
+                }
                 let i = as_i64(&key).ok_or_else(|| Exc::type_error(format!("data set indices must be integers, got {}", key.type_name())))?;
                 let j = if i < 0 { i + n as i64 } else { i };
                 let j = usize::try_from(j).ok().filter(|&j| j < n).ok_or_else(|| out_of_range(i.unsigned_abs() as usize, n))?;
@@ -407,6 +466,53 @@ struct TransformObj(Vec<Transform>);
 
 /// `Compose` with at least one user function in it.
 struct ComposeObj(Vec<Value>);
+
+/// torchvision's `Lambda(f)`: a transform that calls `f`.
+struct LambdaObj(Value);
+
+impl NativeObject for LambdaObj {
+    fn type_name(&self) -> &str {
+        "Lambda"
+    }
+    fn repr(&self) -> String {
+        "Lambda()".into()
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        match name {
+            "lambd" => Some(self.0.clone()),
+            "__call__" => Some(bound(this, "Lambda", "t(x): lambd(x).", |it, r, mut a| {
+                let x = a.required(0, "img")?;
+                a.finish(1)?;
+                let f = downcast::<LambdaObj>(r, "a Lambda")?.0.clone();
+                call1(it, &f, x)
+            })),
+            _ => None,
+        }
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["lambd"]
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// `torchvision.transforms.Lambda(lambd)`.
+fn lambda_transform(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let f = a.required(0, "lambd")?;
+    a.finish(1)?;
+    let args = Args {
+        pos: vec![f.clone()],
+        ..Args::default()
+    };
+    if !crate::modules::builtins::callable(it, args)?.truthy()? {
+        return Err(Exc::type_error(format!(
+            "Argument lambd should be callable, got '{}'",
+            f.type_name()
+        )));
+    }
+    Ok(object(LambdaObj(f)))
+}
 
 fn native_pipeline(v: &Value) -> Option<Vec<Transform>> {
     downcast::<TransformObj>(v, "").ok().map(|t| t.0.clone())
@@ -599,6 +705,8 @@ struct LoaderObj {
     /// PyTorch's DataLoader: tensors, int64 labels, each batch a list.
     torch: bool,
     dataset: Rc<Dataset>,
+    /// The data set as the program passed it (`loader.dataset` is that object).
+    dataset_value: Value,
     batch_size: usize,
     shuffle: bool,
     keep_last: bool,
@@ -609,7 +717,17 @@ impl LoaderObj {
     fn plan(&self, it: &mut dyn Interpreter) -> Result<Vec<Vec<usize>>, Exc> {
         let n = self.dataset.len(it)?;
         let mut order: Vec<usize> = (0..n).collect();
-        if self.shuffle && n > 1 {
+        if self.torch {
+            // PyTorch's iterator draws its base seed from the default generator, and its
+            // RandomSampler a seed for a private generator that permutes: the same draws keep
+            // torch.manual_seed programs on PyTorch's numbers (and its shuffled order).
+            let rt = &it.state_mut().rt;
+            rt.torch_int64_draw()?;
+            if self.shuffle {
+                let seed = rt.torch_int64_draw()?;
+                order = crate::runtime::random::TorchGen::new(seed as u64).randperm(n);
+            }
+        } else if self.shuffle && n > 1 {
             // Keys from the session's generator, so mx.random.seed makes the order reproducible.
             let keys = it
                 .state_mut()
@@ -643,6 +761,10 @@ impl NativeObject for LoaderObj {
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         Some(match name {
             "__lazy_iter__" => Value::Bool(true),
+            "dataset" if self.torch => self.dataset_value.clone(),
+            "_dataset" if !self.torch => self.dataset_value.clone(),
+            "batch_size" => Value::Int(self.batch_size as i64),
+            "drop_last" if self.torch => Value::Bool(!self.keep_last),
             "__len__" => bound(
                 this,
                 "__len__",
@@ -869,7 +991,7 @@ fn data_loader(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Err(_) if matches!(ds, Value::Array(_) | Value::List(_)) => dataset_of(&array_dataset(
             it,
             Args {
-                pos: vec![ds],
+                pos: vec![ds.clone()],
                 ..Args::default()
             },
         )?)?,
@@ -921,6 +1043,7 @@ fn data_loader(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(object(LoaderObj {
         torch: false,
         dataset,
+        dataset_value: ds,
         batch_size,
         shuffle,
         keep_last,
@@ -974,6 +1097,7 @@ fn torch_data_loader(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc>
     Ok(object(LoaderObj {
         torch: true,
         dataset,
+        dataset_value: ds,
         batch_size,
         shuffle,
         keep_last: !drop_last,
@@ -987,30 +1111,51 @@ fn torch_fashion_mnist(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, E
     let root = a.take(0, "root")?;
     let train = a.take(1, "train")?;
     let transform = a.take(2, "transform")?;
-    if let Some(t) = a.take(3, "target_transform")? {
-        if !matches!(t, Value::None) {
-            return Err(Exc::value_error(
-                "FashionMNIST: target_transform is not supported; transform the labels in the loop",
-            ));
-        }
-    }
-    if let Some(d) = a.take(4, "download")? {
-        if d.truthy()? {
-            return Err(Exc::value_error(
-                "FashionMNIST: download=True is not possible here (nothing is downloaded); put the IDX files in root, $DEVARRAY_FASHION_MNIST or /usr/share/datasets/fashion-mnist (apt-get install dataset-fashion-mnist)",
-            ));
-        }
-    }
+    let target_transform = a
+        .take(3, "target_transform")?
+        .filter(|t| !matches!(t, Value::None));
+    let download = a
+        .take(4, "download")?
+        .map(|d| d.truthy())
+        .transpose()?
+        .unwrap_or(false);
     a.finish(5)?;
-    let mut args = Args::default();
-    if let Some(r) = root {
-        args.pos.push(r);
-    } else {
-        args.pos.push(Value::None);
-    }
-    if let Some(t) = train {
-        args.pos.push(t);
-    }
+    let is_train = train
+        .as_ref()
+        .map(|t| t.truthy())
+        .transpose()?
+        .unwrap_or(true);
+    let dir = match &root {
+        None | Some(Value::None) => data::resolve_root(None),
+        Some(Value::Str(r)) => {
+            let r = PathBuf::from(expand_home(r));
+            // torchvision keeps the files in root/FashionMNIST/raw; a root holding them is read too.
+            let found = [r.join("FashionMNIST").join("raw"), r.clone()]
+                .into_iter()
+                .find(|d| data::has_mnist_files(d, is_train));
+            match found {
+                Some(d) => d,
+                // download=True fetches what is missing; devarray reads its local copy instead.
+                None if download => data::resolve_root(None),
+                None => {
+                    return Err(Exc::new(
+                        ExcKind::RuntimeError,
+                        "Dataset not found. You can use download=True to download it",
+                    ))
+                }
+            }
+        }
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "root must be a directory name, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let args = Args {
+        pos: vec![Value::str(&dir.to_string_lossy()), Value::Bool(is_train)],
+        ..Args::default()
+    };
     let ds = fashion_mnist(it, args)?;
     let base = dataset_of(&ds)?;
     let source = match (&base.source, &transform) {
@@ -1042,6 +1187,17 @@ fn torch_fashion_mnist(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, E
             first_only: true,
         },
         _ => return Err(Exc::type_error("FashionMNIST: unexpected data set")),
+    };
+    let source = match target_transform {
+        None => source,
+        Some(f) => Source::Targets {
+            base: Rc::new(Dataset {
+                type_name: "FashionMNIST",
+                source,
+                torch: true,
+            }),
+            f,
+        },
     };
     Ok(torch_dataset_value("FashionMNIST", source))
 }
@@ -1123,6 +1279,14 @@ pub fn build_torch(dotted: &str) -> Option<Rc<Module>> {
                     m.set(name, v);
                 }
             }
+            m.set(
+                "Lambda",
+                builtin(
+                    "Lambda",
+                    "Lambda(lambd): a transform that calls lambd (e.g. on a target_transform's label).",
+                    lambda_transform,
+                ),
+            );
             m
         }
         "torch.utils" => {
@@ -1196,10 +1360,12 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "mxnet.gluon.data.vision",
                 "vision data sets and transforms",
             ));
-            m.set(
-                "datasets",
-                Value::Module(build("mxnet.gluon.data.vision.datasets")?),
-            );
+            let datasets = build("mxnet.gluon.data.vision.datasets")?;
+            // Gluon's vision package re-exports its data sets (gluon.data.vision.FashionMNIST).
+            if let Some(f) = datasets.get("FashionMNIST") {
+                m.set("FashionMNIST", f);
+            }
+            m.set("datasets", Value::Module(datasets));
             m.set(
                 "transforms",
                 Value::Module(build("mxnet.gluon.data.vision.transforms")?),

@@ -14,7 +14,7 @@ use crate::runtime::{Array, BinaryOp, DType, Operand, Result as RtResult, Scalar
 
 use crate::modules::arrays::{self, TORCH};
 use crate::object::error::{inplace_exc, torch_error, Exc, ExcKind};
-use crate::object::ops::{as_f64, as_scalar, wrap};
+use crate::object::ops::{as_f64, as_i64, as_scalar, wrap};
 use crate::object::value::{Args, ArrayValue, Flavor, MethodFn, Module, NativeObject, Value};
 use crate::object::{builtin, method, Interpreter};
 
@@ -36,6 +36,7 @@ pub const TENSOR_ATTRS: &[&str] = &[
     "zero_",
     "fill_",
     "copy_",
+    "scatter_",
     "add_",
     "sub_",
     "mul_",
@@ -126,9 +127,19 @@ impl NativeObject for GradFn {
     fn repr(&self) -> String {
         format!("<{} object at {:#x}>", self.name, self as *const _ as usize)
     }
-    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         match name {
             "__name__" => Some(Value::str(self.name)),
+            "name" => Some(crate::modules::mxnet::gluon::bound(
+                this,
+                "name",
+                "grad_fn.name(): the node's class name, e.g. 'AddBackward0'.",
+                |_, r, a| {
+                    a.finish(0)?;
+                    let node = crate::modules::mxnet::gluon::downcast::<GradFn>(r, "a grad_fn")?;
+                    Ok(Value::str(node.name))
+                },
+            )),
             _ => None,
         }
     }
@@ -317,6 +328,128 @@ fn constant_inplace(
     inplace(it, r, &[], move |_, _| Ok(values))
 }
 
+/// `x.scatter_(dim, index, src)` / `x.scatter_(dim, index, value=v)`: for each position p of
+/// index, x at p with p[dim] replaced by index[p] gets src[p] (or v). Computed on the host:
+/// programs scatter small one-hot labels and masks.
+fn scatter_(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let dim = a.required(0, "dim")?;
+    let index = a.required(1, "index")?;
+    let src = a.take(2, "src")?;
+    let value = a.take_kw("value");
+    if let Some(reduce) = a.take_kw("reduce") {
+        if !matches!(reduce, Value::None) {
+            return Err(Exc::value_error(
+                "scatter_: reduce= is not supported; scatter into zeros and combine with the usual operators",
+            ));
+        }
+    }
+    a.finish(3)?;
+    let x = tensor_of(r)?.array.clone();
+    let ndim = x.ndim();
+    let dim = as_i64(&dim).ok_or_else(|| {
+        Exc::type_error(format!(
+            "scatter_(): argument 'dim' must be int, not {}",
+            dim.type_name()
+        ))
+    })?;
+    let d = if dim < 0 {
+        dim + ndim.max(1) as i64
+    } else {
+        dim
+    };
+    if d < 0 || d >= ndim.max(1) as i64 {
+        return Err(Exc::new(
+            ExcKind::IndexError,
+            format!(
+                "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+                -(ndim.max(1) as i64),
+                ndim.max(1) as i64 - 1
+            ),
+        ));
+    }
+    let d = d as usize;
+    let index = match &index {
+        Value::Array(i) if matches!(i.array.dtype(), DType::Int64 | DType::Int32) => {
+            i.array.clone()
+        }
+        Value::Array(_) => {
+            return Err(runtime_error(
+                "scatter(): Expected dtype int32/int64 for index",
+            ))
+        }
+        other => {
+            return Err(Exc::type_error(format!(
+                "scatter_(): argument 'index' must be Tensor, not {}",
+                other.type_name()
+            )))
+        }
+    };
+    // A 0-d index (or src) counts as one element, as PyTorch treats it.
+    let as_dims = |s: &[usize]| if s.is_empty() { vec![1] } else { s.to_vec() };
+    let xshape = as_dims(x.shape());
+    let ishape = as_dims(index.shape());
+    if ishape.len() != xshape.len() {
+        return Err(runtime_error(
+            "Index tensor must have the same number of dimensions as self tensor",
+        ));
+    }
+    let fill: Result<Vec<f64>, f64> = match (&src, &value) {
+        (Some(Value::Array(s)), None) => Ok(s.array.try_to_host()?.to_f64_vec()),
+        (Some(v), None) | (None, Some(v)) => Err(number(v, "scatter_")?),
+        (None, None) => {
+            return Err(Exc::type_error(
+                "scatter_() needs src (a tensor) or value (a number)",
+            ))
+        }
+        (Some(_), Some(_)) => {
+            return Err(Exc::type_error("scatter_() takes src or value, not both"))
+        }
+    };
+    let positions = index.try_to_host()?.to_f64_vec();
+    let mut values = x.try_to_host()?.to_f64_vec();
+    let strides = |shape: &[usize]| {
+        let mut st = vec![1usize; shape.len()];
+        for k in (0..shape.len().saturating_sub(1)).rev() {
+            st[k] = st[k + 1] * shape[k + 1];
+        }
+        st
+    };
+    let (xs, is) = (strides(&xshape), strides(&ishape));
+    for (flat, target) in positions.iter().enumerate() {
+        let t = *target as i64;
+        if t < 0 || t >= xshape[d] as i64 {
+            return Err(runtime_error(format!(
+                "index {t} is out of bounds for dimension {d} with size {}",
+                xshape[d]
+            )));
+        }
+        let mut at = 0;
+        for k in 0..ishape.len() {
+            let coord = (flat / is[k]) % ishape[k];
+            let coord = if k == d { t as usize } else { coord };
+            if coord >= xshape[k] {
+                return Err(runtime_error(format!(
+                    "index {coord} is out of bounds for dimension {k} with size {}",
+                    xshape[k]
+                )));
+            }
+            at += coord * xs[k];
+        }
+        let v = match &fill {
+            Err(v) => *v,
+            Ok(src) => *src
+                .get(flat)
+                .ok_or_else(|| runtime_error("scatter_(): src has fewer elements than index"))?,
+        };
+        if let Some(slot) = values.get_mut(at) {
+            *slot = v;
+        }
+    }
+    constant_inplace(it, r, move |rt, x| {
+        rt.from_f64(values, x.shape(), x.dtype(), x.device())
+    })
+}
+
 fn float_kw(a: &mut Args, i: usize, name: &str, default: f64) -> Result<f64, Exc> {
     match a.take(i, name)? {
         None | Some(Value::None) => Ok(default),
@@ -473,6 +606,7 @@ fn tensor_method(name: &str) -> Option<(&'static str, &'static str, MethodFn)> {
                 Ok(out)
             })
         }),
+        "scatter_" => ("x.scatter_(dim, index, src=None, value=None): x[..., index[i], ...] = src[i] (or value) along dim, in place; returns x.", scatter_),
         "add_" => ("x.add_(other, alpha=1): x += alpha * other in place; returns x.", |it, r, a| binary_inplace(it, r, a, BinaryOp::Add)),
         "sub_" => ("x.sub_(other, alpha=1): x -= alpha * other in place; returns x.", |it, r, a| binary_inplace(it, r, a, BinaryOp::Sub)),
         "mul_" => ("x.mul_(other): x *= other in place; returns x.", |it, r, a| binary_inplace(it, r, a, BinaryOp::Mul)),
@@ -951,6 +1085,7 @@ factories! {
     eye => arrays::eye::<TORCH>,
     rand => arrays::rand::<TORCH>,
     randn => arrays::randn::<TORCH>,
+    normal => crate::modules::array_more::torch_normal,
     ones_like => crate::modules::array_more::ones_like::<TORCH>,
     zeros_like => crate::modules::array_more::zeros_like::<TORCH>,
     empty_like => crate::modules::array_more::zeros_like::<TORCH>,

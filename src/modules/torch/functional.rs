@@ -131,6 +131,86 @@ fn softmax_like(
     out(named(tape, r, name))
 }
 
+/// `nn.Softmax(dim=None)` and `nn.LogSoftmax(dim=None)`: modules over the functions, keeping
+/// PyTorch's `dim` attribute (read at each call) and its repr (`Softmax(dim=1)`).
+pub fn softmax_modules(base: Value) -> Vec<Rc<crate::object::class::Class>> {
+    let make = |name: &str, doc: &str, forward: crate::object::value::BuiltinFn| {
+        crate::modules::blocks::native_block_class(
+            name,
+            "torch.nn.modules.activation",
+            base.clone(),
+            doc,
+            &[
+                ("__init__", dim_module_init),
+                ("forward", forward),
+                ("extra_repr", dim_extra_repr),
+            ],
+        )
+    };
+    vec![
+        make(
+            "Softmax",
+            "Softmax(dim=None): exp(x) normalised along dim.",
+            |it, a| dim_module_forward(it, a, "softmax", losses::softmax),
+        ),
+        make(
+            "LogSoftmax",
+            "LogSoftmax(dim=None): log of Softmax(dim), computed stably.",
+            |it, a| dim_module_forward(it, a, "log_softmax", losses::log_softmax),
+        ),
+    ]
+}
+
+fn dim_module_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = a.required(0, "self")?;
+    let dim = a.take(1, "dim")?.unwrap_or(Value::None);
+    a.finish(2)?;
+    if !matches!(dim, Value::None) && as_i64(&dim).is_none() {
+        return Err(Exc::type_error(format!(
+            "dim must be an integer or None, got {}",
+            dim.type_name()
+        )));
+    }
+    super::nn::module_init(
+        it,
+        Args {
+            pos: vec![this.clone()],
+            ..Args::default()
+        },
+    )?;
+    crate::modules::builtins::set_attr(it, &this, "dim", dim)?;
+    Ok(Value::None)
+}
+
+fn dim_module_forward(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+    fname: &'static str,
+    f: fn(&mut Tape, &Array, isize) -> RtResult<Array>,
+) -> Result<Value, Exc> {
+    let this = a.required(0, "self")?;
+    let x = a.required(1, "input")?;
+    a.finish(2)?;
+    let dim = it.get_attr(&this, "dim")?;
+    softmax_like(
+        it,
+        Args {
+            pos: vec![x, dim],
+            kw: Vec::new(),
+            fname,
+        },
+        f,
+    )
+}
+
+fn dim_extra_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = a.required(0, "self")?;
+    a.finish(1)?;
+    let dim = it.get_attr(&this, "dim")?;
+    let text = crate::object::format::repr(it, &dim)?;
+    Ok(Value::str(&format!("dim={text}")))
+}
+
 fn reduction_arg(v: Option<Value>) -> Result<Reduction, Exc> {
     match &v {
         None => Ok(Reduction::Mean),

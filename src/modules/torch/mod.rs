@@ -246,6 +246,48 @@ fn current_device(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     Ok(Value::Int(0))
 }
 
+/// `torch.accelerator.current_accelerator(check_available=False)`.
+fn current_accelerator(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let check = a
+        .take(0, "check_available")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
+    a.finish(1)?;
+    // Like a CUDA build of PyTorch: the accelerator is CUDA even on a machine without a GPU,
+    // unless check_available=True asks whether one is there.
+    if check && it.state_mut().rt.num_gpus() == 0 {
+        return Ok(Value::None);
+    }
+    Ok(TorchDevice {
+        kind: DeviceKind::Gpu,
+        index: None,
+    }
+    .value())
+}
+
+fn set_device_index(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let d = a.required(0, "device")?;
+    a.finish(1)?;
+    let n = it.state_mut().rt.num_gpus();
+    let index = match &d {
+        Value::Int(i) => *i,
+        other => arrays::device_arg(other)?.id as i64,
+    };
+    if n == 0 {
+        return Err(Exc::new(
+            ExcKind::RuntimeError,
+            "no CUDA device: this machine has no GPU. To simulate GPUs, start devarray with --sim-gpus 2 or set DEVARRAY_SIM_GPUS=2",
+        ));
+    }
+    if index != 0 {
+        return Err(Exc::value_error(format!(
+            "set_device_index({index}): devarray's default GPU is always 0; place tensors on another GPU with .to('cuda:{index}') or device='cuda:{index}'"
+        )));
+    }
+    Ok(Value::None)
+}
+
 fn synchronize(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take(0, "device")?;
     a.finish(1)?;
@@ -355,6 +397,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("save", builtin("save", "save(obj, f): write tensors, numbers, strings and lists, tuples and dicts of them (a state_dict) to the file f (devarray's safetensors format; atomically).", super::files::torch_save));
             m.set("load", builtin("load", "load(f, map_location=None, weights_only=True): what torch.save wrote; tensors go back on their saved device, or where map_location says (a device, 'cpu', 'cuda:1', a dict {'cuda:1': 'cuda:0'} or a function).", super::files::torch_load));
             m.set("cuda", Value::Module(build("torch.cuda")?));
+            m.set("accelerator", Value::Module(build("torch.accelerator")?));
             m.set("nn", Value::Module(build("torch.nn")?));
             m.set("utils", Value::Module(build("torch.utils")?));
             m.set("optim", Value::Module(build("torch.optim")?));
@@ -388,6 +431,49 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     "current_device",
                     "current_device(): the index of the default GPU.",
                     current_device,
+                ),
+                (
+                    "synchronize",
+                    "synchronize(device=None): block until the GPU's queued work is done.",
+                    synchronize,
+                ),
+            ];
+            for (name, doc, f) in fns {
+                m.set(name, builtin(name, doc, f));
+            }
+            m
+        }
+        "torch.accelerator" => {
+            // PyTorch 2.6's device-neutral spelling of torch.cuda; here the accelerator is CUDA.
+            let m = Rc::new(Module::new(
+                "torch.accelerator",
+                "the machine's accelerator (CUDA GPUs, real or simulated)",
+            ));
+            let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 6] = [
+                (
+                    "is_available",
+                    "is_available(): whether there is at least one GPU.",
+                    is_available,
+                ),
+                (
+                    "current_accelerator",
+                    "current_accelerator(check_available=False): device(type='cuda'); None when check_available=True and there is no GPU.",
+                    current_accelerator,
+                ),
+                (
+                    "device_count",
+                    "device_count(): how many GPUs this machine has (simulated ones included).",
+                    device_count,
+                ),
+                (
+                    "current_device_index",
+                    "current_device_index(): the index of the default GPU.",
+                    current_device,
+                ),
+                (
+                    "set_device_index",
+                    "set_device_index(device): make a GPU the default; devarray's default stays GPU 0, so only 0 is accepted.",
+                    set_device_index,
                 ),
                 (
                     "synchronize",

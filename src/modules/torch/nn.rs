@@ -151,7 +151,7 @@ fn self_arg(a: &mut Args) -> Result<Value, Exc> {
     Ok(this)
 }
 
-fn module_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(super) fn module_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let this = self_arg(&mut a)?;
     if let Some((k, _)) = a.kw.first() {
         return Err(Exc::type_error(format!(
@@ -1066,6 +1066,9 @@ pub fn build() -> Rc<Module> {
         &k.tanh,
         &k.flatten,
     ] {
+        m.set(&c.name, c.value());
+    }
+    for c in super::functional::softmax_modules(k.module.value()) {
         m.set(&c.name, c.value());
     }
     m.set("LazyLinear", builtin("LazyLinear", "LazyLinear(out_features, bias=True): a Linear whose in_features comes from the first input.", lazy_linear));
