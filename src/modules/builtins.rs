@@ -1225,6 +1225,20 @@ pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<V
                 return Ok(d);
             }
             let Value::Dict(dst) = &d else { return Ok(d) };
+            // A mapping (anything with keys(): defaultdict, Counter, a program's class) is
+            // copied key by key, as CPython's dict() does.
+            if let Ok(keys) = get_attr(it, &v, "keys") {
+                let keys = it.call_value(&keys, Args::default())?;
+                for k in it.iterate(&keys)? {
+                    let val = ops::get_item(
+                        it,
+                        &v,
+                        ops::Index::Single(ops::IndexItem::Value(k.clone())),
+                    )?;
+                    dst.borrow_mut().insert(hash_key(&k)?, k, val);
+                }
+                return Ok(d);
+            }
             for pair in it.iterate(&v)? {
                 let kv = it.iterate(&pair)?;
                 let [k, val] = <[Value; 2]>::try_from(kv).map_err(|_| {
@@ -2092,22 +2106,22 @@ fn tuple_method(v: &Value, name: &str) -> Option<Value> {
         }
     }
     let f: crate::object::value::MethodFn = match name {
-        "index" => |_, r, mut a| {
+        "index" => |it, r, mut a| {
             let x = a.required(0, "value")?;
             a.finish(1)?;
             for (i, y) in items(r).iter().enumerate() {
-                if y.is(&x) || ops::equals(y, &x)? {
+                if ops::item_equals(it, y, &x)? {
                     return Ok(Value::Int(i as i64));
                 }
             }
             Err(Exc::value_error("tuple.index(x): x not in tuple"))
         },
-        "count" => |_, r, mut a| {
+        "count" => |it, r, mut a| {
             let x = a.required(0, "value")?;
             a.finish(1)?;
             let mut n = 0;
             for y in &items(r) {
-                if y.is(&x) || ops::equals(y, &x)? {
+                if ops::item_equals(it, y, &x)? {
                     n += 1;
                 }
             }
@@ -2165,14 +2179,14 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
             l.borrow_mut().insert(j as usize, x);
             Ok(Value::None)
         },
-        "remove" => |_, r, mut a| {
+        "remove" => |it, r, mut a| {
             let x = a.required(0, "value")?;
             a.finish(1)?;
             let l = recv_list(r)?;
             let items = l.borrow().clone();
             let mut pos = None;
             for (i, y) in items.iter().enumerate() {
-                if y.is(&x) || ops::equals(y, &x)? {
+                if ops::item_equals(it, y, &x)? {
                     pos = Some(i);
                     break;
                 }
@@ -2191,7 +2205,7 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
             let l = recv_list(r)?.borrow().clone();
             let mut pos = None;
             for (i, y) in l.iter().enumerate() {
-                if y.is(&x) || ops::equals(y, &x)? {
+                if ops::item_equals(it, y, &x)? {
                     pos = Some(i);
                     break;
                 }
@@ -2204,13 +2218,13 @@ fn list_method(v: &Value, name: &str) -> Option<Value> {
                 ))),
             }
         },
-        "count" => |_, r, mut a| {
+        "count" => |it, r, mut a| {
             let x = a.required(0, "value")?;
             a.finish(1)?;
             let items = recv_list(r)?.borrow().clone();
             let mut n = 0;
             for y in &items {
-                if y.is(&x) || ops::equals(y, &x)? {
+                if ops::item_equals(it, y, &x)? {
                     n += 1;
                 }
             }

@@ -781,6 +781,19 @@ fn cmp_error(op: CmpOp, l: &Value, r: &Value) -> Exc {
 /// Python `==` for non-array values. Containers compare item by item under the recursion
 /// guard: a list that holds itself is equal to itself (items are compared by identity first,
 /// as CPython does), and one nested past the limit is a `RecursionError`, never a wrong answer.
+/// `a == b` as containment and `list.index` test it: identity first, then a program's `__eq__`
+/// when either side is an instance, else value equality.
+pub fn item_equals(it: &mut dyn Interpreter, a: &Value, b: &Value) -> Result<bool, Exc> {
+    if a.is(b) {
+        return Ok(true);
+    }
+    if matches!(a, Value::Instance(_)) || matches!(b, Value::Instance(_)) {
+        let r = compare(it, CmpOp::Eq, a, b)?;
+        return class::truthy(it, &r);
+    }
+    equals(a, b)
+}
+
 pub fn equals(l: &Value, r: &Value) -> Result<bool, Exc> {
     if let (Some(a), Some(b)) = (as_f64(l), as_f64(r)) {
         if let (Some(x), Some(y)) = (as_i64(l), as_i64(r)) {
@@ -1002,7 +1015,7 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
             return contains(it, &base, item);
         }
         for x in it.iterate(container)? {
-            if x.is(item) || equals(&x, item)? {
+            if item_equals(it, &x, item)? {
                 return Ok(true);
             }
         }
@@ -1034,7 +1047,7 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
         Value::List(_) | Value::Tuple(_) => {
             let items = it.iterate(container)?;
             for x in &items {
-                if x.is(item) || equals(x, item)? {
+                if item_equals(it, x, item)? {
                     return Ok(true);
                 }
             }
