@@ -52,10 +52,11 @@ fn lookup_in_scopes(env: &Env, name: &str) -> Option<Value> {
 
 /// Run `f` with enough native stack: the tree walker recurses once per
 /// nested expression, statement and call, and a debug build uses kilobytes
-/// per level. When less than the red zone is left, a new segment is mapped.
+/// per level. When less than the red zone is left, a new segment is mapped
+/// (on a generator's own stack too: `object::stack`).
 #[inline]
 fn grow<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, f)
+    crate::object::stack::maybe_grow(128 * 1024, 2 * 1024 * 1024, f)
 }
 
 /// Non-error control flow, and errors, unwinding through statements.
@@ -85,6 +86,8 @@ pub struct Interp<'s> {
     pub(super) depth: usize,
     /// What a failed fusion attempt learned, while its expression is evaluated the usual way.
     pub(super) fuse_fallback: Option<Box<super::fuse::Fallback>>,
+    /// Inside a generator's body: how its `yield` suspends (`super::generator`).
+    pub(super) gen: Option<super::generator::GenLink>,
 }
 
 impl<'s> Interp<'s> {
@@ -96,6 +99,7 @@ impl<'s> Interp<'s> {
             env: None,
             depth: 0,
             fuse_fallback: None,
+            gen: None,
         }
     }
 
@@ -194,29 +198,51 @@ impl<'s> Interp<'s> {
                     return self.exec_block(body);
                 }
             }
-            StmtKind::While { cond, body } => {
+            StmtKind::While { cond, body, orelse } => {
+                let mut broke = false;
                 while self.eval_truthy(cond)? {
                     match self.exec_block(body) {
-                        Err(Ctl::Break) => break,
+                        Err(Ctl::Break) => {
+                            broke = true;
+                            break;
+                        }
                         Err(Ctl::Continue) | Ok(()) => {}
                         Err(other) => return Err(other),
                     }
                 }
+                if let (false, Some(orelse)) = (broke, orelse) {
+                    return self.exec_block(orelse);
+                }
             }
-            StmtKind::For { target, iter, body } => {
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
                 let it = self.eval(iter)?;
-                self.for_each(&it, |me, item| {
-                    me.assign(target, item)?;
-                    match me.exec_block(body) {
-                        Err(Ctl::Break) => Ok(false),
-                        Err(Ctl::Continue) | Ok(()) => Ok(true),
-                        Err(other) => Err(other),
-                    }
-                })
-                .map_err(|c| match c {
-                    Ctl::Exc(e) => Ctl::Exc(Box::new(e.at(iter.span, &self.source))),
-                    other => other,
-                })?;
+                let mut broke = false;
+                let looped = self
+                    .for_each(&it, |me, item| {
+                        me.assign(target, item)?;
+                        match me.exec_block(body) {
+                            Err(Ctl::Break) => {
+                                broke = true;
+                                Ok(false)
+                            }
+                            Err(Ctl::Continue) | Ok(()) => Ok(true),
+                            Err(other) => Err(other),
+                        }
+                    })
+                    .map_err(|c| match c {
+                        Ctl::Exc(e) => Ctl::Exc(Box::new(e.at(iter.span, &self.source))),
+                        other => other,
+                    });
+                self.release_iterable(it);
+                looped?;
+                if let (false, Some(orelse)) = (broke, orelse) {
+                    return self.exec_block(orelse);
+                }
             }
             StmtKind::Break => return Err(Ctl::Break),
             StmtKind::Continue => return Err(Ctl::Continue),
@@ -331,7 +357,11 @@ impl<'s> Interp<'s> {
             }
         }
         Ok(match &v {
-            Value::Exception(x) => Exc::new(x.kind, x.message.clone()),
+            Value::Exception(x) => {
+                let mut exc = Exc::new(x.kind, x.message.clone());
+                exc.value = x.value.clone();
+                exc
+            }
             Value::ExcType(k) => Exc::new(*k, ""),
             Value::Instance(inst) if inst.class.exception_base().is_some() => {
                 let kind = inst.class.exception_base().unwrap_or(ExcKind::Exception);
@@ -411,6 +441,7 @@ impl<'s> Interp<'s> {
                     None => Value::Exception(Rc::new(ExcValue {
                         kind: e.kind,
                         message: e.message.clone(),
+                        value: e.value.clone(),
                     })),
                 };
                 let class = match &value {
@@ -1013,11 +1044,16 @@ impl<'s> Interp<'s> {
                 let f = self.make_function(def)?;
                 self.call_value(&f, Args::positional(vec![first]))?
             }
-            ExprKind::Yield(_) | ExprKind::YieldFrom(_) => {
-                return Err(Exc::new(
-                    ExcKind::SyntaxError,
-                    "'yield' inside an expression is not supported in devarray; write it as its own statement (`yield v` or `x = yield v`)",
-                ))
+            ExprKind::Yield(v) => {
+                let v = match v {
+                    Some(e) => self.eval(e)?,
+                    None => Value::None,
+                };
+                return self.yield_value(v);
+            }
+            ExprKind::YieldFrom(e) => {
+                let v = self.eval(e)?;
+                return self.yield_from(v, e.span);
             }
             ExprKind::Lambda { params, body } => {
                 let defaults = self.eval_defaults(params)?;
@@ -1292,9 +1328,15 @@ impl<'s> Interp<'s> {
                     Some(v) => format::to_str(self, v)?,
                     None => String::new(),
                 };
+                // `StopIteration(v).value` is v.
+                let value = match args.pos.first() {
+                    Some(v) if k.is_subclass_of(ExcKind::StopIteration) => Some(v.clone()),
+                    _ => None,
+                };
                 Ok(Value::Exception(Rc::new(ExcValue {
                     kind: *k,
                     message: msg,
+                    value,
                 })))
             }
             Value::Class(c) => crate::object::class::instantiate(self, c, args),
@@ -1746,12 +1788,12 @@ fn is_slice_like(e: &Expr) -> bool {
 }
 
 impl Interpreter for Interp<'_> {
-    fn resume(
+    fn gen_resume(
         &mut self,
         g: &Rc<crate::object::value::Generator>,
-        sent: Value,
-    ) -> Result<Option<Value>, Exc> {
-        self.resume_generator(g, sent)
+        action: crate::object::value::GenAction,
+    ) -> Result<crate::object::value::GenStep, Exc> {
+        Interp::gen_resume(self, g, action)
     }
     fn state(&self) -> &State {
         self.st
@@ -1833,6 +1875,7 @@ pub(super) fn exception_value(exc: &Exc) -> Value {
         None => Value::Exception(Rc::new(ExcValue {
             kind: exc.kind,
             message: exc.message.clone(),
+            value: exc.value.clone(),
         })),
     }
 }

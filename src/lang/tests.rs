@@ -196,12 +196,29 @@ fn st(s: &Stmt) -> String {
             }
             out + ")"
         }
-        StmtKind::While { cond, body: b } => format!("(while {} {})", sx(cond), body(b)),
+        StmtKind::While {
+            cond,
+            body: b,
+            orelse,
+        } => match orelse {
+            None => format!("(while {} {})", sx(cond), body(b)),
+            Some(e) => format!("(while {} {} (else {}))", sx(cond), body(b), body(e)),
+        },
         StmtKind::For {
             target,
             iter,
             body: b,
-        } => format!("(for {} {} {})", sx(target), sx(iter), body(b)),
+            orelse,
+        } => match orelse {
+            None => format!("(for {} {} {})", sx(target), sx(iter), body(b)),
+            Some(e) => format!(
+                "(for {} {} {} (else {}))",
+                sx(target),
+                sx(iter),
+                body(b),
+                body(e)
+            ),
+        },
         StmtKind::Break => "break".into(),
         StmtKind::Continue => "continue".into(),
         StmtKind::Pass => "pass".into(),
@@ -668,9 +685,9 @@ fn syntax_errors() {
         ),
         (
             "for i in x:\n    pass\nelse:\n",
-            "'else' after a loop is not supported; use a flag variable instead",
-            (21, 25),
-            false,
+            "expected an indented block after 'else' statement on line 3",
+            (27, 27),
+            true,
         ),
         (
             "try:\n    x\nexcept E:\n",
@@ -1119,9 +1136,13 @@ fn check_stmt_spans(src: &str, stmt: &Stmt) {
             .map(|(_, b)| b)
             .chain(orelse.as_ref())
             .collect(),
-        StmtKind::While { body, .. } | StmtKind::For { body, .. } | StmtKind::With { body, .. } => {
-            vec![body]
+        StmtKind::While { body, orelse, .. } | StmtKind::For { body, orelse, .. } => {
+            [Some(body), orelse.as_ref()]
+                .into_iter()
+                .flatten()
+                .collect()
         }
+        StmtKind::With { body, .. } => vec![body],
         StmtKind::Def(f) => vec![&f.body],
         StmtKind::Try {
             body,

@@ -15,6 +15,7 @@ pub enum ExcKind {
     Exception,
     KeyboardInterrupt,
     SystemExit,
+    GeneratorExit,
     ArithmeticError,
     ZeroDivisionError,
     OverflowError,
@@ -44,11 +45,12 @@ pub enum ExcKind {
 }
 
 impl ExcKind {
-    pub const ALL: [ExcKind; 29] = [
+    pub const ALL: [ExcKind; 30] = [
         ExcKind::BaseException,
         ExcKind::Exception,
         ExcKind::KeyboardInterrupt,
         ExcKind::SystemExit,
+        ExcKind::GeneratorExit,
         ExcKind::ArithmeticError,
         ExcKind::ZeroDivisionError,
         ExcKind::OverflowError,
@@ -82,6 +84,7 @@ impl ExcKind {
             ExcKind::Exception => "Exception",
             ExcKind::KeyboardInterrupt => "KeyboardInterrupt",
             ExcKind::SystemExit => "SystemExit",
+            ExcKind::GeneratorExit => "GeneratorExit",
             ExcKind::ArithmeticError => "ArithmeticError",
             ExcKind::ZeroDivisionError => "ZeroDivisionError",
             ExcKind::OverflowError => "OverflowError",
@@ -118,7 +121,7 @@ impl ExcKind {
         use ExcKind::*;
         Some(match self {
             BaseException => return None,
-            Exception | KeyboardInterrupt | SystemExit => BaseException,
+            Exception | KeyboardInterrupt | SystemExit | GeneratorExit => BaseException,
             ZeroDivisionError | OverflowError => ArithmeticError,
             IndexError | KeyError => LookupError,
             RecursionError | NotImplementedError => RuntimeError,
@@ -166,6 +169,8 @@ pub struct Exc {
     /// The instance raised, for an exception of a user class (`class MyError(ValueError)`):
     /// `kind` is then its nearest built-in base, so `except ValueError` catches it.
     pub instance: Option<std::rc::Rc<super::class::Instance>>,
+    /// `StopIteration`'s value (its first argument, what a generator returned): `e.value`.
+    pub value: Option<super::value::Value>,
 }
 
 impl Exc {
@@ -177,7 +182,17 @@ impl Exc {
             source: None,
             frames: Vec::new(),
             instance: None,
+            value: None,
         }
+    }
+
+    /// `StopIteration` carrying what a generator returned: `StopIteration: 5` when shown.
+    pub fn stop_iteration(value: super::value::Value, message: String) -> Exc {
+        let mut e = Exc::new(ExcKind::StopIteration, message);
+        if !matches!(value, super::value::Value::None) {
+            e.value = Some(value);
+        }
+        e
     }
 
     /// The class name shown for it: the user class's, else the built-in one's.

@@ -107,6 +107,8 @@ impl Module {
 pub struct ExcValue {
     pub kind: ExcKind,
     pub message: String,
+    /// `StopIteration`'s value (`e.value`); None for the others.
+    pub value: Option<Value>,
 }
 
 /// Python's built-in types, as values (`int`, `str`, `list`, ...): callable to
@@ -317,6 +319,23 @@ pub struct Generator {
     pub state: RefCell<Option<Box<dyn std::any::Any>>>,
     /// Set once the body has returned or raised: every later `next` is StopIteration.
     pub finished: std::cell::Cell<bool>,
+}
+
+/// What resuming a generator does at the `yield` it is suspended at.
+pub enum GenAction {
+    /// `next(g)` (None) or `g.send(v)`: the `yield` evaluates to the value.
+    Send(Value),
+    /// `g.throw(e)`: the `yield` raises it.
+    Throw(super::error::Exc),
+    /// `g.close()`: the `yield` raises GeneratorExit; a generator that yields again is an error.
+    Close,
+}
+
+/// How a resumed generator stopped.
+pub enum GenStep {
+    Yield(Value),
+    /// The body returned (`return v`, or its end: None); for `close`, it is closed.
+    Return(Value),
 }
 
 impl fmt::Debug for Value {
