@@ -1816,7 +1816,11 @@ impl Interpreter for Interp<'_> {
     /// Parse and run `code` (the argument of a magic) in the current session.
     /// Returns the value of a final expression statement.
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc> {
-        let program = crate::lang::parse(code).map_err(|e| {
+        // Enough stack for the parser's bounded nesting, on a generator's stack too.
+        let parsed = crate::object::stack::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {
+            crate::lang::parse(code)
+        });
+        let program = parsed.map_err(|e| {
             let kind = if e.too_deep {
                 ExcKind::RecursionError
             } else {
