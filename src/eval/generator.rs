@@ -466,7 +466,7 @@ impl Interp<'_> {
             Err(e) if e.kind.is_subclass_of(ExcKind::StopIteration) => {
                 let value = match &e.instance {
                     Some(_) => Value::None,
-                    None => e.value.unwrap_or(Value::None),
+                    None => e.value.map_or(Value::None, |v| *v),
                 };
                 Ok(Drawn::Done(value))
             }

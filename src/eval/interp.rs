@@ -359,7 +359,7 @@ impl<'s> Interp<'s> {
         Ok(match &v {
             Value::Exception(x) => {
                 let mut exc = Exc::new(x.kind, x.message.clone());
-                exc.value = x.value.clone();
+                exc.value = x.value.clone().map(Box::new);
                 exc
             }
             Value::ExcType(k) => Exc::new(*k, ""),
@@ -441,7 +441,7 @@ impl<'s> Interp<'s> {
                     None => Value::Exception(Rc::new(ExcValue {
                         kind: e.kind,
                         message: e.message.clone(),
-                        value: e.value.clone(),
+                        value: e.value.as_deref().cloned(),
                     })),
                 };
                 let class = match &value {
@@ -1879,7 +1879,7 @@ pub(super) fn exception_value(exc: &Exc) -> Value {
         None => Value::Exception(Rc::new(ExcValue {
             kind: exc.kind,
             message: exc.message.clone(),
-            value: exc.value.clone(),
+            value: exc.value.as_deref().cloned(),
         })),
     }
 }

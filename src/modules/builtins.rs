@@ -1297,7 +1297,7 @@ fn thrown(it: &mut dyn Interpreter, typ: Value, val: Option<Value>) -> Result<Ex
 
 fn exc_of(x: &crate::object::value::ExcValue) -> Exc {
     let mut e = Exc::new(x.kind, x.message.clone());
-    e.value = x.value.clone();
+    e.value = x.value.clone().map(Box::new);
     e
 }
 

@@ -170,7 +170,8 @@ pub struct Exc {
     /// `kind` is then its nearest built-in base, so `except ValueError` catches it.
     pub instance: Option<std::rc::Rc<super::class::Instance>>,
     /// `StopIteration`'s value (its first argument, what a generator returned): `e.value`.
-    pub value: Option<super::value::Value>,
+    /// (Boxed: an `Exc` travels in every `Result`, and stays small.)
+    pub value: Option<Box<super::value::Value>>,
 }
 
 impl Exc {
@@ -190,7 +191,7 @@ impl Exc {
     pub fn stop_iteration(value: super::value::Value, message: String) -> Exc {
         let mut e = Exc::new(ExcKind::StopIteration, message);
         if !matches!(value, super::value::Value::None) {
-            e.value = Some(value);
+            e.value = Some(Box::new(value));
         }
         e
     }
