@@ -388,8 +388,9 @@ impl Interp<'_> {
         }
     }
 
-    /// A `for` loop's generator that nothing else holds is closed when the loop ends, as
-    /// CPython's reference counting does: its `finally` blocks and `with` exits run now.
+    /// A `for` loop's generator that nothing else holds is closed when the loop ends (or
+    /// breaks, or returns), as CPython's reference counting does: its `finally` blocks and
+    /// `with` exits run now.
     pub(super) fn release_iterable(&mut self, v: Value) {
         if let Value::Generator(g) = &v {
             let suspended = g.state.try_borrow().is_ok_and(|s| {

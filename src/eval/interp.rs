@@ -238,7 +238,11 @@ impl<'s> Interp<'s> {
                         Ctl::Exc(e) => Ctl::Exc(Box::new(e.at(iter.span, &self.source))),
                         other => other,
                     });
-                self.release_iterable(it);
+                // An exception keeps the generator alive in CPython (its traceback holds the
+                // frame), so only a loop that ends, breaks or returns closes it.
+                if !matches!(looped, Err(Ctl::Exc(_))) {
+                    self.release_iterable(it);
+                }
                 looped?;
                 if let (false, Some(orelse)) = (broke, orelse) {
                     return self.exec_block(orelse);
