@@ -153,3 +153,51 @@ unsafe impl Stack for PooledStack {
             .update_teb_fields(stack_limit, guaranteed_stack_bytes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+    /// Recursion far deeper than a generator's stack, through `maybe_grow`, suspending at the
+    /// bottom (inside mapped segments).
+    fn recurse(y: &Yielder<(), usize>, n: usize) -> usize {
+        let pad = std::hint::black_box([0u8; 2048]);
+        if n == 0 {
+            y.suspend(1);
+            return pad[0] as usize;
+        }
+        maybe_grow(64 * 1024, 1024 * 1024, || recurse(y, n - 1)) + 1
+    }
+
+    fn coroutine(depth: usize) -> (Coroutine<(), usize, usize, PooledStack>, (usize, usize)) {
+        let stack = PooledStack::take().expect("a stack");
+        let b = stack.bounds();
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), usize>, ()| {
+            set_bounds(b);
+            recurse(y, depth)
+        });
+        (co, b)
+    }
+
+    #[test]
+    fn deep_recursion_on_a_generator_stack_grows_segments_and_suspends_in_them() {
+        let (mut co, _) = coroutine(5000);
+        let _restore = BoundsGuard::save();
+        assert!(matches!(co.resume(()), CoroutineResult::Yield(1)));
+        // Back on the thread's stack: the bounds say so.
+        set_bounds((0, 0));
+        assert!(matches!(co.resume(()), CoroutineResult::Return(5000)));
+    }
+
+    #[test]
+    fn a_coroutine_suspended_in_a_segment_is_unwound_when_dropped() {
+        for _ in 0..3 {
+            let (mut co, b) = coroutine(3000);
+            let _restore = BoundsGuard::save();
+            assert!(matches!(co.resume(()), CoroutineResult::Yield(1)));
+            set_bounds(b);
+            drop(co);
+        }
+    }
+}
