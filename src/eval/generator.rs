@@ -184,6 +184,12 @@ impl Interp<'_> {
                 GenAction::Send(_) | GenAction::Close => Ok(GenStep::Return(Value::None)),
             };
         }
+        if self.depth >= MAX_CALL_DEPTH && g.state.try_borrow().is_ok_and(|s| s.is_some()) {
+            return Err(Exc::new(
+                ExcKind::RecursionError,
+                format!("maximum recursion depth exceeded ({MAX_CALL_DEPTH} nested calls)"),
+            ));
+        }
         let Some(boxed) = g.state.borrow_mut().take() else {
             return Err(Exc::value_error("generator already executing"));
         };
@@ -238,16 +244,6 @@ impl Interp<'_> {
                 None => return Err(lost()),
             },
         };
-        if self.depth >= MAX_CALL_DEPTH {
-            *g.state.borrow_mut() = Some(Box::new(GenState::Suspended(Suspended {
-                coro: Some(coro),
-                bounds,
-            })));
-            return Err(Exc::new(
-                ExcKind::RecursionError,
-                format!("maximum recursion depth exceeded ({MAX_CALL_DEPTH} nested calls)"),
-            ));
-        }
         let result = {
             let _restore = BoundsGuard::save();
             let me = (self as *mut Interp<'_>).cast::<Interp<'static>>();
