@@ -46,7 +46,8 @@ pub(super) struct Resume {
     action: GenAction,
 }
 
-type Coro = Coroutine<Resume, Value, Result<Value, Exc>, PooledStack>;
+/// What the body ends with is boxed: each switch moves the yield/return value.
+type Coro = Coroutine<Resume, Value, Result<Value, Box<Exc>>, PooledStack>;
 
 /// What the interpreter running a generator's body keeps to suspend it.
 pub(super) struct GenLink {
@@ -119,7 +120,7 @@ fn run_body(
     def: Rc<FuncDef>,
     env: Env,
     bounds: (usize, usize),
-) -> Result<Value, Exc> {
+) -> Result<Value, Box<Exc>> {
     stack::set_bounds(bounds);
     // SAFETY: `first.interp` is the resumer, blocked in `Coroutine::resume` until the body
     // suspends or ends; its state and sink are used only by the body until then, and are
@@ -142,11 +143,11 @@ fn run_body(
     match me.exec_block(&def.body) {
         Ok(()) => Ok(Value::None),
         Err(Ctl::Return(v)) => Ok(v),
-        Err(Ctl::Exc(e)) => Err(*e),
-        Err(Ctl::Break) | Err(Ctl::Continue) => Err(Exc::new(
+        Err(Ctl::Exc(e)) => Err(e),
+        Err(Ctl::Break) | Err(Ctl::Continue) => Err(Box::new(Exc::new(
             ExcKind::SyntaxError,
             "'break' or 'continue' outside loop",
-        )),
+        ))),
     }
 }
 
@@ -180,7 +181,7 @@ impl Interp<'_> {
     pub fn gen_resume(&mut self, g: &Rc<Generator>, action: GenAction) -> Result<GenStep, Exc> {
         if g.finished.get() {
             return match action {
-                GenAction::Throw(e) => Err(e),
+                GenAction::Throw(e) => Err(*e),
                 GenAction::Send(_) | GenAction::Close => Ok(GenStep::Return(Value::None)),
             };
         }
@@ -193,56 +194,63 @@ impl Interp<'_> {
         let Some(boxed) = g.state.borrow_mut().take() else {
             return Err(Exc::value_error("generator already executing"));
         };
-        let Ok(st) = boxed.downcast::<GenState>() else {
+        let Ok(mut st) = boxed.downcast::<GenState>() else {
             return Err(lost());
         };
         let closing = matches!(action, GenAction::Close);
-        let (mut coro, bounds) = match *st {
-            GenState::Created { func, env } => {
-                match action {
-                    GenAction::Send(Value::None) => {}
-                    GenAction::Send(_) => {
-                        *g.state.borrow_mut() = Some(Box::new(GenState::Created { func, env }));
-                        return Err(Exc::type_error(
-                            "can't send non-None value to a just-started generator",
-                        ));
-                    }
-                    GenAction::Throw(e) => {
-                        g.finished.set(true);
-                        return Err(e);
-                    }
-                    GenAction::Close => {
-                        g.finished.set(true);
-                        return Ok(GenStep::Return(Value::None));
-                    }
+        if let GenState::Created { .. } = &*st {
+            match action {
+                GenAction::Send(Value::None) => {}
+                GenAction::Send(_) => {
+                    *g.state.borrow_mut() = Some(st);
+                    return Err(Exc::type_error(
+                        "can't send non-None value to a just-started generator",
+                    ));
                 }
-                let stack = match PooledStack::take() {
-                    Ok(s) => s,
-                    Err(e) => {
-                        *g.state.borrow_mut() = Some(Box::new(GenState::Created { func, env }));
-                        return Err(Exc::new(
-                            ExcKind::MemoryError,
-                            format!(
-                                "cannot start generator '{}': the system refused a stack for it ({e}); too many generators are suspended at once",
-                                g.name
-                            ),
-                        ));
-                    }
-                };
-                let FunctionBody::Def(def) = &func.body else {
-                    return Err(lost());
-                };
-                let def = def.clone();
-                let bounds = stack.bounds();
-                let coro = Coro::with_stack(stack, move |y, first| {
-                    run_body(y, first, func, def, env, bounds)
-                });
-                (coro, bounds)
+                GenAction::Throw(e) => {
+                    g.finished.set(true);
+                    return Err(*e);
+                }
+                GenAction::Close => {
+                    g.finished.set(true);
+                    return Ok(GenStep::Return(Value::None));
+                }
             }
-            GenState::Suspended(mut s) => match s.coro.take() {
-                Some(c) => (c, s.bounds),
-                None => return Err(lost()),
-            },
+            let stack = match PooledStack::take() {
+                Ok(s) => s,
+                Err(e) => {
+                    *g.state.borrow_mut() = Some(st);
+                    return Err(Exc::new(
+                        ExcKind::MemoryError,
+                        format!(
+                            "cannot start generator '{}': the system refused a stack for it ({e}); too many generators are suspended at once",
+                            g.name
+                        ),
+                    ));
+                }
+            };
+            let bounds = stack.bounds();
+            let started = GenState::Suspended(Suspended { coro: None, bounds });
+            let GenState::Created { func, env } = std::mem::replace(&mut *st, started) else {
+                return Err(lost());
+            };
+            let FunctionBody::Def(def) = &func.body else {
+                return Err(lost());
+            };
+            let def = def.clone();
+            let coro = Coro::with_stack(stack, move |y, first| {
+                run_body(y, first, func, def, env, bounds)
+            });
+            if let GenState::Suspended(s) = &mut *st {
+                s.coro = Some(coro);
+            }
+        }
+        // The state stays in its box across resumes (no allocation per item).
+        let GenState::Suspended(Suspended {
+            coro: Some(coro), ..
+        }) = &mut *st
+        else {
+            return Err(lost());
         };
         let result = {
             let _restore = BoundsGuard::save();
@@ -251,10 +259,7 @@ impl Interp<'_> {
         };
         match result {
             CoroutineResult::Yield(v) => {
-                *g.state.borrow_mut() = Some(Box::new(GenState::Suspended(Suspended {
-                    coro: Some(coro),
-                    bounds,
-                })));
+                *g.state.borrow_mut() = Some(st);
                 if closing {
                     return Err(Exc::new(
                         ExcKind::RuntimeError,
@@ -265,7 +270,7 @@ impl Interp<'_> {
             }
             CoroutineResult::Return(r) => {
                 g.finished.set(true);
-                drop(coro);
+                drop(st);
                 match r {
                     Ok(_) if closing => Ok(GenStep::Return(Value::None)),
                     Ok(v) => Ok(GenStep::Return(v)),
@@ -276,7 +281,7 @@ impl Interp<'_> {
                     {
                         Ok(GenStep::Return(Value::None))
                     }
-                    Err(e) => Err(left_generator(g, e)),
+                    Err(e) => Err(left_generator(g, *e)),
                 }
             }
         }
@@ -312,7 +317,7 @@ impl Interp<'_> {
     pub(super) fn yield_value(&mut self, v: Value) -> Result<Value, Exc> {
         match self.suspend(v)? {
             GenAction::Send(v) => Ok(v),
-            GenAction::Throw(e) => Err(e),
+            GenAction::Throw(e) => Err(*e),
             GenAction::Close => Err(Exc::new(ExcKind::GeneratorExit, "")),
         }
     }
@@ -338,7 +343,7 @@ impl Interp<'_> {
                     }
                     GenAction::Throw(e) if e.kind == ExcKind::GeneratorExit => {
                         self.gen_resume(g, GenAction::Close)?;
-                        return Err(e);
+                        return Err(*e);
                     }
                     other => other,
                 };
@@ -369,12 +374,12 @@ impl Interp<'_> {
                             let ev = super::interp::exception_value(&e);
                             self.call_drawn(&m, vec![ev])?
                         }
-                        None => return Err(e),
+                        None => return Err(*e),
                     }
                 }
                 GenAction::Throw(e) => {
                     self.close_source(&source)?;
-                    return Err(e);
+                    return Err(*e);
                 }
                 GenAction::Close => {
                     self.close_source(&source)?;

@@ -1192,7 +1192,7 @@ fn generator_method(v: &Value, name: &str) -> Option<Value> {
             a.finish(3)?;
             let g = as_generator(r)?;
             let exc = thrown(it, typ, val)?;
-            let step = it.gen_resume(&g, GenAction::Throw(exc))?;
+            let step = it.gen_resume(&g, GenAction::Throw(Box::new(exc)))?;
             step_value(it, step)
         },
         "close" => |it, r, a| {

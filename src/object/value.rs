@@ -325,8 +325,8 @@ pub struct Generator {
 pub enum GenAction {
     /// `next(g)` (None) or `g.send(v)`: the `yield` evaluates to the value.
     Send(Value),
-    /// `g.throw(e)`: the `yield` raises it.
-    Throw(super::error::Exc),
+    /// `g.throw(e)`: the `yield` raises it. (Boxed: what a resume passes stays small.)
+    Throw(Box<super::error::Exc>),
     /// `g.close()`: the `yield` raises GeneratorExit; a generator that yields again is an error.
     Close,
 }
