@@ -282,6 +282,16 @@ fn an_interrupt_inside_a_generator_keeps_the_session() {
     timer.join().expect("timer thread");
     assert_eq!(out.error.expect("interrupted").ename, "KeyboardInterrupt");
     assert_eq!(eval_ok(&mut s, "first, next(c), next(c)"), "(0, 1, 2)\n");
+    // `list()` drains a generator in one resume: Ctrl-C still reaches it.
+    let handle = s.interrupt_handle();
+    let timer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        handle.interrupt();
+    });
+    let out = s.eval("list(x for x in spin())");
+    timer.join().expect("timer thread");
+    assert_eq!(out.error.expect("interrupted").ename, "KeyboardInterrupt");
+    assert_eq!(eval_ok(&mut s, "next(c)"), "3\n");
 }
 
 /// A generator made in one eval is resumed in later ones (another interpreter, another output

@@ -44,6 +44,9 @@ use super::interp::{Ctl, Interp, MAX_CALL_DEPTH};
 pub(super) struct Resume {
     interp: *mut Interp<'static>,
     action: GenAction,
+    /// Not null when the resumer drains the generator (`iterate`): each `yield` pushes its
+    /// value here and the body goes on without switching stacks.
+    drain: *mut Vec<Value>,
 }
 
 /// What the body ends with is boxed: each switch moves the yield/return value.
@@ -55,6 +58,8 @@ pub(super) struct GenLink {
     yielder: *const Yielder<Resume, Value>,
     /// The depth the body runs at in this resume (the resumer's + 1).
     base: usize,
+    /// `Resume::drain` of the current resume.
+    drain: *mut Vec<Value>,
 }
 
 /// A generator's suspended execution (what `Generator::state` holds).
@@ -139,6 +144,7 @@ fn run_body(
     me.gen = Some(GenLink {
         yielder,
         base: depth,
+        drain: first.drain,
     });
     match me.exec_block(&def.body) {
         Ok(()) => Ok(Value::None),
@@ -180,6 +186,29 @@ impl Interp<'_> {
     /// Resumes `g` at its `yield` and runs it to the next one or to its end, as CPython's
     /// `send`/`throw`/`close` do.
     pub fn gen_resume(&mut self, g: &Rc<Generator>, action: GenAction) -> Result<GenStep, Exc> {
+        self.resume_with(g, action, std::ptr::null_mut())
+    }
+
+    /// Every remaining item of `g` (`list(g)`, `sum(g)`): the body runs to its end in one
+    /// resume, its `yield`s collecting the items, since nothing runs between them anyway
+    /// (what `next` would do item by item, without a stack switch per item).
+    pub(super) fn drain_generator(&mut self, g: &Rc<Generator>) -> Result<Vec<Value>, Exc> {
+        let mut items = Vec::new();
+        loop {
+            let step = self.resume_with(g, GenAction::Send(Value::None), &mut items)?;
+            match step {
+                GenStep::Yield(v) => items.push(v),
+                GenStep::Return(_) => return Ok(items),
+            }
+        }
+    }
+
+    fn resume_with(
+        &mut self,
+        g: &Rc<Generator>,
+        action: GenAction,
+        drain: *mut Vec<Value>,
+    ) -> Result<GenStep, Exc> {
         if g.finished.get() {
             return match action {
                 GenAction::Throw(e) => Err(*e),
@@ -256,7 +285,11 @@ impl Interp<'_> {
         let result = {
             let _restore = BoundsGuard::save();
             let me = (self as *mut Interp<'_>).cast::<Interp<'static>>();
-            coro.resume(Resume { interp: me, action })
+            coro.resume(Resume {
+                interp: me,
+                action,
+                drain,
+            })
         };
         match result {
             CoroutineResult::Yield(v) => {
@@ -297,6 +330,14 @@ impl Interp<'_> {
         let Some(link) = &self.gen else {
             return Err(Exc::new(ExcKind::SyntaxError, "'yield' outside function"));
         };
+        if !link.drain.is_null() {
+            let drain = link.drain;
+            // A `yield from` an endless iterator runs no statement: Ctrl-C is checked here.
+            self.check_interrupt()?;
+            // SAFETY: the draining resumer is blocked in `resume` and owns the vector.
+            unsafe { (*drain).push(v) };
+            return Ok(GenAction::Send(Value::None));
+        }
         let (yielder, base) = (link.yielder, link.base);
         let rel = self.depth.saturating_sub(base);
         let mine = stack::bounds();
@@ -312,6 +353,7 @@ impl Interp<'_> {
         let base = outer.depth + 1;
         if let Some(link) = &mut self.gen {
             link.base = base;
+            link.drain = resume.drain;
         }
         self.depth = base + rel;
         Ok(resume.action)

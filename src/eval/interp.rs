@@ -1655,12 +1655,7 @@ impl<'s> Interp<'s> {
     /// All items of an iterable, materialised.
     pub fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc> {
         if let Value::Generator(g) = v {
-            let mut items = Vec::new();
-            while let Some(item) = self.resume_generator(g, Value::None)? {
-                self.check_interrupt()?;
-                items.push(item);
-            }
-            return Ok(items);
+            return self.drain_generator(g);
         }
         if let Value::Instance(_) = v {
             let source = self.instance_iter(v)?;
