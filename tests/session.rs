@@ -263,3 +263,55 @@ fn question_mark_prints_help_and_unknown_names_say_so() {
     let out = eval_ok(&mut s, "f??");
     assert!(out.contains("Source:\ndef f(a, b=2):\n"), "{out}");
 }
+
+/// Ctrl-C while a generator's body runs (on its own stack) stops it with KeyboardInterrupt,
+/// and the session, its variables and its other generators carry on.
+#[test]
+fn an_interrupt_inside_a_generator_keeps_the_session() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(
+        &mut s,
+        "def spin():\n    n = 0\n    while True:\n        n += 1\n        if n % 1000000 == -1:\n            yield n\n\ndef count():\n    i = 0\n    while True:\n        yield i\n        i += 1\n\nc = count()\nfirst = next(c)",
+    );
+    let handle = s.interrupt_handle();
+    let timer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        handle.interrupt();
+    });
+    let out = s.eval("for v in spin():\n    pass\n");
+    timer.join().expect("timer thread");
+    assert_eq!(out.error.expect("interrupted").ename, "KeyboardInterrupt");
+    assert_eq!(eval_ok(&mut s, "first, next(c), next(c)"), "(0, 1, 2)\n");
+    // `list()` drains a generator in one resume: Ctrl-C still reaches it.
+    let handle = s.interrupt_handle();
+    let timer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        handle.interrupt();
+    });
+    let out = s.eval("list(x for x in spin())");
+    timer.join().expect("timer thread");
+    assert_eq!(out.error.expect("interrupted").ename, "KeyboardInterrupt");
+    assert_eq!(eval_ok(&mut s, "next(c)"), "3\n");
+}
+
+/// A generator made in one eval is resumed in later ones (another interpreter, another output
+/// sink), and suspended generators (inside `with`, `try`, deep recursion, nested `yield from`)
+/// are freed with the session without running their bodies or crashing.
+#[test]
+fn suspended_generators_cross_evals_and_drop_cleanly() {
+    for _ in 0..3 {
+        let mut s = Session::new(SessionConfig::default());
+        eval_ok(
+            &mut s,
+            "class CM:\n    def __enter__(self):\n        return self\n    def __exit__(self, *a):\n        print('exit')\n\ndef held():\n    with CM():\n        try:\n            yield 'in with'\n        finally:\n            print('finally')\n\ndef down(n):\n    if n == 0:\n        yield 'bottom'\n    else:\n        yield from down(n - 1)\n\ndef rec(n):\n    return n if n == 0 else rec(n - 1)\n\ndef deep():\n    x = rec(500)\n    yield x\n\nh = held()\nd = down(200)\nr = deep()",
+        );
+        assert_eq!(eval_ok(&mut s, "next(h)"), "'in with'\n");
+        assert_eq!(eval_ok(&mut s, "print(next(d))"), "bottom\n");
+        assert_eq!(eval_ok(&mut s, "next(r)"), "0\n");
+        eval_ok(
+            &mut s,
+            "many = [(x for x in range(3)) for _ in range(500)]\nfor g in many:\n    next(g)\n",
+        );
+        drop(s);
+    }
+}

@@ -1,231 +1,231 @@
 //! Generators: a function whose body has `yield` runs lazily, one item per `next`.
 //!
-//! The tree walker cannot suspend in the middle of a Rust call stack, so a generator's body runs
-//! on an explicit stack of frames instead: a frame is a block of statements (found again from
-//! the function's syntax tree by a path of child steps) and the position in it, plus what the
-//! block is (a loop with its iterator, a `try`, a `yield from` source). Statements that contain
-//! no `yield` run whole, through the usual interpreter; only `yield`, and the compound
-//! statements around one, are stepped here. So a generator over a data set holds one item at a
-//! time, and everything else behaves as in a function.
+//! A generator's body runs as an ordinary function body, through the usual tree walker, on a
+//! native stack of its own: a stackful coroutine (`corosensei`). A `yield` anywhere an
+//! expression may stand (`print((yield x))`, `x += yield`, inside `with`, `try`/`finally`,
+//! `except` handlers, loops) suspends the coroutine there, with all the Rust frames of the walk
+//! kept on its stack; the next resume returns from the `yield` with the sent value, or raises
+//! the thrown exception (`throw`) or GeneratorExit (`close`) at that point, so `finally` blocks
+//! and `__exit__` run as in CPython. So a generator over a data set holds one item at a time.
 //!
-//! Supported around a `yield`: `for`, `while`, `if`/`elif`/`else`, `try`/`except`/`else`
-//! (`finally` runs whole), `break`, `continue`, `return`; `yield` as a statement,
-//! `x = yield v`, `yield from iterable`. A `yield` inside another expression or a `with` block
-//! is a clear error.
+//! The body's interpreter (`Interp`) lives on the coroutine's stack. What it borrows from the
+//! session (the state, the output sink) is handed in by each resume ([`Resume`]) and replaced
+//! at the `yield` as the body continues: a generator made in one cell may be resumed in
+//! another, by another `Interp`. The resumer is blocked in `resume` while the body runs, so the
+//! two never use them at once. The call depth is counted from the resumer's depth on each
+//! resume, so recursion through generators meets the same RecursionError as calls.
+//!
+//! A consumer that takes every item with nothing in between (`iterate`: `list(g)`, `sum(g)`)
+//! drains the generator in one resume: each `yield` pushes its value and the body goes on, with
+//! no stack switch per item. A `for` loop runs its body between items, so it switches twice per
+//! item; a switch costs little but the returns after it miss the CPU's return predictor, which
+//! makes a tight loop over a trivial generator slower than the old stepper did.
+//!
+//! Stacks come from a per-thread pool (`object::stack`), so a generator expression maps no
+//! memory; deep recursion inside a body maps segments beyond it. The coroutine is made at the
+//! first resume. A suspended generator that is dropped is unwound by `corosensei` (its Rust
+//! frames' values are freed; this needs panic=unwind); unlike CPython, its `finally` blocks do
+//! not run then, except for the generator a `for` loop drew from and nothing else holds,
+//! which is closed when the loop ends, as CPython's reference counting does.
+//!
+//! Generator expressions are parsed as the generator function Python compiles them to
+//! (`lang::parser::generator_expression`).
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::rc::Rc;
 
-use crate::lang::ast::{Expr, ExprKind, FuncDef, Stmt, StmtKind};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use crate::lang::ast::FuncDef;
+use crate::lang::Span;
 use crate::object::error::{Exc, ExcKind, Frame};
-use crate::object::value::{Args, Function, FunctionBody, Generator, Value};
-use crate::object::Env;
+use crate::object::stack::{self, BoundsGuard, PooledStack};
+use crate::object::value::{Args, Function, FunctionBody, GenAction, GenStep, Generator, Value};
+use crate::object::{Env, OutputSink, State};
 
-use super::interp::{Ctl, Interp};
+use super::interp::{Ctl, Interp, MAX_CALL_DEPTH};
 
-/// Which block of a compound statement a frame runs.
-#[derive(Clone, Copy, Debug)]
-enum Child {
-    LoopBody,
-    IfBranch(usize),
-    Else,
-    TryBody,
-    Handler(usize),
+/// What a resume hands into the coroutine: the interpreter it runs under now and what the
+/// `yield` does.
+pub(super) struct Resume {
+    interp: *mut Interp<'static>,
+    action: GenAction,
+    /// Not null when the resumer drains the generator (`iterate`): each `yield` pushes its
+    /// value here and the body goes on without switching stacks.
+    drain: *mut Vec<Value>,
 }
 
-/// Where items of a `for` loop or `yield from` come from: drawn one at a time.
-enum Source {
-    Items(std::vec::IntoIter<Value>),
-    Range { next: i64, stop: i64, step: i64 },
-    Next(Value),
-    Gen(Rc<Generator>),
-}
+/// What the body ends with is boxed: each switch moves the yield/return value.
+type Coro = Coroutine<Resume, Value, Result<Value, Box<Exc>>, PooledStack>;
 
-enum Kind {
-    /// The function body, an `if` branch, an `except` handler, a `try`'s `else`.
-    Block,
-    /// A `for` loop's body; the loop statement is at `path`'s last step.
-    For(Source),
-    While,
-    /// A `try` body with handlers and `finally` of the `try` statement at `path`'s last step.
-    Try,
-    /// A `try`'s `except` handler or `else` block: its `finally` runs when it ends.
-    Handled,
-    /// A `yield from`: each resume hands out the source's next item.
-    YieldFrom(Source),
-}
-
-struct GenFrame {
-    /// Steps from the function body to this frame's block: (statement index, child block).
-    path: Vec<(usize, Child)>,
-    pc: usize,
-    kind: Kind,
+/// What the interpreter running a generator's body keeps to suspend it.
+pub(super) struct GenLink {
+    /// On the coroutine's stack, below every frame of the body.
+    yielder: *const Yielder<Resume, Value>,
+    /// The depth the body runs at in this resume (the resumer's + 1).
+    base: usize,
+    /// `Resume::drain` of the current resume.
+    drain: *mut Vec<Value>,
 }
 
 /// A generator's suspended execution (what `Generator::state` holds).
-struct GenState {
-    func: Rc<Function>,
-    def: Rc<FuncDef>,
-    env: Env,
-    frames: Vec<GenFrame>,
-    /// Statements that contain a `yield` (by address: the syntax tree is immutable and kept
-    /// alive by `def`).
-    yielding: HashSet<usize>,
-    /// The `x = yield v` statement waiting for the value `send` passes in.
-    pending_assign: Option<(Vec<(usize, Child)>, usize)>,
+enum GenState {
+    /// Not started yet: the coroutine and its stack are made at the first resume.
+    Created {
+        func: Rc<Function>,
+        env: Env,
+    },
+    Suspended(Suspended),
 }
 
-enum Step {
-    Yielded(Value),
-    Finished,
+struct Suspended {
+    coro: Option<Coro>,
+    /// The stack's bounds, recorded while it is unwound (`object::stack`).
+    bounds: (usize, usize),
 }
 
-fn stmt_key(s: &Stmt) -> usize {
-    s as *const Stmt as usize
-}
-
-fn is_yield(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::Yield(_) | ExprKind::YieldFrom(_))
-}
-
-/// Records every statement of `body` that contains a `yield` (not counting nested functions).
-fn collect_yielding(body: &[Stmt], out: &mut HashSet<usize>) -> bool {
-    let mut any = false;
-    for s in body {
-        let here = match &s.kind {
-            StmtKind::Expr(e) => is_yield(e),
-            StmtKind::Assign { value, .. } => is_yield(value),
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } => {
-                collect_yielding(body, out)
-            }
-            StmtKind::With { body, .. } => collect_yielding(body, out),
-            StmtKind::If { branches, orelse } => {
-                let mut y = false;
-                for (_, b) in branches {
-                    y |= collect_yielding(b, out);
-                }
-                if let Some(b) = orelse {
-                    y |= collect_yielding(b, out);
-                }
-                y
-            }
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finally,
-            } => {
-                let mut y = collect_yielding(body, out);
-                for h in handlers {
-                    y |= collect_yielding(&h.body, out);
-                }
-                if let Some(b) = orelse {
-                    y |= collect_yielding(b, out);
-                }
-                if let Some(b) = finally {
-                    y |= collect_yielding(b, out);
-                }
-                y
-            }
-            _ => false,
-        };
-        if here {
-            out.insert(stmt_key(s));
-            any = true;
+impl Drop for Suspended {
+    fn drop(&mut self) {
+        if let Some(coro) = self.coro.take() {
+            // Dropping a suspended coroutine unwinds its stack, which runs on that stack.
+            let _restore = BoundsGuard::save();
+            stack::set_bounds(self.bounds);
+            drop(coro);
         }
     }
-    any
 }
 
-/// The block a path leads to from the function body.
-fn block<'a>(def: &'a FuncDef, path: &[(usize, Child)]) -> Result<&'a [Stmt], Exc> {
-    let mut cur: &[Stmt] = &def.body;
-    for &(i, child) in path {
-        let stmt = cur.get(i).ok_or_else(lost)?;
-        cur = match (&stmt.kind, child) {
-            (StmtKind::For { body, .. } | StmtKind::While { body, .. }, Child::LoopBody) => body,
-            (StmtKind::If { branches, .. }, Child::IfBranch(b)) => {
-                &branches.get(b).ok_or_else(lost)?.1
-            }
-            (
-                StmtKind::If {
-                    orelse: Some(b), ..
-                },
-                Child::Else,
-            ) => b,
-            (StmtKind::Try { body, .. }, Child::TryBody) => body,
-            (StmtKind::Try { handlers, .. }, Child::Handler(h)) => {
-                &handlers.get(h).ok_or_else(lost)?.body
-            }
-            (
-                StmtKind::Try {
-                    orelse: Some(b), ..
-                },
-                Child::Else,
-            ) => b,
-            _ => return Err(lost()),
-        };
-    }
-    Ok(cur)
+/// A `yield from` source other than a generator, drawn one item at a time.
+enum Source {
+    Items(std::vec::IntoIter<Value>),
+    Range {
+        next: i64,
+        stop: i64,
+        step: i64,
+    },
+    /// An iterator object and its `__next__`.
+    Next {
+        obj: Value,
+        next: Value,
+    },
 }
 
-/// The statement a frame's path ends at (its loop or `try`).
-fn owner<'a>(def: &'a FuncDef, path: &[(usize, Child)]) -> Result<&'a Stmt, Exc> {
-    let (last, parent) = path.split_last().ok_or_else(lost)?;
-    block(def, parent)?.get(last.0).ok_or_else(lost)
-}
-
-/// The path to another block of the same statement (a `try`'s handler or `else`).
-fn sibling(path: &[(usize, Child)], child: Child) -> Result<Vec<(usize, Child)>, Exc> {
-    let (&(i, _), parent) = path.split_last().ok_or_else(lost)?;
-    let mut p = parent.to_vec();
-    p.push((i, child));
-    Ok(p)
+/// One draw from a source: an item, or the end with its value (`StopIteration.value`).
+enum Drawn {
+    Item(Value),
+    Done(Value),
 }
 
 fn lost() -> Exc {
     Exc::new(
         ExcKind::RuntimeError,
-        "internal error: a generator lost its place in its function",
+        "internal error: a generator lost its state",
     )
 }
 
+/// The body of a generator, run on its coroutine's stack.
+fn run_body(
+    yielder: &Yielder<Resume, Value>,
+    first: Resume,
+    func: Rc<Function>,
+    def: Rc<FuncDef>,
+    env: Env,
+    bounds: (usize, usize),
+) -> Result<Value, Box<Exc>> {
+    stack::set_bounds(bounds);
+    // SAFETY: `first.interp` is the resumer, blocked in `Coroutine::resume` until the body
+    // suspends or ends; its state and sink are used only by the body until then, and are
+    // replaced at each `yield` by the next resumer's (`Interp::suspend`).
+    let outer = unsafe { &mut *first.interp };
+    let (st, out) = unsafe {
+        (
+            &mut *(&mut *outer.st as *mut State),
+            &mut *(&mut *outer.out as *mut dyn OutputSink),
+        )
+    };
+    let depth = outer.depth + 1;
+    let mut me = Interp::new(st, out, func.source.clone());
+    me.env = Some(env);
+    me.depth = depth;
+    me.gen = Some(GenLink {
+        yielder,
+        base: depth,
+        drain: first.drain,
+    });
+    match me.exec_block(&def.body) {
+        Ok(()) => Ok(Value::None),
+        Err(Ctl::Return(v)) => Ok(v),
+        Err(Ctl::Exc(e)) => Err(e),
+        Err(Ctl::Break) | Err(Ctl::Continue) => Err(Box::new(Exc::new(
+            ExcKind::SyntaxError,
+            "'break' or 'continue' outside loop",
+        ))),
+    }
+}
+
 impl Interp<'_> {
-    /// Calling a generator function: binds the arguments and returns the suspended generator.
+    /// Calling a generator function: binds the arguments and returns the generator, not started.
     pub(super) fn make_generator(&mut self, f: &Rc<Function>, env: Env) -> Value {
-        let FunctionBody::Def(def) = &f.body else {
-            return Value::None;
-        };
-        let mut yielding = HashSet::new();
-        collect_yielding(&def.body, &mut yielding);
-        let state = GenState {
-            func: f.clone(),
-            def: def.clone(),
-            env,
-            frames: vec![GenFrame {
-                path: Vec::new(),
-                pc: 0,
-                kind: Kind::Block,
-            }],
-            yielding,
-            pending_assign: None,
-        };
         Value::Generator(Rc::new(Generator {
             name: f.name.clone(),
-            state: RefCell::new(Some(Box::new(state))),
+            state: RefCell::new(Some(Box::new(GenState::Created {
+                func: f.clone(),
+                env,
+            }))),
             finished: Cell::new(false),
         }))
     }
 
-    /// Runs `g` to its next `yield`; None when it finishes.
+    /// `next(g)` / `g.send(v)` for the interpreter's own loops: None once `g` is exhausted.
+    #[inline]
     pub fn resume_generator(
         &mut self,
         g: &Rc<Generator>,
         sent: Value,
     ) -> Result<Option<Value>, Exc> {
+        match self.gen_resume(g, GenAction::Send(sent))? {
+            GenStep::Yield(v) => Ok(Some(v)),
+            GenStep::Return(_) => Ok(None),
+        }
+    }
+
+    /// Resumes `g` at its `yield` and runs it to the next one or to its end, as CPython's
+    /// `send`/`throw`/`close` do.
+    pub fn gen_resume(&mut self, g: &Rc<Generator>, action: GenAction) -> Result<GenStep, Exc> {
+        self.resume_with(g, action, std::ptr::null_mut())
+    }
+
+    /// Every remaining item of `g` (`list(g)`, `sum(g)`): the body runs to its end in one
+    /// resume, its `yield`s collecting the items, since nothing runs between them anyway
+    /// (what `next` would do item by item, without a stack switch per item).
+    pub(super) fn drain_generator(&mut self, g: &Rc<Generator>) -> Result<Vec<Value>, Exc> {
+        let mut items = Vec::new();
+        loop {
+            let step = self.resume_with(g, GenAction::Send(Value::None), &mut items)?;
+            match step {
+                GenStep::Yield(v) => items.push(v),
+                GenStep::Return(_) => return Ok(items),
+            }
+        }
+    }
+
+    fn resume_with(
+        &mut self,
+        g: &Rc<Generator>,
+        action: GenAction,
+        drain: *mut Vec<Value>,
+    ) -> Result<GenStep, Exc> {
         if g.finished.get() {
-            return Ok(None);
+            return match action {
+                GenAction::Throw(e) => Err(*e),
+                GenAction::Send(_) | GenAction::Close => Ok(GenStep::Return(Value::None)),
+            };
+        }
+        if self.depth >= MAX_CALL_DEPTH && g.state.try_borrow().is_ok_and(|s| s.is_some()) {
+            return Err(Exc::new(
+                ExcKind::RecursionError,
+                format!("maximum recursion depth exceeded ({MAX_CALL_DEPTH} nested calls)"),
+            ));
         }
         let Some(boxed) = g.state.borrow_mut().take() else {
             return Err(Exc::value_error("generator already executing"));
@@ -233,393 +233,230 @@ impl Interp<'_> {
         let Ok(mut st) = boxed.downcast::<GenState>() else {
             return Err(lost());
         };
-        let saved_env = self.env.replace(st.env.clone());
-        let saved_source = std::mem::replace(&mut self.source, st.func.source.clone());
-        let saved_fusion = self.fuse_fallback.take();
-        let result = if self.depth >= super::interp::MAX_CALL_DEPTH {
-            Err(Exc::new(
-                ExcKind::RecursionError,
-                "maximum recursion depth exceeded",
-            ))
-        } else {
-            self.depth += 1;
-            let r = self.run_generator(&mut st, sent);
-            self.depth -= 1;
-            r
-        };
-        self.fuse_fallback = saved_fusion;
-        self.source = saved_source;
-        self.env = saved_env;
-        match result {
-            Ok(Step::Yielded(v)) => {
-                *g.state.borrow_mut() = Some(st);
-                Ok(Some(v))
-            }
-            Ok(Step::Finished) => {
-                g.finished.set(true);
-                Ok(None)
-            }
-            Err(mut e) => {
-                g.finished.set(true);
-                if let (Some(span), Some(src)) = (e.span.take(), e.source.take()) {
-                    e.frames.insert(
-                        0,
-                        Frame {
-                            function: st.func.name.clone(),
-                            source: src,
-                            span,
-                        },
-                    );
+        let closing = matches!(action, GenAction::Close);
+        if let GenState::Created { .. } = &*st {
+            match action {
+                GenAction::Send(Value::None) => {}
+                GenAction::Send(_) => {
+                    *g.state.borrow_mut() = Some(st);
+                    return Err(Exc::type_error(
+                        "can't send non-None value to a just-started generator",
+                    ));
                 }
-                Err(e)
-            }
-        }
-    }
-
-    fn run_generator(&mut self, st: &mut GenState, sent: Value) -> Result<Step, Exc> {
-        if let Some((path, pc)) = st.pending_assign.take() {
-            let stmt = block(&st.def, &path)?.get(pc).ok_or_else(lost)?;
-            if let StmtKind::Assign { targets, .. } = &stmt.kind {
-                for t in targets {
-                    self.assign(t, sent.clone())?;
+                GenAction::Throw(e) => {
+                    g.finished.set(true);
+                    return Err(*e);
+                }
+                GenAction::Close => {
+                    g.finished.set(true);
+                    return Ok(GenStep::Return(Value::None));
                 }
             }
-        }
-        loop {
-            self.check_interrupt()?;
-            let Some(top) = st.frames.last_mut() else {
-                return Ok(Step::Finished);
-            };
-            if let Kind::YieldFrom(source) = &mut top.kind {
-                match self.draw(source)? {
-                    Some(v) => return Ok(Step::Yielded(v)),
-                    None => {
-                        st.frames.pop();
-                        continue;
-                    }
-                }
-            }
-            let def = st.def.clone();
-            let stmts = block(&def, &top.path)?;
-            let Some(stmt) = stmts.get(top.pc) else {
-                // The end of a block: loops go round, the body ends the generator.
-                if self.block_ended(st)? {
-                    return Ok(Step::Finished);
-                }
-                continue;
-            };
-            let pc = top.pc;
-            top.pc += 1;
-            if !st.yielding.contains(&stmt_key(stmt)) {
-                match self.exec_stmt(stmt) {
-                    Ok(()) => {}
-                    Err(Ctl::Return(_)) => return Ok(Step::Finished),
-                    Err(Ctl::Break) => self.unwind_loop(st, true)?,
-                    Err(Ctl::Continue) => self.unwind_loop(st, false)?,
-                    Err(Ctl::Exc(e)) => self.raise_in(st, *e)?,
-                }
-                continue;
-            }
-            let path = top.path.clone();
-            match self.enter(st, stmt, path, pc) {
-                Ok(Some(v)) => return Ok(Step::Yielded(v)),
-                Ok(None) => {}
-                Err(e) => self.raise_in(st, e)?,
-            }
-        }
-    }
-
-    /// Starts a statement that contains a `yield`: yields, or pushes the frame of its block.
-    fn enter(
-        &mut self,
-        st: &mut GenState,
-        stmt: &Stmt,
-        path: Vec<(usize, Child)>,
-        pc: usize,
-    ) -> Result<Option<Value>, Exc> {
-        let mut child = path.clone();
-        match &stmt.kind {
-            StmtKind::Expr(Expr {
-                kind: ExprKind::Yield(v),
-                ..
-            }) => {
-                let v = match v {
-                    Some(e) => self.eval(e)?,
-                    None => Value::None,
-                };
-                return Ok(Some(v));
-            }
-            StmtKind::Expr(Expr {
-                kind: ExprKind::YieldFrom(e),
-                ..
-            }) => {
-                let v = self.eval(e)?;
-                let source = self.source_of(&v).map_err(|x| x.at(e.span, &self.source))?;
-                st.frames.push(GenFrame {
-                    path,
-                    pc: 0,
-                    kind: Kind::YieldFrom(source),
-                });
-            }
-            StmtKind::Assign { value, .. } => {
-                let ExprKind::Yield(v) = &value.kind else {
+            let stack = match PooledStack::take() {
+                Ok(s) => s,
+                Err(e) => {
+                    *g.state.borrow_mut() = Some(st);
                     return Err(Exc::new(
-                        ExcKind::SyntaxError,
-                        "'x = yield from ...' is not supported in devarray; loop over the iterable and yield each item",
-                    )
-                    .at(stmt.span, &self.source));
-                };
-                let v = match v {
-                    Some(e) => self.eval(e)?,
-                    None => Value::None,
-                };
-                st.pending_assign = Some((path, pc));
-                return Ok(Some(v));
-            }
-            StmtKind::For { iter, .. } => {
-                let v = self.eval(iter)?;
-                let source = self
-                    .source_of(&v)
-                    .map_err(|x| x.at(iter.span, &self.source))?;
-                child.push((pc, Child::LoopBody));
-                st.frames.push(GenFrame {
-                    path: child,
-                    pc: 0,
-                    kind: Kind::For(source),
-                });
-                // Draw the first item (or leave at once when there is none).
-                if let Some(top) = st.frames.last_mut() {
-                    top.pc = usize::MAX;
+                        ExcKind::MemoryError,
+                        format!(
+                            "cannot start generator '{}': the system refused a stack for it ({e}); too many generators are suspended at once",
+                            g.name
+                        ),
+                    ));
                 }
-            }
-            StmtKind::While { cond, .. } => {
-                let t = self.eval(cond)?;
-                if crate::object::class::truthy(self, &t)? {
-                    child.push((pc, Child::LoopBody));
-                    st.frames.push(GenFrame {
-                        path: child,
-                        pc: 0,
-                        kind: Kind::While,
-                    });
-                }
-            }
-            StmtKind::If { branches, orelse } => {
-                let mut chosen = None;
-                for (i, (test, _)) in branches.iter().enumerate() {
-                    let t = self.eval(test)?;
-                    if crate::object::class::truthy(self, &t)? {
-                        chosen = Some(Child::IfBranch(i));
-                        break;
-                    }
-                }
-                if chosen.is_none() && orelse.is_some() {
-                    chosen = Some(Child::Else);
-                }
-                if let Some(c) = chosen {
-                    child.push((pc, c));
-                    st.frames.push(GenFrame {
-                        path: child,
-                        pc: 0,
-                        kind: Kind::Block,
-                    });
-                }
-            }
-            StmtKind::Try { finally, .. } => {
-                if finally.as_ref().is_some_and(|f| {
-                    let mut set = HashSet::new();
-                    collect_yielding(f, &mut set)
-                }) {
-                    return Err(Exc::new(
-                        ExcKind::SyntaxError,
-                        "'yield' inside 'finally' is not supported in devarray",
-                    )
-                    .at(stmt.span, &self.source));
-                }
-                child.push((pc, Child::TryBody));
-                st.frames.push(GenFrame {
-                    path: child,
-                    pc: 0,
-                    kind: Kind::Try,
-                });
-            }
-            _ => {
-                return Err(Exc::new(
-                    ExcKind::SyntaxError,
-                    "'yield' here is not supported in devarray: use it as a statement (`yield v`, `x = yield v`) in the function body, a loop, an if or a try",
-                )
-                .at(stmt.span, &self.source))
-            }
-        }
-        Ok(None)
-    }
-
-    /// The top frame's block has run to its end. True when the generator's body is done.
-    fn block_ended(&mut self, st: &mut GenState) -> Result<bool, Exc> {
-        let Some(top) = st.frames.last_mut() else {
-            return Ok(true);
-        };
-        match &mut top.kind {
-            Kind::For(source) => {
-                let mut source = std::mem::replace(source, Source::Items(Vec::new().into_iter()));
-                let next = self.draw(&mut source);
-                let def = st.def.clone();
-                let Some(top) = st.frames.last_mut() else {
-                    return Ok(true);
-                };
-                top.kind = Kind::For(source);
-                match next? {
-                    Some(item) => {
-                        let StmtKind::For { target, .. } = &owner(&def, &top.path)?.kind else {
-                            return Err(lost());
-                        };
-                        top.pc = 0;
-                        self.assign(target, item)?;
-                    }
-                    None => {
-                        st.frames.pop();
-                    }
-                }
-            }
-            Kind::While => {
-                let def = st.def.clone();
-                let StmtKind::While { cond, .. } = &owner(&def, &top.path)?.kind else {
-                    return Err(lost());
-                };
-                let t = self.eval(cond)?;
-                if crate::object::class::truthy(self, &t)? {
-                    if let Some(top) = st.frames.last_mut() {
-                        top.pc = 0;
-                    }
-                } else {
-                    st.frames.pop();
-                }
-            }
-            Kind::Try => {
-                // The try body finished: its `else` (whose end runs `finally`), or `finally` now.
-                let def = st.def.clone();
-                let path = top.path.clone();
-                st.frames.pop();
-                let StmtKind::Try { orelse, .. } = &owner(&def, &path)?.kind else {
-                    return Err(lost());
-                };
-                if orelse.is_some() {
-                    st.frames.push(GenFrame {
-                        path: sibling(&path, Child::Else)?,
-                        pc: 0,
-                        kind: Kind::Handled,
-                    });
-                } else {
-                    self.run_finally(&def, &path)?;
-                }
-            }
-            Kind::Handled => {
-                let def = st.def.clone();
-                let path = top.path.clone();
-                st.frames.pop();
-                self.run_finally(&def, &path)?;
-            }
-            Kind::Block | Kind::YieldFrom(_) => {
-                st.frames.pop();
-                if st.frames.is_empty() {
-                    return Ok(true);
-                }
-            }
-        }
-        Ok(false)
-    }
-
-    /// `break` (or `continue`) inside the generator: leaves the frames up to the innermost loop,
-    /// running the `finally` blocks it passes.
-    fn unwind_loop(&mut self, st: &mut GenState, is_break: bool) -> Result<(), Exc> {
-        while let Some(top) = st.frames.last_mut() {
-            if matches!(top.kind, Kind::For(_) | Kind::While) {
-                if is_break {
-                    st.frames.pop();
-                } else {
-                    top.pc = usize::MAX;
-                }
-                return Ok(());
-            }
-            if let Some(left) = st.frames.pop() {
-                if matches!(left.kind, Kind::Try | Kind::Handled) {
-                    let def = st.def.clone();
-                    self.run_finally(&def, &left.path)?;
-                }
-            }
-        }
-        Err(Exc::new(
-            ExcKind::SyntaxError,
-            "'break' or 'continue' outside loop",
-        ))
-    }
-
-    /// An exception inside the generator: the innermost `try` frame that matches handles it;
-    /// otherwise it leaves the generator (after running the `finally` blocks it passes).
-    fn raise_in(&mut self, st: &mut GenState, e: Exc) -> Result<(), Exc> {
-        while let Some(top) = st.frames.pop() {
-            if matches!(top.kind, Kind::Handled) {
-                let def = st.def.clone();
-                self.run_finally(&def, &top.path)?;
-                continue;
-            }
-            if !matches!(top.kind, Kind::Try) {
-                continue;
-            }
-            let def = st.def.clone();
-            let StmtKind::Try {
-                handlers, finally, ..
-            } = &owner(&def, &top.path)?.kind
-            else {
+            };
+            let bounds = stack.bounds();
+            let started = GenState::Suspended(Suspended { coro: None, bounds });
+            let GenState::Created { func, env } = std::mem::replace(&mut *st, started) else {
                 return Err(lost());
             };
-            for (i, h) in handlers.iter().enumerate() {
-                let matches = match &h.kind {
-                    None => true,
-                    Some(k) => {
-                        let kv = self.eval(k)?;
-                        super::interp::exc_matches(&e, &kv)?
+            let FunctionBody::Def(def) = &func.body else {
+                return Err(lost());
+            };
+            let def = def.clone();
+            let coro = Coro::with_stack(stack, move |y, first| {
+                run_body(y, first, func, def, env, bounds)
+            });
+            if let GenState::Suspended(s) = &mut *st {
+                s.coro = Some(coro);
+            }
+        }
+        // The state stays in its box across resumes (no allocation per item).
+        let GenState::Suspended(Suspended {
+            coro: Some(coro), ..
+        }) = &mut *st
+        else {
+            return Err(lost());
+        };
+        let result = {
+            let _restore = BoundsGuard::save();
+            let me = (self as *mut Interp<'_>).cast::<Interp<'static>>();
+            coro.resume(Resume {
+                interp: me,
+                action,
+                drain,
+            })
+        };
+        match result {
+            CoroutineResult::Yield(v) => {
+                *g.state.borrow_mut() = Some(st);
+                if closing {
+                    return Err(Exc::new(
+                        ExcKind::RuntimeError,
+                        "generator ignored GeneratorExit",
+                    ));
+                }
+                Ok(GenStep::Yield(v))
+            }
+            CoroutineResult::Return(r) => {
+                g.finished.set(true);
+                drop(st);
+                match r {
+                    Ok(_) if closing => Ok(GenStep::Return(Value::None)),
+                    Ok(v) => Ok(GenStep::Return(v)),
+                    Err(e)
+                        if closing
+                            && (e.kind == ExcKind::GeneratorExit
+                                || e.kind.is_subclass_of(ExcKind::StopIteration)) =>
+                    {
+                        Ok(GenStep::Return(Value::None))
                     }
-                };
-                if matches {
-                    if let Some(name) = &h.name {
-                        let v = super::interp::exception_value(&e);
-                        self.set_var(name, v);
-                    }
-                    st.frames.push(GenFrame {
-                        path: sibling(&top.path, Child::Handler(i))?,
-                        pc: 0,
-                        kind: Kind::Handled,
-                    });
-                    return Ok(());
+                    Err(e) => Err(left_generator(g, *e)),
                 }
             }
-            if let Some(f) = finally {
-                self.run_whole(f)?;
+        }
+    }
+
+    /// Suspends the generator whose body this interpreter runs, handing out `v`; what the
+    /// next resume asks of the `yield`.
+    // Inlined (with `yield_value` and `resume_generator`): each return that follows a stack
+    // switch misses the CPU's return predictor.
+    #[inline]
+    fn suspend(&mut self, v: Value) -> Result<GenAction, Exc> {
+        let Some(link) = &self.gen else {
+            return Err(Exc::new(ExcKind::SyntaxError, "'yield' outside function"));
+        };
+        if !link.drain.is_null() {
+            let drain = link.drain;
+            // A `yield from` an endless iterator runs no statement: Ctrl-C is checked here.
+            self.check_interrupt()?;
+            // SAFETY: the draining resumer is blocked in `resume` and owns the vector.
+            unsafe { (*drain).push(v) };
+            return Ok(GenAction::Send(Value::None));
+        }
+        let (yielder, base) = (link.yielder, link.base);
+        let rel = self.depth.saturating_sub(base);
+        let mine = stack::bounds();
+        // SAFETY: the yielder is `run_body`'s argument, on this coroutine's stack below us.
+        let resume = unsafe { &*yielder }.suspend(v);
+        stack::set_bounds(mine);
+        // SAFETY: as in `run_body`: the new resumer is blocked until the next suspend.
+        let outer = unsafe { &mut *resume.interp };
+        unsafe {
+            self.st = &mut *(&mut *outer.st as *mut State);
+            self.out = &mut *(&mut *outer.out as *mut dyn OutputSink);
+        }
+        let base = outer.depth + 1;
+        if let Some(link) = &mut self.gen {
+            link.base = base;
+            link.drain = resume.drain;
+        }
+        self.depth = base + rel;
+        Ok(resume.action)
+    }
+
+    /// `yield v`: what it evaluates to.
+    #[inline]
+    pub(super) fn yield_value(&mut self, v: Value) -> Result<Value, Exc> {
+        match self.suspend(v)? {
+            GenAction::Send(v) => Ok(v),
+            GenAction::Throw(e) => Err(*e),
+            GenAction::Close => Err(Exc::new(ExcKind::GeneratorExit, "")),
+        }
+    }
+
+    /// `yield from v` (PEP 380): hands out `v`'s items, passing `send`, `throw` and `close`
+    /// on to it; evaluates to what it returned.
+    pub(super) fn yield_from(&mut self, v: Value, span: Span) -> Result<Value, Exc> {
+        let v = match &v {
+            Value::Instance(_) => self.instance_iter(&v)?,
+            _ => v,
+        };
+        if let Value::Generator(g) = &v {
+            let mut action = GenAction::Send(Value::None);
+            loop {
+                let y = match self.gen_resume(g, action)? {
+                    GenStep::Yield(y) => y,
+                    GenStep::Return(r) => return Ok(r),
+                };
+                action = match self.suspend(y)? {
+                    GenAction::Close => {
+                        self.gen_resume(g, GenAction::Close)?;
+                        return Err(Exc::new(ExcKind::GeneratorExit, ""));
+                    }
+                    GenAction::Throw(e) if e.kind == ExcKind::GeneratorExit => {
+                        self.gen_resume(g, GenAction::Close)?;
+                        return Err(*e);
+                    }
+                    other => other,
+                };
             }
         }
-        Err(e)
-    }
-
-    /// The `finally` of the `try` statement that the frame at `path` belongs to, run whole.
-    fn run_finally(&mut self, def: &FuncDef, path: &[(usize, Child)]) -> Result<(), Exc> {
-        if let StmtKind::Try {
-            finally: Some(f), ..
-        } = &owner(def, path)?.kind
-        {
-            self.run_whole(f)?;
+        let type_name = iterator_name(&v);
+        let mut source = self.source_of(&v).map_err(|e| e.at(span, &self.source))?;
+        let mut drawn = self.draw(&mut source)?;
+        loop {
+            let y = match drawn {
+                Drawn::Item(y) => y,
+                Drawn::Done(r) => return Ok(r),
+            };
+            drawn = match self.suspend(y)? {
+                GenAction::Send(Value::None) => self.draw(&mut source)?,
+                GenAction::Send(s) => match self.iter_method(&source, "send")? {
+                    Some(m) => self.call_drawn(&m, vec![s])?,
+                    None => {
+                        return Err(Exc::new(
+                            ExcKind::AttributeError,
+                            format!("'{type_name}' object has no attribute 'send'"),
+                        ))
+                    }
+                },
+                GenAction::Throw(e) if e.kind != ExcKind::GeneratorExit => {
+                    match self.iter_method(&source, "throw")? {
+                        Some(m) => {
+                            let ev = super::interp::exception_value(&e);
+                            self.call_drawn(&m, vec![ev])?
+                        }
+                        None => return Err(*e),
+                    }
+                }
+                GenAction::Throw(e) => {
+                    self.close_source(&source)?;
+                    return Err(*e);
+                }
+                GenAction::Close => {
+                    self.close_source(&source)?;
+                    return Err(Exc::new(ExcKind::GeneratorExit, ""));
+                }
+            };
         }
-        Ok(())
     }
 
-    /// Runs a block without stepping (no `yield` in it).
-    fn run_whole(&mut self, body: &[Stmt]) -> Result<(), Exc> {
-        match self.exec_block(body) {
-            Ok(()) => Ok(()),
-            Err(Ctl::Exc(e)) => Err(*e),
-            Err(_) => Err(Exc::new(
-                ExcKind::SyntaxError,
-                "'return', 'break' or 'continue' in a generator's 'finally' is not supported in devarray",
-            )),
+    /// A `for` loop's generator that nothing else holds is closed when the loop ends (or
+    /// breaks, or returns), as CPython's reference counting does: its `finally` blocks and
+    /// `with` exits run now.
+    pub(super) fn release_iterable(&mut self, v: Value) {
+        if let Value::Generator(g) = &v {
+            let suspended = g.state.try_borrow().is_ok_and(|s| {
+                matches!(
+                    s.as_ref().and_then(|b| b.downcast_ref::<GenState>()),
+                    Some(GenState::Suspended(_))
+                )
+            });
+            if suspended && Rc::strong_count(g) == 1 {
+                // CPython reports an error here as "Exception ignored"; the loop's own outcome stands.
+                let _ = self.gen_resume(g, GenAction::Close);
+            }
         }
     }
 
@@ -631,45 +468,120 @@ impl Interp<'_> {
                 stop: *stop,
                 step: *step,
             },
-            Value::Generator(g) => Source::Gen(g.clone()),
-            Value::Instance(_) => {
-                let src = self.instance_iter(v)?;
-                match super::interp::next_method(self, &src)? {
-                    Some(next) => Source::Next(next),
-                    None => return self.source_of(&src),
-                }
-            }
+            Value::Object(o) if o.get_attr(o, "__next__").is_some() => Source::Next {
+                obj: v.clone(),
+                next: o.get_attr(o, "__next__").unwrap_or(Value::None),
+            },
             Value::Object(o) if o.get_attr(o, "__lazy_iter__").is_some() => {
                 match self.native_iterator(v)? {
-                    Some(next) => Source::Next(next),
+                    Some(next) => Source::Next {
+                        obj: v.clone(),
+                        next,
+                    },
                     None => Source::Items(self.iterate(v)?.into_iter()),
                 }
             }
+            Value::Instance(_) => match super::interp::next_method(self, v)? {
+                Some(next) => Source::Next {
+                    obj: v.clone(),
+                    next,
+                },
+                None => Source::Items(self.iterate(v)?.into_iter()),
+            },
             other => Source::Items(self.iterate(other)?.into_iter()),
         })
     }
 
-    fn draw(&mut self, source: &mut Source) -> Result<Option<Value>, Exc> {
+    fn draw(&mut self, source: &mut Source) -> Result<Drawn, Exc> {
         match source {
-            Source::Items(items) => Ok(items.next()),
+            Source::Items(items) => Ok(match items.next() {
+                Some(v) => Drawn::Item(v),
+                None => Drawn::Done(Value::None),
+            }),
             Source::Range { next, stop, step } => {
                 let more = (*step > 0 && *next < *stop) || (*step < 0 && *next > *stop);
                 if !more {
-                    return Ok(None);
+                    return Ok(Drawn::Done(Value::None));
                 }
                 let v = *next;
                 *next += *step;
-                Ok(Some(Value::Int(v)))
+                Ok(Drawn::Item(Value::Int(v)))
             }
-            Source::Next(f) => match self.call_value(&f.clone(), Args::default()) {
-                Ok(v) => Ok(Some(v)),
-                Err(e) if e.kind == ExcKind::StopIteration => Ok(None),
-                Err(e) => Err(e),
-            },
-            Source::Gen(g) => {
-                let g = g.clone();
-                self.resume_generator(&g, Value::None)
+            Source::Next { next, .. } => {
+                let next = next.clone();
+                self.call_drawn(&next, Vec::new())
             }
         }
+    }
+
+    /// Calls an iterator's `__next__`/`send`/`throw`: StopIteration is the end, with its value.
+    fn call_drawn(&mut self, f: &Value, args: Vec<Value>) -> Result<Drawn, Exc> {
+        match self.call_value(f, Args::positional(args)) {
+            Ok(v) => Ok(Drawn::Item(v)),
+            Err(e) if e.kind.is_subclass_of(ExcKind::StopIteration) => {
+                let value = match &e.instance {
+                    Some(_) => Value::None,
+                    None => e.stop_value().unwrap_or(Value::None),
+                };
+                Ok(Drawn::Done(value))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The iterator object's method `name`, if it has one (user iterators may define
+    /// `send`/`throw`/`close`; built-in ones do not).
+    fn iter_method(&mut self, source: &Source, name: &str) -> Result<Option<Value>, Exc> {
+        match source {
+            Source::Next {
+                obj: obj @ Value::Instance(_),
+                ..
+            } => match crate::modules::builtins::get_attr(self, obj, name) {
+                Ok(m) => Ok(Some(m)),
+                Err(e) if e.kind == ExcKind::AttributeError => Ok(None),
+                Err(e) => Err(e),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    fn close_source(&mut self, source: &Source) -> Result<(), Exc> {
+        if let Some(m) = self.iter_method(source, "close")? {
+            self.call_value(&m, Args::default())?;
+        }
+        Ok(())
+    }
+}
+
+/// An exception leaving a generator's body: its frame is recorded, and a StopIteration
+/// becomes RuntimeError (PEP 479), so it cannot silently end the loop that drives it.
+fn left_generator(g: &Generator, mut e: Exc) -> Exc {
+    if let (Some(span), Some(src)) = (e.span.take(), e.source.take()) {
+        e.frames.insert(
+            0,
+            Frame {
+                function: g.name.clone(),
+                source: src,
+                span,
+            },
+        );
+    }
+    if e.kind.is_subclass_of(ExcKind::StopIteration) {
+        let mut r = Exc::new(ExcKind::RuntimeError, "generator raised StopIteration");
+        r.frames = std::mem::take(&mut e.frames);
+        return r;
+    }
+    e
+}
+
+/// CPython's name for the iterator of a built-in iterable (`list_iterator`), as its
+/// AttributeError names it.
+fn iterator_name(v: &Value) -> String {
+    match v {
+        Value::Dict(_) => "dict_keyiterator".into(),
+        Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
+            format!("{}_iterator", v.type_name())
+        }
+        other => other.type_name().to_string(),
     }
 }

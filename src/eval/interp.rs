@@ -64,10 +64,11 @@ fn own_attribute(obj: &Value, attr: &str, hint: &crate::lang::ast::AttrHint) -> 
 
 /// Run `f` with enough native stack: the tree walker recurses once per
 /// nested expression, statement and call, and a debug build uses kilobytes
-/// per level. When less than the red zone is left, a new segment is mapped.
+/// per level. When less than the red zone is left, a new segment is mapped
+/// (on a generator's own stack too: `object::stack`).
 #[inline]
 fn grow<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, f)
+    crate::object::stack::maybe_grow(128 * 1024, 2 * 1024 * 1024, f)
 }
 
 /// Non-error control flow, and errors, unwinding through statements.
@@ -97,6 +98,8 @@ pub struct Interp<'s> {
     pub(super) depth: usize,
     /// What a failed fusion attempt learned, while its expression is evaluated the usual way.
     pub(super) fuse_fallback: Option<Box<super::fuse::Fallback>>,
+    /// Inside a generator's body: how its `yield` suspends (`super::generator`).
+    pub(super) gen: Option<super::generator::GenLink>,
 }
 
 impl<'s> Interp<'s> {
@@ -108,6 +111,7 @@ impl<'s> Interp<'s> {
             env: None,
             depth: 0,
             fuse_fallback: None,
+            gen: None,
         }
     }
 
@@ -206,29 +210,55 @@ impl<'s> Interp<'s> {
                     return self.exec_block(body);
                 }
             }
-            StmtKind::While { cond, body } => {
+            StmtKind::While { cond, body, orelse } => {
+                let mut broke = false;
                 while self.eval_truthy(cond)? {
                     match self.exec_block(body) {
-                        Err(Ctl::Break) => break,
+                        Err(Ctl::Break) => {
+                            broke = true;
+                            break;
+                        }
                         Err(Ctl::Continue) | Ok(()) => {}
                         Err(other) => return Err(other),
                     }
                 }
+                if let (false, Some(orelse)) = (broke, orelse) {
+                    return self.exec_block(orelse);
+                }
             }
-            StmtKind::For { target, iter, body } => {
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
                 let it = self.eval(iter)?;
-                self.for_each(&it, |me, item| {
-                    me.assign(target, item)?;
-                    match me.exec_block(body) {
-                        Err(Ctl::Break) => Ok(false),
-                        Err(Ctl::Continue) | Ok(()) => Ok(true),
-                        Err(other) => Err(other),
-                    }
-                })
-                .map_err(|c| match c {
-                    Ctl::Exc(e) => Ctl::Exc(Box::new(e.at(iter.span, &self.source))),
-                    other => other,
-                })?;
+                let mut broke = false;
+                let looped = self
+                    .for_each(&it, |me, item| {
+                        me.assign(target, item)?;
+                        match me.exec_block(body) {
+                            Err(Ctl::Break) => {
+                                broke = true;
+                                Ok(false)
+                            }
+                            Err(Ctl::Continue) | Ok(()) => Ok(true),
+                            Err(other) => Err(other),
+                        }
+                    })
+                    .map_err(|c| match c {
+                        Ctl::Exc(e) => Ctl::Exc(Box::new(e.at(iter.span, &self.source))),
+                        other => other,
+                    });
+                // An exception keeps the generator alive in CPython (its traceback holds the
+                // frame), so only a loop that ends, breaks or returns closes it.
+                if !matches!(looped, Err(Ctl::Exc(_))) {
+                    self.release_iterable(it);
+                }
+                looped?;
+                if let (false, Some(orelse)) = (broke, orelse) {
+                    return self.exec_block(orelse);
+                }
             }
             StmtKind::Break => return Err(Ctl::Break),
             StmtKind::Continue => return Err(Ctl::Continue),
@@ -1177,11 +1207,16 @@ impl<'s> Interp<'s> {
                 let f = self.make_function(def)?;
                 self.call_value(&f, Args::positional(vec![first]))?
             }
-            ExprKind::Yield(_) | ExprKind::YieldFrom(_) => {
-                return Err(Exc::new(
-                    ExcKind::SyntaxError,
-                    "'yield' inside an expression is not supported in devarray; write it as its own statement (`yield v` or `x = yield v`)",
-                ))
+            ExprKind::Yield(v) => {
+                let v = match v {
+                    Some(e) => self.eval(e)?,
+                    None => Value::None,
+                };
+                return self.yield_value(v);
+            }
+            ExprKind::YieldFrom(e) => {
+                let v = self.eval(e)?;
+                return self.yield_from(v, e.span);
             }
             ExprKind::Lambda { params, body } => {
                 let defaults = self.eval_defaults(params)?;
@@ -1774,12 +1809,7 @@ impl<'s> Interp<'s> {
     /// All items of an iterable, materialised.
     pub fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc> {
         if let Value::Generator(g) = v {
-            let mut items = Vec::new();
-            while let Some(item) = self.resume_generator(g, Value::None)? {
-                self.check_interrupt()?;
-                items.push(item);
-            }
-            return Ok(items);
+            return self.drain_generator(g);
         }
         if let Value::Instance(_) = v {
             let source = self.instance_iter(v)?;
@@ -1911,12 +1941,12 @@ fn is_slice_like(e: &Expr) -> bool {
 }
 
 impl Interpreter for Interp<'_> {
-    fn resume(
+    fn gen_resume(
         &mut self,
         g: &Rc<crate::object::value::Generator>,
-        sent: Value,
-    ) -> Result<Option<Value>, Exc> {
-        self.resume_generator(g, sent)
+        action: crate::object::value::GenAction,
+    ) -> Result<crate::object::value::GenStep, Exc> {
+        Interp::gen_resume(self, g, action)
     }
     fn state(&self) -> &State {
         self.st
@@ -1939,7 +1969,11 @@ impl Interpreter for Interp<'_> {
     /// Parse and run `code` (the argument of a magic) in the current session.
     /// Returns the value of a final expression statement.
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc> {
-        let program = crate::lang::parse(code).map_err(|e| {
+        // Enough stack for the parser's bounded nesting, on a generator's stack too.
+        let parsed = crate::object::stack::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {
+            crate::lang::parse(code)
+        });
+        let program = parsed.map_err(|e| {
             let kind = if e.too_deep {
                 ExcKind::RecursionError
             } else {

@@ -338,7 +338,7 @@ impl Session {
         // statements are dropped as they are parsed, and parsed again to run one at a time, so
         // memory follows the largest statement, not the program.
         let whole = crate::lang::Span::new(0, code.len());
-        let syntax = stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {
+        let syntax = crate::object::stack::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {
             crate::lang::Statements::new(code, whole).find_map(Result::err)
         });
         if let Some(e) = syntax {
@@ -365,7 +365,7 @@ impl Session {
         let mut statements = crate::lang::Statements::new(code, whole);
         // Checked above: every statement parses, so the iterator yields each of them.
         let statements = std::iter::from_fn(|| {
-            stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || statements.next())
+            crate::object::stack::maybe_grow(256 * 1024, 4 * 1024 * 1024, || statements.next())
                 .and_then(Result::ok)
         });
         let result =

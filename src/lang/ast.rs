@@ -133,14 +133,17 @@ pub enum StmtKind {
         branches: Vec<(Expr, Vec<Stmt>)>,
         orelse: Option<Vec<Stmt>>,
     },
+    /// `orelse` runs when the loop ends without `break`.
     While {
         cond: Expr,
         body: Vec<Stmt>,
+        orelse: Option<Vec<Stmt>>,
     },
     For {
         target: Expr,
         iter: Expr,
         body: Vec<Stmt>,
+        orelse: Option<Vec<Stmt>>,
     },
     Break,
     Continue,

@@ -233,6 +233,11 @@ struct Parser<'s> {
     in_function: bool,
     /// A `yield` was parsed in the function being parsed.
     saw_yield: bool,
+    /// `yield`s parsed so far, and where the last one is (comprehensions reject one).
+    yields: usize,
+    yield_span: Span,
+    /// Parsing a lambda's body (where devarray has no generators).
+    in_lambda: bool,
     eof: Token,
     /// Where more tokens come from when they are lexed as the parse goes (a program), None
     /// when `tokens` holds them all (an expression, an f-string piece).
@@ -252,6 +257,9 @@ impl<'s> Parser<'s> {
             loop_depth: 0,
             in_function: false,
             saw_yield: false,
+            yields: 0,
+            yield_span: Span::new(0, 0),
+            in_lambda: false,
             eof: Token {
                 kind: Tok::Eof,
                 span: Span::new(end, end),
@@ -665,10 +673,18 @@ impl<'s> Parser<'s> {
     fn yield_expression(&mut self) -> PResult<Expr> {
         let start = self.start();
         let span = self.advance().span;
+        if self.in_lambda {
+            return Err(err(
+                "'yield' inside a lambda is not supported in devarray; write a def with the yield",
+                span,
+            ));
+        }
         if !self.in_function {
             return Err(err("'yield' outside function", span));
         }
         self.saw_yield = true;
+        self.yields += 1;
+        self.yield_span = span;
         let kind = if self.eat_kw(Keyword::From) {
             ExprKind::YieldFrom(Box::new(self.expression()?))
         } else if self.at_line_end() || self.check_op(Op::RParen) || self.check_op(Op::Assign) {
@@ -734,7 +750,11 @@ impl<'s> Parser<'s> {
         if let Tok::Op(Op::AugAssign(op)) = *self.peek() {
             check_target(&first, TargetUse::Augmented)?;
             self.advance();
-            let value = self.star_expressions()?;
+            let value = if self.check_kw(Keyword::Yield) {
+                self.yield_expression()?
+            } else {
+                self.star_expressions()?
+            };
             return Ok(Stmt {
                 kind: StmtKind::AugAssign {
                     target: first,
@@ -979,18 +999,21 @@ impl<'s> Parser<'s> {
         })
     }
 
-    fn loop_body(&mut self, header: &str, start: usize) -> PResult<Vec<Stmt>> {
+    /// A loop's body and its `else:` block (which runs when the loop ends without `break`,
+    /// and is outside the loop: a `break` there leaves an enclosing one).
+    fn loop_body(&mut self, header: &str, start: usize) -> PResult<(Vec<Stmt>, Option<Vec<Stmt>>)> {
         self.loop_depth += 1;
         let body = self.block(header, start);
         self.loop_depth -= 1;
         let body = body?;
-        if self.check_kw(Keyword::Else) {
-            return Err(err(
-                "'else' after a loop is not supported; use a flag variable instead",
-                self.span(),
-            ));
-        }
-        Ok(body)
+        let clause_start = self.start();
+        let orelse = if self.eat_kw(Keyword::Else) {
+            self.expect_colon()?;
+            Some(self.block("'else' statement", clause_start)?)
+        } else {
+            None
+        };
+        Ok((body, orelse))
     }
 
     fn while_statement(&mut self) -> PResult<Stmt> {
@@ -998,9 +1021,9 @@ impl<'s> Parser<'s> {
         self.advance();
         let cond = self.named_expression()?;
         self.expect_colon()?;
-        let body = self.loop_body("'while' statement", start)?;
+        let (body, orelse) = self.loop_body("'while' statement", start)?;
         Ok(Stmt {
-            kind: StmtKind::While { cond, body },
+            kind: StmtKind::While { cond, body, orelse },
             span: self.since(start),
         })
     }
@@ -1015,9 +1038,14 @@ impl<'s> Parser<'s> {
         }
         let iter = self.star_expressions()?;
         self.expect_colon()?;
-        let body = self.loop_body("'for' statement", start)?;
+        let (body, orelse) = self.loop_body("'for' statement", start)?;
         Ok(Stmt {
-            kind: StmtKind::For { target, iter, body },
+            kind: StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            },
             span: self.since(start),
         })
     }
@@ -1385,7 +1413,11 @@ impl<'s> Parser<'s> {
         if matches!(self.peek(), Tok::Eof) {
             return Err(err("expected an expression, found nothing", self.span()));
         }
-        let expr = self.star_expressions()?;
+        let expr = if self.check_kw(Keyword::Yield) {
+            self.yield_expression()?
+        } else {
+            self.star_expressions()?
+        };
         match self.peek() {
             Tok::Eof => Ok(expr),
             _ => Err(self.invalid_syntax()),
@@ -1468,7 +1500,10 @@ impl<'s> Parser<'s> {
         self.advance();
         let params = self.parameters(false)?;
         self.expect_colon()?;
-        let body = self.expression()?;
+        let saved = std::mem::replace(&mut self.in_lambda, true);
+        let body = self.expression();
+        self.in_lambda = saved;
+        let body = body?;
         Ok(Expr {
             kind: ExprKind::Lambda {
                 params,
@@ -1756,6 +1791,7 @@ impl<'s> Parser<'s> {
                 }
                 Arg::Star(self.expression()?)
             } else {
+                let yields_before = self.yields;
                 let value = self.expression()?;
                 if self.check_op(Op::Assign) {
                     let ExprKind::Name(name) = &value.kind else {
@@ -1783,7 +1819,8 @@ impl<'s> Parser<'s> {
                         span: self.since(start),
                     }
                 } else if self.check_kw(Keyword::For) {
-                    let generators = self.comprehension_clauses()?;
+                    let generators =
+                        self.comprehension_clauses(yields_before, "generator expression")?;
                     let genexp = generator_expression(value, generators, self.since(start));
                     if !args.is_empty() || !self.check_op(Op::RParen) {
                         return Err(err(
@@ -1895,20 +1932,35 @@ impl<'s> Parser<'s> {
         })
     }
 
-    fn comprehension_clauses(&mut self) -> PResult<Vec<Comprehension>> {
+    /// The `for ... in ... if ...` clauses of a comprehension `what` whose element(s) were
+    /// parsed after `yields_before` yields: a `yield` there (but in the first iterable, which
+    /// the enclosing function evaluates) is CPython's SyntaxError.
+    fn comprehension_clauses(
+        &mut self,
+        yields_before: usize,
+        what: &str,
+    ) -> PResult<Vec<Comprehension>> {
         let mut generators = Vec::new();
+        let mut in_first_iter = 0;
         while self.eat_kw(Keyword::For) {
             let target = self.target_list(true)?;
             check_target(&target, TargetUse::Assign)?;
             if !self.eat_kw(Keyword::In) {
                 return Err(self.error_here("expected 'in' after the loop variable"));
             }
+            let before_iter = self.yields;
             let iter = self.or_test()?;
+            if generators.is_empty() {
+                in_first_iter = self.yields - before_iter;
+            }
             let mut ifs = Vec::new();
             while self.eat_kw(Keyword::If) {
                 ifs.push(self.or_test()?);
             }
             generators.push(Comprehension { target, iter, ifs });
+        }
+        if self.yields - yields_before > in_first_iter {
+            return Err(err(format!("'yield' inside {what}"), self.yield_span));
         }
         Ok(generators)
     }
@@ -1983,6 +2035,7 @@ impl<'s> Parser<'s> {
             return Ok(y);
         }
         let first_start = self.start();
+        let yields_before = self.yields;
         let first = if self.check_op(Op::Star) {
             self.star_expression()?
         } else {
@@ -1990,7 +2043,7 @@ impl<'s> Parser<'s> {
         };
         if self.check_kw(Keyword::For) {
             reject_bare_star(&first)?;
-            let generators = self.comprehension_clauses()?;
+            let generators = self.comprehension_clauses(yields_before, "generator expression")?;
             self.expect_op(Op::RParen, "expected ')'")?;
             return Ok(generator_expression(first, generators, self.since(start)));
         }
@@ -2031,10 +2084,11 @@ impl<'s> Parser<'s> {
             });
         }
         let first_start = self.start();
+        let yields_before = self.yields;
         let first = self.star_expression()?;
         if self.check_kw(Keyword::For) {
             reject_bare_star(&first)?;
-            let generators = self.comprehension_clauses()?;
+            let generators = self.comprehension_clauses(yields_before, "list comprehension")?;
             self.expect_op(Op::RBracket, "expected ']'")?;
             return Ok(Expr {
                 kind: ExprKind::ListComp {
@@ -2062,6 +2116,7 @@ impl<'s> Parser<'s> {
         let mut pairs = Vec::new();
         loop {
             let item_start = self.start();
+            let yields_before = self.yields;
             if self.eat_op(Op::DoubleStar) {
                 let mapping = self.binary(1)?;
                 pairs.push((None, mapping));
@@ -2087,7 +2142,7 @@ impl<'s> Parser<'s> {
             reject_bare_star(&key)?;
             let value = self.expression()?;
             if pairs.is_empty() && self.check_kw(Keyword::For) {
-                let generators = self.comprehension_clauses()?;
+                let generators = self.comprehension_clauses(yields_before, "dict comprehension")?;
                 self.expect_op(Op::RBrace, "expected '}'")?;
                 return Ok(Expr {
                     kind: ExprKind::DictComp {
@@ -2291,7 +2346,15 @@ impl<'s> Parser<'s> {
         }
         let tokens = tokenize(src, Span::new(expr_start, expr_end), true);
         let mut inner = Parser::new(src, tokens, self.depth + 1);
+        // A `yield` in the field belongs to the enclosing function.
+        inner.in_function = self.in_function;
+        inner.in_lambda = self.in_lambda;
         let expr = inner.whole_expression()?;
+        if inner.yields > 0 {
+            self.saw_yield = true;
+            self.yields += inner.yields;
+            self.yield_span = inner.yield_span;
+        }
         let mut debug_text = None;
         if debug {
             j += 1;
@@ -2493,6 +2556,7 @@ fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -
                 target: g.target,
                 iter,
                 body,
+                orelse: None,
             },
             s,
         )];

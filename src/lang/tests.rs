@@ -200,12 +200,29 @@ fn st(s: &Stmt) -> String {
             }
             out + ")"
         }
-        StmtKind::While { cond, body: b } => format!("(while {} {})", sx(cond), body(b)),
+        StmtKind::While {
+            cond,
+            body: b,
+            orelse,
+        } => match orelse {
+            None => format!("(while {} {})", sx(cond), body(b)),
+            Some(e) => format!("(while {} {} (else {}))", sx(cond), body(b), body(e)),
+        },
         StmtKind::For {
             target,
             iter,
             body: b,
-        } => format!("(for {} {} {})", sx(target), sx(iter), body(b)),
+            orelse,
+        } => match orelse {
+            None => format!("(for {} {} {})", sx(target), sx(iter), body(b)),
+            Some(e) => format!(
+                "(for {} {} {} (else {}))",
+                sx(target),
+                sx(iter),
+                body(b),
+                body(e)
+            ),
+        },
         StmtKind::Break => "break".into(),
         StmtKind::Continue => "continue".into(),
         StmtKind::Pass => "pass".into(),
@@ -376,6 +393,12 @@ fn statements_table() {
         ("def f(): return 1, 2", "(def f () (return (tuple 1 2)))"),
         ("class A: pass", "(class A  pass)"),
         ("def g():\n    yield\n    x = yield 1, 2\n    yield from y", "(def g () (yield) (= x (yield (tuple 1 2))) (yield-from y))"),
+        // A yield anywhere an expression stands: augmented assignments, call arguments,
+        // f-string fields, the first iterable of a comprehension (evaluated by the function).
+        ("def g():\n    x += yield\n    f((yield 1))\n    return f'{yield}'", "(def g () (+= x (yield)) (call f (yield 1)) (return (f {(yield)})))"),
+        ("def g():\n    return [x for x in (yield)]", "(def g () (return (listcomp x (for x (yield)))))"),
+        ("for x in y:\n    break\nelse:\n    z", "(for x y break (else z))"),
+        ("while a:\n    pass\nelse:\n    b", "(while a pass (else b))"),
         ("class B(A, nn.Block):\n    x = 1\n    def f(self): return x", "(class B A (. nn Block) (= x 1) (def f (self) (return x)))"),
         ("@d\n@e(1)\nclass C: pass", "(@ d (call e 1) (class C  pass))"),
         ("x = lambda a, b=2: a + b", "(= x (lambda (a b=2) (+ a b)))"),
@@ -681,9 +704,9 @@ fn syntax_errors() {
         ),
         (
             "for i in x:\n    pass\nelse:\n",
-            "'else' after a loop is not supported; use a flag variable instead",
-            (21, 25),
-            false,
+            "expected an indented block after 'else' statement on line 3",
+            (27, 27),
+            true,
         ),
         (
             "try:\n    x\nexcept E:\n",
@@ -700,6 +723,12 @@ fn syntax_errors() {
             false,
         ),
         ("f(a b)", "invalid syntax. Perhaps you forgot a comma?", (2, 5), false),
+        // CPython's errors for a yield that would belong to a comprehension's own scope.
+        ("def g():\n    [(yield) for x in y]", "'yield' inside list comprehension", (15, 20), false),
+        ("def g():\n    {k: (yield) for k in y}", "'yield' inside dict comprehension", (18, 23), false),
+        ("def g():\n    [x for x in y if (yield)]", "'yield' inside list comprehension", (31, 36), false),
+        ("def g():\n    f((yield) for x in y)", "'yield' inside generator expression", (16, 21), false),
+        ("def g():\n    return lambda: (yield)", "'yield' inside a lambda is not supported in devarray; write a def with the yield", (29, 34), false),
         ("[1, 2 3]", "invalid syntax. Perhaps you forgot a comma?", (4, 7), false),
         ("x = (1,\n", "'(' was never closed", (4, 5), true),
         ("foo(a, [1,\n 2", "'[' was never closed", (7, 8), true),
@@ -1133,9 +1162,13 @@ fn check_stmt_spans(src: &str, stmt: &Stmt) {
             .map(|(_, b)| b)
             .chain(orelse.as_ref())
             .collect(),
-        StmtKind::While { body, .. } | StmtKind::For { body, .. } | StmtKind::With { body, .. } => {
-            vec![body]
+        StmtKind::While { body, orelse, .. } | StmtKind::For { body, orelse, .. } => {
+            [Some(body), orelse.as_ref()]
+                .into_iter()
+                .flatten()
+                .collect()
         }
+        StmtKind::With { body, .. } => vec![body],
         StmtKind::Def(f) => vec![&f.body],
         StmtKind::Try {
             body,

@@ -10,7 +10,7 @@ use crate::object::class;
 use crate::object::error::{Exc, ExcKind};
 use crate::object::format;
 use crate::object::ops::{self, as_f64, as_i64};
-use crate::object::value::{Args, Dict, TypeKind, Value};
+use crate::object::value::{Args, Dict, GenAction, GenStep, TypeKind, Value};
 use crate::object::{builtin, hash_key, method, Interpreter};
 
 /// Names and docs of the built-in functions, installed in every session.
@@ -1405,38 +1405,50 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// `gen.__next__`, `gen.send(v)`, `gen.close()`, `iter(gen)`.
+/// `gen.__next__`, `gen.send(v)`, `gen.throw(e)`, `gen.close()`, `iter(gen)`.
 fn generator_method(v: &Value, name: &str) -> Option<Value> {
     let f: crate::object::value::MethodFn = match name {
         "__next__" => |it, r, a| {
             a.finish(0)?;
-            let Value::Generator(g) = r else {
-                return Err(Exc::type_error("expected a generator"));
-            };
-            it.resume(g, Value::None)?
-                .ok_or_else(|| Exc::new(ExcKind::StopIteration, ""))
+            let g = as_generator(r)?;
+            let step = it.gen_resume(&g, GenAction::Send(Value::None))?;
+            step_value(it, step)
         },
         "send" => |it, r, mut a| {
             let sent = a.required(0, "value")?;
             a.finish(1)?;
-            let Value::Generator(g) = r else {
-                return Err(Exc::type_error("expected a generator"));
-            };
-            it.resume(g, sent)?
-                .ok_or_else(|| Exc::new(ExcKind::StopIteration, ""))
+            let g = as_generator(r)?;
+            let step = it.gen_resume(&g, GenAction::Send(sent))?;
+            step_value(it, step)
         },
-        "close" => |_, r, a| {
+        "throw" => |it, r, mut a| {
+            let typ = a.required(0, "typ")?;
+            let val = a.take(1, "val")?;
+            let _tb = a.take(2, "tb")?;
+            a.finish(3)?;
+            let g = as_generator(r)?;
+            let exc = thrown(it, typ, val)?;
+            let step = it.gen_resume(&g, GenAction::Throw(Box::new(exc)))?;
+            step_value(it, step)
+        },
+        "close" => |it, r, a| {
             a.finish(0)?;
-            if let Value::Generator(g) = r {
-                g.finished.set(true);
-                g.state.borrow_mut().take();
-            }
+            let g = as_generator(r)?;
+            it.gen_resume(&g, GenAction::Close)?;
             Ok(Value::None)
         },
         "__iter__" => |_, r, _| Ok(r.clone()),
-        "__name__" => {
+        "__name__" | "__qualname__" => {
             return match v {
                 Value::Generator(g) => Some(Value::Str(g.name.clone())),
+                _ => None,
+            }
+        }
+        "gi_running" => {
+            return match v {
+                Value::Generator(g) => Some(Value::Bool(
+                    !g.finished.get() && g.state.try_borrow().is_ok_and(|s| s.is_none()),
+                )),
                 _ => None,
             }
         }
@@ -1445,10 +1457,95 @@ fn generator_method(v: &Value, name: &str) -> Option<Value> {
     let name: &'static str = match name {
         "__next__" => "__next__",
         "send" => "send",
+        "throw" => "throw",
         "close" => "close",
         _ => "__iter__",
     };
     Some(method(v, name, "a generator method", f))
+}
+
+fn as_generator(v: &Value) -> Result<Rc<crate::object::value::Generator>, Exc> {
+    match v {
+        Value::Generator(g) => Ok(g.clone()),
+        _ => Err(Exc::type_error("expected a generator")),
+    }
+}
+
+/// What `next`/`send`/`throw` return: the yielded value, or StopIteration with the returned one.
+pub fn step_value(it: &mut dyn Interpreter, step: GenStep) -> Result<Value, Exc> {
+    match step {
+        GenStep::Yield(v) => Ok(v),
+        GenStep::Return(v) => Err(stop_with(it, v)?),
+    }
+}
+
+/// `StopIteration(v)`, shown as `StopIteration: v` (nothing after the colon for None).
+pub fn stop_with(it: &mut dyn Interpreter, v: Value) -> Result<Exc, Exc> {
+    let message = match &v {
+        Value::None => String::new(),
+        other => format::to_str(it, other)?,
+    };
+    Ok(Exc::stop_iteration(v, message))
+}
+
+/// The exception `gen.throw(typ[, val])` raises at the generator's `yield`.
+fn thrown(it: &mut dyn Interpreter, typ: Value, val: Option<Value>) -> Result<Exc, Exc> {
+    let val = val.filter(|v| !matches!(v, Value::None));
+    let not_exception = |v: &Value| {
+        Exc::type_error(format!(
+            "exceptions must be classes or instances deriving from BaseException, not {}",
+            v.type_name()
+        ))
+    };
+    let instance_with_value =
+        || Exc::type_error("instance exception may not have a separate value");
+    match &typ {
+        Value::ExcType(k) => Ok(match &val {
+            None => Exc::new(*k, ""),
+            Some(Value::Exception(x)) if x.kind.is_subclass_of(*k) => exc_of(x),
+            Some(v) => {
+                let e = it.call_value(&typ, Args::positional(vec![v.clone()]))?;
+                match &e {
+                    Value::Exception(x) => exc_of(x),
+                    _ => Exc::new(*k, ""),
+                }
+            }
+        }),
+        Value::Exception(x) => match val {
+            Some(_) => Err(instance_with_value()),
+            None => Ok(exc_of(x)),
+        },
+        Value::Class(c) if c.exception_base().is_some() => {
+            let args = match val {
+                Some(v) => vec![v],
+                None => Vec::new(),
+            };
+            let inst = class::instantiate(it, c, Args::positional(args))?;
+            instance_exc(it, &inst)
+        }
+        Value::Instance(i) if i.class.exception_base().is_some() => match val {
+            Some(_) => Err(instance_with_value()),
+            None => instance_exc(it, &typ),
+        },
+        other => Err(not_exception(other)),
+    }
+}
+
+fn exc_of(x: &crate::object::value::ExcValue) -> Exc {
+    let mut e = Exc::new(x.kind, x.message.clone());
+    e.args = x.args.clone();
+    e
+}
+
+fn instance_exc(it: &mut dyn Interpreter, v: &Value) -> Result<Exc, Exc> {
+    let Value::Instance(i) = v else {
+        return Err(Exc::type_error("expected an exception instance"));
+    };
+    let kind = i.class.exception_base().unwrap_or(ExcKind::Exception);
+    let message = class::exception_str(it, v)?;
+    let mut e = Exc::new(kind, message);
+    e.instance = Some(i.clone());
+    Ok(e)
 }
 
 /// The names a class and its bases define, with what every object has.
@@ -1516,7 +1613,16 @@ pub fn attr_names(v: &Value) -> Vec<String> {
             return names;
         }
         Value::Class(c) => return class_attr_names(c),
-        Value::Generator(_) => &["__iter__", "__name__", "__next__", "close", "send"],
+        Value::Generator(_) => &[
+            "__iter__",
+            "__name__",
+            "__next__",
+            "__qualname__",
+            "close",
+            "gi_running",
+            "send",
+            "throw",
+        ],
         Value::Str(_) => STR_METHODS,
         Value::List(_) => LIST_METHODS,
         Value::Tuple(_) => &["count", "index"],
@@ -1621,6 +1727,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             "args" => Some(Value::tuple(e.args())),
             "__cause__" | "__context__" => Some(Value::None),
             "__suppress_context__" => Some(Value::Bool(false)),
+            // `StopIteration.value`: what the generator returned.
+            "value" if e.kind.is_subclass_of(ExcKind::StopIteration) => {
+                Some(e.args().first().cloned().unwrap_or(Value::None))
+            }
             _ => None,
         },
         Value::Float(f) => match name {

@@ -290,9 +290,12 @@ pub fn next(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let default = a.take(1, "default")?;
     a.finish(2)?;
     if let Value::Generator(g) = &v {
-        return match it.resume(g, Value::None)? {
-            Some(item) => Ok(item),
-            None => default.ok_or_else(|| Exc::new(ExcKind::StopIteration, "")),
+        return match it.gen_resume(g, crate::object::value::GenAction::Send(Value::None))? {
+            crate::object::value::GenStep::Yield(item) => Ok(item),
+            crate::object::value::GenStep::Return(v) => match default {
+                Some(d) => Ok(d),
+                None => Err(super::builtins::stop_with(it, v)?),
+            },
         };
     }
     let next = match &v {

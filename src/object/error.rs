@@ -15,6 +15,7 @@ pub enum ExcKind {
     Exception,
     KeyboardInterrupt,
     SystemExit,
+    GeneratorExit,
     ArithmeticError,
     ZeroDivisionError,
     OverflowError,
@@ -48,11 +49,12 @@ pub enum ExcKind {
 }
 
 impl ExcKind {
-    pub const ALL: [ExcKind; 31] = [
+    pub const ALL: [ExcKind; 32] = [
         ExcKind::BaseException,
         ExcKind::Exception,
         ExcKind::KeyboardInterrupt,
         ExcKind::SystemExit,
+        ExcKind::GeneratorExit,
         ExcKind::ArithmeticError,
         ExcKind::ZeroDivisionError,
         ExcKind::OverflowError,
@@ -88,6 +90,7 @@ impl ExcKind {
             ExcKind::Exception => "Exception",
             ExcKind::KeyboardInterrupt => "KeyboardInterrupt",
             ExcKind::SystemExit => "SystemExit",
+            ExcKind::GeneratorExit => "GeneratorExit",
             ExcKind::ArithmeticError => "ArithmeticError",
             ExcKind::ZeroDivisionError => "ZeroDivisionError",
             ExcKind::OverflowError => "OverflowError",
@@ -126,7 +129,7 @@ impl ExcKind {
         use ExcKind::*;
         Some(match self {
             BaseException => return None,
-            Exception | KeyboardInterrupt | SystemExit => BaseException,
+            Exception | KeyboardInterrupt | SystemExit | GeneratorExit => BaseException,
             ZeroDivisionError | OverflowError => ArithmeticError,
             IndexError | KeyError => LookupError,
             RecursionError | NotImplementedError => RuntimeError,
@@ -202,6 +205,21 @@ impl Exc {
         let mut x = Exc::new(ExcKind::KeyError, message);
         x.args = Some(Rc::new(vec![key.clone()]));
         x
+    }
+
+    /// `StopIteration` carrying what a generator returned: `StopIteration: 5` when shown, and
+    /// `e.value` (its first argument).
+    pub fn stop_iteration(value: super::value::Value, message: String) -> Exc {
+        let mut e = Exc::new(ExcKind::StopIteration, message);
+        if !matches!(value, super::value::Value::None) {
+            e.args = Some(Rc::new(vec![value]));
+        }
+        e
+    }
+
+    /// What a generator returned, carried by its StopIteration (None: it returned None).
+    pub fn stop_value(&self) -> Option<super::value::Value> {
+        self.args.as_ref().and_then(|a| a.first().cloned())
     }
 
     /// The class name shown for it: the user class's, else the built-in one's.

@@ -49,7 +49,7 @@ pub fn recursion_error(walk: Walk) -> Exc {
 /// bounds, `lang::parser::MAX_TREE_DEPTH`), whatever thread runs it.
 #[inline]
 pub fn grow<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, f)
+    super::stack::maybe_grow(64 * 1024, 1024 * 1024, f)
 }
 
 /// Restores the depth even when the walk returns early.
@@ -71,7 +71,7 @@ pub fn nest<R>(walk: Walk, f: impl FnOnce() -> Result<R, Exc>) -> Result<R, Exc>
     }
     DEPTH.with(|d| d.set(depth + 1));
     let _level = Level;
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, f)
+    super::stack::maybe_grow(64 * 1024, 1024 * 1024, f)
 }
 
 /// Pops the container from the active reprs when its repr is done.

@@ -29,13 +29,13 @@ pub trait Interpreter {
     /// expression statement, if any.
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc>;
 
-    /// Runs generator `g` to its next `yield` (sending `sent` as the value of the `yield` it was
-    /// suspended at); None once it is exhausted.
-    fn resume(
+    /// Resumes generator `g` at the `yield` it is suspended at (`next`, `send`, `throw`,
+    /// `close`) and runs it to its next `yield` or its end.
+    fn gen_resume(
         &mut self,
         g: &Rc<super::value::Generator>,
-        sent: Value,
-    ) -> Result<Option<Value>, Exc>;
+        action: super::value::GenAction,
+    ) -> Result<super::value::GenStep, Exc>;
 
     /// Raise `KeyboardInterrupt` if an interrupt was requested.
     fn check_interrupt(&mut self) -> Result<(), Exc> {

@@ -11,6 +11,7 @@
 //! - `pretty.rs` — the display form of a result, IPython's pretty printer ported;
 //! - `globals.rs` — the global scope as slots that name nodes cache;
 //! - `guard.rs` — the one recursion guard for walks over values (compare, hash, repr, copy, drop);
+//! - `stack.rs` — native stack growth, and the pooled stacks generators run on;
 //! - `alloc.rs` — allocation that can fail (MemoryError) for user-sized strings and lists;
 //! - `state.rs` — what a session keeps between evals, scopes, the interrupt handle;
 //! - `output.rs` — the output sink a frontend supplies;
@@ -25,6 +26,7 @@ pub mod interpreter;
 pub mod ops;
 pub mod output;
 pub mod pretty;
+pub mod stack;
 pub mod state;
 pub mod value;
 

@@ -372,6 +372,23 @@ pub struct Generator {
     pub finished: std::cell::Cell<bool>,
 }
 
+/// What resuming a generator does at the `yield` it is suspended at.
+pub enum GenAction {
+    /// `next(g)` (None) or `g.send(v)`: the `yield` evaluates to the value.
+    Send(Value),
+    /// `g.throw(e)`: the `yield` raises it. (Boxed: what a resume passes stays small.)
+    Throw(Box<super::error::Exc>),
+    /// `g.close()`: the `yield` raises GeneratorExit; a generator that yields again is an error.
+    Close,
+}
+
+/// How a resumed generator stopped.
+pub enum GenStep {
+    Yield(Value),
+    /// The body returned (`return v`, or its end: None); for `close`, it is closed.
+    Return(Value),
+}
+
 impl fmt::Debug for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "<{}>", self.type_name())
