@@ -1230,7 +1230,7 @@ impl<'s> Interp<'s> {
                     closure: self.closure_env(),
                     span: e.span,
                     owner: RefCell::new(None),
-            dict: Default::default(),
+                    dict: Default::default(),
                 }))
             }
             ExprKind::Starred(_) => {
