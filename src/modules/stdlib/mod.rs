@@ -1,6 +1,7 @@
 //! The standard modules deep-learning programs import, with CPython 3.11's behaviour for what
 //! they offer: `__future__`, `os` / `os.path`, `random`, `math`, `time`, `sys`, `collections`,
-//! `itertools`, `functools`, `copy`, `json`, `re`, `typing`, `dataclasses`. One file per module; `build` dispatches.
+//! `itertools`, `functools`, `copy`, `json`, `re`, `typing`, `dataclasses`, `operator`, `string`,
+//! `warnings`. One file per module; `build` dispatches.
 //!
 //! Classes these modules define (`deque`, `Counter`, namedtuples, `JSONDecodeError`) are real
 //! classes (`Value::Class`) made here from Rust: their special methods are built-ins named
@@ -14,12 +15,15 @@ mod functools;
 mod itertools;
 mod json;
 pub(crate) mod math;
+mod operator;
 pub(crate) mod os;
 pub(crate) mod random;
 mod re;
+mod string;
 pub(crate) mod sys;
 mod time;
 mod typing;
+mod warnings;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -37,12 +41,15 @@ pub const NAMES: &[&str] = &[
     "itertools",
     "json",
     "math",
+    "operator",
     "os",
     "random",
     "re",
+    "string",
     "sys",
     "time",
     "typing",
+    "warnings",
 ];
 
 pub fn build(dotted: &str) -> Option<Rc<Module>> {
@@ -82,6 +89,9 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "re" => re::build(),
         "typing" => typing::build(),
         "dataclasses" => dataclasses::build(),
+        "operator" => operator::build(),
+        "string" => string::build(),
+        "warnings" => warnings::build(),
         _ => return None,
     })
 }
