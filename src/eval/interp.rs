@@ -39,7 +39,13 @@ fn bind(vars: &mut NameMap<Value>, name: &Ident, value: Value) {
 }
 
 /// `name` in `env` or the scopes enclosing it (closures), innermost first.
-fn lookup_in_scopes(env: &Env, name: &str) -> Option<Value> {
+/// A name's value in `env` or the scopes around it. Given the `Ident` itself, keys compare by
+/// pointer first (identifiers are interned), which spares a string comparison per lookup.
+fn lookup_in_scopes<Q>(env: &Env, name: &Q) -> Option<Value>
+where
+    Q: std::hash::Hash + Eq + ?Sized,
+    Ident: std::borrow::Borrow<Q>,
+{
     let scope = env.borrow();
     if let Some(v) = scope.vars.get(name) {
         return Some(v.clone());
@@ -603,7 +609,7 @@ impl<'s> Interp<'s> {
     #[inline]
     pub fn lookup_name(&self, name: &NameRef) -> Option<Value> {
         if let Some(env) = &self.env {
-            if let Some(v) = lookup_in_scopes(env, name) {
+            if let Some(v) = lookup_in_scopes(env, &name.id) {
                 return Some(v);
             }
         }

@@ -20,8 +20,9 @@ thread_local! {
     static IDENTIFIERS: std::cell::RefCell<std::collections::HashSet<Ident>> = Default::default();
 }
 
-/// The shared `Rc<str>` for this identifier.
-fn intern(word: &str) -> Ident {
+/// The shared `Rc<str>` for this identifier (also for attribute names set at run time, so
+/// `Attrs::get_hinted` matches them by pointer).
+pub fn intern(word: &str) -> Ident {
     IDENTIFIERS.with(|set| {
         let mut set = set.borrow_mut();
         if let Some(id) = set.get(word) {

@@ -45,6 +45,17 @@ impl Attrs {
         hint.set(i);
         self.entries.get(i).map(|(_, v)| v)
     }
+    /// [`Attrs::set`] by name: a new name is stored as the interned identifier, so reads
+    /// through [`Attrs::get_hinted`] match it by pointer.
+    pub fn set_str(&mut self, name: &str, value: Value) {
+        if let Some(&i) = self.index.get(name) {
+            if let Some(slot) = self.entries.get_mut(i) {
+                slot.1 = value;
+                return;
+            }
+        }
+        self.set(crate::lang::lexer::intern(name), value);
+    }
     pub fn set(&mut self, name: Rc<str>, value: Value) {
         if let Some(&i) = self.index.get(&name) {
             if let Some(slot) = self.entries.get_mut(i) {
@@ -912,7 +923,7 @@ pub fn raw_set_attr(
             return Ok(());
         }
     }
-    inst.attrs.borrow_mut().set(Rc::from(name), value);
+    inst.attrs.borrow_mut().set_str(name, value);
     Ok(())
 }
 

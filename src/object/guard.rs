@@ -102,6 +102,7 @@ pub fn repr_enter(id: usize) -> Option<ReprEntry> {
 }
 
 /// True when `v` is a container that only this value holds: dropping `v` frees it.
+#[inline]
 fn sole_container(v: &Value) -> bool {
     match v {
         Value::List(l) => Rc::strong_count(l) == 1 && Rc::weak_count(l) == 0,
@@ -114,10 +115,16 @@ fn sole_container(v: &Value) -> bool {
 
 /// Does dropping `v` free a container that itself frees a container (the case that
 /// would recurse)?
+#[inline]
 pub(super) fn owns_nested(v: &Value) -> bool {
+    // Every drop asks: a value that is not the last owner of a container answers at once.
     if !sole_container(v) {
         return false;
     }
+    owned_children_nest(v)
+}
+
+fn owned_children_nest(v: &Value) -> bool {
     match v {
         Value::List(l) => l.try_borrow().is_ok_and(|l| l.iter().any(sole_container)),
         Value::Tuple(t) => t.iter().any(sole_container),
