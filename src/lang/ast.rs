@@ -273,6 +273,13 @@ pub enum ExprKind {
     List(Vec<Expr>),
     Tuple(Vec<Expr>),
     Dict(Vec<(Expr, Expr)>),
+    /// `{a, b, *c}`, a set display.
+    Set(Vec<Expr>),
+    /// `{elt for t in it if c ...}`
+    SetComp {
+        elt: Box<Expr>,
+        generators: Vec<Comprehension>,
+    },
     /// `[elt for t in it if c ...]`; a generator expression `(elt for ...)` is
     /// parsed as this too and evaluated eagerly.
     ListComp {

@@ -154,6 +154,8 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         ("list", TypeKind::List),
         ("tuple", TypeKind::Tuple),
         ("dict", TypeKind::Dict),
+        ("set", TypeKind::Set),
+        ("frozenset", TypeKind::FrozenSet),
         ("object", TypeKind::Object),
     ] {
         b.insert(Rc::from(name), Value::Type(t));
@@ -220,6 +222,7 @@ pub fn length(v: &Value) -> Result<usize, Exc> {
         Value::List(l) => l.borrow().len(),
         Value::Tuple(t) => t.len(),
         Value::Dict(d) => d.borrow().len(),
+        Value::Set(s) => s.table.borrow().len(),
         Value::Range(a, b, c) => crate::object::value::range_len(*a, *b, *c) as usize,
         Value::Array(a) => match a.array.shape().first() {
             Some(n) => *n,
@@ -410,6 +413,8 @@ fn type_kind(v: &Value) -> TypeKind {
         Value::List(_) => TypeKind::List,
         Value::Tuple(_) => TypeKind::Tuple,
         Value::Dict(_) => TypeKind::Dict,
+        Value::Set(s) if s.frozen => TypeKind::FrozenSet,
+        Value::Set(_) => TypeKind::Set,
         Value::Range(..) => TypeKind::Range,
         Value::Array(a) => match a.flavor {
             crate::object::value::Flavor::Nd => TypeKind::NDArray,
@@ -851,12 +856,14 @@ pub fn py_hash(v: &Value) -> Result<i64, Exc> {
     Ok(key_hash(&hash_key(v)?))
 }
 
-fn key_hash(k: &crate::object::value::HashKey) -> i64 {
+/// The hash of a key: CPython's for numbers, tuples and frozensets.
+pub fn key_hash(k: &crate::object::value::HashKey) -> i64 {
     use crate::object::value::HashKey;
     use std::hash::{Hash, Hasher};
     match k {
         HashKey::Int(n) => int_hash(*n),
         HashKey::Float(bits) => float_hash(f64::from_bits(*bits)),
+        HashKey::FrozenSet(f) => f.hash,
         HashKey::Tuple(items) => {
             // CPython 3.8+'s tuple hash (xxHash's mixing).
             const P1: u64 = 11400714785074694791;
@@ -1090,6 +1097,9 @@ pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<V
             }
         }
         return Ok(d);
+    }
+    if matches!(t, TypeKind::Set | TypeKind::FrozenSet) {
+        return crate::object::set::construct(it, t == TypeKind::FrozenSet, a);
     }
     let v = a.take(0, "x")?;
     if t == TypeKind::Int {
@@ -1377,6 +1387,8 @@ pub fn attr_names(v: &Value) -> Vec<String> {
         Value::List(_) => LIST_METHODS,
         Value::Tuple(_) => &["count", "index"],
         Value::Dict(_) => DICT_METHODS,
+        Value::Set(s) if s.frozen => crate::object::set::FROZENSET_METHODS,
+        Value::Set(_) => crate::object::set::SET_METHODS,
         Value::Device(_) => &["device_type", "device_id"],
         Value::Exception(_) => &["args"],
         Value::Float(_) => &["is_integer", "real", "imag"],
@@ -1464,6 +1476,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         Value::List(_) => list_method(v, name),
         Value::Tuple(_) => tuple_method(v, name),
         Value::Dict(_) => dict_method(v, name),
+        Value::Set(s) => crate::object::set::get_method(v, s, name),
         Value::Device(d) => match name {
             "device_type" => Some(Value::str(match d.kind {
                 DeviceKind::Cpu => "cpu",

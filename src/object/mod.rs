@@ -8,6 +8,7 @@
 //! - `error.rs` — `Exc`, the exception classes and their hierarchy;
 //! - `ops.rs` — operators and indexing (arrays are sent to the runtime);
 //! - `format.rs` — repr/str/format;
+//! - `set.rs` — `set` and `frozenset`, CPython's hash table re-done for its iteration order;
 //! - `pretty.rs` — the display form of a result, IPython's pretty printer ported;
 //! - `globals.rs` — the global scope as slots that name nodes cache;
 //! - `guard.rs` — the one recursion guard for walks over values (compare, hash, repr, copy, drop);
@@ -25,6 +26,7 @@ pub mod interpreter;
 pub mod ops;
 pub mod output;
 pub mod pretty;
+pub mod set;
 pub mod state;
 pub mod value;
 
