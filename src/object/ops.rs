@@ -182,7 +182,10 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
         }
         (Value::Str(fmt), args) if op == BinOp::Mod => format::percent(it, fmt, args),
         (Value::Set(a), Value::Set(_))
-            if matches!(op, BinOp::BitOr | BinOp::BitAnd | BinOp::Sub | BinOp::BitXor) =>
+            if matches!(
+                op,
+                BinOp::BitOr | BinOp::BitAnd | BinOp::Sub | BinOp::BitXor
+            ) =>
         {
             super::set::binary(it, op, a, r)
         }
