@@ -73,11 +73,12 @@ fn insert_clean(slots: &mut [Slot], mask: usize, e: Entry) {
         } else {
             0
         };
-        for j in i..=i + probes {
-            if matches!(slots[j], Slot::Empty) {
-                slots[j] = Slot::Active(e);
-                return;
-            }
+        if let Some(slot) = slots[i..=i + probes]
+            .iter_mut()
+            .find(|s| matches!(s, Slot::Empty))
+        {
+            *slot = Slot::Active(e);
+            return;
         }
         i = next(i, &mut perturb, mask);
     }
