@@ -1519,6 +1519,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             _ => None,
         },
         Value::Type(t) if name == "__name__" => Some(Value::str(t.name())),
+        Value::Type(t @ (TypeKind::Set | TypeKind::FrozenSet)) if !name.starts_with("__") => {
+            crate::object::set::unbound_method(*t == TypeKind::FrozenSet, name)
+        }
         Value::ExcType(k) if name == "__name__" => Some(Value::str(k.name())),
         // `object.__init__(self)`, `int.__new__(cls, 5)`: what every subclass inherits.
         Value::Type(_) | Value::ExcType(_) if name.starts_with("__") => {

@@ -467,6 +467,23 @@ pub fn construct(it: &mut dyn Interpreter, frozen: bool, a: Args) -> Result<Valu
     }
 }
 
+/// `copy.copy(s)`: `set.copy` (a frozenset is itself).
+pub fn shallow_copy(v: &Value, s: &SetObj) -> Value {
+    if s.frozen {
+        return v.clone();
+    }
+    value(false, copy_table(&s.table.borrow()))
+}
+
+/// A new set of `values`, added in order (what `copy.deepcopy` rebuilds through `__reduce__`).
+pub fn from_values(frozen: bool, values: &[Value]) -> Result<Value, Exc> {
+    let mut t = Table::new();
+    for v in values {
+        t.add(entry(v)?);
+    }
+    Ok(value(frozen, t))
+}
+
 /// Whether CPython's compiler folds an expression to a constant (literals, and unary and
 /// binary operators and tuples over them).
 pub fn is_constant(e: &crate::lang::ast::Expr) -> bool {
@@ -996,6 +1013,44 @@ pub fn get_method(v: &Value, s: &SetObj, name: &str) -> Option<Value> {
         _ => return None,
     };
     Some(method(v, name, "", f))
+}
+
+/// `set.union` read from the type: the method with its receiver passed first
+/// (`set.union(*groups)`, `set.intersection(*map(set, rows))`).
+pub fn unbound_method(frozen: bool, name: &str) -> Option<Value> {
+    let names = if frozen {
+        FROZENSET_METHODS
+    } else {
+        SET_METHODS
+    };
+    let name: &'static str = names.iter().find(|n| **n == name)?;
+    let receiver = Value::tuple(vec![Value::str(name), Value::Bool(frozen)]);
+    Some(method(&receiver, name, "", |it, r, mut a| {
+        let (name, frozen) = match r {
+            Value::Tuple(t) => match (t.first(), t.get(1)) {
+                (Some(Value::Str(n)), Some(Value::Bool(f))) => (n.clone(), *f),
+                _ => return Err(Exc::type_error("bad unbound set method")),
+            },
+            _ => return Err(Exc::type_error("bad unbound set method")),
+        };
+        let ty = if frozen { "frozenset" } else { "set" };
+        if a.pos.is_empty() {
+            return Err(Exc::type_error(format!(
+                "unbound method {ty}.{name}() needs an argument"
+            )));
+        }
+        let first = a.pos.remove(0);
+        match &first {
+            Value::Set(s) if s.frozen == frozen => match get_method(&first, s, &name) {
+                Some(m) => it.call_value(&m, a),
+                None => Err(Exc::type_error(format!("no method {ty}.{name}"))),
+            },
+            other => Err(Exc::type_error(format!(
+                "descriptor '{name}' for '{ty}' objects doesn't apply to a '{}' object",
+                other.type_name()
+            ))),
+        }
+    }))
 }
 
 /// `repr(s)` from the items' reprs.
