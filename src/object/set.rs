@@ -693,7 +693,8 @@ pub fn binary(
     r: &Value,
 ) -> Result<Value, Exc> {
     use crate::lang::ast::BinOp;
-    let t = l.table.borrow().clone();
+    // Both operands are sets here: no user code runs while the tables are borrowed.
+    let t = l.table.borrow();
     let out = match op {
         BinOp::BitOr => {
             let mut out = copy_table(&t);
@@ -704,7 +705,10 @@ pub fn binary(
         }
         BinOp::BitAnd => intersection(it, l, &t, r)?,
         BinOp::Sub => difference(it, &t, r)?,
-        _ => symmetric_difference(it, l, r)?,
+        _ => {
+            drop(t);
+            symmetric_difference(it, l, r)?
+        }
     };
     Ok(value(l.frozen, out))
 }
@@ -718,30 +722,27 @@ pub fn inplace(
 ) -> Result<(), Exc> {
     use crate::lang::ast::BinOp;
     let same = matches!(r, Value::Set(o) if Rc::ptr_eq(o, s));
+    // Another iterable is read first, so that code it runs (a generator) never meets the
+    // table borrowed; sets and dicts run no user code.
+    let r = match r {
+        Value::Set(_) | Value::Dict(_) => r.clone(),
+        other => Value::list(it.iterate(other)?),
+    };
+    let mut t = s.table.borrow_mut();
     match op {
         BinOp::BitOr if same => {}
-        BinOp::BitOr => {
-            let mut t = s.table.borrow().clone();
-            update(it, &mut t, r)?;
-            *s.table.borrow_mut() = t;
-        }
+        BinOp::BitOr => update(it, &mut t, &r)?,
         BinOp::BitAnd => {
-            let t = s.table.borrow().clone();
-            let out = intersection(it, s, &t, r)?;
-            s.table.borrow_mut().swap_body(out);
+            let out = if same {
+                copy_table(&t)
+            } else {
+                intersection(it, s, &t, &r)?
+            };
+            t.swap_body(out);
         }
-        BinOp::Sub if same => s.table.borrow_mut().clear(),
-        BinOp::Sub => {
-            let mut t = s.table.borrow().clone();
-            difference_update(it, &mut t, r)?;
-            *s.table.borrow_mut() = t;
-        }
-        _ if same => s.table.borrow_mut().clear(),
-        _ => {
-            let mut t = s.table.borrow().clone();
-            symmetric_difference_update(it, &mut t, r)?;
-            *s.table.borrow_mut() = t;
-        }
+        BinOp::Sub | BinOp::BitXor if same => t.clear(),
+        BinOp::Sub => difference_update(it, &mut t, &r)?,
+        _ => symmetric_difference_update(it, &mut t, &r)?,
     }
     Ok(())
 }
