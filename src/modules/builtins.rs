@@ -716,6 +716,12 @@ fn sort_items(
 fn reversed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "sequence")?;
     a.finish(1)?;
+    if let Value::Set(s) = &v {
+        return Err(Exc::type_error(format!(
+            "'{}' object is not reversible",
+            s.type_name()
+        )));
+    }
     let mut items = it.iterate(&v)?;
     items.reverse();
     Ok(Value::list(items))
