@@ -1612,6 +1612,12 @@ impl<'s> Interp<'s> {
             }
             return Ok(());
         }
+        if let Value::Set(s) = iterable {
+            return crate::object::set::for_each(s, |item| {
+                self.check_interrupt()?;
+                f(self, item)
+            });
+        }
         let items = self.iterate(iterable)?;
         for item in items {
             self.check_interrupt()?;

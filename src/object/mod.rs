@@ -11,6 +11,7 @@
 //! - `set.rs` — `set` and `frozenset`, CPython's hash table re-done for its iteration order;
 //! - `pretty.rs` — the display form of a result, IPython's pretty printer ported;
 //! - `globals.rs` — the global scope as slots that name nodes cache;
+//! - `hash.rs` — CPython's hash values for numbers, tuples and frozensets;
 //! - `guard.rs` — the one recursion guard for walks over values (compare, hash, repr, copy, drop);
 //! - `alloc.rs` — allocation that can fail (MemoryError) for user-sized strings and lists;
 //! - `state.rs` — what a session keeps between evals, scopes, the interrupt handle;
@@ -22,6 +23,7 @@ pub mod error;
 pub mod format;
 pub mod globals;
 pub mod guard;
+pub mod hash;
 pub mod interpreter;
 pub mod ops;
 pub mod output;

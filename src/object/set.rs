@@ -389,7 +389,7 @@ pub fn frozen_key(s: &SetObj) -> HashKey {
 pub fn entry(v: &Value) -> Result<Entry, Exc> {
     let key = hash_key(v)?;
     Ok(Entry {
-        hash: crate::modules::builtins::key_hash(&key),
+        hash: super::hash::key_hash(&key),
         key,
         value: v.clone(),
     })
@@ -401,7 +401,7 @@ fn lookup_entry(v: &Value) -> Result<Entry, Exc> {
     if let Value::Set(s) = v {
         let key = frozen_key(s);
         return Ok(Entry {
-            hash: crate::modules::builtins::key_hash(&key),
+            hash: super::hash::key_hash(&key),
             key,
             value: v.clone(),
         });
@@ -464,6 +464,48 @@ pub fn construct(it: &mut dyn Interpreter, frozen: bool, a: Args) -> Result<Valu
         // An exact frozenset is immutable: `frozenset(fs) is fs`.
         Some(v @ Value::Set(s)) if frozen && s.frozen => Ok(v.clone()),
         Some(v) => Ok(value(frozen, table_of(it, v)?)),
+    }
+}
+
+/// A `for` loop over a set, as CPython's set iterator runs: through the live table by slot
+/// position, a RuntimeError once the set's size has changed between two items.
+pub fn for_each<E: From<Exc>>(
+    s: &SetObj,
+    mut f: impl FnMut(Value) -> Result<bool, E>,
+) -> Result<(), E> {
+    let n = s.table.borrow().len();
+    let mut pos = 0;
+    loop {
+        let item = {
+            let t = s.table.borrow();
+            if t.len() != n {
+                return Err(
+                    Exc::new(ExcKind::RuntimeError, "Set changed size during iteration").into(),
+                );
+            }
+            t.next_from(&mut pos)
+        };
+        match item {
+            Some(v) => {
+                if !f(v)? {
+                    return Ok(());
+                }
+            }
+            None => return Ok(()),
+        }
+    }
+}
+
+impl Table {
+    /// The value in the first active slot at `pos` or after; `pos` moves past it.
+    fn next_from(&self, pos: &mut usize) -> Option<Value> {
+        while let Some(slot) = self.slots.get(*pos) {
+            *pos += 1;
+            if let Slot::Active(e) = slot {
+                return Some(e.value.clone());
+            }
+        }
+        None
     }
 }
 
