@@ -743,7 +743,7 @@ pub fn equals(l: &Value, r: &Value) -> Result<bool, Exc> {
             })?
         }
         (Value::Range(a, b, c), Value::Range(x, y, z)) => (a, b, c) == (x, y, z),
-        (Value::Set(a), Value::Set(b)) => super::set::equal(a, b),
+        (Value::Set(a), Value::Set(b)) => super::set::equal(a, b)?,
         (Value::Device(a), Value::Device(b)) => a == b,
         (Value::Object(o), other) | (other, Value::Object(o)) if o.equals(other).is_some() => {
             o.equals(other).unwrap_or(false)

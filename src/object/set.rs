@@ -5,7 +5,6 @@
 //! of them; CPython salts string hashes per run, so no order is "right" for strings).
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use super::error::{Exc, ExcKind};
@@ -321,22 +320,51 @@ pub fn value(frozen: bool, table: Table) -> Value {
     Value::Set(Rc::new(SetObj::new(frozen, table)))
 }
 
-/// The key of a frozenset in a dict or another set: equal frozensets (and sets) have equal
-/// keys whatever their order.
-#[derive(Debug, Clone)]
+/// The key of a frozenset in a dict or another set: the (immutable) frozenset itself, so
+/// that equal frozensets have equal keys whatever their order, and a chain of nested
+/// frozensets is held once (through its values), not again through its keys.
+#[derive(Clone)]
 pub struct FrozenKey {
     pub hash: i64,
-    items: Rc<[HashKey]>,
+    set: Rc<SetObj>,
+}
+
+impl std::fmt::Debug for FrozenKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FrozenKey({})", self.hash)
+    }
 }
 
 impl PartialEq for FrozenKey {
     fn eq(&self, other: &Self) -> bool {
-        if self.hash != other.hash || self.items.len() != other.items.len() {
-            return false;
-        }
-        let theirs: HashSet<&HashKey> = other.items.iter().collect();
-        self.items.iter().all(|k| theirs.contains(k))
+        // Past the recursion limit two deep chains count as different (no crash).
+        self.hash == other.hash
+            && (Rc::ptr_eq(&self.set, &other.set)
+                || compare_nested(|| equal_inner(&self.set, &other.set))
+                    .0
+                    .unwrap_or(false))
     }
+}
+
+thread_local! {
+    /// Levels of set comparison running on this thread, and whether one hit the recursion
+    /// limit: then every level answers at once, instead of probing on (which re-compares
+    /// and would take exponential time).
+    static NESTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static ABORTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run one level of set comparison; also says whether the walk was cut off.
+fn compare_nested<R>(f: impl FnOnce() -> R) -> (R, bool) {
+    let outer = NESTED.with(|n| n.get()) == 0;
+    NESTED.with(|n| n.set(n.get() + 1));
+    let r = f();
+    NESTED.with(|n| n.set(n.get() - 1));
+    let aborted = ABORTED.with(|a| a.get());
+    if outer {
+        ABORTED.with(|a| a.set(false));
+    }
+    (r, aborted)
 }
 
 impl Eq for FrozenKey {}
@@ -365,23 +393,19 @@ fn table_hash(t: &Table) -> i64 {
     hash as i64
 }
 
-/// The key a set's contents hash under (a frozenset's own key; for a set, the key of the
-/// frozenset with its contents, as `in` and `remove` look a set up).
-pub fn frozen_key(s: &SetObj) -> HashKey {
-    let t = s.table.borrow();
+/// A frozenset's key (its hash computed once).
+pub fn frozen_key(s: &Rc<SetObj>) -> HashKey {
     let hash = match s.hash.get() {
         Some(h) => h,
         None => {
-            let h = table_hash(&t);
-            if s.frozen {
-                s.hash.set(Some(h));
-            }
+            let h = table_hash(&s.table.borrow());
+            s.hash.set(Some(h));
             h
         }
     };
     HashKey::FrozenSet(FrozenKey {
         hash,
-        items: t.iter().map(|e| e.key.clone()).collect(),
+        set: s.clone(),
     })
 }
 
@@ -399,7 +423,13 @@ pub fn entry(v: &Value) -> Result<Entry, Exc> {
 /// (`{frozenset({1})}.remove({1})` works in CPython).
 fn lookup_entry(v: &Value) -> Result<Entry, Exc> {
     if let Value::Set(s) = v {
-        let key = frozen_key(s);
+        // CPython looks a set up as a frozenset copy of it.
+        let frozen = if s.frozen {
+            s.clone()
+        } else {
+            Rc::new(SetObj::new(true, s.table.borrow().clone()))
+        };
+        let key = frozen_key(&frozen);
         return Ok(Entry {
             hash: super::hash::key_hash(&key),
             key,
@@ -497,6 +527,37 @@ pub fn for_each<E: From<Exc>>(
 }
 
 impl Table {
+    /// Empty the table, dropping the keys and returning the values (for `guard::drop_nested`,
+    /// which frees nested sets from a heap stack).
+    pub(super) fn take_values(&mut self) -> Vec<Value> {
+        let slots = std::mem::take(&mut self.slots);
+        *self = Table::new();
+        slots
+            .into_iter()
+            .filter_map(|s| match s {
+                Slot::Active(e) => {
+                    drop(e.key);
+                    Some(e.value)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether any value is a container (what could make a drop recurse).
+    pub(super) fn holds_containers(&self) -> bool {
+        self.iter().any(|e| {
+            matches!(
+                e.value,
+                Value::List(_)
+                    | Value::Tuple(_)
+                    | Value::Dict(_)
+                    | Value::Set(_)
+                    | Value::Instance(_)
+            )
+        })
+    }
+
     /// The value in the first active slot at `pos` or after; `pos` moves past it.
     fn next_from(&self, pos: &mut usize) -> Option<Value> {
         while let Some(slot) = self.slots.get(*pos) {
@@ -715,10 +776,31 @@ fn is_subset(a: &Table, b: &Table) -> bool {
     a.len() <= b.len() && a.iter().all(|e| b.contains(e.hash, &e.key))
 }
 
-/// `==` between sets and frozensets.
-pub fn equal(a: &SetObj, b: &SetObj) -> bool {
+/// `==` between sets and frozensets: nested frozensets compare under the recursion guard,
+/// and a comparison cut off by it is a RecursionError.
+pub fn equal(a: &SetObj, b: &SetObj) -> Result<bool, Exc> {
+    let (r, aborted) = compare_nested(|| equal_inner(a, b));
+    if aborted {
+        return Err(super::guard::recursion_error(super::guard::Walk::Compare));
+    }
+    r
+}
+
+fn equal_inner(a: &SetObj, b: &SetObj) -> Result<bool, Exc> {
+    if ABORTED.with(|x| x.get()) {
+        return Ok(false);
+    }
     let (ta, tb) = (a.table.borrow(), b.table.borrow());
-    ta.len() == tb.len() && is_subset(&ta, &tb)
+    if ta.len() != tb.len() {
+        return Ok(false);
+    }
+    match super::guard::nest(super::guard::Walk::Compare, || Ok(is_subset(&ta, &tb))) {
+        Ok(b) => Ok(b),
+        Err(_) => {
+            ABORTED.with(|x| x.set(true));
+            Ok(false)
+        }
+    }
 }
 
 /// `a < b`: a proper subset (what sorting and `<` use).
