@@ -1541,6 +1541,31 @@ mod tests {
     }
 
     #[test]
+    fn deep_frozensets_drop_and_compare_without_recursion() {
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let chain = |n: usize| -> Value {
+                    let mut f = value(true, Table::new());
+                    for i in 0..n {
+                        f = from_values(true, &[f, Value::Int(i as i64)]).expect("hashable");
+                    }
+                    f
+                };
+                let (a, b) = (chain(100_000), chain(100_000));
+                if let (Value::Set(x), Value::Set(y)) = (&a, &b) {
+                    // Cut off by the recursion guard, not the native stack.
+                    assert!(equal(x, y).is_err());
+                }
+                drop(a);
+                drop(b);
+            })
+            .expect("thread")
+            .join()
+            .expect("no stack overflow");
+    }
+
+    #[test]
     fn frozenset_hash_matches_cpython() {
         let mut t = Table::new();
         for x in [1, 2, 3] {
