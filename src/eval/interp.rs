@@ -1101,6 +1101,32 @@ impl<'s> Interp<'s> {
                 })?;
                 Value::list(out)
             }
+            ExprKind::Set(items) => {
+                use crate::object::set;
+                let values = self.eval_items(items)?;
+                let t = if items.len() > 2 && items.iter().all(set::is_constant) {
+                    set::constant_display(&values)
+                } else {
+                    let mut t = set::Table::new();
+                    values
+                        .iter()
+                        .try_for_each(|x| {
+                            set::entry(x).map(|e| {
+                                t.add(e);
+                            })
+                        })
+                        .map(|()| t)
+                };
+                set::value(false, t.map_err(|x| x.at(e.span, &self.source))?)
+            }
+            ExprKind::SetComp { elt, generators } => {
+                let mut t = crate::object::set::Table::new();
+                self.comprehension(generators, &mut |me| {
+                    t.add(crate::object::set::entry(&me.eval(elt)?)?);
+                    Ok(())
+                })?;
+                crate::object::set::value(false, t)
+            }
             ExprKind::DictComp {
                 key,
                 value,
@@ -1752,6 +1778,12 @@ impl<'s> Interp<'s> {
             }
             return Ok(());
         }
+        if let Value::Set(s) = iterable {
+            return crate::object::set::for_each(s, |item| {
+                self.check_interrupt()?;
+                f(self, item)
+            });
+        }
         let items = self.iterate(iterable)?;
         for item in items {
             self.check_interrupt()?;
@@ -1840,6 +1872,7 @@ impl<'s> Interp<'s> {
                 .map(|c| Value::str(c.encode_utf8(&mut [0; 4])))
                 .collect(),
             Value::Dict(d) => d.borrow().entries.iter().map(|(k, _)| k.clone()).collect(),
+            Value::Set(s) => s.table.borrow().values(),
             Value::Range(start, stop, step) => {
                 let n = crate::object::value::range_len(*start, *stop, *step);
                 if n > 100_000_000 {

@@ -293,6 +293,13 @@ pub enum ExprKind {
     Tuple(Vec<Expr>),
     /// `{k: v, **m}`: a `None` key unpacks the mapping in its value (as in CPython's AST).
     Dict(Vec<(Option<Expr>, Expr)>),
+    /// `{a, b, *c}`, a set display.
+    Set(Vec<Expr>),
+    /// `{elt for t in it if c ...}`
+    SetComp {
+        elt: Box<Expr>,
+        generators: Vec<Comprehension>,
+    },
     /// `[elt for t in it if c ...]`; a generator expression `(elt for ...)` is
     /// parsed as this too and evaluated eagerly.
     ListComp {

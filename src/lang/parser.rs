@@ -2128,14 +2128,8 @@ impl<'s> Parser<'s> {
             }
             let key = self.star_expression()?;
             if !self.eat_op(Op::Colon) {
-                let looks_like_set = self.check_op(Op::Comma)
-                    || self.check_op(Op::RBrace)
-                    || self.check_kw(Keyword::For);
-                if pairs.is_empty() && looks_like_set {
-                    return Err(err(
-                        "set displays are not supported; use a list [...] or a dict {key: value}",
-                        Span::new(start, key.span.end),
-                    ));
+                if pairs.is_empty() {
+                    return self.set_display(start, item_start, key, yields_before);
                 }
                 return Err(self.error_here("expected ':' after a dict key"));
             }
@@ -2162,6 +2156,34 @@ impl<'s> Parser<'s> {
         self.expect_op(Op::RBrace, "expected '}'")?;
         Ok(Expr {
             kind: ExprKind::Dict(pairs),
+            span: self.since(start),
+        })
+    }
+
+    /// `{a, b}` or `{x for x in xs}`, after its first item.
+    fn set_display(
+        &mut self,
+        start: usize,
+        first_start: usize,
+        first: Expr,
+        yields_before: usize,
+    ) -> PResult<Expr> {
+        if self.check_kw(Keyword::For) {
+            reject_bare_star(&first)?;
+            let generators = self.comprehension_clauses(yields_before, "set comprehension")?;
+            self.expect_op(Op::RBrace, "expected '}'")?;
+            return Ok(Expr {
+                kind: ExprKind::SetComp {
+                    elt: Box::new(first),
+                    generators,
+                },
+                span: self.since(start),
+            });
+        }
+        self.after_item(first_start, Op::RBrace)?;
+        let items = self.rest_of_items(first, Op::RBrace)?;
+        Ok(Expr {
+            kind: ExprKind::Set(items),
             span: self.since(start),
         })
     }
@@ -2456,6 +2478,8 @@ fn describe(expr: &Expr) -> &'static str {
         ExprKind::Lambda { .. } => "lambda",
         ExprKind::ListComp { .. } => "list comprehension",
         ExprKind::DictComp { .. } => "dict comprehension",
+        ExprKind::SetComp { .. } => "set comprehension",
+        ExprKind::Set(_) => "set display",
         ExprKind::Dict(_) => "dict literal",
         ExprKind::Tuple(_) => "tuple",
         ExprKind::List(_) => "list",

@@ -86,6 +86,10 @@ fn sx(e: &Expr) -> String {
         ExprKind::ListComp { elt, generators } => {
             format!("(listcomp {} {})", sx(elt), comps(generators))
         }
+        ExprKind::Set(items) => format!("(set {})", list(items.iter().map(sx))),
+        ExprKind::SetComp { elt, generators } => {
+            format!("(setcomp {} {})", sx(elt), comps(generators))
+        }
         ExprKind::DictComp {
             key,
             value,
@@ -532,6 +536,9 @@ fn expressions_table() {
             "(listcomp (tuple a b) (for (tuple a b) z))",
         ),
         ("{k: v for k, v in d}", "(dictcomp k v (for (tuple k v) d))"),
+        ("{1, *a, b}", "(set 1 (* a) b)"),
+        ("{x}", "(set x)"),
+        ("{x for x in d if x}", "(setcomp x (for x d (if x)))"),
         (
             "(x for x in y if x)",
             "(genexp y (for x .0 (if (x (yield x)))))",
@@ -817,12 +824,6 @@ fn syntax_errors() {
             "s = b'x'",
             "byte strings (b\"...\") are not supported; remove the 'b' prefix to make a str",
             (4, 5),
-            false,
-        ),
-        (
-            "s = {1, 2}",
-            "set displays are not supported; use a list [...] or a dict {key: value}",
-            (4, 6),
             false,
         ),
         ("x = {1: 2, 3}", "expected ':' after a dict key", (12, 13), false),
@@ -1200,7 +1201,9 @@ fn check_expr_spans(src: &str, e: &Expr, parent: Span) {
     );
     let mut children: Vec<&Expr> = Vec::new();
     match &e.kind {
-        ExprKind::List(items) | ExprKind::Tuple(items) => children.extend(items),
+        ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => {
+            children.extend(items)
+        }
         ExprKind::Dict(pairs) => {
             for (k, v) in pairs {
                 children.extend(k.iter());
@@ -1236,7 +1239,7 @@ fn check_expr_spans(src: &str, e: &Expr, parent: Span) {
         ExprKind::IfExp { test, body, orelse } => children.extend([&**test, &**body, &**orelse]),
         ExprKind::Lambda { body, .. } => children.push(body),
         ExprKind::Starred(v) => children.push(v),
-        ExprKind::ListComp { elt, generators } => {
+        ExprKind::ListComp { elt, generators } | ExprKind::SetComp { elt, generators } => {
             children.push(elt);
             for g in generators {
                 children.extend([&g.target, &g.iter]);

@@ -191,6 +191,8 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         ("list", TypeKind::List),
         ("tuple", TypeKind::Tuple),
         ("dict", TypeKind::Dict),
+        ("set", TypeKind::Set),
+        ("frozenset", TypeKind::FrozenSet),
         ("object", TypeKind::Object),
     ] {
         b.insert(Rc::from(name), Value::Type(t));
@@ -263,6 +265,7 @@ pub fn length(v: &Value) -> Result<usize, Exc> {
         Value::List(l) => l.borrow().len(),
         Value::Tuple(t) => t.len(),
         Value::Dict(d) => d.borrow().len(),
+        Value::Set(s) => s.table.borrow().len(),
         Value::Range(a, b, c) => crate::object::value::range_len(*a, *b, *c) as usize,
         Value::Array(a) => match a.array.shape().first() {
             Some(n) => *n,
@@ -453,6 +456,8 @@ fn type_kind(v: &Value) -> TypeKind {
         Value::List(_) => TypeKind::List,
         Value::Tuple(_) => TypeKind::Tuple,
         Value::Dict(_) => TypeKind::Dict,
+        Value::Set(s) if s.frozen => TypeKind::FrozenSet,
+        Value::Set(_) => TypeKind::Set,
         Value::Range(..) => TypeKind::Range,
         Value::Array(a) => match a.flavor {
             crate::object::value::Flavor::Nd => TypeKind::NDArray,
@@ -754,6 +759,12 @@ fn sort_items(
 fn reversed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "sequence")?;
     a.finish(1)?;
+    if let Value::Set(s) = &v {
+        return Err(Exc::type_error(format!(
+            "'{}' object is not reversible",
+            s.type_name()
+        )));
+    }
     let mut items = it.iterate(&v)?;
     items.reverse();
     Ok(Value::list(items))
@@ -884,9 +895,6 @@ fn hash(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::Int(py_hash(&v)?))
 }
 
-/// The modulus of CPython's numeric hash: 2**61 - 1.
-const HASH_MODULUS: u64 = (1 << 61) - 1;
-
 /// `hash(v)`: CPython's values for numbers and tuples of them (hash(n) is n modulo 2**61 - 1,
 /// equal numbers hash equal); other values hash by their key (str hashes are salted per run
 /// in CPython too).
@@ -894,91 +902,7 @@ pub fn py_hash(v: &Value) -> Result<i64, Exc> {
     Ok(key_hash(&hash_key(v)?))
 }
 
-fn key_hash(k: &crate::object::value::HashKey) -> i64 {
-    use crate::object::value::HashKey;
-    use std::hash::{Hash, Hasher};
-    match k {
-        HashKey::Int(n) => int_hash(*n),
-        HashKey::Float(bits) => float_hash(f64::from_bits(*bits)),
-        HashKey::Tuple(items) => {
-            // CPython 3.8+'s tuple hash (xxHash's mixing).
-            const P1: u64 = 11400714785074694791;
-            const P2: u64 = 14029467366897019727;
-            const P5: u64 = 2870177450012600261;
-            let mut acc = P5;
-            for item in items {
-                let lane = key_hash(item) as u64;
-                acc = acc.wrapping_add(lane.wrapping_mul(P2));
-                acc = acc.rotate_left(31);
-                acc = acc.wrapping_mul(P1);
-            }
-            acc = acc.wrapping_add(items.len() as u64 ^ (P5 ^ 3527539));
-            if acc == u64::MAX {
-                1546275796
-            } else {
-                acc as i64
-            }
-        }
-        other => {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            other.hash(&mut h);
-            h.finish() as i64
-        }
-    }
-}
-
-fn int_hash(n: i64) -> i64 {
-    let r = (n.unsigned_abs() % HASH_MODULUS) as i64;
-    let h = if n < 0 { -r } else { r };
-    if h == -1 {
-        -2
-    } else {
-        h
-    }
-}
-
-/// CPython's `_Py_HashDouble`: a float equal to an integer hashes as that integer.
-pub fn float_hash(v: f64) -> i64 {
-    const BITS: i32 = 61;
-    if v.is_infinite() {
-        return if v > 0.0 { 314159 } else { -314159 };
-    }
-    if v.is_nan() {
-        return 0;
-    }
-    let (mut m, e) = super::stdlib::math::frexp(v);
-    let mut e = e as i32;
-    let sign: i64 = if m < 0.0 {
-        m = -m;
-        -1
-    } else {
-        1
-    };
-    let mut x: u64 = 0;
-    while m != 0.0 {
-        x = ((x << 28) & HASH_MODULUS) | x >> (BITS - 28);
-        m *= 268435456.0;
-        e -= 28;
-        let y = m as u64;
-        m -= y as f64;
-        x += y;
-        if x >= HASH_MODULUS {
-            x -= HASH_MODULUS;
-        }
-    }
-    let e = if e >= 0 {
-        e % BITS
-    } else {
-        BITS - 1 - ((-1 - e) % BITS)
-    };
-    x = ((x << e) & HASH_MODULUS) | x >> (BITS - e);
-    let h = (x as i64).wrapping_mul(sign);
-    if h == -1 {
-        -2
-    } else {
-        h
-    }
-}
+pub use crate::object::hash::{float_hash, key_hash};
 
 fn format_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "value")?;
@@ -1196,6 +1120,9 @@ pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<V
             }
         }
         return Ok(d);
+    }
+    if matches!(t, TypeKind::Set | TypeKind::FrozenSet) {
+        return crate::object::set::construct(it, t == TypeKind::FrozenSet, a);
     }
     let v = a.take(0, "x")?;
     if t == TypeKind::Int {
@@ -1627,6 +1554,8 @@ pub fn attr_names(v: &Value) -> Vec<String> {
         Value::List(_) => LIST_METHODS,
         Value::Tuple(_) => &["count", "index"],
         Value::Dict(_) => DICT_METHODS,
+        Value::Set(s) if s.frozen => crate::object::set::FROZENSET_METHODS,
+        Value::Set(_) => crate::object::set::SET_METHODS,
         Value::Device(_) => &["device_type", "device_id"],
         Value::Exception(_) => &["args"],
         Value::Float(_) => &["is_integer", "real", "imag"],
@@ -1715,6 +1644,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         Value::List(_) => list_method(v, name),
         Value::Tuple(_) => tuple_method(v, name),
         Value::Dict(_) => dict_method(v, name),
+        Value::Set(s) => crate::object::set::get_method(v, s, name),
         Value::Device(d) => match name {
             "device_type" => Some(Value::str(match d.kind {
                 DeviceKind::Cpu => "cpu",
@@ -1763,6 +1693,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             _ => None,
         },
         Value::Type(t) if name == "__name__" => Some(Value::str(t.name())),
+        Value::Type(t @ (TypeKind::Set | TypeKind::FrozenSet)) if !name.starts_with("__") => {
+            crate::object::set::unbound_method(*t == TypeKind::FrozenSet, name)
+        }
         Value::ExcType(k) if name == "__name__" => Some(Value::str(k.name())),
         // `object.__init__(self)`, `int.__new__(cls, 5)`: what every subclass inherits.
         Value::Type(_) | Value::ExcType(_) if name.starts_with("__") => {

@@ -159,6 +159,8 @@ pub fn repr(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::List(_) => "[...]",
         Value::Tuple(_) => "(...)",
         Value::Dict(_) => "{...}",
+        Value::Set(s) if s.frozen => "frozenset(...)",
+        Value::Set(_) => "set(...)",
         _ => return repr_inner(it, v),
     };
     let Some(_entry) = guard::repr_enter(v.identity()) else {
@@ -193,6 +195,14 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
                 parts.push(format!("{}: {}", repr(it, k)?, repr(it, val)?));
             }
             enclose("{", alloc::join(&parts, ", ")?, "", "}")?
+        }
+        Value::Set(s) => {
+            let items = s.table.borrow().values();
+            let mut parts = alloc::vec(items.len())?;
+            for x in &items {
+                parts.push(repr(it, x)?);
+            }
+            super::set::repr_text(s, parts)
         }
         Value::Range(a, b, c) => {
             if *c == 1 {

@@ -109,6 +109,7 @@ fn sole_container(v: &Value) -> bool {
         Value::Tuple(t) => Rc::strong_count(t) == 1 && Rc::weak_count(t) == 0,
         Value::Dict(d) => Rc::strong_count(d) == 1 && Rc::weak_count(d) == 0,
         Value::Instance(i) => Rc::strong_count(i) == 1 && Rc::weak_count(i) == 0,
+        Value::Set(s) => Rc::strong_count(s) == 1 && Rc::weak_count(s) == 0,
         _ => false,
     }
 }
@@ -138,6 +139,8 @@ fn owned_children_nest(v: &Value) -> bool {
             .attrs
             .try_borrow()
             .is_ok_and(|a| a.iter().any(|(_, v)| sole_container(v))),
+        // An item of a set is held twice (value and key), so any container item counts.
+        Value::Set(s) => s.table.try_borrow().is_ok_and(|t| t.holds_containers()),
         _ => false,
     }
 }
@@ -169,6 +172,11 @@ fn take_children(v: &mut Value, stack: &mut Vec<Value>) {
         Value::Instance(i) => {
             if let Ok(mut attrs) = i.attrs.try_borrow_mut() {
                 stack.extend(attrs.take_values());
+            }
+        }
+        Value::Set(s) => {
+            if let Ok(mut t) = s.table.try_borrow_mut() {
+                stack.extend(t.take_values());
             }
         }
         _ => {}

@@ -256,6 +256,14 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
             Ok(Value::str(&s.repeat(k)))
         }
         (Value::Str(fmt), args) if op == BinOp::Mod => format::percent(it, fmt, args),
+        (Value::Set(a), Value::Set(_))
+            if matches!(
+                op,
+                BinOp::BitOr | BinOp::BitAnd | BinOp::Sub | BinOp::BitXor
+            ) =>
+        {
+            super::set::binary(it, op, a, r)
+        }
         (Value::List(a), Value::List(b)) if op == BinOp::Add => {
             let mut v = a.borrow().clone();
             v.extend(b.borrow().iter().cloned());
@@ -647,6 +655,16 @@ pub fn binary_inplace(
             l.borrow_mut().extend(extra);
             Ok(cur.clone())
         }
+        (Value::Set(s), BinOp::BitOr | BinOp::BitAnd | BinOp::Sub | BinOp::BitXor) => {
+            if !matches!(rhs, Value::Set(_)) {
+                return Err(unsupported(&format!("{}=", op.symbol()), cur, rhs));
+            }
+            if s.frozen {
+                return binary(it, op, cur, rhs);
+            }
+            super::set::inplace(it, op, s, rhs)?;
+            Ok(cur.clone())
+        }
         _ => binary(it, op, cur, rhs),
     }
 }
@@ -840,6 +858,7 @@ pub fn equals(l: &Value, r: &Value) -> Result<bool, Exc> {
             })?
         }
         (Value::Range(a, b, c), Value::Range(x, y, z)) => (a, b, c) == (x, y, z),
+        (Value::Set(a), Value::Set(b)) => super::set::equal(a, b)?,
         (Value::Device(a), Value::Device(b)) => a == b,
         (Value::Object(o), other) | (other, Value::Object(o)) if o.equals(other).is_some() => {
             o.equals(other).unwrap_or(false)
@@ -865,6 +884,8 @@ pub fn less(l: &Value, r: &Value) -> Result<Option<bool>, Exc> {
         (Value::Str(a), Value::Str(b)) => Some(a < b),
         (Value::List(a), Value::List(b)) => seq_less(&a.borrow(), &b.borrow())?,
         (Value::Tuple(a), Value::Tuple(b)) => seq_less(a, b)?,
+        // Sets order by inclusion: `<` is a proper subset.
+        (Value::Set(a), Value::Set(b)) => Some(super::set::proper_subset(a, b)),
         _ => None,
     })
 }
@@ -1029,6 +1050,7 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
                 other.type_name()
             ))),
         },
+        Value::Set(s) => super::set::contains(s, item),
         Value::Dict(d) => Ok(item
             .hash_key()?
             .map(|k| d.borrow().get(&k).is_some())

@@ -309,6 +309,9 @@ fn pp(it: &mut dyn Interpreter, p: &mut Printer, v: &Value) -> Result<(), Exc> {
     if let Some(call) = collections_call(v) {
         return call_expression(it, p, v, call);
     }
+    if let Value::Set(s) = v {
+        return pp_set(it, p, v, s);
+    }
     let (open, close) = match v {
         Value::List(_) => ("[", "]"),
         Value::Tuple(_) => ("(", ")"),
@@ -365,6 +368,53 @@ fn pp(it: &mut dyn Interpreter, p: &mut Printer, v: &Value) -> Result<(), Exc> {
                     p.text(",");
                 }
             }
+        }
+        p.end_group(open.len(), close);
+        Ok(())
+    })
+}
+
+/// IPython's `_set_pprinter_factory`: items sorted (by value, else by their str, else as
+/// they are) unless there are `max_seq_length` or more.
+fn pp_set(
+    it: &mut dyn Interpreter,
+    p: &mut Printer,
+    v: &Value,
+    s: &super::set::SetObj,
+) -> Result<(), Exc> {
+    let mut items = s.table.borrow().values();
+    if items.is_empty() {
+        p.text(&format!("{}()", s.type_name()));
+        return Ok(());
+    }
+    let (open, close) = if s.frozen {
+        ("frozenset({", "})")
+    } else {
+        ("{", "}")
+    };
+    let Some(_entry) = guard::repr_enter(v.identity()) else {
+        p.text(&format!("{open}...{close}"));
+        return Ok(());
+    };
+    if items.len() < MAX_SEQ_LENGTH {
+        if let Ok(order) = super::ops::sort_order(&items) {
+            items = order.into_iter().map(|i| items[i].clone()).collect();
+        } else {
+            let mut keyed = Vec::with_capacity(items.len());
+            for x in items.drain(..) {
+                keyed.push((super::format::to_str(it, &x)?, x));
+            }
+            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+            items = keyed.into_iter().map(|(_, x)| x).collect();
+        }
+    }
+    guard::nest(Walk::Repr, || {
+        p.begin_group(open.len(), open);
+        for (idx, x) in items.iter().enumerate() {
+            if !seq_item(p, idx) {
+                break;
+            }
+            pp(it, p, x)?;
         }
         p.end_group(open.len(), close);
         Ok(())

@@ -165,6 +165,8 @@ pub enum TypeKind {
     List,
     Tuple,
     Dict,
+    Set,
+    FrozenSet,
     Range,
     Function,
     Module,
@@ -205,6 +207,8 @@ impl TypeKind {
             TypeKind::List => "list",
             TypeKind::Tuple => "tuple",
             TypeKind::Dict => "dict",
+            TypeKind::Set => "set",
+            TypeKind::FrozenSet => "frozenset",
             TypeKind::Range => "range",
             TypeKind::Function => "function",
             TypeKind::Module => "module",
@@ -291,6 +295,8 @@ pub enum HashKey {
     Float(u64),
     Str(Rc<str>),
     Tuple(Vec<HashKey>),
+    /// A frozenset (or a set looked up as one).
+    FrozenSet(super::set::FrozenKey),
     Device(Device),
     Ptr(usize),
 }
@@ -340,6 +346,8 @@ pub enum Value {
     List(Rc<RefCell<Vec<Value>>>),
     Tuple(Rc<Vec<Value>>),
     Dict(Rc<RefCell<Dict>>),
+    /// A `set` or `frozenset`.
+    Set(Rc<super::set::SetObj>),
     Range(i64, i64, i64),
     Array(ArrayValue),
     Device(Device),
@@ -417,6 +425,7 @@ impl Value {
             Value::List(_) => "list".into(),
             Value::Tuple(_) => "tuple".into(),
             Value::Dict(_) => "dict".into(),
+            Value::Set(s) => s.type_name().into(),
             Value::Range(..) => "range".into(),
             Value::Array(a) => match a.flavor {
                 Flavor::Nd => "NDArray".into(),
@@ -452,6 +461,7 @@ impl Value {
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
+            Value::Set(s) => !s.table.borrow().is_empty(),
             Value::Range(start, stop, step) => range_len(*start, *stop, *step) > 0,
             Value::Array(a) => {
                 if a.array.size() != 1 {
@@ -505,7 +515,8 @@ impl Value {
                 }
             }
             Value::Device(d) => HashKey::Device(*d),
-            Value::List(_) | Value::Dict(_) | Value::Array(_) => return Ok(None),
+            Value::Set(s) if s.frozen => super::set::frozen_key(s),
+            Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Array(_) => return Ok(None),
             // A tuple subclass (a namedtuple) hashes as its tuple, as CPython's tuple.__hash__
             // does, unless the class defines __hash__ in Python.
             Value::Instance(i)
@@ -531,6 +542,7 @@ impl Value {
             Value::List(l) => Rc::as_ptr(l) as *const u8 as usize,
             Value::Tuple(t) => Rc::as_ptr(t) as *const u8 as usize,
             Value::Dict(d) => Rc::as_ptr(d) as *const u8 as usize,
+            Value::Set(s) => Rc::as_ptr(s) as *const u8 as usize,
             Value::Range(a, b, c) => (*a as usize) ^ (*b as usize).rotate_left(21) ^ (*c as usize),
             Value::Array(a) => a.array.id(),
             Value::Device(d) => 3 + d.id * 2 + (d.kind == crate::runtime::DeviceKind::Gpu) as usize,

@@ -51,6 +51,7 @@ pub(crate) fn shallow_value(it: &mut dyn Interpreter, x: &Value) -> Result<Value
     Ok(match x {
         Value::List(l) => Value::list(l.borrow().clone()),
         Value::Dict(d) => Value::Dict(Rc::new(RefCell::new(d.borrow().clone()))),
+        Value::Set(s) => crate::object::set::shallow_copy(x, s),
         Value::Array(a) => copy_array(it, a)?,
         Value::Instance(i) => {
             if let Some(v) = crate::object::class::call_special(it, x, "__copy__", Vec::new())? {
@@ -130,6 +131,14 @@ fn deep(
             } else {
                 Value::tuple(items)
             }
+        }
+        Value::Set(s) => {
+            let items = s.table.borrow().values();
+            let items = items
+                .iter()
+                .map(|v| deep(it, v, memo, depth + 1))
+                .collect::<Result<Vec<_>, _>>()?;
+            crate::object::set::from_values(s.frozen, &items)?
         }
         Value::Array(a) => copy_array(it, a)?,
         Value::Instance(i) => {

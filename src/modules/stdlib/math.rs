@@ -306,21 +306,8 @@ pub fn build() -> Rc<Module> {
     m
 }
 
-/// `x = m * 2**e` with 0.5 <= |m| < 1, read from the bits (subnormals scaled up first).
-pub(crate) fn frexp(x: f64) -> (f64, i64) {
-    if x == 0.0 || !x.is_finite() {
-        return (x, 0);
-    }
-    let (x, shift) = if x.abs() < f64::MIN_POSITIVE {
-        (x * 2f64.powi(54), -54)
-    } else {
-        (x, 0)
-    };
-    let bits = x.to_bits();
-    let exp = ((bits >> 52) & 0x7ff) as i64;
-    let m = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
-    (m, exp - 1022 + shift)
-}
+/// `x = m * 2**e` with 0.5 <= |m| < 1 (the one `hash()` uses too).
+pub(crate) use crate::object::hash::frexp;
 
 fn gamma_fn(x: f64) -> f64 {
     if x == 0.0 || (x < 0.0 && x.fract() == 0.0) || x == f64::NEG_INFINITY {
