@@ -996,7 +996,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 }),
                 "backward" => ("y.backward(out_grad=None, retain_graph=False): gradients of y (summed when y has several elements) into every x.grad it depends on.", |it, r, mut a| {
                     let head_grad = a.take(0, "out_grad")?.or_else(|| a.take_kw("gradient"));
-                    let retain = a.take(1, "retain_graph")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+                    let retain = a.flag(1, "retain_graph", false)?;
                     a.take_kw("train_mode");
                     a.finish(2)?;
                     let x = recv(r)?;
@@ -1053,7 +1053,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 "norm" => ("x.norm(ord=2, axis=None, keepdims=False): the L2 (Frobenius) norm.", |it, r, mut a| {
                     let ord = a.take(0, "ord")?;
                     let axis = a.take(1, "axis")?;
-                    let keepdims = a.take(2, "keepdims")?.map(|v| v.truthy()).transpose()?.unwrap_or(false);
+                    let keepdims = a.flag(2, "keepdims", false)?;
                     a.finish(3)?;
                     let ord = match ord { None | Some(Value::None) => None, Some(v) => Some(as_f64(&v).ok_or_else(|| Exc::type_error("ord must be a number"))?) };
                     let axes = axes_arg(axis)?;

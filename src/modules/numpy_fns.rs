@@ -206,16 +206,8 @@ fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             ))
         })
     })?;
-    let endpoint = a
-        .take(3, "endpoint")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(true);
-    let retstep = a
-        .take(4, "retstep")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let endpoint = a.flag(3, "endpoint", true)?;
+    let retstep = a.flag(4, "retstep", false)?;
     let dtype = a.take(5, "dtype")?;
     a.take_kw("axis");
     a.finish(6)?;
@@ -309,11 +301,7 @@ fn moment(it: &mut dyn Interpreter, x: &ArrayValue, mut a: Args, root: bool) -> 
     let ddof = a.take(3, "ddof")?.map_or(Ok(0.0), |v| {
         as_f64(&v).ok_or_else(|| Exc::type_error("ddof must be a number"))
     })?;
-    let keepdims = a
-        .take(4, "keepdims")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let keepdims = a.flag(4, "keepdims", false)?;
     a.finish(5)?;
     let axes: Option<Vec<isize>> = match &axis {
         None | Some(Value::None) => None,
@@ -995,21 +983,9 @@ fn argsort(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 fn unique(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = take_array(it, &mut a)?;
-    let return_index = a
-        .take(0, "return_index")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
-    let return_inverse = a
-        .take(1, "return_inverse")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
-    let return_counts = a
-        .take(2, "return_counts")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let return_index = a.flag(0, "return_index", false)?;
+    let return_inverse = a.flag(1, "return_inverse", false)?;
+    let return_counts = a.flag(2, "return_counts", false)?;
     let axis = a.take(3, "axis")?;
     a.take_kw("equal_nan");
     a.finish(4)?;
@@ -1085,11 +1061,7 @@ fn tolerances(a: &mut Args) -> Result<(f64, f64, bool), Exc> {
     };
     let rtol = num(a.take(2, "rtol")?, 1e-5, "rtol")?;
     let atol = num(a.take(3, "atol")?, 1e-8, "atol")?;
-    let equal_nan = a
-        .take(4, "equal_nan")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let equal_nan = a.flag(4, "equal_nan", false)?;
     a.finish(5)?;
     Ok((rtol, atol, equal_nan))
 }
@@ -1140,11 +1112,7 @@ fn allclose(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
 fn array_equal(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "a1")?;
     let y = a.required(1, "a2")?;
-    let equal_nan = a
-        .take(2, "equal_nan")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let equal_nan = a.flag(2, "equal_nan", false)?;
     a.finish(3)?;
     let (x, y) = (as_array(it, &x)?, as_array(it, &y)?);
     if x.array.shape() != y.array.shape() {

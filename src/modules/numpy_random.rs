@@ -1099,11 +1099,7 @@ fn kahan_sum(xs: &[f64]) -> f64 {
 fn choice(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
     let pop = a.required(0, "a")?;
     let shape = size_arg(a.take(1, "size")?)?;
-    let replace = a
-        .take(2, "replace")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(true);
+    let replace = a.flag(2, "replace", true)?;
     let p = a.take(3, "p")?.filter(|v| !matches!(v, Value::None));
     a.finish(4)?;
     let n_samples = match &shape {

@@ -618,6 +618,14 @@ impl Args {
         }
     }
 
+    /// An optional yes/no argument (`endpoint=True`), by position or keyword, read by truth.
+    pub fn flag(&mut self, index: usize, name: &str, default: bool) -> Result<bool, Exc> {
+        Ok(match self.take(index, name)? {
+            Some(v) => v.truthy()?,
+            None => default,
+        })
+    }
+
     /// Take the argument named `name` that may also be given at position
     /// `index` (None when absent). A value given both ways is an error.
     pub fn take(&mut self, index: usize, name: &str) -> Result<Option<Value>, Exc> {

@@ -114,11 +114,7 @@ impl NativeObject for RecordScope {
 }
 
 fn record(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let train = a
-        .take(0, "train_mode")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(true);
+    let train = a.flag(0, "train_mode", true)?;
     a.finish(1)?;
     Ok(object(RecordScope {
         recording: true,
@@ -128,11 +124,7 @@ fn record(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 fn pause(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let train = a
-        .take(0, "train_mode")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let train = a.flag(0, "train_mode", false)?;
     a.finish(1)?;
     Ok(object(RecordScope {
         recording: false,
@@ -214,11 +206,7 @@ fn split_and_load_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc
     let data = a.required(0, "data")?;
     let ctx = a.required(1, "ctx_list")?;
     let axis = a.take(2, "batch_axis")?;
-    let even = a
-        .take(3, "even_split")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(true);
+    let even = a.flag(3, "even_split", true)?;
     a.finish(4)?;
     if axis.as_ref().and_then(as_i64).unwrap_or(0) != 0 {
         return Err(Exc::value_error(

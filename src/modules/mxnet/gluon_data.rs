@@ -389,11 +389,7 @@ fn fashion_mnist(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             )))
         }
     };
-    let train = a
-        .take(1, "train")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(true);
+    let train = a.flag(1, "train", true)?;
     let transform = a.take(2, "transform")?;
     a.finish(3)?;
     let dir = data::resolve_root(root.as_deref());
@@ -1010,11 +1006,7 @@ fn data_loader(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             "DataLoader: batch_size must be at least 1",
         ));
     }
-    let shuffle = a
-        .take(2, "shuffle")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let shuffle = a.flag(2, "shuffle", false)?;
     a.take(3, "sampler")?;
     let last = a.take(4, "last_batch")?;
     a.take(5, "batch_sampler")?;
@@ -1065,11 +1057,7 @@ fn torch_data_loader(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc>
             "batch_size should be a positive integer value, but got batch_size=0",
         ));
     }
-    let shuffle = a
-        .take(2, "shuffle")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let shuffle = a.flag(2, "shuffle", false)?;
     a.take(3, "sampler")?;
     a.take(4, "batch_sampler")?;
     let workers = a
@@ -1079,11 +1067,7 @@ fn torch_data_loader(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc>
         .unwrap_or(0);
     a.take(6, "collate_fn")?;
     a.take(7, "pin_memory")?;
-    let drop_last = a
-        .take(8, "drop_last")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let drop_last = a.flag(8, "drop_last", false)?;
     for k in [
         "timeout",
         "worker_init_fn",

@@ -546,11 +546,7 @@ fn d_getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             "move_to_end(key, last=True): move a key to either end.",
             |it, r, mut a| {
                 let key = a.required(0, "key")?;
-                let last = a
-                    .take(1, "last")?
-                    .map(|v| v.truthy())
-                    .transpose()?
-                    .unwrap_or(true);
+                let last = a.flag(1, "last", true)?;
                 a.finish(2)?;
                 let d = dict_of(&state_of(r))?;
                 let hk = hash_key(&key)?;
@@ -571,11 +567,7 @@ fn d_getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             "popitem",
             "popitem(last=True): remove and return the last (or first) pair.",
             |_, r, mut a| {
-                let last = a
-                    .take(0, "last")?
-                    .map(|v| v.truthy())
-                    .transpose()?
-                    .unwrap_or(true);
+                let last = a.flag(0, "last", true)?;
                 a.finish(1)?;
                 let d = dict_of(&state_of(r))?;
                 let mut entries = std::mem::take(&mut d.borrow_mut().entries);

@@ -425,17 +425,9 @@ fn remove(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 fn walk(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let top = path_arg(&mut a, 0, "top")?;
-    let topdown = a
-        .take(1, "topdown")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(true);
+    let topdown = a.flag(1, "topdown", true)?;
     a.take(2, "onerror")?;
-    let followlinks = a
-        .take(3, "followlinks")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let followlinks = a.flag(3, "followlinks", false)?;
     a.finish(4)?;
     if !topdown {
         // Bottom-up: every folder after its children, gathered first.

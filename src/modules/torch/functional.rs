@@ -295,11 +295,7 @@ fn dropout(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let xv = a.required(0, "input")?;
     let x = tensor(&xv, "dropout")?;
     let p = float_arg(a.take(1, "p")?, "p", 0.5)?;
-    let training = a
-        .take(2, "training")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(true);
+    let training = a.flag(2, "training", true)?;
     a.take(3, "inplace")?;
     a.finish(4)?;
     if !(0.0..=1.0).contains(&p) {

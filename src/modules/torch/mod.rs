@@ -248,11 +248,7 @@ fn current_device(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
 
 /// `torch.accelerator.current_accelerator(check_available=False)`.
 fn current_accelerator(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let check = a
-        .take(0, "check_available")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(false);
+    let check = a.flag(0, "check_available", false)?;
     a.finish(1)?;
     // Like a CUDA build of PyTorch: the accelerator is CUDA even on a machine without a GPU,
     // unless check_available=True asks whether one is there.

@@ -548,11 +548,7 @@ fn size_text(shape: &[usize]) -> String {
 fn load_state_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, core) = this_core(&mut a)?;
     let sd = a.required(0, "state_dict")?;
-    let strict = a
-        .take(1, "strict")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(true);
+    let strict = a.flag(1, "strict", true)?;
     a.take(2, "assign")?;
     a.finish(3)?;
     let items_fn = it.get_attr(&sd, "items").map_err(|_| {
@@ -721,11 +717,7 @@ fn set_training(this: &Value, mode: bool) {
 
 fn train(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, _) = this_core(&mut a)?;
-    let mode = a
-        .take(0, "mode")?
-        .map(|v| v.truthy())
-        .transpose()?
-        .unwrap_or(true);
+    let mode = a.flag(0, "mode", true)?;
     a.finish(1)?;
     set_training(&this, mode);
     Ok(this)

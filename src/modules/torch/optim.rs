@@ -407,7 +407,7 @@ impl NativeObject for Optimizer {
                 Ok(Value::None)
             }),
             "zero_grad" => bound(this, "zero_grad", "opt.zero_grad(set_to_none=True): reset the gradients of every parameter.", |it, r, mut a| {
-                let to_none = a.take(0, "set_to_none")?.map(|v| v.truthy()).transpose()?.unwrap_or(true);
+                let to_none = a.flag(0, "set_to_none", true)?;
                 a.finish(1)?;
                 downcast::<Optimizer>(r, "an optimizer")?.zero_grad(it, to_none)?;
                 Ok(Value::None)
