@@ -81,6 +81,16 @@ fn deep(
     memo: &mut HashMap<usize, Value>,
     depth: usize,
 ) -> Result<Value, Exc> {
+    // Enough native stack for the next level, also on a generator's own (smaller) stack.
+    crate::object::guard::grow(|| deep_level(it, x, memo, depth))
+}
+
+fn deep_level(
+    it: &mut dyn Interpreter,
+    x: &Value,
+    memo: &mut HashMap<usize, Value>,
+    depth: usize,
+) -> Result<Value, Exc> {
     if depth > MAX_DEPTH {
         return Err(Exc::new(
             crate::object::ExcKind::RecursionError,

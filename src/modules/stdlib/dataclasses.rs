@@ -201,7 +201,15 @@ fn fields_of(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Vec<Value>>, 
     })
 }
 
+/// `asdict`/`astuple`: dataclass instances and the containers around them, copied recursively
+/// (a depth limit and stack growth, as every walk over user data has).
 fn convert(it: &mut dyn Interpreter, v: &Value, as_dict: bool) -> Result<Value, Exc> {
+    crate::object::guard::nest(crate::object::guard::Walk::Copy, || {
+        convert_level(it, v, as_dict)
+    })
+}
+
+fn convert_level(it: &mut dyn Interpreter, v: &Value, as_dict: bool) -> Result<Value, Exc> {
     if let Some(fields) = fields_of(it, v)?.filter(|_| matches!(v, Value::Instance(_))) {
         let mut d = Dict::default();
         let mut items = Vec::new();

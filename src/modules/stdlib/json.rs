@@ -185,8 +185,39 @@ fn encode(
     out: &mut String,
 ) -> Result<(), Exc> {
     if depth > MAX_DEPTH {
-        return Err(Exc::value_error("Circular reference detected"));
+        return Err(Exc::new(
+            ExcKind::RecursionError,
+            "maximum recursion depth exceeded while encoding a JSON object",
+        ));
     }
+    // A container met again inside itself is a cycle (CPython's `check_circular` markers).
+    let container = matches!(v, Value::List(_) | Value::Dict(_)).then(|| v.identity());
+    if let Some(id) = container {
+        if ENCODING.with(|e| e.borrow().contains(&id)) {
+            return Err(Exc::value_error("Circular reference detected"));
+        }
+        ENCODING.with(|e| e.borrow_mut().push(id));
+    }
+    // Enough native stack for the next level, also on a generator's own (smaller) stack.
+    let r = crate::object::guard::grow(|| encode_value(it, v, o, depth, out));
+    if container.is_some() {
+        ENCODING.with(|e| e.borrow_mut().pop());
+    }
+    r
+}
+
+thread_local! {
+    /// The containers being encoded, outermost first.
+    static ENCODING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn encode_value(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    o: &Options,
+    depth: usize,
+    out: &mut String,
+) -> Result<(), Exc> {
     match v {
         Value::None => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -429,11 +460,13 @@ impl Parser<'_> {
                         "maximum recursion depth exceeded while decoding a JSON document",
                     ));
                 }
-                let r = if c == '[' {
-                    self.array()
-                } else {
-                    self.object()
-                };
+                let r = crate::object::guard::grow(|| {
+                    if c == '[' {
+                        self.array()
+                    } else {
+                        self.object()
+                    }
+                });
                 self.depth -= 1;
                 r
             }

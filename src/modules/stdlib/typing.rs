@@ -55,6 +55,10 @@ fn form(repr: impl Into<String>, generic: bool) -> Value {
 
 /// How a parameter shows inside `[...]`: classes by name, forms and lists by their reprs.
 fn param_repr(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
+    crate::object::guard::nest(crate::object::guard::Walk::Repr, || param_repr_level(it, v))
+}
+
+fn param_repr_level(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     Ok(match v {
         // CPython shows None among a form's parameters as its type.
         Value::None => "NoneType".into(),
