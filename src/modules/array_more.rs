@@ -560,7 +560,8 @@ fn write_out(it: &mut dyn Interpreter, result: Value, out: Option<Value>) -> Res
     }
 }
 
-fn shape_text(s: &[usize]) -> String {
+/// A shape as NumPy writes it in messages: `(3,)`, `(2,3)`.
+pub(crate) fn shape_text(s: &[usize]) -> String {
     match s {
         [one] => format!("({one},)"),
         _ => format!(

@@ -8,6 +8,7 @@
 //! `sort`/`argsort` are stable (NumPy's default quicksort is not for more than 16 elements:
 //! equal keys may come out in another order there).
 
+use super::array_more::shape_text;
 use std::rc::Rc;
 
 use crate::object::error::{Exc, ExcKind};
@@ -110,19 +111,6 @@ fn broadcast_all(shapes: &[&[usize]]) -> Result<Vec<usize>, Exc> {
         }
     }
     Ok(out)
-}
-
-fn shape_text(s: &[usize]) -> String {
-    match s {
-        [one] => format!("({one},)"),
-        _ => format!(
-            "({})",
-            s.iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-    }
 }
 
 /// For each element of `out` (row-major), the flat position in an array of shape `src`

@@ -9,6 +9,7 @@
 //! Distribution parameters are scalars here (NumPy also broadcasts arrays of them); an array
 //! parameter is a TypeError that says so.
 
+use super::numpy_fns::as_array;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -658,20 +659,6 @@ fn ints(
 fn host(it: &mut dyn Interpreter, data: HostData, shape: &[usize]) -> Result<Value, Exc> {
     let arr = it.state_mut().rt.from_host(data, shape, Device::cpu(0))?;
     Ok(wrap(arr, Flavor::Numpy))
-}
-
-/// Any array-like as a NumPy array (lists become arrays as `np.array` makes them).
-fn as_array(it: &mut dyn Interpreter, v: &Value) -> Result<crate::object::value::ArrayValue, Exc> {
-    if let Value::Array(a) = v {
-        return Ok(a.clone());
-    }
-    match &arrays::array::<NUMPY>(it, Args::new("array", vec![v.clone()]))? {
-        Value::Array(a) => Ok(a.clone()),
-        other => Err(Exc::type_error(format!(
-            "expected an array-like, got {}",
-            other.type_name()
-        ))),
-    }
 }
 
 fn host_f64(a: &crate::object::value::ArrayValue) -> Vec<f64> {
