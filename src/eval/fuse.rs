@@ -59,7 +59,7 @@ fn builtin_op(callee: &Value) -> Option<UnaryOp> {
     let BuiltinKind::Free(f) = b.kind else {
         return None;
     };
-    use crate::modules::arrays as a;
+    use crate::modules::array::arrays as a;
     let table: [(BuiltinFn, UnaryOp); 9] = [
         (a::ns_exp, UnaryOp::Exp),
         (a::ns_log, UnaryOp::Log),
@@ -69,7 +69,7 @@ fn builtin_op(callee: &Value) -> Option<UnaryOp> {
         (a::ns_sigmoid, UnaryOp::Sigmoid),
         (a::ns_relu, UnaryOp::Relu),
         (a::ns_square, UnaryOp::Square),
-        (crate::modules::builtins::abs, UnaryOp::Abs),
+        (crate::modules::python::builtins::abs, UnaryOp::Abs),
     ];
     table
         .iter()
@@ -182,7 +182,7 @@ fn pure_value_inner(it: &mut Interp, e: &Expr) -> Option<Value> {
         ExprKind::Attribute { value, attr, .. } => match pure_value(it, value)? {
             Value::Module(ref m) => m.get(attr),
             obj @ Value::Array(_) if PURE_ARRAY_ATTRS.contains(&&**attr) => {
-                crate::modules::builtins::get_attr(it, &obj, attr).ok()
+                crate::modules::python::builtins::get_attr(it, &obj, attr).ok()
             }
             _ => None,
         },

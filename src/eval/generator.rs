@@ -536,7 +536,7 @@ impl Interp<'_> {
             Source::Next {
                 obj: obj @ Value::Instance(_),
                 ..
-            } => match crate::modules::builtins::get_attr(self, obj, name) {
+            } => match crate::modules::python::builtins::get_attr(self, obj, name) {
                 Ok(m) => Ok(Some(m)),
                 Err(e) if e.kind == ExcKind::AttributeError => Ok(None),
                 Err(e) => Err(e),

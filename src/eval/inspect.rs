@@ -137,7 +137,7 @@ pub(crate) fn resolve(state: &mut State, path: &str) -> Option<Value> {
         if p.is_empty() {
             return None;
         }
-        v = crate::modules::builtins::get_attr(&mut it, &v, p).ok()?;
+        v = crate::modules::python::builtins::get_attr(&mut it, &v, p).ok()?;
     }
     Some(v)
 }
@@ -154,7 +154,7 @@ pub(crate) fn module(state: &mut State, dotted: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::modules::pydoc::{keyword_params, render_fields, split_doc};
+    use crate::modules::notebook::pydoc::{keyword_params, render_fields, split_doc};
 
     #[test]
     fn help_requests_and_exit_commands() {

@@ -15,7 +15,9 @@ use crate::lang::ast::{
 use crate::lang::Span;
 
 use super::fuse::Attempt;
-use crate::modules::{self, builtins, magic};
+use crate::modules;
+use crate::modules::notebook::magic;
+use crate::modules::python::builtins;
 use crate::object::error::{Exc, ExcKind, Frame};
 use crate::object::value::{
     Args, BuiltinKind, Dict, ExcValue, Function, FunctionBody, TypeKind, Value,
@@ -766,7 +768,7 @@ impl<'s> Interp<'s> {
             }
             ExprKind::Attribute { value, attr, .. } => {
                 let o = self.eval(value)?;
-                crate::modules::classes::del_attr(self, &o, attr)
+                crate::modules::python::classes::del_attr(self, &o, attr)
                     .map_err(|e| e.at(target.span, &self.source))
             }
             ExprKind::Tuple(items) | ExprKind::List(items) => {
@@ -1282,8 +1284,7 @@ impl<'s> Interp<'s> {
             return Ok(None);
         };
         let callee = self.eval(func)?;
-        let is_creator =
-            matches!(&callee, Value::Builtin(b) if crate::modules::arrays::is_creator(b.name));
+        let is_creator = matches!(&callee, Value::Builtin(b) if crate::modules::array::arrays::is_creator(b.name));
         if !is_creator {
             // Not a creation call: evaluate normally (callee already evaluated).
             let l = self.call_with_exprs(&callee, args, left.span)?;
@@ -1452,7 +1453,7 @@ impl<'s> Interp<'s> {
         if a.pos.is_empty() && a.kw.is_empty() {
             if let Value::Builtin(b) = callee {
                 if b.name == "super"
-                    && matches!(b.kind, BuiltinKind::Free(f) if std::ptr::fn_addr_eq(f, crate::modules::classes::super_fn as crate::object::value::BuiltinFn))
+                    && matches!(b.kind, BuiltinKind::Free(f) if std::ptr::fn_addr_eq(f, crate::modules::python::classes::super_fn as crate::object::value::BuiltinFn))
                 {
                     a.pos = self.implicit_super_args()?;
                 }
@@ -1885,7 +1886,7 @@ impl<'s> Interp<'s> {
                 items.extend((0..n).map(|i| Value::Int(start + i * step)));
                 items
             }
-            Value::Array(a) => crate::modules::arrays::iter_rows(a)?,
+            Value::Array(a) => crate::modules::array::arrays::iter_rows(a)?,
             Value::Object(o) => match o.get_attr(o, "__iter__") {
                 Some(_) if o.get_attr(o, "__lazy_iter__").is_some() => {
                     let mut items = Vec::new();
@@ -2112,7 +2113,9 @@ fn decorated_name(stmt: &Stmt) -> Option<&Ident> {
 /// iterator); None for a plain iterable such as a list.
 pub fn next_method(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Value>, Exc> {
     match v {
-        Value::Generator(_) => Ok(crate::modules::builtins::get_attr(it, v, "__next__").ok()),
+        Value::Generator(_) => {
+            Ok(crate::modules::python::builtins::get_attr(it, v, "__next__").ok())
+        }
         Value::Instance(_) => crate::object::class::special_method(it, v, "__next__"),
         Value::Object(o) => Ok(o.get_attr(o, "__next__")),
         _ => Ok(None),

@@ -424,7 +424,7 @@ impl Session {
                 };
                 match value {
                     Some(v) => {
-                        let signature = crate::modules::pydoc::signature_of(&v)
+                        let signature = crate::modules::notebook::pydoc::signature_of(&v)
                             .and_then(|s| s.find('(').map(|i| s[i..].to_string()))
                             .unwrap_or_default();
                         let kind = match v {
@@ -485,13 +485,13 @@ impl Session {
         } else if let (["from", module, "import", ..], None) = (words.as_slice(), base) {
             // `from mxnet import n|`: the module's members.
             match inspect::module(&mut self.state, module) {
-                Some(v) => crate::modules::builtins::attr_names(&v),
+                Some(v) => crate::modules::python::builtins::attr_names(&v),
                 None => Vec::new(),
             }
         } else {
             match base {
                 Some(path) => match inspect::resolve(&mut self.state, path) {
-                    Some(v) => crate::modules::builtins::attr_names(&v),
+                    Some(v) => crate::modules::python::builtins::attr_names(&v),
                     None => Vec::new(),
                 },
                 None => {
@@ -509,13 +509,14 @@ impl Session {
                     {
                         if let Some(sig) = inspect::resolve(&mut self.state, &callee)
                             .as_ref()
-                            .and_then(crate::modules::pydoc::signature_of)
+                            .and_then(crate::modules::notebook::pydoc::signature_of)
                         {
-                            let mut kw: Vec<String> = crate::modules::pydoc::keyword_params(&sig)
-                                .into_iter()
-                                .filter(|k| k.starts_with(prefix))
-                                .map(|k| format!("{k}="))
-                                .collect();
+                            let mut kw: Vec<String> =
+                                crate::modules::notebook::pydoc::keyword_params(&sig)
+                                    .into_iter()
+                                    .filter(|k| k.starts_with(prefix))
+                                    .map(|k| format!("{k}="))
+                                    .collect();
                             kw.sort();
                             n.retain(|x| x.starts_with(prefix) && !x.starts_with("__"));
                             n.sort();
@@ -566,7 +567,7 @@ impl Session {
         let v = super::inspect::resolve(&mut self.state, path)?;
         let mut sink: Vec<Output> = Vec::new();
         let mut it = Interp::new(&mut self.state, &mut sink, Rc::from(""));
-        Some(crate::modules::pydoc::describe(
+        Some(crate::modules::notebook::pydoc::describe(
             &mut it, path, &v, detail, color,
         ))
     }

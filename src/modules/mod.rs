@@ -5,47 +5,37 @@
 //! `Module::set`) and calls back into the running program only through
 //! `crate::object::Interpreter`.
 //!
-//! - `builtins.rs` — Python's built-ins, attributes, str/list/dict methods;
-//! - `classes.rs` — the built-ins of the class machinery: `super`, `property`, `staticmethod`,
-//!   `classmethod`, `issubclass`, `vars`, `delattr`, `NotImplemented`;
-//! - `arrays.rs` — the array API, one implementation for every dialect (native, MXNet, PyTorch);
-//! - `devices.rs` — `cpu`, `gpu`, `num_gpus`, `try_gpu`, `try_all_gpus`;
-//! - `mxnet/` — `mxnet` (nd, np, npx, context), `gluon`, `gluon.data`, `autograd`, `init`;
-//! - `torch/` — `torch`, `torch.cuda`, `torch.nn`;
-//! - `numpy.rs` — `import numpy as np`: host arrays with NumPy's defaults and display;
-//! - `stdlib/` — `__future__`, `os`, `random`, `math`, `time`, `sys`, `collections`, `itertools`,
-//!   `functools`, `copy`, `json`, `re` (one file each);
-//! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%transfers`, `%who`, `!cmd`;
-//! - `pydoc.rs`, `docs.rs` — what `help`, `obj?` and inspection show; the long docs of the
-//!   public functions.
+//!
+//! The libraries are layered, each a folder, and a folder names only those below it
+//! (`tests/layers.rs` keeps it so):
+//!
+//! ```text
+//! dialects (mxnet, torch, numpy)   notebook (magics, help, IPython)
+//!              \                     /
+//!               array   (the array API every dialect shares)
+//!                 |
+//!               python  (built-ins, classes, str, files, the standard modules)
+//! ```
+//!
+//! This file sits above them all: `import` finds a module in whichever layer builds it, and
+//! `install` fills a new session's built-ins and connects the layers' hooks (where a lower layer
+//! must reach a value of an upper one, the upper layer registers a function into it here).
 
-pub mod array_more;
-pub mod arrays;
-pub mod blocks;
-pub mod builtins;
-pub mod classes;
-pub mod devices;
-pub mod docs;
-pub mod file_io;
-pub mod files;
-pub mod ipython;
-pub mod magic;
-pub mod mxnet;
-pub mod numpy;
-pub mod numpy_fns;
-pub mod numpy_io;
-pub mod numpy_random;
-pub mod pydoc;
-pub mod stdlib;
-pub mod str_more;
-pub mod torch;
+pub mod array;
+pub mod dialects;
+pub mod notebook;
+pub mod python;
 
 use std::rc::Rc;
 
 use crate::object::value::{BuiltinFn, Flavor, Module};
 use crate::object::{builtin, Exc, ExcKind, Interpreter, NameMap, Value};
 
-use arrays::NATIVE;
+use array::arrays::{self, NATIVE};
+use array::devices;
+use dialects::{mxnet, numpy, torch};
+use notebook::{ipython, magic};
+use python::{builtins, stdlib};
 
 /// Import a module by dotted name, building it on first use.
 pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc> {

@@ -1,0 +1,1239 @@
+//! The model layer both dialects share: Gluon's `Block` and PyTorch's `Module` as classes written
+//! in Rust that programs subclass (`class MLP(nn.Block)`, `class MLP(nn.Module)`).
+//!
+//! Every block instance holds a [`Core`] in its `base_state`: the children and parameters it
+//! registered, in the order they were assigned (both frameworks keep that order), and for a
+//! built-in layer (`Dense`, `Linear`, `Conv2D`, ...) the `crate::nn::layers::Block` that
+//! computes it. Assigning a block or a parameter to an attribute registers it
+//! (`self.hidden = nn.Dense(256)`); reading the attribute finds it through `__getattr__`, as
+//! PyTorch keeps `_modules` and `_parameters`. Calling a block runs its `forward`: the
+//! program's, or for the built-in layers the one in `crate::nn`. Everything that walks a model
+//! (parameters, initialization, device moves, state dicts, reprs) is here once for both
+//! dialects; `mxnet::gluon` and `torch::nn` add the classes and the spellings of each.
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use crate::nn::layers::{Block, Init, Parameter};
+use crate::object::class::{Class, Instance};
+use crate::object::error::{Exc, ExcKind};
+use crate::object::format::repr;
+use crate::object::ops::wrap;
+use crate::object::value::{Args, BuiltinFn, Flavor, NativeObject, Value};
+use crate::object::{unbound_method, Interpreter};
+use crate::runtime::{Array, Device};
+
+/// Which framework a block belongs to: names, reprs and error wording follow it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Dialect {
+    Gluon,
+    Torch,
+}
+
+/// A registered child block.
+#[derive(Clone)]
+pub struct Child {
+    pub key: Rc<str>,
+    pub block: Value,
+    /// Registered by attribute assignment (Gluon's repr lists only these for a plain Block).
+    pub by_attr: bool,
+}
+
+/// What a block instance keeps beside its ordinary attributes.
+pub struct CoreData {
+    pub dialect: Dialect,
+    /// Gluon's block name (`dense0`, `mlp0`); for PyTorch the name in messages.
+    pub name: String,
+    /// Gluon's prefix for the names of parameters made by `self.params.get` (`mlp0_`; the
+    /// prefix of the dictionary given as `params=` when the parameters are shared).
+    pub param_prefix: String,
+    /// Parameters `params=` shares, looked up by full name before new ones are made.
+    pub shared: Vec<Rc<Parameter>>,
+    pub children: RefCell<Vec<Child>>,
+    /// Own parameters by attribute name, in registration order.
+    pub params: RefCell<Vec<(Rc<str>, Rc<Parameter>)>>,
+    /// Values of `self.params.get_constant(name, value)`, placed by `initialize`.
+    pub constants: RefCell<Vec<(Rc<Parameter>, Array)>>,
+    /// The built-in layer this block computes with, if it is one.
+    pub layer: Option<Rc<Block>>,
+    /// Whether it runs in training mode (PyTorch's `train()` / `eval()`).
+    pub training: Cell<bool>,
+    /// Runs its children in order when no `forward` is defined (`Sequential`).
+    pub sequential: bool,
+}
+
+/// A shared handle on a block's [`CoreData`], kept in the instance's `base_state`.
+#[derive(Clone)]
+pub struct Core(pub Rc<CoreData>);
+
+impl std::ops::Deref for Core {
+    type Target = CoreData;
+    fn deref(&self) -> &CoreData {
+        &self.0
+    }
+}
+
+impl NativeObject for Core {
+    fn type_name(&self) -> &str {
+        "BlockCore"
+    }
+    fn repr(&self) -> String {
+        format!("<block core {}>", self.name)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The core of a block instance; None for anything else (or before `__init__` ran).
+pub fn core_of(v: &Value) -> Option<Core> {
+    let Value::Instance(inst) = v else {
+        return None;
+    };
+    let state = inst.base_state.borrow();
+    match &*state {
+        Value::Object(o) => o.as_any().downcast_ref::<Core>().cloned(),
+        _ => None,
+    }
+}
+
+/// The class name of an instance (`MLP`).
+fn class_name(v: &Value) -> String {
+    match v {
+        Value::Instance(i) => i.class.name.to_string(),
+        other => other.type_name(),
+    }
+}
+
+fn instance(v: &Value) -> Result<&Rc<Instance>, Exc> {
+    match v {
+        Value::Instance(i) => Ok(i),
+        other => Err(Exc::type_error(format!(
+            "descriptor requires a block, not '{}'",
+            other.type_name()
+        ))),
+    }
+}
+
+/// `self` and its core, taken off the front of a method's arguments.
+pub fn this_core(a: &mut Args) -> Result<(Value, Core), Exc> {
+    if a.pos.is_empty() {
+        return Err(Exc::type_error(
+            "the method needs the block it is called on",
+        ));
+    }
+    let this = a.pos.remove(0);
+    let core = core_of(&this).ok_or_else(|| not_set_up(&this))?;
+    Ok((this, core))
+}
+
+/// The error for a block whose `__init__` did not run the base class's.
+fn not_set_up(this: &Value) -> Exc {
+    let name = class_name(this);
+    Exc::new(
+        ExcKind::AttributeError,
+        format!(
+            "'{name}' object is not set up as a block: call super().__init__() at the start of {name}.__init__"
+        ),
+    )
+}
+
+/// Sets up `this` as a block (the base classes' `__init__`).
+pub fn install_core(this: &Value, data: CoreData) -> Result<(), Exc> {
+    let inst = instance(this)?;
+    *inst.base_state.borrow_mut() = Value::Object(Rc::new(Core(Rc::new(data))));
+    Ok(())
+}
+
+impl CoreData {
+    pub fn new(dialect: Dialect, name: String, layer: Option<Rc<Block>>) -> CoreData {
+        let param_prefix = format!("{name}_");
+        let params = layer
+            .as_ref()
+            .map(|l| {
+                l.own_params()
+                    .into_iter()
+                    .map(|(k, p)| (Rc::from(k), p))
+                    .collect()
+            })
+            .unwrap_or_default();
+        CoreData {
+            dialect,
+            name,
+            param_prefix,
+            shared: Vec::new(),
+            children: RefCell::new(Vec::new()),
+            params: RefCell::new(params),
+            constants: RefCell::new(Vec::new()),
+            layer,
+            training: Cell::new(true),
+            sequential: false,
+        }
+    }
+}
+
+// ---- registration ---------------------------------------------------------------------------
+
+/// What a value assigned to a block's attribute is.
+enum Assigned {
+    Block,
+    Param(Rc<Parameter>),
+    Other,
+}
+
+fn classify(it: &dyn Interpreter, v: &Value) -> Assigned {
+    if core_of(v).is_some() {
+        return Assigned::Block;
+    }
+    match parameter_of(it, v) {
+        Some(p) => Assigned::Param(p),
+        None => Assigned::Other,
+    }
+}
+
+/// The parameter a value stands for: a Gluon `Parameter`, or a PyTorch parameter tensor.
+pub fn parameter_of(it: &dyn Interpreter, v: &Value) -> Option<Rc<Parameter>> {
+    match v {
+        Value::Object(o) => {
+            let any = o.as_any();
+            match any.downcast_ref::<ParamObj>() {
+                Some(p) => Some(p.param.clone()),
+                None => any
+                    .downcast_ref::<UninitializedParam>()
+                    .map(|p| p.0.clone()),
+            }
+        }
+        Value::Array(a) if a.flavor == Flavor::Torch => it.state().nn.param_of_array(&a.array),
+        _ => None,
+    }
+}
+
+/// Adds or replaces child `key` (a replaced child keeps its place, as in both frameworks).
+pub fn register_child(core: &Core, key: &str, block: Value, by_attr: bool) -> Result<(), Exc> {
+    if let Some(c) = core_of(&block) {
+        if Rc::ptr_eq(&c.0, &core.0) || contains(&c, core) {
+            return Err(Exc::value_error(format!(
+                "{}: a block cannot be added inside itself",
+                core.name
+            )));
+        }
+    }
+    let mut children = core.children.borrow_mut();
+    match children.iter_mut().find(|c| &*c.key == key) {
+        Some(c) => {
+            c.block = block;
+            c.by_attr = by_attr;
+        }
+        None => children.push(Child {
+            key: Rc::from(key),
+            block,
+            by_attr,
+        }),
+    }
+    Ok(())
+}
+
+/// Whether `inner` is `outer`'s core or one of its descendants' (a cycle guard).
+fn contains(outer: &Core, inner: &Core) -> bool {
+    if Rc::ptr_eq(&outer.0, &inner.0) {
+        return true;
+    }
+    let children: Vec<Value> = outer
+        .children
+        .borrow()
+        .iter()
+        .map(|c| c.block.clone())
+        .collect();
+    children
+        .iter()
+        .filter_map(core_of)
+        .any(|c| contains(&c, inner))
+}
+
+pub fn register_param(core: &Core, key: &str, p: Rc<Parameter>) {
+    let mut params = core.params.borrow_mut();
+    match params.iter_mut().find(|(k, _)| &**k == key) {
+        Some(slot) => slot.1 = p,
+        None => params.push((Rc::from(key), p)),
+    }
+}
+
+/// `Block.__setattr__` / `Module.__setattr__`: blocks and parameters are registered, anything
+/// else is an ordinary attribute (and unregisters what had that name).
+fn set_attr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = a.required(0, "self")?;
+    let name = match &a.required(1, "name")? {
+        Value::Str(s) => s.clone(),
+        other => {
+            return Err(Exc::type_error(format!(
+                "attribute name must be string, not '{}'",
+                other.type_name()
+            )))
+        }
+    };
+    let value = a.required(2, "value")?;
+    let inst = instance(&this)?;
+    let kind = classify(it, &value);
+    let Some(core) = core_of(&this) else {
+        return match kind {
+            Assigned::Other => {
+                inst.attrs.borrow_mut().set(name, value);
+                Ok(Value::None)
+            }
+            _ => Err(before_init(&this, matches!(kind, Assigned::Block))),
+        };
+    };
+    match kind {
+        Assigned::Block => {
+            inst.attrs.borrow_mut().remove(&name);
+            core.params.borrow_mut().retain(|(k, _)| *k != name);
+            register_child(&core, &name, value, true)?;
+        }
+        Assigned::Param(p) => {
+            inst.attrs.borrow_mut().remove(&name);
+            core.children.borrow_mut().retain(|c| c.key != name);
+            register_param(&core, &name, p);
+        }
+        Assigned::Other => {
+            core.children.borrow_mut().retain(|c| c.key != name);
+            core.params.borrow_mut().retain(|(k, _)| *k != name);
+            inst.attrs.borrow_mut().set(name, value);
+        }
+    }
+    Ok(Value::None)
+}
+
+fn before_init(this: &Value, block: bool) -> Exc {
+    let core = core_dialect_guess(this);
+    let what = if block { "module" } else { "parameter" };
+    match core {
+        Dialect::Torch => Exc::new(
+            ExcKind::AttributeError,
+            format!("cannot assign {what} before Module.__init__() call"),
+        ),
+        Dialect::Gluon => Exc::new(
+            ExcKind::AttributeError,
+            format!(
+                "cannot assign a {} to '{}' before Block.__init__() ran: call super().__init__() first in {}.__init__",
+                if block { "block" } else { "parameter" },
+                class_name(this),
+                class_name(this)
+            ),
+        ),
+    }
+}
+
+/// The dialect of a block whose core is not made yet, from its classes' module names.
+fn core_dialect_guess(this: &Value) -> Dialect {
+    match this {
+        Value::Instance(i)
+            if i.class
+                .mro
+                .iter()
+                .any(|c| matches!(c, Value::Class(c) if c.module.starts_with("torch"))) =>
+        {
+            Dialect::Torch
+        }
+        _ => Dialect::Gluon,
+    }
+}
+
+/// `Block.__getattr__`: registered children and parameters (and a few computed attributes).
+fn get_attr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = a.required(0, "self")?;
+    let name = match &a.required(1, "name")? {
+        Value::Str(s) => s.clone(),
+        _ => return Err(Exc::type_error("attribute name must be string")),
+    };
+    let missing = || {
+        Exc::new(
+            ExcKind::AttributeError,
+            format!("'{}' object has no attribute '{name}'", class_name(&this)),
+        )
+    };
+    let Some(core) = core_of(&this) else {
+        return Err(missing());
+    };
+    let child = core
+        .children
+        .borrow()
+        .iter()
+        .find(|c| *c.key == *name)
+        .map(|c| c.block.clone());
+    if let Some(c) = child {
+        return Ok(c);
+    }
+    let param = core
+        .params
+        .borrow()
+        .iter()
+        .find(|(k, _)| **k == *name)
+        .map(|(_, p)| p.clone());
+    if let Some(p) = param {
+        return Ok(param_value(it, core.dialect, &p));
+    }
+    match (&*name, core.dialect) {
+        ("training", _) => Ok(Value::Bool(core.training.get())),
+        ("name", Dialect::Gluon) => Ok(Value::str(&core.name)),
+        ("prefix", Dialect::Gluon) => Ok(Value::str(&format!("{}_", core.name))),
+        ("params", Dialect::Gluon) => Ok(own_param_dict(it, &core)),
+        ("_children", Dialect::Gluon) | ("_modules", Dialect::Torch) => {
+            Ok(Value::Object(Rc::new(ChildrenView(core.clone()))))
+        }
+        _ => Err(missing()),
+    }
+}
+
+/// `self.params` of a Gluon block: its own parameters, `params.get` making new ones.
+fn own_param_dict(it: &dyn Interpreter, core: &Core) -> Value {
+    Value::Object(Rc::new(ParamDict {
+        prefix: core.param_prefix.clone(),
+        source: ParamSource::Owner(core.clone()),
+        np: it.state().np_mode,
+    }))
+}
+
+// ---- parameters as values -------------------------------------------------------------------
+
+/// A Gluon `Parameter` (`np`: made in numpy mode, where unknown sizes print as -1).
+pub struct ParamObj {
+    pub param: Rc<Parameter>,
+    pub np: bool,
+}
+
+/// A PyTorch parameter whose shape waits for the first forward pass.
+pub struct UninitializedParam(pub Rc<Parameter>);
+
+impl NativeObject for UninitializedParam {
+    fn type_name(&self) -> &str {
+        "UninitializedParameter"
+    }
+    fn repr(&self) -> String {
+        "<UninitializedParameter>".into()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A parameter as the program sees it: Gluon's `Parameter` object, or PyTorch's tensor (its
+/// data on its device, known to the session as a parameter).
+pub fn param_value(it: &mut dyn Interpreter, dialect: Dialect, p: &Rc<Parameter>) -> Value {
+    match dialect {
+        Dialect::Gluon => gluon_param_value(it, p),
+        Dialect::Torch => match p.data(None) {
+            Ok(data) if p.is_initialized() => {
+                it.state_mut().nn.note_param_array(&data, p);
+                wrap(data, Flavor::Torch)
+            }
+            _ => Value::Object(Rc::new(UninitializedParam(p.clone()))),
+        },
+    }
+}
+
+/// Gluon's `Parameter` object for `p`: the same object while the program holds one.
+pub fn gluon_param_value(it: &dyn Interpreter, p: &Rc<Parameter>) -> Value {
+    type Handle = std::rc::Weak<dyn NativeObject>;
+    let held = p
+        .handle
+        .borrow()
+        .as_ref()
+        .and_then(|h| h.downcast_ref::<Handle>())
+        .and_then(|w| w.upgrade());
+    if let Some(o) = held {
+        return Value::Object(o);
+    }
+    let o: Rc<dyn NativeObject> = Rc::new(ParamObj {
+        param: p.clone(),
+        np: it.state().np_mode,
+    });
+    let weak: Handle = Rc::downgrade(&o);
+    *p.handle.borrow_mut() = Some(Box::new(weak));
+    Value::Object(o)
+}
+
+// ---- walking a model ------------------------------------------------------------------------
+
+pub fn children(core: &Core) -> Vec<Child> {
+    core.children.borrow().clone()
+}
+
+/// Parameters by their place in the model (`hidden.weight`, `0.bias`), own ones first, as
+/// PyTorch's `named_parameters`/`state_dict` and Gluon's `save_parameters` name them.
+/// `dedupe` drops a parameter seen before (shared layers), as `named_parameters` does.
+pub fn structural_params(core: &Core, dedupe: bool) -> Vec<(String, Rc<Parameter>)> {
+    let mut out: Vec<(String, Rc<Parameter>)> = Vec::new();
+    walk_params(core, "", dedupe, &mut out, &mut Vec::new());
+    out
+}
+
+fn walk_params(
+    core: &Core,
+    prefix: &str,
+    dedupe: bool,
+    out: &mut Vec<(String, Rc<Parameter>)>,
+    seen_blocks: &mut Vec<*const CoreData>,
+) {
+    let ptr = Rc::as_ptr(&core.0);
+    if dedupe && seen_blocks.contains(&ptr) {
+        return;
+    }
+    seen_blocks.push(ptr);
+    for (k, p) in core.params.borrow().iter() {
+        if dedupe && out.iter().any(|(_, q)| Rc::ptr_eq(p, q)) {
+            continue;
+        }
+        out.push((format!("{prefix}{k}"), p.clone()));
+    }
+    for child in children(core) {
+        if let Some(c) = core_of(&child.block) {
+            walk_params(
+                &c,
+                &format!("{prefix}{}.", child.key),
+                dedupe,
+                out,
+                seen_blocks,
+            );
+        }
+    }
+}
+
+/// Every parameter once, in order.
+pub fn all_params(core: &Core) -> Vec<Rc<Parameter>> {
+    structural_params(core, true)
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// `(name, block)` for the block and every descendant, pre-order, each once.
+pub fn named_modules(this: &Value, prefix: &str, out: &mut Vec<(String, Value)>) {
+    if out.iter().any(|(_, v)| v.is(this)) {
+        return;
+    }
+    out.push((prefix.to_string(), this.clone()));
+    if let Some(core) = core_of(this) {
+        for c in children(&core) {
+            let name = if prefix.is_empty() {
+                c.key.to_string()
+            } else {
+                format!("{prefix}.{}", c.key)
+            };
+            named_modules(&c.block, &name, out);
+        }
+    }
+}
+
+// ---- initialization -------------------------------------------------------------------------
+
+/// An initializer from the program: a built-in one or an instance of a program's
+/// `Initializer` subclass (its `_init_weight(name, data)` fills the values).
+#[derive(Clone)]
+pub enum InitSpec {
+    Builtin(Init),
+    Custom(Value),
+}
+
+/// A built-in initializer object (`init.Normal(0.01)`, `init.Constant(1)`).
+pub struct InitObj(pub Init);
+
+impl NativeObject for InitObj {
+    fn type_name(&self) -> &str {
+        "Initializer"
+    }
+    fn repr(&self) -> String {
+        init_repr(self.0)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn init_repr(init: Init) -> String {
+    match init {
+        Init::Uniform(s) => format!("Uniform(scale={s})"),
+        Init::Normal(s) => format!("Normal(sigma={s})"),
+        Init::Zeros => "Zero()".into(),
+        Init::Constant(v) => format!("Constant(value={v})"),
+        Init::Xavier {
+            gaussian,
+            fan,
+            magnitude,
+        } => format!(
+            "Xavier(rnd_type={}, factor_type={}, magnitude={magnitude})",
+            if gaussian { "gaussian" } else { "uniform" },
+            match fan {
+                crate::nn::layers::Fan::In => "in",
+                crate::nn::layers::Fan::Out => "out",
+                crate::nn::layers::Fan::Avg => "avg",
+            }
+        ),
+        Init::FanInUniform => "FanInUniform()".into(),
+    }
+}
+
+/// `init=` as the frameworks accept it: an initializer object, a program's `Initializer`
+/// subclass instance, or a name (`'zeros'`, `'ones'`, `'normal'`, `'xavier'`).
+pub fn init_spec(v: Option<Value>) -> Result<Option<InitSpec>, Exc> {
+    let v = match v {
+        None | Some(Value::None) => return Ok(None),
+        Some(v) => v,
+    };
+    if let Value::Object(o) = &v {
+        if let Some(i) = o.as_any().downcast_ref::<InitObj>() {
+            return Ok(Some(InitSpec::Builtin(i.0)));
+        }
+    }
+    if let Value::Str(s) = &v {
+        return Ok(Some(InitSpec::Builtin(match s.to_ascii_lowercase().as_str() {
+            "zeros" | "zero" => Init::Zeros,
+            "ones" | "one" => Init::Constant(1.0),
+            "normal" => Init::Normal(0.01),
+            "uniform" => Init::Uniform(0.07),
+            "xavier" => Init::XAVIER,
+            other => {
+                return Err(Exc::value_error(format!(
+                    "unknown initializer '{other}'; use one of 'zeros', 'ones', 'normal', 'uniform', 'xavier' or an init.* object"
+                )))
+            }
+        })));
+    }
+    if let Value::Instance(i) = &v {
+        if i.class.lookup("_init_weight").is_some() {
+            return Ok(Some(InitSpec::Custom(v.clone())));
+        }
+    }
+    Err(Exc::type_error(format!(
+        "expected an initializer such as init.Normal(0.01), got {}",
+        v.type_name()
+    )))
+}
+
+/// Initializes `params` (Gluon's `initialize`): each takes its own initializer if it was made
+/// with one, else `init` (MXNet's default `Uniform(0.07)` when None).
+pub fn initialize_params(
+    it: &mut dyn Interpreter,
+    params: &[Rc<Parameter>],
+    constants: &[(Rc<Parameter>, Array)],
+    init: Option<InitSpec>,
+    devices: &[Device],
+    force: bool,
+) -> Result<(), Exc> {
+    for d in devices {
+        it.state().rt.check_device(*d)?;
+    }
+    for p in params {
+        if p.is_initialized() && !force {
+            continue;
+        }
+        if let Some((_, value)) = constants.iter().find(|(q, _)| Rc::ptr_eq(p, q)) {
+            let st = it.state_mut();
+            p.place_values(&st.rt, &mut st.nn.tape, value, devices)?;
+            continue;
+        }
+        match (&init, p.own_init.get()) {
+            (Some(InitSpec::Custom(obj)), false) => {
+                if p.has_shape() {
+                    run_custom_init(it, obj, p, devices)?;
+                } else {
+                    p.defer(devices);
+                    p.set_pending_custom(Some(Rc::new(obj.clone())));
+                }
+            }
+            (Some(InitSpec::Builtin(i)), _) => {
+                p.set_pending_custom(None);
+                let st = it.state_mut();
+                p.initialize(&st.rt, &mut st.nn.tape, devices, Some(*i), true)?;
+            }
+            _ => {
+                p.set_pending_custom(None);
+                let st = it.state_mut();
+                p.initialize(&st.rt, &mut st.nn.tape, devices, None, true)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Calls a program initializer's `_init_weight(name, data)` on zeros of the parameter's shape
+/// on the CPU (as MXNet does), then places the result on `devices`.
+fn run_custom_init(
+    it: &mut dyn Interpreter,
+    obj: &Value,
+    p: &Rc<Parameter>,
+    devices: &[Device],
+) -> Result<(), Exc> {
+    let shape = p.shape();
+    let data = it.state().rt.zeros(&shape, p.dtype, Device::cpu(0))?;
+    let flavor = if it.state().np_mode {
+        Flavor::Np
+    } else {
+        Flavor::Nd
+    };
+    let f = it.get_attr(obj, "_init_weight")?;
+    it.call_value(
+        &f,
+        Args::positional(vec![Value::str(&p.name), wrap(data.clone(), flavor)]),
+    )?;
+    p.set_pending_custom(None);
+    let st = it.state_mut();
+    p.place_values(&st.rt, &mut st.nn.tape, &data, devices)?;
+    Ok(())
+}
+
+/// Before a built-in layer's first forward pass: parameters waiting for their shape under a
+/// program's initializer are filled now that the input tells the shape.
+fn finish_custom_init(it: &mut dyn Interpreter, layer: &Block, x: &Array) -> Result<(), Exc> {
+    let pending: Vec<(Rc<Parameter>, Value, Vec<Device>)> = layer
+        .own_params()
+        .into_iter()
+        .filter(|(_, p)| !p.is_initialized())
+        .filter_map(|(_, p)| {
+            let custom = p.pending_custom()?;
+            let obj = custom.downcast_ref::<Value>()?.clone();
+            let devices = p.deferred_devices()?;
+            Some((p, obj, devices))
+        })
+        .collect();
+    if pending.is_empty() {
+        return Ok(());
+    }
+    layer.infer_shapes(x.shape());
+    for (p, obj, devices) in pending {
+        run_custom_init(it, &obj, &p, &devices)?;
+    }
+    Ok(())
+}
+
+// ---- forward --------------------------------------------------------------------------------
+
+/// `block(*args)`: runs `forward` (the program's, or the built-in one).
+fn call(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = a.required(0, "self")?;
+    a.pos.remove(0);
+    if core_of(&this).is_none() {
+        return Err(not_set_up(&this));
+    }
+    let forward = it.get_attr(&this, "forward")?;
+    it.call_value(&forward, a)
+}
+
+/// The built-in `forward`: a layer's computation, a container's children in order, or (for a
+/// Gluon HybridBlock that defines `hybrid_forward`) that with the array module and parameters.
+fn forward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = this_core(&mut a)?;
+    if let Some(layer) = core.layer.clone() {
+        let x = a.required(0, "x")?;
+        a.finish(1)?;
+        return layer_forward(it, &core, &layer, &x);
+    }
+    if core.sequential {
+        let mut x = a.required(0, "x")?;
+        a.finish(1)?;
+        for c in children(&core) {
+            x = it.call_value(&c.block, Args::positional(vec![x]))?;
+        }
+        return Ok(x);
+    }
+    if let Value::Instance(inst) = &this {
+        if inst.class.lookup("hybrid_forward").is_some() {
+            let module = if it.state().np_mode {
+                "mxnet.numpy"
+            } else {
+                "mxnet.ndarray"
+            };
+            let f = crate::modules::import(it, module)?;
+            let hf = it.get_attr(&this, "hybrid_forward")?;
+            let mut args = vec![Value::Module(f)];
+            args.append(&mut a.pos);
+            let mut call_args = Args::positional(args);
+            call_args.kw = std::mem::take(&mut a.kw);
+            let flavor = if it.state().np_mode {
+                Flavor::Np
+            } else {
+                Flavor::Nd
+            };
+            for (k, p) in core.params.borrow().iter() {
+                let data = p.data(None)?;
+                call_args.kw.push((k.clone(), wrap(data, flavor)));
+            }
+            return it.call_value(&hf, call_args);
+        }
+    }
+    Err(Exc::new(
+        ExcKind::NotImplementedError,
+        match core.dialect {
+            Dialect::Torch => format!(
+                "Module [{}] is missing the required \"forward\" function",
+                class_name(&this)
+            ),
+            Dialect::Gluon => format!(
+                "{} has no forward(): define `def forward(self, x):` in the class",
+                class_name(&this)
+            ),
+        },
+    ))
+}
+
+fn layer_forward(
+    it: &mut dyn Interpreter,
+    core: &Core,
+    layer: &Rc<Block>,
+    x: &Value,
+) -> Result<Value, Exc> {
+    let xv = x.as_array().ok_or_else(|| {
+        Exc::type_error(format!(
+            "{} takes an array, got {}",
+            layer.name,
+            x.type_name()
+        ))
+    })?;
+    let (array, flavor) = (xv.array.clone(), xv.flavor);
+    finish_custom_init(it, layer, &array)?;
+    if core.dialect == Dialect::Torch {
+        check_torch_devices(core, &array)?;
+    }
+    let st = it.state_mut();
+    let out = layer.forward(&st.rt, &mut st.nn.tape, &array);
+    if let (Ok(y), Dialect::Torch, crate::nn::layers::BlockKind::Dense { bias, .. }) =
+        (&out, core.dialect, &layer.kind)
+    {
+        // PyTorch's Linear is one addmm (mm without a bias) on a 2-d input.
+        if array.ndim() == 2 {
+            let name = if bias.is_some() {
+                "AddmmBackward0"
+            } else {
+                "MmBackward0"
+            };
+            st.nn.tape.rename(y, name);
+        }
+    }
+    match (out, core.dialect) {
+        (Ok(y), _) => Ok(wrap(y, flavor)),
+        (Err(e), Dialect::Torch) => Err(crate::object::error::torch_error(e)),
+        (Err(e), Dialect::Gluon) => Err(e.into()),
+    }
+}
+
+/// PyTorch's error for an input on another device than the parameters.
+fn check_torch_devices(core: &Core, x: &Array) -> Result<(), Exc> {
+    let here = x.device();
+    let other = core
+        .params
+        .borrow()
+        .iter()
+        .flat_map(|(_, p)| p.list_ctx())
+        .find(|d| *d != here);
+    if let Some(other) = other {
+        let name = |d: Device| crate::object::format::torch_device_name(d);
+        return Err(Exc::new(
+            ExcKind::RuntimeError,
+            format!(
+                "Expected all tensors to be on the same device, but found at least two devices, {} and {}! The input is on {} and the parameters on {}: move the model with net.to('{}') or the input with X.to('{}')",
+                name(here),
+                name(other),
+                name(here),
+                name(other),
+                name(here),
+                name(other),
+            ),
+        ));
+    }
+    Ok(())
+}
+
+// ---- reprs ----------------------------------------------------------------------------------
+
+fn indent(s: &str) -> String {
+    s.replace('\n', "\n  ")
+}
+
+/// Gluon's and PyTorch's block reprs.
+fn block_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = this_core(&mut a)?;
+    let name = class_name(&this);
+    let kids = children(&core);
+    let text = match core.dialect {
+        Dialect::Gluon => {
+            if let Some(layer) = &core.layer {
+                layer.repr_mode(it.state().np_mode)
+            } else {
+                let mut lines = Vec::new();
+                for c in kids.iter().filter(|c| core.sequential || c.by_attr) {
+                    lines.push(format!("  ({}): {}", c.key, indent(&repr(it, &c.block)?)));
+                }
+                format!("{name}(\n{}\n)", lines.join("\n"))
+            }
+        }
+        Dialect::Torch => {
+            let extra = it.get_attr(&this, "extra_repr")?;
+            let extra = match &it.call_value(&extra, Args::default())? {
+                Value::Str(s) => s.to_string(),
+                other => crate::object::format::to_str(it, other)?,
+            };
+            let mut lines: Vec<String> = if extra.is_empty() {
+                Vec::new()
+            } else {
+                extra.split('\n').map(str::to_string).collect()
+            };
+            let extra_lines = lines.len();
+            for c in &kids {
+                lines.push(format!("({}): {}", c.key, indent(&repr(it, &c.block)?)));
+            }
+            let shown = match &core.layer {
+                Some(l)
+                    if name == "Linear"
+                        && matches!(l.kind, crate::nn::layers::BlockKind::Dense { ref in_units, .. } if in_units.get() == 0) =>
+                {
+                    "LazyLinear".to_string()
+                }
+                _ => name,
+            };
+            if lines.is_empty() {
+                format!("{shown}()")
+            } else if let (1, true, Some(only)) = (extra_lines, kids.is_empty(), lines.first()) {
+                format!("{shown}({only})")
+            } else {
+                format!("{shown}(\n  {}\n)", lines.join("\n  "))
+            }
+        }
+    };
+    Ok(Value::str(&text))
+}
+
+// ---- the methods both dialects share --------------------------------------------------------
+
+/// `net[i]` / `net[a:b]` of a container; `net[-1]` counts from the end.
+fn get_item(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = this_core(&mut a)?;
+    let key = a.required(0, "index")?;
+    a.finish(1)?;
+    let kids = children(&core);
+    let what = match core.dialect {
+        Dialect::Gluon => "layer",
+        Dialect::Torch => "module",
+    };
+    match &key {
+        Value::Str(s) => kids
+            .iter()
+            .find(|c| *c.key == **s)
+            .map(|c| c.block.clone())
+            .ok_or_else(|| Exc::new(ExcKind::KeyError, format!("'{s}'"))),
+        Value::Object(_) => {
+            // A slice: a new container of the same class holding those children.
+            let all = Value::list(kids.iter().map(|c| c.block.clone()).collect());
+            let picked = crate::object::ops::get_item(
+                it,
+                &all,
+                crate::object::ops::Index::Single(crate::object::ops::IndexItem::Value(
+                    key.clone(),
+                )),
+            )?;
+            let class = match &this {
+                Value::Instance(i) => i.class.value(),
+                _ => return Err(Exc::type_error("slicing needs a container")),
+            };
+            let picked = it.iterate(&picked)?;
+            let new = it.call_value(&class, Args::default())?;
+            if let Some(c) = core_of(&new) {
+                for (i, b) in picked.into_iter().enumerate() {
+                    register_child(&c, &i.to_string(), b, false)?;
+                }
+            }
+            Ok(new)
+        }
+        _ => {
+            let i = crate::object::ops::as_i64(&key).ok_or_else(|| {
+                Exc::type_error(format!(
+                    "{what} indices must be integers or slices, not {}",
+                    key.type_name()
+                ))
+            })?;
+            let n = kids.len() as i64;
+            let j = if i < 0 { i + n } else { i };
+            if j < 0 || j >= n {
+                // Each framework's own words (Gluon indexes a Python list).
+                return Err(Exc::new(
+                    ExcKind::IndexError,
+                    match core.dialect {
+                        Dialect::Torch => format!("index {i} is out of range"),
+                        Dialect::Gluon => "list index out of range".to_string(),
+                    },
+                ));
+            }
+            Ok(kids[j as usize].block.clone())
+        }
+    }
+}
+
+fn len(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (_, core) = this_core(&mut a)?;
+    a.finish(0)?;
+    let n = core.children.borrow().len();
+    Ok(Value::Int(n as i64))
+}
+
+fn iter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (_, core) = this_core(&mut a)?;
+    a.finish(0)?;
+    let list = Value::list(children(&core).into_iter().map(|c| c.block).collect());
+    iterator(it, list)
+}
+
+/// `iter(list)`: what a generator-returning method returns (`next(net.parameters())` works).
+pub fn iterator(it: &mut dyn Interpreter, list: Value) -> Result<Value, Exc> {
+    let f = it
+        .state()
+        .builtins
+        .get("iter")
+        .cloned()
+        .ok_or_else(|| Exc::type_error("iter is not available"))?;
+    it.call_value(&f, Args::positional(vec![list]))
+}
+
+/// `net.apply(fn)`: fn on every descendant, children first, then on net; returns net.
+fn apply(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = this_core(&mut a)?;
+    let f = a.required(0, "fn")?;
+    a.finish(1)?;
+    for c in children(&core) {
+        let m = it.get_attr(&c.block, "apply")?;
+        it.call_value(&m, Args::positional(vec![f.clone()]))?;
+    }
+    it.call_value(&f, Args::positional(vec![this.clone()]))?;
+    Ok(this)
+}
+
+/// `register_child(block, name=None)` / `add_module(name, module)`.
+fn add_child(core: &Core, name: Option<String>, block: Value) -> Result<(), Exc> {
+    if core_of(&block).is_none() {
+        return Err(Exc::type_error(format!(
+            "{} is not a {}",
+            block.type_name(),
+            match core.dialect {
+                Dialect::Gluon => "Block",
+                Dialect::Torch => "Module subclass",
+            }
+        )));
+    }
+    let key = name.unwrap_or_else(|| core.children.borrow().len().to_string());
+    register_child(core, &key, block, false)
+}
+
+/// `Sequential.add(*blocks)` / `append(module)`.
+fn add(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = this_core(&mut a)?;
+    for b in std::mem::take(&mut a.pos) {
+        add_child(&core, None, b)?;
+    }
+    a.finish(0)?;
+    Ok(match core.dialect {
+        Dialect::Torch => this,
+        Dialect::Gluon => Value::None,
+    })
+}
+
+/// Where each parameter goes when a model moves: every copy to `devices`.
+pub fn move_params(it: &mut dyn Interpreter, core: &Core, devices: &[Device]) -> Result<(), Exc> {
+    for d in devices {
+        it.state().rt.check_device(*d)?;
+    }
+    for p in all_params(core) {
+        if !p.is_initialized() && p.deferred_devices().is_none() {
+            // A lazy PyTorch parameter: it is created where the first input is.
+            continue;
+        }
+        let st = it.state_mut();
+        p.reset_ctx(&st.rt, &mut st.nn.tape, devices)?;
+    }
+    Ok(())
+}
+
+/// The methods every block has, whatever its dialect.
+pub fn common_methods() -> Vec<(&'static str, BuiltinFn)> {
+    vec![
+        ("__setattr__", set_attr),
+        ("__getattr__", get_attr),
+        ("__call__", call),
+        ("__repr__", block_repr),
+        ("forward", forward),
+        ("apply", apply),
+    ]
+}
+
+/// The methods of containers (`Sequential`, `ModuleList`).
+pub fn container_methods() -> Vec<(&'static str, BuiltinFn)> {
+    vec![
+        ("__getitem__", get_item),
+        ("__len__", len),
+        ("__iter__", iter),
+        ("add", add),
+        ("append", add),
+    ]
+}
+
+/// Registers `methods` as methods of a class written in Rust (binding like `def`s).
+pub fn native_block_class(
+    name: &str,
+    module: &str,
+    base: Value,
+    doc: &str,
+    methods: &[(&'static str, BuiltinFn)],
+) -> Rc<Class> {
+    let class = crate::modules::python::stdlib::native_class(name, module, base, doc, &[]);
+    {
+        let mut attrs = class.attrs.borrow_mut();
+        for (n, f) in methods {
+            // Named `Block.collect_params` as CPython names a method by its class (reprs of
+            // bound methods and argument errors show it); made once per class per thread.
+            let qualified: &'static str = Box::leak(format!("{name}.{n}").into_boxed_str());
+            attrs.set(Rc::from(*n), unbound_method(qualified, "", *f));
+        }
+    }
+    class
+}
+
+// ---- Gluon's parameter dictionaries ---------------------------------------------------------
+
+/// Where a `ParameterDict`'s parameters come from.
+pub enum ParamSource {
+    /// A selection (`collect_params()`, or a `ParameterDict()` a program fills with `get`).
+    Fixed(RefCell<Vec<Rc<Parameter>>>),
+    /// A block's own parameters (`self.params`): `get` adds to them.
+    Owner(Core),
+}
+
+/// Gluon's `ParameterDict`.
+pub struct ParamDict {
+    pub prefix: String,
+    pub source: ParamSource,
+    /// Made in numpy mode: unknown sizes print as -1.
+    pub np: bool,
+}
+
+impl ParamDict {
+    pub fn params(&self) -> Vec<Rc<Parameter>> {
+        match &self.source {
+            ParamSource::Fixed(v) => v.borrow().clone(),
+            ParamSource::Owner(core) => {
+                let mut out: Vec<Rc<Parameter>> = Vec::new();
+                for (_, p) in core.params.borrow().iter() {
+                    if !out.iter().any(|q| Rc::ptr_eq(p, q)) {
+                        out.push(p.clone());
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// `Parameter dense0_weight (...)` lines under the prefix, as MXNet prints the dictionary.
+    pub fn repr(&self, np_mode: bool) -> String {
+        let unknown = if np_mode { -1 } else { 0 };
+        let lines: Vec<String> = self
+            .params()
+            .iter()
+            .map(|p| format!("  {}", p.repr(unknown)))
+            .collect();
+        let name = if self.prefix.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", self.prefix)
+        };
+        format!("{name}(\n{}\n)", lines.join("\n"))
+    }
+}
+
+/// A Gluon block's children as the `_children` dictionary (`self._children[name] = block`
+/// registers one).
+pub struct ChildrenView(pub Core);
+
+impl NativeObject for ChildrenView {
+    fn type_name(&self) -> &str {
+        "OrderedDict"
+    }
+    fn repr(&self) -> String {
+        let keys: Vec<String> = self
+            .0
+            .children
+            .borrow()
+            .iter()
+            .map(|c| format!("'{}'", c.key))
+            .collect();
+        format!("<children {}>", keys.join(", "))
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        let recv = Value::Object(this.clone());
+        Some(match name {
+            "__setitem__" => crate::object::method(&recv, "__setitem__", "", |_, r, mut a| {
+                let core = children_core(r)?;
+                let key = a.required(0, "key")?;
+                let block = a.required(1, "value")?;
+                let key = match &key {
+                    Value::Str(s) => s.to_string(),
+                    other => other.type_name(),
+                };
+                add_child(&core, Some(key), block)?;
+                Ok(Value::None)
+            }),
+            "__getitem__" => crate::object::method(&recv, "__getitem__", "", |_, r, mut a| {
+                let core = children_core(r)?;
+                let key = a.required(0, "key")?;
+                let Value::Str(k) = &key else {
+                    return Err(Exc::new(ExcKind::KeyError, key.type_name()));
+                };
+                let found = core
+                    .children
+                    .borrow()
+                    .iter()
+                    .find(|c| *c.key == **k)
+                    .map(|c| c.block.clone());
+                found.ok_or_else(|| Exc::new(ExcKind::KeyError, format!("'{k}'")))
+            }),
+            "__len__" => crate::object::method(&recv, "__len__", "", |_, r, _| {
+                Ok(Value::Int(children_core(r)?.children.borrow().len() as i64))
+            }),
+            "values" => crate::object::method(&recv, "values", "", |_, r, _| {
+                Ok(Value::list(
+                    children(&children_core(r)?)
+                        .into_iter()
+                        .map(|c| c.block)
+                        .collect(),
+                ))
+            }),
+            "keys" | "__iter__" => crate::object::method(&recv, "keys", "", |_, r, _| {
+                Ok(Value::list(
+                    children(&children_core(r)?)
+                        .into_iter()
+                        .map(|c| Value::Str(c.key))
+                        .collect(),
+                ))
+            }),
+            "items" => crate::object::method(&recv, "items", "", |_, r, _| {
+                Ok(Value::list(
+                    children(&children_core(r)?)
+                        .into_iter()
+                        .map(|c| Value::tuple(vec![Value::Str(c.key), c.block]))
+                        .collect(),
+                ))
+            }),
+            _ => return None,
+        })
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["keys", "values", "items"]
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn children_core(r: &Value) -> Result<Core, Exc> {
+    match r {
+        Value::Object(o) => o
+            .as_any()
+            .downcast_ref::<ChildrenView>()
+            .map(|v| v.0.clone())
+            .ok_or_else(|| Exc::type_error("expected the children of a block")),
+        _ => Err(Exc::type_error("expected the children of a block")),
+    }
+}

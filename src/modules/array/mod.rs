@@ -1,0 +1,21 @@
+//! The array API every dialect shares: array creation, attributes and methods, the NumPy-style
+//! functions, array files, devices and the model layer. It knows no dialect: what differs between
+//! MXNet, PyTorch and NumPy is the `Flavor` an array carries (how it prints, its defaults), and
+//! where a dialect adds to an array (a tensor's `grad`, `torch.Size`), the dialect registers it
+//! through `hooks.rs` at start-up.
+//!
+//! - `arrays.rs` — the core: creation, attributes, methods, the namespace functions;
+//! - `array_more.rs` — the functions and methods beyond that core (`view`, `cumsum`, `*_like`...);
+//! - `numpy_fns.rs` — what NumPy has beyond the core (`linspace`, `where`, `sort`, `split`...);
+//! - `numpy_io.rs` — `.npy` and text files; `files.rs` — devarray's safetensors files (`save`/`load`);
+//! - `devices.rs` — `cpu`, `gpu`, `num_gpus`, `try_gpu`, `try_all_gpus`;
+//! - `blocks.rs` — the model layer (Gluon's `Block`, PyTorch's `Module`) both dialects bind.
+
+pub mod array_more;
+pub mod arrays;
+pub mod blocks;
+pub mod devices;
+pub mod files;
+pub mod hooks;
+pub mod numpy_fns;
+pub mod numpy_io;

@@ -1,0 +1,505 @@
+//! NumPy's array files: `np.save` / `np.load` in the `.npy` format (version 1.0, little-endian,
+//! C order, the header padded to 64 bytes as NumPy 1.23 writes it), so files pass both ways
+//! between devarray and NumPy; `np.savetxt` / `np.loadtxt` for whitespace- or comma-separated
+//! text. `.npy` files of dtypes devarray lacks (uint8, int16...) load widened to int32/int64;
+//! `.npz` archives and pickled object arrays are not read.
+
+use std::path::Path;
+
+use crate::object::error::{Exc, ExcKind};
+use crate::object::format::str_repr;
+use crate::object::ops::wrap;
+use crate::object::value::{Args, Flavor, Value};
+use crate::object::Interpreter;
+use crate::runtime::{DType, Device, HostData};
+
+use crate::modules::array::numpy_fns::as_array;
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// An OS error as Python words it (`[Errno 2] No such file or directory: 'x.npy'`).
+fn os_error(e: &std::io::Error, path: &str) -> Exc {
+    let p = str_repr(path);
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Exc::new(
+            ExcKind::FileNotFoundError,
+            format!("[Errno 2] No such file or directory: {p}"),
+        ),
+        std::io::ErrorKind::PermissionDenied => Exc::new(
+            ExcKind::OSError,
+            format!("[Errno 13] Permission denied: {p}"),
+        ),
+        std::io::ErrorKind::IsADirectory => {
+            Exc::new(ExcKind::OSError, format!("[Errno 21] Is a directory: {p}"))
+        }
+        _ => Exc::new(ExcKind::OSError, format!("{e}: {p}")),
+    }
+}
+
+fn path_arg(v: &Value, what: &str) -> Result<String, Exc> {
+    match v {
+        Value::Str(s) => Ok(s.to_string()),
+        other => Err(Exc::type_error(format!(
+            "{what}: expected a file name (str), not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn descr(d: DType) -> &'static str {
+    match d {
+        DType::Float32 => "<f4",
+        DType::Float64 => "<f8",
+        DType::Int32 => "<i4",
+        DType::Int64 => "<i8",
+        DType::Bool => "|b1",
+    }
+}
+
+fn shape_repr(shape: &[usize]) -> String {
+    match shape {
+        [] => "()".to_string(),
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The bytes of a `.npy` file holding `data` of `shape`.
+fn encode(data: &HostData, shape: &[usize]) -> Vec<u8> {
+    let dict = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
+        descr(data.dtype()),
+        shape_repr(shape)
+    );
+    // Magic, version, header length, then the header padded with spaces and a newline so that
+    // the data starts at a multiple of 64 bytes.
+    let unpadded = MAGIC.len() + 2 + 2 + dict.len() + 1;
+    let pad = (64 - unpadded % 64) % 64;
+    let mut header = dict.into_bytes();
+    header.extend(std::iter::repeat_n(b' ', pad));
+    header.push(b'\n');
+    let mut out = Vec::with_capacity(10 + header.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[1, 0]);
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(&header);
+    match data {
+        HostData::F32(d) => d
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        HostData::F64(d) => d
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        HostData::I32(d) => d
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        HostData::I64(d) => d
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        HostData::Bool(d) => out.extend(d.iter().map(|b| u8::from(*b))),
+    }
+    out
+}
+
+/// Writes beside the target, then renames: a failed save leaves the old file whole.
+fn write_atomic(path: &str, bytes: &[u8]) -> Result<(), Exc> {
+    let target = Path::new(path);
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(|e| os_error(&e, path))?;
+    std::fs::rename(&tmp, target).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        os_error(&e, path)
+    })
+}
+
+fn save(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let file = a.required(0, "file")?;
+    let arr = a.required(1, "arr")?;
+    a.take_kw("allow_pickle");
+    a.take_kw("fix_imports");
+    a.finish(2)?;
+    let mut path = path_arg(&file, "save")?;
+    // NumPy adds the extension to a name without it.
+    if !path.ends_with(".npy") {
+        path.push_str(".npy");
+    }
+    let x = as_array(it, &arr)?;
+    let host = x.array.to_host_array(&it.state_mut().rt)?;
+    let bytes = encode(&host.to_host(), host.shape());
+    write_atomic(&path, &bytes)?;
+    Ok(Value::None)
+}
+
+/// The value of `key` in a `.npy` header dict (`'descr': '<f8'` gives `'<f8'`).
+fn header_field<'a>(header: &'a str, key: &str) -> Option<&'a str> {
+    let at = header.find(&format!("'{key}':"))? + key.len() + 3;
+    let rest = header[at..].trim_start();
+    let end = if rest.starts_with('(') {
+        rest.find(')')? + 1
+    } else {
+        rest.find([',', '}'])?
+    };
+    Some(rest[..end].trim())
+}
+
+fn bad_file(path: &str, why: &str) -> Exc {
+    Exc::value_error(format!("{why} (reading {})", str_repr(path)))
+}
+
+fn decode(bytes: &[u8], path: &str) -> Result<(HostData, Vec<usize>, bool), Exc> {
+    if !bytes.starts_with(MAGIC) || bytes.len() < 10 {
+        return Err(Exc::new(
+            ExcKind::ValueError,
+            format!(
+                "Cannot load file containing pickled data when allow_pickle=False (or not a .npy file: {})",
+                str_repr(path)
+            ),
+        ));
+    }
+    let (hlen, start): (usize, usize) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        v => {
+            return Err(bad_file(
+                path,
+                &format!(
+                    "we only support format version (1,0), (2,0) and (3,0), not ({v}, {})",
+                    bytes[7]
+                ),
+            ))
+        }
+    };
+    let header = bytes
+        .get(start..start.saturating_add(hlen))
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .ok_or_else(|| bad_file(path, "the header is cut short"))?;
+    let descr = header_field(header, "descr")
+        .map(|d| d.trim_matches(|c| c == '\'' || c == '"'))
+        .ok_or_else(|| bad_file(path, "the header has no 'descr'"))?;
+    let fortran = header_field(header, "fortran_order") == Some("True");
+    let shape_text =
+        header_field(header, "shape").ok_or_else(|| bad_file(path, "the header has no 'shape'"))?;
+    let shape: Vec<usize> = shape_text
+        .trim_matches(|c| c == '(' || c == ')')
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|_| bad_file(path, "the shape is not a tuple of ints"))
+        })
+        .collect::<Result<_, _>>()?;
+    let count = shape
+        .iter()
+        .try_fold(1usize, |n, d| n.checked_mul(*d))
+        .ok_or_else(|| bad_file(path, "the shape is too large"))?;
+    let data = &bytes[start + hlen..];
+    let (little, code) = match descr.as_bytes().first() {
+        Some(b'<') | Some(b'|') | Some(b'=') => (true, &descr[1..]),
+        Some(b'>') => (false, &descr[1..]),
+        _ => (true, descr),
+    };
+    let width: usize = code.get(1..).and_then(|w| w.parse().ok()).unwrap_or(0);
+    if width == 0 || data.len() < count.saturating_mul(width) {
+        return Err(bad_file(
+            path,
+            &format!("cannot read {count} elements of dtype '{descr}' from the file"),
+        ));
+    }
+    let chunk = |i: usize| -> [u8; 8] {
+        let mut b = [0u8; 8];
+        let raw = &data[i * width..(i + 1) * width];
+        if little {
+            b[..width].copy_from_slice(raw);
+        } else {
+            for (k, x) in raw.iter().rev().enumerate() {
+                b[k] = *x;
+            }
+        }
+        b
+    };
+    let out = match (code.as_bytes().first(), width) {
+        (Some(b'f'), 4) => HostData::F32((0..count).map(|i| { let b = chunk(i); f32::from_le_bytes([b[0], b[1], b[2], b[3]]) }).collect()),
+        (Some(b'f'), 8) => HostData::F64((0..count).map(|i| f64::from_le_bytes(chunk(i))).collect()),
+        (Some(b'b'), 1) => HostData::Bool((0..count).map(|i| chunk(i)[0] != 0).collect()),
+        (Some(b'i'), 8) => HostData::I64((0..count).map(|i| i64::from_le_bytes(chunk(i))).collect()),
+        (Some(b'i'), 4) => HostData::I32((0..count).map(|i| { let b = chunk(i); i32::from_le_bytes([b[0], b[1], b[2], b[3]]) }).collect()),
+        // Narrower integers widen to int32, as devarray has no int8/int16/uint8/uint16.
+        (Some(b'i'), 1) => HostData::I32((0..count).map(|i| i32::from(chunk(i)[0] as i8)).collect()),
+        (Some(b'i'), 2) => HostData::I32((0..count).map(|i| { let b = chunk(i); i32::from(i16::from_le_bytes([b[0], b[1]])) }).collect()),
+        (Some(b'u'), 1) => HostData::I32((0..count).map(|i| i32::from(chunk(i)[0])).collect()),
+        (Some(b'u'), 2) => HostData::I32((0..count).map(|i| { let b = chunk(i); i32::from(u16::from_le_bytes([b[0], b[1]])) }).collect()),
+        (Some(b'u'), 4) => HostData::I64((0..count).map(|i| { let b = chunk(i); i64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])) }).collect()),
+        _ => {
+            return Err(bad_file(
+                path,
+                &format!("devarray cannot load arrays of dtype '{descr}' (it has float32/64, int32/64, bool and narrower ints)"),
+            ))
+        }
+    };
+    Ok((out, shape, fortran))
+}
+
+fn load(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let file = a.required(0, "file")?;
+    a.take_kw("mmap_mode");
+    a.take_kw("allow_pickle");
+    a.take_kw("fix_imports");
+    a.take_kw("encoding");
+    a.finish(1)?;
+    let path = path_arg(&file, "load")?;
+    let meta = std::fs::metadata(&path).map_err(|e| os_error(&e, &path))?;
+    if meta.is_dir() {
+        return Err(Exc::new(
+            ExcKind::OSError,
+            format!("[Errno 21] Is a directory: {}", str_repr(&path)),
+        ));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| os_error(&e, &path))?;
+    if bytes.starts_with(b"PK") {
+        return Err(Exc::value_error(format!(
+            "{} is an .npz archive: devarray reads .npy files only",
+            str_repr(&path)
+        )));
+    }
+    let (data, shape, fortran) = decode(&bytes, &path)?;
+    let rt = &it.state_mut().rt;
+    let arr = if fortran {
+        // Column-major data: read with the axes reversed, then transpose back.
+        let rev: Vec<usize> = shape.iter().rev().copied().collect();
+        rt.from_host(data, &rev, Device::cpu(0))?
+            .transpose(None)?
+            .copy_to(rt, Device::cpu(0))?
+    } else {
+        rt.from_host(data, &shape, Device::cpu(0))?
+    };
+    Ok(wrap(arr, Flavor::Numpy))
+}
+
+fn loadtxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let file = a.required(0, "fname")?;
+    let dtype = a.take(1, "dtype")?;
+    a.take_kw("comments");
+    let delimiter = a.take(3, "delimiter")?;
+    a.take_kw("converters");
+    let skiprows = a.take(5, "skiprows")?;
+    a.take_kw("usecols");
+    a.take_kw("unpack");
+    a.take_kw("ndmin");
+    a.take_kw("encoding");
+    a.finish(6)?;
+    let path = path_arg(&file, "loadtxt")?;
+    let text = std::fs::read_to_string(&path).map_err(|e| os_error(&e, &path))?;
+    let delim = match &delimiter {
+        None | Some(Value::None) => None,
+        Some(Value::Str(s)) => Some(s.to_string()),
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "delimiter must be a str, not {}",
+                other.type_name()
+            )))
+        }
+    };
+    let skip = match &skiprows {
+        None => 0,
+        Some(v) => crate::object::ops::as_i64(v).unwrap_or(0).max(0) as usize,
+    };
+    let mut rows: Vec<Vec<f64>> = Vec::new();
+    for (no, line) in text.lines().enumerate().skip(skip) {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = match &delim {
+            Some(d) => line.split(d.as_str()).map(str::trim).collect(),
+            None => line.split_whitespace().collect(),
+        };
+        let row = fields
+            .iter()
+            .map(|f| {
+                f.parse::<f64>().map_err(|_| {
+                    Exc::value_error(format!(
+                        "could not convert string {} to float64 at row {}, column {}.",
+                        str_repr(f),
+                        no,
+                        fields.iter().position(|x| x == f).unwrap_or(0) + 1
+                    ))
+                })
+            })
+            .collect::<Result<Vec<f64>, Exc>>()?;
+        if let Some(first) = rows.first() {
+            if first.len() != row.len() {
+                return Err(Exc::value_error(format!(
+                    "the number of columns changed from {} to {} at row {}; use `usecols` to select a subset and avoid this error",
+                    first.len(),
+                    row.len(),
+                    no + 1
+                )));
+            }
+        }
+        rows.push(row);
+    }
+    let ncols = rows.first().map_or(0, Vec::len);
+    // One row or one column comes back 1-D, as NumPy squeezes it.
+    let shape = if rows.len() == 1 {
+        vec![ncols]
+    } else if ncols == 1 {
+        vec![rows.len()]
+    } else {
+        vec![rows.len(), ncols]
+    };
+    let flat: Vec<f64> = rows.into_iter().flatten().collect();
+    let mut arr = it
+        .state_mut()
+        .rt
+        .from_host(HostData::F64(flat), &shape, Device::cpu(0))?;
+    if let Some(d) = dtype
+        .as_ref()
+        .map(crate::modules::array::arrays::dtype_arg)
+        .transpose()?
+        .flatten()
+    {
+        arr = arr.astype(d)?;
+    }
+    Ok(wrap(arr, Flavor::Numpy))
+}
+
+fn savetxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let file = a.required(0, "fname")?;
+    let x = a.required(1, "X")?;
+    let text_kw = |v: Option<Value>, default: &str, what: &str| -> Result<String, Exc> {
+        match &v {
+            None => Ok(default.to_string()),
+            Some(Value::Str(s)) => Ok(s.to_string()),
+            Some(other) => Err(Exc::type_error(format!(
+                "{what} must be a str, not {}",
+                other.type_name()
+            ))),
+        }
+    };
+    let fmt = text_kw(a.take(2, "fmt")?, "%.18e", "fmt")?;
+    let delimiter = text_kw(a.take(3, "delimiter")?, " ", "delimiter")?;
+    let newline = text_kw(a.take(4, "newline")?, "\n", "newline")?;
+    let header = text_kw(a.take(5, "header")?, "", "header")?;
+    let footer = text_kw(a.take(6, "footer")?, "", "footer")?;
+    let comments = text_kw(a.take(7, "comments")?, "# ", "comments")?;
+    a.take_kw("encoding");
+    a.finish(8)?;
+    let path = path_arg(&file, "savetxt")?;
+    let x = as_array(it, &x)?;
+    let shape = x.array.shape().to_vec();
+    // A 1-D array is written as one column, as NumPy does.
+    let (rows, cols) = match shape.as_slice() {
+        [n] => (*n, 1),
+        [r, c] => (*r, *c),
+        _ => {
+            return Err(Exc::value_error(format!(
+                "Expected 1D or 2D array, got {}D array instead",
+                shape.len()
+            )))
+        }
+    };
+    let host = x.array.to_host();
+    let value = |i: usize| -> crate::display::pyfmt::FmtValue<'static> {
+        use crate::display::pyfmt::FmtValue;
+        match &host {
+            HostData::F32(d) => FmtValue::Float(f64::from(d[i])),
+            HostData::F64(d) => FmtValue::Float(d[i]),
+            HostData::I32(d) => FmtValue::Int(i64::from(d[i])),
+            HostData::I64(d) => FmtValue::Int(d[i]),
+            HostData::Bool(d) => FmtValue::Int(i64::from(d[i])),
+        }
+    };
+    let mut out = String::new();
+    if !header.is_empty() {
+        out.push_str(&comments);
+        out.push_str(&header.replace('\n', &format!("\n{comments}")));
+        out.push_str(&newline);
+    }
+    for r in 0..rows {
+        let fields = (0..cols)
+            .map(|c| {
+                crate::display::pyfmt::percent_format(&fmt, &[value(r * cols + c)]).map_err(|e| {
+                    Exc::value_error(format!(
+                        "fmt has wrong number of % formats:  {fmt} ({})",
+                        e.message
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        out.push_str(&fields.join(&delimiter));
+        out.push_str(&newline);
+    }
+    if !footer.is_empty() {
+        out.push_str(&comments);
+        out.push_str(&footer);
+        out.push_str(&newline);
+    }
+    write_atomic(&path, out.as_bytes())?;
+    Ok(Value::None)
+}
+
+/// The functions of this file, for `import numpy`.
+pub fn install(m: &crate::object::value::Module) {
+    use crate::object::builtin;
+    m.set("save", builtin("save", "save(file, arr): write arr to a .npy file (the extension is added when missing), readable by NumPy.", save));
+    m.set(
+        "load",
+        builtin(
+            "load",
+            "load(file): the array of a .npy file (as NumPy writes them).",
+            load,
+        ),
+    );
+    m.set("savetxt", builtin("savetxt", "savetxt(fname, X, fmt='%.18e', delimiter=' ', newline='\\n', header='', footer='', comments='# '): write a 1-D or 2-D array as text.", savetxt));
+    m.set("loadtxt", builtin("loadtxt", "loadtxt(fname, dtype=float, delimiter=None, skiprows=0): an array from a text file of numbers ('#' starts a comment).", loadtxt));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npy_round_trip_and_header_layout() {
+        let bytes = encode(&HostData::I64(vec![1, 2, 3]), &[3]);
+        // NumPy 1.23's header for this array, padded so the data starts at byte 128.
+        assert_eq!(&bytes[..6], MAGIC);
+        assert_eq!(bytes.len(), 128 + 24);
+        let header = std::str::from_utf8(&bytes[10..128]).unwrap_or("");
+        assert!(header.starts_with("{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }"));
+        assert!(header.ends_with('\n'));
+        let (data, shape, fortran) = match decode(&bytes, "x.npy") {
+            Ok(d) => d,
+            Err(e) => panic!("{}", e.message),
+        };
+        assert_eq!(shape, vec![3]);
+        assert!(!fortran);
+        assert!(matches!(data, HostData::I64(v) if v == vec![1, 2, 3]));
+    }
+
+    #[test]
+    fn truncated_files_are_errors() {
+        let bytes = encode(&HostData::F64(vec![1.0, 2.0]), &[2]);
+        assert!(decode(&bytes[..bytes.len() - 1], "x.npy").is_err());
+        assert!(decode(&bytes[..20], "x.npy").is_err());
+        assert!(decode(b"junk", "x.npy").is_err());
+    }
+}

@@ -1,0 +1,144 @@
+//! The `mxnet` package: `mx`, `mxnet.nd` (legacy NDArray), `mxnet.np` / `mxnet.npx` (numpy mode),
+//! `mxnet.context`, and through `gluon.rs` / `gluon_data.rs` `mxnet.gluon`, `mxnet.autograd`,
+//! `mxnet.init`. The array functions themselves are `crate::modules::array::arrays`, shared with every dialect.
+
+pub mod gluon;
+pub mod gluon_blocks;
+pub mod gluon_data;
+pub mod gluon_train;
+
+use std::rc::Rc;
+
+use crate::object::value::Module;
+use crate::object::{builtin, Args, Exc, ExcKind, Interpreter, Value};
+
+use crate::modules::array::arrays::{self, ND, NP};
+use crate::modules::array::{devices, files};
+
+pub(crate) fn module(name: &str, doc: &'static str) -> Rc<Module> {
+    Rc::new(Module::new(name, doc))
+}
+
+pub fn build(dotted: &str) -> Option<Rc<Module>> {
+    Some(match dotted {
+        "mxnet" => {
+            let m = module("mxnet", "MXNet's API on the devarray runtime");
+            devices::set_device_fns(&m);
+            m.set("nd", Value::Module(build("mxnet.nd")?));
+            m.set("ndarray", Value::Module(build("mxnet.nd")?));
+            m.set("np", Value::Module(build("mxnet.np")?));
+            m.set("numpy", Value::Module(build("mxnet.np")?));
+            m.set("npx", Value::Module(build("mxnet.npx")?));
+            m.set("context", Value::Module(build("mxnet.context")?));
+            m.set(
+                "random",
+                Value::Module(arrays::random_module::<ND>("mxnet.random")),
+            );
+            m.set("base", Value::Module(build("mxnet.base")?));
+            m.set("MXNetError", Value::ExcType(ExcKind::MXNetError));
+            m.set("__version__", Value::str("1.9.1 (devarray)"));
+            m.set("gluon", Value::Module(build("mxnet.gluon")?));
+            m.set("lr_scheduler", Value::Module(build("mxnet.lr_scheduler")?));
+            m.set("autograd", Value::Module(build("mxnet.autograd")?));
+            m.set("init", Value::Module(build("mxnet.init")?));
+            m
+        }
+        "mxnet.base" => {
+            let m = module("mxnet.base", "MXNet's base definitions");
+            m.set("MXNetError", Value::ExcType(ExcKind::MXNetError));
+            m
+        }
+        "mxnet.nd" | "mxnet.ndarray" => {
+            let m = module("mxnet.ndarray", "MXNet's legacy NDArray API");
+            arrays::fill_namespace::<ND>(&m);
+            gluon_train::set_softmax(&m);
+            m.set(
+                "NDArray",
+                Value::Type(crate::object::value::TypeKind::NDArray),
+            );
+            m.set(
+                "random",
+                Value::Module(arrays::random_module::<ND>("mxnet.ndarray.random")),
+            );
+            m.set("save", builtin("save", "save(fname, data): write an NDArray, a list of NDArrays or a dict str -> NDArray to a file (devarray's safetensors format; atomically).", files::nd_save));
+            m.set("load", builtin("load", "load(fname): the arrays of a file written by nd.save: a list of NDArrays or a dict str -> NDArray, each on the device it was saved from (cpu(0) when there is no GPU).", files::nd_load));
+            m
+        }
+        "mxnet.np" | "mxnet.numpy" => {
+            let m = module("mxnet.numpy", "MXNet's numpy-compatible API");
+            arrays::fill_namespace::<NP>(&m);
+            m.set(
+                "ndarray",
+                Value::Type(crate::object::value::TypeKind::MxNumpyArray),
+            );
+            m.set(
+                "random",
+                Value::Module(arrays::random_module::<NP>("mxnet.numpy.random")),
+            );
+            m.set("pi", Value::Float(std::f64::consts::PI));
+            m.set("e", Value::Float(std::f64::consts::E));
+            m
+        }
+        "mxnet.npx" | "mxnet.numpy_extension" => {
+            let m = module("mxnet.numpy_extension", "MXNet's numpy extensions");
+            devices::set_device_fns(&m);
+            gluon_train::set_npx_activations(&m);
+            m.set(
+                "set_np",
+                builtin(
+                    "set_np",
+                    "set_np(): switch to MXNet's numpy mode (arrays print as array([...])).",
+                    set_np,
+                ),
+            );
+            m.set(
+                "reset_np",
+                builtin(
+                    "reset_np",
+                    "reset_np(): back to the legacy NDArray mode.",
+                    reset_np,
+                ),
+            );
+            m.set("save", builtin("save", "save(file, arr): write an ndarray, a list of ndarrays or a dict str -> ndarray to a file (devarray's safetensors format; atomically).", files::npx_save));
+            m.set("load", builtin("load", "load(file): the arrays of a file written by npx.save: a list of ndarrays or a dict str -> ndarray, each on the device it was saved from (cpu(0) when there is no GPU).", files::npx_load));
+            m.set(
+                "waitall",
+                builtin(
+                    "waitall",
+                    "waitall(): block until all pending computation is done.",
+                    arrays::waitall,
+                ),
+            );
+            m
+        }
+        "mxnet.lr_scheduler" => gluon_train::lr_scheduler_module(),
+        "mxnet.context" => {
+            let m = module("mxnet.context", "devices (contexts)");
+            devices::set_device_fns(&m);
+            m
+        }
+        other => return gluon::build(other),
+    })
+}
+
+fn set_np(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    a.take_kw("shape");
+    a.take_kw("array");
+    a.take_kw("dtype");
+    a.finish(0)?;
+    it.state_mut().np_mode = true;
+    // MXNet's initializers draw from mx.np.random in numpy mode.
+    it.state_mut()
+        .rt
+        .set_sampler(crate::runtime::Sampler::MxNumpy);
+    Ok(Value::None)
+}
+
+fn reset_np(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    it.state_mut().np_mode = false;
+    it.state_mut()
+        .rt
+        .set_sampler(crate::runtime::Sampler::MxNet);
+    Ok(Value::None)
+}

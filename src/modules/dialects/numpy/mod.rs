@@ -1,0 +1,148 @@
+//! `import numpy as np`: NumPy's spelling of the array API on host arrays (cpu(0)), with NumPy's
+//! defaults (float64, int64) and display (`array([1., 2.])`). `x.asnumpy()` / `x.numpy()` give
+//! such arrays, and `nd.array(a)`, `np.array(a)` (MXNet), `torch.tensor(a)`,
+//! `torch.from_numpy(a)` take them. The shared array API is here, taking lists and numbers as
+//! NumPy does, plus `numpy_fns.rs` (NumPy's other functions) and `numpy.random`, NumPy's legacy
+//! `RandomState` number for number (`random.rs`); any other name is an AttributeError that
+//! lists what there is.
+
+pub mod random;
+
+use std::rc::Rc;
+
+use crate::object::error::ExcKind;
+use crate::object::value::{Module, TypeKind};
+use crate::object::Value;
+
+use crate::modules::array::arrays::{self, NUMPY};
+use crate::object::value::{Args, BuiltinFn};
+use crate::object::{builtin, Exc, Interpreter};
+
+pub fn build(dotted: &str) -> Option<Rc<Module>> {
+    match dotted {
+        "numpy" => {
+            let m = Rc::new(Module::new(
+                "numpy",
+                "NumPy's array API on host arrays (float64 and int64 by default)",
+            ));
+            arrays::fill_namespace::<NUMPY>(&m);
+            m.set("ndarray", Value::Type(TypeKind::NumpyArray));
+            m.set("pi", Value::Float(std::f64::consts::PI));
+            m.set("e", Value::Float(std::f64::consts::E));
+            m.set("inf", Value::Float(f64::INFINITY));
+            m.set("nan", Value::Float(f64::NAN));
+            m.set("newaxis", Value::None);
+            m.set("__version__", Value::str("1.23.5 (devarray)"));
+            m.set(
+                "random",
+                Value::Module(crate::modules::dialects::numpy::random::build()),
+            );
+            crate::modules::array::numpy_fns::install(&m);
+            crate::modules::array::numpy_io::install(&m);
+            for name in ARRAY_FIRST {
+                if let Some((doc, _)) = original(name) {
+                    m.set(name, builtin(name, doc, array_first));
+                }
+            }
+            for (alias, name) in [("amax", "max"), ("amin", "min")] {
+                if let Some(f) = m.get(name) {
+                    m.set(alias, f);
+                }
+            }
+            for name in ["concatenate", "stack"] {
+                if let Some((doc, _)) = original(name) {
+                    m.set(name, builtin(name, doc, arrays_first));
+                }
+            }
+            m.set("AxisError", Value::ExcType(ExcKind::AxisError));
+            Some(m)
+        }
+        _ => None,
+    }
+}
+
+/// The shared namespace functions that NumPy also calls with lists and numbers
+/// (`np.sum([1, 2])`, `np.abs(-2.5)`): `array_first` makes an array of the first argument.
+const ARRAY_FIRST: &[&str] = &[
+    "exp",
+    "log",
+    "sqrt",
+    "abs",
+    "square",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "argmax",
+    "argmin",
+    "clip",
+    "dot",
+    "cumsum",
+    "all",
+    "any",
+    "negative",
+    "transpose",
+    "reshape",
+];
+
+/// The shared function a name of `ARRAY_FIRST` stands for.
+fn original(name: &str) -> Option<(&'static str, BuiltinFn)> {
+    type Table = Vec<(&'static str, &'static str, BuiltinFn)>;
+    // Built once: these wrappers run on every call of np.sum and the like.
+    static TABLE: std::sync::OnceLock<Table> = std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            arrays::namespace_fns::<NUMPY>()
+                .into_iter()
+                .chain(crate::modules::array::array_more::namespace_fns::<NUMPY>())
+                .collect()
+        })
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, doc, f)| (*doc, *f))
+}
+
+/// Calls the shared function with its first argument as a NumPy array; a 0-d result of an
+/// elementwise function or reduction is a scalar, as NumPy's ufuncs return.
+fn array_first(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let Some((_, f)) = original(a.fname) else {
+        return Err(Exc::type_error(format!("{}() is not available", a.fname)));
+    };
+    if let Some(first) = a.pos.first_mut() {
+        if !matches!(first, Value::Array(_)) {
+            let arr = crate::modules::array::numpy_fns::as_array(it, first)?;
+            *first = Value::Array(arr);
+        }
+    }
+    let keep_0d = matches!(a.fname, "reshape" | "transpose");
+    let out = f(it, a)?;
+    match &out {
+        Value::Array(x)
+            if x.array.ndim() == 0
+                && !keep_0d
+                && x.flavor == crate::object::value::Flavor::Numpy =>
+        {
+            crate::object::ops::numpy_scalar(&x.array)
+        }
+        _ => Ok(out),
+    }
+}
+
+/// `np.concatenate([[1, 2], [3]])`, `np.stack`: each item of the sequence as a NumPy array.
+fn arrays_first(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let Some((_, f)) = original(a.fname) else {
+        return Err(Exc::type_error(format!("{}() is not available", a.fname)));
+    };
+    if let Some(first) = a.pos.first_mut() {
+        if matches!(first, Value::List(_) | Value::Tuple(_)) {
+            let items = it.iterate(first)?;
+            let arrays = items
+                .iter()
+                .map(|v| crate::modules::array::numpy_fns::as_array(it, v).map(Value::Array))
+                .collect::<Result<Vec<_>, _>>()?;
+            *first = Value::list(arrays);
+        }
+    }
+    f(it, a)
+}

@@ -1,0 +1,12 @@
+//! The notebook helpers: what IPython adds around a program. Magics, `help`/`obj?` reports and
+//! the long docs, and the `IPython` module. They use the array API (the device table of
+//! `%devices`) and the Python library, never a dialect.
+//!
+//! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%transfers`, `%who`, `!cmd`;
+//! - `pydoc.rs`, `docs.rs` — what `help`, `obj?` and inspection show; the long docs;
+//! - `ipython.rs` — `IPython.display`.
+
+pub mod docs;
+pub mod ipython;
+pub mod magic;
+pub mod pydoc;

@@ -1,0 +1,2451 @@
+//! Python's built-in functions, attribute access, and the methods of str,
+//! list and dict. Array functions live in `arrays.rs`, modules in `modules.rs`.
+
+use std::rc::Rc;
+
+use crate::runtime::DeviceKind;
+
+use crate::object::alloc;
+use crate::object::class;
+use crate::object::error::{Exc, ExcKind};
+use crate::object::format;
+use crate::object::ops::{self, as_f64, as_i64};
+use crate::object::value::{Args, Dict, GenAction, GenStep, TypeKind, Value};
+use crate::object::{builtin, hash_key, method, Interpreter};
+
+/// Names and docs of the built-in functions, installed in every session.
+pub fn install(b: &mut crate::object::NameMap<Value>) {
+    let fns: &[(&'static str, &'static str, crate::object::value::BuiltinFn)] = &[
+        (
+            "print",
+            "print(*values, sep=' ', end='\\n', file=sys.stdout): write values as text.",
+            print,
+        ),
+        (
+            "len",
+            "len(obj): number of items (for an array, the length of its first axis).",
+            len,
+        ),
+        (
+            "range",
+            "range(stop) / range(start, stop[, step]): integers from start to stop.",
+            range,
+        ),
+        (
+            "abs",
+            "abs(x): absolute value (elementwise for arrays).",
+            abs,
+        ),
+        (
+            "min",
+            "min(iterable) / min(a, b, ...): the smallest item.",
+            min,
+        ),
+        (
+            "max",
+            "max(iterable) / max(a, b, ...): the largest item.",
+            max,
+        ),
+        ("sum", "sum(iterable, start=0): add the items.", sum),
+        (
+            "zip",
+            "zip(*iterables): tuples of corresponding items.",
+            zip,
+        ),
+        (
+            "enumerate",
+            "enumerate(iterable, start=0): (index, item) pairs.",
+            enumerate,
+        ),
+        (
+            "isinstance",
+            "isinstance(obj, type_or_tuple): whether obj is of the type.",
+            isinstance,
+        ),
+        ("type", "type(obj): the type of obj.", type_of),
+        ("repr", "repr(obj): the printable representation.", repr),
+        (
+            "round",
+            "round(x, ndigits=None): round half to even.",
+            round,
+        ),
+        (
+            "sorted",
+            "sorted(iterable, key=None, reverse=False): a sorted list.",
+            sorted,
+        ),
+        (
+            "reversed",
+            "reversed(seq): the items in reverse order.",
+            reversed,
+        ),
+        ("any", "any(iterable): True if any item is true.", any),
+        ("all", "all(iterable): True if every item is true.", all),
+        (
+            "map",
+            "map(func, iterable): func applied to each item (a list).",
+            map,
+        ),
+        (
+            "filter",
+            "filter(func, iterable): the items for which func is true (a list).",
+            filter,
+        ),
+        (
+            "getattr",
+            "getattr(obj, name[, default]): an attribute by name.",
+            getattr,
+        ),
+        (
+            "setattr",
+            "setattr(obj, name, value): set an attribute.",
+            setattr,
+        ),
+        (
+            "hasattr",
+            "hasattr(obj, name): whether obj has the attribute.",
+            hasattr,
+        ),
+        (
+            "dir",
+            "dir([obj]): names in scope, or attributes of obj.",
+            dir,
+        ),
+        ("id", "id(obj): the identity of obj.", id),
+        ("hash", "hash(obj): the hash of a hashable value.", hash),
+        (
+            "open",
+            "open(file, mode='r'): a text file (modes r, w, a, x, with +).",
+            crate::modules::python::file_io::open,
+        ),
+        (
+            "bin",
+            "bin(x): the binary text of an integer ('0b101').",
+            |it, mut a| {
+                let x = a.required(0, "x")?;
+                a.finish(1)?;
+                radix_text(it, &x, "#b")
+            },
+        ),
+        (
+            "oct",
+            "oct(x): the octal text of an integer ('0o10').",
+            |it, mut a| {
+                let x = a.required(0, "x")?;
+                a.finish(1)?;
+                radix_text(it, &x, "#o")
+            },
+        ),
+        (
+            "hex",
+            "hex(x): the hexadecimal text of an integer ('0xff').",
+            |it, mut a| {
+                let x = a.required(0, "x")?;
+                a.finish(1)?;
+                radix_text(it, &x, "#x")
+            },
+        ),
+        (
+            "ascii",
+            "ascii(obj): repr(obj) with non-ASCII characters escaped.",
+            ascii,
+        ),
+        (
+            "format",
+            "format(value, spec=''): format with the format-spec mini-language.",
+            format_fn,
+        ),
+        ("divmod", "divmod(a, b): (a // b, a % b).", divmod),
+        ("pow", "pow(base, exp): base ** exp.", pow),
+        ("chr", "chr(i): the character with code point i.", chr),
+        (
+            "ord",
+            "ord(c): the code point of a one-character string.",
+            ord,
+        ),
+        (
+            "display",
+            "display(*values): show values as a notebook shows a cell result.",
+            display,
+        ),
+        (
+            "clear_output",
+            "clear_output(wait=False): clear the notebook cell's output (wait=True: when the next output arrives).",
+            clear_output,
+        ),
+        ("help", "help(obj): documentation of obj.", help),
+        (
+            "callable",
+            "callable(obj): whether obj can be called.",
+            callable,
+        ),
+    ];
+    for (name, doc, f) in fns {
+        b.insert(Rc::from(*name), builtin(name, doc, *f));
+    }
+    for (name, t) in [
+        ("int", TypeKind::Int),
+        ("float", TypeKind::Float),
+        ("str", TypeKind::Str),
+        ("bool", TypeKind::Bool),
+        ("list", TypeKind::List),
+        ("tuple", TypeKind::Tuple),
+        ("dict", TypeKind::Dict),
+        ("set", TypeKind::Set),
+        ("frozenset", TypeKind::FrozenSet),
+        ("object", TypeKind::Object),
+    ] {
+        b.insert(Rc::from(name), Value::Type(t));
+    }
+    for k in crate::object::error::ExcKind::ALL {
+        // NumPy's exceptions are `numpy.AxisError` / `numpy.linalg.LinAlgError`, not built-ins.
+        if matches!(k, ExcKind::AxisError | ExcKind::LinAlgError) {
+            continue;
+        }
+        b.insert(Rc::from(k.name()), Value::ExcType(k));
+    }
+    // Every program runs as the main module (`if __name__ == '__main__':`).
+    b.insert(Rc::from("__name__"), Value::str("__main__"));
+    crate::modules::python::classes::install(b);
+}
+
+fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let sep = match &a.take_kw("sep") {
+        Some(Value::Str(s)) => s.to_string(),
+        Some(Value::None) | None => " ".to_string(),
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "sep must be None or a string, not {}",
+                other.type_name()
+            )))
+        }
+    };
+    let end = match &a.take_kw("end") {
+        Some(Value::Str(s)) => s.to_string(),
+        Some(Value::None) | None => "\n".to_string(),
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "end must be None or a string, not {}",
+                other.type_name()
+            )))
+        }
+    };
+    let to_stderr = match &a.take_kw("file") {
+        Some(Value::Module(m)) => m.name == "sys.stderr",
+        Some(Value::None) | None => false,
+        Some(Value::Object(o)) => o.type_name() == "stderr",
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "print(file=...) takes sys.stdout or sys.stderr, not {}",
+                other.type_name()
+            )))
+        }
+    };
+    a.take_kw("flush");
+    a.finish(usize::MAX)?;
+    let mut text = String::new();
+    for (i, v) in a.pos.iter().enumerate() {
+        if i > 0 {
+            text.push_str(&sep);
+        }
+        text.push_str(&format::to_str(it, v)?);
+    }
+    text.push_str(&end);
+    if to_stderr {
+        it.out().stderr(&text);
+    } else {
+        it.out().stdout(&text);
+    }
+    Ok(Value::None)
+}
+
+pub fn length(v: &Value) -> Result<usize, Exc> {
+    Ok(match v {
+        Value::Str(s) => s.chars().count(),
+        Value::List(l) => l.borrow().len(),
+        Value::Tuple(t) => t.len(),
+        Value::Dict(d) => d.borrow().len(),
+        Value::Set(s) => s.table.borrow().len(),
+        Value::Range(a, b, c) => crate::object::value::range_len(*a, *b, *c) as usize,
+        Value::Array(a) => match a.array.shape().first() {
+            Some(n) => *n,
+            None => return Err(Exc::type_error("len() of a 0-d array")),
+        },
+        other => {
+            return Err(Exc::type_error(format!(
+                "object of type '{}' has no len()",
+                other.type_name()
+            )))
+        }
+    })
+}
+
+pub fn len(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    if let Some(n) = class::call_special(it, &v, "__len__", Vec::new())? {
+        return class_len(n);
+    }
+    if let Some(base) = class::base_value(&v) {
+        return Ok(Value::Int(length(&base)? as i64));
+    }
+    // Native objects (data sets, loaders, Sequential) answer through `__len__`.
+    if let Value::Object(o) = &v {
+        if let Some(f) = o.get_attr(o, "__len__") {
+            return it.call_value(&f, Args::default());
+        }
+    }
+    Ok(Value::Int(length(&v)? as i64))
+}
+
+/// What a user's `__len__` returned, checked as CPython does.
+pub fn class_len(n: Value) -> Result<Value, Exc> {
+    match n {
+        Value::Int(i) if i >= 0 => Ok(Value::Int(i)),
+        Value::Int(_) => Err(Exc::value_error("__len__() should return >= 0")),
+        Value::Bool(b) => Ok(Value::Int(b as i64)),
+        other => Err(Exc::type_error(format!(
+            "'{}' object cannot be interpreted as an integer",
+            other.type_name()
+        ))),
+    }
+}
+
+fn int_arg(v: &Value, what: &str) -> Result<i64, Exc> {
+    as_i64(v)
+        .ok_or_else(|| Exc::type_error(format!("{what} must be an integer, not {}", v.type_name())))
+}
+
+fn range(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    a.finish(3)?;
+    let n: Vec<i64> = a
+        .pos
+        .iter()
+        .map(|v| int_arg(v, "range() argument"))
+        .collect::<Result<_, _>>()?;
+    let (start, stop, step) = match n.as_slice() {
+        [stop] => (0, *stop, 1),
+        [start, stop] => (*start, *stop, 1),
+        [start, stop, step] => (*start, *stop, *step),
+        _ => return Err(Exc::type_error("range expected 1 to 3 integer arguments")),
+    };
+    if step == 0 {
+        return Err(Exc::value_error("range() arg 3 must not be zero"));
+    }
+    Ok(Value::Range(start, stop, step))
+}
+
+pub(crate) fn abs(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "x")?;
+    a.finish(1)?;
+    match v {
+        Value::Int(i) => i
+            .checked_abs()
+            .map(Value::Int)
+            .ok_or_else(|| Exc::new(ExcKind::OverflowError, "integer overflow in abs()")),
+        Value::Bool(b) => Ok(Value::Int(b as i64)),
+        Value::Float(f) => Ok(Value::Float(f.abs())),
+        Value::Array(_) => {
+            crate::modules::array::arrays::unary_fn(it, &v, crate::runtime::UnaryOp::Abs)
+        }
+        other => Err(Exc::type_error(format!(
+            "bad operand type for abs(): '{}'",
+            other.type_name()
+        ))),
+    }
+}
+
+fn extremum(it: &mut dyn Interpreter, mut a: Args, want_max: bool) -> Result<Value, Exc> {
+    let key = a.take_kw("key");
+    let default = a.take_kw("default");
+    a.finish(usize::MAX)?;
+    let items = if a.pos.len() == 1 {
+        it.iterate(&a.pos[0])?
+    } else {
+        a.pos.clone()
+    };
+    let mut best: Option<(Value, Value)> = None;
+    for x in items {
+        let k = match &key {
+            Some(f) if !matches!(f, Value::None) => {
+                it.call_value(f, Args::new("key", vec![x.clone()]))?
+            }
+            _ => x.clone(),
+        };
+        let better = match &best {
+            None => true,
+            Some((_, bk)) => {
+                let op = if want_max {
+                    crate::lang::ast::CmpOp::Gt
+                } else {
+                    crate::lang::ast::CmpOp::Lt
+                };
+                ops::compare(it, op, &k, bk)?.truthy()?
+            }
+        };
+        if better {
+            best = Some((x, k));
+        }
+    }
+    match (best, default) {
+        (Some((x, _)), _) => Ok(x),
+        (None, Some(d)) => Ok(d),
+        (None, None) => Err(Exc::value_error(format!(
+            "{}() arg is an empty sequence",
+            if want_max { "max" } else { "min" }
+        ))),
+    }
+}
+
+fn min(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    extremum(it, a, false)
+}
+
+fn max(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    extremum(it, a, true)
+}
+
+fn sum(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let iterable = a.required(0, "iterable")?;
+    let start = a.take(1, "start")?.unwrap_or(Value::Int(0));
+    a.finish(2)?;
+    let items = it.iterate(&iterable)?;
+    let mut acc = start;
+    for x in items {
+        acc = ops::binary(it, crate::lang::ast::BinOp::Add, &acc, &x)?;
+    }
+    Ok(acc)
+}
+
+fn zip(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    a.finish(usize::MAX)?;
+    let mut lists = Vec::with_capacity(a.pos.len());
+    for v in &a.pos {
+        lists.push(it.iterate(v)?);
+    }
+    let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+    Ok(Value::list(
+        (0..n)
+            .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
+            .collect(),
+    ))
+}
+
+fn enumerate(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "iterable")?;
+    let start = match a.take(1, "start")? {
+        Some(s) => int_arg(&s, "enumerate() start")?,
+        None => 0,
+    };
+    a.finish(2)?;
+    let items = it.iterate(&v)?;
+    Ok(Value::list(
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, x)| Value::tuple(vec![Value::Int(start + i as i64), x]))
+            .collect(),
+    ))
+}
+
+fn type_kind(v: &Value) -> TypeKind {
+    match v {
+        Value::None => TypeKind::NoneType,
+        Value::Bool(_) => TypeKind::Bool,
+        Value::Int(_) => TypeKind::Int,
+        Value::Float(_) => TypeKind::Float,
+        Value::Str(_) => TypeKind::Str,
+        Value::List(_) => TypeKind::List,
+        Value::Tuple(_) => TypeKind::Tuple,
+        Value::Dict(_) => TypeKind::Dict,
+        Value::Set(s) if s.frozen => TypeKind::FrozenSet,
+        Value::Set(_) => TypeKind::Set,
+        Value::Range(..) => TypeKind::Range,
+        Value::Array(a) => match a.flavor {
+            crate::object::value::Flavor::Nd => TypeKind::NDArray,
+            crate::object::value::Flavor::Np => TypeKind::MxNumpyArray,
+            crate::object::value::Flavor::Torch => TypeKind::Tensor,
+            crate::object::value::Flavor::Numpy => TypeKind::NumpyArray,
+        },
+        Value::Device(_) => TypeKind::Device,
+        Value::DType(..) => TypeKind::DType,
+        Value::Func(_) | Value::Builtin(_) => TypeKind::Function,
+        Value::Module(_) => TypeKind::Module,
+        Value::Generator(_) => TypeKind::Generator,
+        _ => TypeKind::Object,
+    }
+}
+
+pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
+    if let Value::Instance(inst) = v {
+        return Ok(match t {
+            Value::Tuple(items) => {
+                for x in items.iter() {
+                    if instance_of(v, x)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            Value::Class(_) | Value::ExcType(_) | Value::Type(_) => inst.class.is_subclass_of(t),
+            other => {
+                return Err(Exc::type_error(format!(
+                    "isinstance() arg 2 must be a type, a tuple of types, or a union, not {}",
+                    other.type_name()
+                )))
+            }
+        });
+    }
+    Ok(match t {
+        Value::Type(TypeKind::Object) => true,
+        Value::Class(c) => match v {
+            Value::Object(o) => {
+                matches!(&o.class_value(), Some(Value::Class(own)) if own.is_subclass_of(&c.value()))
+            }
+            _ => false,
+        },
+        Value::Type(TypeKind::Int) => matches!(v, Value::Int(_) | Value::Bool(_)),
+        Value::Type(k) => type_kind(v) == *k,
+        Value::ExcType(k) => matches!(v, Value::Exception(e) if e.kind.is_subclass_of(*k)),
+        Value::Tuple(items) => {
+            for x in items.iter() {
+                if instance_of(v, x)? {
+                    return Ok(true);
+                }
+            }
+            false
+        }
+        other => {
+            return Err(Exc::type_error(format!(
+                "isinstance() arg 2 must be a type or tuple of types, not {}",
+                other.type_name()
+            )))
+        }
+    })
+}
+
+fn isinstance(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    let t = a.required(1, "class_or_tuple")?;
+    a.finish(2)?;
+    if let Some(class) = torch_parameter_class(it, &v) {
+        let classes = match &t {
+            Value::Tuple(items) => items.to_vec(),
+            other => vec![other.clone()],
+        };
+        if classes.iter().any(|c| c.is(&class)) {
+            return Ok(Value::Bool(true));
+        }
+    }
+    Ok(Value::Bool(instance_of(&v, &t)?))
+}
+
+/// `torch.nn.Parameter` when `v` is a PyTorch parameter tensor.
+fn torch_parameter_class(it: &dyn Interpreter, v: &Value) -> Option<Value> {
+    match v {
+        Value::Array(a) if a.flavor == crate::object::value::Flavor::Torch => {
+            it.state().nn.param_of_array(&a.array).map(|_| {
+                crate::modules::dialects::torch::nn::classes()
+                    .parameter
+                    .value()
+            })
+        }
+        _ => None,
+    }
+}
+
+fn type_of(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    if let Some(class) = torch_parameter_class(it, &v) {
+        return Ok(class);
+    }
+    if let Some(class) = match &v {
+        Value::Object(o) => o.class_value(),
+        _ => None,
+    } {
+        return Ok(class);
+    }
+    Ok(match &v {
+        Value::Exception(e) => Value::ExcType(e.kind),
+        Value::Instance(inst) => inst.class.value(),
+        other => Value::Type(type_kind(other)),
+    })
+}
+
+fn repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    Ok(Value::str(&format::repr(it, &v)?))
+}
+
+fn round(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "number")?;
+    let nd = a.take(1, "ndigits")?;
+    a.finish(2)?;
+    let x = as_f64(&v).ok_or_else(|| {
+        Exc::type_error(format!(
+            "type {} doesn't define __round__ method",
+            v.type_name()
+        ))
+    })?;
+    match nd {
+        None | Some(Value::None) => {
+            if let Value::Int(i) = v {
+                return Ok(Value::Int(i));
+            }
+            let r = round_half_even(x);
+            if !r.is_finite() || r.abs() > 9.2e18 {
+                return Err(Exc::new(
+                    ExcKind::OverflowError,
+                    "cannot convert float infinity or a huge float to integer",
+                ));
+            }
+            Ok(Value::Int(r as i64))
+        }
+        Some(n) => {
+            let n = int_arg(&n, "ndigits")?;
+            if let Value::Int(i) = v {
+                return Ok(Value::Int(round_int_to_tens(i, n)));
+            }
+            if n < 0 {
+                return Ok(Value::Float(round_float_to_tens(x, n.unsigned_abs())));
+            }
+            // Format-and-parse rounds the exact binary value, as Python does.
+            let s = format!("{:.*}", n.clamp(0, 330) as usize, x);
+            Ok(Value::Float(s.parse().unwrap_or(x)))
+        }
+    }
+}
+
+/// `round(i, n)` for an int: unchanged for n >= 0, else to a multiple of 10**-n, ties to
+/// the even multiple (CPython: `round(25, -1) == 20`).
+fn round_int_to_tens(i: i64, n: i64) -> i64 {
+    if n >= 0 {
+        return i;
+    }
+    let Some(p) = 10i128.checked_pow(n.unsigned_abs().min(40) as u32) else {
+        return 0;
+    };
+    let x = i128::from(i);
+    let (q, r) = (x.div_euclid(p), x.rem_euclid(p));
+    let q = match (2 * r).cmp(&p) {
+        std::cmp::Ordering::Greater => q + 1,
+        std::cmp::Ordering::Equal if q % 2 != 0 => q + 1,
+        _ => q,
+    };
+    // |result| <= |i| rounded up to one multiple of p, which fits unless p is beyond i64.
+    i64::try_from(q * p).unwrap_or(0)
+}
+
+/// `round(x, -k)` for a float: the exact binary value rounded to a multiple of 10**k, ties to
+/// even (as CPython's correctly rounded dtoa does), so `round(123.456, -400)` is 0.0.
+fn round_float_to_tens(x: f64, k: u64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    let whole = x.trunc();
+    let has_fraction = whole != x;
+    // An integral f64 prints exactly.
+    let digits = format!("{:.0}", whole.abs());
+    let k = usize::try_from(k).unwrap_or(usize::MAX);
+    let zero = 0.0f64.copysign(x);
+    if k > digits.len() {
+        return zero;
+    }
+    let (high, low) = digits.split_at(digits.len() - k);
+    // Compare the dropped digits (and any fraction) with half a unit.
+    let half = low
+        .bytes()
+        .enumerate()
+        .map(|(i, d)| (d, if i == 0 { b'5' } else { b'0' }));
+    let mut cmp = std::cmp::Ordering::Equal;
+    for (d, h) in half {
+        if d != h {
+            cmp = d.cmp(&h);
+            break;
+        }
+    }
+    if cmp == std::cmp::Ordering::Equal && has_fraction {
+        cmp = std::cmp::Ordering::Greater;
+    }
+    let odd = high.bytes().last().is_some_and(|d| (d - b'0') % 2 == 1);
+    let up = cmp == std::cmp::Ordering::Greater || (cmp == std::cmp::Ordering::Equal && odd);
+    let mut high: Vec<u8> = high.bytes().collect();
+    if up {
+        let mut i = high.len();
+        loop {
+            if i == 0 {
+                high.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if high[i] == b'9' {
+                high[i] = b'0';
+            } else {
+                high[i] += 1;
+                break;
+            }
+        }
+    }
+    if high.is_empty() {
+        return zero;
+    }
+    let text = format!("{}e{k}", String::from_utf8_lossy(&high));
+    let r: f64 = text.parse().unwrap_or(0.0);
+    if r == 0.0 {
+        zero
+    } else {
+        r.copysign(x)
+    }
+}
+
+fn round_half_even(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 {
+        2.0 * (x / 2.0).round()
+    } else {
+        r
+    }
+}
+
+fn sorted(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "iterable")?;
+    let key = a.take_kw("key");
+    let reverse = a
+        .take_kw("reverse")
+        .map(|r| r.truthy())
+        .transpose()?
+        .unwrap_or(false);
+    a.finish(1)?;
+    let items = it.iterate(&v)?;
+    Ok(Value::list(sort_items(it, items, key, reverse)?))
+}
+
+fn sort_items(
+    it: &mut dyn Interpreter,
+    items: Vec<Value>,
+    key: Option<Value>,
+    reverse: bool,
+) -> Result<Vec<Value>, Exc> {
+    let mut keyed: Vec<(Value, Value)> = Vec::with_capacity(items.len());
+    for x in items {
+        let k = match &key {
+            Some(f) if !matches!(f, Value::None) => {
+                it.call_value(f, Args::new("key", vec![x.clone()]))?
+            }
+            _ => x.clone(),
+        };
+        keyed.push((k, x));
+    }
+    // CPython sorts a reversed list reversed, so equal keys keep their order either way.
+    if reverse {
+        keyed.reverse();
+    }
+    let keys: Vec<Value> = keyed.iter().map(|(k, _)| k.clone()).collect();
+    let order = if keys.iter().any(|k| matches!(k, Value::Instance(_))) {
+        // Keys of user classes are ordered by their `__lt__`, the one comparison sort asks.
+        let mut lt = |a: usize, b: usize| -> Result<bool, Exc> {
+            let r = ops::compare(it, crate::lang::ast::CmpOp::Lt, &keys[a], &keys[b])?;
+            class::truthy(it, &r)
+        };
+        ops::sort_order_by(keys.len(), &mut lt)?
+    } else {
+        ops::sort_order(&keys)?
+    };
+    let mut out: Vec<Value> = order.into_iter().map(|i| keyed[i].1.clone()).collect();
+    if reverse {
+        out.reverse();
+    }
+    Ok(out)
+}
+
+fn reversed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "sequence")?;
+    a.finish(1)?;
+    if let Value::Set(s) = &v {
+        return Err(Exc::type_error(format!(
+            "'{}' object is not reversible",
+            s.type_name()
+        )));
+    }
+    let mut items = it.iterate(&v)?;
+    items.reverse();
+    Ok(Value::list(items))
+}
+
+fn any(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "iterable")?;
+    a.finish(1)?;
+    for x in it.iterate(&v)? {
+        if class::truthy(it, &x)? {
+            return Ok(Value::Bool(true));
+        }
+    }
+    Ok(Value::Bool(false))
+}
+
+fn all(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "iterable")?;
+    a.finish(1)?;
+    for x in it.iterate(&v)? {
+        if !class::truthy(it, &x)? {
+            return Ok(Value::Bool(false));
+        }
+    }
+    Ok(Value::Bool(true))
+}
+
+fn map(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let f = a.required(0, "function")?;
+    a.finish(usize::MAX)?;
+    let mut lists = Vec::new();
+    for v in a.pos.iter().skip(1) {
+        lists.push(it.iterate(v)?);
+    }
+    let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let args: Vec<Value> = lists.iter().map(|l| l[i].clone()).collect();
+        out.push(it.call_value(&f, Args::new("map", args))?);
+    }
+    Ok(Value::list(out))
+}
+
+fn filter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let f = a.required(0, "function")?;
+    let v = a.required(1, "iterable")?;
+    a.finish(2)?;
+    let mut out = Vec::new();
+    for x in it.iterate(&v)? {
+        let keep = match &f {
+            Value::None => class::truthy(it, &x)?,
+            f => {
+                let r = it.call_value(f, Args::new("filter", vec![x.clone()]))?;
+                class::truthy(it, &r)?
+            }
+        };
+        if keep {
+            out.push(x);
+        }
+    }
+    Ok(Value::list(out))
+}
+
+fn str_arg(v: &Value, what: &str) -> Result<Rc<str>, Exc> {
+    match v {
+        Value::Str(s) => Ok(s.clone()),
+        other => Err(Exc::type_error(format!(
+            "{what} must be a string, not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let o = a.required(0, "object")?;
+    let name = str_arg(&a.required(1, "name")?, "attribute name")?;
+    let default = a.take(2, "default")?;
+    a.finish(3)?;
+    match get_attr(it, &o, &name) {
+        Ok(v) => Ok(v),
+        Err(e) if e.kind == ExcKind::AttributeError => default.ok_or(e),
+        Err(e) => Err(e),
+    }
+}
+
+fn setattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let o = a.required(0, "object")?;
+    let name = str_arg(&a.required(1, "name")?, "attribute name")?;
+    let v = a.required(2, "value")?;
+    a.finish(3)?;
+    set_attr(it, &o, &name, v)?;
+    Ok(Value::None)
+}
+
+fn hasattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let o = a.required(0, "object")?;
+    let name = str_arg(&a.required(1, "name")?, "attribute name")?;
+    a.finish(2)?;
+    Ok(Value::Bool(get_attr(it, &o, &name).is_ok()))
+}
+
+fn dir(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let o = a.take(0, "object")?;
+    a.finish(1)?;
+    let mut names: Vec<String> = match o {
+        Some(v) => attr_names(&v),
+        None => it
+            .state_mut()
+            .globals
+            .keys()
+            .map(|k| k.to_string())
+            .collect(),
+    };
+    names.sort();
+    names.dedup();
+    Ok(Value::list(names.iter().map(|n| Value::str(n)).collect()))
+}
+
+fn id(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    Ok(Value::Int(v.identity() as i64))
+}
+
+fn hash(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    Ok(Value::Int(py_hash(&v)?))
+}
+
+/// `hash(v)`: CPython's values for numbers and tuples of them (hash(n) is n modulo 2**61 - 1,
+/// equal numbers hash equal); other values hash by their key (str hashes are salted per run
+/// in CPython too).
+pub fn py_hash(v: &Value) -> Result<i64, Exc> {
+    Ok(key_hash(&hash_key(v)?))
+}
+
+pub use crate::object::hash::{float_hash, key_hash};
+
+fn format_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "value")?;
+    let spec = match a.take(1, "format_spec")? {
+        Some(s) => str_arg(&s, "format_spec")?,
+        None => Rc::from(""),
+    };
+    a.finish(2)?;
+    Ok(Value::str(&format::format_value(it, &v, &spec)?))
+}
+
+fn divmod(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "a")?;
+    let y = a.required(1, "b")?;
+    a.finish(2)?;
+    let q = ops::binary(it, crate::lang::ast::BinOp::FloorDiv, &x, &y)?;
+    let r = ops::binary(it, crate::lang::ast::BinOp::Mod, &x, &y)?;
+    Ok(Value::tuple(vec![q, r]))
+}
+
+fn pow(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "base")?;
+    let y = a.required(1, "exp")?;
+    let m = a.take(2, "mod")?;
+    a.finish(3)?;
+    let m = match m {
+        None | Some(Value::None) => return ops::binary(it, crate::lang::ast::BinOp::Pow, &x, &y),
+        Some(m) => m,
+    };
+    // Three-argument pow: modular exponentiation on integers.
+    let (Some(base), Some(exp), Some(modulus)) = (as_i64(&x), as_i64(&y), as_i64(&m)) else {
+        return Err(Exc::type_error(
+            "pow() 3rd argument not allowed unless all arguments are integers",
+        ));
+    };
+    if modulus == 0 {
+        return Err(Exc::value_error("pow() 3rd argument cannot be 0"));
+    }
+    if exp < 0 {
+        return Err(Exc::value_error(
+            "base is not invertible for the given modulus",
+        ));
+    }
+    let md = modulus.unsigned_abs() as u128;
+    let mut result: u128 = 1 % md;
+    let mut b = base.rem_euclid(modulus.abs()) as u128;
+    let mut e = exp as u64;
+    while e > 0 {
+        if e & 1 == 1 {
+            result = result * b % md;
+        }
+        b = b * b % md;
+        e >>= 1;
+    }
+    let r = result as i64;
+    // The result takes the modulus's sign, as Python's % does.
+    Ok(Value::Int(if modulus < 0 && r != 0 {
+        r + modulus
+    } else {
+        r
+    }))
+}
+
+fn radix_text(it: &mut dyn Interpreter, x: &Value, spec: &str) -> Result<Value, Exc> {
+    if !matches!(x, Value::Int(_) | Value::Bool(_)) {
+        return Err(Exc::type_error(format!(
+            "'{}' object cannot be interpreted as an integer",
+            x.type_name()
+        )));
+    }
+    Ok(Value::str(&format::format_value(it, x, spec)?))
+}
+
+/// `ascii(obj)`: the repr with non-ASCII characters escaped.
+fn ascii(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    let r = format::repr(it, &v)?;
+    let mut out = String::with_capacity(r.len());
+    for c in r.chars() {
+        match c as u32 {
+            0..=0x7f => out.push(c),
+            n @ 0x80..=0xff => out.push_str(&format!("\\x{n:02x}")),
+            n @ 0x100..=0xffff => out.push_str(&format!("\\u{n:04x}")),
+            n => out.push_str(&format!("\\U{n:08x}")),
+        }
+    }
+    Ok(Value::str(&out))
+}
+
+fn chr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let i = int_arg(&a.required(0, "i")?, "chr() argument")?;
+    a.finish(1)?;
+    let c = u32::try_from(i)
+        .ok()
+        .and_then(char::from_u32)
+        .ok_or_else(|| Exc::value_error("chr() arg not in range(0x110000)"))?;
+    Ok(Value::str(c.encode_utf8(&mut [0; 4])))
+}
+
+fn ord(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let s = str_arg(&a.required(0, "c")?, "ord() argument")?;
+    a.finish(1)?;
+    let mut chars = s.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => Ok(Value::Int(c as i64)),
+        _ => Err(Exc::type_error(format!(
+            "ord() expected a character, but string of length {} found",
+            s.chars().count()
+        ))),
+    }
+}
+
+pub(crate) fn display(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    a.finish(usize::MAX)?;
+    for v in &a.pos {
+        let d = format::display_data(it, v)?;
+        it.out().display(&d, false);
+    }
+    Ok(Value::None)
+}
+
+pub(crate) fn clear_output(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let wait = match a.take(0, "wait")? {
+        Some(v) => v.truthy()?,
+        None => false,
+    };
+    a.finish(1)?;
+    it.out().clear_output(wait);
+    Ok(Value::None)
+}
+
+fn help(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.take(0, "obj")?;
+    a.finish(1)?;
+    let text = match v {
+        None => {
+            "Type an expression to evaluate it. Arrays: ones(2, 3) @ gpu(0), x.copyto(gpu(1)).\n\
+                 Use help(obj) for documentation, %devices for the device table.\n"
+                .to_string()
+        }
+        // The same report as `obj?` and a notebook's Shift+Tab.
+        Some(v) => format!(
+            "{}\n",
+            crate::modules::notebook::pydoc::describe(it, "", &v, 0, false)
+        ),
+    };
+    it.out().stdout(&text);
+    Ok(Value::None)
+}
+
+/// The documentation string of a value, if it has one.
+pub fn doc_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Builtin(b) => Some(b.doc.to_string()),
+        Value::Func(f) => {
+            let params: Vec<String> = f.params.iter().map(|p| p.name.to_string()).collect();
+            Some(format!(
+                "{}({}){}",
+                f.name,
+                params.join(", "),
+                f.doc.as_ref().map(|d| format!("\n{d}")).unwrap_or_default()
+            ))
+        }
+        Value::Module(m) => Some(format!("module {}: {}", m.name, m.doc)),
+        _ => None,
+    }
+}
+
+pub fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "obj")?;
+    a.finish(1)?;
+    let is_callable = match &v {
+        Value::Func(_)
+        | Value::Builtin(_)
+        | Value::Type(_)
+        | Value::ExcType(_)
+        | Value::Class(_)
+        | Value::Method(_) => true,
+        Value::Instance(inst) => inst.class.defines("__call__"),
+        Value::Object(o) => o.get_attr(o, "__call__").is_some(),
+        _ => false,
+    };
+    Ok(Value::Bool(is_callable))
+}
+
+/// `int(x)`, `str(x)`, `list(x)`, ...
+pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<Value, Exc> {
+    a.fname = t.name();
+    // `int(x)` / `float(x)` of an instance: its `__int__` / `__float__`, or the built-in value
+    // a class extending `int` or `float` holds.
+    if let (TypeKind::Int | TypeKind::Float, Some(first @ Value::Instance(_))) = (t, a.pos.first())
+    {
+        let first = first.clone();
+        let special = if t == TypeKind::Int {
+            "__int__"
+        } else {
+            "__float__"
+        };
+        if let Some(v) = class::call_special(it, &first, special, Vec::new())? {
+            a.pos[0] = v;
+        } else if let Some(base) = class::base_value(&first) {
+            a.pos[0] = base;
+        }
+    }
+    // `dict(x=1)`: keywords are entries, added after the positional mapping or pairs.
+    if t == TypeKind::Dict && !a.kw.is_empty() {
+        let kw = std::mem::take(&mut a.kw);
+        let d = call_type(it, t, a)?;
+        if let Value::Dict(entries) = &d {
+            let mut entries = entries.borrow_mut();
+            for (k, v) in kw {
+                entries.insert(
+                    crate::object::value::HashKey::Str(k.clone()),
+                    Value::Str(k),
+                    v,
+                );
+            }
+        }
+        return Ok(d);
+    }
+    if matches!(t, TypeKind::Set | TypeKind::FrozenSet) {
+        return crate::object::set::construct(it, t == TypeKind::FrozenSet, a);
+    }
+    let v = a.take(0, "x")?;
+    if t == TypeKind::Int {
+        let base = a.take(1, "base")?;
+        a.finish(2)?;
+        return to_int(v, base);
+    }
+    a.finish(1)?;
+    Ok(match (t, v) {
+        (TypeKind::Float, None) => Value::Float(0.0),
+        (TypeKind::Float, Some(v)) => Value::Float(to_float(&v)?),
+        (TypeKind::Str, None) => Value::str(""),
+        (TypeKind::Str, Some(v)) => Value::str(&format::to_str(it, &v)?),
+        (TypeKind::Bool, None) => Value::Bool(false),
+        (TypeKind::Bool, Some(v)) => Value::Bool(class::truthy(it, &v)?),
+        (TypeKind::List, None) => Value::list(Vec::new()),
+        (TypeKind::List, Some(v)) => Value::list(it.iterate(&v)?),
+        (TypeKind::Tuple, None) => Value::tuple(Vec::new()),
+        (TypeKind::Tuple, Some(v)) => Value::tuple(it.iterate(&v)?),
+        (TypeKind::Dict, None) => ops::new_dict(),
+        (TypeKind::Dict, Some(v)) => {
+            let d = ops::new_dict();
+            if let Value::Dict(src) = &v {
+                if let Value::Dict(dst) = &d {
+                    *dst.borrow_mut() = src.borrow().clone();
+                }
+                return Ok(d);
+            }
+            let Value::Dict(dst) = &d else { return Ok(d) };
+            // A mapping (anything with keys(): defaultdict, Counter, a program's class) is
+            // copied key by key, as CPython's dict() does.
+            if let Ok(keys) = get_attr(it, &v, "keys") {
+                let keys = it.call_value(&keys, Args::default())?;
+                for k in it.iterate(&keys)? {
+                    let val = ops::get_item(
+                        it,
+                        &v,
+                        ops::Index::Single(ops::IndexItem::Value(k.clone())),
+                    )?;
+                    dst.borrow_mut().insert(hash_key(&k)?, k, val);
+                }
+                return Ok(d);
+            }
+            for pair in it.iterate(&v)? {
+                let kv = it.iterate(&pair)?;
+                let [k, val] = <[Value; 2]>::try_from(kv).map_err(|_| {
+                    Exc::value_error(
+                        "dictionary update sequence element has the wrong length; 2 is required",
+                    )
+                })?;
+                let hk = hash_key(&k)?;
+                dst.borrow_mut().insert(hk, k, val);
+            }
+            d
+        }
+        (t, _) => {
+            return Err(Exc::type_error(format!(
+                "cannot create '{}' instances",
+                t.name()
+            )))
+        }
+    })
+}
+
+fn to_int(v: Option<Value>, base: Option<Value>) -> Result<Value, Exc> {
+    let Some(v) = v else { return Ok(Value::Int(0)) };
+    if let Some(b) = base {
+        let b = int_arg(&b, "base")?;
+        let Value::Str(s) = &v else {
+            return Err(Exc::type_error(
+                "int() can't convert non-string with explicit base",
+            ));
+        };
+        if b != 0 && !(2..=36).contains(&b) {
+            return Err(Exc::value_error("int() base must be >= 2 and <= 36, or 0"));
+        }
+        let digits = s.trim().replace('_', "");
+        let (negative, body) = match digits.strip_prefix('-') {
+            Some(rest) => (true, rest.to_string()),
+            None => (false, digits.trim_start_matches('+').to_string()),
+        };
+        // A base's own prefix is allowed (`int('0x1f', 16)`); base 0 reads it from the prefix.
+        let lower = body.to_ascii_lowercase();
+        let (base, body) = match (b, lower.get(..2)) {
+            (0 | 16, Some("0x")) => (16, &body[2..]),
+            (0 | 8, Some("0o")) => (8, &body[2..]),
+            (0 | 2, Some("0b")) => (2, &body[2..]),
+            (0, _) if body.len() > 1 && body.starts_with('0') && body.chars().any(|c| c != '0') => {
+                (99, &body[..])
+            }
+            (0, _) => (10, &body[..]),
+            (b, _) => (b as u32, &body[..]),
+        };
+        let parsed = if base == 99 || body.is_empty() || body.starts_with(['+', '-']) {
+            None
+        } else {
+            i64::from_str_radix(body, base).ok()
+        };
+        return parsed
+            .map(|n| Value::Int(if negative { -n } else { n }))
+            .ok_or_else(|| {
+                Exc::value_error(format!(
+                    "invalid literal for int() with base {b}: {}",
+                    format::str_repr(s)
+                ))
+            });
+    }
+    match &v {
+        Value::Int(i) => Ok(Value::Int(*i)),
+        Value::Bool(b) => Ok(Value::Int(*b as i64)),
+        Value::Float(f) => {
+            if !f.is_finite() {
+                return Err(Exc::value_error(format!(
+                    "cannot convert float {} to integer",
+                    format::float_repr(*f)
+                )));
+            }
+            if f.abs() >= 9.2e18 {
+                return Err(Exc::new(
+                    ExcKind::OverflowError,
+                    "float too large to convert to a 64-bit integer",
+                ));
+            }
+            Ok(Value::Int(f.trunc() as i64))
+        }
+        Value::Str(s) => s
+            .trim()
+            .replace('_', "")
+            .parse::<i64>()
+            .map(Value::Int)
+            .map_err(|_| {
+                Exc::value_error(format!(
+                    "invalid literal for int() with base 10: {}",
+                    format::str_repr(s)
+                ))
+            }),
+        Value::Array(a) => match a.array.to_scalar("int")? {
+            crate::runtime::Scalar::Int(i) => Ok(Value::Int(i)),
+            crate::runtime::Scalar::Bool(b) => Ok(Value::Int(b as i64)),
+            crate::runtime::Scalar::Float(f) => to_int(Some(Value::Float(f)), None),
+        },
+        other => Err(Exc::type_error(format!(
+            "int() argument must be a string or a number, not '{}'",
+            other.type_name()
+        ))),
+    }
+}
+
+pub fn to_float(v: &Value) -> Result<f64, Exc> {
+    match v {
+        Value::Str(s) => {
+            let t = s.trim().to_ascii_lowercase();
+            match t.as_str() {
+                "inf" | "+inf" | "infinity" => Ok(f64::INFINITY),
+                "-inf" | "-infinity" => Ok(f64::NEG_INFINITY),
+                "nan" | "+nan" | "-nan" => Ok(f64::NAN),
+                _ => t.replace('_', "").parse::<f64>().map_err(|_| {
+                    Exc::value_error(format!(
+                        "could not convert string to float: {}",
+                        format::str_repr(s)
+                    ))
+                }),
+            }
+        }
+        Value::Array(a) => match a.array.to_scalar("float")? {
+            crate::runtime::Scalar::Int(i) => Ok(i as f64),
+            crate::runtime::Scalar::Bool(b) => Ok(b as i64 as f64),
+            crate::runtime::Scalar::Float(f) => Ok(f),
+        },
+        other => as_f64(other).ok_or_else(|| {
+            Exc::type_error(format!(
+                "float() argument must be a string or a number, not '{}'",
+                other.type_name()
+            ))
+        }),
+    }
+}
+
+// ------------------------------------------------------------------ attributes
+
+/// The closest known name, for "Did you mean" hints.
+pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(name, c);
+        // Ties go to the first in sorted order, as CPython scans `dir()` (sorted): the hint must
+        // not depend on a table's iteration order.
+        if d <= 2.max(name.len() / 3) && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c.to_string())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + (ca != *cb) as usize)
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// `gen.__next__`, `gen.send(v)`, `gen.throw(e)`, `gen.close()`, `iter(gen)`.
+fn generator_method(v: &Value, name: &str) -> Option<Value> {
+    let f: crate::object::value::MethodFn = match name {
+        "__next__" => |it, r, a| {
+            a.finish(0)?;
+            let g = as_generator(r)?;
+            let step = it.gen_resume(&g, GenAction::Send(Value::None))?;
+            step_value(it, step)
+        },
+        "send" => |it, r, mut a| {
+            let sent = a.required(0, "value")?;
+            a.finish(1)?;
+            let g = as_generator(r)?;
+            let step = it.gen_resume(&g, GenAction::Send(sent))?;
+            step_value(it, step)
+        },
+        "throw" => |it, r, mut a| {
+            let typ = a.required(0, "typ")?;
+            let val = a.take(1, "val")?;
+            let _tb = a.take(2, "tb")?;
+            a.finish(3)?;
+            let g = as_generator(r)?;
+            let exc = thrown(it, typ, val)?;
+            let step = it.gen_resume(&g, GenAction::Throw(Box::new(exc)))?;
+            step_value(it, step)
+        },
+        "close" => |it, r, a| {
+            a.finish(0)?;
+            let g = as_generator(r)?;
+            it.gen_resume(&g, GenAction::Close)?;
+            Ok(Value::None)
+        },
+        "__iter__" => |_, r, _| Ok(r.clone()),
+        "__name__" | "__qualname__" => {
+            return match v {
+                Value::Generator(g) => Some(Value::Str(g.name.clone())),
+                _ => None,
+            }
+        }
+        "gi_running" => {
+            return match v {
+                Value::Generator(g) => Some(Value::Bool(
+                    !g.finished.get() && g.state.try_borrow().is_ok_and(|s| s.is_none()),
+                )),
+                _ => None,
+            }
+        }
+        _ => return None,
+    };
+    let name: &'static str = match name {
+        "__next__" => "__next__",
+        "send" => "send",
+        "throw" => "throw",
+        "close" => "close",
+        _ => "__iter__",
+    };
+    Some(method(v, name, "a generator method", f))
+}
+
+fn as_generator(v: &Value) -> Result<Rc<crate::object::value::Generator>, Exc> {
+    match v {
+        Value::Generator(g) => Ok(g.clone()),
+        _ => Err(Exc::type_error("expected a generator")),
+    }
+}
+
+/// What `next`/`send`/`throw` return: the yielded value, or StopIteration with the returned one.
+pub fn step_value(it: &mut dyn Interpreter, step: GenStep) -> Result<Value, Exc> {
+    match step {
+        GenStep::Yield(v) => Ok(v),
+        GenStep::Return(v) => Err(stop_with(it, v)?),
+    }
+}
+
+/// `StopIteration(v)`, shown as `StopIteration: v` (nothing after the colon for None).
+pub fn stop_with(it: &mut dyn Interpreter, v: Value) -> Result<Exc, Exc> {
+    let message = match &v {
+        Value::None => String::new(),
+        other => format::to_str(it, other)?,
+    };
+    Ok(Exc::stop_iteration(v, message))
+}
+
+/// The exception `gen.throw(typ[, val])` raises at the generator's `yield`.
+fn thrown(it: &mut dyn Interpreter, typ: Value, val: Option<Value>) -> Result<Exc, Exc> {
+    let val = val.filter(|v| !matches!(v, Value::None));
+    let not_exception = |v: &Value| {
+        Exc::type_error(format!(
+            "exceptions must be classes or instances deriving from BaseException, not {}",
+            v.type_name()
+        ))
+    };
+    let instance_with_value =
+        || Exc::type_error("instance exception may not have a separate value");
+    match &typ {
+        Value::ExcType(k) => Ok(match &val {
+            None => Exc::new(*k, ""),
+            Some(Value::Exception(x)) if x.kind.is_subclass_of(*k) => exc_of(x),
+            Some(v) => {
+                let e = it.call_value(&typ, Args::positional(vec![v.clone()]))?;
+                match &e {
+                    Value::Exception(x) => exc_of(x),
+                    _ => Exc::new(*k, ""),
+                }
+            }
+        }),
+        Value::Exception(x) => match val {
+            Some(_) => Err(instance_with_value()),
+            None => Ok(exc_of(x)),
+        },
+        Value::Class(c) if c.exception_base().is_some() => {
+            let args = match val {
+                Some(v) => vec![v],
+                None => Vec::new(),
+            };
+            let inst = class::instantiate(it, c, Args::positional(args))?;
+            instance_exc(it, &inst)
+        }
+        Value::Instance(i) if i.class.exception_base().is_some() => match val {
+            Some(_) => Err(instance_with_value()),
+            None => instance_exc(it, &typ),
+        },
+        other => Err(not_exception(other)),
+    }
+}
+
+fn exc_of(x: &crate::object::value::ExcValue) -> Exc {
+    let mut e = Exc::new(x.kind, x.message.clone());
+    e.args = x.args.clone();
+    e
+}
+
+fn instance_exc(it: &mut dyn Interpreter, v: &Value) -> Result<Exc, Exc> {
+    let Value::Instance(i) = v else {
+        return Err(Exc::type_error("expected an exception instance"));
+    };
+    let kind = i.class.exception_base().unwrap_or(ExcKind::Exception);
+    let message = class::exception_str(it, v)?;
+    let mut e = Exc::new(kind, message);
+    e.instance = Some(i.clone());
+    Ok(e)
+}
+
+/// The names a class and its bases define, with what every object has.
+fn class_attr_names(c: &Rc<class::Class>) -> Vec<String> {
+    let mut names: Vec<String> = c
+        .attrs
+        .borrow()
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .collect();
+    for base in &c.mro {
+        if let Value::Class(b) = base {
+            names.extend(b.attrs.borrow().iter().map(|(k, _)| k.to_string()));
+        }
+    }
+    names.extend(
+        [
+            "__class__",
+            "__delattr__",
+            "__dict__",
+            "__doc__",
+            "__eq__",
+            "__getattribute__",
+            "__hash__",
+            "__init__",
+            "__module__",
+            "__repr__",
+            "__setattr__",
+            "__str__",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    names
+}
+
+fn no_attr(v: &Value, name: &str) -> Exc {
+    let names = attr_names(v);
+    let hint = suggest(name, names.iter().map(String::as_str))
+        .map(|s| format!(". Did you mean: '{s}'?"))
+        .unwrap_or_default();
+    let msg = match v {
+        Value::Module(m) => format!("module '{}' has no attribute '{}'{}", m.name, name, hint),
+        other => format!(
+            "'{}' object has no attribute '{}'{}",
+            other.type_name(),
+            name,
+            hint
+        ),
+    };
+    Exc::new(ExcKind::AttributeError, msg)
+}
+
+/// Attribute names a value offers (for completion, `dir` and hints).
+pub fn attr_names(v: &Value) -> Vec<String> {
+    let statics: &[&str] = match v {
+        Value::Instance(inst) => {
+            let mut names: Vec<String> = inst
+                .attrs
+                .borrow()
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .collect();
+            names.extend(class_attr_names(&inst.class));
+            return names;
+        }
+        Value::Class(c) => return class_attr_names(c),
+        Value::Generator(_) => &[
+            "__iter__",
+            "__name__",
+            "__next__",
+            "__qualname__",
+            "close",
+            "gi_running",
+            "send",
+            "throw",
+        ],
+        Value::Str(_) => STR_METHODS,
+        Value::List(_) => LIST_METHODS,
+        Value::Tuple(_) => &["count", "index"],
+        Value::Dict(_) => DICT_METHODS,
+        Value::Set(s) if s.frozen => crate::object::set::FROZENSET_METHODS,
+        Value::Set(_) => crate::object::set::SET_METHODS,
+        Value::Device(_) => &["device_type", "device_id"],
+        Value::Exception(_) => &["args"],
+        Value::Float(_) => &["is_integer", "real", "imag"],
+        Value::Array(a) if a.flavor == crate::object::value::Flavor::Torch => {
+            let torch = crate::modules::dialects::torch::autograd::TENSOR_ATTRS;
+            let all = crate::modules::array::arrays::ATTRS
+                .iter()
+                .chain(crate::modules::array::array_more::ATTRS)
+                .chain(torch);
+            return all.map(|s| s.to_string()).collect();
+        }
+        Value::Array(_) => {
+            return crate::modules::array::arrays::ATTRS
+                .iter()
+                .chain(crate::modules::array::array_more::ATTRS)
+                .map(|s| s.to_string())
+                .collect()
+        }
+        Value::Module(m) => return m.attrs.borrow().keys().map(|k| k.to_string()).collect(),
+        Value::Object(o) => return o.attr_names().iter().map(|s| s.to_string()).collect(),
+        Value::Func(_) => &["__name__", "__doc__"],
+        Value::DType(..) => &["name", "itemsize"],
+        _ => &[],
+    };
+    statics.iter().map(|s| s.to_string()).collect()
+}
+
+const STR_METHODS: &[&str] = &[
+    "join",
+    "split",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "upper",
+    "lower",
+    "replace",
+    "startswith",
+    "endswith",
+    "format",
+    "find",
+    "count",
+    "splitlines",
+    "isdigit",
+    "title",
+    "center",
+    "ljust",
+    "rjust",
+    "zfill",
+];
+const LIST_METHODS: &[&str] = &[
+    "append", "extend", "pop", "insert", "index", "count", "sort", "reverse", "copy", "clear",
+    "remove",
+];
+const DICT_METHODS: &[&str] = &[
+    "keys",
+    "values",
+    "items",
+    "get",
+    "pop",
+    "update",
+    "setdefault",
+    "copy",
+    "clear",
+    "popitem",
+];
+
+pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value, Exc> {
+    let found = match v {
+        Value::Instance(inst) => return class::instance_get_attr(it, v, inst, name),
+        Value::Class(c) => return class::class_get_attr(it, c, name),
+        Value::Generator(_) => generator_method(v, name),
+        Value::Method(m) => match name {
+            "__self__" => Some(m.receiver.clone()),
+            "__func__" => Some(m.func.clone()),
+            _ => return get_attr(it, &m.func, name),
+        },
+        Value::Object(_) if class::as_super(v).is_some() => {
+            return match class::as_super(v) {
+                Some(sup) => sup.get_attr(it, name),
+                None => Err(no_attr(v, name)),
+            };
+        }
+        Value::Array(_) => crate::modules::array::arrays::get_attr(it, v, name)?,
+        Value::Module(m) => m.get(name),
+        Value::Str(_) => str_method(v, name),
+        Value::List(_) => list_method(v, name),
+        Value::Tuple(_) => tuple_method(v, name),
+        Value::Dict(_) => dict_method(v, name),
+        Value::Set(s) => crate::object::set::get_method(v, s, name),
+        Value::Device(d) => match name {
+            "device_type" => Some(Value::str(match d.kind {
+                DeviceKind::Cpu => "cpu",
+                DeviceKind::Gpu => "gpu",
+            })),
+            "device_id" => Some(Value::Int(d.id as i64)),
+            _ => None,
+        },
+        Value::Exception(e) => match name {
+            "args" => Some(Value::tuple(e.args())),
+            "__cause__" | "__context__" => Some(Value::None),
+            "__suppress_context__" => Some(Value::Bool(false)),
+            // `StopIteration.value`: what the generator returned.
+            "value" if e.kind.is_subclass_of(ExcKind::StopIteration) => {
+                Some(e.args().first().cloned().unwrap_or(Value::None))
+            }
+            _ => None,
+        },
+        Value::Float(f) => match name {
+            "is_integer" => Some(method(
+                v,
+                "is_integer",
+                "x.is_integer(): whether x is whole.",
+                |_, r, _| {
+                    Ok(Value::Bool(
+                        matches!(r, Value::Float(f) if f.fract() == 0.0),
+                    ))
+                },
+            )),
+            "real" => Some(Value::Float(*f)),
+            "imag" => Some(Value::Float(0.0)),
+            _ => None,
+        },
+        Value::Func(f) if f.dict.borrow().get(name).is_some() => f.dict.borrow().get(name).cloned(),
+        Value::Func(f) => match name {
+            "__dict__" => Some(class::attrs_dict(&f.dict.borrow())),
+            "__name__" => Some(Value::Str(f.name.clone())),
+            "__qualname__" => Some(Value::str(&f.qualname())),
+            "__module__" => Some(Value::str("__main__")),
+            "__doc__" => Some(f.doc.clone().map_or(Value::None, Value::Str)),
+            _ => None,
+        },
+        Value::DType(d, _) => match name {
+            "name" => Some(Value::str(d.name())),
+            "itemsize" => Some(Value::Int(d.size_bytes() as i64)),
+            _ => None,
+        },
+        Value::Type(t) if name == "__name__" => Some(Value::str(t.name())),
+        Value::Type(t @ (TypeKind::Set | TypeKind::FrozenSet)) if !name.starts_with("__") => {
+            crate::object::set::unbound_method(*t == TypeKind::FrozenSet, name)
+        }
+        Value::ExcType(k) if name == "__name__" => Some(Value::str(k.name())),
+        // `object.__init__(self)`, `int.__new__(cls, 5)`: what every subclass inherits.
+        Value::Type(_) | Value::ExcType(_) if name.starts_with("__") => {
+            class::builtin_base_attr(v, name)
+        }
+        Value::Type(TypeKind::Dict) if name == "fromkeys" => Some(builtin(
+            "fromkeys",
+            "dict.fromkeys(iterable, value=None): a dict with these keys, each mapped to value.",
+            |it, mut a| {
+                let keys = a.required(0, "iterable")?;
+                let value = a.take(1, "value")?.unwrap_or(Value::None);
+                a.finish(2)?;
+                let mut d = Dict::default();
+                for k in it.iterate(&keys)? {
+                    d.insert(hash_key(&k)?, k, value.clone());
+                }
+                Ok(Value::Dict(Rc::new(std::cell::RefCell::new(d))))
+            },
+        )),
+        // `str.lower`, `list.append`: the method as a function taking the object first.
+        Value::Type(t) => unbound_type_method(*t, name),
+        Value::Object(o) => o.get_attr(o, name),
+        _ => None,
+    };
+    found.ok_or_else(|| no_attr(v, name))
+}
+
+/// `str.upper` and the like: a function whose first argument is the object to call the method
+/// of (`map(str.strip, lines)`, `sorted(words, key=str.lower)`).
+fn unbound_type_method(t: TypeKind, name: &str) -> Option<Value> {
+    let sample = match t {
+        TypeKind::Str => Value::str(""),
+        TypeKind::List => Value::list(Vec::new()),
+        TypeKind::Tuple => Value::tuple(Vec::new()),
+        TypeKind::Dict => Value::Dict(Default::default()),
+        TypeKind::Float => Value::Float(0.0),
+        TypeKind::Int => Value::Int(0),
+        _ => return None,
+    };
+    let found = match &sample {
+        Value::Str(_) => str_method(&sample, name),
+        Value::List(_) => list_method(&sample, name),
+        Value::Tuple(_) => tuple_method(&sample, name),
+        Value::Dict(_) => dict_method(&sample, name),
+        _ => None,
+    };
+    let method_name = match &found {
+        Some(Value::Builtin(b)) => b.name,
+        _ => return None,
+    };
+    Some(method(
+        &Value::tuple(vec![Value::Type(t), Value::str(method_name)]),
+        method_name,
+        "an unbound method of a built-in type: pass the object first",
+        |it, r, mut a| {
+            let (t, name) = match r {
+                Value::Tuple(p) => match (p.first(), p.get(1)) {
+                    (Some(Value::Type(t)), Some(Value::Str(n))) => (*t, n.clone()),
+                    _ => return Err(Exc::type_error("bad unbound method")),
+                },
+                _ => return Err(Exc::type_error("bad unbound method")),
+            };
+            if a.pos.is_empty() {
+                return Err(Exc::type_error(format!(
+                    "unbound method {}.{name}() needs an argument",
+                    t.name()
+                )));
+            }
+            let this = a.pos.remove(0);
+            if this.type_name() != t.name() && !matches!(this, Value::Instance(_)) {
+                return Err(Exc::type_error(format!(
+                    "descriptor '{name}' for '{}' objects doesn't apply to a '{}' object",
+                    t.name(),
+                    this.type_name()
+                )));
+            }
+            let m = get_attr(it, &this, &name)?;
+            it.call_value(&m, a)
+        },
+    ))
+}
+
+pub fn set_attr(
+    it: &mut dyn Interpreter,
+    obj: &Value,
+    name: &str,
+    value: Value,
+) -> Result<(), Exc> {
+    match obj {
+        Value::Instance(inst) => class::instance_set_attr(it, obj, inst, name, value),
+        Value::Class(c) => {
+            if class::is_property(&value) {
+                c.has_properties.set(true);
+            }
+            c.attrs.borrow_mut().set(Rc::from(name), value);
+            Ok(())
+        }
+        Value::Array(_) => crate::modules::array::arrays::set_attr(it, obj, name, value),
+        Value::Func(f) => {
+            if matches!(name, "__name__" | "__qualname__") && !matches!(value, Value::Str(_)) {
+                return Err(Exc::type_error(format!(
+                    "{name} must be set to a string object"
+                )));
+            }
+            f.dict.borrow_mut().set(Rc::from(name), value);
+            Ok(())
+        }
+        Value::Module(m) => {
+            m.set(name, value);
+            Ok(())
+        }
+        // CPython: an attribute the type has is read-only, any other does not exist.
+        other => Err(Exc::new(
+            ExcKind::AttributeError,
+            if get_attr(it, other, name).is_ok() {
+                format!(
+                    "'{}' object attribute '{}' is read-only",
+                    other.type_name(),
+                    name
+                )
+            } else {
+                format!("'{}' object has no attribute '{name}'", other.type_name())
+            },
+        )),
+    }
+}
+
+// ---------------------------------------------------------------- str methods
+
+fn recv_str(r: &Value) -> Rc<str> {
+    match r {
+        Value::Str(s) => s.clone(),
+        _ => Rc::from(""),
+    }
+}
+
+fn opt_str(a: &mut Args, i: usize, name: &str) -> Result<Option<Rc<str>>, Exc> {
+    match a.take(i, name)? {
+        None | Some(Value::None) => Ok(None),
+        Some(v) => str_arg(&v, name).map(Some),
+    }
+}
+
+fn str_method(v: &Value, name: &str) -> Option<Value> {
+    let f: crate::object::value::MethodFn = match name {
+        "join" => |it, r, mut a| {
+            let items = a.required(0, "iterable")?;
+            a.finish(1)?;
+            let sep = recv_str(r);
+            let mut parts = Vec::new();
+            for x in it.iterate(&items)? {
+                match &x {
+                    // Shared, not copied: the length is checked before anything is copied.
+                    Value::Str(s) => parts.push(s.clone()),
+                    other => {
+                        return Err(Exc::type_error(format!(
+                            "sequence item: expected str instance, {} found",
+                            other.type_name()
+                        )))
+                    }
+                }
+            }
+            Ok(Value::str(&alloc::join(&parts, &sep)?))
+        },
+        "split" => |_, r, mut a| {
+            let sep = opt_str(&mut a, 0, "sep")?;
+            let maxsplit = a
+                .take(1, "maxsplit")?
+                .and_then(|m| as_i64(&m))
+                .unwrap_or(-1);
+            a.finish(2)?;
+            let s = recv_str(r);
+            let parts: Vec<Value> = match sep {
+                Some(sep) if sep.is_empty() => return Err(Exc::value_error("empty separator")),
+                Some(sep) if maxsplit >= 0 => s
+                    .splitn(maxsplit as usize + 1, &*sep)
+                    .map(Value::str)
+                    .collect(),
+                Some(sep) => s.split(&*sep).map(Value::str).collect(),
+                None => s.split_whitespace().map(Value::str).collect(),
+            };
+            Ok(Value::list(parts))
+        },
+        "splitlines" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::list(recv_str(r).lines().map(Value::str).collect()))
+        },
+        "strip" | "lstrip" | "rstrip" => match name {
+            "strip" => |_, r, mut a| {
+                let chars = opt_str(&mut a, 0, "chars")?;
+                a.finish(1)?;
+                let s = recv_str(r);
+                Ok(Value::str(match &chars {
+                    Some(c) => s.trim_matches(|x| c.contains(x)),
+                    None => s.trim(),
+                }))
+            },
+            "lstrip" => |_, r, mut a| {
+                let chars = opt_str(&mut a, 0, "chars")?;
+                a.finish(1)?;
+                let s = recv_str(r);
+                Ok(Value::str(match &chars {
+                    Some(c) => s.trim_start_matches(|x| c.contains(x)),
+                    None => s.trim_start(),
+                }))
+            },
+            _ => |_, r, mut a| {
+                let chars = opt_str(&mut a, 0, "chars")?;
+                a.finish(1)?;
+                let s = recv_str(r);
+                Ok(Value::str(match &chars {
+                    Some(c) => s.trim_end_matches(|x| c.contains(x)),
+                    None => s.trim_end(),
+                }))
+            },
+        },
+        "upper" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::str(&recv_str(r).to_uppercase()))
+        },
+        "lower" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::str(&recv_str(r).to_lowercase()))
+        },
+        "title" => |_, r, a| {
+            a.finish(0)?;
+            let mut out = String::new();
+            let mut prev_alpha = false;
+            for c in recv_str(r).chars() {
+                if prev_alpha {
+                    out.extend(c.to_lowercase());
+                } else {
+                    out.extend(c.to_uppercase());
+                }
+                prev_alpha = c.is_alphabetic();
+            }
+            Ok(Value::str(&out))
+        },
+        "isdigit" => |_, r, a| {
+            a.finish(0)?;
+            let s = recv_str(r);
+            Ok(Value::Bool(
+                !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()),
+            ))
+        },
+        "replace" => |_, r, mut a| {
+            let old = str_arg(&a.required(0, "old")?, "old")?;
+            let new = str_arg(&a.required(1, "new")?, "new")?;
+            a.finish(2)?;
+            Ok(Value::str(&alloc::replace(&recv_str(r), &old, &new)?))
+        },
+        "startswith" => |_, r, mut a| {
+            let p = a.required(0, "prefix")?;
+            a.finish(1)?;
+            let s = recv_str(r);
+            Ok(Value::Bool(match &p {
+                Value::Tuple(t) => t
+                    .iter()
+                    .any(|x| matches!(x, Value::Str(q) if s.starts_with(&**q))),
+                other => s.starts_with(&*str_arg(other, "prefix")?),
+            }))
+        },
+        "endswith" => |_, r, mut a| {
+            let p = a.required(0, "suffix")?;
+            a.finish(1)?;
+            let s = recv_str(r);
+            Ok(Value::Bool(match &p {
+                Value::Tuple(t) => t
+                    .iter()
+                    .any(|x| matches!(x, Value::Str(q) if s.ends_with(&**q))),
+                other => s.ends_with(&*str_arg(other, "suffix")?),
+            }))
+        },
+        "find" => |_, r, mut a| {
+            let sub = str_arg(&a.required(0, "sub")?, "sub")?;
+            a.finish(1)?;
+            let s = recv_str(r);
+            Ok(Value::Int(
+                s.find(&*sub).map_or(-1, |b| s[..b].chars().count() as i64),
+            ))
+        },
+        "count" => |_, r, mut a| {
+            let sub = str_arg(&a.required(0, "sub")?, "sub")?;
+            a.finish(1)?;
+            let s = recv_str(r);
+            Ok(Value::Int(if sub.is_empty() {
+                s.chars().count() as i64 + 1
+            } else {
+                s.matches(&*sub).count() as i64
+            }))
+        },
+        "center" | "ljust" | "rjust" | "zfill" => match name {
+            "center" => |_, r, mut a| pad(r, &mut a, '^'),
+            "ljust" => |_, r, mut a| pad(r, &mut a, '<'),
+            "rjust" => |_, r, mut a| pad(r, &mut a, '>'),
+            _ => |_, r, mut a| {
+                let w = int_arg(&a.required(0, "width")?, "width")?;
+                a.finish(1)?;
+                Ok(Value::str(&display_zfill(&recv_str(r), w.max(0) as usize)?))
+            },
+        },
+        "format" => |it, r, a| str_format(it, &recv_str(r), a),
+        _ => return crate::modules::python::str_more::method_of(v, name),
+    };
+    let name: &'static str = STR_METHODS
+        .iter()
+        .find(|m| **m == name)
+        .copied()
+        .unwrap_or("method");
+    Some(method(v, name, "str method", f))
+}
+
+fn display_zfill(s: &str, width: usize) -> Result<String, Exc> {
+    let n = s.chars().count();
+    if n >= width {
+        return Ok(s.to_string());
+    }
+    let (sign, rest) = match s.strip_prefix(['-', '+']) {
+        Some(rest) => (&s[..1], rest),
+        None => ("", s),
+    };
+    let mut out = alloc::string(s.len())?;
+    out.push_str(sign);
+    alloc::push_repeated(&mut out, "0", width - n)?;
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn pad(r: &Value, a: &mut Args, align: char) -> Result<Value, Exc> {
+    let w = int_arg(&a.required(0, "width")?, "width")?.max(0) as usize;
+    let fill = match opt_str(a, 1, "fillchar")? {
+        Some(f) => f.chars().next().unwrap_or(' '),
+        None => ' ',
+    };
+    a.finish(2)?;
+    let s = recv_str(r);
+    let n = s.chars().count();
+    if n >= w {
+        return Ok(Value::Str(s));
+    }
+    let extra = w - n;
+    // CPython's split: the odd space goes left when the width is odd and the string even.
+    let (left, right) = match align {
+        '<' => (0, extra),
+        '>' => (extra, 0),
+        _ => {
+            let left = extra / 2 + (extra & w & 1);
+            (left, extra - left)
+        }
+    };
+    let f = fill.to_string();
+    let mut out = alloc::string(s.len())?;
+    alloc::push_repeated(&mut out, &f, left)?;
+    out.push_str(&s);
+    alloc::push_repeated(&mut out, &f, right)?;
+    Ok(Value::str(&out))
+}
+
+/// `"{} {name:.2f}".format(a, name=b)`.
+fn str_format(it: &mut dyn Interpreter, fmt: &str, a: Args) -> Result<Value, Exc> {
+    let mut out = String::new();
+    let mut auto = 0usize;
+    let mut chars = fmt.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '{' if matches!(chars.peek(), Some((_, '{'))) => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if matches!(chars.peek(), Some((_, '}'))) => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let rest = &fmt[i + 1..];
+                let close = rest
+                    .find('}')
+                    .ok_or_else(|| Exc::value_error("Single '{' encountered in format string"))?;
+                let field = &rest[..close];
+                for _ in 0..field.chars().count() + 1 {
+                    chars.next();
+                }
+                let (name, spec) = field.split_once(':').unwrap_or((field, ""));
+                let (name, conv) = match name.split_once('!') {
+                    Some((n, c)) => (n, Some(c)),
+                    None => (name, None),
+                };
+                let v = if name.is_empty() {
+                    let v = a.pos.get(auto).cloned();
+                    auto += 1;
+                    v.ok_or_else(|| {
+                        Exc::new(
+                            ExcKind::IndexError,
+                            format!(
+                                "Replacement index {} out of range for positional args tuple",
+                                auto - 1
+                            ),
+                        )
+                    })?
+                } else if let Ok(n) = name.parse::<usize>() {
+                    a.pos.get(n).cloned().ok_or_else(|| {
+                        Exc::new(
+                            ExcKind::IndexError,
+                            format!("Replacement index {n} out of range for positional args tuple"),
+                        )
+                    })?
+                } else {
+                    let (base, attr) = match name.split_once('.') {
+                        Some((b, at)) => (b, Some(at)),
+                        None => (name, None),
+                    };
+                    let mut v =
+                        a.kw.iter()
+                            .find(|(k, _)| &**k == base)
+                            .map(|(_, v)| v.clone())
+                            .ok_or_else(|| Exc::new(ExcKind::KeyError, format!("'{base}'")))?;
+                    if let Some(attr) = attr {
+                        v = get_attr(it, &v, attr)?;
+                    }
+                    v
+                };
+                let v = match conv {
+                    Some("r") => Value::str(&format::repr(it, &v)?),
+                    Some("s") => Value::str(&format::to_str(it, &v)?),
+                    _ => v,
+                };
+                out.push_str(&format::format_value(it, &v, spec)?);
+            }
+            '}' => return Err(Exc::value_error("Single '}' encountered in format string")),
+            c => out.push(c),
+        }
+    }
+    Ok(Value::str(&out))
+}
+
+// --------------------------------------------------------------- list methods
+
+fn recv_list(r: &Value) -> Result<&Rc<std::cell::RefCell<Vec<Value>>>, Exc> {
+    match r {
+        Value::List(l) => Ok(l),
+        _ => Err(Exc::type_error("expected a list")),
+    }
+}
+
+/// `tuple.index` / `tuple.count`, CPython's messages.
+fn tuple_method(v: &Value, name: &str) -> Option<Value> {
+    fn items(r: &Value) -> Vec<Value> {
+        match r {
+            Value::Tuple(t) => t.as_ref().clone(),
+            _ => Vec::new(),
+        }
+    }
+    let f: crate::object::value::MethodFn = match name {
+        "index" => |it, r, mut a| {
+            let x = a.required(0, "value")?;
+            a.finish(1)?;
+            for (i, y) in items(r).iter().enumerate() {
+                if ops::item_equals(it, y, &x)? {
+                    return Ok(Value::Int(i as i64));
+                }
+            }
+            Err(Exc::value_error("tuple.index(x): x not in tuple"))
+        },
+        "count" => |it, r, mut a| {
+            let x = a.required(0, "value")?;
+            a.finish(1)?;
+            let mut n = 0;
+            for y in &items(r) {
+                if ops::item_equals(it, y, &x)? {
+                    n += 1;
+                }
+            }
+            Ok(Value::Int(n))
+        },
+        _ => return None,
+    };
+    let name: &'static str = if name == "index" { "index" } else { "count" };
+    Some(method(v, name, "", f))
+}
+
+fn list_method(v: &Value, name: &str) -> Option<Value> {
+    let f: crate::object::value::MethodFn = match name {
+        "append" => |_, r, mut a| {
+            let x = a.required(0, "object")?;
+            a.finish(1)?;
+            recv_list(r)?.borrow_mut().push(x);
+            Ok(Value::None)
+        },
+        "extend" => |it, r, mut a| {
+            let x = a.required(0, "iterable")?;
+            a.finish(1)?;
+            let items = it.iterate(&x)?;
+            recv_list(r)?.borrow_mut().extend(items);
+            Ok(Value::None)
+        },
+        "pop" => |_, r, mut a| {
+            let i = a.take(0, "index")?;
+            a.finish(1)?;
+            let l = recv_list(r)?;
+            let len = l.borrow().len();
+            if len == 0 {
+                return Err(Exc::new(ExcKind::IndexError, "pop from empty list"));
+            }
+            let idx = match i {
+                Some(i) => {
+                    let i = int_arg(&i, "index")?;
+                    let j = if i < 0 { i + len as i64 } else { i };
+                    if j < 0 || j >= len as i64 {
+                        return Err(Exc::new(ExcKind::IndexError, "pop index out of range"));
+                    }
+                    j as usize
+                }
+                None => len - 1,
+            };
+            Ok(l.borrow_mut().remove(idx))
+        },
+        "insert" => |_, r, mut a| {
+            let i = int_arg(&a.required(0, "index")?, "index")?;
+            let x = a.required(1, "object")?;
+            a.finish(2)?;
+            let l = recv_list(r)?;
+            let len = l.borrow().len() as i64;
+            let j = if i < 0 { (i + len).max(0) } else { i.min(len) };
+            l.borrow_mut().insert(j as usize, x);
+            Ok(Value::None)
+        },
+        "remove" => |it, r, mut a| {
+            let x = a.required(0, "value")?;
+            a.finish(1)?;
+            let l = recv_list(r)?;
+            let items = l.borrow().clone();
+            let mut pos = None;
+            for (i, y) in items.iter().enumerate() {
+                if ops::item_equals(it, y, &x)? {
+                    pos = Some(i);
+                    break;
+                }
+            }
+            match pos {
+                Some(p) => {
+                    l.borrow_mut().remove(p);
+                    Ok(Value::None)
+                }
+                None => Err(Exc::value_error("list.remove(x): x not in list")),
+            }
+        },
+        "index" => |it, r, mut a| {
+            let x = a.required(0, "value")?;
+            a.finish(1)?;
+            let l = recv_list(r)?.borrow().clone();
+            let mut pos = None;
+            for (i, y) in l.iter().enumerate() {
+                if ops::item_equals(it, y, &x)? {
+                    pos = Some(i);
+                    break;
+                }
+            }
+            match pos {
+                Some(p) => Ok(Value::Int(p as i64)),
+                None => Err(Exc::value_error(format!(
+                    "{} is not in list",
+                    format::repr(it, &x)?
+                ))),
+            }
+        },
+        "count" => |it, r, mut a| {
+            let x = a.required(0, "value")?;
+            a.finish(1)?;
+            let items = recv_list(r)?.borrow().clone();
+            let mut n = 0;
+            for y in &items {
+                if ops::item_equals(it, y, &x)? {
+                    n += 1;
+                }
+            }
+            Ok(Value::Int(n))
+        },
+        "sort" => |it, r, mut a| {
+            let key = a.take_kw("key");
+            let reverse = a
+                .take_kw("reverse")
+                .map(|v| v.truthy())
+                .transpose()?
+                .unwrap_or(false);
+            a.finish(0)?;
+            let l = recv_list(r)?;
+            let items = l.borrow().clone();
+            let sorted = sort_items(it, items, key, reverse)?;
+            *l.borrow_mut() = sorted;
+            Ok(Value::None)
+        },
+        "reverse" => |_, r, a| {
+            a.finish(0)?;
+            recv_list(r)?.borrow_mut().reverse();
+            Ok(Value::None)
+        },
+        "copy" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::list(recv_list(r)?.borrow().clone()))
+        },
+        "clear" => |_, r, a| {
+            a.finish(0)?;
+            recv_list(r)?.borrow_mut().clear();
+            Ok(Value::None)
+        },
+        _ => return None,
+    };
+    let name: &'static str = LIST_METHODS
+        .iter()
+        .find(|m| **m == name)
+        .copied()
+        .unwrap_or("method");
+    Some(method(v, name, "list method", f))
+}
+
+// --------------------------------------------------------------- dict methods
+
+fn recv_dict(r: &Value) -> Result<&Rc<std::cell::RefCell<Dict>>, Exc> {
+    match r {
+        Value::Dict(d) => Ok(d),
+        _ => Err(Exc::type_error("expected a dict")),
+    }
+}
+
+fn dict_method(v: &Value, name: &str) -> Option<Value> {
+    let f: crate::object::value::MethodFn = match name {
+        "keys" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::list(
+                recv_dict(r)?
+                    .borrow()
+                    .entries
+                    .iter()
+                    .map(|(k, _)| k.clone())
+                    .collect(),
+            ))
+        },
+        "values" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::list(
+                recv_dict(r)?
+                    .borrow()
+                    .entries
+                    .iter()
+                    .map(|(_, v)| v.clone())
+                    .collect(),
+            ))
+        },
+        "items" => |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::list(
+                recv_dict(r)?
+                    .borrow()
+                    .entries
+                    .iter()
+                    .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
+                    .collect(),
+            ))
+        },
+        "get" => |_, r, mut a| {
+            let k = a.required(0, "key")?;
+            let d = a.take(1, "default")?.unwrap_or(Value::None);
+            a.finish(2)?;
+            let hk = hash_key(&k)?;
+            Ok(recv_dict(r)?.borrow().get(&hk).cloned().unwrap_or(d))
+        },
+        "pop" => |it, r, mut a| {
+            let k = a.required(0, "key")?;
+            let d = a.take(1, "default")?;
+            a.finish(2)?;
+            let hk = hash_key(&k)?;
+            let removed = recv_dict(r)?.borrow_mut().remove(&hk);
+            match (removed, d) {
+                (Some(v), _) | (None, Some(v)) => Ok(v),
+                (None, None) => Err(Exc::key_error(it, &k)),
+            }
+        },
+        "popitem" => |_, r, a| {
+            a.finish(0)?;
+            let dict = recv_dict(r)?;
+            let last = dict.borrow().entries.last().cloned();
+            let Some((k, v)) = last else {
+                return Err(Exc::new(
+                    ExcKind::KeyError,
+                    "'popitem(): dictionary is empty'",
+                ));
+            };
+            dict.borrow_mut().remove(&hash_key(&k)?);
+            Ok(Value::tuple(vec![k, v]))
+        },
+        "setdefault" => |_, r, mut a| {
+            let k = a.required(0, "key")?;
+            let d = a.take(1, "default")?.unwrap_or(Value::None);
+            a.finish(2)?;
+            let hk = hash_key(&k)?;
+            let dict = recv_dict(r)?;
+            let existing = dict.borrow().get(&hk).cloned();
+            match existing {
+                Some(v) => Ok(v),
+                None => {
+                    dict.borrow_mut().insert(hk, k, d.clone());
+                    Ok(d)
+                }
+            }
+        },
+        "update" => |it, r, mut a| {
+            let other = a.take(0, "other")?;
+            let dict = recv_dict(r)?;
+            if let Some(o) = other {
+                let src = call_type(it, TypeKind::Dict, Args::new("dict", vec![o]))?;
+                if let Value::Dict(s) = &src {
+                    for (k, v) in s.borrow().entries.iter() {
+                        let hk = hash_key(k)?;
+                        dict.borrow_mut().insert(hk, k.clone(), v.clone());
+                    }
+                }
+            }
+            for (k, v) in std::mem::take(&mut a.kw) {
+                dict.borrow_mut().insert(
+                    crate::object::value::HashKey::Str(k.clone()),
+                    Value::Str(k),
+                    v,
+                );
+            }
+            a.finish(1)?;
+            Ok(Value::None)
+        },
+        "copy" => |_, r, a| {
+            a.finish(0)?;
+            let d = recv_dict(r)?.borrow().clone();
+            Ok(Value::Dict(Rc::new(std::cell::RefCell::new(d))))
+        },
+        "clear" => |_, r, a| {
+            a.finish(0)?;
+            *recv_dict(r)?.borrow_mut() = Dict::default();
+            Ok(Value::None)
+        },
+        _ => return None,
+    };
+    let name: &'static str = DICT_METHODS
+        .iter()
+        .find(|m| **m == name)
+        .copied()
+        .unwrap_or("method");
+    Some(method(v, name, "dict method", f))
+}
