@@ -4,6 +4,9 @@
 //! frontends (main.rs, repl, kernel) -> eval -> modules -> object -> {nn, display, lang}
 //! -> runtime -> backend -> vocab
 //!
+//! Inside `src/modules` the libraries are layered again (`MODULE_LAYERS`): dialects and notebook
+//! helpers -> the shared array API -> the Python library; one dialect never names another.
+//!
 //! A failure names the file, the line and the path that runs against that direction.
 
 use std::path::{Path, PathBuf};
@@ -25,6 +28,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("backend", &["vocab"]),
     ("vocab", &[]),
 ];
+
+/// The layers inside `src/modules`, each a folder, and the layers its files may name. Files directly
+/// in `src/modules` (`mod.rs`: `import` and `install`) sit above them all.
+const MODULE_LAYERS: &[(&str, &[&str])] = &[
+    ("dialects", &["array", "python"]),
+    ("notebook", &["array", "python"]),
+    ("array", &["python"]),
+    ("python", &[]),
+];
+
+/// Layers whose parts (sub-folders) are peers that may not name each other.
+const PEER_PARTS: &[&str] = &["dialects"];
 
 /// What the kernel (`kernel/src`, its own package) may name of the library: the frontend API.
 const KERNEL_ALLOWED: &[&str] = &["eval", "lang", "display"];
@@ -185,6 +200,268 @@ fn the_kernel_uses_only_the_frontend_api() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The Rust module path of a file under `src/` (`modules/dialects/torch/nn.rs` ->
+/// `modules::dialects::torch::nn`; a `mod.rs` is its folder).
+fn module_path(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    if let Some(last) = parts.last_mut() {
+        *last = last.trim_end_matches(".rs").to_string();
+    }
+    if parts.last().is_some_and(|l| l == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// `a::{b, c::{d, e}}` -> `a::b`, `a::c::d`, `a::c::e` (whitespace already removed).
+fn expand_use_tree(tree: &str) -> Vec<String> {
+    let Some(open) = tree.find('{') else {
+        return vec![tree.to_string()];
+    };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut items, mut depth, mut current) = (Vec::new(), 0, String::new());
+    for ch in inner.chars() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(ch);
+    }
+    items.push(current);
+    items
+        .iter()
+        .filter(|i| !i.is_empty())
+        .flat_map(|i| expand_use_tree(i))
+        .map(|i| format!("{prefix}{i}"))
+        .collect()
+}
+
+/// Every path a file names through `crate::`, `super::` or `self::` (in `use` trees and in
+/// code), resolved to a path from the crate root, with its line. Comments are skipped. A path
+/// inside an inline `mod tests { ... }` resolves as if written at the file's level, which can
+/// only make it point at the file's own layer.
+fn resolved_paths(text: &str, here: &[String]) -> Vec<(usize, Vec<String>)> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut raw: Vec<(usize, String)> = Vec::new();
+    let mut use_spans: Vec<std::ops::Range<usize>> = Vec::new();
+    // `use` trees, which may span lines.
+    let mut rest = 0;
+    while let Some(found) = code[rest..].find("use ") {
+        let at = rest + found;
+        rest = at + 4;
+        let before = code[..at].chars().last();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let Some(end) = code[at..].find(';') else {
+            break;
+        };
+        let tree: String = code[at + 4..at + end]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        for path in expand_use_tree(&tree) {
+            raw.push((line_of(at), path));
+        }
+        use_spans.push(at..at + end);
+        rest = at + end;
+    }
+    // Paths in code: `crate::a::b(...)`, `super::x::f`.
+    for start in ["crate::", "super::", "self::"] {
+        let mut from = 0;
+        while let Some(found) = code[from..].find(start) {
+            let at = from + found;
+            from = at + start.len();
+            let before = code[..at].chars().last();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                || use_spans.iter().any(|s| s.contains(&at))
+            {
+                continue;
+            }
+            let path: String = code[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            raw.push((line_of(at), path));
+        }
+    }
+    raw.into_iter()
+        .filter_map(|(line, path)| {
+            let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+            let mut out: Vec<String>;
+            let mut segs = segs.as_slice();
+            match segs.first() {
+                Some(&"crate") => {
+                    out = Vec::new();
+                    segs = &segs[1..];
+                }
+                Some(&"super") | Some(&"self") => {
+                    out = here.to_vec();
+                    while let Some(first) = segs.first() {
+                        match *first {
+                            "super" => {
+                                out.pop();
+                            }
+                            "self" => {}
+                            _ => break,
+                        }
+                        segs = &segs[1..];
+                    }
+                }
+                _ => return None,
+            }
+            out.extend(segs.iter().map(|s| s.to_string()));
+            Some((line, out))
+        })
+        .collect()
+}
+
+/// The layer (and, for `PEER_PARTS`, the part) of a path under `modules`: `modules::dialects::torch::nn`
+/// -> ("dialects", Some("torch")); None outside the layered folders.
+fn module_layer(path: &[String]) -> Option<(String, Option<String>)> {
+    if path.first().map(String::as_str) != Some("modules") {
+        return None;
+    }
+    let layer = path.get(1)?;
+    if !MODULE_LAYERS.iter().any(|(l, _)| l == layer) {
+        return None;
+    }
+    let part = PEER_PARTS
+        .contains(&layer.as_str())
+        .then(|| path.get(2).cloned())
+        .flatten()
+        .filter(|p| p != "*");
+    Some((layer.clone(), part))
+}
+
+/// The violations of the libraries' layering in one file under `src/modules`.
+fn check_module_file(file: &str, here: &[String], text: &str) -> Vec<String> {
+    let Some((layer, part)) = module_layer(here) else {
+        return Vec::new();
+    };
+    let allowed = MODULE_LAYERS
+        .iter()
+        .find(|(l, _)| *l == layer)
+        .map(|(_, a)| *a)
+        .unwrap_or(&[]);
+    let mut problems = Vec::new();
+    for (line, target) in resolved_paths(text, here) {
+        let shown = target.join("::");
+        if target.first().map(String::as_str) == Some("modules") && target.len() >= 2 {
+            let Some((to_layer, to_part)) = module_layer(&target) else {
+                // The top of `modules` (`import`, `install`) is above every layer.
+                if !MODULE_LAYERS.iter().any(|(l, _)| *l == target[1]) {
+                    problems.push(format!(
+                        "{file}:{line}: `crate::{shown}` — the libraries' layer `{layer}` may not name the top of `modules` (it is above every layer; ask the interpreter, e.g. `it.import(name)`, or register a hook)"
+                    ));
+                }
+                continue;
+            };
+            if to_layer == layer {
+                if let (Some(p), Some(q)) = (&part, &to_part) {
+                    if p != q {
+                        problems.push(format!(
+                            "{file}:{line}: `crate::{shown}` — `{layer}/{p}` may not depend on its peer `{layer}/{q}` (move what they share down into a lower layer)"
+                        ));
+                    }
+                }
+            } else if !allowed.contains(&to_layer.as_str()) {
+                problems.push(format!(
+                    "{file}:{line}: `crate::{shown}` — the libraries' layer `{layer}` may not depend on `{to_layer}` (allowed: {}); let `{to_layer}` register into a hook of `{layer}` instead",
+                    if allowed.is_empty() { "nothing of modules".to_string() } else { allowed.join(", ") }
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn the_libraries_import_down_their_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src/modules"), &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    let mut layers_seen = std::collections::BTreeSet::new();
+    for path in &files {
+        let relative = path.strip_prefix(root.join("src")).unwrap_or(path);
+        let here = module_path(relative);
+        if here.len() > 2 {
+            assert!(
+                module_layer(&here).is_some(),
+                "src/{} is in a folder of src/modules that MODULE_LAYERS does not know: `{}`; add it to MODULE_LAYERS in tests/layers.rs",
+                relative.display(),
+                here[1]
+            );
+        }
+        if let Some((layer, _)) = module_layer(&here) {
+            layers_seen.insert(layer);
+        }
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        problems.extend(check_module_file(
+            &format!("src/{}", relative.display()),
+            &here,
+            &text,
+        ));
+    }
+    assert_eq!(
+        layers_seen.len(),
+        MODULE_LAYERS.len(),
+        "layers seen: {layers_seen:?}"
+    );
+    assert!(
+        problems.is_empty(),
+        "imports against the libraries' layering:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The libraries' checker: upward imports, peer imports and the top of `modules` are caught
+/// in every spelling (`use` trees, `super::`, paths in code).
+#[test]
+fn an_upward_import_inside_modules_is_reported() {
+    let here = module_path(Path::new("modules/python/builtins.rs"));
+    let text = "use crate::modules::python::hooks;\n\
+                use crate::modules::{array::arrays, python::classes};\n\
+                fn f() { super::str_more::g(); crate::modules::dialects::torch::h(); }\n\
+                // crate::modules::notebook in a comment is fine\n";
+    assert_eq!(
+        check_module_file("src/modules/python/builtins.rs", &here, text),
+        vec![
+            "src/modules/python/builtins.rs:2: `crate::modules::array::arrays` — the libraries' layer `python` may not depend on `array` (allowed: nothing of modules); let `array` register into a hook of `python` instead".to_string(),
+            "src/modules/python/builtins.rs:3: `crate::modules::dialects::torch::h` — the libraries' layer `python` may not depend on `dialects` (allowed: nothing of modules); let `dialects` register into a hook of `python` instead".to_string(),
+        ]
+    );
+    let here = module_path(Path::new("modules/dialects/torch/mod.rs"));
+    let text = "use super::mxnet::gluon::bound;\nuse self::nn;\nfn f() { crate::modules::import(it, \"x\"); }\n";
+    let found = check_module_file("src/modules/dialects/torch/mod.rs", &here, text);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].contains("`dialects/torch` may not depend on its peer `dialects/mxnet`"));
+    assert!(found[1].contains("may not name the top of `modules`"));
+    let here = module_path(Path::new("modules/array/files.rs"));
+    assert!(check_module_file(
+        "src/modules/array/files.rs",
+        &here,
+        "use crate::modules::python::stdlib;\nuse super::arrays;\n"
+    )
+    .is_empty());
 }
 
 /// The checker itself: an upward import is caught, with the file, line and direction named.

@@ -1981,6 +1981,10 @@ fn is_slice_like(e: &Expr) -> bool {
 }
 
 impl Interpreter for Interp<'_> {
+    fn import(&mut self, dotted: &str) -> Result<Rc<crate::object::value::Module>, Exc> {
+        modules::import(self, dotted)
+    }
+
     fn gen_resume(
         &mut self,
         g: &Rc<crate::object::value::Generator>,

@@ -122,8 +122,18 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
 
 /// Python's built-ins and the native globals, into a session's builtins table.
 pub fn install(b: &mut NameMap<Value>) {
+    connect_layers();
     builtins::install(b);
     install_native(b);
+}
+
+/// Registers each upper layer's providers into the hooks of the layers below it
+/// (`python::hooks`, `array::hooks`). The same functions every time: a process's later
+/// sessions find them set.
+fn connect_layers() {
+    python::hooks::ARRAYS.register(arrays::protocol());
+    python::hooks::HELP.register(|it, v| notebook::pydoc::describe(it, "", v, 0, false));
+    torch::register_hooks();
 }
 
 /// The native globals: devices, the d2l helpers and the array functions.

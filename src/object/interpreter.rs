@@ -28,6 +28,9 @@ pub trait Interpreter {
     /// Parses and runs `code` in the current session (a magic's argument); the value of a final
     /// expression statement, if any.
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc>;
+    /// `import dotted`: the module, built (or run) on first use. A library reaches another
+    /// module by name through this, never by naming the layer that builds it.
+    fn import(&mut self, dotted: &str) -> Result<Rc<super::value::Module>, Exc>;
 
     /// Resumes generator `g` at the `yield` it is suspended at (`next`, `send`, `throw`,
     /// `close`) and runs it to its next `yield` or its end.

@@ -97,7 +97,12 @@ fn size_method(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value
     let x = recv(r)?;
     let shape = x.array.shape().to_vec();
     match d {
-        None | Some(Value::None) => crate::modules::dialects::torch::size::value(it, &shape),
+        None | Some(Value::None) => match crate::modules::array::hooks::dialect(x.flavor) {
+            Some(d) => (d.shape)(it, &shape),
+            None => Ok(Value::tuple(
+                shape.iter().map(|d| Value::Int(*d as i64)).collect(),
+            )),
+        },
         Some(v) => {
             let i = as_i64(&v).ok_or_else(|| {
                 Exc::type_error(format!(

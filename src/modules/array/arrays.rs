@@ -5,6 +5,7 @@
 //! One implementation serves every dialect; the dialect only decides the
 //! flavor (how results print) and a few defaults, via the const parameter `F`.
 
+use crate::modules::array::hooks;
 use std::rc::Rc;
 
 use crate::runtime::{Array, DType, Device, HostData, ReduceOp, Scalar, UnaryOp};
@@ -835,21 +836,21 @@ use crate::object::ops::shortest_f32_as_f64;
 
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
-    if x.flavor == Flavor::Torch {
-        if let Some(found) = crate::modules::dialects::torch::autograd::tensor_attr(it, v, name)? {
+    let dialect = hooks::dialect(x.flavor);
+    if let Some(d) = dialect {
+        if let Some(found) = (d.get_attr)(it, v, name)? {
             return Ok(Some(found));
         }
     }
     let arr = &x.array;
     Ok(Some(match name {
-        "shape" if x.flavor == Flavor::Torch => {
-            let dims = arr.shape().to_vec();
-            crate::modules::dialects::torch::size::value(it, &dims)?
-        }
-        "shape" => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
+        "shape" => match dialect {
+            Some(d) => (d.shape)(it, &arr.shape().to_vec())?,
+            None => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
+        },
         "dtype" => Value::DType(arr.dtype(), x.flavor),
         "context" | "ctx" => Value::Device(arr.device()),
-        "device" => crate::modules::dialects::torch::device_attr(arr.device(), x.flavor),
+        "device" => dialect.map_or(Value::Device(arr.device()), |d| (d.device)(arr.device())),
         // PyTorch's `size` is a method (`array_more`).
         "size" if x.flavor != Flavor::Torch => Value::Int(arr.size() as i64),
         "ndim" => Value::Int(arr.ndim() as i64),
@@ -1127,10 +1128,12 @@ pub fn set_attr(
     name: &str,
     value: Value,
 ) -> Result<(), Exc> {
-    if matches!(obj, Value::Array(a) if a.flavor == Flavor::Torch)
-        && crate::modules::dialects::torch::autograd::set_tensor_attr(it, obj, name, &value)?
-    {
-        return Ok(());
+    if let Value::Array(a) = obj {
+        if let Some(d) = hooks::dialect(a.flavor) {
+            if (d.set_attr)(it, obj, name, &value)? {
+                return Ok(());
+            }
+        }
     }
     Err(Exc::new(
         ExcKind::AttributeError,
@@ -1521,5 +1524,40 @@ mod shortest_tests {
         assert_eq!(shortest_f32_as_f64(f32::MAX), 3.402_823_5e38);
         // Smallest subnormal: printed as 0.000...1 (47 characters), still within the buffer.
         assert_eq!(shortest_f32_as_f64(-f32::from_bits(1)), -1e-45);
+    }
+}
+
+/// The array side of the Python library's built-ins (`python::hooks::ARRAYS`), registered at
+/// start-up by `crate::modules::install`.
+pub fn protocol() -> crate::modules::python::hooks::ArrayProtocol {
+    crate::modules::python::hooks::ArrayProtocol {
+        get_attr,
+        set_attr,
+        attr_names: |v| {
+            let own = match v {
+                Value::Array(a) => hooks::dialect(a.flavor).map_or(&[][..], |d| d.attr_names),
+                _ => &[],
+            };
+            ATTRS
+                .iter()
+                .chain(crate::modules::array::array_more::ATTRS)
+                .chain(own)
+                .map(|s| s.to_string())
+                .collect()
+        },
+        abs: |it, v| unary_fn(it, v, crate::runtime::UnaryOp::Abs),
+        class_of: |it, v| match v {
+            Value::Array(a) => hooks::dialect(a.flavor).and_then(|d| (d.class_of)(it, v)),
+            _ => None,
+        },
+    }
+}
+
+/// The flavor MXNet's arrays are made with now: numpy mode (`npx.set_np()`) or legacy NDArray.
+pub fn mxnet_flavor(it: &dyn Interpreter) -> Flavor {
+    if it.state().np_mode {
+        Flavor::Np
+    } else {
+        Flavor::Nd
     }
 }

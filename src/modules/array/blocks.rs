@@ -741,7 +741,7 @@ fn forward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             } else {
                 "mxnet.ndarray"
             };
-            let f = crate::modules::import(it, module)?;
+            let f = it.import(module)?;
             let hf = it.get_attr(&this, "hybrid_forward")?;
             let mut args = vec![Value::Module(f)];
             args.append(&mut a.pos);

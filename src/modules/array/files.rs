@@ -25,7 +25,7 @@ use crate::object::value::{ArrayValue, Dict, Flavor};
 use crate::object::{hash_key, Args, Exc, ExcKind, Interpreter, Value};
 use crate::runtime::{Array, Device, DeviceKind, RuntimeError};
 
-use crate::modules::dialects::torch::{parse_torch_device, TorchDevice};
+use crate::modules::array::hooks::{self, DialectArrays};
 
 /// Which API wrote or reads a file: it decides the accepted values, the error wording and the
 /// kind of the arrays loaded.
@@ -533,8 +533,14 @@ enum MapLocation {
     Call(Value),
 }
 
-fn torch_location(d: Device) -> String {
-    TorchDevice::of_tensor(d).text()
+/// PyTorch's spelling of devices (`'cuda:1'`), which the torch dialect registers.
+fn torch_devices() -> Result<&'static DialectArrays, Exc> {
+    hooks::dialect(Flavor::Torch)
+        .ok_or_else(|| Exc::new(ExcKind::RuntimeError, "torch devices are not available"))
+}
+
+fn torch_location(d: Device) -> Result<String, Exc> {
+    Ok((torch_devices()?.device_text)(d))
 }
 
 fn map_location_arg(v: Option<Value>) -> Result<MapLocation, Exc> {
@@ -549,14 +555,14 @@ fn map_location_arg(v: Option<Value>) -> Result<MapLocation, Exc> {
                         k.type_name()
                     )));
                 };
-                table.push((k.to_string(), parse_torch_device(x, None)?.device()));
+                table.push((k.to_string(), (torch_devices()?.parse_device)(x)?));
             }
             MapLocation::Table(table)
         }
         Some(f @ (Value::Func(_) | Value::Builtin(_) | Value::Method(_))) => {
             MapLocation::Call(f.clone())
         }
-        Some(spec) => MapLocation::To(parse_torch_device(spec, None)?.device()),
+        Some(spec) => MapLocation::To((torch_devices()?.parse_device)(spec)?),
     })
 }
 
@@ -653,7 +659,7 @@ impl Decoder<'_> {
                 self.make(it, t, target, flavor)?
             }
             (_, MapLocation::Table(table)) => {
-                let loc = torch_location(saved);
+                let loc = torch_location(saved)?;
                 let target = table
                     .iter()
                     .find(|(k, _)| *k == loc)
@@ -666,7 +672,7 @@ impl Decoder<'_> {
                 let on_cpu = self.make(it, t, Device::cpu(0), flavor)?;
                 let args = Args::new(
                     "map_location",
-                    vec![on_cpu, Value::str(&torch_location(saved))],
+                    vec![on_cpu, Value::str(&torch_location(saved)?)],
                 );
                 match &it.call_value(&f, args)? {
                     Value::None => {
@@ -769,7 +775,7 @@ impl Decoder<'_> {
 /// A `collections.OrderedDict` holding the dict `d` (what `torch.load` gives for a saved
 /// OrderedDict, and what a `state_dict()` returns).
 pub fn ordered_dict(it: &mut dyn Interpreter, d: Value) -> Result<Value, Exc> {
-    let m = crate::modules::import(it, "collections")?;
+    let m = it.import("collections")?;
     match &m.get("OrderedDict") {
         Some(Value::Class(c)) => Ok(crate::modules::python::stdlib::new_instance(c, d)),
         _ => Ok(d),

@@ -9,11 +9,14 @@
 //! - `numpy_fns.rs` — what NumPy has beyond the core (`linspace`, `where`, `sort`, `split`...);
 //! - `numpy_io.rs` — `.npy` and text files; `files.rs` — devarray's safetensors files (`save`/`load`);
 //! - `devices.rs` — `cpu`, `gpu`, `num_gpus`, `try_gpu`, `try_all_gpus`;
+//! - `data.rs` — data sets, transforms and loaders, bound as `gluon.data` and as `torchvision` /
+//!   `torch.utils.data`;
 //! - `blocks.rs` — the model layer (Gluon's `Block`, PyTorch's `Module`) both dialects bind.
 
 pub mod array_more;
 pub mod arrays;
 pub mod blocks;
+pub mod data;
 pub mod devices;
 pub mod files;
 pub mod hooks;

@@ -1,6 +1,7 @@
 //! Python's built-in functions, attribute access, and the methods of str,
 //! list and dict. Array functions live in `arrays.rs`, modules in `modules.rs`.
 
+use crate::modules::python::hooks;
 use std::rc::Rc;
 
 use crate::runtime::DeviceKind;
@@ -345,9 +346,7 @@ pub(crate) fn abs(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             .ok_or_else(|| Exc::new(ExcKind::OverflowError, "integer overflow in abs()")),
         Value::Bool(b) => Ok(Value::Int(b as i64)),
         Value::Float(f) => Ok(Value::Float(f.abs())),
-        Value::Array(_) => {
-            crate::modules::array::arrays::unary_fn(it, &v, crate::runtime::UnaryOp::Abs)
-        }
+        Value::Array(_) => (hooks::arrays()?.abs)(it, &v),
         other => Err(Exc::type_error(format!(
             "bad operand type for abs(): '{}'",
             other.type_name()
@@ -528,7 +527,7 @@ fn isinstance(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     let t = a.required(1, "class_or_tuple")?;
     a.finish(2)?;
-    if let Some(class) = torch_parameter_class(it, &v) {
+    if let Some(class) = array_class(it, &v) {
         let classes = match &t {
             Value::Tuple(items) => items.to_vec(),
             other => vec![other.clone()],
@@ -540,16 +539,10 @@ fn isinstance(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::Bool(instance_of(&v, &t)?))
 }
 
-/// `torch.nn.Parameter` when `v` is a PyTorch parameter tensor.
-fn torch_parameter_class(it: &dyn Interpreter, v: &Value) -> Option<Value> {
+/// The class of an array that has one of its own (a PyTorch parameter's `torch.nn.Parameter`).
+fn array_class(it: &dyn Interpreter, v: &Value) -> Option<Value> {
     match v {
-        Value::Array(a) if a.flavor == crate::object::value::Flavor::Torch => {
-            it.state().nn.param_of_array(&a.array).map(|_| {
-                crate::modules::dialects::torch::nn::classes()
-                    .parameter
-                    .value()
-            })
-        }
+        Value::Array(_) => hooks::ARRAYS.get().and_then(|h| (h.class_of)(it, v)),
         _ => None,
     }
 }
@@ -557,7 +550,7 @@ fn torch_parameter_class(it: &dyn Interpreter, v: &Value) -> Option<Value> {
 fn type_of(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
-    if let Some(class) = torch_parameter_class(it, &v) {
+    if let Some(class) = array_class(it, &v) {
         return Ok(class);
     }
     if let Some(class) = match &v {
@@ -1049,10 +1042,10 @@ fn help(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 .to_string()
         }
         // The same report as `obj?` and a notebook's Shift+Tab.
-        Some(v) => format!(
-            "{}\n",
-            crate::modules::notebook::pydoc::describe(it, "", &v, 0, false)
-        ),
+        Some(v) => match hooks::HELP.get() {
+            Some(describe) => format!("{}\n", describe(it, &v)),
+            None => format!("{}\n", v.type_name()),
+        },
     };
     it.out().stdout(&text);
     Ok(Value::None)
@@ -1566,20 +1559,10 @@ pub fn attr_names(v: &Value) -> Vec<String> {
         Value::Device(_) => &["device_type", "device_id"],
         Value::Exception(_) => &["args"],
         Value::Float(_) => &["is_integer", "real", "imag"],
-        Value::Array(a) if a.flavor == crate::object::value::Flavor::Torch => {
-            let torch = crate::modules::dialects::torch::autograd::TENSOR_ATTRS;
-            let all = crate::modules::array::arrays::ATTRS
-                .iter()
-                .chain(crate::modules::array::array_more::ATTRS)
-                .chain(torch);
-            return all.map(|s| s.to_string()).collect();
-        }
         Value::Array(_) => {
-            return crate::modules::array::arrays::ATTRS
-                .iter()
-                .chain(crate::modules::array::array_more::ATTRS)
-                .map(|s| s.to_string())
-                .collect()
+            return hooks::ARRAYS
+                .get()
+                .map_or(Vec::new(), |h| (h.attr_names)(v))
         }
         Value::Module(m) => return m.attrs.borrow().keys().map(|k| k.to_string()).collect(),
         Value::Object(o) => return o.attr_names().iter().map(|s| s.to_string()).collect(),
@@ -1645,7 +1628,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
                 None => Err(no_attr(v, name)),
             };
         }
-        Value::Array(_) => crate::modules::array::arrays::get_attr(it, v, name)?,
+        Value::Array(_) => (hooks::arrays()?.get_attr)(it, v, name)?,
         Value::Module(m) => m.get(name),
         Value::Str(_) => str_method(v, name),
         Value::List(_) => list_method(v, name),
@@ -1800,7 +1783,7 @@ pub fn set_attr(
             c.attrs.borrow_mut().set(Rc::from(name), value);
             Ok(())
         }
-        Value::Array(_) => crate::modules::array::arrays::set_attr(it, obj, name, value),
+        Value::Array(_) => (hooks::arrays()?.set_attr)(it, obj, name, value),
         Value::Func(f) => {
             if matches!(name, "__name__" | "__qualname__") && !matches!(value, Value::Str(_)) {
                 return Err(Exc::type_error(format!(

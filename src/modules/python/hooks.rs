@@ -1,1 +1,64 @@
+//! Registration points: where a lower layer of the libraries must reach something an upper layer
+//! owns, the lower layer declares a `Hook` here (or in its own `hooks.rs`) and the upper layer
+//! registers into it at start-up (`crate::modules::install`). The lower layer never names the
+//! upper one, so the imports inside `src/modules` all run down (`tests/layers.rs`).
+//!
+//! This file holds the mechanism and the hooks of the Python library: what it asks of arrays
+//! (a layer above it) and of the notebook helpers (`help`).
 
+use std::sync::OnceLock;
+
+use crate::object::{Exc, Interpreter, Value};
+
+/// A function, or a table of functions, that a lower layer calls and an upper layer provides.
+/// Set once per process; until then `get` is None and the caller acts as if the upper layer were
+/// absent (a unit test of the lower layer alone).
+pub struct Hook<T: 'static>(OnceLock<T>);
+
+impl<T> Hook<T> {
+    pub const fn new() -> Self {
+        Hook(OnceLock::new())
+    }
+
+    /// Registers the provider. Every session of a process registers the same functions, so a
+    /// second registration is ignored.
+    pub fn register(&self, provider: T) {
+        let _ = self.0.set(provider);
+    }
+
+    pub fn get(&self) -> Option<&T> {
+        self.0.get()
+    }
+}
+
+impl<T> Default for Hook<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What the Python library's built-ins need of arrays (`x.attr`, `dir(x)`, `abs(x)`, `type(x)`).
+pub struct ArrayProtocol {
+    /// `x.name`: None when the array has no such attribute.
+    pub get_attr: fn(&mut dyn Interpreter, &Value, &str) -> Result<Option<Value>, Exc>,
+    pub set_attr: fn(&mut dyn Interpreter, &Value, &str, Value) -> Result<(), Exc>,
+    /// `dir(x)`: every attribute name of the array, its dialect's included.
+    pub attr_names: fn(&Value) -> Vec<String>,
+    pub abs: fn(&mut dyn Interpreter, &Value) -> Result<Value, Exc>,
+    /// The class `type(x)` and `isinstance` see for an array that has a class of its own (a
+    /// PyTorch parameter is a `torch.nn.Parameter`); None for a plain array.
+    pub class_of: fn(&dyn Interpreter, &Value) -> Option<Value>,
+}
+
+pub static ARRAYS: Hook<ArrayProtocol> = Hook::new();
+
+/// `help(obj)`: the report `obj?` shows (the notebook helpers' inspector).
+pub static HELP: Hook<fn(&mut dyn Interpreter, &Value) -> String> = Hook::new();
+
+/// The array hooks, or the error an array met without them would give (never in a session:
+/// `install` registers them first).
+pub fn arrays() -> Result<&'static ArrayProtocol, Exc> {
+    ARRAYS.get().ok_or_else(|| {
+        Exc::type_error("arrays are not available (the array library is not installed)")
+    })
+}

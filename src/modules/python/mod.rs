@@ -12,5 +12,6 @@ pub mod builtins;
 pub mod classes;
 pub mod file_io;
 pub mod hooks;
+pub mod native;
 pub mod stdlib;
 pub mod str_more;

@@ -10,29 +10,11 @@ use crate::runtime::Device;
 use crate::modules::array::arrays::device_arg;
 use crate::object::error::Exc;
 use crate::object::ops::{as_i64, wrap};
-use crate::object::value::{Args, Flavor, MethodFn, Module, NativeObject, Value};
-use crate::object::{builtin, method, Interpreter};
+use crate::object::value::{Args, Module, NativeObject, Value};
+use crate::object::{builtin, Interpreter};
 
-pub(crate) fn object(o: impl NativeObject + 'static) -> Value {
-    Value::Object(Rc::new(o))
-}
-
-pub(crate) fn downcast<'a, T: 'static>(v: &'a Value, what: &str) -> Result<&'a T, Exc> {
-    match v {
-        Value::Object(o) => o.as_any().downcast_ref::<T>(),
-        _ => None,
-    }
-    .ok_or_else(|| Exc::type_error(format!("expected {what}, got {}", v.type_name())))
-}
-
-pub(crate) fn bound(
-    this: &Rc<dyn NativeObject>,
-    name: &'static str,
-    doc: &'static str,
-    f: MethodFn,
-) -> Value {
-    method(&Value::Object(this.clone()), name, doc, f)
-}
+pub(crate) use crate::modules::array::arrays::mxnet_flavor as flavor;
+pub(crate) use crate::modules::python::native::{bound, downcast, object, usize_arg};
 
 /// One device or a list of them (`ctx=gpu(0)` or `ctx=[gpu(0), gpu(1)]`); None is cpu(0).
 pub(crate) fn devices_arg(it: &mut dyn Interpreter, v: Option<Value>) -> Result<Vec<Device>, Exc> {
@@ -49,25 +31,6 @@ pub(crate) fn devices_arg(it: &mut dyn Interpreter, v: Option<Value>) -> Result<
         }
         Some(v) => Ok(vec![device_arg(&v)?]),
     }
-}
-
-pub(crate) fn flavor(it: &dyn Interpreter) -> Flavor {
-    if it.state().np_mode {
-        Flavor::Np
-    } else {
-        Flavor::Nd
-    }
-}
-
-pub(crate) fn usize_arg(v: &Value, what: &str) -> Result<usize, Exc> {
-    as_i64(v)
-        .and_then(|i| usize::try_from(i).ok())
-        .ok_or_else(|| {
-            Exc::type_error(format!(
-                "{what} must be a non-negative integer, got {}",
-                v.type_name()
-            ))
-        })
 }
 
 // ---- autograd ----------------------------------------------------------------------------
@@ -236,7 +199,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.gluon.loss" => super::gluon_train::loss_module(),
         "mxnet.gluon.utils" => {
             let m = Rc::new(Module::new("mxnet.gluon.utils", "Gluon utilities"));
-            m.set("Progress", builtin("Progress", "Progress(total_or_iterable, desc=''): a text progress bar; p.update(n=1), p.close(), or iterate it to wrap a DataLoader.", super::gluon_data::progress));
+            m.set("Progress", builtin("Progress", "Progress(total_or_iterable, desc=''): a text progress bar; p.update(n=1), p.close(), or iterate it to wrap a DataLoader.", crate::modules::array::data::progress));
             m.set("split_and_load", builtin("split_and_load", "split_and_load(data, ctx_list, batch_axis=0, even_split=True): one slice of the batch per device.", split_and_load_fn));
             m
         }
@@ -257,6 +220,6 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             );
             m
         }
-        other => return super::gluon_data::build(other),
+        other => return crate::modules::array::data::build(other),
     })
 }

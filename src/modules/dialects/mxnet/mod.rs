@@ -1,10 +1,9 @@
 //! The `mxnet` package: `mx`, `mxnet.nd` (legacy NDArray), `mxnet.np` / `mxnet.npx` (numpy mode),
-//! `mxnet.context`, and through `gluon.rs` / `gluon_data.rs` `mxnet.gluon`, `mxnet.autograd`,
+//! `mxnet.context`, and through `gluon.rs` (and `array/data.rs`) `mxnet.gluon`, `mxnet.autograd`,
 //! `mxnet.init`. The array functions themselves are `crate::modules::array::arrays`, shared with every dialect.
 
 pub mod gluon;
 pub mod gluon_blocks;
-pub mod gluon_data;
 pub mod gluon_train;
 
 use std::rc::Rc;

@@ -130,14 +130,13 @@ impl NativeObject for GradFn {
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         match name {
             "__name__" => Some(Value::str(self.name)),
-            "name" => Some(crate::modules::dialects::mxnet::gluon::bound(
+            "name" => Some(crate::modules::python::native::bound(
                 this,
                 "name",
                 "grad_fn.name(): the node's class name, e.g. 'AddBackward0'.",
                 |_, r, a| {
                     a.finish(0)?;
-                    let node =
-                        crate::modules::dialects::mxnet::gluon::downcast::<GradFn>(r, "a grad_fn")?;
+                    let node = crate::modules::python::native::downcast::<GradFn>(r, "a grad_fn")?;
                     Ok(Value::str(node.name))
                 },
             )),

@@ -13,7 +13,7 @@ use crate::runtime::{
     Array, BinaryOp, DType, Operand, ReduceOp, Result as RtResult, Runtime, Scalar, UnaryOp,
 };
 
-use crate::modules::dialects::mxnet::gluon::{bound, downcast, object};
+use crate::modules::python::native::{bound, downcast, object};
 
 /// A tensor argument (a parameter is its tensor: `F.linear(x, net.weight)`).
 fn tensor(v: &Value, what: &str) -> Result<Array, Exc> {

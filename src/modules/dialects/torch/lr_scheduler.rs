@@ -10,7 +10,7 @@ use crate::object::ops::{as_f64, as_i64};
 use crate::object::value::{Args, Dict, Module, NativeObject, Value};
 use crate::object::{builtin, Interpreter};
 
-use crate::modules::dialects::mxnet::gluon::{bound, downcast, object};
+use crate::modules::python::native::{bound, downcast, object};
 
 enum Kind {
     Step {

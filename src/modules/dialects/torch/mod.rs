@@ -122,11 +122,30 @@ pub use crate::object::error::torch_error;
 
 /// `x.device` of an array: PyTorch's device object for tensors, the MXNet
 /// context (`gpu(0)`) for the other dialects.
-pub fn device_attr(d: Device, flavor: Flavor) -> Value {
-    match flavor {
-        Flavor::Torch => TorchDevice::of_tensor(d).value(),
-        _ => Value::Device(d),
-    }
+/// What PyTorch adds to its tensors, registered into the shared array API at start-up
+/// (`crate::modules::install`): autograd's attributes, `torch.Size` shapes, `torch.device`s, and
+/// `torch.nn.Parameter` as the class of a parameter.
+pub fn register_hooks() {
+    crate::modules::array::hooks::register(
+        Flavor::Torch,
+        crate::modules::array::hooks::DialectArrays {
+            get_attr: autograd::tensor_attr,
+            set_attr: autograd::set_tensor_attr,
+            attr_names: autograd::TENSOR_ATTRS,
+            shape: size::value,
+            device: |d| TorchDevice::of_tensor(d).value(),
+            class_of: |it, v| match v {
+                Value::Array(a) => it
+                    .state()
+                    .nn
+                    .param_of_array(&a.array)
+                    .map(|_| nn::classes().parameter.value()),
+                _ => None,
+            },
+            device_text: |d| TorchDevice::of_tensor(d).text(),
+            parse_device: |v| Ok(parse_torch_device(v, None)?.device()),
+        },
+    );
 }
 
 fn parse_kind(text: &str) -> Result<DeviceKind, Exc> {
@@ -482,7 +501,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             }
             m
         }
-        other => return crate::modules::dialects::mxnet::gluon_data::build_torch(other),
+        other => return crate::modules::array::data::build_torch(other),
     })
 }
 

@@ -9,8 +9,8 @@ use std::rc::Rc;
 use crate::modules::array::blocks::{
     self, core_of, install_core, param_value, parameter_of, this_core, Core, CoreData, Dialect,
 };
-use crate::modules::dialects::mxnet::gluon::{object, usize_arg};
 use crate::modules::dialects::torch::{parse_torch_device, torch_error};
+use crate::modules::python::native::{object, usize_arg};
 use crate::nn::layers::{draw, fans, Activation, Block, BlockKind, Fan, Init, Parameter};
 use crate::object::class::Class;
 use crate::object::error::{Exc, ExcKind};
@@ -468,7 +468,7 @@ pub fn alias(data: &Array) -> Result<Array, Exc> {
 
 /// `collections.OrderedDict(pairs)`.
 fn ordered_dict(it: &mut dyn Interpreter, pairs: Vec<Value>) -> Result<Value, Exc> {
-    let m = crate::modules::import(it, "collections")?;
+    let m = it.import("collections")?;
     let class = m
         .get("OrderedDict")
         .ok_or_else(|| Exc::type_error("collections.OrderedDict is missing"))?;

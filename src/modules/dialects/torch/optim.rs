@@ -16,7 +16,7 @@ use crate::object::value::{Args, Dict, Flavor, Module, NativeObject, Value};
 use crate::object::{builtin, Interpreter};
 use crate::runtime::{Array, BinaryOp, DType, Device, Operand, Scalar};
 
-use crate::modules::dialects::mxnet::gluon::{bound, downcast, object};
+use crate::modules::python::native::{bound, downcast, object};
 
 /// The parameter core behind a Value: a `torch.nn` parameter (its tensor) or a Gluon one.
 pub(crate) fn parameter_core(it: &dyn Interpreter, v: &Value) -> Option<Rc<Parameter>> {

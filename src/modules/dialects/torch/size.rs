@@ -30,7 +30,7 @@ pub fn class() -> Rc<Class> {
 
 /// A `torch.Size` of `dims`, of this session's class.
 pub fn value(it: &mut dyn Interpreter, dims: &[usize]) -> Result<Value, Exc> {
-    let torch = crate::modules::import(it, "torch")?;
+    let torch = it.import("torch")?;
     let tuple = Value::tuple(dims.iter().map(|d| Value::Int(*d as i64)).collect());
     Ok(match &torch.get("Size") {
         Some(Value::Class(c)) => new_instance(c, tuple),

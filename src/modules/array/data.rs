@@ -14,7 +14,8 @@ use std::sync::Arc;
 use crate::nn::data::{self, DataError, HostBatch, HostImage, ImageSet, Transform};
 use crate::runtime::{Array, DType, Device, HostData, IndexItem};
 
-use super::gluon::{bound, downcast, flavor, object, usize_arg};
+use crate::modules::array::arrays::mxnet_flavor as flavor;
+use crate::modules::python::native::{bound, downcast, object, usize_arg};
 use crate::object::error::{Exc, ExcKind};
 use crate::object::ops::{as_f64, as_i64, wrap};
 use crate::object::value::{Args, Flavor, Module, NativeObject, Value};
