@@ -32,6 +32,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
 /// The layers inside `src/modules`, each a folder, and the layers its files may name. Files directly
 /// in `src/modules` (`mod.rs`: `import` and `install`) sit above them all.
 const MODULE_LAYERS: &[(&str, &[&str])] = &[
+    // Libraries written in the language: they reach other modules by `import` statements only.
+    ("library", &[]),
     ("dialects", &["array", "python"]),
     ("notebook", &["array", "python"]),
     ("array", &["python"]),

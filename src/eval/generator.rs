@@ -146,6 +146,7 @@ fn run_body(
     let depth = outer.depth + 1;
     let mut me = Interp::new(st, out, func.source.clone());
     me.env = Some(env);
+    me.module = func.module.as_ref().and_then(|m| m.upgrade());
     me.depth = depth;
     me.gen = Some(GenLink {
         yielder,

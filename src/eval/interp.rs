@@ -108,6 +108,9 @@ pub struct Interp<'s> {
     pub(super) fuse_fallback: Option<Box<super::fuse::Fallback>>,
     /// Inside a generator's body: how its `yield` suspends (`super::generator`).
     pub(super) gen: Option<super::generator::GenLink>,
+    /// The module whose code runs (a library written in the language): its attributes are the
+    /// globals. None for the session's own code, whose globals are `st.globals`.
+    pub(super) module: Option<Rc<crate::object::value::Module>>,
 }
 
 impl<'s> Interp<'s> {
@@ -120,6 +123,7 @@ impl<'s> Interp<'s> {
             depth: 0,
             fuse_fallback: None,
             gen: None,
+            module: None,
         }
     }
 
@@ -370,6 +374,15 @@ impl<'s> Interp<'s> {
                         Some(v) => v,
                         None => match modules::import(self, &format!("{dotted}.{name}")) {
                             Ok(sub) => Value::Module(sub),
+                            // A submodule that exists but fails as it runs reports its own error.
+                            Err(e)
+                                if !(e.kind == ExcKind::ModuleNotFoundError
+                                    && e.message.starts_with(&format!(
+                                        "No module named '{dotted}.{name}'"
+                                    ))) =>
+                            {
+                                return Err(e.at(n.span, &self.source).into())
+                            }
                             Err(_) => {
                                 return Err(Exc::new(
                                     ExcKind::ImportError,
@@ -550,7 +563,10 @@ impl<'s> Interp<'s> {
     /// Bind `name` in the current scope (function locals, or globals at top level).
     pub fn set_var(&mut self, name: &Ident, value: Value) {
         if let Some(value) = self.bind_local(name, value) {
-            self.st.globals.insert(name, value);
+            match &self.module {
+                Some(m) => m.set(name, value),
+                None => self.st.globals.insert(name, value),
+            }
         }
     }
 
@@ -558,7 +574,10 @@ impl<'s> Interp<'s> {
     #[inline]
     pub fn set_name(&mut self, name: &NameRef, value: Value) {
         if let Some(value) = self.bind_local(&name.id, value) {
-            self.st.globals.set_ref(name, value);
+            match &self.module {
+                Some(m) => m.set(&name.id, value),
+                None => self.st.globals.set_ref(name, value),
+            }
         }
     }
 
@@ -615,6 +634,11 @@ impl<'s> Interp<'s> {
                 return Some(v);
             }
         }
+        if let Some(m) = &self.module {
+            return m
+                .get(&name.id)
+                .or_else(|| self.st.builtins.get(&*name.id).cloned());
+        }
         match self.st.globals.get_ref(name) {
             Some(v) => Some(v.clone()),
             None => self.st.builtins.get(&*name.id).cloned(),
@@ -626,6 +650,9 @@ impl<'s> Interp<'s> {
             if let Some(v) = lookup_in_scopes(env, name) {
                 return Some(v);
             }
+        }
+        if let Some(m) = &self.module {
+            return m.get(name).or_else(|| self.st.builtins.get(name).cloned());
         }
         self.st
             .globals
@@ -753,7 +780,10 @@ impl<'s> Interp<'s> {
             ExprKind::Name(n) => {
                 let removed = match &self.env {
                     Some(env) => env.borrow_mut().vars.remove(&*n.id).is_some(),
-                    None => self.st.globals.remove(n).is_some(),
+                    None => match &self.module {
+                        Some(m) => m.attrs.borrow_mut().remove(&*n.id).is_some(),
+                        None => self.st.globals.remove(n).is_some(),
+                    },
                 };
                 if removed {
                     Ok(())
@@ -875,6 +905,7 @@ impl<'s> Interp<'s> {
             span: def.span,
             owner: RefCell::new(None),
             dict: Default::default(),
+            module: self.module.as_ref().map(Rc::downgrade),
         })))
     }
 
@@ -961,7 +992,7 @@ impl<'s> Interp<'s> {
         let class = Rc::new(crate::object::class::Class {
             name: def.name.clone(),
             qualname,
-            module: Rc::from("__main__"),
+            module: Rc::from(self.module.as_ref().map_or("__main__", |m| m.name.as_str())),
             bases,
             mro,
             attrs: RefCell::new(attrs),
@@ -1263,6 +1294,7 @@ impl<'s> Interp<'s> {
                     source: self.source.clone(),
                     closure: self.closure_env(),
                     span: e.span,
+                    module: self.module.as_ref().map(Rc::downgrade),
                     owner: RefCell::new(None),
                     dict: Default::default(),
                 }))
@@ -1573,6 +1605,10 @@ impl<'s> Interp<'s> {
         }
         let saved_env = self.env.replace(env);
         let saved_source = std::mem::replace(&mut self.source, f.source.clone());
+        let saved_module = std::mem::replace(
+            &mut self.module,
+            f.module.as_ref().and_then(|m| m.upgrade()),
+        );
         // A failed fusion attempt's record belongs to the caller's expression: the body (maybe
         // run again by the same expression) must not read leaves computed for another call.
         let saved_fusion = self.fuse_fallback.take();
@@ -1591,6 +1627,7 @@ impl<'s> Interp<'s> {
         };
         self.depth -= 1;
         self.fuse_fallback = saved_fusion;
+        self.module = saved_module;
         let source = std::mem::replace(&mut self.source, saved_source);
         self.env = saved_env;
         result.map_err(|mut e| {
@@ -2012,6 +2049,32 @@ impl Interpreter for Interp<'_> {
     }
     /// Parse and run `code` (the argument of a magic) in the current session.
     /// Returns the value of a final expression statement.
+    fn run_module(
+        &mut self,
+        module: &Rc<crate::object::value::Module>,
+        source: &str,
+    ) -> Result<(), Exc> {
+        // A module's body runs at its own top level: no enclosing function, its own globals.
+        let saved_env = self.env.take();
+        let saved_module = self.module.replace(module.clone());
+        let result = self.run_snippet(source);
+        self.module = saved_module;
+        self.env = saved_env;
+        result.map(|_| ()).map_err(|mut e| {
+            if let (Some(span), Some(src)) = (e.span.take(), e.source.take()) {
+                e.frames.insert(
+                    0,
+                    Frame {
+                        function: Rc::from("<module>"),
+                        source: src,
+                        span,
+                    },
+                );
+            }
+            e
+        })
+    }
+
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc> {
         // Enough stack for the parser's bounded nesting, on a generator's stack too.
         let parsed = crate::object::stack::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {

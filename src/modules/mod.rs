@@ -23,6 +23,7 @@
 
 pub mod array;
 pub mod dialects;
+pub mod library;
 pub mod notebook;
 pub mod python;
 
@@ -53,11 +54,14 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
             return Ok(sub.clone());
         }
     }
+    if let Some(source) = library::find(dotted) {
+        return import_source(it, source);
+    }
     let m = build(dotted).ok_or_else(|| {
         let top = dotted.split('.').next().unwrap_or(dotted);
         let hint = match top {
             "torch" if dotted.starts_with("torch.distributions") => ". devarray has no torch.distributions (Multinomial, Normal, ...): sample with torch.rand, torch.randn, torch.normal or torch.randint, and count outcomes yourself",
-            "d2l" => ". The d2l helpers are built in: try_gpu, try_all_gpus, num_gpus, cpu, gpu",
+            "d2l" => ". devarray's d2l has the PyTorch and MXNet versions: from d2l import torch as d2l, or from d2l import mxnet as d2l",
             "pandas" => ". devarray has no pandas: read a CSV file with open() and line.split(','), then make an array of the numbers (np.array, torch.tensor)",
             "matplotlib" => ". devarray draws no plots: print the values (or their shapes) instead",
             "torchvision" => ". devarray's torchvision has datasets (FashionMNIST, read from local files) and transforms (ToTensor, Normalize, Compose, Lambda); there are no pretrained models, since nothing is downloaded",
@@ -107,6 +111,36 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
                 p.set(child, Value::Module(m.clone()));
             }
         }
+    }
+    Ok(m)
+}
+
+/// A library written in the language: registered before its body runs (so an import cycle
+/// finds it, as in CPython), dropped again if the body fails, so the next import retries.
+fn import_source(
+    it: &mut dyn Interpreter,
+    source: &'static library::SourceModule,
+) -> Result<Rc<Module>, Exc> {
+    let dotted = source.name;
+    let m = Rc::new(Module::new(dotted, ""));
+    m.set("__name__", Value::str(dotted));
+    m.set(
+        "__file__",
+        Value::str(&format!("<devarray>/{}", source.file)),
+    );
+    it.state_mut().modules.insert(dotted.to_string(), m.clone());
+    if let Some((parent, child)) = dotted.rsplit_once('.') {
+        match import(it, parent) {
+            Ok(p) => p.set(child, Value::Module(m.clone())),
+            Err(e) => {
+                it.state_mut().modules.remove(dotted);
+                return Err(e);
+            }
+        }
+    }
+    if let Err(e) = it.run_module(&m, source.text) {
+        it.state_mut().modules.remove(dotted);
+        return Err(e);
     }
     Ok(m)
 }

@@ -31,6 +31,10 @@ pub trait Interpreter {
     /// `import dotted`: the module, built (or run) on first use. A library reaches another
     /// module by name through this, never by naming the layer that builds it.
     fn import(&mut self, dotted: &str) -> Result<Rc<super::value::Module>, Exc>;
+    /// Runs `source` (a library written in the language) as the body of `module`: its top-level
+    /// names become the module's attributes, and the functions and classes it defines keep the
+    /// module's attributes as their globals.
+    fn run_module(&mut self, module: &Rc<super::value::Module>, source: &str) -> Result<(), Exc>;
 
     /// Resumes generator `g` at the `yield` it is suspended at (`next`, `send`, `throw`,
     /// `close`) and runs it to its next `yield` or its end.

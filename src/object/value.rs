@@ -75,6 +75,9 @@ pub struct Function {
     /// Attributes a program sets on the function (`f.calls = 0`, what `functools.wraps`
     /// copies: `__name__`, `__qualname__`, `__doc__`, `__wrapped__`).
     pub dict: RefCell<super::class::Attrs>,
+    /// The module whose source defined it, whose attributes are its globals; None for the
+    /// session's own code (`__main__`, whose globals are the session's).
+    pub module: Option<std::rc::Weak<Module>>,
 }
 
 impl Function {

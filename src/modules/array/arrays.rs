@@ -845,7 +845,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
     let arr = &x.array;
     Ok(Some(match name {
         "shape" => match dialect {
-            Some(d) => (d.shape)(it, &arr.shape().to_vec())?,
+            Some(d) => (d.shape)(it, arr.shape())?,
             None => Value::tuple(arr.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
         },
         "dtype" => Value::DType(arr.dtype(), x.flavor),
@@ -1506,27 +1506,6 @@ pub fn random_module<const F: u8>(name: &str) -> Rc<crate::object::value::Module
     m
 }
 
-#[cfg(test)]
-mod shortest_tests {
-    use crate::object::ops::shortest_f32_as_f64;
-
-    #[test]
-    fn float32_values_keep_their_shortest_digits() {
-        assert_eq!(shortest_f32_as_f64(3.0), 3.0);
-        assert_eq!(shortest_f32_as_f64(-0.0).to_bits(), (-0.0f64).to_bits());
-        assert_eq!(shortest_f32_as_f64(4.161_822_3), 4.1618223);
-        assert_eq!(shortest_f32_as_f64(0.1), 0.1);
-        assert_eq!(shortest_f32_as_f64(1e30), 1e30);
-        assert_eq!(shortest_f32_as_f64(16_777_216.0), 16777216.0);
-        assert!(shortest_f32_as_f64(f32::NAN).is_nan());
-        assert_eq!(shortest_f32_as_f64(f32::INFINITY), f64::INFINITY);
-        // Largest finite float32: 39 digits when printed plainly, still within the buffer.
-        assert_eq!(shortest_f32_as_f64(f32::MAX), 3.402_823_5e38);
-        // Smallest subnormal: printed as 0.000...1 (47 characters), still within the buffer.
-        assert_eq!(shortest_f32_as_f64(-f32::from_bits(1)), -1e-45);
-    }
-}
-
 /// The array side of the Python library's built-ins (`python::hooks::ARRAYS`), registered at
 /// start-up by `crate::modules::install`.
 pub fn protocol() -> crate::modules::python::hooks::ArrayProtocol {
@@ -1559,5 +1538,26 @@ pub fn mxnet_flavor(it: &dyn Interpreter) -> Flavor {
         Flavor::Np
     } else {
         Flavor::Nd
+    }
+}
+
+#[cfg(test)]
+mod shortest_tests {
+    use crate::object::ops::shortest_f32_as_f64;
+
+    #[test]
+    fn float32_values_keep_their_shortest_digits() {
+        assert_eq!(shortest_f32_as_f64(3.0), 3.0);
+        assert_eq!(shortest_f32_as_f64(-0.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(shortest_f32_as_f64(4.161_822_3), 4.1618223);
+        assert_eq!(shortest_f32_as_f64(0.1), 0.1);
+        assert_eq!(shortest_f32_as_f64(1e30), 1e30);
+        assert_eq!(shortest_f32_as_f64(16_777_216.0), 16777216.0);
+        assert!(shortest_f32_as_f64(f32::NAN).is_nan());
+        assert_eq!(shortest_f32_as_f64(f32::INFINITY), f64::INFINITY);
+        // Largest finite float32: 39 digits when printed plainly, still within the buffer.
+        assert_eq!(shortest_f32_as_f64(f32::MAX), 3.402_823_5e38);
+        // Smallest subnormal: printed as 0.000...1 (47 characters), still within the buffer.
+        assert_eq!(shortest_f32_as_f64(-f32::from_bits(1)), -1e-45);
     }
 }

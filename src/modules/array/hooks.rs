@@ -3,14 +3,14 @@
 //! dialect at start-up through the one mechanism of `python::hooks`, so the array API names no
 //! dialect. A flavor without a registration behaves as a plain array.
 
-use crate::modules::python::hooks::Hook;
+use crate::modules::python::hooks::{AttrGetter, Hook};
 use crate::object::value::Flavor;
 use crate::object::{Exc, Interpreter, Value};
 use crate::runtime::Device;
 
 pub struct DialectArrays {
     /// The attributes the dialect serves before the shared ones; None when `name` is not its own.
-    pub get_attr: fn(&mut dyn Interpreter, &Value, &str) -> Result<Option<Value>, Exc>,
+    pub get_attr: AttrGetter,
     /// Sets one of the dialect's attributes; false when `name` is not its own.
     pub set_attr: fn(&mut dyn Interpreter, &Value, &str, &Value) -> Result<bool, Exc>,
     /// The names `get_attr` serves (for `dir(x)`).

@@ -1673,7 +1673,12 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             "__dict__" => Some(class::attrs_dict(&f.dict.borrow())),
             "__name__" => Some(Value::Str(f.name.clone())),
             "__qualname__" => Some(Value::str(&f.qualname())),
-            "__module__" => Some(Value::str("__main__")),
+            "__module__" => Some(
+                f.module
+                    .as_ref()
+                    .and_then(|m| m.upgrade())
+                    .map_or_else(|| Value::str("__main__"), |m| Value::str(&m.name)),
+            ),
             "__doc__" => Some(f.doc.clone().map_or(Value::None, Value::Str)),
             _ => None,
         },

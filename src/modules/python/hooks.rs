@@ -37,10 +37,13 @@ impl<T> Default for Hook<T> {
     }
 }
 
+/// `x.name` served by an upper layer: None when it has no such attribute.
+pub type AttrGetter = fn(&mut dyn Interpreter, &Value, &str) -> Result<Option<Value>, Exc>;
+
 /// What the Python library's built-ins need of arrays (`x.attr`, `dir(x)`, `abs(x)`, `type(x)`).
 pub struct ArrayProtocol {
     /// `x.name`: None when the array has no such attribute.
-    pub get_attr: fn(&mut dyn Interpreter, &Value, &str) -> Result<Option<Value>, Exc>,
+    pub get_attr: AttrGetter,
     pub set_attr: fn(&mut dyn Interpreter, &Value, &str, Value) -> Result<(), Exc>,
     /// `dir(x)`: every attribute name of the array, its dialect's included.
     pub attr_names: fn(&Value) -> Vec<String>,

@@ -1,0 +1,40 @@
+//! Libraries written in devarray's own language. In the real world they are Python code that
+//! only orchestrates the frameworks (the book's `d2l`), so here they are source files, kept in
+//! this folder, compiled into the binary with `include_str!` and run on first import like any
+//! module (`crate::modules::import`): their top-level names become the module's attributes and
+//! their functions keep that module as their globals (`Interpreter::run_module`). They reach
+//! other modules only through `import` statements, so this folder names no other layer, and
+//! `obj??` shows their source as it shows a program's own.
+//!
+//! Adding one: put `NAME.da` (or `PACKAGE/__init__.da` and `PACKAGE/SUB.da`) here and list it
+//! in `SOURCES`.
+
+/// One module written in the language.
+pub struct SourceModule {
+    /// The dotted name it is imported by (`d2l.torch`).
+    pub name: &'static str,
+    /// Its path under `src/modules/library/`.
+    pub file: &'static str,
+    pub text: &'static str,
+}
+
+macro_rules! source {
+    ($name:literal, $file:literal) => {
+        SourceModule {
+            name: $name,
+            file: $file,
+            text: include_str!($file),
+        }
+    };
+}
+
+pub const SOURCES: &[SourceModule] = &[
+    source!("d2l", "d2l/__init__.da"),
+    source!("d2l.torch", "d2l/torch.da"),
+    source!("d2l.mxnet", "d2l/mxnet.da"),
+];
+
+/// The library module named `dotted`, if it is one.
+pub fn find(dotted: &str) -> Option<&'static SourceModule> {
+    SOURCES.iter().find(|s| s.name == dotted)
+}
