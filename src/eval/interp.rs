@@ -1599,6 +1599,7 @@ impl<'s> Interp<'s> {
         }
         let mut scope = self.bind_params(f, args)?;
         scope.function = Some(f.clone());
+        scope.caller = self.env.as_ref().map(Rc::downgrade);
         let env = Rc::new(RefCell::new(scope));
         if matches!(&f.body, FunctionBody::Def(d) if d.is_generator) {
             return Ok(self.make_generator(f, env));
@@ -2018,6 +2019,10 @@ fn is_slice_like(e: &Expr) -> bool {
 }
 
 impl Interpreter for Interp<'_> {
+    fn current_scope(&self) -> Option<crate::object::state::Env> {
+        self.env.clone()
+    }
+
     fn import(&mut self, dotted: &str) -> Result<Rc<crate::object::value::Module>, Exc> {
         modules::import(self, dotted)
     }

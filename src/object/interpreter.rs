@@ -30,6 +30,9 @@ pub trait Interpreter {
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc>;
     /// `import dotted`: the module, built (or run) on first use. A library reaches another
     /// module by name through this, never by naming the layer that builds it.
+    /// The scope of the function running now (`inspect.currentframe()`); None at the top level
+    /// of the program or of a module.
+    fn current_scope(&self) -> Option<super::state::Env>;
     fn import(&mut self, dotted: &str) -> Result<Rc<super::value::Module>, Exc>;
     /// Runs `source` (a library written in the language) as the body of `module`: its top-level
     /// names become the module's attributes, and the functions and classes it defines keep the

@@ -40,6 +40,10 @@ pub struct Scope {
     /// The function this scope is a call of (zero-argument `super()` reads its defining class
     /// and first argument).
     pub function: Option<Rc<super::value::Function>>,
+    /// The scope of the call that made this one (`inspect.currentframe().f_back`); None when
+    /// called from the top level. Weak: a closure that outlives its call keeps its own scope,
+    /// never its callers'.
+    pub caller: Option<std::rc::Weak<RefCell<Scope>>>,
 }
 
 /// Everything a session keeps between `eval` calls.

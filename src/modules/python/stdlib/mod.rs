@@ -1,7 +1,7 @@
 //! The standard modules deep-learning programs import, with CPython 3.11's behaviour for what
 //! they offer: `__future__`, `os` / `os.path`, `random`, `math`, `time`, `sys`, `collections`,
 //! `itertools`, `functools`, `copy`, `json`, `re`, `typing`, `dataclasses`, `operator`, `string`,
-//! `warnings`. One file per module; `build` dispatches.
+//! `warnings`, `inspect`. One file per module; `build` dispatches.
 //!
 //! Classes these modules define (`deque`, `Counter`, namedtuples, `JSONDecodeError`) are real
 //! classes (`Value::Class`) made here from Rust: their special methods are built-ins named
@@ -12,6 +12,7 @@ mod collections;
 mod copy;
 mod dataclasses;
 mod functools;
+mod inspect;
 mod itertools;
 mod json;
 pub(crate) mod math;
@@ -38,6 +39,7 @@ pub const NAMES: &[&str] = &[
     "copy",
     "dataclasses",
     "functools",
+    "inspect",
     "itertools",
     "json",
     "math",
@@ -76,6 +78,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m
         }
         "time" => time::build(),
+        "inspect" => inspect::build(),
         "sys" => sys::build(),
         "math" => math::build(),
         "os" => os::build(),
