@@ -1629,7 +1629,17 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             };
         }
         Value::Array(_) => (hooks::arrays()?.get_attr)(it, v, name)?,
-        Value::Module(m) => m.get(name),
+        Value::Module(m) => match m.get(name) {
+            Some(v) => Some(v),
+            // A module's own `__getattr__` answers the names it lacks (PEP 562).
+            None if !name.starts_with("__") => match m.get("__getattr__") {
+                Some(hook) => {
+                    return it.call_value(&hook, Args::new("__getattr__", vec![Value::str(name)]))
+                }
+                None => None,
+            },
+            None => None,
+        },
         Value::Str(_) => str_method(v, name),
         Value::List(_) => list_method(v, name),
         Value::Tuple(_) => tuple_method(v, name),
