@@ -1,13 +1,9 @@
 //! `IPython` and `IPython.display`: what notebooks import for output (`display`,
-//! `clear_output`). Plot settings are accepted and do nothing, since devarray draws no plots.
+//! `clear_output`, `set_matplotlib_formats` for figures, `src/modules/matplotlib/`).
 use std::rc::Rc;
 
-use crate::object::value::{Args, Module, Value};
-use crate::object::{builtin, Exc, Interpreter};
-
-fn ignore(_it: &mut dyn Interpreter, _a: Args) -> Result<Value, Exc> {
-    Ok(Value::None)
-}
+use crate::object::value::{Module, Value};
+use crate::object::builtin;
 
 pub fn build(dotted: &str) -> Option<Rc<Module>> {
     Some(match dotted {
@@ -41,8 +37,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "set_matplotlib_formats",
                 builtin(
                     "set_matplotlib_formats",
-                    "set_matplotlib_formats(*formats): accepted; devarray draws no plots.",
-                    ignore,
+                    "set_matplotlib_formats(*formats): 'png' (the default) or 'svg' for figures in notebooks.",
+                    super::matplotlib::set_matplotlib_formats,
                 ),
             );
             m

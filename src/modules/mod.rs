@@ -30,6 +30,7 @@ pub mod file_io;
 pub mod files;
 pub mod ipython;
 pub mod magic;
+pub mod matplotlib;
 pub mod mxnet;
 pub mod numpy;
 pub mod numpy_fns;
@@ -69,7 +70,6 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
             "torch" if dotted.starts_with("torch.distributions") => ". devarray has no torch.distributions (Multinomial, Normal, ...): sample with torch.rand, torch.randn, torch.normal or torch.randint, and count outcomes yourself",
             "d2l" => ". The d2l helpers are built in: try_gpu, try_all_gpus, num_gpus, cpu, gpu",
             "pandas" => ". devarray has no pandas: read a CSV file with open() and line.split(','), then make an array of the numbers (np.array, torch.tensor)",
-            "matplotlib" => ". devarray draws no plots: print the values (or their shapes) instead",
             "torchvision" => ". devarray's torchvision has datasets (FashionMNIST, read from local files) and transforms (ToTensor, Normalize, Compose, Lambda); there are no pretrained models, since nothing is downloaded",
             _ => "",
         };
@@ -87,6 +87,9 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
         )
     })?;
     it.state_mut().modules.insert(dotted.to_string(), m.clone());
+    if dotted == "matplotlib.pyplot" {
+        matplotlib::init_pyplot(it, &m)?;
+    }
     if dotted == "torch" {
         // PyTorch's layers initialize from its own generator (torch.manual_seed's).
         it.state_mut()
@@ -128,6 +131,7 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
         .or_else(|| numpy::build(dotted))
         .or_else(|| stdlib::build(dotted))
         .or_else(|| ipython::build(dotted))
+        .or_else(|| matplotlib::build(dotted))
 }
 
 /// Python's built-ins and the native globals, into a session's builtins table.
