@@ -34,6 +34,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
 const MODULE_LAYERS: &[(&str, &[&str])] = &[
     // Libraries written in the language: they reach other modules by `import` statements only.
     ("library", &[]),
+    // Libraries written in Rust that programs import beside the dialects (matplotlib).
+    ("matplotlib", &["notebook", "array", "python"]),
     ("dialects", &["array", "python"]),
     ("notebook", &["array", "python"]),
     ("array", &["python"]),

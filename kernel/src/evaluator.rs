@@ -455,6 +455,10 @@ impl OutputSink for IopubSink<'_> {
         }
     }
 
+    fn rich_display(&self) -> bool {
+        true
+    }
+
     fn clear_output(&mut self, wait: bool) {
         if !self.silent {
             self.iopub.publish(ClearOutput { wait }, self.parent);
@@ -489,6 +493,11 @@ pub fn media(data: &DisplayData) -> Media {
     let mut content = vec![MediaType::Plain(data.plain.clone())];
     if let Some(html) = &data.html {
         content.push(MediaType::Html(html.clone()));
+    }
+    match &data.image {
+        Some((mime, png)) if mime == "image/png" => content.push(MediaType::Png(png.clone())),
+        Some((mime, svg)) if mime == "image/svg+xml" => content.push(MediaType::Svg(svg.clone())),
+        _ => {}
     }
     Media::new(content)
 }
@@ -633,6 +642,7 @@ mod tests {
                         &DisplayData {
                             plain: "3".into(),
                             html,
+                            ..Default::default()
                         },
                         code == "result",
                     );
@@ -910,6 +920,7 @@ mod tests {
         let plain = media(&DisplayData {
             plain: "1".into(),
             html: None,
+            ..Default::default()
         });
         assert_eq!(
             serde_json::to_value(&plain).unwrap(),
@@ -918,6 +929,7 @@ mod tests {
         let both = media(&DisplayData {
             plain: "1".into(),
             html: Some("<b>1</b>".into()),
+            ..Default::default()
         });
         assert_eq!(
             serde_json::to_value(&both).unwrap(),

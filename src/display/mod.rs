@@ -6,6 +6,7 @@ pub mod arrayprint;
 pub mod error;
 mod floatfmt;
 pub mod html;
+pub mod plot;
 pub mod pyfmt;
 pub mod torch;
 

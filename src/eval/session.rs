@@ -370,6 +370,10 @@ impl Session {
         });
         let result =
             crate::runtime::interruptible(&flag, || interp.run_statements(statements, last_only));
+        // A notebook shows the figures a cell left open at its end (matplotlib-inline).
+        if last_only {
+            crate::modules::matplotlib::flush_inline(&mut interp);
+        }
         self.state.interrupt.take();
         // Back at the prompt: buffers kept for reuse within the run go back to the system.
         crate::runtime::memory::release_spare_buffers();
@@ -557,8 +561,10 @@ impl Session {
         color: bool,
     ) -> Option<DisplayData> {
         let path = super::inspect::target_at(code, cursor)?;
-        self.help(&path, detail, color)
-            .map(|plain| DisplayData { plain, html: None })
+        self.help(&path, detail, color).map(|plain| DisplayData {
+            plain,
+            ..Default::default()
+        })
     }
 
     /// The report `path?` shows (`path??` with `detail` 1), or None when the

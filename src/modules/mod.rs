@@ -24,6 +24,7 @@
 pub mod array;
 pub mod dialects;
 pub mod library;
+pub mod matplotlib;
 pub mod notebook;
 pub mod python;
 
@@ -63,7 +64,6 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
             "torch" if dotted.starts_with("torch.distributions") => ". devarray has no torch.distributions (Multinomial, Normal, ...): sample with torch.rand, torch.randn, torch.normal or torch.randint, and count outcomes yourself",
             "d2l" => ". devarray's d2l has the PyTorch and MXNet versions: from d2l import torch as d2l, or from d2l import mxnet as d2l",
             "pandas" => ". devarray has no pandas: read a CSV file with open() and line.split(','), then make an array of the numbers (np.array, torch.tensor)",
-            "matplotlib" => ". devarray draws no plots: print the values (or their shapes) instead",
             "torchvision" => ". devarray's torchvision has datasets (FashionMNIST, read from local files) and transforms (ToTensor, Normalize, Compose, Lambda); there are no pretrained models, since nothing is downloaded",
             _ => "",
         };
@@ -81,6 +81,9 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
         )
     })?;
     it.state_mut().modules.insert(dotted.to_string(), m.clone());
+    if dotted == "matplotlib.pyplot" {
+        matplotlib::init_pyplot(it, &m)?;
+    }
     if dotted == "torch" {
         // PyTorch's layers initialize from its own generator (torch.manual_seed's).
         it.state_mut()
@@ -152,6 +155,7 @@ fn build(dotted: &str) -> Option<Rc<Module>> {
         .or_else(|| numpy::build(dotted))
         .or_else(|| stdlib::build(dotted))
         .or_else(|| ipython::build(dotted))
+        .or_else(|| matplotlib::build(dotted))
 }
 
 /// Python's built-ins and the native globals, into a session's builtins table.

@@ -354,7 +354,18 @@ pub fn display_data(it: &mut dyn Interpreter, v: &Value) -> Result<DisplayData, 
         }),
         _ => None,
     };
-    Ok(DisplayData { plain, html })
+    // A figure carries its picture, as matplotlib-inline's formatter adds one.
+    let image = match v {
+        Value::Object(o) => o.get_attr(o, "_repr_image_").and_then(|f| match &f {
+            Value::Tuple(t) => match t.as_slice() {
+                [Value::Str(m), Value::Str(d)] => Some((m.to_string(), d.to_string())),
+                _ => None,
+            },
+            _ => None,
+        }),
+        _ => None,
+    };
+    Ok(DisplayData { plain, html, image })
 }
 
 /// IPython's pretty form (`super::pretty`).

@@ -2,10 +2,12 @@
 //! displayable values and progress lines sent to it.
 
 /// A displayable value: always text/plain, and text/html for arrays and tables.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DisplayData {
     pub plain: String,
     pub html: Option<String>,
+    /// A figure's picture: (mime type, data), `image/png` as base64 or `image/svg+xml`.
+    pub image: Option<(String, String)>,
 }
 
 /// Receives output while a statement runs, so a frontend can stream it.
@@ -19,6 +21,11 @@ pub trait OutputSink {
     /// the next output. Only notebooks have a cell output to clear, so the
     /// default does nothing.
     fn clear_output(&mut self, _wait: bool) {}
+    /// Whether this frontend shows images (a notebook): figures are then displayed as
+    /// pictures, otherwise drawn as text.
+    fn rich_display(&self) -> bool {
+        false
+    }
     /// A line that redraws itself as work advances (a progress bar). A
     /// terminal redraws `data.plain` with `\r`; a notebook shows the bar once
     /// (as HTML) and then updates that output in place (`display_id` names it).

@@ -147,6 +147,7 @@ mod tests {
             &DisplayData {
                 plain: "3".into(),
                 html: None,
+                ..Default::default()
             },
             true,
         );

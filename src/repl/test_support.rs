@@ -31,6 +31,7 @@ impl Evaluator for FakeEvaluator {
                 &DisplayData {
                     plain: text.to_string(),
                     html: None,
+                    ..Default::default()
                 },
                 true,
             );

@@ -1420,6 +1420,7 @@ impl ProgressObj {
             html: Some(crate::display::html::progress_html(
                 &self.desc, done, self.total,
             )),
+            ..Default::default()
         }
     }
 

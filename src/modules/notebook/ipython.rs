@@ -1,13 +1,9 @@
 //! `IPython` and `IPython.display`: what notebooks import for output (`display`,
-//! `clear_output`). Plot settings are accepted and do nothing, since devarray draws no plots.
+//! `clear_output`, `set_matplotlib_formats` for figures, `src/modules/matplotlib/`).
 use std::rc::Rc;
 
-use crate::object::value::{Args, Module, Value};
-use crate::object::{builtin, Exc, Interpreter};
-
-fn ignore(_it: &mut dyn Interpreter, _a: Args) -> Result<Value, Exc> {
-    Ok(Value::None)
-}
+use crate::object::builtin;
+use crate::object::value::{Module, Value};
 
 pub fn build(dotted: &str) -> Option<Rc<Module>> {
     Some(match dotted {
@@ -41,12 +37,28 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "set_matplotlib_formats",
                 builtin(
                     "set_matplotlib_formats",
-                    "set_matplotlib_formats(*formats): accepted; devarray draws no plots.",
-                    ignore,
+                    "set_matplotlib_formats(*formats): 'png' (the default) or 'svg' for figures in notebooks.",
+                    set_matplotlib_formats,
                 ),
             );
             m
         }
         _ => return None,
     })
+}
+
+/// `IPython.display.set_matplotlib_formats`: the same as matplotlib-inline's, reached by name
+/// (matplotlib is a library above the notebook helpers).
+fn set_matplotlib_formats(
+    it: &mut dyn crate::object::Interpreter,
+    a: crate::object::Args,
+) -> Result<crate::object::Value, crate::object::Exc> {
+    let inline = it.import("matplotlib_inline.backend_inline")?;
+    match inline.get("set_matplotlib_formats") {
+        Some(f) => it.call_value(&f, a),
+        None => Err(crate::object::Exc::new(
+            crate::object::ExcKind::AttributeError,
+            "module 'matplotlib_inline.backend_inline' has no attribute 'set_matplotlib_formats'",
+        )),
+    }
 }

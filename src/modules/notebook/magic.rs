@@ -21,12 +21,13 @@ pub fn run(it: &mut dyn Interpreter, name: &str, arg: &str) -> Result<(), Exc> {
             let data = crate::object::DisplayData {
                 plain: table.text.clone(),
                 html: Some(table.html.clone()),
+                ..Default::default()
             };
             it.out().display(&data, false);
         }
         "transfers" => transfers(it, arg)?,
         "who" => who(it),
-        // Notebooks start with it; devarray draws no plots, so there is nothing to set up.
+        // Notebooks start with it; figures are already shown inline (modules/matplotlib).
         "matplotlib" => {}
         other => {
             return Err(Exc::new(
@@ -213,6 +214,7 @@ fn transfers(it: &mut dyn Interpreter, arg: &str) -> Result<(), Exc> {
                 crate::display::table_html(&headers, &rows),
                 TRANSFERS_RESET
             )),
+            ..Default::default()
         };
         it.out().display(&data, false);
     }

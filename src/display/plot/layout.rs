@@ -1,0 +1,384 @@
+//! Where everything goes on the page: each axes' box in points (y down, as SVG), its view
+//! limits, ticks and labels; `tight_layout`'s margins. The SVG writer and the terminal
+//! drawing both start from this.
+
+use super::font;
+use super::ticks;
+use super::{Artist, Axes, Figure, Scale};
+
+/// Sizes in points (matplotlib's rcParams defaults).
+pub const FONT: f64 = 10.0;
+pub const TITLE_FONT: f64 = 12.0;
+pub const SUPTITLE_FONT: f64 = 12.0;
+pub const TICK_LEN: f64 = 3.5;
+pub const MINOR_TICK_LEN: f64 = 2.0;
+pub const TICK_PAD: f64 = 3.5;
+pub const LABEL_PAD: f64 = 4.0;
+pub const TITLE_PAD: f64 = 6.0;
+
+#[derive(Clone, Debug)]
+pub enum TickLabel {
+    Plain(String),
+    /// 10 to this power.
+    Pow10(String),
+}
+
+impl TickLabel {
+    pub fn width(&self, size: f64) -> f64 {
+        match self {
+            TickLabel::Plain(s) => font::width(s, size),
+            TickLabel::Pow10(e) => font::width("10", size) + font::width(e, size * 0.7),
+        }
+    }
+    pub fn text(&self) -> String {
+        match self {
+            TickLabel::Plain(s) => s.clone(),
+            TickLabel::Pow10(e) => format!("1e{e}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct AxisLayout {
+    pub view: (f64, f64),
+    pub scale: Scale,
+    pub major: Vec<(f64, TickLabel)>,
+    pub minor: Vec<f64>,
+    pub offset: String,
+}
+
+impl AxisLayout {
+    /// The position of data value `v` along the axis as a fraction from the low end.
+    pub fn frac(&self, v: f64) -> f64 {
+        let t = |x: f64| match self.scale {
+            Scale::Linear => x,
+            Scale::Log => {
+                if x > 0.0 {
+                    x.log10()
+                } else {
+                    f64::NAN
+                }
+            }
+        };
+        (t(v) - t(self.view.0)) / (t(self.view.1) - t(self.view.0))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct AxesLayout {
+    /// x, y (top), width, height in points.
+    pub bx: [f64; 4],
+    pub x: AxisLayout,
+    pub y: AxisLayout,
+}
+
+impl AxesLayout {
+    pub fn px(&self, v: f64) -> f64 {
+        self.bx[0] + self.x.frac(v) * self.bx[2]
+    }
+    pub fn py(&self, v: f64) -> f64 {
+        self.bx[1] + self.bx[3] - self.y.frac(v) * self.bx[3]
+    }
+}
+
+/// Data values and sticky edges of the artists, for one axis.
+fn data_of(ax: &Axes, is_x: bool) -> (Vec<f64>, Vec<f64>) {
+    let (mut data, mut sticky) = (Vec::new(), Vec::new());
+    for a in &ax.artists {
+        match a {
+            Artist::Line(l) => data.extend(if is_x { &l.xs } else { &l.ys }),
+            Artist::Scatter(s) => data.extend(if is_x { &s.xs } else { &s.ys }),
+            Artist::Bars(b) => {
+                for r in &b.rects {
+                    let (lo, hi) = if is_x == b.vertical {
+                        (r[0], r[0] + r[1])
+                    } else {
+                        (r[2], r[2] + r[3])
+                    };
+                    data.push(lo);
+                    data.push(hi);
+                    if is_x != b.vertical {
+                        sticky.push(r[2]);
+                    }
+                }
+            }
+            Artist::Fill(f) => {
+                if is_x {
+                    data.extend(&f.xs)
+                } else {
+                    data.extend(&f.y1);
+                    data.extend(&f.y2);
+                }
+            }
+            Artist::RefLine(r) => {
+                if r.horizontal != is_x {
+                    data.push(r.at)
+                }
+            }
+            Artist::Text(_) => {}
+            Artist::Image(im) => {
+                let n = if is_x { im.width } else { im.height } as f64;
+                data.extend([-0.5, n - 0.5]);
+                sticky.extend([-0.5, n - 0.5]);
+            }
+        }
+    }
+    (data, sticky)
+}
+
+fn has_image(ax: &Axes) -> bool {
+    ax.artists.iter().any(|a| matches!(a, Artist::Image(_)))
+}
+
+/// The view limits of one axis: what the program set, else autoscaled.
+pub fn view_limits(ax: &Axes, is_x: bool) -> (f64, f64) {
+    let spec = if is_x { &ax.x } else { &ax.y };
+    let (data, sticky) = data_of(ax, is_x);
+    let auto = || ticks::autoscale(&data, &sticky, spec.scale, 0.05);
+    let (mut lo, mut hi) = match spec.lim {
+        (Some(a), Some(b)) => (a, b),
+        (Some(a), None) => (a, auto().1),
+        (None, Some(b)) => (auto().0, b),
+        (None, None) => auto(),
+    };
+    // An image's rows go down: the y axis is inverted.
+    let invert = spec.inverted || (!is_x && has_image(ax) && spec.lim == (None, None));
+    if invert && lo < hi {
+        std::mem::swap(&mut lo, &mut hi);
+    }
+    (lo, hi)
+}
+
+fn axis_layout(ax: &Axes, is_x: bool, length: f64) -> AxisLayout {
+    let spec = if is_x { &ax.x } else { &ax.y };
+    let view = view_limits(ax, is_x);
+    let (lo, hi) = (view.0.min(view.1), view.0.max(view.1));
+    let space = ticks::tick_space(length, is_x, FONT);
+    let (locs, minor) = match (&spec.ticks, spec.scale) {
+        (Some(t), _) => (t.clone(), Vec::new()),
+        (None, Scale::Linear) => (ticks::max_n_locator(lo, hi, space), Vec::new()),
+        (None, Scale::Log) => ticks::log_locator(lo.max(f64::MIN_POSITIVE), hi, space),
+    };
+    let eps = (hi - lo).abs() * 1e-10;
+    let inside = |v: &f64| *v >= lo - eps && *v <= hi + eps;
+    let visible: Vec<f64> = locs.iter().copied().filter(inside).collect();
+    let minor: Vec<f64> = minor.into_iter().filter(inside).collect();
+    let (labels, offset): (Vec<TickLabel>, String) = if let Some(given) = &spec.ticklabels {
+        // Labels given with the ticks belong to them in order, whichever are visible.
+        let all: Vec<(f64, String)> = locs.iter().copied().zip(given.iter().cloned()).collect();
+        (
+            visible
+                .iter()
+                .map(|v| {
+                    all.iter()
+                        .find(|(t, _)| t == v)
+                        .map(|(_, s)| TickLabel::Plain(s.clone()))
+                        .unwrap_or(TickLabel::Plain(String::new()))
+                })
+                .collect(),
+            String::new(),
+        )
+    } else if spec.scale == Scale::Log && spec.ticks.is_none() {
+        (
+            visible
+                .iter()
+                .map(|v| match ticks::log_exponent(*v) {
+                    Some(e) => TickLabel::Pow10(e),
+                    None => TickLabel::Plain(String::new()),
+                })
+                .collect(),
+            String::new(),
+        )
+    } else {
+        let (l, o) = ticks::scalar_labels(&visible, (lo, hi));
+        (l.into_iter().map(TickLabel::Plain).collect(), o)
+    };
+    AxisLayout {
+        view,
+        scale: spec.scale,
+        major: visible.into_iter().zip(labels).collect(),
+        minor: if spec.scale == Scale::Log {
+            minor
+        } else {
+            Vec::new()
+        },
+        offset,
+    }
+}
+
+/// The box of `ax` in points on a figure of `size` inches.
+fn box_of(ax: &Axes, size: (f64, f64)) -> [f64; 4] {
+    let (w, h) = (size.0 * 72.0, size.1 * 72.0);
+    let [l, b, rw, rh] = ax.rect;
+    [l * w, (1.0 - b - rh) * h, rw * w, rh * h]
+}
+
+pub fn axes_layout(ax: &Axes, size: (f64, f64)) -> AxesLayout {
+    let mut bx = box_of(ax, size);
+    let mut x = axis_layout(ax, true, bx[2]);
+    let mut y = axis_layout(ax, false, bx[3]);
+    if ax.equal_aspect {
+        // Shrink the box so one data unit is as long on both axes, centred (anchor 'C').
+        let (dx, dy) = ((x.view.1 - x.view.0).abs(), (y.view.1 - y.view.0).abs());
+        if dx > 0.0 && dy > 0.0 {
+            let want = dy / dx;
+            let have = bx[3] / bx[2];
+            if have > want {
+                let nh = bx[2] * want;
+                bx[1] += (bx[3] - nh) / 2.0;
+                bx[3] = nh;
+            } else {
+                let nw = bx[3] / want;
+                bx[0] += (bx[2] - nw) / 2.0;
+                bx[2] = nw;
+            }
+            x = axis_layout(ax, true, bx[2]);
+            y = axis_layout(ax, false, bx[3]);
+        }
+    }
+    AxesLayout { bx, x, y }
+}
+
+/// How far the decorations of `ax` reach beyond its box: left, right, top, bottom (points).
+fn decorations(ax: &Axes, lay: &AxesLayout) -> [f64; 4] {
+    if !ax.axis_on {
+        let top = if ax.title.is_empty() {
+            0.0
+        } else {
+            TITLE_PAD + font::height(TITLE_FONT)
+        };
+        return [0.0, 0.0, top, 0.0];
+    }
+    let (mut l, mut r, mut t, mut b) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    if ax.y.visible {
+        let w = lay
+            .y
+            .major
+            .iter()
+            .map(|(_, s)| s.width(FONT))
+            .fold(0.0, f64::max);
+        l = TICK_LEN + TICK_PAD + w;
+        if !ax.y.label.is_empty() {
+            l += LABEL_PAD + font::height(FONT);
+        }
+    }
+    if ax.x.visible {
+        b = TICK_LEN + TICK_PAD + font::height(FONT);
+        if !ax.x.label.is_empty() {
+            b += LABEL_PAD + font::height(FONT);
+        }
+        // Labels at the ends hang over the box's sides.
+        for (v, s) in &lay.x.major {
+            let cx = lay.px(*v);
+            let half = s.width(FONT) / 2.0;
+            l = l.max(lay.bx[0] - (cx - half));
+            r = r.max(cx + half - (lay.bx[0] + lay.bx[2]));
+        }
+    }
+    if !ax.title.is_empty() {
+        t = TITLE_PAD + font::height(TITLE_FONT);
+    }
+    [l, r, t, b]
+}
+
+/// `tight_layout()`: margins and gaps between subplots just wide enough for their tick labels,
+/// axis labels and titles, with matplotlib's padding of 1.08 font sizes.
+pub fn tight_layout(fig: &mut Figure) {
+    let (w, h) = (fig.size.0 * 72.0, fig.size.1 * 72.0);
+    let pad = 1.08 * FONT;
+    let (nrows, ncols) = fig
+        .axes
+        .iter()
+        .filter_map(|a| a.grid)
+        .map(|(r, c, _, _)| (r, c))
+        .next()
+        .unwrap_or((1, 1));
+    let (mut left, mut right) = (vec![0.0f64; ncols], vec![0.0f64; ncols]);
+    let (mut top, mut bottom) = (vec![0.0f64; nrows], vec![0.0f64; nrows]);
+    for ax in &fig.axes {
+        let (row, col) = match ax.grid {
+            Some((nr, nc, r, c)) if nr == nrows && nc == ncols => (r, c),
+            Some(_) => continue,
+            None if fig.axes.len() == 1 => (0, 0),
+            None => continue,
+        };
+        let lay = axes_layout(ax, fig.size);
+        let [l, r, t, b] = decorations(ax, &lay);
+        left[col] = left[col].max(l);
+        right[col] = right[col].max(r);
+        top[row] = top[row].max(t);
+        bottom[row] = bottom[row].max(b);
+    }
+    let sup = if fig.suptitle.is_some() {
+        font::height(SUPTITLE_FONT) + 0.02 * h
+    } else {
+        0.0
+    };
+    let x0 = left[0] + pad;
+    let x1 = w - right[ncols - 1] - pad;
+    let y0 = top[0] + pad + sup;
+    let y1 = h - bottom[nrows - 1] - pad;
+    let gaps_w: f64 = (0..ncols.saturating_sub(1))
+        .map(|c| right[c] + left[c + 1] + pad)
+        .sum();
+    let gaps_h: f64 = (0..nrows.saturating_sub(1))
+        .map(|r| bottom[r] + top[r + 1] + pad)
+        .sum();
+    let cw = ((x1 - x0 - gaps_w) / ncols as f64).max(1.0);
+    let ch = ((y1 - y0 - gaps_h) / nrows as f64).max(1.0);
+    let mut xs = vec![x0; ncols];
+    for c in 1..ncols {
+        xs[c] = xs[c - 1] + cw + right[c - 1] + left[c] + pad;
+    }
+    let mut ys = vec![y0; nrows];
+    for r in 1..nrows {
+        ys[r] = ys[r - 1] + ch + bottom[r - 1] + top[r] + pad;
+    }
+    let single = fig.axes.len() == 1;
+    for ax in &mut fig.axes {
+        let (row, col) = match ax.grid {
+            Some((nr, nc, r, c)) if nr == nrows && nc == ncols => (r, c),
+            None if single => (0, 0),
+            _ => continue,
+        };
+        ax.rect = [xs[col] / w, 1.0 - (ys[row] + ch) / h, cw / w, ch / h];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::plot::{Figure, Line, LineStyle, Rgba, DEFAULT_MARGINS};
+
+    #[test]
+    fn default_axes_box_and_ticks() {
+        let mut fig = Figure::new(1, (6.4, 4.8), 100.0);
+        let mut ax = Axes::new(crate::display::plot::grid_rect(
+            1,
+            1,
+            0,
+            0,
+            DEFAULT_MARGINS,
+            0.2,
+            0.2,
+        ));
+        ax.artists.push(Artist::Line(Line {
+            xs: vec![0.0, 1.0, 2.0],
+            ys: vec![0.0, 1.0, 4.0],
+            color: Rgba::BLACK,
+            width: 1.5,
+            style: LineStyle::Solid,
+            marker: None,
+            marker_size: 6.0,
+            label: None,
+        }));
+        fig.axes.push(ax);
+        let lay = axes_layout(&fig.axes[0], fig.size);
+        assert!((lay.bx[0] - 57.6).abs() < 1e-9 && (lay.bx[2] - 357.12).abs() < 1e-9);
+        let labels: Vec<String> = lay.y.major.iter().map(|(_, l)| l.text()).collect();
+        assert_eq!(
+            labels,
+            ["0.0", "0.5", "1.0", "1.5", "2.0", "2.5", "3.0", "3.5", "4.0"]
+        );
+    }
+}

@@ -1,0 +1,294 @@
+//! Figures as plain data, and what turns them into pictures: matplotlib's Figure/Axes model
+//! (what `matplotlib.pyplot` builds, `src/modules/matplotlib/`), its default style, tick
+//! locators and formatters (`ticks.rs`), the SVG writer (`svg.rs`), PNG through resvg with the
+//! shipped DejaVu Sans (`raster.rs`), and the terminal's braille drawing (`term.rs`).
+//! Nothing here knows the language: coordinates are f64s, colours RGBA.
+
+pub mod color;
+pub mod font;
+pub mod layout;
+pub mod raster;
+pub mod svg;
+pub mod term;
+pub mod ticks;
+
+pub use color::Rgba;
+
+/// matplotlib's default colour cycle (tab10).
+pub const TAB10: [&str; 10] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    Linear,
+    Log,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LineStyle {
+    Solid,
+    Dashed,
+    DashDot,
+    Dotted,
+    None,
+}
+
+impl LineStyle {
+    /// matplotlib's dash patterns (lines.dashed_pattern...), in multiples of the line width.
+    pub fn dashes(self) -> Option<&'static [f64]> {
+        match self {
+            LineStyle::Dashed => Some(&[3.7, 1.6]),
+            LineStyle::DashDot => Some(&[6.4, 1.6, 1.0, 1.6]),
+            LineStyle::Dotted => Some(&[1.0, 1.65]),
+            _ => None,
+        }
+    }
+}
+
+/// A marker as matplotlib's one-character codes name it.
+pub type Marker = char;
+
+#[derive(Clone, Debug)]
+pub struct Line {
+    pub xs: Vec<f64>,
+    pub ys: Vec<f64>,
+    pub color: Rgba,
+    pub width: f64,
+    pub style: LineStyle,
+    pub marker: Option<Marker>,
+    pub marker_size: f64,
+    pub label: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Scatter {
+    pub xs: Vec<f64>,
+    pub ys: Vec<f64>,
+    /// One colour, or one per point.
+    pub colors: Vec<Rgba>,
+    /// Marker area in pt².
+    pub sizes: Vec<f64>,
+    pub marker: Marker,
+    pub label: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Bars {
+    /// Left edge, width, bottom, height of each bar (data units).
+    pub rects: Vec<[f64; 4]>,
+    pub color: Rgba,
+    pub edge: Option<Rgba>,
+    pub label: Option<String>,
+    /// `hist`'s bars stand on y=0 with no margin below; so do `bar`'s.
+    pub vertical: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Fill {
+    pub xs: Vec<f64>,
+    pub y1: Vec<f64>,
+    pub y2: Vec<f64>,
+    pub color: Rgba,
+    pub label: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct RefLine {
+    /// y for axhline, x for axvline.
+    pub at: f64,
+    pub horizontal: bool,
+    pub color: Rgba,
+    pub width: f64,
+    pub style: LineStyle,
+    pub label: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Text {
+    pub x: f64,
+    pub y: f64,
+    pub text: String,
+    pub color: Rgba,
+    pub size: f64,
+    pub ha: String,
+    pub va: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Image {
+    pub width: usize,
+    pub height: usize,
+    /// Row-major RGBA, top row first.
+    pub rgba: Vec<u8>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Artist {
+    Line(Line),
+    Scatter(Scatter),
+    Bars(Bars),
+    Fill(Fill),
+    RefLine(RefLine),
+    Text(Text),
+    Image(Image),
+}
+
+impl Artist {
+    pub fn label(&self) -> Option<&str> {
+        let l = match self {
+            Artist::Line(l) => &l.label,
+            Artist::Scatter(s) => &s.label,
+            Artist::Bars(b) => &b.label,
+            Artist::Fill(f) => &f.label,
+            Artist::RefLine(r) => &r.label,
+            _ => return None,
+        };
+        // matplotlib leaves out labels starting with an underscore.
+        l.as_deref().filter(|s| !s.starts_with('_'))
+    }
+}
+
+/// One axis's settings: what the program set, the rest computed at draw time.
+#[derive(Clone, Debug)]
+pub struct AxisSpec {
+    pub label: String,
+    pub lim: (Option<f64>, Option<f64>),
+    pub scale: Scale,
+    pub ticks: Option<Vec<f64>>,
+    pub ticklabels: Option<Vec<String>>,
+    pub visible: bool,
+    pub inverted: bool,
+}
+
+impl Default for AxisSpec {
+    fn default() -> Self {
+        AxisSpec {
+            label: String::new(),
+            lim: (None, None),
+            scale: Scale::Linear,
+            ticks: None,
+            ticklabels: None,
+            visible: true,
+            inverted: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Legend {
+    /// Labels given to `legend([...])`, for the artists in order.
+    pub labels: Option<Vec<String>>,
+    /// matplotlib's location code: 0 is 'best'.
+    pub loc: u8,
+}
+
+#[derive(Clone, Debug)]
+pub struct Axes {
+    /// left, bottom, width, height as fractions of the figure.
+    pub rect: [f64; 4],
+    /// (nrows, ncols, row, col) for subplots laid out on a grid.
+    pub grid: Option<(usize, usize, usize, usize)>,
+    pub artists: Vec<Artist>,
+    pub title: String,
+    pub x: AxisSpec,
+    pub y: AxisSpec,
+    pub grid_on: bool,
+    pub legend: Option<Legend>,
+    pub axis_on: bool,
+    /// Equal aspect (imshow): the box shrinks to keep data units square.
+    pub equal_aspect: bool,
+    /// The next colour of the property cycle.
+    pub cycle: usize,
+}
+
+impl Axes {
+    pub fn new(rect: [f64; 4]) -> Axes {
+        Axes {
+            rect,
+            grid: None,
+            artists: Vec::new(),
+            title: String::new(),
+            x: AxisSpec::default(),
+            y: AxisSpec::default(),
+            grid_on: false,
+            legend: None,
+            axis_on: true,
+            equal_aspect: false,
+            cycle: 0,
+        }
+    }
+
+    /// `cla()`: everything but the position.
+    pub fn clear(&mut self) {
+        let (rect, grid) = (self.rect, self.grid);
+        *self = Axes::new(rect);
+        self.grid = grid;
+    }
+
+    pub fn next_color(&mut self) -> Rgba {
+        let c = color::parse(TAB10[self.cycle % TAB10.len()]).unwrap_or(Rgba::BLACK);
+        self.cycle += 1;
+        c
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Figure {
+    pub number: i64,
+    /// Inches.
+    pub size: (f64, f64),
+    pub dpi: f64,
+    pub axes: Vec<Axes>,
+    pub suptitle: Option<String>,
+    pub facecolor: Rgba,
+}
+
+impl Figure {
+    pub fn new(number: i64, size: (f64, f64), dpi: f64) -> Figure {
+        Figure {
+            number,
+            size,
+            dpi,
+            axes: Vec::new(),
+            suptitle: None,
+            facecolor: Rgba::WHITE,
+        }
+    }
+
+    /// The pixel size matplotlib reports in `<Figure size 640x480 with 1 Axes>`.
+    pub fn pixels(&self) -> (f64, f64) {
+        (self.size.0 * self.dpi, self.size.1 * self.dpi)
+    }
+}
+
+/// The subplot grid's default parameters (figure.subplot.*).
+pub const SUBPLOT_LEFT: f64 = 0.125;
+pub const SUBPLOT_RIGHT: f64 = 0.9;
+pub const SUBPLOT_BOTTOM: f64 = 0.11;
+pub const SUBPLOT_TOP: f64 = 0.88;
+pub const SUBPLOT_WSPACE: f64 = 0.2;
+pub const SUBPLOT_HSPACE: f64 = 0.2;
+
+/// The rectangle of cell (row, col) of an nrows x ncols grid, as GridSpec computes it.
+pub fn grid_rect(
+    nrows: usize,
+    ncols: usize,
+    row: usize,
+    col: usize,
+    margins: [f64; 4],
+    wspace: f64,
+    hspace: f64,
+) -> [f64; 4] {
+    let [left, bottom, right, top] = margins;
+    let (nr, nc) = (nrows.max(1) as f64, ncols.max(1) as f64);
+    let cell_w = (right - left) / (nc + wspace * (nc - 1.0));
+    let cell_h = (top - bottom) / (nr + hspace * (nr - 1.0));
+    let x0 = left + col as f64 * cell_w * (1.0 + wspace);
+    let y_top = top - row as f64 * cell_h * (1.0 + hspace);
+    [x0, y_top - cell_h, cell_w, cell_h]
+}
+
+/// The default subplot margins: [left, bottom, right, top].
+pub const DEFAULT_MARGINS: [f64; 4] = [SUBPLOT_LEFT, SUBPLOT_BOTTOM, SUBPLOT_RIGHT, SUBPLOT_TOP];

@@ -1,0 +1,2123 @@
+//! `matplotlib`, `matplotlib.pyplot` and `matplotlib_inline.backend_inline`: pyplot's state
+//! machine (open figures, the current figure and axes, `rcParams`) over the figure model of
+//! `crate::display::plot`. In a notebook, figures made in a cell are shown at its end as
+//! matplotlib-inline shows them (`flush_inline`); in a terminal `show()` draws them as text
+//! and writes an SVG file.
+
+pub mod data;
+pub mod objects;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use crate::display::plot::{
+    self, color, Artist, Axes, Bars, Figure, Fill, Legend, Line, LineStyle, RefLine, Rgba, Scale,
+    Scatter, Text,
+};
+use crate::object::ops::as_f64;
+use crate::object::value::{Args, Dict, HashKey, MethodFn, Module, NativeObject, Value};
+use crate::object::{builtin, DisplayData, Exc, ExcKind, Interpreter};
+
+use data::{brief_repr, numbers, text_of, vector};
+use objects::{
+    as_axes, as_fig, axes_value, fig_value, handle, AxesArray, AxesObj, FigObj, Format, Shared,
+};
+
+/// pyplot's state for one session: the open figures (matplotlib's `Gcf`), in order.
+pub struct Pyplot {
+    figs: RefCell<Vec<Rc<FigObj>>>,
+    current: RefCell<Option<Rc<FigObj>>>,
+    shared: Rc<Shared>,
+    rc: Value,
+}
+
+impl NativeObject for Pyplot {
+    fn type_name(&self) -> &str {
+        "_pylab_helpers.Gcf"
+    }
+    fn repr(&self) -> String {
+        "<class 'matplotlib._pylab_helpers.Gcf'>".into()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn state(it: &mut dyn Interpreter) -> Result<Rc<dyn NativeObject>, Exc> {
+    let m = it.import("matplotlib.pyplot")?;
+    match &m.get("_pylab_helpers") {
+        Some(Value::Object(o)) if o.as_any().is::<Pyplot>() => Ok(o.clone()),
+        _ => Err(Exc::new(ExcKind::RuntimeError, "pyplot's state is missing")),
+    }
+}
+
+fn with_state<R>(it: &mut dyn Interpreter, f: impl FnOnce(&Pyplot) -> R) -> Result<R, Exc> {
+    let o = state(it)?;
+    let p = o
+        .as_any()
+        .downcast_ref::<Pyplot>()
+        .ok_or_else(|| Exc::new(ExcKind::RuntimeError, "pyplot's state is missing"))?;
+    Ok(f(p))
+}
+
+fn rc_get(p: &Pyplot, key: &str) -> Option<Value> {
+    match &p.rc {
+        Value::Dict(d) => d.borrow().get(&HashKey::Str(Rc::from(key))).cloned(),
+        _ => None,
+    }
+}
+
+fn rc_figsize(p: &Pyplot) -> (f64, f64) {
+    let v = rc_get(p, "figure.figsize");
+    let pair = v.and_then(|v| match &v {
+        Value::List(l) => Some(l.borrow().clone()),
+        Value::Tuple(t) => Some(t.as_ref().clone()),
+        _ => None,
+    });
+    match pair.as_deref() {
+        Some([w, h]) => match (as_f64(w), as_f64(h)) {
+            (Some(w), Some(h)) if w > 0.0 && h > 0.0 => (w, h),
+            _ => (6.4, 4.8),
+        },
+        _ => (6.4, 4.8),
+    }
+}
+
+fn rc_dpi(p: &Pyplot) -> f64 {
+    rc_get(p, "figure.dpi")
+        .and_then(|v| as_f64(&v))
+        .filter(|d| *d > 0.0)
+        .unwrap_or(100.0)
+}
+
+fn size_arg(v: Option<Value>) -> Result<Option<(f64, f64)>, Exc> {
+    let Some(v) = v else { return Ok(None) };
+    if matches!(v, Value::None) {
+        return Ok(None);
+    }
+    let items: Vec<Value> = match &v {
+        Value::List(l) => l.borrow().clone(),
+        Value::Tuple(t) => t.as_ref().clone(),
+        _ => Vec::new(),
+    };
+    match items.as_slice() {
+        [w, h] => match (as_f64(w), as_f64(h)) {
+            (Some(w), Some(h)) if w > 0.0 && h > 0.0 && w.is_finite() && h.is_finite() => {
+                Ok(Some((w, h)))
+            }
+            _ => Err(Exc::value_error(format!(
+                "figure size must be positive finite not {}",
+                brief_repr(&v)
+            ))),
+        },
+        _ => Err(Exc::value_error(format!(
+            "figure size must be a pair of numbers (width, height) in inches, not {}",
+            brief_repr(&v)
+        ))),
+    }
+}
+
+/// A new figure, registered as current (pyplot.figure).
+fn new_figure(
+    it: &mut dyn Interpreter,
+    size: Option<(f64, f64)>,
+    dpi: Option<f64>,
+    num: Option<i64>,
+) -> Result<Rc<FigObj>, Exc> {
+    with_state(it, |p| {
+        let number = num.unwrap_or_else(|| {
+            p.figs
+                .borrow()
+                .iter()
+                .map(|f| f.fig.borrow().number)
+                .max()
+                .unwrap_or(0)
+                + 1
+        });
+        let fig = Figure::new(
+            number,
+            size.unwrap_or_else(|| rc_figsize(p)),
+            dpi.unwrap_or_else(|| rc_dpi(p)),
+        );
+        let f = FigObj::new(fig, p.shared.clone());
+        p.figs.borrow_mut().push(f.clone());
+        *p.current.borrow_mut() = Some(f.clone());
+        f
+    })
+}
+
+fn gcf(it: &mut dyn Interpreter) -> Result<Rc<FigObj>, Exc> {
+    if let Some(f) = with_state(it, |p| p.current.borrow().clone())? {
+        return Ok(f);
+    }
+    new_figure(it, None, None, None)
+}
+
+fn gca(it: &mut dyn Interpreter) -> Result<Rc<AxesObj>, Exc> {
+    Ok(gcf(it)?.gca())
+}
+
+// ------------------------------------------------------------------ figures
+
+fn figure(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let num = a.take(0, "num")?;
+    let size = size_arg(a.take(1, "figsize")?)?;
+    let dpi = a.take(2, "dpi")?.and_then(|v| as_f64(&v));
+    for k in ["facecolor", "edgecolor", "frameon", "clear", "layout"] {
+        a.take_kw(k);
+    }
+    a.finish(3)?;
+    // figure(n) with an open figure n makes it current again.
+    let num = match num {
+        Some(Value::Int(n)) => Some(n),
+        Some(Value::None) | None => None,
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "figure() num must be an int, not {}",
+                other.type_name()
+            )))
+        }
+    };
+    if let Some(n) = num {
+        let found = with_state(it, |p| {
+            let f = p
+                .figs
+                .borrow()
+                .iter()
+                .find(|f| f.fig.borrow().number == n)
+                .cloned();
+            if let Some(f) = &f {
+                *p.current.borrow_mut() = Some(f.clone());
+            }
+            f
+        })?;
+        if let Some(f) = found {
+            return Ok(fig_value(&f));
+        }
+    }
+    Ok(fig_value(&new_figure(it, size, dpi, num)?))
+}
+
+/// Adds an nrows x ncols grid of axes to `f`, returning matplotlib's squeezed result.
+fn add_grid(f: &Rc<FigObj>, nrows: usize, ncols: usize, squeeze: bool) -> Value {
+    let mut items = Vec::new();
+    for r in 0..nrows {
+        for c in 0..ncols {
+            let mut ax = Axes::new(plot::grid_rect(
+                nrows,
+                ncols,
+                r,
+                c,
+                plot::DEFAULT_MARGINS,
+                plot::SUBPLOT_WSPACE,
+                plot::SUBPLOT_HSPACE,
+            ));
+            ax.grid = Some((nrows, ncols, r, c));
+            items.push(f.add_axes(ax));
+        }
+    }
+    // The first axes is current after subplots(), as in matplotlib.
+    if let Some(first) = items.first() {
+        f.current.set(Some(first.index));
+    }
+    if squeeze && items.len() == 1 {
+        return axes_value(&items[0]);
+    }
+    let shape = if squeeze && (nrows == 1 || ncols == 1) {
+        vec![items.len()]
+    } else {
+        vec![nrows, ncols]
+    };
+    Value::Object(Rc::new(AxesArray { items, shape }))
+}
+
+fn count(v: Option<Value>, name: &str, default: usize) -> Result<usize, Exc> {
+    match v {
+        None => Ok(default),
+        Some(Value::Int(n)) if n >= 1 => Ok(n as usize),
+        Some(Value::Int(n)) => Err(Exc::value_error(format!(
+            "Number of {name} must be a positive integer, not {n}"
+        ))),
+        Some(other) => Err(Exc::value_error(format!(
+            "Number of {name} must be a positive integer, not {}",
+            brief_repr(&other)
+        ))),
+    }
+}
+
+fn subplots(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let nrows = count(a.take(0, "nrows")?, "rows", 1)?;
+    let ncols = count(a.take(1, "ncols")?, "columns", 1)?;
+    let size = size_arg(a.take_kw("figsize"))?;
+    let dpi = a.take_kw("dpi").and_then(|v| as_f64(&v));
+    let squeeze = match a.take_kw("squeeze") {
+        Some(v) => v.truthy()?,
+        None => true,
+    };
+    for k in [
+        "sharex",
+        "sharey",
+        "constrained_layout",
+        "layout",
+        "subplot_kw",
+        "gridspec_kw",
+    ] {
+        a.take_kw(k);
+    }
+    a.finish(2)?;
+    if nrows * ncols > 1024 {
+        return Err(Exc::value_error(format!(
+            "{nrows}x{ncols} subplots are more than devarray draws (1024)"
+        )));
+    }
+    let f = new_figure(it, size, dpi, None)?;
+    let axes = add_grid(&f, nrows, ncols, squeeze);
+    Ok(Value::tuple(vec![fig_value(&f), axes]))
+}
+
+pub(crate) fn fig_subplots(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
+    let nrows = count(a.take(0, "nrows")?, "rows", 1)?;
+    let ncols = count(a.take(1, "ncols")?, "columns", 1)?;
+    for k in ["sharex", "sharey", "squeeze", "subplot_kw", "gridspec_kw"] {
+        a.take_kw(k);
+    }
+    a.finish(2)?;
+    if nrows * ncols > 1024 {
+        return Err(Exc::value_error("more than 1024 subplots"));
+    }
+    Ok(add_grid(f, nrows, ncols, true))
+}
+
+/// `subplot(nrows, ncols, index)` / `add_subplot(...)`, also as one number `221`.
+fn subplot_spec(a: &mut Args) -> Result<(usize, usize, usize), Exc> {
+    let first = a.take(0, "nrows")?;
+    let (nr, nc, idx) = match first {
+        None => (1, 1, 1),
+        Some(Value::Int(n)) if a.pos.len() <= 1 && (111..=999).contains(&n) => (
+            (n / 100) as usize,
+            ((n / 10) % 10) as usize,
+            (n % 10) as usize,
+        ),
+        Some(v) => {
+            let nr = count(Some(v), "rows", 1)?;
+            let nc = count(a.take(1, "ncols")?, "columns", 1)?;
+            let idx = count(a.take(2, "index")?, "index", 1)?;
+            (nr, nc, idx)
+        }
+    };
+    if idx < 1 || idx > nr * nc {
+        return Err(Exc::value_error(format!(
+            "num must be an integer with 1 <= num <= {}, not {idx}",
+            nr * nc
+        )));
+    }
+    a.take_kw("projection");
+    a.take_kw("sharex");
+    a.take_kw("sharey");
+    a.finish(3)?;
+    Ok((nr, nc, idx))
+}
+
+fn subplot_in(f: &Rc<FigObj>, (nr, nc, idx): (usize, usize, usize)) -> Value {
+    let (r, c) = ((idx - 1) / nc, (idx - 1) % nc);
+    // An existing axes at the same place is reused, as pyplot.subplot does.
+    let existing = f
+        .axes
+        .borrow()
+        .iter()
+        .find(|a| {
+            a.with(|ax| ax.grid == Some((nr, nc, r, c)))
+                .unwrap_or(false)
+        })
+        .cloned();
+    if let Some(ax) = existing {
+        f.current.set(Some(ax.index));
+        return axes_value(&ax);
+    }
+    let mut ax = Axes::new(plot::grid_rect(
+        nr,
+        nc,
+        r,
+        c,
+        plot::DEFAULT_MARGINS,
+        0.2,
+        0.2,
+    ));
+    ax.grid = Some((nr, nc, r, c));
+    axes_value(&f.add_axes(ax))
+}
+
+fn subplot(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let spec = subplot_spec(&mut a)?;
+    let f = gcf(it)?;
+    Ok(subplot_in(&f, spec))
+}
+
+pub(crate) fn fig_add_subplot(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
+    let spec = subplot_spec(&mut a)?;
+    Ok(subplot_in(f, spec))
+}
+
+pub(crate) fn fig_suptitle(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
+    let t = a.required(0, "t")?;
+    a.take_kw("fontsize");
+    a.take_kw("y");
+    a.finish(1)?;
+    f.fig.borrow_mut().suptitle = Some(text_of(&t));
+    Ok(handle("matplotlib.text.Text"))
+}
+
+pub(crate) fn fig_set_size(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
+    let w = a.required(0, "w")?;
+    let size = match a.take(1, "h")? {
+        Some(h) => size_arg(Some(Value::tuple(vec![w, h])))?,
+        None => size_arg(Some(w))?,
+    };
+    a.take_kw("forward");
+    a.finish(2)?;
+    if let Some(s) = size {
+        f.fig.borrow_mut().size = s;
+    }
+    Ok(Value::None)
+}
+
+pub(crate) fn subplots_adjust(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
+    let mut m = plot::DEFAULT_MARGINS;
+    let mut ws = plot::SUBPLOT_WSPACE;
+    let mut hs = plot::SUBPLOT_HSPACE;
+    for (i, k) in ["left", "bottom", "right", "top", "wspace", "hspace"]
+        .iter()
+        .enumerate()
+    {
+        if let Some(v) = a.take(i, k)?.and_then(|v| as_f64(&v)) {
+            match i {
+                0..=3 => m[i] = v,
+                4 => ws = v,
+                _ => hs = v,
+            }
+        }
+    }
+    a.finish(6)?;
+    if m[0] >= m[2] {
+        return Err(Exc::value_error("left cannot be >= right"));
+    }
+    if m[1] >= m[3] {
+        return Err(Exc::value_error("bottom cannot be >= top"));
+    }
+    for ax in f.fig.borrow_mut().axes.iter_mut() {
+        if let Some((nr, nc, r, c)) = ax.grid {
+            ax.rect = plot::grid_rect(nr, nc, r, c, m, ws, hs);
+        }
+    }
+    Ok(Value::None)
+}
+
+fn close(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let which = a.take(0, "fig")?;
+    a.finish(1)?;
+    with_state(it, |p| -> Result<(), Exc> {
+        let mut figs = p.figs.borrow_mut();
+        let remove: Vec<usize> = match &which {
+            None | Some(Value::None) => p
+                .current
+                .borrow()
+                .iter()
+                .filter_map(|c| figs.iter().position(|f| Rc::ptr_eq(f, c)))
+                .collect(),
+            Some(Value::Str(s)) if s.as_ref() == "all" => (0..figs.len()).collect(),
+            Some(Value::Int(n)) => figs
+                .iter()
+                .position(|f| f.fig.borrow().number == *n)
+                .into_iter()
+                .collect(),
+            Some(v) => match as_fig(v) {
+                Some(f) => figs
+                    .iter()
+                    .position(|g| Rc::ptr_eq(g, &f))
+                    .into_iter()
+                    .collect(),
+                None => {
+                    return Err(Exc::type_error(format!(
+                        "close() argument must be a Figure, an int, a string, or None, not {}",
+                        v.type_name()
+                    )))
+                }
+            },
+        };
+        for i in remove.into_iter().rev() {
+            figs[i].closed.set(true);
+            figs.remove(i);
+        }
+        *p.current.borrow_mut() = figs.last().cloned();
+        Ok(())
+    })??;
+    Ok(Value::None)
+}
+
+fn get_fignums(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    with_state(it, |p| {
+        Value::list(
+            p.figs
+                .borrow()
+                .iter()
+                .map(|f| Value::Int(f.fig.borrow().number))
+                .collect(),
+        )
+    })
+}
+
+// ------------------------------------------------------------------ showing
+
+fn color_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
+
+/// Where `show()` writes a figure's SVG in a terminal session.
+fn show_path(number: i64) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("devarray-figure-{number}.svg"))
+}
+
+/// Shows one figure: in a notebook as an image now, in a terminal as text plus an SVG file.
+pub(crate) fn show_figure(it: &mut dyn Interpreter, f: &Rc<FigObj>) {
+    if it.out().rich_display() {
+        let plain = f.repr();
+        match f.image() {
+            Ok(img) => it.out().display(
+                &DisplayData {
+                    plain,
+                    html: None,
+                    image: Some(img),
+                },
+                false,
+            ),
+            Err(e) => it.out().stderr(&format!("{}\n", e.message)),
+        }
+        return;
+    }
+    let text = plot::term::render(&f.fig.borrow(), color_terminal());
+    let number = f.fig.borrow().number;
+    let path = show_path(number);
+    let note = match std::fs::write(&path, f.svg()) {
+        Ok(()) => format!("Figure {number} written to {}\n", path.display()),
+        Err(e) => format!("Figure {number}: could not write {}: {e}\n", path.display()),
+    };
+    it.out().stdout(&format!("{text}{note}"));
+}
+
+fn show(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    a.take(0, "block")?;
+    a.finish(1)?;
+    let figs = with_state(it, |p| p.figs.borrow().clone())?;
+    for f in &figs {
+        show_figure(it, f);
+    }
+    // Shown figures are closed, as matplotlib-inline's show and a blocking show leave them.
+    with_state(it, |p| {
+        for f in p.figs.borrow().iter() {
+            f.closed.set(true);
+        }
+        p.figs.borrow_mut().clear();
+        *p.current.borrow_mut() = None;
+    })?;
+    Ok(Value::None)
+}
+
+/// The end of a notebook cell: figures still open are shown and closed, as
+/// matplotlib-inline's `flush_figures` does after each cell.
+pub fn flush_inline(it: &mut dyn Interpreter) {
+    if !it.state().modules.contains_key("matplotlib.pyplot") {
+        return;
+    }
+    let _ = show(it, Args::new("show", Vec::new()));
+}
+
+pub(crate) fn savefig(it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> Result<Value, Exc> {
+    let fname = a.required(0, "fname")?;
+    let dpi = a.take_kw("dpi").and_then(|v| as_f64(&v));
+    let format = a.take_kw("format").map(|v| text_of(&v));
+    for k in [
+        "bbox_inches",
+        "pad_inches",
+        "transparent",
+        "facecolor",
+        "edgecolor",
+        "metadata",
+    ] {
+        a.take_kw(k);
+    }
+    a.finish(1)?;
+    let path = match &fname {
+        Value::Str(s) => s.to_string(),
+        other => {
+            return Err(Exc::type_error(format!(
+                "savefig() fname must be a path (str), not {}",
+                other.type_name()
+            )))
+        }
+    };
+    let ext = format.unwrap_or_else(|| {
+        std::path::Path::new(&path)
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_else(|| "png".into())
+    });
+    // Without an extension matplotlib adds the format's.
+    let path = if std::path::Path::new(&path).extension().is_none() {
+        format!("{path}.{ext}")
+    } else {
+        path
+    };
+    let bytes = match ext.as_str() {
+        "svg" => f.svg().into_bytes(),
+        "png" => {
+            let fig = f.fig.borrow();
+            plot::raster::png(&fig, dpi.unwrap_or(fig.dpi)).map_err(Exc::value_error)?
+        }
+        other => {
+            return Err(Exc::value_error(format!(
+                "Format '{other}' is not supported (supported formats: png, svg)"
+            )))
+        }
+    };
+    std::fs::write(&path, bytes).map_err(|e| {
+        let kind = if e.kind() == std::io::ErrorKind::NotFound {
+            ExcKind::FileNotFoundError
+        } else {
+            ExcKind::OSError
+        };
+        Exc::new(
+            kind,
+            format!(
+                "[Errno {}] {}: '{path}'",
+                e.raw_os_error().unwrap_or(2),
+                io_text(&e)
+            ),
+        )
+    })?;
+    let _ = it;
+    Ok(Value::None)
+}
+
+fn io_text(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "No such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "Permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+fn set_formats(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    let mut fmt = None;
+    for v in &a.pos {
+        let s = text_of(v);
+        fmt = Some(match s.as_str() {
+            "svg" => Format::Svg,
+            "png" | "retina" | "png2x" => Format::Png,
+            "jpg" | "jpeg" | "pdf" => {
+                return Err(Exc::value_error(format!(
+                    "devarray shows figures as png or svg, not {s}"
+                )))
+            }
+            _ => {
+                return Err(Exc::value_error(format!(
+                    "supported formats are: 'png', 'retina', 'jpeg', 'jpg', 'svg', 'pdf', 'png2x' not {}",
+                    brief_repr(v)
+                )))
+            }
+        });
+    }
+    if let Some(f) = fmt {
+        with_state(it, |p| p.shared.format.set(f))?;
+    }
+    Ok(Value::None)
+}
+
+// ------------------------------------------------------------------ plotting on an Axes
+
+fn kw_f64(a: &mut Args, names: &[&str]) -> Result<Option<f64>, Exc> {
+    for n in names {
+        if let Some(v) = a.take_kw(n) {
+            return match v {
+                Value::None => Ok(None),
+                v => as_f64(&v).map(Some).ok_or_else(|| {
+                    Exc::type_error(format!("{n} must be a number, not {}", v.type_name()))
+                }),
+            };
+        }
+    }
+    Ok(None)
+}
+
+fn kw_val(a: &mut Args, names: &[&str]) -> Option<Value> {
+    names
+        .iter()
+        .find_map(|n| a.take_kw(n))
+        .filter(|v| !matches!(v, Value::None))
+}
+
+fn apply_alpha(c: Rgba, alpha: Option<f64>) -> Rgba {
+    match alpha {
+        Some(al) => c.with_alpha(al),
+        None => c,
+    }
+}
+
+/// Keyword arguments a call must not leave unread, in matplotlib's words.
+fn finish_kw(a: &Args, class: &str, max_pos: usize) -> Result<(), Exc> {
+    if let Some((k, _)) = a.kw.first() {
+        return Err(Exc::new(
+            ExcKind::AttributeError,
+            format!("{class}.set() got an unexpected keyword argument '{k}'"),
+        ));
+    }
+    a.finish(max_pos)
+}
+
+fn ax_plot(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let color = kw_val(&mut a, &["color", "c"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let style = kw_val(&mut a, &["linestyle", "ls"])
+        .map(|v| data::linestyle_arg(&v))
+        .transpose()?;
+    let width = kw_f64(&mut a, &["linewidth", "lw"])?;
+    let marker = match a.take_kw("marker") {
+        Some(v) => Some(data::marker_arg(&v)?),
+        None => None,
+    };
+    let msize = kw_f64(&mut a, &["markersize", "ms"])?;
+    let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
+    let alpha = kw_f64(&mut a, &["alpha"])?;
+    for k in [
+        "zorder",
+        "markerfacecolor",
+        "markeredgecolor",
+        "mfc",
+        "mec",
+        "drawstyle",
+        "scalex",
+        "scaley",
+        "antialiased",
+        "solid_capstyle",
+        "dash_capstyle",
+    ] {
+        a.take_kw(k);
+    }
+    finish_kw(&a, "Line2D", usize::MAX)?;
+    // Groups of (x, y, fmt) or (y, fmt) or (y,).
+    let mut groups: Vec<(Option<Value>, Value, Option<String>)> = Vec::new();
+    let pos = std::mem::take(&mut a.pos);
+    let mut i = 0;
+    while i < pos.len() {
+        let first = pos[i].clone();
+        if matches!(first, Value::Str(_)) {
+            return Err(Exc::value_error("third arg must be a format string"));
+        }
+        let second = pos.get(i + 1).cloned();
+        match second {
+            Some(Value::Str(ref s)) => {
+                groups.push((None, first, Some(s.to_string())));
+                i += 2;
+            }
+            Some(y) => {
+                let fmt = match pos.get(i + 2) {
+                    Some(Value::Str(s)) => Some(s.to_string()),
+                    _ => None,
+                };
+                i += if fmt.is_some() { 3 } else { 2 };
+                groups.push((Some(first), y, fmt));
+            }
+            None => {
+                groups.push((None, first, None));
+                i += 1;
+            }
+        }
+    }
+    let mut handles = Vec::new();
+    for (x, y, fmt) in groups {
+        let (fls, fmk, fcol) = match &fmt {
+            Some(f) => data::format_string(f)?,
+            None => (None, None, None),
+        };
+        let yd = numbers(it, &y)?;
+        let xd = match &x {
+            Some(x) => Some(numbers(it, x)?),
+            None => None,
+        };
+        // Columns of a 2-D y are separate lines.
+        let (ycols, nrows) = columns(&yd);
+        let xs: Vec<f64> = match &xd {
+            Some(xd) => {
+                let xn = xd.shape.first().copied().unwrap_or(1);
+                if xn != nrows {
+                    return Err(Exc::value_error(format!(
+                        "x and y must have same first dimension, but have shapes {} and {}",
+                        xd.shape_text(),
+                        yd.shape_text()
+                    )));
+                }
+                if xd.shape.len() > 2 || yd.shape.len() > 2 {
+                    return Err(Exc::value_error(format!(
+                        "x and y can be no greater than 2D, but have shapes {} and {}",
+                        xd.shape_text(),
+                        yd.shape_text()
+                    )));
+                }
+                columns(xd).0.into_iter().next().unwrap_or_default()
+            }
+            None => (0..nrows).map(|i| i as f64).collect(),
+        };
+        for ys in ycols {
+            let c = ax.with(|axr| match color.or(fcol) {
+                Some(c) => c,
+                None => axr.next_color(),
+            })?;
+            let line = Line {
+                xs: xs.clone(),
+                ys,
+                color: apply_alpha(c, alpha),
+                width: width.unwrap_or(1.5),
+                style: style.or(fls).unwrap_or(if marker.flatten().is_some() {
+                    LineStyle::Solid
+                } else {
+                    LineStyle::Solid
+                }),
+                marker: marker.unwrap_or(fmk),
+                marker_size: msize.unwrap_or(6.0),
+                label: label.clone(),
+            };
+            ax.with(|axr| axr.artists.push(Artist::Line(line)))?;
+            handles.push(handle("matplotlib.lines.Line2D"));
+        }
+    }
+    Ok(Value::list(handles))
+}
+
+/// The columns of a 1-D or 2-D array, and the row count.
+fn columns(d: &data::Data) -> (Vec<Vec<f64>>, usize) {
+    match d.shape.as_slice() {
+        [] => (vec![d.values.clone()], 1),
+        [n] => (vec![d.values.clone()], *n),
+        [r, c, ..] => {
+            let (r, c) = (*r, *c);
+            let cols = (0..c)
+                .map(|j| {
+                    (0..r)
+                        .map(|i| d.values.get(i * c + j).copied().unwrap_or(f64::NAN))
+                        .collect()
+                })
+                .collect();
+            (cols, r)
+        }
+    }
+}
+
+fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "x")?;
+    let y = a.required(1, "y")?;
+    let s = a.take(2, "s")?;
+    let c = a.take(3, "c")?.or_else(|| a.take_kw("color"));
+    let marker = match a.take(4, "marker")? {
+        Some(v) => data::marker_arg(&v)?,
+        None => Some('o'),
+    };
+    let cmap = a.take(5, "cmap")?.map(|v| text_of(&v));
+    let alpha = kw_f64(&mut a, &["alpha"])?;
+    let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
+    for k in [
+        "edgecolors",
+        "edgecolor",
+        "linewidths",
+        "zorder",
+        "vmin",
+        "vmax",
+    ] {
+        a.take_kw(k);
+    }
+    finish_kw(&a, "PathCollection", 6)?;
+    let xs = vector(it, &x)?;
+    let ys = vector(it, &y)?;
+    if xs.len() != ys.len() {
+        return Err(Exc::value_error("x and y must be the same size"));
+    }
+    let sizes = match s {
+        Some(Value::None) | None => vec![20.0],
+        Some(v) => vector(it, &v)?,
+    };
+    let colors = match c {
+        Some(Value::None) | None => vec![ax.with(|axr| axr.next_color())?],
+        Some(v @ Value::Str(_)) => vec![data::color_arg(&v)?],
+        Some(ref t @ Value::Tuple(ref items)) if items.len() == 3 || items.len() == 4 => {
+            vec![data::color_arg(t)?]
+        }
+        Some(v) => {
+            let vals = vector(it, &v)?;
+            if vals.len() != xs.len() {
+                return Err(Exc::value_error(format!(
+                    "'c' argument has {} elements, which is inconsistent with 'x' and 'y' with size {}.",
+                    vals.len(),
+                    xs.len()
+                )));
+            }
+            let (lo, hi) = vals
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                    (a.min(*v), b.max(*v))
+                });
+            let name = cmap.clone().unwrap_or_else(|| "viridis".into());
+            vals.iter()
+                .map(|v| {
+                    let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+                    colormap(&name, t)
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let colors = colors.into_iter().map(|c| apply_alpha(c, alpha)).collect();
+    ax.with(|axr| {
+        axr.artists.push(Artist::Scatter(Scatter {
+            xs,
+            ys,
+            colors,
+            sizes,
+            marker: marker.unwrap_or('o'),
+            label,
+        }))
+    })?;
+    Ok(handle("matplotlib.collections.PathCollection"))
+}
+
+fn colormap(name: &str, t: f64) -> Result<Rgba, Exc> {
+    color::colormap(name, t).ok_or_else(|| {
+        Exc::value_error(format!(
+            "'{name}' is not a valid value for cmap; supported values are {}",
+            color::COLORMAPS
+                .iter()
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
+fn bars(
+    it: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    mut a: Args,
+    vertical: bool,
+) -> Result<Value, Exc> {
+    let (xn, hn, wn, bn) = if vertical {
+        ("x", "height", "width", "bottom")
+    } else {
+        ("y", "width", "height", "left")
+    };
+    let x = a.required(0, xn)?;
+    let h = a.required(1, hn)?;
+    let w = a.take(2, wn)?;
+    let b = a.take(3, bn)?;
+    let color = kw_val(&mut a, &["color"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let edge = kw_val(&mut a, &["edgecolor", "ec"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
+    let alpha = kw_f64(&mut a, &["alpha"])?;
+    let align = kw_val(&mut a, &["align"])
+        .map(|v| text_of(&v))
+        .unwrap_or_else(|| "center".into());
+    for k in [
+        "tick_label",
+        "linewidth",
+        "lw",
+        "zorder",
+        "yerr",
+        "xerr",
+        "capsize",
+        "hatch",
+    ] {
+        a.take_kw(k);
+    }
+    finish_kw(&a, "Rectangle", 4)?;
+    // Categories: strings become positions 0, 1, ... labelled with them.
+    let (xs, cats) = match data::strings(&x) {
+        Some(c) => ((0..c.len()).map(|i| i as f64).collect(), Some(c)),
+        None => (vector(it, &x)?, None),
+    };
+    let hs = vector(it, &h)?;
+    let n = xs.len().max(hs.len());
+    let bcast = |v: &[f64], what: &str| -> Result<Vec<f64>, Exc> {
+        match v.len() {
+            1 => Ok(vec![v[0]; n]),
+            m if m == n => Ok(v.to_vec()),
+            m => Err(Exc::value_error(format!(
+                "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg 0 with shape ({n},) and arg {what} with shape ({m},)."
+            ))),
+        }
+    };
+    let xs = bcast(&xs, "0")?;
+    let hs = bcast(&hs, "1")?;
+    let ws = bcast(
+        &match w {
+            Some(Value::None) | None => vec![0.8],
+            Some(v) => vector(it, &v)?,
+        },
+        "2",
+    )?;
+    let bs = bcast(
+        &match b {
+            Some(Value::None) | None => vec![0.0],
+            Some(v) => vector(it, &v)?,
+        },
+        "3",
+    )?;
+    let rects = (0..n)
+        .map(|i| {
+            let left = if align == "edge" {
+                xs[i]
+            } else {
+                xs[i] - ws[i] / 2.0
+            };
+            [left, ws[i], bs[i], hs[i]]
+        })
+        .collect();
+    ax.with(|axr| {
+        let c = color.unwrap_or_else(|| axr.next_color());
+        axr.artists.push(Artist::Bars(Bars {
+            rects,
+            color: apply_alpha(c, alpha),
+            edge,
+            label,
+            vertical,
+        }));
+        if let Some(c) = cats {
+            let spec = if vertical { &mut axr.x } else { &mut axr.y };
+            spec.ticks = Some((0..c.len()).map(|i| i as f64).collect());
+            spec.ticklabels = Some(c);
+        }
+    })?;
+    Ok(handle("matplotlib.container.BarContainer"))
+}
+
+fn ax_bar(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    bars(it, ax, a, true)
+}
+
+fn ax_barh(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    bars(it, ax, a, false)
+}
+
+fn numpy_value(it: &mut dyn Interpreter, v: Vec<f64>) -> Result<Value, Exc> {
+    let n = v.len();
+    let arr = it.state_mut().rt.from_host(
+        crate::runtime::HostData::F64(v),
+        &[n],
+        crate::runtime::Device::cpu(0),
+    )?;
+    Ok(crate::object::ops::wrap(
+        arr,
+        crate::object::value::Flavor::Numpy,
+    ))
+}
+
+fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "x")?;
+    let bins = a.take(1, "bins")?;
+    let range = a.take(2, "range")?;
+    let density = a.flag(3, "density", false)?;
+    let color = kw_val(&mut a, &["color"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let edge = kw_val(&mut a, &["edgecolor", "ec"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
+    let alpha = kw_f64(&mut a, &["alpha"])?;
+    let rwidth = kw_f64(&mut a, &["rwidth"])?;
+    for k in ["histtype", "zorder", "linewidth", "lw", "align"] {
+        a.take_kw(k);
+    }
+    finish_kw(&a, "Rectangle", 4)?;
+    let xs: Vec<f64> = vector(it, &x)?
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .collect();
+    let (mut lo, mut hi) = match &range {
+        Some(Value::None) | None => xs
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(*v), b.max(*v))
+            }),
+        Some(r) => match vector(it, r)?.as_slice() {
+            [a, b] => (*a, *b),
+            _ => return Err(Exc::value_error("range must be a pair (min, max)")),
+        },
+    };
+    if lo > hi {
+        if xs.is_empty() {
+            lo = 0.0;
+            hi = 1.0;
+        } else {
+            return Err(Exc::value_error(
+                "max must be larger than min in range parameter.",
+            ));
+        }
+    }
+    if lo == hi {
+        lo -= 0.5;
+        hi += 0.5;
+    }
+    let edges: Vec<f64> = match &bins {
+        Some(Value::None) | None => (0..=10).map(|i| lo + (hi - lo) * i as f64 / 10.0).collect(),
+        Some(Value::Int(n)) if *n >= 1 => (0..=*n)
+            .map(|i| lo + (hi - lo) * i as f64 / *n as f64)
+            .collect(),
+        Some(Value::Int(n)) => {
+            return Err(Exc::value_error(format!(
+                "`bins` must be positive, when an integer, not {n}"
+            )))
+        }
+        Some(v) => {
+            let e = vector(it, v)?;
+            if e.windows(2).any(|w| w[1] < w[0]) {
+                return Err(Exc::value_error(
+                    "`bins` must increase monotonically, when an array",
+                ));
+            }
+            e
+        }
+    };
+    let nb = edges.len().saturating_sub(1);
+    let mut counts = vec![0.0; nb];
+    for v in &xs {
+        if nb == 0 || *v < edges[0] || *v > edges[nb] {
+            continue;
+        }
+        // The last bin includes its right edge, as numpy.histogram.
+        let i = edges
+            .partition_point(|e| e <= v)
+            .saturating_sub(1)
+            .min(nb - 1);
+        counts[i] += 1.0;
+    }
+    if density {
+        let total: f64 = counts.iter().sum();
+        for (i, c) in counts.iter_mut().enumerate() {
+            let w = edges[i + 1] - edges[i];
+            *c = if total > 0.0 && w > 0.0 {
+                *c / (total * w)
+            } else {
+                0.0
+            };
+        }
+    }
+    let rw = rwidth.unwrap_or(1.0);
+    let rects = (0..nb)
+        .map(|i| {
+            let w = edges[i + 1] - edges[i];
+            [edges[i] + w * (1.0 - rw) / 2.0, w * rw, 0.0, counts[i]]
+        })
+        .collect();
+    ax.with(|axr| {
+        let c = color.unwrap_or_else(|| axr.next_color());
+        axr.artists.push(Artist::Bars(Bars {
+            rects,
+            color: apply_alpha(c, alpha),
+            edge,
+            label,
+            vertical: true,
+        }))
+    })?;
+    let n = numpy_value(it, counts)?;
+    let e = numpy_value(it, edges)?;
+    Ok(Value::tuple(vec![
+        n,
+        e,
+        handle("matplotlib.container.BarContainer"),
+    ]))
+}
+
+fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "X")?;
+    let cmap = a
+        .take(1, "cmap")?
+        .filter(|v| !matches!(v, Value::None))
+        .map(|v| text_of(&v));
+    let vmin = kw_f64(&mut a, &["vmin"])?;
+    let vmax = kw_f64(&mut a, &["vmax"])?;
+    for k in [
+        "interpolation",
+        "aspect",
+        "origin",
+        "extent",
+        "alpha",
+        "norm",
+    ] {
+        a.take_kw(k);
+    }
+    finish_kw(&a, "AxesImage", 2)?;
+    let is_int = matches!(&x, Value::Array(arr) if !arr.array.dtype().is_float());
+    let d = numbers(it, &x)?;
+    let (h, w, ch) = match d.shape.as_slice() {
+        [h, w] => (*h, *w, 1),
+        [h, w, c] if *c == 3 || *c == 4 => (*h, *w, *c),
+        [_, _, 1] => {
+            return Err(Exc::type_error(format!(
+                "Invalid shape {} for image data",
+                d.shape_text()
+            )))
+        }
+        _ => {
+            return Err(Exc::type_error(format!(
+                "Invalid shape {} for image data",
+                d.shape_text()
+            )))
+        }
+    };
+    if h == 0 || w == 0 {
+        return Err(Exc::type_error(format!(
+            "Invalid shape {} for image data",
+            d.shape_text()
+        )));
+    }
+    let mut rgba = Vec::with_capacity(h * w * 4);
+    if ch == 1 {
+        let name = cmap.unwrap_or_else(|| "viridis".into());
+        let finite = d.values.iter().copied().filter(|v| v.is_finite());
+        let lo = vmin.unwrap_or_else(|| finite.clone().fold(f64::INFINITY, f64::min));
+        let hi = vmax.unwrap_or_else(|| finite.fold(f64::NEG_INFINITY, f64::max));
+        for v in &d.values {
+            let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
+            rgba.extend(colormap(&name, t)?.bytes());
+        }
+    } else {
+        // RGB(A): floats in [0, 1] or integers in [0, 255], clipped as matplotlib clips them.
+        let scale = if is_int { 1.0 / 255.0 } else { 1.0 };
+        for px in d.values.chunks(ch) {
+            let c = |i: usize| (px.get(i).copied().unwrap_or(1.0) * scale).clamp(0.0, 1.0);
+            let al = if ch == 4 { c(3) } else { 1.0 };
+            rgba.extend(Rgba(c(0), c(1), c(2), al).bytes());
+        }
+    }
+    ax.with(|axr| {
+        axr.artists.push(Artist::Image(plot::Image {
+            width: w,
+            height: h,
+            rgba,
+        }));
+        axr.equal_aspect = true;
+    })?;
+    Ok(handle("matplotlib.image.AxesImage"))
+}
+
+fn ax_fill_between(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "x")?;
+    let y1 = a.required(1, "y1")?;
+    let y2 = a.take(2, "y2")?;
+    let color = kw_val(&mut a, &["color", "facecolor", "fc"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let alpha = kw_f64(&mut a, &["alpha"])?;
+    let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
+    for k in [
+        "where",
+        "interpolate",
+        "step",
+        "edgecolor",
+        "linewidth",
+        "zorder",
+    ] {
+        a.take_kw(k);
+    }
+    finish_kw(&a, "PolyCollection", 3)?;
+    let xs = vector(it, &x)?;
+    let n = xs.len();
+    let fit = |v: Vec<f64>, name: &str| -> Result<Vec<f64>, Exc> {
+        match v.len() {
+            1 => Ok(vec![v[0]; n]),
+            m if m == n => Ok(v),
+            m => Err(Exc::value_error(format!(
+                "'{name}' is not 1-dimensional or has {m} values, not the {n} of 'x'"
+            ))),
+        }
+    };
+    let y1 = fit(vector(it, &y1)?, "y1")?;
+    let y2 = fit(
+        match y2 {
+            Some(Value::None) | None => vec![0.0],
+            Some(v) => vector(it, &v)?,
+        },
+        "y2",
+    )?;
+    ax.with(|axr| {
+        let c = color.unwrap_or_else(|| axr.next_color());
+        axr.artists.push(Artist::Fill(Fill {
+            xs,
+            y1,
+            y2,
+            color: apply_alpha(c, alpha),
+            label,
+        }))
+    })?;
+    Ok(handle("matplotlib.collections.PolyCollection"))
+}
+
+fn refline(ax: &Rc<AxesObj>, mut a: Args, horizontal: bool) -> Result<Value, Exc> {
+    let at = a
+        .take(0, if horizontal { "y" } else { "x" })?
+        .map(|v| as_f64(&v).ok_or_else(|| Exc::type_error("the position must be a number")))
+        .transpose()?
+        .unwrap_or(0.0);
+    a.take(1, if horizontal { "xmin" } else { "ymin" })?;
+    a.take(2, if horizontal { "xmax" } else { "ymax" })?;
+    let color = kw_val(&mut a, &["color", "c"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let style = kw_val(&mut a, &["linestyle", "ls"])
+        .map(|v| data::linestyle_arg(&v))
+        .transpose()?;
+    let width = kw_f64(&mut a, &["linewidth", "lw"])?;
+    let alpha = kw_f64(&mut a, &["alpha"])?;
+    let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
+    a.take_kw("zorder");
+    finish_kw(&a, "Line2D", 3)?;
+    ax.with(|axr| {
+        // axhline does not advance the colour cycle: its default is the cycle's first colour.
+        let c = color.unwrap_or_else(|| color::parse(plot::TAB10[0]).unwrap_or(Rgba::BLACK));
+        axr.artists.push(Artist::RefLine(RefLine {
+            at,
+            horizontal,
+            color: apply_alpha(c, alpha),
+            width: width.unwrap_or(1.5),
+            style: style.unwrap_or(LineStyle::Solid),
+            label,
+        }))
+    })?;
+    Ok(handle("matplotlib.lines.Line2D"))
+}
+
+fn ax_axhline(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    refline(ax, a, true)
+}
+
+fn ax_axvline(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    refline(ax, a, false)
+}
+
+fn ax_text(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "x")?;
+    let y = a.required(1, "y")?;
+    let s = a.required(2, "s")?;
+    let num = |v: &Value| {
+        as_f64(v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "text() x and y must be numbers, not {}",
+                v.type_name()
+            ))
+        })
+    };
+    let (x, y) = (num(&x)?, num(&y)?);
+    let color = kw_val(&mut a, &["color", "c"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let size = kw_f64(&mut a, &["fontsize", "size"])?;
+    let ha = kw_val(&mut a, &["ha", "horizontalalignment"])
+        .map(|v| text_of(&v))
+        .unwrap_or_else(|| "left".into());
+    let va = kw_val(&mut a, &["va", "verticalalignment"])
+        .map(|v| text_of(&v))
+        .unwrap_or_else(|| "baseline".into());
+    for k in [
+        "transform",
+        "fontweight",
+        "bbox",
+        "rotation",
+        "zorder",
+        "alpha",
+        "family",
+    ] {
+        a.take_kw(k);
+    }
+    finish_kw(&a, "Text", 3)?;
+    ax.with(|axr| {
+        axr.artists.push(Artist::Text(Text {
+            x,
+            y,
+            text: text_of(&s),
+            color: color.unwrap_or(Rgba::BLACK),
+            size: size.unwrap_or(10.0),
+            ha,
+            va,
+        }))
+    })?;
+    Ok(handle("matplotlib.text.Text"))
+}
+
+const LOCS: [&str; 11] = [
+    "best",
+    "upper right",
+    "upper left",
+    "lower left",
+    "lower right",
+    "right",
+    "center left",
+    "center right",
+    "lower center",
+    "upper center",
+    "center",
+];
+
+fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let first = a.take(0, "labels")?;
+    let loc = match &a.take(1, "loc")? {
+        None | Some(Value::None) => 0u8,
+        Some(Value::Int(n)) if (0..=10).contains(n) => *n as u8,
+        Some(Value::Str(s)) => LOCS
+            .iter()
+            .position(|l| *l == s.as_ref())
+            .map(|i| i as u8)
+            .ok_or_else(|| {
+                Exc::value_error(format!(
+                    "'{s}' is not a valid value for loc; supported values are {}",
+                    LOCS.iter()
+                        .map(|l| format!("'{l}'"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?,
+        Some(other) => {
+            return Err(Exc::value_error(format!(
+                "{} is not a valid value for loc",
+                brief_repr(other)
+            )))
+        }
+    };
+    for k in [
+        "fontsize",
+        "frameon",
+        "ncol",
+        "ncols",
+        "title",
+        "bbox_to_anchor",
+        "framealpha",
+        "shadow",
+    ] {
+        a.take_kw(k);
+    }
+    finish_kw(&a, "Legend", 2)?;
+    let labels = match first {
+        None | Some(Value::None) => None,
+        Some(v) => Some(match &v {
+            Value::List(l) => l.borrow().iter().map(text_of).collect(),
+            Value::Tuple(t) => t.iter().map(text_of).collect(),
+            Value::Str(s) => s.chars().map(|c| c.to_string()).collect(),
+            other => {
+                return Err(Exc::type_error(format!(
+                    "legend() labels must be a list of str, not {}",
+                    other.type_name()
+                )))
+            }
+        }),
+    };
+    ax.with(|axr| axr.legend = Some(Legend { labels, loc }))?;
+    Ok(handle("matplotlib.legend.Legend"))
+}
+
+fn lim_pair(
+    it: &mut dyn Interpreter,
+    a: &mut Args,
+    lo: &str,
+    hi: &str,
+) -> Result<Option<(Option<f64>, Option<f64>)>, Exc> {
+    let first = a.take(0, lo)?;
+    let second = a.take(1, hi)?;
+    let num = |v: Option<Value>| -> Result<Option<f64>, Exc> {
+        match v {
+            None | Some(Value::None) => Ok(None),
+            Some(v) => as_f64(&v).map(Some).ok_or_else(|| {
+                Exc::type_error(format!("limits must be numbers, not {}", v.type_name()))
+            }),
+        }
+    };
+    let _ = it;
+    match (first, second) {
+        (None, None) => Ok(None),
+        (Some(v @ (Value::List(_) | Value::Tuple(_))), None) => {
+            let items: Vec<Value> = match &v {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.as_ref().clone(),
+                _ => Vec::new(),
+            };
+            match items.as_slice() {
+                [x, y] => Ok(Some((num(Some(x.clone()))?, num(Some(y.clone()))?))),
+                _ => Err(Exc::value_error(format!(
+                    "too many values to unpack (expected 2)"
+                ))),
+            }
+        }
+        (a, b) => Ok(Some((num(a)?, num(b)?))),
+    }
+}
+
+fn set_lim(
+    it: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    mut a: Args,
+    is_x: bool,
+) -> Result<Value, Exc> {
+    let (lo, hi) = if is_x {
+        ("left", "right")
+    } else {
+        ("bottom", "top")
+    };
+    let pair = lim_pair(it, &mut a, lo, hi)?;
+    let kw_lo = kw_f64(&mut a, &[if is_x { "xmin" } else { "ymin" }])?;
+    let kw_hi = kw_f64(&mut a, &[if is_x { "xmax" } else { "ymax" }])?;
+    a.take_kw("emit");
+    a.take_kw("auto");
+    a.finish(2)?;
+    let (l, h) = pair.unwrap_or((None, None));
+    let (l, h) = (l.or(kw_lo), h.or(kw_hi));
+    if l.is_some_and(|v| !v.is_finite()) || h.is_some_and(|v| !v.is_finite()) {
+        return Err(Exc::value_error(format!(
+            "Axis limits cannot be NaN or Inf"
+        )));
+    }
+    let view = ax.with(|axr| {
+        let spec = if is_x { &mut axr.x } else { &mut axr.y };
+        if l.is_some() {
+            spec.lim.0 = l;
+        }
+        if h.is_some() {
+            spec.lim.1 = h;
+        }
+        plot::layout::view_limits(axr, is_x)
+    })?;
+    Ok(Value::tuple(vec![
+        Value::Float(view.0),
+        Value::Float(view.1),
+    ]))
+}
+
+fn ax_set_xlim(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_lim(it, ax, a, true)
+}
+fn ax_set_ylim(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_lim(it, ax, a, false)
+}
+
+fn set_scale(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
+    let v = a.required(0, "value")?;
+    for k in ["base", "nonpositive", "subs"] {
+        a.take_kw(k);
+    }
+    a.finish(1)?;
+    let s = text_of(&v);
+    let scale = match s.as_str() {
+        "linear" => Scale::Linear,
+        "log" => Scale::Log,
+        _ => {
+            return Err(Exc::value_error(format!(
+                "{} is not a valid value for scale; supported values are 'asinh', 'function', 'functionlog', 'linear', 'log', 'logit', 'mercator', 'symlog'",
+                brief_repr(&v)
+            )))
+        }
+    };
+    ax.with(|axr| {
+        if is_x {
+            axr.x.scale = scale
+        } else {
+            axr.y.scale = scale
+        }
+    })?;
+    Ok(Value::None)
+}
+
+fn ax_set_xscale(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_scale(ax, a, true)
+}
+fn ax_set_yscale(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_scale(ax, a, false)
+}
+
+fn set_label(ax: &Rc<AxesObj>, mut a: Args, which: u8) -> Result<Value, Exc> {
+    let v = a.required(0, "label")?;
+    for k in [
+        "fontsize",
+        "labelpad",
+        "loc",
+        "fontdict",
+        "pad",
+        "color",
+        "fontweight",
+        "y",
+    ] {
+        a.take_kw(k);
+    }
+    a.finish(2)?;
+    let s = text_of(&v);
+    ax.with(|axr| match which {
+        0 => axr.x.label = s,
+        1 => axr.y.label = s,
+        _ => axr.title = s,
+    })?;
+    Ok(handle("matplotlib.text.Text"))
+}
+
+fn ax_set_xlabel(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_label(ax, a, 0)
+}
+fn ax_set_ylabel(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_label(ax, a, 1)
+}
+fn ax_set_title(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_label(ax, a, 2)
+}
+
+fn set_ticks(
+    it: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    mut a: Args,
+    is_x: bool,
+) -> Result<Value, Exc> {
+    let ticks = a.take(0, "ticks")?;
+    let labels = a.take(1, "labels")?;
+    for k in ["rotation", "fontsize", "minor", "ha"] {
+        a.take_kw(k);
+    }
+    a.finish(2)?;
+    let ticks = match ticks {
+        None | Some(Value::None) => None,
+        Some(v) => Some(vector(it, &v)?),
+    };
+    let labels = match labels {
+        None | Some(Value::None) => None,
+        Some(v) => Some(match &v {
+            Value::List(l) => l.borrow().iter().map(text_of).collect::<Vec<_>>(),
+            Value::Tuple(t) => t.iter().map(text_of).collect(),
+            other => {
+                return Err(Exc::type_error(format!(
+                    "labels must be a list of str, not {}",
+                    other.type_name()
+                )))
+            }
+        }),
+    };
+    if let (Some(t), Some(l)) = (&ticks, &labels) {
+        if t.len() != l.len() {
+            return Err(Exc::value_error(format!(
+                "The number of FixedLocator locations ({}), usually from a call to set_ticks, does not match the number of labels ({}).",
+                t.len(),
+                l.len()
+            )));
+        }
+    }
+    ax.with(|axr| {
+        let spec = if is_x { &mut axr.x } else { &mut axr.y };
+        if ticks.is_some() {
+            spec.ticks = ticks;
+        }
+        spec.ticklabels = labels;
+    })?;
+    Ok(Value::list(Vec::new()))
+}
+
+fn ax_set_xticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_ticks(it, ax, a, true)
+}
+fn ax_set_yticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_ticks(it, ax, a, false)
+}
+
+fn set_ticklabels(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
+    let v = a.required(0, "labels")?;
+    for k in ["rotation", "fontsize", "ha"] {
+        a.take_kw(k);
+    }
+    a.finish(1)?;
+    let labels: Vec<String> = match &v {
+        Value::List(l) => l.borrow().iter().map(text_of).collect(),
+        Value::Tuple(t) => t.iter().map(text_of).collect(),
+        other => {
+            return Err(Exc::type_error(format!(
+                "labels must be a list of str, not {}",
+                other.type_name()
+            )))
+        }
+    };
+    ax.with(|axr| {
+        let spec = if is_x { &mut axr.x } else { &mut axr.y };
+        spec.ticklabels = Some(labels);
+    })?;
+    Ok(Value::list(Vec::new()))
+}
+
+fn ax_set_xticklabels(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_ticklabels(ax, a, true)
+}
+fn ax_set_yticklabels(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    set_ticklabels(ax, a, false)
+}
+
+fn ax_grid(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let visible = a.take(0, "visible")?.or_else(|| a.take_kw("b"));
+    for k in [
+        "which",
+        "axis",
+        "color",
+        "linestyle",
+        "ls",
+        "linewidth",
+        "lw",
+        "alpha",
+    ] {
+        a.take_kw(k);
+    }
+    a.finish(1)?;
+    ax.with(|axr| {
+        axr.grid_on = match &visible {
+            None | Some(Value::None) => !axr.grid_on,
+            Some(v) => v.truthy().unwrap_or(true),
+        }
+    })?;
+    Ok(Value::None)
+}
+
+fn ax_cla(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    ax.with(|axr| axr.clear())?;
+    Ok(Value::None)
+}
+
+fn ax_get_xlim(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    let v = ax.with(|axr| plot::layout::view_limits(axr, true))?;
+    Ok(Value::tuple(vec![Value::Float(v.0), Value::Float(v.1)]))
+}
+fn ax_get_ylim(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    let v = ax.with(|axr| plot::layout::view_limits(axr, false))?;
+    Ok(Value::tuple(vec![Value::Float(v.0), Value::Float(v.1)]))
+}
+
+fn ax_get_xaxis(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    Ok(objects::axis_value(ax, true))
+}
+fn ax_get_yaxis(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    Ok(objects::axis_value(ax, false))
+}
+
+fn ax_axis(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let arg = a.take(0, "arg")?;
+    a.finish(1)?;
+    match &arg {
+        Some(Value::Str(s)) => match s.as_ref() {
+            "off" => ax.with(|axr| axr.axis_on = false)?,
+            "on" => ax.with(|axr| axr.axis_on = true)?,
+            "equal" | "scaled" | "image" | "square" => ax.with(|axr| axr.equal_aspect = true)?,
+            "tight" | "auto" | "normal" => {}
+            _ => {
+                return Err(Exc::value_error(format!(
+                    "Unrecognized string '{s}' to axis; try 'on' or 'off'"
+                )))
+            }
+        },
+        Some(Value::Bool(b)) => ax.with(|axr| axr.axis_on = *b)?,
+        Some(v @ (Value::List(_) | Value::Tuple(_))) => {
+            let items: Vec<f64> = match v {
+                Value::List(l) => l.borrow().iter().filter_map(as_f64).collect(),
+                Value::Tuple(t) => t.iter().filter_map(as_f64).collect(),
+                _ => Vec::new(),
+            };
+            if items.len() != 4 {
+                return Err(Exc::type_error("The first argument to axis() must be an iterable of the form [xmin, xmax, ymin, ymax]"));
+            }
+            ax.with(|axr| {
+                axr.x.lim = (Some(items[0]), Some(items[1]));
+                axr.y.lim = (Some(items[2]), Some(items[3]));
+            })?;
+        }
+        _ => {}
+    }
+    let (x, y) = ax.with(|axr| {
+        (
+            plot::layout::view_limits(axr, true),
+            plot::layout::view_limits(axr, false),
+        )
+    })?;
+    Ok(Value::tuple(vec![
+        Value::Float(x.0),
+        Value::Float(x.1),
+        Value::Float(y.0),
+        Value::Float(y.1),
+    ]))
+}
+
+fn ax_set_aspect(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "aspect")?;
+    a.take_kw("adjustable");
+    a.finish(1)?;
+    let equal = match &v {
+        Value::Str(s) => s.as_ref() == "equal",
+        other => as_f64(other) == Some(1.0),
+    };
+    ax.with(|axr| axr.equal_aspect = equal)?;
+    Ok(Value::None)
+}
+
+fn ax_invert_yaxis(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    ax.with(|axr| axr.y.inverted = !axr.y.inverted)?;
+    Ok(Value::None)
+}
+
+fn ax_tick_params(_it: &mut dyn Interpreter, _ax: &Rc<AxesObj>, _a: Args) -> Result<Value, Exc> {
+    // Tick sizes, directions and colours keep matplotlib's defaults here.
+    Ok(Value::None)
+}
+
+fn ax_set(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    for (k, v) in std::mem::take(&mut a.kw) {
+        let f = match &*k {
+            "xlabel" => ax_set_xlabel,
+            "ylabel" => ax_set_ylabel,
+            "title" => ax_set_title,
+            "xlim" => ax_set_xlim,
+            "ylim" => ax_set_ylim,
+            "xscale" => ax_set_xscale,
+            "yscale" => ax_set_yscale,
+            "xticks" => ax_set_xticks,
+            "yticks" => ax_set_yticks,
+            other => {
+                return Err(Exc::new(
+                    ExcKind::AttributeError,
+                    format!("Axes.set() got an unexpected keyword argument '{other}'"),
+                ))
+            }
+        };
+        f(it, ax, Args::new("set", vec![v]))?;
+    }
+    Ok(Value::None)
+}
+
+fn ax_semilogy(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    ax.with(|axr| axr.y.scale = Scale::Log)?;
+    ax_plot(it, ax, a)
+}
+fn ax_semilogx(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    ax.with(|axr| axr.x.scale = Scale::Log)?;
+    ax_plot(it, ax, a)
+}
+fn ax_loglog(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    ax.with(|axr| {
+        axr.x.scale = Scale::Log;
+        axr.y.scale = Scale::Log;
+    })?;
+    ax_plot(it, ax, a)
+}
+
+fn ax_get_text(which: u8) -> AxFn {
+    match which {
+        0 => |_, ax, a| {
+            a.finish(0)?;
+            Ok(Value::str(&ax.with(|x| x.x.label.clone())?))
+        },
+        1 => |_, ax, a| {
+            a.finish(0)?;
+            Ok(Value::str(&ax.with(|x| x.y.label.clone())?))
+        },
+        _ => |_, ax, a| {
+            a.finish(0)?;
+            Ok(Value::str(&ax.with(|x| x.title.clone())?))
+        },
+    }
+}
+
+type AxFn = fn(&mut dyn Interpreter, &Rc<AxesObj>, Args) -> Result<Value, Exc>;
+
+/// The Axes methods, by name.
+pub(crate) const AXES_METHODS: &[(&str, AxFn)] = &[
+    ("plot", ax_plot),
+    ("scatter", ax_scatter),
+    ("bar", ax_bar),
+    ("barh", ax_barh),
+    ("hist", ax_hist),
+    ("imshow", ax_imshow),
+    ("fill_between", ax_fill_between),
+    ("axhline", ax_axhline),
+    ("axvline", ax_axvline),
+    ("text", ax_text),
+    ("legend", ax_legend),
+    ("set_xlabel", ax_set_xlabel),
+    ("set_ylabel", ax_set_ylabel),
+    ("set_title", ax_set_title),
+    ("set_xlim", ax_set_xlim),
+    ("set_ylim", ax_set_ylim),
+    ("get_xlim", ax_get_xlim),
+    ("get_ylim", ax_get_ylim),
+    ("set_xscale", ax_set_xscale),
+    ("set_yscale", ax_set_yscale),
+    ("set_xticks", ax_set_xticks),
+    ("set_yticks", ax_set_yticks),
+    ("set_xticklabels", ax_set_xticklabels),
+    ("set_yticklabels", ax_set_yticklabels),
+    ("grid", ax_grid),
+    ("cla", ax_cla),
+    ("clear", ax_cla),
+    ("get_xaxis", ax_get_xaxis),
+    ("get_yaxis", ax_get_yaxis),
+    ("axis", ax_axis),
+    ("set_aspect", ax_set_aspect),
+    ("invert_yaxis", ax_invert_yaxis),
+    ("tick_params", ax_tick_params),
+    ("set", ax_set),
+    ("semilogy", ax_semilogy),
+    ("semilogx", ax_semilogx),
+    ("loglog", ax_loglog),
+    ("get_xlabel", |it, ax, a| ax_get_text(0)(it, ax, a)),
+    ("get_ylabel", |it, ax, a| ax_get_text(1)(it, ax, a)),
+    ("get_title", |it, ax, a| ax_get_text(2)(it, ax, a)),
+];
+
+/// Names of Figure and Axes methods, as `&'static str` for the registration API.
+pub(crate) const METHOD_NAMES: &[&str] = &[
+    "add_subplot",
+    "subplots",
+    "gca",
+    "savefig",
+    "suptitle",
+    "tight_layout",
+    "set_size_inches",
+    "get_size_inches",
+    "clf",
+    "clear",
+    "show",
+    "subplots_adjust",
+    "plot",
+    "scatter",
+    "bar",
+    "barh",
+    "hist",
+    "imshow",
+    "fill_between",
+    "axhline",
+    "axvline",
+    "text",
+    "legend",
+    "set_xlabel",
+    "set_ylabel",
+    "set_title",
+    "set_xlim",
+    "set_ylim",
+    "get_xlim",
+    "get_ylim",
+    "set_xscale",
+    "set_yscale",
+    "set_xticks",
+    "set_yticks",
+    "set_xticklabels",
+    "set_yticklabels",
+    "grid",
+    "cla",
+    "get_xaxis",
+    "get_yaxis",
+    "axis",
+    "set_aspect",
+    "invert_yaxis",
+    "tick_params",
+    "set",
+    "semilogy",
+    "semilogx",
+    "loglog",
+    "get_xlabel",
+    "get_ylabel",
+    "get_title",
+];
+
+/// The Axes method `name` as a method of the object it is looked up on.
+pub(crate) fn axes_method(name: &str) -> Option<MethodFn> {
+    let i = AXES_METHODS.iter().position(|(n, _)| *n == name)?;
+    // One trampoline per table slot: a MethodFn cannot capture the slot.
+    macro_rules! slots {
+        ($($n:literal),*) => {
+            [$(|it: &mut dyn Interpreter, r: &Value, a: Args| -> Result<Value, Exc> {
+                let ax = as_axes(r).ok_or_else(|| Exc::type_error("an Axes method called on something else"))?;
+                (AXES_METHODS[$n].1)(it, &ax, a)
+            }),*]
+        };
+    }
+    const SLOTS: [MethodFn; 40] = slots!(
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+        25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39
+    );
+    SLOTS.get(i).copied()
+}
+
+// ------------------------------------------------------------------ pyplot functions
+
+/// pyplot's function `name`: the Axes method on the current axes, with pyplot's names
+/// (`xlabel` for `set_xlabel`, `xlim()` reading the limits when called bare).
+fn pyplot_fns() -> Vec<(&'static str, &'static str, crate::object::value::BuiltinFn)> {
+    macro_rules! on_gca {
+        ($f:expr) => {
+            |it: &mut dyn Interpreter, a: Args| -> Result<Value, Exc> {
+                let ax = gca(it)?;
+                $f(it, &ax, a)
+            }
+        };
+    }
+    vec![
+        ("figure", "figure(num=None, figsize=None, dpi=None): a new figure (or figure num again).", figure),
+        ("subplots", "subplots(nrows=1, ncols=1, figsize=None): (fig, axes); axes is one Axes or an array of them.", subplots),
+        ("subplot", "subplot(nrows, ncols, index): an Axes of a grid on the current figure.", subplot),
+        ("gcf", "gcf(): the current figure.", |it, a| { a.finish(0)?; Ok(fig_value(&gcf(it)?)) }),
+        ("gca", "gca(): the current Axes.", |it, a| { a.finish(0)?; Ok(axes_value(&gca(it)?)) }),
+        ("cla", "cla(): clear the current Axes.", on_gca!(ax_cla)),
+        ("clf", "clf(): clear the current figure.", |it, a| { a.finish(0)?; gcf(it)?.clf(); Ok(Value::None) }),
+        ("close", "close(fig=None): close the current figure, figure fig, or 'all'.", close),
+        ("get_fignums", "get_fignums(): the numbers of the open figures.", get_fignums),
+        ("plot", "plot([x], y, [fmt], ...): lines and/or markers; fmt like 'r--', 'g-.', 'o'.", on_gca!(ax_plot)),
+        ("scatter", "scatter(x, y, s=None, c=None, marker=None, cmap=None): points.", on_gca!(ax_scatter)),
+        ("bar", "bar(x, height, width=0.8, bottom=None): vertical bars.", on_gca!(ax_bar)),
+        ("barh", "barh(y, width, height=0.8, left=None): horizontal bars.", on_gca!(ax_barh)),
+        ("hist", "hist(x, bins=10, range=None, density=False): a histogram; returns (n, bins, patches).", on_gca!(ax_hist)),
+        ("imshow", "imshow(X, cmap=None): an image (2-D with a colormap, or RGB/RGBA).", on_gca!(ax_imshow)),
+        ("fill_between", "fill_between(x, y1, y2=0): the area between two curves.", on_gca!(ax_fill_between)),
+        ("axhline", "axhline(y=0): a horizontal line across the Axes.", on_gca!(ax_axhline)),
+        ("axvline", "axvline(x=0): a vertical line across the Axes.", on_gca!(ax_axvline)),
+        ("text", "text(x, y, s): text at data coordinates.", on_gca!(ax_text)),
+        ("legend", "legend(labels=None, loc='best'): the legend.", on_gca!(ax_legend)),
+        ("xlabel", "xlabel(s): the x axis label.", on_gca!(ax_set_xlabel)),
+        ("ylabel", "ylabel(s): the y axis label.", on_gca!(ax_set_ylabel)),
+        ("title", "title(s): the Axes title.", on_gca!(ax_set_title)),
+        ("suptitle", "suptitle(t): the figure's title.", |it, a| { let f = gcf(it)?; fig_suptitle(it, &f, a) }),
+        ("xlim", "xlim(left, right) or xlim(): set or get the x limits.", |it, a| { let ax = gca(it)?; if a.pos.is_empty() && a.kw.is_empty() { ax_get_xlim(it, &ax, a) } else { ax_set_xlim(it, &ax, a) } }),
+        ("ylim", "ylim(bottom, top) or ylim(): set or get the y limits.", |it, a| { let ax = gca(it)?; if a.pos.is_empty() && a.kw.is_empty() { ax_get_ylim(it, &ax, a) } else { ax_set_ylim(it, &ax, a) } }),
+        ("xscale", "xscale('linear' | 'log').", on_gca!(ax_set_xscale)),
+        ("yscale", "yscale('linear' | 'log').", on_gca!(ax_set_yscale)),
+        ("xticks", "xticks(ticks=None, labels=None): the x ticks.", on_gca!(ax_set_xticks)),
+        ("yticks", "yticks(ticks=None, labels=None): the y ticks.", on_gca!(ax_set_yticks)),
+        ("grid", "grid(visible=None): toggle or set grid lines.", on_gca!(ax_grid)),
+        ("axis", "axis('off' | 'on' | 'equal' | [xmin, xmax, ymin, ymax]).", on_gca!(ax_axis)),
+        ("semilogy", "semilogy(...): plot with a log y axis.", on_gca!(ax_semilogy)),
+        ("semilogx", "semilogx(...): plot with a log x axis.", on_gca!(ax_semilogx)),
+        ("loglog", "loglog(...): plot with log axes.", on_gca!(ax_loglog)),
+        ("tight_layout", "tight_layout(): fit subplots and labels into the figure.", |it, _a| { let f = gcf(it)?; plot::layout::tight_layout(&mut f.fig.borrow_mut()); Ok(Value::None) }),
+        ("subplots_adjust", "subplots_adjust(left, bottom, right, top, wspace, hspace).", |it, a| { let f = gcf(it)?; subplots_adjust(it, &f, a) }),
+        ("savefig", "savefig(fname, dpi=None, format=None): write the current figure (png or svg).", |it, a| { let f = gcf(it)?; savefig(it, &f, a) }),
+        ("show", "show(): show the open figures (notebook: images; terminal: text and an SVG file).", show),
+        ("ion", "ion(): interactive mode (figures show at the end of each cell anyway).", |_, _| Ok(Value::None)),
+        ("ioff", "ioff(): leave interactive mode.", |_, _| Ok(Value::None)),
+        ("pause", "pause(interval): show the figures now.", |it, _| { let f = gcf(it)?; show_figure(it, &f); Ok(Value::None) }),
+        ("draw", "draw(): redraw the current figure (figures are drawn when shown).", |_, _| Ok(Value::None)),
+    ]
+}
+
+fn rc_params() -> Value {
+    let mut d = Dict::default();
+    let entries: Vec<(&str, Value)> = vec![
+        (
+            "figure.figsize",
+            Value::list(vec![Value::Float(6.4), Value::Float(4.8)]),
+        ),
+        ("figure.dpi", Value::Float(100.0)),
+        ("savefig.dpi", Value::str("figure")),
+        ("font.size", Value::Float(10.0)),
+        ("lines.linewidth", Value::Float(1.5)),
+        ("lines.markersize", Value::Float(6.0)),
+        ("axes.grid", Value::Bool(false)),
+    ];
+    for (k, v) in entries {
+        d.insert(HashKey::Str(Rc::from(k)), Value::str(k), v);
+    }
+    Value::Dict(Rc::new(RefCell::new(d)))
+}
+
+pub fn build(dotted: &str) -> Option<Rc<Module>> {
+    Some(match dotted {
+        "matplotlib" => {
+            let m = Rc::new(Module::new(
+                "matplotlib",
+                "matplotlib: figures and plots (pyplot)",
+            ));
+            m.set("__version__", Value::str("3.8.4"));
+            m.set("rcParams", rc_params());
+            m.set("use", builtin("use", "use(backend): accepted; devarray picks the backend (inline in notebooks, text in terminals).", |_, _| Ok(Value::None)));
+            m
+        }
+        "matplotlib.pyplot" => {
+            let m = Rc::new(Module::new(
+                "matplotlib.pyplot",
+                "pyplot: figures, axes and plots as matplotlib draws them",
+            ));
+            for (name, doc, f) in pyplot_fns() {
+                m.set(name, builtin(name, doc, f));
+            }
+            m
+        }
+        "matplotlib_inline" => Rc::new(Module::new("matplotlib_inline", "the inline backend")),
+        "matplotlib_inline.backend_inline" => {
+            let m = Rc::new(Module::new(
+                "matplotlib_inline.backend_inline",
+                "how notebooks show figures",
+            ));
+            m.set(
+                "set_matplotlib_formats",
+                builtin(
+                    "set_matplotlib_formats",
+                    "set_matplotlib_formats(*formats): 'png' (the default) or 'svg' for figures in notebooks.",
+                    set_formats,
+                ),
+            );
+            m
+        }
+        _ => return None,
+    })
+}
+
+/// Finishes `matplotlib.pyplot` after it is built: its state and the shared `rcParams`.
+pub fn init_pyplot(it: &mut dyn Interpreter, m: &Rc<Module>) -> Result<(), Exc> {
+    let mpl = it.import("matplotlib")?;
+    let rc = mpl.get("rcParams").unwrap_or_else(rc_params);
+    m.set("rcParams", rc.clone());
+    let state = Pyplot {
+        figs: RefCell::new(Vec::new()),
+        current: RefCell::new(None),
+        shared: Rc::new(Shared {
+            format: Cell::new(Format::Png),
+        }),
+        rc,
+    };
+    m.set("_pylab_helpers", Value::Object(Rc::new(state)));
+    Ok(())
+}
+
+/// `IPython.display.set_matplotlib_formats` and `matplotlib_inline`'s.
+pub fn set_matplotlib_formats(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    set_formats(it, a)
+}
