@@ -28,6 +28,11 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
             len,
         ),
         (
+            "slice",
+            "slice(stop), slice(start, stop[, step]): what seq[start:stop:step] indexes with.",
+            slice,
+        ),
+        (
             "range",
             "range(stop) / range(start, stop[, step]): integers from start to stop.",
             range,
@@ -279,6 +284,30 @@ pub fn length(v: &Value) -> Result<usize, Exc> {
             )))
         }
     })
+}
+
+/// `slice(stop)` / `slice(start, stop[, step])`, as CPython binds its arguments.
+fn slice(_: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    let mut pos = a.pos.clone();
+    if !a.kw.is_empty() {
+        return Err(Exc::type_error("slice() takes no keyword arguments"));
+    }
+    match pos.len() {
+        0 => Err(Exc::type_error("slice expected at least 1 argument, got 0")),
+        1 => Ok(class::new_slice(Value::None, pos.remove(0), Value::None)),
+        2 | 3 => {
+            let step = if pos.len() == 3 {
+                pos.remove(2)
+            } else {
+                Value::None
+            };
+            let stop = pos.remove(1);
+            Ok(class::new_slice(pos.remove(0), stop, step))
+        }
+        n => Err(Exc::type_error(format!(
+            "slice expected at most 3 arguments, got {n}"
+        ))),
+    }
 }
 
 pub fn len(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
