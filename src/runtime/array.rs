@@ -522,6 +522,30 @@ impl Array {
         Ok(host)
     }
 
+    /// Hands the values to `sink` as little-endian bytes (bool as one byte), a chunk of at most
+    /// `chunk_bytes` at a time, in row-major order: what saving streams to a file. A host array
+    /// is read in place (no copy of the data); an array on a CUDA GPU is copied to the host
+    /// first. Waits for queued writes as `try_to_host` does, reporting an interrupt or an error.
+    pub fn write_le_bytes<E: From<RuntimeError>>(
+        &self,
+        chunk_bytes: usize,
+        sink: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        self.inner.buffer().settle_checked()?;
+        let start = Instant::now();
+        let guard = self.read();
+        let result = match &*guard {
+            Storage::Cpu(s) => cpu_le_chunks(s, chunk_bytes, sink),
+            Storage::Cuda(_) => {
+                drop(guard);
+                let host = CpuStorage::from_host(self.read().to_host()?)?;
+                cpu_le_chunks(&host, chunk_bytes, sink)
+            }
+        };
+        self.record_host_read(self.nbytes() as u64, start.elapsed());
+        result
+    }
+
     /// The single element of a size-1 array.
     pub fn to_scalar(&self, op: &str) -> Result<Scalar> {
         let size = self.size();
@@ -2022,5 +2046,37 @@ mod tests {
                 "{shape:?} -> {out:?}"
             );
         }
+    }
+}
+
+/// Little-endian bytes of `storage`, `chunk_bytes` at a time (one reused buffer).
+fn cpu_le_chunks<E>(
+    storage: &CpuStorage,
+    chunk_bytes: usize,
+    sink: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    fn chunks<T: Copy, const N: usize, E>(
+        v: &[T],
+        chunk_bytes: usize,
+        bytes: fn(T) -> [u8; N],
+        sink: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let per_chunk = (chunk_bytes / N).max(1);
+        let mut buf = Vec::with_capacity(per_chunk.min(v.len()) * N);
+        for part in v.chunks(per_chunk) {
+            buf.clear();
+            for &x in part {
+                buf.extend_from_slice(&bytes(x));
+            }
+            sink(&buf)?;
+        }
+        Ok(())
+    }
+    match storage {
+        CpuStorage::F32(v) => chunks(v, chunk_bytes, f32::to_le_bytes, sink),
+        CpuStorage::F64(v) => chunks(v, chunk_bytes, f64::to_le_bytes, sink),
+        CpuStorage::I32(v) => chunks(v, chunk_bytes, i32::to_le_bytes, sink),
+        CpuStorage::I64(v) => chunks(v, chunk_bytes, i64::to_le_bytes, sink),
+        CpuStorage::Bool(v) => chunks(v, chunk_bytes, |b: bool| [u8::from(b)], sink),
     }
 }

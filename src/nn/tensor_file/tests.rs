@@ -1,3 +1,4 @@
+use std::path::PathBuf;
 use super::*;
 use crate::runtime::{Device, Runtime, RuntimeConfig};
 
