@@ -311,3 +311,28 @@ fn memory_follows_the_statement_not_the_program() {
     eprintln!("peak RSS of the 6 MB program: {} MB", peak_kb / 1024);
     assert!(peak_kb < 100 * 1024, "peak RSS {peak_kb} kB");
 }
+
+/// Issue 29, finding 3: under an address-space limit, `.tolist()` of 10^8 elements and
+/// `np.array` of a huge nested list are MemoryErrors and the process goes on (both aborted).
+#[test]
+fn huge_tolist_and_nested_lists_under_a_memory_limit_are_memory_errors() {
+    let program = "x = 3\nimport numpy as np\ntry:\n    np.zeros(10**8, dtype=bool).tolist()\nexcept MemoryError:\n    print('tolist MemoryError', x)\nbig = [0] * 10**6\ntry:\n    np.array([big] * 100)\nexcept MemoryError:\n    print('array MemoryError', x)\n";
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1000000 && exec \"$0\" -c \"$1\"")
+        .arg(cargo_bin!("devarray"))
+        .arg(program)
+        .env("NO_COLOR", "1")
+        .env_remove("DEVARRAY_SIM_GPUS")
+        .output()
+        .expect("sh");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "tolist MemoryError 3\narray MemoryError 3\n"
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
