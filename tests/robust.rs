@@ -417,3 +417,31 @@ fn sigint_in_script_mode_runs_cleanup_and_prints_a_traceback() {
     assert!(stderr.ends_with("KeyboardInterrupt\n"), "{stderr}");
     assert_eq!(output.status.code(), Some(130));
 }
+
+/// Issue 29, finding 6: one long statement that runs no user code — a sort, the str of a big
+/// list, json.dumps — stops at an interrupt: its result is never assigned (before, the request
+/// waited for the statement to end and the cell replied ok).
+#[test]
+fn an_interrupt_reaches_long_single_statements() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(
+        &mut s,
+        "import json\nx = [(i * 7919) % 1000003 for i in range(2 * 10**6)]",
+    );
+    for code in ["y = sorted(x)", "y = str(x)", "y = json.dumps(x)", "x.sort()"] {
+        let handle = s.interrupt_handle();
+        let timer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            handle.interrupt();
+        });
+        let out = s.eval(code);
+        timer.join().expect("timer");
+        assert_eq!(
+            out.error.as_ref().map(|e| e.ename.as_str()),
+            Some("KeyboardInterrupt"),
+            "{code}"
+        );
+        assert_eq!(eval_err(&mut s, "y").0, "NameError", "{code}");
+    }
+    assert_eq!(eval_ok(&mut s, "print(len(x))"), "2000000\n");
+}

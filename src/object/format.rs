@@ -300,6 +300,8 @@ fn special_text(r: Value, method: &str) -> Result<String, Exc> {
 fn join_reprs(it: &mut dyn Interpreter, items: &[Value]) -> Result<String, Exc> {
     let mut parts = alloc::vec(items.len())?;
     for x in items {
+        // The repr of a big list is one statement: an interrupt must reach it.
+        it.check_interrupt()?;
         parts.push(repr(it, x)?);
     }
     alloc::join(&parts, ", ")

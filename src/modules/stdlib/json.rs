@@ -194,6 +194,8 @@ fn encode(
             "maximum recursion depth exceeded while encoding a JSON object",
         ));
     }
+    // `dumps` of a big structure is one statement: an interrupt must reach it.
+    it.check_interrupt()?;
     // A container met again inside itself is a cycle (CPython's `check_circular` markers).
     let container = matches!(v, Value::List(_) | Value::Dict(_)).then(|| v.identity());
     if let Some(id) = container {
