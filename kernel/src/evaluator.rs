@@ -19,6 +19,7 @@ use jupyter_protocol::{
 use tokio::sync::oneshot;
 
 use crate::iopub::Iopub;
+use crate::stream_buffer::StreamBuffer;
 
 /// The part of `Session` the kernel uses; a trait so the thread, the IOPub
 /// sink and the panic handling can be tested with a scripted evaluator.
@@ -345,12 +346,15 @@ fn execute(
         execution_count: job.execution_count,
         silent: job.silent,
         result_plain: None,
+        streams: None,
     };
     let error = match catch_unwind(AssertUnwindSafe(|| session.eval_with(&job.code, &mut sink))) {
         Ok(Ok(())) => None,
         Ok(Err(error)) => Some(error_output(&error, cells)),
         Err(payload) => Some(panic_output(payload.as_ref())),
     };
+    // The cell's last text goes out before its error and its reply.
+    drop(sink.streams.take());
     let result_plain = sink.result_plain.take();
     let user_expressions = if error.is_none() {
         job.user_expressions
@@ -418,22 +422,40 @@ struct IopubSink<'a> {
     execution_count: ExecutionCount,
     silent: bool,
     result_plain: Option<String>,
+    /// Printed text not yet published (made at the cell's first print).
+    streams: Option<StreamBuffer>,
+}
+
+impl IopubSink<'_> {
+    fn write(&mut self, stderr: bool, text: &str) {
+        if self.silent || text.is_empty() {
+            return;
+        }
+        let (iopub, parent) = (self.iopub, self.parent);
+        self.streams
+            .get_or_insert_with(|| StreamBuffer::new(iopub, parent))
+            .write(stderr, text);
+    }
+
+    /// Printed text goes out before any other output, so the order is the program's.
+    fn flush_streams(&self) {
+        if let Some(streams) = &self.streams {
+            streams.flush();
+        }
+    }
 }
 
 impl OutputSink for IopubSink<'_> {
     fn stdout(&mut self, text: &str) {
-        if !self.silent && !text.is_empty() {
-            self.iopub.publish(StreamContent::stdout(text), self.parent);
-        }
+        self.write(false, text);
     }
 
     fn stderr(&mut self, text: &str) {
-        if !self.silent && !text.is_empty() {
-            self.iopub.publish(StreamContent::stderr(text), self.parent);
-        }
+        self.write(true, text);
     }
 
     fn display(&mut self, data: &DisplayData, is_result: bool) {
+        self.flush_streams();
         if is_result {
             self.result_plain = Some(data.plain.clone());
         }
@@ -456,6 +478,7 @@ impl OutputSink for IopubSink<'_> {
     }
 
     fn clear_output(&mut self, wait: bool) {
+        self.flush_streams();
         if !self.silent {
             self.iopub.publish(ClearOutput { wait }, self.parent);
         }
@@ -467,6 +490,7 @@ impl OutputSink for IopubSink<'_> {
         if self.silent {
             return;
         }
+        self.flush_streams();
         let data = media(data);
         match state {
             ProgressState::Start => {
@@ -622,6 +646,21 @@ mod tests {
                     }
                     std::thread::sleep(Duration::from_millis(1));
                 },
+                "many prints" => {
+                    for i in 0..100_000 {
+                        sink.stdout(&format!("{i}\n"));
+                    }
+                    sink.stderr("warned\n");
+                    sink.display(
+                        &DisplayData {
+                            plain: "shown".into(),
+                            html: None,
+                        },
+                        false,
+                    );
+                    sink.stdout("last\n");
+                    Ok(())
+                }
                 "panic" => panic!("scripted panic"),
                 "clear" => {
                     sink.clear_output(true);
@@ -745,6 +784,39 @@ mod tests {
             h.published(),
             vec![serde_json::json!({"msg_type": "stream", "name": "stderr", "text": "second\n"})]
         );
+    }
+
+    /// Issue 29, finding 5: printed text is buffered as ipykernel's OutStream buffers it: a
+    /// hundred thousand prints make a few stream messages (they made one each), and the order
+    /// of stdout, stderr and displays is kept.
+    #[test]
+    fn prints_are_buffered_into_few_messages_in_order() {
+        let mut h = harness();
+        let outcome = h.submit("many prints", false, &[]).blocking_recv().unwrap();
+        assert!(outcome.error.is_none());
+        let published = h.published();
+        let expected: String = (0..100_000).map(|i| format!("{i}\n")).collect();
+        let mut stdout = String::new();
+        let mut kinds = Vec::new();
+        for m in &published {
+            let kind = format!(
+                "{}{}",
+                m["msg_type"].as_str().unwrap_or(""),
+                m["name"].as_str().map(|n| format!(":{n}")).unwrap_or_default()
+            );
+            if kinds.last() != Some(&kind) {
+                kinds.push(kind.clone());
+            }
+            if kind == "stream:stdout" && stdout.len() < expected.len() {
+                stdout.push_str(m["text"].as_str().unwrap_or(""));
+            }
+        }
+        assert_eq!(stdout, expected);
+        assert_eq!(
+            kinds,
+            ["stream:stdout", "stream:stderr", "display_data", "stream:stdout"]
+        );
+        assert!(published.len() < 20, "{} messages", published.len());
     }
 
     #[test]
