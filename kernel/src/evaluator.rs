@@ -378,6 +378,16 @@ fn user_expression(
     cells: &Cells,
     expression: &str,
 ) -> ExpressionResult {
+    // An expression only, as ipykernel's `eval`: a statement (`keep = 0`) is a SyntaxError
+    // and never runs, so a silent request cannot change the session.
+    if devarray::lang::parse_expression(expression).is_err() {
+        let evalue = "invalid syntax (<string>, line 1)".to_string();
+        return ExpressionResult::Error {
+            ename: "SyntaxError".into(),
+            traceback: vec![format!("SyntaxError: {evalue}")],
+            evalue,
+        };
+    }
     let evaluated = catch_unwind(AssertUnwindSafe(|| session.eval(expression)));
     let evaluated = match evaluated {
         Ok(evaluated) => evaluated,
@@ -868,7 +878,11 @@ mod tests {
     fn results_and_displays_become_execute_result_and_display_data() {
         let mut h = harness();
         let outcome = h
-            .submit("result", false, &[("d", "double"), ("bad", "nope")])
+            .submit(
+                "result",
+                false,
+                &[("d", "double"), ("bad", "nope"), ("stmt", "keep = 0")],
+            )
             .blocking_recv()
             .unwrap();
         assert_eq!(outcome.result_plain.as_deref(), Some("3"));
@@ -889,6 +903,13 @@ mod tests {
             serde_json::json!({"status": "ok", "data": {"text/plain": "None"}, "metadata": {}})
         );
         assert_eq!(expressions["bad"]["ename"], "NameError");
+        // Issue 29, finding 7: a statement is not run but reported as ipykernel's eval does.
+        assert_eq!(expressions["stmt"]["status"], "error");
+        assert_eq!(expressions["stmt"]["ename"], "SyntaxError");
+        assert_eq!(
+            expressions["stmt"]["evalue"],
+            "invalid syntax (<string>, line 1)"
+        );
         h.submit("double", false, &[]).blocking_recv().unwrap();
         assert_eq!(h.published()[0]["msg_type"], "display_data");
     }
