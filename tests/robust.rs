@@ -428,7 +428,12 @@ fn an_interrupt_reaches_long_single_statements() {
         &mut s,
         "import json\nx = [(i * 7919) % 1000003 for i in range(2 * 10**6)]",
     );
-    for code in ["y = sorted(x)", "y = str(x)", "y = json.dumps(x)", "x.sort()"] {
+    for code in [
+        "y = sorted(x)",
+        "y = str(x)",
+        "y = json.dumps(x)",
+        "x.sort()",
+    ] {
         let handle = s.interrupt_handle();
         let timer = std::thread::spawn(move || {
             std::thread::sleep(std::time::Duration::from_millis(50));

@@ -812,7 +812,10 @@ mod tests {
             let kind = format!(
                 "{}{}",
                 m["msg_type"].as_str().unwrap_or(""),
-                m["name"].as_str().map(|n| format!(":{n}")).unwrap_or_default()
+                m["name"]
+                    .as_str()
+                    .map(|n| format!(":{n}"))
+                    .unwrap_or_default()
             );
             if kinds.last() != Some(&kind) {
                 kinds.push(kind.clone());
@@ -824,7 +827,12 @@ mod tests {
         assert_eq!(stdout, expected);
         assert_eq!(
             kinds,
-            ["stream:stdout", "stream:stderr", "display_data", "stream:stdout"]
+            [
+                "stream:stdout",
+                "stream:stderr",
+                "display_data",
+                "stream:stdout"
+            ]
         );
         assert!(published.len() < 20, "{} messages", published.len());
     }

@@ -87,7 +87,8 @@ impl StreamBuffer {
         }
         state.text.push_str(text);
         let since = *state.since.get_or_insert_with(Instant::now);
-        if state.text.len() >= MAX_BUFFER || (self.timer.is_none() && since.elapsed() >= FLUSH_INTERVAL)
+        if state.text.len() >= MAX_BUFFER
+            || (self.timer.is_none() && since.elapsed() >= FLUSH_INTERVAL)
         {
             self.shared.publish(&mut state);
         } else {

@@ -122,12 +122,14 @@ fn save_error(e: SaveError, path: &str) -> Exc {
         SaveError::Io { error, .. } => os_error(&error, path),
         SaveError::Interrupted => RuntimeError::Interrupted.into(),
         SaveError::Runtime(e) => e.into(),
-        SaveError::NotRegular { kind: "a directory", .. } | SaveError::NoFileName { .. } => {
-            Exc::new(
-                ExcKind::OSError,
-                format!("[Errno 21] Is a directory: {}", str_repr(path)),
-            )
+        SaveError::NotRegular {
+            kind: "a directory",
+            ..
         }
+        | SaveError::NoFileName { .. } => Exc::new(
+            ExcKind::OSError,
+            format!("[Errno 21] Is a directory: {}", str_repr(path)),
+        ),
         other => Exc::new(ExcKind::OSError, other.to_string()),
     }
 }

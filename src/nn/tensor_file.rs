@@ -247,11 +247,10 @@ pub fn write_streamed(
     drop(header);
     for t in order {
         match t.source {
-            Source::Array(a) => {
-                a.write_le_bytes(BUFFER_BYTES, &mut |chunk: &[u8]| -> Result<()> {
+            Source::Array(a) => a
+                .write_le_bytes(BUFFER_BYTES, &mut |chunk: &[u8]| -> Result<()> {
                     Ok(file.write_bytes(chunk)?)
-                })?
-            }
+                })?,
             Source::Host(h) => write_host(&mut file, h)?,
         }
     }

@@ -195,13 +195,16 @@ fn run_job<T>(device: Device, work: impl FnOnce() -> Result<T>) -> Result<T> {
         // Whatever it computed (or a panic on a failed input's placeholder) is void.
         (_, Some(e)) => Err(e),
         // The host's allocator names cpu(0); an error passed on from another device keeps its.
-        (Err(RuntimeError::OutOfMemory {
-            device: failed_on,
-            requested,
-            free,
-            total,
-            setting,
-        }), _) if failed_on.is_cpu() => Err(RuntimeError::OutOfMemory {
+        (
+            Err(RuntimeError::OutOfMemory {
+                device: failed_on,
+                requested,
+                free,
+                total,
+                setting,
+            }),
+            _,
+        ) if failed_on.is_cpu() => Err(RuntimeError::OutOfMemory {
             device,
             requested,
             free,
@@ -1902,6 +1905,38 @@ fn concat_impl(arrays: &[Array], axis: isize, op: &str) -> Result<Array> {
     })
 }
 
+/// Little-endian bytes of `storage`, `chunk_bytes` at a time (one reused buffer).
+fn cpu_le_chunks<E>(
+    storage: &CpuStorage,
+    chunk_bytes: usize,
+    sink: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    fn chunks<T: Copy, const N: usize, E>(
+        v: &[T],
+        chunk_bytes: usize,
+        bytes: fn(T) -> [u8; N],
+        sink: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let per_chunk = (chunk_bytes / N).max(1);
+        let mut buf = Vec::with_capacity(per_chunk.min(v.len()) * N);
+        for part in v.chunks(per_chunk) {
+            buf.clear();
+            for &x in part {
+                buf.extend_from_slice(&bytes(x));
+            }
+            sink(&buf)?;
+        }
+        Ok(())
+    }
+    match storage {
+        CpuStorage::F32(v) => chunks(v, chunk_bytes, f32::to_le_bytes, sink),
+        CpuStorage::F64(v) => chunks(v, chunk_bytes, f64::to_le_bytes, sink),
+        CpuStorage::I32(v) => chunks(v, chunk_bytes, i32::to_le_bytes, sink),
+        CpuStorage::I64(v) => chunks(v, chunk_bytes, i64::to_le_bytes, sink),
+        CpuStorage::Bool(v) => chunks(v, chunk_bytes, |b: bool| [u8::from(b)], sink),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2118,37 +2153,5 @@ mod tests {
                 "{shape:?} -> {out:?}"
             );
         }
-    }
-}
-
-/// Little-endian bytes of `storage`, `chunk_bytes` at a time (one reused buffer).
-fn cpu_le_chunks<E>(
-    storage: &CpuStorage,
-    chunk_bytes: usize,
-    sink: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
-) -> std::result::Result<(), E> {
-    fn chunks<T: Copy, const N: usize, E>(
-        v: &[T],
-        chunk_bytes: usize,
-        bytes: fn(T) -> [u8; N],
-        sink: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
-    ) -> std::result::Result<(), E> {
-        let per_chunk = (chunk_bytes / N).max(1);
-        let mut buf = Vec::with_capacity(per_chunk.min(v.len()) * N);
-        for part in v.chunks(per_chunk) {
-            buf.clear();
-            for &x in part {
-                buf.extend_from_slice(&bytes(x));
-            }
-            sink(&buf)?;
-        }
-        Ok(())
-    }
-    match storage {
-        CpuStorage::F32(v) => chunks(v, chunk_bytes, f32::to_le_bytes, sink),
-        CpuStorage::F64(v) => chunks(v, chunk_bytes, f64::to_le_bytes, sink),
-        CpuStorage::I32(v) => chunks(v, chunk_bytes, i32::to_le_bytes, sink),
-        CpuStorage::I64(v) => chunks(v, chunk_bytes, i64::to_le_bytes, sink),
-        CpuStorage::Bool(v) => chunks(v, chunk_bytes, |b: bool| [u8::from(b)], sink),
     }
 }

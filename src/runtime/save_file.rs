@@ -318,7 +318,8 @@ impl SaveFile {
         let file = out
             .into_inner()
             .map_err(|e| io_err("write", &self.temp, e.into_error()))?;
-        file.sync_all().map_err(|e| io_err("write", &self.temp, e))?;
+        file.sync_all()
+            .map_err(|e| io_err("write", &self.temp, e))?;
         drop(file);
         fs::rename(&self.temp, &self.target).map_err(|e| io_err("replace", &self.target, e))?;
         // The rename is durable once the folder is synced; a failure here changes nothing.

@@ -1108,8 +1108,10 @@ fn a_failed_sim_gpu_job_fails_every_later_use_of_its_output() {
         setting: None,
     };
     let failing = host_oom.clone();
-    let a = array::allocate(&ctx, [4usize].as_slice(), DType::Float32, move || Err(failing))
-        .expect("the job is queued");
+    let a = array::allocate(&ctx, [4usize].as_slice(), DType::Float32, move || {
+        Err(failing)
+    })
+    .expect("the job is queued");
     // An op queued on it before it ran, and one after.
     let early = bin_s(BinaryOp::Add, &a, Scalar::Int(1));
     assert_eq!(a.wait_to_read(), Err(expected.clone()));

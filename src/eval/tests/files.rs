@@ -274,9 +274,15 @@ fn every_save_api_follows_links_keeps_modes_and_refuses_special_files() {
         let p = link.to_string_lossy().to_string();
         run(&mut s, &code.replace("{p:?}", &format!("{p:?}")));
         let meta = std::fs::symlink_metadata(&link).expect("meta");
-        assert!(meta.file_type().is_symlink(), "{name}: the link was replaced");
+        assert!(
+            meta.file_type().is_symlink(),
+            "{name}: the link was replaced"
+        );
         assert_ne!(std::fs::read(&private).expect("read"), b"old", "{name}");
-        let mode = std::fs::metadata(&private).expect("meta").permissions().mode();
+        let mode = std::fs::metadata(&private)
+            .expect("meta")
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600, "{name}: mode {mode:o}");
         assert_eq!(std::fs::read(&victim).expect("read"), b"victim", "{name}");
         // A FIFO is refused with an OSError-like error and stays a FIFO.

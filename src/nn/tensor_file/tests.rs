@@ -1,6 +1,6 @@
-use std::path::PathBuf;
 use super::*;
 use crate::runtime::{Device, Runtime, RuntimeConfig};
+use std::path::PathBuf;
 
 const HINT: Hint = Hint {
     what: "array file",

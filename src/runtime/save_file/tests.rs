@@ -64,7 +64,12 @@ fn temporaries_have_unpredictable_names_and_never_follow_a_planted_link() {
     let a = SaveFile::create(&target).expect("create");
     let b = SaveFile::create(&target).expect("create");
     assert_ne!(a.temp, b.temp);
-    let name = a.temp.file_name().expect("name").to_string_lossy().to_string();
+    let name = a
+        .temp
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .to_string();
     assert!(name.starts_with(".m.pt.tmp-"), "{name}");
     // 16 hex digits of randomness after the pid.
     assert_eq!(name.rsplit('-').next().map(str::len), Some(16));
@@ -89,18 +94,19 @@ fn special_files_are_refused() {
     let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("cstring");
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let e = save_bytes(&fifo, b"x").err().expect("refused");
+    let e = save_bytes(&fifo, b"x").expect_err("refused");
     assert!(
-        e.to_string().contains("it is a named pipe (FIFO), not a regular file"),
+        e.to_string()
+            .contains("it is a named pipe (FIFO), not a regular file"),
         "{e}"
     );
     assert!(fs::symlink_metadata(&fifo)
         .expect("meta")
         .file_type()
         .is_fifo_like());
-    let e = save_bytes(Path::new("/dev/null"), b"x").err().expect("refused");
+    let e = save_bytes(Path::new("/dev/null"), b"x").expect_err("refused");
     assert!(e.to_string().contains("a character device"), "{e}");
-    let e = save_bytes(&dir, b"x").err().expect("refused");
+    let e = save_bytes(&dir, b"x").expect_err("refused");
     assert!(e.to_string().contains("a directory"), "{e}");
     // Through a link too.
     let link = dir.join("null");
@@ -138,8 +144,11 @@ fn an_error_or_an_interrupt_removes_the_temporary_and_keeps_the_old_file() {
     assert_eq!(fs::read(&target).expect("read"), b"old");
     assert_eq!(names(&dir), ["x.npy"]);
     // A missing folder names the folder.
-    let e = save_bytes(&dir.join("no/such/x.npy"), b"x").err().expect("error");
-    assert!(matches!(e.io_error().map(io::Error::kind), Some(io::ErrorKind::NotFound)));
+    let e = save_bytes(&dir.join("no/such/x.npy"), b"x").expect_err("error");
+    assert!(matches!(
+        e.io_error().map(io::Error::kind),
+        Some(io::ErrorKind::NotFound)
+    ));
 }
 
 #[test]
