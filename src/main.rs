@@ -93,6 +93,15 @@ fn run(cli: Cli, config: SessionConfig) -> i32 {
         }
     };
     let mut session = Session::new(config);
+    if !cli.transcript {
+        // Script mode: Ctrl-C raises KeyboardInterrupt at the program's next check, so its
+        // `finally` blocks and `with` exits run and a traceback is printed, as in CPython
+        // (before, the signal ended the process at once).
+        let interrupt = session.interrupt_handle();
+        if let Err(e) = ctrlc::set_handler(move || interrupt.interrupt()) {
+            eprintln!("devarray: warning: Ctrl-C will end the program without cleanup: {e}");
+        }
+    }
     if cli.transcript {
         transcript::run_transcript(&source, &mut session, std::io::stdout());
         0

@@ -311,3 +311,142 @@ fn memory_follows_the_statement_not_the_program() {
     eprintln!("peak RSS of the 6 MB program: {} MB", peak_kb / 1024);
     assert!(peak_kb < 100 * 1024, "peak RSS {peak_kb} kB");
 }
+
+/// Issue 29, finding 3: under an address-space limit, `.tolist()` of 10^8 elements and
+/// `np.array` of a huge nested list are MemoryErrors and the process goes on (both aborted).
+#[test]
+fn huge_tolist_and_nested_lists_under_a_memory_limit_are_memory_errors() {
+    let program = "x = 3\nimport numpy as np\ntry:\n    np.zeros(10**8, dtype=bool).tolist()\nexcept MemoryError:\n    print('tolist MemoryError', x)\nbig = [0] * 10**6\ntry:\n    np.array([big] * 100)\nexcept MemoryError:\n    print('array MemoryError', x)\n";
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1000000 && exec \"$0\" -c \"$1\"")
+        .arg(cargo_bin!("devarray"))
+        .arg(program)
+        .env("NO_COLOR", "1")
+        .env_remove("DEVARRAY_SIM_GPUS")
+        .output()
+        .expect("sh");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "tolist MemoryError 3\narray MemoryError 3\n"
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A sink that requests an interrupt when the program prints, standing in for a Ctrl-C that
+/// arrives during a statement that never checks the flag (one long sort, a str of a big list).
+struct InterruptOnPrint(devarray::InterruptHandle, String);
+
+impl devarray::OutputSink for InterruptOnPrint {
+    fn stdout(&mut self, text: &str) {
+        self.1.push_str(text);
+        self.0.interrupt();
+    }
+    fn stderr(&mut self, text: &str) {
+        self.1.push_str(text);
+    }
+    fn display(&mut self, _data: &devarray::DisplayData, _is_result: bool) {}
+}
+
+/// Issue 29, finding 6: an interrupt requested during the last statement of a cell ends the
+/// cell in KeyboardInterrupt (it used to be dropped and the cell replied ok); one requested
+/// while nothing ran is dropped, not fired in the next cell.
+#[test]
+fn an_interrupt_during_the_last_statement_is_not_lost_nor_carried_over() {
+    let mut s = Session::new(SessionConfig::default());
+    let mut sink = InterruptOnPrint(s.interrupt_handle(), String::new());
+    let err = s
+        .eval_with("kept = 1\nprint('long call')", &mut sink)
+        .expect_err("the cell must end in KeyboardInterrupt");
+    assert_eq!(err.ename, "KeyboardInterrupt");
+    assert_eq!(sink.1, "long call\n");
+    // Nothing pending afterwards: the next cell runs.
+    assert_eq!(eval_ok(&mut s, "print(kept)"), "1\n");
+    // A request while no cell runs is dropped.
+    s.interrupt_handle().interrupt();
+    assert_eq!(eval_ok(&mut s, "print(kept + 1)"), "2\n");
+}
+
+/// Issue 29, finding 6: `!cmd &` returns once the shell has started the command, as IPython's
+/// does (it used to wait for the background command to close its output).
+#[test]
+fn a_background_shell_command_returns_at_once() {
+    let mut s = Session::new(SessionConfig::default());
+    let start = std::time::Instant::now();
+    assert_eq!(eval_ok(&mut s, "!echo now; sleep 60 &"), "now\n");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(30),
+        "waited for the background command: {:?}",
+        start.elapsed()
+    );
+}
+
+/// Issue 29, finding 6: in script mode Ctrl-C (SIGINT) raises KeyboardInterrupt, so `finally`
+/// runs and a traceback is printed, and the exit status is CPython's 130 (the signal used to
+/// end the process with no cleanup).
+#[test]
+fn sigint_in_script_mode_runs_cleanup_and_prints_a_traceback() {
+    use std::io::BufRead;
+    let program = "try:\n    print('started', flush=True)\n    while True:\n        pass\nfinally:\n    print('cleanup ran')\n";
+    let mut child = std::process::Command::new(cargo_bin!("devarray"))
+        .arg("-c")
+        .arg(program)
+        .env("NO_COLOR", "1")
+        .env_remove("DEVARRAY_SIM_GPUS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    out.read_line(&mut first).expect("read");
+    assert_eq!(first, "started\n");
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).expect("read");
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(rest, "cleanup ran\n");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.ends_with("KeyboardInterrupt\n"), "{stderr}");
+    assert_eq!(output.status.code(), Some(130));
+}
+
+/// Issue 29, finding 6: one long statement that runs no user code — a sort, the str of a big
+/// list, json.dumps — stops at an interrupt: its result is never assigned (before, the request
+/// waited for the statement to end and the cell replied ok).
+#[test]
+fn an_interrupt_reaches_long_single_statements() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(
+        &mut s,
+        "import json\nx = [(i * 7919) % 1000003 for i in range(2 * 10**6)]",
+    );
+    for code in [
+        "y = sorted(x)",
+        "y = str(x)",
+        "y = json.dumps(x)",
+        "x.sort()",
+    ] {
+        let handle = s.interrupt_handle();
+        let timer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            handle.interrupt();
+        });
+        let out = s.eval(code);
+        timer.join().expect("timer");
+        assert_eq!(
+            out.error.as_ref().map(|e| e.ename.as_str()),
+            Some("KeyboardInterrupt"),
+            "{code}"
+        );
+        assert_eq!(eval_err(&mut s, "y").0, "NameError", "{code}");
+    }
+    assert_eq!(eval_ok(&mut s, "print(len(x))"), "2000000\n");
+}

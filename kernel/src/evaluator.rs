@@ -19,6 +19,7 @@ use jupyter_protocol::{
 use tokio::sync::oneshot;
 
 use crate::iopub::Iopub;
+use crate::stream_buffer::StreamBuffer;
 
 /// The part of `Session` the kernel uses; a trait so the thread, the IOPub
 /// sink and the panic handling can be tested with a scripted evaluator.
@@ -345,12 +346,15 @@ fn execute(
         execution_count: job.execution_count,
         silent: job.silent,
         result_plain: None,
+        streams: None,
     };
     let error = match catch_unwind(AssertUnwindSafe(|| session.eval_with(&job.code, &mut sink))) {
         Ok(Ok(())) => None,
         Ok(Err(error)) => Some(error_output(&error, cells)),
         Err(payload) => Some(panic_output(payload.as_ref())),
     };
+    // The cell's last text goes out before its error and its reply.
+    drop(sink.streams.take());
     let result_plain = sink.result_plain.take();
     let user_expressions = if error.is_none() {
         job.user_expressions
@@ -374,6 +378,16 @@ fn user_expression(
     cells: &Cells,
     expression: &str,
 ) -> ExpressionResult {
+    // An expression only, as ipykernel's `eval`: a statement (`keep = 0`) is a SyntaxError
+    // and never runs, so a silent request cannot change the session.
+    if devarray::lang::parse_expression(expression).is_err() {
+        let evalue = "invalid syntax (<string>, line 1)".to_string();
+        return ExpressionResult::Error {
+            ename: "SyntaxError".into(),
+            traceback: vec![format!("SyntaxError: {evalue}")],
+            evalue,
+        };
+    }
     let evaluated = catch_unwind(AssertUnwindSafe(|| session.eval(expression)));
     let evaluated = match evaluated {
         Ok(evaluated) => evaluated,
@@ -418,22 +432,40 @@ struct IopubSink<'a> {
     execution_count: ExecutionCount,
     silent: bool,
     result_plain: Option<String>,
+    /// Printed text not yet published (made at the cell's first print).
+    streams: Option<StreamBuffer>,
+}
+
+impl IopubSink<'_> {
+    fn write(&mut self, stderr: bool, text: &str) {
+        if self.silent || text.is_empty() {
+            return;
+        }
+        let (iopub, parent) = (self.iopub, self.parent);
+        self.streams
+            .get_or_insert_with(|| StreamBuffer::new(iopub, parent))
+            .write(stderr, text);
+    }
+
+    /// Printed text goes out before any other output, so the order is the program's.
+    fn flush_streams(&self) {
+        if let Some(streams) = &self.streams {
+            streams.flush();
+        }
+    }
 }
 
 impl OutputSink for IopubSink<'_> {
     fn stdout(&mut self, text: &str) {
-        if !self.silent && !text.is_empty() {
-            self.iopub.publish(StreamContent::stdout(text), self.parent);
-        }
+        self.write(false, text);
     }
 
     fn stderr(&mut self, text: &str) {
-        if !self.silent && !text.is_empty() {
-            self.iopub.publish(StreamContent::stderr(text), self.parent);
-        }
+        self.write(true, text);
     }
 
     fn display(&mut self, data: &DisplayData, is_result: bool) {
+        self.flush_streams();
         if is_result {
             self.result_plain = Some(data.plain.clone());
         }
@@ -460,6 +492,7 @@ impl OutputSink for IopubSink<'_> {
     }
 
     fn clear_output(&mut self, wait: bool) {
+        self.flush_streams();
         if !self.silent {
             self.iopub.publish(ClearOutput { wait }, self.parent);
         }
@@ -471,6 +504,7 @@ impl OutputSink for IopubSink<'_> {
         if self.silent {
             return;
         }
+        self.flush_streams();
         let data = media(data);
         match state {
             ProgressState::Start => {
@@ -631,6 +665,21 @@ mod tests {
                     }
                     std::thread::sleep(Duration::from_millis(1));
                 },
+                "many prints" => {
+                    for i in 0..100_000 {
+                        sink.stdout(&format!("{i}\n"));
+                    }
+                    sink.stderr("warned\n");
+                    sink.display(
+                        &DisplayData {
+                            plain: "shown".into(),
+                            html: None,
+                        },
+                        false,
+                    );
+                    sink.stdout("last\n");
+                    Ok(())
+                }
                 "panic" => panic!("scripted panic"),
                 "clear" => {
                     sink.clear_output(true);
@@ -757,6 +806,47 @@ mod tests {
         );
     }
 
+    /// Issue 29, finding 5: printed text is buffered as ipykernel's OutStream buffers it: a
+    /// hundred thousand prints make a few stream messages (they made one each), and the order
+    /// of stdout, stderr and displays is kept.
+    #[test]
+    fn prints_are_buffered_into_few_messages_in_order() {
+        let mut h = harness();
+        let outcome = h.submit("many prints", false, &[]).blocking_recv().unwrap();
+        assert!(outcome.error.is_none());
+        let published = h.published();
+        let expected: String = (0..100_000).map(|i| format!("{i}\n")).collect();
+        let mut stdout = String::new();
+        let mut kinds = Vec::new();
+        for m in &published {
+            let kind = format!(
+                "{}{}",
+                m["msg_type"].as_str().unwrap_or(""),
+                m["name"]
+                    .as_str()
+                    .map(|n| format!(":{n}"))
+                    .unwrap_or_default()
+            );
+            if kinds.last() != Some(&kind) {
+                kinds.push(kind.clone());
+            }
+            if kind == "stream:stdout" && stdout.len() < expected.len() {
+                stdout.push_str(m["text"].as_str().unwrap_or(""));
+            }
+        }
+        assert_eq!(stdout, expected);
+        assert_eq!(
+            kinds,
+            [
+                "stream:stdout",
+                "stream:stderr",
+                "display_data",
+                "stream:stdout"
+            ]
+        );
+        assert!(published.len() < 20, "{} messages", published.len());
+    }
+
     #[test]
     fn interrupt_stops_the_running_cell_and_the_thread_goes_on() {
         let mut h = harness();
@@ -806,7 +896,11 @@ mod tests {
     fn results_and_displays_become_execute_result_and_display_data() {
         let mut h = harness();
         let outcome = h
-            .submit("result", false, &[("d", "double"), ("bad", "nope")])
+            .submit(
+                "result",
+                false,
+                &[("d", "double"), ("bad", "nope"), ("stmt", "keep = 0")],
+            )
             .blocking_recv()
             .unwrap();
         assert_eq!(outcome.result_plain.as_deref(), Some("3"));
@@ -827,6 +921,13 @@ mod tests {
             serde_json::json!({"status": "ok", "data": {"text/plain": "None"}, "metadata": {}})
         );
         assert_eq!(expressions["bad"]["ename"], "NameError");
+        // Issue 29, finding 7: a statement is not run but reported as ipykernel's eval does.
+        assert_eq!(expressions["stmt"]["status"], "error");
+        assert_eq!(expressions["stmt"]["ename"], "SyntaxError");
+        assert_eq!(
+            expressions["stmt"]["evalue"],
+            "invalid syntax (<string>, line 1)"
+        );
         h.submit("double", false, &[]).blocking_recv().unwrap();
         assert_eq!(h.published()[0]["msg_type"], "display_data");
     }

@@ -9,6 +9,7 @@ mod iopub;
 mod kernel_info;
 mod parent_watch;
 mod server;
+mod stream_buffer;
 mod wire;
 
 use std::path::PathBuf;

@@ -204,7 +204,7 @@ impl Interp<'_> {
         loop {
             let step = self.resume_with(g, GenAction::Send(Value::None), &mut items)?;
             match step {
-                GenStep::Yield(v) => items.push(v),
+                GenStep::Yield(v) => crate::object::alloc::push(&mut items, v)?,
                 GenStep::Return(_) => return Ok(items),
             }
         }
@@ -342,7 +342,7 @@ impl Interp<'_> {
             // A `yield from` an endless iterator runs no statement: Ctrl-C is checked here.
             self.check_interrupt()?;
             // SAFETY: the draining resumer is blocked in `resume` and owns the vector.
-            unsafe { (*drain).push(v) };
+            crate::object::alloc::push(unsafe { &mut *drain }, v)?;
             return Ok(GenAction::Send(Value::None));
         }
         let (yielder, base) = (link.yielder, link.base);

@@ -1129,8 +1129,8 @@ impl<'s> Interp<'s> {
             ExprKind::ListComp { elt, generators } => {
                 let mut out = Vec::new();
                 self.comprehension(generators, &mut |me| {
-                    out.push(me.eval(elt)?);
-                    Ok(())
+                    let item = me.eval(elt)?;
+                    crate::object::alloc::push(&mut out, item)
                 })?;
                 Value::list(out)
             }
@@ -1897,7 +1897,7 @@ impl<'s> Interp<'s> {
             loop {
                 self.check_interrupt()?;
                 match self.call_value(&next, Args::default()) {
-                    Ok(item) => items.push(item),
+                    Ok(item) => crate::object::alloc::push(&mut items, item)?,
                     Err(e) if e.kind == ExcKind::StopIteration => return Ok(items),
                     Err(e) => return Err(e),
                 }
@@ -1931,7 +1931,7 @@ impl<'s> Interp<'s> {
                     if let Some(next) = self.native_iterator(v)? {
                         loop {
                             match self.call_value(&next, Args::default()) {
-                                Ok(item) => items.push(item),
+                                Ok(item) => crate::object::alloc::push(&mut items, item)?,
                                 Err(e) if e.kind == ExcKind::StopIteration => break,
                                 Err(e) => return Err(e),
                             }

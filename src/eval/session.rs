@@ -8,7 +8,7 @@ use crate::lang::{InputStatus, Span};
 use crate::runtime::{Runtime, RuntimeConfig};
 
 use super::interp::Interp;
-use crate::object::{Exc, State, Value};
+use crate::object::{Exc, ExcKind, State, Value};
 
 // The output protocol and the interrupt handle are the object layer's; frontends name them here.
 pub use crate::object::output::{DisplayData, OutputSink, ProgressState};
@@ -368,13 +368,18 @@ impl Session {
             crate::object::stack::maybe_grow(256 * 1024, 4 * 1024 * 1024, || statements.next())
                 .and_then(Result::ok)
         });
-        let result =
+        let mut result =
             crate::runtime::interruptible(&flag, || interp.run_statements(statements, last_only));
         // A notebook shows the figures a cell left open at its end (matplotlib-inline).
         if last_only {
             crate::modules::matplotlib::flush_inline(&mut interp);
         }
-        self.state.interrupt.take();
+        // A request that came during a statement that never checked (one long sort, a str of
+        // a big list) is not dropped: the cell ends in KeyboardInterrupt, as Python raises it
+        // when control comes back from the long call.
+        if self.state.interrupt.take() && result.is_ok() {
+            result = Err(Exc::new(ExcKind::KeyboardInterrupt, ""));
+        }
         // Back at the prompt: buffers kept for reuse within the run go back to the system.
         crate::runtime::memory::release_spare_buffers();
         result.map_err(|e| to_eval_error(e, &source))

@@ -10,8 +10,8 @@ use std::rc::Rc;
 
 use super::autograd::Tape;
 use super::layers::Parameter;
-use super::tensor_file::{self, Hint, HostTensor};
-use crate::runtime::{Array, Device, HostData, Runtime, RuntimeError};
+use super::tensor_file::{self, Hint, OutTensor, Source};
+use crate::runtime::{Array, DType, Device, HostData, Runtime, RuntimeError};
 
 /// Why saving or loading failed; `modules::mxnet::gluon` maps each to an exception class.
 pub use super::tensor_file::TensorFileError as ParamsIoError;
@@ -32,9 +32,11 @@ fn shape_text(shape: &[usize]) -> String {
     }
 }
 
-/// Writes every parameter (its first copy: all copies are identical) under its structural name.
+/// Writes every parameter (its first copy: all copies are identical) under its structural name,
+/// streamed from its device (a parameter that is not float32 is converted on the host first).
 pub fn save(params: &[(String, Rc<Parameter>)], path: &Path) -> IoResult<()> {
-    let mut host: Vec<HostTensor> = Vec::with_capacity(params.len());
+    let mut arrays: Vec<(String, Array)> = Vec::with_capacity(params.len());
+    let mut converted: Vec<(String, Vec<usize>, HostData)> = Vec::new();
     for (name, p) in params {
         // Any copy will do (all are identical); `data(None)` would insist on cpu(0).
         let first = p
@@ -47,17 +49,31 @@ pub fn save(params: &[(String, Rc<Parameter>)], path: &Path) -> IoResult<()> {
                 p.name
             )))
         })?;
-        host.push(HostTensor {
-            name: name.clone(),
-            shape: data.shape().to_vec(),
-            data: HostData::F32(float32_values(&data)?),
-        });
+        if data.dtype() == DType::Float32 {
+            arrays.push((name.clone(), data));
+        } else {
+            let values = HostData::F32(float32_values(&data)?);
+            converted.push((name.clone(), data.shape().to_vec(), values));
+        }
     }
+    let mut out: Vec<OutTensor<'_>> = arrays
+        .iter()
+        .map(|(name, a)| OutTensor {
+            name,
+            shape: a.shape(),
+            source: Source::Array(a),
+        })
+        .collect();
+    out.extend(converted.iter().map(|(name, shape, data)| OutTensor {
+        name,
+        shape,
+        source: Source::Host(data),
+    }));
     let metadata = HashMap::from([(
         tensor_file::FORMAT_KEY.to_string(),
         "devarray-gluon".to_string(),
     )]);
-    tensor_file::write(path, &host, metadata)
+    tensor_file::write_streamed(path, &out, metadata)
 }
 
 fn float32_values(a: &Array) -> IoResult<Vec<f32>> {

@@ -3,21 +3,20 @@
 //! goes through `write`/`save_named` (`net.save_parameters`, `npx.save`, `nd.save`, `torch.save`)
 //! and every reader through `read`/`load_named`.
 //!
-//! Writing is atomic: the bytes go to a temporary file in the target's directory, which is then
-//! renamed over the target, so a crash or a full disk never leaves a half-written file under the
-//! real name. Reading is bounded and checked whole before anything is returned: the file must be
+//! Writing goes through `runtime::save_file` (a private temporary renamed over the target, links
+//! followed, devices refused, the old file's mode kept), and streams each array's bytes to it:
+//! the header is computed from shapes alone, so no encoded copy of the data is ever built. Reading is bounded and checked whole before anything is returned: the file must be
 //! a regular file, its header must fit in it, and every array must decode (a supported dtype, the
 //! byte count its shape needs) — so a caller that builds its result from a `TensorFile` can fail
 //! only on what it checks itself (its own metadata, device memory), before it changes anything.
 use std::collections::HashMap;
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 
-use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use safetensors::tensor::{Dtype, Metadata, SafeTensors, TensorInfo, TensorView};
 
-use crate::runtime::{Array, HostData, RuntimeError};
+use crate::runtime::save_file::{SaveError, SaveFile, BUFFER_BYTES};
+use crate::runtime::{Array, DType, HostData, RuntimeError};
 
 /// Why writing or reading an array file failed; each binding maps it to an exception class.
 #[derive(Debug)]
@@ -93,14 +92,67 @@ pub(crate) fn os_error(path: &Path, doing: &str, e: &std::io::Error) -> TensorFi
     }
 }
 
-/// The little-endian bytes safetensors stores and the dtype it names them by.
-fn encode(data: &HostData) -> (Dtype, Vec<u8>) {
-    match data {
-        HostData::F32(v) => (Dtype::F32, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-        HostData::F64(v) => (Dtype::F64, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-        HostData::I32(v) => (Dtype::I32, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-        HostData::I64(v) => (Dtype::I64, v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-        HostData::Bool(v) => (Dtype::BOOL, v.iter().map(|&b| u8::from(b)).collect()),
+/// The dtype safetensors names a devarray dtype by.
+fn st_dtype(d: DType) -> Dtype {
+    match d {
+        DType::Float32 => Dtype::F32,
+        DType::Float64 => Dtype::F64,
+        DType::Int32 => Dtype::I32,
+        DType::Int64 => Dtype::I64,
+        DType::Bool => Dtype::BOOL,
+    }
+}
+
+/// Where the values of an array to write come from: a device array (streamed from its buffer)
+/// or values already on the host.
+#[derive(Clone, Copy)]
+pub enum Source<'a> {
+    Array(&'a Array),
+    Host(&'a HostData),
+}
+
+impl Source<'_> {
+    fn dtype(&self) -> DType {
+        match self {
+            Source::Array(a) => a.dtype(),
+            Source::Host(h) => h.dtype(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Source::Array(a) => a.size(),
+            Source::Host(h) => h.len(),
+        }
+    }
+}
+
+/// One array to write: its name in the file, its shape and its values.
+#[derive(Clone, Copy)]
+pub struct OutTensor<'a> {
+    pub name: &'a str,
+    pub shape: &'a [usize],
+    pub source: Source<'a>,
+}
+
+impl From<SaveError> for TensorFileError {
+    fn from(e: SaveError) -> Self {
+        match e {
+            SaveError::Interrupted => TensorFileError::Runtime(RuntimeError::Interrupted),
+            SaveError::Runtime(e) => TensorFileError::Runtime(e),
+            SaveError::NotRegular { path, kind } => TensorFileError::Os(format!(
+                "cannot save to '{}': it is {kind}, not a regular file; give a file name such as 'net.params'",
+                path.display()
+            )),
+            SaveError::NoFileName { path } => TensorFileError::Os(format!(
+                "cannot save to '{}': the path names a directory, not a file; give a file name such as 'net.params'",
+                path.display()
+            )),
+            SaveError::Io { ref error, .. } if error.kind() == std::io::ErrorKind::NotFound => {
+                TensorFileError::NotFound(e.to_string())
+            }
+            other => TensorFileError::Os(other.to_string()),
+        }
     }
 }
 
@@ -132,34 +184,119 @@ fn decode(view: &TensorView<'_>) -> std::result::Result<HostData, String> {
 
 /// Writes `tensors` (names must be distinct) with `metadata`, atomically.
 pub fn write(path: &Path, tensors: &[HostTensor], metadata: HashMap<String, String>) -> Result<()> {
-    let encoded: Vec<(Dtype, Vec<u8>)> = tensors.iter().map(|t| encode(&t.data)).collect();
-    let mut views = Vec::with_capacity(tensors.len());
-    for (t, (dtype, bytes)) in tensors.iter().zip(&encoded) {
-        let view = TensorView::new(*dtype, t.shape.clone(), bytes)
-            .map_err(|e| TensorFileError::Invalid(format!("cannot encode '{}': {e}", t.name)))?;
-        views.push((t.name.as_str(), view));
-    }
-    let bytes = safetensors::serialize(views, Some(metadata))
-        .map_err(|e| TensorFileError::Invalid(format!("cannot encode the arrays: {e}")))?;
-    write_atomically(path, &bytes)
+    let out: Vec<OutTensor<'_>> = tensors
+        .iter()
+        .map(|t| OutTensor {
+            name: &t.name,
+            shape: &t.shape,
+            source: Source::Host(&t.data),
+        })
+        .collect();
+    write_streamed(path, &out, metadata)
 }
 
-/// Copies every array to the host (waiting for queued work) and writes them under their names.
+/// Writes `tensors` (names must be distinct) with `metadata`, atomically, streaming each
+/// array's bytes to the file: memory beyond the arrays is one buffer. The layout is
+/// safetensors' own (its `Metadata` builds the header; arrays ordered by dtype, then name).
+pub fn write_streamed(
+    path: &Path,
+    tensors: &[OutTensor<'_>],
+    metadata: HashMap<String, String>,
+) -> Result<()> {
+    let mut order: Vec<&OutTensor<'_>> = tensors.iter().collect();
+    order.sort_by(|l, r| {
+        st_dtype(r.source.dtype())
+            .cmp(&st_dtype(l.source.dtype()))
+            .then(l.name.cmp(r.name))
+    });
+    let mut infos = Vec::with_capacity(order.len());
+    let mut offset = 0usize;
+    for t in &order {
+        let count = t
+            .shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .filter(|&n| n == t.source.len())
+            .ok_or_else(|| {
+                TensorFileError::Invalid(format!(
+                    "cannot encode '{}': its shape {:?} does not match its {} values",
+                    t.name,
+                    t.shape,
+                    t.source.len()
+                ))
+            })?;
+        let bytes = count * t.source.dtype().size_bytes();
+        let info = TensorInfo {
+            dtype: st_dtype(t.source.dtype()),
+            shape: t.shape.to_vec(),
+            data_offsets: (offset, offset + bytes),
+        };
+        offset += bytes;
+        infos.push((t.name.to_string(), info));
+    }
+    let invalid = |e: String| TensorFileError::Invalid(format!("cannot encode the arrays: {e}"));
+    let header = Metadata::new(Some(metadata), infos).map_err(|e| invalid(e.to_string()))?;
+    let mut header = serde_json::to_string(&header)
+        .map_err(|e| invalid(e.to_string()))?
+        .into_bytes();
+    // safetensors pads the header with spaces so the data starts 8-byte aligned.
+    header.resize(header.len().next_multiple_of(8), b' ');
+    let mut file = SaveFile::create(path)?;
+    file.write_bytes(&(header.len() as u64).to_le_bytes())?;
+    file.write_bytes(&header)?;
+    drop(header);
+    for t in order {
+        match t.source {
+            Source::Array(a) => a
+                .write_le_bytes(BUFFER_BYTES, &mut |chunk: &[u8]| -> Result<()> {
+                    Ok(file.write_bytes(chunk)?)
+                })?,
+            Source::Host(h) => write_host(&mut file, h)?,
+        }
+    }
+    Ok(file.commit()?)
+}
+
+/// Values already on the host, as little-endian bytes, a buffer at a time.
+fn write_host(file: &mut SaveFile, data: &HostData) -> Result<()> {
+    fn put<T: Copy, const N: usize>(
+        file: &mut SaveFile,
+        v: &[T],
+        bytes: fn(T) -> [u8; N],
+    ) -> Result<()> {
+        let mut buf = Vec::with_capacity(BUFFER_BYTES.min(v.len() * N));
+        for part in v.chunks((BUFFER_BYTES / N).max(1)) {
+            buf.clear();
+            part.iter().for_each(|&x| buf.extend_from_slice(&bytes(x)));
+            file.write_bytes(&buf)?;
+        }
+        Ok(())
+    }
+    match data {
+        HostData::F32(v) => put(file, v, f32::to_le_bytes),
+        HostData::F64(v) => put(file, v, f64::to_le_bytes),
+        HostData::I32(v) => put(file, v, i32::to_le_bytes),
+        HostData::I64(v) => put(file, v, i64::to_le_bytes),
+        HostData::Bool(v) => put(file, v, |b: bool| [u8::from(b)]),
+    }
+}
+
+/// Writes each array under its name, streaming it from its device (waiting for queued work).
 /// For callers outside the language (the model layer's `save`): `metadata` is stored as is.
 pub fn save_named(
     path: &Path,
     arrays: &[(String, Array)],
     metadata: HashMap<String, String>,
 ) -> Result<()> {
-    let mut host = Vec::with_capacity(arrays.len());
-    for (name, a) in arrays {
-        host.push(HostTensor {
-            name: name.clone(),
-            shape: a.shape().to_vec(),
-            data: a.try_to_host()?,
-        });
-    }
-    write(path, &host, metadata)
+    let out: Vec<OutTensor<'_>> = arrays
+        .iter()
+        .map(|(name, a)| OutTensor {
+            name,
+            shape: a.shape(),
+            source: Source::Array(a),
+        })
+        .collect();
+    write_streamed(path, &out, metadata)
 }
 
 /// Reads and checks the whole file at `path`; `hint` words the errors.
@@ -203,97 +340,9 @@ pub fn load_named(path: &Path, hint: Hint) -> Result<Vec<HostTensor>> {
     Ok(read(path, hint)?.tensors)
 }
 
-static TEMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-/// What a symbolic link at `path` finally names (a chain of links, relative ones resolved
-/// against their own directory); `path` itself when it is not a link. The target need not exist.
-fn resolve_links(path: &Path) -> Result<PathBuf> {
-    let mut current = path.to_path_buf();
-    // The kernel's own limit on links followed in one lookup.
-    for _ in 0..40 {
-        match fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let target =
-                    fs::read_link(&current).map_err(|e| os_error(&current, "follow", &e))?;
-                current = match current.parent() {
-                    Some(dir) if target.is_relative() => dir.join(target),
-                    _ => target,
-                };
-            }
-            _ => return Ok(current),
-        }
-    }
-    Err(TensorFileError::Os(format!(
-        "cannot save to '{}': too many levels of symbolic links",
-        path.display()
-    )))
-}
-
 /// "a directory", "a character device", ... for a file that is not a regular one.
 pub(crate) fn kind_of(meta: &fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
-}
-
-/// Saving goes through a symbolic link to its target, and never replaces anything that is
-/// not a regular file (`/dev/null` stays a device).
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let target = resolve_links(path)?;
-    if let Ok(meta) = fs::metadata(&target) {
-        if !meta.is_file() {
-            return Err(TensorFileError::Os(format!(
-                "cannot save to '{}': it is {}, not a regular file; give a file name such as 'net.params'",
-                path.display(),
-                kind_of(&meta)
-            )));
-        }
-    }
-    write_beside(&target, bytes)
-}
-
-/// Temp file beside the target (same filesystem, so the rename is atomic), then rename.
-fn write_beside(path: &Path, bytes: &[u8]) -> Result<()> {
-    let file_name = path.file_name().ok_or_else(|| {
-        TensorFileError::Os(format!(
-            "cannot save to '{}': the path names a directory, not a file; give a file name such as 'net.params'",
-            path.display()
-        ))
-    })?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let temp = dir.join(format!(
-        ".{}.tmp-{}-{}",
-        file_name.to_string_lossy(),
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut f = fs::File::create(&temp).map_err(|e| os_error(&dir, "write into", &e))?;
-        f.write_all(bytes)
-            .and_then(|_| f.sync_all())
-            .map_err(|e| os_error(&temp, "write", &e))?;
-        fs::rename(&temp, path).map_err(|e| os_error(path, "replace", &e))
-    })();
-    if result.is_err() {
-        // Best effort: the temp file is ours and useless now.
-        let _ = fs::remove_file(&temp);
-    }
-    result
+    crate::runtime::save_file::kind_of(meta)
 }
 
 /// The bytes of the regular file at `path`, read with a bound: opened without blocking (a FIFO

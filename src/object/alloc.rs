@@ -24,6 +24,26 @@ pub fn vec<T>(items: usize) -> Result<Vec<T>, Exc> {
     Ok(v)
 }
 
+/// Appends `item`, growing `v` through the fallible path: a list the user grows without bound
+/// (`list(it)`, a comprehension) ends in a MemoryError when the system refuses more.
+#[inline]
+pub fn push<T>(v: &mut Vec<T>, item: T) -> Result<(), Exc> {
+    if v.len() == v.capacity() {
+        v.try_reserve(1).map_err(|_| memory_error())?;
+    }
+    v.push(item);
+    Ok(())
+}
+
+/// Appends `piece`, growing `out` through the fallible path (text built from user input of
+/// any size: `re.sub` results).
+#[inline]
+pub fn push_str(out: &mut String, piece: &str) -> Result<(), Exc> {
+    out.try_reserve(piece.len()).map_err(|_| memory_error())?;
+    out.push_str(piece);
+    Ok(())
+}
+
 /// `piece` `times` times, appended to `out` (whose room is checked first).
 pub fn push_repeated(out: &mut String, piece: &str, times: usize) -> Result<(), Exc> {
     let bytes = piece.len().checked_mul(times).ok_or_else(memory_error)?;

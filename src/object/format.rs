@@ -169,7 +169,16 @@ pub fn repr(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     guard::nest(Walk::Repr, || repr_inner(it, v))
 }
 
+/// A failed device job left this array without values: its error, never zeros.
+fn check_failed(v: &Value) -> Result<(), Exc> {
+    match v {
+        Value::Array(a) => a.array.failure().map_or(Ok(()), |e| Err(e.into())),
+        _ => Ok(()),
+    }
+}
+
 fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
+    check_failed(v)?;
     Ok(match v {
         Value::None => "None".into(),
         Value::Bool(true) => "True".into(),
@@ -291,6 +300,8 @@ fn special_text(r: Value, method: &str) -> Result<String, Exc> {
 fn join_reprs(it: &mut dyn Interpreter, items: &[Value]) -> Result<String, Exc> {
     let mut parts = alloc::vec(items.len())?;
     for x in items {
+        // The repr of a big list is one statement: an interrupt must reach it.
+        it.check_interrupt()?;
         parts.push(repr(it, x)?);
     }
     alloc::join(&parts, ", ")
@@ -308,6 +319,7 @@ fn torch_parameter_repr(it: &dyn Interpreter, a: &ArrayValue) -> Option<String> 
 
 /// `str(v)`.
 pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
+    check_failed(v)?;
     Ok(match v {
         Value::Str(s) => s.to_string(),
         Value::Array(a) if a.flavor == Flavor::Torch => torch_parameter_repr(it, a)

@@ -947,6 +947,23 @@ pub fn sort_order(keys: &[Value]) -> Result<Vec<usize>, Exc> {
     sort_order_by(keys.len(), &mut lt)
 }
 
+/// `sort_order`, calling `check` every 4096 comparisons: a sort of millions of keys is one
+/// statement, and an interrupt must reach it (`check` is the interpreter's interrupt check).
+pub fn sort_order_checked(
+    keys: &[Value],
+    check: &mut dyn FnMut() -> Result<(), Exc>,
+) -> Result<Vec<usize>, Exc> {
+    let mut count = 0u32;
+    let mut lt = |a: usize, b: usize| -> Result<bool, Exc> {
+        count = count.wrapping_add(1);
+        if count % 4096 == 0 {
+            check()?;
+        }
+        less(&keys[a], &keys[b])?.ok_or_else(|| cmp_error(CmpOp::Lt, &keys[a], &keys[b]))
+    };
+    sort_order_by(keys.len(), &mut lt)
+}
+
 /// The stable sort of `0..n` by `lt` (the one comparison Python's sort asks), as indices.
 pub fn sort_order_by(
     n: usize,

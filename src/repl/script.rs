@@ -13,6 +13,9 @@ pub const EXIT_ERROR: i32 = 1;
 /// Exit status when the program could not be read at all.
 pub const EXIT_USAGE: i32 = 2;
 
+/// An uncaught KeyboardInterrupt (Ctrl-C): 128 + SIGINT, what a shell reports for CPython.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
 /// Reads a program file as UTF-8 text. The error is a one-line message for stderr.
 pub fn read_program_file(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path)
@@ -56,7 +59,12 @@ pub fn run_program(evaluator: &mut dyn Evaluator, source: &str) -> i32 {
             Some(status) => status,
             None => {
                 sink.report_error(&error, stderr_color());
-                EXIT_ERROR
+                // CPython ends an uncaught KeyboardInterrupt by SIGINT: the shell sees 130.
+                if error.ename == "KeyboardInterrupt" {
+                    EXIT_INTERRUPTED
+                } else {
+                    EXIT_ERROR
+                }
             }
         },
     };

@@ -20,7 +20,7 @@ use super::Runtime;
 use crate::backend::{BackendStorage, CpuStorage, MatmulLayout, Placement, Storage, StridedView};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 /// The bytes of one or more arrays (reshape shares them) and their claim on device memory.
@@ -33,6 +33,15 @@ pub(crate) struct Buffer {
     /// Stream position of the last queued write to this buffer (0 when none was queued). On a
     /// stream device the storage is only meaningful on the host once that position is done.
     write_seq: AtomicU64,
+    /// Set when the queued job that computes or writes this buffer failed (a host allocation
+    /// behind a simulated GPU): every later use raises this error instead of reading values.
+    failed: OnceLock<RuntimeError>,
+}
+
+thread_local! {
+    /// The error of the first failed buffer a job read (see `run_job`): work computed from a
+    /// failed array fails with that array's error.
+    static FAILED_READ: std::cell::RefCell<Option<RuntimeError>> = const { std::cell::RefCell::new(None) };
 }
 
 impl Drop for Buffer {
@@ -52,6 +61,11 @@ impl Buffer {
     /// The storage as it is now. Only for code that runs in stream order (inside a job, or on
     /// a synchronous device); host code uses `read_synced`.
     fn read(&self) -> RwLockReadGuard<'_, Storage> {
+        if let Some(e) = self.failed.get() {
+            FAILED_READ.with(|f| {
+                f.borrow_mut().get_or_insert_with(|| e.clone());
+            });
+        }
         // A panic while writing cannot leave a half-typed buffer (writes are per element), so a
         // poisoned lock is still safe to use.
         self.storage.read().unwrap_or_else(|e| e.into_inner())
@@ -80,6 +94,9 @@ impl Buffer {
             )?;
             if let Some(e) = stream.take_error() {
                 return Err(e);
+            }
+            if let Some(e) = self.failed.get() {
+                return Err(e.clone());
             }
         }
         if self.ctx.placement.is_cuda() {
@@ -167,6 +184,37 @@ fn run_guarded<T>(device: Device, work: impl FnOnce() -> Result<T>) -> Result<T>
     })
 }
 
+/// Runs one queued job (`run_guarded`), and fails it with the stored error of any failed array
+/// it read; an error names the job's device (a host allocation failing for a simulated GPU
+/// reports that GPU, not cpu(0)).
+fn run_job<T>(device: Device, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    FAILED_READ.with(|f| f.borrow_mut().take());
+    let result = run_guarded(device, work);
+    let failed_input = FAILED_READ.with(|f| f.borrow_mut().take());
+    match (result, failed_input) {
+        // Whatever it computed (or a panic on a failed input's placeholder) is void.
+        (_, Some(e)) => Err(e),
+        // The host's allocator names cpu(0); an error passed on from another device keeps its.
+        (
+            Err(RuntimeError::OutOfMemory {
+                device: failed_on,
+                requested,
+                free,
+                total,
+                setting,
+            }),
+            _,
+        ) if failed_on.is_cpu() => Err(RuntimeError::OutOfMemory {
+            device,
+            requested,
+            free,
+            total,
+            setting,
+        }),
+        (r, _) => r,
+    }
+}
+
 /// Charges the bytes for an array of `shape` and `dtype` on `ctx`'s device, then builds its
 /// storage: on a synchronous device now, on a stream device as a queued job. The checks happen
 /// before any work, on the caller's thread.
@@ -190,16 +238,20 @@ pub(crate) fn allocate(
     let out = array.clone();
     let device = ctx.device;
     let job = Box::new(move || {
-        let result = run_guarded(device, make);
-        let mut slot = out.inner.buffer().write();
+        let result = run_job(device, make);
         match result {
             Ok(storage) => {
-                *slot = storage;
+                *out.inner.buffer().write() = storage;
                 Ok(())
             }
             Err(e) => {
-                // The array must stay readable: zeros, and the error goes to the next sync.
-                *slot = Storage::Cpu(CpuStorage::full(n, 0.0, dtype)?);
+                // The array is marked failed: every later use raises `e`, and the next sync of
+                // the device reports it too. Zeros (when they fit) only keep later kernels
+                // that read it in bounds; their results fail with `e` as well (`run_job`).
+                let _ = out.inner.buffer().failed.set(e.clone());
+                if let Ok(zeros) = CpuStorage::full(n, 0.0, dtype) {
+                    *out.inner.buffer().write() = Storage::Cpu(zeros);
+                }
                 Err(e)
             }
         }
@@ -396,7 +448,14 @@ impl Array {
         let target = self.clone();
         let device = ctx.device;
         let seq = stream.submit(
-            Box::new(move || run_guarded(device, || write(&target))),
+            Box::new(move || {
+                let result = run_job(device, || write(&target));
+                if let Err(e) = &result {
+                    // A half-done write leaves no trustworthy values.
+                    let _ = target.inner.buffer().failed.set(e.clone());
+                }
+                result
+            }),
             &ctx.interrupt,
         )?;
         self.inner.buffer().write_seq.store(seq, Ordering::Release);
@@ -420,6 +479,7 @@ impl Array {
                     _charge: charge,
                     ctx: Arc::clone(ctx),
                     write_seq: AtomicU64::new(0),
+                    failed: OnceLock::new(),
                 }),
             }),
         }
@@ -502,8 +562,23 @@ impl Array {
         self.read_host()
     }
 
+    /// The error that the queued job computing this array raised, once its work is done (it
+    /// waits); None for an array with values. Rendering checks it first, so a failed array is
+    /// never shown as zeros.
+    pub fn failure(&self) -> Option<RuntimeError> {
+        let buffer = self.inner.buffer();
+        buffer.settle();
+        buffer.failed.get().cloned()
+    }
+
     /// The values on the host, or zeros (and a deferred error) when the copy fails.
     fn read_host(&self) -> HostData {
+        if let Some(e) = self.inner.buffer().failed.get() {
+            // A failed array has no values; callers that can raise check `failure` first.
+            self.ctx().defer_error(e.clone());
+            let zeros = CpuStorage::full(self.size(), 0.0, self.dtype());
+            return zeros.map_or_else(|_| HostData::F32(Vec::new()), |z| z.to_host());
+        }
         let copied = self.read().to_host();
         copied.unwrap_or_else(|e| {
             self.ctx().defer_error(e);
@@ -520,6 +595,30 @@ impl Array {
         let host = self.read().to_host()?;
         self.record_host_read(self.nbytes() as u64, start.elapsed());
         Ok(host)
+    }
+
+    /// Hands the values to `sink` as little-endian bytes (bool as one byte), a chunk of at most
+    /// `chunk_bytes` at a time, in row-major order: what saving streams to a file. A host array
+    /// is read in place (no copy of the data); an array on a CUDA GPU is copied to the host
+    /// first. Waits for queued writes as `try_to_host` does, reporting an interrupt or an error.
+    pub fn write_le_bytes<E: From<RuntimeError>>(
+        &self,
+        chunk_bytes: usize,
+        sink: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        self.inner.buffer().settle_checked()?;
+        let start = Instant::now();
+        let guard = self.read();
+        let result = match &*guard {
+            Storage::Cpu(s) => cpu_le_chunks(s, chunk_bytes, sink),
+            Storage::Cuda(_) => {
+                drop(guard);
+                let host = CpuStorage::from_host(self.read().to_host()?)?;
+                cpu_le_chunks(&host, chunk_bytes, sink)
+            }
+        };
+        self.record_host_read(self.nbytes() as u64, start.elapsed());
+        result
     }
 
     /// The single element of a size-1 array.
@@ -626,7 +725,7 @@ impl Array {
         let seq = stream.submit(
             Box::new(move || {
                 let start = Instant::now();
-                let staged = run_guarded(from, || src.read().gather(&full_view(src.shape())));
+                let staged = run_job(from, || src.read().gather(&full_view(src.shape())));
                 log.add_time(from, to, kind, start.elapsed());
                 let failed = staged.as_ref().err().cloned();
                 *fill.lock().unwrap_or_else(|e| e.into_inner()) = Some(staged);
@@ -1804,6 +1903,38 @@ fn concat_impl(arrays: &[Array], axis: isize, op: &str) -> Result<Array> {
         let refs: Vec<&Storage> = parts.iter().map(|p| &**p).collect();
         Storage::concat(&refs, &chunks, outer)
     })
+}
+
+/// Little-endian bytes of `storage`, `chunk_bytes` at a time (one reused buffer).
+fn cpu_le_chunks<E>(
+    storage: &CpuStorage,
+    chunk_bytes: usize,
+    sink: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    fn chunks<T: Copy, const N: usize, E>(
+        v: &[T],
+        chunk_bytes: usize,
+        bytes: fn(T) -> [u8; N],
+        sink: &mut dyn FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let per_chunk = (chunk_bytes / N).max(1);
+        let mut buf = Vec::with_capacity(per_chunk.min(v.len()) * N);
+        for part in v.chunks(per_chunk) {
+            buf.clear();
+            for &x in part {
+                buf.extend_from_slice(&bytes(x));
+            }
+            sink(&buf)?;
+        }
+        Ok(())
+    }
+    match storage {
+        CpuStorage::F32(v) => chunks(v, chunk_bytes, f32::to_le_bytes, sink),
+        CpuStorage::F64(v) => chunks(v, chunk_bytes, f64::to_le_bytes, sink),
+        CpuStorage::I32(v) => chunks(v, chunk_bytes, i32::to_le_bytes, sink),
+        CpuStorage::I64(v) => chunks(v, chunk_bytes, i64::to_le_bytes, sink),
+        CpuStorage::Bool(v) => chunks(v, chunk_bytes, |b: bool| [u8::from(b)], sink),
+    }
 }
 
 #[cfg(test)]

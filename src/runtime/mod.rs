@@ -20,6 +20,7 @@ pub mod index;
 pub mod memory;
 pub mod operand;
 pub mod random;
+pub mod save_file;
 pub mod shape;
 
 // The shared vocabulary (`crate::vocab`) is part of the runtime's API: layers above name it here.

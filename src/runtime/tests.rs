@@ -1083,3 +1083,58 @@ fn scalar_fill_values_match_the_host_scalars() {
         (1u64 << 40) as f64
     );
 }
+
+/// Issue 29, finding 4: a simulated GPU's job whose host allocation fails marks its output
+/// failed; every later use (a sync, a read, an op on it, a copy from it, a copy into another
+/// array) raises that error naming the GPU, and nothing reads as zeros or panics.
+#[test]
+fn a_failed_sim_gpu_job_fails_every_later_use_of_its_output() {
+    let rt = sim_rt(2, 1 << 30);
+    let g = Device::gpu(1);
+    let ctx = rt.ctx(g).unwrap();
+    // What the host allocator reports when a buffer cannot be had (it names the host).
+    let host_oom = RuntimeError::OutOfMemory {
+        device: cpu(),
+        requested: 1 << 40,
+        free: 0,
+        total: 0,
+        setting: None,
+    };
+    let expected = RuntimeError::OutOfMemory {
+        device: g,
+        requested: 1 << 40,
+        free: 0,
+        total: 0,
+        setting: None,
+    };
+    let failing = host_oom.clone();
+    let a = array::allocate(&ctx, [4usize].as_slice(), DType::Float32, move || {
+        Err(failing)
+    })
+    .expect("the job is queued");
+    // An op queued on it before it ran, and one after.
+    let early = bin_s(BinaryOp::Add, &a, Scalar::Int(1));
+    assert_eq!(a.wait_to_read(), Err(expected.clone()));
+    assert_eq!(a.wait_to_read(), Err(expected.clone()));
+    assert_eq!(a.try_to_host(), Err(expected.clone()));
+    assert_eq!(a.failure(), Some(expected.clone()));
+    assert_eq!(early.try_to_host(), Err(expected.clone()));
+    let late = bin_s(BinaryOp::Mul, &a, Scalar::Int(2));
+    assert_eq!(late.try_to_host(), Err(expected.clone()));
+    assert_eq!(
+        a.copy_to(&rt, cpu()).and_then(|c| c.try_to_host()),
+        Err(expected.clone())
+    );
+    assert_eq!(
+        a.copy_to(&rt, Device::gpu(0)).and_then(|c| c.try_to_host()),
+        Err(expected.clone())
+    );
+    let dst = rt.zeros(&[4], DType::Float32, g).unwrap();
+    let copied = a.copy_into(&dst).and_then(|()| dst.try_to_host());
+    assert_eq!(copied, Err(expected.clone()));
+    assert!(a.to_scalar("asscalar").is_err());
+    // The device itself keeps working for other arrays.
+    let fine = rt.ones(&[2], DType::Float32, g).unwrap();
+    rt.synchronize().ok();
+    assert_eq!(values(&fine), vec![1.0; 2]);
+}

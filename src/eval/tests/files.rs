@@ -231,3 +231,77 @@ fn broken_trees_are_errors_that_name_the_file() {
         assert_eq!(ename, "MXNetError", "{name}");
     }
 }
+
+/// Issue 29, finding 1: every save API writes through a link at its target (the link stays),
+/// keeps a private file private, refuses a FIFO, and never writes through a link planted at a
+/// guessable temporary name.
+#[test]
+fn every_save_api_follows_links_keeps_modes_and_refuses_special_files() {
+    use std::os::unix::fs::{symlink, FileTypeExt, PermissionsExt};
+    let dir = scratch("secure");
+    let mut s = session(0);
+    run(
+        &mut s,
+        "import numpy as np\nimport torch\nfrom mxnet import nd, npx\nimport mxnet as mx\n\
+         net = mx.gluon.nn.Dense(2)\nnet.initialize()\nnet(nd.ones((1, 3)))",
+    );
+    let saves = [
+        ("a.npy", "np.save({p:?}, np.arange(3))"),
+        ("b.txt", "np.savetxt({p:?}, np.arange(3))"),
+        ("c.pt", "torch.save(torch.ones(2), {p:?})"),
+        ("d.nd", "nd.save({p:?}, nd.ones(2))"),
+        ("e.npx", "npx.save({p:?}, mx.np.ones(2))"),
+        ("f.params", "net.save_parameters({p:?})"),
+    ];
+    for (name, code) in saves {
+        // A link at the target: its destination gets the data, the link stays.
+        let private = dir.join(format!("{name}.private"));
+        std::fs::write(&private, b"old").expect("write");
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        let link = dir.join(name);
+        symlink(&private, &link).expect("symlink");
+        // Links planted at the names the old scheme used point at a victim.
+        let victim = dir.join(format!("{name}.victim"));
+        std::fs::write(&victim, b"victim").expect("write");
+        for n in 0..3 {
+            for planted in [
+                format!(".{name}.tmp-{}-{n}", std::process::id()),
+                format!(".{name}.{}.tmp", std::process::id()),
+            ] {
+                let _ = symlink(&victim, dir.join(planted));
+            }
+        }
+        let p = link.to_string_lossy().to_string();
+        run(&mut s, &code.replace("{p:?}", &format!("{p:?}")));
+        let meta = std::fs::symlink_metadata(&link).expect("meta");
+        assert!(
+            meta.file_type().is_symlink(),
+            "{name}: the link was replaced"
+        );
+        assert_ne!(std::fs::read(&private).expect("read"), b"old", "{name}");
+        let mode = std::fs::metadata(&private)
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{name}: mode {mode:o}");
+        assert_eq!(std::fs::read(&victim).expect("read"), b"victim", "{name}");
+        // A FIFO is refused with an OSError-like error and stays a FIFO.
+        let fifo = dir.join(format!("fifo-{name}"));
+        let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("cstring");
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let p = fifo.to_string_lossy().to_string();
+        let (_, msg) = error(&mut s, &code.replace("{p:?}", &format!("{p:?}")));
+        assert!(msg.contains("not a regular file"), "{name}: {msg}");
+        let kind = std::fs::symlink_metadata(&fifo).expect("meta").file_type();
+        assert!(kind.is_fifo(), "{name}");
+    }
+    // Nothing hidden is left beside the files but the planted links.
+    for entry in std::fs::read_dir(&dir).expect("read_dir").flatten() {
+        let n = entry.file_name().to_string_lossy().to_string();
+        if n.starts_with('.') {
+            let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+            assert!(is_link, "left behind: {n}");
+        }
+    }
+}

@@ -275,11 +275,20 @@ fn flatten_nested(
     }
     match v {
         Value::List(_) | Value::Tuple(_) => {
-            let items: Vec<Value> = match v {
-                Value::List(l) => l.borrow().clone(),
-                Value::Tuple(t) => t.as_ref().clone(),
-                _ => Vec::new(),
-            };
+            // Copied through the fallible path: a huge nested list is a MemoryError.
+            let mut items: Vec<Value> = Vec::new();
+            match v {
+                Value::List(l) => {
+                    let l = l.borrow();
+                    items = crate::object::alloc::vec(l.len())?;
+                    items.extend_from_slice(&l);
+                }
+                Value::Tuple(t) => {
+                    items = crate::object::alloc::vec(t.len())?;
+                    items.extend_from_slice(t);
+                }
+                _ => {}
+            }
             if depth > 32 {
                 return Err(Exc::value_error("array nesting deeper than 32 levels"));
             }
@@ -304,7 +313,9 @@ fn flatten_nested(
                     "setting an array element with a sequence: inhomogeneous shapes",
                 ));
             }
-            match a.array.to_host() {
+            out.try_reserve(a.array.size())
+                .map_err(|_| crate::object::alloc::memory_error())?;
+            match a.array.try_to_host()? {
                 HostData::F32(d) => out.extend(d.iter().map(|x| *x as f64)),
                 HostData::F64(d) => out.extend(d),
                 HostData::I32(d) => out.extend(d.iter().map(|x| *x as f64)),
@@ -332,8 +343,7 @@ fn flatten_nested(
                     other.type_name()
                 ))
             })?;
-            out.push(x);
-            Ok(())
+            crate::object::alloc::push(out, x)
         }
     }
 }
@@ -808,26 +818,30 @@ fn shape_args(a: &mut Args) -> Result<Vec<isize>, Exc> {
         .collect()
 }
 
-fn tolist(a: &ArrayValue) -> Value {
-    fn build(data: &[Value], shape: &[usize]) -> Value {
+/// Nested lists of the values; sizes go through the fallible path (a MemoryError for a list
+/// the system cannot hold, as CPython's).
+fn tolist(a: &ArrayValue) -> Result<Value, Exc> {
+    fn build(data: &[Value], shape: &[usize]) -> Result<Value, Exc> {
         match shape.split_first() {
-            None => data.first().cloned().unwrap_or(Value::None),
+            None => Ok(data.first().cloned().unwrap_or(Value::None)),
             Some((n, rest)) => {
                 let stride: usize = rest.iter().product();
-                Value::list(
-                    (0..*n)
-                        .map(|i| build(data.get(i * stride..(i + 1) * stride).unwrap_or(&[]), rest))
-                        .collect(),
-                )
+                let mut items = crate::object::alloc::vec(*n)?;
+                for i in 0..*n {
+                    let part = data.get(i * stride..(i + 1) * stride).unwrap_or(&[]);
+                    items.push(build(part, rest)?);
+                }
+                Ok(Value::list(items))
             }
         }
     }
-    let flat: Vec<Value> = match a.array.to_host() {
-        HostData::F32(d) => d.iter().map(|x| Value::Float(*x as f64)).collect(),
-        HostData::F64(d) => d.into_iter().map(Value::Float).collect(),
-        HostData::I32(d) => d.iter().map(|x| Value::Int(*x as i64)).collect(),
-        HostData::I64(d) => d.into_iter().map(Value::Int).collect(),
-        HostData::Bool(d) => d.into_iter().map(Value::Bool).collect(),
+    let mut flat: Vec<Value> = crate::object::alloc::vec(a.array.size())?;
+    match a.array.try_to_host()? {
+        HostData::F32(d) => flat.extend(d.iter().map(|x| Value::Float(*x as f64))),
+        HostData::F64(d) => flat.extend(d.into_iter().map(Value::Float)),
+        HostData::I32(d) => flat.extend(d.iter().map(|x| Value::Int(*x as i64))),
+        HostData::I64(d) => flat.extend(d.into_iter().map(Value::Int)),
+        HostData::Bool(d) => flat.extend(d.into_iter().map(Value::Bool)),
     };
     build(&flat, a.array.shape())
 }
@@ -900,7 +914,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                 }),
                 "tolist" => ("x.tolist(): nested lists of numbers.", |_, r, a| {
                     a.finish(0)?;
-                    Ok(tolist(recv(r)?))
+                    tolist(recv(r)?)
                 }),
                 "copyto" => ("x.copyto(device or array): a copy on the device (always new memory), or a copy into the array.", |it, r, mut a| {
                     let t = a.required(0, "other")?;

@@ -200,7 +200,7 @@ fn kind_text(f: Flavor) -> &'static str {
 /// Turns a value into the JSON tree and the list of tensors it names.
 struct Encoder {
     dialect: Dialect,
-    tensors: Vec<HostTensor>,
+    tensors: Vec<(String, Array)>,
     names: HashSet<String>,
     /// PyTorch keeps one tensor saved twice as one (pickle's memo): the same array loads as
     /// the same object. MXNet writes every entry on its own.
@@ -236,16 +236,9 @@ impl Encoder {
                 return Ok(node(name));
             }
         }
-        let data = a
-            .array
-            .try_to_host()
-            .map_err(|e| runtime_exc(self.dialect, e))?;
+        // Streamed to the file when written (no host copy here).
         let name = self.unique_name(path);
-        self.tensors.push(HostTensor {
-            name: name.clone(),
-            shape: a.array.shape().to_vec(),
-            data,
-        });
+        self.tensors.push((name.clone(), a.array.clone()));
         if self.dialect == Dialect::Torch {
             self.seen.push((a.array.clone(), name.clone()));
         }
@@ -421,7 +414,7 @@ fn write_tree(d: Dialect, path: &Path, enc: Encoder, root: Json) -> Result<(), E
         (tensor_file::FORMAT_KEY.to_string(), FORMAT.to_string()),
         (TREE_KEY.to_string(), tree.to_string()),
     ]);
-    tensor_file::write(path, &enc.tensors, metadata).map_err(|e| file_exc(d, e))
+    tensor_file::save_named(path, &enc.tensors, metadata).map_err(|e| file_exc(d, e))
 }
 
 /// What MXNet's `save` accepts: an array, a list of arrays or a dict str -> array, with

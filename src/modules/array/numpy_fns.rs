@@ -582,14 +582,17 @@ fn histogram(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         first -= 0.5;
         last += 0.5;
     }
+    // `bins` is the user's size: a count the system refuses is a MemoryError, not an abort.
     let edges: Vec<f64> = {
         let step = (last - first) / n as f64;
-        let mut e: Vec<f64> = (0..=n).map(|i| i as f64 * step + first).collect();
-        e[n] = last;
+        let mut e: Vec<f64> = crate::object::alloc::vec(n.saturating_add(1))?;
+        e.extend((0..n).map(|i| i as f64 * step + first));
+        e.push(last);
         e
     };
     let norm = n as f64 / (last - first);
-    let mut counts = vec![0i64; n];
+    let mut counts: Vec<i64> = crate::object::alloc::vec(n)?;
+    counts.resize(n, 0);
     for &v in &vals {
         if !(v >= first && v <= last) {
             continue;
@@ -693,17 +696,18 @@ fn split_impl(it: &mut dyn Interpreter, mut a: Args, strict: bool) -> Result<Val
                     "array split does not result in an equal division",
                 ));
             }
-            // array_split: the first n % k parts get one more.
+            // array_split: the first n % k parts get one more. `k` is the user's count: a
+            // list the system refuses is a MemoryError (NumPy builds it too).
             let (each, extra) = (n / k, n % k);
             let mut start = 0;
-            (0..k)
-                .map(|i| {
-                    let len = each + usize::from(i < extra);
-                    let b = (start, start + len);
-                    start += len;
-                    b
-                })
-                .collect()
+            let mut bounds = crate::object::alloc::vec(k)?;
+            bounds.extend((0..k).map(|i| {
+                let len = each + usize::from(i < extra);
+                let b = (start, start + len);
+                start += len;
+                b
+            }));
+            bounds
         }
         other => {
             let idx: Vec<i64> = it
@@ -726,7 +730,7 @@ fn split_impl(it: &mut dyn Interpreter, mut a: Args, strict: bool) -> Result<Val
             out
         }
     };
-    let mut parts = Vec::new();
+    let mut parts = crate::object::alloc::vec(bounds.len())?;
     for (s, e) in bounds {
         let mut items = vec![
             IndexItem::Slice {

@@ -11,7 +11,8 @@ use crate::object::format::str_repr;
 use crate::object::ops::wrap;
 use crate::object::value::{Args, Flavor, Value};
 use crate::object::Interpreter;
-use crate::runtime::{DType, Device, HostData};
+use crate::runtime::save_file::{SaveError, SaveFile, BUFFER_BYTES};
+use crate::runtime::{DType, Device, HostData, RuntimeError};
 
 use crate::modules::array::numpy_fns::as_array;
 
@@ -71,11 +72,11 @@ fn shape_repr(shape: &[usize]) -> String {
     }
 }
 
-/// The bytes of a `.npy` file holding `data` of `shape`.
-fn encode(data: &HostData, shape: &[usize]) -> Vec<u8> {
+/// The header of a `.npy` file holding an array of `dtype` and `shape` (magic to newline).
+fn npy_header(dtype: DType, shape: &[usize]) -> Vec<u8> {
     let dict = format!(
         "{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-        descr(data.dtype()),
+        descr(dtype),
         shape_repr(shape)
     );
     // Magic, version, header length, then the header padded with spaces and a newline so that
@@ -90,6 +91,13 @@ fn encode(data: &HostData, shape: &[usize]) -> Vec<u8> {
     out.extend_from_slice(&[1, 0]);
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(&header);
+    out
+}
+
+/// The bytes of a `.npy` file holding `data` of `shape`.
+#[cfg(test)]
+fn encode(data: &HostData, shape: &[usize]) -> Vec<u8> {
+    let mut out = npy_header(data.dtype(), shape);
     match data {
         HostData::F32(d) => d
             .iter()
@@ -108,23 +116,22 @@ fn encode(data: &HostData, shape: &[usize]) -> Vec<u8> {
     out
 }
 
-/// Writes beside the target, then renames: a failed save leaves the old file whole.
-fn write_atomic(path: &str, bytes: &[u8]) -> Result<(), Exc> {
-    let target = Path::new(path);
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| os_error(&e, path))?;
-    std::fs::rename(&tmp, target).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        os_error(&e, path)
-    })
+/// A failed save as Python words it; an interrupt is KeyboardInterrupt.
+fn save_error(e: SaveError, path: &str) -> Exc {
+    match e {
+        SaveError::Io { error, .. } => os_error(&error, path),
+        SaveError::Interrupted => RuntimeError::Interrupted.into(),
+        SaveError::Runtime(e) => e.into(),
+        SaveError::NotRegular {
+            kind: "a directory",
+            ..
+        }
+        | SaveError::NoFileName { .. } => Exc::new(
+            ExcKind::OSError,
+            format!("[Errno 21] Is a directory: {}", str_repr(path)),
+        ),
+        other => Exc::new(ExcKind::OSError, other.to_string()),
+    }
 }
 
 fn save(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -139,9 +146,15 @@ fn save(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         path.push_str(".npy");
     }
     let x = as_array(it, &arr)?;
-    let host = x.array.to_host_array(&it.state_mut().rt)?;
-    let bytes = encode(&host.to_host(), host.shape());
-    write_atomic(&path, &bytes)?;
+    // Streamed from the array's buffer: the file costs one buffer of memory, not a copy.
+    let fail = |e: SaveError| save_error(e, &path);
+    let mut out = SaveFile::create(Path::new(&path)).map_err(fail)?;
+    out.write_bytes(&npy_header(x.array.dtype(), x.array.shape()))
+        .map_err(fail)?;
+    x.array
+        .write_le_bytes(BUFFER_BYTES, &mut |chunk: &[u8]| out.write_bytes(chunk))
+        .map_err(fail)?;
+    out.commit().map_err(fail)?;
     Ok(Value::None)
 }
 
@@ -428,6 +441,9 @@ fn savetxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             HostData::Bool(d) => FmtValue::Int(i64::from(d[i])),
         }
     };
+    // Written row by row (the file is buffered), so the text never exists whole in memory.
+    let fail = |e: SaveError| save_error(e, &path);
+    let mut file = SaveFile::create(Path::new(&path)).map_err(fail)?;
     let mut out = String::new();
     if !header.is_empty() {
         out.push_str(&comments);
@@ -435,6 +451,8 @@ fn savetxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         out.push_str(&newline);
     }
     for r in 0..rows {
+        file.write_bytes(out.as_bytes()).map_err(fail)?;
+        out.clear();
         let fields = (0..cols)
             .map(|c| {
                 crate::display::pyfmt::percent_format(&fmt, &[value(r * cols + c)]).map_err(|e| {
@@ -453,7 +471,8 @@ fn savetxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         out.push_str(&footer);
         out.push_str(&newline);
     }
-    write_atomic(&path, out.as_bytes())?;
+    file.write_bytes(out.as_bytes()).map_err(fail)?;
+    file.commit().map_err(fail)?;
     Ok(Value::None)
 }
 

@@ -773,7 +773,7 @@ fn sort_items(
         };
         ops::sort_order_by(keys.len(), &mut lt)?
     } else {
-        ops::sort_order(&keys)?
+        ops::sort_order_checked(&keys, &mut || it.check_interrupt())?
     };
     let mut out: Vec<Value> = order.into_iter().map(|i| keyed[i].1.clone()).collect();
     if reverse {

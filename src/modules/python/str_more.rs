@@ -336,7 +336,7 @@ pub fn method_of(v: &Value, name: &str) -> Option<Value> {
                     '\t' => {
                         if size > 0 {
                             let n = size - col % size;
-                            out.extend(std::iter::repeat_n(' ', n as usize));
+                            crate::object::alloc::push_repeated(&mut out, " ", n as usize)?;
                             col += n;
                         }
                     }

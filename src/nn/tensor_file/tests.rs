@@ -1,5 +1,6 @@
 use super::*;
 use crate::runtime::{Device, Runtime, RuntimeConfig};
+use std::path::PathBuf;
 
 const HINT: Hint = Hint {
     what: "array file",

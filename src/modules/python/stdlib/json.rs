@@ -46,7 +46,12 @@ fn options(it: &mut dyn Interpreter, a: &mut Args) -> Result<Options, Exc> {
     let skipkeys = truthy(a.take_kw("skipkeys"), false)?;
     let indent = match a.take_kw("indent") {
         None | Some(Value::None) => None,
-        Some(Value::Int(n)) => Some(" ".repeat(n.max(0) as usize)),
+        // CPython builds `' ' * indent` first: a size the system refuses is a MemoryError.
+        Some(Value::Int(n)) => {
+            let mut ind = crate::object::alloc::string(0)?;
+            crate::object::alloc::push_repeated(&mut ind, " ", n.max(0) as usize)?;
+            Some(ind)
+        }
         Some(Value::Str(ref s)) => Some(s.to_string()),
         Some(other) => {
             return Err(Exc::type_error(format!(
@@ -168,13 +173,12 @@ fn key_text(k: &Value, o: &Options) -> Result<Option<String>, Exc> {
 /// Nesting deeper than this is taken as a circular structure, as CPython reports one.
 const MAX_DEPTH: usize = 1000;
 
-fn newline(o: &Options, depth: usize, out: &mut String) {
+fn newline(o: &Options, depth: usize, out: &mut String) -> Result<(), Exc> {
     if let Some(ind) = &o.indent {
         out.push('\n');
-        for _ in 0..depth {
-            out.push_str(ind);
-        }
+        crate::object::alloc::push_repeated(out, ind, depth)?;
     }
+    Ok(())
 }
 
 fn encode(
@@ -190,6 +194,8 @@ fn encode(
             "maximum recursion depth exceeded while encoding a JSON object",
         ));
     }
+    // `dumps` of a big structure is one statement: an interrupt must reach it.
+    it.check_interrupt()?;
     // A container met again inside itself is a cycle (CPython's `check_circular` markers).
     let container = matches!(v, Value::List(_) | Value::Dict(_)).then(|| v.identity());
     if let Some(id) = container {
@@ -295,10 +301,10 @@ fn encode_list(
         if n > 0 {
             out.push_str(&o.item_sep);
         }
-        newline(o, depth + 1, out);
+        newline(o, depth + 1, out)?;
         encode(it, x, o, depth + 1, out)?;
     }
-    newline(o, depth, out);
+    newline(o, depth, out)?;
     out.push(']');
     Ok(())
 }
@@ -343,12 +349,12 @@ fn encode_dict(
         if n > 0 {
             out.push_str(&o.item_sep);
         }
-        newline(o, depth + 1, out);
+        newline(o, depth + 1, out)?;
         quote(k, o.ensure_ascii, out);
         out.push_str(&o.key_sep);
         encode(it, v, o, depth + 1, out)?;
     }
-    newline(o, depth, out);
+    newline(o, depth, out)?;
     out.push('}');
     Ok(())
 }

@@ -600,14 +600,14 @@ fn pattern_call(
                     break;
                 }
                 let Some(m) = c.get(0) else { continue };
-                out.push_str(&text[last..m.start()]);
+                crate::object::alloc::push_str(&mut out, &text[last..m.start()])?;
                 match &repl {
                     Value::Str(t) => expand(it, t, &c, &p.names, &mut out)?,
                     f => {
                         let mv = match_value(r, &text, &c);
                         let s = it.call_value(f, Args::positional(vec![mv]))?;
                         match s {
-                            Value::Str(ref s) => out.push_str(s),
+                            Value::Str(ref s) => crate::object::alloc::push_str(&mut out, s)?,
                             other => {
                                 return Err(Exc::type_error(format!(
                                     "expected str instance, {} found",
@@ -620,7 +620,7 @@ fn pattern_call(
                 last = m.end();
                 n += 1;
             }
-            out.push_str(&text[last..]);
+            crate::object::alloc::push_str(&mut out, &text[last..])?;
             if op == "subn" {
                 Ok(Value::tuple(vec![Value::str(&out), Value::Int(n)]))
             } else {
@@ -644,7 +644,7 @@ fn expand(
     while i < chars.len() {
         let ch = chars[i];
         if ch != '\\' {
-            out.push(ch);
+            crate::object::alloc::push_str(out, ch.encode_utf8(&mut [0; 4]))?;
             i += 1;
             continue;
         }
@@ -671,7 +671,7 @@ fn expand(
                     g = g * 10 + chars[j] as usize - '0' as usize;
                     j += 1;
                 }
-                out.push_str(&group(g, it)?);
+                crate::object::alloc::push_str(out, &group(g, it)?)?;
                 i = j;
             }
             'g' => {
@@ -695,7 +695,7 @@ fn expand(
                         }
                     },
                 };
-                out.push_str(&group(g, it)?);
+                crate::object::alloc::push_str(out, &group(g, it)?)?;
                 i = close + 1;
             }
             'n' => {
