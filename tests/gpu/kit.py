@@ -257,6 +257,7 @@ class Kit:
         if found.get("nvrtc", {}).get("found"):
             self.env["DEVARRAY_NVRTC_LIB"] = found["nvrtc"]["path"]
         self.report["libraries"] = found
+        self.report["library_folders_searched"] = lib_dirs
         self.report["LD_LIBRARY_PATH"] = self.env["LD_LIBRARY_PATH"]
 
     def emulator_links(self):
@@ -395,9 +396,14 @@ class Kit:
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
             results = list(pool.map(one, files))
         ok = not any(r.pop("failed") for r in results)
-        summary = ", ".join(f"{r['file']}: {r['verdict']}" for r in results)
+        verdicts = {}
+        for r in results:
+            verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+        summary = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
+        if not self.emulated and self.cards == 0:
+            ok, summary = False, summary + " (no usable CUDA card: nothing ran on a GPU)"
         return {"status": "passed" if ok and files else "failed",
-                "summary": f"{len(files)} programs: " + summary, "programs": results}
+                "summary": f"{len(files)} programs: {summary}", "programs": results}
 
     def bench(self):
         """bench/gpu_bench.py: devarray against PyTorch on the same card, ratios."""
@@ -562,7 +568,8 @@ def compare(name, expected, actual, random_lines):
         if op == "equal":
             continue
         if op == "replace" and a1 - a0 == b1 - b0:
-            for i, (w, g) in zip(range(a0, a1), zip(want[a0:a1], got[b0:b1])):
+            for k, (w, g) in enumerate(zip(want[a0:a1], got[b0:b1])):
+                i = a0 + k
                 ws, wv = skeleton(w)
                 gs, gv = skeleton(g)
                 if ws == gs and len(wv) == len(gv) and all(
@@ -571,12 +578,12 @@ def compare(name, expected, actual, random_lines):
                 elif ws == gs and any(lo <= i + 1 <= hi for lo, hi in ranges):
                     random += 1
                 else:
-                    differing.append({"line": i + 1, "expected": w, "printed": g})
+                    differing.append({"line": i + 1, "expected": w, "printed_line": b0 + k + 1, "printed": g})
             continue
         for i in range(a0, a1):
             differing.append({"line": i + 1, "expected": want[i], "printed": None})
         for j in range(b0, b1):
-            differing.append({"line": a0 + 1, "expected": None, "printed": got[j]})
+            differing.append({"line": None, "expected": None, "printed_line": j + 1, "printed": got[j]})
     if differing:
         verdict = "differs"
     elif close or random:
@@ -623,7 +630,8 @@ def markdown(r):
             note = f" ({lib['note']})" if lib.get("note") else ""
             md.append(f"| {key} | yes | `{lib.get('file', lib.get('path'))}` | {lib.get('origin', '')}{note} |")
         else:
-            md.append(f"| {key} | **no** | searched {lib.get('searched')} folders | |")
+            md.append(f"| {key} | **no** | searched {lib.get('searched')} folders (report.json: "
+                      f"library_folders_searched) | |")
     md.append(f"\nLD_LIBRARY_PATH for every step: `{r.get('LD_LIBRARY_PATH', '')}`\n")
     steps = r["steps"]
     for name, s in steps.items():
@@ -656,9 +664,10 @@ def markdown(r):
                         if d["expected"] is not None:
                             diff.append(f"-{d['line']}: {d['expected']}")
                         if d["printed"] is not None:
-                            diff.append(f"+{d['line']}: {d['printed']}")
+                            diff.append(f"+{d['printed_line']}: {d['printed']}")
                     if diff:
-                        md.append(f"Differing lines (- transcript, + card; {p['differing_count']} in all, "
+                        md.append(f"Differing lines (-N: line N of the transcript, +M: line M printed on the card; "
+                                  f"{p['differing_count']} in all, "
                                   f"output in `{p['output']}`):\n")
                         md.append(fence("\n".join(diff)))
             md.append("")
