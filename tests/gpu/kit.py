@@ -494,6 +494,10 @@ def parse_failures(out):
     parts = re.split(r"^---- (\S+) stdout ----$", out, flags=re.M)
     for name, body in zip(parts[1::2], parts[2::2]):
         body = body.split("\nfailures:\n")[0]
+        # Without the thread's name and id and libtest's hints, equal failures read equal.
+        body = re.sub(r"^thread '[^']*' \(\d+\) panicked at", "panicked at", body, flags=re.M)
+        body = "\n".join(l for l in body.splitlines()
+                         if not l.startswith(("note: ", "stack backtrace:")))
         failures.append({"test": name, "text": body.strip()[:3000]})
     return failures
 
@@ -641,9 +645,14 @@ def markdown(r):
             for run in s.get("runs", []):
                 md.append(f"- {run['run']}: {run['status']}, {run['passed']} passed, {run['failed']} failed "
                           f"({run['seconds']} s; output in `{run['output']}`)")
+                # One block per distinct text (a missing card fails every case the same way).
+                texts = {}
                 for failure in run["failures"]:
-                    md.append(f"\n  `{failure['test']}`:\n")
-                    md.append(fence(failure["text"]))
+                    texts.setdefault(failure["text"], []).append(failure["test"])
+                for text, tests in texts.items():
+                    names = ", ".join(f"`{t}`" for t in tests[:5]) + (f" and {len(tests) - 5} more" if len(tests) > 5 else "")
+                    md.append(f"\n  {names}:\n")
+                    md.append(fence(text))
             md.append("")
         elif name == "seed programs":
             md.append("| program | dialect | GPUs needed | verdict | lines | within 1e-5 | random | differing |\n"
@@ -660,13 +669,15 @@ def markdown(r):
                     if p.get("stderr"):
                         md.append(fence(p["stderr"]))
                     diff = []
-                    for d in p.get("differing", []):
+                    # Programs that could not run as written (too few cards): counts only.
+                    shown = [] if p.get("note") else p.get("differing", [])[:20]
+                    for d in shown:
                         if d["expected"] is not None:
                             diff.append(f"-{d['line']}: {d['expected']}")
                         if d["printed"] is not None:
                             diff.append(f"+{d['printed_line']}: {d['printed']}")
                     if diff:
-                        md.append(f"Differing lines (-N: line N of the transcript, +M: line M printed on the card; "
+                        md.append(f"Differing lines (the first {len(shown)}; -N: line N of the transcript, +M: line M printed on the card; "
                                   f"{p['differing_count']} in all, "
                                   f"output in `{p['output']}`):\n")
                         md.append(fence("\n".join(diff)))

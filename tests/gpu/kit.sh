@@ -11,6 +11,9 @@ cd "$(dirname "$0")/../.."
 KIT="${1:-gpu-kit}"
 LIMIT_MIB=60
 started=$(date +%s)
+for tool in cargo python3 strip; do
+    command -v "$tool" >/dev/null || { echo "error: $tool is needed to build the kit (strip: binutils)" >&2; exit 1; }
+done
 
 echo "== release build: devarray, the conformance and NVRTC tests, the CUDA emulator" >&2
 # One build: the test build makes target/release/devarray too. (A separate `cargo build --bin`
@@ -51,7 +54,8 @@ for f in tests/transcripts/chapters/*.txt; do
         cp "$f" "$KIT/programs/transcripts/chapters/"
     fi
 done
-commit="$(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD -- src tests bench Cargo.toml Cargo.lock || echo '+changes')"
+commit="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+if ! git diff --quiet HEAD -- src tests bench Cargo.toml Cargo.lock 2>/dev/null; then commit="$commit+changes"; fi
 cat > "$KIT/BUILD.json" <<EOF
 {"commit": "$commit", "built": "$(date -u '+%Y-%m-%d %H:%M UTC')", "rustc": "$(rustc --version)"}
 EOF
