@@ -9,8 +9,12 @@ both times and the ratio against DESIGN.md's GPU targets:
 
 Usage: cargo build --release && python3 bench/gpu_bench.py [--device 0] [--repeat 20]
 Needs: an NVIDIA GPU, its driver, NVRTC/cuBLAS/cuRAND libraries on LD_LIBRARY_PATH, and torch.
+The GPU kit (tests/gpu/kit.py) runs it with --binary (the kit's devarray) and --json (its
+report's figures); on the emulated CUDA stack with --small --no-torch (sizes an interpreter runs,
+devarray only). A workload that fails or passes --timeout is reported and the others still run.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -19,47 +23,53 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(ROOT, "target", "release", "devarray")
 
-# name, devarray setup, devarray statement, torch setup, torch statement, work (for a rate), unit
-WORKLOADS = [
-    ("sgemm 1024^2",
-     "a = random.normal(0, 1, (1024, 1024)) @ gpu({d}); b = random.normal(0, 1, (1024, 1024)) @ gpu({d})",
-     "c = a @ b",
-     "a = torch.randn(1024, 1024, device=dev); b = torch.randn(1024, 1024, device=dev)",
-     "c = a @ b", 2 * 1024 ** 3, "GFLOP/s"),
-    ("sgemm 4096^2",
-     "a = random.normal(0, 1, (4096, 4096)) @ gpu({d}); b = random.normal(0, 1, (4096, 4096)) @ gpu({d})",
-     "c = a @ b",
-     "a = torch.randn(4096, 4096, device=dev); b = torch.randn(4096, 4096, device=dev)",
-     "c = a @ b", 2 * 4096 ** 3, "GFLOP/s"),
-    ("fused (z + 2).exp() * y, 1e8 float32",
-     "z = ones(100000000) @ gpu({d}); y = ones(100000000) @ gpu({d})",
-     "w = (z + 2).exp() * y",
-     "z = torch.ones(100000000, device=dev); y = torch.ones(100000000, device=dev)",
-     "w = (z + 2).exp() * y", 3 * 4 * 10 ** 8, "GB/s"),
-    ("device copy 400 MB",
-     "z = ones(100000000) @ gpu({d})",
-     "w = z.copyto(gpu({d}))",
-     "z = torch.ones(100000000, device=dev)",
-     "w = z.clone()", 2 * 4 * 10 ** 8, "GB/s"),
-    ("host to device 256 MiB",
-     "h = ones(67108864)",
-     "g = h.copyto(gpu({d}))",
-     "h = torch.ones(67108864).pin_memory()",
-     "g = h.to(dev, non_blocking=True)", 256 << 20, "GB/s"),
-    ("device to host 256 MiB",
-     "g = ones(67108864) @ gpu({d})",
-     "h = g.asnumpy()",
-     "g = torch.ones(67108864, device=dev)",
-     "h = g.cpu()", 256 << 20, "GB/s"),
-    ("per-op latency: 3-element add",
-     "a = ones(3) @ gpu({d}); b = ones(3) @ gpu({d})",
-     "c = a + b",
-     "a = torch.ones(3, device=dev); b = torch.ones(3, device=dev)",
-     "c = a + b", None, "us/op"),
-]
+def workloads(small):
+    """(name, devarray setup, devarray statement, torch setup, torch statement, work (for a
+    rate), unit). --small: the same paths at sizes the CUDA emulator interprets in seconds (GEMM
+    still goes to cuBLAS, the host-to-device copy still spans more than one 16 MiB staging piece)."""
+    gemms = (64, 128) if small else (1024, 4096)
+    n = 10 ** 5 if small else 10 ** 8  # elementwise and device copy (float32)
+    h = 5 * 10 ** 6 if small else 64 << 20  # host <-> device (float32)
+    def size(b):
+        return f"{b >> 20} MiB" if b % (1 << 20) == 0 else f"{b / 1e6:g} MB"
+    out = []
+    for g in gemms:
+        out.append((f"sgemm {g}^2",
+                    f"a = random.normal(0, 1, ({g}, {g})) @ gpu({{d}}); b = random.normal(0, 1, ({g}, {g})) @ gpu({{d}})",
+                    "c = a @ b",
+                    f"a = torch.randn({g}, {g}, device=dev); b = torch.randn({g}, {g}, device=dev)",
+                    "c = a @ b", 2 * g ** 3, "GFLOP/s"))
+    out += [
+        (f"fused (z + 2).exp() * y, {n:.0e} float32".replace("e+0", "e"),
+         f"z = ones({n}) @ gpu({{d}}); y = ones({n}) @ gpu({{d}})",
+         "w = (z + 2).exp() * y",
+         f"z = torch.ones({n}, device=dev); y = torch.ones({n}, device=dev)",
+         "w = (z + 2).exp() * y", 3 * 4 * n, "GB/s"),
+        (f"device copy {size(4 * n)}",
+         f"z = ones({n}) @ gpu({{d}})",
+         "w = z.copyto(gpu({d}))",
+         f"z = torch.ones({n}, device=dev)",
+         "w = z.clone()", 2 * 4 * n, "GB/s"),
+        (f"host to device {size(4 * h)}",
+         f"h = ones({h})",
+         "g = h.copyto(gpu({d}))",
+         f"h = torch.ones({h}).pin_memory()",
+         "g = h.to(dev, non_blocking=True)", 4 * h, "GB/s"),
+        (f"device to host {size(4 * h)}",
+         f"g = ones({h}) @ gpu({{d}})",
+         "h = g.asnumpy()",
+         f"g = torch.ones({h}, device=dev)",
+         "h = g.cpu()", 4 * h, "GB/s"),
+        ("per-op latency: 3-element add",
+         "a = ones(3) @ gpu({d}); b = ones(3) @ gpu({d})",
+         "c = a + b",
+         "a = torch.ones(3, device=dev); b = torch.ones(3, device=dev)",
+         "c = a + b", None, "us/op"),
+    ]
+    return out
 
 
-def devarray_time(setup, stmt, repeat, device):
+def devarray_time(binary, setup, stmt, repeat, device, timeout):
     setup = setup.format(d=device)
     stmt = stmt.format(d=device)
     script = "\n".join([
@@ -73,7 +83,9 @@ def devarray_time(setup, stmt, repeat, device):
         "waitall()",
         "print(time.time() - t0)",
     ])
-    out = subprocess.run([BINARY, "-c", script], capture_output=True, text=True, check=True)
+    out = subprocess.run([binary, "-c", script], capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0 or not out.stdout.strip():
+        raise RuntimeError(f"devarray exited with {out.returncode}: {(out.stdout + out.stderr).strip()[-2000:]}")
     return float(out.stdout.strip().splitlines()[-1]) / repeat
 
 
@@ -93,29 +105,61 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--binary", default=os.environ.get("DEVARRAY_BIN", BINARY),
+                        help="the devarray binary (default: $DEVARRAY_BIN, else target/release/devarray)")
+    parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--small", action="store_true", help="small sizes (the CUDA emulator)")
+    parser.add_argument("--no-torch", action="store_true", help="time devarray only")
+    parser.add_argument("--timeout", type=float, default=60, help="seconds for each devarray run")
     args = parser.parse_args()
-    try:
-        import torch
-    except ImportError:
-        sys.exit("PyTorch is needed for the comparison: pip install torch")
-    if not torch.cuda.is_available():
-        sys.exit("no CUDA GPU is visible to PyTorch; this benchmark needs one")
-    if not os.path.exists(BINARY):
-        sys.exit(f"{BINARY} is missing: run cargo build --release first")
-    print(f"{torch.cuda.get_device_name(args.device)}, {args.repeat} repeats")
-    print(f"{'workload':42} {'devarray':>12} {'pytorch':>12} {'ratio':>7}")
-    for name, da_setup, da_stmt, t_setup, t_stmt, work, unit in WORKLOADS:
-        da = devarray_time(da_setup, da_stmt, args.repeat, args.device)
-        pt = torch_time(torch, t_setup, t_stmt, args.repeat, args.device)
+    torch, missing = None, None
+    if not args.no_torch:
+        try:
+            import torch
+        except ImportError as e:
+            missing = f"PyTorch cannot be imported ({e}): pip install torch"
+        if torch is not None and not torch.cuda.is_available():
+            missing = "no CUDA GPU is visible to PyTorch"
+            torch = None
+    else:
+        missing = "--no-torch"
+    if not os.path.exists(args.binary):
+        sys.exit(f"{args.binary} is missing: run cargo build --release first")
+    device = torch.cuda.get_device_name(args.device) if torch else None
+    print(f"{device or 'devarray only: ' + missing}, {args.repeat} repeats", flush=True)
+    print(f"{'workload':42} {'devarray':>12} {'pytorch':>12} {'ratio':>7}", flush=True)
+    rows = []
+    for name, da_setup, da_stmt, t_setup, t_stmt, work, unit in workloads(args.small):
+        row = {"workload": name, "unit": unit, "devarray": None, "pytorch": None, "ratio": None}
+        try:
+            da = devarray_time(args.binary, da_setup, da_stmt, args.repeat, args.device, args.timeout)
+            pt = torch_time(torch, t_setup, t_stmt, args.repeat, args.device) if torch else None
+        except Exception as e:  # one workload's failure is reported; the others still run
+            row["error"] = f"{type(e).__name__}: {e}"
+            rows.append(row)
+            print(f"{name:42} error: {row['error']}", flush=True)
+            continue
         if work is None:
-            da_s, pt_s = f"{da * 1e6:.1f} {unit}", f"{pt * 1e6:.1f} {unit}"
-            ratio = da / pt  # lower is better
+            row["devarray"] = da * 1e6
+            row["pytorch"] = pt * 1e6 if pt else None
+            ratio = da / pt if pt else None  # lower is better
         else:
             scale = 1e9
-            da_s = f"{work / da / scale:.1f} {unit}"
-            pt_s = f"{work / pt / scale:.1f} {unit}"
-            ratio = pt / da  # devarray throughput / pytorch throughput, higher is better
-        print(f"{name:42} {da_s:>12} {pt_s:>12} {ratio:7.2f}")
+            row["devarray"] = work / da / scale
+            row["pytorch"] = work / pt / scale if pt else None
+            ratio = pt / da if pt else None  # devarray throughput / pytorch throughput, higher is better
+        row["ratio"] = ratio
+        rows.append(row)
+        da_s = f"{row['devarray']:.1f} {unit}"
+        pt_s = f"{row['pytorch']:.1f} {unit}" if pt else "-"
+        ratio_s = f"{ratio:7.2f}" if ratio is not None else "      -"
+        print(f"{name:42} {da_s:>12} {pt_s:>12} {ratio_s}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": device, "repeat": args.repeat, "pytorch": torch is not None,
+                       "pytorch_missing": missing, "rows": rows}, f, indent=1)
+    if any("error" in row for row in rows):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,37 @@ fn the_cuda_cases_pass_on_the_emulated_driver() {
     emu::rerun_under_emulator("cuda", &[("CUDA_EMU_CHAOS", "1")]);
 }
 
+/// What the CUDA probe found, printed for the GPU kit's report (tests/gpu/kit.py runs this with
+/// `--nocapture`): libraries, versions, notes, and every card with its architecture and the
+/// kernels' compile target. With DEVARRAY_REQUIRE_CUDA set, every card the driver reports must
+/// open.
+#[test]
+fn cuda_probe_report() {
+    let probe = cuda_backend::probe();
+    eprintln!("KIT-PROBE {probe:?}");
+    for card in cuda_backend::devices() {
+        eprintln!(
+            "KIT-CARD gpu({}) {:?}, compute capability {}.{}, {} MiB, kernels as {:?}",
+            card.ordinal,
+            card.name,
+            card.compute_capability.0,
+            card.compute_capability.1,
+            card.total_memory >> 20,
+            card.target()
+        );
+    }
+    let open_errors = cuda_backend::device::open_errors();
+    for error in &open_errors {
+        eprintln!("KIT-OPEN-ERROR {error}");
+    }
+    if std::env::var_os("DEVARRAY_REQUIRE_CUDA").is_some() {
+        assert!(
+            probe.device_count > 0 && open_errors.is_empty(),
+            "DEVARRAY_REQUIRE_CUDA is set: {probe:?} {open_errors:?}"
+        );
+    }
+}
+
 /// The backend's own multi-GPU paths, below the runtime: NCCL all-reduce across two cards and
 /// a peer copy, on a machine (or emulator) with two CUDA GPUs.
 mod cuda_backend_paths {

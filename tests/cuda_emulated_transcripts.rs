@@ -2,7 +2,7 @@
 //! emulated CUDA cards (tests/cuda_emu: the real backend, the real NVRTC output, interpreted).
 //! The output must be the simulated GPUs' output, except:
 //! - lines whose values come from random arrays (cuRAND's sequence is not MXNet's CPU one):
-//!   listed in `RANDOM_LINES`, and there only the numbers may differ;
+//!   listed in `tests/cuda/random_lines.txt`, and there only the numbers may differ;
 //! - the last digits of floats (CUDA's summation order and math library), within 1e-5.
 //!
 //! `devices/errors_and_ledger.txt` is left out: it streams hundreds of millions of elements
@@ -18,16 +18,22 @@ mod emu;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// (file, first line, last line) of output that shows random samples (1-based, inclusive).
-const RANDOM_LINES: &[(&str, usize, usize)] = &[
-    ("chapters/d2l_torch_sim_gpus.txt", 45, 56),
-    ("chapters/tutorial_np_sim_gpus.txt", 24, 26),
-    ("chapters/zh_mxnet_sim_gpus.txt", 27, 28),
-    ("chapters/d2l_mxnet_sim_gpus.txt", 43, 67),
-    ("chapters/en_mxnet_sim_gpus.txt", 27, 76),
-    ("chapters/torch_notes_sim_gpus.txt", 37, 48),
-    ("chapters/torch_notes_one_gpu.txt", 36, 47),
-];
+/// (file, first line, last line) of output that shows random samples (1-based, inclusive),
+/// from `tests/cuda/random_lines.txt` (shared with the GPU kit, tests/gpu/kit.py).
+fn random_lines() -> Vec<(&'static str, usize, usize)> {
+    include_str!("cuda/random_lines.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            let number = |i: usize| fields.get(i).and_then(|f| f.parse().ok());
+            match (fields.first(), number(1), number(2)) {
+                (Some(file), Some(first), Some(last)) => (*file, first, last),
+                _ => panic!("tests/cuda/random_lines.txt: `{l}` is not FILE FIRST LAST"),
+            }
+        })
+        .collect()
+}
 
 const SKIPPED: &[&str] = &[
     "devices/errors_and_ledger.txt",
@@ -134,7 +140,7 @@ fn compare(name: &str, expected: &str, actual: &str) -> Result<(), String> {
         }
         let (ws, wv) = numbers(w);
         let (gs, gv) = numbers(g);
-        let random = RANDOM_LINES
+        let random = random_lines()
             .iter()
             .any(|(f, a, b)| *f == name && (*a..=*b).contains(&(i + 1)));
         let close = ws == gs

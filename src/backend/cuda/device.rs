@@ -128,6 +128,11 @@ impl CudaDevice {
         Device::gpu(self.ordinal)
     }
 
+    /// What NVRTC compiles this card's kernels to (PTX or a cubin, and for which architecture).
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
     /// Bytes held by live buffers (the pool's cache is not counted: it is reused first).
     pub fn memory_used(&self) -> u64 {
         lock(&self.pool).in_use
