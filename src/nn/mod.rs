@@ -4,6 +4,7 @@
 //! `mxnet.autograd`. Everything runs through the runtime's public `Array` API, so it works
 //! on every device the runtime has.
 pub mod autograd;
+pub mod cnn;
 pub mod conv;
 pub mod data;
 pub mod layers;
