@@ -213,9 +213,14 @@ impl LayerOp for ConvLayer {
             Some(a) => a.apply(tape, &y)?,
             None => y,
         };
-        if unbatched {
+        let y = if unbatched {
             let s: Vec<isize> = y.shape().iter().skip(1).map(|&d| d as isize).collect();
-            return tape.reshape(&y, &s);
+            tape.reshape(&y, &s)?
+        } else {
+            y
+        };
+        if self.style == Style::Torch && self.activation.is_none() {
+            tape.rename(&y, "ConvolutionBackward0");
         }
         Ok(y)
     }
@@ -373,7 +378,7 @@ impl LayerOp for PoolLayer {
                 ceil_mode,
             } => {
                 if self.style == Style::Torch && (pad[0] * 2 > kernel[0] || pad[1] * 2 > kernel[1]) {
-                    return Err(RuntimeError::Value(format!(
+                    return Err(RuntimeError::Shape(format!(
                         "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation=1",
                         pad[0].max(pad[1]),
                         kernel[0].max(kernel[1])
@@ -398,9 +403,14 @@ impl LayerOp for PoolLayer {
                 )?
             }
         };
-        if unbatched {
+        let y = if unbatched {
             let s: Vec<isize> = y.shape().iter().skip(1).map(|&d| d as isize).collect();
-            return tape.reshape(&y, &s);
+            tape.reshape(&y, &s)?
+        } else {
+            y
+        };
+        if self.style == Style::Torch {
+            tape.rename(&y, self.grad_fn_name(x.shape()));
         }
         Ok(y)
     }
@@ -452,6 +462,23 @@ impl LayerOp for PoolLayer {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+impl PoolLayer {
+    /// The `grad_fn` PyTorch shows for this pooling's output.
+    fn grad_fn_name(&self, shape: &[usize]) -> &'static str {
+        match (&self.span, self.max) {
+            (PoolSpan::Window { .. }, true) => "MaxPool2DWithIndicesBackward0",
+            (PoolSpan::Window { .. }, false) => "AvgPool2DBackward0",
+            (PoolSpan::Adaptive(_), true) | (PoolSpan::Global, true) => {
+                "AdaptiveMaxPool2DBackward0"
+            }
+            (PoolSpan::Adaptive(o), false) if *o != [1, 1] || shape.len() < 2 => {
+                "AdaptiveAvgPool2DBackward0"
+            }
+            _ => "MeanBackward1",
+        }
     }
 }
 
@@ -599,6 +626,9 @@ impl LayerOp for BatchNormLayer {
                 count.set_index(&[], Operand::Array(&next))?;
             }
         }
+        if self.style == Style::Torch {
+            tape.rename(&out.y, "NativeBatchNormBackward0");
+        }
         Ok(out.y)
     }
 
@@ -725,7 +755,11 @@ impl LayerOp for LayerNormLayer {
         let dev = Some(x.device());
         let w = self.weight.as_ref().map(|p| p.data(dev)).transpose()?;
         let b = self.bias.as_ref().map(|p| p.data(dev)).transpose()?;
-        norm::layer_norm(tape, x, dims, w.as_ref(), b.as_ref(), self.eps)
+        let y = norm::layer_norm(tape, x, dims, w.as_ref(), b.as_ref(), self.eps)?;
+        if self.style == Style::Torch {
+            tape.rename(&y, "NativeLayerNormBackward0");
+        }
+        Ok(y)
     }
 
     fn repr(&self, _np: bool) -> String {

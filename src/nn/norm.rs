@@ -90,9 +90,10 @@ pub fn batch_norm(
     let count = x.size() / c.max(1);
     let (mean, var, new_running) = if training || running.is_none() {
         if count <= 1 && training {
+            let dims: Vec<String> = x.shape().iter().map(|d| d.to_string()).collect();
             return Err(RuntimeError::Value(format!(
-                "Expected more than 1 value per channel when training, got input size {}",
-                shape_text(x.shape())
+                "Expected more than 1 value per channel when training, got input size torch.Size([{}])",
+                dims.join(", ")
             )));
         }
         let mean = tape.reduce(x, ReduceOp::Mean, Some(&axes), true)?;

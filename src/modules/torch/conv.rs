@@ -691,6 +691,9 @@ fn f_conv(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, E
         };
         conv::conv2d(&st.rt, &mut st.nn.tape, &x, &w, b.as_ref(), &win, groups)
     };
+    if let Ok(y) = &r {
+        st.nn.tape.rename(y, "ConvolutionBackward0");
+    }
     result(r)
 }
 
@@ -784,6 +787,7 @@ fn f_batch_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         eps,
     )
     .map_err(torch_error)?;
+    st.nn.tape.rename(&out.y, "NativeBatchNormBackward0");
     if let (Some((m, v)), Some(old_m), Some(old_v)) = (&out.running, &rm, &rv) {
         old_m
             .set_index(&[], crate::runtime::Operand::Array(m))
@@ -807,14 +811,11 @@ fn f_layer_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let eps = float(a.take(4, "eps")?, "eps", 1e-5)?;
     a.finish(5)?;
     let st = it.state_mut();
-    result(norm::layer_norm(
-        &mut st.nn.tape,
-        &x,
-        dims,
-        w.as_ref(),
-        b.as_ref(),
-        eps,
-    ))
+    let r = norm::layer_norm(&mut st.nn.tape, &x, dims, w.as_ref(), b.as_ref(), eps);
+    if let Ok(y) = &r {
+        st.nn.tape.rename(y, "NativeLayerNormBackward0");
+    }
+    result(r)
 }
 
 fn f_dropout(it: &mut dyn Interpreter, mut a: Args, channels: bool) -> Result<Value, Exc> {
