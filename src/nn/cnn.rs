@@ -255,7 +255,8 @@ impl LayerOp for ConvLayer {
                 out
             }
             Style::Gluon => {
-                let inc = match self.in_channels.get() {
+                // MXNet prints the weight's input size: the channels of one group.
+                let inc = match self.in_channels.get() / self.groups.max(1) {
                     0 if np => "-1".to_string(),
                     0 => "None".to_string(),
                     n => n.to_string(),
@@ -632,7 +633,7 @@ impl LayerOp for BatchNormLayer {
         Ok(out.y)
     }
 
-    fn repr(&self, _np: bool) -> String {
+    fn repr(&self, np: bool) -> String {
         let py = |b: bool| if b { "True" } else { "False" };
         match self.style {
             Style::Torch => format!(
@@ -646,6 +647,7 @@ impl LayerOp for BatchNormLayer {
             ),
             Style::Gluon => {
                 let inc = match self.features.get() {
+                    0 if np => "-1".to_string(),
                     0 => "None".to_string(),
                     n => n.to_string(),
                 };
@@ -762,7 +764,7 @@ impl LayerOp for LayerNormLayer {
         Ok(y)
     }
 
-    fn repr(&self, _np: bool) -> String {
+    fn repr(&self, np: bool) -> String {
         let py = |b: bool| if b { "True" } else { "False" };
         match self.style {
             Style::Torch => format!(
@@ -778,7 +780,7 @@ impl LayerOp for LayerNormLayer {
                     .as_ref()
                     .and_then(|w| w.shape().first().copied())
                     .filter(|&d| d > 0)
-                    .map_or("None".to_string(), |d| d.to_string());
+                    .map_or(if np { "-1" } else { "None" }.to_string(), |d| d.to_string());
                 format!(
                     "LayerNorm(eps={}, axis=-1, center={}, scale={}, in_channels={inc})",
                     float_text(self.eps),

@@ -125,10 +125,12 @@ pub fn batch_norm(
         })?;
         (tape.reshape(rm, &bshape)?, tape.reshape(rv, &bshape)?, None)
     };
+    // (x - mean) * (1 / sqrt(var + eps)), as both frameworks' kernels compute it.
     let centered = bin(tape, BinaryOp::Sub, x, &mean)?;
     let denom = bin_s(tape, BinaryOp::Add, &var, eps)?;
-    let denom = tape.unary(&denom, UnaryOp::Sqrt)?;
-    let mut y = bin(tape, BinaryOp::Div, &centered, &denom)?;
+    let std = tape.unary(&denom, UnaryOp::Sqrt)?;
+    let invstd = tape.unary(&std, UnaryOp::Reciprocal)?;
+    let mut y = bin(tape, BinaryOp::Mul, &centered, &invstd)?;
     if let Some(g) = gamma {
         let g = tape.reshape(g, &bshape)?;
         y = bin(tape, BinaryOp::Mul, &y, &g)?;

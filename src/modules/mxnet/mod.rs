@@ -4,6 +4,7 @@
 
 pub mod gluon;
 pub mod gluon_blocks;
+pub mod gluon_conv;
 pub mod gluon_data;
 pub mod gluon_train;
 
