@@ -739,7 +739,7 @@ fn forward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if let Value::Instance(inst) = &this {
         if inst.class.lookup("hybrid_forward").is_some() {
             let module = if it.state().np_mode {
-                "mxnet.numpy"
+                "mxnet.hybrid_np"
             } else {
                 "mxnet.ndarray"
             };

@@ -80,6 +80,16 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("e", Value::Float(std::f64::consts::E));
             m
         }
+        // The `F` a HybridBlock's `hybrid_forward` gets in numpy mode: MXNet passes
+        // `mxnet.ndarray`, whose `F.np` / `F.npx` the book calls; here its functions take numpy
+        // arrays too, so `F.relu(x)` keeps working.
+        "mxnet.hybrid_np" => {
+            let m = module("mxnet.ndarray", "MXNet's operators, as hybrid_forward's F");
+            arrays::fill_namespace::<NP>(&m);
+            m.set("np", Value::Module(build("mxnet.np")?));
+            m.set("npx", Value::Module(build("mxnet.npx")?));
+            m
+        }
         "mxnet.npx" | "mxnet.numpy_extension" => {
             let m = module("mxnet.numpy_extension", "MXNet's numpy extensions");
             devices::set_device_fns(&m);
