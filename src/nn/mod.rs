@@ -12,6 +12,7 @@ pub mod losses;
 pub mod norm;
 pub mod optim;
 pub mod params_io;
+pub mod resize;
 pub mod tensor_file;
 pub mod train;
 
