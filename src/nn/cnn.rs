@@ -244,7 +244,10 @@ impl LayerOp for ConvLayer {
                     _ => {}
                 }
                 if self.dilation != [1, 1] {
-                    out.push_str(&format!(", dilation={}", tuple_text(&self.used(self.dilation))));
+                    out.push_str(&format!(
+                        ", dilation={}",
+                        tuple_text(&self.used(self.dilation))
+                    ));
                 }
                 if self.groups != 1 {
                     out.push_str(&format!(", groups={}", self.groups));
@@ -271,7 +274,10 @@ impl LayerOp for ConvLayer {
                     }
                 }
                 if self.dilation != [1, 1] {
-                    out.push_str(&format!(", dilation={}", tuple_text(&self.used(self.dilation))));
+                    out.push_str(&format!(
+                        ", dilation={}",
+                        tuple_text(&self.used(self.dilation))
+                    ));
                 }
                 if self.groups != 1 {
                     out.push_str(&format!(", groups={}", self.groups));
@@ -378,7 +384,8 @@ impl LayerOp for PoolLayer {
                 pad,
                 ceil_mode,
             } => {
-                if self.style == Style::Torch && (pad[0] * 2 > kernel[0] || pad[1] * 2 > kernel[1]) {
+                if self.style == Style::Torch && (pad[0] * 2 > kernel[0] || pad[1] * 2 > kernel[1])
+                {
                     return Err(RuntimeError::Shape(format!(
                         "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation=1",
                         pad[0].max(pad[1]),
@@ -669,7 +676,12 @@ impl LayerOp for BatchNormLayer {
 
     fn sync_input_sizes(&self) {
         if self.features.get() == 0 {
-            if let Some(&d) = self.all().first().and_then(|p| p.shape().first().copied()).as_ref() {
+            if let Some(&d) = self
+                .all()
+                .first()
+                .and_then(|p| p.shape().first().copied())
+                .as_ref()
+            {
                 if d > 0 {
                     self.features.set(d);
                 }
@@ -780,7 +792,9 @@ impl LayerOp for LayerNormLayer {
                     .as_ref()
                     .and_then(|w| w.shape().first().copied())
                     .filter(|&d| d > 0)
-                    .map_or(if np { "-1" } else { "None" }.to_string(), |d| d.to_string());
+                    .map_or(if np { "-1" } else { "None" }.to_string(), |d| {
+                        d.to_string()
+                    });
                 format!(
                     "LayerNorm(eps={}, axis=-1, center={}, scale={}, in_channels={inc})",
                     float_text(self.eps),
@@ -818,7 +832,14 @@ impl LayerOp for DropoutLayer {
                 .map(|(i, &d)| if i < 2 { d } else { 1 })
                 .collect()
         });
-        norm::dropout(rt, tape, x, self.p, self.training.get(), mask_shape.as_deref())
+        norm::dropout(
+            rt,
+            tape,
+            x,
+            self.p,
+            self.training.get(),
+            mask_shape.as_deref(),
+        )
     }
 
     fn repr(&self, _np: bool) -> String {
@@ -860,7 +881,13 @@ impl LayerOp for IdentityLayer {
 }
 
 /// A buffer or non-trained parameter of `shape` (0 = deferred) with constant initial values.
-pub fn constant_param(name: String, shape: Vec<usize>, value: f64, buffer: bool, torch: bool) -> Rc<Parameter> {
+pub fn constant_param(
+    name: String,
+    shape: Vec<usize>,
+    value: f64,
+    buffer: bool,
+    torch: bool,
+) -> Rc<Parameter> {
     let p = if torch {
         Parameter::new_accumulating(name, shape, super::layers::Init::Constant(value))
     } else {

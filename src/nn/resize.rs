@@ -14,7 +14,11 @@ pub fn target(shape: &[usize], height: usize, width: usize) -> Result<(usize, us
     let (h, w) = match *shape {
         [a, h, w] if matches!(a, 1 | 3) && !matches!(w, 1 | 3) => (h, w),
         [h, w, _] | [h, w] => (h, w),
-        _ => return Err(format!("Resize: expects an image of shape (H, W, C), got {shape:?}")),
+        _ => {
+            return Err(format!(
+                "Resize: expects an image of shape (H, W, C), got {shape:?}"
+            ))
+        }
     };
     let n = width;
     Ok(if h <= w {
@@ -104,7 +108,9 @@ fn opencv_linear(src: &[f32], h: usize, w: usize, c: usize, oh: usize, ow: usize
 const PIL_ONE: f64 = (1u64 << 22) as f64;
 
 fn pil_round(v: f64) -> f64 {
-    ((v * PIL_ONE + PIL_ONE / 2.0) / PIL_ONE).floor().clamp(0.0, 255.0)
+    ((v * PIL_ONE + PIL_ONE / 2.0) / PIL_ONE)
+        .floor()
+        .clamp(0.0, 255.0)
 }
 
 /// Resizes the two spatial axes of an (H, W, C) image (values rounded to integers in
@@ -120,7 +126,10 @@ pub fn resize_with(
     if !eight_bit {
         return resize_float(img, height, width, false);
     }
-    if opencv && img.shape.len() == 3 && !(matches!(img.shape[0], 1 | 3) && !matches!(img.shape[2], 1 | 3)) {
+    if opencv
+        && img.shape.len() == 3
+        && !(matches!(img.shape[0], 1 | 3) && !matches!(img.shape[2], 1 | 3))
+    {
         let (h, w, c) = (img.shape[0], img.shape[1], img.shape[2]);
         if height == 0 || width == 0 || h == 0 || w == 0 {
             return Err("Resize: the size must be at least 1".into());

@@ -112,7 +112,9 @@ fn float(v: Option<Value>, what: &str, default: f64) -> Result<f64, Exc> {
 }
 
 fn truth(v: Option<Value>, default: bool) -> Result<bool, Exc> {
-    v.map(|v| v.truthy()).transpose().map(|b| b.unwrap_or(default))
+    v.map(|v| v.truthy())
+        .transpose()
+        .map(|b| b.unwrap_or(default))
 }
 
 fn layout(v: Option<Value>, want: &str) -> Result<(), Exc> {
@@ -256,9 +258,7 @@ fn pool_init(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, 
         (ceil, truth(a.take(5, "count_include_pad")?, true)?)
     };
     if kernel.contains(&0) || stride.contains(&0) {
-        return Err(Exc::value_error(
-            "pool_size and strides must be at least 1",
-        ));
+        return Err(Exc::value_error("pool_size and strides must be at least 1"));
     }
     setup(it, &this, &mut a, false, |prefix, _| {
         Some(layer(

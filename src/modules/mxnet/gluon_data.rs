@@ -675,7 +675,9 @@ fn resize_transform(it: &mut dyn Interpreter, mut a: Args, torch: bool) -> Resul
         crate::object::ops::as_i64(v)
             .and_then(|i| usize::try_from(i).ok())
             .filter(|&n| n > 0)
-            .ok_or_else(|| Exc::value_error("Resize: size must be a positive integer or a pair of them"))
+            .ok_or_else(|| {
+                Exc::value_error("Resize: size must be a positive integer or a pair of them")
+            })
     };
     let (height, width) = match &size {
         Value::Tuple(_) | Value::List(_) => {

@@ -12,8 +12,8 @@ use crate::modules::blocks::{self, install_core, CoreData, Dialect};
 use crate::modules::mxnet::gluon::usize_arg;
 use crate::modules::torch::torch_error;
 use crate::nn::cnn::{
-    batch_counter, constant_param, BatchNormLayer, ConvLayer, ConvPad, DropoutLayer,
-    IdentityLayer, LayerNormLayer, LayerOp, PoolLayer, PoolSpan, Style,
+    batch_counter, constant_param, BatchNormLayer, ConvLayer, ConvPad, DropoutLayer, IdentityLayer,
+    LayerNormLayer, LayerOp, PoolLayer, PoolSpan, Style,
 };
 use crate::nn::conv::{self, Window};
 use crate::nn::layers::{Block, BlockKind, Init, Parameter};
@@ -139,10 +139,17 @@ fn float(v: Option<Value>, what: &str, default: f64) -> Result<f64, Exc> {
 }
 
 fn truth(v: Option<Value>, default: bool) -> Result<bool, Exc> {
-    v.map(|v| v.truthy()).transpose().map(|b| b.unwrap_or(default))
+    v.map(|v| v.truthy())
+        .transpose()
+        .map(|b| b.unwrap_or(default))
 }
 
-fn install(it: &mut dyn Interpreter, this: &Value, hint: &str, op: Rc<dyn LayerOp>) -> Result<(), Exc> {
+fn install(
+    it: &mut dyn Interpreter,
+    this: &Value,
+    hint: &str,
+    op: Rc<dyn LayerOp>,
+) -> Result<(), Exc> {
     let name = it.state_mut().nn.next_name(hint);
     let layer = Rc::new(Block {
         name: name.clone(),
@@ -181,7 +188,12 @@ struct ConvArgs {
 
 /// The arguments after `in_channels, out_channels` (or `out_channels` for a lazy layer),
 /// starting at position `at`.
-fn conv_args(it: &mut dyn Interpreter, a: &mut Args, at: usize, dims: usize) -> Result<ConvArgs, Exc> {
+fn conv_args(
+    it: &mut dyn Interpreter,
+    a: &mut Args,
+    at: usize,
+    dims: usize,
+) -> Result<ConvArgs, Exc> {
     let kernel = ints(it, &a.required(at, "kernel_size")?, dims, "kernel_size")?;
     let stride = match a.take(at + 1, "stride")? {
         Some(v) => ints(it, &v, dims, "stride")?,
@@ -260,9 +272,16 @@ fn make_conv(
     if out_channels % c.groups != 0 {
         return Err(Exc::value_error("out_channels must be divisible by groups"));
     }
-    let name = it.state_mut().nn.next_name(if dims == 1 { "conv1d" } else { "conv2d" });
+    let name = it
+        .state_mut()
+        .nn
+        .next_name(if dims == 1 { "conv1d" } else { "conv2d" });
     let mut wshape = vec![out_channels, in_channels / c.groups];
-    wshape.extend(if dims == 1 { vec![c.kernel[1]] } else { c.kernel.to_vec() });
+    wshape.extend(if dims == 1 {
+        vec![c.kernel[1]]
+    } else {
+        c.kernel.to_vec()
+    });
     let weight = Parameter::new_accumulating(format!("{name}.weight"), wshape, Init::FanInUniform);
     let bias = c.bias.then(|| {
         let b = Parameter::new_accumulating(
@@ -270,7 +289,8 @@ fn make_conv(
             vec![out_channels],
             Init::FanInUniform,
         );
-        b.fan_in.set(in_channels / c.groups * c.kernel[0] * c.kernel[1]);
+        b.fan_in
+            .set(in_channels / c.groups * c.kernel[0] * c.kernel[1]);
         b
     });
     let lazy = in_channels == 0;
@@ -487,8 +507,12 @@ fn make_batch_norm(
     let counter = if track {
         let st = it.state_mut();
         Some(
-            batch_counter(&st.rt, &mut st.nn.tape, format!("{name}.num_batches_tracked"))
-                .map_err(torch_error)?,
+            batch_counter(
+                &st.rt,
+                &mut st.nn.tape,
+                format!("{name}.num_batches_tracked"),
+            )
+            .map_err(torch_error)?,
         )
     } else {
         None
@@ -519,7 +543,12 @@ fn make_batch_norm(
     install_core(this, CoreData::new(Dialect::Torch, name, Some(layer)))
 }
 
-fn batch_norm_init(it: &mut dyn Interpreter, mut a: Args, dims: usize, _lazy: bool) -> Result<Value, Exc> {
+fn batch_norm_init(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+    dims: usize,
+    _lazy: bool,
+) -> Result<Value, Exc> {
     let this = self_arg(&mut a)?;
     let features = usize_arg(&a.required(0, "num_features")?, "num_features")?;
     if features == 0 {
@@ -532,7 +561,14 @@ fn batch_norm_init(it: &mut dyn Interpreter, mut a: Args, dims: usize, _lazy: bo
 }
 
 fn lazy_batch_norm(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, Exc> {
-    let class = class(&base()?, if dims == 1 { "BatchNorm1d" } else { "BatchNorm2d" })?;
+    let class = class(
+        &base()?,
+        if dims == 1 {
+            "BatchNorm1d"
+        } else {
+            "BatchNorm2d"
+        },
+    )?;
     let this = crate::modules::stdlib::new_instance(&class, Value::None);
     make_batch_norm(it, &this, dims, 0, &mut a, 0)?;
     Ok(this)
@@ -641,7 +677,10 @@ fn f_conv(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, E
     let k2 = if dims == 1 {
         [1, kernel.first().copied().unwrap_or(1)]
     } else {
-        [kernel.first().copied().unwrap_or(1), kernel.get(1).copied().unwrap_or(1)]
+        [
+            kernel.first().copied().unwrap_or(1),
+            kernel.get(1).copied().unwrap_or(1),
+        ]
     };
     let dilation_v = a.take(5, "dilation")?;
     let dilation = match &dilation_v {
@@ -705,11 +744,15 @@ fn f_pool(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, Exc
     let (ceil_mode, include) = if max {
         let d = a.take(3, "dilation")?.unwrap_or(Value::Int(1));
         if ints(it, &d, 2, "dilation")? != [1, 1] {
-            return Err(Exc::value_error("max_pool2d: dilation other than 1 is not supported"));
+            return Err(Exc::value_error(
+                "max_pool2d: dilation other than 1 is not supported",
+            ));
         }
         let ceil = truth(a.take(4, "ceil_mode")?, false)?;
         if truth(a.take(5, "return_indices")?, false)? {
-            return Err(Exc::value_error("max_pool2d: return_indices=True is not supported"));
+            return Err(Exc::value_error(
+                "max_pool2d: return_indices=True is not supported",
+            ));
         }
         (ceil, true)
     } else {
