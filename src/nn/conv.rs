@@ -213,6 +213,7 @@ pub fn conv2d(
 }
 
 /// A 1-d convolution: `x` (N, C, L), `weight` (O, C/groups, k); runs as a 2-d one of height 1.
+#[allow(clippy::too_many_arguments)]
 pub fn conv1d(
     rt: &Runtime,
     tape: &mut Tape,

@@ -128,7 +128,7 @@ pub fn resize_with(
     }
     if opencv
         && img.shape.len() == 3
-        && !(matches!(img.shape[0], 1 | 3) && !matches!(img.shape[2], 1 | 3))
+        && (!matches!(img.shape[0], 1 | 3) || matches!(img.shape[2], 1 | 3))
     {
         let (h, w, c) = (img.shape[0], img.shape[1], img.shape[2]);
         if height == 0 || width == 0 || h == 0 || w == 0 {

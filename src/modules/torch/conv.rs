@@ -354,10 +354,10 @@ fn py_repr(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     crate::object::format::repr(it, v)
 }
 
-fn pool_common(
-    it: &mut dyn Interpreter,
-    a: &mut Args,
-) -> Result<([usize; 2], [usize; 2], [usize; 2], String, String, String), Exc> {
+/// Kernel, stride and padding, and their reprs as given.
+type PoolArgs = ([usize; 2], [usize; 2], [usize; 2], String, String, String);
+
+fn pool_common(it: &mut dyn Interpreter, a: &mut Args) -> Result<PoolArgs, Exc> {
     let k = a.required(0, "kernel_size")?;
     let kernel = ints(it, &k, 2, "kernel_size")?;
     let s = a.take(1, "stride")?.filter(|v| !matches!(v, Value::None));

@@ -155,12 +155,12 @@ fn pooling_gradients_and_sizes() {
                 count_include_pad: false,
             },
         ] {
-            check(&rt, &[x.clone()], &|t, a| {
+            check(&rt, std::slice::from_ref(&x), &|t, a| {
                 pool2d(&rt, t, &a[0], &win, kind, true, true)
             });
         }
         let x = input(&rt, &[1, 2, 7, 5], 2, dev);
-        check(&rt, &[x.clone()], &|t, a| {
+        check(&rt, std::slice::from_ref(&x), &|t, a| {
             adaptive_pool2d(&rt, t, &a[0], [3, 2], false)
         });
         check(&rt, &[x], &|t, a| {
