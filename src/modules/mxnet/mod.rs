@@ -2,6 +2,7 @@
 //! `mxnet.context`, and through `gluon.rs` / `gluon_data.rs` `mxnet.gluon`, `mxnet.autograd`,
 //! `mxnet.init`. The array functions themselves are `crate::modules::arrays`, shared with every dialect.
 
+pub mod conv_ops;
 pub mod gluon;
 pub mod gluon_blocks;
 pub mod gluon_conv;
@@ -53,6 +54,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             let m = module("mxnet.ndarray", "MXNet's legacy NDArray API");
             arrays::fill_namespace::<ND>(&m);
             gluon_train::set_softmax(&m);
+            conv_ops::register_nd(&m);
             m.set(
                 "NDArray",
                 Value::Type(crate::object::value::TypeKind::NDArray),
@@ -94,6 +96,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             let m = module("mxnet.numpy_extension", "MXNet's numpy extensions");
             devices::set_device_fns(&m);
             gluon_train::set_npx_activations(&m);
+            conv_ops::register_npx(&m);
             m.set(
                 "set_np",
                 builtin(
