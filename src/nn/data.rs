@@ -222,6 +222,18 @@ pub enum Transform {
     ToTensor,
     /// `(x - mean[c]) / std[c]` per channel of a (C, H, W) or (N, C, H, W) image.
     Normalize { mean: Vec<f32>, std: Vec<f32> },
+    /// Bilinear resize to (height, width) (`nn::resize`): an (H, W, C) image of 0..=255
+    /// values stays integral, as the frameworks' uint8 images do; a (C, H, W) tensor does not.
+    /// `height == 0`: `width` is the shorter edge's new size (torchvision's `Resize(int)`,
+    /// Gluon's `keep_ratio=True`). `torch`: PIL's arithmetic and repr, else OpenCV's.
+    /// `float`: the image is a float array (no 8-bit rounding), set when a program calls the
+    /// transform on one; data sets' images are 8-bit.
+    Resize {
+        height: usize,
+        width: usize,
+        torch: bool,
+        float: bool,
+    },
 }
 
 impl Transform {
@@ -229,6 +241,15 @@ impl Transform {
         match self {
             Transform::ToTensor => to_tensor(img),
             Transform::Normalize { mean, std } => normalize(img, mean, std),
+            Transform::Resize {
+                height,
+                width,
+                torch,
+                float,
+            } => {
+                let (h, w) = super::resize::target(&img.shape, *height, *width)?;
+                super::resize::resize_with(img, h, w, !torch, !float)
+            }
         }
     }
 }

@@ -126,6 +126,9 @@ pub struct Parameter {
     /// A constant (Gluon's `params.get_constant`): training leaves it alone, and it prints as
     /// `Constant name (...)`.
     pub constant: Cell<bool>,
+    /// A buffer (batch norm's running statistics): no gradient, never trained, not among
+    /// PyTorch's `parameters()`.
+    pub buffer: Cell<bool>,
     /// A program-defined initializer waiting for the shape (see `pending_custom`).
     custom_init: RefCell<Option<Rc<dyn std::any::Any>>>,
     /// The language layer's object for this parameter, weakly (so `net[0].weight is
@@ -161,6 +164,7 @@ impl Parameter {
             accumulate_grad: false,
             dtype_text: RefCell::new(None),
             constant: Cell::new(false),
+            buffer: Cell::new(false),
             custom_init: RefCell::new(None),
             handle: RefCell::new(None),
         })
@@ -316,7 +320,9 @@ impl Parameter {
     /// Gives a new copy its gradient: MXNet's zero buffer (grad_req='write'), or for a PyTorch
     /// parameter a leaf that requires grad (its `.grad` None until a backward reaches it).
     fn track(&self, rt: &Runtime, tape: &mut Tape, copy: &Array) -> Result<()> {
-        if self.accumulate_grad {
+        if self.buffer.get() {
+            Ok(())
+        } else if self.accumulate_grad {
             tape.set_requires_grad(copy, true);
             Ok(())
         } else {
@@ -360,7 +366,7 @@ impl Parameter {
     }
 
     /// Completes deferred initialization once the forward pass knows the shape.
-    fn infer(&self, rt: &Runtime, tape: &mut Tape, shape: Vec<usize>) -> Result<()> {
+    pub fn infer(&self, rt: &Runtime, tape: &mut Tape, shape: Vec<usize>) -> Result<()> {
         if self.is_initialized() {
             return Ok(());
         }
@@ -537,7 +543,7 @@ impl Activation {
             Activation::Tanh => "tanh",
         }
     }
-    fn apply(self, tape: &mut Tape, x: &Array) -> Result<Array> {
+    pub fn apply(self, tape: &mut Tape, x: &Array) -> Result<Array> {
         tape.unary(
             x,
             match self {
@@ -574,6 +580,8 @@ pub enum BlockKind {
     },
     Flatten,
     Activation(Activation),
+    /// The layers of `nn::cnn` (convolution, pooling, normalization, dropout, identity).
+    Op(Rc<dyn super::cnn::LayerOp>),
 }
 
 /// A layer or a container of layers.
@@ -732,6 +740,7 @@ impl Block {
                 out.push(weight.clone());
                 out.extend(bias.clone());
             }
+            BlockKind::Op(op) => out.extend(op.params().into_iter().map(|(_, p)| p)),
             BlockKind::Sequential(c) => {
                 for child in c.borrow().iter() {
                     out.extend(child.collect_params());
@@ -757,6 +766,11 @@ impl Block {
                 out.push((format!("{prefix}weight"), weight.clone()));
                 if let Some(b) = bias {
                     out.push((format!("{prefix}bias"), b.clone()));
+                }
+            }
+            BlockKind::Op(op) => {
+                for (k, p) in op.params() {
+                    out.push((format!("{prefix}{k}"), p));
                 }
             }
             BlockKind::Sequential(c) => {
@@ -786,6 +800,7 @@ impl Block {
                     n.set(d);
                 }
             }
+            BlockKind::Op(op) => op.sync_input_sizes(),
             BlockKind::Sequential(c) => {
                 for child in c.borrow().iter() {
                     child.sync_input_sizes();
@@ -824,6 +839,7 @@ impl Block {
                 in_channels.set(shape[1]);
                 weight.set_shape(vec![*channels, shape[1], kernel.0, kernel.1]);
             }
+            BlockKind::Op(op) => op.infer_shapes(shape),
             _ => {}
         }
     }
@@ -838,6 +854,7 @@ impl Block {
                 }
                 out
             }
+            BlockKind::Op(op) => op.params(),
             _ => Vec::new(),
         }
     }
@@ -911,6 +928,7 @@ impl Block {
             ),
             BlockKind::Flatten => "Flatten".into(),
             BlockKind::Activation(a) => format!("Activation({})", a.name()),
+            BlockKind::Op(op) => op.repr(np),
         }
     }
 
@@ -927,6 +945,7 @@ impl Block {
             }
             BlockKind::Flatten => flatten(tape, x),
             BlockKind::Activation(a) => a.apply(tape, x),
+            BlockKind::Op(op) => op.forward(rt, tape, x),
             BlockKind::Dense {
                 units,
                 in_units,

@@ -4,11 +4,15 @@
 //! `mxnet.autograd`. Everything runs through the runtime's public `Array` API, so it works
 //! on every device the runtime has.
 pub mod autograd;
+pub mod cnn;
+pub mod conv;
 pub mod data;
 pub mod layers;
 pub mod losses;
+pub mod norm;
 pub mod optim;
 pub mod params_io;
+pub mod resize;
 pub mod tensor_file;
 pub mod train;
 

@@ -62,7 +62,10 @@ impl Trainer {
         for (i, p) in self.params.iter().enumerate() {
             let copies = p.list_data()?;
             // A constant (`params.get_constant`) is not trained, as in MXNet (grad_req='null').
-            let Some(first) = copies.first().filter(|_| !p.constant.get()) else {
+            let Some(first) = copies
+                .first()
+                .filter(|_| !p.constant.get() && !p.buffer.get())
+            else {
                 new_states.push(Vec::new());
                 continue;
             };

@@ -20,7 +20,7 @@ use crate::object::format::repr;
 use crate::object::ops::wrap;
 use crate::object::value::{Args, BuiltinFn, Flavor, NativeObject, Value};
 use crate::object::{unbound_method, Interpreter};
-use crate::runtime::{Array, Device};
+use crate::runtime::{Array, Device, RuntimeError};
 
 /// Which framework a block belongs to: names, reprs and error wording follow it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -421,6 +421,8 @@ pub fn param_value(it: &mut dyn Interpreter, dialect: Dialect, p: &Rc<Parameter>
     match dialect {
         Dialect::Gluon => gluon_param_value(it, p),
         Dialect::Torch => match p.data(None) {
+            // A buffer (running statistics) is a plain tensor.
+            Ok(data) if p.buffer.get() => wrap(data, Flavor::Torch),
             Ok(data) if p.is_initialized() => {
                 it.state_mut().nn.note_param_array(&data, p);
                 wrap(data, Flavor::Torch)
@@ -737,7 +739,7 @@ fn forward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if let Value::Instance(inst) = &this {
         if inst.class.lookup("hybrid_forward").is_some() {
             let module = if it.state().np_mode {
-                "mxnet.numpy"
+                "mxnet.hybrid_np"
             } else {
                 "mxnet.ndarray"
             };
@@ -793,6 +795,13 @@ fn layer_forward(
         check_torch_devices(core, &array)?;
     }
     let st = it.state_mut();
+    if let crate::nn::layers::BlockKind::Op(op) = &layer.kind {
+        // PyTorch's train()/eval(); Gluon's training is `autograd.record(train_mode=True)`.
+        op.set_training(match core.dialect {
+            Dialect::Torch => core.training.get(),
+            Dialect::Gluon => st.nn.tape.is_recording() && st.nn.tape.is_training(),
+        });
+    }
     let out = layer.forward(&st.rt, &mut st.nn.tape, &array);
     if let (Ok(y), Dialect::Torch, crate::nn::layers::BlockKind::Dense { bias, .. }) =
         (&out, core.dialect, &layer.kind)
@@ -809,7 +818,13 @@ fn layer_forward(
     }
     match (out, core.dialect) {
         (Ok(y), _) => Ok(wrap(y, flavor)),
-        (Err(e), Dialect::Torch) => Err(crate::object::error::torch_error(e)),
+        (Err(e), Dialect::Torch) => Err(match (&e, &layer.kind) {
+            // PyTorch's layers report a wrong input shape as RuntimeError.
+            (RuntimeError::Shape(m), crate::nn::layers::BlockKind::Op(_)) => {
+                Exc::new(ExcKind::RuntimeError, m.clone())
+            }
+            _ => crate::object::error::torch_error(e),
+        }),
         (Err(e), Dialect::Gluon) => Err(e.into()),
     }
 }
@@ -886,6 +901,12 @@ fn block_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 {
                     "LazyLinear".to_string()
                 }
+                Some(l) => match &l.kind {
+                    crate::nn::layers::BlockKind::Op(op) => {
+                        op.lazy_name().map_or(name, str::to_string)
+                    }
+                    _ => name,
+                },
                 _ => name,
             };
             if lines.is_empty() {

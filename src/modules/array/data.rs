@@ -531,6 +531,20 @@ fn transform_repr(t: &Transform) -> String {
             };
             format!("Normalize(mean={}, std={})", list(mean), list(std))
         }
+        Transform::Resize {
+            height,
+            width,
+            torch: true,
+            ..
+        } => {
+            let size = if *height == 0 {
+                width.to_string()
+            } else {
+                format!("({height}, {width})")
+            };
+            format!("Resize(size={size}, interpolation=bilinear, max_size=None, antialias=True)")
+        }
+        Transform::Resize { .. } => "Resize(\n\n)".into(),
     }
 }
 
@@ -539,6 +553,7 @@ impl NativeObject for TransformObj {
         match self.0.as_slice() {
             [Transform::ToTensor] => "ToTensor",
             [Transform::Normalize { .. }] => "Normalize",
+            [Transform::Resize { .. }] => "Resize",
             _ => "Compose",
         }
     }
@@ -564,7 +579,7 @@ impl NativeObject for TransformObj {
                 |it, r, mut a| {
                     let x = a.required(0, "x")?;
                     a.finish(1)?;
-                    let chain = downcast::<TransformObj>(r, "a transform")?.0.clone();
+                    let mut chain = downcast::<TransformObj>(r, "a transform")?.0.clone();
                     let xv = x.as_array().ok_or_else(|| {
                         Exc::type_error(format!(
                             "transforms take an image array, got {}",
@@ -572,6 +587,14 @@ impl NativeObject for TransformObj {
                         ))
                     })?;
                     let host = xv.array.try_to_host()?;
+                    if matches!(host, HostData::F32(_) | HostData::F64(_)) {
+                        // A float image is resized without 8-bit rounding.
+                        for t in &mut chain {
+                            if let Transform::Resize { float, .. } = t {
+                                *float = true;
+                            }
+                        }
+                    }
                     let values = match host {
                         HostData::F32(v) => v,
                         other => other.to_f64_vec().into_iter().map(|v| v as f32).collect(),
@@ -626,6 +649,58 @@ impl NativeObject for ComposeObj {
     }
 }
 
+/// `transforms.Resize`: torchvision's (an int is the shorter edge, a pair is (height, width))
+/// or Gluon's (an int is a square unless keep_ratio, a pair is (width, height)).
+fn resize_transform(it: &mut dyn Interpreter, mut a: Args, torch: bool) -> Result<Value, Exc> {
+    let size = a.required(0, "size")?;
+    let keep = if torch {
+        a.take(1, "interpolation")?;
+        if !matches!(a.take(2, "max_size")?, None | Some(Value::None)) {
+            return Err(Exc::value_error("Resize: max_size is not supported"));
+        }
+        a.take(3, "antialias")?;
+        true
+    } else {
+        let keep = a.flag(1, "keep_ratio", false)?;
+        if let Some(v) = a.take(2, "interpolation")? {
+            if crate::object::ops::as_i64(&v) != Some(1) {
+                return Err(Exc::value_error(
+                    "Resize: only interpolation=1 (bilinear) is supported",
+                ));
+            }
+        }
+        keep
+    };
+    a.finish(4)?;
+    let dim = |v: &Value| {
+        crate::object::ops::as_i64(v)
+            .and_then(|i| usize::try_from(i).ok())
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                Exc::value_error("Resize: size must be a positive integer or a pair of them")
+            })
+    };
+    let (height, width) = match &size {
+        Value::Tuple(_) | Value::List(_) => {
+            let items = it.iterate(&size)?;
+            match items.as_slice() {
+                [one] => (0, dim(one)?),
+                [x, y] if torch => (dim(x)?, dim(y)?),
+                [x, y] => (dim(y)?, dim(x)?),
+                _ => return Err(Exc::value_error("Resize: size must be an int or a pair")),
+            }
+        }
+        v if keep => (0, dim(v)?),
+        v => (dim(v)?, dim(v)?),
+    };
+    Ok(object(TransformObj(vec![Transform::Resize {
+        height,
+        width,
+        torch,
+        float: false,
+    }])))
+}
+
 fn floats_arg(it: &mut dyn Interpreter, v: Value, what: &str) -> Result<Vec<f32>, Exc> {
     let items = match &v {
         Value::List(_) | Value::Tuple(_) => it.iterate(&v)?,
@@ -675,6 +750,7 @@ fn transforms_module() -> Rc<Module> {
             },
         ),
     );
+    m.set("Resize", builtin("Resize", "Resize(size, keep_ratio=False, interpolation=1): bilinear resize of an (H, W, C) image to size (an int: square; a tuple: (width, height)).", |it, a| resize_transform(it, a, false)));
     m.set(
         "Compose",
         builtin(
@@ -1259,6 +1335,7 @@ pub fn build_torch(dotted: &str) -> Option<Rc<Module>> {
         "torchvision.transforms" => {
             let t = transforms_module();
             let m = Rc::new(Module::new("torchvision.transforms", "image transforms"));
+            m.set("Resize", builtin("Resize", "Resize(size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True): bilinear resize; an int size is the shorter edge's.", |it, a| resize_transform(it, a, true)));
             for name in ["ToTensor", "Normalize", "Compose"] {
                 if let Some(v) = t.get(name) {
                     m.set(name, v);

@@ -150,15 +150,15 @@ fn alias(this: &Value) -> String {
         _ => "block".into(),
     };
     match name.as_str() {
-        "conv2d" => "conv".into(),
-        "maxpool2d" => "pool".into(),
+        "conv2d" | "conv1d" => "conv".into(),
+        "maxpool2d" | "avgpool2d" | "globalavgpool2d" | "globalmaxpool2d" => "pool".into(),
         _ => name,
     }
 }
 
 /// Sets `this` up as a Gluon block: its name from `prefix=` or the next counter, its
 /// parameter prefix from `params=` (shared) or its own name, and the layer `make` builds.
-fn setup(
+pub(super) fn setup(
     it: &mut dyn Interpreter,
     this: &Value,
     a: &mut Args,
@@ -405,7 +405,7 @@ fn pair_arg(
     }
 }
 
-fn activation_arg(v: Option<Value>) -> Result<Option<Activation>, Exc> {
+pub(super) fn activation_arg(v: Option<Value>) -> Result<Option<Activation>, Exc> {
     match &v {
         None | Some(Value::None) => Ok(None),
         Some(Value::Str(s)) => Ok(Some(Activation::parse(s)?)),
@@ -1270,6 +1270,8 @@ pub fn set_nn_classes(m: &Module) {
     ] {
         m.set(&c.name, c.value());
     }
+    // Conv2D and MaxPool2D with every option, and the other convolutional-network layers.
+    super::gluon_conv::register(m, k.hybrid_block.value());
 }
 
 /// `gluon.Parameter`, `gluon.ParameterDict`, `gluon.Block`, `gluon.HybridBlock` into `m`.

@@ -2,8 +2,10 @@
 //! `mxnet.context`, and through `gluon.rs` (and `array/data.rs`) `mxnet.gluon`, `mxnet.autograd`,
 //! `mxnet.init`. The array functions themselves are `crate::modules::array::arrays`, shared with every dialect.
 
+pub mod conv_ops;
 pub mod gluon;
 pub mod gluon_blocks;
+pub mod gluon_conv;
 pub mod gluon_train;
 
 use std::rc::Rc;
@@ -51,6 +53,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             let m = module("mxnet.ndarray", "MXNet's legacy NDArray API");
             arrays::fill_namespace::<ND>(&m);
             gluon_train::set_softmax(&m);
+            conv_ops::register_nd(&m);
             m.set(
                 "NDArray",
                 Value::Type(crate::object::value::TypeKind::NDArray),
@@ -78,10 +81,21 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("e", Value::Float(std::f64::consts::E));
             m
         }
+        // The `F` a HybridBlock's `hybrid_forward` gets in numpy mode: MXNet passes
+        // `mxnet.ndarray`, whose `F.np` / `F.npx` the book calls; here its functions take numpy
+        // arrays too, so `F.relu(x)` keeps working.
+        "mxnet.hybrid_np" => {
+            let m = module("mxnet.ndarray", "MXNet's operators, as hybrid_forward's F");
+            arrays::fill_namespace::<NP>(&m);
+            m.set("np", Value::Module(build("mxnet.np")?));
+            m.set("npx", Value::Module(build("mxnet.npx")?));
+            m
+        }
         "mxnet.npx" | "mxnet.numpy_extension" => {
             let m = module("mxnet.numpy_extension", "MXNet's numpy extensions");
             devices::set_device_fns(&m);
             gluon_train::set_npx_activations(&m);
+            conv_ops::register_npx(&m);
             m.set(
                 "set_np",
                 builtin(

@@ -454,6 +454,7 @@ pub fn build() -> Rc<Module> {
         "torch.nn.functional",
         "PyTorch's functional interface: activations and losses as functions",
     ));
+    super::conv::register_functional(&m);
     m.set(
         "relu",
         builtin("relu", "relu(input): max(input, 0).", |it, a| {

@@ -8,6 +8,7 @@
 //! `torch.nn.Linear` and `from torch import nn` find it.
 
 pub mod autograd;
+pub mod conv;
 pub mod functional;
 pub mod lr_scheduler;
 pub mod nn;

@@ -70,6 +70,8 @@ fn make_classes() -> TorchClasses {
         ("register_parameter", register_parameter),
         ("zero_grad", zero_grad),
         ("extra_repr", extra_repr),
+        ("named_buffers", super::conv::named_buffers),
+        ("buffers", super::conv::buffers),
     ]);
     let module = blocks::native_block_class(
         "Module",
@@ -354,6 +356,7 @@ fn extra_repr(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             if bias.is_some() { "True" } else { "False" }
         ),
         Some(BlockKind::Flatten) => "start_dim=1, end_dim=-1".into(),
+        Some(BlockKind::Op(op)) => op.repr(false),
         _ => String::new(),
     };
     Ok(Value::str(&text))
@@ -368,7 +371,7 @@ fn recurse_flag(a: &mut Args, i: usize) -> Result<bool, Exc> {
 
 /// `(name, parameter)` of the module, its own only unless `recurse`.
 fn named(core: &Core, recurse: bool) -> Vec<(String, Rc<Parameter>)> {
-    if recurse {
+    let all: Vec<(String, Rc<Parameter>)> = if recurse {
         blocks::structural_params(core, true)
     } else {
         core.params
@@ -376,7 +379,9 @@ fn named(core: &Core, recurse: bool) -> Vec<(String, Rc<Parameter>)> {
             .iter()
             .map(|(k, p)| (k.to_string(), p.clone()))
             .collect()
-    }
+    };
+    // Buffers (running statistics) are in state_dict, not parameters().
+    all.into_iter().filter(|(_, p)| !p.buffer.get()).collect()
 }
 
 fn parameters(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1063,6 +1068,7 @@ pub fn build() -> Rc<Module> {
     for c in super::functional::softmax_modules(k.module.value()) {
         m.set(&c.name, c.value());
     }
+    super::conv::register(&m, k.module.value());
     m.set("LazyLinear", builtin("LazyLinear", "LazyLinear(out_features, bias=True): a Linear whose in_features comes from the first input.", lazy_linear));
     m.set("Parameter", k.parameter.value());
     m.set("init", Value::Module(init_module()));
