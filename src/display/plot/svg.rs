@@ -320,7 +320,7 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
                 let (py0, py1) = (lay.py(y0), lay.py(y1));
                 let _ = write!(
                     out,
-                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{}",
+                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" shape-rendering=\"crispEdges\"{}",
                     n(px0.min(px1)),
                     n(py0.min(py1)),
                     n((px1 - px0).abs()),

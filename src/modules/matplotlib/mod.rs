@@ -203,10 +203,6 @@ fn add_grid(f: &Rc<FigObj>, nrows: usize, ncols: usize, squeeze: bool) -> Value 
             items.push(f.add_axes(ax));
         }
     }
-    // The first axes is current after subplots(), as in matplotlib.
-    if let Some(first) = items.first() {
-        f.current.set(Some(first.index));
-    }
     if squeeze && items.len() == 1 {
         return axes_value(&items[0]);
     }
@@ -327,8 +323,9 @@ pub(crate) fn fig_suptitle(_it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Arg
     a.take_kw("fontsize");
     a.take_kw("y");
     a.finish(1)?;
-    f.fig.borrow_mut().suptitle = Some(text_of(&t));
-    Ok(handle("matplotlib.text.Text"))
+    let t = text_of(&t);
+    f.fig.borrow_mut().suptitle = Some(t.clone());
+    Ok(objects::text_handle("0.5", "0.98", &t))
 }
 
 pub(crate) fn fig_set_size(_it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> Result<Value, Exc> {
@@ -510,9 +507,14 @@ pub(crate) fn savefig(it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> 
             let fig = f.fig.borrow();
             plot::raster::png(&fig, dpi.unwrap_or(fig.dpi)).map_err(Exc::value_error)?
         }
+        "avif" | "eps" | "gif" | "jpeg" | "jpg" | "pdf" | "pgf" | "ps" | "raw" | "rgba" | "svgz" | "tif" | "tiff" | "webp" => {
+            return Err(Exc::value_error(format!(
+                "Format '{ext}' is one matplotlib writes but devarray does not: save as .png or .svg"
+            )))
+        }
         other => {
             return Err(Exc::value_error(format!(
-                "Format '{other}' is not supported (supported formats: png, svg)"
+                "Format '{other}' is not supported (supported formats: avif, eps, gif, jpeg, jpg, pdf, pgf, png, ps, raw, rgba, svg, svgz, tif, tiff, webp)"
             )))
         }
     };
@@ -826,14 +828,15 @@ fn bars(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args, vertical: bool)
             1 => Ok(vec![v[0]; n]),
             m if m == n => Ok(v.to_vec()),
             m => Err(Exc::value_error(format!(
-                "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg 0 with shape ({n},) and arg {what} with shape ({m},)."
+                "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between '{xn}' with shape ({},) and '{what}' with shape ({m},).",
+                xs.len()
             ))),
         }
     };
-    let xs = bcast(&xs, "0")?;
-    let hs = bcast(&hs, "1")?;
-    let ws = bcast(&match w { Some(Value::None) | None => vec![0.8], Some(v) => vector(it, &v)? }, "2")?;
-    let bs = bcast(&match b { Some(Value::None) | None => vec![0.0], Some(v) => vector(it, &v)? }, "3")?;
+    let hs = bcast(&hs, hn)?;
+    let ws = bcast(&match w { Some(Value::None) | None => vec![0.8], Some(v) => vector(it, &v)? }, wn)?;
+    let bs = bcast(&match b { Some(Value::None) | None => vec![0.0], Some(v) => vector(it, &v)? }, bn)?;
+    let xs = bcast(&xs, xn)?;
     let rects = (0..n)
         .map(|i| {
             let left = if align == "edge" { xs[i] } else { xs[i] - ws[i] / 2.0 };
@@ -912,7 +915,7 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
     let edges: Vec<f64> = match &bins {
         Some(Value::None) | None => (0..=10).map(|i| lo + (hi - lo) * i as f64 / 10.0).collect(),
         Some(Value::Int(n)) if *n >= 1 => (0..=*n).map(|i| lo + (hi - lo) * i as f64 / *n as f64).collect(),
-        Some(Value::Int(n)) => return Err(Exc::value_error(format!("`bins` must be positive, when an integer, not {n}"))),
+        Some(Value::Int(_)) => return Err(Exc::value_error("`bins` must be positive, when an integer")),
         Some(v) => {
             let e = vector(it, v)?;
             if e.windows(2).any(|w| w[1] < w[0]) {
@@ -1034,7 +1037,7 @@ fn ax_fill_between(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> R
             1 => Ok(vec![v[0]; n]),
             m if m == n => Ok(v),
             m => Err(Exc::value_error(format!(
-                "'{name}' is not 1-dimensional or has {m} values, not the {n} of 'x'"
+                "'x' has size {n}, but '{name}' has an unequal size of {m}"
             ))),
         }
     };
@@ -1092,7 +1095,10 @@ fn ax_text(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<V
     let y = a.required(1, "y")?;
     let s = a.required(2, "s")?;
     let num = |v: &Value| as_f64(v).ok_or_else(|| Exc::type_error(format!("text() x and y must be numbers, not {}", v.type_name())));
+    let (xr, yr) = (brief_repr(&x), brief_repr(&y));
     let (x, y) = (num(&x)?, num(&y)?);
+    let body = text_of(&s);
+    let h = objects::text_handle(&xr, &yr, &body);
     let color = kw_val(&mut a, &["color", "c"]).map(|v| data::color_arg(&v)).transpose()?;
     let size = kw_f64(&mut a, &["fontsize", "size"])?;
     let ha = kw_val(&mut a, &["ha", "horizontalalignment"]).map(|v| text_of(&v)).unwrap_or_else(|| "left".into());
@@ -1105,14 +1111,14 @@ fn ax_text(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<V
         axr.artists.push(Artist::Text(Text {
             x,
             y,
-            text: text_of(&s),
+            text: body,
             color: color.unwrap_or(Rgba::BLACK),
             size: size.unwrap_or(10.0),
             ha,
             va,
         }))
     })?;
-    Ok(handle("matplotlib.text.Text"))
+    Ok(h)
 }
 
 const LOCS: [&str; 11] = [
@@ -1125,12 +1131,11 @@ fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
     let loc = match &a.take(1, "loc")? {
         None | Some(Value::None) => 0u8,
         Some(Value::Int(n)) if (0..=10).contains(n) => *n as u8,
-        Some(Value::Str(s)) => LOCS.iter().position(|l| *l == s.as_ref()).map(|i| i as u8).ok_or_else(|| {
-            Exc::value_error(format!(
-                "'{s}' is not a valid value for loc; supported values are {}",
-                LOCS.iter().map(|l| format!("'{l}'")).collect::<Vec<_>>().join(", ")
-            ))
-        })?,
+        Some(Value::Str(s)) => LOCS
+            .iter()
+            .position(|l| *l == s.as_ref())
+            .map(|i| i as u8)
+            .ok_or_else(|| data::not_in_list(s, "loc", &LOCS))?,
         Some(other) => return Err(Exc::value_error(format!("{} is not a valid value for loc", brief_repr(other)))),
     };
     for k in ["fontsize", "frameon", "ncol", "ncols", "title", "bbox_to_anchor", "framealpha", "shadow"] {
@@ -1223,10 +1228,11 @@ fn set_scale(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
         "linear" => Scale::Linear,
         "log" => Scale::Log,
         _ => {
-            return Err(Exc::value_error(format!(
-                "{} is not a valid value for scale; supported values are 'asinh', 'function', 'functionlog', 'linear', 'log', 'logit', 'mercator', 'symlog'",
-                brief_repr(&v)
-            )))
+            return Err(data::not_in_list(
+                &s,
+                "scale",
+                &["asinh", "function", "functionlog", "linear", "log", "logit", "mercator", "symlog"],
+            ))
         }
     };
     ax.with(|axr| if is_x { axr.x.scale = scale } else { axr.y.scale = scale })?;
@@ -1247,12 +1253,18 @@ fn set_label(ax: &Rc<AxesObj>, mut a: Args, which: u8) -> Result<Value, Exc> {
     }
     a.finish(2)?;
     let s = text_of(&v);
+    let (x, y) = match which {
+        0 => ("0.5", "0"),
+        1 => ("0", "0.5"),
+        _ => ("0.5", "1.0"),
+    };
+    let h = objects::text_handle(x, y, &s);
     ax.with(|axr| match which {
         0 => axr.x.label = s,
         1 => axr.y.label = s,
         _ => axr.title = s,
     })?;
-    Ok(handle("matplotlib.text.Text"))
+    Ok(h)
 }
 
 fn ax_set_xlabel(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
