@@ -560,11 +560,10 @@ impl Session {
         color: bool,
     ) -> Option<DisplayData> {
         let path = super::inspect::target_at(code, cursor)?;
-        self.help(&path, detail, color)
-            .map(|plain| DisplayData {
-                plain,
-                ..Default::default()
-            })
+        self.help(&path, detail, color).map(|plain| DisplayData {
+            plain,
+            ..Default::default()
+        })
     }
 
     /// The report `path?` shows (`path??` with `detail` 1), or None when the

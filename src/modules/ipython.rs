@@ -2,8 +2,8 @@
 //! `clear_output`, `set_matplotlib_formats` for figures, `src/modules/matplotlib/`).
 use std::rc::Rc;
 
-use crate::object::value::{Module, Value};
 use crate::object::builtin;
+use crate::object::value::{Module, Value};
 
 pub fn build(dotted: &str) -> Option<Rc<Module>> {
     Some(match dotted {

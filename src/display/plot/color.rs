@@ -97,12 +97,7 @@ pub fn parse(s: &str) -> Option<Rgba> {
             8 => Some(Rgba(f(h(0)?), f(h(2)?), f(h(4)?), f(h(6)?))),
             3 => {
                 let d = |i: usize| u8::from_str_radix(hex.get(i..i + 1)?, 16).ok();
-                Some(Rgba(
-                    f(d(0)? * 17),
-                    f(d(1)? * 17),
-                    f(d(2)? * 17),
-                    1.0,
-                ))
+                Some(Rgba(f(d(0)? * 17), f(d(1)? * 17), f(d(2)? * 17), 1.0))
             }
             _ => None,
         };

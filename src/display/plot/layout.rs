@@ -216,7 +216,11 @@ fn axis_layout(ax: &Axes, is_x: bool, length: f64) -> AxisLayout {
         view,
         scale: spec.scale,
         major: visible.into_iter().zip(labels).collect(),
-        minor: if spec.scale == Scale::Log { minor } else { Vec::new() },
+        minor: if spec.scale == Scale::Log {
+            minor
+        } else {
+            Vec::new()
+        },
         offset,
     }
 }
@@ -391,6 +395,9 @@ mod tests {
         let lay = axes_layout(&fig.axes[0], fig.size);
         assert!((lay.bx[0] - 57.6).abs() < 1e-9 && (lay.bx[2] - 357.12).abs() < 1e-9);
         let labels: Vec<String> = lay.y.major.iter().map(|(_, l)| l.text()).collect();
-        assert_eq!(labels, ["0.0", "0.5", "1.0", "1.5", "2.0", "2.5", "3.0", "3.5", "4.0"]);
+        assert_eq!(
+            labels,
+            ["0.0", "0.5", "1.0", "1.5", "2.0", "2.5", "3.0", "3.5", "4.0"]
+        );
     }
 }

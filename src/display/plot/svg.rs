@@ -172,13 +172,7 @@ fn marker_path(m: Marker, size: f64) -> Option<(String, bool)> {
         's' => format!("M {0} {0} L {1} {0} L {1} {1} L {0} {1} Z", n(-r), n(r)),
         'D' | 'd' => {
             let w = if m == 'd' { r * 0.6 } else { r };
-            format!(
-                "M 0 {} L {} 0 L 0 {} L {} 0 Z",
-                n(-r),
-                n(w),
-                n(r),
-                n(-w)
-            )
+            format!("M 0 {} L {} 0 L 0 {} L {} 0 Z", n(-r), n(w), n(r), n(-w))
         }
         '^' => format!("M 0 {} L {} {} L {} {} Z", n(-r), n(r), n(r), n(-r), n(r)),
         'v' => format!("M 0 {} L {} {} L {} {} Z", n(r), n(r), n(-r), n(-r), n(-r)),
@@ -208,7 +202,8 @@ fn marker_path(m: Marker, size: f64) -> Option<(String, bool)> {
                 } else {
                     r
                 };
-                let a = std::f64::consts::PI * (2.0 * i as f64 / steps as f64) - std::f64::consts::FRAC_PI_2;
+                let a = std::f64::consts::PI * (2.0 * i as f64 / steps as f64)
+                    - std::f64::consts::FRAC_PI_2;
                 let _ = write!(
                     s,
                     "{} {} {} ",
@@ -409,10 +404,10 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
                             f64::from(p[2]) / 255.0,
                             f64::from(p[3]) / 255.0,
                         );
-                        // Slightly wider than a cell, so anti-aliasing leaves no seams.
+                        // Slightly wider than a cell and not anti-aliased, so no seams show.
                         let _ = writeln!(
                             out,
-                            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{}/>",
+                            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" shape-rendering=\"crispEdges\"{}/>",
                             n(left + c as f64 * cw),
                             n(top + r as f64 * ch),
                             n(cw + 0.3),
@@ -436,7 +431,7 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
 }
 
 /// The legend's entries: (label, the artist that gives its handle).
-pub fn legend_entries<'a>(ax: &'a Axes) -> Vec<(String, &'a Artist)> {
+pub fn legend_entries(ax: &Axes) -> Vec<(String, &Artist)> {
     let Some(leg) = &ax.legend else {
         return Vec::new();
     };
@@ -481,11 +476,27 @@ fn best_loc(ax: &Axes, lay: &AxesLayout, w: f64, h: f64) -> u8 {
     let mut pts = Vec::new();
     for a in &ax.artists {
         match a {
-            Artist::Line(l) => pts.extend(l.xs.iter().zip(&l.ys).map(|(x, y)| (lay.px(*x), lay.py(*y)))),
-            Artist::Scatter(s) => pts.extend(s.xs.iter().zip(&s.ys).map(|(x, y)| (lay.px(*x), lay.py(*y)))),
+            Artist::Line(l) => pts.extend(
+                l.xs.iter()
+                    .zip(&l.ys)
+                    .map(|(x, y)| (lay.px(*x), lay.py(*y))),
+            ),
+            Artist::Scatter(s) => pts.extend(
+                s.xs.iter()
+                    .zip(&s.ys)
+                    .map(|(x, y)| (lay.px(*x), lay.py(*y))),
+            ),
             Artist::Fill(f) => {
-                pts.extend(f.xs.iter().zip(&f.y1).map(|(x, y)| (lay.px(*x), lay.py(*y))));
-                pts.extend(f.xs.iter().zip(&f.y2).map(|(x, y)| (lay.px(*x), lay.py(*y))));
+                pts.extend(
+                    f.xs.iter()
+                        .zip(&f.y1)
+                        .map(|(x, y)| (lay.px(*x), lay.py(*y))),
+                );
+                pts.extend(
+                    f.xs.iter()
+                        .zip(&f.y2)
+                        .map(|(x, y)| (lay.px(*x), lay.py(*y))),
+                );
             }
             Artist::Bars(b) => pts.extend(b.rects.iter().flat_map(|r| {
                 let (x, y) = if b.vertical {
@@ -510,10 +521,13 @@ fn best_loc(ax: &Axes, lay: &AxesLayout, w: f64, h: f64) -> u8 {
                     let p0 = (lay.px(l.xs[i - 1]), lay.py(l.ys[i - 1]));
                     let p1 = (lay.px(l.xs[i]), lay.py(l.ys[i]));
                     // Sample the segment: a crossing without an end inside still counts.
-                    if !inside(&p0) && !inside(&p1) && (1..8).any(|k| {
-                        let t = f64::from(k) / 8.0;
-                        inside(&(p0.0 + (p1.0 - p0.0) * t, p0.1 + (p1.1 - p0.1) * t))
-                    }) {
+                    if !inside(&p0)
+                        && !inside(&p1)
+                        && (1..8).any(|k| {
+                            let t = f64::from(k) / 8.0;
+                            inside(&(p0.0 + (p1.0 - p0.0) * t, p0.1 + (p1.1 - p0.1) * t))
+                        })
+                    {
                         bad += 1;
                     }
                 }
@@ -544,7 +558,11 @@ fn legend(out: &mut String, ax: &Axes, lay: &AxesLayout) {
         + (entries.len() as f64 - 1.0) * spacing
         + 2.0 * 0.2 * fs;
     let loc = ax.legend.as_ref().map_or(0, |l| l.loc);
-    let loc = if loc == 0 { best_loc(ax, lay, w, h) } else { loc };
+    let loc = if loc == 0 {
+        best_loc(ax, lay, w, h)
+    } else {
+        loc
+    };
     let [x, y, w, h] = legend_box(lay, w, h, loc);
     let _ = writeln!(
         out,
@@ -572,7 +590,15 @@ fn legend(out: &mut String, ax: &Axes, lay: &AxesLayout) {
                     );
                 }
                 if let Some(m) = l.marker {
-                    marker_at(out, m, l.marker_size, hx + handle_len / 2.0, cy, l.color, l.color);
+                    marker_at(
+                        out,
+                        m,
+                        l.marker_size,
+                        hx + handle_len / 2.0,
+                        cy,
+                        l.color,
+                        l.color,
+                    );
                 }
             }
             Artist::RefLine(r) => {
@@ -682,21 +708,49 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
         if ax.x.visible {
             for (v, _) in &lay.x.major {
                 let x = lay.px(*v);
-                let _ = write!(d, "M {} {} L {} {} ", n(x), n(by + bh), n(x), n(by + bh + layout::TICK_LEN));
+                let _ = write!(
+                    d,
+                    "M {} {} L {} {} ",
+                    n(x),
+                    n(by + bh),
+                    n(x),
+                    n(by + bh + layout::TICK_LEN)
+                );
             }
             for v in &lay.x.minor {
                 let x = lay.px(*v);
-                let _ = write!(d, "M {} {} L {} {} ", n(x), n(by + bh), n(x), n(by + bh + layout::MINOR_TICK_LEN));
+                let _ = write!(
+                    d,
+                    "M {} {} L {} {} ",
+                    n(x),
+                    n(by + bh),
+                    n(x),
+                    n(by + bh + layout::MINOR_TICK_LEN)
+                );
             }
         }
         if ax.y.visible {
             for (v, _) in &lay.y.major {
                 let y = lay.py(*v);
-                let _ = write!(d, "M {} {} L {} {} ", n(bx), n(y), n(bx - layout::TICK_LEN), n(y));
+                let _ = write!(
+                    d,
+                    "M {} {} L {} {} ",
+                    n(bx),
+                    n(y),
+                    n(bx - layout::TICK_LEN),
+                    n(y)
+                );
             }
             for v in &lay.y.minor {
                 let y = lay.py(*v);
-                let _ = write!(d, "M {} {} L {} {} ", n(bx), n(y), n(bx - layout::MINOR_TICK_LEN), n(y));
+                let _ = write!(
+                    d,
+                    "M {} {} L {} {} ",
+                    n(bx),
+                    n(y),
+                    n(bx - layout::MINOR_TICK_LEN),
+                    n(y)
+                );
             }
         }
         if !d.is_empty() {
@@ -723,7 +777,11 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
                 tick_label(out, &label_text(lay.px(*v), y, "middle", "top"), l);
             }
             xlab_y = y + font::height(FONT);
-            text(out, &label_text(bx + bw, xlab_y, "end", "top"), &lay.x.offset);
+            text(
+                out,
+                &label_text(bx + bw, xlab_y, "end", "top"),
+                &lay.x.offset,
+            );
         }
         let mut ylab_x = bx;
         if ax.y.visible {
@@ -734,7 +792,11 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
                 widest = widest.max(l.width(FONT));
             }
             ylab_x = x - widest;
-            text(out, &label_text(bx, by - 4.0, "start", "bottom"), &lay.y.offset);
+            text(
+                out,
+                &label_text(bx, by - 4.0, "start", "bottom"),
+                &lay.y.offset,
+            );
         }
         text(
             out,
@@ -745,7 +807,12 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
             out,
             &Text {
                 rotate: true,
-                ..label_text(ylab_x - layout::LABEL_PAD, by + bh / 2.0, "middle", "bottom")
+                ..label_text(
+                    ylab_x - layout::LABEL_PAD,
+                    by + bh / 2.0,
+                    "middle",
+                    "bottom",
+                )
             },
             &ax.y.label,
         );

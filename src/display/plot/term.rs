@@ -71,7 +71,8 @@ fn draw(ax: &Axes, lay: &AxesLayout) -> Canvas {
     for a in &ax.artists {
         match a {
             Artist::Line(l) => {
-                let pts: Vec<(f64, f64)> = l.xs.iter().zip(&l.ys).map(|(x, y)| to(*x, *y)).collect();
+                let pts: Vec<(f64, f64)> =
+                    l.xs.iter().zip(&l.ys).map(|(x, y)| to(*x, *y)).collect();
                 if l.style != LineStyle::None {
                     for p in pts.windows(2) {
                         cv.line(p[0], p[1], l.color, l.style != LineStyle::Solid);
@@ -151,7 +152,8 @@ fn draw(ax: &Axes, lay: &AxesLayout) -> Canvas {
                                 + 0.587 * f64::from(p[1])
                                 + 0.114 * f64::from(p[2]))
                                 / 255.0;
-                            let ch = [' ', '░', '▒', '▓', '█'][((lum * 4.0).round() as usize).min(4)];
+                            let ch =
+                                [' ', '░', '▒', '▓', '█'][((lum * 4.0).round() as usize).min(4)];
                             cv.shade[cy][cx] = Some(ch);
                         }
                     }

@@ -102,7 +102,10 @@ pub fn text_of(v: &Value) -> String {
 pub fn color_arg(v: &Value) -> Result<Rgba, Exc> {
     match v {
         Value::Str(s) => color::parse(s).ok_or_else(|| {
-            Exc::value_error(format!("{} is not a valid value for color: {COLOR_INPUTS}", brief_repr(v)))
+            Exc::value_error(format!(
+                "{} is not a valid value for color: {COLOR_INPUTS}",
+                brief_repr(v)
+            ))
         }),
         Value::Tuple(_) | Value::List(_) => {
             let items: Vec<Value> = match v {
@@ -167,22 +170,28 @@ pub fn linestyle_arg(v: &Value) -> Result<LineStyle, Exc> {
             return Err(not_in_list(
                 &s,
                 "ls",
-                &["-", "--", "-.", ":", "None", " ", "", "solid", "dashed", "dashdot", "dotted"],
+                &[
+                    "-", "--", "-.", ":", "None", " ", "", "solid", "dashed", "dashdot", "dotted",
+                ],
             ))
         }
     })
 }
 
+/// What a format string sets: line style, marker, colour (None: the default).
+pub type Format = (Option<LineStyle>, Option<Marker>, Option<Rgba>);
+
 /// A format string as matplotlib's `_process_plot_format` reads it: (line style, marker,
 /// colour), each None when the string leaves it to the defaults.
-pub fn format_string(fmt: &str) -> Result<(Option<LineStyle>, Option<Marker>, Option<Rgba>), Exc> {
+pub fn format_string(fmt: &str) -> Result<Format, Exc> {
     // A colour alone ('red', '0.5', 'C3'), except a number that is a marker ('1').
     if let Some(c) = color::parse(fmt) {
         if fmt.parse::<i64>().is_err() {
             return Ok((None, None, Some(c)));
         }
     }
-    let err = |why: String| Exc::value_error(format!("'{fmt}' is not a valid format string ({why})"));
+    let err =
+        |why: String| Exc::value_error(format!("'{fmt}' is not a valid format string ({why})"));
     let (mut ls, mut mk, mut col): (Option<LineStyle>, Option<Marker>, Option<Rgba>) =
         (None, None, None);
     let chars: Vec<char> = fmt.chars().collect();
@@ -223,7 +232,10 @@ pub fn format_string(fmt: &str) -> Result<(Option<LineStyle>, Option<Marker>, Op
             col = color::parse(&c.to_string());
             i += 1;
         } else if c == 'C' {
-            let digits: String = chars[i + 1..].iter().take_while(|d| d.is_ascii_digit()).collect();
+            let digits: String = chars[i + 1..]
+                .iter()
+                .take_while(|d| d.is_ascii_digit())
+                .collect();
             if digits.is_empty() {
                 return Err(err("'C' must be followed by a number".into()));
             }
@@ -260,7 +272,11 @@ pub fn brief_repr(v: &Value) -> String {
         }
         Value::List(l) => format!(
             "[{}]",
-            l.borrow().iter().map(brief_repr).collect::<Vec<_>>().join(", ")
+            l.borrow()
+                .iter()
+                .map(brief_repr)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         other => format!("<{} object>", other.type_name()),
     }

@@ -19,7 +19,9 @@ use crate::object::value::{Args, Dict, HashKey, MethodFn, Module, NativeObject, 
 use crate::object::{builtin, DisplayData, Exc, ExcKind, Interpreter};
 
 use data::{brief_repr, numbers, text_of, vector};
-use objects::{as_axes, as_fig, axes_value, fig_value, handle, AxesArray, AxesObj, FigObj, Format, Shared};
+use objects::{
+    as_axes, as_fig, axes_value, fig_value, handle, AxesArray, AxesObj, FigObj, Format, Shared,
+};
 
 /// pyplot's state for one session: the open figures (matplotlib's `Gcf`), in order.
 pub struct Pyplot {
@@ -124,7 +126,13 @@ fn new_figure(
 ) -> Result<Rc<FigObj>, Exc> {
     with_state(it, |p| {
         let number = num.unwrap_or_else(|| {
-            p.figs.borrow().iter().map(|f| f.fig.borrow().number).max().unwrap_or(0) + 1
+            p.figs
+                .borrow()
+                .iter()
+                .map(|f| f.fig.borrow().number)
+                .max()
+                .unwrap_or(0)
+                + 1
         });
         let fig = Figure::new(
             number,
@@ -172,7 +180,12 @@ fn figure(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     };
     if let Some(n) = num {
         let found = with_state(it, |p| {
-            let f = p.figs.borrow().iter().find(|f| f.fig.borrow().number == n).cloned();
+            let f = p
+                .figs
+                .borrow()
+                .iter()
+                .find(|f| f.fig.borrow().number == n)
+                .cloned();
             if let Some(f) = &f {
                 *p.current.borrow_mut() = Some(f.clone());
             }
@@ -237,7 +250,14 @@ fn subplots(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Some(v) => v.truthy()?,
         None => true,
     };
-    for k in ["sharex", "sharey", "constrained_layout", "layout", "subplot_kw", "gridspec_kw"] {
+    for k in [
+        "sharex",
+        "sharey",
+        "constrained_layout",
+        "layout",
+        "subplot_kw",
+        "gridspec_kw",
+    ] {
         a.take_kw(k);
     }
     a.finish(2)?;
@@ -251,7 +271,11 @@ fn subplots(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::tuple(vec![fig_value(&f), axes]))
 }
 
-pub(crate) fn fig_subplots(_it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn fig_subplots(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
     let nrows = count(a.take(0, "nrows")?, "rows", 1)?;
     let ncols = count(a.take(1, "ncols")?, "columns", 1)?;
     for k in ["sharex", "sharey", "squeeze", "subplot_kw", "gridspec_kw"] {
@@ -269,9 +293,11 @@ fn subplot_spec(a: &mut Args) -> Result<(usize, usize, usize), Exc> {
     let first = a.take(0, "nrows")?;
     let (nr, nc, idx) = match first {
         None => (1, 1, 1),
-        Some(Value::Int(n)) if a.pos.len() <= 1 && (111..=999).contains(&n) => {
-            ((n / 100) as usize, ((n / 10) % 10) as usize, (n % 10) as usize)
-        }
+        Some(Value::Int(n)) if a.pos.len() <= 1 && (111..=999).contains(&n) => (
+            (n / 100) as usize,
+            ((n / 10) % 10) as usize,
+            (n % 10) as usize,
+        ),
         Some(v) => {
             let nr = count(Some(v), "rows", 1)?;
             let nc = count(a.take(1, "ncols")?, "columns", 1)?;
@@ -295,14 +321,28 @@ fn subplot_spec(a: &mut Args) -> Result<(usize, usize, usize), Exc> {
 fn subplot_in(f: &Rc<FigObj>, (nr, nc, idx): (usize, usize, usize)) -> Value {
     let (r, c) = ((idx - 1) / nc, (idx - 1) % nc);
     // An existing axes at the same place is reused, as pyplot.subplot does.
-    let existing = f.axes.borrow().iter().find(|a| {
-        a.with(|ax| ax.grid == Some((nr, nc, r, c))).unwrap_or(false)
-    }).cloned();
+    let existing = f
+        .axes
+        .borrow()
+        .iter()
+        .find(|a| {
+            a.with(|ax| ax.grid == Some((nr, nc, r, c)))
+                .unwrap_or(false)
+        })
+        .cloned();
     if let Some(ax) = existing {
         f.current.set(Some(ax.index));
         return axes_value(&ax);
     }
-    let mut ax = Axes::new(plot::grid_rect(nr, nc, r, c, plot::DEFAULT_MARGINS, 0.2, 0.2));
+    let mut ax = Axes::new(plot::grid_rect(
+        nr,
+        nc,
+        r,
+        c,
+        plot::DEFAULT_MARGINS,
+        0.2,
+        0.2,
+    ));
     ax.grid = Some((nr, nc, r, c));
     axes_value(&f.add_axes(ax))
 }
@@ -313,12 +353,20 @@ fn subplot(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(subplot_in(&f, spec))
 }
 
-pub(crate) fn fig_add_subplot(_it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn fig_add_subplot(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
     let spec = subplot_spec(&mut a)?;
     Ok(subplot_in(f, spec))
 }
 
-pub(crate) fn fig_suptitle(_it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn fig_suptitle(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
     let t = a.required(0, "t")?;
     a.take_kw("fontsize");
     a.take_kw("y");
@@ -328,7 +376,11 @@ pub(crate) fn fig_suptitle(_it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Arg
     Ok(objects::text_handle("0.5", "0.98", &t))
 }
 
-pub(crate) fn fig_set_size(_it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn fig_set_size(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
     let w = a.required(0, "w")?;
     let size = match a.take(1, "h")? {
         Some(h) => size_arg(Some(Value::tuple(vec![w, h])))?,
@@ -342,11 +394,18 @@ pub(crate) fn fig_set_size(_it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Arg
     Ok(Value::None)
 }
 
-pub(crate) fn subplots_adjust(_it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn subplots_adjust(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
     let mut m = plot::DEFAULT_MARGINS;
     let mut ws = plot::SUBPLOT_WSPACE;
     let mut hs = plot::SUBPLOT_HSPACE;
-    for (i, k) in ["left", "bottom", "right", "top", "wspace", "hspace"].iter().enumerate() {
+    for (i, k) in ["left", "bottom", "right", "top", "wspace", "hspace"]
+        .iter()
+        .enumerate()
+    {
         if let Some(v) = a.take(i, k)?.and_then(|v| as_f64(&v)) {
             match i {
                 0..=3 => m[i] = v,
@@ -376,11 +435,24 @@ fn close(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     with_state(it, |p| -> Result<(), Exc> {
         let mut figs = p.figs.borrow_mut();
         let remove: Vec<usize> = match &which {
-            None | Some(Value::None) => p.current.borrow().iter().filter_map(|c| figs.iter().position(|f| Rc::ptr_eq(f, c))).collect(),
+            None | Some(Value::None) => p
+                .current
+                .borrow()
+                .iter()
+                .filter_map(|c| figs.iter().position(|f| Rc::ptr_eq(f, c)))
+                .collect(),
             Some(Value::Str(s)) if s.as_ref() == "all" => (0..figs.len()).collect(),
-            Some(Value::Int(n)) => figs.iter().position(|f| f.fig.borrow().number == *n).into_iter().collect(),
+            Some(Value::Int(n)) => figs
+                .iter()
+                .position(|f| f.fig.borrow().number == *n)
+                .into_iter()
+                .collect(),
             Some(v) => match as_fig(v) {
-                Some(f) => figs.iter().position(|g| Rc::ptr_eq(g, &f)).into_iter().collect(),
+                Some(f) => figs
+                    .iter()
+                    .position(|g| Rc::ptr_eq(g, &f))
+                    .into_iter()
+                    .collect(),
                 None => {
                     return Err(Exc::type_error(format!(
                         "close() argument must be a Figure, an int, a string, or None, not {}",
@@ -402,7 +474,13 @@ fn close(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 fn get_fignums(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
     with_state(it, |p| {
-        Value::list(p.figs.borrow().iter().map(|f| Value::Int(f.fig.borrow().number)).collect())
+        Value::list(
+            p.figs
+                .borrow()
+                .iter()
+                .map(|f| Value::Int(f.fig.borrow().number))
+                .collect(),
+        )
     })
 }
 
@@ -476,7 +554,14 @@ pub(crate) fn savefig(it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> 
     let fname = a.required(0, "fname")?;
     let dpi = a.take_kw("dpi").and_then(|v| as_f64(&v));
     let format = a.take_kw("format").map(|v| text_of(&v));
-    for k in ["bbox_inches", "pad_inches", "transparent", "facecolor", "edgecolor", "metadata"] {
+    for k in [
+        "bbox_inches",
+        "pad_inches",
+        "transparent",
+        "facecolor",
+        "edgecolor",
+        "metadata",
+    ] {
         a.take_kw(k);
     }
     a.finish(1)?;
@@ -526,7 +611,11 @@ pub(crate) fn savefig(it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> 
         };
         Exc::new(
             kind,
-            format!("[Errno {}] {}: '{path}'", e.raw_os_error().unwrap_or(2), io_text(&e)),
+            format!(
+                "[Errno {}] {}: '{path}'",
+                e.raw_os_error().unwrap_or(2),
+                io_text(&e)
+            ),
         )
     })?;
     let _ = it;
@@ -584,7 +673,10 @@ fn kw_f64(a: &mut Args, names: &[&str]) -> Result<Option<f64>, Exc> {
 }
 
 fn kw_val(a: &mut Args, names: &[&str]) -> Option<Value> {
-    names.iter().find_map(|n| a.take_kw(n)).filter(|v| !matches!(v, Value::None))
+    names
+        .iter()
+        .find_map(|n| a.take_kw(n))
+        .filter(|v| !matches!(v, Value::None))
 }
 
 fn apply_alpha(c: Rgba, alpha: Option<f64>) -> Rgba {
@@ -606,8 +698,12 @@ fn finish_kw(a: &Args, class: &str, max_pos: usize) -> Result<(), Exc> {
 }
 
 fn ax_plot(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
-    let color = kw_val(&mut a, &["color", "c"]).map(|v| data::color_arg(&v)).transpose()?;
-    let style = kw_val(&mut a, &["linestyle", "ls"]).map(|v| data::linestyle_arg(&v)).transpose()?;
+    let color = kw_val(&mut a, &["color", "c"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let style = kw_val(&mut a, &["linestyle", "ls"])
+        .map(|v| data::linestyle_arg(&v))
+        .transpose()?;
     let width = kw_f64(&mut a, &["linewidth", "lw"])?;
     let marker = match a.take_kw("marker") {
         Some(v) => Some(data::marker_arg(&v)?),
@@ -616,7 +712,19 @@ fn ax_plot(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
     let msize = kw_f64(&mut a, &["markersize", "ms"])?;
     let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
     let alpha = kw_f64(&mut a, &["alpha"])?;
-    for k in ["zorder", "markerfacecolor", "markeredgecolor", "mfc", "mec", "drawstyle", "scalex", "scaley", "antialiased", "solid_capstyle", "dash_capstyle"] {
+    for k in [
+        "zorder",
+        "markerfacecolor",
+        "markeredgecolor",
+        "mfc",
+        "mec",
+        "drawstyle",
+        "scalex",
+        "scaley",
+        "antialiased",
+        "solid_capstyle",
+        "dash_capstyle",
+    ] {
         a.take_kw(k);
     }
     finish_kw(&a, "Line2D", usize::MAX)?;
@@ -627,9 +735,7 @@ fn ax_plot(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
     while i < pos.len() {
         let first = pos[i].clone();
         if matches!(first, Value::Str(_)) {
-            return Err(Exc::value_error(
-                "third arg must be a format string",
-            ));
+            return Err(Exc::value_error("third arg must be a format string"));
         }
         let second = pos.get(i + 1).cloned();
         match second {
@@ -695,7 +801,7 @@ fn ax_plot(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
                 ys,
                 color: apply_alpha(c, alpha),
                 width: width.unwrap_or(1.5),
-                style: style.or(fls).unwrap_or(if marker.flatten().is_some() { LineStyle::Solid } else { LineStyle::Solid }),
+                style: style.or(fls).unwrap_or(LineStyle::Solid),
                 marker: marker.unwrap_or(fmk),
                 marker_size: msize.unwrap_or(6.0),
                 label: label.clone(),
@@ -715,7 +821,11 @@ fn columns(d: &data::Data) -> (Vec<Vec<f64>>, usize) {
         [r, c, ..] => {
             let (r, c) = (*r, *c);
             let cols = (0..c)
-                .map(|j| (0..r).map(|i| d.values.get(i * c + j).copied().unwrap_or(f64::NAN)).collect())
+                .map(|j| {
+                    (0..r)
+                        .map(|i| d.values.get(i * c + j).copied().unwrap_or(f64::NAN))
+                        .collect()
+                })
                 .collect();
             (cols, r)
         }
@@ -734,7 +844,14 @@ fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
     let cmap = a.take(5, "cmap")?.map(|v| text_of(&v));
     let alpha = kw_f64(&mut a, &["alpha"])?;
     let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
-    for k in ["edgecolors", "edgecolor", "linewidths", "zorder", "vmin", "vmax"] {
+    for k in [
+        "edgecolors",
+        "edgecolor",
+        "linewidths",
+        "zorder",
+        "vmin",
+        "vmax",
+    ] {
         a.take_kw(k);
     }
     finish_kw(&a, "PathCollection", 6)?;
@@ -750,7 +867,9 @@ fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
     let colors = match c {
         Some(Value::None) | None => vec![ax.with(|axr| axr.next_color())?],
         Some(v @ Value::Str(_)) => vec![data::color_arg(&v)?],
-        Some(ref t @ Value::Tuple(ref items)) if items.len() == 3 || items.len() == 4 => vec![data::color_arg(t)?],
+        Some(ref t @ Value::Tuple(ref items)) if items.len() == 3 || items.len() == 4 => {
+            vec![data::color_arg(t)?]
+        }
         Some(v) => {
             let vals = vector(it, &v)?;
             if vals.len() != xs.len() {
@@ -760,7 +879,11 @@ fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
                     xs.len()
                 )));
             }
-            let (lo, hi) = vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+            let (lo, hi) = vals
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                    (a.min(*v), b.max(*v))
+                });
             let name = cmap.clone().unwrap_or_else(|| "viridis".into());
             vals.iter()
                 .map(|v| {
@@ -797,7 +920,12 @@ fn colormap(name: &str, t: f64) -> Result<Rgba, Exc> {
     })
 }
 
-fn bars(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args, vertical: bool) -> Result<Value, Exc> {
+fn bars(
+    it: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    mut a: Args,
+    vertical: bool,
+) -> Result<Value, Exc> {
     let (xn, hn, wn, bn) = if vertical {
         ("x", "height", "width", "bottom")
     } else {
@@ -807,12 +935,27 @@ fn bars(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args, vertical: bool)
     let h = a.required(1, hn)?;
     let w = a.take(2, wn)?;
     let b = a.take(3, bn)?;
-    let color = kw_val(&mut a, &["color"]).map(|v| data::color_arg(&v)).transpose()?;
-    let edge = kw_val(&mut a, &["edgecolor", "ec"]).map(|v| data::color_arg(&v)).transpose()?;
+    let color = kw_val(&mut a, &["color"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let edge = kw_val(&mut a, &["edgecolor", "ec"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
     let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
     let alpha = kw_f64(&mut a, &["alpha"])?;
-    let align = kw_val(&mut a, &["align"]).map(|v| text_of(&v)).unwrap_or_else(|| "center".into());
-    for k in ["tick_label", "linewidth", "lw", "zorder", "yerr", "xerr", "capsize", "hatch"] {
+    let align = kw_val(&mut a, &["align"])
+        .map(|v| text_of(&v))
+        .unwrap_or_else(|| "center".into());
+    for k in [
+        "tick_label",
+        "linewidth",
+        "lw",
+        "zorder",
+        "yerr",
+        "xerr",
+        "capsize",
+        "hatch",
+    ] {
         a.take_kw(k);
     }
     finish_kw(&a, "Rectangle", 4)?;
@@ -834,12 +977,28 @@ fn bars(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args, vertical: bool)
         }
     };
     let hs = bcast(&hs, hn)?;
-    let ws = bcast(&match w { Some(Value::None) | None => vec![0.8], Some(v) => vector(it, &v)? }, wn)?;
-    let bs = bcast(&match b { Some(Value::None) | None => vec![0.0], Some(v) => vector(it, &v)? }, bn)?;
+    let ws = bcast(
+        &match w {
+            Some(Value::None) | None => vec![0.8],
+            Some(v) => vector(it, &v)?,
+        },
+        wn,
+    )?;
+    let bs = bcast(
+        &match b {
+            Some(Value::None) | None => vec![0.0],
+            Some(v) => vector(it, &v)?,
+        },
+        bn,
+    )?;
     let xs = bcast(&xs, xn)?;
     let rects = (0..n)
         .map(|i| {
-            let left = if align == "edge" { xs[i] } else { xs[i] - ws[i] / 2.0 };
+            let left = if align == "edge" {
+                xs[i]
+            } else {
+                xs[i] - ws[i] / 2.0
+            };
             [left, ws[i], bs[i], hs[i]]
         })
         .collect();
@@ -871,11 +1030,15 @@ fn ax_barh(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value,
 
 fn numpy_value(it: &mut dyn Interpreter, v: Vec<f64>) -> Result<Value, Exc> {
     let n = v.len();
-    let arr = it
-        .state_mut()
-        .rt
-        .from_host(crate::runtime::HostData::F64(v), &[n], crate::runtime::Device::cpu(0))?;
-    Ok(crate::object::ops::wrap(arr, crate::object::value::Flavor::Numpy))
+    let arr = it.state_mut().rt.from_host(
+        crate::runtime::HostData::F64(v),
+        &[n],
+        crate::runtime::Device::cpu(0),
+    )?;
+    Ok(crate::object::ops::wrap(
+        arr,
+        crate::object::value::Flavor::Numpy,
+    ))
 }
 
 fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
@@ -883,8 +1046,12 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
     let bins = a.take(1, "bins")?;
     let range = a.take(2, "range")?;
     let density = a.flag(3, "density", false)?;
-    let color = kw_val(&mut a, &["color"]).map(|v| data::color_arg(&v)).transpose()?;
-    let edge = kw_val(&mut a, &["edgecolor", "ec"]).map(|v| data::color_arg(&v)).transpose()?;
+    let color = kw_val(&mut a, &["color"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let edge = kw_val(&mut a, &["edgecolor", "ec"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
     let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
     let alpha = kw_f64(&mut a, &["alpha"])?;
     let rwidth = kw_f64(&mut a, &["rwidth"])?;
@@ -892,9 +1059,16 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
         a.take_kw(k);
     }
     finish_kw(&a, "Rectangle", 4)?;
-    let xs: Vec<f64> = vector(it, &x)?.into_iter().filter(|v| v.is_finite()).collect();
+    let xs: Vec<f64> = vector(it, &x)?
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .collect();
     let (mut lo, mut hi) = match &range {
-        Some(Value::None) | None => xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v))),
+        Some(Value::None) | None => xs
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(*v), b.max(*v))
+            }),
         Some(r) => match vector(it, r)?.as_slice() {
             [a, b] => (*a, *b),
             _ => return Err(Exc::value_error("range must be a pair (min, max)")),
@@ -905,7 +1079,9 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
             lo = 0.0;
             hi = 1.0;
         } else {
-            return Err(Exc::value_error("max must be larger than min in range parameter."));
+            return Err(Exc::value_error(
+                "max must be larger than min in range parameter.",
+            ));
         }
     }
     if lo == hi {
@@ -914,12 +1090,18 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
     }
     let edges: Vec<f64> = match &bins {
         Some(Value::None) | None => (0..=10).map(|i| lo + (hi - lo) * i as f64 / 10.0).collect(),
-        Some(Value::Int(n)) if *n >= 1 => (0..=*n).map(|i| lo + (hi - lo) * i as f64 / *n as f64).collect(),
-        Some(Value::Int(_)) => return Err(Exc::value_error("`bins` must be positive, when an integer")),
+        Some(Value::Int(n)) if *n >= 1 => (0..=*n)
+            .map(|i| lo + (hi - lo) * i as f64 / *n as f64)
+            .collect(),
+        Some(Value::Int(_)) => {
+            return Err(Exc::value_error("`bins` must be positive, when an integer"))
+        }
         Some(v) => {
             let e = vector(it, v)?;
             if e.windows(2).any(|w| w[1] < w[0]) {
-                return Err(Exc::value_error("`bins` must increase monotonically, when an array"));
+                return Err(Exc::value_error(
+                    "`bins` must increase monotonically, when an array",
+                ));
             }
             e
         }
@@ -931,14 +1113,21 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
             continue;
         }
         // The last bin includes its right edge, as numpy.histogram.
-        let i = edges.partition_point(|e| e <= v).saturating_sub(1).min(nb - 1);
+        let i = edges
+            .partition_point(|e| e <= v)
+            .saturating_sub(1)
+            .min(nb - 1);
         counts[i] += 1.0;
     }
     if density {
         let total: f64 = counts.iter().sum();
         for (i, c) in counts.iter_mut().enumerate() {
             let w = edges[i + 1] - edges[i];
-            *c = if total > 0.0 && w > 0.0 { *c / (total * w) } else { 0.0 };
+            *c = if total > 0.0 && w > 0.0 {
+                *c / (total * w)
+            } else {
+                0.0
+            };
         }
     }
     let rw = rwidth.unwrap_or(1.0);
@@ -960,15 +1149,29 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
     })?;
     let n = numpy_value(it, counts)?;
     let e = numpy_value(it, edges)?;
-    Ok(Value::tuple(vec![n, e, handle("matplotlib.container.BarContainer")]))
+    Ok(Value::tuple(vec![
+        n,
+        e,
+        handle("matplotlib.container.BarContainer"),
+    ]))
 }
 
 fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "X")?;
-    let cmap = a.take(1, "cmap")?.filter(|v| !matches!(v, Value::None)).map(|v| text_of(&v));
+    let cmap = a
+        .take(1, "cmap")?
+        .filter(|v| !matches!(v, Value::None))
+        .map(|v| text_of(&v));
     let vmin = kw_f64(&mut a, &["vmin"])?;
     let vmax = kw_f64(&mut a, &["vmax"])?;
-    for k in ["interpolation", "aspect", "origin", "extent", "alpha", "norm"] {
+    for k in [
+        "interpolation",
+        "aspect",
+        "origin",
+        "extent",
+        "alpha",
+        "norm",
+    ] {
         a.take_kw(k);
     }
     finish_kw(&a, "AxesImage", 2)?;
@@ -991,7 +1194,10 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
         }
     };
     if h == 0 || w == 0 {
-        return Err(Exc::type_error(format!("Invalid shape {} for image data", d.shape_text())));
+        return Err(Exc::type_error(format!(
+            "Invalid shape {} for image data",
+            d.shape_text()
+        )));
     }
     let mut rgba = Vec::with_capacity(h * w * 4);
     if ch == 1 {
@@ -1013,7 +1219,11 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
         }
     }
     ax.with(|axr| {
-        axr.artists.push(Artist::Image(plot::Image { width: w, height: h, rgba }));
+        axr.artists.push(Artist::Image(plot::Image {
+            width: w,
+            height: h,
+            rgba,
+        }));
         axr.equal_aspect = true;
     })?;
     Ok(handle("matplotlib.image.AxesImage"))
@@ -1023,10 +1233,19 @@ fn ax_fill_between(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> R
     let x = a.required(0, "x")?;
     let y1 = a.required(1, "y1")?;
     let y2 = a.take(2, "y2")?;
-    let color = kw_val(&mut a, &["color", "facecolor", "fc"]).map(|v| data::color_arg(&v)).transpose()?;
+    let color = kw_val(&mut a, &["color", "facecolor", "fc"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
     let alpha = kw_f64(&mut a, &["alpha"])?;
     let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
-    for k in ["where", "interpolate", "step", "edgecolor", "linewidth", "zorder"] {
+    for k in [
+        "where",
+        "interpolate",
+        "step",
+        "edgecolor",
+        "linewidth",
+        "zorder",
+    ] {
         a.take_kw(k);
     }
     finish_kw(&a, "PolyCollection", 3)?;
@@ -1042,7 +1261,13 @@ fn ax_fill_between(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> R
         }
     };
     let y1 = fit(vector(it, &y1)?, "y1")?;
-    let y2 = fit(match y2 { Some(Value::None) | None => vec![0.0], Some(v) => vector(it, &v)? }, "y2")?;
+    let y2 = fit(
+        match y2 {
+            Some(Value::None) | None => vec![0.0],
+            Some(v) => vector(it, &v)?,
+        },
+        "y2",
+    )?;
     ax.with(|axr| {
         let c = color.unwrap_or_else(|| axr.next_color());
         axr.artists.push(Artist::Fill(Fill {
@@ -1057,11 +1282,19 @@ fn ax_fill_between(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> R
 }
 
 fn refline(ax: &Rc<AxesObj>, mut a: Args, horizontal: bool) -> Result<Value, Exc> {
-    let at = a.take(0, if horizontal { "y" } else { "x" })?.map(|v| as_f64(&v).ok_or_else(|| Exc::type_error("the position must be a number"))).transpose()?.unwrap_or(0.0);
+    let at = a
+        .take(0, if horizontal { "y" } else { "x" })?
+        .map(|v| as_f64(&v).ok_or_else(|| Exc::type_error("the position must be a number")))
+        .transpose()?
+        .unwrap_or(0.0);
     a.take(1, if horizontal { "xmin" } else { "ymin" })?;
     a.take(2, if horizontal { "xmax" } else { "ymax" })?;
-    let color = kw_val(&mut a, &["color", "c"]).map(|v| data::color_arg(&v)).transpose()?;
-    let style = kw_val(&mut a, &["linestyle", "ls"]).map(|v| data::linestyle_arg(&v)).transpose()?;
+    let color = kw_val(&mut a, &["color", "c"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
+    let style = kw_val(&mut a, &["linestyle", "ls"])
+        .map(|v| data::linestyle_arg(&v))
+        .transpose()?;
     let width = kw_f64(&mut a, &["linewidth", "lw"])?;
     let alpha = kw_f64(&mut a, &["alpha"])?;
     let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
@@ -1094,16 +1327,37 @@ fn ax_text(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<V
     let x = a.required(0, "x")?;
     let y = a.required(1, "y")?;
     let s = a.required(2, "s")?;
-    let num = |v: &Value| as_f64(v).ok_or_else(|| Exc::type_error(format!("text() x and y must be numbers, not {}", v.type_name())));
+    let num = |v: &Value| {
+        as_f64(v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "text() x and y must be numbers, not {}",
+                v.type_name()
+            ))
+        })
+    };
     let (xr, yr) = (brief_repr(&x), brief_repr(&y));
     let (x, y) = (num(&x)?, num(&y)?);
     let body = text_of(&s);
     let h = objects::text_handle(&xr, &yr, &body);
-    let color = kw_val(&mut a, &["color", "c"]).map(|v| data::color_arg(&v)).transpose()?;
+    let color = kw_val(&mut a, &["color", "c"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
     let size = kw_f64(&mut a, &["fontsize", "size"])?;
-    let ha = kw_val(&mut a, &["ha", "horizontalalignment"]).map(|v| text_of(&v)).unwrap_or_else(|| "left".into());
-    let va = kw_val(&mut a, &["va", "verticalalignment"]).map(|v| text_of(&v)).unwrap_or_else(|| "baseline".into());
-    for k in ["transform", "fontweight", "bbox", "rotation", "zorder", "alpha", "family"] {
+    let ha = kw_val(&mut a, &["ha", "horizontalalignment"])
+        .map(|v| text_of(&v))
+        .unwrap_or_else(|| "left".into());
+    let va = kw_val(&mut a, &["va", "verticalalignment"])
+        .map(|v| text_of(&v))
+        .unwrap_or_else(|| "baseline".into());
+    for k in [
+        "transform",
+        "fontweight",
+        "bbox",
+        "rotation",
+        "zorder",
+        "alpha",
+        "family",
+    ] {
         a.take_kw(k);
     }
     finish_kw(&a, "Text", 3)?;
@@ -1122,8 +1376,17 @@ fn ax_text(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<V
 }
 
 const LOCS: [&str; 11] = [
-    "best", "upper right", "upper left", "lower left", "lower right", "right", "center left",
-    "center right", "lower center", "upper center", "center",
+    "best",
+    "upper right",
+    "upper left",
+    "lower left",
+    "lower right",
+    "right",
+    "center left",
+    "center right",
+    "lower center",
+    "upper center",
+    "center",
 ];
 
 fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
@@ -1136,9 +1399,23 @@ fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
             .position(|l| *l == s.as_ref())
             .map(|i| i as u8)
             .ok_or_else(|| data::not_in_list(s, "loc", &LOCS))?,
-        Some(other) => return Err(Exc::value_error(format!("{} is not a valid value for loc", brief_repr(other)))),
+        Some(other) => {
+            return Err(Exc::value_error(format!(
+                "{} is not a valid value for loc",
+                brief_repr(other)
+            )))
+        }
     };
-    for k in ["fontsize", "frameon", "ncol", "ncols", "title", "bbox_to_anchor", "framealpha", "shadow"] {
+    for k in [
+        "fontsize",
+        "frameon",
+        "ncol",
+        "ncols",
+        "title",
+        "bbox_to_anchor",
+        "framealpha",
+        "shadow",
+    ] {
         a.take_kw(k);
     }
     finish_kw(&a, "Legend", 2)?;
@@ -1148,20 +1425,35 @@ fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
             Value::List(l) => l.borrow().iter().map(text_of).collect(),
             Value::Tuple(t) => t.iter().map(text_of).collect(),
             Value::Str(s) => s.chars().map(|c| c.to_string()).collect(),
-            other => return Err(Exc::type_error(format!("legend() labels must be a list of str, not {}", other.type_name()))),
+            other => {
+                return Err(Exc::type_error(format!(
+                    "legend() labels must be a list of str, not {}",
+                    other.type_name()
+                )))
+            }
         }),
     };
     ax.with(|axr| axr.legend = Some(Legend { labels, loc }))?;
     Ok(handle("matplotlib.legend.Legend"))
 }
 
-fn lim_pair(it: &mut dyn Interpreter, a: &mut Args, lo: &str, hi: &str) -> Result<Option<(Option<f64>, Option<f64>)>, Exc> {
+/// A pair of limits, either possibly left as it is.
+type Limits = (Option<f64>, Option<f64>);
+
+fn lim_pair(
+    it: &mut dyn Interpreter,
+    a: &mut Args,
+    lo: &str,
+    hi: &str,
+) -> Result<Option<Limits>, Exc> {
     let first = a.take(0, lo)?;
     let second = a.take(1, hi)?;
     let num = |v: Option<Value>| -> Result<Option<f64>, Exc> {
         match v {
             None | Some(Value::None) => Ok(None),
-            Some(v) => as_f64(&v).map(Some).ok_or_else(|| Exc::type_error(format!("limits must be numbers, not {}", v.type_name()))),
+            Some(v) => as_f64(&v).map(Some).ok_or_else(|| {
+                Exc::type_error(format!("limits must be numbers, not {}", v.type_name()))
+            }),
         }
     };
     let _ = it;
@@ -1175,15 +1467,24 @@ fn lim_pair(it: &mut dyn Interpreter, a: &mut Args, lo: &str, hi: &str) -> Resul
             };
             match items.as_slice() {
                 [x, y] => Ok(Some((num(Some(x.clone()))?, num(Some(y.clone()))?))),
-                _ => Err(Exc::value_error(format!("too many values to unpack (expected 2)"))),
+                _ => Err(Exc::value_error("too many values to unpack (expected 2)")),
             }
         }
         (a, b) => Ok(Some((num(a)?, num(b)?))),
     }
 }
 
-fn set_lim(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
-    let (lo, hi) = if is_x { ("left", "right") } else { ("bottom", "top") };
+fn set_lim(
+    it: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    mut a: Args,
+    is_x: bool,
+) -> Result<Value, Exc> {
+    let (lo, hi) = if is_x {
+        ("left", "right")
+    } else {
+        ("bottom", "top")
+    };
     let pair = lim_pair(it, &mut a, lo, hi)?;
     let kw_lo = kw_f64(&mut a, &[if is_x { "xmin" } else { "ymin" }])?;
     let kw_hi = kw_f64(&mut a, &[if is_x { "xmax" } else { "ymax" }])?;
@@ -1193,9 +1494,7 @@ fn set_lim(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args, is_x: bool) 
     let (l, h) = pair.unwrap_or((None, None));
     let (l, h) = (l.or(kw_lo), h.or(kw_hi));
     if l.is_some_and(|v| !v.is_finite()) || h.is_some_and(|v| !v.is_finite()) {
-        return Err(Exc::value_error(format!(
-            "Axis limits cannot be NaN or Inf"
-        )));
+        return Err(Exc::value_error("Axis limits cannot be NaN or Inf"));
     }
     let view = ax.with(|axr| {
         let spec = if is_x { &mut axr.x } else { &mut axr.y };
@@ -1207,7 +1506,10 @@ fn set_lim(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args, is_x: bool) 
         }
         plot::layout::view_limits(axr, is_x)
     })?;
-    Ok(Value::tuple(vec![Value::Float(view.0), Value::Float(view.1)]))
+    Ok(Value::tuple(vec![
+        Value::Float(view.0),
+        Value::Float(view.1),
+    ]))
 }
 
 fn ax_set_xlim(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
@@ -1231,11 +1533,26 @@ fn set_scale(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
             return Err(data::not_in_list(
                 &s,
                 "scale",
-                &["asinh", "function", "functionlog", "linear", "log", "logit", "mercator", "symlog"],
+                &[
+                    "asinh",
+                    "function",
+                    "functionlog",
+                    "linear",
+                    "log",
+                    "logit",
+                    "mercator",
+                    "symlog",
+                ],
             ))
         }
     };
-    ax.with(|axr| if is_x { axr.x.scale = scale } else { axr.y.scale = scale })?;
+    ax.with(|axr| {
+        if is_x {
+            axr.x.scale = scale
+        } else {
+            axr.y.scale = scale
+        }
+    })?;
     Ok(Value::None)
 }
 
@@ -1248,7 +1565,16 @@ fn ax_set_yscale(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result
 
 fn set_label(ax: &Rc<AxesObj>, mut a: Args, which: u8) -> Result<Value, Exc> {
     let v = a.required(0, "label")?;
-    for k in ["fontsize", "labelpad", "loc", "fontdict", "pad", "color", "fontweight", "y"] {
+    for k in [
+        "fontsize",
+        "labelpad",
+        "loc",
+        "fontdict",
+        "pad",
+        "color",
+        "fontweight",
+        "y",
+    ] {
         a.take_kw(k);
     }
     a.finish(2)?;
@@ -1277,7 +1603,12 @@ fn ax_set_title(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<
     set_label(ax, a, 2)
 }
 
-fn set_ticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
+fn set_ticks(
+    it: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    mut a: Args,
+    is_x: bool,
+) -> Result<Value, Exc> {
     let ticks = a.take(0, "ticks")?;
     let labels = a.take(1, "labels")?;
     for k in ["rotation", "fontsize", "minor", "ha"] {
@@ -1293,7 +1624,12 @@ fn set_ticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args, is_x: bool
         Some(v) => Some(match &v {
             Value::List(l) => l.borrow().iter().map(text_of).collect::<Vec<_>>(),
             Value::Tuple(t) => t.iter().map(text_of).collect(),
-            other => return Err(Exc::type_error(format!("labels must be a list of str, not {}", other.type_name()))),
+            other => {
+                return Err(Exc::type_error(format!(
+                    "labels must be a list of str, not {}",
+                    other.type_name()
+                )))
+            }
         }),
     };
     if let (Some(t), Some(l)) = (&ticks, &labels) {
@@ -1331,7 +1667,12 @@ fn set_ticklabels(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Ex
     let labels: Vec<String> = match &v {
         Value::List(l) => l.borrow().iter().map(text_of).collect(),
         Value::Tuple(t) => t.iter().map(text_of).collect(),
-        other => return Err(Exc::type_error(format!("labels must be a list of str, not {}", other.type_name()))),
+        other => {
+            return Err(Exc::type_error(format!(
+                "labels must be a list of str, not {}",
+                other.type_name()
+            )))
+        }
     };
     ax.with(|axr| {
         let spec = if is_x { &mut axr.x } else { &mut axr.y };
@@ -1349,7 +1690,16 @@ fn ax_set_yticklabels(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> R
 
 fn ax_grid(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
     let visible = a.take(0, "visible")?.or_else(|| a.take_kw("b"));
-    for k in ["which", "axis", "color", "linestyle", "ls", "linewidth", "lw", "alpha"] {
+    for k in [
+        "which",
+        "axis",
+        "color",
+        "linestyle",
+        "ls",
+        "linewidth",
+        "lw",
+        "alpha",
+    ] {
         a.take_kw(k);
     }
     a.finish(1)?;
@@ -1420,8 +1770,18 @@ fn ax_axis(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<V
         }
         _ => {}
     }
-    let (x, y) = ax.with(|axr| (plot::layout::view_limits(axr, true), plot::layout::view_limits(axr, false)))?;
-    Ok(Value::tuple(vec![Value::Float(x.0), Value::Float(x.1), Value::Float(y.0), Value::Float(y.1)]))
+    let (x, y) = ax.with(|axr| {
+        (
+            plot::layout::view_limits(axr, true),
+            plot::layout::view_limits(axr, false),
+        )
+    })?;
+    Ok(Value::tuple(vec![
+        Value::Float(x.0),
+        Value::Float(x.1),
+        Value::Float(y.0),
+        Value::Float(y.1),
+    ]))
 }
 
 fn ax_set_aspect(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
@@ -1490,9 +1850,18 @@ fn ax_loglog(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Valu
 
 fn ax_get_text(which: u8) -> AxFn {
     match which {
-        0 => |_, ax, a| { a.finish(0)?; Ok(Value::str(&ax.with(|x| x.x.label.clone())?)) },
-        1 => |_, ax, a| { a.finish(0)?; Ok(Value::str(&ax.with(|x| x.y.label.clone())?)) },
-        _ => |_, ax, a| { a.finish(0)?; Ok(Value::str(&ax.with(|x| x.title.clone())?)) },
+        0 => |_, ax, a| {
+            a.finish(0)?;
+            Ok(Value::str(&ax.with(|x| x.x.label.clone())?))
+        },
+        1 => |_, ax, a| {
+            a.finish(0)?;
+            Ok(Value::str(&ax.with(|x| x.y.label.clone())?))
+        },
+        _ => |_, ax, a| {
+            a.finish(0)?;
+            Ok(Value::str(&ax.with(|x| x.title.clone())?))
+        },
     }
 }
 
@@ -1544,13 +1913,57 @@ pub(crate) const AXES_METHODS: &[(&str, AxFn)] = &[
 
 /// Names of Figure and Axes methods, as `&'static str` for the registration API.
 pub(crate) const METHOD_NAMES: &[&str] = &[
-    "add_subplot", "subplots", "gca", "savefig", "suptitle", "tight_layout", "set_size_inches",
-    "get_size_inches", "clf", "clear", "show", "subplots_adjust", "plot", "scatter", "bar", "barh",
-    "hist", "imshow", "fill_between", "axhline", "axvline", "text", "legend", "set_xlabel",
-    "set_ylabel", "set_title", "set_xlim", "set_ylim", "get_xlim", "get_ylim", "set_xscale",
-    "set_yscale", "set_xticks", "set_yticks", "set_xticklabels", "set_yticklabels", "grid", "cla",
-    "get_xaxis", "get_yaxis", "axis", "set_aspect", "invert_yaxis", "tick_params", "set",
-    "semilogy", "semilogx", "loglog", "get_xlabel", "get_ylabel", "get_title",
+    "add_subplot",
+    "subplots",
+    "gca",
+    "savefig",
+    "suptitle",
+    "tight_layout",
+    "set_size_inches",
+    "get_size_inches",
+    "clf",
+    "clear",
+    "show",
+    "subplots_adjust",
+    "plot",
+    "scatter",
+    "bar",
+    "barh",
+    "hist",
+    "imshow",
+    "fill_between",
+    "axhline",
+    "axvline",
+    "text",
+    "legend",
+    "set_xlabel",
+    "set_ylabel",
+    "set_title",
+    "set_xlim",
+    "set_ylim",
+    "get_xlim",
+    "get_ylim",
+    "set_xscale",
+    "set_yscale",
+    "set_xticks",
+    "set_yticks",
+    "set_xticklabels",
+    "set_yticklabels",
+    "grid",
+    "cla",
+    "get_xaxis",
+    "get_yaxis",
+    "axis",
+    "set_aspect",
+    "invert_yaxis",
+    "tick_params",
+    "set",
+    "semilogy",
+    "semilogx",
+    "loglog",
+    "get_xlabel",
+    "get_ylabel",
+    "get_title",
 ];
 
 /// The Axes method `name` as a method of the object it is looked up on.
@@ -1635,7 +2048,10 @@ fn pyplot_fns() -> Vec<(&'static str, &'static str, crate::object::value::Builti
 fn rc_params() -> Value {
     let mut d = Dict::default();
     let entries: Vec<(&str, Value)> = vec![
-        ("figure.figsize", Value::list(vec![Value::Float(6.4), Value::Float(4.8)])),
+        (
+            "figure.figsize",
+            Value::list(vec![Value::Float(6.4), Value::Float(4.8)]),
+        ),
         ("figure.dpi", Value::Float(100.0)),
         ("savefig.dpi", Value::str("figure")),
         ("font.size", Value::Float(10.0)),
@@ -1652,7 +2068,10 @@ fn rc_params() -> Value {
 pub fn build(dotted: &str) -> Option<Rc<Module>> {
     Some(match dotted {
         "matplotlib" => {
-            let m = Rc::new(Module::new("matplotlib", "matplotlib: figures and plots (pyplot)"));
+            let m = Rc::new(Module::new(
+                "matplotlib",
+                "matplotlib: figures and plots (pyplot)",
+            ));
             m.set("__version__", Value::str("3.8.4"));
             m.set("rcParams", rc_params());
             m.set("use", builtin("use", "use(backend): accepted; devarray picks the backend (inline in notebooks, text in terminals).", |_, _| Ok(Value::None)));

@@ -224,8 +224,20 @@ impl NativeObject for FigValue {
     }
     fn attr_names(&self) -> Vec<&'static str> {
         vec![
-            "add_subplot", "axes", "clf", "dpi", "gca", "get_size_inches", "number", "savefig",
-            "set_size_inches", "show", "subplots", "subplots_adjust", "suptitle", "tight_layout",
+            "add_subplot",
+            "axes",
+            "clf",
+            "dpi",
+            "gca",
+            "get_size_inches",
+            "number",
+            "savefig",
+            "set_size_inches",
+            "show",
+            "subplots",
+            "subplots_adjust",
+            "suptitle",
+            "tight_layout",
         ]
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -257,10 +269,16 @@ impl NativeObject for AxesValue {
                 ));
             }
             if !ax.x.label.is_empty() {
-                parts.push(format!("xlabel={}", crate::object::format::str_repr(&ax.x.label)));
+                parts.push(format!(
+                    "xlabel={}",
+                    crate::object::format::str_repr(&ax.x.label)
+                ));
             }
             if !ax.y.label.is_empty() {
-                parts.push(format!("ylabel={}", crate::object::format::str_repr(&ax.y.label)));
+                parts.push(format!(
+                    "ylabel={}",
+                    crate::object::format::str_repr(&ax.y.label)
+                ));
             }
         });
         format!("<Axes: {}>", parts.join(", "))
@@ -359,7 +377,10 @@ impl NativeObject for Handle {
     fn repr(&self) -> String {
         match &self.repr {
             Some(r) => r.clone(),
-            None => format!("<{} object at {:#x}>", self.class, self as *const Handle as usize),
+            None => format!(
+                "<{} object at {:#x}>",
+                self.class, self as *const Handle as usize
+            ),
         }
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -520,27 +541,41 @@ impl NativeObject for AxesArray {
                 if name == "flat" {
                     return Some(flat);
                 }
-                method(&r, if name == "flatten" { "flatten" } else { "ravel" }, "The axes in one dimension.", |_, r, a| {
-                    a.finish(0)?;
-                    match r {
-                        Value::Object(o) => match o.as_any().downcast_ref::<AxesArray>() {
-                            Some(arr) => Ok(Value::Object(Rc::new(AxesArray {
-                                items: arr.items.clone(),
-                                shape: vec![arr.items.len()],
-                            }))),
-                            None => Ok(Value::None),
-                        },
-                        _ => Ok(Value::None),
-                    }
-                })
+                method(
+                    &r,
+                    if name == "flatten" {
+                        "flatten"
+                    } else {
+                        "ravel"
+                    },
+                    "The axes in one dimension.",
+                    |_, r, a| {
+                        a.finish(0)?;
+                        match r {
+                            Value::Object(o) => match o.as_any().downcast_ref::<AxesArray>() {
+                                Some(arr) => Ok(Value::Object(Rc::new(AxesArray {
+                                    items: arr.items.clone(),
+                                    shape: vec![arr.items.len()],
+                                }))),
+                                None => Ok(Value::None),
+                            },
+                            _ => Ok(Value::None),
+                        }
+                    },
+                )
             }
-            "tolist" => method(&r, "tolist", "The axes as (nested) lists.", |_, r, _| match r {
-                Value::Object(o) => match o.as_any().downcast_ref::<AxesArray>() {
-                    Some(arr) => Ok(Value::list(arr.rows_as_lists())),
-                    None => Ok(Value::None),
+            "tolist" => method(
+                &r,
+                "tolist",
+                "The axes as (nested) lists.",
+                |_, r, _| match r {
+                    Value::Object(o) => match o.as_any().downcast_ref::<AxesArray>() {
+                        Some(arr) => Ok(Value::list(arr.rows_as_lists())),
+                        None => Ok(Value::None),
+                    },
+                    _ => Ok(Value::None),
                 },
-                _ => Ok(Value::None),
-            }),
+            ),
             _ => return None,
         })
     }
