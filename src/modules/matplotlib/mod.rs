@@ -261,7 +261,7 @@ fn subplots(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         a.take_kw(k);
     }
     a.finish(2)?;
-    if nrows * ncols > 1024 {
+    if nrows.saturating_mul(ncols) > 1024 {
         return Err(Exc::value_error(format!(
             "{nrows}x{ncols} subplots are more than devarray draws (1024)"
         )));
@@ -282,7 +282,7 @@ pub(crate) fn fig_subplots(
         a.take_kw(k);
     }
     a.finish(2)?;
-    if nrows * ncols > 1024 {
+    if nrows.saturating_mul(ncols) > 1024 {
         return Err(Exc::value_error("more than 1024 subplots"));
     }
     Ok(add_grid(f, nrows, ncols, true))
@@ -305,10 +305,15 @@ fn subplot_spec(a: &mut Args) -> Result<(usize, usize, usize), Exc> {
             (nr, nc, idx)
         }
     };
-    if idx < 1 || idx > nr * nc {
+    if nr.saturating_mul(nc) > 1024 {
+        return Err(Exc::value_error(format!(
+            "{nr}x{nc} subplots are more than devarray draws (1024)"
+        )));
+    }
+    if idx < 1 || idx > nr.saturating_mul(nc) {
         return Err(Exc::value_error(format!(
             "num must be an integer with 1 <= num <= {}, not {idx}",
-            nr * nc
+            nr.saturating_mul(nc)
         )));
     }
     a.take_kw("projection");
@@ -1090,6 +1095,11 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
     }
     let edges: Vec<f64> = match &bins {
         Some(Value::None) | None => (0..=10).map(|i| lo + (hi - lo) * i as f64 / 10.0).collect(),
+        Some(Value::Int(n)) if *n > 1_000_000 => {
+            return Err(Exc::value_error(format!(
+                "{n} bins are more than devarray draws (1000000)"
+            )))
+        }
         Some(Value::Int(n)) if *n >= 1 => (0..=*n)
             .map(|i| lo + (hi - lo) * i as f64 / *n as f64)
             .collect(),
