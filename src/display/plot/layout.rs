@@ -33,7 +33,26 @@ impl TickLabel {
     pub fn text(&self) -> String {
         match self {
             TickLabel::Plain(s) => s.clone(),
-            TickLabel::Pow10(e) => format!("1e{e}"),
+            // Superscript digits, as the terminal has no raised text.
+            TickLabel::Pow10(e) => {
+                let sup: String = e
+                    .chars()
+                    .map(|c| match c {
+                        '0' => '⁰',
+                        '1' => '¹',
+                        '2' => '²',
+                        '3' => '³',
+                        '4' => '⁴',
+                        '5' => '⁵',
+                        '6' => '⁶',
+                        '7' => '⁷',
+                        '8' => '⁸',
+                        '9' => '⁹',
+                        _ => '⁻',
+                    })
+                    .collect();
+                format!("10{sup}")
+            }
         }
     }
 }

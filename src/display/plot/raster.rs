@@ -26,7 +26,6 @@ pub fn png(fig: &Figure, dpi: f64) -> Result<Vec<u8>, String> {
         ..Default::default()
     };
     let tree = resvg::usvg::Tree::from_str(&doc, &opt).map_err(|e| e.to_string())?;
-    let scale = (dpi / 72.0) as f32;
     let (w, h) = (
         (fig.size.0 * dpi).round().max(1.0),
         (fig.size.1 * dpi).round().max(1.0),
@@ -38,6 +37,8 @@ pub fn png(fig: &Figure, dpi: f64) -> Result<Vec<u8>, String> {
     }
     let mut pixmap = resvg::tiny_skia::Pixmap::new(w as u32, h as u32)
         .ok_or_else(|| format!("cannot make a {w}x{h} image"))?;
+    // The tree's size is in CSS pixels (96 per inch); the picture has `dpi` per inch.
+    let scale = (w / f64::from(tree.size().width())) as f32;
     resvg::render(
         &tree,
         resvg::tiny_skia::Transform::from_scale(scale, scale),

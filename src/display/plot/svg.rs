@@ -315,7 +315,7 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
                 let (py0, py1) = (lay.py(y0), lay.py(y1));
                 let _ = write!(
                     out,
-                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{}",
+                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" shape-rendering=\"crispEdges\"{}",
                     n(px0.min(px1)),
                     n(py0.min(py1)),
                     n((px1 - px0).abs()),
@@ -404,10 +404,10 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
                             f64::from(p[2]) / 255.0,
                             f64::from(p[3]) / 255.0,
                         );
-                        // Slightly wider than a cell, so anti-aliasing leaves no seams.
+                        // Slightly wider than a cell and not anti-aliased, so no seams show.
                         let _ = writeln!(
                             out,
-                            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{}/>",
+                            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" shape-rendering=\"crispEdges\"{}/>",
                             n(left + c as f64 * cw),
                             n(top + r as f64 * ch),
                             n(cw + 0.3),
@@ -431,7 +431,7 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
 }
 
 /// The legend's entries: (label, the artist that gives its handle).
-pub fn legend_entries<'a>(ax: &'a Axes) -> Vec<(String, &'a Artist)> {
+pub fn legend_entries(ax: &Axes) -> Vec<(String, &Artist)> {
     let Some(leg) = &ax.legend else {
         return Vec::new();
     };

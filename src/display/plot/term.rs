@@ -102,7 +102,14 @@ fn draw(ax: &Axes, lay: &AxesLayout) -> Canvas {
                     } else {
                         (r[2], r[2] + r[3], r[0], r[0] + r[1])
                     };
-                    let (p0, p1) = (to(x0, y0), to(x1, y1));
+                    // A bar from 0 on a log axis starts below the view: at its bottom edge.
+                    let fix = |p: (f64, f64)| {
+                        (
+                            if p.0.is_finite() { p.0 } else { 0.0 },
+                            if p.1.is_finite() { p.1 } else { h },
+                        )
+                    };
+                    let (p0, p1) = (fix(to(x0, y0)), fix(to(x1, y1)));
                     let (xa, xb) = (p0.0.min(p1.0).round() as i64, p0.0.max(p1.0).round() as i64);
                     let (ya, yb) = (p0.1.min(p1.1).round() as i64, p0.1.max(p1.1).round() as i64);
                     for x in xa..xb.max(xa + 1) {

@@ -78,7 +78,8 @@ pub fn autoscale(data: &[f64], sticky: &[f64], scale: Scale, margin: f64) -> (f6
             Scale::Log => (1.0, 10.0),
         };
     }
-    let (tf, inv): (fn(f64) -> f64, fn(f64) -> f64) = match scale {
+    type Map = fn(f64) -> f64;
+    let (tf, inv): (Map, Map) = match scale {
         Scale::Linear => (|v| v, |v| v),
         Scale::Log => (f64::log10, |v| 10f64.powf(v)),
     };
@@ -158,7 +159,7 @@ pub fn max_n_locator(vmin: f64, vmax: f64, tick_space: usize) -> Vec<f64> {
         // _Edge_integer with offset `best_vmin`.
         let tol = if best_vmin > 0.0 {
             let digits = (best_vmin / step).log10();
-            10f64.powf(digits - 12.0).max(1e-10).min(0.4999)
+            10f64.powf(digits - 12.0).clamp(1e-10, 0.4999)
         } else {
             1e-10
         };

@@ -102,7 +102,10 @@ pub fn text_of(v: &Value) -> String {
 pub fn color_arg(v: &Value) -> Result<Rgba, Exc> {
     match v {
         Value::Str(s) => color::parse(s).ok_or_else(|| {
-            Exc::value_error(format!("{} is not a valid value for color", brief_repr(v)))
+            Exc::value_error(format!(
+                "{} is not a valid value for color: {COLOR_INPUTS}",
+                brief_repr(v)
+            ))
         }),
         Value::Tuple(_) | Value::List(_) => {
             let items: Vec<Value> = match v {
@@ -130,6 +133,8 @@ pub fn color_arg(v: &Value) -> Result<Rgba, Exc> {
         ))),
     }
 }
+
+const COLOR_INPUTS: &str = "supported inputs are (r, g, b) and (r, g, b, a) 0-1 float tuples; '#rrggbb', '#rrggbbaa', '#rgb', '#rgba' strings; named color strings; string reprs of 0-1 floats for grayscale values; 'C0', 'C1', ... strings for colors of the color cycle; and pairs combining one of the above with an alpha value";
 
 const MARKERS: &str = ".,ov^<>1234sp*hH+xDd|_PX8";
 
@@ -162,17 +167,23 @@ pub fn linestyle_arg(v: &Value) -> Result<LineStyle, Exc> {
         ":" | "dotted" => LineStyle::Dotted,
         "None" | "none" | " " | "" => LineStyle::None,
         _ => {
-            return Err(Exc::value_error(format!(
-                "{} is not a valid value for ls; supported values are '-', '--', '-.', ':', 'None', ' ', '', 'solid', 'dashed', 'dashdot', 'dotted'",
-                brief_repr(v)
-            )))
+            return Err(not_in_list(
+                &s,
+                "ls",
+                &[
+                    "-", "--", "-.", ":", "None", " ", "", "solid", "dashed", "dashdot", "dotted",
+                ],
+            ))
         }
     })
 }
 
+/// What a format string sets: line style, marker, colour (None: the default).
+pub type Format = (Option<LineStyle>, Option<Marker>, Option<Rgba>);
+
 /// A format string as matplotlib's `_process_plot_format` reads it: (line style, marker,
 /// colour), each None when the string leaves it to the defaults.
-pub fn format_string(fmt: &str) -> Result<(Option<LineStyle>, Option<Marker>, Option<Rgba>), Exc> {
+pub fn format_string(fmt: &str) -> Result<Format, Exc> {
     // A colour alone ('red', '0.5', 'C3'), except a number that is a marker ('1').
     if let Some(c) = color::parse(fmt) {
         if fmt.parse::<i64>().is_err() {
@@ -269,4 +280,71 @@ pub fn brief_repr(v: &Value) -> String {
         ),
         other => format!("<{} object>", other.type_name()),
     }
+}
+
+/// difflib's `SequenceMatcher.ratio` (Ratcliff/Obershelp: longest common blocks, recursively).
+fn ratio(a: &[char], b: &[char]) -> f64 {
+    fn matches(a: &[char], b: &[char]) -> usize {
+        let (mut best, mut bi, mut bj) = (0, 0, 0);
+        for i in 0..a.len() {
+            for j in 0..b.len() {
+                let mut k = 0;
+                while i + k < a.len() && j + k < b.len() && a[i + k] == b[j + k] {
+                    k += 1;
+                }
+                if k > best {
+                    (best, bi, bj) = (k, i, j);
+                }
+            }
+        }
+        if best == 0 {
+            return 0;
+        }
+        best + matches(&a[..bi], &b[..bj]) + matches(&a[bi + best..], &b[bj + best..])
+    }
+    let t = a.len() + b.len();
+    if t == 0 {
+        1.0
+    } else {
+        2.0 * matches(a, b) as f64 / t as f64
+    }
+}
+
+/// matplotlib's `_api.check_in_list` message for `value` not among `values` of `key`: with more
+/// than 5 choices the close matches (difflib, cutoff 0.5, best 3), else the whole list.
+pub fn not_in_list(value: &str, key: &str, values: &[&str]) -> Exc {
+    let r = crate::object::format::str_repr(value);
+    let all = || {
+        values
+            .iter()
+            .map(|v| crate::object::format::str_repr(v))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let suggestion = if values.len() > 5 {
+        let w: Vec<char> = value.chars().collect();
+        let mut scored: Vec<(f64, &str)> = values
+            .iter()
+            .map(|v| (ratio(&w, &v.chars().collect::<Vec<_>>()), *v))
+            .filter(|(r, _)| *r >= 0.5)
+            .collect();
+        scored.sort_by(|a, b| {
+            b.0.partial_cmp(&a.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(b.1.cmp(a.1))
+        });
+        scored.truncate(3);
+        let best: Vec<String> = scored
+            .iter()
+            .map(|(_, v)| crate::object::format::str_repr(v))
+            .collect();
+        match best.len() {
+            0 => String::new(),
+            1 => format!(" Did you mean: {}?", best[0]),
+            _ => format!(" Did you mean one of: {}?", best.join(", ")),
+        }
+    } else {
+        format!(" Supported values are {}", all())
+    };
+    Exc::value_error(format!("{r} is not a valid value for {key}.{suggestion}"))
 }

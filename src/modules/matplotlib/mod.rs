@@ -216,10 +216,6 @@ fn add_grid(f: &Rc<FigObj>, nrows: usize, ncols: usize, squeeze: bool) -> Value 
             items.push(f.add_axes(ax));
         }
     }
-    // The first axes is current after subplots(), as in matplotlib.
-    if let Some(first) = items.first() {
-        f.current.set(Some(first.index));
-    }
     if squeeze && items.len() == 1 {
         return axes_value(&items[0]);
     }
@@ -265,7 +261,7 @@ fn subplots(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         a.take_kw(k);
     }
     a.finish(2)?;
-    if nrows * ncols > 1024 {
+    if nrows.saturating_mul(ncols) > 1024 {
         return Err(Exc::value_error(format!(
             "{nrows}x{ncols} subplots are more than devarray draws (1024)"
         )));
@@ -286,7 +282,7 @@ pub(crate) fn fig_subplots(
         a.take_kw(k);
     }
     a.finish(2)?;
-    if nrows * ncols > 1024 {
+    if nrows.saturating_mul(ncols) > 1024 {
         return Err(Exc::value_error("more than 1024 subplots"));
     }
     Ok(add_grid(f, nrows, ncols, true))
@@ -309,10 +305,15 @@ fn subplot_spec(a: &mut Args) -> Result<(usize, usize, usize), Exc> {
             (nr, nc, idx)
         }
     };
-    if idx < 1 || idx > nr * nc {
+    if nr.saturating_mul(nc) > 1024 {
+        return Err(Exc::value_error(format!(
+            "{nr}x{nc} subplots are more than devarray draws (1024)"
+        )));
+    }
+    if idx < 1 || idx > nr.saturating_mul(nc) {
         return Err(Exc::value_error(format!(
             "num must be an integer with 1 <= num <= {}, not {idx}",
-            nr * nc
+            nr.saturating_mul(nc)
         )));
     }
     a.take_kw("projection");
@@ -375,8 +376,9 @@ pub(crate) fn fig_suptitle(
     a.take_kw("fontsize");
     a.take_kw("y");
     a.finish(1)?;
-    f.fig.borrow_mut().suptitle = Some(text_of(&t));
-    Ok(handle("matplotlib.text.Text"))
+    let t = text_of(&t);
+    f.fig.borrow_mut().suptitle = Some(t.clone());
+    Ok(objects::text_handle("0.5", "0.98", &t))
 }
 
 pub(crate) fn fig_set_size(
@@ -595,9 +597,14 @@ pub(crate) fn savefig(it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> 
             let fig = f.fig.borrow();
             plot::raster::png(&fig, dpi.unwrap_or(fig.dpi)).map_err(Exc::value_error)?
         }
+        "avif" | "eps" | "gif" | "jpeg" | "jpg" | "pdf" | "pgf" | "ps" | "raw" | "rgba" | "svgz" | "tif" | "tiff" | "webp" => {
+            return Err(Exc::value_error(format!(
+                "Format '{ext}' is one matplotlib writes but devarray does not: save as .png or .svg"
+            )))
+        }
         other => {
             return Err(Exc::value_error(format!(
-                "Format '{other}' is not supported (supported formats: png, svg)"
+                "Format '{other}' is not supported (supported formats: avif, eps, gif, jpeg, jpg, pdf, pgf, png, ps, raw, rgba, svg, svgz, tif, tiff, webp)"
             )))
         }
     };
@@ -799,11 +806,7 @@ fn ax_plot(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
                 ys,
                 color: apply_alpha(c, alpha),
                 width: width.unwrap_or(1.5),
-                style: style.or(fls).unwrap_or(if marker.flatten().is_some() {
-                    LineStyle::Solid
-                } else {
-                    LineStyle::Solid
-                }),
+                style: style.or(fls).unwrap_or(LineStyle::Solid),
                 marker: marker.unwrap_or(fmk),
                 marker_size: msize.unwrap_or(6.0),
                 label: label.clone(),
@@ -973,26 +976,27 @@ fn bars(
             1 => Ok(vec![v[0]; n]),
             m if m == n => Ok(v.to_vec()),
             m => Err(Exc::value_error(format!(
-                "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg 0 with shape ({n},) and arg {what} with shape ({m},)."
+                "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between '{xn}' with shape ({},) and '{what}' with shape ({m},).",
+                xs.len()
             ))),
         }
     };
-    let xs = bcast(&xs, "0")?;
-    let hs = bcast(&hs, "1")?;
+    let hs = bcast(&hs, hn)?;
     let ws = bcast(
         &match w {
             Some(Value::None) | None => vec![0.8],
             Some(v) => vector(it, &v)?,
         },
-        "2",
+        wn,
     )?;
     let bs = bcast(
         &match b {
             Some(Value::None) | None => vec![0.0],
             Some(v) => vector(it, &v)?,
         },
-        "3",
+        bn,
     )?;
+    let xs = bcast(&xs, xn)?;
     let rects = (0..n)
         .map(|i| {
             let left = if align == "edge" {
@@ -1091,13 +1095,16 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
     }
     let edges: Vec<f64> = match &bins {
         Some(Value::None) | None => (0..=10).map(|i| lo + (hi - lo) * i as f64 / 10.0).collect(),
+        Some(Value::Int(n)) if *n > 1_000_000 => {
+            return Err(Exc::value_error(format!(
+                "{n} bins are more than devarray draws (1000000)"
+            )))
+        }
         Some(Value::Int(n)) if *n >= 1 => (0..=*n)
             .map(|i| lo + (hi - lo) * i as f64 / *n as f64)
             .collect(),
-        Some(Value::Int(n)) => {
-            return Err(Exc::value_error(format!(
-                "`bins` must be positive, when an integer, not {n}"
-            )))
+        Some(Value::Int(_)) => {
+            return Err(Exc::value_error("`bins` must be positive, when an integer"))
         }
         Some(v) => {
             let e = vector(it, v)?;
@@ -1259,7 +1266,7 @@ fn ax_fill_between(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> R
             1 => Ok(vec![v[0]; n]),
             m if m == n => Ok(v),
             m => Err(Exc::value_error(format!(
-                "'{name}' is not 1-dimensional or has {m} values, not the {n} of 'x'"
+                "'x' has size {n}, but '{name}' has an unequal size of {m}"
             ))),
         }
     };
@@ -1338,7 +1345,10 @@ fn ax_text(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<V
             ))
         })
     };
+    let (xr, yr) = (brief_repr(&x), brief_repr(&y));
     let (x, y) = (num(&x)?, num(&y)?);
+    let body = text_of(&s);
+    let h = objects::text_handle(&xr, &yr, &body);
     let color = kw_val(&mut a, &["color", "c"])
         .map(|v| data::color_arg(&v))
         .transpose()?;
@@ -1365,14 +1375,14 @@ fn ax_text(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<V
         axr.artists.push(Artist::Text(Text {
             x,
             y,
-            text: text_of(&s),
+            text: body,
             color: color.unwrap_or(Rgba::BLACK),
             size: size.unwrap_or(10.0),
             ha,
             va,
         }))
     })?;
-    Ok(handle("matplotlib.text.Text"))
+    Ok(h)
 }
 
 const LOCS: [&str; 11] = [
@@ -1398,15 +1408,7 @@ fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
             .iter()
             .position(|l| *l == s.as_ref())
             .map(|i| i as u8)
-            .ok_or_else(|| {
-                Exc::value_error(format!(
-                    "'{s}' is not a valid value for loc; supported values are {}",
-                    LOCS.iter()
-                        .map(|l| format!("'{l}'"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })?,
+            .ok_or_else(|| data::not_in_list(s, "loc", &LOCS))?,
         Some(other) => {
             return Err(Exc::value_error(format!(
                 "{} is not a valid value for loc",
@@ -1445,12 +1447,15 @@ fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
     Ok(handle("matplotlib.legend.Legend"))
 }
 
+/// A pair of limits, either possibly left as it is.
+type Limits = (Option<f64>, Option<f64>);
+
 fn lim_pair(
     it: &mut dyn Interpreter,
     a: &mut Args,
     lo: &str,
     hi: &str,
-) -> Result<Option<(Option<f64>, Option<f64>)>, Exc> {
+) -> Result<Option<Limits>, Exc> {
     let first = a.take(0, lo)?;
     let second = a.take(1, hi)?;
     let num = |v: Option<Value>| -> Result<Option<f64>, Exc> {
@@ -1472,9 +1477,7 @@ fn lim_pair(
             };
             match items.as_slice() {
                 [x, y] => Ok(Some((num(Some(x.clone()))?, num(Some(y.clone()))?))),
-                _ => Err(Exc::value_error(format!(
-                    "too many values to unpack (expected 2)"
-                ))),
+                _ => Err(Exc::value_error("too many values to unpack (expected 2)")),
             }
         }
         (a, b) => Ok(Some((num(a)?, num(b)?))),
@@ -1501,9 +1504,7 @@ fn set_lim(
     let (l, h) = pair.unwrap_or((None, None));
     let (l, h) = (l.or(kw_lo), h.or(kw_hi));
     if l.is_some_and(|v| !v.is_finite()) || h.is_some_and(|v| !v.is_finite()) {
-        return Err(Exc::value_error(format!(
-            "Axis limits cannot be NaN or Inf"
-        )));
+        return Err(Exc::value_error("Axis limits cannot be NaN or Inf"));
     }
     let view = ax.with(|axr| {
         let spec = if is_x { &mut axr.x } else { &mut axr.y };
@@ -1539,10 +1540,20 @@ fn set_scale(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
         "linear" => Scale::Linear,
         "log" => Scale::Log,
         _ => {
-            return Err(Exc::value_error(format!(
-                "{} is not a valid value for scale; supported values are 'asinh', 'function', 'functionlog', 'linear', 'log', 'logit', 'mercator', 'symlog'",
-                brief_repr(&v)
-            )))
+            return Err(data::not_in_list(
+                &s,
+                "scale",
+                &[
+                    "asinh",
+                    "function",
+                    "functionlog",
+                    "linear",
+                    "log",
+                    "logit",
+                    "mercator",
+                    "symlog",
+                ],
+            ))
         }
     };
     ax.with(|axr| {
@@ -1578,12 +1589,18 @@ fn set_label(ax: &Rc<AxesObj>, mut a: Args, which: u8) -> Result<Value, Exc> {
     }
     a.finish(2)?;
     let s = text_of(&v);
+    let (x, y) = match which {
+        0 => ("0.5", "0"),
+        1 => ("0", "0.5"),
+        _ => ("0.5", "1.0"),
+    };
+    let h = objects::text_handle(x, y, &s);
     ax.with(|axr| match which {
         0 => axr.x.label = s,
         1 => axr.y.label = s,
         _ => axr.title = s,
     })?;
-    Ok(handle("matplotlib.text.Text"))
+    Ok(h)
 }
 
 fn ax_set_xlabel(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {

@@ -31,11 +31,15 @@ pub struct FigObj {
     pub shared: Rc<Shared>,
     /// Set by pyplot.close: a closed figure still draws when saved or displayed.
     pub closed: Cell<bool>,
+    /// The one object programs see for this figure.
+    value: RefCell<Option<Value>>,
 }
 
 pub struct AxesObj {
     pub fig: Rc<FigObj>,
     pub index: usize,
+    /// The one object programs see for this axes, so `axes[0, 0] is plt.gca()`.
+    value: RefCell<Option<Value>>,
 }
 
 impl AxesObj {
@@ -58,6 +62,7 @@ impl FigObj {
             current: Cell::new(None),
             shared,
             closed: Cell::new(false),
+            value: RefCell::new(None),
         })
     }
 
@@ -71,6 +76,7 @@ impl FigObj {
         let obj = Rc::new(AxesObj {
             fig: self.clone(),
             index,
+            value: RefCell::new(None),
         });
         self.axes.borrow_mut().push(obj.clone());
         self.current.set(Some(index));
@@ -140,12 +146,20 @@ pub fn fmt_num(v: f64) -> String {
 pub struct FigValue(pub Rc<FigObj>);
 pub struct AxesValue(pub Rc<AxesObj>);
 
+// The objects refer back to their figure, which keeps them: a figure lives as long as the
+// session, like matplotlib's figures that were never closed.
 pub fn fig_value(f: &Rc<FigObj>) -> Value {
-    Value::Object(Rc::new(FigValue(f.clone())))
+    f.value
+        .borrow_mut()
+        .get_or_insert_with(|| Value::Object(Rc::new(FigValue(f.clone()))))
+        .clone()
 }
 
 pub fn axes_value(a: &Rc<AxesObj>) -> Value {
-    Value::Object(Rc::new(AxesValue(a.clone())))
+    a.value
+        .borrow_mut()
+        .get_or_insert_with(|| Value::Object(Rc::new(AxesValue(a.clone()))))
+        .clone()
 }
 
 pub fn as_fig(v: &Value) -> Option<Rc<FigObj>> {
@@ -172,6 +186,9 @@ impl NativeObject for FigValue {
     }
     fn repr(&self) -> String {
         self.0.repr()
+    }
+    fn class_value(&self) -> Option<Value> {
+        Some(class_of("Figure", "matplotlib.figure"))
     }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         let r = Value::Object(this.clone());
@@ -266,6 +283,9 @@ impl NativeObject for AxesValue {
         });
         format!("<Axes: {}>", parts.join(", "))
     }
+    fn class_value(&self) -> Option<Value> {
+        Some(class_of("Axes", "matplotlib.axes._axes"))
+    }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         let r = Value::Object(this.clone());
         match name {
@@ -346,6 +366,8 @@ impl NativeObject for AxisValue {
 /// What `plot`, `scatter`, `bar`, `imshow` return: a handle that prints as matplotlib's.
 pub struct Handle {
     pub class: &'static str,
+    /// matplotlib's own repr where it has one (`Text(0.5, 1.0, 'T')`).
+    pub repr: Option<String>,
 }
 
 impl NativeObject for Handle {
@@ -353,10 +375,13 @@ impl NativeObject for Handle {
         self.class.rsplit('.').next().unwrap_or(self.class)
     }
     fn repr(&self) -> String {
-        format!(
-            "<{} object at {:#x}>",
-            self.class, self as *const Handle as usize
-        )
+        match &self.repr {
+            Some(r) => r.clone(),
+            None => format!(
+                "<{} object at {:#x}>",
+                self.class, self as *const Handle as usize
+            ),
+        }
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -364,7 +389,39 @@ impl NativeObject for Handle {
 }
 
 pub fn handle(class: &'static str) -> Value {
-    Value::Object(Rc::new(Handle { class }))
+    Value::Object(Rc::new(Handle { class, repr: None }))
+}
+
+/// A `Text` handle: `Text(x, y, 'text')` with x and y as the program gave them.
+pub fn text_handle(x: &str, y: &str, text: &str) -> Value {
+    Value::Object(Rc::new(Handle {
+        class: "matplotlib.text.Text",
+        repr: Some(format!(
+            "Text({x}, {y}, {})",
+            crate::object::format::str_repr(text)
+        )),
+    }))
+}
+
+/// The classes `type(fig)` and `type(ax)` name.
+fn class_of(name: &str, module: &str) -> Value {
+    thread_local! {
+        static CLASSES: RefCell<Vec<(String, Value)>> = const { RefCell::new(Vec::new()) };
+    }
+    CLASSES.with(|c| {
+        if let Some((_, v)) = c.borrow().iter().find(|(n, _)| n == name) {
+            return v.clone();
+        }
+        let cls = Value::Class(crate::modules::python::stdlib::native_class(
+            name,
+            module,
+            Value::Type(crate::object::value::TypeKind::Object),
+            "",
+            &[],
+        ));
+        c.borrow_mut().push((name.to_string(), cls.clone()));
+        cls
+    })
 }
 
 /// `subplots`' array of axes: shape (rows, cols), or one dimension when squeezed.
@@ -439,6 +496,9 @@ impl AxesArray {
 impl NativeObject for AxesArray {
     fn type_name(&self) -> &str {
         "ndarray"
+    }
+    fn class_value(&self) -> Option<Value> {
+        Some(class_of("ndarray", "numpy"))
     }
     fn repr(&self) -> String {
         // NumPy's repr of an object array of Axes.

@@ -1,0 +1,107 @@
+"""Figures in the notebook as matplotlib-inline shows them (issue 25): a figure made in a
+cell appears once at its end as image/png, image/svg+xml after set_matplotlib_formats('svg'),
+plt.show() shows it at once, display(fig) shows it now and clear_output(wait=True) before
+the next display gives the live-updating figure the d2l Animator relies on."""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Iterator
+
+import pytest
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import start_new_kernel
+
+from helpers import execute
+
+
+@pytest.fixture()
+def kc() -> Iterator[BlockingKernelClient]:
+    # A fresh kernel per test: the picture format is a session setting.
+    km, client = start_new_kernel(kernel_name="devarray")
+    yield client
+    client.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+def ok(kc: BlockingKernelClient, code: str) -> list[dict]:
+    reply, outputs = execute(kc, code, timeout=60)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return outputs
+
+
+def shown(outputs: list[dict]) -> list[dict]:
+    """The display_data and clear_output messages, in order."""
+    return [m for m in outputs if m["msg_type"] in ("display_data", "clear_output")]
+
+
+def test_a_figure_made_in_a_cell_is_shown_once_at_its_end_as_png(kc: BlockingKernelClient) -> None:
+    outputs = ok(kc, "import matplotlib.pyplot as plt\n_ = plt.plot([1, 2, 3], [4, 5, 7])\nprint('drawn')")
+    kinds = [m["msg_type"] for m in outputs if m["msg_type"] in ("stream", "display_data")]
+    assert kinds == ["stream", "display_data"]
+    data = shown(outputs)[0]["content"]["data"]
+    assert data["text/plain"] == "<Figure size 640x480 with 1 Axes>"
+    png = base64.b64decode(data["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # 640x480 pixels, from the IHDR chunk.
+    assert int.from_bytes(png[16:20], "big") == 640
+    assert int.from_bytes(png[20:24], "big") == 480
+    # Closed after it was shown: the next cell shows nothing.
+    assert shown(ok(kc, "x = 1")) == []
+
+
+def test_set_matplotlib_formats_svg_switches_to_svg_and_back(kc: BlockingKernelClient) -> None:
+    ok(kc, "import matplotlib.pyplot as plt\nfrom matplotlib_inline import backend_inline\nbackend_inline.set_matplotlib_formats('svg')")
+    data = shown(ok(kc, "plt.plot([1, 2], [3, 4], label='loss')\nplt.legend()\nplt.xlabel('epoch');"))[0]["content"]["data"]
+    svg = data["image/svg+xml"]
+    assert "image/png" not in data
+    assert svg.startswith("<?xml") and 'width="460.8pt"' in svg
+    assert ">epoch</text>" in svg and ">loss</text>" in svg
+    ok(kc, "from IPython import display\ndisplay.set_matplotlib_formats('png')")
+    data = shown(ok(kc, "plt.plot([1, 2], [3, 4]);"))[0]["content"]["data"]
+    assert "image/png" in data and "image/svg+xml" not in data
+
+
+def test_show_displays_now_and_closes(kc: BlockingKernelClient) -> None:
+    outputs = ok(kc, "import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()\nprint('after')")
+    kinds = [m["msg_type"] for m in outputs if m["msg_type"] in ("stream", "display_data")]
+    assert kinds == ["display_data", "stream"]
+
+
+def test_display_and_clear_output_wait_animate_one_figure(kc: BlockingKernelClient) -> None:
+    code = """
+import matplotlib.pyplot as plt
+from IPython import display
+from matplotlib_inline import backend_inline
+backend_inline.set_matplotlib_formats('svg')
+fig, axes = plt.subplots(1, 1, figsize=(3.5, 2.5))
+xs, ys = [], []
+for epoch in range(3):
+    xs.append(epoch)
+    ys.append(1.0 / (epoch + 1))
+    axes.cla()
+    axes.plot(xs, ys, 'm--')
+    axes.set_xlabel('epoch')
+    display.display(fig)
+    display.clear_output(wait=True)
+"""
+    seq = shown(ok(kc, code))
+    kinds = [m["msg_type"] for m in seq]
+    # Three frames each followed by a deferred clear, then the figure once more at the end
+    # of the cell (matplotlib-inline's flush), which the last clear makes the only one left.
+    assert kinds == ["display_data", "clear_output"] * 3 + ["display_data"]
+    assert all(m["content"]["wait"] for m in seq if m["msg_type"] == "clear_output")
+    frames = [m["content"]["data"]["image/svg+xml"] for m in seq if m["msg_type"] == "display_data"]
+    assert all('width="252pt"' in f for f in frames)
+    # Each frame draws the dashed line so far: one more segment each time.
+    segments = [re.search(r'<path d="([^"]*)"[^>]*stroke-dasharray', f).group(1).count("L") for f in frames]
+    assert segments == [0, 1, 2, 2]
+
+
+def test_figure_as_a_cell_result_carries_its_picture(kc: BlockingKernelClient) -> None:
+    outputs = ok(kc, "import matplotlib.pyplot as plt\nfig = plt.figure()\nfig")
+    results = [m for m in outputs if m["msg_type"] == "execute_result"]
+    assert results[0]["content"]["data"]["text/plain"] == "<Figure size 640x480 with 0 Axes>"
+    assert "image/png" in results[0]["content"]["data"]
+
