@@ -674,6 +674,7 @@ mod tests {
                         &DisplayData {
                             plain: "shown".into(),
                             html: None,
+                            image: None,
                         },
                         false,
                     );

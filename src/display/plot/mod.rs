@@ -182,6 +182,8 @@ pub struct Legend {
     pub labels: Option<Vec<String>>,
     /// matplotlib's location code: 0 is 'best'.
     pub loc: u8,
+    /// `legend(handles, labels)`: the artists (indices into the axes' artists) the labels name.
+    pub artists: Option<Vec<usize>>,
 }
 
 #[derive(Clone, Debug)]

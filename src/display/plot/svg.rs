@@ -436,6 +436,13 @@ pub fn legend_entries(ax: &Axes) -> Vec<(String, &Artist)> {
         return Vec::new();
     };
     match &leg.labels {
+        Some(labels) if leg.artists.is_some() => leg
+            .artists
+            .iter()
+            .flatten()
+            .zip(labels)
+            .filter_map(|(i, l)| ax.artists.get(*i).map(|a| (l.clone(), a)))
+            .collect(),
         Some(labels) => ax
             .artists
             .iter()

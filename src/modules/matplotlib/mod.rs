@@ -811,8 +811,11 @@ fn ax_plot(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
                 marker_size: msize.unwrap_or(6.0),
                 label: label.clone(),
             };
-            ax.with(|axr| axr.artists.push(Artist::Line(line)))?;
-            handles.push(handle("matplotlib.lines.Line2D"));
+            let index = ax.with(|axr| {
+                axr.artists.push(Artist::Line(line));
+                axr.artists.len() - 1
+            })?;
+            handles.push(objects::line_handle(index));
         }
     }
     Ok(Value::list(handles))
@@ -1400,8 +1403,53 @@ const LOCS: [&str; 11] = [
 ];
 
 fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
-    let first = a.take(0, "labels")?;
-    let loc = match &a.take(1, "loc")? {
+    // `legend(labels)`, `legend(handles, labels)` or `legend(handles=..., labels=...)`.
+    let mut first = a.take(0, "labels")?;
+    let mut handles = a.take_kw("handles");
+    let second_is_labels = matches!(a.pos.get(1), Some(Value::List(_) | Value::Tuple(_)));
+    if second_is_labels {
+        handles = first.take();
+        first = a.take(1, "labels")?;
+    }
+    let artists = match handles {
+        None | Some(Value::None) => None,
+        Some(h) => {
+            let items: Vec<Value> = match &h {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.to_vec(),
+                other => vec![other.clone()],
+            };
+            let mut found = Vec::new();
+            for item in &items {
+                match item {
+                    Value::Object(o) => match o.as_any().downcast_ref::<objects::Handle>() {
+                        Some(objects::Handle {
+                            artist: Some(i), ..
+                        }) => found.push(*i),
+                        _ => {
+                            return Err(Exc::type_error(format!(
+                                "legend() handles must be artists that plot() returned, not {}",
+                                brief_repr(item)
+                            )))
+                        }
+                    },
+                    other => {
+                        return Err(Exc::type_error(format!(
+                            "legend() handles must be artists that plot() returned, not {}",
+                            other.type_name()
+                        )))
+                    }
+                }
+            }
+            Some(found)
+        }
+    };
+    let loc_arg = if second_is_labels {
+        a.take_kw("loc")
+    } else {
+        a.take(1, "loc")?
+    };
+    let loc = match &loc_arg {
         None | Some(Value::None) => 0u8,
         Some(Value::Int(n)) if (0..=10).contains(n) => *n as u8,
         Some(Value::Str(s)) => LOCS
@@ -1443,7 +1491,13 @@ fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
             }
         }),
     };
-    ax.with(|axr| axr.legend = Some(Legend { labels, loc }))?;
+    ax.with(|axr| {
+        axr.legend = Some(Legend {
+            labels,
+            loc,
+            artists,
+        })
+    })?;
     Ok(handle("matplotlib.legend.Legend"))
 }
 

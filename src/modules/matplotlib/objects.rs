@@ -368,6 +368,8 @@ pub struct Handle {
     pub class: &'static str,
     /// matplotlib's own repr where it has one (`Text(0.5, 1.0, 'T')`).
     pub repr: Option<String>,
+    /// The artist it stands for (its index in its axes), for `legend(handles, labels)`.
+    pub artist: Option<usize>,
 }
 
 impl NativeObject for Handle {
@@ -389,13 +391,27 @@ impl NativeObject for Handle {
 }
 
 pub fn handle(class: &'static str) -> Value {
-    Value::Object(Rc::new(Handle { class, repr: None }))
+    Value::Object(Rc::new(Handle {
+        class,
+        repr: None,
+        artist: None,
+    }))
+}
+
+/// The handle of the line at `index` in its axes (what `plot` returns).
+pub fn line_handle(index: usize) -> Value {
+    Value::Object(Rc::new(Handle {
+        class: "matplotlib.lines.Line2D",
+        repr: None,
+        artist: Some(index),
+    }))
 }
 
 /// A `Text` handle: `Text(x, y, 'text')` with x and y as the program gave them.
 pub fn text_handle(x: &str, y: &str, text: &str) -> Value {
     Value::Object(Rc::new(Handle {
         class: "matplotlib.text.Text",
+        artist: None,
         repr: Some(format!(
             "Text({x}, {y}, {})",
             crate::object::format::str_repr(text)
