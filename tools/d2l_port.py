@@ -90,6 +90,7 @@ from matplotlib_inline import backend_inline
 
 from mxnet import autograd, context, gluon, init, np, npx
 from mxnet.gluon import nn
+from mxnet.gluon.data.vision import transforms
 
 npx.set_np()
 nn_Module = nn.Block

@@ -389,6 +389,12 @@ pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
                 _ => Err(Exc::type_error("attribute name must be string")),
             }
         },
+        // object.__str__ is the object's repr, its class's __repr__ included.
+        (Value::Type(TypeKind::Object), "__str__") => |it, mut a| {
+            let this = a.required(0, "self")?;
+            a.finish(1)?;
+            Ok(Value::str(&super::format::repr(it, &this)?))
+        },
         (Value::Type(TypeKind::Object), "__repr__") => |_, mut a| {
             let this = a.required(0, "self")?;
             Ok(Value::str(&default_repr(&this)))

@@ -209,6 +209,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("loss", Value::Module(build("mxnet.gluon.loss")?));
             m.set("utils", Value::Module(build("mxnet.gluon.utils")?));
             m.set("data", Value::Module(build("mxnet.gluon.data")?));
+            m.set("parameter", Value::Module(build("mxnet.gluon.parameter")?));
             super::gluon_blocks::set_gluon_names(&m);
             m.set(
                 "Trainer",
@@ -218,6 +219,18 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     super::gluon_train::trainer,
                 ),
             );
+            m
+        }
+        // Where MXNet defines `Parameter` and `ParameterDict` (`gluon.parameter.ParameterDict`).
+        "mxnet.gluon.parameter" => {
+            let m = Rc::new(Module::new(
+                "mxnet.gluon.parameter",
+                "Neural network parameter.",
+            ));
+            super::gluon_blocks::set_gluon_names(&m);
+            for name in ["Block", "HybridBlock"] {
+                m.attrs.borrow_mut().remove(name);
+            }
             m
         }
         other => return crate::modules::array::data::build(other),
