@@ -1297,7 +1297,15 @@ fn array_list(it: &mut dyn Interpreter, a: &mut Args) -> Result<Vec<ArrayValue>,
 }
 
 fn axis_kw(a: &mut Args, default: isize) -> Result<isize, Exc> {
-    match a.take_kw("axis").or_else(|| a.take_kw("dim")) {
+    // `torch.stack((a, b), 0)`, `np.concatenate([a, b], 1)`: a sequence, then the axis.
+    let positional = match a.pos.as_slice() {
+        [Value::List(_) | Value::Tuple(_), _] => a.pos.pop(),
+        _ => None,
+    };
+    match positional
+        .or_else(|| a.take_kw("axis"))
+        .or_else(|| a.take_kw("dim"))
+    {
         None | Some(Value::None) => Ok(default),
         Some(v) => as_i64(&v)
             .map(|i| i as isize)
