@@ -261,7 +261,7 @@ fn question_mark_prints_help_and_unknown_names_say_so() {
         "def f(a, b=2):\n    \"\"\"Add.\"\"\"\n    return a + b\n",
     );
     let out = eval_ok(&mut s, "f??");
-    assert!(out.contains("Source:\ndef f(a, b=2):\n"), "{out}");
+    assert!(out.contains("Source:   \ndef f(a, b=2):\n"), "{out}");
 }
 
 /// Ctrl-C while a generator's body runs (on its own stack) stops it with KeyboardInterrupt,

@@ -999,7 +999,14 @@ impl<'s> Interp<'s> {
             doc: def.doc.clone(),
             has_properties: std::cell::Cell::new(has_properties),
             native: false,
+            source: Some((self.source.clone(), def.span)),
+            subclasses: Default::default(),
         });
+        for base in &class.bases {
+            if let Value::Class(b) = base {
+                b.subclasses.borrow_mut().push(Rc::downgrade(&class));
+            }
+        }
         crate::object::class::adopt_methods(&class);
         Ok(Value::Class(class))
     }

@@ -79,15 +79,36 @@ impl ImageSet {
     }
 }
 
-/// The directory to read: `root` if given, else `$DEVARRAY_FASHION_MNIST`, else Debian's.
-pub fn resolve_root(root: Option<&Path>) -> PathBuf {
-    match root {
-        Some(r) => r.to_path_buf(),
-        None => std::env::var_os(ROOT_ENV)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(DEBIAN_ROOT)),
+/// The first place that holds a split's images and labels: `preferred` (the places the
+/// program's framework keeps them: a `root` it names, torchvision's `root/FashionMNIST/raw`,
+/// MXNet's `~/.mxnet/datasets/fashion-mnist`), then `$DEVARRAY_FASHION_MNIST`, then Debian's
+/// folder. Nothing is downloaded: when none has the files, the error names every place tried.
+pub fn locate(preferred: &[PathBuf], train: bool) -> Result<PathBuf, DataError> {
+    let env = std::env::var_os(ROOT_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let mut tried: Vec<String> = Vec::new();
+    let mut candidates: Vec<&Path> = preferred.iter().map(PathBuf::as_path).collect();
+    candidates.extend(env.as_deref());
+    candidates.push(Path::new(DEBIAN_ROOT));
+    for dir in &candidates {
+        if has_mnist_files(dir, train) {
+            return Ok(dir.to_path_buf());
+        }
     }
+    for dir in preferred {
+        tried.push(dir.display().to_string());
+    }
+    tried.push(match &env {
+        Some(dir) => format!("{} (${ROOT_ENV})", dir.display()),
+        None => format!("${ROOT_ENV} (not set)"),
+    });
+    tried.push(format!("{DEBIAN_ROOT} (the Debian package)"));
+    let prefix = if train { "train" } else { "t10k" };
+    Err(DataError::Missing(format!(
+        "Fashion-MNIST's {prefix}-images-idx3-ubyte and {prefix}-labels-idx1-ubyte (plain or .gz) are in none of: {}. devarray never downloads: install them with `apt-get install dataset-fashion-mnist`, or put the files from the Fashion-MNIST project in one of these places",
+        tried.join(", ")
+    )))
 }
 
 fn how_to_get(dir: &Path) -> String {

@@ -114,6 +114,21 @@ pub struct Class {
     /// built-in value it holds itself (in its `__init__` and `__getattr__`), so the fallbacks a
     /// program's own subclass of `dict` or `tuple` gets do not apply.
     pub native: bool,
+    /// The source text and span of the `class` statement that made it, for `??`; None for
+    /// classes written in Rust.
+    pub source: Option<(Rc<str>, crate::lang::Span)>,
+    /// The classes made with this one as a direct base (`__subclasses__()`, IPython's
+    /// `Subclasses:`); weak, so a subclass no one uses any more goes away.
+    pub subclasses: RefCell<Vec<std::rc::Weak<Class>>>,
+}
+
+impl Class {
+    /// The live direct subclasses, oldest first.
+    pub fn live_subclasses(&self) -> Vec<Rc<Class>> {
+        let mut list = self.subclasses.borrow_mut();
+        list.retain(|w| w.strong_count() > 0);
+        list.iter().filter_map(std::rc::Weak::upgrade).collect()
+    }
 }
 
 /// An instance of a user class.

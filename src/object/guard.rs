@@ -224,6 +224,8 @@ mod tests {
                     doc: None,
                     has_properties: Default::default(),
                     native: false,
+                    source: None,
+                    subclasses: Default::default(),
                 });
                 let mut node = Value::None;
                 for _ in 0..300_000 {

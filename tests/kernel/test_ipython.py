@@ -82,7 +82,7 @@ def test_question_mark_pages_help(kc: BlockingKernelClient) -> None:
     ok(kc, 'def add(a, b=2):\n    """Add b to a."""\n    return a + b')
     reply, _ = execute(kc, "add??")
     text = strip_ansi(reply["content"]["payload"][0]["data"]["text/plain"])
-    assert "Source:\ndef add(a, b=2):" in text, text
+    assert "Source:   \ndef add(a, b=2):" in text, text
     reply, outputs = execute(kc, "no_such_thing?")
     assert reply["content"]["payload"] == []
     assert [m["content"]["text"] for m in outputs if m["msg_type"] == "stream"] == ["Object `no_such_thing` not found.\n"]

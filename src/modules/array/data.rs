@@ -379,6 +379,14 @@ impl NativeObject for DatasetObj {
     }
 }
 
+/// Missing files are a FileNotFoundError, broken ones a ValueError.
+fn data_error(e: DataError) -> Exc {
+    match e {
+        DataError::Missing(m) => Exc::new(ExcKind::FileNotFoundError, m),
+        DataError::Corrupt(m) => Exc::value_error(m),
+    }
+}
+
 fn fashion_mnist(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let root = match &a.take(0, "root")? {
         None | Some(Value::None) => None,
@@ -393,11 +401,15 @@ fn fashion_mnist(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let train = a.flag(1, "train", true)?;
     let transform = a.take(2, "transform")?;
     a.finish(3)?;
-    let dir = data::resolve_root(root.as_deref());
-    let set = data::load_mnist_format(&dir, train).map_err(|e| match e {
-        DataError::Missing(m) => Exc::new(ExcKind::FileNotFoundError, m),
-        DataError::Corrupt(m) => Exc::value_error(m),
-    })?;
+    // MXNet keeps its copy in ~/.mxnet/datasets/fashion-mnist unless the program names a root.
+    let preferred = match root {
+        Some(r) => vec![r],
+        None => vec![PathBuf::from(expand_home(
+            "~/.mxnet/datasets/fashion-mnist",
+        ))],
+    };
+    let dir = data::locate(&preferred, train).map_err(data_error)?;
+    let set = data::load_mnist_format(&dir, train).map_err(data_error)?;
     let ds = dataset_value(
         "FashionMNIST",
         Source::Images {
@@ -1187,17 +1199,19 @@ fn torch_fashion_mnist(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, E
         .transpose()?
         .unwrap_or(true);
     let dir = match &root {
-        None | Some(Value::None) => data::resolve_root(None),
+        None | Some(Value::None) => data::locate(&[], is_train).map_err(data_error)?,
         Some(Value::Str(r)) => {
             let r = PathBuf::from(expand_home(r));
             // torchvision keeps the files in root/FashionMNIST/raw; a root holding them is read too.
-            let found = [r.join("FashionMNIST").join("raw"), r.clone()]
-                .into_iter()
-                .find(|d| data::has_mnist_files(d, is_train));
+            let preferred = [r.join("FashionMNIST").join("raw"), r.clone()];
+            let found = preferred
+                .iter()
+                .find(|d| data::has_mnist_files(d, is_train))
+                .cloned();
             match found {
                 Some(d) => d,
                 // download=True fetches what is missing; devarray reads its local copy instead.
-                None if download => data::resolve_root(None),
+                None if download => data::locate(&preferred, is_train).map_err(data_error)?,
                 None => {
                     return Err(Exc::new(
                         ExcKind::RuntimeError,

@@ -2,6 +2,7 @@
 //! inspector does: signature, docstring (with the long form from `docs.rs`), type, and for
 //! arrays shape, dtype and device.
 
+use crate::modules::python::stdlib::inspect::cleandoc;
 use crate::object::value::{FunctionBody, Value};
 use crate::object::Interpreter;
 
@@ -100,6 +101,33 @@ pub fn signature_of(v: &Value) -> Option<String> {
     }
 }
 
+/// `Name(params)` of the `__init__` a class's instances run, without `self`; `Name()` when only
+/// `object`'s would run.
+fn init_signature(class: &crate::object::class::Class) -> String {
+    let init = std::iter::once(class.attrs.borrow().get("__init__").cloned())
+        .chain(class.mro.iter().map(|base| match base {
+            Value::Class(c) => c.attrs.borrow().get("__init__").cloned(),
+            _ => None,
+        }))
+        .flatten()
+        .next();
+    let params = match &init {
+        Some(Value::Func(f)) => f
+            .params
+            .iter()
+            .skip(1)
+            .map(|p| {
+                f.source
+                    .get(p.span.start..p.span.end)
+                    .unwrap_or(&p.name)
+                    .to_string()
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    format!("{}({})", class.name, params.join(", "))
+}
+
 /// What an array type is, for the `Docstring:` of an array.
 fn array_class_doc(type_name: &str) -> &'static str {
     match type_name {
@@ -190,10 +218,48 @@ pub fn describe(
                     "Docstring",
                     f.doc
                         .as_deref()
-                        .map_or("<no docstring>".to_string(), str::to_string),
+                        .map_or("<no docstring>".to_string(), cleandoc),
                 ));
             }
             fields.push(("Type", "function".to_string()));
+        }
+        Value::Class(class) if !class.native => {
+            // IPython's class report: the constructor's signature, then the docstring or (for
+            // `??`) the source, which holds the docstring; the type and the direct subclasses.
+            fields.push(("Init signature", init_signature(class)));
+            // inspect.getdoc: a class without its own docstring shows its nearest base's.
+            let doc = || {
+                let inherited = class.mro.iter().find_map(|base| match base {
+                    Value::Class(c) => c.doc.clone(),
+                    _ => None,
+                });
+                class
+                    .doc
+                    .clone()
+                    .or(inherited)
+                    .as_deref()
+                    .map_or("<no docstring>".to_string(), cleandoc)
+            };
+            let source = class
+                .source
+                .as_ref()
+                .and_then(|(text, span)| text.get(span.start..span.end));
+            match source {
+                Some(src) if detail > 0 => {
+                    if class.doc.is_none() {
+                        fields.push(("Docstring", doc()));
+                    }
+                    fields.push(("Source", src.trim_end().to_string()));
+                }
+                _ => fields.push(("Docstring", doc())),
+            }
+            fields.push(("Type", "type".to_string()));
+            let subclasses: Vec<String> = class
+                .live_subclasses()
+                .iter()
+                .map(|c| c.name.to_string())
+                .collect();
+            fields.push(("Subclasses", subclasses.join(", ")));
         }
         Value::Module(m) => {
             fields.push(("Type", "module".to_string()));
@@ -240,7 +306,9 @@ pub fn render_fields(fields: &[(&str, String)], color: bool) -> String {
             label.clone()
         };
         if value.contains('\n') {
-            lines.push(format!("{painted}\n{value}"));
+            // IPython pads the title before a value that starts on the next line too.
+            let pad = " ".repeat(width.saturating_sub(label.len() + 1));
+            lines.push(format!("{painted}{pad}\n{value}"));
         } else {
             let pad = " ".repeat(width.saturating_sub(label.len()));
             lines.push(format!("{painted}{pad}{value}"));

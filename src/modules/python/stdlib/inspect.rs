@@ -58,9 +58,72 @@ pub fn build() -> Rc<Module> {
                 "isbuiltin(object): whether object is a built-in function or method.",
                 isbuiltin,
             ),
+            (
+                "cleandoc",
+                "cleandoc(doc): doc with its indentation removed, as help() shows docstrings.",
+                cleandoc_fn,
+            ),
         ],
     );
     m
+}
+
+/// `inspect.cleandoc`: tabs expanded, the first line's leading blanks and the other lines'
+/// common indentation removed, blank lines at both ends dropped (how help() and IPython's `?`
+/// show a docstring written indented in its source).
+pub fn cleandoc(doc: &str) -> String {
+    let expanded: Vec<String> = doc.lines().map(expand_tabs).collect();
+    let mut lines: Vec<&str> = expanded.iter().map(String::as_str).collect();
+    let margin = lines
+        .iter()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    if let Some(first) = lines.first() {
+        out.push(first.trim_start().to_string());
+    }
+    for line in lines.drain(..).skip(1) {
+        out.push(line.get(margin..).unwrap_or("").to_string());
+    }
+    while out.last().is_some_and(|l| l.trim().is_empty()) {
+        out.pop();
+    }
+    while out.first().is_some_and(|l| l.trim().is_empty()) {
+        out.remove(0);
+    }
+    out.join("\n")
+}
+
+/// `str.expandtabs()`: each tab moves to the next multiple of 8 columns.
+fn expand_tabs(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut column = 0;
+    for c in line.chars() {
+        if c == '\t' {
+            let n = 8 - column % 8;
+            out.extend(std::iter::repeat_n(' ', n));
+            column += n;
+        } else {
+            out.push(c);
+            column += 1;
+        }
+    }
+    out
+}
+
+fn cleandoc_fn(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let doc = a.required(0, "doc")?;
+    a.finish(1)?;
+    match &doc {
+        Value::Str(s) => Ok(Value::str(&cleandoc(s))),
+        other => Err(Exc::type_error(format!(
+            "cleandoc() argument must be str, not {}",
+            other.type_name()
+        ))),
+    }
 }
 
 struct Frame {

@@ -12,7 +12,7 @@ mod collections;
 mod copy;
 mod dataclasses;
 mod functools;
-mod inspect;
+pub mod inspect;
 mod itertools;
 mod json;
 pub(crate) mod math;
@@ -166,6 +166,8 @@ pub(crate) fn native_class(
         native: true,
         attrs: RefCell::new(attrs),
         doc: Some(Rc::from(doc)),
+        source: None,
+        subclasses: Default::default(),
     })
 }
 
