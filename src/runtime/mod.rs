@@ -22,6 +22,7 @@ pub mod operand;
 pub mod random;
 pub mod save_file;
 pub mod shape;
+pub mod timeline;
 
 // The shared vocabulary (`crate::vocab`) is part of the runtime's API: layers above name it here.
 pub use crate::vocab::{device, dtype, error, host, ops};
@@ -94,6 +95,7 @@ struct RuntimeInner {
     cpu: Arc<DeviceCtx>,
     gpus: Vec<Arc<DeviceCtx>>,
     transfers: Arc<TransferLog>,
+    timeline: Arc<timeline::Timeline>,
     interrupt: Arc<AtomicBool>,
 }
 
@@ -123,6 +125,7 @@ impl Runtime {
         // Unseeded sessions start from the clock, like MXNet's.
         let seed = clock_seed();
         let transfers = Arc::new(TransferLog::default());
+        let timeline = Arc::new(timeline::Timeline::default());
         let interrupt = Arc::new(AtomicBool::new(false));
         let ctx = |device: Device,
                    budget: Option<Budget>,
@@ -134,6 +137,7 @@ impl Runtime {
                 stream,
                 rng: Arc::new(Mutex::new(DeviceRng::new(seed))),
                 transfers: Arc::clone(&transfers),
+                timeline: Arc::clone(&timeline),
                 interrupt: Arc::clone(&interrupt),
                 placement,
                 deferred_error: Mutex::new(None),
@@ -189,6 +193,7 @@ impl Runtime {
                 gpus,
                 config,
                 transfers,
+                timeline,
                 interrupt,
             }),
         }
@@ -301,6 +306,57 @@ impl Runtime {
         self.inner.transfers.snapshot()
     }
 
+    /// Starts a new cell on the timeline: the frontends call it before running each cell.
+    pub fn timeline_begin_cell(&self) {
+        self.inner.timeline.begin_cell();
+    }
+
+    /// The timeline of the current cell (`current`) or of the one before it.
+    pub fn timeline(&self, current: bool) -> timeline::CellTimeline {
+        self.inner.timeline.cell(current)
+    }
+
+    /// Waits for one device's queued work (`torch.cuda.synchronize(device)`) and reports the
+    /// first error it raised.
+    pub fn synchronize_device(&self, device: Device) -> Result<()> {
+        self.state(device)?.synchronize()
+    }
+
+    /// Queues a marker on `device` (a CUDA event's `record`): it notes the time when the work
+    /// queued before it has finished. On a synchronous device that is now.
+    pub fn record_marker(&self, device: Device) -> Result<engine::Marker> {
+        let ctx = self.state(device)?;
+        let time = Arc::new(std::sync::OnceLock::new());
+        let seq = match &ctx.stream {
+            Some(stream) => {
+                let mark = Arc::clone(&time);
+                stream.submit(
+                    Box::new(move || {
+                        let _ = mark.set(std::time::Instant::now());
+                        Ok(())
+                    }),
+                    &ctx.interrupt,
+                )?
+            }
+            None => {
+                // A CUDA GPU's stream: the time is taken once its work is done.
+                ctx.placement.synchronize(&ctx.interrupt)?;
+                let _ = time.set(std::time::Instant::now());
+                0
+            }
+        };
+        Ok(engine::Marker { device, seq, time })
+    }
+
+    /// Waits until the work queued before `marker` has finished.
+    pub fn wait_marker(&self, marker: &engine::Marker) -> Result<()> {
+        let ctx = self.state(marker.device)?;
+        if let Some(stream) = &ctx.stream {
+            stream.wait(marker.seq, Some(&ctx.interrupt))?;
+        }
+        Ok(())
+    }
+
     pub fn reset_transfers(&self) {
         self.inner.transfers.reset();
     }
@@ -389,6 +445,7 @@ impl Runtime {
     }
 
     pub fn full(&self, shape: &[usize], value: f64, dtype: DType, device: Device) -> Result<Array> {
+        let _op = timeline::op_scope("full");
         self.create(shape, dtype, device, move |n, placement| {
             placement.full(n, value, dtype)
         })
@@ -410,6 +467,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("array");
         let n = checked_numel(shape)?;
         if n != data.len() {
             return Err(RuntimeError::Shape(format!(
@@ -431,6 +489,7 @@ impl Runtime {
     }
 
     pub fn from_host(&self, data: HostData, shape: &[usize], device: Device) -> Result<Array> {
+        let _op = timeline::op_scope("array");
         let n = checked_numel(shape)?;
         if n != data.len() {
             return Err(RuntimeError::Shape(format!(
@@ -454,6 +513,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("arange");
         if step == 0.0 {
             return Err(RuntimeError::Value("arange: step must not be zero".into()));
         }
@@ -483,6 +543,7 @@ impl Runtime {
 
     /// An n x m matrix with ones on diagonal k (k > 0 above the main one).
     pub fn eye(&self, n: usize, m: usize, k: i64, dtype: DType, device: Device) -> Result<Array> {
+        let _op = timeline::op_scope("eye");
         let out = self.zeros(&[n, m], dtype, device)?;
         let first_row = if k < 0 { k.unsigned_abs() as usize } else { 0 };
         let first_col = if k > 0 { k as usize } else { 0 };
@@ -568,6 +629,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("uniform");
         if low.is_nan() || high.is_nan() || low > high {
             return Err(RuntimeError::Value(format!(
                 "uniform_ expects to return a [from, to) range, but found from={low} > to={high}"
@@ -594,6 +656,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("normal");
         if std.is_nan() || std < 0.0 {
             return Err(RuntimeError::Value(format!(
                 "normal expects std >= 0.0, but found std {std}"
@@ -629,6 +692,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("randint");
         if low >= high {
             return Err(RuntimeError::Value(format!(
                 "random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
@@ -677,6 +741,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("uniform");
         if low.is_nan() || high.is_nan() || low > high {
             return Err(RuntimeError::Value(format!(
                 "uniform: low ({low}) must be less than or equal to high ({high})"
@@ -706,6 +771,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("normal");
         if scale.is_nan() || scale < 0.0 {
             return Err(RuntimeError::Value(format!(
                 "normal: scale ({scale}) must be non-negative"
@@ -743,6 +809,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("uniform");
         match self.sampler() {
             Sampler::MxNet => self.mx_uniform(low, high, shape, dtype, device),
             Sampler::MxNumpy => self.np_uniform(low, high, shape, dtype, device),
@@ -759,6 +826,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("normal");
         match self.sampler() {
             Sampler::MxNet => self.mx_normal(loc, scale, shape, dtype, device),
             Sampler::MxNumpy => self.np_normal(loc, scale, shape, dtype, device),
@@ -775,6 +843,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("uniform");
         if low.is_nan() || high.is_nan() || low > high {
             return Err(RuntimeError::Value(format!(
                 "uniform: low ({low}) must be less than or equal to high ({high})"
@@ -802,6 +871,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("normal");
         if scale.is_nan() || scale < 0.0 {
             return Err(RuntimeError::Value(format!(
                 "normal: scale ({scale}) must be non-negative"
