@@ -348,6 +348,15 @@ impl Runtime {
         Ok(engine::Marker { device, seq, time })
     }
 
+    /// Whether `device` has finished all its queued work (a stream's `query()`).
+    pub fn is_idle(&self, device: Device) -> Result<bool> {
+        let ctx = self.state(device)?;
+        Ok(ctx
+            .stream
+            .as_ref()
+            .is_none_or(|s| s.completed() >= s.last_submitted()))
+    }
+
     /// Waits until the work queued before `marker` has finished.
     pub fn wait_marker(&self, marker: &engine::Marker) -> Result<()> {
         let ctx = self.state(marker.device)?;

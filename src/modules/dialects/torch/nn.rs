@@ -1050,6 +1050,7 @@ fn init_module() -> Rc<Module> {
 pub fn build() -> Rc<Module> {
     let m = Rc::new(Module::new("torch.nn", "PyTorch's neural network modules"));
     m.set("functional", Value::Module(super::functional::build()));
+    m.set("parallel", Value::Module(super::parallel::build()));
     m.set("utils", Value::Module(super::optim::nn_utils()));
     super::functional::register_losses(&m);
     let k = classes();
