@@ -206,7 +206,11 @@ pub fn svg(chart: &Chart, width: f64) -> String {
             let (x0, x1) = (x(bar.start), x(bar.end));
             // At least a hairline, so a short op is still there to hover.
             let w = (x1 - x0).max(1.0);
-            let fill = if bar.copy { "#e8a33d" } else { colour(&bar.label) };
+            let fill = if bar.copy {
+                "#e8a33d"
+            } else {
+                colour(&bar.label)
+            };
             let _ = write!(
                 s,
                 "<g><title>{}</title><rect x=\"{x0:.2}\" y=\"{:.1}\" width=\"{w:.2}\" height=\"{:.1}\" fill=\"{fill}\" stroke=\"#fff\" stroke-width=\"0.5\"/>",

@@ -12,11 +12,11 @@ use super::index::basic_view;
 use super::memory::Charge;
 use super::operand::{IndexItem, Operand};
 use super::ops::{BinaryOp, FusedExpr, ReduceOp, UnaryOp};
-use super::timeline::{current_op, op_scope, Lane};
 use super::shape::{
     broadcast_shapes, broadcast_strides, checked_bytes, contiguous_strides, normalize_axes,
     normalize_axis, shape_compact, shape_tuple,
 };
+use super::timeline::{current_op, op_scope, Lane};
 use super::Runtime;
 use crate::backend::{BackendStorage, CpuStorage, MatmulLayout, Placement, Storage, StridedView};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -581,7 +581,9 @@ impl Array {
                 .record(device, host, TransferKind::Implicit, bytes);
             ctx.transfers
                 .add_time(device, host, TransferKind::Implicit, time);
-            let started = Instant::now().checked_sub(time).unwrap_or_else(Instant::now);
+            let started = Instant::now()
+                .checked_sub(time)
+                .unwrap_or_else(Instant::now);
             ctx.timeline.done(
                 Lane::Copy {
                     from: device,
@@ -736,7 +738,9 @@ impl Array {
                 let out = allocate_as(&dst_ctx, dims.clone(), dtype, None, move || Ok(staged))?;
                 log.record(from, device, kind, bytes);
                 log.add_time(from, device, kind, start.elapsed());
-                dst_ctx.timeline.done(lane, "copy", dims, bytes, start, start);
+                dst_ctx
+                    .timeline
+                    .done(lane, "copy", dims, bytes, start, start);
                 Ok(out)
             }
             Some(_) if dst_ctx.stream.is_none() => {
@@ -750,7 +754,9 @@ impl Array {
                 })?;
                 log.record(from, device, kind, bytes);
                 log.add_time(from, device, kind, start.elapsed());
-                dst_ctx.timeline.done(lane, "copy", dims, bytes, queued, start);
+                dst_ctx
+                    .timeline
+                    .done(lane, "copy", dims, bytes, queued, start);
                 Ok(out)
             }
             Some(_) => {

@@ -56,6 +56,24 @@ pub fn interruptible<R>(flag: &Arc<AtomicBool>, f: impl FnOnce() -> R) -> R {
     crate::backend::cpu::cancel::interruptible(flag, f)
 }
 
+/// Kernel threads of each simulated GPU: the machine's cores shared out among the GPUs (at
+/// least one each), so that two GPUs given independent work finish in about the time of one,
+/// as real GPUs do. `DEVARRAY_SIM_GPU_THREADS` overrides it (e.g. every core for each GPU,
+/// which makes one GPU faster and two GPUs take turns).
+pub fn sim_gpu_threads(sim_gpus: usize) -> usize {
+    if let Some(n) = std::env::var(SIM_GPU_THREADS_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        return n;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (cores / sim_gpus.max(1)).max(1)
+}
+
+pub const SIM_GPU_THREADS_VAR: &str = "DEVARRAY_SIM_GPU_THREADS";
+
 /// Default memory of a simulated GPU (`DEVARRAY_SIM_GPU_MEMORY`).
 pub const DEFAULT_SIM_GPU_MEMORY: u64 = 4 << 30;
 
@@ -146,10 +164,12 @@ impl Runtime {
         let gpus = if config.sim_gpus > 0 {
             // A simulated GPU whose worker thread cannot start runs synchronously: slower to
             // overlap, identical in results.
+            let threads = sim_gpu_threads(config.sim_gpus);
             (0..config.sim_gpus)
                 .map(|i| {
                     let device = Device::gpu(i);
-                    let stream = Stream::start(&device.to_string()).map(Arc::new);
+                    let stream = Stream::start_with_threads(&device.to_string(), Some(threads))
+                        .map(Arc::new);
                     let budget = Budget {
                         bytes: config.sim_gpu_memory,
                         setting: Some("DEVARRAY_SIM_GPU_MEMORY"),

@@ -168,7 +168,12 @@ impl Timeline {
             return CellTimeline::default();
         }
         CellTimeline {
-            events: s.events.iter().filter(|e| e.cell == want).cloned().collect(),
+            events: s
+                .events
+                .iter()
+                .filter(|e| e.cell == want)
+                .cloned()
+                .collect(),
             dropped: s.dropped[usize::from(current)],
         }
     }

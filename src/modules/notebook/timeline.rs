@@ -152,7 +152,11 @@ fn render(cell: &CellTimeline, which: &str, devices: &[Device], with_times: bool
         }
     }
     copy_lanes.sort_by_key(|(f, t)| (device_order(*f), device_order(*t)));
-    lanes.extend(copy_lanes.into_iter().map(|(from, to)| Lane::Copy { from, to }));
+    lanes.extend(
+        copy_lanes
+            .into_iter()
+            .map(|(from, to)| Lane::Copy { from, to }),
+    );
     let mut by_lane: HashMap<Lane, Vec<&TimelineEvent>> = HashMap::new();
     for e in &cell.events {
         by_lane.entry(e.lane).or_default().push(e);
@@ -163,9 +167,8 @@ fn render(cell: &CellTimeline, which: &str, devices: &[Device], with_times: bool
         .filter(|e| matches!(e.lane, Lane::Device(_)))
         .count();
     let copies = cell.events.len() - ops;
-    let plural = |n: usize, one: &str, many: &str| {
-        format!("{n} {}", if n == 1 { one } else { many })
-    };
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let origin: Instant = cell
         .events
         .iter()

@@ -35,9 +35,10 @@ thread_local! {
 fn gpu_arg(it: &mut dyn Interpreter, v: Option<&Value>) -> Result<Device, Exc> {
     let device = match v {
         None | Some(Value::None) => Device::gpu(0),
-        Some(Value::Object(o)) if o.as_any().is::<StreamObj>() => {
-            o.as_any().downcast_ref::<StreamObj>().map_or(Device::gpu(0), |s| s.device)
-        }
+        Some(Value::Object(o)) if o.as_any().is::<StreamObj>() => o
+            .as_any()
+            .downcast_ref::<StreamObj>()
+            .map_or(Device::gpu(0), |s| s.device),
         Some(v) => {
             let d = parse_torch_device(v, None)?;
             if d.kind == DeviceKind::Cpu {

@@ -306,7 +306,6 @@ fn set_device_index(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc>
     Ok(Value::None)
 }
 
-
 fn manual_seed(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     arrays::seed(it, a)?;
     // PyTorch returns the generator; nothing in the chapters uses it.
