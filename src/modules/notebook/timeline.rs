@@ -195,8 +195,10 @@ fn render(cell: &CellTimeline, which: &str, devices: &[Device], with_times: bool
     let header = text.clone();
     let names: Vec<String> = lanes.iter().map(|l| lane_name(*l)).collect();
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-    let mut svg = None;
-    if with_times {
+    // The picture is drawn in both modes: only the text is compared (DEVARRAY_DETERMINISTIC),
+    // and a notebook's reader still sees the lanes.
+    let svg;
+    {
         let secs = |t: Instant| t.saturating_duration_since(origin).as_secs_f64();
         let chart_lanes = lanes
             .iter()
@@ -240,7 +242,9 @@ fn render(cell: &CellTimeline, which: &str, devices: &[Device], with_times: bool
             lanes: chart_lanes,
             span,
         };
-        text.push_str(&chart::text(&drawn, TEXT_WIDTH));
+        if with_times {
+            text.push_str(&chart::text(&drawn, TEXT_WIDTH));
+        }
         svg = Some(chart::svg(&drawn, 760.0));
     }
     let mut summary_text = String::new();
