@@ -119,15 +119,27 @@ pub fn text(chart: &Chart, width: usize) -> String {
             }
         }
         let row: String = cells.into_iter().collect();
-        let share = 100.0 * busy(lane) / span;
         let _ = writeln!(
             out,
-            "{:name_width$} |{row}| {} busy ({share:.0}%)",
+            "{:name_width$} |{row}| {}",
             lane.name,
-            format_duration(busy(lane))
+            busy_text(lane, span)
         );
     }
     out
+}
+
+/// `12.3 ms busy (45%)`, or `idle`.
+fn busy_text(lane: &Lane, span: f64) -> String {
+    if lane.bars.is_empty() {
+        return "idle".to_string();
+    }
+    let busy = busy(lane);
+    format!(
+        "{} busy ({:.0}%)",
+        format_duration(busy),
+        100.0 * busy / span
+    )
 }
 
 const PALETTE: [&str; 8] = [
@@ -185,7 +197,11 @@ pub fn svg(chart: &Chart, width: f64) -> String {
             "<line x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/><text x=\"{px:.1}\" y=\"14\" text-anchor=\"middle\" fill=\"#555\">{}</text>",
             TOP - 4.0,
             height - 4.0,
-            escape(&format_duration(t))
+            if t == 0.0 {
+                "0".to_string()
+            } else {
+                escape(&format_duration(t))
+            }
         );
         t += step;
     }
@@ -193,9 +209,9 @@ pub fn svg(chart: &Chart, width: f64) -> String {
         let y = TOP + LANE * i as f64;
         let _ = write!(
             s,
-            "<g><title>{}: {} busy of {}</title><rect x=\"{name_width:.1}\" y=\"{:.1}\" width=\"{plot:.1}\" height=\"{:.1}\" fill=\"#f4f4f4\"/><text x=\"4\" y=\"{:.1}\" fill=\"#222\">{}</text></g>",
+            "<g><title>{}: {} of {}</title><rect x=\"{name_width:.1}\" y=\"{:.1}\" width=\"{plot:.1}\" height=\"{:.1}\" fill=\"#f4f4f4\"/><text x=\"4\" y=\"{:.1}\" fill=\"#222\">{}</text></g>",
             escape(&lane.name),
-            format_duration(busy(lane)),
+            busy_text(lane, span),
             format_duration(chart.span),
             y + 3.0,
             LANE - 6.0,
@@ -231,11 +247,10 @@ pub fn svg(chart: &Chart, width: f64) -> String {
         }
         let _ = write!(
             s,
-            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#555\">{} ({:.0}%)</text>",
+            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#555\">{}</text>",
             name_width + plot + 8.0,
             y + LANE / 2.0 + 4.0,
-            escape(&format_duration(busy(lane))),
-            100.0 * busy(lane) / span
+            escape(&busy_text(lane, span))
         );
     }
     s.push_str("</svg>");

@@ -223,7 +223,7 @@ fn render(cell: &CellTimeline, which: &str, devices: &[Device], with_times: bool
                             start: secs(started),
                             end: secs(finished),
                             title: format!(
-                                "{} {} on {name}: {} ({}), ran {}, waited {} in the queue",
+                                "{} {} on {name}: {} {}, ran {}, waited {} in the queue",
                                 e.name,
                                 shape_text(&e.shape),
                                 if copy { "moved" } else { "wrote" },
