@@ -148,8 +148,12 @@ fn setup(
 }
 
 fn self_arg(a: &mut Args) -> Result<Value, Exc> {
+    // `self` may come by keyword; only a positional one shifts the others.
+    let positional = !a.pos.is_empty();
     let this = a.required(0, "self")?;
-    a.pos.remove(0);
+    if positional {
+        a.pos.remove(0);
+    }
     Ok(this)
 }
 
