@@ -326,6 +326,8 @@ impl Session {
         }
         // An interrupt that arrived while nothing ran must not hit this code.
         self.state.interrupt.take();
+        // `%timeline` draws one cell's device work.
+        self.state.rt.timeline_begin_cell();
         // `x?` / `x??`: IPython's help, printed (the kernel pages it instead).
         if let Some((path, detail)) = super::inspect::help_request(code) {
             let text = self

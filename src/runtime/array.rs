@@ -16,6 +16,7 @@ use super::shape::{
     broadcast_shapes, broadcast_strides, checked_bytes, contiguous_strides, normalize_axes,
     normalize_axis, shape_compact, shape_tuple,
 };
+use super::timeline::{current_op, op_scope, Lane};
 use super::Runtime;
 use crate::backend::{BackendStorage, CpuStorage, MatmulLayout, Placement, Storage, StridedView};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -224,21 +225,42 @@ pub(crate) fn allocate(
     dtype: DType,
     make: impl FnOnce() -> Result<Storage> + Send + 'static,
 ) -> Result<Array> {
-    let shape: Dims = shape.into();
+    allocate_as(ctx, shape.into(), dtype, Some(current_op()), make)
+}
+
+/// [`allocate`], noted on the timeline under `label` (None: not noted, for the second half of
+/// a copy, which the copy's own event covers).
+fn allocate_as(
+    ctx: &Arc<DeviceCtx>,
+    shape: Dims,
+    dtype: DType,
+    label: Option<&'static str>,
+    make: impl FnOnce() -> Result<Storage> + Send + 'static,
+) -> Result<Array> {
     let n = super::shape::checked_numel(&shape)?;
     let bytes = checked_bytes(&shape, dtype.size_bytes())? as u64;
     let charge = charge(ctx, bytes)?;
+    let lane = Lane::Device(ctx.device);
     let Some(stream) = &ctx.stream else {
+        let start = Instant::now();
         let storage = make()?;
+        if let Some(label) = label {
+            ctx.timeline
+                .done(lane, label, shape.clone(), bytes, start, start);
+        }
         debug_assert_eq!(storage.dtype(), dtype);
         debug_assert_eq!(storage.len(), n);
         return Ok(Array::from_parts(ctx, shape, dtype, storage, charge));
     };
+    let event = label.and_then(|label| ctx.timeline.queued(lane, label, shape.clone(), bytes));
+    let timeline = Arc::clone(&ctx.timeline);
     let array = Array::from_parts(ctx, shape, dtype, placeholder(dtype)?, charge);
     let out = array.clone();
     let device = ctx.device;
     let job = Box::new(move || {
+        let start = Instant::now();
         let result = run_job(device, make);
+        timeline.ran(event, start);
         match result {
             Ok(storage) => {
                 *out.inner.buffer().write() = storage;
@@ -443,13 +465,32 @@ impl Array {
     fn write_with(&self, write: impl FnOnce(&Array) -> Result<()> + Send + 'static) -> Result<()> {
         let ctx = self.ctx();
         let Some(stream) = &ctx.stream else {
-            return write(self);
+            let start = Instant::now();
+            let result = write(self);
+            ctx.timeline.done(
+                Lane::Device(ctx.device),
+                current_op(),
+                Dims::from_slice(self.shape()),
+                self.nbytes() as u64,
+                start,
+                start,
+            );
+            return result;
         };
         let target = self.clone();
         let device = ctx.device;
+        let event = ctx.timeline.queued(
+            Lane::Device(device),
+            current_op(),
+            Dims::from_slice(self.shape()),
+            self.nbytes() as u64,
+        );
+        let timeline = Arc::clone(&ctx.timeline);
         let seq = stream.submit(
             Box::new(move || {
+                let start = Instant::now();
                 let result = run_job(device, || write(&target));
+                timeline.ran(event, start);
                 if let Err(e) = &result {
                     // A half-done write leaves no trustworthy values.
                     let _ = target.inner.buffer().failed.set(e.clone());
@@ -534,10 +575,26 @@ impl Array {
     fn record_host_read(&self, bytes: u64, time: std::time::Duration) {
         let device = self.device();
         if !device.is_cpu() {
-            let log = &self.ctx().transfers;
+            let ctx = self.ctx();
             let host = Device::cpu(0);
-            log.record(device, host, TransferKind::Implicit, bytes);
-            log.add_time(device, host, TransferKind::Implicit, time);
+            ctx.transfers
+                .record(device, host, TransferKind::Implicit, bytes);
+            ctx.transfers
+                .add_time(device, host, TransferKind::Implicit, time);
+            let started = Instant::now()
+                .checked_sub(time)
+                .unwrap_or_else(Instant::now);
+            ctx.timeline.done(
+                Lane::Copy {
+                    from: device,
+                    to: host,
+                },
+                "read",
+                Dims::from_slice(self.shape()),
+                bytes,
+                started,
+                started,
+            );
         }
     }
 
@@ -663,11 +720,14 @@ impl Array {
         let src = self.clone();
         if device == self.device() {
             let full = full_view(&shape);
+            let _op = op_scope("copy");
             return allocate(&dst_ctx, shape, dtype, move || src.read().gather(&full));
         }
         let bytes = self.nbytes() as u64;
         let from = self.device();
         let log = Arc::clone(&dst_ctx.transfers);
+        let lane = Lane::Copy { from, to: device };
+        let dims = Dims::from_slice(&shape);
         match &self.ctx().stream {
             None => {
                 // The source is synchronous (or a CUDA GPU, whose stream orders the copy after
@@ -675,26 +735,33 @@ impl Array {
                 // it. A copy to a CUDA GPU is made in the destination's memory right here.
                 let start = Instant::now();
                 let staged = dst_ctx.placement.copy_from(&src.read())?;
-                let out = allocate(&dst_ctx, shape, dtype, move || Ok(staged))?;
+                let out = allocate_as(&dst_ctx, dims.clone(), dtype, None, move || Ok(staged))?;
                 log.record(from, device, kind, bytes);
                 log.add_time(from, device, kind, start.elapsed());
+                dst_ctx
+                    .timeline
+                    .done(lane, "copy", dims, bytes, start, start);
                 Ok(out)
             }
             Some(_) if dst_ctx.stream.is_none() => {
                 // To a synchronous device: wait for the source, then copy now.
+                let queued = Instant::now();
                 src.inner.buffer().settle_checked()?;
                 let start = Instant::now();
                 let placement = dst_ctx.placement.clone();
-                let out = allocate(&dst_ctx, shape, dtype, move || {
+                let out = allocate_as(&dst_ctx, dims.clone(), dtype, None, move || {
                     placement.copy_from(&src.read())
                 })?;
                 log.record(from, device, kind, bytes);
                 log.add_time(from, device, kind, start.elapsed());
+                dst_ctx
+                    .timeline
+                    .done(lane, "copy", dims, bytes, queued, start);
                 Ok(out)
             }
             Some(_) => {
                 let staged = self.stage_on_source_stream(device, kind)?;
-                let out = allocate(&dst_ctx, shape, dtype, staged)?;
+                let out = allocate_as(&dst_ctx, dims, dtype, None, staged)?;
                 log.record(from, device, kind, bytes);
                 Ok(out)
             }
@@ -722,11 +789,19 @@ impl Array {
         let src = self.clone();
         let from = ctx.device;
         let log = Arc::clone(&ctx.transfers);
+        let timeline = Arc::clone(&ctx.timeline);
+        let event = timeline.queued(
+            Lane::Copy { from, to },
+            "copy",
+            Dims::from_slice(self.shape()),
+            self.nbytes() as u64,
+        );
         let seq = stream.submit(
             Box::new(move || {
                 let start = Instant::now();
                 let staged = run_job(from, || src.read().gather(&full_view(src.shape())));
                 log.add_time(from, to, kind, start.elapsed());
+                timeline.ran(event, start);
                 let failed = staged.as_ref().err().cloned();
                 *fill.lock().unwrap_or_else(|e| e.into_inner()) = Some(staged);
                 // The destination reports a failed copy too; the source's sync reports it here.
@@ -749,6 +824,7 @@ impl Array {
     /// Copies this array's values into `dst` (same shape; converted to `dst`'s dtype). The
     /// arrays may be on different devices; such a copy is recorded as an explicit transfer.
     pub fn copy_into(&self, dst: &Array) -> Result<()> {
+        let _op = op_scope("copy");
         if self.shape() != dst.shape() {
             return Err(RuntimeError::Shape(format!(
                 "copyto: the source has shape {} but the destination has shape {}; copy into an array of the same shape",
@@ -810,6 +886,7 @@ impl Array {
     // ---- elementwise ---------------------------------------------------------------------
 
     pub fn unary(&self, op: UnaryOp) -> Result<Array> {
+        let _op = op_scope(op.name());
         let dtype = self.dtype();
         let shape = self.shape().to_vec();
         if op == UnaryOp::Not {
@@ -930,6 +1007,7 @@ impl Array {
 
     /// Elementwise binary op with numpy broadcasting; Python scalars broadcast on any device.
     pub fn binary(op: BinaryOp, lhs: Operand, rhs: Operand) -> Result<Array> {
+        let _op = op_scope(op.name());
         if let Some(result) = Array::binary_direct(op, lhs, rhs) {
             return result;
         }
@@ -1011,6 +1089,7 @@ impl Array {
     /// `x op= rhs`: computes, then writes the result back into this array's buffer (identity
     /// kept). The result is cast back to this array's dtype, so `int_array += 1.5` truncates.
     pub fn binary_inplace(&self, op: BinaryOp, rhs: Operand) -> Result<()> {
+        let _op = op_scope(op.name());
         let result = Array::binary(op, Operand::Array(self), rhs)?;
         if result.shape() != self.shape() {
             return Err(RuntimeError::Shape(format!(
@@ -1028,6 +1107,7 @@ impl Array {
     /// result, or the error, exactly as written. `inputs` must be distinct buffers (the caller
     /// reads a repeated array through one `Input`).
     pub fn fused(expr: &FusedExpr, inputs: &[Array]) -> Result<Option<Array>> {
+        let _op = op_scope("fused");
         let Some(first) = inputs.first() else {
             return Ok(None);
         };
@@ -1085,6 +1165,7 @@ impl Array {
     }
 
     pub fn reduce(&self, op: ReduceOp, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
+        let _op = op_scope(op.name());
         if axes.is_none() {
             if let Some(result) = self.reduce_all_direct(op, keepdims) {
                 return result;
@@ -1215,6 +1296,7 @@ impl Array {
 
     /// numpy matmul: 1-D operands gain and lose a unit axis; leading (batch) axes broadcast.
     pub fn matmul(&self, other: &Array) -> Result<Array> {
+        let _op = op_scope("matmul");
         self.check_same_device(other, "matmul")?;
         if self.ndim() == 0 || other.ndim() == 0 {
             return Err(RuntimeError::Value(
@@ -1314,6 +1396,7 @@ impl Array {
     /// MXNet's `nd.dot`: the last axis of `self` with the first axis of `other`
     /// (1-D with 1-D is the inner product, a 0-d array; a 0-d operand multiplies elementwise).
     pub fn dot(&self, other: &Array) -> Result<Array> {
+        let _op = op_scope("dot");
         self.check_same_device(other, "dot")?;
         if self.ndim() == 0 || other.ndim() == 0 {
             return Array::binary(BinaryOp::Mul, Operand::Array(self), Operand::Array(other));
@@ -1400,6 +1483,7 @@ impl Array {
 
     /// Permutes the axes (reversed when `axes` is None) into a new buffer.
     pub fn transpose(&self, axes: Option<&[isize]>) -> Result<Array> {
+        let _op = op_scope("transpose");
         let ndim = self.ndim();
         let perm: Vec<usize> = match axes {
             None => (0..ndim).rev().collect(),
@@ -1442,6 +1526,7 @@ impl Array {
     /// `x[...]`: basic indexing, a bool mask, or an integer array along the first axis. Always
     /// returns a new array.
     pub fn index(&self, idx: &[IndexItem]) -> Result<Array> {
+        let _op = op_scope("index");
         if let [IndexItem::Array(index)] = idx {
             return self.index_by_array(index);
         }
@@ -1547,6 +1632,7 @@ impl Array {
     /// `x[...] = value`: writes into this array's buffer (identity kept). The value broadcasts to
     /// the selection and is converted to this array's dtype.
     pub fn set_index(&self, idx: &[IndexItem], value: Operand) -> Result<()> {
+        let _op = op_scope("setitem");
         // With an index array the value broadcasts to the whole selection, (rows, *row shape),
         // as NumPy's `x[idx] = values` does; row i then takes the value's row i.
         let mut selection: Option<Vec<usize>> = None;
@@ -1663,11 +1749,13 @@ impl Array {
     // ---- joining -------------------------------------------------------------------------
 
     pub fn concat(arrays: &[Array], axis: isize) -> Result<Array> {
+        let _op = op_scope("concat");
         concat_impl(arrays, axis, "concat")
     }
 
     /// Joins equal-shaped arrays along a new axis.
     pub fn stack(arrays: &[Array], axis: isize) -> Result<Array> {
+        let _op = op_scope("stack");
         let Some(first) = arrays.first() else {
             return Err(RuntimeError::Value(
                 "stack: needs at least one array".into(),
@@ -1699,6 +1787,7 @@ impl Array {
 
     /// A converted copy (always new memory, like numpy's astype).
     pub fn astype(&self, dtype: DType) -> Result<Array> {
+        let _op = op_scope("astype");
         let x = self.clone();
         self.derive(self.shape().to_vec(), dtype, move || {
             let guard = x.read();
@@ -1712,6 +1801,7 @@ impl Array {
 
     /// Limits values to [min, max], keeping the dtype.
     pub fn clip(&self, min: Option<f64>, max: Option<f64>) -> Result<Array> {
+        let _op = op_scope("clip");
         if min.is_none() && max.is_none() {
             return Err(RuntimeError::Value(
                 "clip: give at least one of min and max".into(),
@@ -1752,6 +1842,7 @@ impl Array {
     /// Vector norms over `axes` (all when None): ord None or 2 is the L2 / Frobenius norm; 1, inf,
     /// -inf, 0 and other p > 0 are the usual vector norms. The result is floating point.
     pub fn norm(&self, ord: Option<f64>, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
+        let _op = op_scope("norm");
         let float = self.dtype().to_float();
         let x = if self.dtype() == float {
             self.clone()

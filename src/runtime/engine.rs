@@ -13,6 +13,7 @@ use super::device::Device;
 use super::error::{Result, RuntimeError};
 use super::memory::DeviceLedger;
 use super::random::DeviceRng;
+use super::timeline::Timeline;
 use crate::backend::sim::Stream;
 use crate::backend::Placement;
 use std::collections::HashMap;
@@ -28,6 +29,8 @@ pub(crate) struct DeviceCtx {
     pub stream: Option<Arc<Stream>>,
     pub rng: Arc<Mutex<DeviceRng>>,
     pub transfers: Arc<TransferLog>,
+    /// When each op and copy ran (`%timeline`); shared by every device.
+    pub timeline: Arc<Timeline>,
     /// The session's interrupt flag: blocking waits give up when it is set.
     pub interrupt: Arc<AtomicBool>,
     /// Where this device's storage is made: the host (cpu(0), simulated GPUs) or a CUDA GPU,
@@ -75,6 +78,22 @@ impl DeviceCtx {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
+    }
+}
+
+/// A point in a device's queue (a CUDA event): its time is set when the work queued before
+/// it has finished.
+#[derive(Clone, Debug)]
+pub struct Marker {
+    pub device: Device,
+    pub(crate) seq: u64,
+    pub(crate) time: Arc<std::sync::OnceLock<std::time::Instant>>,
+}
+
+impl Marker {
+    /// When the work before the marker finished; None while it runs.
+    pub fn time(&self) -> Option<std::time::Instant> {
+        self.time.get().copied()
     }
 }
 

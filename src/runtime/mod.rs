@@ -22,6 +22,7 @@ pub mod operand;
 pub mod random;
 pub mod save_file;
 pub mod shape;
+pub mod timeline;
 
 // The shared vocabulary (`crate::vocab`) is part of the runtime's API: layers above name it here.
 pub use crate::vocab::{device, dtype, error, host, ops};
@@ -54,6 +55,24 @@ pub fn cpu_gemm_info() -> String {
 pub fn interruptible<R>(flag: &Arc<AtomicBool>, f: impl FnOnce() -> R) -> R {
     crate::backend::cpu::cancel::interruptible(flag, f)
 }
+
+/// Kernel threads of each simulated GPU: the machine's cores shared out among the GPUs (at
+/// least one each), so that two GPUs given independent work finish in about the time of one,
+/// as real GPUs do. `DEVARRAY_SIM_GPU_THREADS` overrides it (e.g. every core for each GPU,
+/// which makes one GPU faster and two GPUs take turns).
+pub fn sim_gpu_threads(sim_gpus: usize) -> usize {
+    if let Some(n) = std::env::var(SIM_GPU_THREADS_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        return n;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (cores / sim_gpus.max(1)).max(1)
+}
+
+pub const SIM_GPU_THREADS_VAR: &str = "DEVARRAY_SIM_GPU_THREADS";
 
 /// Default memory of a simulated GPU (`DEVARRAY_SIM_GPU_MEMORY`).
 pub const DEFAULT_SIM_GPU_MEMORY: u64 = 4 << 30;
@@ -94,6 +113,7 @@ struct RuntimeInner {
     cpu: Arc<DeviceCtx>,
     gpus: Vec<Arc<DeviceCtx>>,
     transfers: Arc<TransferLog>,
+    timeline: Arc<timeline::Timeline>,
     interrupt: Arc<AtomicBool>,
 }
 
@@ -123,6 +143,7 @@ impl Runtime {
         // Unseeded sessions start from the clock, like MXNet's.
         let seed = clock_seed();
         let transfers = Arc::new(TransferLog::default());
+        let timeline = Arc::new(timeline::Timeline::default());
         let interrupt = Arc::new(AtomicBool::new(false));
         let ctx = |device: Device,
                    budget: Option<Budget>,
@@ -134,6 +155,7 @@ impl Runtime {
                 stream,
                 rng: Arc::new(Mutex::new(DeviceRng::new(seed))),
                 transfers: Arc::clone(&transfers),
+                timeline: Arc::clone(&timeline),
                 interrupt: Arc::clone(&interrupt),
                 placement,
                 deferred_error: Mutex::new(None),
@@ -142,10 +164,12 @@ impl Runtime {
         let gpus = if config.sim_gpus > 0 {
             // A simulated GPU whose worker thread cannot start runs synchronously: slower to
             // overlap, identical in results.
+            let threads = sim_gpu_threads(config.sim_gpus);
             (0..config.sim_gpus)
                 .map(|i| {
                     let device = Device::gpu(i);
-                    let stream = Stream::start(&device.to_string()).map(Arc::new);
+                    let stream = Stream::start_with_threads(&device.to_string(), Some(threads))
+                        .map(Arc::new);
                     let budget = Budget {
                         bytes: config.sim_gpu_memory,
                         setting: Some("DEVARRAY_SIM_GPU_MEMORY"),
@@ -189,6 +213,7 @@ impl Runtime {
                 gpus,
                 config,
                 transfers,
+                timeline,
                 interrupt,
             }),
         }
@@ -301,6 +326,66 @@ impl Runtime {
         self.inner.transfers.snapshot()
     }
 
+    /// Starts a new cell on the timeline: the frontends call it before running each cell.
+    pub fn timeline_begin_cell(&self) {
+        self.inner.timeline.begin_cell();
+    }
+
+    /// The timeline of the current cell (`current`) or of the one before it.
+    pub fn timeline(&self, current: bool) -> timeline::CellTimeline {
+        self.inner.timeline.cell(current)
+    }
+
+    /// Waits for one device's queued work (`torch.cuda.synchronize(device)`) and reports the
+    /// first error it raised.
+    pub fn synchronize_device(&self, device: Device) -> Result<()> {
+        self.state(device)?.synchronize()
+    }
+
+    /// Queues a marker on `device` (a CUDA event's `record`): it notes the time when the work
+    /// queued before it has finished. On a synchronous device that is now.
+    pub fn record_marker(&self, device: Device) -> Result<engine::Marker> {
+        let ctx = self.state(device)?;
+        let time = Arc::new(std::sync::OnceLock::new());
+        let seq = match &ctx.stream {
+            Some(stream) => {
+                let mark = Arc::clone(&time);
+                stream.submit(
+                    Box::new(move || {
+                        let _ = mark.set(std::time::Instant::now());
+                        Ok(())
+                    }),
+                    &ctx.interrupt,
+                )?
+            }
+            None => {
+                // A CUDA GPU's stream: the time is taken once its work is done.
+                ctx.placement.synchronize(&ctx.interrupt)?;
+                let _ = time.set(std::time::Instant::now());
+                0
+            }
+        };
+        Ok(engine::Marker { device, seq, time })
+    }
+
+    /// Whether `device` has finished all its queued work (a stream's `query()`).
+    pub fn is_idle(&self, device: Device) -> Result<bool> {
+        let ctx = self.state(device)?;
+        Ok(ctx
+            .stream
+            .as_ref()
+            .is_none_or(|s| s.completed() >= s.last_submitted()))
+    }
+
+    /// Waits until the work queued before `marker` has finished.
+    pub fn wait_marker(&self, marker: &engine::Marker) -> Result<()> {
+        let ctx = self.state(marker.device)?;
+        if let Some(stream) = &ctx.stream {
+            stream.wait(marker.seq, Some(&ctx.interrupt))?;
+        }
+        Ok(())
+    }
+
     pub fn reset_transfers(&self) {
         self.inner.transfers.reset();
     }
@@ -389,6 +474,7 @@ impl Runtime {
     }
 
     pub fn full(&self, shape: &[usize], value: f64, dtype: DType, device: Device) -> Result<Array> {
+        let _op = timeline::op_scope("full");
         self.create(shape, dtype, device, move |n, placement| {
             placement.full(n, value, dtype)
         })
@@ -410,6 +496,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("array");
         let n = checked_numel(shape)?;
         if n != data.len() {
             return Err(RuntimeError::Shape(format!(
@@ -431,6 +518,7 @@ impl Runtime {
     }
 
     pub fn from_host(&self, data: HostData, shape: &[usize], device: Device) -> Result<Array> {
+        let _op = timeline::op_scope("array");
         let n = checked_numel(shape)?;
         if n != data.len() {
             return Err(RuntimeError::Shape(format!(
@@ -454,6 +542,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("arange");
         if step == 0.0 {
             return Err(RuntimeError::Value("arange: step must not be zero".into()));
         }
@@ -483,6 +572,7 @@ impl Runtime {
 
     /// An n x m matrix with ones on diagonal k (k > 0 above the main one).
     pub fn eye(&self, n: usize, m: usize, k: i64, dtype: DType, device: Device) -> Result<Array> {
+        let _op = timeline::op_scope("eye");
         let out = self.zeros(&[n, m], dtype, device)?;
         let first_row = if k < 0 { k.unsigned_abs() as usize } else { 0 };
         let first_col = if k > 0 { k as usize } else { 0 };
@@ -568,6 +658,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("uniform");
         if low.is_nan() || high.is_nan() || low > high {
             return Err(RuntimeError::Value(format!(
                 "uniform_ expects to return a [from, to) range, but found from={low} > to={high}"
@@ -594,6 +685,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("normal");
         if std.is_nan() || std < 0.0 {
             return Err(RuntimeError::Value(format!(
                 "normal expects std >= 0.0, but found std {std}"
@@ -629,6 +721,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("randint");
         if low >= high {
             return Err(RuntimeError::Value(format!(
                 "random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
@@ -677,6 +770,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("uniform");
         if low.is_nan() || high.is_nan() || low > high {
             return Err(RuntimeError::Value(format!(
                 "uniform: low ({low}) must be less than or equal to high ({high})"
@@ -706,6 +800,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("normal");
         if scale.is_nan() || scale < 0.0 {
             return Err(RuntimeError::Value(format!(
                 "normal: scale ({scale}) must be non-negative"
@@ -743,6 +838,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("uniform");
         match self.sampler() {
             Sampler::MxNet => self.mx_uniform(low, high, shape, dtype, device),
             Sampler::MxNumpy => self.np_uniform(low, high, shape, dtype, device),
@@ -759,6 +855,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("normal");
         match self.sampler() {
             Sampler::MxNet => self.mx_normal(loc, scale, shape, dtype, device),
             Sampler::MxNumpy => self.np_normal(loc, scale, shape, dtype, device),
@@ -775,6 +872,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("uniform");
         if low.is_nan() || high.is_nan() || low > high {
             return Err(RuntimeError::Value(format!(
                 "uniform: low ({low}) must be less than or equal to high ({high})"
@@ -802,6 +900,7 @@ impl Runtime {
         dtype: DType,
         device: Device,
     ) -> Result<Array> {
+        let _op = timeline::op_scope("normal");
         if scale.is_nan() || scale < 0.0 {
             return Err(RuntimeError::Value(format!(
                 "normal: scale ({scale}) must be non-negative"

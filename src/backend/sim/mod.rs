@@ -71,6 +71,13 @@ impl Stream {
     /// Starts the worker thread of the device called `name` (e.g. "gpu(0)"). None when the
     /// system refuses a thread; the caller then runs that device synchronously.
     pub fn start(name: &str) -> Option<Stream> {
+        Stream::start_with_threads(name, None)
+    }
+
+    /// [`Stream::start`] with the device's own pool of `threads` kernel threads: its kernels run
+    /// there instead of on the process-wide pool, so two devices' work runs side by side on
+    /// their own cores (as two GPUs do) instead of taking turns on all of them.
+    pub fn start_with_threads(name: &str, threads: Option<usize>) -> Option<Stream> {
         let (sender, receiver) = sync_channel::<Job>(QUEUE_DEPTH);
         let shared = Arc::new(Shared {
             progress: Mutex::new(Progress::default()),
@@ -78,9 +85,22 @@ impl Stream {
         });
         let worker_shared = Arc::clone(&shared);
         let worker_name = name.to_string();
+        let pool = match threads {
+            Some(n) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n.max(1))
+                    .thread_name({
+                        let name = name.to_string();
+                        move |i| format!("devarray-{name}-{i}")
+                    })
+                    .build()
+                    .ok()?,
+            ),
+            None => None,
+        };
         std::thread::Builder::new()
             .name(format!("devarray-{name}"))
-            .spawn(move || run_worker(&worker_name, &receiver, &worker_shared))
+            .spawn(move || run_worker(&worker_name, &receiver, &worker_shared, pool.as_ref()))
             .ok()?;
         Some(Stream {
             name: name.to_string(),
@@ -167,10 +187,20 @@ impl Stream {
     }
 }
 
-fn run_worker(name: &str, receiver: &Receiver<Job>, shared: &Shared) {
+fn run_worker(
+    name: &str,
+    receiver: &Receiver<Job>,
+    shared: &Shared,
+    pool: Option<&rayon::ThreadPool>,
+) {
     // Ends when every sender is gone: the runtime was dropped and the queue drained.
     while let Ok(job) = receiver.recv() {
-        let outcome = match catch_unwind(AssertUnwindSafe(job)) {
+        let run = || catch_unwind(AssertUnwindSafe(job));
+        let caught = match pool {
+            Some(pool) => pool.install(run),
+            None => run(),
+        };
+        let outcome = match caught {
             Ok(result) => result.err(),
             Err(panic) => Some(panic_error(name, panic.as_ref())),
         };

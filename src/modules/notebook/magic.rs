@@ -26,6 +26,7 @@ pub fn run(it: &mut dyn Interpreter, name: &str, arg: &str) -> Result<(), Exc> {
             it.out().display(&data, false);
         }
         "transfers" => transfers(it, arg)?,
+        "timeline" => super::timeline::timeline(it, arg)?,
         "who" => who(it),
         // Notebooks start with it; figures are already shown inline (modules/matplotlib).
         "matplotlib" => {}
@@ -33,7 +34,7 @@ pub fn run(it: &mut dyn Interpreter, name: &str, arg: &str) -> Result<(), Exc> {
             return Err(Exc::new(
                 ExcKind::NameError,
                 format!(
-                    "unknown magic %{other}; the magics are %time, %timeit, %devices, %transfers and %who (and !cmd for shell commands)"
+                    "unknown magic %{other}; the magics are %time, %timeit, %devices, %transfers, %timeline and %who (and !cmd for shell commands)"
                 ),
             ))
         }
@@ -41,27 +42,7 @@ pub fn run(it: &mut dyn Interpreter, name: &str, arg: &str) -> Result<(), Exc> {
     Ok(())
 }
 
-/// IPython's time formatting: three significant digits and a unit.
-pub fn format_duration(seconds: f64) -> String {
-    let (scale, unit) = if seconds >= 1.0 {
-        (1.0, "s")
-    } else if seconds >= 1e-3 {
-        (1e3, "ms")
-    } else if seconds >= 1e-6 {
-        (1e6, "µs")
-    } else {
-        (1e9, "ns")
-    };
-    let v = seconds * scale;
-    let s = if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    };
-    format!("{s} {unit}")
-}
+pub use crate::display::timeline::format_duration;
 
 /// Wait for queued device work, so a timing covers the work itself (and not just the time to
 /// queue it).
@@ -183,7 +164,7 @@ fn who(it: &mut dyn Interpreter) {
 /// Set to hide times in `%transfers` (they differ run to run; transcripts set it).
 pub const DETERMINISTIC_VAR: &str = "DEVARRAY_DETERMINISTIC";
 
-fn deterministic() -> bool {
+pub(super) fn deterministic() -> bool {
     std::env::var(DETERMINISTIC_VAR).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
@@ -445,7 +426,7 @@ impl NativeObject for DeviceTable {
     }
 }
 
-fn human_bytes(b: u64) -> String {
+pub(super) fn human_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b as f64;
     let mut u = 0;

@@ -3,6 +3,7 @@
 //! `%devices`) and the Python library, never a dialect.
 //!
 //! - `magic.rs` — `%time`, `%timeit`, `%devices`, `%transfers`, `%who`, `!cmd`;
+//! - `timeline.rs` — `%timeline`: the last cell's device work, lane by lane;
 //! - `pydoc.rs`, `docs.rs` — what `help`, `obj?` and inspection show; the long docs;
 //! - `ipython.rs` — `IPython.display`.
 
@@ -10,3 +11,4 @@ pub mod docs;
 pub mod ipython;
 pub mod magic;
 pub mod pydoc;
+pub mod timeline;

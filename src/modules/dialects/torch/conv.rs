@@ -98,8 +98,12 @@ fn base() -> Result<Value, Exc> {
 // ---- arguments ------------------------------------------------------------------------------
 
 fn self_arg(a: &mut Args) -> Result<Value, Exc> {
+    // `self` may come by keyword; only a positional one shifts the others.
+    let positional = !a.pos.is_empty();
     let this = a.required(0, "self")?;
-    a.pos.remove(0);
+    if positional {
+        a.pos.remove(0);
+    }
     Ok(this)
 }
 
@@ -738,8 +742,13 @@ fn f_conv(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, E
 
 fn f_pool(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, Exc> {
     let what = if max { "max_pool2d" } else { "avg_pool2d" };
+    // The input may come by keyword (`F.avg_pool2d(input=x, kernel_size=2)`, as d2l writes
+    // it); the rest are numbered from the first positional after it.
+    let positional = !a.pos.is_empty();
     let x = tensor(&a.required(0, "input")?, what, "input")?;
-    a.pos.remove(0);
+    if positional {
+        a.pos.remove(0);
+    }
     let (kernel, stride, pad, ..) = pool_common(it, &mut a)?;
     let (ceil_mode, include) = if max {
         let d = a.take(3, "dilation")?.unwrap_or(Value::Int(1));

@@ -9,10 +9,12 @@
 
 pub mod autograd;
 pub mod conv;
+pub mod cuda;
 pub mod functional;
 pub mod lr_scheduler;
 pub mod nn;
 pub mod optim;
+pub mod parallel;
 pub mod size;
 
 use std::rc::Rc;
@@ -304,12 +306,6 @@ fn set_device_index(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc>
     Ok(Value::None)
 }
 
-fn synchronize(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    a.take(0, "device")?;
-    a.finish(1)?;
-    Ok(Value::None)
-}
-
 fn manual_seed(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     arrays::seed(it, a)?;
     // PyTorch returns the generator; nothing in the chapters uses it.
@@ -424,6 +420,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "torch.nn" => nn::build(),
         "torch.autograd" => autograd::autograd_module(),
         "torch.nn.functional" => functional::build(),
+        "torch.nn.parallel" => parallel::build(),
         "torch.optim" => optim::build(),
         "torch.optim.lr_scheduler" => lr_scheduler::build(),
         "torch.nn.utils" => optim::nn_utils(),
@@ -450,13 +447,14 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 ),
                 (
                     "synchronize",
-                    "synchronize(device=None): block until the GPU's queued work is done.",
-                    synchronize,
+                    "synchronize(device=None): block until the GPU's queued work is done (the current GPU, 0, by default).",
+                    cuda::synchronize,
                 ),
             ];
             for (name, doc, f) in fns {
                 m.set(name, builtin(name, doc, f));
             }
+            cuda::install(&m);
             m
         }
         "torch.accelerator" => {
@@ -493,8 +491,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 ),
                 (
                     "synchronize",
-                    "synchronize(device=None): block until the GPU's queued work is done.",
-                    synchronize,
+                    "synchronize(device=None): block until the GPU's queued work is done (the current GPU, 0, by default).",
+                    cuda::synchronize,
                 ),
             ];
             for (name, doc, f) in fns {

@@ -148,8 +148,12 @@ fn setup(
 }
 
 fn self_arg(a: &mut Args) -> Result<Value, Exc> {
+    // `self` may come by keyword; only a positional one shifts the others.
+    let positional = !a.pos.is_empty();
     let this = a.required(0, "self")?;
-    a.pos.remove(0);
+    if positional {
+        a.pos.remove(0);
+    }
     Ok(this)
 }
 
@@ -1050,6 +1054,7 @@ fn init_module() -> Rc<Module> {
 pub fn build() -> Rc<Module> {
     let m = Rc::new(Module::new("torch.nn", "PyTorch's neural network modules"));
     m.set("functional", Value::Module(super::functional::build()));
+    m.set("parallel", Value::Module(super::parallel::build()));
     m.set("utils", Value::Module(super::optim::nn_utils()));
     super::functional::register_losses(&m);
     let k = classes();
