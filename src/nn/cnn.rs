@@ -473,6 +473,123 @@ impl LayerOp for PoolLayer {
     }
 }
 
+/// 1-d pooling (`MaxPool1d`, `AvgPool1D`, `AdaptiveAvgPool1d`, `GlobalAvgPool1D`, ...): the
+/// 2-d layer over (N, C, 1, L), as PyTorch itself computes it (unsqueeze, pool, squeeze).
+/// `inner`'s windows are (1, k).
+pub struct Pool1dLayer {
+    pub inner: PoolLayer,
+}
+
+impl Pool1dLayer {
+    fn torch_fn(&self) -> &'static str {
+        match (&self.inner.span, self.inner.max) {
+            (PoolSpan::Window { .. }, true) => "max_pool1d",
+            (PoolSpan::Window { .. }, false) => "avg_pool1d",
+            (_, true) => "adaptive_max_pool1d",
+            (_, false) => "adaptive_avg_pool1d",
+        }
+    }
+}
+
+impl LayerOp for Pool1dLayer {
+    fn params(&self) -> Vec<(&'static str, Rc<Parameter>)> {
+        Vec::new()
+    }
+
+    fn forward(&self, rt: &Runtime, tape: &mut Tape, x: &Array) -> Result<Array> {
+        let torch = self.inner.style == Style::Torch;
+        let ok = if torch {
+            matches!(x.ndim(), 2 | 3)
+        } else {
+            x.ndim() == 3
+        };
+        if !ok {
+            let f = self.torch_fn();
+            return Err(RuntimeError::Shape(match (torch, f) {
+                (true, "max_pool1d") => format!(
+                    "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
+                    size_text(x.shape())
+                ),
+                (true, _) => format!(
+                    "Expected 2 to 3 dimensions, but got {}-dimensional tensor for argument #1 'self' (while checking arguments for {f})",
+                    x.ndim()
+                ),
+                (false, _) => format!(
+                    "Pooling: Check failed: dshape.ndim() == 3U ({} vs. 3) : Input data should be 3D in (batch, channel, x)",
+                    x.ndim()
+                ),
+            }));
+        }
+        let mut s4: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+        if s4.len() == 2 {
+            s4.insert(0, 1);
+        }
+        s4.insert(2, 1);
+        let x4 = tape.reshape(x, &s4)?;
+        let y4 = self.inner.forward(rt, tape, &x4)?;
+        let mut out: Vec<isize> = y4.shape().iter().map(|&d| d as isize).collect();
+        out.remove(2);
+        if x.ndim() == 2 {
+            out.remove(0);
+        }
+        let y = tape.reshape(&y4, &out)?;
+        if torch {
+            tape.rename(&y, "SqueezeBackward1");
+        }
+        Ok(y)
+    }
+
+    fn repr(&self, _np: bool) -> String {
+        match self.inner.style {
+            Style::Torch => self.inner.torch_repr.clone(),
+            Style::Gluon => {
+                let pool_type = if self.inner.max { "max" } else { "avg" };
+                let (name, k, st, p, ceil, global) = match &self.inner.span {
+                    PoolSpan::Window {
+                        kernel,
+                        stride,
+                        pad,
+                        ceil_mode,
+                    } => (
+                        if self.inner.max {
+                            "MaxPool1D"
+                        } else {
+                            "AvgPool1D"
+                        },
+                        kernel[1],
+                        stride[1],
+                        pad[1],
+                        *ceil_mode,
+                        false,
+                    ),
+                    _ => (
+                        if self.inner.max {
+                            "GlobalMaxPool1D"
+                        } else {
+                            "GlobalAvgPool1D"
+                        },
+                        1,
+                        1,
+                        0,
+                        true,
+                        true,
+                    ),
+                };
+                let py = |b: bool| if b { "True" } else { "False" };
+                format!(
+                    "{name}(size=({k},), stride=({st},), padding=({p},), ceil_mode={}, global_pool={}, pool_type={pool_type}, layout=NCW)",
+                    py(ceil),
+                    py(global)
+                )
+            }
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 impl PoolLayer {
     /// The `grad_fn` PyTorch shows for this pooling's output.
     fn grad_fn_name(&self, shape: &[usize]) -> &'static str {
