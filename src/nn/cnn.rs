@@ -62,6 +62,128 @@ pub enum ConvPad {
     Valid,
 }
 
+/// What a PyTorch convolution pads with (`padding_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PadMode {
+    Zeros,
+    Reflect,
+    Replicate,
+    Circular,
+}
+
+impl PadMode {
+    pub fn parse(s: &str) -> Option<PadMode> {
+        Some(match s {
+            "zeros" => PadMode::Zeros,
+            "reflect" => PadMode::Reflect,
+            "replicate" => PadMode::Replicate,
+            "circular" => PadMode::Circular,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PadMode::Zeros => "zeros",
+            PadMode::Reflect => "reflect",
+            PadMode::Replicate => "replicate",
+            PadMode::Circular => "circular",
+        }
+    }
+}
+
+/// Pads the spatial axes of `x` (N, C, ...) by `pads` (last `pads.len()` axes) in `mode`, on
+/// the tape so the gradient flows back to the copied elements.
+pub fn pad_input(
+    tape: &mut Tape,
+    x: &Array,
+    pads: &[(usize, usize)],
+    mode: PadMode,
+) -> Result<Array> {
+    let mut y = x.clone();
+    let first = x.ndim() - pads.len();
+    // PyTorch checks the last axis first.
+    for (k, &(lo, hi)) in pads.iter().enumerate().rev() {
+        if lo == 0 && hi == 0 {
+            continue;
+        }
+        let axis = first + k;
+        let n = y.shape()[axis];
+        match mode {
+            PadMode::Reflect if lo >= n || hi >= n => {
+                return Err(RuntimeError::Shape(format!(
+                    "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding ({lo}, {hi}) at dimension {axis} of input {}",
+                    size_text(x.shape())
+                )))
+            }
+            PadMode::Circular | PadMode::Replicate if n == 0 => {
+                return Err(RuntimeError::Shape(format!(
+                    "padding a zero-length dimension {axis} of input {} is not possible",
+                    size_text(x.shape())
+                )))
+            }
+            PadMode::Circular if lo > n || hi > n => {
+                return Err(RuntimeError::Shape(
+                    "Padding value causes wrapping around more than once.".into(),
+                ))
+            }
+            _ => {}
+        }
+        // The padding is slices of `y` joined on: each element's gradient adds up over the
+        // copies (slices, not a gather, so repeated sources accumulate).
+        let slice = |tape: &mut Tape, y: &Array, start: i64, stop: Option<i64>, step: i64| {
+            let mut items = vec![
+                crate::runtime::IndexItem::Slice {
+                    start: None,
+                    stop: None,
+                    step: None,
+                };
+                axis
+            ];
+            items.push(crate::runtime::IndexItem::Slice {
+                start: Some(start),
+                stop,
+                step: Some(step),
+            });
+            tape.index(y, &items)
+        };
+        let (n, lo, hi) = (n as i64, lo as i64, hi as i64);
+        let mut parts = Vec::new();
+        match mode {
+            PadMode::Reflect => {
+                if lo > 0 {
+                    parts.push(slice(tape, &y, lo, Some(0), -1)?);
+                }
+                parts.push(y.clone());
+                if hi > 0 {
+                    let stop = n - 2 - hi;
+                    parts.push(slice(tape, &y, n - 2, (stop >= 0).then_some(stop), -1)?);
+                }
+            }
+            PadMode::Replicate => {
+                for _ in 0..lo {
+                    parts.push(slice(tape, &y, 0, Some(1), 1)?);
+                }
+                parts.push(y.clone());
+                for _ in 0..hi {
+                    parts.push(slice(tape, &y, n - 1, Some(n), 1)?);
+                }
+            }
+            PadMode::Circular | PadMode::Zeros => {
+                if lo > 0 {
+                    parts.push(slice(tape, &y, n - lo, Some(n), 1)?);
+                }
+                parts.push(y.clone());
+                if hi > 0 {
+                    parts.push(slice(tape, &y, 0, Some(hi), 1)?);
+                }
+            }
+        }
+        y = tape.concat(&parts, axis as isize)?;
+    }
+    Ok(y)
+}
+
 /// `Conv1d`/`Conv2d` (PyTorch) and `Conv1D`/`Conv2D` (Gluon). One-dimensional layers keep
 /// their sizes in the second slot of each pair (height 1).
 pub struct ConvLayer {
@@ -73,6 +195,7 @@ pub struct ConvLayer {
     pub kernel: [usize; 2],
     pub stride: [usize; 2],
     pub padding: ConvPad,
+    pub padding_mode: PadMode,
     pub dilation: [usize; 2],
     pub groups: usize,
     pub activation: Option<Activation>,
@@ -187,7 +310,20 @@ impl LayerOp for ConvLayer {
             Some(b) => Some(b.data(Some(x.device()))?),
             None => None,
         };
-        let pads = self.pads();
+        let mut pads = self.pads();
+        // Other modes than zeros pad the input first, then convolve without padding.
+        let x = if self.padding_mode != PadMode::Zeros && pads != [(0, 0); 2] {
+            let spatial = if self.dims == 1 {
+                &pads[1..]
+            } else {
+                &pads[..]
+            };
+            let y = pad_input(tape, &x, spatial, self.padding_mode)?;
+            pads = [(0, 0); 2];
+            y
+        } else {
+            x
+        };
         let y = if self.dims == 1 {
             conv::conv1d(
                 rt,
@@ -254,6 +390,9 @@ impl LayerOp for ConvLayer {
                 }
                 if self.bias.is_none() {
                     out.push_str(", bias=False");
+                }
+                if self.padding_mode != PadMode::Zeros {
+                    out.push_str(&format!(", padding_mode={}", self.padding_mode.name()));
                 }
                 out
             }

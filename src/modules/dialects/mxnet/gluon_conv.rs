@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use crate::modules::array::blocks::{self, core_of};
 use crate::nn::cnn::{
-    constant_param, BatchNormLayer, ConvLayer, ConvPad, DropoutLayer, LayerNormLayer, Pool1dLayer,
-    PoolLayer, PoolSpan, Style,
+    constant_param, BatchNormLayer, ConvLayer, ConvPad, DropoutLayer, LayerNormLayer, PadMode,
+    Pool1dLayer, PoolLayer, PoolSpan, Style,
 };
 use crate::nn::layers::{Block, BlockKind, Init, Parameter};
 use crate::object::class::Class;
@@ -207,6 +207,7 @@ fn conv_init(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value
                 kernel,
                 stride,
                 padding: ConvPad::Fixed(padding),
+                padding_mode: PadMode::Zeros,
                 dilation,
                 groups,
                 activation: act,

@@ -13,7 +13,7 @@ use crate::modules::dialects::torch::torch_error;
 use crate::modules::python::native::usize_arg;
 use crate::nn::cnn::{
     batch_counter, constant_param, BatchNormLayer, ConvLayer, ConvPad, DropoutLayer, IdentityLayer,
-    LayerNormLayer, LayerOp, Pool1dLayer, PoolLayer, PoolSpan, Style,
+    LayerNormLayer, LayerOp, PadMode, Pool1dLayer, PoolLayer, PoolSpan, Style,
 };
 use crate::nn::conv::{self, Window};
 use crate::nn::layers::{Block, BlockKind, Init, Parameter};
@@ -201,6 +201,7 @@ struct ConvArgs {
     kernel: [usize; 2],
     stride: [usize; 2],
     padding: ConvPad,
+    padding_mode: PadMode,
     dilation: [usize; 2],
     groups: usize,
     bias: bool,
@@ -244,13 +245,24 @@ fn conv_args(
         None => 1,
     };
     let bias = truth(a.take(at + 5, "bias")?, true)?;
-    if let Some(Value::Str(mode)) = &a.take(at + 6, "padding_mode")? {
-        if &**mode != "zeros" {
-            return Err(Exc::value_error(format!(
-                "padding_mode='{mode}' is not supported here; only padding_mode='zeros' (pad the input with F.pad for other modes)"
-            )));
+    let padding_mode = match &a.take(at + 6, "padding_mode")? {
+        None => PadMode::Zeros,
+        Some(v) => {
+            let text = match v {
+                Value::Str(s) => s.to_string(),
+                other => py_repr(it, other)?,
+            };
+            PadMode::parse(&text).ok_or_else(|| {
+                Exc::value_error(format!(
+                    "padding_mode must be one of {{'circular', 'replicate', 'reflect', 'zeros'}}, but got padding_mode={}",
+                    match v {
+                        Value::Str(s) => format!("'{s}'"),
+                        _ => text.clone(),
+                    }
+                ))
+            })?
         }
-    }
+    };
     a.take(at + 7, "device")?;
     a.take(at + 8, "dtype")?;
     a.finish(at + 9)?;
@@ -272,6 +284,7 @@ fn conv_args(
         kernel,
         stride,
         padding,
+        padding_mode,
         dilation,
         groups,
         bias,
@@ -323,6 +336,7 @@ fn make_conv(
         kernel: c.kernel,
         stride: c.stride,
         padding: c.padding,
+        padding_mode: c.padding_mode,
         dilation: c.dilation,
         groups: c.groups,
         activation: None,
