@@ -862,8 +862,10 @@ impl LayerOp for BatchNormLayer {
                 batch_weight: self.momentum,
                 unbiased: true,
             },
+            // MXNet moves its running statistics when the backward pass goes through the
+            // layer: here the batch's statistics wait in `PENDING` for the next backward.
             Style::Gluon => RunningUpdate {
-                batch_weight: 1.0 - self.momentum,
+                batch_weight: 1.0,
                 unbiased: false,
             },
         };
@@ -877,7 +879,20 @@ impl LayerOp for BatchNormLayer {
             update,
             self.eps,
         )?;
-        if let (Some((m, v)), Some(old_m), Some(old_v)) = (&out.running, &rm, &rv) {
+        if let (Style::Gluon, Some((m, v)), Some(pm), Some(pv)) = (
+            self.style,
+            &out.running,
+            &self.running_mean,
+            &self.running_var,
+        ) {
+            PENDING.with(|p| {
+                p.borrow_mut().push(PendingStats {
+                    mean: (pm.clone(), m.clone()),
+                    var: (pv.clone(), v.clone()),
+                    momentum: self.momentum,
+                })
+            });
+        } else if let (Some((m, v)), Some(old_m), Some(old_v)) = (&out.running, &rm, &rv) {
             old_m.set_index(&[], Operand::Array(m))?;
             old_v.set_index(&[], Operand::Array(v))?;
             if let Some(n) = &self.num_batches {
@@ -964,6 +979,55 @@ impl LayerOp for BatchNormLayer {
 
 /// Python's repr of a float (`1e-05`, `0.1`, `0.9`): Rust's shortest digits with Python's
 /// exponent form (nn sits beside `display`, so it does not use its formatter).
+/// A Gluon batch normalization's batch statistics, waiting for the backward pass.
+struct PendingStats {
+    mean: (Rc<Parameter>, Array),
+    var: (Rc<Parameter>, Array),
+    momentum: f64,
+}
+
+thread_local! {
+    static PENDING: std::cell::RefCell<Vec<PendingStats>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// After a backward pass: Gluon's batch normalizations recorded since `autograd.record()`
+/// move their running statistics, last layer first as MXNet's backward reaches them
+/// (running = running * momentum + batch * (1 - momentum), in float32 as MXNet computes it).
+pub fn apply_pending_running_stats() -> Result<()> {
+    let pending = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    for p in pending.into_iter().rev() {
+        let m32 = p.momentum as f32;
+        let w32 = 1.0f32 - m32;
+        for (param, batch) in [p.mean, p.var] {
+            let old = param.data(Some(batch.device()))?;
+            let a = Array::binary(
+                crate::runtime::BinaryOp::Mul,
+                Operand::Array(&old),
+                Operand::Scalar(crate::runtime::Scalar::Float(f64::from(m32))),
+            )?;
+            let b = Array::binary(
+                crate::runtime::BinaryOp::Mul,
+                Operand::Array(&batch.astype(old.dtype())?),
+                Operand::Scalar(crate::runtime::Scalar::Float(f64::from(w32))),
+            )?;
+            let new = Array::binary(
+                crate::runtime::BinaryOp::Add,
+                Operand::Array(&a),
+                Operand::Array(&b),
+            )?;
+            old.set_index(&[], Operand::Array(&new))?;
+        }
+    }
+    Ok(())
+}
+
+/// A new `autograd.record()` scope: statistics of forward passes no backward went through
+/// are dropped, as MXNet never applies them.
+pub fn drop_pending_running_stats() {
+    PENDING.with(|p| p.borrow_mut().clear());
+}
+
 pub fn float_text(v: f64) -> String {
     let s = format!("{v:?}");
     match s.split_once('e') {
