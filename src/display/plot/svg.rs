@@ -930,17 +930,21 @@ pub fn render(fig: &Figure, opts: Options) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "<?xml version=\"1.0\" encoding=\"utf-8\" standalone=\"no\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"{}pt\" height=\"{}pt\" viewBox=\"{} {} {} {}\" version=\"1.1\">",
+        "<?xml version=\"1.0\" encoding=\"utf-8\" standalone=\"no\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"{}pt\" height=\"{}pt\" viewBox=\"0 0 {} {}\" version=\"1.1\">",
         n(pw),
         n(ph),
-        n(x0),
-        n(y0),
         n(pw),
         n(ph)
     );
+    // A cut page starts at 0 0 as matplotlib's does: the drawing moves instead.
+    let shift = if (x0, y0) == (0.0, 0.0) {
+        String::new()
+    } else {
+        format!(" transform=\"translate({} {})\"", n(-x0), n(-y0))
+    };
     let _ = writeln!(
         out,
-        "<g id=\"figure_{}\">\n<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{}/>",
+        "<g id=\"figure_{}\"{shift}>\n<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{}/>",
         fig.number,
         n(x0),
         n(y0),

@@ -311,13 +311,13 @@ fn share_arg(v: Option<Value>, name: &str) -> Result<&'static str, Exc> {
             "col" => "col",
             other => {
                 return Err(Exc::value_error(format!(
-                    "{other:?} is not a valid value for {name}; supported values are 'all', 'row', 'col', 'none'"
+                    "'{other}' is not a valid value for {name}. Supported values are 'all', 'row', 'col', 'none', False, True"
                 )))
             }
         },
         Some(other) => {
             return Err(Exc::value_error(format!(
-                "{} is not a valid value for {name}; supported values are 'all', 'row', 'col', 'none'",
+                "{} is not a valid value for {name}. Supported values are 'all', 'row', 'col', 'none', False, True",
                 brief_repr(other)
             )))
         }
@@ -2044,7 +2044,7 @@ fn ax_tick_params(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> R
     };
     if !["x", "y", "both"].contains(&which.as_str()) {
         return Err(Exc::value_error(format!(
-            "{which:?} is not a valid value for axis; supported values are 'x', 'y', 'both'"
+            "'{which}' is not a valid value for axis. Supported values are 'x', 'y', 'both'"
         )));
     }
     let size = match a.take_kw("labelsize") {
