@@ -62,6 +62,128 @@ pub enum ConvPad {
     Valid,
 }
 
+/// What a PyTorch convolution pads with (`padding_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PadMode {
+    Zeros,
+    Reflect,
+    Replicate,
+    Circular,
+}
+
+impl PadMode {
+    pub fn parse(s: &str) -> Option<PadMode> {
+        Some(match s {
+            "zeros" => PadMode::Zeros,
+            "reflect" => PadMode::Reflect,
+            "replicate" => PadMode::Replicate,
+            "circular" => PadMode::Circular,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PadMode::Zeros => "zeros",
+            PadMode::Reflect => "reflect",
+            PadMode::Replicate => "replicate",
+            PadMode::Circular => "circular",
+        }
+    }
+}
+
+/// Pads the spatial axes of `x` (N, C, ...) by `pads` (last `pads.len()` axes) in `mode`, on
+/// the tape so the gradient flows back to the copied elements.
+pub fn pad_input(
+    tape: &mut Tape,
+    x: &Array,
+    pads: &[(usize, usize)],
+    mode: PadMode,
+) -> Result<Array> {
+    let mut y = x.clone();
+    let first = x.ndim() - pads.len();
+    // PyTorch checks the last axis first.
+    for (k, &(lo, hi)) in pads.iter().enumerate().rev() {
+        if lo == 0 && hi == 0 {
+            continue;
+        }
+        let axis = first + k;
+        let n = y.shape()[axis];
+        match mode {
+            PadMode::Reflect if lo >= n || hi >= n => {
+                return Err(RuntimeError::Shape(format!(
+                    "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding ({lo}, {hi}) at dimension {axis} of input {}",
+                    size_text(x.shape())
+                )))
+            }
+            PadMode::Circular | PadMode::Replicate if n == 0 => {
+                return Err(RuntimeError::Shape(format!(
+                    "padding a zero-length dimension {axis} of input {} is not possible",
+                    size_text(x.shape())
+                )))
+            }
+            PadMode::Circular if lo > n || hi > n => {
+                return Err(RuntimeError::Shape(
+                    "Padding value causes wrapping around more than once.".into(),
+                ))
+            }
+            _ => {}
+        }
+        // The padding is slices of `y` joined on: each element's gradient adds up over the
+        // copies (slices, not a gather, so repeated sources accumulate).
+        let slice = |tape: &mut Tape, y: &Array, start: i64, stop: Option<i64>, step: i64| {
+            let mut items = vec![
+                crate::runtime::IndexItem::Slice {
+                    start: None,
+                    stop: None,
+                    step: None,
+                };
+                axis
+            ];
+            items.push(crate::runtime::IndexItem::Slice {
+                start: Some(start),
+                stop,
+                step: Some(step),
+            });
+            tape.index(y, &items)
+        };
+        let (n, lo, hi) = (n as i64, lo as i64, hi as i64);
+        let mut parts = Vec::new();
+        match mode {
+            PadMode::Reflect => {
+                if lo > 0 {
+                    parts.push(slice(tape, &y, lo, Some(0), -1)?);
+                }
+                parts.push(y.clone());
+                if hi > 0 {
+                    let stop = n - 2 - hi;
+                    parts.push(slice(tape, &y, n - 2, (stop >= 0).then_some(stop), -1)?);
+                }
+            }
+            PadMode::Replicate => {
+                for _ in 0..lo {
+                    parts.push(slice(tape, &y, 0, Some(1), 1)?);
+                }
+                parts.push(y.clone());
+                for _ in 0..hi {
+                    parts.push(slice(tape, &y, n - 1, Some(n), 1)?);
+                }
+            }
+            PadMode::Circular | PadMode::Zeros => {
+                if lo > 0 {
+                    parts.push(slice(tape, &y, n - lo, Some(n), 1)?);
+                }
+                parts.push(y.clone());
+                if hi > 0 {
+                    parts.push(slice(tape, &y, 0, Some(hi), 1)?);
+                }
+            }
+        }
+        y = tape.concat(&parts, axis as isize)?;
+    }
+    Ok(y)
+}
+
 /// `Conv1d`/`Conv2d` (PyTorch) and `Conv1D`/`Conv2D` (Gluon). One-dimensional layers keep
 /// their sizes in the second slot of each pair (height 1).
 pub struct ConvLayer {
@@ -73,6 +195,7 @@ pub struct ConvLayer {
     pub kernel: [usize; 2],
     pub stride: [usize; 2],
     pub padding: ConvPad,
+    pub padding_mode: PadMode,
     pub dilation: [usize; 2],
     pub groups: usize,
     pub activation: Option<Activation>,
@@ -187,7 +310,20 @@ impl LayerOp for ConvLayer {
             Some(b) => Some(b.data(Some(x.device()))?),
             None => None,
         };
-        let pads = self.pads();
+        let mut pads = self.pads();
+        // Other modes than zeros pad the input first, then convolve without padding.
+        let x = if self.padding_mode != PadMode::Zeros && pads != [(0, 0); 2] {
+            let spatial = if self.dims == 1 {
+                &pads[1..]
+            } else {
+                &pads[..]
+            };
+            let y = pad_input(tape, &x, spatial, self.padding_mode)?;
+            pads = [(0, 0); 2];
+            y
+        } else {
+            x
+        };
         let y = if self.dims == 1 {
             conv::conv1d(
                 rt,
@@ -254,6 +390,9 @@ impl LayerOp for ConvLayer {
                 }
                 if self.bias.is_none() {
                     out.push_str(", bias=False");
+                }
+                if self.padding_mode != PadMode::Zeros {
+                    out.push_str(&format!(", padding_mode={}", self.padding_mode.name()));
                 }
                 out
             }
@@ -473,6 +612,123 @@ impl LayerOp for PoolLayer {
     }
 }
 
+/// 1-d pooling (`MaxPool1d`, `AvgPool1D`, `AdaptiveAvgPool1d`, `GlobalAvgPool1D`, ...): the
+/// 2-d layer over (N, C, 1, L), as PyTorch itself computes it (unsqueeze, pool, squeeze).
+/// `inner`'s windows are (1, k).
+pub struct Pool1dLayer {
+    pub inner: PoolLayer,
+}
+
+impl Pool1dLayer {
+    fn torch_fn(&self) -> &'static str {
+        match (&self.inner.span, self.inner.max) {
+            (PoolSpan::Window { .. }, true) => "max_pool1d",
+            (PoolSpan::Window { .. }, false) => "avg_pool1d",
+            (_, true) => "adaptive_max_pool1d",
+            (_, false) => "adaptive_avg_pool1d",
+        }
+    }
+}
+
+impl LayerOp for Pool1dLayer {
+    fn params(&self) -> Vec<(&'static str, Rc<Parameter>)> {
+        Vec::new()
+    }
+
+    fn forward(&self, rt: &Runtime, tape: &mut Tape, x: &Array) -> Result<Array> {
+        let torch = self.inner.style == Style::Torch;
+        let ok = if torch {
+            matches!(x.ndim(), 2 | 3)
+        } else {
+            x.ndim() == 3
+        };
+        if !ok {
+            let f = self.torch_fn();
+            return Err(RuntimeError::Shape(match (torch, f) {
+                (true, "max_pool1d") => format!(
+                    "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
+                    size_text(x.shape())
+                ),
+                (true, _) => format!(
+                    "Expected 2 to 3 dimensions, but got {}-dimensional tensor for argument #1 'self' (while checking arguments for {f})",
+                    x.ndim()
+                ),
+                (false, _) => format!(
+                    "Pooling: Check failed: dshape.ndim() == 3U ({} vs. 3) : Input data should be 3D in (batch, channel, x)",
+                    x.ndim()
+                ),
+            }));
+        }
+        let mut s4: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+        if s4.len() == 2 {
+            s4.insert(0, 1);
+        }
+        s4.insert(2, 1);
+        let x4 = tape.reshape(x, &s4)?;
+        let y4 = self.inner.forward(rt, tape, &x4)?;
+        let mut out: Vec<isize> = y4.shape().iter().map(|&d| d as isize).collect();
+        out.remove(2);
+        if x.ndim() == 2 {
+            out.remove(0);
+        }
+        let y = tape.reshape(&y4, &out)?;
+        if torch {
+            tape.rename(&y, "SqueezeBackward1");
+        }
+        Ok(y)
+    }
+
+    fn repr(&self, _np: bool) -> String {
+        match self.inner.style {
+            Style::Torch => self.inner.torch_repr.clone(),
+            Style::Gluon => {
+                let pool_type = if self.inner.max { "max" } else { "avg" };
+                let (name, k, st, p, ceil, global) = match &self.inner.span {
+                    PoolSpan::Window {
+                        kernel,
+                        stride,
+                        pad,
+                        ceil_mode,
+                    } => (
+                        if self.inner.max {
+                            "MaxPool1D"
+                        } else {
+                            "AvgPool1D"
+                        },
+                        kernel[1],
+                        stride[1],
+                        pad[1],
+                        *ceil_mode,
+                        false,
+                    ),
+                    _ => (
+                        if self.inner.max {
+                            "GlobalMaxPool1D"
+                        } else {
+                            "GlobalAvgPool1D"
+                        },
+                        1,
+                        1,
+                        0,
+                        true,
+                        true,
+                    ),
+                };
+                let py = |b: bool| if b { "True" } else { "False" };
+                format!(
+                    "{name}(size=({k},), stride=({st},), padding=({p},), ceil_mode={}, global_pool={}, pool_type={pool_type}, layout=NCW)",
+                    py(ceil),
+                    py(global)
+                )
+            }
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 impl PoolLayer {
     /// The `grad_fn` PyTorch shows for this pooling's output.
     fn grad_fn_name(&self, shape: &[usize]) -> &'static str {
@@ -606,8 +862,10 @@ impl LayerOp for BatchNormLayer {
                 batch_weight: self.momentum,
                 unbiased: true,
             },
+            // MXNet moves its running statistics when the backward pass goes through the
+            // layer: here the batch's statistics wait in `PENDING` for the next backward.
             Style::Gluon => RunningUpdate {
-                batch_weight: 1.0 - self.momentum,
+                batch_weight: 1.0,
                 unbiased: false,
             },
         };
@@ -621,7 +879,20 @@ impl LayerOp for BatchNormLayer {
             update,
             self.eps,
         )?;
-        if let (Some((m, v)), Some(old_m), Some(old_v)) = (&out.running, &rm, &rv) {
+        if let (Style::Gluon, Some((m, v)), Some(pm), Some(pv)) = (
+            self.style,
+            &out.running,
+            &self.running_mean,
+            &self.running_var,
+        ) {
+            PENDING.with(|p| {
+                p.borrow_mut().push(PendingStats {
+                    mean: (pm.clone(), m.clone()),
+                    var: (pv.clone(), v.clone()),
+                    momentum: self.momentum,
+                })
+            });
+        } else if let (Some((m, v)), Some(old_m), Some(old_v)) = (&out.running, &rm, &rv) {
             old_m.set_index(&[], Operand::Array(m))?;
             old_v.set_index(&[], Operand::Array(v))?;
             if let Some(n) = &self.num_batches {
@@ -708,6 +979,55 @@ impl LayerOp for BatchNormLayer {
 
 /// Python's repr of a float (`1e-05`, `0.1`, `0.9`): Rust's shortest digits with Python's
 /// exponent form (nn sits beside `display`, so it does not use its formatter).
+/// A Gluon batch normalization's batch statistics, waiting for the backward pass.
+struct PendingStats {
+    mean: (Rc<Parameter>, Array),
+    var: (Rc<Parameter>, Array),
+    momentum: f64,
+}
+
+thread_local! {
+    static PENDING: std::cell::RefCell<Vec<PendingStats>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// After a backward pass: Gluon's batch normalizations recorded since `autograd.record()`
+/// move their running statistics, last layer first as MXNet's backward reaches them
+/// (running = running * momentum + batch * (1 - momentum), in float32 as MXNet computes it).
+pub fn apply_pending_running_stats() -> Result<()> {
+    let pending = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    for p in pending.into_iter().rev() {
+        let m32 = p.momentum as f32;
+        let w32 = 1.0f32 - m32;
+        for (param, batch) in [p.mean, p.var] {
+            let old = param.data(Some(batch.device()))?;
+            let a = Array::binary(
+                crate::runtime::BinaryOp::Mul,
+                Operand::Array(&old),
+                Operand::Scalar(crate::runtime::Scalar::Float(f64::from(m32))),
+            )?;
+            let b = Array::binary(
+                crate::runtime::BinaryOp::Mul,
+                Operand::Array(&batch.astype(old.dtype())?),
+                Operand::Scalar(crate::runtime::Scalar::Float(f64::from(w32))),
+            )?;
+            let new = Array::binary(
+                crate::runtime::BinaryOp::Add,
+                Operand::Array(&a),
+                Operand::Array(&b),
+            )?;
+            old.set_index(&[], Operand::Array(&new))?;
+        }
+    }
+    Ok(())
+}
+
+/// A new `autograd.record()` scope: statistics of forward passes no backward went through
+/// are dropped, as MXNet never applies them.
+pub fn drop_pending_running_stats() {
+    PENDING.with(|p| p.borrow_mut().clear());
+}
+
 pub fn float_text(v: f64) -> String {
     let s = format!("{v:?}");
     match s.split_once('e') {

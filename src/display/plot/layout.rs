@@ -16,6 +16,14 @@ pub const TICK_PAD: f64 = 3.5;
 pub const LABEL_PAD: f64 = 4.0;
 pub const TITLE_PAD: f64 = 6.0;
 
+/// The height of the box matplotlib lays a line of text out in, per pt of size (a tick
+/// label of digits; measured from matplotlib 3.11's text extents).
+pub const TEXT_BOX: f64 = 1.0;
+/// The same for an axis label or other words (letters reach further).
+pub const LABEL_BOX: f64 = 1.04;
+/// How much of a text box is above the baseline (the rest is the descent).
+pub const BOX_ASCENT: f64 = 0.76;
+
 #[derive(Clone, Debug)]
 pub enum TickLabel {
     Plain(String),
@@ -172,7 +180,7 @@ fn axis_layout(ax: &Axes, is_x: bool, length: f64) -> AxisLayout {
     let spec = if is_x { &ax.x } else { &ax.y };
     let view = view_limits(ax, is_x);
     let (lo, hi) = (view.0.min(view.1), view.0.max(view.1));
-    let space = ticks::tick_space(length, is_x, FONT);
+    let space = ticks::tick_space(length, is_x, spec.tick_size);
     let (locs, minor) = match (&spec.ticks, spec.scale) {
         (Some(t), _) => (t.clone(), Vec::new()),
         (None, Scale::Linear) => (ticks::max_n_locator(lo, hi, space), Vec::new()),
@@ -211,6 +219,20 @@ fn axis_layout(ax: &Axes, is_x: bool, length: f64) -> AxisLayout {
     } else {
         let (l, o) = ticks::scalar_labels(&visible, (lo, hi));
         (l.into_iter().map(TickLabel::Plain).collect(), o)
+    };
+    // The inner subplots of a shared axis keep their ticks but show no labels.
+    let labels: Vec<TickLabel> = if spec.ticklabels_on {
+        labels
+    } else {
+        labels
+            .iter()
+            .map(|_| TickLabel::Plain(String::new()))
+            .collect()
+    };
+    let offset = if spec.ticklabels_on {
+        offset
+    } else {
+        String::new()
     };
     AxisLayout {
         view,
@@ -258,51 +280,222 @@ pub fn axes_layout(ax: &Axes, size: (f64, f64)) -> AxesLayout {
     AxesLayout { bx, x, y }
 }
 
-/// How far the decorations of `ax` reach beyond its box: left, right, top, bottom (points).
+/// How far the decorations of `ax` reach beyond its box: left, right, top, bottom (points),
+/// with text boxes as matplotlib measures them (so `tight_layout` and `bbox_inches='tight'`
+/// leave the room matplotlib leaves).
 fn decorations(ax: &Axes, lay: &AxesLayout) -> [f64; 4] {
+    // A title sits TITLE_PAD above the box on its baseline; its descent stays inside the pad.
+    let title = if ax.title.is_empty() {
+        0.0
+    } else {
+        TITLE_PAD + BOX_ASCENT * ax.title_size
+    };
     if !ax.axis_on {
-        let top = if ax.title.is_empty() {
-            0.0
-        } else {
-            TITLE_PAD + font::height(TITLE_FONT)
-        };
-        return [0.0, 0.0, top, 0.0];
+        return [0.0, 0.0, title, 0.0];
     }
-    let (mut l, mut r, mut t, mut b) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let (mut l, mut r, mut t, mut b) = (0.0f64, 0.0f64, title, 0.0f64);
     if ax.y.visible {
+        let size = ax.y.tick_size;
         let w = lay
             .y
             .major
             .iter()
-            .map(|(_, s)| s.width(FONT))
+            .map(|(_, s)| s.width(size))
             .fold(0.0, f64::max);
         l = TICK_LEN + TICK_PAD + w;
         if !ax.y.label.is_empty() {
-            l += LABEL_PAD + font::height(FONT);
+            l += LABEL_PAD + LABEL_BOX * ax.y.label_size;
+        }
+        // Labels at the ends hang over the box's top and bottom.
+        for (v, s) in &lay.y.major {
+            if s.text().is_empty() {
+                continue;
+            }
+            let cy = lay.py(*v);
+            let half = TEXT_BOX * size / 2.0;
+            t = t.max(lay.bx[1] - (cy - half));
+            b = b.max(cy + half - (lay.bx[1] + lay.bx[3]));
         }
     }
     if ax.x.visible {
-        b = TICK_LEN + TICK_PAD + font::height(FONT);
-        if !ax.x.label.is_empty() {
-            b += LABEL_PAD + font::height(FONT);
-        }
-        // Labels at the ends hang over the box's sides.
+        let size = ax.x.tick_size;
+        let mut tallest = 0.0f64;
         for (v, s) in &lay.x.major {
-            let cx = lay.px(*v);
-            let half = s.width(FONT) / 2.0;
-            l = l.max(lay.bx[0] - (cx - half));
-            r = r.max(cx + half - (lay.bx[0] + lay.bx[2]));
+            if s.text().is_empty() {
+                continue;
+            }
+            let (x0, x1, h) = x_tick_extent(&ax.x, lay.px(*v), s.width(size));
+            tallest = tallest.max(h);
+            // Labels at the ends hang over the box's sides.
+            l = l.max(lay.bx[0] - x0);
+            r = r.max(x1 - (lay.bx[0] + lay.bx[2]));
         }
-    }
-    if !ax.title.is_empty() {
-        t = TITLE_PAD + font::height(TITLE_FONT);
+        b = b.max(TICK_LEN + TICK_PAD + tallest);
+        if !ax.x.label.is_empty() {
+            b = b.max(TICK_LEN + TICK_PAD + tallest + LABEL_PAD + LABEL_BOX * ax.x.label_size);
+        }
     }
     [l, r, t, b]
+}
+
+/// The horizontal span and height of an x tick label of width `w` at `cx`, rotated as the
+/// axis says: matplotlib aligns the rotated label's bounding box (centred unless `ha`).
+pub fn x_tick_extent(spec: &super::AxisSpec, cx: f64, w: f64) -> (f64, f64, f64) {
+    let h = TEXT_BOX * spec.tick_size;
+    let a = spec.tick_rotation.to_radians();
+    let (bw, bh) = (
+        w * a.cos().abs() + h * a.sin().abs(),
+        w * a.sin().abs() + h * a.cos().abs(),
+    );
+    match spec.tick_ha.as_deref() {
+        Some("right") => (cx - bw, cx, bh),
+        Some("left") => (cx, cx + bw, bh),
+        _ => (cx - bw / 2.0, cx + bw / 2.0, bh),
+    }
+}
+
+/// The figure with shared axes' limits resolved (`subplots(sharex=True)`): every axes of a
+/// group shows the union of the group's data, or the limits one of them was given.
+pub fn resolve_shared(fig: &Figure) -> std::borrow::Cow<'_, Figure> {
+    if !fig
+        .axes
+        .iter()
+        .any(|a| a.x.share.is_some() || a.y.share.is_some())
+    {
+        return std::borrow::Cow::Borrowed(fig);
+    }
+    let mut out = fig.clone();
+    for is_x in [true, false] {
+        let spec = |a: &Axes| if is_x { a.x.clone() } else { a.y.clone() };
+        let groups: Vec<usize> = {
+            let mut g: Vec<usize> = fig.axes.iter().filter_map(|a| spec(a).share).collect();
+            g.sort_unstable();
+            g.dedup();
+            g
+        };
+        for g in groups {
+            let members: Vec<usize> = (0..fig.axes.len())
+                .filter(|&i| spec(&fig.axes[i]).share == Some(g))
+                .collect();
+            let given = members.iter().find_map(|&i| {
+                let s = spec(&fig.axes[i]);
+                (s.lim != (None, None)).then_some(s.lim)
+            });
+            let lim = match given {
+                Some((Some(a), Some(b))) => (a, b),
+                _ => {
+                    let (mut data, mut sticky) = (Vec::new(), Vec::new());
+                    for &i in &members {
+                        let (d, s) = data_of(&fig.axes[i], is_x);
+                        data.extend(d);
+                        sticky.extend(s);
+                    }
+                    let scale = spec(&fig.axes[members[0]]).scale;
+                    let auto = ticks::autoscale(&data, &sticky, scale, 0.05);
+                    match given {
+                        Some((Some(a), None)) => (a, auto.1),
+                        Some((None, Some(b))) => (auto.0, b),
+                        _ => auto,
+                    }
+                }
+            };
+            // A shared axis shares its locator and formatter: ticks set on one show on all.
+            let ticks = members.iter().find_map(|&i| {
+                let s = spec(&fig.axes[i]);
+                s.ticks.clone().map(|t| (t, s.ticklabels.clone()))
+            });
+            for &i in &members {
+                if let Some((t, l)) = &ticks {
+                    let s = if is_x {
+                        &mut out.axes[i].x
+                    } else {
+                        &mut out.axes[i].y
+                    };
+                    s.ticks = Some(t.clone());
+                    s.ticklabels = l.clone();
+                }
+                // An image's y axis still points down.
+                let flip = !is_x && given.is_none() && has_image(&fig.axes[i]);
+                let s = if is_x {
+                    &mut out.axes[i].x
+                } else {
+                    &mut out.axes[i].y
+                };
+                s.lim = if flip {
+                    (Some(lim.1), Some(lim.0))
+                } else {
+                    (Some(lim.0), Some(lim.1))
+                };
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The page `savefig(bbox_inches='tight')` and matplotlib-inline (which saves that way) cut:
+/// x0, y0, x1, y1 in points, the drawn content's bounds plus `pad_inches` (0.1 in). An empty
+/// figure keeps its whole page, padded, as matplotlib's does.
+pub fn tight_bbox(fig: &Figure, pad_inches: f64) -> [f64; 4] {
+    let fig = &*resolve_shared(fig);
+    let (w, h) = (fig.size.0 * 72.0, fig.size.1 * 72.0);
+    let mut b: Option<[f64; 4]> = None;
+    let mut grow = |r: [f64; 4]| {
+        b = Some(match b {
+            None => r,
+            Some(o) => [
+                o[0].min(r[0]),
+                o[1].min(r[1]),
+                o[2].max(r[2]),
+                o[3].max(r[3]),
+            ],
+        })
+    };
+    for ax in &fig.axes {
+        let lay = axes_layout(ax, fig.size);
+        let [l, r, t, bo] = decorations(ax, &lay);
+        let [x, y, bw, bh] = lay.bx;
+        grow([x - l, y - t, x + bw + r, y + bh + bo]);
+        // Text placed outside the axes box widens the page too.
+        for a in &ax.artists {
+            if let Artist::Text(tx) = a {
+                let (px, py) = (lay.px(tx.x), lay.py(tx.y));
+                let tw = font::width(&tx.text, tx.size);
+                let th = LABEL_BOX * tx.size;
+                let x0 = match tx.ha.as_str() {
+                    "center" => px - tw / 2.0,
+                    "right" => px - tw,
+                    _ => px,
+                };
+                let y0 = match tx.va.as_str() {
+                    "top" => py,
+                    "center" | "center_baseline" => py - th / 2.0,
+                    "bottom" => py - th,
+                    _ => py - BOX_ASCENT * tx.size,
+                };
+                if px.is_finite() && py.is_finite() {
+                    grow([x0, y0, x0 + tw, y0 + th]);
+                }
+            }
+        }
+    }
+    if let Some(s) = &fig.suptitle {
+        let tw = font::width(s, SUPTITLE_FONT);
+        grow([
+            w / 2.0 - tw / 2.0,
+            0.02 * h,
+            w / 2.0 + tw / 2.0,
+            0.02 * h + LABEL_BOX * SUPTITLE_FONT,
+        ]);
+    }
+    let pad = pad_inches * 72.0;
+    let [x0, y0, x1, y1] = b.unwrap_or([0.0, 0.0, w, h]);
+    [x0 - pad, y0 - pad, x1 + pad, y1 + pad]
 }
 
 /// `tight_layout()`: margins and gaps between subplots just wide enough for their tick labels,
 /// axis labels and titles, with matplotlib's padding of 1.08 font sizes.
 pub fn tight_layout(fig: &mut Figure) {
+    let resolved = resolve_shared(fig).into_owned();
     let (w, h) = (fig.size.0 * 72.0, fig.size.1 * 72.0);
     let pad = 1.08 * FONT;
     let (nrows, ncols) = fig
@@ -314,7 +507,7 @@ pub fn tight_layout(fig: &mut Figure) {
         .unwrap_or((1, 1));
     let (mut left, mut right) = (vec![0.0f64; ncols], vec![0.0f64; ncols]);
     let (mut top, mut bottom) = (vec![0.0f64; nrows], vec![0.0f64; nrows]);
-    for ax in &fig.axes {
+    for ax in &resolved.axes {
         let (row, col) = match ax.grid {
             Some((nr, nc, r, c)) if nr == nrows && nc == ncols => (r, c),
             Some(_) => continue,
@@ -329,7 +522,7 @@ pub fn tight_layout(fig: &mut Figure) {
         bottom[row] = bottom[row].max(b);
     }
     let sup = if fig.suptitle.is_some() {
-        font::height(SUPTITLE_FONT) + 0.02 * h
+        LABEL_BOX * SUPTITLE_FONT + 0.02 * h
     } else {
         0.0
     };

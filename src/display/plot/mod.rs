@@ -160,6 +160,16 @@ pub struct AxisSpec {
     pub ticklabels: Option<Vec<String>>,
     pub visible: bool,
     pub inverted: bool,
+    /// False on the inner subplots of a shared axis (matplotlib's `label_outer`).
+    pub ticklabels_on: bool,
+    /// Sizes in points and the tick labels' rotation in degrees (counter-clockwise).
+    pub label_size: f64,
+    pub tick_size: f64,
+    pub tick_rotation: f64,
+    /// The tick labels' horizontal alignment when rotated ("center", "right", "left").
+    pub tick_ha: Option<String>,
+    /// Axes sharing this axis's limits carry the same group number (`subplots(sharex=)`).
+    pub share: Option<usize>,
 }
 
 impl Default for AxisSpec {
@@ -172,6 +182,12 @@ impl Default for AxisSpec {
             ticklabels: None,
             visible: true,
             inverted: false,
+            ticklabels_on: true,
+            label_size: layout::FONT,
+            tick_size: layout::FONT,
+            tick_rotation: 0.0,
+            tick_ha: None,
+            share: None,
         }
     }
 }
@@ -194,6 +210,7 @@ pub struct Axes {
     pub grid: Option<(usize, usize, usize, usize)>,
     pub artists: Vec<Artist>,
     pub title: String,
+    pub title_size: f64,
     pub x: AxisSpec,
     pub y: AxisSpec,
     pub grid_on: bool,
@@ -212,6 +229,7 @@ impl Axes {
             grid: None,
             artists: Vec::new(),
             title: String::new(),
+            title_size: layout::TITLE_FONT,
             x: AxisSpec::default(),
             y: AxisSpec::default(),
             grid_on: false,
@@ -222,11 +240,17 @@ impl Axes {
         }
     }
 
-    /// `cla()`: everything but the position.
+    /// `cla()`: everything but the position and the sharing.
     pub fn clear(&mut self) {
         let (rect, grid) = (self.rect, self.grid);
+        let (xs, ys) = (
+            (self.x.share, self.x.ticklabels_on),
+            (self.y.share, self.y.ticklabels_on),
+        );
         *self = Axes::new(rect);
         self.grid = grid;
+        (self.x.share, self.x.ticklabels_on) = xs;
+        (self.y.share, self.y.ticklabels_on) = ys;
     }
 
     pub fn next_color(&mut self) -> Rgba {

@@ -17,9 +17,15 @@ fn fonts() -> Arc<resvg::usvg::fontdb::Database> {
     DB.with(Arc::clone)
 }
 
-/// The PNG bytes of `fig` at `dpi` (matplotlib's savefig default is the figure's dpi).
-pub fn png(fig: &Figure, dpi: f64) -> Result<Vec<u8>, String> {
-    let doc = svg::render(fig, svg::Options { pixel_rects: true });
+/// The PNG bytes of `fig` at `dpi` (matplotlib's savefig default is the figure's dpi), cut to
+/// its content with `tight`.
+pub fn png(fig: &Figure, dpi: f64, tight: Option<f64>) -> Result<Vec<u8>, String> {
+    let opts = svg::Options {
+        pixel_rects: true,
+        tight,
+    };
+    let doc = svg::render(fig, opts);
+    let [x0, y0, x1, y1] = svg::page(fig, opts);
     let opt = resvg::usvg::Options {
         font_family: font::FAMILY.to_string(),
         fontdb: fonts(),
@@ -27,8 +33,8 @@ pub fn png(fig: &Figure, dpi: f64) -> Result<Vec<u8>, String> {
     };
     let tree = resvg::usvg::Tree::from_str(&doc, &opt).map_err(|e| e.to_string())?;
     let (w, h) = (
-        (fig.size.0 * dpi).round().max(1.0),
-        (fig.size.1 * dpi).round().max(1.0),
+        ((x1 - x0) / 72.0 * dpi).round().max(1.0),
+        ((y1 - y0) / 72.0 * dpi).round().max(1.0),
     );
     if w * h > 1.0e8 {
         return Err(format!(

@@ -69,6 +69,18 @@ pub struct Options {
     /// Draw images as one rectangle per pixel instead of an embedded PNG (the PNG renderer
     /// is built without image decoders).
     pub pixel_rects: bool,
+    /// Cut the page to the drawn content plus this pad in inches (`bbox_inches='tight'`), as
+    /// matplotlib-inline does.
+    pub tight: Option<f64>,
+}
+
+/// The page of one rendering: x0, y0, x1, y1 in points.
+pub fn page(fig: &Figure, opts: Options) -> [f64; 4] {
+    if let Some(pad) = opts.tight {
+        layout::tight_bbox(fig, pad)
+    } else {
+        [0.0, 0.0, fig.size.0 * 72.0, fig.size.1 * 72.0]
+    }
 }
 
 struct Text<'a> {
@@ -124,6 +136,24 @@ fn text(out: &mut String, t: &Text, body: &str) {
         let _ = write!(out, " transform=\"rotate(-90 {} {})\"", n(x), n(y));
     }
     let _ = writeln!(out, ">{}</text>", escape(body));
+}
+
+/// A label rotated by `angle` degrees (counter-clockwise) about its centre `c`.
+fn rotated_label(out: &mut String, c: (f64, f64), size: f64, angle: f64, body: &str) {
+    // The baseline sits below the centre of the text box by its ascent less half its height.
+    let y = c.1 + (layout::BOX_ASCENT - 0.5 * layout::TEXT_BOX) * size;
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"{}\" font-family=\"{}\" font-size=\"{}\" text-anchor=\"middle\" fill=\"#000000\" transform=\"rotate({} {} {})\">{}</text>",
+        n(c.0),
+        n(y),
+        font::FAMILY,
+        n(size),
+        n(-angle),
+        n(c.0),
+        n(c.1),
+        escape(body)
+    );
 }
 
 fn tick_label(out: &mut String, t: &Text, label: &TickLabel) {
@@ -779,11 +809,33 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
         };
         let mut xlab_y = by + bh;
         if ax.x.visible {
+            let size = ax.x.tick_size;
             let y = by + bh + layout::TICK_LEN + layout::TICK_PAD;
+            let mut tallest = layout::TEXT_BOX * size;
             for (v, l) in &lay.x.major {
-                tick_label(out, &label_text(lay.px(*v), y, "middle", "top"), l);
+                let cx = lay.px(*v);
+                if ax.x.tick_rotation != 0.0 && !l.text().is_empty() {
+                    let (x0, x1, h) = layout::x_tick_extent(&ax.x, cx, l.width(size));
+                    tallest = tallest.max(h);
+                    rotated_label(
+                        out,
+                        ((x0 + x1) / 2.0, y + h / 2.0),
+                        size,
+                        ax.x.tick_rotation,
+                        &l.text(),
+                    );
+                } else {
+                    tick_label(
+                        out,
+                        &Text {
+                            size,
+                            ..label_text(cx, y, "middle", "top")
+                        },
+                        l,
+                    );
+                }
             }
-            xlab_y = y + font::height(FONT);
+            xlab_y = y + tallest;
             text(
                 out,
                 &label_text(bx + bw, xlab_y, "end", "top"),
@@ -792,11 +844,19 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
         }
         let mut ylab_x = bx;
         if ax.y.visible {
+            let size = ax.y.tick_size;
             let x = bx - layout::TICK_LEN - layout::TICK_PAD;
             let mut widest = 0.0f64;
             for (v, l) in &lay.y.major {
-                tick_label(out, &label_text(x, lay.py(*v), "end", "center_baseline"), l);
-                widest = widest.max(l.width(FONT));
+                tick_label(
+                    out,
+                    &Text {
+                        size,
+                        ..label_text(x, lay.py(*v), "end", "center_baseline")
+                    },
+                    l,
+                );
+                widest = widest.max(l.width(size));
             }
             ylab_x = x - widest;
             text(
@@ -807,13 +867,17 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
         }
         text(
             out,
-            &label_text(bx + bw / 2.0, xlab_y + layout::LABEL_PAD, "middle", "top"),
+            &Text {
+                size: ax.x.label_size,
+                ..label_text(bx + bw / 2.0, xlab_y + layout::LABEL_PAD, "middle", "top")
+            },
             &ax.x.label,
         );
         text(
             out,
             &Text {
                 rotate: true,
+                size: ax.y.label_size,
                 ..label_text(
                     ylab_x - layout::LABEL_PAD,
                     by + bh / 2.0,
@@ -845,7 +909,7 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
         &Text {
             x: bx + bw / 2.0,
             y: by - layout::TITLE_PAD,
-            size: layout::TITLE_FONT,
+            size: ax.title_size,
             anchor: "middle",
             va: "bottom",
             rotate: false,
@@ -859,22 +923,33 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
 
 /// The figure as an SVG document.
 pub fn render(fig: &Figure, opts: Options) -> String {
+    let fig = &*layout::resolve_shared(fig);
     let (w, h) = (fig.size.0 * 72.0, fig.size.1 * 72.0);
+    let [x0, y0, x1, y1] = page(fig, opts);
+    let (pw, ph) = (x1 - x0, y1 - y0);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "<?xml version=\"1.0\" encoding=\"utf-8\" standalone=\"no\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"{}pt\" height=\"{}pt\" viewBox=\"0 0 {} {}\" version=\"1.1\">",
-        n(w),
-        n(h),
-        n(w),
-        n(h)
+        n(pw),
+        n(ph),
+        n(pw),
+        n(ph)
     );
+    // A cut page starts at 0 0 as matplotlib's does: the drawing moves instead.
+    let shift = if (x0, y0) == (0.0, 0.0) {
+        String::new()
+    } else {
+        format!(" transform=\"translate({} {})\"", n(-x0), n(-y0))
+    };
     let _ = writeln!(
         out,
-        "<g id=\"figure_{}\">\n<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\"{}/>",
+        "<g id=\"figure_{}\"{shift}>\n<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{}/>",
         fig.number,
-        n(w),
-        n(h),
+        n(x0),
+        n(y0),
+        n(pw),
+        n(ph),
         paint("fill", fig.facecolor)
     );
     for (i, ax) in fig.axes.iter().enumerate() {

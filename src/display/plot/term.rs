@@ -282,6 +282,7 @@ fn axes_text(ax: &Axes, lay: &AxesLayout, color: bool, out: &mut String) {
 
 /// The whole figure as text: its axes one under another.
 pub fn render(fig: &Figure, color: bool) -> String {
+    let fig = &*layout::resolve_shared(fig);
     let mut out = String::new();
     if let Some(s) = &fig.suptitle {
         out.push_str(&format!("{s}\n"));

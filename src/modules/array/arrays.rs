@@ -1021,6 +1021,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     };
                     let st = it.state_mut();
                     st.nn.tape.backward(&st.rt, &x.array, head_grad.as_ref(), retain)?;
+                    crate::nn::cnn::apply_pending_running_stats()?;
                     Ok(Value::None)
                 }),
                 "detach" => ("x.detach(): the same values, cut off from the recorded graph.", |_, r, a| {

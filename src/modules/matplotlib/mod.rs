@@ -124,6 +124,20 @@ fn new_figure(
     dpi: Option<f64>,
     num: Option<i64>,
 ) -> Result<Rc<FigObj>, Exc> {
+    // pyplot warns once the 21st figure opens (rcParams['figure.max_open_warning']).
+    let (open, max_open) = with_state(it, |p| {
+        let max = rc_get(p, "figure.max_open_warning")
+            .and_then(|v| crate::object::ops::as_i64(&v))
+            .unwrap_or(20);
+        (p.figs.borrow().len() as i64, max)
+    })?;
+    if max_open >= 1 && open == max_open {
+        crate::modules::python::stdlib::warnings::warn(
+            it,
+            "RuntimeWarning",
+            &format!("More than {max_open} figures have been opened. Figures created through the pyplot interface (`matplotlib.pyplot.figure`) are retained until explicitly closed and may consume too much memory. (To control this warning, see the rcParam `figure.max_open_warning`). Consider using `matplotlib.pyplot.close()`."),
+        )?;
+    }
     with_state(it, |p| {
         let number = num.unwrap_or_else(|| {
             p.figs
@@ -199,7 +213,21 @@ fn figure(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 /// Adds an nrows x ncols grid of axes to `f`, returning matplotlib's squeezed result.
-fn add_grid(f: &Rc<FigObj>, nrows: usize, ncols: usize, squeeze: bool) -> Value {
+fn add_grid(
+    f: &Rc<FigObj>,
+    nrows: usize,
+    ncols: usize,
+    squeeze: bool,
+    (sharex, sharey): (&str, &str),
+) -> Value {
+    // Share groups are numbered apart from other grids of the same figure.
+    let base = (f.fig.borrow().axes.len() + 1) * 2048;
+    let group = |how: &str, r: usize, c: usize| match how {
+        "all" => Some(base),
+        "row" => Some(base + 1 + r),
+        "col" => Some(base + 1 + nrows + c),
+        _ => None,
+    };
     let mut items = Vec::new();
     for r in 0..nrows {
         for c in 0..ncols {
@@ -213,6 +241,11 @@ fn add_grid(f: &Rc<FigObj>, nrows: usize, ncols: usize, squeeze: bool) -> Value 
                 plot::SUBPLOT_HSPACE,
             ));
             ax.grid = Some((nrows, ncols, r, c));
+            ax.x.share = group(sharex, r, c);
+            ax.y.share = group(sharey, r, c);
+            // Shared axes label only the outer subplots, as matplotlib's subplots does.
+            ax.x.ticklabels_on = !matches!(sharex, "all" | "col") || r + 1 == nrows;
+            ax.y.ticklabels_on = !matches!(sharey, "all" | "row") || c == 0;
             items.push(f.add_axes(ax));
         }
     }
@@ -250,14 +283,9 @@ fn subplots(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Some(v) => v.truthy()?,
         None => true,
     };
-    for k in [
-        "sharex",
-        "sharey",
-        "constrained_layout",
-        "layout",
-        "subplot_kw",
-        "gridspec_kw",
-    ] {
+    let sharex = share_arg(a.take_kw("sharex"), "sharex")?;
+    let sharey = share_arg(a.take_kw("sharey"), "sharey")?;
+    for k in ["constrained_layout", "layout", "subplot_kw", "gridspec_kw"] {
         a.take_kw(k);
     }
     a.finish(2)?;
@@ -267,8 +295,33 @@ fn subplots(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         )));
     }
     let f = new_figure(it, size, dpi, None)?;
-    let axes = add_grid(&f, nrows, ncols, squeeze);
+    let axes = add_grid(&f, nrows, ncols, squeeze, (sharex, sharey));
     Ok(Value::tuple(vec![fig_value(&f), axes]))
+}
+
+/// How `subplots` shares an axis: "none", "all", "row" or "col".
+fn share_arg(v: Option<Value>, name: &str) -> Result<&'static str, Exc> {
+    Ok(match &v {
+        None | Some(Value::None) | Some(Value::Bool(false)) => "none",
+        Some(Value::Bool(true)) => "all",
+        Some(Value::Str(s)) => match &**s {
+            "all" => "all",
+            "none" => "none",
+            "row" => "row",
+            "col" => "col",
+            other => {
+                return Err(Exc::value_error(format!(
+                    "'{other}' is not a valid value for {name}. Supported values are 'all', 'row', 'col', 'none', False, True"
+                )))
+            }
+        },
+        Some(other) => {
+            return Err(Exc::value_error(format!(
+                "{} is not a valid value for {name}. Supported values are 'all', 'row', 'col', 'none', False, True",
+                brief_repr(other)
+            )))
+        }
+    })
 }
 
 pub(crate) fn fig_subplots(
@@ -278,14 +331,20 @@ pub(crate) fn fig_subplots(
 ) -> Result<Value, Exc> {
     let nrows = count(a.take(0, "nrows")?, "rows", 1)?;
     let ncols = count(a.take(1, "ncols")?, "columns", 1)?;
-    for k in ["sharex", "sharey", "squeeze", "subplot_kw", "gridspec_kw"] {
+    let sharex = share_arg(a.take_kw("sharex"), "sharex")?;
+    let sharey = share_arg(a.take_kw("sharey"), "sharey")?;
+    let squeeze = match a.take_kw("squeeze") {
+        Some(v) => v.truthy()?,
+        None => true,
+    };
+    for k in ["subplot_kw", "gridspec_kw"] {
         a.take_kw(k);
     }
     a.finish(2)?;
     if nrows.saturating_mul(ncols) > 1024 {
         return Err(Exc::value_error("more than 1024 subplots"));
     }
-    Ok(add_grid(f, nrows, ncols, true))
+    Ok(add_grid(f, nrows, ncols, squeeze, (sharex, sharey)))
 }
 
 /// `subplot(nrows, ncols, index)` / `add_subplot(...)`, also as one number `221`.
@@ -326,15 +385,10 @@ fn subplot_spec(a: &mut Args) -> Result<(usize, usize, usize), Exc> {
 fn subplot_in(f: &Rc<FigObj>, (nr, nc, idx): (usize, usize, usize)) -> Value {
     let (r, c) = ((idx - 1) / nc, (idx - 1) % nc);
     // An existing axes at the same place is reused, as pyplot.subplot does.
-    let existing = f
-        .axes
-        .borrow()
-        .iter()
-        .find(|a| {
-            a.with(|ax| ax.grid == Some((nr, nc, r, c)))
-                .unwrap_or(false)
-        })
-        .cloned();
+    let existing = f.all_axes().into_iter().find(|a| {
+        a.with(|ax| ax.grid == Some((nr, nc, r, c)))
+            .unwrap_or(false)
+    });
     if let Some(ax) = existing {
         f.current.set(Some(ax.index));
         return axes_value(&ax);
@@ -521,7 +575,7 @@ pub(crate) fn show_figure(it: &mut dyn Interpreter, f: &Rc<FigObj>) {
     let text = plot::term::render(&f.fig.borrow(), color_terminal());
     let number = f.fig.borrow().number;
     let path = show_path(number);
-    let note = match std::fs::write(&path, f.svg()) {
+    let note = match std::fs::write(&path, f.svg(None)) {
         Ok(()) => format!("Figure {number} written to {}\n", path.display()),
         Err(e) => format!("Figure {number}: could not write {}: {e}\n", path.display()),
     };
@@ -559,14 +613,26 @@ pub(crate) fn savefig(it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> 
     let fname = a.required(0, "fname")?;
     let dpi = a.take_kw("dpi").and_then(|v| as_f64(&v));
     let format = a.take_kw("format").map(|v| text_of(&v));
-    for k in [
-        "bbox_inches",
-        "pad_inches",
-        "transparent",
-        "facecolor",
-        "edgecolor",
-        "metadata",
-    ] {
+    let tight = match a.take_kw("bbox_inches").as_ref() {
+        None | Some(Value::None) => false,
+        Some(Value::Str(s)) if &**s == "tight" => true,
+        Some(other) => {
+            return Err(Exc::value_error(format!(
+                "bbox_inches must be 'tight' or None here, got {}",
+                brief_repr(other)
+            )))
+        }
+    };
+    let pad = match a.take_kw("pad_inches") {
+        None | Some(Value::None) => 0.1,
+        Some(v) => as_f64(&v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "pad_inches must be a number, not {}",
+                v.type_name()
+            ))
+        })?,
+    };
+    for k in ["transparent", "facecolor", "edgecolor", "metadata"] {
         a.take_kw(k);
     }
     a.finish(1)?;
@@ -592,11 +658,8 @@ pub(crate) fn savefig(it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> 
         path
     };
     let bytes = match ext.as_str() {
-        "svg" => f.svg().into_bytes(),
-        "png" => {
-            let fig = f.fig.borrow();
-            plot::raster::png(&fig, dpi.unwrap_or(fig.dpi)).map_err(Exc::value_error)?
-        }
+        "svg" => f.svg(tight.then_some(pad)).into_bytes(),
+        "png" => f.png(dpi, tight.then_some(pad))?,
         "avif" | "eps" | "gif" | "jpeg" | "jpg" | "pdf" | "pgf" | "ps" | "raw" | "rgba" | "svgz" | "tif" | "tiff" | "webp" => {
             return Err(Exc::value_error(format!(
                 "Format '{ext}' is one matplotlib writes but devarray does not: save as .png or .svg"
@@ -662,6 +725,82 @@ fn set_formats(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
 }
 
 // ------------------------------------------------------------------ plotting on an Axes
+
+/// A font size: points, or one of matplotlib's names relative to font.size (10).
+fn font_size(v: &Value) -> Result<f64, Exc> {
+    if let Some(x) = as_f64(v) {
+        return Ok(x);
+    }
+    let scale = match v {
+        Value::Str(s) => match &**s {
+            "xx-small" => 0.579,
+            "x-small" => 0.694,
+            "small" | "smaller" => 0.833,
+            "medium" => 1.0,
+            "large" | "larger" => 1.2,
+            "x-large" => 1.44,
+            "xx-large" => 1.728,
+            _ => {
+                return Err(Exc::value_error(
+                    "Size is invalid. Valid font size are xx-small, x-small, small, medium, large, x-large, xx-large, larger, smaller, None",
+                ))
+            }
+        },
+        other => {
+            return Err(Exc::type_error(format!(
+                "fontsize must be a number or a size name such as 'large', not {}",
+                other.type_name()
+            )))
+        }
+    };
+    Ok(plot::layout::FONT * scale)
+}
+
+/// `fontsize=` / `size=` / `fontdict={'fontsize': ...}`, when given.
+fn kw_font_size(a: &mut Args) -> Result<Option<f64>, Exc> {
+    let mut out = None;
+    if let Some(Value::Dict(d)) = a.take_kw("fontdict").as_ref() {
+        let v = d.borrow().get(&HashKey::Str(Rc::from("fontsize"))).cloned();
+        if let Some(v) = v {
+            out = Some(font_size(&v)?);
+        }
+    }
+    for k in ["fontsize", "size"] {
+        match a.take_kw(k) {
+            None | Some(Value::None) => {}
+            Some(v) => out = Some(font_size(&v)?),
+        }
+    }
+    Ok(out)
+}
+
+/// `rotation=`: degrees, or 'vertical' / 'horizontal'.
+fn rotation_of(v: &Value) -> Result<f64, Exc> {
+    match v {
+        Value::Str(s) if &**s == "vertical" => Ok(90.0),
+        Value::Str(s) if &**s == "horizontal" => Ok(0.0),
+        Value::None => Ok(0.0),
+        other => as_f64(other).ok_or_else(|| {
+            Exc::value_error(format!(
+                "rotation must be 'vertical', 'horizontal' or a number, not {}",
+                brief_repr(other)
+            ))
+        }),
+    }
+}
+
+/// The tick-label keywords of `xticks`, `set_xticklabels` and `tick_params`.
+fn tick_style(a: &mut Args, spec: &mut plot::AxisSpec, rotation_kw: &str) -> Result<(), Exc> {
+    if let Some(v) = a.take_kw(rotation_kw) {
+        spec.tick_rotation = rotation_of(&v)?;
+    }
+    for k in ["ha", "horizontalalignment"] {
+        if let Some(v) = a.take_kw(k) {
+            spec.tick_ha = Some(text_of(&v));
+        }
+    }
+    Ok(())
+}
 
 fn kw_f64(a: &mut Args, names: &[&str]) -> Result<Option<f64>, Exc> {
     for n in names {
@@ -1629,8 +1768,8 @@ fn ax_set_yscale(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result
 
 fn set_label(ax: &Rc<AxesObj>, mut a: Args, which: u8) -> Result<Value, Exc> {
     let v = a.required(0, "label")?;
+    let size = kw_font_size(&mut a)?;
     for k in [
-        "fontsize",
         "labelpad",
         "loc",
         "fontdict",
@@ -1650,9 +1789,18 @@ fn set_label(ax: &Rc<AxesObj>, mut a: Args, which: u8) -> Result<Value, Exc> {
     };
     let h = objects::text_handle(x, y, &s);
     ax.with(|axr| match which {
-        0 => axr.x.label = s,
-        1 => axr.y.label = s,
-        _ => axr.title = s,
+        0 => {
+            axr.x.label = s;
+            axr.x.label_size = size.unwrap_or(plot::layout::FONT);
+        }
+        1 => {
+            axr.y.label = s;
+            axr.y.label_size = size.unwrap_or(plot::layout::FONT);
+        }
+        _ => {
+            axr.title = s;
+            axr.title_size = size.unwrap_or(plot::layout::TITLE_FONT);
+        }
     })?;
     Ok(h)
 }
@@ -1675,9 +1823,10 @@ fn set_ticks(
 ) -> Result<Value, Exc> {
     let ticks = a.take(0, "ticks")?;
     let labels = a.take(1, "labels")?;
-    for k in ["rotation", "fontsize", "minor", "ha"] {
-        a.take_kw(k);
-    }
+    let size = kw_font_size(&mut a)?;
+    let mut style = ax.with(|axr| if is_x { axr.x.clone() } else { axr.y.clone() })?;
+    tick_style(&mut a, &mut style, "rotation")?;
+    a.take_kw("minor");
     a.finish(2)?;
     let ticks = match ticks {
         None | Some(Value::None) => None,
@@ -1711,6 +1860,11 @@ fn set_ticks(
             spec.ticks = ticks;
         }
         spec.ticklabels = labels;
+        spec.tick_rotation = style.tick_rotation;
+        spec.tick_ha = style.tick_ha;
+        if let Some(size) = size {
+            spec.tick_size = size;
+        }
     })?;
     Ok(Value::list(Vec::new()))
 }
@@ -1724,9 +1878,9 @@ fn ax_set_yticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<
 
 fn set_ticklabels(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
     let v = a.required(0, "labels")?;
-    for k in ["rotation", "fontsize", "ha"] {
-        a.take_kw(k);
-    }
+    let size = kw_font_size(&mut a)?;
+    let mut style = ax.with(|axr| if is_x { axr.x.clone() } else { axr.y.clone() })?;
+    tick_style(&mut a, &mut style, "rotation")?;
     a.finish(1)?;
     let labels: Vec<String> = match &v {
         Value::List(l) => l.borrow().iter().map(text_of).collect(),
@@ -1741,6 +1895,11 @@ fn set_ticklabels(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Ex
     ax.with(|axr| {
         let spec = if is_x { &mut axr.x } else { &mut axr.y };
         spec.ticklabels = Some(labels);
+        spec.tick_rotation = style.tick_rotation;
+        spec.tick_ha = style.tick_ha;
+        if let Some(size) = size {
+            spec.tick_size = size;
+        }
     })?;
     Ok(Value::list(Vec::new()))
 }
@@ -1782,14 +1941,26 @@ fn ax_cla(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value,
     Ok(Value::None)
 }
 
+/// An axis's view limits, those of its share group when it has one.
+fn shared_view(ax: &Rc<AxesObj>, is_x: bool) -> Result<(f64, f64), Exc> {
+    let fig = ax.fig.fig.borrow();
+    let resolved = plot::layout::resolve_shared(&fig);
+    match resolved.axes.get(ax.index) {
+        Some(a) => Ok(plot::layout::view_limits(a, is_x)),
+        None => Err(Exc::value_error(
+            "The Axes has been removed from its figure (clf)",
+        )),
+    }
+}
+
 fn ax_get_xlim(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
-    let v = ax.with(|axr| plot::layout::view_limits(axr, true))?;
+    let v = shared_view(ax, true)?;
     Ok(Value::tuple(vec![Value::Float(v.0), Value::Float(v.1)]))
 }
 fn ax_get_ylim(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
-    let v = ax.with(|axr| plot::layout::view_limits(axr, false))?;
+    let v = shared_view(ax, false)?;
     Ok(Value::tuple(vec![Value::Float(v.0), Value::Float(v.1)]))
 }
 
@@ -1866,8 +2037,39 @@ fn ax_invert_yaxis(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Resu
     Ok(Value::None)
 }
 
-fn ax_tick_params(_it: &mut dyn Interpreter, _ax: &Rc<AxesObj>, _a: Args) -> Result<Value, Exc> {
-    // Tick sizes, directions and colours keep matplotlib's defaults here.
+fn ax_tick_params(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+    let which = match a.take(0, "axis")? {
+        None => "both".to_string(),
+        Some(v) => text_of(&v),
+    };
+    if !["x", "y", "both"].contains(&which.as_str()) {
+        return Err(Exc::value_error(format!(
+            "'{which}' is not a valid value for axis. Supported values are 'x', 'y', 'both'"
+        )));
+    }
+    let size = match a.take_kw("labelsize") {
+        None | Some(Value::None) => None,
+        Some(v) => Some(font_size(&v)?),
+    };
+    let rotation = match a.take_kw("labelrotation") {
+        None => None,
+        Some(v) => Some(rotation_of(&v)?),
+    };
+    // Tick lengths, directions and colours keep matplotlib's defaults here.
+    a.pos.clear();
+    a.kw.clear();
+    ax.with(|axr| {
+        for (name, spec) in [("x", &mut axr.x), ("y", &mut axr.y)] {
+            if which == name || which == "both" {
+                if let Some(s) = size {
+                    spec.tick_size = s;
+                }
+                if let Some(r) = rotation {
+                    spec.tick_rotation = r;
+                }
+            }
+        }
+    })?;
     Ok(Value::None)
 }
 
@@ -2122,6 +2324,7 @@ fn rc_params() -> Value {
         ("lines.linewidth", Value::Float(1.5)),
         ("lines.markersize", Value::Float(6.0)),
         ("axes.grid", Value::Bool(false)),
+        ("figure.max_open_warning", Value::Int(20)),
     ];
     for (k, v) in entries {
         d.insert(HashKey::Str(Rc::from(k)), Value::str(k), v);

@@ -4,7 +4,7 @@
 //! returns (`Line2D`, ...), which only print.
 
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use base64::Engine;
 
@@ -26,20 +26,23 @@ pub struct Shared {
 
 pub struct FigObj {
     pub fig: RefCell<Figure>,
-    pub axes: RefCell<Vec<Rc<AxesObj>>>,
     pub current: Cell<Option<usize>>,
     pub shared: Rc<Shared>,
     /// Set by pyplot.close: a closed figure still draws when saved or displayed.
     pub closed: Cell<bool>,
-    /// The one object programs see for this figure.
-    value: RefCell<Option<Value>>,
+    /// The one object programs see for this figure while they hold it. Handles point up to
+    /// the figure and the figure only weakly down to them, so a closed figure nobody holds
+    /// is freed, as matplotlib's are.
+    value: RefCell<Weak<FigValue>>,
+    /// One handle per axes of `fig.axes`, made again when none is held.
+    handles: RefCell<Vec<Weak<AxesObj>>>,
 }
 
 pub struct AxesObj {
     pub fig: Rc<FigObj>,
     pub index: usize,
     /// The one object programs see for this axes, so `axes[0, 0] is plt.gca()`.
-    value: RefCell<Option<Value>>,
+    value: RefCell<Weak<AxesValue>>,
 }
 
 impl AxesObj {
@@ -58,11 +61,11 @@ impl FigObj {
     pub fn new(fig: Figure, shared: Rc<Shared>) -> Rc<FigObj> {
         Rc::new(FigObj {
             fig: RefCell::new(fig),
-            axes: RefCell::new(Vec::new()),
             current: Cell::new(None),
             shared,
             closed: Cell::new(false),
-            value: RefCell::new(None),
+            value: RefCell::new(Weak::new()),
+            handles: RefCell::new(Vec::new()),
         })
     }
 
@@ -73,21 +76,48 @@ impl FigObj {
             f.axes.push(ax);
             f.axes.len() - 1
         };
-        let obj = Rc::new(AxesObj {
+        self.current.set(Some(index));
+        self.axes_at(index).unwrap_or_else(|| {
+            Rc::new(AxesObj {
+                fig: self.clone(),
+                index,
+                value: RefCell::new(Weak::new()),
+            })
+        })
+    }
+
+    /// The handle of axes `index` (the one a program holds, else a new one).
+    pub fn axes_at(self: &Rc<Self>, index: usize) -> Option<Rc<AxesObj>> {
+        if index >= self.fig.borrow().axes.len() {
+            return None;
+        }
+        let mut handles = self.handles.borrow_mut();
+        if handles.len() <= index {
+            handles.resize(index + 1, Weak::new());
+        }
+        if let Some(a) = handles[index].upgrade() {
+            return Some(a);
+        }
+        let a = Rc::new(AxesObj {
             fig: self.clone(),
             index,
-            value: RefCell::new(None),
+            value: RefCell::new(Weak::new()),
         });
-        self.axes.borrow_mut().push(obj.clone());
-        self.current.set(Some(index));
-        obj
+        handles[index] = Rc::downgrade(&a);
+        Some(a)
+    }
+
+    /// Every axes' handle, in order.
+    pub fn all_axes(self: &Rc<Self>) -> Vec<Rc<AxesObj>> {
+        let n = self.fig.borrow().axes.len();
+        (0..n).filter_map(|i| self.axes_at(i)).collect()
     }
 
     /// The current axes, made when there is none (`gca()`).
     pub fn gca(self: &Rc<Self>) -> Rc<AxesObj> {
         if let Some(i) = self.current.get() {
-            if let Some(a) = self.axes.borrow().get(i) {
-                return a.clone();
+            if let Some(a) = self.axes_at(i) {
+                return a;
             }
         }
         let mut ax = Axes::new(plot::grid_rect(1, 1, 0, 0, plot::DEFAULT_MARGINS, 0.2, 0.2));
@@ -98,7 +128,7 @@ impl FigObj {
     pub fn clf(&self) {
         self.fig.borrow_mut().axes.clear();
         self.fig.borrow_mut().suptitle = None;
-        self.axes.borrow_mut().clear();
+        self.handles.borrow_mut().clear();
         self.current.set(None);
     }
 
@@ -113,22 +143,30 @@ impl FigObj {
         )
     }
 
-    pub fn svg(&self) -> String {
-        plot::svg::render(&self.fig.borrow(), plot::svg::Options::default())
+    /// The figure as SVG; `tight` (a pad in inches) cuts the page to the content
+    /// (`bbox_inches='tight'`).
+    pub fn svg(&self, tight: Option<f64>) -> String {
+        let opts = plot::svg::Options {
+            tight,
+            ..Default::default()
+        };
+        plot::svg::render(&self.fig.borrow(), opts)
     }
 
-    pub fn png(&self) -> Result<Vec<u8>, Exc> {
+    /// The figure as PNG at `dpi` (the figure's when None).
+    pub fn png(&self, dpi: Option<f64>, tight: Option<f64>) -> Result<Vec<u8>, Exc> {
         let f = self.fig.borrow();
-        plot::raster::png(&f, f.dpi).map_err(Exc::value_error)
+        plot::raster::png(&f, dpi.unwrap_or(f.dpi), tight).map_err(Exc::value_error)
     }
 
     /// (mime type, data) for a notebook in the session's format.
     pub fn image(&self) -> Result<(String, String), Exc> {
         Ok(match self.shared.format.get() {
-            Format::Svg => ("image/svg+xml".into(), self.svg()),
+            // matplotlib-inline saves with bbox_inches='tight'.
+            Format::Svg => ("image/svg+xml".into(), self.svg(Some(0.1))),
             Format::Png => (
                 "image/png".into(),
-                base64::engine::general_purpose::STANDARD.encode(self.png()?),
+                base64::engine::general_purpose::STANDARD.encode(self.png(None, Some(0.1))?),
             ),
         })
     }
@@ -146,20 +184,25 @@ pub fn fmt_num(v: f64) -> String {
 pub struct FigValue(pub Rc<FigObj>);
 pub struct AxesValue(pub Rc<AxesObj>);
 
-// The objects refer back to their figure, which keeps them: a figure lives as long as the
-// session, like matplotlib's figures that were never closed.
+// The objects a program holds keep their figure; pyplot's list keeps open figures.
 pub fn fig_value(f: &Rc<FigObj>) -> Value {
-    f.value
-        .borrow_mut()
-        .get_or_insert_with(|| Value::Object(Rc::new(FigValue(f.clone()))))
-        .clone()
+    let mut slot = f.value.borrow_mut();
+    let v = slot.upgrade().unwrap_or_else(|| {
+        let v = Rc::new(FigValue(f.clone()));
+        *slot = Rc::downgrade(&v);
+        v
+    });
+    Value::Object(v)
 }
 
 pub fn axes_value(a: &Rc<AxesObj>) -> Value {
-    a.value
-        .borrow_mut()
-        .get_or_insert_with(|| Value::Object(Rc::new(AxesValue(a.clone()))))
-        .clone()
+    let mut slot = a.value.borrow_mut();
+    let v = slot.upgrade().unwrap_or_else(|| {
+        let v = Rc::new(AxesValue(a.clone()));
+        *slot = Rc::downgrade(&v);
+        v
+    });
+    Value::Object(v)
 }
 
 pub fn as_fig(v: &Value) -> Option<Rc<FigObj>> {
@@ -196,7 +239,7 @@ impl NativeObject for FigValue {
         Some(match name {
             "number" => Value::Int(f.fig.borrow().number),
             "dpi" => Value::Float(f.fig.borrow().dpi),
-            "axes" => Value::list(f.axes.borrow().iter().map(axes_value).collect()),
+            "axes" => Value::list(f.all_axes().iter().map(axes_value).collect()),
             "figure" => r,
             // The notebook's image of the figure (what matplotlib-inline's formatter makes).
             "_repr_image_" => match f.image() {

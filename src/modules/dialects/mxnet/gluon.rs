@@ -57,6 +57,9 @@ impl NativeObject for RecordScope {
         )
     }
     fn enter(&self, interp: &mut dyn Interpreter) -> Result<Value, Exc> {
+        if self.recording {
+            crate::nn::cnn::drop_pending_running_stats();
+        }
         let prev = interp
             .state_mut()
             .nn
@@ -155,6 +158,7 @@ fn autograd_module() -> Rc<Module> {
                         .ok_or_else(|| Exc::type_error("backward: heads must be arrays"))?;
                     let st = it.state_mut();
                     st.nn.tape.backward(&st.rt, &x.array, None, false)?;
+                    crate::nn::cnn::apply_pending_running_stats()?;
                 }
                 Ok(Value::None)
             },

@@ -1,5 +1,6 @@
 //! Gluon's model classes: `nn.Block`, `nn.HybridBlock`, `nn.Sequential`, `nn.HybridSequential`,
-//! the built-in layers (`Dense`, `Conv2D`, `MaxPool2D`, `Flatten`, `Activation`), `Parameter`,
+//! the built-in layers (`Dense`, `Flatten`, `Activation`; the convolutional ones are
+//! `gluon_conv.rs`), `Parameter`,
 //! `ParameterDict` and `mxnet.init`. What they share with PyTorch's modules is in
 //! `crate::modules::array::blocks`; here are Gluon's names (`dense0`, prefixes, `name_scope`), its
 //! parameter dictionaries and its spellings.
@@ -30,8 +31,6 @@ pub struct GluonClasses {
     pub sequential: Rc<Class>,
     pub hybrid_sequential: Rc<Class>,
     pub dense: Rc<Class>,
-    pub conv2d: Rc<Class>,
-    pub max_pool2d: Rc<Class>,
     pub flatten: Rc<Class>,
     pub activation: Rc<Class>,
     pub initializer: Rc<Class>,
@@ -109,8 +108,6 @@ fn make_classes() -> GluonClasses {
     };
     GluonClasses {
         dense: layer("Dense", "Dense(units, activation=None, use_bias=True, flatten=True, dtype='float32', weight_initializer=None, bias_initializer='zeros', in_units=0): a fully connected layer.", dense_init),
-        conv2d: layer("Conv2D", "Conv2D(channels, kernel_size, strides=(1, 1), padding=(0, 0), activation=None, use_bias=True, in_channels=0): 2-d convolution.", conv2d_init),
-        max_pool2d: layer("MaxPool2D", "MaxPool2D(pool_size=(2, 2), strides=None): the maximum of each window (strides default to pool_size).", max_pool_init),
         flatten: layer("Flatten", "Flatten(): (batch, ...) to (batch, features).", flatten_init),
         activation: layer("Activation", "Activation(name): 'relu', 'sigmoid' or 'tanh'.", activation_init),
         initializer: blocks::native_block_class(
@@ -151,7 +148,8 @@ fn alias(this: &Value) -> String {
     };
     match name.as_str() {
         "conv2d" | "conv1d" => "conv".into(),
-        "maxpool2d" | "avgpool2d" | "globalavgpool2d" | "globalmaxpool2d" => "pool".into(),
+        "maxpool1d" | "avgpool1d" | "globalavgpool1d" | "globalmaxpool1d" | "maxpool2d"
+        | "avgpool2d" | "globalavgpool2d" | "globalmaxpool2d" => "pool".into(),
         _ => name,
     }
 }
@@ -268,87 +266,8 @@ fn dense_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     })?;
     a.finish(8)?;
     if let Some(core) = core_of(&this) {
-        set_own_inits(&core, weight_init, bias_init);
+        super::gluon_conv::set_own_inits(&core, &[("weight", weight_init), ("bias", bias_init)]);
     }
-    Ok(Value::None)
-}
-
-/// `weight_initializer=` / `bias_initializer=`: a built-in initializer the network-wide one does
-/// not override. (A program's Initializer here is not supported: it needs the interpreter at
-/// the first forward pass through the layer's own init.)
-fn set_own_inits(core: &Core, weight: Option<InitSpec>, bias: Option<InitSpec>) {
-    let params = core.params.borrow();
-    for (key, spec) in [("weight", weight), ("bias", bias)] {
-        if let (Some(InitSpec::Builtin(init)), Some((_, p))) =
-            (spec, params.iter().find(|(k, _)| &**k == key))
-        {
-            p.override_init(init);
-        }
-    }
-}
-
-fn conv2d_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let this = a.required(0, "self")?;
-    a.pos.remove(0);
-    let channels = usize_arg(&a.required(0, "channels")?, "channels")?;
-    let ks = a.required(1, "kernel_size")?;
-    let kernel = pair_arg(it, Some(ks), (1, 1), "kernel_size")?;
-    let st = a.take(2, "strides")?;
-    let strides = pair_arg(it, st, (1, 1), "strides")?;
-    let pd = a.take(3, "padding")?;
-    let padding = pair_arg(it, pd, (0, 0), "padding")?;
-    a.take(4, "dilation")?;
-    a.take(5, "groups")?;
-    a.take(6, "layout")?;
-    let act = activation_arg(a.take(7, "activation")?)?;
-    let use_bias = flag(&mut a, 8, "use_bias", true)?;
-    let weight_init = blocks::init_spec(a.take(9, "weight_initializer")?)?;
-    let bias_init = blocks::init_spec(a.take(10, "bias_initializer")?)?;
-    let in_channels = a
-        .take(11, "in_channels")?
-        .map(|v| usize_arg(&v, "in_channels"))
-        .transpose()?
-        .unwrap_or(0);
-    setup(it, &this, &mut a, false, |prefix, _| {
-        let name = prefix.trim_end_matches('_').to_string();
-        Some(Block::conv2d(
-            name,
-            channels,
-            kernel,
-            strides,
-            padding,
-            act,
-            in_channels,
-            use_bias,
-        ))
-    })?;
-    a.finish(12)?;
-    if let Some(core) = core_of(&this) {
-        set_own_inits(&core, weight_init, bias_init);
-    }
-    Ok(Value::None)
-}
-
-fn max_pool_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let this = a.required(0, "self")?;
-    a.pos.remove(0);
-    let ps = a.take(0, "pool_size")?;
-    let pool = pair_arg(it, ps, (2, 2), "pool_size")?;
-    let st = a.take(1, "strides")?;
-    let strides = pair_arg(it, st, pool, "strides")?;
-    let pd = a.take(2, "padding")?;
-    if pair_arg(it, pd, (0, 0), "padding")? != (0, 0) {
-        return Err(Exc::value_error(
-            "MaxPool2D: padding is not supported; pad the input or use padding=0",
-        ));
-    }
-    setup(it, &this, &mut a, false, |prefix, _| {
-        Some(Rc::new(Block {
-            name: prefix.trim_end_matches('_').to_string(),
-            kind: BlockKind::MaxPool2D { pool, strides },
-        }))
-    })?;
-    a.finish(3)?;
     Ok(Value::None)
 }
 
@@ -378,31 +297,6 @@ fn activation_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> 
     })?;
     a.finish(1)?;
     Ok(Value::None)
-}
-
-/// `kernel_size=5` or `(5, 5)`.
-fn pair_arg(
-    it: &mut dyn Interpreter,
-    v: Option<Value>,
-    default: (usize, usize),
-    what: &str,
-) -> Result<(usize, usize), Exc> {
-    match v {
-        None | Some(Value::None) => Ok(default),
-        Some(v @ (Value::Tuple(_) | Value::List(_))) => {
-            let items = it.iterate(&v)?;
-            match items.as_slice() {
-                [a, b] => Ok((usize_arg(a, what)?, usize_arg(b, what)?)),
-                _ => Err(Exc::value_error(format!(
-                    "{what} must be one integer or a pair of integers"
-                ))),
-            }
-        }
-        Some(v) => {
-            let n = usize_arg(&v, what)?;
-            Ok((n, n))
-        }
-    }
 }
 
 pub(super) fn activation_arg(v: Option<Value>) -> Result<Option<Activation>, Exc> {
@@ -1263,14 +1157,12 @@ pub fn set_nn_classes(m: &Module) {
         &k.sequential,
         &k.hybrid_sequential,
         &k.dense,
-        &k.conv2d,
-        &k.max_pool2d,
         &k.flatten,
         &k.activation,
     ] {
         m.set(&c.name, c.value());
     }
-    // Conv2D and MaxPool2D with every option, and the other convolutional-network layers.
+    // Conv2D, MaxPool2D and the other convolutional-network layers.
     super::gluon_conv::register(m, k.hybrid_block.value());
 }
 

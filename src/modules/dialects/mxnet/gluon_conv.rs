@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use crate::modules::array::blocks::{self, core_of};
 use crate::nn::cnn::{
-    constant_param, BatchNormLayer, ConvLayer, ConvPad, DropoutLayer, LayerNormLayer, PoolLayer,
-    PoolSpan, Style,
+    constant_param, BatchNormLayer, ConvLayer, ConvPad, DropoutLayer, LayerNormLayer, PadMode,
+    Pool1dLayer, PoolLayer, PoolSpan, Style,
 };
 use crate::nn::layers::{Block, BlockKind, Init, Parameter};
 use crate::object::class::Class;
@@ -42,10 +42,14 @@ fn classes(base: Value) -> Vec<Rc<Class>> {
         let list = vec![
             layer("Conv1D", "conv_layers", "Conv1D(channels, kernel_size, strides=1, padding=0, dilation=1, groups=1, layout='NCW', activation=None, use_bias=True, weight_initializer=None, bias_initializer='zeros', in_channels=0): 1-d convolution.", |it, a| conv_init(it, a, 1)),
             layer("Conv2D", "conv_layers", "Conv2D(channels, kernel_size, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, layout='NCHW', activation=None, use_bias=True, weight_initializer=None, bias_initializer='zeros', in_channels=0): 2-d convolution.", |it, a| conv_init(it, a, 2)),
-            layer("MaxPool2D", "conv_layers", "MaxPool2D(pool_size=(2, 2), strides=None, padding=0, layout='NCHW', ceil_mode=False): the maximum of each window (strides default to pool_size).", |it, a| pool_init(it, a, true)),
-            layer("AvgPool2D", "conv_layers", "AvgPool2D(pool_size=(2, 2), strides=None, padding=0, ceil_mode=False, layout='NCHW', count_include_pad=True): the mean of each window.", |it, a| pool_init(it, a, false)),
-            layer("GlobalAvgPool2D", "conv_layers", "GlobalAvgPool2D(layout='NCHW'): the mean over each channel's whole plane.", |it, a| global_init(it, a, false)),
-            layer("GlobalMaxPool2D", "conv_layers", "GlobalMaxPool2D(layout='NCHW'): the maximum over each channel's whole plane.", |it, a| global_init(it, a, true)),
+            layer("MaxPool1D", "conv_layers", "MaxPool1D(pool_size=2, strides=None, padding=0, layout='NCW', ceil_mode=False): the maximum of each window over (N, C, W).", |it, a| pool_init(it, a, true, 1)),
+            layer("MaxPool2D", "conv_layers", "MaxPool2D(pool_size=(2, 2), strides=None, padding=0, layout='NCHW', ceil_mode=False): the maximum of each window (strides default to pool_size).", |it, a| pool_init(it, a, true, 2)),
+            layer("AvgPool1D", "conv_layers", "AvgPool1D(pool_size=2, strides=None, padding=0, layout='NCW', ceil_mode=False, count_include_pad=True): the mean of each window over (N, C, W).", |it, a| pool_init(it, a, false, 1)),
+            layer("AvgPool2D", "conv_layers", "AvgPool2D(pool_size=(2, 2), strides=None, padding=0, ceil_mode=False, layout='NCHW', count_include_pad=True): the mean of each window.", |it, a| pool_init(it, a, false, 2)),
+            layer("GlobalAvgPool1D", "conv_layers", "GlobalAvgPool1D(layout='NCW'): the mean over each channel's whole row.", |it, a| global_init(it, a, false, 1)),
+            layer("GlobalMaxPool1D", "conv_layers", "GlobalMaxPool1D(layout='NCW'): the maximum over each channel's whole row.", |it, a| global_init(it, a, true, 1)),
+            layer("GlobalAvgPool2D", "conv_layers", "GlobalAvgPool2D(layout='NCHW'): the mean over each channel's whole plane.", |it, a| global_init(it, a, false, 2)),
+            layer("GlobalMaxPool2D", "conv_layers", "GlobalMaxPool2D(layout='NCHW'): the maximum over each channel's whole plane.", |it, a| global_init(it, a, true, 2)),
             layer("BatchNorm", "basic_layers", "BatchNorm(axis=1, momentum=0.9, epsilon=1e-05, center=True, scale=True, use_global_stats=False, in_channels=0): batch normalization; batch statistics inside autograd.record() (training), running statistics outside.", batch_norm_init),
             layer("Dropout", "basic_layers", "Dropout(rate, axes=()): zeroes elements with probability rate while recording for training.", dropout_init),
             layer("LayerNorm", "basic_layers", "LayerNorm(axis=-1, epsilon=1e-05, center=True, scale=True, in_channels=0): normalization over the last axis.", layer_norm_init),
@@ -203,6 +207,7 @@ fn conv_init(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value
                 kernel,
                 stride,
                 padding: ConvPad::Fixed(padding),
+                padding_mode: PadMode::Zeros,
                 dilation,
                 groups,
                 activation: act,
@@ -227,8 +232,9 @@ fn layer(prefix: &str, op: Rc<dyn crate::nn::cnn::LayerOp>) -> Rc<Block> {
 }
 
 /// `weight_initializer=` and the like: a built-in initializer the network-wide one does not
-/// override.
-fn set_own_inits(core: &blocks::Core, specs: &[(&str, Option<blocks::InitSpec>)]) {
+/// override. (A program's own Initializer here is not supported: it needs the interpreter at
+/// the first forward pass through the layer's own init.)
+pub(super) fn set_own_inits(core: &blocks::Core, specs: &[(&str, Option<blocks::InitSpec>)]) {
     let params = core.params.borrow();
     for (key, spec) in specs {
         if let (Some(blocks::InitSpec::Builtin(init)), Some((_, p))) =
@@ -239,22 +245,39 @@ fn set_own_inits(core: &blocks::Core, specs: &[(&str, Option<blocks::InitSpec>)]
     }
 }
 
-fn pool_init(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, Exc> {
+/// A pooling layer over `dims` (1 or 2) spatial axes: the 1-d form pools (N, C, 1, W).
+fn pool_op(op: PoolLayer, dims: usize) -> Rc<dyn crate::nn::cnn::LayerOp> {
+    if dims == 1 {
+        Rc::new(Pool1dLayer { inner: op })
+    } else {
+        Rc::new(op)
+    }
+}
+
+fn pool_init(it: &mut dyn Interpreter, mut a: Args, max: bool, dims: usize) -> Result<Value, Exc> {
     let this = self_arg(&mut a)?;
-    let kernel = ints(it, a.take(0, "pool_size")?, 2, 2, "pool_size")?;
+    let kernel = ints(it, a.take(0, "pool_size")?, dims, 2, "pool_size")?;
     let st = a.take(1, "strides")?;
     let stride = match st {
         None | Some(Value::None) => kernel,
-        v => ints(it, v, 2, 1, "strides")?,
+        v => ints(it, v, dims, 1, "strides")?,
     };
-    let pad = ints(it, a.take(2, "padding")?, 2, 0, "padding")?;
-    // MaxPool2D's fourth argument is layout, AvgPool2D's ceil_mode.
+    let mut pad = ints(it, a.take(2, "padding")?, dims, 0, "padding")?;
+    if dims == 1 {
+        pad[0] = 0;
+    }
+    let want = if dims == 1 { "NCW" } else { "NCHW" };
+    // MaxPool2D's and the 1-d layers' fourth argument is layout, AvgPool2D's ceil_mode.
     let (ceil_mode, include) = if max {
-        layout(a.take(3, "layout")?, "NCHW")?;
+        layout(a.take(3, "layout")?, want)?;
         (truth(a.take(4, "ceil_mode")?, false)?, true)
+    } else if dims == 1 {
+        layout(a.take(3, "layout")?, want)?;
+        let ceil = truth(a.take(4, "ceil_mode")?, false)?;
+        (ceil, truth(a.take(5, "count_include_pad")?, true)?)
     } else {
         let ceil = truth(a.take(3, "ceil_mode")?, false)?;
-        layout(a.take(4, "layout")?, "NCHW")?;
+        layout(a.take(4, "layout")?, want)?;
         (ceil, truth(a.take(5, "count_include_pad")?, true)?)
     };
     if kernel.contains(&0) || stride.contains(&0) {
@@ -263,39 +286,50 @@ fn pool_init(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, 
     setup(it, &this, &mut a, false, |prefix, _| {
         Some(layer(
             prefix,
-            Rc::new(PoolLayer {
-                name: name_of(prefix),
-                style: Style::Gluon,
-                max,
-                span: PoolSpan::Window {
-                    kernel,
-                    stride,
-                    pad,
-                    ceil_mode,
+            pool_op(
+                PoolLayer {
+                    name: name_of(prefix),
+                    style: Style::Gluon,
+                    max,
+                    span: PoolSpan::Window {
+                        kernel,
+                        stride,
+                        pad,
+                        ceil_mode,
+                    },
+                    count_include_pad: include,
+                    torch_repr: String::new(),
                 },
-                count_include_pad: include,
-                torch_repr: String::new(),
-            }),
+                dims,
+            ),
         ))
     })?;
     a.finish(6)?;
     Ok(Value::None)
 }
 
-fn global_init(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, Exc> {
+fn global_init(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+    max: bool,
+    dims: usize,
+) -> Result<Value, Exc> {
     let this = self_arg(&mut a)?;
-    layout(a.take(0, "layout")?, "NCHW")?;
+    layout(a.take(0, "layout")?, if dims == 1 { "NCW" } else { "NCHW" })?;
     setup(it, &this, &mut a, false, |prefix, _| {
         Some(layer(
             prefix,
-            Rc::new(PoolLayer {
-                name: name_of(prefix),
-                style: Style::Gluon,
-                max,
-                span: PoolSpan::Global,
-                count_include_pad: true,
-                torch_repr: String::new(),
-            }),
+            pool_op(
+                PoolLayer {
+                    name: name_of(prefix),
+                    style: Style::Gluon,
+                    max,
+                    span: PoolSpan::Global,
+                    count_include_pad: true,
+                    torch_repr: String::new(),
+                },
+                dims,
+            ),
         ))
     })?;
     a.finish(1)?;

@@ -62,6 +62,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "random",
                 Value::Module(arrays::random_module::<ND>("mxnet.ndarray.random")),
             );
+            set_legacy_aliases(&m);
             m.set("save", builtin("save", "save(fname, data): write an NDArray, a list of NDArrays or a dict str -> NDArray to a file (devarray's safetensors format; atomically).", files::nd_save));
             m.set("load", builtin("load", "load(fname): the arrays of a file written by nd.save: a list of NDArrays or a dict str -> NDArray, each on the device it was saved from (cpu(0) when there is no GPU).", files::nd_load));
             m
@@ -132,6 +133,39 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         }
         other => return gluon::build(other),
     })
+}
+
+/// MXNet 1.x's operator names that older tutorials call (`nd.broadcast_add`,
+/// `nd.random_normal`, ...), as the functions devarray has under the current names.
+fn set_legacy_aliases(m: &Module) {
+    const SAME: [(&str, &str); 14] = [
+        ("broadcast_add", "add"),
+        ("broadcast_plus", "add"),
+        ("broadcast_sub", "subtract"),
+        ("broadcast_minus", "subtract"),
+        ("broadcast_mul", "multiply"),
+        ("broadcast_div", "divide"),
+        ("broadcast_power", "power"),
+        ("broadcast_maximum", "maximum"),
+        ("broadcast_minimum", "minimum"),
+        ("broadcast_mod", "mod"),
+        ("elemwise_add", "add"),
+        ("elemwise_sub", "subtract"),
+        ("elemwise_mul", "multiply"),
+        ("elemwise_div", "divide"),
+    ];
+    for (alias, name) in SAME {
+        if let Some(f) = m.get(name) {
+            m.set(alias, f);
+        }
+    }
+    if let Some(Value::Module(r)) = m.get("random").as_ref() {
+        for (alias, name) in [("random_uniform", "uniform"), ("random_normal", "normal")] {
+            if let Some(f) = r.get(name) {
+                m.set(alias, f);
+            }
+        }
+    }
 }
 
 fn set_np(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {

@@ -13,7 +13,7 @@ use crate::modules::dialects::torch::torch_error;
 use crate::modules::python::native::usize_arg;
 use crate::nn::cnn::{
     batch_counter, constant_param, BatchNormLayer, ConvLayer, ConvPad, DropoutLayer, IdentityLayer,
-    LayerNormLayer, LayerOp, PoolLayer, PoolSpan, Style,
+    LayerNormLayer, LayerOp, PadMode, Pool1dLayer, PoolLayer, PoolSpan, Style,
 };
 use crate::nn::conv::{self, Window};
 use crate::nn::layers::{Block, BlockKind, Init, Parameter};
@@ -51,10 +51,14 @@ pub fn modules(base: Value) -> Vec<Rc<Class>> {
         let list = vec![
             leaf("Conv1d", "conv", "Conv1d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True): 1-d convolution over (N, C, L).", |it, a| conv_init(it, a, 1)),
             leaf("Conv2d", "conv", "Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True): 2-d convolution over (N, C, H, W).", |it, a| conv_init(it, a, 2)),
-            leaf("MaxPool2d", "pooling", "MaxPool2d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False): the maximum of each window.", max_pool_init),
-            leaf("AvgPool2d", "pooling", "AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None): the mean of each window.", avg_pool_init),
-            leaf("AdaptiveAvgPool2d", "pooling", "AdaptiveAvgPool2d(output_size): mean pooling to a fixed output size.", |it, a| adaptive_init(it, a, false)),
-            leaf("AdaptiveMaxPool2d", "pooling", "AdaptiveMaxPool2d(output_size, return_indices=False): max pooling to a fixed output size.", |it, a| adaptive_init(it, a, true)),
+            leaf("MaxPool1d", "pooling", "MaxPool1d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False): the maximum of each window over (N, C, L).", |it, a| max_pool_init(it, a, 1)),
+            leaf("MaxPool2d", "pooling", "MaxPool2d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False): the maximum of each window.", |it, a| max_pool_init(it, a, 2)),
+            leaf("AvgPool1d", "pooling", "AvgPool1d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True): the mean of each window over (N, C, L).", |it, a| avg_pool_init(it, a, 1)),
+            leaf("AvgPool2d", "pooling", "AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None): the mean of each window.", |it, a| avg_pool_init(it, a, 2)),
+            leaf("AdaptiveAvgPool1d", "pooling", "AdaptiveAvgPool1d(output_size): mean pooling of (N, C, L) to a fixed length.", |it, a| adaptive_init(it, a, false, 1)),
+            leaf("AdaptiveMaxPool1d", "pooling", "AdaptiveMaxPool1d(output_size, return_indices=False): max pooling of (N, C, L) to a fixed length.", |it, a| adaptive_init(it, a, true, 1)),
+            leaf("AdaptiveAvgPool2d", "pooling", "AdaptiveAvgPool2d(output_size): mean pooling to a fixed output size.", |it, a| adaptive_init(it, a, false, 2)),
+            leaf("AdaptiveMaxPool2d", "pooling", "AdaptiveMaxPool2d(output_size, return_indices=False): max pooling to a fixed output size.", |it, a| adaptive_init(it, a, true, 2)),
             leaf("BatchNorm1d", "batchnorm", "BatchNorm1d(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True): batch normalization over (N, C) or (N, C, L).", |it, a| batch_norm_init(it, a, 1, false)),
             leaf("BatchNorm2d", "batchnorm", "BatchNorm2d(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True): batch normalization over (N, C, H, W).", |it, a| batch_norm_init(it, a, 2, false)),
             leaf("LayerNorm", "normalization", "LayerNorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True): normalization over the trailing dimensions.", layer_norm_init),
@@ -148,6 +152,22 @@ fn truth(v: Option<Value>, default: bool) -> Result<bool, Exc> {
         .map(|b| b.unwrap_or(default))
 }
 
+/// Installs pooling layer `op`, as the 1-d form over (N, C, L) when `dims` is 1.
+fn install_pool(
+    it: &mut dyn Interpreter,
+    this: &Value,
+    hint: &str,
+    op: PoolLayer,
+    dims: usize,
+) -> Result<(), Exc> {
+    let op: Rc<dyn LayerOp> = if dims == 1 {
+        Rc::new(Pool1dLayer { inner: op })
+    } else {
+        Rc::new(op)
+    };
+    install(it, this, hint, op)
+}
+
 fn install(
     it: &mut dyn Interpreter,
     this: &Value,
@@ -185,6 +205,7 @@ struct ConvArgs {
     kernel: [usize; 2],
     stride: [usize; 2],
     padding: ConvPad,
+    padding_mode: PadMode,
     dilation: [usize; 2],
     groups: usize,
     bias: bool,
@@ -228,13 +249,24 @@ fn conv_args(
         None => 1,
     };
     let bias = truth(a.take(at + 5, "bias")?, true)?;
-    if let Some(Value::Str(mode)) = &a.take(at + 6, "padding_mode")? {
-        if &**mode != "zeros" {
-            return Err(Exc::value_error(format!(
-                "padding_mode='{mode}' is not supported here; only padding_mode='zeros' (pad the input with F.pad for other modes)"
-            )));
+    let padding_mode = match &a.take(at + 6, "padding_mode")? {
+        None => PadMode::Zeros,
+        Some(v) => {
+            let text = match v {
+                Value::Str(s) => s.to_string(),
+                other => py_repr(it, other)?,
+            };
+            PadMode::parse(&text).ok_or_else(|| {
+                Exc::value_error(format!(
+                    "padding_mode must be one of {{'circular', 'replicate', 'reflect', 'zeros'}}, but got padding_mode={}",
+                    match v {
+                        Value::Str(s) => format!("'{s}'"),
+                        _ => text.clone(),
+                    }
+                ))
+            })?
         }
-    }
+    };
     a.take(at + 7, "device")?;
     a.take(at + 8, "dtype")?;
     a.finish(at + 9)?;
@@ -256,6 +288,7 @@ fn conv_args(
         kernel,
         stride,
         padding,
+        padding_mode,
         dilation,
         groups,
         bias,
@@ -307,6 +340,7 @@ fn make_conv(
         kernel: c.kernel,
         stride: c.stride,
         padding: c.padding,
+        padding_mode: c.padding_mode,
         dilation: c.dilation,
         groups: c.groups,
         activation: None,
@@ -361,16 +395,20 @@ fn py_repr(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
 /// Kernel, stride and padding, and their reprs as given.
 type PoolArgs = ([usize; 2], [usize; 2], [usize; 2], String, String, String);
 
-fn pool_common(it: &mut dyn Interpreter, a: &mut Args) -> Result<PoolArgs, Exc> {
+/// The pooling arguments for `dims` (1 or 2) spatial axes; a 1-d window is (1, k).
+fn pool_common(it: &mut dyn Interpreter, a: &mut Args, dims: usize) -> Result<PoolArgs, Exc> {
     let k = a.required(0, "kernel_size")?;
-    let kernel = ints(it, &k, 2, "kernel_size")?;
+    let kernel = ints(it, &k, dims, "kernel_size")?;
     let s = a.take(1, "stride")?.filter(|v| !matches!(v, Value::None));
     let stride = match &s {
-        Some(v) => ints(it, v, 2, "stride")?,
+        Some(v) => ints(it, v, dims, "stride")?,
         None => kernel,
     };
     let p = a.take(2, "padding")?.unwrap_or(Value::Int(0));
-    let pad = ints(it, &p, 2, "padding")?;
+    let mut pad = ints(it, &p, dims, "padding")?;
+    if dims == 1 {
+        pad[0] = 0;
+    }
     if kernel.contains(&0) || stride.contains(&0) {
         return Err(Exc::new(
             ExcKind::RuntimeError,
@@ -386,26 +424,26 @@ fn pool_common(it: &mut dyn Interpreter, a: &mut Args) -> Result<PoolArgs, Exc> 
     Ok((kernel, stride, pad, kt, st, pt))
 }
 
-fn max_pool_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn max_pool_init(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, Exc> {
     let this = self_arg(&mut a)?;
-    let (kernel, stride, pad, kt, st, pt) = pool_common(it, &mut a)?;
+    let (kernel, stride, pad, kt, st, pt) = pool_common(it, &mut a, dims)?;
     let d = a.take(3, "dilation")?.unwrap_or(Value::Int(1));
-    if ints(it, &d, 2, "dilation")? != [1, 1] {
-        return Err(Exc::value_error(
-            "MaxPool2d: dilation other than 1 is not supported",
-        ));
+    if ints(it, &d, dims, "dilation")? != [1, 1] {
+        return Err(Exc::value_error(format!(
+            "MaxPool{dims}d: dilation other than 1 is not supported"
+        )));
     }
     if truth(a.take(4, "return_indices")?, false)? {
-        return Err(Exc::value_error(
-            "MaxPool2d: return_indices=True is not supported",
-        ));
+        return Err(Exc::value_error(format!(
+            "MaxPool{dims}d: return_indices=True is not supported"
+        )));
     }
     let ceil_mode = truth(a.take(5, "ceil_mode")?, false)?;
     a.finish(6)?;
     let dt = py_repr(it, &d)?;
     let py = if ceil_mode { "True" } else { "False" };
-    let op = Rc::new(PoolLayer {
-        name: "MaxPool2d".into(),
+    let op = PoolLayer {
+        name: format!("MaxPool{dims}d"),
         style: Style::Torch,
         max: true,
         span: PoolSpan::Window {
@@ -418,24 +456,31 @@ fn max_pool_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         torch_repr: format!(
             "kernel_size={kt}, stride={st}, padding={pt}, dilation={dt}, ceil_mode={py}"
         ),
-    });
-    install(it, &this, "maxpool2d", op)?;
+    };
+    install_pool(it, &this, &format!("maxpool{dims}d"), op, dims)?;
     Ok(Value::None)
 }
 
-fn avg_pool_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn avg_pool_init(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, Exc> {
     let this = self_arg(&mut a)?;
-    let (kernel, stride, pad, kt, st, pt) = pool_common(it, &mut a)?;
+    let (kernel, stride, pad, kt, st, pt) = pool_common(it, &mut a, dims)?;
     let ceil_mode = truth(a.take(3, "ceil_mode")?, false)?;
     let include = truth(a.take(4, "count_include_pad")?, true)?;
-    if !matches!(a.take(5, "divisor_override")?, None | Some(Value::None)) {
+    if dims == 2 && !matches!(a.take(5, "divisor_override")?, None | Some(Value::None)) {
         return Err(Exc::value_error(
             "AvgPool2d: divisor_override is not supported",
         ));
     }
-    a.finish(6)?;
-    let op = Rc::new(PoolLayer {
-        name: "AvgPool2d".into(),
+    a.finish(if dims == 1 { 5 } else { 6 })?;
+    // AvgPool1d keeps its sizes as 1-tuples and prints them so.
+    let (kt, st, pt) = if dims == 1 {
+        let one = |v: usize| format!("({v},)");
+        (one(kernel[1]), one(stride[1]), one(pad[1]))
+    } else {
+        (kt, st, pt)
+    };
+    let op = PoolLayer {
+        name: format!("AvgPool{dims}d"),
         style: Style::Torch,
         max: false,
         span: PoolSpan::Window {
@@ -446,36 +491,37 @@ fn avg_pool_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         },
         count_include_pad: include,
         torch_repr: format!("kernel_size={kt}, stride={st}, padding={pt}"),
-    });
-    install(it, &this, "avgpool2d", op)?;
+    };
+    install_pool(it, &this, &format!("avgpool{dims}d"), op, dims)?;
     Ok(Value::None)
 }
 
-fn adaptive_init(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, Exc> {
+fn adaptive_init(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+    max: bool,
+    dims: usize,
+) -> Result<Value, Exc> {
     let this = self_arg(&mut a)?;
     let o = a.required(0, "output_size")?;
-    let out = ints(it, &o, 2, "output_size")?;
+    let out = ints(it, &o, dims, "output_size")?;
+    let name = format!("Adaptive{}Pool{dims}d", if max { "Max" } else { "Avg" });
     if max && truth(a.take(1, "return_indices")?, false)? {
-        return Err(Exc::value_error(
-            "AdaptiveMaxPool2d: return_indices=True is not supported",
-        ));
+        return Err(Exc::value_error(format!(
+            "{name}: return_indices=True is not supported"
+        )));
     }
     a.finish(if max { 2 } else { 1 })?;
     let ot = py_repr(it, &o)?;
-    let op = Rc::new(PoolLayer {
-        name: if max {
-            "AdaptiveMaxPool2d"
-        } else {
-            "AdaptiveAvgPool2d"
-        }
-        .into(),
+    let op = PoolLayer {
+        name: name.clone(),
         style: Style::Torch,
         max,
         span: PoolSpan::Adaptive(out),
         count_include_pad: true,
         torch_repr: format!("output_size={ot}"),
-    });
-    install(it, &this, "adaptivepool2d", op)?;
+    };
+    install_pool(it, &this, &format!("adaptivepool{dims}d"), op, dims)?;
     Ok(Value::None)
 }
 
@@ -740,28 +786,39 @@ fn f_conv(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, E
     result(r)
 }
 
-fn f_pool(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, Exc> {
-    let what = if max { "max_pool2d" } else { "avg_pool2d" };
+/// Runs pooling `op` over `dims` (1 or 2) spatial axes.
+fn run_pool(it: &mut dyn Interpreter, op: PoolLayer, dims: usize, x: &Array) -> Result<Value, Exc> {
+    let st = it.state_mut();
+    if dims == 1 {
+        result(Pool1dLayer { inner: op }.forward(&st.rt, &mut st.nn.tape, x))
+    } else {
+        result(op.forward(&st.rt, &mut st.nn.tape, x))
+    }
+}
+
+fn f_pool(it: &mut dyn Interpreter, mut a: Args, max: bool, dims: usize) -> Result<Value, Exc> {
+    let what = if max { "max_pool" } else { "avg_pool" };
+    let what = format!("{what}{dims}d");
     // The input may come by keyword (`F.avg_pool2d(input=x, kernel_size=2)`, as d2l writes
     // it); the rest are numbered from the first positional after it.
     let positional = !a.pos.is_empty();
-    let x = tensor(&a.required(0, "input")?, what, "input")?;
+    let x = tensor(&a.required(0, "input")?, &what, "input")?;
     if positional {
         a.pos.remove(0);
     }
-    let (kernel, stride, pad, ..) = pool_common(it, &mut a)?;
+    let (kernel, stride, pad, ..) = pool_common(it, &mut a, dims)?;
     let (ceil_mode, include) = if max {
         let d = a.take(3, "dilation")?.unwrap_or(Value::Int(1));
-        if ints(it, &d, 2, "dilation")? != [1, 1] {
-            return Err(Exc::value_error(
-                "max_pool2d: dilation other than 1 is not supported",
-            ));
+        if ints(it, &d, dims, "dilation")? != [1, 1] {
+            return Err(Exc::value_error(format!(
+                "{what}: dilation other than 1 is not supported"
+            )));
         }
         let ceil = truth(a.take(4, "ceil_mode")?, false)?;
         if truth(a.take(5, "return_indices")?, false)? {
-            return Err(Exc::value_error(
-                "max_pool2d: return_indices=True is not supported",
-            ));
+            return Err(Exc::value_error(format!(
+                "{what}: return_indices=True is not supported"
+            )));
         }
         (ceil, true)
     } else {
@@ -772,7 +829,7 @@ fn f_pool(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, Exc
     };
     a.finish(6)?;
     let op = PoolLayer {
-        name: what.into(),
+        name: what,
         style: Style::Torch,
         max,
         span: PoolSpan::Window {
@@ -784,30 +841,24 @@ fn f_pool(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, Exc
         count_include_pad: include,
         torch_repr: String::new(),
     };
-    let st = it.state_mut();
-    result(op.forward(&st.rt, &mut st.nn.tape, &x))
+    run_pool(it, op, dims, &x)
 }
 
-fn f_adaptive(it: &mut dyn Interpreter, mut a: Args, max: bool) -> Result<Value, Exc> {
-    let what = if max {
-        "adaptive_max_pool2d"
-    } else {
-        "adaptive_avg_pool2d"
-    };
-    let x = tensor(&a.required(0, "input")?, what, "input")?;
-    let out = ints(it, &a.required(1, "output_size")?, 2, "output_size")?;
+fn f_adaptive(it: &mut dyn Interpreter, mut a: Args, max: bool, dims: usize) -> Result<Value, Exc> {
+    let what = format!("adaptive_{}_pool{dims}d", if max { "max" } else { "avg" });
+    let x = tensor(&a.required(0, "input")?, &what, "input")?;
+    let out = ints(it, &a.required(1, "output_size")?, dims, "output_size")?;
     a.take(2, "return_indices")?;
     a.finish(3)?;
     let op = PoolLayer {
-        name: what.into(),
+        name: what,
         style: Style::Torch,
         max,
         span: PoolSpan::Adaptive(out),
         count_include_pad: true,
         torch_repr: String::new(),
     };
-    let st = it.state_mut();
-    result(op.forward(&st.rt, &mut st.nn.tape, &x))
+    run_pool(it, op, dims, &x)
 }
 
 fn f_batch_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -896,13 +947,17 @@ fn f_dropout(it: &mut dyn Interpreter, mut a: Args, channels: bool) -> Result<Va
 
 /// Adds the functions to `torch.nn.functional`.
 pub fn register_functional(m: &Module) {
-    let f: [(&str, &str, BuiltinFn); 11] = [
+    let f: [(&str, &str, BuiltinFn); 15] = [
         ("conv1d", "conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)", |it, a| f_conv(it, a, 1)),
         ("conv2d", "conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)", |it, a| f_conv(it, a, 2)),
-        ("max_pool2d", "max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)", |it, a| f_pool(it, a, true)),
-        ("avg_pool2d", "avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)", |it, a| f_pool(it, a, false)),
-        ("adaptive_avg_pool2d", "adaptive_avg_pool2d(input, output_size)", |it, a| f_adaptive(it, a, false)),
-        ("adaptive_max_pool2d", "adaptive_max_pool2d(input, output_size, return_indices=False)", |it, a| f_adaptive(it, a, true)),
+        ("max_pool1d", "max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)", |it, a| f_pool(it, a, true, 1)),
+        ("max_pool2d", "max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)", |it, a| f_pool(it, a, true, 2)),
+        ("avg_pool1d", "avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True)", |it, a| f_pool(it, a, false, 1)),
+        ("avg_pool2d", "avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)", |it, a| f_pool(it, a, false, 2)),
+        ("adaptive_avg_pool1d", "adaptive_avg_pool1d(input, output_size)", |it, a| f_adaptive(it, a, false, 1)),
+        ("adaptive_max_pool1d", "adaptive_max_pool1d(input, output_size, return_indices=False)", |it, a| f_adaptive(it, a, true, 1)),
+        ("adaptive_avg_pool2d", "adaptive_avg_pool2d(input, output_size)", |it, a| f_adaptive(it, a, false, 2)),
+        ("adaptive_max_pool2d", "adaptive_max_pool2d(input, output_size, return_indices=False)", |it, a| f_adaptive(it, a, true, 2)),
         ("batch_norm", "batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05)", f_batch_norm),
         ("layer_norm", "layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05)", f_layer_norm),
         ("dropout", "dropout(input, p=0.5, training=True, inplace=False)", |it, a| f_dropout(it, a, false)),

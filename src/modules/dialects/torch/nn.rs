@@ -115,7 +115,16 @@ fn make_classes() -> TorchClasses {
     };
     TorchClasses {
         linear: leaf("Linear", "linear", "Linear(in_features, out_features, bias=True): y = x W^T + b, W and b drawn from U(-1/sqrt(in), 1/sqrt(in)).", linear_init),
-        relu: leaf("ReLU", "activation", "ReLU(): max(x, 0).", |it, a| activation_init(it, a, Activation::Relu)),
+        relu: blocks::native_block_class(
+            "ReLU",
+            "torch.nn.modules.activation",
+            module.value(),
+            "ReLU(inplace=False): max(x, 0).",
+            &[
+                ("__init__", |it, a| activation_init(it, a, Activation::Relu)),
+                ("extra_repr", relu_extra_repr),
+            ],
+        ),
         sigmoid: leaf("Sigmoid", "activation", "Sigmoid(): 1 / (1 + exp(-x)).", |it, a| activation_init(it, a, Activation::Sigmoid)),
         tanh: leaf("Tanh", "activation", "Tanh(): tanh(x).", |it, a| activation_init(it, a, Activation::Tanh)),
         flatten: leaf("Flatten", "flatten", "Flatten(start_dim=1, end_dim=-1): (batch, ...) to (batch, features).", flatten_init),
@@ -311,8 +320,21 @@ fn lazy_linear(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 fn activation_init(it: &mut dyn Interpreter, mut a: Args, act: Activation) -> Result<Value, Exc> {
     let this = self_arg(&mut a)?;
-    a.take(0, "inplace")?;
-    a.finish(1)?;
+    // Only ReLU takes `inplace` (and shows it in its repr); Sigmoid and Tanh take nothing.
+    if act == Activation::Relu {
+        let inplace = match a.take(0, "inplace")? {
+            Some(v) => v.truthy()?,
+            None => false,
+        };
+        a.finish(1)?;
+        if let Value::Instance(inst) = &this {
+            inst.attrs
+                .borrow_mut()
+                .set(Rc::from("inplace"), Value::Bool(inplace));
+        }
+    } else {
+        a.finish(0)?;
+    }
     let name = it.state_mut().nn.next_name(act.name());
     let layer = Rc::new(Block {
         name: name.clone(),
@@ -320,6 +342,14 @@ fn activation_init(it: &mut dyn Interpreter, mut a: Args, act: Activation) -> Re
     });
     install_core(&this, CoreData::new(Dialect::Torch, name, Some(layer)))?;
     Ok(Value::None)
+}
+
+/// ReLU's `extra_repr`: `ReLU(inplace=True)` as PyTorch prints it.
+fn relu_extra_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = a.required(0, "self")?;
+    a.finish(1)?;
+    let inplace = it.get_attr(&this, "inplace")?.truthy()?;
+    Ok(Value::str(if inplace { "inplace=True" } else { "" }))
 }
 
 fn flatten_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {

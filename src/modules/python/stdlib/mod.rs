@@ -24,7 +24,7 @@ mod string;
 pub(crate) mod sys;
 mod time;
 mod typing;
-mod warnings;
+pub mod warnings;
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::{module, set_fns};
 use crate::object::value::Module;
-use crate::object::{Exc, ExcKind, Value};
+use crate::object::{Exc, ExcKind, Interpreter, Value};
 
 thread_local! {
     /// The action of the last filter set (`default`, `ignore`, `error`, `always`, `once`).
@@ -39,6 +39,33 @@ fn set_action(v: Option<Value>) -> Result<Value, Exc> {
     }
     ACTION.with(|a| *a.borrow_mut() = action);
     Ok(Value::None)
+}
+
+/// Issues a warning of `category` (a class name such as "RuntimeWarning") under the filter
+/// the program set: what `warnings.warn` does, for library code that warns (pyplot's
+/// too-many-figures warning).
+pub fn warn(it: &mut dyn Interpreter, category: &str, text: &str) -> Result<(), Exc> {
+    let action = ACTION.with(|a| a.borrow().clone());
+    match action.as_str() {
+        "ignore" => {}
+        "error" => return Err(Exc::new(ExcKind::Exception, text.to_string())),
+        "always" => it.out().stderr(&format!("<stdin>:1: {category}: {text}\n")),
+        _ => {
+            let key = format!("{category}: {text}");
+            let first = SHOWN.with(|s| {
+                let mut s = s.borrow_mut();
+                let new = !s.contains(&key);
+                if new {
+                    s.push(key.clone());
+                }
+                new
+            });
+            if first {
+                it.out().stderr(&format!("<stdin>:1: {key}\n"));
+            }
+        }
+    }
+    Ok(())
 }
 
 pub fn build() -> Rc<Module> {
@@ -88,26 +115,7 @@ pub fn build() -> Rc<Module> {
                         Some(Value::ExcType(k)) => k.name().to_string(),
                         _ => "UserWarning".to_string(),
                     };
-                    let action = ACTION.with(|a| a.borrow().clone());
-                    match action.as_str() {
-                        "ignore" => {}
-                        "error" => return Err(Exc::new(ExcKind::Exception, text)),
-                        "always" => it.out().stderr(&format!("<stdin>:1: {cat}: {text}\n")),
-                        _ => {
-                            let key = format!("{cat}: {text}");
-                            let first = SHOWN.with(|s| {
-                                let mut s = s.borrow_mut();
-                                let new = !s.contains(&key);
-                                if new {
-                                    s.push(key.clone());
-                                }
-                                new
-                            });
-                            if first {
-                                it.out().stderr(&format!("<stdin>:1: {key}\n"));
-                            }
-                        }
-                    }
+                    warn(it, &cat, &text)?;
                     Ok(Value::None)
                 },
             ),
