@@ -1988,6 +1988,16 @@ fn cpu_le_chunks<E>(
     }
 }
 
+/// `patches` reached with an array it does not handle: callers check `has_patches` first.
+fn patches_refused(op: &str, a: &Array) -> RuntimeError {
+    RuntimeError::Value(format!(
+        "internal error: {op} of a {} array of shape {} on {}; please report it",
+        a.dtype(),
+        shape_tuple(a.shape()),
+        a.device()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2205,14 +2215,4 @@ mod tests {
             );
         }
     }
-}
-
-/// `patches` reached with an array it does not handle: callers check `has_patches` first.
-fn patches_refused(op: &str, a: &Array) -> RuntimeError {
-    RuntimeError::Value(format!(
-        "internal error: {op} of a {} array of shape {} on {}; please report it",
-        a.dtype(),
-        shape_tuple(a.shape()),
-        a.device()
-    ))
 }

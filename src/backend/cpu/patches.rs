@@ -20,7 +20,7 @@ pub fn patches<T: Copy + Send + Sync>(x: &[T], hw: [usize; 2], p: &Patches, fill
     let [kh, kw] = p.kernel;
     let [ho, wo] = p.out;
     let plane_out = kh * kw * ho * wo;
-    let planes = if plane_in == 0 { 0 } else { x.len() / plane_in };
+    let planes = x.len().checked_div(plane_in).unwrap_or(0);
     let mut out = vec![fill; planes * plane_out];
     if plane_out == 0 {
         return out;
@@ -82,11 +82,7 @@ pub fn patches_adjoint<T: Copy + Send + Sync + AddAssign>(
     let [kh, kw] = p.kernel;
     let [ho, wo] = p.out;
     let plane_out = kh * kw * ho * wo;
-    let planes = if plane_out == 0 {
-        0
-    } else {
-        g.len() / plane_out
-    };
+    let planes = g.len().checked_div(plane_out).unwrap_or(0);
     let mut out = vec![zero; planes * plane_in];
     if plane_in == 0 || plane_out == 0 {
         return out;
