@@ -577,3 +577,126 @@ fn copies_between_devices(rt: &Runtime, d: Device) -> Outputs {
     let round_trip = back.copy_to(rt, d).unwrap();
     vec![("copy_into", into), ("round trip", round_trip)]
 }
+
+/// Fast paths against the plain ones: the same convolutions and poolings, forward and backward,
+/// with the one-pass im2col (`Array::patches`) and composed from strided slices
+/// (`conv::plain_paths`), on the CPU and a simulated GPU. The forward values are copies either
+/// way and must agree exactly; gradients sum the same terms in another order.
+mod fast_paths {
+    use devarray::nn::autograd::Tape;
+    use devarray::nn::conv::{self, PoolKind, Window};
+    use devarray::runtime::{
+        Array, BinaryOp, DType, Device, Operand, ReduceOp, Runtime, RuntimeConfig,
+    };
+
+    fn runtime() -> Runtime {
+        Runtime::new(RuntimeConfig {
+            sim_gpus: 1,
+            ..RuntimeConfig::default()
+        })
+    }
+
+    fn input(rt: &Runtime, shape: &[usize], seed: u64, d: Device, dtype: DType) -> Array {
+        let n: usize = shape.iter().product();
+        let data: Vec<f64> = (0..n)
+            .map(|i| ((i as u64 * 2654435761 + seed * 97) % 1000) as f64 / 500.0 - 1.0)
+            .collect();
+        rt.from_f64(data, shape, dtype, d).expect("input")
+    }
+
+    type Op = dyn Fn(&Runtime, &mut Tape, &[Array]) -> devarray::runtime::Result<Array>;
+
+    /// The output and the gradient of sum(output * projection) for every input.
+    fn run(rt: &Runtime, inputs: &[Array], f: &Op) -> Vec<Vec<f64>> {
+        let mut tape = Tape::default();
+        for x in inputs {
+            tape.attach_grad(rt, x, false).expect("attach");
+        }
+        let prev = tape.set_recording(true, true);
+        let y = f(rt, &mut tape, inputs).expect("forward");
+        let proj = input(rt, y.shape(), 7, y.device(), y.dtype());
+        let head = tape
+            .binary(BinaryOp::Mul, Operand::Array(&y), Operand::Array(&proj))
+            .expect("mul");
+        let head = tape.reduce(&head, ReduceOp::Sum, None, false).expect("sum");
+        tape.restore(prev);
+        tape.backward(rt, &head, None, false).expect("backward");
+        let mut out = vec![y.to_host().to_f64_vec()];
+        for x in inputs {
+            out.push(tape.grad(x).expect("grad").to_host().to_f64_vec());
+        }
+        out
+    }
+
+    fn compare(shapes: &[&[usize]], f: &Op) {
+        let rt = runtime();
+        for d in [Device::cpu(0), Device::gpu(0)] {
+            for dtype in [DType::Float32, DType::Float64] {
+                let inputs: Vec<Array> = shapes
+                    .iter()
+                    .enumerate()
+                    .map(|(k, s)| input(&rt, s, k as u64, d, dtype))
+                    .collect();
+                assert!(inputs[0].has_patches(), "{d}: the fast path runs here");
+                let fast = run(&rt, &inputs, f);
+                let plain = conv::plain_paths(|| run(&rt, &inputs, f));
+                assert_eq!(fast[0], plain[0], "{d} {dtype}: forward values");
+                for (k, (a, b)) in fast.iter().zip(&plain).enumerate().skip(1) {
+                    assert_eq!(a.len(), b.len());
+                    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                        assert!(
+                            (x - y).abs() <= 1e-5 * (1.0 + y.abs()),
+                            "{d} {dtype}: gradient of input {} element {i}: {x} vs {y}",
+                            k - 1
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn convolution_strided_padded_dilated() {
+        let win = Window {
+            kernel: [3, 2],
+            stride: [2, 1],
+            pad: [(1, 1), (2, 2)],
+            dilation: [1, 2],
+        };
+        compare(&[&[2, 3, 7, 6], &[4, 3, 3, 2], &[4]], &move |rt, t, xs| {
+            conv::conv2d(rt, t, &xs[0], &xs[1], Some(&xs[2]), &win, 1)
+        });
+    }
+
+    #[test]
+    fn convolution_grouped_and_one_by_one() {
+        let win = Window::new([3, 3], [1, 1], [1, 1]);
+        compare(&[&[2, 4, 5, 5], &[6, 2, 3, 3]], &move |rt, t, xs| {
+            conv::conv2d(rt, t, &xs[0], &xs[1], None, &win, 2)
+        });
+        let one = Window::new([1, 1], [2, 2], [0, 0]);
+        compare(&[&[1, 3, 6, 6], &[2, 3, 1, 1]], &move |rt, t, xs| {
+            conv::conv2d(rt, t, &xs[0], &xs[1], None, &one, 1)
+        });
+    }
+
+    #[test]
+    fn max_and_average_pooling_padded_ceil_mode() {
+        let win = Window::new([3, 3], [2, 2], [1, 1]);
+        for ceil in [false, true] {
+            compare(&[&[2, 3, 8, 7]], &move |rt, t, xs| {
+                conv::pool2d(rt, t, &xs[0], &win, PoolKind::Max, ceil, true)
+            });
+            for count_include_pad in [false, true] {
+                let kind = PoolKind::Avg { count_include_pad };
+                compare(&[&[2, 3, 8, 7]], &move |rt, t, xs| {
+                    conv::pool2d(rt, t, &xs[0], &win, kind, ceil, false)
+                });
+            }
+        }
+        let two = Window::new([2, 2], [2, 2], [0, 0]);
+        compare(&[&[3, 2, 6, 6]], &move |rt, t, xs| {
+            conv::pool2d(rt, t, &xs[0], &two, PoolKind::Max, false, true)
+        });
+    }
+}

@@ -20,8 +20,8 @@ use std::collections::{HashMap, HashSet};
 
 use crate::runtime::shape::{broadcast_shapes, normalize_axes, normalize_axis};
 use crate::runtime::{
-    Array, BinaryOp, DType, Device, IndexItem, Operand, ReduceOp, Result, Runtime, RuntimeError,
-    Scalar, UnaryOp,
+    Array, BinaryOp, DType, Device, IndexItem, Operand, Patches, ReduceOp, Result, Runtime,
+    RuntimeError, Scalar, UnaryOp,
 };
 
 /// One input of a recorded op: an array, or a Python scalar (which gets no gradient).
@@ -66,6 +66,8 @@ enum OpRecord {
     Concat(isize),
     Stack(isize),
     Clip(Option<f64>, Option<f64>),
+    /// im2col (`Array::patches`); its gradient is the adjoint.
+    Patches(Patches),
     /// The L2 (Frobenius) norm over `axes` (all when None).
     Norm {
         axes: Option<Vec<isize>>,
@@ -747,6 +749,20 @@ impl Tape {
         Ok(out)
     }
 
+    /// im2col in one pass (`Array::patches`; the caller checks `has_patches`).
+    pub fn patches(&mut self, x: &Array, p: &Patches) -> Result<Array> {
+        let out = x.patches(p)?;
+        if let Some(auto) = self.wants(&[x]) {
+            self.push(
+                OpRecord::Patches(*p),
+                vec![Input::Array(x.clone())],
+                &out,
+                auto,
+            );
+        }
+        Ok(out)
+    }
+
     pub fn stack(&mut self, arrays: &[Array], axis: isize) -> Result<Array> {
         let out = Array::stack(arrays, axis)?;
         let refs: Vec<&Array> = arrays.iter().collect();
@@ -1059,7 +1075,8 @@ fn saves_values(node: &Node) -> bool {
         | OpRecord::Index(_)
         | OpRecord::Copy
         | OpRecord::Concat(_)
-        | OpRecord::Stack(_) => false,
+        | OpRecord::Stack(_)
+        | OpRecord::Patches(_) => false,
         _ => true,
     }
 }
@@ -1163,6 +1180,7 @@ fn grad_fn_name(node: &Node) -> &'static str {
         OpRecord::Copy => "ToCopyBackward0",
         OpRecord::Concat(_) => "CatBackward0",
         OpRecord::Stack(_) => "StackBackward0",
+        OpRecord::Patches(_) => "Im2ColBackward0",
         OpRecord::Clip(..) => "ClampBackward1",
         OpRecord::Norm { .. } => "LinalgVectorNormBackward0",
     }
@@ -1303,6 +1321,11 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             vec![Some(ga), Some(gb)]
         }
         OpRecord::Reshape => vec![Some(g.reshape(&to_isize(first()?.shape()))?)],
+        OpRecord::Patches(p) => {
+            let x = first()?;
+            let hw = [x.shape()[2], x.shape()[3]];
+            vec![Some(g.patches_adjoint(p, hw)?)]
+        }
         OpRecord::Transpose(axes) => {
             let x = first()?;
             let n = x.ndim();

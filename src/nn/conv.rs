@@ -7,8 +7,31 @@
 //! height of 1.
 use super::autograd::Tape;
 use crate::runtime::{
-    Array, BinaryOp, DType, IndexItem, Operand, ReduceOp, Result, Runtime, RuntimeError,
+    Array, BinaryOp, DType, IndexItem, Operand, Patches, ReduceOp, Result, Runtime, RuntimeError,
 };
+use std::cell::Cell;
+
+thread_local! {
+    /// Set by `plain_paths`, or for the whole process by `DEVARRAY_PLAIN_CONV=1` (what
+    /// `bench/train.py --plain` measures against): the windows are composed from slices even
+    /// where `patches` runs.
+    static PLAIN: Cell<bool> = Cell::new(plain_from_env());
+}
+
+fn plain_from_env() -> bool {
+    static ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENV.get_or_init(|| std::env::var_os("DEVARRAY_PLAIN_CONV").is_some_and(|v| v == "1"))
+}
+
+/// Runs `f` with convolution and pooling built the plain way (padding by concatenation, one
+/// strided slice per kernel offset) on this thread: what the conformance suite compares the
+/// one-pass im2col (`Array::patches`) against.
+pub fn plain_paths<R>(f: impl FnOnce() -> R) -> R {
+    let before = PLAIN.with(|p| p.replace(true));
+    let r = f();
+    PLAIN.with(|p| p.set(before));
+    r
+}
 
 /// The geometry of a convolution or pooling window over the two spatial axes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -122,6 +145,45 @@ fn im2col(tape: &mut Tape, x: &Array, w: &Window) -> Result<(Array, usize, usize
     Ok((tape.stack(&parts, 2)?, ho, wo))
 }
 
+/// Every window of `win` over `x` (padding read as `fill`) as (N, C, kh*kw, out[0], out[1]):
+/// one pass where the device has `patches`, else slices of the padded input, cropped to `out`
+/// (a `ceil_mode` pooling pads past the input on the right).
+fn windows(
+    rt: &Runtime,
+    tape: &mut Tape,
+    x: &Array,
+    win: &Window,
+    out: [usize; 2],
+    fill: f64,
+) -> Result<Array> {
+    if x.has_patches() && !PLAIN.with(Cell::get) {
+        let p = Patches {
+            kernel: win.kernel,
+            stride: win.stride,
+            dilation: win.dilation,
+            pad: [win.pad[0].0, win.pad[1].0],
+            out,
+            fill,
+        };
+        return tape.patches(x, &p);
+    }
+    let padded = pad2d(rt, tape, x, win.pad, fill)?;
+    let (cols, ho, wo) = im2col(tape, &padded, win)?;
+    if (ho, wo) == (out[0], out[1]) {
+        return Ok(cols);
+    }
+    tape.index(
+        &cols,
+        &[
+            all(),
+            all(),
+            all(),
+            slice(0, out[0], 1),
+            slice(0, out[1], 1),
+        ],
+    )
+}
+
 fn check_window(w: &Window, what: &str) -> Result<()> {
     if w.kernel.contains(&0) || w.stride.contains(&0) || w.dilation.contains(&0) {
         return Err(RuntimeError::Value(format!(
@@ -183,8 +245,9 @@ pub fn conv2d(
             second: weight.device(),
         });
     }
-    let padded = pad2d(rt, tape, x, win.pad, 0.0)?;
-    let (cols, ho, wo) = im2col(tape, &padded, &win)?;
+    let ho = (ph - win.extent(0)) / win.stride[0] + 1;
+    let wo = (pw - win.extent(1)) / win.stride[1] + 1;
+    let cols = windows(rt, tape, x, &win, [ho, wo], 0.0)?;
     let k = (cg * kh * kw) as isize;
     let (g, og) = (groups as isize, (o / groups) as isize);
     let l = (ho * wo) as isize;
@@ -334,17 +397,8 @@ pub fn pool2d(
         PoolKind::Max => lowest(x.dtype()),
         PoolKind::Avg { .. } => 0.0,
     };
-    let padded = pad2d(rt, tape, x, full.pad, fill)?;
-    let (cols, ho, wo) = im2col(tape, &padded, &full)?;
-    let (ho, wo) = (ho.min(outs[0]), wo.min(outs[1]));
-    let cols = if (ho, wo) != (cols.shape()[3], cols.shape()[4]) {
-        tape.index(
-            &cols,
-            &[all(), all(), all(), slice(0, ho, 1), slice(0, wo, 1)],
-        )?
-    } else {
-        cols
-    };
+    let [ho, wo] = outs;
+    let cols = windows(rt, tape, x, &full, outs, fill)?;
     match kind {
         PoolKind::Max => {
             let kk = win.kernel[0] * win.kernel[1];

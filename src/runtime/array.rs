@@ -11,7 +11,7 @@ use super::host::{HostData, Scalar};
 use super::index::basic_view;
 use super::memory::Charge;
 use super::operand::{IndexItem, Operand};
-use super::ops::{BinaryOp, FusedExpr, ReduceOp, UnaryOp};
+use super::ops::{BinaryOp, FusedExpr, Patches, ReduceOp, UnaryOp};
 use super::shape::{
     broadcast_shapes, broadcast_strides, checked_bytes, contiguous_strides, normalize_axes,
     normalize_axis, shape_compact, shape_tuple,
@@ -1783,6 +1783,57 @@ impl Array {
         concat_impl(&expanded, at as isize, "stack")
     }
 
+    /// Whether `patches` and `patches_adjoint` run here: a float array on a host device (cpu or
+    /// a simulated GPU). Elsewhere callers compose the windows from strided slices.
+    pub fn has_patches(&self) -> bool {
+        self.dtype().is_float() && !self.ctx().placement.is_cuda() && self.ndim() == 4
+    }
+
+    /// im2col: every window of `p` over axes 2 and 3 of this (N, C, H, W) array, as
+    /// (N, C, kh*kw, Ho, Wo), `p.fill` where a window reaches into the padding. See `has_patches`.
+    pub fn patches(&self, p: &Patches) -> Result<Array> {
+        let &[n, c, h, w] = self.shape() else {
+            return Err(patches_refused("patches", self));
+        };
+        if !self.has_patches() {
+            return Err(patches_refused("patches", self));
+        }
+        let shape = vec![n, c, p.kernel[0] * p.kernel[1], p.out[0], p.out[1]];
+        let (x, p) = (self.clone(), *p);
+        self.derive(shape, self.dtype(), move || match &*x.read() {
+            Storage::Cpu(s) => s
+                .patches([h, w], &p)
+                .map(Storage::Cpu)
+                .ok_or_else(|| patches_refused("patches", &x)),
+            Storage::Cuda(_) => Err(patches_refused("patches", &x)),
+        })
+    }
+
+    /// The adjoint of `patches` (its gradient): this (N, C, kh*kw, Ho, Wo) array summed back
+    /// onto (N, C, h, w).
+    pub fn patches_adjoint(&self, p: &Patches, hw: [usize; 2]) -> Result<Array> {
+        let &[n, c, kk, ho, wo] = self.shape() else {
+            return Err(patches_refused("patches_adjoint", self));
+        };
+        if kk != p.kernel[0] * p.kernel[1]
+            || [ho, wo] != p.out
+            || !self.dtype().is_float()
+            || self.ctx().placement.is_cuda()
+        {
+            return Err(patches_refused("patches_adjoint", self));
+        }
+        let (g, p) = (self.clone(), *p);
+        self.derive(vec![n, c, hw[0], hw[1]], self.dtype(), move || {
+            match &*g.read() {
+                Storage::Cpu(s) => s
+                    .patches_adjoint(hw, &p)
+                    .map(Storage::Cpu)
+                    .ok_or_else(|| patches_refused("patches_adjoint", &g)),
+                Storage::Cuda(_) => Err(patches_refused("patches_adjoint", &g)),
+            }
+        })
+    }
+
     // ---- conversions ---------------------------------------------------------------------
 
     /// A converted copy (always new memory, like numpy's astype).
@@ -2026,6 +2077,16 @@ fn cpu_le_chunks<E>(
         CpuStorage::I64(v) => chunks(v, chunk_bytes, i64::to_le_bytes, sink),
         CpuStorage::Bool(v) => chunks(v, chunk_bytes, |b: bool| [u8::from(b)], sink),
     }
+}
+
+/// `patches` reached with an array it does not handle: callers check `has_patches` first.
+fn patches_refused(op: &str, a: &Array) -> RuntimeError {
+    RuntimeError::Value(format!(
+        "internal error: {op} of a {} array of shape {} on {}; please report it",
+        a.dtype(),
+        shape_tuple(a.shape()),
+        a.device()
+    ))
 }
 
 #[cfg(test)]

@@ -27,8 +27,8 @@ pub mod timeline;
 // The shared vocabulary (`crate::vocab`) is part of the runtime's API: layers above name it here.
 pub use crate::vocab::{device, dtype, error, host, ops};
 pub use crate::vocab::{
-    BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, ReduceOp, Result, RuntimeError,
-    Scalar, UnaryOp,
+    BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, Patches, ReduceOp, Result,
+    RuntimeError, Scalar, UnaryOp,
 };
 pub use array::Array;
 pub use engine::{TransferKind, TransferRecord};

@@ -222,3 +222,29 @@ impl ReduceOp {
         }
     }
 }
+
+/// The windows of a convolution or pooling over the last two axes of a (N, C, H, W) array:
+/// `Array::patches` lays every window out as (N, C, kh*kw, Ho, Wo) (im2col), reading `fill`
+/// where a window reaches into the padding, and `Array::patches_adjoint` sums such an array
+/// back onto (N, C, H, W), what the gradient of the first needs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Patches {
+    pub kernel: [usize; 2],
+    pub stride: [usize; 2],
+    pub dilation: [usize; 2],
+    /// Padding before the first row and column; after is whatever `out` needs.
+    pub pad: [usize; 2],
+    /// Output rows and columns (Ho, Wo).
+    pub out: [usize; 2],
+    pub fill: f64,
+}
+
+impl Patches {
+    /// For output index `o` and kernel tap `k` on `axis`, the input index, or None in padding.
+    #[inline]
+    pub fn source(&self, axis: usize, o: usize, k: usize, size: usize) -> Option<usize> {
+        (o * self.stride[axis] + k * self.dilation[axis])
+            .checked_sub(self.pad[axis])
+            .filter(|&i| i < size)
+    }
+}

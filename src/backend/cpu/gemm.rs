@@ -238,7 +238,24 @@ pub fn gemm_batched<T: GemmFloat>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<
         out.resize(total, T::ZERO);
         return Ok(out);
     }
-    if m * n > 0 {
+    let work = m.saturating_mul(k).saturating_mul(n);
+    let threads = rayon::current_num_threads();
+    if m * n > 0 && work < PARALLEL_FLOPS && l.batch > 1 && threads > 1 {
+        // Many small products (a convolution's per-sample GEMMs): each on one thread, the batch
+        // shared by rayon's threads, rather than one product at a time on the calling thread.
+        let cancel = Cancel::current();
+        let spare = &mut out.spare_capacity_mut()[..total];
+        spare
+            .par_chunks_exact_mut(m * n)
+            .zip(l.lhs_offsets.par_iter().zip(&l.rhs_offsets))
+            .for_each(|(c, (&oa, &ob))| {
+                if !cancel.requested() {
+                    gemm_into(m, k, n, &a[oa..oa + m * k], &b[ob..ob + k * n], c, &cancel);
+                }
+            });
+        // Before `set_len`: an interrupted batch is never read.
+        cancel.check()?;
+    } else if m * n > 0 {
         let cancel = Cancel::current();
         let spare = &mut out.spare_capacity_mut()[..total];
         for ((&oa, &ob), c) in l

@@ -283,11 +283,57 @@ pub fn gather<T: Element>(
         copy_parallel(&mut out, &src[offset..offset + n]);
         return Ok(out);
     }
+    let nd = shape.len();
+    if n > 0 && nd >= 2 && strides[nd - 2] == 1 && shape[nd - 2] > 1 && shape[nd - 1] > 1 {
+        // The last two axes transposed (what matmul's gradients read): copied in square tiles,
+        // so that the strided reads reuse the cache lines they bring in.
+        const TILE: usize = 32;
+        let (rows, cols, step) = (shape[nd - 2], shape[nd - 1], strides[nd - 1]);
+        out.resize(n, src[offset]);
+        let outer: Vec<isize> = contiguous(&shape[..nd - 2])
+            .iter()
+            .map(|&s| (s * rows * cols) as isize)
+            .collect();
+        walk2(
+            &shape[..nd - 2],
+            &strides[..nd - 2],
+            offset as isize,
+            &outer,
+            0,
+            |si, oi| {
+                for i0 in (0..rows).step_by(TILE) {
+                    for j0 in (0..cols).step_by(TILE) {
+                        for i in i0..(i0 + TILE).min(rows) {
+                            let dst = &mut out[oi + i * cols..][..cols];
+                            for (j, d) in dst
+                                .iter_mut()
+                                .enumerate()
+                                .take((j0 + TILE).min(cols))
+                                .skip(j0)
+                            {
+                                *d = src[(si as isize + i as isize + j as isize * step) as usize];
+                            }
+                        }
+                    }
+                }
+            },
+        );
+        return Ok(out);
+    }
     let zeros = vec![0isize; shape.len()];
     walk2(shape, strides, offset as isize, &zeros, 0, |i, _| {
         out.push(src[i])
     });
     Ok(out)
+}
+
+/// Row-major strides (in elements) of `shape`.
+fn contiguous(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    strides
 }
 
 /// Writes `src` (broadcast to `shape` by `src_strides`) into a strided view of `dst`.
@@ -853,6 +899,18 @@ mod tests {
     fn pairwise_sum_matches_sequential_on_integers() {
         let v: Vec<i64> = (0..1000).collect();
         assert_eq!(pairwise_sum(&v), 499_500);
+    }
+
+    #[test]
+    fn gather_of_a_transpose_matches_the_element_walk() {
+        // (2, 37, 45) read as its last two axes swapped, from offset 3: tiles and ragged edges.
+        let (b, r, c) = (2usize, 45usize, 37usize);
+        let src: Vec<f32> = (0..3 + b * r * c).map(|i| i as f32).collect();
+        let (shape, strides) = ([b, r, c], [(r * c) as isize, 1, r as isize]);
+        let got = gather(&src, 3, &shape, &strides).expect("gather");
+        let mut want = Vec::new();
+        walk2(&shape, &strides, 3, &[0, 0, 0], 0, |i, _| want.push(src[i]));
+        assert_eq!(got, want);
     }
 
     #[test]

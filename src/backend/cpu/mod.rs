@@ -7,6 +7,7 @@ pub mod cancel;
 mod fused;
 mod gemm;
 pub mod kernels;
+pub mod patches;
 pub mod pool;
 
 pub use blas::describe as gemm_info;
@@ -14,7 +15,7 @@ mod vmath;
 
 use super::{BackendStorage, MatmulLayout, StridedView};
 use crate::vocab::error::{Result, RuntimeError};
-use crate::vocab::{BinaryOp, DType, FusedExpr, HostData, ReduceOp, UnaryOp};
+use crate::vocab::{BinaryOp, DType, FusedExpr, HostData, Patches, ReduceOp, UnaryOp};
 use element::{Element, Float, Num};
 use kernels::{alloc, map1, map2};
 
@@ -382,4 +383,24 @@ fn typed_parts<'a, T: Element>(parts: &[&'a CpuStorage]) -> Result<Vec<&'a [T]>>
         .iter()
         .map(|p| T::slice(p).ok_or_else(|| internal("the inputs of one op differ in dtype")))
         .collect()
+}
+
+impl CpuStorage {
+    /// im2col over planes of `hw` (see `Patches`); float dtypes only (None otherwise).
+    pub fn patches(&self, hw: [usize; 2], p: &Patches) -> Option<CpuStorage> {
+        match self {
+            CpuStorage::F32(v) => Some(CpuStorage::F32(patches::patches(v, hw, p, p.fill as f32))),
+            CpuStorage::F64(v) => Some(CpuStorage::F64(patches::patches(v, hw, p, p.fill))),
+            _ => None,
+        }
+    }
+
+    /// The adjoint of `patches`: sums windows back onto planes of `hw`; float dtypes only.
+    pub fn patches_adjoint(&self, hw: [usize; 2], p: &Patches) -> Option<CpuStorage> {
+        match self {
+            CpuStorage::F32(v) => Some(CpuStorage::F32(patches::patches_adjoint(v, hw, p, 0.0))),
+            CpuStorage::F64(v) => Some(CpuStorage::F64(patches::patches_adjoint(v, hw, p, 0.0))),
+            _ => None,
+        }
+    }
 }
