@@ -424,9 +424,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 builtin("__getattr__", "", |it, mut a| {
                     let name = a.required(0, "name")?;
                     match &name {
-                        Value::Str(n) if &**n == "jit" => {
-                            it.import("torch.jit").map(Value::Module)
-                        }
+                        Value::Str(n) if &**n == "jit" => it.import("torch.jit").map(Value::Module),
                         other => Err(Exc::new(
                             ExcKind::AttributeError,
                             format!(

@@ -783,7 +783,7 @@ impl NativeObject for CompletedProcess {
                 "Raise CalledProcessError if the exit code is non-zero.",
                 |it, this, _| {
                     let p = crate::modules::python::native::downcast::<CompletedProcess>(
-                        &this,
+                        this,
                         "CompletedProcess",
                     )?;
                     if p.returncode != 0 {
@@ -941,7 +941,7 @@ impl NativeObject for Popen {
                 "communicate",
                 "communicate(input=None, timeout=None): send input, read all output, wait: (stdout, stderr).",
                 |it, this, mut a| {
-                    let p = popen_of(&this)?;
+                    let p = popen_of(this)?;
                     let input = match a.take(0, "input")? {
                         None | Some(Value::None) => None,
                         Some(v) => Some(text_of(it, &v)?.into_bytes()),
@@ -957,7 +957,7 @@ impl NativeObject for Popen {
                 "wait",
                 "wait(timeout=None): wait for the process to end; its exit status.",
                 |it, this, mut a| {
-                    let p = popen_of(&this)?;
+                    let p = popen_of(this)?;
                     let timeout = timeout_arg(&mut a, 0)?;
                     a.finish(1)?;
                     p.finish(it, None, timeout)?;
@@ -970,7 +970,7 @@ impl NativeObject for Popen {
                 "poll(): the exit status if the process has ended, else None.",
                 |_, this, a| {
                     a.finish(0)?;
-                    let p = popen_of(&this)?;
+                    let p = popen_of(this)?;
                     if p.returncode.borrow().is_none() {
                         if let Some(child) = p.child.borrow_mut().as_mut() {
                             if let Ok(Some(status)) = child.try_wait() {
@@ -983,9 +983,9 @@ impl NativeObject for Popen {
             ),
             "kill" | "terminate" => {
                 let f: crate::object::value::MethodFn = if name == "kill" {
-                    |_, this, _| signal(&this, libc::SIGKILL)
+                    |_, this, _| signal(this, libc::SIGKILL)
                 } else {
-                    |_, this, _| signal(&this, libc::SIGTERM)
+                    |_, this, _| signal(this, libc::SIGTERM)
                 };
                 method(
                     &Value::Object(this.clone()),
@@ -1087,7 +1087,7 @@ impl NativeObject for Bytes {
                 "decode",
                 "decode(encoding='utf-8', errors='strict'): the text.",
                 |_, this, _| {
-                    let b = crate::modules::python::native::downcast::<Bytes>(&this, "bytes")?;
+                    let b = crate::modules::python::native::downcast::<Bytes>(this, "bytes")?;
                     match std::str::from_utf8(&b.0) {
                         Ok(s) => Ok(Value::str(s)),
                         Err(e) => Err(Exc::new(
