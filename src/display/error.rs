@@ -98,7 +98,10 @@ pub fn render_error(err: &Traceback, color: bool) -> String {
             continue;
         }
         let (line_no, text, carets) = caret_line(&frame.source, frame.span);
-        let location = if is_syntax_error(&err.ename) && err.frames.len() == 1 {
+        // A frame without a function is a compiled text's syntax error (`compile`, `exec`).
+        let location = if is_syntax_error(&err.ename)
+            && (err.frames.len() == 1 || frame.function.is_empty())
+        {
             format!("line {line_no}")
         } else {
             format!("line {line_no}, in {}", frame.function)
@@ -225,7 +228,7 @@ fn ipython_frame(frame: &TraceFrame, cell_label: &dyn Fn(&str) -> String, color:
             color
         )
     );
-    if frame.function != "<module>" {
+    if frame.function != "<module>" && !frame.function.is_empty() {
         text.push_str(&format!(", in {}", paint(CYAN, &frame.function, color)));
     }
     text.push('\n');

@@ -2065,14 +2065,14 @@ impl Interpreter for Interp<'_> {
         &mut self,
         module: &Rc<crate::object::value::Module>,
         source: &str,
-    ) -> Result<(), Exc> {
+    ) -> Result<Option<Value>, Exc> {
         // A module's body runs at its own top level: no enclosing function, its own globals.
         let saved_env = self.env.take();
         let saved_module = self.module.replace(module.clone());
         let result = self.run_snippet(source);
         self.module = saved_module;
         self.env = saved_env;
-        result.map(|_| ()).map_err(|mut e| {
+        result.map_err(|mut e| {
             if let (Some(span), Some(src)) = (e.span.take(), e.source.take()) {
                 e.frames.insert(
                     0,

@@ -236,6 +236,10 @@ impl Class {
 
     /// `<class '__main__.C'>`.
     pub fn repr(&self) -> String {
+        // CPython names built-in types without their module (`<class 'code'>`).
+        if &*self.module == "builtins" {
+            return format!("<class '{}'>", self.qualname);
+        }
         format!("<class '{}.{}'>", self.module, self.qualname)
     }
 }

@@ -325,7 +325,7 @@ pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::Array(a) if a.flavor == Flavor::Torch => torch_parameter_repr(it, a)
             .unwrap_or_else(|| array_repr_with(a, grad_suffix(it, a).as_deref())),
         Value::Array(a) => array_str(a),
-        Value::Exception(e) => e.message.clone(),
+        Value::Exception(e) => exception_str(e),
         // `print(x.dtype)` of a NumPy-style dtype is its name.
         Value::DType(d, Flavor::Np | Flavor::Numpy) => d.name().to_string(),
         Value::Object(o) => match &o.get_attr(o, "__str__") {
@@ -487,4 +487,18 @@ pub fn percent(it: &mut dyn Interpreter, fmt: &str, args: &Value) -> Result<Valu
     display::pyfmt::percent_format(fmt, &fargs)
         .map(|s| Value::str(&s))
         .map_err(format_error)
+}
+
+/// `str(e)`: the message; a SyntaxError with its location adds `(file, line n)`, as CPython.
+fn exception_str(e: &super::value::ExcValue) -> String {
+    if e.kind.is_subclass_of(super::error::ExcKind::SyntaxError) {
+        if let Some(args) = &e.args {
+            if let [Value::Str(msg), Value::Tuple(place)] = args.as_slice() {
+                if let [Value::Str(file), Value::Int(line), ..] = place.as_slice() {
+                    return format!("{msg} ({file}, line {line})");
+                }
+            }
+        }
+    }
+    e.message.clone()
 }

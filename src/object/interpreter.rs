@@ -36,8 +36,13 @@ pub trait Interpreter {
     fn import(&mut self, dotted: &str) -> Result<Rc<super::value::Module>, Exc>;
     /// Runs `source` (a library written in the language) as the body of `module`: its top-level
     /// names become the module's attributes, and the functions and classes it defines keep the
-    /// module's attributes as their globals.
-    fn run_module(&mut self, module: &Rc<super::value::Module>, source: &str) -> Result<(), Exc>;
+    /// module's attributes as their globals. The value is the last statement's, when that is an
+    /// expression (what `eval` with a dictionary of globals gives).
+    fn run_module(
+        &mut self,
+        module: &Rc<super::value::Module>,
+        source: &str,
+    ) -> Result<Option<Value>, Exc>;
 
     /// Resumes generator `g` at the `yield` it is suspended at (`next`, `send`, `throw`,
     /// `close`) and runs it to its next `yield` or its end.

@@ -32,6 +32,7 @@ pub const SOURCES: &[SourceModule] = &[
     source!("d2l", "d2l/__init__.da"),
     source!("d2l.torch", "d2l/torch.da"),
     source!("d2l.mxnet", "d2l/mxnet.da"),
+    source!("torch.jit", "torch/jit.da"),
 ];
 
 /// The library module named `dotted`, if it is one.

@@ -280,124 +280,25 @@ fn shell(it: &mut dyn Interpreter, cmd: &str) -> Result<(), Exc> {
         ));
         return Ok(());
     }
-    use std::os::unix::process::CommandExt;
-    use std::process::Stdio;
-    // Its own process group, so an interrupt can end the command and everything it started.
-    let mut child = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
+    // The process runner `subprocess` uses: its own process group, output shown as it comes,
+    // interruptible; a command left running in the background (`!sleep 15 &`) keeps the pipes
+    // open, so after 200 ms without output the wait for their end stops, as IPython returns.
+    use crate::modules::python::stdlib::subprocess::{collect, spawn, Spec, Stopped};
+    let mut spec = Spec::shell(cmd);
+    spec.linger = Some(std::time::Duration::from_millis(200));
+    let mut child = spawn(&spec)
         .map_err(|e| Exc::new(ExcKind::OSError, format!("could not run `{cmd}`: {e}")))?;
-    // Both pipes drain on their own threads into a bounded channel, and the output is shown
-    // chunk by chunk as it comes (a command that prints 200 MB never sits whole in memory).
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(bool, Option<Vec<u8>>)>(16);
-    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>, is_err: bool| {
-        let tx = tx.clone();
-        std::thread::spawn(move || {
-            if let Some(mut pipe) = pipe {
-                let mut buf = vec![0u8; 64 * 1024];
-                while let Ok(n @ 1..) = pipe.read(&mut buf) {
-                    if tx.send((is_err, Some(buf[..n].to_vec()))).is_err() {
-                        return;
-                    }
-                }
-            }
-            let _ = tx.send((is_err, None));
-        });
-    };
-    drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-        false,
-    );
-    drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-        true,
-    );
-    drop(tx);
-    // Bytes of a character cut by a chunk boundary wait for the next chunk.
-    let mut carry: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
-    let mut emit = |it: &mut dyn Interpreter, is_err: bool, bytes: &[u8], last: bool| {
-        let pending = &mut carry[usize::from(is_err)];
-        pending.extend_from_slice(bytes);
-        let cut = match std::str::from_utf8(pending) {
-            Ok(_) => pending.len(),
-            Err(e) if e.error_len().is_none() && !last => e.valid_up_to(),
-            Err(_) => pending.len(),
-        };
-        if cut == 0 {
-            return;
+    match collect(it, &mut child, &mut spec, None) {
+        Ok(_) => {}
+        Err(Stopped::Interrupted | Stopped::TimedOut) => {
+            return Err(Exc::new(ExcKind::KeyboardInterrupt, ""))
         }
-        let text = String::from_utf8_lossy(&pending[..cut]).into_owned();
-        pending.drain(..cut);
-        if is_err {
-            it.out().stderr(&text);
-        } else {
-            it.out().stdout(&text);
+        Err(Stopped::Failed(e)) => {
+            return Err(Exc::new(
+                ExcKind::OSError,
+                format!("could not wait for `{cmd}`: {e}"),
+            ))
         }
-    };
-    let mut open = 2;
-    let mut interrupted = false;
-    let mut exited_at: Option<std::time::Instant> = None;
-    loop {
-        match rx.recv_timeout(std::time::Duration::from_millis(10)) {
-            Ok((is_err, Some(bytes))) => {
-                emit(it, is_err, &bytes, false);
-                // Output still flowing after the shell ended: keep reading.
-                if exited_at.is_some() {
-                    exited_at = Some(std::time::Instant::now());
-                }
-            }
-            Ok((is_err, None)) => {
-                emit(it, is_err, &[], true);
-                open -= 1;
-            }
-            Err(_) => {}
-        }
-        if exited_at.is_none() {
-            match child.try_wait() {
-                Ok(Some(_)) => exited_at = Some(std::time::Instant::now()),
-                Ok(None) if it.check_interrupt().is_err() => {
-                    interrupted = true;
-                    // SAFETY: kill(2) on the child's own process group (its pid); no memory
-                    // involved.
-                    unsafe {
-                        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-                    }
-                    let _ = child.wait();
-                    exited_at = Some(std::time::Instant::now());
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    return Err(Exc::new(
-                        ExcKind::OSError,
-                        format!("could not wait for `{cmd}`: {e}"),
-                    ))
-                }
-            }
-        }
-        // The shell has ended: what it wrote is read to the end, but a command it left running
-        // in the background (`!sleep 15 &`) keeps the pipes open, so after 200 ms without
-        // output the wait for their end stops, as IPython returns at once.
-        match exited_at {
-            Some(_) if open == 0 => break,
-            Some(t) if t.elapsed() > std::time::Duration::from_millis(200) => break,
-            _ => {}
-        }
-    }
-    emit(it, false, &[], true);
-    emit(it, true, &[], true);
-    if interrupted {
-        return Err(Exc::new(ExcKind::KeyboardInterrupt, ""));
     }
     Ok(())
 }

@@ -213,6 +213,7 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
     // Every program runs as the main module (`if __name__ == '__main__':`).
     b.insert(Rc::from("__name__"), Value::str("__main__"));
     crate::modules::python::classes::install(b);
+    crate::modules::python::code::install(b);
 }
 
 fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1684,6 +1685,11 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         },
         Value::Exception(e) => match name {
             "args" => Some(Value::tuple(e.args())),
+            "msg" | "filename" | "lineno" | "offset" | "text" | "end_lineno" | "end_offset"
+                if e.kind.is_subclass_of(ExcKind::SyntaxError) =>
+            {
+                Some(syntax_error_field(e, name))
+            }
             "__cause__" | "__context__" => Some(Value::None),
             "__suppress_context__" => Some(Value::Bool(false)),
             // `StopIteration.value`: what the generator returned.
@@ -2475,4 +2481,25 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
         .copied()
         .unwrap_or("method");
     Some(method(v, name, "dict method", f))
+}
+
+/// `SyntaxError.msg`, `.filename`, `.lineno`...: read from its arguments, as CPython's
+/// `SyntaxError(msg, (filename, lineno, offset, text, end_lineno, end_offset))`.
+fn syntax_error_field(e: &crate::object::value::ExcValue, name: &str) -> Value {
+    let args = e.args();
+    if name == "msg" {
+        return args.first().cloned().unwrap_or(Value::None);
+    }
+    let index = match name {
+        "filename" => 0,
+        "lineno" => 1,
+        "offset" => 2,
+        "text" => 3,
+        "end_lineno" => 4,
+        _ => 5,
+    };
+    match args.get(1) {
+        Some(Value::Tuple(t)) => t.get(index).cloned().unwrap_or(Value::None),
+        _ => Value::None,
+    }
 }

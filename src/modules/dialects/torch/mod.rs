@@ -413,6 +413,24 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("nn", Value::Module(build("torch.nn")?));
             m.set("utils", Value::Module(build("torch.utils")?));
             m.set("optim", Value::Module(build("torch.optim")?));
+            // `torch.jit` is written in the language (`library/torch/jit.da`): imported on its
+            // first use as `torch.jit`, as `import torch.jit` would.
+            m.set(
+                "__getattr__",
+                builtin("__getattr__", "", |it, mut a| {
+                    let name = a.required(0, "name")?;
+                    match &name {
+                        Value::Str(n) if &**n == "jit" => it.import("torch.jit").map(Value::Module),
+                        other => Err(Exc::new(
+                            ExcKind::AttributeError,
+                            format!(
+                                "module 'torch' has no attribute '{}'",
+                                crate::object::format::to_str(it, other)?
+                            ),
+                        )),
+                    }
+                }),
+            );
             functional::register_top_level(&m);
             m.set("__version__", Value::str("2.0 (devarray)"));
             m

@@ -1,5 +1,5 @@
 //! The standard modules deep-learning programs import, with CPython 3.11's behaviour for what
-//! they offer: `__future__`, `os` / `os.path`, `random`, `math`, `time`, `sys`, `collections`,
+//! they offer: `__future__`, `os` / `os.path`, `subprocess`, `random`, `math`, `time`, `sys`, `collections`,
 //! `itertools`, `functools`, `copy`, `json`, `re`, `typing`, `dataclasses`, `operator`, `string`,
 //! `warnings`, `inspect`. One file per module; `build` dispatches.
 //!
@@ -21,6 +21,7 @@ pub(crate) mod os;
 pub(crate) mod random;
 mod re;
 mod string;
+pub mod subprocess;
 pub(crate) mod sys;
 mod time;
 mod typing;
@@ -48,6 +49,7 @@ pub const NAMES: &[&str] = &[
     "random",
     "re",
     "string",
+    "subprocess",
     "sys",
     "time",
     "typing",
@@ -94,6 +96,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "dataclasses" => dataclasses::build(),
         "operator" => operator::build(),
         "string" => string::build(),
+        "subprocess" => subprocess::build(),
         "warnings" => warnings::build(),
         _ => return None,
     })
