@@ -87,10 +87,20 @@ pub fn locate(preferred: &[PathBuf], train: bool) -> Result<PathBuf, DataError> 
     let env = std::env::var_os(ROOT_ENV)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
+    locate_among(preferred, env.as_deref(), Path::new(DEBIAN_ROOT), train)
+}
+
+/// `locate` with the environment's folder and Debian's given (tests name their own).
+pub fn locate_among(
+    preferred: &[PathBuf],
+    env: Option<&Path>,
+    debian: &Path,
+    train: bool,
+) -> Result<PathBuf, DataError> {
     let mut tried: Vec<String> = Vec::new();
     let mut candidates: Vec<&Path> = preferred.iter().map(PathBuf::as_path).collect();
-    candidates.extend(env.as_deref());
-    candidates.push(Path::new(DEBIAN_ROOT));
+    candidates.extend(env);
+    candidates.push(debian);
     for dir in &candidates {
         if has_mnist_files(dir, train) {
             return Ok(dir.to_path_buf());
@@ -99,11 +109,11 @@ pub fn locate(preferred: &[PathBuf], train: bool) -> Result<PathBuf, DataError> 
     for dir in preferred {
         tried.push(dir.display().to_string());
     }
-    tried.push(match &env {
+    tried.push(match env {
         Some(dir) => format!("{} (${ROOT_ENV})", dir.display()),
         None => format!("${ROOT_ENV} (not set)"),
     });
-    tried.push(format!("{DEBIAN_ROOT} (the Debian package)"));
+    tried.push(format!("{} (the Debian package)", debian.display()));
     let prefix = if train { "train" } else { "t10k" };
     Err(DataError::Missing(format!(
         "Fashion-MNIST's {prefix}-images-idx3-ubyte and {prefix}-labels-idx1-ubyte (plain or .gz) are in none of: {}. devarray never downloads: install them with `apt-get install dataset-fashion-mnist`, or put the files from the Fashion-MNIST project in one of these places",

@@ -1760,7 +1760,52 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         Value::Object(o) => o.get_attr(o, name),
         _ => None,
     };
-    found.ok_or_else(|| no_attr(v, name))
+    found
+        .or_else(|| container_protocol(v, name))
+        .ok_or_else(|| no_attr(v, name))
+}
+
+/// `x.__len__`, `x.__getitem__`, `x.__iter__`, `x.__contains__` of the built-in containers, as
+/// duck-typing code asks for them (`hasattr(y, '__len__')`, d2l's `Animator.add`); each runs
+/// the operation it names.
+fn container_protocol(v: &Value, name: &str) -> Option<Value> {
+    let container = matches!(
+        v,
+        Value::Str(_)
+            | Value::List(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::Range(..)
+    );
+    if !container {
+        return None;
+    }
+    Some(match name {
+        "__len__" => method(v, "__len__", "Return len(self).", |_, r, a| {
+            a.finish(0)?;
+            Ok(Value::Int(length(r)? as i64))
+        }),
+        "__getitem__" => method(v, "__getitem__", "Return self[key].", |it, r, mut a| {
+            let key = a.required(0, "key")?;
+            a.finish(1)?;
+            crate::object::ops::get_item(
+                it,
+                r,
+                crate::object::ops::Index::Single(crate::object::ops::IndexItem::Value(key)),
+            )
+        }),
+        "__iter__" => method(v, "__iter__", "Implement iter(self).", |it, r, a| {
+            a.finish(0)?;
+            crate::modules::python::classes::iter(it, Args::new("iter", vec![r.clone()]))
+        }),
+        "__contains__" => method(v, "__contains__", "Return key in self.", |it, r, mut a| {
+            let key = a.required(0, "key")?;
+            a.finish(1)?;
+            crate::object::ops::compare(it, crate::lang::ast::CmpOp::In, &key, r)
+        }),
+        _ => return None,
+    })
 }
 
 /// `str.upper` and the like: a function whose first argument is the object to call the method

@@ -62,6 +62,43 @@ fn reads_plain_and_gzipped_idx() {
 }
 
 #[test]
+fn locate_tries_the_root_then_the_environment_then_debian_and_names_them_all() {
+    let root = scratch("locate-root");
+    let env = scratch("locate-env");
+    let debian = scratch("locate-debian");
+    let err = locate_among(&[root.clone()], Some(&env), &debian, true).expect_err("none");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "Fashion-MNIST's train-images-idx3-ubyte and train-labels-idx1-ubyte (plain or .gz) are in none of: {}, {} ($DEVARRAY_FASHION_MNIST), {} (the Debian package). devarray never downloads: install them with `apt-get install dataset-fashion-mnist`, or put the files from the Fashion-MNIST project in one of these places",
+            root.display(),
+            env.display(),
+            debian.display()
+        )
+    );
+    let err = locate_among(&[], None, &debian, false).expect_err("none");
+    assert!(
+        err.to_string().contains("t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte (plain or .gz) are in none of: $DEVARRAY_FASHION_MNIST (not set), "),
+        "{err}"
+    );
+    write_tiny_set(&debian, 3, false);
+    assert_eq!(
+        locate_among(&[root.clone()], Some(&env), &debian, true).ok(),
+        Some(debian.clone())
+    );
+    write_tiny_set(&env, 3, false);
+    assert_eq!(
+        locate_among(&[root.clone()], Some(&env), &debian, true).ok(),
+        Some(env.clone())
+    );
+    write_tiny_set(&root, 3, false);
+    assert_eq!(
+        locate_among(&[root.clone()], Some(&env), &debian, true).ok(),
+        Some(root)
+    );
+}
+
+#[test]
 fn missing_and_corrupt_files_say_where_and_how() {
     let dir = scratch("bad");
     let err = load_mnist_format(&dir, true).expect_err("missing");
