@@ -72,11 +72,10 @@ impl Iopub {
                         None if over && !catch_up(&mut connection.socket.backlog).await => {
                             let mut d = Dropped::default();
                             d.count(&message);
-                            let notice = format!(
-                                "[devarray-kernel] IOPub high-water mark reached (a client is not \
-                                 reading output): output is dropped until it catches up\n"
-                            );
-                            send(&mut connection, notice_for(&message, &notice)).await;
+                            let notice = "[devarray-kernel] IOPub high-water mark reached (a \
+                                          client is not reading output): output is dropped \
+                                          until it catches up\n";
+                            send(&mut connection, notice_for(&message, notice)).await;
                             dropping = Some(d);
                             continue;
                         }
