@@ -450,3 +450,35 @@ fn an_interrupt_reaches_long_single_statements() {
     }
     assert_eq!(eval_ok(&mut s, "print(len(x))"), "2000000\n");
 }
+
+/// Issue 29, finding 6: np.sort, np.argsort and np.unique of millions of elements stop at an
+/// interrupt (KeyboardInterrupt, nothing assigned); an uninterrupted sort still sorts.
+#[test]
+fn an_interrupt_reaches_numpy_sorts() {
+    let mut s = Session::new(SessionConfig::default());
+    eval_ok(
+        &mut s,
+        "import numpy as np\nx = (np.arange(3 * 10**6) * 7919) % 1000003\nf = x * 0.5",
+    );
+    for code in ["y = np.sort(f)", "y = np.argsort(x)", "y = np.unique(f)"] {
+        let handle = s.interrupt_handle();
+        let timer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            handle.interrupt();
+        });
+        let started = std::time::Instant::now();
+        let out = s.eval(code);
+        timer.join().expect("timer");
+        assert_eq!(
+            out.error.as_ref().map(|e| e.ename.as_str()),
+            Some("KeyboardInterrupt"),
+            "{code} ran {:?}",
+            started.elapsed()
+        );
+        assert_eq!(eval_err(&mut s, "y").0, "NameError", "{code}");
+    }
+    assert_eq!(
+        eval_ok(&mut s, "print(np.sort(np.array([3, 1, 2])), len(x))"),
+        "[1 2 3] 3000000\n"
+    );
+}

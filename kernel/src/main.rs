@@ -3,6 +3,7 @@
 //! behave alike.
 
 mod evaluator;
+mod heartbeat;
 mod history;
 mod install;
 mod iopub;

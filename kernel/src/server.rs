@@ -2,7 +2,8 @@
 //!
 //! Each channel has its own task on one tokio runtime; evaluation runs on its
 //! own thread (see `evaluator`). So while a cell runs, the control task still
-//! answers interrupt, shutdown and kernel_info, and the heartbeat still echoes.
+//! answers interrupt, shutdown and kernel_info. The heartbeat has a thread of
+//! its own (`heartbeat`).
 
 use std::time::Duration;
 
@@ -12,12 +13,11 @@ use jupyter_protocol::{
     JupyterMessageContent, ReplyError, ReplyStatus, ShutdownReply, Status, Transport,
 };
 use jupyter_zmq_client::{
-    create_kernel_control_connection, create_kernel_heartbeat_connection,
-    create_kernel_iopub_connection, create_kernel_shell_connection, create_kernel_stdin_connection,
-    KernelControlConnection, KernelShellConnection,
+    create_kernel_control_connection, create_kernel_iopub_connection,
+    create_kernel_shell_connection, create_kernel_stdin_connection, KernelControlConnection,
+    KernelShellConnection,
 };
 use tokio::sync::{mpsc, oneshot};
-use zeromq::{SocketRecv, SocketSend};
 
 use crate::evaluator::{Evaluator, ExecuteJob, Job};
 use crate::history::History;
@@ -66,9 +66,7 @@ pub async fn serve(info: ConnectionInfo) -> Result<(), String> {
         move |e| format!("cannot listen on {url} ({channel}): {e}")
     }
     // Every socket binds only to the address the connection file names.
-    let mut heartbeat = create_kernel_heartbeat_connection(&info)
-        .await
-        .map_err(bind_error("heartbeat", info.hb_url()))?;
+    crate::heartbeat::start(&info)?;
     let shell = create_kernel_shell_connection(&info, &session_id)
         .await
         .map_err(bind_error("shell", info.shell_url()))?;
@@ -88,23 +86,6 @@ pub async fn serve(info: ConnectionInfo) -> Result<(), String> {
         Evaluator::start(iopub.clone()).map_err(|e| format!("cannot start the evaluator: {e}"))?,
     );
     let (exit_tx, mut exit_rx) = mpsc::unbounded_channel::<Exit>();
-
-    tokio::spawn(async move {
-        // The heartbeat echoes whatever it receives, as the protocol asks.
-        loop {
-            match heartbeat.socket.recv().await {
-                Ok(ping) => {
-                    if let Err(e) = heartbeat.socket.send(ping).await {
-                        eprintln!("[devarray-kernel] heartbeat reply failed: {e}");
-                    }
-                }
-                Err(e) => {
-                    eprintln!("[devarray-kernel] heartbeat receive failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            }
-        }
-    });
 
     let control_task = ControlChannel {
         connection: control,

@@ -1773,7 +1773,11 @@ impl<'s> Interp<'s> {
                 if !f(self, Value::Int(i))? {
                     break;
                 }
-                i += step;
+                // A range ending near the int limits must not step past them.
+                let Some(next) = i.checked_add(step) else {
+                    break;
+                };
+                i = next;
             }
             return Ok(());
         }
@@ -2055,6 +2059,18 @@ impl Interpreter for Interp<'_> {
     }
     fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc> {
         Interp::iterate(self, v)
+    }
+    fn for_each_item(
+        &mut self,
+        v: &Value,
+        f: &mut dyn FnMut(&mut dyn Interpreter, Value) -> Result<bool, Exc>,
+    ) -> Result<(), Exc> {
+        match self.for_each(v, |me, item| f(me, item).map_err(Ctl::from)) {
+            Ok(()) => Ok(()),
+            Err(Ctl::Exc(e)) => Err(*e),
+            // `f` only returns exceptions; loop control never leaves it.
+            Err(_) => Ok(()),
+        }
     }
     fn get_attr(&mut self, v: &Value, name: &str) -> Result<Value, Exc> {
         builtins::get_attr(self, v, name)

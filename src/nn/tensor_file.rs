@@ -15,6 +15,7 @@ use std::path::Path;
 
 use safetensors::tensor::{Dtype, Metadata, SafeTensors, TensorInfo, TensorView};
 
+use crate::runtime::load_file::{self, LoadError};
 use crate::runtime::save_file::{SaveError, SaveFile, BUFFER_BYTES};
 use crate::runtime::{Array, DType, HostData, RuntimeError};
 
@@ -387,14 +388,13 @@ fn read_regular(path: &Path, hint: Hint) -> Result<Vec<u8>> {
         )));
     }
     let mut bytes = Vec::new();
-    bytes
-        .try_reserve_exact(size as usize)
-        .map_err(|_| invalid("too large to read into memory"))?;
-    bytes.extend_from_slice(&head);
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|e| os_error(path, "read", &e))?;
-    Ok(bytes)
+    // In chunks, so an interrupt stops the read of a large file.
+    match load_file::read_into(head.as_slice().chain(reader), size, &mut bytes) {
+        Ok(()) => Ok(bytes),
+        Err(LoadError::TooLarge) => Err(invalid("too large to read into memory")),
+        Err(LoadError::Interrupted) => Err(TensorFileError::Runtime(RuntimeError::Interrupted)),
+        Err(LoadError::Io(e)) => Err(os_error(path, "read", &e)),
+    }
 }
 
 #[cfg(test)]

@@ -48,10 +48,33 @@ pub fn push_str(out: &mut String, piece: &str) -> Result<(), Exc> {
 pub fn push_repeated(out: &mut String, piece: &str, times: usize) -> Result<(), Exc> {
     let bytes = piece.len().checked_mul(times).ok_or_else(memory_error)?;
     out.try_reserve(bytes).map_err(|_| memory_error())?;
-    for _ in 0..times {
-        out.push_str(piece);
+    if times == 0 {
+        return Ok(());
+    }
+    // By doubling what is already there: a few large copies instead of one per piece.
+    let start = out.len();
+    out.push_str(piece);
+    let mut done = 1;
+    while done < times {
+        let more = done.min(times - done);
+        // SAFETY: the bytes appended are whole copies of `piece` taken from `out` itself, so
+        // the string stays UTF-8.
+        let v = unsafe { out.as_mut_vec() };
+        v.extend_from_within(start..start + more * piece.len());
+        done += more;
     }
     Ok(())
+}
+
+/// A string value of `s`, whose copy is checked first: the value's own buffer is one more
+/// allocation of the same size, which Rust could only abort on.
+pub fn str_value(s: &str) -> Result<super::value::Value, Exc> {
+    // Small strings are copied as they are; a large one is probed (a buffer of its size
+    // reserved and freed) so a refusal is a MemoryError.
+    if s.len() >= 1 << 24 {
+        drop(vec::<u8>(s.len())?);
+    }
+    Ok(super::value::Value::str(s))
 }
 
 /// `parts` joined by `sep`, its length computed and reserved before any copy.
@@ -118,6 +141,11 @@ mod tests {
         assert!(vec::<u64>(usize::MAX / 4).is_err());
         let mut s = String::new();
         assert!(push_repeated(&mut s, "ab", usize::MAX / 2).is_err());
+        for times in [0, 1, 2, 3, 7, 8, 1000] {
+            let mut s = String::from(">");
+            push_repeated(&mut s, "é-", times).expect("room");
+            assert_eq!(s, format!(">{}", "é-".repeat(times)));
+        }
     }
 
     #[test]

@@ -25,6 +25,14 @@ pub trait Interpreter {
     fn get_attr(&mut self, v: &Value, name: &str) -> Result<Value, Exc>;
     /// Every item of an iterable, in order.
     fn iterate(&mut self, v: &Value) -> Result<Vec<Value>, Exc>;
+    /// Calls `f` with each item of an iterable in turn until it returns false, drawing a range,
+    /// a generator or an iterator one item at a time, as a `for` loop does: `sum`, `any`, `max`
+    /// of a huge range or an endless generator never materialise it.
+    fn for_each_item(
+        &mut self,
+        v: &Value,
+        f: &mut dyn FnMut(&mut dyn Interpreter, Value) -> Result<bool, Exc>,
+    ) -> Result<(), Exc>;
     /// Parses and runs `code` in the current session (a magic's argument); the value of a final
     /// expression statement, if any.
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc>;

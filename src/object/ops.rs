@@ -8,6 +8,7 @@ use std::rc::Rc;
 use crate::lang::ast::{BinOp, CmpOp, UnaryOp};
 use crate::runtime::{self, Array, BinaryOp, Operand, Scalar};
 
+use super::alloc;
 use super::class;
 use super::error::{Exc, ExcKind};
 use super::format;
@@ -252,8 +253,9 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
         }
         (Value::Str(s), n) | (n, Value::Str(s)) if op == BinOp::Mul && as_i64(n).is_some() => {
             let k = as_i64(n).unwrap_or(0).max(0) as usize;
-            check_repeat_size(s.len(), k)?;
-            Ok(Value::str(&s.repeat(k)))
+            let mut out = alloc::string(0)?;
+            alloc::push_repeated(&mut out, s, k)?;
+            alloc::str_value(&out)
         }
         (Value::Str(fmt), args) if op == BinOp::Mod => format::percent(it, fmt, args),
         (Value::Set(a), Value::Set(_))
@@ -277,35 +279,25 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
         (Value::List(a), n) | (n, Value::List(a)) if op == BinOp::Mul && as_i64(n).is_some() => {
             let k = as_i64(n).unwrap_or(0).max(0) as usize;
             let items = a.borrow();
-            check_repeat_size(items.len(), k)?;
-            Ok(Value::list(
-                items
-                    .iter()
-                    .cloned()
-                    .cycle()
-                    .take(items.len() * k)
-                    .collect(),
-            ))
+            Ok(Value::list(repeat_items(&items, k)?))
         }
         (Value::Tuple(a), n) | (n, Value::Tuple(a)) if op == BinOp::Mul && as_i64(n).is_some() => {
             let k = as_i64(n).unwrap_or(0).max(0) as usize;
-            check_repeat_size(a.len(), k)?;
-            Ok(Value::tuple(
-                a.iter().cloned().cycle().take(a.len() * k).collect(),
-            ))
+            Ok(Value::tuple(repeat_items(a, k)?))
         }
         _ => Err(unsupported(op.symbol(), l, r)),
     }
 }
 
-fn check_repeat_size(len: usize, k: usize) -> Result<(), Exc> {
-    match len.checked_mul(k) {
-        Some(n) if n <= 1 << 27 => Ok(()),
-        _ => Err(Exc::new(
-            ExcKind::MemoryError,
-            format!("repeating {len} items {k} times is too large"),
-        )),
+/// `items * k` for a list or tuple: as long as memory allows (CPython's limit), a MemoryError
+/// past it.
+fn repeat_items(items: &[Value], k: usize) -> Result<Vec<Value>, Exc> {
+    let n = items.len().checked_mul(k).ok_or_else(alloc::memory_error)?;
+    let mut out = alloc::vec(n)?;
+    for _ in 0..k {
+        out.extend(items.iter().cloned());
     }
+    Ok(out)
 }
 
 fn int_binary(op: BinOp, a: i64, b: i64) -> Result<Value, Exc> {
@@ -1143,13 +1135,9 @@ fn slice_positions(
     len: usize,
     s: &(Option<Value>, Option<Value>, Option<Value>),
 ) -> Result<Vec<usize>, Exc> {
-    let (start, stop, step) = slice_indices(len as i64, &s.0, &s.1, &s.2)?;
+    let bounds = slice_indices(len as i64, &s.0, &s.1, &s.2)?;
     let mut out = Vec::new();
-    let mut i = start;
-    while (step > 0 && i < stop) || (step < 0 && i > stop) {
-        out.push(i as usize);
-        i += step;
-    }
+    for_slice_positions(bounds, |i| alloc::push(&mut out, i))?;
     Ok(out)
 }
 
@@ -1218,6 +1206,163 @@ fn unwrap_slices(idx: Index) -> Index {
     }
 }
 
+/// `seq[i]` or `seq[a:b:c]` of a list, tuple, str or range, reading the sequence in place: a
+/// slice costs its result only (the tail of a 100 MB string is not 100 million strings), and a
+/// range is never materialised.
+fn seq_get_item(obj: &Value, idx: Index) -> Result<Value, Exc> {
+    let what = match obj {
+        Value::List(_) => "list",
+        Value::Tuple(_) => "tuple",
+        Value::Str(_) => "string",
+        _ => "range object",
+    };
+    // CPython's wording for an index of the wrong type.
+    let wrong_type = |type_name: &str| {
+        Exc::type_error(match obj {
+            Value::Str(_) => format!("string indices must be integers, not '{type_name}'"),
+            _ => format!(
+                "{} indices must be integers or slices, not {type_name}",
+                what.trim_end_matches(" object")
+            ),
+        })
+    };
+    let item = match idx {
+        Index::Single(IndexItem::Value(v))
+            if as_i64(&v).is_none() && array_as_index(&v)?.is_none() =>
+        {
+            return Err(wrong_type(&v.type_name()))
+        }
+        Index::Single(item @ (IndexItem::Value(_) | IndexItem::Slice(..))) => item,
+        Index::Single(IndexItem::Ellipsis) => return Err(wrong_type("ellipsis")),
+        Index::Multi(_) => return Err(wrong_type("tuple")),
+    };
+    match obj {
+        Value::List(l) => seq_pick(&l.borrow(), item, what, Value::list),
+        Value::Tuple(t) => seq_pick(t, item, what, Value::tuple),
+        Value::Str(s) => str_item(s, item),
+        Value::Range(start, stop, step) => range_item(*start, *stop, *step, item),
+        other => Err(not_subscriptable(other)),
+    }
+}
+
+/// The positions `slice_indices` describes, in order, handed to `f`.
+fn for_slice_positions(
+    (start, stop, step): (i64, i64, i64),
+    mut f: impl FnMut(usize) -> Result<(), Exc>,
+) -> Result<(), Exc> {
+    let mut i = start;
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        f(i as usize)?;
+        // A step as large as an int must not overflow past the end.
+        let Some(next) = i.checked_add(step) else {
+            break;
+        };
+        i = next;
+    }
+    Ok(())
+}
+
+fn seq_pick(
+    items: &[Value],
+    item: IndexItem,
+    what: &str,
+    make: fn(Vec<Value>) -> Value,
+) -> Result<Value, Exc> {
+    match item {
+        IndexItem::Slice(a, b, c) => {
+            let bounds = slice_indices(items.len() as i64, &a, &b, &c)?;
+            let mut out = Vec::new();
+            for_slice_positions(bounds, |i| alloc::push(&mut out, items[i].clone()))?;
+            Ok(make(out))
+        }
+        IndexItem::Value(v) => Ok(items[seq_index(items.len(), &v, what)?].clone()),
+        IndexItem::Ellipsis => Err(Exc::type_error(format!(
+            "{what} indices must be integers or slices, not ellipsis"
+        ))),
+    }
+}
+
+fn str_item(s: &str, item: IndexItem) -> Result<Value, Exc> {
+    let ascii = s.is_ascii();
+    let n = if ascii { s.len() } else { s.chars().count() };
+    // The byte offset of character `k` (the end for k == n).
+    let byte_at = |k: usize| {
+        if ascii {
+            k
+        } else {
+            s.char_indices().nth(k).map_or(s.len(), |(b, _)| b)
+        }
+    };
+    match item {
+        IndexItem::Value(v) => {
+            let k = seq_index(n, &v, "string")?;
+            let b = byte_at(k);
+            let end = s[b..].chars().next().map_or(b, |c| b + c.len_utf8());
+            Ok(Value::str(&s[b..end]))
+        }
+        IndexItem::Slice(a, b, c) => {
+            let (start, stop, step) = slice_indices(n as i64, &a, &b, &c)?;
+            if step == 1 {
+                if start >= stop {
+                    return Ok(Value::str(""));
+                }
+                let from = byte_at(start as usize);
+                let to = if ascii {
+                    stop as usize
+                } else {
+                    from + s[from..]
+                        .char_indices()
+                        .nth((stop - start) as usize)
+                        .map_or(s.len() - from, |(b, _)| b)
+                };
+                return alloc::str_value(&s[from..to]);
+            }
+            let mut out = String::new();
+            if ascii {
+                for_slice_positions((start, stop, step), |i| {
+                    alloc::push_str(&mut out, &s[i..i + 1])
+                })?;
+            } else {
+                let chars: Vec<char> = {
+                    let mut v = alloc::vec(n)?;
+                    v.extend(s.chars());
+                    v
+                };
+                for_slice_positions((start, stop, step), |i| {
+                    let mut buf = [0u8; 4];
+                    alloc::push_str(&mut out, chars[i].encode_utf8(&mut buf))
+                })?;
+            }
+            alloc::str_value(&out)
+        }
+        IndexItem::Ellipsis => Err(Exc::type_error(
+            "string indices must be integers or slices, not ellipsis",
+        )),
+    }
+}
+
+fn range_item(start: i64, stop: i64, step: i64, item: IndexItem) -> Result<Value, Exc> {
+    let n = super::value::range_len(start, stop, step);
+    let at = |k: i64| -> Result<i64, Exc> {
+        i64::try_from(start as i128 + k as i128 * step as i128).map_err(|_| overflow())
+    };
+    match item {
+        IndexItem::Value(v) => {
+            let k = seq_index(n.max(0) as usize, &v, "range object")?;
+            Ok(Value::Int(at(k as i64)?))
+        }
+        IndexItem::Slice(a, b, c) => {
+            // CPython: range(r[i], r[j], r.step * k) for the slice's (i, j, k) over len(r).
+            let (i, j, k) = slice_indices(n.max(0), &a, &b, &c)?;
+            let new_step = step.checked_mul(k).ok_or_else(overflow)?;
+            Ok(Value::Range(at(i)?, at(j)?, new_step))
+        }
+        IndexItem::Ellipsis => Err(Exc::type_error(
+            "range indices must be integers or slices, not ellipsis",
+        )),
+    }
+}
+
 pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Value, Exc> {
     let idx = unwrap_slices(idx);
     if let Value::Instance(_) = obj {
@@ -1256,43 +1401,7 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
             Ok(wrap(out, a.flavor))
         }
         Value::List(_) | Value::Tuple(_) | Value::Str(_) | Value::Range(..) => {
-            let what = match obj {
-                Value::List(_) => "list",
-                Value::Tuple(_) => "tuple",
-                Value::Str(_) => "string",
-                _ => "range",
-            };
-            let items: Vec<Value> = match obj {
-                Value::List(l) => l.borrow().clone(),
-                Value::Tuple(t) => t.as_ref().clone(),
-                _ => it.iterate(obj)?,
-            };
-            match idx {
-                Index::Single(IndexItem::Value(v)) => {
-                    let i = seq_index(items.len(), &v, what)?;
-                    Ok(items[i].clone())
-                }
-                Index::Single(IndexItem::Slice(a, b, c)) => {
-                    let pos = slice_positions(items.len(), &(a, b, c))?;
-                    let picked: Vec<Value> = pos.into_iter().map(|i| items[i].clone()).collect();
-                    Ok(match obj {
-                        Value::List(_) => Value::list(picked),
-                        Value::Str(_) => {
-                            let mut s = String::new();
-                            for p in picked {
-                                if let Value::Str(c) = &p {
-                                    s.push_str(c);
-                                }
-                            }
-                            Value::str(&s)
-                        }
-                        _ => Value::tuple(picked),
-                    })
-                }
-                _ => Err(Exc::type_error(format!(
-                    "{what} indices must be integers or slices, not tuple"
-                ))),
-            }
+            seq_get_item(obj, idx)
         }
         Value::Dict(d) => {
             let Index::Single(IndexItem::Value(k)) = idx else {

@@ -17,6 +17,7 @@
 pub mod array;
 pub mod engine;
 pub mod index;
+pub mod load_file;
 pub mod memory;
 pub mod operand;
 pub mod random;

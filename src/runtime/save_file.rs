@@ -14,7 +14,8 @@
 //!   before any byte is written, then is fsynced and renamed over the destination: a crash, a
 //!   full disk or an interrupt leaves the old file whole, and a `0600` file stays `0600`.
 //! - Dropping an uncommitted `SaveFile` (any error, an interrupt) removes the temporary; the
-//!   temporaries of processes that died (`kill -9`) are removed by the next save into the folder.
+//!   temporaries of processes that died (`kill -9`) are removed by the next save into the folder
+//!   (a save holds a `flock` on its temporary; one nobody holds is abandoned).
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -178,37 +179,61 @@ fn temp_owner(name: &[u8]) -> Option<i32> {
     pid.parse().ok()
 }
 
-/// Removes the temporaries in `dir` that a dead process of this user left (a `kill -9` in the
-/// middle of a save). Only regular files this user owns are touched, and only when their pid
-/// no longer runs; a pid reused by a live process keeps its file until that process ends.
+/// A temporary this young is never taken for stale: it may have been created a moment ago by
+/// a save that has not yet locked it.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Removes the temporaries in `dir` that a process of this user left when it died (a `kill -9`
+/// in the middle of a save). A save holds an exclusive `flock` on its temporary until it ends,
+/// and the kernel drops the lock when the process dies: a temporary whose lock can be taken is
+/// abandoned, whatever runs under the pid in its name now (pids are reused, and a process in
+/// another pid namespace sharing the folder has pids of its own). Only regular files this user
+/// owns, untouched for [`STALE_AFTER`], are considered.
 fn remove_stale_temporaries(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
-    let own = std::process::id() as i32;
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = temp_owner(name.as_bytes()) else {
-            continue;
-        };
-        if pid == own || pid <= 0 {
+        if temp_owner(name.as_bytes()).is_none() {
             continue;
         }
-        let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+        let path = entry.path();
+        // Without following a link, and without blocking should it have become a FIFO.
+        let Ok(file) = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path)
+        else {
             continue;
         };
-        if !meta.is_file() || meta.uid() != me {
+        let Ok(meta) = file.metadata() else {
+            continue;
+        };
+        let idle = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age >= STALE_AFTER);
+        if !meta.is_file() || meta.uid() != me || !idle || !try_lock(&file) {
             continue;
         }
-        // SAFETY: signal 0 only checks whether the process exists.
-        let dead = unsafe { libc::kill(pid, 0) } == -1
-            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if dead {
-            let _ = fs::remove_file(entry.path());
+        // Still the file that was checked (not replaced meanwhile): remove it, lock held.
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.ino() == meta.ino() && m.dev() == meta.dev())
+        {
+            let _ = fs::remove_file(&path);
         }
     }
+}
+
+/// Takes an exclusive `flock` on `file` without waiting; whether it got it. The lock lasts
+/// as long as the file stays open.
+fn try_lock(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor this `File` owns and keeps open.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
 /// A file being saved: write into it, then `commit`. Dropped without `commit`, it removes its
@@ -271,7 +296,11 @@ impl SaveFile {
                 .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
                 .open(&temp)
             {
-                Ok(f) => break (f, temp),
+                // Locked while this save runs: a cleaner in another process leaves it alone.
+                Ok(f) => {
+                    try_lock(&f);
+                    break (f, temp);
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 8 => attempt += 1,
                 Err(e) => return Err(io_err("write into", &dir, e)),
             }

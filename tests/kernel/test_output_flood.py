@@ -4,13 +4,15 @@ are expressions only (a statement is a SyntaxError and changes nothing)."""
 
 from __future__ import annotations
 
+import time
 from typing import Iterator
 
 import pytest
+import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.manager import start_new_kernel
 
-from helpers import execute
+from helpers import collect, execute, shell_reply
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +68,72 @@ def test_user_expressions_run_no_statements(kc: BlockingKernelClient) -> None:
     _, outputs = execute(kc, "keep")
     results = [m["content"]["data"]["text/plain"] for m in outputs if m["msg_type"] == "execute_result"]
     assert results == ["1"]
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory so far (VmHWM), in MiB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM line")
+
+
+def test_a_subscriber_that_never_reads_cannot_grow_the_kernel() -> None:
+    """Issue 29, finding 5: output queued for a client that never reads is bounded by the
+    IOPub high-water mark; past it output is dropped (with a notice) instead of hoarded."""
+    km, kc = start_new_kernel(kernel_name="devarray")
+    try:
+        pid = km.provisioner.pid
+        # A subscriber needs no key: this one subscribes to everything and never reads.
+        stuck = zmq.Context.instance().socket(zmq.SUB)
+        stuck.linger = 0
+        stuck.setsockopt(zmq.RCVHWM, 1)
+        stuck.setsockopt(zmq.RCVBUF, 4096)
+        stuck.setsockopt(zmq.SUBSCRIBE, b"")
+        stuck.connect(f"tcp://{km.ip}:{km.iopub_port}")
+        time.sleep(0.5)
+        execute(kc, "line = 'x' * 999")
+        before = peak_rss_mib(pid)
+        # 400 MB of output: far past the mark (32 MiB) and what the socket buffers hold.
+        reply, outputs = execute(kc, "for i in range(400000):\n    print(line)", timeout=600)
+        assert reply["content"]["status"] == "ok"
+        grown = peak_rss_mib(pid) - before
+        assert grown < 200, f"the kernel grew by {grown:.0f} MiB for an unread subscriber"
+        stderr = "".join(
+            m["content"]["text"]
+            for m in outputs
+            if m["msg_type"] == "stream" and m["content"]["name"] == "stderr"
+        )
+        assert "IOPub high-water mark reached" in stderr, stderr[:500]
+        stuck.close()
+        # Once the reader is gone, output flows again.
+        _, outputs = execute(kc, "print('after')")
+        text = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
+        assert text.endswith("after\n"), text[-500:]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_the_heartbeat_answers_while_a_cell_floods_output(kc: BlockingKernelClient) -> None:
+    """The heartbeat runs on a thread of its own: a cell printing as fast as it can never
+    delays a beat (a frontend would declare the kernel dead after a few seconds)."""
+    km_hb_port = kc.hb_port
+    msg_id = kc.execute("for i in range(300000):\n    print('flood', i)")
+    beat = zmq.Context.instance().socket(zmq.REQ)
+    beat.linger = 0
+    beat.connect(f"tcp://{kc.ip}:{km_hb_port}")
+    slowest = 0.0
+    for i in range(20):
+        started = time.monotonic()
+        beat.send(f"ping-{i}".encode())
+        assert beat.poll(5_000), f"no echo to ping {i} within 5 s"
+        assert beat.recv() == f"ping-{i}".encode()
+        slowest = max(slowest, time.monotonic() - started)
+        time.sleep(0.05)
+    beat.close()
+    assert slowest < 1.0, f"a beat took {slowest:.2f}s"
+    reply = shell_reply(kc, msg_id, timeout=600)
+    assert reply["content"]["status"] == "ok"
+    collect(kc, msg_id, timeout=600)

@@ -279,8 +279,15 @@ pub fn gather<T: Element>(
 ) -> Result<Vec<T>> {
     let n: usize = shape.iter().product();
     let mut out = alloc(n)?;
+    let cancel = Cancel::current();
     if is_dense_view(shape, strides) {
-        copy_parallel(&mut out, &src[offset..offset + n]);
+        // In steps, so an interrupt reaches a copy of gigabytes.
+        for (k, piece) in src[offset..offset + n].chunks(INTERRUPT_STEP).enumerate() {
+            if k > 0 {
+                cancel.check()?;
+            }
+            copy_parallel(&mut out, piece);
+        }
         return Ok(out);
     }
     let nd = shape.len();
@@ -321,9 +328,17 @@ pub fn gather<T: Element>(
         return Ok(out);
     }
     let zeros = vec![0isize; shape.len()];
-    walk2(shape, strides, offset as isize, &zeros, 0, |i, _| {
-        out.push(src[i])
-    });
+    if shape.len() < 2 {
+        walk2(shape, strides, offset as isize, &zeros, 0, |i, _| {
+            out.push(src[i])
+        });
+        return Ok(out);
+    }
+    for_outer_slices(shape, strides, offset as isize, &cancel, |sub, start| {
+        walk2(sub, &strides[1..], start, &zeros[1..], 0, |i, _| {
+            out.push(src[i])
+        });
+    })?;
     Ok(out)
 }
 
@@ -334,6 +349,28 @@ fn contiguous(shape: &[usize]) -> Vec<usize> {
         strides[d] = strides[d + 1] * shape[d + 1];
     }
     strides
+}
+
+/// Calls `f(&shape[1..], offset)` for each slice along the first axis (`shape` has two axes
+/// or more), checking for an interrupt after every [`INTERRUPT_STEP`] elements.
+fn for_outer_slices(
+    shape: &[usize],
+    strides: &[isize],
+    offset: isize,
+    cancel: &Cancel,
+    mut f: impl FnMut(&[usize], isize),
+) -> Result<()> {
+    let slice: usize = shape[1..].iter().product();
+    let mut since_check = 0usize;
+    for k in 0..shape[0] {
+        f(&shape[1..], offset + k as isize * strides[0]);
+        since_check += slice;
+        if since_check >= INTERRUPT_STEP {
+            since_check = 0;
+            cancel.check()?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes `src` (broadcast to `shape` by `src_strides`) into a strided view of `dst`.
@@ -757,9 +794,19 @@ pub fn matmul_naive<T: Num>(a: &[T], b: &[T], m: usize, k: usize, n: usize, out:
 pub fn concat<T: Element>(parts: &[&[T]], chunks: &[usize], outer: usize) -> Result<Vec<T>> {
     let total: usize = parts.iter().map(|p| p.len()).sum();
     let mut out = alloc(total)?;
+    let cancel = Cancel::current();
+    let mut since_check = 0usize;
     for o in 0..outer {
         for (part, &chunk) in parts.iter().zip(chunks) {
-            out.extend_from_slice(&part[o * chunk..(o + 1) * chunk]);
+            // In pieces, so an interrupt reaches the concatenation of huge arrays.
+            for piece in part[o * chunk..(o + 1) * chunk].chunks(INTERRUPT_STEP) {
+                out.extend_from_slice(piece);
+                since_check += piece.len();
+                if since_check >= INTERRUPT_STEP {
+                    since_check = 0;
+                    cancel.check()?;
+                }
+            }
         }
     }
     Ok(out)
@@ -768,6 +815,36 @@ pub fn concat<T: Element>(parts: &[&[T]], chunks: &[usize], outer: usize) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 29, finding 6: an interrupt stops a large concatenation or copy between steps
+    /// (the flag is set before the call, so the first check sees it); small ones never check.
+    #[test]
+    fn large_concats_and_copies_stop_at_an_interrupt() {
+        use crate::vocab::error::RuntimeError;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let flag = std::sync::Arc::new(AtomicBool::new(true));
+        let big = vec![1.0f32; 2 * INTERRUPT_STEP + 3];
+        super::super::cancel::interruptible(&flag, || {
+            assert_eq!(concat(&[&big[..4]], &[4], 1).map(|v| v.len()), Ok(4));
+            assert_eq!(
+                concat(&[&big[..], &big[..]], &[big.len(), big.len()], 1),
+                Err(RuntimeError::Interrupted)
+            );
+            flag.store(true, Ordering::SeqCst);
+            assert_eq!(
+                gather(&big, 0, &[big.len()], &[1]).map(|v| v.len()),
+                Err(RuntimeError::Interrupted)
+            );
+            flag.store(true, Ordering::SeqCst);
+            // A transposed (strided) copy of a (rows, 2) block.
+            let rows = big.len() / 2;
+            assert_eq!(
+                gather(&big, 0, &[2, rows], &[1, 2]).map(|v| v.len()),
+                Err(RuntimeError::Interrupted)
+            );
+            assert_eq!(gather(&big, 0, &[2, 3], &[1, 2]).map(|v| v.len()), Ok(6));
+        });
+    }
 
     /// The in-order fold that max/min/argmax/argmin must reproduce exactly.
     fn fold_extreme(row: &[f32], which: Extreme) -> (f32, usize) {

@@ -887,8 +887,17 @@ fn total_lt(a: f64, b: f64) -> std::cmp::Ordering {
     }
 }
 
-/// The permutation that sorts each lane along `axis` (stable), as flat positions.
-fn sort_positions(h: &HostData, shape: &[usize], axis: usize) -> Vec<usize> {
+/// The permutation that sorts each lane along `axis` (stable), as flat positions. A sort of
+/// millions of keys is one statement: an interrupt stops it (KeyboardInterrupt).
+fn sort_positions(
+    it: &dyn Interpreter,
+    h: &HostData,
+    shape: &[usize],
+    axis: usize,
+) -> Result<Vec<usize>, Exc> {
+    /// Unwinds out of the sort when an interrupt is seen (a sort cannot return an error).
+    struct Interrupted;
+    let flag = it.state().interrupt.clone();
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
@@ -897,23 +906,47 @@ fn sort_positions(h: &HostData, shape: &[usize], axis: usize) -> Vec<usize> {
         HostData::I64(d) => Some(d.clone()),
         _ => None,
     };
-    let mut out = vec![0usize; keys.len()];
-    let mut lane: Vec<usize> = Vec::with_capacity(n);
-    for o in 0..outer {
-        for i in 0..inner {
-            let base = o * n * inner + i;
-            lane.clear();
-            lane.extend((0..n).map(|k| base + k * inner));
-            match &ints {
-                Some(v) => lane.sort_by_key(|p| v[*p]),
-                None => lane.sort_by(|p, q| total_lt(keys[*p], keys[*q])),
-            }
-            for (k, p) in lane.iter().enumerate() {
-                out[base + k * inner] = *p;
+    let mut out = crate::object::alloc::vec(keys.len())?;
+    out.resize(keys.len(), 0usize);
+    let mut lane: Vec<usize> = crate::object::alloc::vec(n)?;
+    let mut compared = 0u32;
+    let mut poll = || {
+        compared = compared.wrapping_add(1);
+        if compared % 4096 == 0 && flag.is_set() {
+            // Not a panic: `resume_unwind` runs no panic hook and prints nothing.
+            std::panic::resume_unwind(Box::new(Interrupted));
+        }
+    };
+    let sorting = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for o in 0..outer {
+            for i in 0..inner {
+                let base = o * n * inner + i;
+                lane.clear();
+                lane.extend((0..n).map(|k| base + k * inner));
+                match &ints {
+                    Some(v) => lane.sort_by(|p, q| {
+                        poll();
+                        v[*p].cmp(&v[*q])
+                    }),
+                    None => lane.sort_by(|p, q| {
+                        poll();
+                        total_lt(keys[*p], keys[*q])
+                    }),
+                }
+                for (k, p) in lane.iter().enumerate() {
+                    out[base + k * inner] = *p;
+                }
             }
         }
+    }));
+    match sorting {
+        Ok(()) => Ok(out),
+        Err(payload) if payload.is::<Interrupted>() => {
+            it.state().interrupt.take();
+            Err(Exc::new(ExcKind::KeyboardInterrupt, ""))
+        }
+        Err(payload) => std::panic::resume_unwind(payload),
     }
-    out
 }
 
 fn sort_args(
@@ -948,7 +981,7 @@ fn sorted(
     };
     let shape = arr.shape().to_vec();
     let h = arr.to_host();
-    let pos = sort_positions(&h, &shape, axis);
+    let pos = sort_positions(it, &h, &shape, axis)?;
     if arg {
         let inner: usize = shape[axis + 1..].iter().product();
         let n = shape[axis];
@@ -989,7 +1022,7 @@ fn unique(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let flat = x.array.reshape(&[-1])?;
     let n = flat.size();
     let h = flat.to_host();
-    let order = sort_positions(&h, &[n], 0);
+    let order = sort_positions(it, &h, &[n], 0)?;
     let keys = f64s(&h);
     let ints = match &h {
         HostData::I64(d) => Some(d.clone()),

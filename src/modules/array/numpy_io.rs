@@ -286,7 +286,7 @@ fn load(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             format!("[Errno 21] Is a directory: {}", str_repr(&path)),
         ));
     }
-    let bytes = std::fs::read(&path).map_err(|e| os_error(&e, &path))?;
+    let bytes = read_whole(&path)?;
     if bytes.starts_with(b"PK") {
         return Err(Exc::value_error(format!(
             "{} is an .npz archive: devarray reads .npy files only",
@@ -305,6 +305,21 @@ fn load(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         rt.from_host(data, &shape, Device::cpu(0))?
     };
     Ok(wrap(arr, Flavor::Numpy))
+}
+
+/// The file's bytes, read in chunks (an interrupt stops a large file's read; a file larger than
+/// memory is a MemoryError).
+fn read_whole(path: &str) -> Result<Vec<u8>, Exc> {
+    use crate::runtime::load_file::{read_into, LoadError};
+    let file = std::fs::File::open(path).map_err(|e| os_error(&e, path))?;
+    let size = file.metadata().map_err(|e| os_error(&e, path))?.len();
+    let mut bytes = Vec::new();
+    match read_into(file, size, &mut bytes) {
+        Ok(()) => Ok(bytes),
+        Err(LoadError::Io(e)) => Err(os_error(&e, path)),
+        Err(LoadError::TooLarge) => Err(crate::object::alloc::memory_error()),
+        Err(LoadError::Interrupted) => Err(Exc::new(ExcKind::KeyboardInterrupt, "")),
+    }
 }
 
 fn loadtxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {

@@ -385,35 +385,47 @@ pub(crate) fn abs(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 fn extremum(it: &mut dyn Interpreter, mut a: Args, want_max: bool) -> Result<Value, Exc> {
-    let key = a.take_kw("key");
+    let key = a.take_kw("key").filter(|k| !matches!(k, Value::None));
     let default = a.take_kw("default");
     a.finish(usize::MAX)?;
-    let items = if a.pos.len() == 1 {
-        it.iterate(&a.pos[0])?
+    let op = if want_max {
+        crate::lang::ast::CmpOp::Gt
     } else {
-        a.pos.clone()
+        crate::lang::ast::CmpOp::Lt
     };
     let mut best: Option<(Value, Value)> = None;
-    for x in items {
+    let mut consider = |it: &mut dyn Interpreter, x: Value| -> Result<bool, Exc> {
         let k = match &key {
-            Some(f) if !matches!(f, Value::None) => {
-                it.call_value(f, Args::new("key", vec![x.clone()]))?
-            }
-            _ => x.clone(),
+            Some(f) => it.call_value(f, Args::new("key", vec![x.clone()]))?,
+            None => x.clone(),
         };
         let better = match &best {
             None => true,
-            Some((_, bk)) => {
-                let op = if want_max {
-                    crate::lang::ast::CmpOp::Gt
-                } else {
-                    crate::lang::ast::CmpOp::Lt
-                };
-                ops::compare(it, op, &k, bk)?.truthy()?
-            }
+            Some((_, bk)) => ops::compare(it, op, &k, bk)?.truthy()?,
         };
         if better {
             best = Some((x, k));
+        }
+        Ok(true)
+    };
+    if a.pos.len() == 1 {
+        // The largest item of a range is one of its ends: no need to visit 10**12 items.
+        if let (Value::Range(start, stop, step), None) = (&a.pos[0], &key) {
+            let n = crate::object::value::range_len(*start, *stop, *step);
+            if n > 0 {
+                let last = (*start as i128 + (n as i128 - 1) * *step as i128) as i64;
+                let (lo, hi) = if *step > 0 {
+                    (*start, last)
+                } else {
+                    (last, *start)
+                };
+                return Ok(Value::Int(if want_max { hi } else { lo }));
+            }
+        }
+        it.for_each_item(&a.pos[0], &mut consider)?;
+    } else {
+        for x in a.pos.iter() {
+            consider(it, x.clone())?;
         }
     }
     match (best, default) {
@@ -438,12 +450,36 @@ fn sum(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let iterable = a.required(0, "iterable")?;
     let start = a.take(1, "start")?.unwrap_or(Value::Int(0));
     a.finish(2)?;
-    let items = it.iterate(&iterable)?;
-    let mut acc = start;
-    for x in items {
-        acc = ops::binary(it, crate::lang::ast::BinOp::Add, &acc, &x)?;
+    if let Value::Str(_) = start {
+        return Err(Exc::type_error(
+            "sum() can't sum strings [use ''.join(seq) instead]",
+        ));
     }
+    if let (Value::Range(first, stop, step), Value::Int(s0)) = (&iterable, &start) {
+        if let Some(total) = range_sum(*first, *stop, *step, *s0) {
+            return Ok(Value::Int(total));
+        }
+    }
+    let mut acc = start;
+    it.for_each_item(&iterable, &mut |it, x| {
+        acc = ops::binary(it, crate::lang::ast::BinOp::Add, &acc, &x)?;
+        Ok(true)
+    })?;
     Ok(acc)
+}
+
+/// `start + sum(range(first, stop, step))` in closed form, when it fits an int (otherwise the
+/// items are added one by one, which raises OverflowError where the sum leaves the range).
+fn range_sum(first: i64, stop: i64, step: i64, start: i64) -> Option<i64> {
+    // A length past i64 reads negative: left to the loop.
+    let n = u128::try_from(crate::object::value::range_len(first, stop, step)).ok()?;
+    // n * (n - 1) / 2 needs up to 128 bits before the division.
+    let pairs = i128::try_from(n * n.saturating_sub(1) / 2).ok()?;
+    let total = (n as i128)
+        .checked_mul(first as i128)?
+        .checked_add(pairs.checked_mul(step as i128)?)?
+        .checked_add(start as i128)?;
+    i64::try_from(total).ok()
 }
 
 fn zip(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
@@ -800,23 +836,23 @@ fn reversed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 fn any(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     a.finish(1)?;
-    for x in it.iterate(&v)? {
-        if class::truthy(it, &x)? {
-            return Ok(Value::Bool(true));
-        }
-    }
-    Ok(Value::Bool(false))
+    let mut found = false;
+    it.for_each_item(&v, &mut |it, x| {
+        found = class::truthy(it, &x)?;
+        Ok(!found)
+    })?;
+    Ok(Value::Bool(found))
 }
 
 fn all(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     a.finish(1)?;
-    for x in it.iterate(&v)? {
-        if !class::truthy(it, &x)? {
-            return Ok(Value::Bool(false));
-        }
-    }
-    Ok(Value::Bool(true))
+    let mut every = true;
+    it.for_each_item(&v, &mut |it, x| {
+        every = class::truthy(it, &x)?;
+        Ok(every)
+    })?;
+    Ok(Value::Bool(every))
 }
 
 fn map(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {

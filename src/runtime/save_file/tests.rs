@@ -158,26 +158,45 @@ fn stale_temporaries_of_dead_processes_are_removed_by_the_next_save() {
     let mut child = std::process::Command::new("true").spawn().expect("spawn");
     let dead = child.id();
     child.wait().expect("wait");
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let old_file = |n: &str, bytes: &[u8]| {
+        let f = fs::File::create(dir.join(n)).expect("create");
+        io::Write::write_all(&mut &f, bytes).expect("write");
+        f.set_modified(an_hour_ago).expect("mtime");
+        f
+    };
     let stale = [
         format!(".model.pt.tmp-{dead}-0"),
         format!(".other.npy.tmp-{dead}-0123456789abcdef"),
+        // Its pid runs (pid 1 always does), but no save holds it: the pid was reused.
+        ".reused.pt.tmp-1-0".to_string(),
     ];
     for n in &stale {
-        fs::write(dir.join(n), b"partial").expect("write");
+        old_file(n, b"partial");
     }
-    // Kept: a live process's temporary (pid 1 always runs), and files that only look alike.
+    // Kept: a temporary a save still holds (its lock, whatever its pid), one written a moment
+    // ago (a save may not have locked it yet), and files that only look alike.
+    let held = old_file(&format!(".held.pt.tmp-{dead}-0"), b"writing");
+    // SAFETY: flock on a descriptor `held` owns.
+    assert_eq!(
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) },
+        0
+    );
+    fs::write(dir.join(format!(".fresh.pt.tmp-{dead}-0")), b"new").expect("write");
     let kept = [
-        ".model.pt.tmp-1-0".to_string(),
+        format!(".held.pt.tmp-{dead}-0"),
+        format!(".fresh.pt.tmp-{dead}-0"),
         format!("model.pt.tmp-{dead}-0"),
         format!(".model.pt.tmp-{dead}-"),
         "notes.txt".to_string(),
     ];
-    for n in &kept {
-        fs::write(dir.join(n), b"keep").expect("write");
+    for n in &kept[2..] {
+        old_file(n, b"keep");
     }
     save_bytes(&dir.join("model.pt"), b"model").expect("save");
     let mut expected: Vec<String> = kept.to_vec();
     expected.push("model.pt".to_string());
     expected.sort();
     assert_eq!(names(&dir), expected);
+    drop(held);
 }
