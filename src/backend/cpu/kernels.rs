@@ -301,6 +301,9 @@ pub fn gather<T: Element>(
             .iter()
             .map(|&s| (s * rows * cols) as isize)
             .collect();
+        // An interrupt is checked after every INTERRUPT_STEP elements (between tiles).
+        let mut since_check = 0usize;
+        let mut stopped = None;
         walk2(
             &shape[..nd - 2],
             &strides[..nd - 2],
@@ -310,6 +313,17 @@ pub fn gather<T: Element>(
             |si, oi| {
                 for i0 in (0..rows).step_by(TILE) {
                     for j0 in (0..cols).step_by(TILE) {
+                        if stopped.is_some() {
+                            return;
+                        }
+                        if since_check >= INTERRUPT_STEP {
+                            since_check = 0;
+                            if let Err(e) = cancel.check() {
+                                stopped = Some(e);
+                                return;
+                            }
+                        }
+                        since_check += TILE * TILE;
                         for i in i0..(i0 + TILE).min(rows) {
                             let dst = &mut out[oi + i * cols..][..cols];
                             for (j, d) in dst
@@ -325,7 +339,10 @@ pub fn gather<T: Element>(
                 }
             },
         );
-        return Ok(out);
+        return match stopped {
+            Some(e) => Err(e),
+            None => Ok(out),
+        };
     }
     let zeros = vec![0isize; shape.len()];
     if shape.len() < 2 {
