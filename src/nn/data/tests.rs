@@ -66,7 +66,8 @@ fn locate_tries_the_root_then_the_environment_then_debian_and_names_them_all() {
     let root = scratch("locate-root");
     let env = scratch("locate-env");
     let debian = scratch("locate-debian");
-    let err = locate_among(&[root.clone()], Some(&env), &debian, true).expect_err("none");
+    let err =
+        locate_among(std::slice::from_ref(&root), Some(&env), &debian, true).expect_err("none");
     assert_eq!(
         err.to_string(),
         format!(
@@ -83,17 +84,17 @@ fn locate_tries_the_root_then_the_environment_then_debian_and_names_them_all() {
     );
     write_tiny_set(&debian, 3, false);
     assert_eq!(
-        locate_among(&[root.clone()], Some(&env), &debian, true).ok(),
+        locate_among(std::slice::from_ref(&root), Some(&env), &debian, true).ok(),
         Some(debian.clone())
     );
     write_tiny_set(&env, 3, false);
     assert_eq!(
-        locate_among(&[root.clone()], Some(&env), &debian, true).ok(),
+        locate_among(std::slice::from_ref(&root), Some(&env), &debian, true).ok(),
         Some(env.clone())
     );
     write_tiny_set(&root, 3, false);
     assert_eq!(
-        locate_among(&[root.clone()], Some(&env), &debian, true).ok(),
+        locate_among(std::slice::from_ref(&root), Some(&env), &debian, true).ok(),
         Some(root)
     );
 }
