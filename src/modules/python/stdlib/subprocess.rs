@@ -94,7 +94,22 @@ pub fn spawn(spec: &Spec) -> std::io::Result<Child> {
         _ => Stdio::piped(),
     };
     cmd.stdout(pipe(spec.stdout));
-    cmd.stderr(pipe(spec.stderr));
+    if spec.stderr == Sink::Merge {
+        // One pipe for both, so the child's writes keep their order (`stderr=STDOUT`).
+        cmd.stderr(Stdio::inherit());
+        // SAFETY: dup2(2) is async-signal-safe; std runs this after it has set up the child's
+        // stdout, so descriptor 1 is the pipe (or /dev/null) stdout was given.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::dup2(1, 2) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    } else {
+        cmd.stderr(pipe(spec.stderr));
+    }
     if let Some(dir) = &spec.cwd {
         cmd.current_dir(dir);
     }
