@@ -1346,6 +1346,11 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
         }
         OpRecord::Index(items) => {
             let x = first()?;
+            if let [IndexItem::Array(index)] = items.as_slice() {
+                if let Some(gx) = repeated_rows_grad(rt, x, index, g)? {
+                    return Ok(vec![Some(gx)]);
+                }
+            }
             let gx = rt.zeros(x.shape(), g.dtype(), g.device())?;
             gx.set_index(items, Operand::Array(g))?;
             vec![Some(gx)]
@@ -1439,6 +1444,36 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             vec![Some(gx)]
         }
     })
+}
+
+/// The gradient of `x[index]` when an integer index repeats a row (`x[[0, 0, 1]]`): each
+/// selection adds its gradient, as PyTorch's `IndexBackward0` does, where writing them in place
+/// would keep only the last. The rows are summed by a one-hot matrix's product with the
+/// gradient's rows. None when no row repeats (the in-place write is exact and cheaper).
+fn repeated_rows_grad(rt: &Runtime, x: &Array, index: &Array, g: &Array) -> Result<Option<Array>> {
+    if index.dtype() == DType::Bool || x.ndim() == 0 {
+        return Ok(None);
+    }
+    let rows = x.array_index_rows(index)?;
+    let mut seen = vec![false; x.shape()[0]];
+    let repeats = rows
+        .iter()
+        .any(|&r| seen.get_mut(r).map(|s| std::mem::replace(s, true)) == Some(true));
+    if !repeats {
+        return Ok(None);
+    }
+    let n = x.shape()[0];
+    let unit: usize = x.shape()[1..].iter().product();
+    let mut one_hot = vec![0.0f64; n * rows.len()];
+    for (i, &r) in rows.iter().enumerate() {
+        if let Some(slot) = one_hot.get_mut(r * rows.len() + i) {
+            *slot = 1.0;
+        }
+    }
+    let select = rt.from_f64(one_hot, &[n, rows.len()], g.dtype(), g.device())?;
+    let g_rows = g.reshape(&[rows.len() as isize, unit as isize])?;
+    let shape: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+    Ok(Some(select.matmul(&g_rows)?.reshape(&shape)?))
 }
 
 fn full_slice() -> IndexItem {

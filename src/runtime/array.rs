@@ -1584,7 +1584,7 @@ impl Array {
 
     /// Row numbers an integer or bool index array selects (rows of the first axis for integers,
     /// of the masked leading axes for a mask), checked against the shape.
-    fn array_index_rows(&self, index: &Array) -> Result<Vec<usize>> {
+    pub(crate) fn array_index_rows(&self, index: &Array) -> Result<Vec<usize>> {
         let host = index.try_to_host()?;
         if let HostData::Bool(mask) = &host {
             let lead = &self.shape()[..index.ndim().min(self.ndim())];
