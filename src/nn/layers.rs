@@ -381,13 +381,13 @@ impl Parameter {
 
     fn not_initialized(&self) -> RuntimeError {
         if self.deferred.borrow().is_some() {
-            RuntimeError::Value(format!(
+            RuntimeError::Uninitialized(format!(
                 "Parameter '{}' has not been initialized yet because initialization was deferred: its shape {} is only known after the first forward pass. Run the network on a batch first (net(x)), or give the input size (e.g. in_units=) when creating the layer",
                 self.name,
                 shape_text(&self.shape.borrow())
             ))
         } else {
-            RuntimeError::Value(format!(
+            RuntimeError::Uninitialized(format!(
                 "Parameter '{}' has not been initialized. Call net.initialize() (or net.initialize(ctx=gpu(0))) before using it",
                 self.name
             ))
@@ -412,7 +412,7 @@ impl Parameter {
             .cloned()
             .ok_or_else(|| {
                 let here: Vec<Device> = data.iter().map(Array::device).collect();
-                RuntimeError::Value(format!(
+                RuntimeError::Uninitialized(format!(
                     "Parameter '{}' was not initialized on {wanted}; it is on {}. Put the input on one of those devices, or move the parameters with net.collect_params().reset_ctx({wanted}) (or initialize them there with net.initialize(ctx={wanted}, force_reinit=True))",
                     self.name,
                     device_list(&here)
@@ -459,7 +459,8 @@ impl Parameter {
                 if moved {
                     Ok(())
                 } else {
-                    Err(self.not_initialized())
+                    // MXNet's reset_ctx raises ValueError here, not the RuntimeError of a read.
+                    Err(RuntimeError::Value(self.not_initialized().to_string()))
                 }
             }
         }

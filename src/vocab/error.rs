@@ -30,6 +30,10 @@ pub enum RuntimeError {
     Index(String),
     #[error("{0}")]
     Value(String),
+    /// A parameter used before it holds data where it is asked for (MXNet raises these as
+    /// RuntimeError, which programs catch: `except RuntimeError`).
+    #[error("{0}")]
+    Uninitialized(String),
     /// A blocking wait for device work gave up because the user interrupted it; the work
     /// itself carries on, so every array stays valid.
     #[error("")]
@@ -48,6 +52,7 @@ impl RuntimeError {
             RuntimeError::DType(_) => "TypeError",
             RuntimeError::Index(_) => "IndexError",
             RuntimeError::Value(_) => "ValueError",
+            RuntimeError::Uninitialized(_) => "RuntimeError",
             RuntimeError::Interrupted => "KeyboardInterrupt",
         }
     }
