@@ -565,45 +565,7 @@ impl LayerOp for PoolLayer {
     fn repr(&self, _np: bool) -> String {
         match self.style {
             Style::Torch => self.torch_repr.clone(),
-            Style::Gluon => {
-                let pool_type = if self.max { "max" } else { "avg" };
-                let (name, k, s, p, ceil, global) = match &self.span {
-                    PoolSpan::Window {
-                        kernel,
-                        stride,
-                        pad,
-                        ceil_mode,
-                    } => (
-                        if self.max { "MaxPool2D" } else { "AvgPool2D" },
-                        *kernel,
-                        *stride,
-                        *pad,
-                        *ceil_mode,
-                        false,
-                    ),
-                    _ => (
-                        if self.max {
-                            "GlobalMaxPool2D"
-                        } else {
-                            "GlobalAvgPool2D"
-                        },
-                        [1, 1],
-                        [1, 1],
-                        [0, 0],
-                        true,
-                        true,
-                    ),
-                };
-                let py = |b: bool| if b { "True" } else { "False" };
-                format!(
-                    "{name}(size={}, stride={}, padding={}, ceil_mode={}, global_pool={}, pool_type={pool_type}, layout=NCHW)",
-                    tuple_text(&k),
-                    tuple_text(&s),
-                    tuple_text(&p),
-                    py(ceil),
-                    py(global)
-                )
-            }
+            Style::Gluon => self.gluon_repr(2),
         }
     }
 
@@ -681,46 +643,7 @@ impl LayerOp for Pool1dLayer {
     fn repr(&self, _np: bool) -> String {
         match self.inner.style {
             Style::Torch => self.inner.torch_repr.clone(),
-            Style::Gluon => {
-                let pool_type = if self.inner.max { "max" } else { "avg" };
-                let (name, k, st, p, ceil, global) = match &self.inner.span {
-                    PoolSpan::Window {
-                        kernel,
-                        stride,
-                        pad,
-                        ceil_mode,
-                    } => (
-                        if self.inner.max {
-                            "MaxPool1D"
-                        } else {
-                            "AvgPool1D"
-                        },
-                        kernel[1],
-                        stride[1],
-                        pad[1],
-                        *ceil_mode,
-                        false,
-                    ),
-                    _ => (
-                        if self.inner.max {
-                            "GlobalMaxPool1D"
-                        } else {
-                            "GlobalAvgPool1D"
-                        },
-                        1,
-                        1,
-                        0,
-                        true,
-                        true,
-                    ),
-                };
-                let py = |b: bool| if b { "True" } else { "False" };
-                format!(
-                    "{name}(size=({k},), stride=({st},), padding=({p},), ceil_mode={}, global_pool={}, pool_type={pool_type}, layout=NCW)",
-                    py(ceil),
-                    py(global)
-                )
-            }
+            Style::Gluon => self.inner.gluon_repr(1),
         }
     }
 
@@ -730,6 +653,37 @@ impl LayerOp for Pool1dLayer {
 }
 
 impl PoolLayer {
+    /// Gluon's repr over `dims` (1 or 2) spatial axes; a 1-d layer's windows are (1, k).
+    fn gluon_repr(&self, dims: usize) -> String {
+        let pool_type = if self.max { "max" } else { "avg" };
+        let prefix = if matches!(self.span, PoolSpan::Window { .. }) {
+            ""
+        } else {
+            "Global"
+        };
+        let kind = if self.max { "Max" } else { "Avg" };
+        let (k, s, p, ceil, global) = match &self.span {
+            PoolSpan::Window {
+                kernel,
+                stride,
+                pad,
+                ceil_mode,
+            } => (*kernel, *stride, *pad, *ceil_mode, false),
+            _ => ([1, 1], [1, 1], [0, 0], true, true),
+        };
+        let axes = |v: [usize; 2]| tuple_text(&v[2 - dims.min(2)..]);
+        let py = |b: bool| if b { "True" } else { "False" };
+        let layout = if dims == 1 { "NCW" } else { "NCHW" };
+        format!(
+            "{prefix}{kind}Pool{dims}D(size={}, stride={}, padding={}, ceil_mode={}, global_pool={}, pool_type={pool_type}, layout={layout})",
+            axes(k),
+            axes(s),
+            axes(p),
+            py(ceil),
+            py(global)
+        )
+    }
+
     /// The `grad_fn` PyTorch shows for this pooling's output.
     fn grad_fn_name(&self, shape: &[usize]) -> &'static str {
         match (&self.span, self.max) {

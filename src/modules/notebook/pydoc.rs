@@ -86,19 +86,22 @@ pub fn keyword_params(signature: &str) -> Vec<String> {
 pub fn signature_of(v: &Value) -> Option<String> {
     match v {
         Value::Builtin(b) => split_doc(b.doc).0.map(str::to_string),
-        Value::Func(f) => {
-            let params: Vec<String> = f
-                .params
-                .iter()
-                .map(|p| {
-                    let text = f.source.get(p.span.start..p.span.end).unwrap_or(&p.name);
-                    text.to_string()
-                })
-                .collect();
-            Some(format!("{}({})", f.name, params.join(", ")))
-        }
+        Value::Func(f) => Some(format!("{}({})", f.name, param_texts(f).join(", "))),
         _ => None,
     }
+}
+
+/// A function's parameters as written (`y=2`, `*args`).
+fn param_texts(f: &crate::object::value::Function) -> Vec<String> {
+    f.params
+        .iter()
+        .map(|p| {
+            f.source
+                .get(p.span.start..p.span.end)
+                .unwrap_or(&p.name)
+                .to_string()
+        })
+        .collect()
 }
 
 /// `Name(params)` of the `__init__` a class's instances run, without `self`; `Name()` when only
@@ -112,17 +115,7 @@ fn init_signature(class: &crate::object::class::Class) -> String {
         .flatten()
         .next();
     let params = match &init {
-        Some(Value::Func(f)) => f
-            .params
-            .iter()
-            .skip(1)
-            .map(|p| {
-                f.source
-                    .get(p.span.start..p.span.end)
-                    .unwrap_or(&p.name)
-                    .to_string()
-            })
-            .collect(),
+        Some(Value::Func(f)) => param_texts(f).into_iter().skip(1).collect(),
         _ => Vec::new(),
     };
     format!("{}({})", class.name, params.join(", "))
