@@ -1004,7 +1004,10 @@ impl<'s> Interp<'s> {
         });
         for base in &class.bases {
             if let Value::Class(b) = base {
-                b.subclasses.borrow_mut().push(Rc::downgrade(&class));
+                // Dead entries go as new ones come, so redefining a class in a loop stays small.
+                let mut subclasses = b.subclasses.borrow_mut();
+                subclasses.retain(|w| w.strong_count() > 0);
+                subclasses.push(Rc::downgrade(&class));
             }
         }
         crate::object::class::adopt_methods(&class);
