@@ -53,6 +53,18 @@ impl Window {
         }
     }
 
+    /// The one-pass im2col of this window, producing `out` positions, padding read as `fill`.
+    fn patches(&self, out: [usize; 2], fill: f64) -> Patches {
+        Patches {
+            kernel: self.kernel,
+            stride: self.stride,
+            dilation: self.dilation,
+            pad: [self.pad[0].0, self.pad[1].0],
+            out,
+            fill,
+        }
+    }
+
     fn extent(&self, axis: usize) -> usize {
         self.dilation[axis] * (self.kernel[axis] - 1) + 1
     }
@@ -145,6 +157,12 @@ fn im2col(tape: &mut Tape, x: &Array, w: &Window) -> Result<(Array, usize, usize
     Ok((tape.stack(&parts, 2)?, ho, wo))
 }
 
+/// Whether `x`'s device builds patches in one pass (`Array::patches`), and the plain path is not
+/// forced.
+fn one_pass_patches(x: &Array) -> bool {
+    x.has_patches() && !PLAIN.with(Cell::get)
+}
+
 /// Every window of `win` over `x` (padding read as `fill`) as (N, C, kh*kw, out[0], out[1]):
 /// one pass where the device has `patches`, else slices of the padded input, cropped to `out`
 /// (a `ceil_mode` pooling pads past the input on the right).
@@ -156,16 +174,8 @@ fn windows(
     out: [usize; 2],
     fill: f64,
 ) -> Result<Array> {
-    if x.has_patches() && !PLAIN.with(Cell::get) {
-        let p = Patches {
-            kernel: win.kernel,
-            stride: win.stride,
-            dilation: win.dilation,
-            pad: [win.pad[0].0, win.pad[1].0],
-            out,
-            fill,
-        };
-        return tape.patches(x, &p);
+    if one_pass_patches(x) {
+        return tape.patches(x, &win.patches(out, fill));
     }
     let padded = pad2d(rt, tape, x, win.pad, fill)?;
     let (cols, ho, wo) = im2col(tape, &padded, win)?;
@@ -247,16 +257,27 @@ pub fn conv2d(
     }
     let ho = (ph - win.extent(0)) / win.stride[0] + 1;
     let wo = (pw - win.extent(1)) / win.stride[1] + 1;
-    let cols = windows(rt, tape, x, &win, [ho, wo], 0.0)?;
     let k = (cg * kh * kw) as isize;
     let (g, og) = (groups as isize, (o / groups) as isize);
     let l = (ho * wo) as isize;
-    let y = if groups == 1 {
+    let y = if one_pass_patches(x) {
+        // One tape node that recomputes the patches in backward instead of keeping them.
+        let p = win.patches([ho, wo], 0.0);
+        if groups == 1 {
+            let w2 = tape.reshape(weight, &[o as isize, k])?;
+            tape.patch_matmul(x, &w2, &p, &[n as isize, k, l])?
+        } else {
+            let w3 = tape.reshape(weight, &[g, og, k])?;
+            tape.patch_matmul(x, &w3, &p, &[n as isize, g, k, l])?
+        }
+    } else if groups == 1 {
+        let cols = windows(rt, tape, x, &win, [ho, wo], 0.0)?;
         // (O, K) @ (N, K, L): one GEMM per sample through the backend's matmul.
         let cols = tape.reshape(&cols, &[n as isize, k, l])?;
         let w2 = tape.reshape(weight, &[o as isize, k])?;
         tape.matmul(&w2, &cols)?
     } else {
+        let cols = windows(rt, tape, x, &win, [ho, wo], 0.0)?;
         let cols = tape.reshape(&cols, &[n as isize, g, k, l])?;
         let w3 = tape.reshape(weight, &[g, og, k])?;
         tape.matmul(&w3, &cols)?

@@ -25,6 +25,9 @@ pub struct DeviceLedger {
     device: Device,
     budget: Option<Budget>,
     used: AtomicU64,
+    /// The most `used` has been since the last `reset_peak` (budgeted ledgers only: the host's
+    /// path stays one atomic add).
+    peak: AtomicU64,
     live: AtomicUsize,
 }
 
@@ -34,6 +37,7 @@ impl DeviceLedger {
             device,
             budget,
             used: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
             live: AtomicUsize::new(0),
         })
     }
@@ -44,6 +48,20 @@ impl DeviceLedger {
 
     pub fn used(&self) -> u64 {
         self.used.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes in use at once since the ledger began or `reset_peak` (what
+    /// `torch.cuda.max_memory_allocated` reports); budgeted devices only, else `used`.
+    pub fn peak(&self) -> u64 {
+        match self.budget {
+            Some(_) => self.peak.load(Ordering::Relaxed).max(self.used()),
+            None => self.used(),
+        }
+    }
+
+    /// Starts the peak again from what is in use now.
+    pub fn reset_peak(&self) {
+        self.peak.store(self.used(), Ordering::Relaxed);
     }
 
     pub fn live(&self) -> usize {
@@ -106,7 +124,10 @@ impl DeviceLedger {
                 .used
                 .compare_exchange_weak(used, after, Ordering::Relaxed, Ordering::Relaxed)
             {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    self.peak.fetch_max(after, Ordering::Relaxed);
+                    return Ok(());
+                }
                 Err(now) => used = now,
             }
         }

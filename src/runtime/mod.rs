@@ -410,6 +410,19 @@ impl Runtime {
         self.state(device).map_or(0, |s| s.ledger.used())
     }
 
+    /// The most bytes live arrays held on `device` at once since it started or since
+    /// `reset_peak_memory` (for a device without a budget, what is used now).
+    pub fn memory_peak(&self, device: Device) -> u64 {
+        self.state(device).map_or(0, |s| s.ledger.peak())
+    }
+
+    /// Starts `device`'s peak again from what is in use now.
+    pub fn reset_peak_memory(&self, device: Device) {
+        if let Ok(s) = self.state(device) {
+            s.ledger.reset_peak();
+        }
+    }
+
     /// Buffers alive on `device` (reshapes share one).
     pub fn live_arrays(&self, device: Device) -> usize {
         self.state(device).map_or(0, |s| s.ledger.live())

@@ -38,6 +38,34 @@ pub fn set_device_fns(m: &Module) {
     );
 }
 
+/// MXNet's `gpu_memory_info` (in `mx.context` and `npx`).
+pub fn set_memory_info(m: &Module) {
+    m.set(
+        "gpu_memory_info",
+        builtin(
+            "gpu_memory_info",
+            "gpu_memory_info(device_id=0): (free, total) bytes of one GPU's memory.",
+            gpu_memory_info,
+        ),
+    );
+}
+
+fn gpu_memory_info(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let i = device_index(&mut a)?;
+    a.finish(1)?;
+    let device = Device::gpu(i);
+    let rt = &it.state_mut().rt;
+    rt.check_device(device)?;
+    // Queued ops hold their inputs until they run; count what the program's arrays hold.
+    rt.synchronize_device(device)?;
+    let total = rt.memory_total(device).unwrap_or(0);
+    let free = total.saturating_sub(rt.memory_used(device));
+    Ok(Value::tuple(vec![
+        Value::Int(free as i64),
+        Value::Int(total as i64),
+    ]))
+}
+
 fn device_index(a: &mut Args) -> Result<usize, Exc> {
     match a.take(0, "device_id")? {
         None | Some(Value::None) => Ok(0),

@@ -207,6 +207,18 @@ fn matmul_and_dot() {
         vec![a23(&rt), arr(&rt, &batch, &[4, 3, 2])],
         &|t, x| t.matmul(&x[0], &x[1]),
     );
+    // Two batch axes on the right, and a broadcast right operand: (2,2,2,3) @ (3,2).
+    check(
+        "matmul two batch axes",
+        vec![a23(&rt), arr(&rt, &batch, &[2, 2, 3, 2])],
+        &|t, x| t.matmul(&x[0], &x[1]),
+    );
+    let b32 = arr(&rt, &[0.2, -0.5, 1.1, 0.8, -1.3, 0.6], &[3, 2]);
+    check(
+        "matmul batched left",
+        vec![arr(&rt, &batch, &[2, 2, 2, 3]), b32],
+        &|t, x| t.matmul(&x[0], &x[1]),
+    );
 }
 
 #[test]

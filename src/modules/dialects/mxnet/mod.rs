@@ -95,6 +95,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.npx" | "mxnet.numpy_extension" => {
             let m = module("mxnet.numpy_extension", "MXNet's numpy extensions");
             devices::set_device_fns(&m);
+            devices::set_memory_info(&m);
             gluon_train::set_npx_activations(&m);
             conv_ops::register_npx(&m);
             m.set(
@@ -129,6 +130,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.context" => {
             let m = module("mxnet.context", "devices (contexts)");
             devices::set_device_fns(&m);
+            devices::set_memory_info(&m);
             m
         }
         other => return gluon::build(other),

@@ -68,6 +68,54 @@ pub fn synchronize(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> 
     Ok(Value::None)
 }
 
+/// `torch.cuda.memory_allocated(device=None)`: bytes the device's live tensors hold. devarray has
+/// no caching allocator, so `memory_reserved` is the same number.
+fn memory_allocated(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let device = one_device_arg(it, &mut a)?;
+    Ok(Value::Int(it.state_mut().rt.memory_used(device) as i64))
+}
+
+/// `torch.cuda.max_memory_allocated(device=None)`: the most bytes held at once since the
+/// program started or `reset_peak_memory_stats`.
+fn max_memory_allocated(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let device = one_device_arg(it, &mut a)?;
+    Ok(Value::Int(it.state_mut().rt.memory_peak(device) as i64))
+}
+
+fn reset_peak_memory_stats(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let device = one_device_arg(it, &mut a)?;
+    it.state_mut().rt.reset_peak_memory(device);
+    Ok(Value::None)
+}
+
+/// `torch.cuda.mem_get_info(device=None)`: `(free, total)` bytes, as cudaMemGetInfo reports.
+fn mem_get_info(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let device = one_device_arg(it, &mut a)?;
+    let rt = &it.state_mut().rt;
+    let total = rt.memory_total(device).unwrap_or(0);
+    let free = total.saturating_sub(rt.memory_used(device));
+    Ok(Value::tuple(vec![
+        Value::Int(free as i64),
+        Value::Int(total as i64),
+    ]))
+}
+
+/// `torch.cuda.empty_cache()`: nothing to release, as freed memory goes back at once.
+fn empty_cache(_: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    Ok(Value::None)
+}
+
+/// The GPU a memory query names, once its queued work has run: a queued op holds its inputs
+/// until it runs, and the counts should say what the program's live tensors hold.
+fn one_device_arg(it: &mut dyn Interpreter, a: &mut Args) -> Result<Device, Exc> {
+    let d = a.take(0, "device")?;
+    a.finish(1)?;
+    let device = gpu_arg(it, d.as_ref())?;
+    it.state_mut().rt.synchronize_device(device)?;
+    Ok(device)
+}
+
 pub struct StreamObj {
     device: Device,
     handle: u64,
@@ -436,7 +484,42 @@ fn new_event(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 /// Adds the stream and event names to `torch.cuda`.
 pub fn install(m: &Rc<Module>) {
-    let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 5] = [
+    let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 12] = [
+        (
+            "memory_allocated",
+            "memory_allocated(device=None): bytes held by the GPU's live tensors.",
+            memory_allocated,
+        ),
+        (
+            "memory_reserved",
+            "memory_reserved(device=None): bytes reserved on the GPU; devarray keeps no cache, so this is memory_allocated().",
+            memory_allocated,
+        ),
+        (
+            "max_memory_allocated",
+            "max_memory_allocated(device=None): the most bytes the GPU's tensors held at once since the start or reset_peak_memory_stats().",
+            max_memory_allocated,
+        ),
+        (
+            "max_memory_reserved",
+            "max_memory_reserved(device=None): the same as max_memory_allocated() (devarray keeps no cache).",
+            max_memory_allocated,
+        ),
+        (
+            "reset_peak_memory_stats",
+            "reset_peak_memory_stats(device=None): start max_memory_allocated() again from what is held now.",
+            reset_peak_memory_stats,
+        ),
+        (
+            "mem_get_info",
+            "mem_get_info(device=None): (free, total) bytes of the GPU's memory.",
+            mem_get_info,
+        ),
+        (
+            "empty_cache",
+            "empty_cache(): release cached memory; devarray frees memory when the last tensor using it goes, so there is none.",
+            empty_cache,
+        ),
         (
             "Stream",
             "Stream(device=None, priority=0): a CUDA stream. On a devarray GPU every stream is the device's one ordered queue.",
