@@ -413,11 +413,20 @@ fn initialize(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 /// (a graph compiled before is dropped, as MXNet clears its cached graph).
 fn hybridize(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (_, core) = this_core(&mut a)?;
-    let active = a.take(0, "active")?.map(|v| v.truthy()).transpose()?.unwrap_or(true);
+    let active = a
+        .take(0, "active")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(true);
     a.kw.clear();
     a.finish(1)?;
     fn mark(core: &Core, active: bool) {
-        if core.compiled.borrow().as_ref().is_some_and(|c| c.is::<ImportedPlan>()) {
+        if core
+            .compiled
+            .borrow()
+            .as_ref()
+            .is_some_and(|c| c.is::<ImportedPlan>())
+        {
             // A SymbolBlock is its graph.
             return;
         }
@@ -588,10 +597,31 @@ fn symbol_block_imports(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, 
     let devices = devices_arg(it, ctx)?;
     let mut params: std::collections::HashMap<String, Rc<Parameter>> = Default::default();
     let mut order = Vec::new();
-    if let Some(pf @ Value::Str(_)) = param_file {
-        let load = it.import("mxnet.npx")?.get("load").ok_or_else(|| {
-            Exc::new(ExcKind::RuntimeError, "npx.load is missing".to_string())
+    let mut named: Vec<(String, crate::runtime::Array)> = Vec::new();
+    if let Some(Value::Str(pf)) = &param_file {
+        // A file real MXNet wrote, or devarray's own (npx.save's format).
+        let bytes = std::fs::read(&**pf).map_err(|e| {
+            Exc::new(
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    ExcKind::FileNotFoundError
+                } else {
+                    ExcKind::OSError
+                },
+                format!("cannot read the parameter file '{pf}': {e}"),
+            )
         })?;
+        if symbol::is_mxnet_params(&bytes) {
+            for (name, shape, data) in symbol::read_mxnet_params(&bytes, pf)? {
+                let st = it.state_mut();
+                named.push((name, st.rt.from_host(data, &shape, devices[0])?));
+            }
+        }
+    }
+    if let Some(pf @ Value::Str(_)) = param_file.filter(|_| named.is_empty()) {
+        let load = it
+            .import("mxnet.npx")?
+            .get("load")
+            .ok_or_else(|| Exc::new(ExcKind::RuntimeError, "npx.load is missing".to_string()))?;
         let loaded = it.call_value(&load, Args::positional(vec![pf]))?;
         let Value::Dict(d) = &loaded else {
             return Err(Exc::new(
@@ -599,19 +629,20 @@ fn symbol_block_imports(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, 
                 "imports: the parameter file holds a list of arrays, not the named arrays export writes (arg:NAME)",
             ));
         };
-        let entries: Vec<(Value, Value)> = d
-            .borrow()
-            .entries
-            .clone();
+        let entries: Vec<(Value, Value)> = d.borrow().entries.clone();
         for (k, v) in entries {
-            let (Value::Str(key), Some(arr)) = (&k, v.as_array()) else {
-                continue;
-            };
+            if let (Value::Str(key), Some(arr)) = (&k, v.as_array()) {
+                named.push((key.to_string(), arr.array.clone()));
+            }
+        }
+    }
+    {
+        for (key, array) in named {
             let (kind, name) = key.split_once(':').unwrap_or(("arg", &key));
-            let p = Parameter::new(name.to_string(), arr.array.shape().to_vec(), Init::Zeros);
+            let p = Parameter::new(name.to_string(), array.shape().to_vec(), Init::Zeros);
             p.buffer.set(kind == "aux");
             let st = it.state_mut();
-            let value = arr.array.copy_to(&st.rt, devices[0])?;
+            let value = array.copy_to(&st.rt, devices[0])?;
             p.adopt(&st.rt, &mut st.nn.tape, value)?;
             if devices.len() > 1 {
                 p.reset_ctx(&st.rt, &mut st.nn.tape, &devices)?;

@@ -22,7 +22,7 @@ use crate::object::ops::wrap;
 use crate::object::value::{Args, Flavor, Module, NativeObject, Value};
 use crate::object::{builtin, Interpreter};
 use crate::runtime::host::Scalar;
-use crate::runtime::ops::{BinaryOp, UnaryOp};
+use crate::runtime::ops::{BinaryOp, ReduceOp, UnaryOp};
 use crate::runtime::{Array, Operand};
 
 /// What a graph node computes.
@@ -46,6 +46,12 @@ pub enum Op {
         reverse: bool,
     },
     Binary(BinaryOp),
+    /// A reduction over `axes` (all when None).
+    Reduce {
+        op: ReduceOp,
+        axes: Option<Vec<isize>>,
+        keepdims: bool,
+    },
     Flatten,
     /// A built-in layer run whole (convolution, pooling, batch norm, dropout); its other
     /// inputs are its parameters, listed for the graph's JSON.
@@ -151,6 +157,10 @@ fn classes() -> (Rc<Class>, Rc<Class>) {
                     ("__bool__", |_, _| Err(not_for_symbol("__bool__ (namely operator \"bool\")"))),
                     ("__len__", |_, _| Err(not_for_symbol("__len__"))),
                     ("__getattr__", sym_getattr),
+                    ("sum", |it, a| reduce_method(it, a, ReduceOp::Sum)),
+                    ("mean", |it, a| reduce_method(it, a, ReduceOp::Mean)),
+                    ("max", |it, a| reduce_method(it, a, ReduceOp::Max)),
+                    ("min", |it, a| reduce_method(it, a, ReduceOp::Min)),
                     ("list_arguments", list_arguments),
                     ("list_outputs", list_outputs),
                     ("tojson", tojson),
@@ -333,7 +343,13 @@ fn scalar_attrs(s: Scalar, np: bool) -> Vec<(String, String)> {
     out
 }
 
-fn scalar_node(x: Rc<Node>, op: BinaryOp, s: Scalar, reverse: bool, np: bool) -> Result<Rc<Node>, Exc> {
+fn scalar_node(
+    x: Rc<Node>,
+    op: BinaryOp,
+    s: Scalar,
+    reverse: bool,
+    np: bool,
+) -> Result<Rc<Node>, Exc> {
     let (json, hint) = scalar_names(op, reverse, np)
         .ok_or_else(|| Exc::type_error("this operator is not defined for a Symbol and a number"))?;
     Ok(Rc::new(Node {
@@ -371,6 +387,61 @@ fn arith(_: &mut dyn Interpreter, mut a: Args, op: BinaryOp, reverse: bool) -> R
             other.type_name()
         )));
     };
+    Ok(symbol_value(node, np))
+}
+
+/// `x.sum(axis=None, keepdims=False)` and the other reductions.
+fn reduce_method(_: &mut dyn Interpreter, mut a: Args, op: ReduceOp) -> Result<Value, Exc> {
+    let (x, np) = this_sym(&mut a)?;
+    let axes = match &a.take(0, "axis")? {
+        None | Some(Value::None) => None,
+        Some(Value::Int(i)) => Some(vec![*i as isize]),
+        Some(Value::Tuple(t)) => Some(
+            t.iter()
+                .map(|v| match v {
+                    Value::Int(i) => Ok(*i as isize),
+                    _ => Err(Exc::type_error("axis must be an int or a tuple of ints")),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(_) => return Err(Exc::type_error("axis must be an int or a tuple of ints")),
+    };
+    let keepdims = a.flag(1, "keepdims", false)?;
+    a.finish(2)?;
+    let name = match op {
+        ReduceOp::Sum => "sum",
+        ReduceOp::Mean => "mean",
+        ReduceOp::Max => "max",
+        _ => "min",
+    };
+    let axis_text = match &axes {
+        None => "None".to_string(),
+        Some(v) if v.len() == 1 => v[0].to_string(),
+        Some(v) => format!(
+            "({})",
+            v.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let node = Rc::new(Node {
+        op: Op::Reduce { op, axes, keepdims },
+        name: node_name(None, name),
+        json_op: if np {
+            format!("_np_{name}")
+        } else {
+            name.to_string()
+        },
+        attrs: vec![
+            ("axis".into(), axis_text),
+            (
+                "keepdims".into(),
+                if keepdims { "True" } else { "False" }.into(),
+            ),
+        ],
+        inputs: vec![x],
+    });
     Ok(symbol_value(node, np))
 }
 
@@ -495,11 +566,7 @@ pub fn graph_json(heads: &[Rc<Node>], np_shape: bool) -> String {
             .iter()
             .map(|i| format!("[{}, 0, 0]", index[&Rc::as_ptr(i)]))
             .collect();
-        out.push_str(&format!(
-            "\n{}\"inputs\": [{}]",
-            ind(3),
-            inputs.join(", ")
-        ));
+        out.push_str(&format!("\n{}\"inputs\": [{}]", ind(3), inputs.join(", ")));
         out.push_str(&format!("\n{}}}", ind(2)));
     }
     out.push_str(&format!("\n{}], ", ind(1)));
@@ -515,12 +582,20 @@ pub fn graph_json(heads: &[Rc<Node>], np_shape: bool) -> String {
     let args: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].is_var()).collect();
     let rows: Vec<usize> = (0..=nodes.len()).collect();
     out.push_str(&format!("\n{}\"arg_nodes\": {}, ", ind(1), numbers(&args)));
-    out.push_str(&format!("\n{}\"node_row_ptr\": {}, ", ind(1), numbers(&rows)));
+    out.push_str(&format!(
+        "\n{}\"node_row_ptr\": {}, ",
+        ind(1),
+        numbers(&rows)
+    ));
     let heads_text: Vec<String> = heads
         .iter()
         .map(|h| format!("[{}, 0, 0]", index[&Rc::as_ptr(h)]))
         .collect();
-    out.push_str(&format!("\n{}\"heads\": [{}], ", ind(1), heads_text.join(", ")));
+    out.push_str(&format!(
+        "\n{}\"heads\": [{}], ",
+        ind(1),
+        heads_text.join(", ")
+    ));
     if np_shape {
         out.push_str(&format!(
             "\n{}\"attrs\": {{\n{}\"is_np_shape\": [\"int\", 1], \n{}\"mxnet_version\": [\"int\", 10901]\n{}}}",
@@ -750,8 +825,16 @@ fn fully_connected_fn(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc
             ))
         }
     };
-    let no_bias = a.take_kw("no_bias").map(|v| v.truthy()).transpose()?.unwrap_or(false);
-    let flatten = a.take_kw("flatten").map(|v| v.truthy()).transpose()?.unwrap_or(true);
+    let no_bias = a
+        .take_kw("no_bias")
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(false);
+    let flatten = a
+        .take_kw("flatten")
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(true);
     let name = name_kw(&mut a)?;
     a.finish(3)?;
     if no_bias {
@@ -765,7 +848,10 @@ fn fully_connected_fn(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc
             inputs.push(free_var(format!("{name}_bias")));
         }
     }
-    Ok(symbol_value(fc_node(inputs, units, flatten, None, name), np))
+    Ok(symbol_value(
+        fc_node(inputs, units, flatten, None, name),
+        np,
+    ))
 }
 
 fn load_fn(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -781,15 +867,17 @@ fn load_fn(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             format!("cannot read '{fname}': {e}"),
         )
     })?;
-    let (heads, np) = parse_graph(&text, &[], &HashMap::new())?;
-    Ok(symbol_value(heads[0].clone(), np))
+    // MXNet gives the legacy Symbol class whatever mode wrote the file.
+    let (heads, _) = parse_graph(&text, &[], &HashMap::new())?;
+    Ok(symbol_value(heads[0].clone(), false))
 }
 
 fn load_json_fn(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let text = str_arg(a.required(0, "json_str")?, "json_str")?;
     a.finish(1)?;
-    let (heads, np) = parse_graph(&text, &[], &HashMap::new())?;
-    Ok(symbol_value(heads[0].clone(), np))
+    // MXNet gives the legacy Symbol class whatever mode wrote the file.
+    let (heads, _) = parse_graph(&text, &[], &HashMap::new())?;
+    Ok(symbol_value(heads[0].clone(), false))
 }
 
 /// `mxnet.symbol` (legacy names, with `np` and `npx` for numpy mode) and its submodules.
@@ -797,35 +885,86 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
     let m = |name: &str, doc: &'static str| Rc::new(Module::new(name, doc));
     Some(match dotted {
         "mxnet.symbol" | "mxnet.sym" => {
-            let s = m("mxnet.symbol", "MXNet's symbolic API: graphs of variables and operators");
-            s.set("var", builtin("var", "var(name): a variable Symbol (a graph input).", var_fn));
+            let s = m(
+                "mxnet.symbol",
+                "MXNet's symbolic API: graphs of variables and operators",
+            );
+            s.set(
+                "var",
+                builtin(
+                    "var",
+                    "var(name): a variable Symbol (a graph input).",
+                    var_fn,
+                ),
+            );
             s.set(
                 "Variable",
-                builtin("Variable", "Variable(name): a variable Symbol (a graph input).", var_fn),
+                builtin(
+                    "Variable",
+                    "Variable(name): a variable Symbol (a graph input).",
+                    var_fn,
+                ),
             );
-            s.set("relu", builtin("relu", "relu(data): max(data, 0).", |_, mut a| {
-                unary_fn(&mut a, UnaryOp::Relu, "relu", "relu")
-            }));
-            s.set("sigmoid", builtin("sigmoid", "sigmoid(data).", |_, mut a| {
-                unary_fn(&mut a, UnaryOp::Sigmoid, "sigmoid", "sigmoid")
-            }));
-            s.set("tanh", builtin("tanh", "tanh(data).", |_, mut a| {
-                unary_fn(&mut a, UnaryOp::Tanh, "tanh", "tanh")
-            }));
-            s.set("exp", builtin("exp", "exp(data).", |_, mut a| {
-                unary_fn(&mut a, UnaryOp::Exp, "exp", "exp")
-            }));
+            s.set(
+                "relu",
+                builtin("relu", "relu(data): max(data, 0).", |_, mut a| {
+                    unary_fn(&mut a, UnaryOp::Relu, "relu", "relu")
+                }),
+            );
+            s.set(
+                "sigmoid",
+                builtin("sigmoid", "sigmoid(data).", |_, mut a| {
+                    unary_fn(&mut a, UnaryOp::Sigmoid, "sigmoid", "sigmoid")
+                }),
+            );
+            s.set(
+                "tanh",
+                builtin("tanh", "tanh(data).", |_, mut a| {
+                    unary_fn(&mut a, UnaryOp::Tanh, "tanh", "tanh")
+                }),
+            );
+            s.set(
+                "exp",
+                builtin("exp", "exp(data).", |_, mut a| {
+                    unary_fn(&mut a, UnaryOp::Exp, "exp", "exp")
+                }),
+            );
             s.set(
                 "Activation",
-                builtin("Activation", "Activation(data, act_type): relu, sigmoid or tanh.", activation_fn),
+                builtin(
+                    "Activation",
+                    "Activation(data, act_type): relu, sigmoid or tanh.",
+                    activation_fn,
+                ),
             );
             s.set(
                 "FullyConnected",
-                builtin("FullyConnected", "FullyConnected(data, weight, bias, num_hidden, no_bias=False, flatten=True).", fully_connected_fn),
+                builtin(
+                    "FullyConnected",
+                    "FullyConnected(data, weight, bias, num_hidden, no_bias=False, flatten=True).",
+                    fully_connected_fn,
+                ),
             );
-            s.set("Flatten", builtin("Flatten", "Flatten(data): (N, ...) to (N, -1).", flatten_fn));
-            s.set("load", builtin("load", "load(fname): the Symbol of a JSON file (Symbol.save, HybridBlock.export).", load_fn));
-            s.set("load_json", builtin("load_json", "load_json(json_str): the Symbol of a JSON text (Symbol.tojson).", load_json_fn));
+            s.set(
+                "Flatten",
+                builtin("Flatten", "Flatten(data): (N, ...) to (N, -1).", flatten_fn),
+            );
+            s.set(
+                "load",
+                builtin(
+                    "load",
+                    "load(fname): the Symbol of a JSON file (Symbol.save, HybridBlock.export).",
+                    load_fn,
+                ),
+            );
+            s.set(
+                "load_json",
+                builtin(
+                    "load_json",
+                    "load_json(json_str): the Symbol of a JSON text (Symbol.tojson).",
+                    load_json_fn,
+                ),
+            );
             let (legacy, _) = classes();
             s.set("Symbol", Value::Class(legacy));
             s.set("np", Value::Module(build("mxnet.symbol.numpy")?));
@@ -833,7 +972,10 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             s
         }
         "mxnet.symbol.numpy" => {
-            let s = m("mxnet.symbol.numpy", "MXNet's numpy-compatible symbolic API");
+            let s = m(
+                "mxnet.symbol.numpy",
+                "MXNet's numpy-compatible symbolic API",
+            );
             for (n, op) in [
                 ("tanh", UnaryOp::Tanh),
                 ("exp", UnaryOp::Exp),
@@ -850,22 +992,46 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             s
         }
         "mxnet.symbol.numpy_extension" => {
-            let s = m("mxnet.symbol.numpy_extension", "MXNet's numpy extensions, symbolic");
-            s.set("relu", builtin("relu", "relu(data): max(data, 0).", |_, mut a| {
-                unary_fn(&mut a, UnaryOp::Relu, "_npx_relu", "relu")
-            }));
-            s.set("sigmoid", builtin("sigmoid", "sigmoid(data).", |_, mut a| {
-                unary_fn(&mut a, UnaryOp::Sigmoid, "_npx_sigmoid", "sigmoid")
-            }));
+            let s = m(
+                "mxnet.symbol.numpy_extension",
+                "MXNet's numpy extensions, symbolic",
+            );
+            s.set(
+                "relu",
+                builtin("relu", "relu(data): max(data, 0).", |_, mut a| {
+                    unary_fn(&mut a, UnaryOp::Relu, "_npx_relu", "relu")
+                }),
+            );
+            s.set(
+                "sigmoid",
+                builtin("sigmoid", "sigmoid(data).", |_, mut a| {
+                    unary_fn(&mut a, UnaryOp::Sigmoid, "_npx_sigmoid", "sigmoid")
+                }),
+            );
             s.set(
                 "activation",
-                builtin("activation", "activation(data, act_type): relu, sigmoid or tanh.", activation_fn),
+                builtin(
+                    "activation",
+                    "activation(data, act_type): relu, sigmoid or tanh.",
+                    activation_fn,
+                ),
             );
             s.set(
                 "fully_connected",
-                builtin("fully_connected", "fully_connected(x, weight, bias, num_hidden, no_bias=False, flatten=True).", fully_connected_fn),
+                builtin(
+                    "fully_connected",
+                    "fully_connected(x, weight, bias, num_hidden, no_bias=False, flatten=True).",
+                    fully_connected_fn,
+                ),
             );
-            s.set("batch_flatten", builtin("batch_flatten", "batch_flatten(data): (N, ...) to (N, -1).", flatten_fn));
+            s.set(
+                "batch_flatten",
+                builtin(
+                    "batch_flatten",
+                    "batch_flatten(data): (N, ...) to (N, -1).",
+                    flatten_fn,
+                ),
+            );
             s
         }
         _ => return None,
@@ -901,8 +1067,7 @@ pub fn parse_graph(
     inputs: &[String],
     params: &HashMap<String, Rc<Parameter>>,
 ) -> Result<(Vec<Rc<Node>>, bool), Exc> {
-    let j: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| bad_json(e.to_string()))?;
+    let j: serde_json::Value = serde_json::from_str(text).map_err(|e| bad_json(e.to_string()))?;
     let np = j
         .pointer("/attrs/is_np_shape/1")
         .and_then(|v| v.as_i64())
@@ -931,12 +1096,21 @@ pub fn parse_graph(
             .unwrap_or_default();
         let attr = |k: &str| attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str());
         let mut ins = Vec::new();
-        for e in n.get("inputs").and_then(|v| v.as_array()).into_iter().flatten() {
+        for e in n
+            .get("inputs")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+        {
             let i = e
                 .get(0)
                 .and_then(|v| v.as_u64())
                 .filter(|&i| (i as usize) < built.len())
-                .ok_or_else(|| bad_json(format!("node '{name}' has an input that is not an earlier node")))?;
+                .ok_or_else(|| {
+                    bad_json(format!(
+                        "node '{name}' has an input that is not an earlier node"
+                    ))
+                })?;
             ins.push(built[i as usize].clone());
         }
         let unsupported = || {
@@ -973,7 +1147,16 @@ pub fn parse_graph(
             "_npi_negative" | "negative" => Op::Unary(UnaryOp::Neg),
             "Flatten" | "_npx_batch_flatten" => Op::Flatten,
             other => {
-                let binary = [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Gt, BinaryOp::Lt, BinaryOp::Ge, BinaryOp::Le];
+                let binary = [
+                    BinaryOp::Add,
+                    BinaryOp::Sub,
+                    BinaryOp::Mul,
+                    BinaryOp::Div,
+                    BinaryOp::Gt,
+                    BinaryOp::Lt,
+                    BinaryOp::Ge,
+                    BinaryOp::Le,
+                ];
                 let mut found = None;
                 for b in binary {
                     for np_mode in [false, true] {
@@ -985,10 +1168,16 @@ pub fn parse_graph(
                                 let text = attr("scalar").unwrap_or("0");
                                 let int = attr("is_int") == Some("True")
                                     || (!np_mode && !text.contains(['.', 'e', 'n', 'i']));
-                                let v: f64 = text.parse().map_err(|_| bad_json(format!("node '{name}': scalar '{text}'")))?;
+                                let v: f64 = text.parse().map_err(|_| {
+                                    bad_json(format!("node '{name}': scalar '{text}'"))
+                                })?;
                                 found = Some(Op::Scalar {
                                     op: b,
-                                    scalar: if int { Scalar::Int(v as i64) } else { Scalar::Float(v) },
+                                    scalar: if int {
+                                        Scalar::Int(v as i64)
+                                    } else {
+                                        Scalar::Float(v)
+                                    },
                                     reverse: rev,
                                 });
                             }
@@ -1007,7 +1196,12 @@ pub fn parse_graph(
         }));
     }
     let mut heads = Vec::new();
-    for h in j.get("heads").and_then(|v| v.as_array()).into_iter().flatten() {
+    for h in j
+        .get("heads")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+    {
         let i = h
             .get(0)
             .and_then(|v| v.as_u64())
@@ -1032,7 +1226,12 @@ pub fn block_symbolic(
     core: &Core,
     mut a: Args,
 ) -> Result<Value, Exc> {
-    let np = a.pos.first().and_then(as_symbol).map(|s| s.1).unwrap_or(false);
+    let np = a
+        .pos
+        .first()
+        .and_then(as_symbol)
+        .map(|s| s.1)
+        .unwrap_or(false);
     let prefix = format!("{}_", core.name);
     SCOPES.with(|s| s.borrow_mut().push((prefix, HashMap::new())));
     let out = symbolic_inner(it, this, core, &mut a, np);
@@ -1349,6 +1548,12 @@ impl Plan {
                     tape.binary(*op, Operand::Array(&l), Operand::Array(&r))?
                 }
                 Op::Flatten => crate::nn::layers::flatten(tape, &get(&values, step.inputs[0])?)?,
+                Op::Reduce { op, axes, keepdims } => tape.reduce(
+                    &get(&values, step.inputs[0])?,
+                    *op,
+                    axes.as_deref(),
+                    *keepdims,
+                )?,
                 Op::Layer(block) => {
                     if let BlockKind::Op(op) = &block.kind {
                         op.set_training(tape.is_recording() && tape.is_training());
@@ -1407,13 +1612,16 @@ pub fn export_files(
             );
             let value = wrap(p.data(None)?, Flavor::Np);
             let k = Value::str(&key);
-            let hk = k.hash_key()?.ok_or_else(|| Exc::type_error("unhashable key"))?;
+            let hk = k
+                .hash_key()?
+                .ok_or_else(|| Exc::type_error("unhashable key"))?;
             dict.insert(hk, k, value);
         }
     }
-    let save = it.import("mxnet.npx")?.get("save").ok_or_else(|| {
-        Exc::new(ExcKind::RuntimeError, "npx.save is missing".to_string())
-    })?;
+    let save = it
+        .import("mxnet.npx")?
+        .get("save")
+        .ok_or_else(|| Exc::new(ExcKind::RuntimeError, "npx.save is missing".to_string()))?;
     it.call_value(
         &save,
         Args::positional(vec![
@@ -1422,4 +1630,118 @@ pub fn export_files(
         ]),
     )?;
     Ok(())
+}
+
+// ---- MXNet's own parameter files ------------------------------------------------------------
+
+/// The magic number that starts a list of NDArrays saved by MXNet (`nd.save`, `export`).
+const LIST_MAGIC: u64 = 0x112;
+
+/// Whether `bytes` is a parameter file in MXNet's binary format (rather than devarray's).
+pub fn is_mxnet_params(bytes: &[u8]) -> bool {
+    bytes.len() >= 8 && u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8])) == LIST_MAGIC
+}
+
+/// The named arrays of a file MXNet wrote (`NDArray::Save` of each dense array after the list
+/// header, then the names), as host data: float32, float64, int32, int64 and uint8.
+pub fn read_mxnet_params(
+    bytes: &[u8],
+    path: &str,
+) -> Result<Vec<(String, Vec<usize>, crate::runtime::host::HostData)>, Exc> {
+    use crate::runtime::host::HostData;
+    let bad = |why: &str| {
+        Exc::new(
+            ExcKind::MXNetError,
+            format!("'{path}' is not a parameter file MXNet wrote: {why}"),
+        )
+    };
+    let mut pos = 0usize;
+    let mut take = |n: usize| -> Result<&[u8], Exc> {
+        let end = pos
+            .checked_add(n)
+            .filter(|&e| e <= bytes.len())
+            .ok_or_else(|| bad("it ends early"))?;
+        let s = &bytes[pos..end];
+        pos = end;
+        Ok(s)
+    };
+    let u64_of = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap_or([0; 8]));
+    let u32_of = |s: &[u8]| u32::from_le_bytes(s.try_into().unwrap_or([0; 4]));
+    if u64_of(take(8)?) != LIST_MAGIC {
+        return Err(bad("no list header"));
+    }
+    take(8)?;
+    let count = u64_of(take(8)?) as usize;
+    let mut arrays = Vec::new();
+    for _ in 0..count.min(1 << 20) {
+        let magic = u32_of(take(4)?);
+        if magic != 0xF993_FAC9 && magic != 0xF993_FACA {
+            return Err(bad(
+                "an array with an unknown format (saved by MXNet before 1.0?)",
+            ));
+        }
+        if u32_of(take(4)?) != 0 {
+            return Err(bad("a sparse array (only dense arrays are read)"));
+        }
+        let ndim = u32_of(take(4)?) as usize;
+        if ndim > 32 {
+            return Err(bad("an array with too many dimensions"));
+        }
+        let mut shape = Vec::with_capacity(ndim);
+        for _ in 0..ndim {
+            let d = i64::from_le_bytes(take(8)?.try_into().unwrap_or([0; 8]));
+            shape.push(usize::try_from(d).map_err(|_| bad("a negative size"))?);
+        }
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| bad("an array too large"))?;
+        take(8)?; // the device it was saved from
+        let flag = u32_of(take(4)?);
+        let width = match flag {
+            0 | 4 => 4,
+            1 | 6 => 8,
+            3 => 1,
+            _ => return Err(bad("an array of a type devarray does not read (float16?)")),
+        };
+        let raw = take(
+            n.checked_mul(width)
+                .ok_or_else(|| bad("an array too large"))?,
+        )?;
+        let data = match flag {
+            0 => HostData::F32(
+                raw.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap_or([0; 4])))
+                    .collect(),
+            ),
+            1 => HostData::F64(
+                raw.chunks_exact(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect(),
+            ),
+            4 => HostData::I32(
+                raw.chunks_exact(4)
+                    .map(|c| i32::from_le_bytes(c.try_into().unwrap_or([0; 4])))
+                    .collect(),
+            ),
+            6 => HostData::I64(
+                raw.chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect(),
+            ),
+            _ => HostData::I32(raw.iter().map(|&b| i32::from(b)).collect()),
+        };
+        arrays.push((shape, data));
+    }
+    let names = u64_of(take(8)?) as usize;
+    if names != arrays.len() {
+        return Err(bad("the names do not match the arrays"));
+    }
+    let mut out = Vec::with_capacity(names);
+    for (shape, data) in arrays {
+        let len = u64_of(take(8)?) as usize;
+        let name = String::from_utf8_lossy(take(len)?).into_owned();
+        out.push((name, shape, data));
+    }
+    Ok(out)
 }
