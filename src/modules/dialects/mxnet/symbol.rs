@@ -682,7 +682,7 @@ fn param_var(p: &Rc<Parameter>, inferred_dims: &[usize], np: bool) -> Rc<Node> {
     if p.own_init.get() {
         match p.init.get() {
             Init::Zeros => attrs.push(("__init__".into(), "zeros".into())),
-            Init::Constant(c) if c == 1.0 => attrs.push(("__init__".into(), "ones".into())),
+            Init::Constant(1.0) => attrs.push(("__init__".into(), "ones".into())),
             _ => {}
         }
     }
