@@ -934,6 +934,45 @@ impl Block {
     }
 
     /// The forward pass on `x`'s device (recorded when the tape is recording).
+    /// A Dense layer's checks before its product: the input size fixed by the first input
+    /// (drawing the deferred weight), or the error for a wrong one. Shared with the compiled
+    /// graphs of hybridized blocks (`modules/dialects/mxnet/symbol.rs`).
+    pub fn prepare_dense(&self, rt: &Runtime, tape: &mut Tape, x: &Array) -> Result<()> {
+        let BlockKind::Dense {
+            units,
+            in_units,
+            weight,
+            bias,
+            ..
+        } = &self.kind
+        else {
+            return Ok(());
+        };
+        let features = if x.ndim() == 2 {
+            x.shape()[1]
+        } else {
+            x.shape().iter().skip(1).product()
+        };
+        if in_units.get() == 0 {
+            in_units.set(features);
+            if let Some(b) = bias {
+                b.fan_in.set(features);
+            }
+            weight.infer(rt, tape, vec![*units, features])?;
+        } else if in_units.get() != features {
+            return Err(RuntimeError::Shape(format!(
+                "{}: expects {} input features but the input has {features} (shape {}); reshape the input or create the layer with in_units={features}",
+                self.name,
+                in_units.get(),
+                shape_text(x.shape())
+            )));
+        }
+        if let Some(b) = bias {
+            b.infer(rt, tape, vec![*units])?;
+        }
+        Ok(())
+    }
+
     pub fn forward(&self, rt: &Runtime, tape: &mut Tape, x: &Array) -> Result<Array> {
         match &self.kind {
             BlockKind::Sequential(c) => {
@@ -948,35 +987,17 @@ impl Block {
             BlockKind::Activation(a) => a.apply(tape, x),
             BlockKind::Op(op) => op.forward(rt, tape, x),
             BlockKind::Dense {
-                units,
-                in_units,
                 activation,
                 weight,
                 bias,
+                ..
             } => {
                 let x2 = if x.ndim() == 2 {
                     x.clone()
                 } else {
                     flatten(tape, x)?
                 };
-                let features = x2.shape().get(1).copied().unwrap_or(1);
-                if in_units.get() == 0 {
-                    in_units.set(features);
-                    if let Some(b) = bias {
-                        b.fan_in.set(features);
-                    }
-                    weight.infer(rt, tape, vec![*units, features])?;
-                } else if in_units.get() != features {
-                    return Err(RuntimeError::Shape(format!(
-                        "{}: expects {} input features but the input has {features} (shape {}); reshape the input or create the layer with in_units={features}",
-                        self.name,
-                        in_units.get(),
-                        shape_text(x.shape())
-                    )));
-                }
-                if let Some(b) = bias {
-                    b.infer(rt, tape, vec![*units])?;
-                }
+                self.prepare_dense(rt, tape, x)?;
                 let w = weight.data(Some(x.device()))?;
                 let wt = tape.transpose(&w, None)?;
                 let mut y = tape.matmul(&x2, &wt)?;
@@ -1056,7 +1077,8 @@ impl Block {
     }
 }
 
-fn flatten(tape: &mut Tape, x: &Array) -> Result<Array> {
+/// (N, ...) to (N, -1), recorded.
+pub fn flatten(tape: &mut Tape, x: &Array) -> Result<Array> {
     let n = x.shape().first().copied().unwrap_or(1) as isize;
     tape.reshape(x, &[n, -1])
 }

@@ -42,6 +42,8 @@ pub enum ExcKind {
     DeviceError,
     ShapeError,
     OutOfMemoryError,
+    /// MXNet's `mxnet.base.NotImplementedForSymbol` (an NDArray-only function on a Symbol).
+    NotImplementedForSymbol,
     /// NumPy's `numpy.AxisError` (a ValueError and an IndexError there; a ValueError here).
     AxisError,
     /// NumPy's `numpy.linalg.LinAlgError`.
@@ -49,7 +51,7 @@ pub enum ExcKind {
 }
 
 impl ExcKind {
-    pub const ALL: [ExcKind; 32] = [
+    pub const ALL: [ExcKind; 33] = [
         ExcKind::BaseException,
         ExcKind::Exception,
         ExcKind::KeyboardInterrupt,
@@ -80,6 +82,7 @@ impl ExcKind {
         ExcKind::DeviceError,
         ExcKind::ShapeError,
         ExcKind::OutOfMemoryError,
+        ExcKind::NotImplementedForSymbol,
         ExcKind::AxisError,
         ExcKind::LinAlgError,
     ];
@@ -116,6 +119,7 @@ impl ExcKind {
             ExcKind::DeviceError => "DeviceError",
             ExcKind::ShapeError => "ShapeError",
             ExcKind::OutOfMemoryError => "OutOfMemoryError",
+            ExcKind::NotImplementedForSymbol => "NotImplementedForSymbol",
             ExcKind::AxisError => "AxisError",
             ExcKind::LinAlgError => "LinAlgError",
         }
@@ -135,7 +139,7 @@ impl ExcKind {
             RecursionError | NotImplementedError => RuntimeError,
             ModuleNotFoundError => ImportError,
             FileNotFoundError => OSError,
-            DeviceError | ShapeError | OutOfMemoryError => MXNetError,
+            DeviceError | ShapeError | OutOfMemoryError | NotImplementedForSymbol => MXNetError,
             AxisError | LinAlgError => ValueError,
             _ => Exception,
         })

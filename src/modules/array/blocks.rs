@@ -59,6 +59,10 @@ pub struct CoreData {
     pub training: Cell<bool>,
     /// Runs its children in order when no `forward` is defined (`Sequential`).
     pub sequential: bool,
+    /// Gluon's `hybridize()` is on: calls run a compiled graph (`mxnet/symbol.rs`).
+    pub hybridized: Cell<bool>,
+    /// That graph once the first call traced it; opaque here. Cleared by `hybridize()`.
+    pub compiled: RefCell<Option<Rc<dyn std::any::Any>>>,
 }
 
 /// A shared handle on a block's [`CoreData`], kept in the instance's `base_state`.
@@ -167,6 +171,8 @@ impl CoreData {
             layer,
             training: Cell::new(true),
             sequential: false,
+            hybridized: Cell::new(false),
+            compiled: RefCell::new(None),
         }
     }
 }
@@ -709,7 +715,7 @@ fn finish_custom_init(it: &mut dyn Interpreter, layer: &Block, x: &Array) -> Res
 // ---- forward --------------------------------------------------------------------------------
 
 /// `block(*args)`: runs `forward` (the program's, or the built-in one).
-fn call(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub fn call(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let this = a.required(0, "self")?;
     a.pos.remove(0);
     if core_of(&this).is_none() {

@@ -204,8 +204,12 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         b.insert(Rc::from(name), Value::Type(t));
     }
     for k in crate::object::error::ExcKind::ALL {
-        // NumPy's exceptions are `numpy.AxisError` / `numpy.linalg.LinAlgError`, not built-ins.
-        if matches!(k, ExcKind::AxisError | ExcKind::LinAlgError) {
+        // NumPy's exceptions are `numpy.AxisError` / `numpy.linalg.LinAlgError`, MXNet's
+        // `mxnet.base.NotImplementedForSymbol`: not built-ins.
+        if matches!(
+            k,
+            ExcKind::AxisError | ExcKind::LinAlgError | ExcKind::NotImplementedForSymbol
+        ) {
             continue;
         }
         b.insert(Rc::from(k.name()), Value::ExcType(k));

@@ -22,6 +22,7 @@ use crate::object::{builtin, Interpreter};
 use crate::runtime::{DType, Device};
 
 use super::gluon::{bound, devices_arg, downcast, flavor, object, usize_arg};
+use super::symbol;
 
 /// The classes of one thread's sessions (a class is the same object however it is imported:
 /// `gluon.nn.Block is gluon.Block`).
@@ -33,6 +34,8 @@ pub struct GluonClasses {
     pub dense: Rc<Class>,
     pub flatten: Rc<Class>,
     pub activation: Rc<Class>,
+    /// `gluon.SymbolBlock`: what `SymbolBlock.imports` makes.
+    pub symbol_block: Rc<Class>,
     pub initializer: Rc<Class>,
     /// `gluon.Parameter` and `gluon.ParameterDict`: calling them makes the native objects.
     pub parameter: Rc<Class>,
@@ -61,6 +64,7 @@ fn make_classes() -> GluonClasses {
         ("collect_params", collect_params),
         ("initialize", initialize),
         ("hybridize", hybridize),
+        ("export", export),
         ("name_scope", name_scope),
         ("register_child", register_child),
         ("save_parameters", save_parameters),
@@ -78,8 +82,23 @@ fn make_classes() -> GluonClasses {
         "HybridBlock",
         "mxnet.gluon.block",
         block.value(),
-        "A Block that hybridize() could compile; devarray runs it imperatively (hybridize() is accepted and changes nothing). Define forward(self, x), or hybrid_forward(self, F, x, **params).",
-        &[],
+        "A Block that hybridize() compiles: the next call traces hybrid_forward(self, F, x, **params) once with F = mxnet.symbol and Symbols, and later calls run the compiled graph. Define hybrid_forward, or forward(self, x).",
+        &[("__call__", hybrid_call as BuiltinFn)],
+    );
+    let symbol_block = blocks::native_block_class(
+        "SymbolBlock",
+        "mxnet.gluon.block",
+        hybrid_block.value(),
+        "A block that runs a symbolic graph: SymbolBlock.imports(symbol_file, input_names, param_file=None, ctx=None) reads what HybridBlock.export wrote.",
+        &[("__repr__", symbol_block_repr as BuiltinFn)],
+    );
+    symbol_block.attrs.borrow_mut().set(
+        Rc::from("imports"),
+        builtin(
+            "imports",
+            "SymbolBlock.imports(symbol_file, input_names, param_file=None, ctx=None): the block a symbol file (and its parameters) describe.",
+            symbol_block_imports,
+        ),
     );
     let mut seq = blocks::container_methods();
     seq.push(("__init__", sequential_init as BuiltinFn));
@@ -94,7 +113,7 @@ fn make_classes() -> GluonClasses {
         "HybridSequential",
         "mxnet.gluon.nn.basic_layers",
         hybrid_block.value(),
-        "Stacks HybridBlocks sequentially (runs imperatively in devarray).",
+        "Stacks HybridBlocks sequentially; hybridize() compiles them into one graph.",
         &seq,
     );
     let layer = |name: &str, doc: &str, init: BuiltinFn| {
@@ -133,6 +152,7 @@ fn make_classes() -> GluonClasses {
         ),
         block,
         hybrid_block,
+        symbol_block,
         sequential,
         hybrid_sequential,
     }
@@ -389,12 +409,265 @@ fn initialize(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     initialize_with(it, &params, &consts, a)
 }
 
+/// `hybridize(active=True)`: this block and its descendants compile at their next call
+/// (a graph compiled before is dropped, as MXNet clears its cached graph).
 fn hybridize(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let _ = this_core(&mut a)?;
-    a.take(0, "active")?;
+    let (_, core) = this_core(&mut a)?;
+    let active = a
+        .take(0, "active")?
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(true);
     a.kw.clear();
     a.finish(1)?;
+    fn mark(core: &Core, active: bool) {
+        if core
+            .compiled
+            .borrow()
+            .as_ref()
+            .is_some_and(|c| c.is::<ImportedPlan>())
+        {
+            // A SymbolBlock is its graph.
+            return;
+        }
+        core.hybridized.set(active);
+        *core.compiled.borrow_mut() = None;
+        for c in blocks::children(core) {
+            if let Some(cc) = blocks::core_of(&c.block) {
+                mark(&cc, active);
+            }
+        }
+    }
+    mark(&core, active);
     Ok(Value::None)
+}
+
+/// A SymbolBlock's plan (never dropped by `hybridize`).
+struct ImportedPlan(Rc<symbol::Plan>);
+
+fn compiled_plan(core: &Core) -> Option<Rc<symbol::Plan>> {
+    let c = core.compiled.borrow();
+    let any = c.as_ref()?;
+    if let Some(p) = any.downcast_ref::<ImportedPlan>() {
+        return Some(p.0.clone());
+    }
+    any.clone().downcast::<symbol::Plan>().ok()
+}
+
+/// `block(*args)` for a HybridBlock: with Symbols, its symbolic forward (a trace in progress);
+/// hybridized, the compiled graph (traced at the first call); else the imperative forward.
+fn hybrid_call(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    let Some(this) = a.pos.first().cloned() else {
+        return blocks::call(it, a);
+    };
+    let Some(core) = blocks::core_of(&this) else {
+        return blocks::call(it, a);
+    };
+    let inputs = &a.pos[1..];
+    if inputs.iter().any(|v| symbol::as_symbol(v).is_some()) {
+        let mut rest = a;
+        rest.pos.remove(0);
+        return symbol::block_symbolic(it, &this, &core, rest);
+    }
+    let arrays = !inputs.is_empty() && inputs.iter().all(|v| v.as_array().is_some());
+    if !(core.hybridized.get() && arrays && a.kw.is_empty()) {
+        return blocks::call(it, a);
+    }
+    let plan = match compiled_plan(&core) {
+        Some(p) if p.n_inputs() == inputs.len() => p,
+        _ => {
+            let heads = symbol::trace_block(it, &this, inputs.len())?;
+            let names: Vec<String> = if inputs.len() == 1 {
+                vec!["data".into()]
+            } else {
+                (0..inputs.len()).map(|i| format!("data{i}")).collect()
+            };
+            let plan = Rc::new(symbol::Plan::compile(heads, &names, it.state().np_mode)?);
+            *core.compiled.borrow_mut() = Some(plan.clone());
+            plan
+        }
+    };
+    symbol::run_plan(it, &plan, inputs)
+}
+
+/// `export(path, epoch=0)`: `path-symbol.json` and `path-EPOCH.params` of the compiled graph.
+fn export(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (_, core) = this_core(&mut a)?;
+    let path = match &a.required(0, "path")? {
+        Value::Str(s) => s.to_string(),
+        other => {
+            return Err(Exc::type_error(format!(
+                "export: path must be a string, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let epoch = match a.take(1, "epoch")? {
+        None => 0,
+        Some(Value::Int(e)) if e >= 0 => e,
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "export: epoch must be a non-negative int, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    a.take_kw("remove_amp_cast");
+    a.finish(2)?;
+    let plan = compiled_plan(&core).ok_or_else(|| {
+        Exc::new(
+            ExcKind::RuntimeError,
+            "Please first call block.hybridize() and then run forward with this block at least once before calling export.",
+        )
+    })?;
+    symbol::export_files(it, &plan, &path, epoch)?;
+    Ok(Value::None)
+}
+
+fn symbol_block_repr(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (_, core) = this_core(&mut a)?;
+    let Some(plan) = compiled_plan(&core) else {
+        return Ok(Value::str("SymbolBlock(\n)"));
+    };
+    let heads: Vec<String> = plan
+        .head_nodes
+        .iter()
+        .map(|h| {
+            format!(
+                "<{} {}>",
+                if plan.np { "_Symbol" } else { "Symbol" },
+                h.name
+            )
+        })
+        .collect();
+    Ok(Value::str(&format!(
+        "SymbolBlock(\n{} : {} -> {}\n)",
+        heads.join(", "),
+        plan.n_inputs(),
+        plan.head_nodes.len()
+    )))
+}
+
+/// `SymbolBlock.imports(symbol_file, input_names, param_file=None, ctx=None)`.
+fn symbol_block_imports(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let sym_file = match &a.required(0, "symbol_file")? {
+        Value::Str(s) => s.to_string(),
+        other => {
+            return Err(Exc::type_error(format!(
+                "imports: symbol_file must be a string, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let names: Vec<String> = match &a.required(1, "input_names")? {
+        Value::Str(s) => vec![s.to_string()],
+        v @ (Value::List(_) | Value::Tuple(_)) => it
+            .iterate(v)?
+            .into_iter()
+            .map(|n| match &n {
+                Value::Str(s) => Ok(s.to_string()),
+                other => Err(Exc::type_error(format!(
+                    "imports: input names must be strings, got {}",
+                    other.type_name()
+                ))),
+            })
+            .collect::<Result<_, _>>()?,
+        other => {
+            return Err(Exc::type_error(format!(
+                "imports: input_names must be a name or a list of names, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let param_file = a.take(2, "param_file")?;
+    let ctx = a.take(3, "ctx")?;
+    a.take_kw("allow_missing");
+    a.take_kw("ignore_extra");
+    a.finish(4)?;
+    let text = std::fs::read_to_string(&sym_file).map_err(|e| {
+        Exc::new(
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ExcKind::FileNotFoundError
+            } else {
+                ExcKind::OSError
+            },
+            format!("cannot read the symbol file '{sym_file}': {e}"),
+        )
+    })?;
+    let devices = devices_arg(it, ctx)?;
+    let mut params: std::collections::HashMap<String, Rc<Parameter>> = Default::default();
+    let mut order = Vec::new();
+    let mut named: Vec<(String, crate::runtime::Array)> = Vec::new();
+    if let Some(Value::Str(pf)) = &param_file {
+        // A file real MXNet wrote, or devarray's own (npx.save's format).
+        let bytes = std::fs::read(&**pf).map_err(|e| {
+            Exc::new(
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    ExcKind::FileNotFoundError
+                } else {
+                    ExcKind::OSError
+                },
+                format!("cannot read the parameter file '{pf}': {e}"),
+            )
+        })?;
+        if symbol::is_mxnet_params(&bytes) {
+            for (name, shape, data) in symbol::read_mxnet_params(&bytes, pf)? {
+                let st = it.state_mut();
+                named.push((name, st.rt.from_host(data, &shape, devices[0])?));
+            }
+        }
+    }
+    if let Some(pf @ Value::Str(_)) = param_file.filter(|_| named.is_empty()) {
+        let load = it
+            .import("mxnet.npx")?
+            .get("load")
+            .ok_or_else(|| Exc::new(ExcKind::RuntimeError, "npx.load is missing".to_string()))?;
+        let loaded = it.call_value(&load, Args::positional(vec![pf]))?;
+        let Value::Dict(d) = &loaded else {
+            return Err(Exc::new(
+                ExcKind::ValueError,
+                "imports: the parameter file holds a list of arrays, not the named arrays export writes (arg:NAME)",
+            ));
+        };
+        let entries: Vec<(Value, Value)> = d.borrow().entries.clone();
+        for (k, v) in entries {
+            if let (Value::Str(key), Some(arr)) = (&k, v.as_array()) {
+                named.push((key.to_string(), arr.array.clone()));
+            }
+        }
+    }
+    {
+        for (key, array) in named {
+            let (kind, name) = key.split_once(':').unwrap_or(("arg", &key));
+            let p = Parameter::new(name.to_string(), array.shape().to_vec(), Init::Zeros);
+            p.buffer.set(kind == "aux");
+            let st = it.state_mut();
+            let value = array.copy_to(&st.rt, devices[0])?;
+            p.adopt(&st.rt, &mut st.nn.tape, value)?;
+            if devices.len() > 1 {
+                p.reset_ctx(&st.rt, &mut st.nn.tape, &devices)?;
+            }
+            params.insert(name.to_string(), p.clone());
+            order.push((Rc::<str>::from(name), p));
+        }
+    }
+    let (heads, np) = symbol::parse_graph(&text, &names, &params)?;
+    let plan = symbol::Plan::compile(heads, &names, np)?;
+    let class = classes().symbol_block.clone();
+    let this = crate::object::class::allocate(it, &class, &Args::default())?;
+    let name = it.state_mut().nn.next_name("symbolblock");
+    let data = CoreData::new(Dialect::Gluon, name, None);
+    // Only the parameters the graph reads, in its order.
+    let used: Vec<(Rc<str>, Rc<Parameter>)> = plan
+        .params()
+        .into_iter()
+        .filter_map(|p| order.iter().find(|(_, q)| Rc::ptr_eq(q, &p)).cloned())
+        .collect();
+    *data.params.borrow_mut() = used;
+    data.hybridized.set(true);
+    *data.compiled.borrow_mut() = Some(Rc::new(ImportedPlan(Rc::new(plan))));
+    install_core(&this, data)?;
+    Ok(this)
 }
 
 fn register_child(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1171,6 +1444,7 @@ pub fn set_gluon_names(m: &Module) {
     let k = classes();
     m.set("Block", k.block.value());
     m.set("HybridBlock", k.hybrid_block.value());
+    m.set("SymbolBlock", k.symbol_block.value());
     m.set("Parameter", k.parameter.value());
     m.set("ParameterDict", k.parameter_dict.value());
 }

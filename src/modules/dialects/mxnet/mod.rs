@@ -7,6 +7,7 @@ pub mod gluon;
 pub mod gluon_blocks;
 pub mod gluon_conv;
 pub mod gluon_train;
+pub mod symbol;
 
 use std::rc::Rc;
 
@@ -42,11 +43,17 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("lr_scheduler", Value::Module(build("mxnet.lr_scheduler")?));
             m.set("autograd", Value::Module(build("mxnet.autograd")?));
             m.set("init", Value::Module(build("mxnet.init")?));
+            m.set("sym", Value::Module(build("mxnet.symbol")?));
+            m.set("symbol", Value::Module(build("mxnet.symbol")?));
             m
         }
         "mxnet.base" => {
             let m = module("mxnet.base", "MXNet's base definitions");
             m.set("MXNetError", Value::ExcType(ExcKind::MXNetError));
+            m.set(
+                "NotImplementedForSymbol",
+                Value::ExcType(ExcKind::NotImplementedForSymbol),
+            );
             m
         }
         "mxnet.nd" | "mxnet.ndarray" => {
@@ -133,7 +140,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             devices::set_memory_info(&m);
             m
         }
-        other => return gluon::build(other),
+        other => return symbol::build(other).or_else(|| gluon::build(other)),
     })
 }
 
