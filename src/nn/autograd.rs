@@ -1255,14 +1255,6 @@ fn broadcast_to(rt: &Runtime, g: &Array, shape: &[usize]) -> Result<Array> {
     bin(BinaryOp::Add, &zeros, g)
 }
 
-/// Swaps the last two axes.
-fn swap_last(x: &Array) -> Result<Array> {
-    let n = x.ndim() as isize;
-    let mut axes: Vec<isize> = (0..n).collect();
-    axes.swap((n - 1) as usize, (n - 2) as usize);
-    x.transpose(Some(&axes))
-}
-
 fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Array>>> {
     let arr = |i: usize| -> Option<&Array> {
         match node.inputs.get(i) {
@@ -1316,8 +1308,8 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             let a2 = a.reshape(&[m as isize, k as isize])?;
             let b2 = b.reshape(&[k as isize, n as isize])?;
             let g2 = g.reshape(&[m as isize, n as isize])?;
-            let ga = g2.matmul(&swap_last(&b2)?)?.reshape(&to_isize(a.shape()))?;
-            let gb = swap_last(&a2)?.matmul(&g2)?.reshape(&to_isize(b.shape()))?;
+            let ga = g2.matmul_t(&b2, [false, true])?.reshape(&to_isize(a.shape()))?;
+            let gb = a2.matmul_t(&g2, [true, false])?.reshape(&to_isize(b.shape()))?;
             vec![Some(ga), Some(gb)]
         }
         OpRecord::Reshape => vec![Some(g.reshape(&to_isize(first()?.shape()))?)],
@@ -1706,8 +1698,9 @@ fn matmul_backward(a: &Array, b: &Array, g: &Array) -> Result<(Array, Array)> {
     out_shape.push(a_mat.first().copied().unwrap_or(1));
     out_shape.push(b_mat.get(1).copied().unwrap_or(1));
     let g2 = g.reshape(&to_isize(&out_shape))?;
-    let ga = g2.matmul(&swap_last(&b2)?)?;
-    let gb = swap_last(&a2)?.matmul(&g2)?;
+    // The transposed operands are read in place (`matmul_t`), not copied.
+    let ga = g2.matmul_t(&b2, [false, true])?;
+    let gb = a2.matmul_t(&g2, [true, false])?;
     let ga = unbroadcast(ga, a2.shape())?.reshape(&to_isize(a.shape()))?;
     let gb = unbroadcast(gb, b2.shape())?.reshape(&to_isize(b.shape()))?;
     Ok((ga, gb))
