@@ -359,6 +359,11 @@ pub fn release_spare_buffers() {
     cpu::pool::release();
 }
 
+/// Has the host allocator keep freed memory for reuse until `release_spare_buffers`.
+pub fn hold_freed_memory() {
+    cpu::pool::hold_freed_memory();
+}
+
 /// Where a device makes its storage: host memory (cpu(0) and simulated GPUs) or one CUDA GPU.
 /// Every storage the runtime creates for a device comes from its placement, which is what keeps
 /// the backends of one op's operands equal.

@@ -1308,8 +1308,12 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             let a2 = a.reshape(&[m as isize, k as isize])?;
             let b2 = b.reshape(&[k as isize, n as isize])?;
             let g2 = g.reshape(&[m as isize, n as isize])?;
-            let ga = g2.matmul_t(&b2, [false, true])?.reshape(&to_isize(a.shape()))?;
-            let gb = a2.matmul_t(&g2, [true, false])?.reshape(&to_isize(b.shape()))?;
+            let ga = g2
+                .matmul_t(&b2, [false, true])?
+                .reshape(&to_isize(a.shape()))?;
+            let gb = a2
+                .matmul_t(&g2, [true, false])?
+                .reshape(&to_isize(b.shape()))?;
             vec![Some(ga), Some(gb)]
         }
         OpRecord::Reshape => vec![Some(g.reshape(&to_isize(first()?.shape()))?)],

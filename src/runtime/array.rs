@@ -1338,7 +1338,11 @@ impl Array {
             || self.dtype() != other.dtype()
         {
             let a = if trans[0] { swap(self)? } else { self.clone() };
-            let b = if trans[1] { swap(other)? } else { other.clone() };
+            let b = if trans[1] {
+                swap(other)?
+            } else {
+                other.clone()
+            };
             return a.matmul(&b);
         }
         self.check_same_device(other, "matmul")?;

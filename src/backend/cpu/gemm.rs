@@ -271,7 +271,16 @@ pub fn gemm_batched<T: GemmFloat>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<
             .zip(l.lhs_offsets.par_iter().zip(&l.rhs_offsets))
             .for_each(|(c, (&oa, &ob))| {
                 if !cancel.requested() {
-                    gemm_into(m, k, n, &a[oa..oa + m * k], &b[ob..ob + k * n], l.trans, c, &cancel);
+                    gemm_into(
+                        m,
+                        k,
+                        n,
+                        &a[oa..oa + m * k],
+                        &b[ob..ob + k * n],
+                        l.trans,
+                        c,
+                        &cancel,
+                    );
                 }
             });
         // Before `set_len`: an interrupted batch is never read.
@@ -285,7 +294,16 @@ pub fn gemm_batched<T: GemmFloat>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<
             .zip(&l.rhs_offsets)
             .zip(spare.chunks_exact_mut(m * n))
         {
-            gemm_into(m, k, n, &a[oa..oa + m * k], &b[ob..ob + k * n], l.trans, c, &cancel);
+            gemm_into(
+                m,
+                k,
+                n,
+                &a[oa..oa + m * k],
+                &b[ob..ob + k * n],
+                l.trans,
+                c,
+                &cancel,
+            );
             // Before `set_len`: an interrupted product is never read.
             cancel.check()?;
         }
@@ -399,8 +417,12 @@ mod tests {
             (1, 200, 210, 190),
             (1, 1100, 3000, 1300),
         ] {
-            let a: Vec<f32> = (0..batch * m * k).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
-            let b: Vec<f32> = (0..batch * k * n).map(|i| ((i * 3) % 13) as f32 - 6.0).collect();
+            let a: Vec<f32> = (0..batch * m * k)
+                .map(|i| ((i * 7) % 11) as f32 - 5.0)
+                .collect();
+            let b: Vec<f32> = (0..batch * k * n)
+                .map(|i| ((i * 3) % 13) as f32 - 6.0)
+                .collect();
             let want = gemm_batched(&a, &b, &layout(batch, m, k, n)).unwrap();
             let at: Vec<f32> = a.chunks(m * k).flat_map(|x| transposed(x, m, k)).collect();
             let bt: Vec<f32> = b.chunks(k * n).flat_map(|x| transposed(x, k, n)).collect();
