@@ -209,6 +209,9 @@ def main():
     ap.add_argument("--plain", action="store_true",
                     help="also run devarray with DEVARRAY_PLAIN_CONV=1 (convolution and pooling "
                          "composed from slices, the path before the one-pass im2col)")
+    ap.add_argument("--baseline", metavar="BINARY",
+                    help="also time this other devarray build (e.g. main's) in the same "
+                         "alternation: a before/after table from one run, under one load")
     ap.add_argument("--peak-gflops", type=float, help="the machine's float32 peak, if known")
     args = ap.parse_args()
 
@@ -236,12 +239,14 @@ def main():
         fw_src = program(w, root, images, args.steps, args.seed, real_mxnet=fw == "mxnet")
         dv_cmd = [args.devarray, "-"]
         fw_cmd = [pythons[fw], "-"]
-        times = {"devarray": [], fw: [], "plain": []}
+        times = {"devarray": [], fw: [], "plain": [], "baseline": []}
         for r in range(args.rounds):
             # Alternate which side goes first, so drift in the machine's load falls on both.
             order = [("devarray", dv_cmd, dv_src, w["env"]), (fw, fw_cmd, fw_src, {})]
             if args.plain:
                 order.append(("plain", dv_cmd, dv_src, dict(w["env"], DEVARRAY_PLAIN_CONV="1")))
+            if args.baseline:
+                order.append(("baseline", [args.baseline, "-"], dv_src, w["env"]))
             if r % 2:
                 order.reverse()
             for side, cmd, src, env in order:
@@ -252,14 +257,17 @@ def main():
                     t, loss = float("nan"), "error"
                 times[side].append((t, loss))
                 print(f"  {n} round {r + 1} {side}: {t:.3f} s, loss {loss}", flush=True)
-        rows.append((n, w, times["devarray"], times[fw], times["plain"]))
+        rows.append((n, w, times["devarray"], times[fw], times["plain"], times["baseline"]))
 
     print()
     plain_head = " devarray plain s | plain/devarray |" if args.plain else ""
+    if args.baseline:
+        plain_head += " baseline s | baseline/framework | baseline loss |"
     print(f"| workload | devarray s | framework s | devarray/framework | devarray loss | "
           f"framework loss | devarray % of peak |{plain_head}")
-    print("|---|---|---|---|---|---|---|" + ("---|---|" if args.plain else ""))
-    for n, w, dv, fwt, plain in rows:
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if args.plain else "")
+          + ("---|---|---|" if args.baseline else ""))
+    for n, w, dv, fwt, plain, base in rows:
         dm = statistics.median(t for t, _ in dv)
         fm = statistics.median(t for t, _ in fwt)
         count = w["batch"] if w.get("step") else images
@@ -270,6 +278,9 @@ def main():
         if plain:
             pm = statistics.median(t for t, _ in plain)
             extra = f" {pm:.3f} | {pm / dm:.2f}x |"
+        if base:
+            bm = statistics.median(t for t, _ in base)
+            extra += f" {bm:.3f} | {bm / fm:.2f}x | {base[-1][1]} |"
         print(f"| {w['title']} | {dm:.3f} {unit} | {fm:.3f} | {dm / fm:.2f}x | {dv[-1][1]} | "
               f"{fwt[-1][1]} | {frac:.1f}% |{extra}")
 

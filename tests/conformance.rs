@@ -700,3 +700,59 @@ mod fast_paths {
         });
     }
 }
+
+/// `Array::matmul_t` (a gradient's transposed operand read in place by the GEMM) against the
+/// plain path (the operand transposed into a copy, then `matmul`), on the CPU and a simulated
+/// GPU, in both float dtypes, for single, batched and broadcast products, and every size regime
+/// of the CPU GEMM. Small integer values keep every sum exact, so the two must agree exactly.
+mod transposed_matmul {
+    use devarray::runtime::{Array, DType, Device, Runtime, RuntimeConfig};
+
+    fn swapped(x: &Array) -> Array {
+        let n = x.ndim() as isize;
+        let mut axes: Vec<isize> = (0..n).collect();
+        axes.swap((n - 1) as usize, (n - 2) as usize);
+        x.transpose(Some(&axes)).expect("transpose")
+    }
+
+    #[test]
+    fn matches_a_copied_transpose() {
+        let rt = Runtime::new(RuntimeConfig {
+            sim_gpus: 1,
+            ..RuntimeConfig::default()
+        });
+        let cases: &[(&[usize], &[usize])] = &[
+            (&[3, 5], &[5, 4]),
+            (&[2, 3, 5], &[2, 5, 4]),
+            (&[6, 9], &[4, 9, 7]),
+            (&[4, 6, 9], &[9, 7]),
+            (&[200, 300], &[300, 250]),
+            (&[3, 40, 60], &[3, 60, 50]),
+        ];
+        for d in [Device::cpu(0), Device::gpu(0)] {
+            for dtype in [DType::Float32, DType::Float64] {
+                for &(a_shape, b_shape) in cases {
+                    let make = |shape: &[usize], seed: usize| {
+                        let n: usize = shape.iter().product();
+                        let data = (0..n).map(|i| ((i * 7 + seed) % 11) as f64 - 5.0).collect();
+                        rt.from_f64(data, shape, dtype, d).expect("input")
+                    };
+                    let (a, b) = (make(a_shape, 1), make(b_shape, 2));
+                    let want = a.matmul(&b).expect("matmul").to_host().to_f64_vec();
+                    for trans in [[true, false], [false, true], [true, true]] {
+                        // The operands as stored: the transposed ones hold the swapped matrices.
+                        let x = if trans[0] { swapped(&a) } else { a.clone() };
+                        let y = if trans[1] { swapped(&b) } else { b.clone() };
+                        let got = x.matmul_t(&y, trans).expect("matmul_t");
+                        assert_eq!(got.shape(), a.matmul(&b).expect("matmul").shape());
+                        assert_eq!(
+                            got.to_host().to_f64_vec(),
+                            want,
+                            "{d} {dtype} {a_shape:?} @ {b_shape:?} {trans:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -43,6 +43,9 @@ pub struct StridedView {
 
 /// A batch of row-major (m, k) x (k, n) products; batch `i` reads its left matrix at
 /// `lhs_offsets[i]` and its right one at `rhs_offsets[i]` (offsets repeat for broadcast batches).
+/// `trans[0]` says the left matrices are stored as (k, m), `trans[1]` the right ones as (n, k):
+/// a gradient's transposed operand is read in place instead of copied (float CPU only; other
+/// backends are never handed a transposed layout).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatmulLayout {
     pub batch: usize,
@@ -51,6 +54,7 @@ pub struct MatmulLayout {
     pub n: usize,
     pub lhs_offsets: Vec<usize>,
     pub rhs_offsets: Vec<usize>,
+    pub trans: [bool; 2],
 }
 
 /// The primitive ops every backend implements. Inputs are row-major and already validated.
@@ -353,6 +357,11 @@ pub fn recycle(storage: Storage) {
 /// Gives every buffer kept for reuse back to the operating system.
 pub fn release_spare_buffers() {
     cpu::pool::release();
+}
+
+/// Has the host allocator keep freed memory for reuse until `release_spare_buffers`.
+pub fn hold_freed_memory() {
+    cpu::pool::hold_freed_memory();
 }
 
 /// Where a device makes its storage: host memory (cpu(0) and simulated GPUs) or one CUDA GPU.

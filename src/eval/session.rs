@@ -294,6 +294,7 @@ impl Session {
     }
 
     pub fn new(config: SessionConfig) -> Session {
+        crate::runtime::memory::hold_freed_memory();
         let mut warnings = Vec::new();
         let rt = Runtime::new(runtime_config(&config, &mut warnings));
         // Shared with the runtime, so an interrupt also ends a wait for device work.

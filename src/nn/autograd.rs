@@ -1300,14 +1300,6 @@ fn broadcast_to(rt: &Runtime, g: &Array, shape: &[usize]) -> Result<Array> {
     bin(BinaryOp::Add, &zeros, g)
 }
 
-/// Swaps the last two axes.
-fn swap_last(x: &Array) -> Result<Array> {
-    let n = x.ndim() as isize;
-    let mut axes: Vec<isize> = (0..n).collect();
-    axes.swap((n - 1) as usize, (n - 2) as usize);
-    x.transpose(Some(&axes))
-}
-
 fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Array>>> {
     let arr = |i: usize| -> Option<&Array> {
         match node.inputs.get(i) {
@@ -1361,8 +1353,12 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             let a2 = a.reshape(&[m as isize, k as isize])?;
             let b2 = b.reshape(&[k as isize, n as isize])?;
             let g2 = g.reshape(&[m as isize, n as isize])?;
-            let ga = g2.matmul(&swap_last(&b2)?)?.reshape(&to_isize(a.shape()))?;
-            let gb = swap_last(&a2)?.matmul(&g2)?.reshape(&to_isize(b.shape()))?;
+            let ga = g2
+                .matmul_t(&b2, [false, true])?
+                .reshape(&to_isize(a.shape()))?;
+            let gb = a2
+                .matmul_t(&g2, [true, false])?
+                .reshape(&to_isize(b.shape()))?;
             vec![Some(ga), Some(gb)]
         }
         OpRecord::Reshape => vec![Some(g.reshape(&to_isize(first()?.shape()))?)],
@@ -1763,15 +1759,16 @@ fn matmul_backward(a: &Array, b: &Array, g: &Array) -> Result<(Array, Array)> {
     out_shape.push(a_mat.first().copied().unwrap_or(1));
     out_shape.push(b_mat.get(1).copied().unwrap_or(1));
     let g2 = g.reshape(&to_isize(&out_shape))?;
+    // The transposed operands are read in place (`matmul_t`), not copied.
     let ga = if a2.ndim() == 2 && out_shape.len() > 2 {
         shared_matrix_grad_left(&g2, &b2)?
     } else {
-        unbroadcast(g2.matmul(&swap_last(&b2)?)?, a2.shape())?
+        unbroadcast(g2.matmul_t(&b2, [false, true])?, a2.shape())?
     };
     let gb = if b2.ndim() == 2 && out_shape.len() > 2 {
         shared_matrix_grad_right(&a2, &g2)?
     } else {
-        unbroadcast(swap_last(&a2)?.matmul(&g2)?, b2.shape())?
+        unbroadcast(a2.matmul_t(&g2, [true, false])?, b2.shape())?
     };
     let ga = ga.reshape(&to_isize(a.shape()))?;
     let gb = gb.reshape(&to_isize(b.shape()))?;
@@ -1794,9 +1791,11 @@ fn shared_matrix_grad_left(g: &Array, b: &Array) -> Result<Array> {
     let g_flat = g
         .transpose(Some(&axes))?
         .reshape(&[m as isize, (batch * n) as isize])?;
-    // b: (batch.., K, N) -> (batch.., N, K) -> (batch*N, K)
-    let b_flat = swap_last(b)?.reshape(&[(batch * n) as isize, k as isize])?;
-    Ok(g_flat.matmul(&b_flat)?)
+    // b: (batch.., K, N) -> (K, batch.., N) -> (K, batch*N), read transposed
+    let b_flat = b
+        .transpose(Some(&axes))?
+        .reshape(&[k as isize, (batch * n) as isize])?;
+    g_flat.matmul_t(&b_flat, [false, true])
 }
 
 /// The gradient of a matrix `b` (K, N) shared by every batch of `a @ b`: `sum_i a[i]^T @ g[i]`,
@@ -1807,7 +1806,7 @@ fn shared_matrix_grad_right(a: &Array, g: &Array) -> Result<Array> {
     let k = a.shape()[a.ndim() - 1];
     let a_flat = a.reshape(&[(batch * m) as isize, k as isize])?;
     let g_flat = g.reshape(&[(batch * m) as isize, n as isize])?;
-    Ok(swap_last(&a_flat)?.matmul(&g_flat)?)
+    a_flat.matmul_t(&g_flat, [true, false])
 }
 
 #[cfg(test)]

@@ -1315,6 +1315,62 @@ impl Array {
         } else {
             other.shape().to_vec()
         };
+        let (out_shape, layout) = self.matmul_layout(other, &a_shape, &b_shape, a_vec, b_vec)?;
+        self.matmul_with(other, out_shape, layout)
+    }
+
+    /// `self @ other` with the last two axes of `self` (`trans[0]`) and/or `other` (`trans[1]`)
+    /// swapped, as a gradient needs: on the CPU the swapped operand is read in place by the GEMM
+    /// instead of being copied (elsewhere it is swapped first). Both operands are at least 2-d.
+    pub fn matmul_t(&self, other: &Array, trans: [bool; 2]) -> Result<Array> {
+        let _op = op_scope("matmul");
+        let swap = |x: &Array| -> Result<Array> {
+            let n = x.ndim() as isize;
+            let mut axes: Vec<isize> = (0..n).collect();
+            axes.swap((n - 1) as usize, (n - 2) as usize);
+            x.transpose(Some(&axes))
+        };
+        let host_float = |x: &Array| x.dtype().is_float() && !x.ctx().placement.is_cuda();
+        if self.ndim() < 2
+            || other.ndim() < 2
+            || !host_float(self)
+            || !host_float(other)
+            || self.dtype() != other.dtype()
+        {
+            let a = if trans[0] { swap(self)? } else { self.clone() };
+            let b = if trans[1] {
+                swap(other)?
+            } else {
+                other.clone()
+            };
+            return a.matmul(&b);
+        }
+        self.check_same_device(other, "matmul")?;
+        let logical = |x: &Array, t: bool| {
+            let mut s = x.shape().to_vec();
+            let n = s.len();
+            if t {
+                s.swap(n - 1, n - 2);
+            }
+            s
+        };
+        let (a_shape, b_shape) = (logical(self, trans[0]), logical(other, trans[1]));
+        let (out_shape, mut layout) =
+            self.matmul_layout(other, &a_shape, &b_shape, false, false)?;
+        layout.trans = trans;
+        self.matmul_with(other, out_shape, layout)
+    }
+
+    /// The output shape and batch layout of `a_shape @ b_shape` (both at least 2-d; `a_vec` and
+    /// `b_vec` say a 1-d operand was widened and its unit axis leaves the output).
+    fn matmul_layout(
+        &self,
+        other: &Array,
+        a_shape: &[usize],
+        b_shape: &[usize],
+        a_vec: bool,
+        b_vec: bool,
+    ) -> Result<(Vec<usize>, MatmulLayout)> {
         let (a_batch, a_mat) = a_shape.split_at(a_shape.len() - 2);
         let (b_batch, b_mat) = b_shape.split_at(b_shape.len() - 2);
         let (m, k, k2, n) = (a_mat[0], a_mat[1], b_mat[0], b_mat[1]);
@@ -1370,8 +1426,9 @@ impl Array {
             n,
             lhs_offsets,
             rhs_offsets,
+            trans: [false, false],
         };
-        self.matmul_with(other, out_shape, layout)
+        Ok((out_shape, layout))
     }
 
     fn matmul_with(
@@ -1422,6 +1479,7 @@ impl Array {
             n,
             lhs_offsets: vec![0],
             rhs_offsets: vec![0],
+            trans: [false, false],
         };
         self.matmul_with(other, out_shape, layout)
     }

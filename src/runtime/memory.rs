@@ -160,6 +160,12 @@ pub fn release_spare_buffers() {
     crate::backend::release_spare_buffers();
 }
 
+/// Keeps the memory a program frees for its next buffers (no fresh zeroed pages each training
+/// step) until `release_spare_buffers`; called when a session starts.
+pub fn hold_freed_memory() {
+    crate::backend::hold_freed_memory();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,6 +32,7 @@ pub type CblasGemm<T> = unsafe extern "C" fn(
 
 pub const CBLAS_ROW_MAJOR: c_int = 101;
 pub const CBLAS_NO_TRANS: c_int = 111;
+pub const CBLAS_TRANS: c_int = 112;
 
 /// A loaded OpenBLAS. The library stays loaded for the life of the process (it is kept in a
 /// static), so the function pointers stay valid.

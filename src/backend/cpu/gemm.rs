@@ -11,7 +11,7 @@
 //! fast or faster (131 vs 101 GFLOP/s at 256^2). Tiles taken dynamically keep both cores busy when
 //! one of them is slowed by a neighbour (this is a shared virtual machine), where a static split,
 //! the crate's own or OpenBLAS's, waits for the slower core.
-use super::blas::{self, CblasGemm, CBLAS_NO_TRANS, CBLAS_ROW_MAJOR};
+use super::blas::{self, CblasGemm, CBLAS_NO_TRANS, CBLAS_ROW_MAJOR, CBLAS_TRANS};
 use super::kernels::alloc;
 use crate::backend::MatmulLayout;
 use crate::vocab::error::Result;
@@ -54,17 +54,21 @@ impl GemmFloat for f64 {
     }
 }
 
-/// One row-major product c (m x n, row stride ldc) = a (m x k, row stride lda) * b (k x n, row
-/// stride ldb), computed on the calling thread unless `parallelism` says otherwise.
+/// One product c (m x n, row-major, row stride ldc) = a (m x k) * b (k x n), computed on the
+/// calling thread unless `parallelism` says otherwise. Element (i, p) of a is at
+/// `a + i * a_rs + p * a_cs` (likewise b): one of the two strides is 1, the other the leading
+/// dimension, so a transposed operand is read where it lies.
 #[derive(Clone, Copy)]
 struct Product<T> {
     m: usize,
     k: usize,
     n: usize,
     a: *const T,
-    lda: usize,
+    a_rs: usize,
+    a_cs: usize,
     b: *const T,
-    ldb: usize,
+    b_rs: usize,
+    b_cs: usize,
     c: *mut T,
     ldc: usize,
 }
@@ -82,8 +86,8 @@ impl<T: GemmFloat> Product<T> {
             Product {
                 m,
                 n,
-                a: self.a.add(i0 * self.lda),
-                b: self.b.add(j0),
+                a: self.a.add(i0 * self.a_rs),
+                b: self.b.add(j0 * self.b_cs),
                 c: self.c.add(i0 * self.ldc + j0),
                 ..*self
             }
@@ -104,11 +108,11 @@ impl<T: GemmFloat> Product<T> {
             self.ldc as isize,
             false,
             self.a,
-            1,
-            self.lda as isize,
+            self.a_cs as isize,
+            self.a_rs as isize,
             self.b,
-            1,
-            self.ldb as isize,
+            self.b_cs as isize,
+            self.b_rs as isize,
             T::ZERO,
             T::ONE,
             false,
@@ -124,12 +128,23 @@ impl<T: GemmFloat> Product<T> {
     /// # Safety
     /// As for `with_gemm_crate`; with beta = 0, BLAS only writes c.
     unsafe fn on_this_thread(&self) {
-        let dims = [self.m, self.n, self.k, self.lda, self.ldb, self.ldc].map(i32::try_from);
+        // Row-major BLAS: a unit column stride is "no transpose" with the row stride as the
+        // leading dimension; a unit row stride is "transpose" with the column stride.
+        let blas_side = |rs: usize, cs: usize| {
+            if cs == 1 {
+                (CBLAS_NO_TRANS, rs)
+            } else {
+                (CBLAS_TRANS, cs)
+            }
+        };
+        let (ta, lda) = blas_side(self.a_rs, self.a_cs);
+        let (tb, ldb) = blas_side(self.b_rs, self.b_cs);
+        let dims = [self.m, self.n, self.k, lda, ldb, self.ldc].map(i32::try_from);
         match (blas::system(), dims) {
             (Some(lib), [Ok(m), Ok(n), Ok(k), Ok(lda), Ok(ldb), Ok(ldc)]) => (T::cblas(lib))(
                 CBLAS_ROW_MAJOR,
-                CBLAS_NO_TRANS,
-                CBLAS_NO_TRANS,
+                ta,
+                tb,
                 m,
                 n,
                 k,
@@ -176,25 +191,31 @@ fn tile_shape(m: usize, n: usize, k: usize, threads: usize) -> (usize, usize) {
 }
 
 /// c (m x n, row-major) = a (m x k) * b (k x n), overwriting c (which may be uninitialised:
-/// it is only written).
+/// it is only written). `trans[0]`: a is stored as (k x m); `trans[1]`: b as (n x k).
+#[allow(clippy::too_many_arguments)]
 fn gemm_into<T: GemmFloat>(
     m: usize,
     k: usize,
     n: usize,
     a: &[T],
     b: &[T],
+    trans: [bool; 2],
     c: &mut [MaybeUninit<T>],
     cancel: &Cancel,
 ) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
+    let (a_rs, a_cs) = if trans[0] { (1, m) } else { (k, 1) };
+    let (b_rs, b_cs) = if trans[1] { (1, k) } else { (n, 1) };
     let whole = Product {
         m,
         k,
         n,
         a: a.as_ptr(),
-        lda: k,
+        a_rs,
+        a_cs,
         b: b.as_ptr(),
-        ldb: n,
+        b_rs,
+        b_cs,
         c: c.as_mut_ptr().cast::<T>(),
         ldc: n,
     };
@@ -250,7 +271,16 @@ pub fn gemm_batched<T: GemmFloat>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<
             .zip(l.lhs_offsets.par_iter().zip(&l.rhs_offsets))
             .for_each(|(c, (&oa, &ob))| {
                 if !cancel.requested() {
-                    gemm_into(m, k, n, &a[oa..oa + m * k], &b[ob..ob + k * n], c, &cancel);
+                    gemm_into(
+                        m,
+                        k,
+                        n,
+                        &a[oa..oa + m * k],
+                        &b[ob..ob + k * n],
+                        l.trans,
+                        c,
+                        &cancel,
+                    );
                 }
             });
         // Before `set_len`: an interrupted batch is never read.
@@ -264,7 +294,16 @@ pub fn gemm_batched<T: GemmFloat>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<
             .zip(&l.rhs_offsets)
             .zip(spare.chunks_exact_mut(m * n))
         {
-            gemm_into(m, k, n, &a[oa..oa + m * k], &b[ob..ob + k * n], c, &cancel);
+            gemm_into(
+                m,
+                k,
+                n,
+                &a[oa..oa + m * k],
+                &b[ob..ob + k * n],
+                l.trans,
+                c,
+                &cancel,
+            );
             // Before `set_len`: an interrupted product is never read.
             cancel.check()?;
         }
@@ -309,9 +348,11 @@ mod tests {
             k,
             n,
             a: a.as_ptr(),
-            lda: k,
+            a_rs: k,
+            a_cs: 1,
             b: b.as_ptr(),
-            ldb: n,
+            b_rs: n,
+            b_cs: 1,
             c: want.as_mut_ptr(),
             ldc: n,
         };
@@ -330,6 +371,7 @@ mod tests {
             n,
             lhs_offsets: (0..batch).map(|i| i * m * k).collect(),
             rhs_offsets: (0..batch).map(|i| i * k * n).collect(),
+            trans: [false, false],
         }
     }
 
@@ -357,6 +399,43 @@ mod tests {
             let got32 = gemm_batched(&a32, &b32, &layout(1, m, k, n)).unwrap();
             let want32: Vec<f32> = want.iter().map(|&x| x as f32).collect();
             assert_eq!(got32, want32, "f32 {m}x{k}x{n}");
+        }
+    }
+
+    /// `x` (r x c, row-major) stored as its transpose (c x r).
+    fn transposed<T: Copy>(x: &[T], r: usize, c: usize) -> Vec<T> {
+        (0..c * r).map(|t| x[(t % r) * c + t / r]).collect()
+    }
+
+    #[test]
+    fn transposed_operands_are_read_in_place() {
+        // Every regime: one thread, rayon-threaded, batched small products, tiled (OpenBLAS's
+        // transposed calls when it is installed). Small integers keep every sum exact.
+        for &(batch, m, k, n) in &[
+            (1, 3, 5, 7),
+            (3, 17, 33, 9),
+            (1, 200, 210, 190),
+            (1, 1100, 3000, 1300),
+        ] {
+            let a: Vec<f32> = (0..batch * m * k)
+                .map(|i| ((i * 7) % 11) as f32 - 5.0)
+                .collect();
+            let b: Vec<f32> = (0..batch * k * n)
+                .map(|i| ((i * 3) % 13) as f32 - 6.0)
+                .collect();
+            let want = gemm_batched(&a, &b, &layout(batch, m, k, n)).unwrap();
+            let at: Vec<f32> = a.chunks(m * k).flat_map(|x| transposed(x, m, k)).collect();
+            let bt: Vec<f32> = b.chunks(k * n).flat_map(|x| transposed(x, k, n)).collect();
+            for (trans, x, y) in [
+                ([true, false], &at, &b),
+                ([false, true], &a, &bt),
+                ([true, true], &at, &bt),
+            ] {
+                let mut l = layout(batch, m, k, n);
+                l.trans = trans;
+                let got = gemm_batched(x, y, &l).unwrap();
+                assert!(got == want, "{batch}x{m}x{k}x{n} with {trans:?}");
+            }
         }
     }
 

@@ -196,6 +196,9 @@ fn reduce_num<T: Num>(
 }
 
 fn matmul_int<T: Num>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<CpuStorage> {
+    if l.trans != [false, false] {
+        return Err(internal("an integer matmul was given a transposed layout"));
+    }
     let (m, k, n) = (l.m, l.k, l.n);
     let mut out = alloc(l.batch * m * n)?;
     for (&oa, &ob) in l.lhs_offsets.iter().zip(&l.rhs_offsets) {
