@@ -1470,9 +1470,10 @@ pub(crate) fn fig_colorbar(
                     image: Some((ax, norm)),
                     ..
                 }) => (ax.clone(), norm.clone()),
-                _ => return Err(not_mappable(v)),
+                Some(h) => return Err(no_cmap(h.type_name())),
+                None => return Err(not_mappable(v, ax_arg.is_some())),
             },
-            _ => return Err(not_mappable(v)),
+            _ => return Err(not_mappable(v, ax_arg.is_some())),
         },
         None => latest_image(f).ok_or_else(|| {
             Exc::new(
@@ -1542,11 +1543,21 @@ pub(crate) fn fig_colorbar(
     })))
 }
 
-fn not_mappable(v: &Value) -> Exc {
-    Exc::type_error(format!(
-        "colorbar() needs a mappable such as the image imshow() returned, not {}",
-        brief_repr(v)
-    ))
+/// matplotlib's errors for a mappable that is not one: it looks for the axes first.
+fn not_mappable(v: &Value, has_ax: bool) -> Exc {
+    if has_ax {
+        return no_cmap(&v.type_name());
+    }
+    Exc::value_error(
+        "Unable to determine Axes to steal space for Colorbar. Either provide the *cax* argument to use as the Axes for the Colorbar, provide the *ax* argument to steal space from it, or add *mappable* to an Axes.",
+    )
+}
+
+fn no_cmap(type_name: &str) -> Exc {
+    Exc::new(
+        ExcKind::AttributeError,
+        format!("'{type_name}' object has no attribute 'cmap'"),
+    )
 }
 
 /// matplotlib's `gci()`: the latest image of the current axes, else of the figure's others.
