@@ -63,4 +63,3 @@ async fn send(connection: &mut Connection<PubSocket>, message: JupyterMessage) {
         eprintln!("[devarray-kernel] could not publish {msg_type} on iopub: {error}");
     }
 }
-

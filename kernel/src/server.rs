@@ -13,18 +13,17 @@ use jupyter_protocol::{
     JupyterMessageContent, ReplyError, ReplyStatus, ShutdownReply, Status, Transport,
 };
 use jupyter_zmq_client::{
-    create_kernel_control_connection,
-    create_kernel_shell_connection, create_kernel_stdin_connection, Connection, KernelControlConnection,
-    KernelShellConnection,
+    create_kernel_control_connection, create_kernel_shell_connection,
+    create_kernel_stdin_connection, Connection, KernelControlConnection, KernelShellConnection,
 };
 use tokio::sync::{mpsc, oneshot};
 
 use crate::evaluator::{Evaluator, ExecuteJob, Job};
 use crate::history::History;
 use crate::iopub::Iopub;
-use crate::pub_socket::PubSocket;
 use crate::kernel_info::kernel_info_reply;
 use crate::parent_watch::ParentWatch;
+use crate::pub_socket::PubSocket;
 use crate::wire::{child_of, read_message, ReadError};
 
 /// Why the kernel stops.
@@ -82,8 +81,11 @@ pub async fn serve(info: ConnectionInfo) -> Result<(), String> {
     let socket = PubSocket::bind(&info.iopub_url())
         .await
         .map_err(|e| format!("cannot listen on {} (iopub): {e}", info.iopub_url()))?;
-    let Connection { mac, .. } =
-        Connection::new(<zeromq::PubSocket as zeromq::Socket>::new(), &info.key, &session_id);
+    let Connection { mac, .. } = Connection::new(
+        <zeromq::PubSocket as zeromq::Socket>::new(),
+        &info.key,
+        &session_id,
+    );
     let iopub_connection = Connection {
         socket,
         mac,
