@@ -9,6 +9,7 @@ mod install;
 mod iopub;
 mod kernel_info;
 mod parent_watch;
+mod pub_socket;
 mod server;
 mod stream_buffer;
 mod wire;

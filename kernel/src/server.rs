@@ -13,9 +13,8 @@ use jupyter_protocol::{
     JupyterMessageContent, ReplyError, ReplyStatus, ShutdownReply, Status, Transport,
 };
 use jupyter_zmq_client::{
-    create_kernel_control_connection, create_kernel_iopub_connection,
-    create_kernel_shell_connection, create_kernel_stdin_connection, KernelControlConnection,
-    KernelShellConnection,
+    create_kernel_control_connection, create_kernel_shell_connection,
+    create_kernel_stdin_connection, Connection, KernelControlConnection, KernelShellConnection,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -24,6 +23,7 @@ use crate::history::History;
 use crate::iopub::Iopub;
 use crate::kernel_info::kernel_info_reply;
 use crate::parent_watch::ParentWatch;
+use crate::pub_socket::PubSocket;
 use crate::wire::{child_of, read_message, ReadError};
 
 /// Why the kernel stops.
@@ -77,9 +77,20 @@ pub async fn serve(info: ConnectionInfo) -> Result<(), String> {
     let _stdin = create_kernel_stdin_connection(&info, &session_id)
         .await
         .map_err(bind_error("stdin", info.stdin_url()))?;
-    let iopub_connection = create_kernel_iopub_connection(&info, &session_id)
+    // IOPub is our own PUB socket (a high-water mark per subscriber), signed as the others.
+    let socket = PubSocket::bind(&info.iopub_url())
         .await
-        .map_err(bind_error("iopub", info.iopub_url()))?;
+        .map_err(|e| format!("cannot listen on {} (iopub): {e}", info.iopub_url()))?;
+    let Connection { mac, .. } = Connection::new(
+        <zeromq::PubSocket as zeromq::Socket>::new(),
+        &info.key,
+        &session_id,
+    );
+    let iopub_connection = Connection {
+        socket,
+        mac,
+        session_id: session_id.clone(),
+    };
 
     let iopub = Iopub::start(iopub_connection);
     let evaluator = std::sync::Arc::new(

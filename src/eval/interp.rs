@@ -1871,6 +1871,14 @@ impl<'s> Interp<'s> {
     /// `__getitem__`, the items at 0, 1, ... up to the first IndexError (the old protocol).
     pub(super) fn instance_iter(&mut self, v: &Value) -> Result<Value, Exc> {
         if let Some(r) = crate::object::class::call_special(self, v, "__iter__", Vec::new())? {
+            // An `__iter__` that returns an object without `__next__` (itself, say) would
+            // otherwise be iterated again, without end.
+            if matches!(r, Value::Instance(_)) && next_method(self, &r)?.is_none() {
+                return Err(Exc::type_error(format!(
+                    "iter() returned non-iterator of type '{}'",
+                    r.type_name()
+                )));
+            }
             return Ok(r);
         }
         if let Some(base) = crate::object::class::base_value(v) {

@@ -94,7 +94,13 @@ pub fn basic_view(shape: &[usize], items: &[IndexItem]) -> Result<StridedView> {
                     offset += first * source_strides[axis] as i64;
                 }
                 view.shape.push(len);
-                view.strides.push((step * source_strides[axis] as i64) as isize);
+                // With one element the step never applies (and `x[::2**62]` would overflow).
+                let stride = if len > 1 {
+                    step * source_strides[axis] as i64
+                } else {
+                    source_strides[axis] as i64
+                };
+                view.strides.push(stride as isize);
                 axis += 1;
             }
             IndexItem::NewAxis => {

@@ -80,8 +80,9 @@ def peak_rss_mib(pid: int) -> float:
 
 
 def test_a_subscriber_that_never_reads_cannot_grow_the_kernel() -> None:
-    """Issue 29, finding 5: output queued for a client that never reads is bounded by the
-    IOPub high-water mark; past it output is dropped (with a notice) instead of hoarded."""
+    """Issue 29, finding 5: output queued for a client that never reads is bounded by that
+    subscriber's high-water mark, as a zmq PUB socket bounds it: that client loses output past
+    the mark, and every other client still gets all of it."""
     km, kc = start_new_kernel(kernel_name="devarray")
     try:
         pid = km.provisioner.pid
@@ -95,28 +96,25 @@ def test_a_subscriber_that_never_reads_cannot_grow_the_kernel() -> None:
         time.sleep(0.5)
         execute(kc, "line = 'x' * 999")
         before = peak_rss_mib(pid)
-        # 400 MB of output: far past the mark (32 MiB) and what the socket buffers hold.
-        reply, outputs = execute(kc, "for i in range(400000):\n    print(line)", timeout=600)
+        # 150 MB of output: far past the mark (32 MiB) and what the socket buffers hold.
+        n = 150000
+        reply, outputs = execute(kc, f"for i in range({n}):\n    print(line)", timeout=600)
         assert reply["content"]["status"] == "ok"
         grown = peak_rss_mib(pid) - before
         assert grown < 200, f"the kernel grew by {grown:.0f} MiB for an unread subscriber"
-        stderr = "".join(
+        stdout = "".join(
             m["content"]["text"]
             for m in outputs
-            if m["msg_type"] == "stream" and m["content"]["name"] == "stderr"
+            if m["msg_type"] == "stream" and m["content"]["name"] == "stdout"
         )
-        assert "IOPub high-water mark reached" in stderr, stderr[:500]
+        # The client that reads lost nothing.
+        assert len(stdout) == n * 1000, len(stdout)
+        stderr = [m for m in outputs if m["msg_type"] == "stream" and m["content"]["name"] == "stderr"]
+        assert stderr == []
         stuck.close()
-        # Once the reader is gone (the kernel's socket notices the disconnect and its queue
-        # drains, which takes a moment on a loaded machine), output flows again.
-        deadline = time.monotonic() + 30
-        while True:
-            _, outputs = execute(kc, "print('after')")
-            text = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
-            if text.endswith("after\n") or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
-        assert text.endswith("after\n"), text[-500:]
+        _, outputs = execute(kc, "print('after')")
+        text = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
+        assert text == "after\n", text[-500:]
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -144,17 +144,21 @@ fn data_of(ax: &Axes, is_x: bool) -> (Vec<f64>, Vec<f64>) {
             }
             Artist::Text(_) => {}
             Artist::Image(im) => {
-                let n = if is_x { im.width } else { im.height } as f64;
-                data.extend([-0.5, n - 0.5]);
-                sticky.extend([-0.5, n - 0.5]);
+                let [l, r, b, t] = im.extent();
+                let ends = if is_x { [l, r] } else { [b, t] };
+                data.extend(ends);
+                sticky.extend(ends);
             }
         }
     }
     (data, sticky)
 }
 
+/// Whether `ax` shows an image in pixel coordinates, whose rows go down the y axis.
 fn has_image(ax: &Axes) -> bool {
-    ax.artists.iter().any(|a| matches!(a, Artist::Image(_)))
+    ax.artists
+        .iter()
+        .any(|a| matches!(a, Artist::Image(im) if im.extent.is_none()))
 }
 
 /// The view limits of one axis: what the program set, else autoscaled.
@@ -258,24 +262,29 @@ pub fn axes_layout(ax: &Axes, size: (f64, f64)) -> AxesLayout {
     let mut bx = box_of(ax, size);
     let mut x = axis_layout(ax, true, bx[2]);
     let mut y = axis_layout(ax, false, bx[3]);
-    if ax.equal_aspect {
-        // Shrink the box so one data unit is as long on both axes, centred (anchor 'C').
+    // Equal aspect shrinks the box so one data unit is as long on both axes; a box aspect
+    // fixes its height over width. Either way the box sits at its anchor.
+    let want = if ax.equal_aspect {
         let (dx, dy) = ((x.view.1 - x.view.0).abs(), (y.view.1 - y.view.0).abs());
-        if dx > 0.0 && dy > 0.0 {
-            let want = dy / dx;
-            let have = bx[3] / bx[2];
-            if have > want {
-                let nh = bx[2] * want;
-                bx[1] += (bx[3] - nh) / 2.0;
-                bx[3] = nh;
-            } else {
-                let nw = bx[3] / want;
-                bx[0] += (bx[2] - nw) / 2.0;
-                bx[2] = nw;
-            }
-            x = axis_layout(ax, true, bx[2]);
-            y = axis_layout(ax, false, bx[3]);
+        (dx > 0.0 && dy > 0.0).then(|| dy / dx)
+    } else {
+        ax.box_aspect.filter(|a| *a > 0.0 && a.is_finite())
+    };
+    if let Some(want) = want {
+        let have = bx[3] / bx[2];
+        let (ax_, ay) = ax.anchor;
+        if have > want {
+            let nh = bx[2] * want;
+            // y runs down the page: anchor 1 is the top.
+            bx[1] += (bx[3] - nh) * (1.0 - ay);
+            bx[3] = nh;
+        } else {
+            let nw = bx[3] / want;
+            bx[0] += (bx[2] - nw) * ax_;
+            bx[2] = nw;
         }
+        x = axis_layout(ax, true, bx[2]);
+        y = axis_layout(ax, false, bx[3]);
     }
     AxesLayout { bx, x, y }
 }
@@ -296,25 +305,25 @@ fn decorations(ax: &Axes, lay: &AxesLayout) -> [f64; 4] {
     let (mut l, mut r, mut t, mut b) = (0.0f64, 0.0f64, title, 0.0f64);
     if ax.y.visible {
         let size = ax.y.tick_size;
-        let w = lay
-            .y
-            .major
-            .iter()
-            .map(|(_, s)| s.width(size))
-            .fold(0.0, f64::max);
-        l = TICK_LEN + TICK_PAD + w;
-        if !ax.y.label.is_empty() {
-            l += LABEL_PAD + LABEL_BOX * ax.y.label_size;
-        }
+        let mut w = 0.0f64;
         // Labels at the ends hang over the box's top and bottom.
         for (v, s) in &lay.y.major {
             if s.text().is_empty() {
                 continue;
             }
-            let cy = lay.py(*v);
-            let half = TEXT_BOX * size / 2.0;
-            t = t.max(lay.bx[1] - (cy - half));
-            b = b.max(cy + half - (lay.bx[1] + lay.bx[3]));
+            let (bw, y0, y1) = y_tick_extent(&ax.y, lay.py(*v), s.width(size));
+            w = w.max(bw);
+            t = t.max(lay.bx[1] - y0);
+            b = b.max(y1 - (lay.bx[1] + lay.bx[3]));
+        }
+        let mut side = TICK_LEN + TICK_PAD + w;
+        if !ax.y.label.is_empty() {
+            side += LABEL_PAD + LABEL_BOX * ax.y.label_size;
+        }
+        if ax.y.opposite {
+            r = side;
+        } else {
+            l = side;
         }
     }
     if ax.x.visible {
@@ -341,17 +350,29 @@ fn decorations(ax: &Axes, lay: &AxesLayout) -> [f64; 4] {
 /// The horizontal span and height of an x tick label of width `w` at `cx`, rotated as the
 /// axis says: matplotlib aligns the rotated label's bounding box (centred unless `ha`).
 pub fn x_tick_extent(spec: &super::AxisSpec, cx: f64, w: f64) -> (f64, f64, f64) {
-    let h = TEXT_BOX * spec.tick_size;
-    let a = spec.tick_rotation.to_radians();
-    let (bw, bh) = (
-        w * a.cos().abs() + h * a.sin().abs(),
-        w * a.sin().abs() + h * a.cos().abs(),
-    );
+    let (bw, bh) = rotated_box(spec, w);
     match spec.tick_ha.as_deref() {
         Some("right") => (cx - bw, cx, bh),
         Some("left") => (cx, cx + bw, bh),
         _ => (cx - bw / 2.0, cx + bw / 2.0, bh),
     }
+}
+
+/// The width, top and bottom of a y tick label of width `w` centred at `cy`, rotated as the
+/// axis says: matplotlib puts the rotated label's bounding box right of the tick, centred.
+pub fn y_tick_extent(spec: &super::AxisSpec, cy: f64, w: f64) -> (f64, f64, f64) {
+    let (bw, bh) = rotated_box(spec, w);
+    (bw, cy - bh / 2.0, cy + bh / 2.0)
+}
+
+/// The bounding box (width, height) of a tick label of width `w` rotated by the axis's angle.
+fn rotated_box(spec: &super::AxisSpec, w: f64) -> (f64, f64) {
+    let h = TEXT_BOX * spec.tick_size;
+    let a = spec.tick_rotation.to_radians();
+    (
+        w * a.cos().abs() + h * a.sin().abs(),
+        w * a.sin().abs() + h * a.cos().abs(),
+    )
 }
 
 /// The figure with shared axes' limits resolved (`subplots(sharex=True)`): every axes of a
@@ -479,12 +500,12 @@ pub fn tight_bbox(fig: &Figure, pad_inches: f64) -> [f64; 4] {
         }
     }
     if let Some(s) = &fig.suptitle {
-        let tw = font::width(s, SUPTITLE_FONT);
+        let tw = font::width(s, fig.suptitle_size);
         grow([
             w / 2.0 - tw / 2.0,
             0.02 * h,
             w / 2.0 + tw / 2.0,
-            0.02 * h + LABEL_BOX * SUPTITLE_FONT,
+            0.02 * h + LABEL_BOX * fig.suptitle_size,
         ]);
     }
     let pad = pad_inches * 72.0;
@@ -507,22 +528,39 @@ pub fn tight_layout(fig: &mut Figure) {
         .unwrap_or((1, 1));
     let (mut left, mut right) = (vec![0.0f64; ncols], vec![0.0f64; ncols]);
     let (mut top, mut bottom) = (vec![0.0f64; nrows], vec![0.0f64; nrows]);
-    for ax in &resolved.axes {
-        let (row, col) = match ax.grid {
-            Some((nr, nc, r, c)) if nr == nrows && nc == ncols => (r, c),
-            Some(_) => continue,
-            None if fig.axes.len() == 1 => (0, 0),
-            None => continue,
-        };
+    let cell_of = |i: usize, ax: &Axes| match ax.grid {
+        Some((nr, nc, r, c)) if nr == nrows && nc == ncols => Some((r, c)),
+        None if ax.colorbar.is_none() && single_parent(&resolved, i) => Some((0, 0)),
+        _ => None,
+    };
+    for (i, ax) in resolved.axes.iter().enumerate() {
         let lay = axes_layout(ax, fig.size);
-        let [l, r, t, b] = decorations(ax, &lay);
+        let [l, mut r, t, b] = decorations(ax, &lay);
+        let (row, col) = match (ax.colorbar, cell_of(i, ax)) {
+            (None, Some(cell)) => cell,
+            // A colorbar's labels reach past its parent's cell by what its own reach
+            // exceeds the room between its box and the cell's edge.
+            (Some(c), _) => match resolved.axes.get(c.parent) {
+                Some(p) => match cell_of(c.parent, p) {
+                    Some((_, col)) => {
+                        let cell_right = (ax.rect[0] + ax.rect[2]) * w;
+                        r -= cell_right - (lay.bx[0] + lay.bx[2]);
+                        right[col] = right[col].max(r);
+                        continue;
+                    }
+                    None => continue,
+                },
+                None => continue,
+            },
+            (None, None) => continue,
+        };
         left[col] = left[col].max(l);
         right[col] = right[col].max(r);
         top[row] = top[row].max(t);
         bottom[row] = bottom[row].max(b);
     }
     let sup = if fig.suptitle.is_some() {
-        LABEL_BOX * SUPTITLE_FONT + 0.02 * h
+        LABEL_BOX * fig.suptitle_size + 0.02 * h
     } else {
         0.0
     };
@@ -546,15 +584,33 @@ pub fn tight_layout(fig: &mut Figure) {
     for r in 1..nrows {
         ys[r] = ys[r - 1] + ch + bottom[r - 1] + top[r] + pad;
     }
-    let single = fig.axes.len() == 1;
-    for ax in &mut fig.axes {
-        let (row, col) = match ax.grid {
-            Some((nr, nc, r, c)) if nr == nrows && nc == ncols => (r, c),
-            None if single => (0, 0),
-            _ => continue,
+    for (i, ax) in fig.axes.iter_mut().enumerate() {
+        let Some((row, col)) = cell_of(i, ax) else {
+            continue;
         };
         ax.rect = [xs[col] / w, 1.0 - (ys[row] + ch) / h, cw / w, ch / h];
     }
+    // A colorbar takes its share of its parent's new cell again.
+    for i in 0..fig.axes.len() {
+        let Some(c) = fig.axes[i].colorbar else {
+            continue;
+        };
+        if let Some(parent) = fig.axes.get_mut(c.parent) {
+            if cell_of(c.parent, &resolved.axes[c.parent]).is_some() {
+                let (main, cell) = super::colorbar_split(parent.rect, &c);
+                parent.rect = main;
+                fig.axes[i].rect = cell;
+            }
+        }
+    }
+}
+
+/// Whether axes `i` is the only axes of the figure but for colorbars.
+fn single_parent(fig: &Figure, i: usize) -> bool {
+    fig.axes
+        .iter()
+        .enumerate()
+        .all(|(j, a)| j == i || a.colorbar.is_some())
 }
 
 #[cfg(test)]

@@ -122,6 +122,53 @@ pub struct Image {
     pub height: usize,
     /// Row-major RGBA, top row first.
     pub rgba: Vec<u8>,
+    /// Where the image lies in data coordinates: left, right, bottom, top (`imshow(extent=)`);
+    /// None for pixel centres at 0, 1, ... with the first row on top.
+    pub extent: Option<[f64; 4]>,
+    /// How scalar data became colours, for a colorbar.
+    pub norm: Option<Norm>,
+}
+
+impl Image {
+    /// left, right, bottom, top in data coordinates.
+    pub fn extent(&self) -> [f64; 4] {
+        let (w, h) = (self.width as f64, self.height as f64);
+        self.extent.unwrap_or([-0.5, w - 0.5, h - 0.5, -0.5])
+    }
+}
+
+/// A colormap and the data values at its two ends (matplotlib's `Normalize(vmin, vmax)`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Norm {
+    pub cmap: String,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// What makes an axes a colorbar: its parent's index and the `colorbar()` geometry, so
+/// `tight_layout` can split the parent's cell again.
+#[derive(Clone, Copy, Debug)]
+pub struct ColorbarOf {
+    pub parent: usize,
+    pub fraction: f64,
+    pub pad: f64,
+    pub shrink: f64,
+}
+
+/// A vertical colorbar's cell beside its parent (matplotlib's `make_axes_gridspec`, location
+/// 'right'): the parent keeps `1 - fraction - pad` of the width, a gap of `pad`, the colorbar
+/// `fraction`, `shrink` of the height, centred. Returns (parent rect, colorbar cell).
+pub fn colorbar_split(cell: [f64; 4], c: &ColorbarOf) -> ([f64; 4], [f64; 4]) {
+    let [l, b, w, h] = cell;
+    (
+        [l, b, w * (1.0 - c.fraction - c.pad), h],
+        [
+            l + w * (1.0 - c.fraction),
+            b + h * (1.0 - c.shrink) / 2.0,
+            w * c.fraction,
+            h * c.shrink,
+        ],
+    )
 }
 
 #[derive(Clone, Debug)]
@@ -170,6 +217,8 @@ pub struct AxisSpec {
     pub tick_ha: Option<String>,
     /// Axes sharing this axis's limits carry the same group number (`subplots(sharex=)`).
     pub share: Option<usize>,
+    /// Ticks and labels on the far side (right of a y axis, as a colorbar has them).
+    pub opposite: bool,
 }
 
 impl Default for AxisSpec {
@@ -188,6 +237,7 @@ impl Default for AxisSpec {
             tick_rotation: 0.0,
             tick_ha: None,
             share: None,
+            opposite: false,
         }
     }
 }
@@ -200,6 +250,8 @@ pub struct Legend {
     pub loc: u8,
     /// `legend(handles, labels)`: the artists (indices into the axes' artists) the labels name.
     pub artists: Option<Vec<usize>>,
+    /// `legend(fontsize=)` in points: the text and every pad, which matplotlib measures in it.
+    pub fontsize: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -218,6 +270,11 @@ pub struct Axes {
     pub axis_on: bool,
     /// Equal aspect (imshow): the box shrinks to keep data units square.
     pub equal_aspect: bool,
+    /// Height over width of the box, when fixed (a colorbar's `aspect`).
+    pub box_aspect: Option<f64>,
+    /// Where a shrunk box sits in its rect: (0, 0) bottom left, (1, 1) top right.
+    pub anchor: (f64, f64),
+    pub colorbar: Option<ColorbarOf>,
     /// The next colour of the property cycle.
     pub cycle: usize,
 }
@@ -236,6 +293,9 @@ impl Axes {
             legend: None,
             axis_on: true,
             equal_aspect: false,
+            box_aspect: None,
+            anchor: (0.5, 0.5),
+            colorbar: None,
             cycle: 0,
         }
     }
@@ -268,6 +328,8 @@ pub struct Figure {
     pub dpi: f64,
     pub axes: Vec<Axes>,
     pub suptitle: Option<String>,
+    /// `suptitle(fontsize=)` in points (figure.titlesize, 'large', by default).
+    pub suptitle_size: f64,
     pub facecolor: Rgba,
 }
 
@@ -279,6 +341,7 @@ impl Figure {
             dpi,
             axes: Vec::new(),
             suptitle: None,
+            suptitle_size: layout::SUPTITLE_FONT,
             facecolor: Rgba::WHITE,
         }
     }

@@ -416,8 +416,9 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
             );
         }
         Artist::Image(im) => {
-            let (x0, x1) = (lay.px(-0.5), lay.px(im.width as f64 - 0.5));
-            let (y0, y1) = (lay.py(-0.5), lay.py(im.height as f64 - 0.5));
+            let [l, r, b, t] = im.extent();
+            let (x0, x1) = (lay.px(l), lay.px(r));
+            let (y0, y1) = (lay.py(t), lay.py(b));
             let (left, top) = (x0.min(x1), y0.min(y1));
             let (w, h) = ((x1 - x0).abs(), (y1 - y0).abs());
             if opts.pixel_rects {
@@ -489,8 +490,8 @@ pub fn legend_entries(ax: &Axes) -> Vec<(String, &Artist)> {
 }
 
 /// The legend box (x, y, w, h in points) at location code `loc` inside the axes box.
-fn legend_box(lay: &AxesLayout, w: f64, h: f64, loc: u8) -> [f64; 4] {
-    let pad = 0.5 * FONT;
+fn legend_box(lay: &AxesLayout, w: f64, h: f64, loc: u8, fs: f64) -> [f64; 4] {
+    let pad = 0.5 * fs;
     let [bx, by, bw, bh] = lay.bx;
     let (l, c, r) = (bx + pad, bx + (bw - w) / 2.0, bx + bw - w - pad);
     let (t, m, b) = (by + pad, by + (bh - h) / 2.0, by + bh - h - pad);
@@ -509,7 +510,7 @@ fn legend_box(lay: &AxesLayout, w: f64, h: f64, loc: u8) -> [f64; 4] {
 }
 
 /// 'best': the first location (in matplotlib's order) covering the fewest data points.
-fn best_loc(ax: &Axes, lay: &AxesLayout, w: f64, h: f64) -> u8 {
+fn best_loc(ax: &Axes, lay: &AxesLayout, w: f64, h: f64, fs: f64) -> u8 {
     let mut pts = Vec::new();
     for a in &ax.artists {
         match a {
@@ -549,7 +550,7 @@ fn best_loc(ax: &Axes, lay: &AxesLayout, w: f64, h: f64) -> u8 {
     // Lines also count where their segments cross the box.
     let mut best = (usize::MAX, 1u8);
     for loc in 1..=10u8 {
-        let [x, y, bw, bh] = legend_box(lay, w, h, loc);
+        let [x, y, bw, bh] = legend_box(lay, w, h, loc, fs);
         let inside = |p: &(f64, f64)| p.0 >= x && p.0 <= x + bw && p.1 >= y && p.1 <= y + bh;
         let mut bad = pts.iter().filter(|p| inside(p)).count();
         for a in &ax.artists {
@@ -582,7 +583,7 @@ fn legend(out: &mut String, ax: &Axes, lay: &AxesLayout) {
     if entries.is_empty() {
         return;
     }
-    let fs = FONT;
+    let fs = ax.legend.as_ref().map_or(FONT, |l| l.fontsize);
     let (border, handle_len, handle_pad, spacing) = (0.4 * fs, 2.0 * fs, 0.8 * fs, 0.5 * fs);
     let row_h = font::height(fs) * 0.85;
     let text_w = entries
@@ -596,11 +597,11 @@ fn legend(out: &mut String, ax: &Axes, lay: &AxesLayout) {
         + 2.0 * 0.2 * fs;
     let loc = ax.legend.as_ref().map_or(0, |l| l.loc);
     let loc = if loc == 0 {
-        best_loc(ax, lay, w, h)
+        best_loc(ax, lay, w, h, fs)
     } else {
         loc
     };
-    let [x, y, w, h] = legend_box(lay, w, h, loc);
+    let [x, y, w, h] = legend_box(lay, w, h, loc, fs);
     let _ = writeln!(
         out,
         "<g id=\"legend\">\n<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\" ry=\"2\" fill=\"#ffffff\" fill-opacity=\"0.8\" stroke=\"#cccccc\" stroke-width=\"1\"/>",
@@ -766,15 +767,21 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
                 );
             }
         }
+        // The y axis's side: left, or right (`opposite`), and which way is out.
+        let (edge, out_dir) = if ax.y.opposite {
+            (bx + bw, 1.0)
+        } else {
+            (bx, -1.0)
+        };
         if ax.y.visible {
             for (v, _) in &lay.y.major {
                 let y = lay.py(*v);
                 let _ = write!(
                     d,
                     "M {} {} L {} {} ",
-                    n(bx),
+                    n(edge),
                     n(y),
-                    n(bx - layout::TICK_LEN),
+                    n(edge + out_dir * layout::TICK_LEN),
                     n(y)
                 );
             }
@@ -783,9 +790,9 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
                 let _ = write!(
                     d,
                     "M {} {} L {} {} ",
-                    n(bx),
+                    n(edge),
                     n(y),
-                    n(bx - layout::MINOR_TICK_LEN),
+                    n(edge + out_dir * layout::MINOR_TICK_LEN),
                     n(y)
                 );
             }
@@ -842,23 +849,32 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
                 &lay.x.offset,
             );
         }
-        let mut ylab_x = bx;
+        let mut ylab_x = edge;
         if ax.y.visible {
             let size = ax.y.tick_size;
-            let x = bx - layout::TICK_LEN - layout::TICK_PAD;
+            let x = edge + out_dir * (layout::TICK_LEN + layout::TICK_PAD);
+            let anchor = if ax.y.opposite { "start" } else { "end" };
             let mut widest = 0.0f64;
             for (v, l) in &lay.y.major {
-                tick_label(
-                    out,
-                    &Text {
-                        size,
-                        ..label_text(x, lay.py(*v), "end", "center_baseline")
-                    },
-                    l,
-                );
-                widest = widest.max(l.width(size));
+                let cy = lay.py(*v);
+                if ax.y.tick_rotation != 0.0 && !l.text().is_empty() {
+                    let (w, _, _) = layout::y_tick_extent(&ax.y, cy, l.width(size));
+                    widest = widest.max(w);
+                    let c = (x + out_dir * w / 2.0, cy);
+                    rotated_label(out, c, size, ax.y.tick_rotation, &l.text());
+                } else {
+                    tick_label(
+                        out,
+                        &Text {
+                            size,
+                            ..label_text(x, cy, anchor, "center_baseline")
+                        },
+                        l,
+                    );
+                    widest = widest.max(l.width(size));
+                }
             }
-            ylab_x = x - widest;
+            ylab_x = x + out_dir * widest;
             text(
                 out,
                 &label_text(bx, by - 4.0, "start", "bottom"),
@@ -879,10 +895,10 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
                 rotate: true,
                 size: ax.y.label_size,
                 ..label_text(
-                    ylab_x - layout::LABEL_PAD,
+                    ylab_x + out_dir * layout::LABEL_PAD,
                     by + bh / 2.0,
                     "middle",
-                    "bottom",
+                    if ax.y.opposite { "top" } else { "bottom" },
                 )
             },
             &ax.y.label,
@@ -962,7 +978,7 @@ pub fn render(fig: &Figure, opts: Options) -> String {
             &Text {
                 x: w / 2.0,
                 y: 0.02 * h,
-                size: layout::SUPTITLE_FONT,
+                size: fig.suptitle_size,
                 anchor: "middle",
                 va: "top",
                 rotate: false,

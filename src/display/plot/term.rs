@@ -142,7 +142,9 @@ fn draw(ax: &Axes, lay: &AxesLayout) -> Canvas {
                         let fy = (cy as f64 + 0.5) / ROWS as f64;
                         let x = lay.x.view.0 + (lay.x.view.1 - lay.x.view.0) * fx;
                         let y = lay.y.view.1 + (lay.y.view.0 - lay.y.view.1) * fy;
-                        let (c, r) = ((x + 0.5).floor(), (y + 0.5).floor());
+                        let [l, r, b, t] = im.extent();
+                        let c = ((x - l) / (r - l) * im.width as f64).floor();
+                        let r = ((y - t) / (b - t) * im.height as f64).floor();
                         if c < 0.0 || r < 0.0 || c >= im.width as f64 || r >= im.height as f64 {
                             continue;
                         }

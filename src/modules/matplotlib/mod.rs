@@ -427,11 +427,13 @@ pub(crate) fn fig_suptitle(
     mut a: Args,
 ) -> Result<Value, Exc> {
     let t = a.required(0, "t")?;
-    a.take_kw("fontsize");
+    let size = kw_font_size(&mut a)?;
     a.take_kw("y");
     a.finish(1)?;
     let t = text_of(&t);
-    f.fig.borrow_mut().suptitle = Some(t.clone());
+    let mut fig = f.fig.borrow_mut();
+    fig.suptitle = Some(t.clone());
+    fig.suptitle_size = size.unwrap_or(plot::layout::SUPTITLE_FONT);
     Ok(objects::text_handle("0.5", "0.98", &t))
 }
 
@@ -1316,14 +1318,22 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
         .map(|v| text_of(&v));
     let vmin = kw_f64(&mut a, &["vmin"])?;
     let vmax = kw_f64(&mut a, &["vmax"])?;
-    for k in [
-        "interpolation",
-        "aspect",
-        "origin",
-        "extent",
-        "alpha",
-        "norm",
-    ] {
+    let extent = match a.take_kw("extent") {
+        None | Some(Value::None) => None,
+        Some(v) => {
+            let e = vector(it, &v)?;
+            match e.as_slice() {
+                [l, r, b, t] => Some([*l, *r, *b, *t]),
+                _ => {
+                    return Err(Exc::value_error(format!(
+                        "not enough values to unpack (expected 4, got {})",
+                        e.len()
+                    )))
+                }
+            }
+        }
+    };
+    for k in ["interpolation", "aspect", "origin", "alpha", "norm"] {
         a.take_kw(k);
     }
     finish_kw(&a, "AxesImage", 2)?;
@@ -1352,11 +1362,22 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
         )));
     }
     let mut rgba = Vec::with_capacity(h * w * 4);
+    let name = cmap.unwrap_or_else(|| "viridis".into());
+    let finite = d.values.iter().copied().filter(|v| v.is_finite());
+    let lo = vmin.unwrap_or_else(|| finite.clone().fold(f64::INFINITY, f64::min));
+    let hi = vmax.unwrap_or_else(|| finite.fold(f64::NEG_INFINITY, f64::max));
+    // All NaN: matplotlib's norm falls back to (0, 1) for a colorbar.
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() {
+        (lo, hi)
+    } else {
+        (0.0, 1.0)
+    };
+    let norm = plot::Norm {
+        cmap: name.clone(),
+        lo,
+        hi,
+    };
     if ch == 1 {
-        let name = cmap.unwrap_or_else(|| "viridis".into());
-        let finite = d.values.iter().copied().filter(|v| v.is_finite());
-        let lo = vmin.unwrap_or_else(|| finite.clone().fold(f64::INFINITY, f64::min));
-        let hi = vmax.unwrap_or_else(|| finite.fold(f64::NEG_INFINITY, f64::max));
         for v in &d.values {
             let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
             rgba.extend(colormap(&name, t)?.bytes());
@@ -1370,15 +1391,198 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
             rgba.extend(Rgba(c(0), c(1), c(2), al).bytes());
         }
     }
-    ax.with(|axr| {
+    // Checked here, as matplotlib checks it when the colorbar or the image is drawn.
+    colormap(&norm.cmap, 0.0)?;
+    let index = ax.with(|axr| {
         axr.artists.push(Artist::Image(plot::Image {
             width: w,
             height: h,
             rgba,
+            extent,
+            norm: Some(norm.clone()),
         }));
         axr.equal_aspect = true;
+        axr.artists.len() - 1
     })?;
-    Ok(handle("matplotlib.image.AxesImage"))
+    Ok(Value::Object(Rc::new(objects::Handle {
+        class: "matplotlib.image.AxesImage",
+        repr: None,
+        artist: Some(index),
+        image: Some((ax.clone(), norm)),
+    })))
+}
+
+/// `fig.colorbar(mappable, cax=None, ax=None, ...)` and `plt.colorbar(mappable=None, ...)`: a
+/// vertical colorbar beside the mappable's axes (or `ax`), which gives up the room for it as
+/// matplotlib's `make_axes_gridspec` takes it. Without a mappable, the figure's latest image.
+pub(crate) fn fig_colorbar(
+    _it: &mut dyn Interpreter,
+    f: &Rc<FigObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
+    let mappable = a.take(0, "mappable")?.filter(|v| !matches!(v, Value::None));
+    if let Some(v) = a.take(1, "cax")?.filter(|v| !matches!(v, Value::None)) {
+        return Err(Exc::new(
+            ExcKind::NotImplementedError,
+            format!(
+                "colorbar(cax={}): devarray draws a colorbar only in room it takes from an Axes; pass ax= instead",
+                brief_repr(&v)
+            ),
+        ));
+    }
+    let ax_arg = a.take(2, "ax")?.filter(|v| !matches!(v, Value::None));
+    let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
+    let fraction = kw_f64(&mut a, &["fraction"])?.unwrap_or(0.15);
+    let pad = kw_f64(&mut a, &["pad"])?.unwrap_or(0.05);
+    let shrink = kw_f64(&mut a, &["shrink"])?.unwrap_or(1.0);
+    let aspect = kw_f64(&mut a, &["aspect"])?.unwrap_or(20.0);
+    match kw_val(&mut a, &["orientation", "location"]) {
+        None => {}
+        Some(Value::Str(ref s)) if matches!(&**s, "vertical" | "right") => {}
+        Some(v) => {
+            return Err(Exc::new(
+                ExcKind::NotImplementedError,
+                format!(
+                    "colorbar: devarray draws vertical colorbars on the right only, not {}",
+                    brief_repr(&v)
+                ),
+            ))
+        }
+    }
+    for k in ["ticks", "format", "extend", "drawedges", "use_gridspec"] {
+        a.take_kw(k);
+    }
+    finish_kw(&a, "Colorbar", 3)?;
+    if !(0.0..1.0).contains(&fraction) || !(0.0..1.0).contains(&pad) || fraction + pad >= 1.0 {
+        return Err(Exc::value_error(format!(
+            "colorbar: fraction ({fraction}) and pad ({pad}) must be between 0 and 1 and leave room for the Axes"
+        )));
+    }
+    if !(shrink > 0.0 && shrink <= 1.0) || !(aspect > 0.0 && aspect.is_finite()) {
+        return Err(Exc::value_error(format!(
+            "colorbar: shrink ({shrink}) must be in (0, 1] and aspect ({aspect}) positive"
+        )));
+    }
+    let (image_axes, norm) = match &mappable {
+        Some(v) => match v {
+            Value::Object(o) => match o.as_any().downcast_ref::<objects::Handle>() {
+                Some(objects::Handle {
+                    image: Some((ax, norm)),
+                    ..
+                }) => (ax.clone(), norm.clone()),
+                Some(h) => return Err(no_cmap(h.type_name())),
+                None => return Err(not_mappable(v, ax_arg.is_some())),
+            },
+            _ => return Err(not_mappable(v, ax_arg.is_some())),
+        },
+        None => latest_image(f).ok_or_else(|| {
+            Exc::new(
+                ExcKind::RuntimeError,
+                "No mappable was found to use for colorbar creation. First define a mappable such as an image (with imshow) or a contour set (with contourf).",
+            )
+        })?,
+    };
+    let parent = match &ax_arg {
+        None => image_axes,
+        Some(v) => as_axes(v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "colorbar(ax=) takes one Axes, not {}",
+                brief_repr(v)
+            ))
+        })?,
+    };
+    let fig = parent.fig.clone();
+    let geometry = plot::ColorbarOf {
+        parent: parent.index,
+        fraction,
+        pad,
+        shrink,
+    };
+    let cell = parent.with(|p| {
+        let (main, cell) = plot::colorbar_split(p.rect, &geometry);
+        p.rect = main;
+        p.anchor = (1.0, 0.5);
+        cell
+    })?;
+    let mut cax = Axes::new(cell);
+    let steps = 256;
+    let mut rgba = Vec::with_capacity(steps * 4);
+    for r in 0..steps {
+        // Top row first: the high end.
+        let t = 1.0 - (r as f64 + 0.5) / steps as f64;
+        rgba.extend(colormap(&norm.cmap, t)?.bytes());
+    }
+    let (lo, hi) = if norm.hi > norm.lo {
+        (norm.lo, norm.hi)
+    } else {
+        // A constant image: matplotlib widens the norm around the value.
+        (norm.lo - 0.1, norm.lo + 0.1)
+    };
+    cax.artists.push(Artist::Image(plot::Image {
+        width: 1,
+        height: steps,
+        rgba,
+        extent: Some([0.0, 1.0, lo, hi]),
+        norm: None,
+    }));
+    cax.x.lim = (Some(0.0), Some(1.0));
+    cax.x.visible = false;
+    cax.y.lim = (Some(lo), Some(hi));
+    cax.y.opposite = true;
+    cax.y.label = label.unwrap_or_default();
+    cax.box_aspect = Some(aspect);
+    cax.anchor = (0.0, 0.5);
+    cax.colorbar = Some(geometry);
+    // The colorbar does not become the current axes.
+    let current = fig.current.get();
+    let cax = fig.add_axes(cax);
+    fig.current.set(current);
+    Ok(Value::Object(Rc::new(objects::ColorbarValue {
+        ax: cax,
+        norm,
+    })))
+}
+
+/// matplotlib's errors for a mappable that is not one: it looks for the axes first.
+fn not_mappable(v: &Value, has_ax: bool) -> Exc {
+    if has_ax {
+        return no_cmap(&v.type_name());
+    }
+    Exc::value_error(
+        "Unable to determine Axes to steal space for Colorbar. Either provide the *cax* argument to use as the Axes for the Colorbar, provide the *ax* argument to steal space from it, or add *mappable* to an Axes.",
+    )
+}
+
+fn no_cmap(type_name: &str) -> Exc {
+    Exc::new(
+        ExcKind::AttributeError,
+        format!("'{type_name}' object has no attribute 'cmap'"),
+    )
+}
+
+/// matplotlib's `gci()`: the latest image of the current axes, else of the figure's others.
+fn latest_image(f: &Rc<FigObj>) -> Option<(Rc<AxesObj>, plot::Norm)> {
+    let axes = f.all_axes();
+    let current = f.current.get();
+    let order = current
+        .into_iter()
+        .chain((0..axes.len()).rev().filter(|i| Some(*i) != current));
+    for i in order {
+        let ax = axes.get(i)?;
+        let norm = ax
+            .with(|a| {
+                a.artists.iter().rev().find_map(|art| match art {
+                    Artist::Image(im) => im.norm.clone(),
+                    _ => None,
+                })
+            })
+            .ok()
+            .flatten();
+        if let Some(norm) = norm {
+            return Some((ax.clone(), norm));
+        }
+    }
+    None
 }
 
 fn ax_fill_between(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
@@ -1603,8 +1807,8 @@ fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
             )))
         }
     };
+    let fontsize = kw_font_size(&mut a)?.unwrap_or(plot::layout::FONT);
     for k in [
-        "fontsize",
         "frameon",
         "ncol",
         "ncols",
@@ -1635,6 +1839,7 @@ fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
             labels,
             loc,
             artists,
+            fontsize,
         })
     })?;
     Ok(handle("matplotlib.legend.Legend"))
@@ -1808,7 +2013,11 @@ fn set_label(ax: &Rc<AxesObj>, mut a: Args, which: u8) -> Result<Value, Exc> {
 fn ax_set_xlabel(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
     set_label(ax, a, 0)
 }
-fn ax_set_ylabel(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+pub(crate) fn ax_set_ylabel(
+    _it: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    a: Args,
+) -> Result<Value, Exc> {
     set_label(ax, a, 1)
 }
 fn ax_set_title(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
@@ -2180,6 +2389,7 @@ pub(crate) const AXES_METHODS: &[(&str, AxFn)] = &[
 /// Names of Figure and Axes methods, as `&'static str` for the registration API.
 pub(crate) const METHOD_NAMES: &[&str] = &[
     "add_subplot",
+    "colorbar",
     "subplots",
     "gca",
     "savefig",
@@ -2296,6 +2506,8 @@ fn pyplot_fns() -> Vec<(&'static str, &'static str, crate::object::value::Builti
         ("xticks", "xticks(ticks=None, labels=None): the x ticks.", on_gca!(ax_set_xticks)),
         ("yticks", "yticks(ticks=None, labels=None): the y ticks.", on_gca!(ax_set_yticks)),
         ("grid", "grid(visible=None): toggle or set grid lines.", on_gca!(ax_grid)),
+        ("colorbar", "colorbar(mappable=None, ax=None, label='', shrink=1.0, fraction=0.15, pad=0.05, aspect=20): a colorbar for an image.", |it, a| { let f = gcf(it)?; fig_colorbar(it, &f, a) }),
+        ("tick_params", "tick_params(axis='both', labelsize=None, labelrotation=None): the tick labels' look.", on_gca!(ax_tick_params)),
         ("axis", "axis('off' | 'on' | 'equal' | [xmin, xmax, ymin, ymax]).", on_gca!(ax_axis)),
         ("semilogy", "semilogy(...): plot with a log y axis.", on_gca!(ax_semilogy)),
         ("semilogx", "semilogx(...): plot with a log x axis.", on_gca!(ax_semilogx)),

@@ -252,7 +252,8 @@ impl NativeObject for FigValue {
                     "subplots" => ("subplots(nrows=1, ncols=1, sharex=False, sharey=False): a grid of Axes.", |it, r, a| super::fig_subplots(it, &fig_of(r)?, a)),
                     "gca" => ("gca(): the current Axes.", |_, r, _| Ok(axes_value(&fig_of(r)?.gca()))),
                     "savefig" => ("savefig(fname, dpi=None, format=None): write the figure to a file.", |it, r, a| super::savefig(it, &fig_of(r)?, a)),
-                    "suptitle" => ("suptitle(t): a title over all subplots.", |it, r, a| super::fig_suptitle(it, &fig_of(r)?, a)),
+                    "suptitle" => ("suptitle(t, fontsize=None): a title over all subplots.", |it, r, a| super::fig_suptitle(it, &fig_of(r)?, a)),
+                    "colorbar" => ("colorbar(mappable, ax=None, label='', shrink=1.0, fraction=0.15, pad=0.05, aspect=20): a colorbar for an image.", |it, r, a| super::fig_colorbar(it, &fig_of(r)?, a)),
                     "tight_layout" => ("tight_layout(): fit subplots and their labels into the figure.", |_, r, _| { plot::layout::tight_layout(&mut fig_of(r)?.fig.borrow_mut()); Ok(Value::None) }),
                     "set_size_inches" => ("set_size_inches(w, h): the figure's size in inches.", |it, r, a| super::fig_set_size(it, &fig_of(r)?, a)),
                     "get_size_inches" => ("get_size_inches(): (w, h) in inches.", |_, r, _| { let s = fig_of(r)?.fig.borrow().size; Ok(Value::tuple(vec![Value::Float(s.0), Value::Float(s.1)])) }),
@@ -270,6 +271,7 @@ impl NativeObject for FigValue {
             "add_subplot",
             "axes",
             "clf",
+            "colorbar",
             "dpi",
             "gca",
             "get_size_inches",
@@ -413,6 +415,8 @@ pub struct Handle {
     pub repr: Option<String>,
     /// The artist it stands for (its index in its axes), for `legend(handles, labels)`.
     pub artist: Option<usize>,
+    /// An image's axes and norm, for `colorbar(im)`.
+    pub image: Option<(Rc<AxesObj>, plot::Norm)>,
 }
 
 impl NativeObject for Handle {
@@ -438,6 +442,7 @@ pub fn handle(class: &'static str) -> Value {
         class,
         repr: None,
         artist: None,
+        image: None,
     }))
 }
 
@@ -447,6 +452,7 @@ pub fn line_handle(index: usize) -> Value {
         class: "matplotlib.lines.Line2D",
         repr: None,
         artist: Some(index),
+        image: None,
     }))
 }
 
@@ -455,11 +461,61 @@ pub fn text_handle(x: &str, y: &str, text: &str) -> Value {
     Value::Object(Rc::new(Handle {
         class: "matplotlib.text.Text",
         artist: None,
+        image: None,
         repr: Some(format!(
             "Text({x}, {y}, {})",
             crate::object::format::str_repr(text)
         )),
     }))
+}
+
+/// What `colorbar()` returns: its axes and the norm it shows.
+pub struct ColorbarValue {
+    pub ax: Rc<AxesObj>,
+    pub norm: plot::Norm,
+}
+
+impl NativeObject for ColorbarValue {
+    fn type_name(&self) -> &str {
+        "Colorbar"
+    }
+    fn repr(&self) -> String {
+        format!(
+            "<matplotlib.colorbar.Colorbar object at {:#x}>",
+            self as *const ColorbarValue as usize
+        )
+    }
+    fn class_value(&self) -> Option<Value> {
+        Some(class_of("Colorbar", "matplotlib.colorbar"))
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        let r = Value::Object(this.clone());
+        Some(match name {
+            "ax" => axes_value(&self.ax),
+            "vmin" => Value::Float(self.norm.lo),
+            "vmax" => Value::Float(self.norm.hi),
+            "cmap" => Value::str(&self.norm.cmap),
+            "set_label" => method(
+                &r,
+                "set_label",
+                "set_label(label, fontsize=None): the label along the colorbar.",
+                |it, r, a| match r {
+                    Value::Object(o) => match o.as_any().downcast_ref::<ColorbarValue>() {
+                        Some(c) => super::ax_set_ylabel(it, &c.ax, a),
+                        None => Err(Exc::type_error("set_label called on something else")),
+                    },
+                    _ => Err(Exc::type_error("set_label called on something else")),
+                },
+            ),
+            _ => return None,
+        })
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["ax", "cmap", "set_label", "vmax", "vmin"]
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// The classes `type(fig)` and `type(ax)` name.

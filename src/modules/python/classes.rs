@@ -270,6 +270,14 @@ pub fn iter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Value::Generator(_) => return Ok(v.clone()),
         Value::Instance(_) => {
             if let Some(r) = class::call_special(it, &v, "__iter__", Vec::new())? {
+                if matches!(r, Value::Instance(_))
+                    && class::special_method(it, &r, "__next__")?.is_none()
+                {
+                    return Err(Exc::type_error(format!(
+                        "iter() returned non-iterator of type '{}'",
+                        r.type_name()
+                    )));
+                }
                 return Ok(r);
             }
         }
