@@ -595,9 +595,28 @@ fn varied(rt: &Runtime, d: Device, shape: &[usize], seed: u64, dtype: DType) -> 
 
 type Layer<'a> = &'a dyn Fn(&Runtime, &mut Tape, &[Array]) -> devarray::runtime::Result<Array>;
 
-/// `f` over inputs of `shapes` on `d`, recorded: its output, then the gradient of
-/// sum(output * projection) for each input (a projection, so every output element's gradient
-/// differs and a transposed or misplaced one shows).
+/// `f` over `inputs`, recorded: its output, then the gradient of sum(output * projection) for
+/// each input (a projection, so every output element's gradient differs and a transposed or
+/// misplaced one shows).
+fn recorded(rt: &Runtime, inputs: &[Array], f: Layer) -> Vec<Array> {
+    let mut tape = Tape::default();
+    for x in inputs {
+        tape.attach_grad(rt, x, false).expect("attach");
+    }
+    let prev = tape.set_recording(true, true);
+    let y = f(rt, &mut tape, inputs).expect("forward");
+    let proj = varied(rt, y.device(), y.shape(), 7, y.dtype());
+    let head = tape
+        .binary(BinaryOp::Mul, Operand::Array(&y), Operand::Array(&proj))
+        .expect("mul");
+    let head = tape.reduce(&head, ReduceOp::Sum, None, false).expect("sum");
+    tape.restore(prev);
+    tape.backward(rt, &head, None, false).expect("backward");
+    let grads = inputs.iter().map(|x| tape.grad(x).expect("grad"));
+    std::iter::once(y).chain(grads).collect()
+}
+
+/// `recorded` on inputs of `shapes` on `d`, each output named.
 fn with_gradients(
     rt: &Runtime,
     d: Device,
@@ -611,24 +630,7 @@ fn with_gradients(
         .enumerate()
         .map(|(k, s)| varied(rt, d, s, k as u64, dtype))
         .collect();
-    let mut tape = Tape::default();
-    for x in &inputs {
-        tape.attach_grad(rt, x, false).expect("attach");
-    }
-    let prev = tape.set_recording(true, true);
-    let y = f(rt, &mut tape, &inputs).expect("forward");
-    let proj = varied(rt, d, y.shape(), 7, dtype);
-    let head = tape
-        .binary(BinaryOp::Mul, Operand::Array(&y), Operand::Array(&proj))
-        .expect("mul");
-    let head = tape.reduce(&head, ReduceOp::Sum, None, false).expect("sum");
-    tape.restore(prev);
-    tape.backward(rt, &head, None, false).expect("backward");
-    let mut out = vec![(names[0], y)];
-    for (x, name) in inputs.iter().zip(&names[1..]) {
-        out.push((*name, tape.grad(x).expect("grad")));
-    }
-    out
+    names.into_iter().zip(recorded(rt, &inputs, f)).collect()
 }
 
 /// Convolutions (im2col + GEMM; on CUDA kernels/window.cu and cuBLAS) and their gradients.
@@ -783,9 +785,7 @@ fn batch_norm_and_gradients(rt: &Runtime, d: Device) -> Outputs {
 mod fast_paths {
     use devarray::nn::autograd::Tape;
     use devarray::nn::conv::{self, PoolKind, Window};
-    use devarray::runtime::{
-        Array, BinaryOp, DType, Device, Operand, ReduceOp, Runtime, RuntimeConfig,
-    };
+    use devarray::runtime::{Array, DType, Device, Runtime, RuntimeConfig};
 
     fn runtime() -> Runtime {
         Runtime::new(RuntimeConfig {
@@ -794,36 +794,16 @@ mod fast_paths {
         })
     }
 
-    fn input(rt: &Runtime, shape: &[usize], seed: u64, d: Device, dtype: DType) -> Array {
-        let n: usize = shape.iter().product();
-        let data: Vec<f64> = (0..n)
-            .map(|i| ((i as u64 * 2654435761 + seed * 97) % 1000) as f64 / 500.0 - 1.0)
-            .collect();
-        rt.from_f64(data, shape, dtype, d).expect("input")
-    }
+    use super::{recorded, varied as input};
 
     type Op = dyn Fn(&Runtime, &mut Tape, &[Array]) -> devarray::runtime::Result<Array>;
 
     /// The output and the gradient of sum(output * projection) for every input.
     fn run(rt: &Runtime, inputs: &[Array], f: &Op) -> Vec<Vec<f64>> {
-        let mut tape = Tape::default();
-        for x in inputs {
-            tape.attach_grad(rt, x, false).expect("attach");
-        }
-        let prev = tape.set_recording(true, true);
-        let y = f(rt, &mut tape, inputs).expect("forward");
-        let proj = input(rt, y.shape(), 7, y.device(), y.dtype());
-        let head = tape
-            .binary(BinaryOp::Mul, Operand::Array(&y), Operand::Array(&proj))
-            .expect("mul");
-        let head = tape.reduce(&head, ReduceOp::Sum, None, false).expect("sum");
-        tape.restore(prev);
-        tape.backward(rt, &head, None, false).expect("backward");
-        let mut out = vec![y.to_host().to_f64_vec()];
-        for x in inputs {
-            out.push(tape.grad(x).expect("grad").to_host().to_f64_vec());
-        }
-        out
+        recorded(rt, inputs, f)
+            .iter()
+            .map(|a| a.to_host().to_f64_vec())
+            .collect()
     }
 
     fn compare(shapes: &[&[usize]], f: &Op) {
@@ -833,7 +813,7 @@ mod fast_paths {
                 let inputs: Vec<Array> = shapes
                     .iter()
                     .enumerate()
-                    .map(|(k, s)| input(&rt, s, k as u64, d, dtype))
+                    .map(|(k, s)| input(&rt, d, s, k as u64, dtype))
                     .collect();
                 assert!(inputs[0].has_patches(), "{d}: the fast path runs here");
                 let fast = run(&rt, &inputs, f);

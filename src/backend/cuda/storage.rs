@@ -550,49 +550,39 @@ impl CudaStorage {
     /// im2col (kernels/window.cu): planes of `hw` laid out as planes of (kh*kw, Ho, Wo), `p.fill`
     /// in the padding. Float dtypes only, as on the CPU.
     pub fn patches(&self, hw: [usize; 2], p: &Patches) -> Result<CudaStorage> {
-        let entry = kernels::patches_entry(self.dtype, false)
-            .ok_or_else(|| unsupported("im2col", self.dtype))?;
-        let plane_in = hw[0] * hw[1];
-        let planes = self.len.checked_div(plane_in).unwrap_or(0);
-        let n = planes * p.kernel[0] * p.kernel[1] * p.out[0] * p.out[1];
-        let out = CudaStorage::alloc(self.device(), n, self.dtype)?;
-        if n > 0 {
-            out.launch(
-                Module::Window,
-                &entry,
-                n,
-                &[
-                    Arg::Ptr(out.ptr()),
-                    Arg::Ptr(self.ptr()),
-                    Arg::Window(DaWindow::new(hw, p)),
-                    Arg::F64(p.fill),
-                    Arg::I64(n as i64),
-                ],
-            )?;
-        }
-        Ok(out)
+        self.window(hw, p, false)
     }
 
     /// The adjoint of `patches`: planes of (kh*kw, Ho, Wo) summed back onto planes of `hw`.
     pub fn patches_adjoint(&self, hw: [usize; 2], p: &Patches) -> Result<CudaStorage> {
-        let entry = kernels::patches_entry(self.dtype, true)
-            .ok_or_else(|| unsupported("im2col's adjoint", self.dtype))?;
-        let plane_out = p.kernel[0] * p.kernel[1] * p.out[0] * p.out[1];
-        let planes = self.len.checked_div(plane_out).unwrap_or(0);
-        let n = planes * hw[0] * hw[1];
+        self.window(hw, p, true)
+    }
+
+    fn window(&self, hw: [usize; 2], p: &Patches, adjoint: bool) -> Result<CudaStorage> {
+        let entry = kernels::patches_entry(self.dtype, adjoint)
+            .ok_or_else(|| unsupported("im2col", self.dtype))?;
+        let (plane_in, plane_out) = (
+            hw[0] * hw[1],
+            p.kernel[0] * p.kernel[1] * p.out[0] * p.out[1],
+        );
+        let (from, to) = if adjoint {
+            (plane_out, plane_in)
+        } else {
+            (plane_in, plane_out)
+        };
+        let n = self.len.checked_div(from).unwrap_or(0) * to;
         let out = CudaStorage::alloc(self.device(), n, self.dtype)?;
         if n > 0 {
-            out.launch(
-                Module::Window,
-                &entry,
-                n,
-                &[
-                    Arg::Ptr(out.ptr()),
-                    Arg::Ptr(self.ptr()),
-                    Arg::Window(DaWindow::new(hw, p)),
-                    Arg::I64(n as i64),
-                ],
-            )?;
+            let mut args = vec![
+                Arg::Ptr(out.ptr()),
+                Arg::Ptr(self.ptr()),
+                Arg::Window(DaWindow::new(hw, p)),
+            ];
+            if !adjoint {
+                args.push(Arg::F64(p.fill));
+            }
+            args.push(Arg::I64(n as i64));
+            out.launch(Module::Window, &entry, n, &args)?;
         }
         Ok(out)
     }
