@@ -32,6 +32,18 @@ def workloads(small):
     h = 5 * 10 ** 6 if small else 64 << 20  # host <-> device (float32)
     def size(b):
         return f"{b >> 20} MiB" if b % (1 << 20) == 0 else f"{b / 1e6:g} MB"
+    # (N, C, H, W) and K output channels: a ResNet-18 stage-1 layer, or a tiny one.
+    cn, cc, ch, ck = (2, 4, 10, 4) if small else (64, 64, 56, 64)
+    conv_text = f"({cn}, {cc}, {ch}, {ch}) -> {ck}"
+    conv_flops = 2 * cn * ck * cc * 9 * ch * ch
+    conv_setup = ("import torch; import torch.nn.functional as F; "
+                  f"x = torch.randn({cn}, {cc}, {ch}, {ch}, device='cuda:{{d}}', requires_grad={{grad}}); "
+                  f"w = torch.randn({ck}, {cc}, 3, 3, device='cuda:{{d}}', requires_grad={{grad}})")
+    pn, pc, ph = (2, 4, 12) if small else (64, 64, 112)
+    pool_text = f"({pn}, {pc}, {ph}, {ph})"
+    pool_n = pn * pc * ph * ph
+    pool_setup = ("import torch; import torch.nn.functional as F; "
+                  f"x = torch.randn({pn}, {pc}, {ph}, {ph}, device='cuda:{{d}}')")
     out = []
     for g in gemms:
         out.append((f"sgemm {g}^2",
@@ -60,6 +72,23 @@ def workloads(small):
          "h = g.asnumpy()",
          f"g = torch.ones({h}, device=dev)",
          "h = g.cpu()", 4 * h, "GB/s"),
+        # Convolution as im2col (kernels/window.cu) + cuBLAS GEMM, its backward (the im2col
+        # adjoint and two GEMMs), and max pooling (im2col + a row reduction), PyTorch's dialect.
+        (f"conv2d 3x3 {conv_text}",
+         conv_setup.replace("{grad}", "False"),
+         "y = F.conv2d(x, w, padding=1)",
+         conv_setup.replace("{grad}", "False").replace("'cuda:{d}'", "dev"),
+         "y = F.conv2d(x, w, padding=1)", conv_flops, "GFLOP/s"),
+        (f"conv2d 3x3 fwd+bwd {conv_text}",
+         conv_setup.replace("{grad}", "True"),
+         "F.conv2d(x, w, padding=1).sum().backward()",
+         conv_setup.replace("{grad}", "True").replace("'cuda:{d}'", "dev"),
+         "F.conv2d(x, w, padding=1).sum().backward()", 3 * conv_flops, "GFLOP/s"),
+        (f"max_pool2d 3x3/2 {pool_text}",
+         pool_setup,
+         "y = F.max_pool2d(x, 3, 2, 1)",
+         pool_setup.replace("'cuda:{d}'", "dev"),
+         "y = F.max_pool2d(x, 3, 2, 1)", 4 * pool_n, "GB/s"),
         ("per-op latency: 3-element add",
          "a = ones(3) @ gpu({d}); b = ones(3) @ gpu({d})",
          "c = a + b",

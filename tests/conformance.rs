@@ -109,6 +109,9 @@ mod cuda_backend_paths {
         assert_eq!(src.to_host().expect("read"), data);
     }
 }
+use devarray::nn::autograd::Tape;
+use devarray::nn::conv::{self, PoolKind, Window};
+use devarray::nn::norm::{self, RunningUpdate};
 use devarray::runtime::{
     Array, BinaryOp, DType, Device, HostData, IndexItem, Operand, ReduceOp, Runtime, RuntimeConfig,
     Scalar, UnaryOp,
@@ -242,6 +245,9 @@ conformance!(
     random_with_seed,
     copies_between_devices,
     fused_expressions,
+    convolution_and_gradients,
+    pooling_and_gradients,
+    batch_norm_and_gradients,
 );
 
 fn f32s(rt: &Runtime, d: Device, data: &[f64], shape: &[usize]) -> Array {
@@ -578,6 +584,200 @@ fn copies_between_devices(rt: &Runtime, d: Device) -> Outputs {
     vec![("copy_into", into), ("round trip", round_trip)]
 }
 
+/// Values in [-1, 1) that differ from element to element and from input to input.
+fn varied(rt: &Runtime, d: Device, shape: &[usize], seed: u64, dtype: DType) -> Array {
+    let n: usize = shape.iter().product();
+    let data: Vec<f64> = (0..n)
+        .map(|i| ((i as u64 * 2654435761 + seed * 97) % 1000) as f64 / 500.0 - 1.0)
+        .collect();
+    rt.from_f64(data, shape, dtype, d).expect("input")
+}
+
+type Layer<'a> = &'a dyn Fn(&Runtime, &mut Tape, &[Array]) -> devarray::runtime::Result<Array>;
+
+/// `f` over `inputs`, recorded: its output, then the gradient of sum(output * projection) for
+/// each input (a projection, so every output element's gradient differs and a transposed or
+/// misplaced one shows).
+fn recorded(rt: &Runtime, inputs: &[Array], f: Layer) -> Vec<Array> {
+    let mut tape = Tape::default();
+    for x in inputs {
+        tape.attach_grad(rt, x, false).expect("attach");
+    }
+    let prev = tape.set_recording(true, true);
+    let y = f(rt, &mut tape, inputs).expect("forward");
+    let proj = varied(rt, y.device(), y.shape(), 7, y.dtype());
+    let head = tape
+        .binary(BinaryOp::Mul, Operand::Array(&y), Operand::Array(&proj))
+        .expect("mul");
+    let head = tape.reduce(&head, ReduceOp::Sum, None, false).expect("sum");
+    tape.restore(prev);
+    tape.backward(rt, &head, None, false).expect("backward");
+    let grads = inputs.iter().map(|x| tape.grad(x).expect("grad"));
+    std::iter::once(y).chain(grads).collect()
+}
+
+/// `recorded` on inputs of `shapes` on `d`, each output named.
+fn with_gradients(
+    rt: &Runtime,
+    d: Device,
+    dtype: DType,
+    shapes: &[&[usize]],
+    names: [&'static str; 4],
+    f: Layer,
+) -> Outputs {
+    let inputs: Vec<Array> = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, s)| varied(rt, d, s, k as u64, dtype))
+        .collect();
+    names.into_iter().zip(recorded(rt, &inputs, f)).collect()
+}
+
+/// Convolutions (im2col + GEMM; on CUDA kernels/window.cu and cuBLAS) and their gradients.
+fn convolution_and_gradients(rt: &Runtime, d: Device) -> Outputs {
+    let win = Window {
+        kernel: [3, 2],
+        stride: [2, 1],
+        pad: [(1, 1), (2, 2)],
+        dilation: [1, 2],
+    };
+    let mut out = with_gradients(
+        rt,
+        d,
+        DType::Float32,
+        &[&[2, 3, 7, 6], &[4, 3, 3, 2], &[4]],
+        ["conv2d", "conv2d grad x", "conv2d grad w", "conv2d grad b"],
+        &move |rt, t, xs| conv::conv2d(rt, t, &xs[0], &xs[1], Some(&xs[2]), &win, 1),
+    );
+    let grouped = Window::new([3, 3], [1, 1], [1, 1]);
+    out.extend(with_gradients(
+        rt,
+        d,
+        DType::Float64,
+        &[&[1, 4, 5, 5], &[6, 2, 3, 3]],
+        ["grouped f64", "grouped grad x", "grouped grad w", ""],
+        &move |rt, t, xs| conv::conv2d(rt, t, &xs[0], &xs[1], None, &grouped, 2),
+    ));
+    out.extend(with_gradients(
+        rt,
+        d,
+        DType::Float32,
+        &[&[2, 3, 9], &[2, 3, 3]],
+        ["conv1d", "conv1d grad x", "conv1d grad w", ""],
+        &|rt, t, xs| conv::conv1d(rt, t, &xs[0], &xs[1], None, 2, (1, 1), 1, 1),
+    ));
+    out
+}
+
+/// Max and average pooling (padding, ceil_mode, count_include_pad), adaptive and global, with
+/// gradients: the windows are im2col (kernels/window.cu on CUDA) reduced along the taps.
+fn pooling_and_gradients(rt: &Runtime, d: Device) -> Outputs {
+    let shape: &[&[usize]] = &[&[2, 3, 8, 7]];
+    let win = Window::new([3, 3], [2, 2], [1, 1]);
+    let mut out = Vec::new();
+    for (names, kind, ceil) in [
+        (["max", "max grad", "", ""], PoolKind::Max, false),
+        (["max ceil", "max ceil grad", "", ""], PoolKind::Max, true),
+        (
+            ["avg", "avg grad", "", ""],
+            PoolKind::Avg {
+                count_include_pad: true,
+            },
+            false,
+        ),
+        (
+            ["avg ceil no pad", "avg ceil no pad grad", "", ""],
+            PoolKind::Avg {
+                count_include_pad: false,
+            },
+            true,
+        ),
+    ] {
+        out.extend(with_gradients(
+            rt,
+            d,
+            DType::Float32,
+            shape,
+            names,
+            &move |rt, t, xs| conv::pool2d(rt, t, &xs[0], &win, kind, ceil, true),
+        ));
+    }
+    out.extend(with_gradients(
+        rt,
+        d,
+        DType::Float32,
+        shape,
+        ["adaptive avg", "adaptive avg grad", "", ""],
+        &|rt, t, xs| conv::adaptive_pool2d(rt, t, &xs[0], [3, 2], false),
+    ));
+    out.extend(with_gradients(
+        rt,
+        d,
+        DType::Float32,
+        shape,
+        ["global max", "global max grad", "", ""],
+        &|rt, t, xs| conv::global_pool2d(rt, t, &xs[0], true),
+    ));
+    out
+}
+
+/// Batch norm with batch statistics (and the running ones they update), then with running
+/// statistics (eval), with gradients for the input, scale and shift.
+fn batch_norm_and_gradients(rt: &Runtime, d: Device) -> Outputs {
+    let running_mean = varied(rt, d, &[3], 3, DType::Float32);
+    let running_var = rt.full(&[3], 1.5, DType::Float32, d).unwrap();
+    let update = RunningUpdate {
+        batch_weight: 0.1,
+        unbiased: true,
+    };
+    let updated = std::cell::RefCell::new(None);
+    let shapes: &[&[usize]] = &[&[4, 3, 5, 2], &[3], &[3]];
+    let mut out = with_gradients(
+        rt,
+        d,
+        DType::Float32,
+        shapes,
+        [
+            "train",
+            "train grad x",
+            "train grad gamma",
+            "train grad beta",
+        ],
+        &|_, t, xs| {
+            let r = Some((&running_mean, &running_var));
+            let bn =
+                norm::batch_norm(t, &xs[0], Some(&xs[1]), Some(&xs[2]), r, true, update, 1e-5)?;
+            *updated.borrow_mut() = bn.running;
+            Ok(bn.y)
+        },
+    );
+    let (mean, var) = updated.into_inner().expect("running statistics updated");
+    out.push(("running mean", mean));
+    out.push(("running var", var));
+    out.extend(with_gradients(
+        rt,
+        d,
+        DType::Float32,
+        shapes,
+        ["eval", "eval grad x", "eval grad gamma", "eval grad beta"],
+        &|_, t, xs| {
+            let r = Some((&running_mean, &running_var));
+            let bn = norm::batch_norm(
+                t,
+                &xs[0],
+                Some(&xs[1]),
+                Some(&xs[2]),
+                r,
+                false,
+                update,
+                1e-5,
+            )?;
+            Ok(bn.y)
+        },
+    ));
+    out
+}
+
 /// Fast paths against the plain ones: the same convolutions and poolings, forward and backward,
 /// with the one-pass im2col (`Array::patches`) and composed from strided slices
 /// (`conv::plain_paths`), on the CPU and a simulated GPU. The forward values are copies either
@@ -585,9 +785,7 @@ fn copies_between_devices(rt: &Runtime, d: Device) -> Outputs {
 mod fast_paths {
     use devarray::nn::autograd::Tape;
     use devarray::nn::conv::{self, PoolKind, Window};
-    use devarray::runtime::{
-        Array, BinaryOp, DType, Device, Operand, ReduceOp, Runtime, RuntimeConfig,
-    };
+    use devarray::runtime::{Array, DType, Device, Runtime, RuntimeConfig};
 
     fn runtime() -> Runtime {
         Runtime::new(RuntimeConfig {
@@ -596,36 +794,16 @@ mod fast_paths {
         })
     }
 
-    fn input(rt: &Runtime, shape: &[usize], seed: u64, d: Device, dtype: DType) -> Array {
-        let n: usize = shape.iter().product();
-        let data: Vec<f64> = (0..n)
-            .map(|i| ((i as u64 * 2654435761 + seed * 97) % 1000) as f64 / 500.0 - 1.0)
-            .collect();
-        rt.from_f64(data, shape, dtype, d).expect("input")
-    }
+    use super::{recorded, varied as input};
 
     type Op = dyn Fn(&Runtime, &mut Tape, &[Array]) -> devarray::runtime::Result<Array>;
 
     /// The output and the gradient of sum(output * projection) for every input.
     fn run(rt: &Runtime, inputs: &[Array], f: &Op) -> Vec<Vec<f64>> {
-        let mut tape = Tape::default();
-        for x in inputs {
-            tape.attach_grad(rt, x, false).expect("attach");
-        }
-        let prev = tape.set_recording(true, true);
-        let y = f(rt, &mut tape, inputs).expect("forward");
-        let proj = input(rt, y.shape(), 7, y.device(), y.dtype());
-        let head = tape
-            .binary(BinaryOp::Mul, Operand::Array(&y), Operand::Array(&proj))
-            .expect("mul");
-        let head = tape.reduce(&head, ReduceOp::Sum, None, false).expect("sum");
-        tape.restore(prev);
-        tape.backward(rt, &head, None, false).expect("backward");
-        let mut out = vec![y.to_host().to_f64_vec()];
-        for x in inputs {
-            out.push(tape.grad(x).expect("grad").to_host().to_f64_vec());
-        }
-        out
+        recorded(rt, inputs, f)
+            .iter()
+            .map(|a| a.to_host().to_f64_vec())
+            .collect()
     }
 
     fn compare(shapes: &[&[usize]], f: &Op) {
@@ -635,7 +813,7 @@ mod fast_paths {
                 let inputs: Vec<Array> = shapes
                     .iter()
                     .enumerate()
-                    .map(|(k, s)| input(&rt, s, k as u64, d, dtype))
+                    .map(|(k, s)| input(&rt, d, s, k as u64, dtype))
                     .collect();
                 assert!(inputs[0].has_patches(), "{d}: the fast path runs here");
                 let fast = run(&rt, &inputs, f);

@@ -237,14 +237,7 @@ impl ConvLayer {
         match self.padding {
             ConvPad::Fixed(p) => [(p[0], p[0]), (p[1], p[1])],
             ConvPad::Valid => [(0, 0), (0, 0)],
-            ConvPad::Same => {
-                let mut out = [(0, 0); 2];
-                for (axis, o) in out.iter_mut().enumerate() {
-                    let total = self.dilation[axis] * (self.kernel[axis] - 1);
-                    *o = (total / 2, total - total / 2);
-                }
-                out
-            }
+            ConvPad::Same => super::conv::same_padding(self.kernel, self.dilation),
         }
     }
 }

@@ -334,6 +334,16 @@ pub fn conv1d(
     tape.reshape(&y, &[s[0] as isize, s[1] as isize, s[3] as isize])
 }
 
+/// PyTorch's `padding='same'`: the dilated kernel's extent less one, split with the odd one
+/// after, per axis.
+pub fn same_padding(kernel: [usize; 2], dilation: [usize; 2]) -> [(usize, usize); 2] {
+    let half = |axis: usize| {
+        let total = dilation[axis] * kernel[axis].saturating_sub(1);
+        (total / 2, total - total / 2)
+    };
+    [half(0), half(1)]
+}
+
 /// Output size of a pooling window on one axis. PyTorch's `ceil_mode` drops a last window that
 /// would start inside the right padding (`torch_rule`); MXNet's "full" convention does not.
 pub fn pool_out(

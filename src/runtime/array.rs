@@ -1841,10 +1841,11 @@ impl Array {
         concat_impl(&expanded, at as isize, "stack")
     }
 
-    /// Whether `patches` and `patches_adjoint` run here: a float array on a host device (cpu or
-    /// a simulated GPU). Elsewhere callers compose the windows from strided slices.
+    /// Whether `patches` and `patches_adjoint` run here: a 4-d float array (on the host, or a
+    /// CUDA GPU through kernels/window.cu). Elsewhere callers compose the windows from strided
+    /// slices.
     pub fn has_patches(&self) -> bool {
-        self.dtype().is_float() && !self.ctx().placement.is_cuda() && self.ndim() == 4
+        self.dtype().is_float() && self.ndim() == 4
     }
 
     /// im2col: every window of `p` over axes 2 and 3 of this (N, C, H, W) array, as
@@ -1863,7 +1864,7 @@ impl Array {
                 .patches([h, w], &p)
                 .map(Storage::Cpu)
                 .ok_or_else(|| patches_refused("patches", &x)),
-            Storage::Cuda(_) => Err(patches_refused("patches", &x)),
+            Storage::Cuda(s) => s.patches([h, w], &p).map(Storage::Cuda),
         })
     }
 
@@ -1873,11 +1874,7 @@ impl Array {
         let &[n, c, kk, ho, wo] = self.shape() else {
             return Err(patches_refused("patches_adjoint", self));
         };
-        if kk != p.kernel[0] * p.kernel[1]
-            || [ho, wo] != p.out
-            || !self.dtype().is_float()
-            || self.ctx().placement.is_cuda()
-        {
+        if kk != p.kernel[0] * p.kernel[1] || [ho, wo] != p.out || !self.dtype().is_float() {
             return Err(patches_refused("patches_adjoint", self));
         }
         let (g, p) = (self.clone(), *p);
@@ -1887,7 +1884,7 @@ impl Array {
                     .patches_adjoint(hw, &p)
                     .map(Storage::Cpu)
                     .ok_or_else(|| patches_refused("patches_adjoint", &g)),
-                Storage::Cuda(_) => Err(patches_refused("patches_adjoint", &g)),
+                Storage::Cuda(s) => s.patches_adjoint(hw, &p).map(Storage::Cuda),
             }
         })
     }

@@ -716,7 +716,7 @@ def main():
         kit.step("probe", kit.probe, 30)
         kit.step("conformance", kit.conformance, 90 if real else 100)
         kit.step("seed programs", kit.transcripts, 70 if real else 120)
-        kit.step("gpu_bench", kit.bench, 100 if real else 60)
+        kit.step("gpu_bench", kit.bench, 100 if real else 90)
         kit.step("lenet step", kit.lenet, 45 if real else 40)
         kit.step("nvrtc kernels", kit.nvrtc, 60 if real else 20)
     finally:

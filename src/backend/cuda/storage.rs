@@ -11,7 +11,7 @@ use super::kernels::{self, Module};
 use super::random::Distribution;
 use crate::backend::{MatmulLayout, StridedView};
 use crate::vocab::{
-    BinaryOp, DType, FusedExpr, HostData, ReduceOp, Result, RuntimeError, Scalar, UnaryOp,
+    BinaryOp, DType, FusedExpr, HostData, Patches, ReduceOp, Result, RuntimeError, Scalar, UnaryOp,
 };
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use std::sync::Arc;
@@ -41,6 +41,46 @@ pub(crate) struct DaBroadcast {
 }
 // SAFETY: as above.
 unsafe impl DeviceRepr for DaBroadcast {}
+
+/// `DaWindow` in kernels/window.cu: the geometry of `Patches` over one (h, w) plane.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DaWindow {
+    h: i64,
+    w: i64,
+    kh: i64,
+    kw: i64,
+    sh: i64,
+    sw: i64,
+    dh: i64,
+    dw: i64,
+    ph: i64,
+    pw: i64,
+    ho: i64,
+    wo: i64,
+}
+// SAFETY: as above.
+unsafe impl DeviceRepr for DaWindow {}
+
+impl DaWindow {
+    fn new([h, w]: [usize; 2], p: &Patches) -> DaWindow {
+        let i = |v: usize| v as i64;
+        DaWindow {
+            h: i(h),
+            w: i(w),
+            kh: i(p.kernel[0]),
+            kw: i(p.kernel[1]),
+            sh: i(p.stride[0]),
+            sw: i(p.stride[1]),
+            dh: i(p.dilation[0]),
+            dw: i(p.dilation[1]),
+            ph: i(p.pad[0]),
+            pw: i(p.pad[1]),
+            ho: i(p.out[0]),
+            wo: i(p.out[1]),
+        }
+    }
+}
 
 fn rank_error(rank: usize) -> RuntimeError {
     RuntimeError::Shape(format!(
@@ -507,6 +547,46 @@ impl CudaStorage {
         Ok(out)
     }
 
+    /// im2col (kernels/window.cu): planes of `hw` laid out as planes of (kh*kw, Ho, Wo), `p.fill`
+    /// in the padding. Float dtypes only, as on the CPU.
+    pub fn patches(&self, hw: [usize; 2], p: &Patches) -> Result<CudaStorage> {
+        self.window(hw, p, false)
+    }
+
+    /// The adjoint of `patches`: planes of (kh*kw, Ho, Wo) summed back onto planes of `hw`.
+    pub fn patches_adjoint(&self, hw: [usize; 2], p: &Patches) -> Result<CudaStorage> {
+        self.window(hw, p, true)
+    }
+
+    fn window(&self, hw: [usize; 2], p: &Patches, adjoint: bool) -> Result<CudaStorage> {
+        let entry = kernels::patches_entry(self.dtype, adjoint)
+            .ok_or_else(|| unsupported("im2col", self.dtype))?;
+        let (plane_in, plane_out) = (
+            hw[0] * hw[1],
+            p.kernel[0] * p.kernel[1] * p.out[0] * p.out[1],
+        );
+        let (from, to) = if adjoint {
+            (plane_out, plane_in)
+        } else {
+            (plane_in, plane_out)
+        };
+        let n = self.len.checked_div(from).unwrap_or(0) * to;
+        let out = CudaStorage::alloc(self.device(), n, self.dtype)?;
+        if n > 0 {
+            let mut args = vec![
+                Arg::Ptr(out.ptr()),
+                Arg::Ptr(self.ptr()),
+                Arg::Window(DaWindow::new(hw, p)),
+            ];
+            if !adjoint {
+                args.push(Arg::F64(p.fill));
+            }
+            args.push(Arg::I64(n as i64));
+            out.launch(Module::Window, &entry, n, &args)?;
+        }
+        Ok(out)
+    }
+
     /// Writes `src`, broadcast to `view.shape` by `src_strides`, into the view.
     pub fn scatter(
         &mut self,
@@ -599,6 +679,7 @@ pub(crate) enum Arg {
     F64(f64),
     View(DaView),
     Broadcast(DaBroadcast),
+    Window(DaWindow),
 }
 
 pub(crate) fn launch_on(
@@ -631,6 +712,7 @@ fn launch_function(
             Arg::F64(v) => args.arg(v),
             Arg::View(v) => args.arg(v),
             Arg::Broadcast(v) => args.arg(v),
+            Arg::Window(v) => args.arg(v),
         };
     }
     // SAFETY: every caller pushes the argument list its kernel declares, with pointers to live
@@ -705,6 +787,7 @@ mod tests {
         // i64 offset, i32 rank (+4 padding), 8 + 8 i64: 8 + 8 + 128 = 144 bytes, as in C.
         assert_eq!(std::mem::size_of::<DaView>(), 144);
         assert_eq!(std::mem::size_of::<DaBroadcast>(), 8 + 3 * 64);
+        assert_eq!(std::mem::size_of::<DaWindow>(), 12 * 8);
         assert!(view_arg(0, &[1; 9], &[1; 9]).is_err());
     }
 }

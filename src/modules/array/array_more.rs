@@ -239,7 +239,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             match d {
                 None | Some(Value::None) => {
                     let x = recv(r)?;
-                    Ok(Value::str(&tensor_type_name(x)))
+                    Ok(Value::str(&super::conv_args::torch_type_name(&x.array)))
                 }
                 Some(d) => {
                     let dt = dtype_arg(&d)?.ok_or_else(|| Exc::type_error("type() needs a dtype"))?;
@@ -291,21 +291,6 @@ fn reflavor(v: Value, flavor: Flavor) -> Value {
     match &v {
         Value::Array(a) => wrap(a.array.clone(), flavor),
         _ => v,
-    }
-}
-
-/// PyTorch's legacy type names.
-fn tensor_type_name(x: &ArrayValue) -> String {
-    let base = match x.array.dtype() {
-        DType::Float32 => "FloatTensor",
-        DType::Float64 => "DoubleTensor",
-        DType::Int32 => "IntTensor",
-        DType::Int64 => "LongTensor",
-        DType::Bool => "BoolTensor",
-    };
-    match x.array.device().kind {
-        crate::runtime::DeviceKind::Gpu => format!("torch.cuda.{base}"),
-        crate::runtime::DeviceKind::Cpu => format!("torch.{base}"),
     }
 }
 

@@ -798,7 +798,7 @@ fn layer_forward(
     let (array, flavor) = (xv.array.clone(), xv.flavor);
     finish_custom_init(it, layer, &array)?;
     if core.dialect == Dialect::Torch {
-        check_torch_devices(core, &array)?;
+        check_torch_devices(core, layer, &array)?;
     }
     let st = it.state_mut();
     if let crate::nn::layers::BlockKind::Op(op) = &layer.kind {
@@ -835,16 +835,24 @@ fn layer_forward(
     }
 }
 
-/// PyTorch's error for an input on another device than the parameters.
-fn check_torch_devices(core: &Core, x: &Array) -> Result<(), Exc> {
+/// PyTorch's error for an input on another device than the parameters (a convolution's own
+/// words where the two are a CPU and a GPU). Nothing is copied.
+fn check_torch_devices(core: &Core, layer: &Block, x: &Array) -> Result<(), Exc> {
     let here = x.device();
-    let other = core
-        .params
-        .borrow()
-        .iter()
-        .flat_map(|(_, p)| p.list_ctx())
-        .find(|d| *d != here);
-    if let Some(other) = other {
+    let other = core.params.borrow().iter().find_map(|(name, p)| {
+        Some((
+            name.clone(),
+            p.list_ctx().into_iter().find(|d| *d != here)?,
+            p.clone(),
+        ))
+    });
+    if let Some((name, other, param)) = other {
+        let is_conv = matches!(&layer.kind, crate::nn::layers::BlockKind::Op(op)
+            if op.as_any().is::<crate::nn::cnn::ConvLayer>());
+        if is_conv {
+            let dtype = param.data(Some(other)).map_or(x.dtype(), |a| a.dtype());
+            super::conv_args::torch_conv_devices(x, &[(&name, dtype, other)])?;
+        }
         let name = |d: Device| crate::object::format::torch_device_name(d);
         return Err(Exc::new(
             ExcKind::RuntimeError,

@@ -11,11 +11,13 @@
 //! - `devices.rs` — `cpu`, `gpu`, `num_gpus`, `try_gpu`, `try_all_gpus`;
 //! - `data.rs` — data sets, transforms and loaders, bound as `gluon.data` and as `torchvision` /
 //!   `torch.utils.data`;
-//! - `blocks.rs` — the model layer (Gluon's `Block`, PyTorch's `Module`) both dialects bind.
+//! - `blocks.rs` — the model layer (Gluon's `Block`, PyTorch's `Module`) both dialects bind;
+//! - `conv_args.rs` — the arguments convolution and pooling layers read in both dialects.
 
 pub mod array_more;
 pub mod arrays;
 pub mod blocks;
+pub mod conv_args;
 pub mod data;
 pub mod devices;
 pub mod files;

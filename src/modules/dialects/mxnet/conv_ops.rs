@@ -1,10 +1,11 @@
 //! MXNet's convolutional-network operators: `npx.convolution`, `npx.pooling`,
 //! `npx.batch_norm`, `npx.dropout` (numpy mode) and the legacy `nd.Convolution`, `nd.Pooling`,
 //! `nd.BatchNorm`, `nd.Dropout`, on `nn::conv` / `nn::norm` (recorded on the tape).
+use crate::modules::array::conv_args::{float, truth};
 use crate::nn::conv::{self, PoolKind, Window};
 use crate::nn::norm::{self, RunningUpdate};
 use crate::object::error::Exc;
-use crate::object::ops::{as_f64, wrap};
+use crate::object::ops::wrap;
 use crate::object::value::{Args, Flavor, Module, Value};
 use crate::object::{builtin, Interpreter};
 use crate::runtime::{Array, Operand};
@@ -56,21 +57,6 @@ fn pair(
         }
     };
     Ok((vals, p))
-}
-
-fn float(v: Option<Value>, what: &str, default: f64) -> Result<f64, Exc> {
-    match v {
-        None => Ok(default),
-        Some(v) => as_f64(&v).ok_or_else(|| {
-            Exc::type_error(format!("{what} must be a number, got {}", v.type_name()))
-        }),
-    }
-}
-
-fn truth(v: Option<Value>, default: bool) -> Result<bool, Exc> {
-    v.map(|v| v.truthy())
-        .transpose()
-        .map(|b| b.unwrap_or(default))
 }
 
 fn done(r: crate::runtime::Result<Array>, flavor: Flavor) -> Result<Value, Exc> {

@@ -6,6 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::modules::array::blocks::{self, core_of};
+use crate::modules::array::conv_args::{float, int_pair, self_arg, truth, IntWord};
 use crate::nn::cnn::{
     constant_param, BatchNormLayer, ConvLayer, ConvPad, DropoutLayer, LayerNormLayer, PadMode,
     Pool1dLayer, PoolLayer, PoolSpan, Style,
@@ -13,7 +14,6 @@ use crate::nn::cnn::{
 use crate::nn::layers::{Block, BlockKind, Init, Parameter};
 use crate::object::class::Class;
 use crate::object::error::Exc;
-use crate::object::ops::as_f64;
 use crate::object::value::{Args, BuiltinFn, Module, Value};
 use crate::object::Interpreter;
 
@@ -68,12 +68,6 @@ pub fn register(m: &Module, base: Value) {
 
 // ---- arguments ------------------------------------------------------------------------------
 
-fn self_arg(a: &mut Args) -> Result<Value, Exc> {
-    let this = a.required(0, "self")?;
-    a.pos.remove(0);
-    Ok(this)
-}
-
 /// An int or a tuple of `n` ints, as the pair the layers use (1-d in the second slot).
 fn ints(
     it: &mut dyn Interpreter,
@@ -82,43 +76,7 @@ fn ints(
     default: usize,
     what: &str,
 ) -> Result<[usize; 2], Exc> {
-    let vals: Vec<usize> = match v {
-        None | Some(Value::None) => vec![default; n],
-        Some(v @ (Value::Tuple(_) | Value::List(_))) => {
-            let items = it.iterate(&v)?;
-            if items.len() != n {
-                return Err(Exc::value_error(format!(
-                    "{what} must be an integer or a tuple of {n} integers, got {} values",
-                    items.len()
-                )));
-            }
-            items
-                .iter()
-                .map(|x| usize_arg(x, what))
-                .collect::<Result<_, _>>()?
-        }
-        Some(v) => vec![usize_arg(&v, what)?; n],
-    };
-    Ok(if n == 1 {
-        [1, vals[0]]
-    } else {
-        [vals[0], vals[1]]
-    })
-}
-
-fn float(v: Option<Value>, what: &str, default: f64) -> Result<f64, Exc> {
-    match v {
-        None => Ok(default),
-        Some(v) => as_f64(&v).ok_or_else(|| {
-            Exc::type_error(format!("{what} must be a number, got {}", v.type_name()))
-        }),
-    }
-}
-
-fn truth(v: Option<Value>, default: bool) -> Result<bool, Exc> {
-    v.map(|v| v.truthy())
-        .transpose()
-        .map(|b| b.unwrap_or(default))
+    int_pair(it, v.as_ref(), n, default, what, IntWord::Integer)
 }
 
 fn layout(v: Option<Value>, want: &str) -> Result<(), Exc> {

@@ -9,6 +9,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::modules::array::blocks::{self, install_core, CoreData, Dialect};
+use crate::modules::array::conv_args::{
+    float, int_pair, self_arg, torch_conv_devices, truth, IntWord,
+};
 use crate::modules::dialects::torch::torch_error;
 use crate::modules::python::native::usize_arg;
 use crate::nn::cnn::{
@@ -20,7 +23,7 @@ use crate::nn::layers::{Block, BlockKind, Init, Parameter};
 use crate::nn::norm::{self, RunningUpdate};
 use crate::object::class::Class;
 use crate::object::error::{Exc, ExcKind};
-use crate::object::ops::{as_f64, wrap};
+use crate::object::ops::wrap;
 use crate::object::value::{Args, BuiltinFn, Flavor, Module, Value};
 use crate::object::{builtin, Interpreter};
 use crate::runtime::{Array, Device};
@@ -101,55 +104,14 @@ fn base() -> Result<Value, Exc> {
 
 // ---- arguments ------------------------------------------------------------------------------
 
-fn self_arg(a: &mut Args) -> Result<Value, Exc> {
-    // `self` may come by keyword; only a positional one shifts the others.
-    let positional = !a.pos.is_empty();
-    let this = a.required(0, "self")?;
-    if positional {
-        a.pos.remove(0);
-    }
-    Ok(this)
-}
-
 /// An int or a tuple of `n` ints (`kernel_size=3`, `(3, 5)`), as the pair the layers use (a
-/// one-dimensional value in the second slot).
+/// one-dimensional value in the second slot). PyTorch refuses None where it wants a size.
 fn ints(it: &mut dyn Interpreter, v: &Value, n: usize, what: &str) -> Result<[usize; 2], Exc> {
-    let vals: Vec<usize> = match v {
-        Value::Tuple(_) | Value::List(_) => {
-            let items = it.iterate(v)?;
-            if items.len() != n {
-                return Err(Exc::value_error(format!(
-                    "{what} must be an int or a tuple of {n} ints, got {} values",
-                    items.len()
-                )));
-            }
-            items
-                .iter()
-                .map(|x| usize_arg(x, what))
-                .collect::<Result<_, _>>()?
-        }
-        _ => vec![usize_arg(v, what)?; n],
-    };
-    Ok(if n == 1 {
-        [1, vals[0]]
-    } else {
-        [vals[0], vals[1]]
-    })
-}
-
-fn float(v: Option<Value>, what: &str, default: f64) -> Result<f64, Exc> {
-    match v {
-        None => Ok(default),
-        Some(v) => as_f64(&v).ok_or_else(|| {
-            Exc::type_error(format!("{what} must be a number, got {}", v.type_name()))
-        }),
+    if matches!(v, Value::None) {
+        let k = usize_arg(v, what)?;
+        return Ok([k, k]);
     }
-}
-
-fn truth(v: Option<Value>, default: bool) -> Result<bool, Exc> {
-    v.map(|v| v.truthy())
-        .transpose()
-        .map(|b| b.unwrap_or(default))
+    int_pair(it, Some(v), n, 1, what, IntWord::Int)
 }
 
 /// Installs pooling layer `op`, as the 1-d form over (N, C, L) when `dims` is 1.
@@ -740,14 +702,7 @@ fn f_conv(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, E
     let pad = match &a.take(4, "padding")? {
         None => [(0, 0); 2],
         Some(Value::Str(s)) if &**s == "valid" => [(0, 0); 2],
-        Some(Value::Str(s)) if &**s == "same" => {
-            let mut out = [(0, 0); 2];
-            for (axis, o) in out.iter_mut().enumerate() {
-                let total = dilation[axis] * k2[axis].saturating_sub(1);
-                *o = (total / 2, total - total / 2);
-            }
-            out
-        }
+        Some(Value::Str(s)) if &**s == "same" => conv::same_padding(k2, dilation),
         Some(v) => {
             let p = ints(it, v, dims, "padding")?;
             [(p[0], p[0]), (p[1], p[1])]
@@ -758,6 +713,9 @@ fn f_conv(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, E
         None => 1,
     };
     a.finish(7)?;
+    let mut params = vec![("weight", w.dtype(), w.device())];
+    params.extend(b.as_ref().map(|b| ("bias", b.dtype(), b.device())));
+    torch_conv_devices(&x, &params)?;
     let st = it.state_mut();
     let r = if dims == 1 {
         conv::conv1d(

@@ -9,6 +9,7 @@ use std::rc::Rc;
 use crate::modules::array::blocks::{
     self, core_of, install_core, param_value, parameter_of, this_core, Core, CoreData, Dialect,
 };
+use crate::modules::array::conv_args::self_arg;
 use crate::modules::dialects::torch::{parse_torch_device, torch_error};
 use crate::modules::python::native::{object, usize_arg};
 use crate::nn::layers::{draw, fans, Activation, Block, BlockKind, Fan, Init, Parameter};
@@ -154,16 +155,6 @@ fn setup(
     let mut data = CoreData::new(Dialect::Torch, name, layer);
     data.sequential = sequential;
     install_core(this, data)
-}
-
-fn self_arg(a: &mut Args) -> Result<Value, Exc> {
-    // `self` may come by keyword; only a positional one shifts the others.
-    let positional = !a.pos.is_empty();
-    let this = a.required(0, "self")?;
-    if positional {
-        a.pos.remove(0);
-    }
-    Ok(this)
 }
 
 pub(super) fn module_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
