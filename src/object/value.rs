@@ -447,7 +447,7 @@ impl Value {
             Value::Exception(e) => e.kind.name().into(),
             Value::Object(o) => o.type_name().to_string(),
             Value::Class(_) => "type".into(),
-            Value::Instance(i) => i.class.name.to_string(),
+            Value::Instance(i) => i.class().name.to_string(),
             Value::Method(_) => "method".into(),
             Value::Generator(_) => "generator".into(),
         }
@@ -524,7 +524,7 @@ impl Value {
             // does, unless the class defines __hash__ in Python.
             Value::Instance(i)
                 if matches!(&*i.base_state.borrow(), Value::Tuple(_))
-                    && !matches!(i.class.lookup("__hash__"), Some(Value::Func(_))) =>
+                    && !matches!(i.class().lookup("__hash__"), Some(Value::Func(_))) =>
             {
                 let t = i.base_state.borrow().clone();
                 return t.hash_key();

@@ -99,7 +99,7 @@ pub fn core_of(v: &Value) -> Option<Core> {
 /// The class name of an instance (`MLP`).
 fn class_name(v: &Value) -> String {
     match v {
-        Value::Instance(i) => i.class.name.to_string(),
+        Value::Instance(i) => i.class().name.to_string(),
         other => other.type_name(),
     }
 }
@@ -326,7 +326,7 @@ fn before_init(this: &Value, block: bool) -> Exc {
 fn core_dialect_guess(this: &Value) -> Dialect {
     match this {
         Value::Instance(i)
-            if i.class
+            if i.class()
                 .mro
                 .iter()
                 .any(|c| matches!(c, Value::Class(c) if c.module.starts_with("torch"))) =>
@@ -600,7 +600,7 @@ pub fn init_spec(v: Option<Value>) -> Result<Option<InitSpec>, Exc> {
         })));
     }
     if let Value::Instance(i) = &v {
-        if i.class.lookup("_init_weight").is_some() {
+        if i.class().lookup("_init_weight").is_some() {
             return Ok(Some(InitSpec::Custom(v.clone())));
         }
     }
@@ -737,7 +737,7 @@ fn forward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         return Ok(x);
     }
     if let Value::Instance(inst) = &this {
-        if inst.class.lookup("hybrid_forward").is_some() {
+        if inst.class().lookup("hybrid_forward").is_some() {
             let module = if it.state().np_mode {
                 "mxnet.hybrid_np"
             } else {
@@ -950,7 +950,7 @@ fn get_item(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 )),
             )?;
             let class = match &this {
-                Value::Instance(i) => i.class.value(),
+                Value::Instance(i) => i.class().value(),
                 _ => return Err(Exc::type_error("slicing needs a container")),
             };
             let picked = it.iterate(&picked)?;

@@ -664,7 +664,7 @@ fn load_state_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> 
     }
     if !errors.is_empty() {
         let class = match &this {
-            Value::Instance(i) => i.class.name.to_string(),
+            Value::Instance(i) => i.class().name.to_string(),
             _ => "Module".into(),
         };
         return Err(Exc::new(

@@ -176,11 +176,7 @@ pub(crate) fn native_class(
 
 /// A new instance of a native class holding `state` as its built-in base's data.
 pub(crate) fn new_instance(class: &Rc<Class>, state: Value) -> Value {
-    Value::Instance(Rc::new(Instance {
-        class: class.clone(),
-        attrs: RefCell::new(Attrs::default()),
-        base_state: RefCell::new(state),
-    }))
+    Value::Instance(Rc::new(Instance::new(class.clone(), state)))
 }
 
 /// The first argument of a native method (the instance) and its built-in data.
@@ -206,11 +202,10 @@ pub(crate) fn exc_class(name: &str, module: &str, base: ExcKind) -> Rc<Class> {
 
 /// An exception of class `class` with message `msg`, ready to raise.
 pub(crate) fn raise(class: &Rc<Class>, msg: String) -> Exc {
-    let inst = Rc::new(Instance {
-        class: class.clone(),
-        attrs: RefCell::new(Attrs::default()),
-        base_state: RefCell::new(Value::tuple(vec![Value::str(&msg)])),
-    });
+    let inst = Rc::new(Instance::new(
+        class.clone(),
+        Value::tuple(vec![Value::str(&msg)]),
+    ));
     let mut e = Exc::new(class.exception_base().unwrap_or(ExcKind::Exception), msg);
     e.instance = Some(inst);
     e
