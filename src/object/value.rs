@@ -267,6 +267,11 @@ pub trait NativeObject {
     }
     /// The class `type(obj)` gives, when the library defines one (`gluon.Parameter`); None is a
     /// plain object.
+    /// The error for an attribute `get_attr` does not give, when it is not an AttributeError
+    /// (an uninitialized PyTorch parameter's `shape`).
+    fn missing_attr(&self, _name: &str) -> Option<Exc> {
+        None
+    }
     fn class_value(&self) -> Option<Value> {
         None
     }

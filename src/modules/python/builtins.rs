@@ -1798,7 +1798,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
     };
     found
         .or_else(|| container_protocol(v, name))
-        .ok_or_else(|| no_attr(v, name))
+        .ok_or_else(|| match v {
+            Value::Object(o) => o.missing_attr(name).unwrap_or_else(|| no_attr(v, name)),
+            _ => no_attr(v, name),
+        })
 }
 
 /// `x.__len__`, `x.__getitem__`, `x.__iter__`, `x.__contains__` of the built-in containers, as

@@ -150,20 +150,31 @@ pub(crate) fn native_class(
     doc: &str,
     methods: &[(&'static str, BuiltinFn)],
 ) -> Rc<Class> {
+    native_class_bases(name, module, vec![base], doc, methods)
+}
+
+/// [`native_class`] with several bases (`class LazyLinear(LazyModuleMixin, Linear)`).
+pub(crate) fn native_class_bases(
+    name: &str,
+    module: &str,
+    bases: Vec<Value>,
+    doc: &str,
+    methods: &[(&'static str, BuiltinFn)],
+) -> Rc<Class> {
     let mut attrs = Attrs::default();
     for (n, f) in methods {
         attrs.set(Rc::from(*n), builtin(n, "", *f));
     }
-    let mro = match &base {
-        Value::Type(TypeKind::Object) => vec![base.clone()],
-        _ => crate::object::class::compute_mro(std::slice::from_ref(&base))
+    let mro = match bases.as_slice() {
+        [Value::Type(TypeKind::Object)] => bases.clone(),
+        _ => crate::object::class::compute_mro(&bases)
             .unwrap_or_else(|_| vec![Value::Type(TypeKind::Object)]),
     };
     Rc::new(Class {
         name: Rc::from(name),
         qualname: Rc::from(name),
         module: Rc::from(module),
-        bases: vec![base],
+        bases,
         mro,
         has_properties: std::cell::Cell::new(crate::object::class::any_properties(&attrs, &[])),
         native: true,
