@@ -882,7 +882,10 @@ pub fn instance_get_attr(
     if let Some(v) = generic_get_attr(it, this, inst, name)? {
         return Ok(v);
     }
-    if !inst.class().native_base() && inst.class().builtin_base().is_some() && !name.starts_with("__") {
+    if !inst.class().native_base()
+        && inst.class().builtin_base().is_some()
+        && !name.starts_with("__")
+    {
         // `d.keys()`, `l.append(x)`: the methods of the built-in base, found before
         // `__getattr__` as class attributes are in CPython.
         let base = inst.base_state.borrow().clone();

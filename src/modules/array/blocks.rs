@@ -419,10 +419,10 @@ impl NativeObject for UninitializedParam {
     /// PyTorch's ValueError when called (`p.sum()`), and `shape` its RuntimeError.
     fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         const METHODS: &[&str] = &[
-            "abs", "add", "add_", "clone", "copy_", "cpu", "cuda", "detach", "dim", "div",
-            "fill_", "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_",
-            "numel", "numpy", "reshape", "std", "sub", "sum", "t", "to", "tolist", "uniform_",
-            "var", "view", "zero_",
+            "abs", "add", "add_", "clone", "copy_", "cpu", "cuda", "detach", "dim", "div", "fill_",
+            "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_", "numel",
+            "numpy", "reshape", "std", "sub", "sum", "t", "to", "tolist", "uniform_", "var",
+            "view", "zero_",
         ];
         match name {
             "requires_grad" => Some(Value::Bool(true)),

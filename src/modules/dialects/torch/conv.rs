@@ -351,7 +351,11 @@ fn conv_init(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value
 
 /// `nn.LazyConv2d(out_channels, kernel_size, ...)`'s `__init__`: a `Conv2d` whose input
 /// channels come from the first input; its class becomes `Conv2d` then (`super::lazy`).
-pub(super) fn lazy_conv_init(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, Exc> {
+pub(super) fn lazy_conv_init(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+    dims: usize,
+) -> Result<Value, Exc> {
     let this = self_arg(&mut a)?;
     let out_c = usize_arg(&a.required(0, "out_channels")?, "out_channels")?;
     let c = conv_args(it, &mut a, 1, dims)?;

@@ -57,7 +57,11 @@ fn classes(k: &TorchClasses) -> Vec<Rc<Class>> {
 
 fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
     let module = k.module.value();
-    let class = |name: &str, file: &str, bases: Vec<Value>, doc: &str, methods: &[(&'static str, BuiltinFn)]| {
+    let class = |name: &str,
+                 file: &str,
+                 bases: Vec<Value>,
+                 doc: &str,
+                 methods: &[(&'static str, BuiltinFn)]| {
         blocks::native_block_class_bases(
             name,
             &format!("torch.nn.modules.{file}"),
@@ -74,13 +78,7 @@ fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
         &[("has_uninitialized_params", has_uninitialized_params)],
     );
     set_becomes(&mixin, Value::None);
-    let conv_mixin = class(
-        "_LazyConvXdMixin",
-        "conv",
-        vec![mixin.value()],
-        "",
-        &[],
-    );
+    let conv_mixin = class("_LazyConvXdMixin", "conv", vec![mixin.value()], "", &[]);
     let norm_base = class(
         "_LazyNormBase",
         "batchnorm",
@@ -90,7 +88,13 @@ fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
     );
     let layer = |name: &str| conv_layer(&module, name);
     let lazy = |name: &str, file: &str, base: Value, target: Value, doc: &str, init: BuiltinFn| {
-        let c = class(name, file, vec![base, target.clone()], doc, &[("__init__", init)]);
+        let c = class(
+            name,
+            file,
+            vec![base, target.clone()],
+            doc,
+            &[("__init__", init)],
+        );
         set_becomes(&c, target);
         c
     };
@@ -121,7 +125,13 @@ fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
     // PyTorch's lazy batch norms derive from `_BatchNorm`, not from `BatchNorm2d`: an
     // unmaterialised one is no `nn.BatchNorm2d` instance, and becomes one.
     let norm = |name: &str, target: &str, doc: &str, init: BuiltinFn| {
-        let c = class(name, "batchnorm", vec![norm_base.value()], doc, &[("__init__", init)]);
+        let c = class(
+            name,
+            "batchnorm",
+            vec![norm_base.value()],
+            doc,
+            &[("__init__", init)],
+        );
         set_becomes(&c, layer(target));
         c
     };
@@ -139,7 +149,9 @@ fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
     );
     let uninit = uninitialized_class(k);
     blocks::UNINITIALIZED_CLASS.with(|c| *c.borrow_mut() = Some(uninit.value()));
-    vec![uninit, mixin, conv_mixin, norm_base, linear, conv1, conv2, bn1, bn2]
+    vec![
+        uninit, mixin, conv_mixin, norm_base, linear, conv1, conv2, bn1, bn2,
+    ]
 }
 
 fn conv_layer(module: &Value, name: &str) -> Value {

@@ -871,7 +871,9 @@ fn target(a: &mut Args) -> Result<Array, Exc> {
         // Where PyTorch's function first touches the tensor: itself, or the tensor method it
         // calls first (`xavier_uniform_` asks `dim()`, `kaiming_normal_` the shape).
         let place = match a.fname {
-            "xavier_uniform_" | "xavier_normal_" => "<method 'dim' of 'torch._C.TensorBase' objects>".to_string(),
+            "xavier_uniform_" | "xavier_normal_" => {
+                "<method 'dim' of 'torch._C.TensorBase' objects>".to_string()
+            }
             "zeros_" => "<method 'zero_' of 'torch._C.TensorBase' objects>".to_string(),
             "ones_" => "<method 'fill_' of 'torch._C.TensorBase' objects>".to_string(),
             "kaiming_normal_" => return Err(blocks::uninitialized_shape_error()),
