@@ -73,7 +73,7 @@ from torch.utils import data
 from torchvision import transforms
 
 nn_Module = nn.Module
-import d2l.torch as d2l
+d2l = sys.modules[__name__]
 ''',
     "mxnet": '''import collections
 import inspect
@@ -94,7 +94,7 @@ from mxnet.gluon.data.vision import transforms
 
 npx.set_np()
 nn_Module = nn.Block
-import d2l.mxnet as d2l
+d2l = sys.modules[__name__]
 ''',
 }
 

@@ -63,7 +63,7 @@ where
 #[inline]
 fn own_attribute(obj: &Value, attr: &str, hint: &crate::lang::ast::AttrHint) -> Option<Value> {
     match obj {
-        Value::Instance(inst) if !inst.class.has_properties.get() => {
+        Value::Instance(inst) if !inst.class().has_properties.get() => {
             inst.attrs.borrow().get_hinted(attr, hint).cloned()
         }
         _ => None,
@@ -423,8 +423,8 @@ impl<'s> Interp<'s> {
                 e
             }
             Value::ExcType(k) => Exc::new(*k, ""),
-            Value::Instance(inst) if inst.class.exception_base().is_some() => {
-                let kind = inst.class.exception_base().unwrap_or(ExcKind::Exception);
+            Value::Instance(inst) if inst.class().exception_base().is_some() => {
+                let kind = inst.class().exception_base().unwrap_or(ExcKind::Exception);
                 let message = crate::object::class::exception_str(self, &v)?;
                 let mut x = Exc::new(kind, message);
                 x.instance = Some(inst.clone());
@@ -498,7 +498,7 @@ impl<'s> Interp<'s> {
             Err(Ctl::Exc(e)) => {
                 let value = exception_value(e);
                 let class = match &value {
-                    Value::Instance(i) => i.class.value(),
+                    Value::Instance(i) => i.class().value(),
                     _ => Value::ExcType(e.kind),
                 };
                 vec![class, value, Value::None]
@@ -2187,7 +2187,7 @@ pub(super) fn exc_matches(exc: &Exc, clause: &Value) -> Result<bool, Exc> {
     match clause {
         Value::ExcType(k) => Ok(exc.kind.is_subclass_of(*k)),
         Value::Class(c) if c.exception_base().is_some() => Ok(match &exc.instance {
-            Some(i) => i.class.is_subclass_of(clause),
+            Some(i) => i.class().is_subclass_of(clause),
             None => false,
         }),
         Value::Tuple(items) => {

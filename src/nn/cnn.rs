@@ -31,9 +31,9 @@ pub trait LayerOp {
     fn sync_input_sizes(&self) {}
     /// PyTorch's `train()`/`eval()`, or Gluon's `autograd.record(train_mode)`, for this call.
     fn set_training(&self, _training: bool) {}
-    /// The class name a lazy PyTorch module prints until its first call (`LazyConv2d`).
-    fn lazy_name(&self) -> Option<&'static str> {
-        None
+    /// Whether a lazy PyTorch layer still waits for its first input to size its parameters.
+    fn is_lazy(&self) -> bool {
+        false
     }
     fn as_any(&self) -> &dyn Any;
 }
@@ -442,12 +442,8 @@ impl LayerOp for ConvLayer {
         }
     }
 
-    fn lazy_name(&self) -> Option<&'static str> {
-        match (self.lazy && self.in_channels.get() == 0, self.dims) {
-            (true, 1) => Some("LazyConv1d"),
-            (true, _) => Some("LazyConv2d"),
-            _ => None,
-        }
+    fn is_lazy(&self) -> bool {
+        self.lazy && self.in_channels.get() == 0
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -911,12 +907,8 @@ impl LayerOp for BatchNormLayer {
         self.training.set(training);
     }
 
-    fn lazy_name(&self) -> Option<&'static str> {
-        match (self.lazy && self.features.get() == 0, self.dims) {
-            (true, 1) => Some("LazyBatchNorm1d"),
-            (true, _) => Some("LazyBatchNorm2d"),
-            _ => None,
-        }
+    fn is_lazy(&self) -> bool {
+        self.lazy && self.features.get() == 0
     }
 
     fn as_any(&self) -> &dyn Any {

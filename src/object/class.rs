@@ -133,15 +133,45 @@ impl Class {
 
 /// An instance of a user class.
 pub struct Instance {
-    pub class: Rc<Class>,
+    /// The instance's class. A cell, because `obj.__class__ = C` changes it; read through
+    /// [`Instance::class`], which clones the `Rc` so no borrow is held while code runs.
+    class: RefCell<Rc<Class>>,
     pub attrs: RefCell<Attrs>,
     /// The state a built-in base keeps: an exception's `args` (a tuple), else None.
     pub base_state: RefCell<Value>,
 }
 
+impl Instance {
+    /// A new instance of `class` with no attributes, its built-in base holding `state`.
+    pub fn new(class: Rc<Class>, state: Value) -> Instance {
+        Instance {
+            class: RefCell::new(class),
+            attrs: RefCell::new(Attrs::default()),
+            base_state: RefCell::new(state),
+        }
+    }
+
+    /// The instance's class now.
+    #[inline]
+    pub fn class(&self) -> Rc<Class> {
+        self.class.borrow().clone()
+    }
+
+    /// Whether the instance's class is `class` (no reference count touched).
+    #[inline]
+    pub fn is_of(&self, class: &Rc<Class>) -> bool {
+        Rc::ptr_eq(&self.class.borrow(), class)
+    }
+
+    /// `obj.__class__ = class`, once the caller has checked the layouts agree.
+    pub fn set_class(&self, class: Rc<Class>) {
+        *self.class.borrow_mut() = class;
+    }
+}
+
 impl std::fmt::Debug for Instance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "<{} object>", self.class.name)
+        write!(f, "<{} object>", self.class().name)
     }
 }
 
@@ -310,7 +340,7 @@ pub fn class_name(c: &Value) -> String {
 /// The built-in value an instance of a class extending `list`, `dict`, `int`, ... holds.
 pub fn base_value(v: &Value) -> Option<Value> {
     match v {
-        Value::Instance(i) if i.class.builtin_base().is_some() => {
+        Value::Instance(i) if i.class().builtin_base().is_some() => {
             Some(i.base_state.borrow().clone())
         }
         _ => None,
@@ -336,7 +366,7 @@ pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
             let Value::Instance(inst) = &this else {
                 return Err(Exc::type_error("__init__ needs an instance"));
             };
-            let Some(t) = inst.class.builtin_base() else {
+            let Some(t) = inst.class().builtin_base() else {
                 return Ok(Value::None);
             };
             let rest = Args {
@@ -386,7 +416,7 @@ pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
             match &this {
                 Value::Instance(inst) => match generic_get_attr(it, &this, inst, name)? {
                     Some(v) => Ok(v),
-                    None => Err(no_attribute(&inst.class, name)),
+                    None => Err(no_attribute(&inst.class(), name)),
                 },
                 other => Err(Exc::new(
                     ExcKind::AttributeError,
@@ -401,7 +431,7 @@ pub fn builtin_base_attr(base: &Value, name: &str) -> Option<Value> {
             match (&this, &name) {
                 (Value::Instance(inst), Value::Str(n)) => {
                     if inst.attrs.borrow_mut().remove(n).is_none() {
-                        return Err(no_attribute(&inst.class, n));
+                        return Err(no_attribute(&inst.class(), n));
                     }
                     Ok(Value::None)
                 }
@@ -554,8 +584,8 @@ pub fn default_repr(v: &Value) -> String {
     match v {
         Value::Instance(inst) => format!(
             "<{}.{} object at {:#x}>",
-            inst.class.module,
-            inst.class.qualname,
+            inst.class().module,
+            inst.class().qualname,
             v.identity()
         ),
         other => format!("<{} object at {:#x}>", other.type_name(), other.identity()),
@@ -801,17 +831,17 @@ pub fn generic_get_attr(
     inst: &Rc<Instance>,
     name: &str,
 ) -> Result<Option<Value>, Exc> {
-    if !inst.class.has_properties.get() {
+    if !inst.class().has_properties.get() {
         if let Some(v) = inst.attrs.borrow().get(name) {
             return Ok(Some(v.clone()));
         }
     }
     // User classes first: a property (data descriptor) there wins over the instance's own
     // attribute. The built-in bases define no properties, so they are asked last.
-    let class_attr = inst.class.lookup(name);
+    let class_attr = inst.class().lookup(name);
     if let Some(attr) = &class_attr {
         if downcast::<Property>(attr).is_some() {
-            return descriptor_get(it, attr.clone(), Some(this), &inst.class).map(Some);
+            return descriptor_get(it, attr.clone(), Some(this), &inst.class()).map(Some);
         }
     }
     if let Some(v) = inst.attrs.borrow().get(name) {
@@ -819,22 +849,22 @@ pub fn generic_get_attr(
     }
     let class_attr = match class_attr {
         Some(attr) => Some(attr),
-        None => inst.class.lookup_with_builtins(name),
+        None => inst.class().lookup_with_builtins(name),
     };
     match class_attr {
-        Some(attr) => descriptor_get(it, attr, Some(this), &inst.class).map(Some),
+        Some(attr) => descriptor_get(it, attr, Some(this), &inst.class()).map(Some),
         None => Ok(match name {
-            "__class__" => Some(inst.class.value()),
+            "__class__" => Some(inst.class().value()),
             "__dict__" => Some(attrs_dict(&inst.attrs.borrow())),
-            "__module__" => Some(Value::Str(inst.class.module.clone())),
-            "__doc__" => Some(inst.class.doc.clone().map_or(Value::None, Value::Str)),
-            "args" if inst.class.exception_base().is_some() => {
+            "__module__" => Some(Value::Str(inst.class().module.clone())),
+            "__doc__" => Some(inst.class().doc.clone().map_or(Value::None, Value::Str)),
+            "args" if inst.class().exception_base().is_some() => {
                 Some(Value::tuple(exception_args(this)))
             }
-            "__cause__" | "__context__" if inst.class.exception_base().is_some() => {
+            "__cause__" | "__context__" if inst.class().exception_base().is_some() => {
                 Some(Value::None)
             }
-            "__suppress_context__" if inst.class.exception_base().is_some() => {
+            "__suppress_context__" if inst.class().exception_base().is_some() => {
                 Some(Value::Bool(false))
             }
             _ => None,
@@ -852,7 +882,10 @@ pub fn instance_get_attr(
     if let Some(v) = generic_get_attr(it, this, inst, name)? {
         return Ok(v);
     }
-    if !inst.class.native_base() && inst.class.builtin_base().is_some() && !name.starts_with("__") {
+    if !inst.class().native_base()
+        && inst.class().builtin_base().is_some()
+        && !name.starts_with("__")
+    {
         // `d.keys()`, `l.append(x)`: the methods of the built-in base, found before
         // `__getattr__` as class attributes are in CPython.
         let base = inst.base_state.borrow().clone();
@@ -860,11 +893,11 @@ pub fn instance_get_attr(
             return Ok(v);
         }
     }
-    if let Some(getattr) = inst.class.lookup("__getattr__") {
-        let f = descriptor_get(it, getattr, Some(this), &inst.class)?;
+    if let Some(getattr) = inst.class().lookup("__getattr__") {
+        let f = descriptor_get(it, getattr, Some(this), &inst.class())?;
         return it.call_value(&f, Args::positional(vec![Value::str(name)]));
     }
-    Err(no_attribute(&inst.class, name))
+    Err(no_attribute(&inst.class(), name))
 }
 
 /// `C.name` for a class.
@@ -911,6 +944,62 @@ pub fn attrs_dict(attrs: &Attrs) -> Value {
     Value::Dict(Rc::new(RefCell::new(d)))
 }
 
+/// `obj.__class__ = value` (`object.__setattr__`'s case for it), with CPython's checks: the new
+/// class must be a class a program made, and the two must keep their state alike (the same
+/// built-in base, exception base and library class).
+pub fn assign_class(this: &Value, value: &Value) -> Result<(), Exc> {
+    if !matches!(value, Value::Class(_) | Value::Type(_) | Value::ExcType(_)) {
+        return Err(Exc::type_error(format!(
+            "__class__ must be set to a class, not '{}' object",
+            value.type_name()
+        )));
+    }
+    let (Value::Instance(inst), Value::Class(new)) = (this, value) else {
+        return Err(Exc::type_error(
+            "__class__ assignment only supported for mutable types or ModuleType subclasses",
+        ));
+    };
+    let old = inst.class();
+    let same = match (layout(&old), layout(new)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    };
+    if !Rc::ptr_eq(&old, new) && !same {
+        return Err(Exc::type_error(format!(
+            "__class__ assignment: '{}' object layout differs from '{}'",
+            new.name, old.name
+        )));
+    }
+    inst.set_class(new.clone());
+    Ok(())
+}
+
+/// What an instance's state looks like under `class`, for `__class__` assignment: the built-in
+/// base (int and tuple hold a variable-sized value, so two subclasses never agree), the
+/// exception base, and the library class nearest `object` (whose data `base_state` holds).
+/// None when no other class shares it: a variable-sized base, or `__slots__` anywhere.
+fn layout(class: &Rc<Class>) -> Option<(Option<TypeKind>, Option<ExcKind>, Option<*const Class>)> {
+    let builtin = class.builtin_base();
+    let slots = |c: &Class| c.attrs.borrow().get("__slots__").is_some();
+    let any_slots = slots(class)
+        || class
+            .mro
+            .iter()
+            .any(|c| matches!(c, Value::Class(c) if slots(c)));
+    if any_slots || matches!(builtin, Some(TypeKind::Int | TypeKind::Tuple)) {
+        return None;
+    }
+    let native = std::iter::once(class.clone())
+        .chain(class.mro.iter().filter_map(|c| match c {
+            Value::Class(c) => Some(c.clone()),
+            _ => None,
+        }))
+        .filter(|c| c.native)
+        .last()
+        .map(|c| Rc::as_ptr(&c));
+    Some((builtin, class.exception_base(), native))
+}
+
 /// `obj.name = value` by the default rules (`object.__setattr__`): a property's setter, else the
 /// instance's own attribute.
 pub fn raw_set_attr(
@@ -919,6 +1008,9 @@ pub fn raw_set_attr(
     name: &str,
     value: Value,
 ) -> Result<(), Exc> {
+    if name == "__class__" {
+        return assign_class(this, &value);
+    }
     let Value::Instance(inst) = this else {
         return Err(Exc::new(
             ExcKind::AttributeError,
@@ -928,8 +1020,8 @@ pub fn raw_set_attr(
             ),
         ));
     };
-    let attr = match inst.class.has_properties.get() {
-        true => inst.class.lookup(name),
+    let attr = match inst.class().has_properties.get() {
+        true => inst.class().lookup(name),
         false => None,
     };
     if let Some(attr) = attr {
@@ -939,7 +1031,7 @@ pub fn raw_set_attr(
                     ExcKind::AttributeError,
                     format!(
                         "property '{name}' of '{}' object has no setter",
-                        inst.class.name
+                        inst.class().name
                     ),
                 ));
             }
@@ -960,8 +1052,8 @@ pub fn instance_set_attr(
     name: &str,
     value: Value,
 ) -> Result<(), Exc> {
-    if let Some(setattr) = inst.class.lookup("__setattr__") {
-        let f = descriptor_get(it, setattr, Some(this), &inst.class)?;
+    if let Some(setattr) = inst.class().lookup("__setattr__") {
+        let f = descriptor_get(it, setattr, Some(this), &inst.class())?;
         it.call_value(&f, Args::positional(vec![Value::str(name), value]))?;
         return Ok(());
     }
@@ -975,12 +1067,15 @@ pub fn instance_del_attr(
     inst: &Rc<Instance>,
     name: &str,
 ) -> Result<(), Exc> {
-    if let Some(delattr) = inst.class.lookup("__delattr__") {
-        let f = descriptor_get(it, delattr, Some(this), &inst.class)?;
+    if let Some(delattr) = inst.class().lookup("__delattr__") {
+        let f = descriptor_get(it, delattr, Some(this), &inst.class())?;
         it.call_value(&f, Args::positional(vec![Value::str(name)]))?;
         return Ok(());
     }
-    if let Some(attr) = inst.class.lookup(name) {
+    if name == "__class__" {
+        return Err(Exc::type_error("can't delete __class__ attribute"));
+    }
+    if let Some(attr) = inst.class().lookup(name) {
         if let Some(p) = downcast::<Property>(&attr) {
             let fdel = p.fdel.clone();
             if matches!(fdel, Value::None) {
@@ -988,7 +1083,7 @@ pub fn instance_del_attr(
                     ExcKind::AttributeError,
                     format!(
                         "property '{name}' of '{}' object has no deleter",
-                        inst.class.name
+                        inst.class().name
                     ),
                 ));
             }
@@ -997,7 +1092,7 @@ pub fn instance_del_attr(
         }
     }
     if inst.attrs.borrow_mut().remove(name).is_none() {
-        return Err(no_attribute(&inst.class, name));
+        return Err(no_attribute(&inst.class(), name));
     }
     Ok(())
 }
@@ -1012,8 +1107,8 @@ pub fn special_method(
     let Value::Instance(inst) = v else {
         return Ok(None);
     };
-    match inst.class.lookup(name) {
-        Some(attr) => descriptor_get(it, attr, Some(v), &inst.class).map(Some),
+    match inst.class().lookup(name) {
+        Some(attr) => descriptor_get(it, attr, Some(v), &inst.class()).map(Some),
         None => Ok(None),
     }
 }
@@ -1051,8 +1146,8 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
         new_args.pos.insert(0, class.value());
         let obj = it.call_value(&new, new_args)?;
         return match &obj {
-            Value::Instance(inst) if inst.class.is_subclass_of(&class.value()) => {
-                let own = inst.class.clone();
+            Value::Instance(inst) if inst.class().is_subclass_of(&class.value()) => {
+                let own = inst.class();
                 run_init(it, &own, obj.clone(), args, true)?;
                 Ok(obj)
             }
@@ -1063,7 +1158,7 @@ pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> R
     let Value::Instance(inst) = &this else {
         return Ok(this);
     };
-    if inst.class.builtin_base().is_some()
+    if inst.class().builtin_base().is_some()
         && !class.native_base()
         && !matches!(class.builtin_base(), Some(TypeKind::List | TypeKind::Dict))
         && !class.defines("__init__")
@@ -1097,11 +1192,7 @@ pub fn prepare_namespace(attrs: &mut Attrs) {
 /// what its built-in base makes of `args` (immutable values take them now; containers start
 /// empty and are filled by `__init__`; exceptions keep them as `args`).
 pub fn allocate(it: &mut dyn Interpreter, class: &Rc<Class>, args: &Args) -> Result<Value, Exc> {
-    let inst = Rc::new(Instance {
-        class: class.clone(),
-        attrs: RefCell::new(Attrs::default()),
-        base_state: RefCell::new(Value::None),
-    });
+    let inst = Rc::new(Instance::new(class.clone(), Value::None));
     let this = Value::Instance(inst.clone());
     // Library classes written in Rust set the value they hold in their own `__init__`; classes a
     // program defines get the base's `__new__`.
@@ -1177,7 +1268,7 @@ impl Super {
     /// The MRO `obj` is looked up along: its class's (or its own, for a class) with the class.
     fn search_order(&self) -> Vec<Value> {
         let start = match &self.obj {
-            Value::Instance(i) => i.class.clone(),
+            Value::Instance(i) => i.class(),
             Value::Class(c) => c.clone(),
             _ => self.class.clone(),
         };
@@ -1203,7 +1294,7 @@ impl Super {
                     _ => None,
                 };
                 let class = match &self.obj {
-                    Value::Instance(i) => i.class.clone(),
+                    Value::Instance(i) => i.class(),
                     Value::Class(c) => c.clone(),
                     _ => self.class.clone(),
                 };
@@ -1226,7 +1317,7 @@ impl NativeObject for Super {
             "<super: <class '{}'>, <{} object>>",
             self.class.name,
             match &self.obj {
-                Value::Instance(i) => i.class.name.to_string(),
+                Value::Instance(i) => i.class().name.to_string(),
                 other => other.type_name(),
             }
         )
@@ -1297,7 +1388,7 @@ pub fn truthy(it: &mut dyn Interpreter, v: &Value) -> Result<bool, Exc> {
     let Value::Instance(inst) = v else {
         return v.truthy();
     };
-    if inst.class.defines("__bool__") {
+    if inst.class().defines("__bool__") {
         return match call_special(it, v, "__bool__", Vec::new())? {
             Some(Value::Bool(b)) => Ok(b),
             Some(other) => Err(Exc::type_error(format!(
@@ -1307,7 +1398,7 @@ pub fn truthy(it: &mut dyn Interpreter, v: &Value) -> Result<bool, Exc> {
             None => Ok(true),
         };
     }
-    if !inst.class.defines("__len__") {
+    if !inst.class().defines("__len__") {
         if let Some(base) = base_value(v) {
             return base.truthy();
         }

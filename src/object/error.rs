@@ -230,10 +230,10 @@ impl Exc {
     pub fn class_name(&self) -> String {
         match &self.instance {
             // CPython qualifies a class from another module: `json.decoder.JSONDecodeError`.
-            Some(i) if !matches!(&*i.class.module, "__main__" | "builtins") => {
-                format!("{}.{}", i.class.module, i.class.qualname)
+            Some(i) if !matches!(&*i.class().module, "__main__" | "builtins") => {
+                format!("{}.{}", i.class().module, i.class().qualname)
             }
-            Some(i) => i.class.name.to_string(),
+            Some(i) => i.class().name.to_string(),
             None => self.kind.name().to_string(),
         }
     }

@@ -260,14 +260,14 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
             if let Some(base) = super::class::base_value(v) {
                 return repr(it, &base);
             }
-            if inst.class.exception_base().is_some() {
+            if inst.class().exception_base().is_some() {
                 let args = super::class::exception_args(v);
                 let inner = if args.len() == 1 {
                     repr(it, &args[0])?
                 } else {
                     join_reprs(it, &args)?
                 };
-                format!("{}({inner})", inst.class.name)
+                format!("{}({inner})", inst.class().name)
             } else {
                 super::class::default_repr(v)
             }
@@ -336,12 +336,12 @@ pub fn to_str(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
             if let Some(r) = super::class::call_special(it, v, "__str__", Vec::new())? {
                 return special_text(r, "__str__");
             }
-            if !inst.class.defines("__repr__") {
+            if !inst.class().defines("__repr__") {
                 if let Some(base) = super::class::base_value(v) {
                     return to_str(it, &base);
                 }
             }
-            if inst.class.exception_base().is_some() && !inst.class.defines("__repr__") {
+            if inst.class().exception_base().is_some() && !inst.class().defines("__repr__") {
                 return super::class::exception_str(it, v);
             }
             repr(it, v)?

@@ -229,11 +229,7 @@ mod tests {
                 });
                 let mut node = Value::None;
                 for _ in 0..300_000 {
-                    let inst = super::super::class::Instance {
-                        class: class.clone(),
-                        attrs: Default::default(),
-                        base_state: std::cell::RefCell::new(Value::None),
-                    };
+                    let inst = super::super::class::Instance::new(class.clone(), Value::None);
                     inst.attrs.borrow_mut().set(std::rc::Rc::from("next"), node);
                     node = Value::Instance(std::rc::Rc::new(inst));
                 }

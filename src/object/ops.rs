@@ -569,9 +569,9 @@ fn instance_binary(
     let (forward, reflected, _) = binop_methods(op);
     let right_first = match (l, r) {
         (Value::Instance(a), Value::Instance(b)) => {
-            !Rc::ptr_eq(&a.class, &b.class)
-                && b.class.is_subclass_of(&Value::Class(a.class.clone()))
-                && b.class.defines(reflected)
+            !Rc::ptr_eq(&a.class(), &b.class())
+                && b.class().is_subclass_of(&Value::Class(a.class()))
+                && b.class().defines(reflected)
         }
         _ => false,
     };
@@ -1660,7 +1660,7 @@ pub fn set_item(
 ) -> Result<(), Exc> {
     let idx = unwrap_slices(idx);
     if let Value::Instance(_) = obj {
-        if !matches!(obj, Value::Instance(i) if i.class.defines("__setitem__")) {
+        if !matches!(obj, Value::Instance(i) if i.class().defines("__setitem__")) {
             if let Some(base) = class::base_value(obj) {
                 return set_item(it, &base, idx, value);
             }
@@ -1760,7 +1760,7 @@ pub fn set_item(
 pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(), Exc> {
     let idx = unwrap_slices(idx);
     if let Value::Instance(_) = obj {
-        if !matches!(obj, Value::Instance(i) if i.class.defines("__delitem__")) {
+        if !matches!(obj, Value::Instance(i) if i.class().defines("__delitem__")) {
             if let Some(base) = class::base_value(obj) {
                 return del_item(it, &base, idx);
             }

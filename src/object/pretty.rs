@@ -323,8 +323,8 @@ fn pp(it: &mut dyn Interpreter, p: &mut Printer, v: &Value) -> Result<(), Exc> {
                 if let Value::Instance(inst) = v {
                     p.text(&format!(
                         "<{}.{} at {:#x}>",
-                        inst.class.module,
-                        inst.class.qualname,
+                        inst.class().module,
+                        inst.class().qualname,
                         v.identity()
                     ));
                 }
@@ -447,7 +447,7 @@ fn collections_call(v: &Value) -> Option<Call> {
     let Value::Instance(inst) = v else {
         return None;
     };
-    if !inst.class.native || &*inst.class.module != "collections" {
+    if !inst.class().native || &*inst.class().module != "collections" {
         return None;
     }
     let state = inst.base_state.borrow().clone();
@@ -456,8 +456,8 @@ fn collections_call(v: &Value) -> Option<Call> {
         Value::List(l) => l.borrow().len(),
         _ => 0,
     };
-    let name = inst.class.name.to_string();
-    let (args, kwargs) = match &*inst.class.name {
+    let name = inst.class().name.to_string();
+    let (args, kwargs) = match &*inst.class().name {
         "defaultdict" => {
             let factory = inst
                 .attrs

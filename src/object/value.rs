@@ -267,6 +267,11 @@ pub trait NativeObject {
     }
     /// The class `type(obj)` gives, when the library defines one (`gluon.Parameter`); None is a
     /// plain object.
+    /// The error for an attribute `get_attr` does not give, when it is not an AttributeError
+    /// (an uninitialized PyTorch parameter's `shape`).
+    fn missing_attr(&self, _name: &str) -> Option<Exc> {
+        None
+    }
     fn class_value(&self) -> Option<Value> {
         None
     }
@@ -447,7 +452,7 @@ impl Value {
             Value::Exception(e) => e.kind.name().into(),
             Value::Object(o) => o.type_name().to_string(),
             Value::Class(_) => "type".into(),
-            Value::Instance(i) => i.class.name.to_string(),
+            Value::Instance(i) => i.class().name.to_string(),
             Value::Method(_) => "method".into(),
             Value::Generator(_) => "generator".into(),
         }
@@ -524,7 +529,7 @@ impl Value {
             // does, unless the class defines __hash__ in Python.
             Value::Instance(i)
                 if matches!(&*i.base_state.borrow(), Value::Tuple(_))
-                    && !matches!(i.class.lookup("__hash__"), Some(Value::Func(_))) =>
+                    && !matches!(i.class().lookup("__hash__"), Some(Value::Func(_))) =>
             {
                 let t = i.base_state.borrow().clone();
                 return t.hash_key();

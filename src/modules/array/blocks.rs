@@ -103,7 +103,7 @@ pub fn core_of(v: &Value) -> Option<Core> {
 /// The class name of an instance (`MLP`).
 fn class_name(v: &Value) -> String {
     match v {
-        Value::Instance(i) => i.class.name.to_string(),
+        Value::Instance(i) => i.class().name.to_string(),
         other => other.type_name(),
     }
 }
@@ -332,7 +332,7 @@ fn before_init(this: &Value, block: bool) -> Exc {
 fn core_dialect_guess(this: &Value) -> Dialect {
     match this {
         Value::Instance(i)
-            if i.class
+            if i.class()
                 .mro
                 .iter()
                 .any(|c| matches!(c, Value::Class(c) if c.module.starts_with("torch"))) =>
@@ -409,6 +409,11 @@ pub struct ParamObj {
 /// A PyTorch parameter whose shape waits for the first forward pass.
 pub struct UninitializedParam(pub Rc<Parameter>);
 
+thread_local! {
+    /// `torch.nn.UninitializedParameter`, once the torch dialect has made it (`type(p)`).
+    pub static UNINITIALIZED_CLASS: RefCell<Option<Value>> = const { RefCell::new(None) };
+}
+
 impl NativeObject for UninitializedParam {
     fn type_name(&self) -> &str {
         "UninitializedParameter"
@@ -416,9 +421,63 @@ impl NativeObject for UninitializedParam {
     fn repr(&self) -> String {
         "<UninitializedParameter>".into()
     }
+    /// What PyTorch answers without data; the tensor methods a program is likely to try raise
+    /// PyTorch's ValueError when called (`p.sum()`), and `shape` its RuntimeError.
+    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        const METHODS: &[&str] = &[
+            "abs", "add", "add_", "clone", "copy_", "cpu", "cuda", "detach", "dim", "div", "fill_",
+            "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_", "numel",
+            "numpy", "reshape", "std", "sub", "sum", "t", "to", "tolist", "uniform_", "var",
+            "view", "zero_",
+        ];
+        match name {
+            "requires_grad" => Some(Value::Bool(true)),
+            "grad" => Some(Value::None),
+            "__class__" => self.class_value(),
+            _ => METHODS.iter().find(|m| **m == name).map(|m| {
+                crate::object::builtin(m, "", |_, a| {
+                    Err(uninitialized_use_error(&format!(
+                        "<method '{}' of 'torch._C.TensorBase' objects>",
+                        a.fname
+                    )))
+                })
+            }),
+        }
+    }
+    fn missing_attr(&self, name: &str) -> Option<Exc> {
+        (name == "shape").then(uninitialized_shape_error)
+    }
+    fn class_value(&self) -> Option<Value> {
+        UNINITIALIZED_CLASS.with(|c| c.borrow().clone())
+    }
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+}
+
+/// Whether `v` is a lazy module's parameter that has no data yet.
+pub fn is_uninitialized(v: &Value) -> bool {
+    matches!(v, Value::Object(o) if o.as_any().is::<UninitializedParam>())
+}
+
+/// An object's address, as CPython's reprs show one.
+pub fn address(v: &Value) -> usize {
+    match v {
+        Value::Object(o) => Rc::as_ptr(o) as *const u8 as usize,
+        _ => 0,
+    }
+}
+
+/// PyTorch's error for an uninitialized parameter given to `place` (a function or method).
+pub fn uninitialized_use_error(place: &str) -> Exc {
+    // The verb is an argument so that tests/layers.rs does not read the text as a `use` tree.
+    let verb = "use";
+    Exc::value_error(format!("Attempted to {verb} an uninitialized parameter in {place}. This error happens when you are using a `LazyModule` or explicitly manipulating `torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call `forward` with a dummy batch to initialize the parameters before calling torch functions"))
+}
+
+/// PyTorch's error for the shape of an uninitialized parameter.
+pub fn uninitialized_shape_error() -> Exc {
+    Exc::new(ExcKind::RuntimeError, "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in `load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call `forward` to initialize the parameters before accessing their attributes.")
 }
 
 /// A parameter as the program sees it: Gluon's `Parameter` object, or PyTorch's tensor (its
@@ -606,7 +665,7 @@ pub fn init_spec(v: Option<Value>) -> Result<Option<InitSpec>, Exc> {
         })));
     }
     if let Value::Instance(i) = &v {
-        if i.class.lookup("_init_weight").is_some() {
+        if i.class().lookup("_init_weight").is_some() {
             return Ok(Some(InitSpec::Custom(v.clone())));
         }
     }
@@ -732,7 +791,12 @@ fn forward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if let Some(layer) = core.layer.clone() {
         let x = a.required(0, "x")?;
         a.finish(1)?;
-        return layer_forward(it, &core, &layer, &x);
+        let lazy = core.dialect == Dialect::Torch && still_lazy(&layer);
+        let out = layer_forward(it, &core, &layer, &x);
+        if lazy && !still_lazy(&layer) {
+            become_materialised(&this);
+        }
+        return out;
     }
     if core.sequential {
         let mut x = a.required(0, "x")?;
@@ -743,7 +807,7 @@ fn forward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         return Ok(x);
     }
     if let Value::Instance(inst) = &this {
-        if inst.class.lookup("hybrid_forward").is_some() {
+        if inst.class().lookup("hybrid_forward").is_some() {
             let module = if it.state().np_mode {
                 "mxnet.hybrid_np"
             } else {
@@ -780,6 +844,25 @@ fn forward(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             ),
         },
     ))
+}
+
+/// Whether a layer still waits for its first input to size its parameters.
+fn still_lazy(layer: &Block) -> bool {
+    match &layer.kind {
+        crate::nn::layers::BlockKind::Dense { in_units, .. } => in_units.get() == 0,
+        crate::nn::layers::BlockKind::Op(op) => op.is_lazy(),
+        _ => false,
+    }
+}
+
+/// A lazy PyTorch module whose parameters are now sized becomes its class's `cls_to_become`
+/// (`LazyConv2d` -> `Conv2d`), as PyTorch assigns `__class__` after inferring them.
+fn become_materialised(this: &Value) {
+    if let Value::Instance(inst) = this {
+        if let Some(Value::Class(target)) = &inst.class().lookup("cls_to_become") {
+            inst.set_class(target.clone());
+        }
+    }
 }
 
 fn layer_forward(
@@ -908,27 +991,12 @@ fn block_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             for c in &kids {
                 lines.push(format!("({}): {}", c.key, indent(&repr(it, &c.block)?)));
             }
-            let shown = match &core.layer {
-                Some(l)
-                    if name == "Linear"
-                        && matches!(l.kind, crate::nn::layers::BlockKind::Dense { ref in_units, .. } if in_units.get() == 0) =>
-                {
-                    "LazyLinear".to_string()
-                }
-                Some(l) => match &l.kind {
-                    crate::nn::layers::BlockKind::Op(op) => {
-                        op.lazy_name().map_or(name, str::to_string)
-                    }
-                    _ => name,
-                },
-                _ => name,
-            };
             if lines.is_empty() {
-                format!("{shown}()")
+                format!("{name}()")
             } else if let (1, true, Some(only)) = (extra_lines, kids.is_empty(), lines.first()) {
-                format!("{shown}({only})")
+                format!("{name}({only})")
             } else {
-                format!("{shown}(\n  {}\n)", lines.join("\n  "))
+                format!("{name}(\n  {}\n)", lines.join("\n  "))
             }
         }
     };
@@ -964,7 +1032,7 @@ fn get_item(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 )),
             )?;
             let class = match &this {
-                Value::Instance(i) => i.class.value(),
+                Value::Instance(i) => i.class().value(),
                 _ => return Err(Exc::type_error("slicing needs a container")),
             };
             let picked = it.iterate(&picked)?;
@@ -1114,7 +1182,18 @@ pub fn native_block_class(
     doc: &str,
     methods: &[(&'static str, BuiltinFn)],
 ) -> Rc<Class> {
-    let class = crate::modules::python::stdlib::native_class(name, module, base, doc, &[]);
+    native_block_class_bases(name, module, vec![base], doc, methods)
+}
+
+/// [`native_block_class`] with several bases (PyTorch's lazy modules and their mixins).
+pub fn native_block_class_bases(
+    name: &str,
+    module: &str,
+    bases: Vec<Value>,
+    doc: &str,
+    methods: &[(&'static str, BuiltinFn)],
+) -> Rc<Class> {
+    let class = crate::modules::python::stdlib::native_class_bases(name, module, bases, doc, &[]);
     {
         let mut attrs = class.attrs.borrow_mut();
         for (n, f) in methods {

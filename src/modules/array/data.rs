@@ -268,9 +268,9 @@ fn host_array(it: &dyn Interpreter, img: HostImage, device: Device) -> Result<Ar
 
 fn dataset_of(v: &Value) -> Result<Rc<Dataset>, Exc> {
     if let Value::Instance(i) = v {
-        if i.class.lookup("__getitem__").is_some() && i.class.lookup("__len__").is_some() {
+        if i.class().lookup("__getitem__").is_some() && i.class().lookup("__len__").is_some() {
             let torch = i
-                .class
+                .class()
                 .mro
                 .iter()
                 .any(|c| matches!(c, Value::Class(c) if c.module.starts_with("torch")));

@@ -296,8 +296,8 @@ impl Encoder {
         let is_parameter = match v {
             Value::Object(o) => o.type_name() == "Parameter",
             Value::Instance(i) => {
-                i.class.name.as_ref() == "Parameter"
-                    || i.class
+                i.class().name.as_ref() == "Parameter"
+                    || i.class()
                         .mro
                         .iter()
                         .any(|b| matches!(b, Value::Class(c) if c.name.as_ref() == "Parameter"))
@@ -400,9 +400,9 @@ fn is_ordered_dict(v: &Value) -> bool {
     let named = |c: &crate::object::class::Class| {
         c.name.as_ref() == "OrderedDict" && c.module.as_ref() == "collections"
     };
-    named(&inst.class)
+    named(&inst.class())
         || inst
-            .class
+            .class()
             .mro
             .iter()
             .any(|b| matches!(b, Value::Class(c) if named(c)))

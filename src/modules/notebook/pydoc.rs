@@ -214,6 +214,10 @@ pub fn describe(
                         .map_or("<no docstring>".to_string(), cleandoc),
                 ));
             }
+            let module = f.module.as_ref().and_then(std::rc::Weak::upgrade);
+            if let Some(file) = module.as_deref().and_then(module_file) {
+                fields.push(("File", file));
+            }
             fields.push(("Type", "function".to_string()));
         }
         Value::Class(class) if !class.native => {
@@ -246,6 +250,10 @@ pub fn describe(
                 }
                 _ => fields.push(("Docstring", doc())),
             }
+            let module = it.state().modules.get(&*class.module).cloned();
+            if let Some(file) = module.as_deref().and_then(module_file) {
+                fields.push(("File", file));
+            }
             fields.push(("Type", "type".to_string()));
             let subclasses: Vec<String> = class
                 .live_subclasses()
@@ -269,6 +277,15 @@ pub fn describe(
     }
     let _ = path;
     render_fields(&fields, color)
+}
+
+/// IPython's `File:` for what a module defines: the module's `__file__` (for the library
+/// compiled into devarray, `<devarray>/` and its path under `src/modules/library/`).
+fn module_file(m: &crate::object::value::Module) -> Option<String> {
+    match &m.get("__file__") {
+        Some(Value::Str(f)) => Some(f.to_string()),
+        _ => None,
+    }
 }
 
 /// Docstrings start with a capital, as Python's do ("an array of ones." reads

@@ -556,7 +556,7 @@ pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
                 }
                 false
             }
-            Value::Class(_) | Value::ExcType(_) | Value::Type(_) => inst.class.is_subclass_of(t),
+            Value::Class(_) | Value::ExcType(_) | Value::Type(_) => inst.class().is_subclass_of(t),
             other => {
                 return Err(Exc::type_error(format!(
                     "isinstance() arg 2 must be a type, a tuple of types, or a union, not {}",
@@ -631,7 +631,7 @@ fn type_of(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
     Ok(match &v {
         Value::Exception(e) => Value::ExcType(e.kind),
-        Value::Instance(inst) => inst.class.value(),
+        Value::Instance(inst) => inst.class().value(),
         other => Value::Type(type_kind(other)),
     })
 }
@@ -1149,7 +1149,7 @@ pub fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         | Value::ExcType(_)
         | Value::Class(_)
         | Value::Method(_) => true,
-        Value::Instance(inst) => inst.class.defines("__call__"),
+        Value::Instance(inst) => inst.class().defines("__call__"),
         Value::Object(o) => o.get_attr(o, "__call__").is_some(),
         _ => false,
     };
@@ -1520,7 +1520,7 @@ fn thrown(it: &mut dyn Interpreter, typ: Value, val: Option<Value>) -> Result<Ex
             let inst = class::instantiate(it, c, Args::positional(args))?;
             instance_exc(it, &inst)
         }
-        Value::Instance(i) if i.class.exception_base().is_some() => match val {
+        Value::Instance(i) if i.class().exception_base().is_some() => match val {
             Some(_) => Err(instance_with_value()),
             None => instance_exc(it, &typ),
         },
@@ -1538,7 +1538,7 @@ fn instance_exc(it: &mut dyn Interpreter, v: &Value) -> Result<Exc, Exc> {
     let Value::Instance(i) = v else {
         return Err(Exc::type_error("expected an exception instance"));
     };
-    let kind = i.class.exception_base().unwrap_or(ExcKind::Exception);
+    let kind = i.class().exception_base().unwrap_or(ExcKind::Exception);
     let message = class::exception_str(it, v)?;
     let mut e = Exc::new(kind, message);
     e.instance = Some(i.clone());
@@ -1606,7 +1606,7 @@ pub fn attr_names(v: &Value) -> Vec<String> {
                 .iter()
                 .map(|(k, _)| k.to_string())
                 .collect();
-            names.extend(class_attr_names(&inst.class));
+            names.extend(class_attr_names(&inst.class()));
             return names;
         }
         Value::Class(c) => return class_attr_names(c),
@@ -1802,7 +1802,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
     };
     found
         .or_else(|| container_protocol(v, name))
-        .ok_or_else(|| no_attr(v, name))
+        .ok_or_else(|| match v {
+            Value::Object(o) => o.missing_attr(name).unwrap_or_else(|| no_attr(v, name)),
+            _ => no_attr(v, name),
+        })
 }
 
 /// `x.__len__`, `x.__getitem__`, `x.__iter__`, `x.__contains__` of the built-in containers, as
@@ -1911,6 +1914,7 @@ pub fn set_attr(
 ) -> Result<(), Exc> {
     match obj {
         Value::Instance(inst) => class::instance_set_attr(it, obj, inst, name, value),
+        _ if name == "__class__" => class::assign_class(obj, &value),
         Value::Class(c) => {
             if class::is_property(&value) {
                 c.has_properties.set(true);

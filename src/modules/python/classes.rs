@@ -95,7 +95,7 @@ pub fn super_fn(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         )));
     };
     let ok = match &obj {
-        Value::Instance(i) => i.class.is_subclass_of(&Value::Class(cls.clone())),
+        Value::Instance(i) => i.class().is_subclass_of(&Value::Class(cls.clone())),
         Value::Class(c) => c.is_subclass_of(&Value::Class(cls.clone())),
         _ => false,
     };
@@ -199,6 +199,7 @@ pub fn delattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 pub fn del_attr(it: &mut dyn Interpreter, obj: &Value, name: &str) -> Result<(), Exc> {
     match obj {
         Value::Instance(inst) => class::instance_del_attr(it, obj, inst, name),
+        _ if name == "__class__" => Err(Exc::type_error("can't delete __class__ attribute")),
         Value::Class(c) => match c.attrs.borrow_mut().remove(name) {
             Some(_) => Ok(()),
             None => Err(Exc::new(

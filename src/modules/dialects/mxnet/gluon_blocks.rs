@@ -163,7 +163,7 @@ fn make_classes() -> GluonClasses {
 /// The name hint MXNet gives a class's blocks (`Dense` -> `dense`, `MLP` -> `mlp`).
 fn alias(this: &Value) -> String {
     let name = match this {
-        Value::Instance(i) => i.class.name.to_lowercase(),
+        Value::Instance(i) => i.class().name.to_lowercase(),
         _ => "block".into(),
     };
     match name.as_str() {

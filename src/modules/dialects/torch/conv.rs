@@ -74,32 +74,11 @@ pub fn modules(base: Value) -> Vec<Rc<Class>> {
     })
 }
 
-fn class(base: &Value, name: &str) -> Result<Rc<Class>, Exc> {
-    modules(base.clone())
-        .into_iter()
-        .find(|c| &*c.name == name)
-        .ok_or_else(|| Exc::type_error(format!("torch.nn.{name} is missing")))
-}
-
-/// Adds the classes and the `Lazy` constructors to `torch.nn`.
+/// Adds the classes to `torch.nn` (their `Lazy` forms are `super::lazy`'s).
 pub fn register(m: &Module, base: Value) {
-    for c in modules(base.clone()) {
+    for c in modules(base) {
         m.set(&c.name, c.value());
     }
-    m.set("LazyConv1d", builtin("LazyConv1d", "LazyConv1d(out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True): a Conv1d whose in_channels comes from the first input.", |it, a| lazy_conv(it, a, 1)));
-    m.set("LazyConv2d", builtin("LazyConv2d", "LazyConv2d(out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True): a Conv2d whose in_channels comes from the first input.", |it, a| lazy_conv(it, a, 2)));
-    m.set("LazyBatchNorm1d", builtin("LazyBatchNorm1d", "LazyBatchNorm1d(eps=1e-05, momentum=0.1, affine=True, track_running_stats=True): a BatchNorm1d whose num_features comes from the first input.", |it, a| lazy_batch_norm(it, a, 1)));
-    m.set("LazyBatchNorm2d", builtin("LazyBatchNorm2d", "LazyBatchNorm2d(eps=1e-05, momentum=0.1, affine=True, track_running_stats=True): a BatchNorm2d whose num_features comes from the first input.", |it, a| lazy_batch_norm(it, a, 2)));
-    BASE.with(|b| *b.borrow_mut() = Some(base));
-}
-
-thread_local! {
-    static BASE: RefCell<Option<Value>> = const { RefCell::new(None) };
-}
-
-fn base() -> Result<Value, Exc> {
-    BASE.with(|b| b.borrow().clone())
-        .ok_or_else(|| Exc::type_error("torch.nn is not set up"))
 }
 
 // ---- arguments ------------------------------------------------------------------------------
@@ -332,9 +311,14 @@ fn conv_init(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value
     Ok(Value::None)
 }
 
-/// `nn.LazyConv2d(out_channels, kernel_size, ...)`: a `Conv2d` whose input channels come from
-/// the first input (it prints as LazyConv2d until then, as PyTorch's class swap shows it).
-fn lazy_conv(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, Exc> {
+/// `nn.LazyConv2d(out_channels, kernel_size, ...)`'s `__init__`: a `Conv2d` whose input
+/// channels come from the first input; its class becomes `Conv2d` then (`super::lazy`).
+pub(super) fn lazy_conv_init(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+    dims: usize,
+) -> Result<Value, Exc> {
+    let this = self_arg(&mut a)?;
     let out_c = usize_arg(&a.required(0, "out_channels")?, "out_channels")?;
     let c = conv_args(it, &mut a, 1, dims)?;
     if out_c == 0 {
@@ -342,10 +326,8 @@ fn lazy_conv(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value
             "LazyConv{dims}d: out_channels must be at least 1"
         )));
     }
-    let class = class(&base()?, if dims == 1 { "Conv1d" } else { "Conv2d" })?;
-    let this = crate::modules::python::stdlib::new_instance(&class, Value::None);
     make_conv(it, &this, dims, 0, out_c, c)?;
-    Ok(this)
+    Ok(Value::None)
 }
 
 // ---- pooling --------------------------------------------------------------------------------
@@ -572,18 +554,15 @@ fn batch_norm_init(
     Ok(Value::None)
 }
 
-fn lazy_batch_norm(it: &mut dyn Interpreter, mut a: Args, dims: usize) -> Result<Value, Exc> {
-    let class = class(
-        &base()?,
-        if dims == 1 {
-            "BatchNorm1d"
-        } else {
-            "BatchNorm2d"
-        },
-    )?;
-    let this = crate::modules::python::stdlib::new_instance(&class, Value::None);
+/// `nn.LazyBatchNorm2d(...)`'s `__init__`: `num_features` comes from the first input.
+pub(super) fn lazy_batch_norm_init(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+    dims: usize,
+) -> Result<Value, Exc> {
+    let this = self_arg(&mut a)?;
     make_batch_norm(it, &this, dims, 0, &mut a, 0)?;
-    Ok(this)
+    Ok(Value::None)
 }
 
 fn layer_norm_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {

@@ -11,6 +11,7 @@ pub mod autograd;
 pub mod conv;
 pub mod cuda;
 pub mod functional;
+pub mod lazy;
 pub mod lr_scheduler;
 pub mod nn;
 pub mod optim;

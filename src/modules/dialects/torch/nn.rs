@@ -289,10 +289,10 @@ fn linear_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
-/// `nn.LazyLinear(out_features)`: a `Linear` whose input size comes from the first input (it
-/// prints as LazyLinear until then; PyTorch swaps the class to Linear at that call, so
-/// `type(m) == nn.Linear` holds for a used one).
-fn lazy_linear(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+/// `nn.LazyLinear(out_features)`'s `__init__`: a `Linear` whose input size comes from the first
+/// input; its class becomes `Linear` then (`super::lazy`).
+pub(super) fn lazy_linear_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = self_arg(&mut a)?;
     let out_f = usize_arg(&a.required(0, "out_features")?, "out_features")?;
     let use_bias = bias_arg(&mut a, 1)?;
     a.take(2, "device")?;
@@ -303,10 +303,8 @@ fn lazy_linear(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             "LazyLinear: out_features must be at least 1",
         ));
     }
-    let class = classes().linear.clone();
-    let this = crate::modules::python::stdlib::new_instance(&class, Value::None);
     make_linear(it, &this, 0, out_f, use_bias)?;
-    Ok(this)
+    Ok(Value::None)
 }
 
 fn activation_init(it: &mut dyn Interpreter, mut a: Args, act: Activation) -> Result<Value, Exc> {
@@ -655,7 +653,7 @@ fn load_state_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> 
     }
     if !errors.is_empty() {
         let class = match &this {
-            Value::Instance(i) => i.class.name.to_string(),
+            Value::Instance(i) => i.class().name.to_string(),
             _ => "Module".into(),
         };
         return Err(Exc::new(
@@ -857,12 +855,27 @@ fn parameter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 /// The tensor an `nn.init` function fills.
 fn target(a: &mut Args) -> Result<Array, Exc> {
     let t = a.required(0, "tensor")?;
-    t.as_array().map(|x| x.array.clone()).ok_or_else(|| {
-        Exc::type_error(format!(
-            "nn.init functions fill a tensor in place, got {}",
-            t.type_name()
-        ))
-    })
+    if let Some(x) = t.as_array() {
+        return Ok(x.array.clone());
+    }
+    if blocks::is_uninitialized(&t) {
+        // Where PyTorch's function first touches the tensor: itself, or the tensor method it
+        // calls first (`xavier_uniform_` asks `dim()`, `kaiming_normal_` the shape).
+        let place = match a.fname {
+            "xavier_uniform_" | "xavier_normal_" => {
+                "<method 'dim' of 'torch._C.TensorBase' objects>".to_string()
+            }
+            "zeros_" => "<method 'zero_' of 'torch._C.TensorBase' objects>".to_string(),
+            "ones_" => "<method 'fill_' of 'torch._C.TensorBase' objects>".to_string(),
+            "kaiming_normal_" => return Err(blocks::uninitialized_shape_error()),
+            name => format!("<function {name} at {:#x}>", blocks::address(&t)),
+        };
+        return Err(blocks::uninitialized_use_error(&place));
+    }
+    Err(Exc::type_error(format!(
+        "nn.init functions fill a tensor in place, got {}",
+        t.type_name()
+    )))
 }
 
 /// Draws `init` for `t`'s shape and copies it into `t` (on its device); returns `t`.
@@ -1095,7 +1108,7 @@ pub fn build() -> Rc<Module> {
         m.set(&c.name, c.value());
     }
     super::conv::register(&m, k.module.value());
-    m.set("LazyLinear", builtin("LazyLinear", "LazyLinear(out_features, bias=True): a Linear whose in_features comes from the first input.", lazy_linear));
+    super::lazy::register(&m, &k);
     m.set("Parameter", k.parameter.value());
     m.set("init", Value::Module(init_module()));
     m

@@ -96,7 +96,7 @@ fn getitem(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let out = ops::get_item(it, &s, Index::Single(IndexItem::Value(k)))?;
     // A slice of a torch.Size is a torch.Size.
     match (&out, &this) {
-        (Value::Tuple(_), Value::Instance(inst)) => Ok(new_instance(&inst.class, out)),
+        (Value::Tuple(_), Value::Instance(inst)) => Ok(new_instance(&inst.class(), out)),
         _ => Ok(out),
     }
 }
@@ -111,7 +111,7 @@ fn add(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
     let joined = ops::binary(it, crate::lang::ast::BinOp::Add, &s, &other)?;
     match &this {
-        Value::Instance(inst) => Ok(new_instance(&inst.class, joined)),
+        Value::Instance(inst) => Ok(new_instance(&inst.class(), joined)),
         _ => Ok(joined),
     }
 }

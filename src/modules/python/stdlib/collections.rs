@@ -123,7 +123,7 @@ pub fn build() -> Rc<Module> {
                     let (_, s) = this_state(&mut a)?;
                     let o = a.required(1, "other")?;
                     match &o {
-                        Value::Instance(i) if i.class.name.as_ref() == "deque" => {
+                        Value::Instance(i) if i.class().name.as_ref() == "deque" => {
                             Ok(Value::Bool(ops::equals(&s, &i.base_state.borrow())?))
                         }
                         _ => Ok(Value::Bool(false)),
@@ -384,7 +384,7 @@ fn d_eq(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 fn class_name(this: &Value) -> Rc<str> {
     match this {
-        Value::Instance(i) => i.class.name.clone(),
+        Value::Instance(i) => i.class().name.clone(),
         _ => Rc::from("?"),
     }
 }
@@ -392,8 +392,8 @@ fn class_name(this: &Value) -> Rc<str> {
 fn is_a(this: &Value, name: &str) -> bool {
     match this {
         Value::Instance(i) => {
-            i.class.name.as_ref() == name
-                || i.class.mro.iter().any(|c| matches!(c, Value::Class(c) if c.name.as_ref() == name && c.module.as_ref() == "collections"))
+            i.class().name.as_ref() == name
+                || i.class().mro.iter().any(|c| matches!(c, Value::Class(c) if c.name.as_ref() == name && c.module.as_ref() == "collections"))
         }
         _ => false,
     }
@@ -687,7 +687,7 @@ fn c_arith(it: &mut dyn Interpreter, mut a: Args, op: char) -> Result<Value, Exc
         return Ok(Value::None);
     };
     Ok(new_instance(
-        &i.class,
+        &i.class(),
         Value::Dict(Rc::new(RefCell::new(out))),
     ))
 }
@@ -1125,7 +1125,7 @@ pub(crate) fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
                     _ => Rc::from("?"),
                 };
                 if let Value::Instance(i) = &this {
-                    if field_index(&i.class, &name).is_some() {
+                    if field_index(&i.class(), &name).is_some() {
                         return Err(Exc::new(ExcKind::AttributeError, "can't set attribute"));
                     }
                 }
@@ -1206,7 +1206,7 @@ fn nt_init(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     let Value::Instance(inst) = &this else {
         return Err(Exc::type_error("expected a namedtuple instance"));
     };
-    let class = inst.class.clone();
+    let class = inst.class();
     let fields = fields_of(&class);
     let name = &class.name;
     let pos: Vec<Value> = pos.collect();
@@ -1279,14 +1279,14 @@ pub(crate) fn nt_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
     let Value::Instance(inst) = &this else {
         return Ok(Value::str("?"));
     };
-    let fields = fields_of(&inst.class);
+    let fields = fields_of(&inst.class());
     let mut parts = Vec::new();
     for (f, v) in fields.iter().zip(tuple_items(&s).iter()) {
         parts.push(format!("{f}={}", repr(it, v)?));
     }
     Ok(Value::str(&format!(
         "{}({})",
-        inst.class.name,
+        inst.class().name,
         parts.join(", ")
     )))
 }
@@ -1300,7 +1300,7 @@ fn nt_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let Value::Instance(inst) = &this else {
         return Ok(Value::None);
     };
-    if let Some(i) = field_index(&inst.class, name) {
+    if let Some(i) = field_index(&inst.class(), name) {
         return Ok(tuple_items(&s).get(i).cloned().unwrap_or(Value::None));
     }
     match name.as_ref() {
@@ -1314,7 +1314,7 @@ fn nt_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                     return Ok(Value::None);
                 };
                 let mut d = Dict::default();
-                for (f, v) in fields_of(&inst.class)
+                for (f, v) in fields_of(&inst.class())
                     .iter()
                     .zip(tuple_items(&inst.base_state.borrow()).iter())
                 {
@@ -1335,7 +1335,7 @@ fn nt_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 let Value::Instance(inst) = r else {
                     return Ok(Value::None);
                 };
-                let fields = fields_of(&inst.class);
+                let fields = fields_of(&inst.class());
                 let mut values = tuple_items(&inst.base_state.borrow()).as_ref().clone();
                 let mut unknown = Vec::new();
                 for (k, v) in a.kw {
@@ -1350,13 +1350,13 @@ fn nt_getattr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                         unknown.join(", ")
                     )));
                 }
-                Ok(new_instance(&inst.class, Value::tuple(values)))
+                Ok(new_instance(&inst.class(), Value::tuple(values)))
             },
         )),
         "count" | "index" => crate::modules::python::builtins::get_attr(_it, &s, name),
         _ => Err(Exc::new(
             ExcKind::AttributeError,
-            format!("'{}' object has no attribute '{name}'", inst.class.name),
+            format!("'{}' object has no attribute '{name}'", inst.class().name),
         )),
     }
 }

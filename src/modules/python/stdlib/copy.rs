@@ -62,11 +62,9 @@ pub(crate) fn shallow_value(it: &mut dyn Interpreter, x: &Value) -> Result<Value
                 Value::Dict(d) => Value::Dict(Rc::new(RefCell::new(d.borrow().clone()))),
                 other => other.clone(),
             };
-            Value::Instance(Rc::new(Instance {
-                class: i.class.clone(),
-                attrs: RefCell::new(i.attrs.borrow().clone()),
-                base_state: RefCell::new(state),
-            }))
+            let copy = Instance::new(i.class(), state);
+            *copy.attrs.borrow_mut() = i.attrs.borrow().clone();
+            Value::Instance(Rc::new(copy))
         }
         other => other.clone(),
     })
@@ -155,11 +153,7 @@ fn deep_level(
             if let Some(f) = crate::object::class::special_method(it, x, "__deepcopy__")? {
                 return it.call_value(&f, Args::positional(vec![crate::object::ops::new_dict()]));
             }
-            let inst = Rc::new(Instance {
-                class: i.class.clone(),
-                attrs: RefCell::new(Default::default()),
-                base_state: RefCell::new(Value::None),
-            });
+            let inst = Rc::new(Instance::new(i.class(), Value::None));
             memo.insert(key, Value::Instance(inst.clone()));
             let state = i.base_state.borrow().clone();
             *inst.base_state.borrow_mut() = deep(it, &state, memo, depth + 1)?;

@@ -177,7 +177,7 @@ pub fn build() -> Rc<Module> {
                 }
                 kw.extend(changes);
                 let class = match &v {
-                    Value::Instance(i) => i.class.value(),
+                    Value::Instance(i) => i.class().value(),
                     other => other.clone(),
                 };
                 it.call_value(&class, Args { pos: Vec::new(), kw, fname: "replace" })
@@ -190,7 +190,7 @@ pub fn build() -> Rc<Module> {
 /// The Field objects of a dataclass (or of an instance's class), in order; None otherwise.
 fn fields_of(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Vec<Value>>, Exc> {
     let class = match v {
-        Value::Instance(i) => i.class.clone(),
+        Value::Instance(i) => i.class(),
         Value::Class(c) => c.clone(),
         _ => return Ok(None),
     };
@@ -487,7 +487,7 @@ fn frozen_error(it: &mut dyn Interpreter, name: &Value) -> Exc {
 
 fn class_of(v: &Value) -> Option<Rc<Class>> {
     match v {
-        Value::Instance(i) => Some(i.class.clone()),
+        Value::Instance(i) => Some(i.class()),
         _ => None,
     }
 }

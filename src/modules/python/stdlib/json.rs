@@ -246,14 +246,14 @@ fn encode_value(
             let state = i.base_state.borrow().clone();
             match state {
                 Value::Dict(ref d)
-                    if i.class
+                    if i.class()
                         .is_subclass_of(&Value::Type(crate::object::value::TypeKind::Dict)) =>
                 {
                     let entries = d.borrow().entries.clone();
                     encode_dict(it, entries, o, depth, out)?;
                 }
                 Value::Tuple(ref t)
-                    if i.class
+                    if i.class()
                         .is_subclass_of(&Value::Type(crate::object::value::TypeKind::Tuple)) =>
                 {
                     encode_list(it, t, o, depth, out)?;

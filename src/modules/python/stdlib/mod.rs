@@ -150,20 +150,31 @@ pub(crate) fn native_class(
     doc: &str,
     methods: &[(&'static str, BuiltinFn)],
 ) -> Rc<Class> {
+    native_class_bases(name, module, vec![base], doc, methods)
+}
+
+/// [`native_class`] with several bases (`class LazyLinear(LazyModuleMixin, Linear)`).
+pub(crate) fn native_class_bases(
+    name: &str,
+    module: &str,
+    bases: Vec<Value>,
+    doc: &str,
+    methods: &[(&'static str, BuiltinFn)],
+) -> Rc<Class> {
     let mut attrs = Attrs::default();
     for (n, f) in methods {
         attrs.set(Rc::from(*n), builtin(n, "", *f));
     }
-    let mro = match &base {
-        Value::Type(TypeKind::Object) => vec![base.clone()],
-        _ => crate::object::class::compute_mro(std::slice::from_ref(&base))
+    let mro = match bases.as_slice() {
+        [Value::Type(TypeKind::Object)] => bases.clone(),
+        _ => crate::object::class::compute_mro(&bases)
             .unwrap_or_else(|_| vec![Value::Type(TypeKind::Object)]),
     };
     Rc::new(Class {
         name: Rc::from(name),
         qualname: Rc::from(name),
         module: Rc::from(module),
-        bases: vec![base],
+        bases,
         mro,
         has_properties: std::cell::Cell::new(crate::object::class::any_properties(&attrs, &[])),
         native: true,
@@ -176,11 +187,7 @@ pub(crate) fn native_class(
 
 /// A new instance of a native class holding `state` as its built-in base's data.
 pub(crate) fn new_instance(class: &Rc<Class>, state: Value) -> Value {
-    Value::Instance(Rc::new(Instance {
-        class: class.clone(),
-        attrs: RefCell::new(Attrs::default()),
-        base_state: RefCell::new(state),
-    }))
+    Value::Instance(Rc::new(Instance::new(class.clone(), state)))
 }
 
 /// The first argument of a native method (the instance) and its built-in data.
@@ -206,11 +213,10 @@ pub(crate) fn exc_class(name: &str, module: &str, base: ExcKind) -> Rc<Class> {
 
 /// An exception of class `class` with message `msg`, ready to raise.
 pub(crate) fn raise(class: &Rc<Class>, msg: String) -> Exc {
-    let inst = Rc::new(Instance {
-        class: class.clone(),
-        attrs: RefCell::new(Attrs::default()),
-        base_state: RefCell::new(Value::tuple(vec![Value::str(&msg)])),
-    });
+    let inst = Rc::new(Instance::new(
+        class.clone(),
+        Value::tuple(vec![Value::str(&msg)]),
+    ));
     let mut e = Exc::new(class.exception_base().unwrap_or(ExcKind::Exception), msg);
     e.instance = Some(inst);
     e

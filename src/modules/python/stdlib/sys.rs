@@ -52,6 +52,24 @@ pub fn build() -> Rc<Module> {
         }),
     );
     m.set("path", Value::list(vec![Value::str("")]));
+    // Read when asked, so it lists the modules imported by then (`d2l = sys.modules[__name__]`).
+    m.set(
+        "__getattr__",
+        builtin("__getattr__", "", |it, mut a| {
+            let name = a.required(0, "name")?;
+            a.finish(1)?;
+            match &name {
+                Value::Str(s) if &**s == "modules" => Ok(modules(it)),
+                other => Err(Exc::new(
+                    ExcKind::AttributeError,
+                    format!(
+                        "module 'sys' has no attribute '{}'",
+                        crate::object::format::to_str(it, other)?
+                    ),
+                )),
+            }
+        }),
+    );
     set_fns(
         &m,
         &[
@@ -116,4 +134,24 @@ fn write_stderr(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     let s = stream_text(a)?;
     it.out().stderr(&s);
     Ok(Value::Int(s.chars().count() as i64))
+}
+
+/// `sys.modules`: the modules imported so far, by name, in name order. A snapshot: a program
+/// that stores into it does not import anything.
+fn modules(it: &mut dyn Interpreter) -> Value {
+    let mut mods: Vec<(String, Rc<Module>)> = it
+        .state()
+        .modules
+        .iter()
+        .map(|(k, m)| (k.clone(), m.clone()))
+        .collect();
+    mods.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut d = crate::object::value::Dict::default();
+    for (k, m) in mods {
+        let key = Value::str(&k);
+        if let Ok(h) = crate::object::hash_key(&key) {
+            d.insert(h, key, Value::Module(m));
+        }
+    }
+    Value::Dict(Rc::new(std::cell::RefCell::new(d)))
 }
