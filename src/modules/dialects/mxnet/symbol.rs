@@ -187,11 +187,10 @@ fn classes() -> (Rc<Class>, Rc<Class>) {
 /// A Symbol value for `node`.
 pub fn symbol_value(node: Rc<Node>, np: bool) -> Value {
     let (legacy, numpy) = classes();
-    Value::Instance(Rc::new(Instance {
-        class: if np { numpy } else { legacy },
-        attrs: RefCell::new(Default::default()),
-        base_state: RefCell::new(Value::Object(Rc::new(SymState { node, np }))),
-    }))
+    Value::Instance(Rc::new(Instance::new(
+        if np { numpy } else { legacy },
+        Value::Object(Rc::new(SymState { node, np })),
+    )))
 }
 
 /// The node and mode of a Symbol value.
@@ -1261,7 +1260,7 @@ fn symbolic_inner(
         return Ok(x);
     }
     if let Value::Instance(inst) = this {
-        if inst.class.lookup("hybrid_forward").is_some() {
+        if inst.class().lookup("hybrid_forward").is_some() {
             let f = it.import("mxnet.symbol")?;
             let hf = it.get_attr(this, "hybrid_forward")?;
             let mut args = vec![Value::Module(f)];
