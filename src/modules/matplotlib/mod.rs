@@ -1458,7 +1458,7 @@ pub(crate) fn fig_colorbar(
             "colorbar: fraction ({fraction}) and pad ({pad}) must be between 0 and 1 and leave room for the Axes"
         )));
     }
-    if !(shrink > 0.0 && shrink <= 1.0) || !(aspect > 0.0 && aspect.is_finite()) {
+    if !(shrink > 0.0 && shrink <= 1.0 && aspect > 0.0 && aspect.is_finite()) {
         return Err(Exc::value_error(format!(
             "colorbar: shrink ({shrink}) must be in (0, 1] and aspect ({aspect}) positive"
         )));
