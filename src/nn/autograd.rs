@@ -89,6 +89,10 @@ struct Node {
     auto: bool,
     /// A backward without `retain_graph` went through it (auto nodes only; others are removed).
     freed: bool,
+    /// Freed, and its rule needed saved values: they were let go (its inputs cleared), as
+    /// PyTorch frees saved tensors, so a graph the program still holds (last step's loss)
+    /// does not keep every activation alive.
+    saved_dropped: bool,
     /// The `grad_fn` name when the op's own name is not PyTorch's (`clone` is a copy).
     name: Option<&'static str>,
 }
@@ -537,6 +541,7 @@ impl Tape {
             output: output.clone(),
             auto,
             freed: false,
+            saved_dropped: false,
             name: None,
         });
         self.maybe_collect();
@@ -944,7 +949,7 @@ impl Tape {
             if !wanted.contains(&node.output.id()) {
                 continue;
             }
-            if node.freed && saves_values(node) {
+            if node.freed && (node.saved_dropped || saves_values(node)) {
                 return true;
             }
             for input in &node.inputs {
@@ -1015,11 +1020,19 @@ impl Tape {
             let used = flags.next().unwrap_or(false);
             if used && n.auto {
                 n.freed = true;
+                if saves_values(n) {
+                    n.name = n.name.or(Some(grad_fn_name(n)));
+                    n.inputs.clear();
+                    n.saved_dropped = true;
+                }
                 return true;
             }
             !used
         });
         self.reindex();
+        // What the freed nodes let go of may now be unreachable: drop it now, not at the next
+        // collection threshold, so the next step's forward pass has that memory.
+        self.collect();
     }
 
     /// PyTorch's `torch.autograd.grad(head, inputs, gradient)`: the gradients with respect to
