@@ -251,6 +251,37 @@ fn axis_layout(ax: &Axes, is_x: bool, length: f64) -> AxisLayout {
     }
 }
 
+/// One axis's major ticks as a program reads them before drawing (`get_xticks()`,
+/// `get_xticklabels()`): the locator's locations, out-of-view ones included as matplotlib's
+/// locators return them, and the labels the formatter gives them all.
+pub fn major_ticks(ax: &Axes, size: (f64, f64), is_x: bool) -> (Vec<f64>, Vec<String>) {
+    let spec = if is_x { &ax.x } else { &ax.y };
+    let view = view_limits(ax, is_x);
+    let (lo, hi) = (view.0.min(view.1), view.0.max(view.1));
+    let [_, _, w, h] = box_of(ax, size);
+    let space = ticks::tick_space(if is_x { w } else { h }, is_x, spec.tick_size);
+    let locs = match (&spec.ticks, spec.scale) {
+        (Some(t), _) => t.clone(),
+        (None, Scale::Linear) => ticks::max_n_locator(lo, hi, space),
+        (None, Scale::Log) => ticks::log_locator(lo.max(f64::MIN_POSITIVE), hi, space).0,
+    };
+    let labels = match &spec.ticklabels {
+        Some(given) => (0..locs.len())
+            .map(|i| given.get(i).cloned().unwrap_or_default())
+            .collect(),
+        None if spec.scale == Scale::Log => locs
+            .iter()
+            .map(|v| match ticks::log_exponent(*v) {
+                // The drawn exponent has a Unicode minus; mathtext source has '-'.
+                Some(e) => format!("$\\mathdefault{{10^{{{}}}}}$", e.replace('\u{2212}', "-")),
+                None => String::new(),
+            })
+            .collect(),
+        None => ticks::scalar_labels(&locs, (lo, hi)).0,
+    };
+    (locs, labels)
+}
+
 /// The box of `ax` in points on a figure of `size` inches.
 fn box_of(ax: &Axes, size: (f64, f64)) -> [f64; 4] {
     let (w, h) = (size.0 * 72.0, size.1 * 72.0);

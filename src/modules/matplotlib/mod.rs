@@ -2024,12 +2024,13 @@ fn ax_set_title(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<
     set_label(ax, a, 2)
 }
 
+/// Sets what `set_xticks` / `xticks` were given; the new ticks' handles when ticks were given.
 fn set_ticks(
     it: &mut dyn Interpreter,
     ax: &Rc<AxesObj>,
     mut a: Args,
     is_x: bool,
-) -> Result<Value, Exc> {
+) -> Result<Option<Value>, Exc> {
     let ticks = a.take(0, "ticks")?;
     let labels = a.take(1, "labels")?;
     let size = kw_font_size(&mut a)?;
@@ -2063,26 +2064,148 @@ fn set_ticks(
             )));
         }
     }
+    let given = ticks.as_ref().map(Vec::len);
     ax.with(|axr| {
         let spec = if is_x { &mut axr.x } else { &mut axr.y };
         if ticks.is_some() {
             spec.ticks = ticks;
         }
-        spec.ticklabels = labels;
+        // New ticks without labels keep the labels set before, as matplotlib's FixedFormatter
+        // does; with neither, the call only styles them.
+        if labels.is_some() {
+            spec.ticklabels = labels;
+        }
         spec.tick_rotation = style.tick_rotation;
         spec.tick_ha = style.tick_ha;
         if let Some(size) = size {
             spec.tick_size = size;
         }
     })?;
-    Ok(Value::list(Vec::new()))
+    Ok(given.map(|n| tick_handles(n, is_x)))
+}
+
+/// What `set_xticks` returns: one `XTick` (or `YTick`) per location.
+fn tick_handles(n: usize, is_x: bool) -> Value {
+    let class = if is_x {
+        "matplotlib.axis.XTick"
+    } else {
+        "matplotlib.axis.YTick"
+    };
+    Value::list((0..n).map(|_| objects::handle(class)).collect())
+}
+
+/// An axis's major tick locations and labels now (see `layout::major_ticks`).
+fn major_ticks(ax: &Rc<AxesObj>, is_x: bool) -> Result<(Vec<f64>, Vec<String>), Exc> {
+    let fig = ax.fig.fig.borrow();
+    let resolved = plot::layout::resolve_shared(&fig);
+    match resolved.axes.get(ax.index) {
+        Some(a) => Ok(plot::layout::major_ticks(a, fig.size, is_x)),
+        None => Err(Exc::value_error(
+            "The Axes has been removed from its figure (clf)",
+        )),
+    }
+}
+
+/// The tick labels as `Text` objects: `Text(x, 0, 'label')` on the x axis, `Text(0, y, ...)`
+/// on the y axis, locations as Python writes them (integers when the program gave integers).
+fn tick_label_texts(ax: &Rc<AxesObj>, is_x: bool) -> Result<Value, Exc> {
+    let (locs, labels) = major_ticks(ax, is_x)?;
+    let given = ax.with(|axr| {
+        if is_x {
+            axr.x.ticks.is_some()
+        } else {
+            axr.y.ticks.is_some()
+        }
+    })?;
+    let texts = locs
+        .iter()
+        .zip(&labels)
+        .map(|(&v, label)| {
+            let loc = if given && v.fract() == 0.0 && v.abs() < 1e15 {
+                format!("{}", v as i64)
+            } else {
+                crate::object::format::float_repr(v)
+            };
+            if is_x {
+                objects::text_handle(&loc, "0", label)
+            } else {
+                objects::text_handle("0", &loc, label)
+            }
+        })
+        .collect();
+    Ok(Value::list(texts))
 }
 
 fn ax_set_xticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
-    set_ticks(it, ax, a, true)
+    Ok(set_ticks(it, ax, a, true)?.unwrap_or_else(|| Value::list(Vec::new())))
 }
 fn ax_set_yticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
-    set_ticks(it, ax, a, false)
+    Ok(set_ticks(it, ax, a, false)?.unwrap_or_else(|| Value::list(Vec::new())))
+}
+
+/// `plt.xticks(ticks=None, labels=None, **kwargs)`: sets what it is given, then returns
+/// `(locs, labels)` as pyplot does: the locations (an array, or the new `XTick`s when ticks were
+/// given) and the labels as `Text` objects.
+fn plt_ticks(
+    it: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    a: Args,
+    is_x: bool,
+) -> Result<Value, Exc> {
+    let set = set_ticks(it, ax, a, is_x)?;
+    let locs = match set {
+        Some(handles) => handles,
+        None => {
+            let (locs, _) = major_ticks(ax, is_x)?;
+            numpy_value(it, locs)?
+        }
+    };
+    Ok(Value::tuple(vec![locs, tick_label_texts(ax, is_x)?]))
+}
+fn plt_xticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    plt_ticks(it, ax, a, true)
+}
+fn plt_yticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    plt_ticks(it, ax, a, false)
+}
+
+fn ax_get_ticks(
+    it: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    a: Args,
+    is_x: bool,
+) -> Result<Value, Exc> {
+    let mut a = a;
+    a.take_kw("minor");
+    a.finish(0)?;
+    let (locs, _) = major_ticks(ax, is_x)?;
+    numpy_value(it, locs)
+}
+fn ax_get_xticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    ax_get_ticks(it, ax, a, true)
+}
+fn ax_get_yticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    ax_get_ticks(it, ax, a, false)
+}
+fn ax_get_xticklabels(
+    _: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
+    a.take_kw("minor");
+    a.take_kw("which");
+    a.finish(0)?;
+    tick_label_texts(ax, true)
+}
+fn ax_get_yticklabels(
+    _: &mut dyn Interpreter,
+    ax: &Rc<AxesObj>,
+    mut a: Args,
+) -> Result<Value, Exc> {
+    a.take_kw("minor");
+    a.take_kw("which");
+    a.finish(0)?;
+    tick_label_texts(ax, false)
 }
 
 fn set_ticklabels(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
@@ -2366,6 +2489,10 @@ pub(crate) const AXES_METHODS: &[(&str, AxFn)] = &[
     ("set_yscale", ax_set_yscale),
     ("set_xticks", ax_set_xticks),
     ("set_yticks", ax_set_yticks),
+    ("get_xticks", ax_get_xticks),
+    ("get_yticks", ax_get_yticks),
+    ("get_xticklabels", ax_get_xticklabels),
+    ("get_yticklabels", ax_get_yticklabels),
     ("set_xticklabels", ax_set_xticklabels),
     ("set_yticklabels", ax_set_yticklabels),
     ("grid", ax_grid),
@@ -2423,6 +2550,10 @@ pub(crate) const METHOD_NAMES: &[&str] = &[
     "set_yscale",
     "set_xticks",
     "set_yticks",
+    "get_xticks",
+    "get_yticks",
+    "get_xticklabels",
+    "get_yticklabels",
     "set_xticklabels",
     "set_yticklabels",
     "grid",
@@ -2503,8 +2634,8 @@ fn pyplot_fns() -> Vec<(&'static str, &'static str, crate::object::value::Builti
         ("ylim", "ylim(bottom, top) or ylim(): set or get the y limits.", |it, a| { let ax = gca(it)?; if a.pos.is_empty() && a.kw.is_empty() { ax_get_ylim(it, &ax, a) } else { ax_set_ylim(it, &ax, a) } }),
         ("xscale", "xscale('linear' | 'log').", on_gca!(ax_set_xscale)),
         ("yscale", "yscale('linear' | 'log').", on_gca!(ax_set_yscale)),
-        ("xticks", "xticks(ticks=None, labels=None): the x ticks.", on_gca!(ax_set_xticks)),
-        ("yticks", "yticks(ticks=None, labels=None): the y ticks.", on_gca!(ax_set_yticks)),
+        ("xticks", "xticks(ticks=None, labels=None): set the x ticks; returns (locs, labels).", on_gca!(plt_xticks)),
+        ("yticks", "yticks(ticks=None, labels=None): set the y ticks; returns (locs, labels).", on_gca!(plt_yticks)),
         ("grid", "grid(visible=None): toggle or set grid lines.", on_gca!(ax_grid)),
         ("colorbar", "colorbar(mappable=None, ax=None, label='', shrink=1.0, fraction=0.15, pad=0.05, aspect=20): a colorbar for an image.", |it, a| { let f = gcf(it)?; fig_colorbar(it, &f, a) }),
         ("tick_params", "tick_params(axis='both', labelsize=None, labelrotation=None): the tick labels' look.", on_gca!(ax_tick_params)),
