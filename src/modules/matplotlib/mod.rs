@@ -2187,25 +2187,17 @@ fn ax_get_xticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<
 fn ax_get_yticks(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
     ax_get_ticks(it, ax, a, false)
 }
-fn ax_get_xticklabels(
-    _: &mut dyn Interpreter,
-    ax: &Rc<AxesObj>,
-    mut a: Args,
-) -> Result<Value, Exc> {
+fn ax_get_ticklabels(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
     a.take_kw("minor");
     a.take_kw("which");
     a.finish(0)?;
-    tick_label_texts(ax, true)
+    tick_label_texts(ax, is_x)
 }
-fn ax_get_yticklabels(
-    _: &mut dyn Interpreter,
-    ax: &Rc<AxesObj>,
-    mut a: Args,
-) -> Result<Value, Exc> {
-    a.take_kw("minor");
-    a.take_kw("which");
-    a.finish(0)?;
-    tick_label_texts(ax, false)
+fn ax_get_xticklabels(_: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    ax_get_ticklabels(ax, a, true)
+}
+fn ax_get_yticklabels(_: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    ax_get_ticklabels(ax, a, false)
 }
 
 fn set_ticklabels(ax: &Rc<AxesObj>, mut a: Args, is_x: bool) -> Result<Value, Exc> {
