@@ -779,7 +779,8 @@ fn batch_norm_and_gradients(rt: &Runtime, d: Device) -> Outputs {
 }
 
 /// Fast paths against the plain ones: the same convolutions and poolings, forward and backward,
-/// with the one-pass im2col (`Array::patches`) and composed from strided slices
+/// with the one-pass im2col (`Array::patches`; for ungrouped convolutions the batch-folded
+/// `Array::patches_cols`) and composed from strided slices
 /// (`conv::plain_paths`), on the CPU and a simulated GPU. The forward values are copies either
 /// way and must agree exactly; gradients sum the same terms in another order.
 mod fast_paths {
@@ -854,6 +855,21 @@ mod fast_paths {
         });
         let one = Window::new([1, 1], [2, 2], [0, 0]);
         compare(&[&[1, 3, 6, 6], &[2, 3, 1, 1]], &move |rt, t, xs| {
+            conv::conv2d(rt, t, &xs[0], &xs[1], None, &one, 1)
+        });
+    }
+
+    /// The batch-folded GEMM (`Array::patches_cols`, one product over the whole batch) on
+    /// ResNet's shapes in miniature: a 3x3 map padded by 1 and a strided 1x1 shortcut, several
+    /// samples each.
+    #[test]
+    fn convolution_batch_folded_small_maps() {
+        let win = Window::new([3, 3], [1, 1], [1, 1]);
+        compare(&[&[5, 4, 3, 3], &[6, 4, 3, 3], &[6]], &move |rt, t, xs| {
+            conv::conv2d(rt, t, &xs[0], &xs[1], Some(&xs[2]), &win, 1)
+        });
+        let one = Window::new([1, 1], [2, 2], [0, 0]);
+        compare(&[&[3, 4, 5, 5], &[7, 4, 1, 1]], &move |rt, t, xs| {
             conv::conv2d(rt, t, &xs[0], &xs[1], None, &one, 1)
         });
     }

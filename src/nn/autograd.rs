@@ -74,6 +74,10 @@ enum OpRecord {
         patches: Patches,
         cols: Vec<isize>,
     },
+    /// A convolution as one GEMM over the whole batch, `w @ patches_cols(x)` (+ bias) laid out
+    /// as (N, O, Ho, Wo): only `x`, `w` (O, K) and the bias (O,) are kept, and backward
+    /// recomputes the patches.
+    BatchPatchMatmul(Patches),
     /// The L2 (Frobenius) norm over `axes` (all when None).
     Norm {
         axes: Option<Vec<isize>>,
@@ -797,6 +801,28 @@ impl Tape {
         Ok(out)
     }
 
+    /// A convolution's GEMM over the batch-folded patches (`Array::patches_cols`, host devices):
+    /// `w` (O, K) times (K, N*Ho*Wo), returned as (N, O, Ho, Wo). One wide product instead of one
+    /// per sample keeps the GEMM's micro-kernel full on small feature maps. Recorded as one node
+    /// that keeps `x` and `w` but not the patch matrix, which backward recomputes.
+    /// `bias` (O,), of the product's dtype, is added in the same pass that lays the output out.
+    pub fn batch_patch_matmul(
+        &mut self,
+        x: &Array,
+        w: &Array,
+        bias: Option<&Array>,
+        p: &Patches,
+    ) -> Result<Array> {
+        let out = batch_patch_forward(x, w, bias, p)?;
+        let mut tracked = vec![x, w];
+        tracked.extend(bias);
+        if let Some(auto) = self.wants(&tracked) {
+            let inputs = tracked.into_iter().cloned().map(Input::Array).collect();
+            self.push(OpRecord::BatchPatchMatmul(*p), inputs, &out, auto);
+        }
+        Ok(out)
+    }
+
     pub fn stack(&mut self, arrays: &[Array], axis: isize) -> Result<Array> {
         let out = Array::stack(arrays, axis)?;
         let refs: Vec<&Array> = arrays.iter().collect();
@@ -1238,7 +1264,7 @@ fn grad_fn_name(node: &Node) -> &'static str {
         OpRecord::Concat(_) => "CatBackward0",
         OpRecord::Stack(_) => "StackBackward0",
         OpRecord::Patches(_) => "Im2ColBackward0",
-        OpRecord::PatchMatmul { .. } => "ConvolutionBackward0",
+        OpRecord::PatchMatmul { .. } | OpRecord::BatchPatchMatmul(_) => "ConvolutionBackward0",
         OpRecord::Clip(..) => "ClampBackward1",
         OpRecord::Norm { .. } => "LinalgVectorNormBackward0",
     }
@@ -1391,6 +1417,13 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             let hw = [x.shape()[2], x.shape()[3]];
             let gx = gcols.reshape(&patch_shape)?.patches_adjoint(patches, hw)?;
             vec![Some(gx), Some(gw)]
+        }
+        OpRecord::BatchPatchMatmul(patches) => {
+            let (Some(x), Some(w)) = (arr(0), arr(1)) else {
+                return Err(value_err("autograd: a convolution lost an input"));
+            };
+            let (gx, gw, gb) = batch_patch_backward(x, w, arr(2).is_some(), patches, g)?;
+            vec![Some(gx), Some(gw), gb]
         }
         OpRecord::Transpose(axes) => {
             let x = first()?;
@@ -1824,3 +1857,55 @@ fn shared_matrix_grad_right(a: &Array, g: &Array) -> Result<Array> {
 
 #[cfg(test)]
 mod tests;
+
+/// (N, C, H, W) and the output channels of a batch-folded convolution.
+fn batch_patch_dims(x: &Array, w: &Array) -> Result<([usize; 4], usize)> {
+    match (x.shape(), w.shape()) {
+        (&[n, c, h, wd], &[o, _]) => Ok(([n, c, h, wd], o)),
+        _ => Err(value_err(
+            "internal error: a batch-folded convolution needs a 4-d input and a 2-d weight; please report this as a devarray bug",
+        )),
+    }
+}
+
+/// `w @ patches_cols(x)` (+ bias), (O, N*L), moved to (N, O, Ho, Wo).
+fn batch_patch_forward(x: &Array, w: &Array, bias: Option<&Array>, p: &Patches) -> Result<Array> {
+    let ([n, ..], o) = batch_patch_dims(x, w)?;
+    let y = w.matmul(&x.patches_cols(p)?)?;
+    y.cols_to_batch(n, bias)?.reshape(&[
+        n as isize,
+        o as isize,
+        p.out[0] as isize,
+        p.out[1] as isize,
+    ])
+}
+
+/// The gradients of `batch_patch_forward` for the output gradient `g` (N, O, Ho, Wo): with
+/// gT = g as (O, N*L) and P the recomputed patches, dw = gT P^T, dx = adjoint(w^T gT) (both
+/// products reading the transposed operand in place) and, with a bias, db = gT summed by row.
+fn batch_patch_backward(
+    x: &Array,
+    w: &Array,
+    bias: bool,
+    p: &Patches,
+    g: &Array,
+) -> Result<(Array, Array, Option<Array>)> {
+    let (nchw, o) = batch_patch_dims(x, w)?;
+    let (n, l) = (nchw[0] as isize, (p.out[0] * p.out[1]) as isize);
+    let gt = g
+        .reshape(&[n, o as isize, l])?
+        .transpose(Some(&[1, 0, 2]))?
+        .reshape(&[o as isize, n * l])?;
+    let gb = if bias {
+        Some(gt.reduce(ReduceOp::Sum, Some(&[1]), false)?)
+    } else {
+        None
+    };
+    let cols = x.patches_cols(p)?;
+    let gw = gt.matmul_t(&cols, [false, true])?;
+    drop(cols);
+    let gx = w
+        .matmul_t(&gt, [true, false])?
+        .patches_cols_adjoint(p, nchw)?;
+    Ok((gx, gw, gb))
+}

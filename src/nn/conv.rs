@@ -260,6 +260,35 @@ pub fn conv2d(
     let k = (cg * kh * kw) as isize;
     let (g, og) = (groups as isize, (o / groups) as isize);
     let l = (ho * wo) as isize;
+    if let Some(b) = bias {
+        if b.size() != o {
+            return Err(RuntimeError::Shape(format!(
+                "conv2d: bias of shape {} for {o} output channels; give one value per output channel",
+                shape_text(b.shape())
+            )));
+        }
+    }
+    if one_pass_patches(x) && groups == 1 && x.has_patches_cols() {
+        // One GEMM over the whole batch (host devices), the bias added as the output is laid
+        // out when it has the product's dtype and device.
+        let p = win.patches([ho, wo], 0.0);
+        let w2 = tape.reshape(weight, &[o as isize, k])?;
+        let same = |b: &&Array| {
+            b.dtype() == x.dtype() && weight.dtype() == x.dtype() && b.device() == x.device()
+        };
+        let fused = match bias.filter(same) {
+            Some(b) => Some(tape.reshape(b, &[o as isize])?),
+            None => None,
+        };
+        let y = tape.batch_patch_matmul(x, &w2, fused.as_ref(), &p)?;
+        return match bias.filter(|b| !same(b)) {
+            Some(b) => {
+                let b4 = tape.reshape(b, &[1, o as isize, 1, 1])?;
+                tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(&b4))
+            }
+            None => Ok(y),
+        };
+    }
     let y = if one_pass_patches(x) {
         // One tape node that recomputes the patches in backward instead of keeping them.
         let p = win.patches([ho, wo], 0.0);
@@ -284,12 +313,6 @@ pub fn conv2d(
     };
     let mut y = tape.reshape(&y, &[n as isize, o as isize, ho as isize, wo as isize])?;
     if let Some(b) = bias {
-        if b.size() != o {
-            return Err(RuntimeError::Shape(format!(
-                "conv2d: bias of shape {} for {o} output channels; give one value per output channel",
-                shape_text(b.shape())
-            )));
-        }
         let b4 = tape.reshape(b, &[1, o as isize, 1, 1])?;
         y = tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(&b4))?;
     }

@@ -1862,8 +1862,8 @@ impl Array {
         self.derive(shape, self.dtype(), move || match &*x.read() {
             Storage::Cpu(s) => s
                 .patches([h, w], &p)
-                .map(Storage::Cpu)
-                .ok_or_else(|| patches_refused("patches", &x)),
+                .ok_or_else(|| patches_refused("patches", &x))?
+                .map(Storage::Cpu),
             Storage::Cuda(s) => s.patches([h, w], &p).map(Storage::Cuda),
         })
     }
@@ -1886,6 +1886,81 @@ impl Array {
                     .ok_or_else(|| patches_refused("patches_adjoint", &g)),
                 Storage::Cuda(s) => s.patches_adjoint(hw, &p).map(Storage::Cuda),
             }
+        })
+    }
+
+    /// Whether `patches_cols` runs here: a 4-d float array on the host (a CPU or simulated GPU).
+    pub fn has_patches_cols(&self) -> bool {
+        self.has_patches() && !self.ctx().placement.is_cuda()
+    }
+
+    /// Batch-folded im2col of this (N, C, H, W) array: (C*kh*kw, N*Ho*Wo), row (c, tap), column
+    /// (n, oh, ow), so a convolution is one GEMM over the whole batch. See `has_patches_cols`.
+    pub fn patches_cols(&self, p: &Patches) -> Result<Array> {
+        let &[n, c, h, w] = self.shape() else {
+            return Err(patches_refused("patches_cols", self));
+        };
+        if !self.has_patches_cols() {
+            return Err(patches_refused("patches_cols", self));
+        }
+        let shape = vec![c * p.kernel[0] * p.kernel[1], n * p.out[0] * p.out[1]];
+        let (x, p) = (self.clone(), *p);
+        self.derive(shape, self.dtype(), move || match &*x.read() {
+            Storage::Cpu(s) => s
+                .patches_cols([n, c, h, w], &p)
+                .ok_or_else(|| patches_refused("patches_cols", &x))?
+                .map(Storage::Cpu),
+            Storage::Cuda(_) => Err(patches_refused("patches_cols", &x)),
+        })
+    }
+
+    /// This (O, N*L) array (a batch-folded convolution's product) as (N, O, L), plus `bias`
+    /// (O values, this array's dtype and device) per channel when given: one pass for what a
+    /// transpose and a broadcast add would do in two. Host float arrays only.
+    pub fn cols_to_batch(&self, n: usize, bias: Option<&Array>) -> Result<Array> {
+        let &[o, nl] = self.shape() else {
+            return Err(patches_refused("cols_to_batch", self));
+        };
+        let fits =
+            |b: &Array| b.size() == o && b.dtype() == self.dtype() && b.device() == self.device();
+        if n == 0
+            || nl % n != 0
+            || !self.dtype().is_float()
+            || self.ctx().placement.is_cuda()
+            || !bias.is_none_or(fits)
+        {
+            return Err(patches_refused("cols_to_batch", self));
+        }
+        let onl = [o, n, nl / n];
+        let (y, b) = (self.clone(), bias.cloned());
+        self.derive(onl.to_vec(), self.dtype(), move || {
+            let yg = y.read();
+            let bg = b.as_ref().map(|b| b.read());
+            match (&*yg, bg.as_deref()) {
+                (Storage::Cpu(ys), None) => ys.cols_to_batch(onl, None),
+                (Storage::Cpu(ys), Some(Storage::Cpu(bs))) => ys.cols_to_batch(onl, Some(bs)),
+                _ => None,
+            }
+            .ok_or_else(|| patches_refused("cols_to_batch", &y))?
+            .map(Storage::Cpu)
+        })
+    }
+
+    /// The adjoint of `patches_cols` (its gradient): this (C*kh*kw, N*Ho*Wo) array summed back
+    /// onto an (N, C, H, W) array of shape `nchw`.
+    pub fn patches_cols_adjoint(&self, p: &Patches, nchw: [usize; 4]) -> Result<Array> {
+        let [n, c, _, _] = nchw;
+        let want = [c * p.kernel[0] * p.kernel[1], n * p.out[0] * p.out[1]];
+        if self.shape() != want || !self.dtype().is_float() || self.ctx().placement.is_cuda() {
+            return Err(patches_refused("patches_cols_adjoint", self));
+        }
+        let (g, p) = (self.clone(), *p);
+        self.derive(nchw.to_vec(), self.dtype(), move || match &*g.read() {
+            Storage::Cpu(s) => s
+                .patches_cols_adjoint(nchw, &p)
+                .map(Storage::Cpu)
+                .ok_or_else(|| patches_refused("patches_cols_adjoint", &g)),
+            Storage::Cuda(_) => Err(patches_refused("patches_cols_adjoint", &g)),
         })
     }
 

@@ -261,7 +261,11 @@ pub fn gemm_batched<T: GemmFloat>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<
     }
     let work = m.saturating_mul(k).saturating_mul(n);
     let threads = rayon::current_num_threads();
-    if m * n > 0 && work < PARALLEL_FLOPS && l.batch > 1 && threads > 1 {
+    // Products below the tiled size, in a batch that gives each thread at least two of them:
+    // one product per thread beats threading each product, whose split of a medium output
+    // leaves the micro-kernels' edges half empty.
+    let by_batch = work < PARALLEL_FLOPS || (work < TILED_FLOPS && l.batch >= 2 * threads);
+    if m * n > 0 && by_batch && l.batch > 1 && threads > 1 {
         // Many small products (a convolution's per-sample GEMMs): each on one thread, the batch
         // shared by rayon's threads, rather than one product at a time on the calling thread.
         let cancel = Cancel::current();

@@ -390,10 +390,12 @@ fn typed_parts<'a, T: Element>(parts: &[&'a CpuStorage]) -> Result<Vec<&'a [T]>>
 
 impl CpuStorage {
     /// im2col over planes of `hw` (see `Patches`); float dtypes only (None otherwise).
-    pub fn patches(&self, hw: [usize; 2], p: &Patches) -> Option<CpuStorage> {
+    pub fn patches(&self, hw: [usize; 2], p: &Patches) -> Option<Result<CpuStorage>> {
         match self {
-            CpuStorage::F32(v) => Some(CpuStorage::F32(patches::patches(v, hw, p, p.fill as f32))),
-            CpuStorage::F64(v) => Some(CpuStorage::F64(patches::patches(v, hw, p, p.fill))),
+            CpuStorage::F32(v) => {
+                Some(patches::patches(v, hw, p, p.fill as f32).map(CpuStorage::F32))
+            }
+            CpuStorage::F64(v) => Some(patches::patches(v, hw, p, p.fill).map(CpuStorage::F64)),
             _ => None,
         }
     }
@@ -403,6 +405,57 @@ impl CpuStorage {
         match self {
             CpuStorage::F32(v) => Some(CpuStorage::F32(patches::patches_adjoint(v, hw, p, 0.0))),
             CpuStorage::F64(v) => Some(CpuStorage::F64(patches::patches_adjoint(v, hw, p, 0.0))),
+            _ => None,
+        }
+    }
+
+    /// The batch-folded im2col of (N, C, h, w) `nchw` (see `patches::patches_cols`); float
+    /// dtypes only.
+    pub fn patches_cols(&self, nchw: [usize; 4], p: &Patches) -> Option<Result<CpuStorage>> {
+        match self {
+            CpuStorage::F32(v) => {
+                Some(patches::patches_cols(v, nchw, p, p.fill as f32).map(CpuStorage::F32))
+            }
+            CpuStorage::F64(v) => {
+                Some(patches::patches_cols(v, nchw, p, p.fill).map(CpuStorage::F64))
+            }
+            _ => None,
+        }
+    }
+
+    /// (O, N*L) as (N, O, L) plus an optional per-channel `bias` of the same dtype (see
+    /// `patches::cols_to_batch`); float dtypes only.
+    pub fn cols_to_batch(
+        &self,
+        onl: [usize; 3],
+        bias: Option<&CpuStorage>,
+    ) -> Option<Result<CpuStorage>> {
+        match (self, bias) {
+            (CpuStorage::F32(v), None) => {
+                Some(patches::cols_to_batch(v, onl, None).map(CpuStorage::F32))
+            }
+            (CpuStorage::F32(v), Some(CpuStorage::F32(b))) => {
+                Some(patches::cols_to_batch(v, onl, Some(b)).map(CpuStorage::F32))
+            }
+            (CpuStorage::F64(v), None) => {
+                Some(patches::cols_to_batch(v, onl, None).map(CpuStorage::F64))
+            }
+            (CpuStorage::F64(v), Some(CpuStorage::F64(b))) => {
+                Some(patches::cols_to_batch(v, onl, Some(b)).map(CpuStorage::F64))
+            }
+            _ => None,
+        }
+    }
+
+    /// The adjoint of `patches_cols`, back onto (N, C, h, w) `nchw`; float dtypes only.
+    pub fn patches_cols_adjoint(&self, nchw: [usize; 4], p: &Patches) -> Option<CpuStorage> {
+        match self {
+            CpuStorage::F32(v) => Some(CpuStorage::F32(patches::patches_cols_adjoint(
+                v, nchw, p, 0.0,
+            ))),
+            CpuStorage::F64(v) => Some(CpuStorage::F64(patches::patches_cols_adjoint(
+                v, nchw, p, 0.0,
+            ))),
             _ => None,
         }
     }
