@@ -999,12 +999,8 @@ impl Block {
                 };
                 self.prepare_dense(rt, tape, x)?;
                 let w = weight.data(Some(x.device()))?;
-                let wt = tape.transpose(&w, None)?;
-                let mut y = tape.matmul(&x2, &wt)?;
-                if let Some(b) = bias {
-                    let b = b.data(Some(x.device()))?;
-                    y = tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(&b))?;
-                }
+                let b = bias.as_ref().map(|b| b.data(Some(x.device()))).transpose()?;
+                let y = linear(tape, &x2, &w, b.as_ref())?;
                 match activation {
                     Some(a) => a.apply(tape, &y),
                     None => Ok(y),
@@ -1078,6 +1074,16 @@ impl Block {
 }
 
 /// (N, ...) to (N, -1), recorded.
+/// `x @ w^T + b`, the one body of Gluon's Dense, PyTorch's Linear and `F.linear`, and a
+/// hybridized graph's `FullyConnected`: `w` is read transposed in place.
+pub fn linear(tape: &mut Tape, x: &Array, w: &Array, b: Option<&Array>) -> Result<Array> {
+    let y = tape.matmul_nt(x, w)?;
+    match b {
+        Some(b) => tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(b)),
+        None => Ok(y),
+    }
+}
+
 pub fn flatten(tape: &mut Tape, x: &Array) -> Result<Array> {
     let n = x.shape().first().copied().unwrap_or(1) as isize;
     tape.reshape(x, &[n, -1])

@@ -1519,13 +1519,12 @@ impl Plan {
                             ),
                         ));
                     }
-                    let wt = tape.transpose(&w, None)?;
-                    let mut y = tape.matmul(&x2, &wt)?;
-                    if !no_bias {
-                        let b = get(&values, step.inputs[2])?;
-                        y = tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(&b))?;
-                    }
-                    y
+                    let b = if *no_bias {
+                        None
+                    } else {
+                        Some(get(&values, step.inputs[2])?)
+                    };
+                    crate::nn::layers::linear(tape, &x2, &w, b.as_ref())?
                 }
                 Op::Activation(act) => act.apply(tape, &get(&values, step.inputs[0])?)?,
                 Op::Unary(op) => tape.unary(&get(&values, step.inputs[0])?, *op)?,
