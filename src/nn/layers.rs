@@ -106,6 +106,9 @@ pub struct Parameter {
     pub name: String,
     /// 0 marks a dimension inferred at the first forward pass.
     shape: RefCell<Vec<usize>>,
+    /// The shape as made, its inferred dimensions 0 for good: MXNet's graph files keep them
+    /// unknown (-1) after the first pass fixed them.
+    pub made_shape: Vec<usize>,
     pub dtype: DType,
     /// How values are drawn when `initialize` gives no initializer (or this one is `own_init`).
     pub init: Cell<Init>,
@@ -154,6 +157,7 @@ impl Parameter {
     pub fn new(name: String, shape: Vec<usize>, init: Init) -> Rc<Parameter> {
         Rc::new(Parameter {
             name,
+            made_shape: shape.clone(),
             shape: RefCell::new(shape),
             dtype: DType::Float32,
             init: Cell::new(init),
@@ -999,7 +1003,10 @@ impl Block {
                 };
                 self.prepare_dense(rt, tape, x)?;
                 let w = weight.data(Some(x.device()))?;
-                let b = bias.as_ref().map(|b| b.data(Some(x.device()))).transpose()?;
+                let b = bias
+                    .as_ref()
+                    .map(|b| b.data(Some(x.device())))
+                    .transpose()?;
                 let y = linear(tape, &x2, &w, b.as_ref())?;
                 match activation {
                     Some(a) => a.apply(tape, &y),
