@@ -434,9 +434,10 @@ fn aux_states(nodes: &[Rc<Node>]) -> std::collections::HashSet<*const Node> {
 fn list_arguments(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (node, _) = this_sym(&mut a)?;
     a.finish(0)?;
-    let aux = aux_states(&topo(&[node.clone()]));
+    let nodes = topo(&[node]);
+    let aux = aux_states(&nodes);
     Ok(Value::list(
-        topo(&[node])
+        nodes
             .iter()
             .filter(|n| n.is_var() && !aux.contains(&Rc::as_ptr(n)))
             .map(|n| Value::str(&n.name))
