@@ -191,26 +191,33 @@ impl Parameter {
         self.shape.borrow().iter().all(|&d| d > 0)
     }
 
-    /// `Parameter dense0_weight (shape=(1, 2), dtype=float32)`; unknown dims print as 0 (legacy
-    /// MXNet) or -1 (`unknown = -1`, MXNet's numpy mode).
-    pub fn repr(&self, unknown: i64) -> String {
+    /// The shape as a Python tuple with unknown sizes as `unknown`; with `as_made`, also the
+    /// sizes the first pass inferred (what MXNet's graph files write).
+    pub fn shape_text(&self, unknown: i64, as_made: bool) -> String {
         let dims: Vec<String> = self
             .shape
             .borrow()
             .iter()
-            .map(|&d| {
-                if d == 0 {
+            .enumerate()
+            .map(|(i, &d)| {
+                if d == 0 || (as_made && self.made_shape.get(i) == Some(&0)) {
                     unknown.to_string()
                 } else {
                     d.to_string()
                 }
             })
             .collect();
-        let shape = if dims.len() == 1 {
+        if dims.len() == 1 {
             format!("({},)", dims[0])
         } else {
             format!("({})", dims.join(", "))
-        };
+        }
+    }
+
+    /// `Parameter dense0_weight (shape=(1, 2), dtype=float32)`; unknown dims print as 0 (legacy
+    /// MXNet) or -1 (`unknown = -1`, MXNet's numpy mode).
+    pub fn repr(&self, unknown: i64) -> String {
+        let shape = self.shape_text(unknown, false);
         let dtype = self
             .dtype_text
             .borrow()

@@ -606,24 +606,7 @@ fn str_arg(v: Value, what: &str) -> Result<String, Exc> {
 /// A parameter's variable with the attributes Gluon gives it (`__shape__` with the sizes
 /// the first call infers unknown, even once known: -1 in numpy mode, 0 in legacy mode).
 fn param_var(p: &Rc<Parameter>, np: bool) -> Rc<Node> {
-    let unknown = if np { "-1" } else { "0" };
-    let now = p.shape();
-    let dims: Vec<String> = now
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            if *d == 0 || p.made_shape.get(i) == Some(&0) {
-                unknown.to_string()
-            } else {
-                d.to_string()
-            }
-        })
-        .collect();
-    let shape = if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
+    let shape = p.shape_text(if np { -1 } else { 0 }, true);
     let mut attrs = vec![
         ("__dtype__".to_string(), "0".to_string()),
         ("__lr_mult__".into(), "1.0".into()),
@@ -948,70 +931,23 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
 
 /// The elementwise operators of the symbol modules: (module, function, op, MXNet's operator
 /// name, node name hint). One table serves building the modules and reading a graph's JSON.
+#[rustfmt::skip]
 const UNARY_OPS: [(&str, &str, UnaryOp, &str, &str); 17] = [
-    ("mxnet.symbol", "relu", UnaryOp::Relu, "relu", "relu"),
-    (
-        "mxnet.symbol",
-        "sigmoid",
-        UnaryOp::Sigmoid,
-        "sigmoid",
-        "sigmoid",
-    ),
-    ("mxnet.symbol", "tanh", UnaryOp::Tanh, "tanh", "tanh"),
-    ("mxnet.symbol", "exp", UnaryOp::Exp, "exp", "exp"),
-    ("mxnet.symbol", "log", UnaryOp::Log, "log", "log"),
-    ("mxnet.symbol", "sqrt", UnaryOp::Sqrt, "sqrt", "sqrt"),
-    (
-        "mxnet.symbol.numpy",
-        "tanh",
-        UnaryOp::Tanh,
-        "_npi_tanh",
-        "tanh",
-    ),
-    ("mxnet.symbol.numpy", "exp", UnaryOp::Exp, "_npi_exp", "exp"),
-    ("mxnet.symbol.numpy", "log", UnaryOp::Log, "_npi_log", "log"),
-    (
-        "mxnet.symbol.numpy",
-        "sqrt",
-        UnaryOp::Sqrt,
-        "_npi_sqrt",
-        "sqrt",
-    ),
-    (
-        "mxnet.symbol.numpy",
-        "abs",
-        UnaryOp::Abs,
-        "_npi_absolute",
-        "absolute",
-    ),
-    (
-        "mxnet.symbol.numpy",
-        "square",
-        UnaryOp::Square,
-        "_npi_square",
-        "square",
-    ),
-    (
-        "mxnet.symbol.numpy",
-        "negative",
-        UnaryOp::Neg,
-        "_npi_negative",
-        "negative",
-    ),
-    (
-        "mxnet.symbol.numpy_extension",
-        "relu",
-        UnaryOp::Relu,
-        "_npx_relu",
-        "relu",
-    ),
-    (
-        "mxnet.symbol.numpy_extension",
-        "sigmoid",
-        UnaryOp::Sigmoid,
-        "_npx_sigmoid",
-        "sigmoid",
-    ),
+    ("mxnet.symbol",                  "relu",      UnaryOp::Relu,     "relu", "relu"),
+    ("mxnet.symbol",                  "sigmoid",   UnaryOp::Sigmoid,  "sigmoid", "sigmoid"),
+    ("mxnet.symbol",                  "tanh",      UnaryOp::Tanh,     "tanh", "tanh"),
+    ("mxnet.symbol",                  "exp",       UnaryOp::Exp,      "exp", "exp"),
+    ("mxnet.symbol",                  "log",       UnaryOp::Log,      "log", "log"),
+    ("mxnet.symbol",                  "sqrt",      UnaryOp::Sqrt,     "sqrt", "sqrt"),
+    ("mxnet.symbol.numpy",            "tanh",      UnaryOp::Tanh,     "_npi_tanh", "tanh"),
+    ("mxnet.symbol.numpy",            "exp",       UnaryOp::Exp,      "_npi_exp", "exp"),
+    ("mxnet.symbol.numpy",            "log",       UnaryOp::Log,      "_npi_log", "log"),
+    ("mxnet.symbol.numpy",            "sqrt",      UnaryOp::Sqrt,     "_npi_sqrt", "sqrt"),
+    ("mxnet.symbol.numpy",            "abs",       UnaryOp::Abs,      "_npi_absolute", "absolute"),
+    ("mxnet.symbol.numpy",            "square",    UnaryOp::Square,   "_npi_square", "square"),
+    ("mxnet.symbol.numpy",            "negative",  UnaryOp::Neg,      "_npi_negative", "negative"),
+    ("mxnet.symbol.numpy_extension",  "relu",      UnaryOp::Relu,     "_npx_relu", "relu"),
+    ("mxnet.symbol.numpy_extension",  "sigmoid",   UnaryOp::Sigmoid,  "_npx_sigmoid", "sigmoid"),
     // Legacy `negative` and `abs`, read back from files only (negation is written as `* -1.0`).
     ("", "negative", UnaryOp::Neg, "negative", "negative"),
     ("", "abs", UnaryOp::Abs, "abs", "abs"),
