@@ -416,6 +416,7 @@ pub fn module_graph(module: &Value) -> Option<Rc<Node>> {
                     )
                 }
                 BlockKind::Activation(a) => op(Op::Activation(*a), vec![x]),
+                BlockKind::Flatten => op(Op::Flatten, vec![x]),
                 BlockKind::Op(l) => {
                     let mut inputs = vec![x];
                     for (_, p) in l.params() {
