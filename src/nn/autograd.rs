@@ -57,6 +57,8 @@ enum OpRecord {
         keepdims: bool,
     },
     Matmul,
+    /// `a @ b^T` of two matrices with `b` read transposed in place (a linear layer's `x @ W^T`).
+    MatmulNT,
     Dot,
     Reshape,
     Transpose(Option<Vec<isize>>),
@@ -692,6 +694,21 @@ impl Tape {
         Ok(out)
     }
 
+    /// `a @ b^T` for matrices `a` (M, K) and `b` (N, K): `b` is read transposed by the GEMM,
+    /// never copied, which is what a linear layer's `x @ W^T` costs per call otherwise.
+    pub fn matmul_nt(&mut self, a: &Array, b: &Array) -> Result<Array> {
+        if a.ndim() != 2 || b.ndim() != 2 {
+            let bt = self.transpose(b, None)?;
+            return self.matmul(a, &bt);
+        }
+        let out = a.matmul_t(b, [false, true])?;
+        if let Some(auto) = self.wants(&[a, b]) {
+            let inputs = vec![Input::Array(a.clone()), Input::Array(b.clone())];
+            self.push(OpRecord::MatmulNT, inputs, &out, auto);
+        }
+        Ok(out)
+    }
+
     pub fn dot(&mut self, a: &Array, b: &Array) -> Result<Array> {
         if a.ndim() == 0 || b.ndim() == 0 {
             return self.binary(BinaryOp::Mul, Operand::Array(a), Operand::Array(b));
@@ -1229,6 +1246,7 @@ fn grad_fn_name(node: &Node) -> &'static str {
                 _ => "Backward0",
             }
         }
+        OpRecord::MatmulNT => "MmBackward0",
         OpRecord::Matmul | OpRecord::Dot => {
             let dims = (array(0).map(Array::ndim), array(1).map(Array::ndim));
             match dims {
@@ -1381,6 +1399,13 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             };
             let (ga, gb) = matmul_backward(a, b, g)?;
             vec![Some(ga), Some(gb)]
+        }
+        OpRecord::MatmulNT => {
+            let (Some(a), Some(b)) = (arr(0), arr(1)) else {
+                return Err(value_err("autograd: matmul lost an input"));
+            };
+            // y = a b^T: dA = g b, dB = g^T a.
+            vec![Some(g.matmul(b)?), Some(g.matmul_t(a, [true, false])?)]
         }
         OpRecord::Dot => {
             let (Some(a), Some(b)) = (arr(0), arr(1)) else {

@@ -233,25 +233,15 @@ impl ConvLayer {
         self.weight.set_shape(self.weight_shape(c));
     }
 
-    fn pads(&self) -> [(usize, usize); 2] {
-        match self.padding {
-            ConvPad::Fixed(p) => [(p[0], p[0]), (p[1], p[1])],
-            ConvPad::Valid => [(0, 0), (0, 0)],
-            ConvPad::Same => super::conv::same_padding(self.kernel, self.dilation),
-        }
-    }
-}
-
-impl LayerOp for ConvLayer {
-    fn params(&self) -> Vec<(&'static str, Rc<Parameter>)> {
-        let mut out = vec![("weight", self.weight.clone())];
-        if let Some(b) = &self.bias {
-            out.push(("bias", b.clone()));
-        }
-        out
-    }
-
-    fn forward(&self, rt: &Runtime, tape: &mut Tape, x: &Array) -> Result<Array> {
+    /// The convolution, with its activation when `activation` (a hybridized graph applies
+    /// it as a node of its own, as MXNet's Conv2D does).
+    pub fn forward_with(
+        &self,
+        rt: &Runtime,
+        tape: &mut Tape,
+        x: &Array,
+        activation: bool,
+    ) -> Result<Array> {
         let rank = self.dims + 2;
         let unbatched = self.style == Style::Torch && x.ndim() == rank - 1;
         let x = if unbatched {
@@ -338,7 +328,7 @@ impl LayerOp for ConvLayer {
             };
             conv::conv2d(rt, tape, &x, &w, b.as_ref(), &win, self.groups)?
         };
-        let y = match self.activation {
+        let y = match self.activation.filter(|_| activation) {
             Some(a) => a.apply(tape, &y)?,
             None => y,
         };
@@ -352,6 +342,28 @@ impl LayerOp for ConvLayer {
             tape.rename(&y, "ConvolutionBackward0");
         }
         Ok(y)
+    }
+
+    fn pads(&self) -> [(usize, usize); 2] {
+        match self.padding {
+            ConvPad::Fixed(p) => [(p[0], p[0]), (p[1], p[1])],
+            ConvPad::Valid => [(0, 0), (0, 0)],
+            ConvPad::Same => super::conv::same_padding(self.kernel, self.dilation),
+        }
+    }
+}
+
+impl LayerOp for ConvLayer {
+    fn params(&self) -> Vec<(&'static str, Rc<Parameter>)> {
+        let mut out = vec![("weight", self.weight.clone())];
+        if let Some(b) = &self.bias {
+            out.push(("bias", b.clone()));
+        }
+        out
+    }
+
+    fn forward(&self, rt: &Runtime, tape: &mut Tape, x: &Array) -> Result<Array> {
+        self.forward_with(rt, tape, x, true)
     }
 
     fn repr(&self, np: bool) -> String {

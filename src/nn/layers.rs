@@ -106,6 +106,9 @@ pub struct Parameter {
     pub name: String,
     /// 0 marks a dimension inferred at the first forward pass.
     shape: RefCell<Vec<usize>>,
+    /// The shape as made, its inferred dimensions 0 for good: MXNet's graph files keep them
+    /// unknown (-1) after the first pass fixed them.
+    pub made_shape: Vec<usize>,
     pub dtype: DType,
     /// How values are drawn when `initialize` gives no initializer (or this one is `own_init`).
     pub init: Cell<Init>,
@@ -154,6 +157,7 @@ impl Parameter {
     pub fn new(name: String, shape: Vec<usize>, init: Init) -> Rc<Parameter> {
         Rc::new(Parameter {
             name,
+            made_shape: shape.clone(),
             shape: RefCell::new(shape),
             dtype: DType::Float32,
             init: Cell::new(init),
@@ -187,26 +191,33 @@ impl Parameter {
         self.shape.borrow().iter().all(|&d| d > 0)
     }
 
-    /// `Parameter dense0_weight (shape=(1, 2), dtype=float32)`; unknown dims print as 0 (legacy
-    /// MXNet) or -1 (`unknown = -1`, MXNet's numpy mode).
-    pub fn repr(&self, unknown: i64) -> String {
+    /// The shape as a Python tuple with unknown sizes as `unknown`; with `as_made`, also the
+    /// sizes the first pass inferred (what MXNet's graph files write).
+    pub fn shape_text(&self, unknown: i64, as_made: bool) -> String {
         let dims: Vec<String> = self
             .shape
             .borrow()
             .iter()
-            .map(|&d| {
-                if d == 0 {
+            .enumerate()
+            .map(|(i, &d)| {
+                if d == 0 || (as_made && self.made_shape.get(i) == Some(&0)) {
                     unknown.to_string()
                 } else {
                     d.to_string()
                 }
             })
             .collect();
-        let shape = if dims.len() == 1 {
+        if dims.len() == 1 {
             format!("({},)", dims[0])
         } else {
             format!("({})", dims.join(", "))
-        };
+        }
+    }
+
+    /// `Parameter dense0_weight (shape=(1, 2), dtype=float32)`; unknown dims print as 0 (legacy
+    /// MXNet) or -1 (`unknown = -1`, MXNet's numpy mode).
+    pub fn repr(&self, unknown: i64) -> String {
+        let shape = self.shape_text(unknown, false);
         let dtype = self
             .dtype_text
             .borrow()
@@ -999,12 +1010,11 @@ impl Block {
                 };
                 self.prepare_dense(rt, tape, x)?;
                 let w = weight.data(Some(x.device()))?;
-                let wt = tape.transpose(&w, None)?;
-                let mut y = tape.matmul(&x2, &wt)?;
-                if let Some(b) = bias {
-                    let b = b.data(Some(x.device()))?;
-                    y = tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(&b))?;
-                }
+                let b = bias
+                    .as_ref()
+                    .map(|b| b.data(Some(x.device())))
+                    .transpose()?;
+                let y = linear(tape, &x2, &w, b.as_ref())?;
                 match activation {
                     Some(a) => a.apply(tape, &y),
                     None => Ok(y),
@@ -1078,6 +1088,16 @@ impl Block {
 }
 
 /// (N, ...) to (N, -1), recorded.
+/// `x @ w^T + b`, the one body of Gluon's Dense, PyTorch's Linear and `F.linear`, and a
+/// hybridized graph's `FullyConnected`: `w` is read transposed in place.
+pub fn linear(tape: &mut Tape, x: &Array, w: &Array, b: Option<&Array>) -> Result<Array> {
+    let y = tape.matmul_nt(x, w)?;
+    match b {
+        Some(b) => tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(b)),
+        None => Ok(y),
+    }
+}
+
 pub fn flatten(tape: &mut Tape, x: &Array) -> Result<Array> {
     let n = x.shape().first().copied().unwrap_or(1) as isize;
     tape.reshape(x, &[n, -1])

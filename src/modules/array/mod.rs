@@ -12,7 +12,8 @@
 //! - `data.rs` — data sets, transforms and loaders, bound as `gluon.data` and as `torchvision` /
 //!   `torch.utils.data`;
 //! - `blocks.rs` — the model layer (Gluon's `Block`, PyTorch's `Module`) both dialects bind;
-//! - `conv_args.rs` — the arguments convolution and pooling layers read in both dialects.
+//! - `conv_args.rs` — the arguments convolution and pooling layers read in both dialects;
+//! - `graph.rs` — traced graphs and the plan that runs them (`hybridize`, `torch.jit`).
 
 pub mod array_more;
 pub mod arrays;
@@ -21,6 +22,7 @@ pub mod conv_args;
 pub mod data;
 pub mod devices;
 pub mod files;
+pub mod graph;
 pub mod hooks;
 pub mod numpy_fns;
 pub mod numpy_io;

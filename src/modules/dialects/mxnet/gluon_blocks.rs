@@ -487,7 +487,7 @@ fn hybrid_call(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
             plan
         }
     };
-    symbol::run_plan(it, &plan, inputs)
+    symbol::run_plan(it, &plan, inputs, crate::modules::array::graph::Mode::Gluon)
 }
 
 /// `export(path, epoch=0)`: `path-symbol.json` and `path-EPOCH.params` of the compiled graph.

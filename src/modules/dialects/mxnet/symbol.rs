@@ -15,6 +15,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::modules::array::blocks::{self, Core};
+pub use crate::modules::array::graph::{run_plan, Op, Plan};
+use crate::modules::array::graph::{topo, Node};
+use crate::nn::cnn::{
+    BatchNormLayer, ConvLayer, ConvPad, DropoutLayer, LayerOp, PadMode, Pool1dLayer, PoolLayer,
+    PoolSpan, Style,
+};
 use crate::nn::layers::{Activation, Block, BlockKind, Init, Parameter};
 use crate::object::class::{Class, Instance};
 use crate::object::error::{Exc, ExcKind};
@@ -23,57 +29,6 @@ use crate::object::value::{Args, Flavor, Module, NativeObject, Value};
 use crate::object::{builtin, Interpreter};
 use crate::runtime::host::Scalar;
 use crate::runtime::ops::{BinaryOp, ReduceOp, UnaryOp};
-use crate::runtime::{Array, Operand};
-
-/// What a graph node computes.
-pub enum Op {
-    /// An input (`data`), a parameter's value, or a free variable (`sym.var('x')`).
-    Var(Option<Rc<Parameter>>),
-    /// `FullyConnected`: inputs data, weight and (unless `no_bias`) bias. `layer`: the Dense
-    /// layer it came from, whose deferred input size the first run fixes.
-    FullyConnected {
-        units: usize,
-        no_bias: bool,
-        flatten: bool,
-        layer: Option<Rc<Block>>,
-    },
-    Activation(Activation),
-    Unary(UnaryOp),
-    /// Array (op) scalar, or scalar (op) array when `reverse`.
-    Scalar {
-        op: BinaryOp,
-        scalar: Scalar,
-        reverse: bool,
-    },
-    Binary(BinaryOp),
-    /// A reduction over `axes` (all when None).
-    Reduce {
-        op: ReduceOp,
-        axes: Option<Vec<isize>>,
-        keepdims: bool,
-    },
-    Flatten,
-    /// A built-in layer run whole (convolution, pooling, batch norm, dropout); its other
-    /// inputs are its parameters, listed for the graph's JSON.
-    Layer(Rc<Block>),
-}
-
-/// One node of a symbolic graph.
-pub struct Node {
-    pub op: Op,
-    pub name: String,
-    /// MXNet's operator name (`FullyConnected`, `_npx_relu`, `null` for variables).
-    pub json_op: String,
-    /// MXNet's attributes, as the JSON lists them (sorted by key when written).
-    pub attrs: Vec<(String, String)>,
-    pub inputs: Vec<Rc<Node>>,
-}
-
-impl Node {
-    fn is_var(&self) -> bool {
-        matches!(self.op, Op::Var(_))
-    }
-}
 
 // ---- naming ---------------------------------------------------------------------------------
 
@@ -465,38 +420,26 @@ fn unary_node(x: Rc<Node>, op: UnaryOp, json: &str, hint: &str, name: Option<Str
     })
 }
 
-/// The graph's nodes in MXNet's order (depth first, inputs before the node), each once.
-fn topo(heads: &[Rc<Node>]) -> Vec<Rc<Node>> {
-    fn visit(n: &Rc<Node>, seen: &mut HashMap<*const Node, ()>, out: &mut Vec<Rc<Node>>) {
-        if seen.contains_key(&Rc::as_ptr(n)) {
-            return;
-        }
-        seen.insert(Rc::as_ptr(n), ());
-        for i in &n.inputs {
-            visit(i, seen, out);
-        }
-        out.push(n.clone());
-    }
-    let mut seen = HashMap::new();
-    let mut out = Vec::new();
-    for h in heads {
-        visit(h, &mut seen, &mut out);
-    }
-    out
-}
-
-/// A parameter that is an auxiliary state (batch norm's running statistics).
-fn is_aux(n: &Node) -> bool {
-    matches!(&n.op, Op::Var(Some(p)) if p.buffer.get())
+/// The graph's auxiliary states: what batch norm updates (its running mean and variance, the
+/// inputs after data, gamma and beta), as MXNet's `list_auxiliary_states` has them. A fixed
+/// gamma is a buffer here but an argument there.
+fn aux_states(nodes: &[Rc<Node>]) -> std::collections::HashSet<*const Node> {
+    nodes
+        .iter()
+        .filter(|n| n.json_op == "BatchNorm")
+        .flat_map(|n| n.inputs.iter().skip(3).map(Rc::as_ptr))
+        .collect()
 }
 
 fn list_arguments(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (node, _) = this_sym(&mut a)?;
     a.finish(0)?;
+    let nodes = topo(&[node]);
+    let aux = aux_states(&nodes);
     Ok(Value::list(
-        topo(&[node])
+        nodes
             .iter()
-            .filter(|n| n.is_var() && !is_aux(n))
+            .filter(|n| n.is_var() && !aux.contains(&Rc::as_ptr(n)))
             .map(|n| Value::str(&n.name))
             .collect(),
     ))
@@ -524,6 +467,7 @@ fn quote(s: &str) -> String {
 /// ends each item).
 pub fn graph_json(heads: &[Rc<Node>], np_shape: bool) -> String {
     let nodes = topo(heads);
+    let aux = aux_states(&nodes);
     let index: HashMap<*const Node, usize> = nodes
         .iter()
         .enumerate()
@@ -563,7 +507,11 @@ pub fn graph_json(heads: &[Rc<Node>], np_shape: bool) -> String {
         let inputs: Vec<String> = n
             .inputs
             .iter()
-            .map(|i| format!("[{}, 0, 0]", index[&Rc::as_ptr(i)]))
+            // An auxiliary state is written by its operator: MXNet's version 1.
+            .map(|i| {
+                let version = u8::from(aux.contains(&Rc::as_ptr(i)));
+                format!("[{}, 0, {version}]", index[&Rc::as_ptr(i)])
+            })
             .collect();
         out.push_str(&format!("\n{}\"inputs\": [{}]", ind(3), inputs.join(", ")));
         out.push_str(&format!("\n{}}}", ind(2)));
@@ -579,7 +527,12 @@ pub fn graph_json(heads: &[Rc<Node>], np_shape: bool) -> String {
         }
     };
     let args: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].is_var()).collect();
-    let rows: Vec<usize> = (0..=nodes.len()).collect();
+    let rows: Vec<usize> = std::iter::once(0)
+        .chain(nodes.iter().scan(0, |row, n| {
+            *row += n_outputs(n);
+            Some(*row)
+        }))
+        .collect();
     out.push_str(&format!("\n{}\"arg_nodes\": {}, ", ind(1), numbers(&args)));
     out.push_str(&format!(
         "\n{}\"node_row_ptr\": {}, ",
@@ -651,26 +604,9 @@ fn str_arg(v: Value, what: &str) -> Result<String, Exc> {
 }
 
 /// A parameter's variable with the attributes Gluon gives it (`__shape__` with the sizes
-/// the first call infers unknown: -1 in numpy mode, 0 in legacy mode).
-fn param_var(p: &Rc<Parameter>, inferred_dims: &[usize], np: bool) -> Rc<Node> {
-    let unknown = if np { "-1" } else { "0" };
-    let dims: Vec<String> = p
-        .shape()
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            if *d == 0 || inferred_dims.contains(&i) {
-                unknown.to_string()
-            } else {
-                d.to_string()
-            }
-        })
-        .collect();
-    let shape = if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
+/// the first call infers unknown, even once known: -1 in numpy mode, 0 in legacy mode).
+fn param_var(p: &Rc<Parameter>, np: bool) -> Rc<Node> {
+    let shape = p.shape_text(if np { -1 } else { 0 }, true);
     let mut attrs = vec![
         ("__dtype__".to_string(), "0".to_string()),
         ("__lr_mult__".into(), "1.0".into()),
@@ -680,7 +616,7 @@ fn param_var(p: &Rc<Parameter>, inferred_dims: &[usize], np: bool) -> Rc<Node> {
     ];
     if p.own_init.get() {
         match p.init.get() {
-            Init::Zeros => attrs.push(("__init__".into(), "zeros".into())),
+            Init::Zeros | Init::Constant(0.0) => attrs.push(("__init__".into(), "zeros".into())),
             Init::Constant(1.0) => attrs.push(("__init__".into(), "ones".into())),
             _ => {}
         }
@@ -904,30 +840,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     var_fn,
                 ),
             );
-            s.set(
-                "relu",
-                builtin("relu", "relu(data): max(data, 0).", |_, mut a| {
-                    unary_fn(&mut a, UnaryOp::Relu, "relu", "relu")
-                }),
-            );
-            s.set(
-                "sigmoid",
-                builtin("sigmoid", "sigmoid(data).", |_, mut a| {
-                    unary_fn(&mut a, UnaryOp::Sigmoid, "sigmoid", "sigmoid")
-                }),
-            );
-            s.set(
-                "tanh",
-                builtin("tanh", "tanh(data).", |_, mut a| {
-                    unary_fn(&mut a, UnaryOp::Tanh, "tanh", "tanh")
-                }),
-            );
-            s.set(
-                "exp",
-                builtin("exp", "exp(data).", |_, mut a| {
-                    unary_fn(&mut a, UnaryOp::Exp, "exp", "exp")
-                }),
-            );
+            set_unary_ops(&s, "mxnet.symbol");
             s.set(
                 "Activation",
                 builtin(
@@ -975,17 +888,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "mxnet.symbol.numpy",
                 "MXNet's numpy-compatible symbolic API",
             );
-            for (n, op) in [
-                ("tanh", UnaryOp::Tanh),
-                ("exp", UnaryOp::Exp),
-                ("log", UnaryOp::Log),
-                ("sqrt", UnaryOp::Sqrt),
-                ("abs", UnaryOp::Abs),
-                ("square", UnaryOp::Square),
-                ("negative", UnaryOp::Neg),
-            ] {
-                s.set(n, np_unary(n, op));
-            }
+            set_unary_ops(&s, "mxnet.symbol.numpy");
             let (_, numpy) = classes();
             s.set("_Symbol", Value::Class(numpy));
             s
@@ -995,18 +898,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "mxnet.symbol.numpy_extension",
                 "MXNet's numpy extensions, symbolic",
             );
-            s.set(
-                "relu",
-                builtin("relu", "relu(data): max(data, 0).", |_, mut a| {
-                    unary_fn(&mut a, UnaryOp::Relu, "_npx_relu", "relu")
-                }),
-            );
-            s.set(
-                "sigmoid",
-                builtin("sigmoid", "sigmoid(data).", |_, mut a| {
-                    unary_fn(&mut a, UnaryOp::Sigmoid, "_npx_sigmoid", "sigmoid")
-                }),
-            );
+            set_unary_ops(&s, "mxnet.symbol.numpy_extension");
             s.set(
                 "activation",
                 builtin(
@@ -1037,17 +929,64 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
     })
 }
 
-fn np_unary(name: &'static str, op: UnaryOp) -> Value {
-    let f: crate::object::value::BuiltinFn = match op {
-        UnaryOp::Tanh => |_, mut a| unary_fn(&mut a, UnaryOp::Tanh, "_npi_tanh", "tanh"),
-        UnaryOp::Exp => |_, mut a| unary_fn(&mut a, UnaryOp::Exp, "_npi_exp", "exp"),
-        UnaryOp::Log => |_, mut a| unary_fn(&mut a, UnaryOp::Log, "_npi_log", "log"),
-        UnaryOp::Sqrt => |_, mut a| unary_fn(&mut a, UnaryOp::Sqrt, "_npi_sqrt", "sqrt"),
-        UnaryOp::Abs => |_, mut a| unary_fn(&mut a, UnaryOp::Abs, "_npi_absolute", "absolute"),
-        UnaryOp::Square => |_, mut a| unary_fn(&mut a, UnaryOp::Square, "_npi_square", "square"),
-        _ => |_, mut a| unary_fn(&mut a, UnaryOp::Neg, "_npi_negative", "negative"),
-    };
-    builtin(name, "elementwise, on a Symbol", f)
+/// The elementwise operators of the symbol modules: (module, function, op, MXNet's operator
+/// name, node name hint). One table serves building the modules and reading a graph's JSON.
+#[rustfmt::skip]
+const UNARY_OPS: [(&str, &str, UnaryOp, &str, &str); 17] = [
+    ("mxnet.symbol",                  "relu",      UnaryOp::Relu,     "relu", "relu"),
+    ("mxnet.symbol",                  "sigmoid",   UnaryOp::Sigmoid,  "sigmoid", "sigmoid"),
+    ("mxnet.symbol",                  "tanh",      UnaryOp::Tanh,     "tanh", "tanh"),
+    ("mxnet.symbol",                  "exp",       UnaryOp::Exp,      "exp", "exp"),
+    ("mxnet.symbol",                  "log",       UnaryOp::Log,      "log", "log"),
+    ("mxnet.symbol",                  "sqrt",      UnaryOp::Sqrt,     "sqrt", "sqrt"),
+    ("mxnet.symbol.numpy",            "tanh",      UnaryOp::Tanh,     "_npi_tanh", "tanh"),
+    ("mxnet.symbol.numpy",            "exp",       UnaryOp::Exp,      "_npi_exp", "exp"),
+    ("mxnet.symbol.numpy",            "log",       UnaryOp::Log,      "_npi_log", "log"),
+    ("mxnet.symbol.numpy",            "sqrt",      UnaryOp::Sqrt,     "_npi_sqrt", "sqrt"),
+    ("mxnet.symbol.numpy",            "abs",       UnaryOp::Abs,      "_npi_absolute", "absolute"),
+    ("mxnet.symbol.numpy",            "square",    UnaryOp::Square,   "_npi_square", "square"),
+    ("mxnet.symbol.numpy",            "negative",  UnaryOp::Neg,      "_npi_negative", "negative"),
+    ("mxnet.symbol.numpy_extension",  "relu",      UnaryOp::Relu,     "_npx_relu", "relu"),
+    ("mxnet.symbol.numpy_extension",  "sigmoid",   UnaryOp::Sigmoid,  "_npx_sigmoid", "sigmoid"),
+    // Legacy `negative` and `abs`, read back from files only (negation is written as `* -1.0`).
+    ("", "negative", UnaryOp::Neg, "negative", "negative"),
+    ("", "abs", UnaryOp::Abs, "abs", "abs"),
+];
+
+/// The row of `UNARY_OPS` a function stands for, held by the function (its receiver).
+struct UnarySpec(usize);
+
+impl NativeObject for UnarySpec {
+    fn type_name(&self) -> &str {
+        "builtin_function_or_method"
+    }
+    fn repr(&self) -> String {
+        format!("<built-in function {}>", UNARY_OPS[self.0].1)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Puts `module`'s elementwise functions of `UNARY_OPS` into `s`.
+fn set_unary_ops(s: &Module, module: &str) {
+    for (row, (m, name, ..)) in UNARY_OPS.iter().enumerate() {
+        if *m == module {
+            let spec = Value::Object(Rc::new(UnarySpec(row)));
+            s.set(
+                name,
+                crate::object::method(&spec, name, "elementwise, on a Symbol", |_, spec, mut a| {
+                    let row = match spec {
+                        Value::Object(o) => o.as_any().downcast_ref::<UnarySpec>().map(|u| u.0),
+                        _ => None,
+                    }
+                    .ok_or_else(|| Exc::type_error("not a symbol operator"))?;
+                    let (_, _, op, json, hint) = UNARY_OPS[row];
+                    unary_fn(&mut a, op, json, hint)
+                }),
+            );
+        }
+    }
 }
 
 // ---- reading JSON ---------------------------------------------------------------------------
@@ -1115,7 +1054,7 @@ pub fn parse_graph(
         let unsupported = || {
             Exc::new(
                 ExcKind::NotImplementedError,
-                format!("operator '{op}' (node '{name}') is not one devarray can run from a symbol file; it runs FullyConnected, Activation, relu/sigmoid/tanh/exp, Flatten and arithmetic with scalars and between arrays"),
+                format!("operator '{op}' (node '{name}') is not one devarray can run from a symbol file; it runs FullyConnected, Convolution, Pooling, BatchNorm, Dropout, Activation, relu/sigmoid/tanh/exp, Flatten and arithmetic with scalars and between arrays"),
             )
         };
         let op_kind = match op {
@@ -1137,14 +1076,26 @@ pub fn parse_graph(
             "Activation" => Op::Activation(
                 Activation::parse(attr("act_type").unwrap_or("")).map_err(Exc::from)?,
             ),
-            "relu" | "_npx_relu" => Op::Unary(UnaryOp::Relu),
-            "sigmoid" | "_npx_sigmoid" => Op::Unary(UnaryOp::Sigmoid),
-            "tanh" | "_npi_tanh" => Op::Unary(UnaryOp::Tanh),
-            "exp" | "_npi_exp" => Op::Unary(UnaryOp::Exp),
-            "log" | "_npi_log" => Op::Unary(UnaryOp::Log),
-            "sqrt" | "_npi_sqrt" => Op::Unary(UnaryOp::Sqrt),
-            "_npi_negative" | "negative" => Op::Unary(UnaryOp::Neg),
+            json if UNARY_OPS.iter().any(|r| r.3 == json) => Op::Unary(
+                UNARY_OPS
+                    .iter()
+                    .find(|r| r.3 == json)
+                    .map_or(UnaryOp::Neg, |r| r.2),
+            ),
             "Flatten" | "_npx_batch_flatten" => Op::Flatten,
+            "Convolution" | "Pooling" | "BatchNorm" | "Dropout" => {
+                let text = |k: &str| attr(k).map(str::to_string);
+                match imported_layer(op, &name, &text, &ins)? {
+                    Some(layer) => Op::Layer {
+                        block: Rc::new(Block {
+                            name: name.clone(),
+                            kind: BlockKind::Op(layer),
+                        }),
+                        linear: false,
+                    },
+                    None => return Err(unsupported()),
+                }
+            }
             other => {
                 let binary = [
                     BinaryOp::Add,
@@ -1270,7 +1221,7 @@ fn symbolic_inner(
             for (k, p) in core.params.borrow().iter() {
                 call_args
                     .kw
-                    .push((k.clone(), symbol_value(param_var(p, &[], np), np)));
+                    .push((k.clone(), symbol_value(param_var(p, np), np)));
             }
             return it.call_value(&hf, call_args);
         }
@@ -1290,9 +1241,9 @@ fn layer_node(layer: &Rc<Block>, x: Rc<Node>, np: bool) -> Rc<Node> {
             bias,
             ..
         } => {
-            let mut inputs = vec![x, param_var(weight, &[1], np)];
+            let mut inputs = vec![x, param_var(weight, np)];
             if let Some(b) = bias {
-                inputs.push(param_var(b, &[], np));
+                inputs.push(param_var(b, np));
             }
             let name = node_name(Some("fwd".into()), "fwd");
             let y = fc_node(inputs, *units, true, Some(layer.clone()), name);
@@ -1305,24 +1256,308 @@ fn layer_node(layer: &Rc<Block>, x: Rc<Node>, np: bool) -> Rc<Node> {
         BlockKind::Activation(act) => activation_node(x, *act, Some("fwd".into())),
         _ => {
             let mut inputs = vec![x];
+            // Sizes the first call infers are unknown (0) in the parameter's shape now.
             for (_, p) in layer.own_params() {
-                inputs.push(param_var(&p, &[1], np));
+                inputs.push(param_var(&p, np));
             }
-            let json = match &layer.kind {
-                BlockKind::Conv2D { .. } => "Convolution".to_string(),
-                BlockKind::MaxPool2D { .. } => "Pooling".to_string(),
-                BlockKind::Op(op) => op_json_name(op.repr(np)),
-                _ => "_devarray_layer".to_string(),
+            let (json, attrs) = match &layer.kind {
+                BlockKind::Conv2D { .. } => ("Convolution".to_string(), Vec::new()),
+                BlockKind::MaxPool2D { .. } => ("Pooling".to_string(), Vec::new()),
+                BlockKind::Op(op) => layer_json(op.as_ref())
+                    .unwrap_or_else(|| (op_json_name(op.repr(np)), Vec::new())),
+                _ => ("_devarray_layer".to_string(), Vec::new()),
             };
-            Rc::new(Node {
-                op: Op::Layer(layer.clone()),
+            // MXNet's Conv2D applies its activation as a node of its own.
+            let act = match &layer.kind {
+                BlockKind::Op(op) => op
+                    .as_any()
+                    .downcast_ref::<ConvLayer>()
+                    .and_then(|c| c.activation),
+                _ => None,
+            };
+            let y = Rc::new(Node {
+                op: Op::Layer {
+                    block: layer.clone(),
+                    linear: act.is_some(),
+                },
                 name: node_name(Some("fwd".into()), "fwd"),
                 json_op: json,
-                attrs: Vec::new(),
+                attrs,
                 inputs,
-            })
+            });
+            match act {
+                Some(act) => activation_node(y, act, Some(format!("{}_fwd", act.name()))),
+                None => y,
+            }
         }
     }
+}
+
+fn tuple_attr(v: &[usize]) -> String {
+    match v {
+        [one] => format!("({one},)"),
+        _ => format!(
+            "({})",
+            v.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn bool_attr(b: bool) -> String {
+    if b { "True" } else { "False" }.to_string()
+}
+
+/// The operator and attributes MXNet 1.9.1 writes for a Gluon convolution, pooling, batch norm
+/// or dropout layer (None for others).
+fn layer_json(op: &dyn LayerOp) -> Option<(String, Vec<(String, String)>)> {
+    let any = op.as_any();
+    let layout = |dims: usize| if dims == 1 { "NCW" } else { "NCHW" }.to_string();
+    // One-dimensional layers keep their sizes in the second slot of each pair.
+    let used = |dims: usize, v: [usize; 2]| if dims == 1 { vec![v[1]] } else { v.to_vec() };
+    let kv = |pairs: Vec<(&str, String)>| -> Vec<(String, String)> {
+        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    };
+    if let Some(c) = any.downcast_ref::<ConvLayer>() {
+        let pad = match c.padding {
+            ConvPad::Fixed(p) => p,
+            _ => [0, 0],
+        };
+        return Some((
+            "Convolution".into(),
+            kv(vec![
+                ("dilate", tuple_attr(&used(c.dims, c.dilation))),
+                ("kernel", tuple_attr(&used(c.dims, c.kernel))),
+                ("layout", layout(c.dims)),
+                ("no_bias", bool_attr(c.bias.is_none())),
+                ("num_filter", c.channels.to_string()),
+                ("num_group", c.groups.to_string()),
+                ("pad", tuple_attr(&used(c.dims, pad))),
+                ("stride", tuple_attr(&used(c.dims, c.stride))),
+            ]),
+        ));
+    }
+    let (pool, dims) = match (
+        any.downcast_ref::<PoolLayer>(),
+        any.downcast_ref::<Pool1dLayer>(),
+    ) {
+        (Some(p), _) => (Some(p), 2),
+        (_, Some(p)) => (Some(&p.inner), 1),
+        _ => (None, 0),
+    };
+    if let Some(p) = pool {
+        let (kernel, stride, pad, global, full) = match &p.span {
+            PoolSpan::Window {
+                kernel,
+                stride,
+                pad,
+                ceil_mode,
+            } => (*kernel, *stride, *pad, false, *ceil_mode),
+            PoolSpan::Global => ([1, 1], [1, 1], [0, 0], true, true),
+            PoolSpan::Adaptive(_) => return None,
+        };
+        let mut attrs = kv(vec![
+            ("global_pool", bool_attr(global)),
+            ("kernel", tuple_attr(&used(dims, kernel))),
+            ("layout", layout(dims)),
+            ("pad", tuple_attr(&used(dims, pad))),
+            ("pool_type", if p.max { "max" } else { "avg" }.into()),
+            (
+                "pooling_convention",
+                if full { "full" } else { "valid" }.into(),
+            ),
+            ("stride", tuple_attr(&used(dims, stride))),
+        ]);
+        if !p.max && !global {
+            attrs.push(("count_include_pad".into(), bool_attr(p.count_include_pad)));
+        }
+        return Some(("Pooling".into(), attrs));
+    }
+    let float = crate::object::format::float_repr;
+    if let Some(b) = any.downcast_ref::<BatchNormLayer>() {
+        let fix_gamma = b.weight.as_ref().is_some_and(|g| g.buffer.get());
+        return Some((
+            "BatchNorm".into(),
+            kv(vec![
+                ("axis", "1".into()),
+                ("eps", float(b.eps)),
+                ("fix_gamma", bool_attr(fix_gamma)),
+                ("momentum", float(b.momentum)),
+                ("use_global_stats", bool_attr(b.use_global_stats)),
+            ]),
+        ));
+    }
+    if let Some(d) = any.downcast_ref::<DropoutLayer>() {
+        return Some((
+            "Dropout".into(),
+            kv(vec![
+                ("axes", "()".into()),
+                ("cudnn_off", "False".into()),
+                ("p", float(d.p)),
+            ]),
+        ));
+    }
+    None
+}
+
+/// How many outputs MXNet's operator has (the JSON's `node_row_ptr` counts them): batch norm
+/// also gives the batch's mean and variance, dropout its mask, max pooling its argmax.
+fn n_outputs(n: &Node) -> usize {
+    let attr = |k: &str| {
+        n.attrs
+            .iter()
+            .find(|(a, _)| a == k)
+            .map(|(_, v)| v.as_str())
+    };
+    match n.json_op.as_str() {
+        "BatchNorm" => 3,
+        "Dropout" => 2,
+        "Pooling" if attr("pool_type") == Some("max") => 2,
+        _ => 1,
+    }
+}
+
+/// A Gluon layer for an imported graph's convolution, pooling, batch norm or dropout node,
+/// reading its parameters from the node's inputs (a fresh parameter where the file gave none:
+/// the graph then has a free variable, which compiling it reports).
+fn imported_layer(
+    op: &str,
+    name: &str,
+    attr: &dyn Fn(&str) -> Option<String>,
+    ins: &[Rc<Node>],
+) -> Result<Option<Rc<dyn LayerOp>>, Exc> {
+    let bad = |what: &str| bad_json(format!("node '{name}': {what}"));
+    let tuple = |k: &str| -> Result<Vec<usize>, Exc> {
+        let text = attr(k).ok_or_else(|| bad(&format!("no {k}")))?;
+        text.trim_matches(|c| c == '(' || c == ')' || c == '[' || c == ']')
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse().map_err(|_| bad(&format!("{k} '{text}'"))))
+            .collect()
+    };
+    let pair = |v: Vec<usize>, fill: usize| -> [usize; 2] {
+        match v.as_slice() {
+            [a] => [fill, *a],
+            [a, b, ..] => [*a, *b],
+            [] => [fill, fill],
+        }
+    };
+    let opt_tuple = |k: &str, dims: usize, fill: usize| -> Result<[usize; 2], Exc> {
+        match attr(k) {
+            Some(_) => Ok(pair(tuple(k)?, fill)),
+            None => Ok(pair(vec![fill; dims], fill)),
+        }
+    };
+    let truth = |k: &str, default: bool| attr(k).map_or(default, |v| v == "True" || v == "1");
+    let number = |k: &str, default: f64| -> Result<f64, Exc> {
+        attr(k).map_or(Ok(default), |v| {
+            v.parse().map_err(|_| bad(&format!("{k} '{v}'")))
+        })
+    };
+    let param = |i: usize| -> Option<Rc<Parameter>> {
+        ins.get(i).map(|n| match &n.op {
+            Op::Var(Some(p)) => p.clone(),
+            _ => Parameter::new(n.name.clone(), Vec::new(), Init::Zeros),
+        })
+    };
+    Ok(Some(match op {
+        "Convolution" => {
+            let kernel = tuple("kernel")?;
+            let dims = kernel.len();
+            if !(1..=2).contains(&dims) {
+                return Err(bad("only 1-d and 2-d convolutions run"));
+            }
+            let kernel = pair(kernel, 1);
+            let groups = number("num_group", 1.0)? as usize;
+            let weight = param(1).ok_or_else(|| bad("no weight input"))?;
+            let in_channels = weight.shape().get(1).copied().unwrap_or(0) * groups.max(1);
+            let no_bias = truth("no_bias", false);
+            Rc::new(ConvLayer {
+                name: name.to_string(),
+                style: Style::Gluon,
+                dims,
+                channels: number("num_filter", 0.0)? as usize,
+                in_channels: std::cell::Cell::new(in_channels),
+                kernel,
+                stride: opt_tuple("stride", dims, 1)?,
+                padding: ConvPad::Fixed(opt_tuple("pad", dims, 0)?),
+                padding_mode: PadMode::Zeros,
+                dilation: opt_tuple("dilate", dims, 1)?,
+                groups,
+                activation: None,
+                weight,
+                bias: if no_bias { None } else { param(2) },
+                lazy: false,
+            })
+        }
+        "Pooling" => {
+            let global = truth("global_pool", false);
+            let dims = if attr("layout").as_deref() == Some("NCW") {
+                1
+            } else {
+                tuple("kernel").map_or(2, |k| k.len())
+            };
+            let span = if global {
+                PoolSpan::Global
+            } else {
+                let kernel = pair(tuple("kernel")?, 1);
+                PoolSpan::Window {
+                    kernel,
+                    stride: match attr("stride") {
+                        Some(_) => pair(tuple("stride")?, 1),
+                        None => [if dims == 1 { 1 } else { kernel[0] }, kernel[1]],
+                    },
+                    pad: opt_tuple("pad", dims, 0)?,
+                    ceil_mode: attr("pooling_convention").as_deref() == Some("full"),
+                }
+            };
+            let inner = PoolLayer {
+                name: name.to_string(),
+                style: Style::Gluon,
+                max: attr("pool_type").as_deref() != Some("avg"),
+                span,
+                count_include_pad: truth("count_include_pad", true),
+                torch_repr: String::new(),
+            };
+            if dims == 1 {
+                Rc::new(Pool1dLayer { inner })
+            } else {
+                Rc::new(inner)
+            }
+        }
+        "BatchNorm" => {
+            let gamma = param(1).ok_or_else(|| bad("no gamma input"))?;
+            let features = gamma.shape().first().copied().unwrap_or(0);
+            Rc::new(BatchNormLayer {
+                name: name.to_string(),
+                style: Style::Gluon,
+                dims: 0,
+                features: std::cell::Cell::new(features),
+                eps: number("eps", 1e-3)?,
+                momentum: number("momentum", 0.9)?,
+                weight: Some(gamma),
+                bias: param(2),
+                running_mean: param(3),
+                running_var: param(4),
+                num_batches: None,
+                use_global_stats: truth("use_global_stats", false),
+                training: std::cell::Cell::new(false),
+                lazy: false,
+                affine_names: ("gamma", "beta"),
+            })
+        }
+        "Dropout" => Rc::new(DropoutLayer {
+            style: Style::Gluon,
+            p: number("p", 0.5)?,
+            channels: false,
+            inplace: false,
+            training: std::cell::Cell::new(false),
+        }),
+        _ => return Ok(None),
+    }))
 }
 
 /// MXNet's operator for a layer, from its repr's class name.
@@ -1374,223 +1609,6 @@ pub fn trace_block(
         .collect()
 }
 
-// ---- the compiled plan ----------------------------------------------------------------------
-
-/// One step of a plan: a node's computation with its inputs as earlier steps.
-struct Step {
-    node: Rc<Node>,
-    inputs: Vec<usize>,
-}
-
-/// A graph compiled once for a hybridized block (or a `SymbolBlock`): its nodes in order of
-/// evaluation, run by `run` with no interpreter in between.
-pub struct Plan {
-    steps: Vec<Step>,
-    /// The steps that are inputs, in argument order.
-    inputs: Vec<usize>,
-    heads: Vec<usize>,
-    pub head_nodes: Vec<Rc<Node>>,
-    /// Written in numpy mode.
-    pub np: bool,
-}
-
-impl Plan {
-    /// Orders the graph; `input_names` are the variables the caller's arguments fill.
-    pub fn compile(heads: Vec<Rc<Node>>, input_names: &[String], np: bool) -> Result<Plan, Exc> {
-        let nodes = topo(&heads);
-        let index: HashMap<*const Node, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (Rc::as_ptr(n), i))
-            .collect();
-        let mut inputs = Vec::new();
-        for name in input_names {
-            let i = nodes
-                .iter()
-                .position(|n| matches!(n.op, Op::Var(None)) && &n.name == name)
-                .ok_or_else(|| {
-                    Exc::new(
-                        ExcKind::ValueError,
-                        format!("the graph has no input named '{name}'"),
-                    )
-                })?;
-            inputs.push(i);
-        }
-        if let Some(free) = nodes
-            .iter()
-            .enumerate()
-            .find(|(i, n)| matches!(n.op, Op::Var(None)) && !inputs.contains(i))
-        {
-            return Err(Exc::new(
-                ExcKind::ValueError,
-                format!(
-                    "the graph's variable '{}' is neither an input nor a parameter: name it among the inputs, or give its value in the parameter file",
-                    free.1.name
-                ),
-            ));
-        }
-        let steps = nodes
-            .iter()
-            .map(|n| Step {
-                node: n.clone(),
-                inputs: n.inputs.iter().map(|i| index[&Rc::as_ptr(i)]).collect(),
-            })
-            .collect();
-        Ok(Plan {
-            steps,
-            inputs,
-            heads: heads.iter().map(|h| index[&Rc::as_ptr(h)]).collect(),
-            head_nodes: heads,
-            np,
-        })
-    }
-
-    pub fn n_inputs(&self) -> usize {
-        self.inputs.len()
-    }
-
-    /// The parameters the graph reads, in graph order.
-    pub fn params(&self) -> Vec<Rc<Parameter>> {
-        self.steps
-            .iter()
-            .filter_map(|s| match &s.node.op {
-                Op::Var(Some(p)) => Some(p.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// Evaluates the graph on `args` with the imperative layers' runtime ops (recorded on the
-    /// tape when autograd records, like them).
-    pub fn run(&self, it: &mut dyn Interpreter, args: &[Array]) -> Result<Vec<Array>, Exc> {
-        if args.len() != self.inputs.len() {
-            return Err(Exc::type_error(format!(
-                "the block takes {} input(s), got {}",
-                self.inputs.len(),
-                args.len()
-            )));
-        }
-        let device = args[0].device();
-        let st = it.state_mut();
-        let (rt, tape) = (&st.rt, &mut st.nn.tape);
-        let mut values: Vec<Option<Array>> = vec![None; self.steps.len()];
-        for (k, &i) in self.inputs.iter().enumerate() {
-            values[i] = Some(args[k].clone());
-        }
-        // A parameter's value is read when a step uses it, after that step inferred its shape.
-        let get = |values: &[Option<Array>], i: usize| -> Result<Array, Exc> {
-            match &values[i] {
-                Some(a) => Ok(a.clone()),
-                None => match &self.steps[i].node.op {
-                    Op::Var(Some(p)) => Ok(p.data(Some(device))?),
-                    _ => Err(Exc::new(
-                        ExcKind::RuntimeError,
-                        format!("graph node '{}' has no value", self.steps[i].node.name),
-                    )),
-                },
-            }
-        };
-        for (i, step) in self.steps.iter().enumerate() {
-            let y = match &step.node.op {
-                Op::Var(_) => continue,
-                Op::FullyConnected {
-                    units,
-                    no_bias,
-                    flatten,
-                    layer,
-                } => {
-                    let x = get(&values, step.inputs[0])?;
-                    if let Some(l) = layer {
-                        l.prepare_dense(rt, tape, &x)?;
-                    }
-                    let x2 = if *flatten && x.ndim() != 2 {
-                        crate::nn::layers::flatten(tape, &x)?
-                    } else {
-                        x
-                    };
-                    let w = get(&values, step.inputs[1])?;
-                    if w.shape().first() != Some(units) {
-                        return Err(Exc::new(
-                            ExcKind::MXNetError,
-                            format!(
-                                "{}: the weight has shape {:?} but num_hidden is {units}",
-                                step.node.name,
-                                w.shape()
-                            ),
-                        ));
-                    }
-                    let wt = tape.transpose(&w, None)?;
-                    let mut y = tape.matmul(&x2, &wt)?;
-                    if !no_bias {
-                        let b = get(&values, step.inputs[2])?;
-                        y = tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(&b))?;
-                    }
-                    y
-                }
-                Op::Activation(act) => act.apply(tape, &get(&values, step.inputs[0])?)?,
-                Op::Unary(op) => tape.unary(&get(&values, step.inputs[0])?, *op)?,
-                Op::Scalar {
-                    op,
-                    scalar,
-                    reverse,
-                } => {
-                    let x = get(&values, step.inputs[0])?;
-                    if *reverse {
-                        tape.binary(*op, Operand::Scalar(*scalar), Operand::Array(&x))?
-                    } else {
-                        tape.binary(*op, Operand::Array(&x), Operand::Scalar(*scalar))?
-                    }
-                }
-                Op::Binary(op) => {
-                    let l = get(&values, step.inputs[0])?;
-                    let r = get(&values, step.inputs[1])?;
-                    tape.binary(*op, Operand::Array(&l), Operand::Array(&r))?
-                }
-                Op::Flatten => crate::nn::layers::flatten(tape, &get(&values, step.inputs[0])?)?,
-                Op::Reduce { op, axes, keepdims } => tape.reduce(
-                    &get(&values, step.inputs[0])?,
-                    *op,
-                    axes.as_deref(),
-                    *keepdims,
-                )?,
-                Op::Layer(block) => {
-                    if let BlockKind::Op(op) = &block.kind {
-                        op.set_training(tape.is_recording() && tape.is_training());
-                    }
-                    block.forward(rt, tape, &get(&values, step.inputs[0])?)?
-                }
-            };
-            values[i] = Some(y);
-        }
-        self.heads.iter().map(|&h| get(&values, h)).collect()
-    }
-}
-
-/// Runs a compiled plan on a call's arguments (arrays) and wraps the outputs as the first
-/// input's flavor: one array, or a tuple for several heads.
-pub fn run_plan(it: &mut dyn Interpreter, plan: &Plan, args: &[Value]) -> Result<Value, Exc> {
-    let mut arrays = Vec::with_capacity(args.len());
-    let mut flavor = if plan.np { Flavor::Np } else { Flavor::Nd };
-    for (k, v) in args.iter().enumerate() {
-        let av = v.as_array().ok_or_else(|| {
-            Exc::type_error(format!(
-                "a hybridized block takes arrays, got {}",
-                v.type_name()
-            ))
-        })?;
-        if k == 0 {
-            flavor = av.flavor;
-        }
-        arrays.push(av.array.clone());
-    }
-    let mut outs = plan.run(it, &arrays)?;
-    Ok(if outs.len() == 1 {
-        wrap(outs.remove(0), flavor)
-    } else {
-        Value::tuple(outs.into_iter().map(|a| wrap(a, flavor)).collect())
-    })
-}
-
 /// `export`: the graph's JSON beside the parameters' values (`arg:` names, `aux:` for
 /// auxiliary states) as `save` writes them.
 pub fn export_files(
@@ -1602,12 +1620,17 @@ pub fn export_files(
     let json = graph_json(&plan.head_nodes, it.state().np_mode);
     write_text(std::path::Path::new(&format!("{path}-symbol.json")), &json)?;
     let mut dict = crate::object::value::Dict::default();
-    for step in &plan.steps {
-        if let Op::Var(Some(p)) = &step.node.op {
+    let aux = aux_states(&topo(&plan.head_nodes));
+    for node in plan.param_nodes() {
+        if let Op::Var(Some(p)) = &node.op {
             let key = format!(
                 "{}:{}",
-                if p.buffer.get() { "aux" } else { "arg" },
-                step.node.name
+                if aux.contains(&Rc::as_ptr(node)) {
+                    "aux"
+                } else {
+                    "arg"
+                },
+                node.name
             );
             let value = wrap(p.data(None)?, Flavor::Np);
             let k = Value::str(&key);

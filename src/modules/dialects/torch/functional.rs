@@ -278,14 +278,7 @@ fn linear(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.finish(3)?;
     let st = it.state_mut();
     let t = &mut st.nn.tape;
-    let r = (|| {
-        let wt = t.transpose(&w, None)?;
-        let y = t.matmul(&x, &wt)?;
-        match &b {
-            Some(b) => t.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(b)),
-            None => Ok(y),
-        }
-    })();
+    let r = crate::nn::layers::linear(t, &x, &w, b.as_ref());
     // PyTorch fuses a 2-D input's product and bias into one addmm.
     let name = (x.ndim() == 2 && b.is_some()).then_some("AddmmBackward0");
     out(named(t, r, name))

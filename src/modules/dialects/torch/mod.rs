@@ -11,6 +11,7 @@ pub mod autograd;
 pub mod conv;
 pub mod cuda;
 pub mod functional;
+pub mod jit;
 pub mod lazy;
 pub mod lr_scheduler;
 pub mod nn;
@@ -437,6 +438,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m
         }
         "torch.nn" => nn::build(),
+        "torch._jit" => jit::build(),
         "torch.autograd" => autograd::autograd_module(),
         "torch.nn.functional" => functional::build(),
         "torch.nn.parallel" => parallel::build(),
