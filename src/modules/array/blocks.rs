@@ -485,15 +485,30 @@ pub fn uninitialized_shape_error() -> Exc {
 pub fn param_value(it: &mut dyn Interpreter, dialect: Dialect, p: &Rc<Parameter>) -> Value {
     match dialect {
         Dialect::Gluon => gluon_param_value(it, p),
-        Dialect::Torch => match p.data(None) {
-            // A buffer (running statistics) is a plain tensor.
-            Ok(data) if p.buffer.get() => wrap(data, Flavor::Torch),
-            Ok(data) if p.is_initialized() => {
-                it.state_mut().nn.note_param_array(&data, p);
-                wrap(data, Flavor::Torch)
+        Dialect::Torch => {
+            // Inside a DataParallel replica, a parameter with a copy on the replica's device
+            // reads as that copy: a non-leaf tensor, not noted as the parameter.
+            if let Some(d) = it.state().nn.replica_device {
+                if p.list_ctx().len() > 1 {
+                    if let Ok(data) = p.data(Some(d)) {
+                        return wrap(data, Flavor::Torch);
+                    }
+                }
             }
-            _ => Value::Object(Rc::new(UninitializedParam(p.clone()))),
-        },
+            torch_param_value(it, p)
+        }
+    }
+}
+
+fn torch_param_value(it: &mut dyn Interpreter, p: &Rc<Parameter>) -> Value {
+    match p.data(None) {
+        // A buffer (running statistics) is a plain tensor.
+        Ok(data) if p.buffer.get() => wrap(data, Flavor::Torch),
+        Ok(data) if p.is_initialized() => {
+            it.state_mut().nn.note_param_array(&data, p);
+            wrap(data, Flavor::Torch)
+        }
+        _ => Value::Object(Rc::new(UninitializedParam(p.clone()))),
     }
 }
 
@@ -922,12 +937,13 @@ fn layer_forward(
 /// words where the two are a CPU and a GPU). Nothing is copied.
 fn check_torch_devices(core: &Core, layer: &Block, x: &Array) -> Result<(), Exc> {
     let here = x.device();
+    // A parameter with a copy here (a DataParallel replica's) is fine.
     let other = core.params.borrow().iter().find_map(|(name, p)| {
-        Some((
-            name.clone(),
-            p.list_ctx().into_iter().find(|d| *d != here)?,
-            p.clone(),
-        ))
+        let devices = p.list_ctx();
+        if devices.contains(&here) {
+            return None;
+        }
+        Some((name.clone(), *devices.first()?, p.clone()))
     });
     if let Some((name, other, param)) = other {
         let is_conv = matches!(&layer.kind, crate::nn::layers::BlockKind::Op(op)

@@ -1111,5 +1111,23 @@ pub fn build() -> Rc<Module> {
     super::lazy::register(&m, &k);
     m.set("Parameter", k.parameter.value());
     m.set("init", Value::Module(init_module()));
+    // `nn.DataParallel` is written in the language (`torch.nn.parallel.data_parallel`).
+    m.set(
+        "__getattr__",
+        crate::object::builtin("__getattr__", "", |it, mut a| {
+            let name = a.required(0, "name")?;
+            let text = crate::object::format::to_str(it, &name)?;
+            let found = match text.as_str() {
+                "DataParallel" => super::parallel::library_attr(it, &text)?,
+                _ => None,
+            };
+            found.ok_or_else(|| {
+                Exc::new(
+                    ExcKind::AttributeError,
+                    format!("module 'torch.nn' has no attribute '{text}'"),
+                )
+            })
+        }),
+    );
     m
 }
