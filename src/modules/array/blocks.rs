@@ -410,16 +410,26 @@ pub struct ParamObj {
 pub struct UninitializedParam(pub Rc<Parameter>);
 
 thread_local! {
-    /// `torch.nn.UninitializedParameter`, once the torch dialect has made it (`type(p)`).
+    /// `(torch.nn.UninitializedParameter, torch.nn.UninitializedBuffer)`, once the torch
+    /// dialect has made them (`type(p)`).
     pub static UNINITIALIZED_CLASS: RefCell<Option<Value>> = const { RefCell::new(None) };
+    /// The attributes of an uninitialized parameter that are the dialect's values (`device`,
+    /// `dtype`, `size()`): answered by `dialects/torch/lazy.rs`, which sets this.
+    pub static UNINITIALIZED_ATTR: Cell<Option<fn(&Rc<Parameter>, &str) -> Option<Value>>> =
+        const { Cell::new(None) };
 }
 
 impl NativeObject for UninitializedParam {
     fn type_name(&self) -> &str {
-        "UninitializedParameter"
+        // Batch norm's running statistics are buffers, PyTorch's `UninitializedBuffer`.
+        if self.0.buffer.get() {
+            "UninitializedBuffer"
+        } else {
+            "UninitializedParameter"
+        }
     }
     fn repr(&self) -> String {
-        "<UninitializedParameter>".into()
+        format!("<{}>", self.type_name())
     }
     /// What PyTorch answers without data; the tensor methods a program is likely to try raise
     /// PyTorch's ValueError when called (`p.sum()`), and `shape` its RuntimeError.
@@ -430,6 +440,9 @@ impl NativeObject for UninitializedParam {
             "numpy", "reshape", "std", "sub", "sum", "t", "to", "tolist", "uniform_", "var",
             "view", "zero_",
         ];
+        if let Some(v) = UNINITIALIZED_ATTR.with(Cell::get).and_then(|f| f(&self.0, name)) {
+            return Some(v);
+        }
         match name {
             "requires_grad" => Some(Value::Bool(true)),
             "grad" => Some(Value::None),
@@ -448,7 +461,11 @@ impl NativeObject for UninitializedParam {
         (name == "shape").then(uninitialized_shape_error)
     }
     fn class_value(&self) -> Option<Value> {
-        UNINITIALIZED_CLASS.with(|c| c.borrow().clone())
+        let classes = UNINITIALIZED_CLASS.with(|c| c.borrow().clone())?;
+        match &classes {
+            Value::Tuple(pair) => pair.get(usize::from(self.0.buffer.get())).cloned(),
+            _ => None,
+        }
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
