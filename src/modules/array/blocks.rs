@@ -385,7 +385,59 @@ fn get_attr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         ("_children", Dialect::Gluon) | ("_modules", Dialect::Torch) => {
             Ok(Value::Object(Rc::new(ChildrenView(core.clone()))))
         }
+        (_, Dialect::Torch) => core
+            .layer
+            .as_ref()
+            .and_then(|l| torch_layer_attr(l, &name))
+            .ok_or_else(missing),
         _ => Err(missing()),
+    }
+}
+
+/// The hyperparameters PyTorch's built-in layers keep as attributes (`in_features`,
+/// `out_channels`, `num_features`, ...), read from the layer; a lazy layer's input size is 0
+/// until its first input, as in PyTorch.
+fn torch_layer_attr(layer: &Block, name: &str) -> Option<Value> {
+    use crate::nn::cnn::{BatchNormLayer, ConvLayer};
+    let ints = |v: Vec<usize>| Value::tuple(v.into_iter().map(|d| Value::Int(d as i64)).collect());
+    match &layer.kind {
+        crate::nn::layers::BlockKind::Dense {
+            units, in_units, ..
+        } => match name {
+            "in_features" => Some(Value::Int(in_units.get() as i64)),
+            "out_features" => Some(Value::Int(*units as i64)),
+            _ => None,
+        },
+        crate::nn::layers::BlockKind::Op(op) => {
+            if let Some(c) = op.as_any().downcast_ref::<ConvLayer>() {
+                let used = |v: [usize; 2]| {
+                    if c.dims == 1 {
+                        vec![v[1]]
+                    } else {
+                        v.to_vec()
+                    }
+                };
+                return match name {
+                    "in_channels" => Some(Value::Int(c.in_channels.get() as i64)),
+                    "out_channels" => Some(Value::Int(c.channels as i64)),
+                    "kernel_size" => Some(ints(used(c.kernel))),
+                    "stride" => Some(ints(used(c.stride))),
+                    "dilation" => Some(ints(used(c.dilation))),
+                    "groups" => Some(Value::Int(c.groups as i64)),
+                    _ => None,
+                };
+            }
+            let b = op.as_any().downcast_ref::<BatchNormLayer>()?;
+            match name {
+                "num_features" => Some(Value::Int(b.features.get() as i64)),
+                "eps" => Some(Value::Float(b.eps)),
+                "momentum" => Some(Value::Float(b.momentum)),
+                "affine" => Some(Value::Bool(b.weight.is_some())),
+                "track_running_stats" => Some(Value::Bool(b.running_mean.is_some())),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
@@ -440,7 +492,10 @@ impl NativeObject for UninitializedParam {
             "numpy", "reshape", "std", "sub", "sum", "t", "to", "tolist", "uniform_", "var",
             "view", "zero_",
         ];
-        if let Some(v) = UNINITIALIZED_ATTR.with(Cell::get).and_then(|f| f(&self.0, name)) {
+        if let Some(v) = UNINITIALIZED_ATTR
+            .with(Cell::get)
+            .and_then(|f| f(&self.0, name))
+        {
             return Some(v);
         }
         match name {

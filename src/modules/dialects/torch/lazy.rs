@@ -10,12 +10,12 @@ use std::rc::Rc;
 use super::conv;
 use super::nn::TorchClasses;
 use crate::modules::array::blocks::{self, core_of};
+use crate::nn::layers::Parameter;
 use crate::object::class::Class;
 use crate::object::error::Exc;
-use crate::nn::layers::Parameter;
 use crate::object::value::{Args, BuiltinFn, Flavor, Module, TypeKind, Value};
-use crate::runtime::{Device, DeviceKind};
 use crate::object::Interpreter;
+use crate::runtime::{Device, DeviceKind};
 
 thread_local! {
     /// Made once per thread, so `nn.LazyConv2d` is one object however torch is imported.
@@ -76,7 +76,9 @@ fn uninitialized_attr(p: &Rc<Parameter>, name: &str) -> Option<Value> {
         "ndim" => Value::Int(1),
         "is_cuda" => Value::Bool(device.kind == DeviceKind::Gpu),
         "size" => crate::object::builtin("size", "", |it, _| super::size::value(it, &[0])),
-        "is_floating_point" => crate::object::builtin("is_floating_point", "", |_, _| Ok(Value::Bool(true))),
+        "is_floating_point" => {
+            crate::object::builtin("is_floating_point", "", |_, _| Ok(Value::Bool(true)))
+        }
         "is_complex" => crate::object::builtin("is_complex", "", |_, _| Ok(Value::Bool(false))),
         _ => return None,
     })
@@ -117,10 +119,13 @@ fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
     );
     set_becomes(&mixin, Value::None);
     let conv_mixin = class("_LazyConvXdMixin", "conv", vec![mixin.value()], "", &[]);
+    // `_LazyNormBase(LazyModuleMixin, _NormBase)`; a lazy batch norm derives from it and from
+    // `_BatchNorm` (whose base `_NormBase` is the 2-d classes' grandparent).
+    let batch_norm = base_of(&conv_layer(&module, "BatchNorm2d"));
     let norm_base = class(
         "_LazyNormBase",
         "batchnorm",
-        vec![mixin.value(), module.clone()],
+        vec![mixin.value(), base_of(&batch_norm)],
         "",
         &[],
     );
@@ -166,7 +171,7 @@ fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
         let c = class(
             name,
             "batchnorm",
-            vec![norm_base.value()],
+            vec![norm_base.value(), batch_norm.clone()],
             doc,
             &[("__init__", init)],
         );
@@ -203,6 +208,14 @@ fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
         bn1,
         bn2,
     ]
+}
+
+/// A class's first base (`_BatchNorm` of `BatchNorm2d`).
+fn base_of(class: &Value) -> Value {
+    match class {
+        Value::Class(c) => c.bases.first().cloned().unwrap_or(Value::None),
+        _ => Value::None,
+    }
 }
 
 fn conv_layer(module: &Value, name: &str) -> Value {

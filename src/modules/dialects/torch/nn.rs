@@ -514,15 +514,15 @@ fn state_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
     let mut pairs = Vec::new();
     for (name, p) in blocks::structural_params(&core, false) {
-        let data = p.data(None).map_err(|_| {
-            Exc::new(
-                ExcKind::ValueError,
-                format!("state_dict: parameter '{name}' is not initialized yet (a lazy module): run the model on an input first"),
-            )
-        })?;
+        // A lazy module's parameter before the first input is its `UninitializedParameter`
+        // (`UninitializedBuffer`), as PyTorch's state_dict holds it.
+        let value = match p.data(None) {
+            Ok(data) if p.is_initialized() => wrap(alias(&data)?, Flavor::Torch),
+            _ => param_value(it, Dialect::Torch, &p),
+        };
         pairs.push(Value::tuple(vec![
             Value::str(&format!("{prefix}{name}")),
-            wrap(alias(&data)?, Flavor::Torch),
+            value,
         ]));
     }
     ordered_dict(it, pairs)
