@@ -461,14 +461,16 @@ pub struct ParamObj {
 /// A PyTorch parameter whose shape waits for the first forward pass.
 pub struct UninitializedParam(pub Rc<Parameter>);
 
+/// The dialect's answer for an attribute of an uninitialized parameter.
+pub type UninitializedAttr = fn(&Rc<Parameter>, &str) -> Option<Value>;
+
 thread_local! {
     /// `(torch.nn.UninitializedParameter, torch.nn.UninitializedBuffer)`, once the torch
     /// dialect has made them (`type(p)`).
     pub static UNINITIALIZED_CLASS: RefCell<Option<Value>> = const { RefCell::new(None) };
     /// The attributes of an uninitialized parameter that are the dialect's values (`device`,
     /// `dtype`, `size()`): answered by `dialects/torch/lazy.rs`, which sets this.
-    pub static UNINITIALIZED_ATTR: Cell<Option<fn(&Rc<Parameter>, &str) -> Option<Value>>> =
-        const { Cell::new(None) };
+    pub static UNINITIALIZED_ATTR: Cell<Option<UninitializedAttr>> = const { Cell::new(None) };
 }
 
 impl NativeObject for UninitializedParam {
