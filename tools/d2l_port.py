@@ -36,7 +36,7 @@ SERVED = {
         "train_batch_ch13", "train_ch13", "synthetic_data", "sgd", "get_dataloader_workers",
         "load_data_fashion_mnist", "evaluate_accuracy_gpu", "train_ch6", "show_images",
         "linreg", "squared_loss", "get_fashion_mnist_labels", "Animator", "Accumulator",
-        "accuracy", "evaluate_loss",
+        "accuracy", "evaluate_accuracy", "evaluate_loss",
     ],
 }
 

@@ -370,7 +370,22 @@ impl<'s> Interp<'s> {
                     modules::import(self, &dotted).map_err(|e| e.at(stmt.span, &self.source))?;
                 for n in names {
                     let name = &n.path[0];
-                    let v = match m.get(name) {
+                    // As CPython's `getattr(module, name)`: a module's `__getattr__` (PEP 562)
+                    // answers names it does not hold before submodules are tried.
+                    let held = m.get(name);
+                    let lazy = match m.get("__getattr__") {
+                        Some(f) if held.is_none() && &**name != "__getattr__" => {
+                            match self
+                                .call_value(&f, Args::positional(vec![Value::Str(name.clone())]))
+                            {
+                                Ok(v) => Some(v),
+                                Err(e) if e.kind == ExcKind::AttributeError => None,
+                                Err(e) => return Err(e.at(n.span, &self.source).into()),
+                            }
+                        }
+                        _ => None,
+                    };
+                    let v = match held.or(lazy) {
                         Some(v) => v,
                         None => match modules::import(self, &format!("{dotted}.{name}")) {
                             Ok(sub) => Value::Module(sub),

@@ -514,6 +514,17 @@ impl Parameter {
         Ok(copies)
     }
 
+    /// Adds a replica's copy (`torch.nn.DataParallel`): a tensor computed from this parameter,
+    /// not a leaf, so it is neither tracked nor detached; `pop_replica` takes it away again.
+    pub fn push_replica(&self, copy: Array) {
+        self.data.borrow_mut().push(copy);
+    }
+
+    /// Drops the copy `push_replica` added last.
+    pub fn pop_replica(&self) {
+        self.data.borrow_mut().pop();
+    }
+
     /// Replaces the copies with ones made by `prepare_copies` (cannot fail).
     pub fn install_copies(&self, tape: &mut Tape, copies: Vec<Array>) {
         if let Some(first) = copies.first() {

@@ -35,6 +35,9 @@ pub struct NnState {
     param_arrays: HashMap<usize, (Array, Rc<layers::Parameter>)>,
     /// Size of `param_arrays` at which unused entries are next dropped.
     prune_at: usize,
+    /// While `torch.nn.DataParallel` runs a replica: its device. A PyTorch parameter with a
+    /// replica's copy there reads as that copy (`self.weight` inside `forward`).
+    pub replica_device: Option<crate::runtime::Device>,
 }
 
 impl NnState {

@@ -385,7 +385,59 @@ fn get_attr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         ("_children", Dialect::Gluon) | ("_modules", Dialect::Torch) => {
             Ok(Value::Object(Rc::new(ChildrenView(core.clone()))))
         }
+        (_, Dialect::Torch) => core
+            .layer
+            .as_ref()
+            .and_then(|l| torch_layer_attr(l, &name))
+            .ok_or_else(missing),
         _ => Err(missing()),
+    }
+}
+
+/// The hyperparameters PyTorch's built-in layers keep as attributes (`in_features`,
+/// `out_channels`, `num_features`, ...), read from the layer; a lazy layer's input size is 0
+/// until its first input, as in PyTorch.
+fn torch_layer_attr(layer: &Block, name: &str) -> Option<Value> {
+    use crate::nn::cnn::{BatchNormLayer, ConvLayer};
+    let ints = |v: Vec<usize>| Value::tuple(v.into_iter().map(|d| Value::Int(d as i64)).collect());
+    match &layer.kind {
+        crate::nn::layers::BlockKind::Dense {
+            units, in_units, ..
+        } => match name {
+            "in_features" => Some(Value::Int(in_units.get() as i64)),
+            "out_features" => Some(Value::Int(*units as i64)),
+            _ => None,
+        },
+        crate::nn::layers::BlockKind::Op(op) => {
+            if let Some(c) = op.as_any().downcast_ref::<ConvLayer>() {
+                let used = |v: [usize; 2]| {
+                    if c.dims == 1 {
+                        vec![v[1]]
+                    } else {
+                        v.to_vec()
+                    }
+                };
+                return match name {
+                    "in_channels" => Some(Value::Int(c.in_channels.get() as i64)),
+                    "out_channels" => Some(Value::Int(c.channels as i64)),
+                    "kernel_size" => Some(ints(used(c.kernel))),
+                    "stride" => Some(ints(used(c.stride))),
+                    "dilation" => Some(ints(used(c.dilation))),
+                    "groups" => Some(Value::Int(c.groups as i64)),
+                    _ => None,
+                };
+            }
+            let b = op.as_any().downcast_ref::<BatchNormLayer>()?;
+            match name {
+                "num_features" => Some(Value::Int(b.features.get() as i64)),
+                "eps" => Some(Value::Float(b.eps)),
+                "momentum" => Some(Value::Float(b.momentum)),
+                "affine" => Some(Value::Bool(b.weight.is_some())),
+                "track_running_stats" => Some(Value::Bool(b.running_mean.is_some())),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
@@ -409,17 +461,29 @@ pub struct ParamObj {
 /// A PyTorch parameter whose shape waits for the first forward pass.
 pub struct UninitializedParam(pub Rc<Parameter>);
 
+/// The dialect's answer for an attribute of an uninitialized parameter.
+pub type UninitializedAttr = fn(&Rc<Parameter>, &str) -> Option<Value>;
+
 thread_local! {
-    /// `torch.nn.UninitializedParameter`, once the torch dialect has made it (`type(p)`).
+    /// `(torch.nn.UninitializedParameter, torch.nn.UninitializedBuffer)`, once the torch
+    /// dialect has made them (`type(p)`).
     pub static UNINITIALIZED_CLASS: RefCell<Option<Value>> = const { RefCell::new(None) };
+    /// The attributes of an uninitialized parameter that are the dialect's values (`device`,
+    /// `dtype`, `size()`): answered by `dialects/torch/lazy.rs`, which sets this.
+    pub static UNINITIALIZED_ATTR: Cell<Option<UninitializedAttr>> = const { Cell::new(None) };
 }
 
 impl NativeObject for UninitializedParam {
     fn type_name(&self) -> &str {
-        "UninitializedParameter"
+        // Batch norm's running statistics are buffers, PyTorch's `UninitializedBuffer`.
+        if self.0.buffer.get() {
+            "UninitializedBuffer"
+        } else {
+            "UninitializedParameter"
+        }
     }
     fn repr(&self) -> String {
-        "<UninitializedParameter>".into()
+        format!("<{}>", self.type_name())
     }
     /// What PyTorch answers without data; the tensor methods a program is likely to try raise
     /// PyTorch's ValueError when called (`p.sum()`), and `shape` its RuntimeError.
@@ -430,6 +494,12 @@ impl NativeObject for UninitializedParam {
             "numpy", "reshape", "std", "sub", "sum", "t", "to", "tolist", "uniform_", "var",
             "view", "zero_",
         ];
+        if let Some(v) = UNINITIALIZED_ATTR
+            .with(Cell::get)
+            .and_then(|f| f(&self.0, name))
+        {
+            return Some(v);
+        }
         match name {
             "requires_grad" => Some(Value::Bool(true)),
             "grad" => Some(Value::None),
@@ -448,7 +518,11 @@ impl NativeObject for UninitializedParam {
         (name == "shape").then(uninitialized_shape_error)
     }
     fn class_value(&self) -> Option<Value> {
-        UNINITIALIZED_CLASS.with(|c| c.borrow().clone())
+        let classes = UNINITIALIZED_CLASS.with(|c| c.borrow().clone())?;
+        match &classes {
+            Value::Tuple(pair) => pair.get(usize::from(self.0.buffer.get())).cloned(),
+            _ => None,
+        }
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -485,15 +559,30 @@ pub fn uninitialized_shape_error() -> Exc {
 pub fn param_value(it: &mut dyn Interpreter, dialect: Dialect, p: &Rc<Parameter>) -> Value {
     match dialect {
         Dialect::Gluon => gluon_param_value(it, p),
-        Dialect::Torch => match p.data(None) {
-            // A buffer (running statistics) is a plain tensor.
-            Ok(data) if p.buffer.get() => wrap(data, Flavor::Torch),
-            Ok(data) if p.is_initialized() => {
-                it.state_mut().nn.note_param_array(&data, p);
-                wrap(data, Flavor::Torch)
+        Dialect::Torch => {
+            // Inside a DataParallel replica, a parameter with a copy on the replica's device
+            // reads as that copy: a non-leaf tensor, not noted as the parameter.
+            if let Some(d) = it.state().nn.replica_device {
+                if p.list_ctx().len() > 1 {
+                    if let Ok(data) = p.data(Some(d)) {
+                        return wrap(data, Flavor::Torch);
+                    }
+                }
             }
-            _ => Value::Object(Rc::new(UninitializedParam(p.clone()))),
-        },
+            torch_param_value(it, p)
+        }
+    }
+}
+
+fn torch_param_value(it: &mut dyn Interpreter, p: &Rc<Parameter>) -> Value {
+    match p.data(None) {
+        // A buffer (running statistics) is a plain tensor.
+        Ok(data) if p.buffer.get() => wrap(data, Flavor::Torch),
+        Ok(data) if p.is_initialized() => {
+            it.state_mut().nn.note_param_array(&data, p);
+            wrap(data, Flavor::Torch)
+        }
+        _ => Value::Object(Rc::new(UninitializedParam(p.clone()))),
     }
 }
 
@@ -922,12 +1011,13 @@ fn layer_forward(
 /// words where the two are a CPU and a GPU). Nothing is copied.
 fn check_torch_devices(core: &Core, layer: &Block, x: &Array) -> Result<(), Exc> {
     let here = x.device();
+    // A parameter with a copy here (a DataParallel replica's) is fine.
     let other = core.params.borrow().iter().find_map(|(name, p)| {
-        Some((
-            name.clone(),
-            p.list_ctx().into_iter().find(|d| *d != here)?,
-            p.clone(),
-        ))
+        let devices = p.list_ctx();
+        if devices.contains(&here) {
+            return None;
+        }
+        Some((name.clone(), *devices.first()?, p.clone()))
     });
     if let Some((name, other, param)) = other {
         let is_conv = matches!(&layer.kind, crate::nn::layers::BlockKind::Op(op)

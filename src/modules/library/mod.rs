@@ -33,6 +33,7 @@ pub const SOURCES: &[SourceModule] = &[
     source!("d2l.torch", "d2l/torch.da"),
     source!("d2l.mxnet", "d2l/mxnet.da"),
     source!("torch.jit", "torch/jit.da"),
+    source!("torch.nn.parallel.data_parallel", "torch/data_parallel.da"),
 ];
 
 /// The library module named `dotted`, if it is one.

@@ -42,11 +42,33 @@ pub fn modules(base: Value) -> Vec<Rc<Class>> {
         if let Some(k) = c.borrow().as_ref() {
             return k.list.clone();
         }
+        // PyTorch's private bases, so `__mro__` and `isinstance(m, _ConvNd)` are its own.
+        let abstract_base = |name: &str, file: &str, base: Value| {
+            blocks::native_block_class(name, &format!("torch.nn.modules.{file}"), base, "", &[])
+        };
+        let conv_nd = abstract_base("_ConvNd", "conv", base.clone());
+        let norm_base = abstract_base("_NormBase", "batchnorm", base.clone());
+        let batch_norm = abstract_base("_BatchNorm", "batchnorm", norm_base.value());
+        let max_pool = abstract_base("_MaxPoolNd", "pooling", base.clone());
+        let avg_pool = abstract_base("_AvgPoolNd", "pooling", base.clone());
+        let adaptive_avg = abstract_base("_AdaptiveAvgPoolNd", "pooling", base.clone());
+        let adaptive_max = abstract_base("_AdaptiveMaxPoolNd", "pooling", base.clone());
+        let dropout = abstract_base("_DropoutNd", "dropout", base.clone());
         let leaf = |name: &str, file: &str, doc: &str, init: BuiltinFn| {
+            let parent = match name {
+                "Conv1d" | "Conv2d" => &conv_nd,
+                "BatchNorm1d" | "BatchNorm2d" => &batch_norm,
+                "MaxPool1d" | "MaxPool2d" => &max_pool,
+                "AvgPool1d" | "AvgPool2d" => &avg_pool,
+                "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" => &adaptive_avg,
+                "AdaptiveMaxPool1d" | "AdaptiveMaxPool2d" => &adaptive_max,
+                "Dropout" | "Dropout2d" => &dropout,
+                _ => return blocks::native_block_class(name, &format!("torch.nn.modules.{file}"), base.clone(), doc, &[("__init__", init)]),
+            };
             blocks::native_block_class(
                 name,
                 &format!("torch.nn.modules.{file}"),
-                base.clone(),
+                parent.value(),
                 doc,
                 &[("__init__", init)],
             )

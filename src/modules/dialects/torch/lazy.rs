@@ -10,10 +10,12 @@ use std::rc::Rc;
 use super::conv;
 use super::nn::TorchClasses;
 use crate::modules::array::blocks::{self, core_of};
+use crate::nn::layers::Parameter;
 use crate::object::class::Class;
 use crate::object::error::Exc;
-use crate::object::value::{Args, BuiltinFn, Module, TypeKind, Value};
+use crate::object::value::{Args, BuiltinFn, Flavor, Module, TypeKind, Value};
 use crate::object::Interpreter;
+use crate::runtime::{Device, DeviceKind};
 
 thread_local! {
     /// Made once per thread, so `nn.LazyConv2d` is one object however torch is imported.
@@ -42,6 +44,44 @@ fn uninitialized_class(k: &TorchClasses) -> Rc<Class> {
             ))
         })],
     )
+}
+
+/// `nn.UninitializedBuffer`: a lazy batch norm's running statistics until the first input.
+fn uninitialized_buffer_class() -> Rc<Class> {
+    crate::modules::python::stdlib::native_class(
+        "UninitializedBuffer",
+        "torch.nn.parameter",
+        Value::Type(TypeKind::Object),
+        "A buffer that is not initialized: a lazy batch norm's running statistics, until its first forward pass gives them a shape.",
+        &[("__new__", |_, _| {
+            Err(Exc::type_error(
+                "UninitializedBuffer() is made by the lazy modules (nn.LazyBatchNorm2d, ...), not by a program",
+            ))
+        })],
+    )
+}
+
+/// What PyTorch answers for an uninitialized parameter without its values: where it will be
+/// made (`device`, `get_device()`), its `dtype`, `size()` (`torch.Size([0])`, the empty
+/// placeholder's), `ndim`, `is_leaf`.
+fn uninitialized_attr(p: &Rc<Parameter>, name: &str) -> Option<Value> {
+    let device = p
+        .deferred_devices()
+        .and_then(|d| d.first().copied())
+        .unwrap_or(Device::cpu(0));
+    Some(match name {
+        "device" => super::TorchDevice::of_tensor(device).value(),
+        "dtype" => Value::DType(p.dtype, Flavor::Torch),
+        "is_leaf" => Value::Bool(true),
+        "ndim" => Value::Int(1),
+        "is_cuda" => Value::Bool(device.kind == DeviceKind::Gpu),
+        "size" => crate::object::builtin("size", "", |it, _| super::size::value(it, &[0])),
+        "is_floating_point" => {
+            crate::object::builtin("is_floating_point", "", |_, _| Ok(Value::Bool(true)))
+        }
+        "is_complex" => crate::object::builtin("is_complex", "", |_, _| Ok(Value::Bool(false))),
+        _ => return None,
+    })
 }
 
 fn classes(k: &TorchClasses) -> Vec<Rc<Class>> {
@@ -79,10 +119,13 @@ fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
     );
     set_becomes(&mixin, Value::None);
     let conv_mixin = class("_LazyConvXdMixin", "conv", vec![mixin.value()], "", &[]);
+    // `_LazyNormBase(LazyModuleMixin, _NormBase)`; a lazy batch norm derives from it and from
+    // `_BatchNorm` (whose base `_NormBase` is the 2-d classes' grandparent).
+    let batch_norm = base_of(&conv_layer(&module, "BatchNorm2d"));
     let norm_base = class(
         "_LazyNormBase",
         "batchnorm",
-        vec![mixin.value(), module.clone()],
+        vec![mixin.value(), base_of(&batch_norm)],
         "",
         &[],
     );
@@ -128,7 +171,7 @@ fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
         let c = class(
             name,
             "batchnorm",
-            vec![norm_base.value()],
+            vec![norm_base.value(), batch_norm.clone()],
             doc,
             &[("__init__", init)],
         );
@@ -148,10 +191,31 @@ fn make(k: &TorchClasses) -> Vec<Rc<Class>> {
         |it, a| conv::lazy_batch_norm_init(it, a, 2),
     );
     let uninit = uninitialized_class(k);
-    blocks::UNINITIALIZED_CLASS.with(|c| *c.borrow_mut() = Some(uninit.value()));
+    let uninit_buffer = uninitialized_buffer_class();
+    blocks::UNINITIALIZED_CLASS.with(|c| {
+        *c.borrow_mut() = Some(Value::tuple(vec![uninit.value(), uninit_buffer.value()]))
+    });
+    blocks::UNINITIALIZED_ATTR.with(|c| c.set(Some(uninitialized_attr)));
     vec![
-        uninit, mixin, conv_mixin, norm_base, linear, conv1, conv2, bn1, bn2,
+        uninit,
+        uninit_buffer,
+        mixin,
+        conv_mixin,
+        norm_base,
+        linear,
+        conv1,
+        conv2,
+        bn1,
+        bn2,
     ]
+}
+
+/// A class's first base (`_BatchNorm` of `BatchNorm2d`).
+fn base_of(class: &Value) -> Value {
+    match class {
+        Value::Class(c) => c.bases.first().cloned().unwrap_or(Value::None),
+        _ => Value::None,
+    }
 }
 
 fn conv_layer(module: &Value, name: &str) -> Value {

@@ -514,15 +514,15 @@ fn state_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
     let mut pairs = Vec::new();
     for (name, p) in blocks::structural_params(&core, false) {
-        let data = p.data(None).map_err(|_| {
-            Exc::new(
-                ExcKind::ValueError,
-                format!("state_dict: parameter '{name}' is not initialized yet (a lazy module): run the model on an input first"),
-            )
-        })?;
+        // A lazy module's parameter before the first input is its `UninitializedParameter`
+        // (`UninitializedBuffer`), as PyTorch's state_dict holds it.
+        let value = match p.data(None) {
+            Ok(data) if p.is_initialized() => wrap(alias(&data)?, Flavor::Torch),
+            _ => param_value(it, Dialect::Torch, &p),
+        };
         pairs.push(Value::tuple(vec![
             Value::str(&format!("{prefix}{name}")),
-            wrap(alias(&data)?, Flavor::Torch),
+            value,
         ]));
     }
     ordered_dict(it, pairs)
@@ -1111,5 +1111,23 @@ pub fn build() -> Rc<Module> {
     super::lazy::register(&m, &k);
     m.set("Parameter", k.parameter.value());
     m.set("init", Value::Module(init_module()));
+    // `nn.DataParallel` is written in the language (`torch.nn.parallel.data_parallel`).
+    m.set(
+        "__getattr__",
+        crate::object::builtin("__getattr__", "", |it, mut a| {
+            let name = a.required(0, "name")?;
+            let text = crate::object::format::to_str(it, &name)?;
+            let found = match text.as_str() {
+                "DataParallel" => super::parallel::library_attr(it, &text)?,
+                _ => None,
+            };
+            found.ok_or_else(|| {
+                Exc::new(
+                    ExcKind::AttributeError,
+                    format!("module 'torch.nn' has no attribute '{text}'"),
+                )
+            })
+        }),
+    );
     m
 }

@@ -2,9 +2,14 @@
 //! brought back together, as PyTorch's `scatter_gather` does it (nested tuples, lists and dicts
 //! included). The pieces are cut and moved with the tensor operations a program would use
 //! (indexing, `.to`, `torch.cat`), so gradients flow through them.
+//!
+//! `DataParallel`, `data_parallel`, `replicate` and `parallel_apply` are written in the language
+//! (`library/torch/data_parallel.da`, loaded on first use). A replica is the module itself run
+//! by `_replica_call` with a copy of each parameter and buffer on the replica's device.
 
 use std::rc::Rc;
 
+use crate::modules::array::blocks::{all_params, core_of, param_value, Dialect};
 use crate::object::error::Exc;
 use crate::object::ops::{get_item, Index, IndexItem};
 use crate::object::value::{Args, Module, Value};
@@ -247,6 +252,86 @@ fn gather_map(
     }
 }
 
+/// `_replica_call(module, device, fn)`: `fn()` run as PyTorch's replica of `module` on
+/// `device` runs. Each parameter and buffer not already there gets a copy made by `.to`
+/// (recorded, so gradients flow back into the original, as `Broadcast` does in PyTorch); the
+/// built-in layers take the copy on their input's device and `self.weight` reads it. The copies
+/// are taken away after the call, so buffer updates made on them are lost, as a replica's are.
+fn replica_call(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let module = a.required(0, "module")?;
+    let device = a.required(1, "device")?;
+    let f = a.required(2, "fn")?;
+    a.finish(3)?;
+    let Some(core) = core_of(&module) else {
+        return Err(Exc::type_error(format!(
+            "replicate: expected a torch.nn.Module, got {}",
+            module.type_name()
+        )));
+    };
+    let target = parse_torch_device(&device, None)?;
+    let dev = target.device();
+    let device = target.value();
+    let mut added = Vec::new();
+    let mut outcome = Ok(Value::None);
+    for p in all_params(&core) {
+        if p.list_ctx().contains(&dev) {
+            continue;
+        }
+        let original = param_value(it, Dialect::Torch, &p);
+        match &to_device(it, &original, &device) {
+            Ok(Value::Array(copy)) => {
+                p.push_replica(copy.array.clone());
+                added.push(p);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                outcome = Err(e.clone());
+                break;
+            }
+        }
+    }
+    if outcome.is_ok() {
+        let before = it.state_mut().nn.replica_device.replace(dev);
+        outcome = it.call_value(&f, Args::new("fn", vec![]));
+        it.state_mut().nn.replica_device = before;
+    }
+    for p in added {
+        p.pop_replica();
+    }
+    outcome
+}
+
+/// The names of `torch.nn.parallel` written in the language, loaded on first use.
+pub const LIBRARY_NAMES: &[&str] = &[
+    "DataParallel",
+    "data_parallel",
+    "replicate",
+    "parallel_apply",
+];
+
+/// `torch.nn.parallel.data_parallel`'s `name` (a module's `__getattr__` for `LIBRARY_NAMES`).
+pub fn library_attr(it: &mut dyn Interpreter, name: &str) -> Result<Option<Value>, Exc> {
+    if !LIBRARY_NAMES.contains(&name) {
+        return Ok(None);
+    }
+    let m = it.import("torch.nn.parallel.data_parallel")?;
+    // As PyTorch's `from .data_parallel import ...` in `torch/nn/parallel/__init__.py`: the
+    // names become the package's own (`data_parallel` is the function, not the submodule), in
+    // `torch.nn.parallel` as imported and as reached through `torch.nn`.
+    let mut packages = vec![it.import("torch.nn.parallel")?];
+    if let Some(Value::Module(p)) = &it.import("torch.nn")?.get("parallel") {
+        packages.push(p.clone());
+    }
+    for package in packages {
+        for n in LIBRARY_NAMES {
+            if let Some(v) = m.get(n) {
+                package.set(n, v);
+            }
+        }
+    }
+    Ok(m.get(name))
+}
+
 /// `torch.nn.parallel`.
 pub fn build() -> Rc<Module> {
     let m = Rc::new(Module::new(
@@ -268,6 +353,27 @@ pub fn build() -> Rc<Module> {
             "gather(outputs, target_device, dim=0): the tensors in outputs concatenated along dim on target_device (-1 or 'cpu' for the host).",
             gather,
         ),
+    );
+    m.set(
+        "_replica_call",
+        builtin(
+            "_replica_call",
+            "_replica_call(module, device, fn): fn() run as the replica of module on device runs (parameters and buffers copied there for the call, gradients flowing back).",
+            replica_call,
+        ),
+    );
+    m.set(
+        "__getattr__",
+        builtin("__getattr__", "", |it, mut a| {
+            let name = a.required(0, "name")?;
+            let text = crate::object::format::to_str(it, &name)?;
+            library_attr(it, &text)?.ok_or_else(|| {
+                Exc::new(
+                    crate::object::error::ExcKind::AttributeError,
+                    format!("module 'torch.nn.parallel' has no attribute '{text}'"),
+                )
+            })
+        }),
     );
     m
 }

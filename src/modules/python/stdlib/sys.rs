@@ -153,5 +153,21 @@ fn modules(it: &mut dyn Interpreter) -> Value {
             d.insert(h, key, Value::Module(m));
         }
     }
+    // `__main__`: the session's own names, as they are now (a snapshot, not a live view).
+    let main = Module::new("__main__", "");
+    main.set("__name__", Value::str("__main__"));
+    let names: Vec<(String, Value)> = {
+        let g = &it.state().globals;
+        g.keys()
+            .filter_map(|k| Some((k.to_string(), g.get(k)?.clone())))
+            .collect()
+    };
+    for (k, v) in names {
+        main.set(&k, v);
+    }
+    let key = Value::str("__main__");
+    if let Ok(h) = crate::object::hash_key(&key) {
+        d.insert(h, key, Value::Module(Rc::new(main)));
+    }
     Value::Dict(Rc::new(std::cell::RefCell::new(d)))
 }
