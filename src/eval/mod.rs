@@ -11,6 +11,7 @@ pub mod fuse;
 pub mod generator;
 pub mod inspect;
 pub mod interp;
+mod resumable;
 pub mod session;
 
 #[cfg(test)]
