@@ -93,7 +93,9 @@ impl Interp<'_> {
         me.depth = self.depth + 1;
         let mut action = Some(action);
         let def = flat.def.clone();
-        match me.run_block(&def.body, &mut flat.levels, 0, &mut action)? {
+        // A resume runs on the resumer's stack: recursion through generators grows it.
+        let flow = super::interp::grow(|| me.run_block(&def.body, &mut flat.levels, 0, &mut action));
+        match flow? {
             Flow::Yield(v) => Ok(Some(v)),
             Flow::Done => Ok(None),
         }
