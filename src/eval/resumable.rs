@@ -42,7 +42,7 @@ enum Part {
     /// Suspended at this `yield` statement.
     AtYield,
     /// Suspended in this `yield from` statement, delegating to the source.
-    YieldFrom(Delegate),
+    YieldFrom(Box<Delegate>),
     /// In the branch of this `if` (`branches.len()`: the `else`).
     If(usize),
     /// In this `for` loop's body, drawing from the source.
@@ -66,7 +66,8 @@ impl Flat {
             func,
             def,
             env,
-            levels: Vec::new(),
+            // A generator expression's depth (its `for` and `yield`), without a regrowth.
+            levels: Vec::with_capacity(2),
         }
     }
 }
@@ -351,7 +352,7 @@ impl Interp<'_> {
                     .map_err(|x| x.at(span, &self.source))?;
                 match self.delegate_step(&mut source, GenAction::Send(Value::None)) {
                     Ok(Drawn::Item(y)) => {
-                        Self::set_part(levels, k, Part::YieldFrom(source));
+                        Self::set_part(levels, k, Part::YieldFrom(Box::new(source)));
                         return Ok(Flow::Yield(y));
                     }
                     Ok(Drawn::Done(r)) => r,
