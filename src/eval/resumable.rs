@@ -95,7 +95,8 @@ impl Interp<'_> {
         let mut action = Some(action);
         let def = flat.def.clone();
         // A resume runs on the resumer's stack: recursion through generators grows it.
-        let flow = super::interp::grow(|| me.run_block(&def.body, &mut flat.levels, 0, &mut action));
+        let flow =
+            super::interp::grow(|| me.run_block(&def.body, &mut flat.levels, 0, &mut action));
         match flow? {
             Flow::Yield(v) => Ok(Some(v)),
             Flow::Done => Ok(None),
