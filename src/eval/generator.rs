@@ -1,7 +1,9 @@
 //! Generators: a function whose body has `yield` runs lazily, one item per `next`.
 //!
-//! A generator's body runs as an ordinary function body, through the usual tree walker, on a
-//! native stack of its own: a stackful coroutine (`corosensei`). A `yield` anywhere an
+//! A body whose every `yield` is a statement (every generator expression) runs stackless
+//! (`resumable.rs`): a suspended one holds only its scope and cursors. Any other body runs as an
+//! ordinary function body, through the usual tree walker, on a native stack of its own: a
+//! stackful coroutine (`corosensei`). A `yield` anywhere an
 //! expression may stand (`print((yield x))`, `x += yield`, inside `with`, `try`/`finally`,
 //! `except` handlers, loops) suspends the coroutine there, with all the Rust frames of the walk
 //! kept on its stack; the next resume returns from the `yield` with the sent value, or raises
@@ -44,6 +46,7 @@ use crate::object::value::{Args, Function, FunctionBody, GenAction, GenStep, Gen
 use crate::object::{Env, OutputSink, State};
 
 use super::interp::{Ctl, Interp, MAX_CALL_DEPTH};
+use super::resumable::Flat;
 
 /// What a resume hands into the coroutine: the interpreter it runs under now and what the
 /// `yield` does.
@@ -76,6 +79,8 @@ enum GenState {
         env: Env,
     },
     Suspended(Suspended),
+    /// A body the stackless runner handles, started.
+    Flat(Flat),
 }
 
 struct Suspended {
@@ -95,8 +100,8 @@ impl Drop for Suspended {
     }
 }
 
-/// A `yield from` source other than a generator, drawn one item at a time.
-enum Source {
+/// Where a `for` loop or `yield from` draws its items from, one at a time.
+pub(super) enum Source {
     Items(std::vec::IntoIter<Value>),
     Range {
         next: i64,
@@ -108,12 +113,19 @@ enum Source {
         obj: Value,
         next: Value,
     },
+    Gen(Rc<Generator>),
 }
 
 /// One draw from a source: an item, or the end with its value (`StopIteration.value`).
-enum Drawn {
+pub(super) enum Drawn {
     Item(Value),
     Done(Value),
+}
+
+/// What a `yield from` delegates to, and its iterator's type name for errors.
+pub(super) struct Delegate {
+    source: Source,
+    type_name: String,
 }
 
 fn lost() -> Exc {
@@ -253,50 +265,69 @@ impl Interp<'_> {
                     return Ok(GenStep::Return(Value::None));
                 }
             }
-            let stack = match PooledStack::take() {
-                Ok(s) => s,
-                Err(e) => {
-                    *g.state.borrow_mut() = Some(st);
-                    return Err(Exc::new(
-                        ExcKind::MemoryError,
-                        format!(
-                            "cannot start generator '{}': the system refused a stack for it ({e}); too many generators are suspended at once",
-                            g.name
-                        ),
-                    ));
-                }
-            };
-            let bounds = stack.bounds();
-            let started = GenState::Suspended(Suspended { coro: None, bounds });
-            let GenState::Created { func, env } = std::mem::replace(&mut *st, started) else {
+            let GenState::Created { func, env } = std::mem::replace(
+                &mut *st,
+                GenState::Suspended(Suspended {
+                    coro: None,
+                    bounds: (0, 0),
+                }),
+            ) else {
                 return Err(lost());
             };
             let FunctionBody::Def(def) = &func.body else {
                 return Err(lost());
             };
             let def = def.clone();
-            let coro = Coro::with_stack(stack, move |y, first| {
-                run_body(y, first, func, def, env, bounds)
-            });
-            if let GenState::Suspended(s) = &mut *st {
-                s.coro = Some(coro);
+            if def.resumable {
+                *st = GenState::Flat(Flat::new(func, def, env));
+            } else {
+                let stack = match PooledStack::take() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        *st = GenState::Created { func, env };
+                        *g.state.borrow_mut() = Some(st);
+                        return Err(Exc::new(
+                            ExcKind::MemoryError,
+                            format!(
+                                "cannot start generator '{}': the system refused a stack for it ({e}); too many generators are suspended at once",
+                                g.name
+                            ),
+                        ));
+                    }
+                };
+                let bounds = stack.bounds();
+                let coro = Coro::with_stack(stack, move |y, first| {
+                    run_body(y, first, func, def, env, bounds)
+                });
+                *st = GenState::Suspended(Suspended {
+                    coro: Some(coro),
+                    bounds,
+                });
             }
         }
         // The state stays in its box across resumes (no allocation per item).
-        let GenState::Suspended(Suspended {
-            coro: Some(coro), ..
-        }) = &mut *st
-        else {
-            return Err(lost());
-        };
-        let result = {
-            let _restore = BoundsGuard::save();
-            let me = (self as *mut Interp<'_>).cast::<Interp<'static>>();
-            coro.resume(Resume {
-                interp: me,
-                action,
-                drain,
-            })
+        let result = match &mut *st {
+            GenState::Flat(flat) => match self.resume_flat(flat, action) {
+                Ok(Some(v)) => CoroutineResult::Yield(v),
+                Ok(None) => CoroutineResult::Return(Ok(Value::None)),
+                Err(Ctl::Return(v)) => CoroutineResult::Return(Ok(v)),
+                Err(Ctl::Exc(e)) => CoroutineResult::Return(Err(e)),
+                Err(Ctl::Break | Ctl::Continue) => CoroutineResult::Return(Err(Box::new(
+                    Exc::new(ExcKind::SyntaxError, "'break' or 'continue' outside loop"),
+                ))),
+            },
+            GenState::Suspended(Suspended {
+                coro: Some(coro), ..
+            }) => {
+                let _restore = BoundsGuard::save();
+                let me = (self as *mut Interp<'_>).cast::<Interp<'static>>();
+                coro.resume(Resume {
+                    interp: me,
+                    action,
+                    drain,
+                })
+            }
+            _ => return Err(lost()),
         };
         match result {
             CoroutineResult::Yield(v) => {
@@ -379,67 +410,99 @@ impl Interp<'_> {
     /// `yield from v` (PEP 380): hands out `v`'s items, passing `send`, `throw` and `close`
     /// on to it; evaluates to what it returned.
     pub(super) fn yield_from(&mut self, v: Value, span: Span) -> Result<Value, Exc> {
+        let mut d = self.delegate(v, span)?;
+        let mut action = GenAction::Send(Value::None);
+        loop {
+            match self.delegate_step(&mut d, action)? {
+                Drawn::Item(y) => action = self.suspend(y)?,
+                Drawn::Done(r) => return Ok(r),
+            }
+        }
+    }
+
+    /// What `yield from v` draws from; `span` is `v`'s expression, where a non-iterable is
+    /// reported.
+    pub(super) fn delegate(&mut self, v: Value, span: Span) -> Result<Delegate, Exc> {
         let v = match &v {
             Value::Instance(_) => self.instance_iter(&v)?,
             _ => v,
         };
-        if let Value::Generator(g) = &v {
-            let mut action = GenAction::Send(Value::None);
-            loop {
-                let y = match self.gen_resume(g, action)? {
-                    GenStep::Yield(y) => y,
-                    GenStep::Return(r) => return Ok(r),
-                };
-                action = match self.suspend(y)? {
-                    GenAction::Close => {
-                        self.gen_resume(g, GenAction::Close)?;
-                        return Err(Exc::new(ExcKind::GeneratorExit, ""));
+        let type_name = iterator_name(&v);
+        Ok(Delegate {
+            source: self.source_of(&v).map_err(|e| e.at(span, &self.source))?,
+            type_name,
+        })
+    }
+
+    /// Passes what the delegating `yield` was resumed with on to the delegate (the first
+    /// draw passes `Send(None)`): its next item, or its end and return value.
+    pub(super) fn delegate_step(
+        &mut self,
+        d: &mut Delegate,
+        action: GenAction,
+    ) -> Result<Drawn, Exc> {
+        let source = &mut d.source;
+        if let Source::Gen(g) = source {
+            let g = g.clone();
+            return match action {
+                GenAction::Close => {
+                    self.gen_resume(&g, GenAction::Close)?;
+                    Err(Exc::new(ExcKind::GeneratorExit, ""))
+                }
+                GenAction::Throw(e) if e.kind == ExcKind::GeneratorExit => {
+                    self.gen_resume(&g, GenAction::Close)?;
+                    Err(*e)
+                }
+                other => Ok(match self.gen_resume(&g, other)? {
+                    GenStep::Yield(y) => Drawn::Item(y),
+                    GenStep::Return(r) => Drawn::Done(r),
+                }),
+            };
+        }
+        match action {
+            GenAction::Send(Value::None) => self.draw(source),
+            GenAction::Send(s) => match self.iter_method(source, "send")? {
+                Some(m) => self.call_drawn(&m, vec![s]),
+                None => Err(Exc::new(
+                    ExcKind::AttributeError,
+                    format!("'{}' object has no attribute 'send'", d.type_name),
+                )),
+            },
+            GenAction::Throw(e) if e.kind != ExcKind::GeneratorExit => {
+                match self.iter_method(source, "throw")? {
+                    Some(m) => {
+                        let ev = super::interp::exception_value(&e);
+                        self.call_drawn(&m, vec![ev])
                     }
-                    GenAction::Throw(e) if e.kind == ExcKind::GeneratorExit => {
-                        self.gen_resume(g, GenAction::Close)?;
-                        return Err(*e);
-                    }
-                    other => other,
-                };
+                    None => Err(*e),
+                }
+            }
+            GenAction::Throw(e) => {
+                self.close_source(source)?;
+                Err(*e)
+            }
+            GenAction::Close => {
+                self.close_source(source)?;
+                Err(Exc::new(ExcKind::GeneratorExit, ""))
             }
         }
-        let type_name = iterator_name(&v);
-        let mut source = self.source_of(&v).map_err(|e| e.at(span, &self.source))?;
-        let mut drawn = self.draw(&mut source)?;
-        loop {
-            let y = match drawn {
-                Drawn::Item(y) => y,
-                Drawn::Done(r) => return Ok(r),
-            };
-            drawn = match self.suspend(y)? {
-                GenAction::Send(Value::None) => self.draw(&mut source)?,
-                GenAction::Send(s) => match self.iter_method(&source, "send")? {
-                    Some(m) => self.call_drawn(&m, vec![s])?,
-                    None => {
-                        return Err(Exc::new(
-                            ExcKind::AttributeError,
-                            format!("'{type_name}' object has no attribute 'send'"),
-                        ))
-                    }
-                },
-                GenAction::Throw(e) if e.kind != ExcKind::GeneratorExit => {
-                    match self.iter_method(&source, "throw")? {
-                        Some(m) => {
-                            let ev = super::interp::exception_value(&e);
-                            self.call_drawn(&m, vec![ev])?
-                        }
-                        None => return Err(*e),
-                    }
-                }
-                GenAction::Throw(e) => {
-                    self.close_source(&source)?;
-                    return Err(*e);
-                }
-                GenAction::Close => {
-                    self.close_source(&source)?;
-                    return Err(Exc::new(ExcKind::GeneratorExit, ""));
-                }
-            };
+    }
+
+    /// What a `for` loop over `v` draws from (an instance's `__iter__` is called first).
+    pub(super) fn iter_source(&mut self, v: &Value) -> Result<Source, Exc> {
+        match v {
+            Value::Instance(_) => {
+                let it = self.instance_iter(v)?;
+                self.source_of(&it)
+            }
+            _ => self.source_of(v),
+        }
+    }
+
+    /// The end of a `for` loop that drew from `source` (not by an exception).
+    pub(super) fn release_source(&mut self, source: Source) {
+        if let Source::Gen(g) = source {
+            self.release_iterable(Value::Generator(g));
         }
     }
 
@@ -451,7 +514,7 @@ impl Interp<'_> {
             let suspended = g.state.try_borrow().is_ok_and(|s| {
                 matches!(
                     s.as_ref().and_then(|b| b.downcast_ref::<GenState>()),
-                    Some(GenState::Suspended(_))
+                    Some(GenState::Suspended(_) | GenState::Flat(_))
                 )
             });
             if suspended && Rc::strong_count(g) == 1 {
@@ -464,6 +527,7 @@ impl Interp<'_> {
     /// Where the items of `v` come from, drawn one at a time.
     fn source_of(&mut self, v: &Value) -> Result<Source, Exc> {
         Ok(match v {
+            Value::Generator(g) => Source::Gen(g.clone()),
             Value::Range(start, stop, step) => Source::Range {
                 next: *start,
                 stop: *stop,
@@ -493,7 +557,7 @@ impl Interp<'_> {
         })
     }
 
-    fn draw(&mut self, source: &mut Source) -> Result<Drawn, Exc> {
+    pub(super) fn draw(&mut self, source: &mut Source) -> Result<Drawn, Exc> {
         match source {
             Source::Items(items) => Ok(match items.next() {
                 Some(v) => Drawn::Item(v),
@@ -505,12 +569,20 @@ impl Interp<'_> {
                     return Ok(Drawn::Done(Value::None));
                 }
                 let v = *next;
-                *next += *step;
+                // A range ending near the int limits must not step past them.
+                *next = next.checked_add(*step).unwrap_or(*stop);
                 Ok(Drawn::Item(Value::Int(v)))
             }
             Source::Next { next, .. } => {
                 let next = next.clone();
                 self.call_drawn(&next, Vec::new())
+            }
+            Source::Gen(g) => {
+                let g = g.clone();
+                Ok(match self.resume_generator(&g, Value::None)? {
+                    Some(v) => Drawn::Item(v),
+                    None => Drawn::Done(Value::None),
+                })
             }
         }
     }

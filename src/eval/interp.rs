@@ -75,7 +75,7 @@ fn own_attribute(obj: &Value, attr: &str, hint: &crate::lang::ast::AttrHint) -> 
 /// per level. When less than the red zone is left, a new segment is mapped
 /// (on a generator's own stack too: `object::stack`).
 #[inline]
-fn grow<R>(f: impl FnOnce() -> R) -> R {
+pub(super) fn grow<R>(f: impl FnOnce() -> R) -> R {
     crate::object::stack::maybe_grow(128 * 1024, 2 * 1024 * 1024, f)
 }
 

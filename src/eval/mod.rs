@@ -4,13 +4,15 @@
 //!
 //! - `interp.rs` — statements, expressions, calls, scopes; implements `object::Interpreter`;
 //! - `fuse.rs` — elementwise expressions of several ops run as one fused pass;
-//! - `generator.rs` — generator functions, run lazily on an explicit stack of frames;
+//! - `generator.rs` — generator functions: the resume protocol, and bodies run on a stack of their own;
+//! - `resumable.rs` — generators whose yields are statements, suspended without a stack;
 //! - `session.rs` — `Session`, the one evaluator API.
 
 pub mod fuse;
 pub mod generator;
 pub mod inspect;
 pub mod interp;
+mod resumable;
 pub mod session;
 
 #[cfg(test)]

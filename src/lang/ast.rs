@@ -232,6 +232,8 @@ pub struct FuncDef {
     pub body: Vec<Stmt>,
     /// The body contains `yield` (not counting nested functions): calling it makes a generator.
     pub is_generator: bool,
+    /// A generator whose `yield`s the stackless runner handles ([`resumable_body`]).
+    pub resumable: bool,
     /// The docstring, when the body starts with a string literal.
     pub doc: Option<Rc<str>>,
     pub span: Span,
@@ -495,4 +497,203 @@ impl CmpOp {
 pub enum BoolOpKind {
     And,
     Or,
+}
+
+impl Expr {
+    /// A `yield` or `yield from` in this expression, not counting nested functions and
+    /// generator expressions' bodies (theirs are their own).
+    pub fn has_yield(&self) -> bool {
+        let any = |es: &[Expr]| es.iter().any(Expr::has_yield);
+        let opt = |e: &Option<Box<Expr>>| e.as_deref().is_some_and(Expr::has_yield);
+        let comp = |gs: &[Comprehension]| {
+            gs.iter()
+                .any(|g| g.target.has_yield() || g.iter.has_yield() || any(&g.ifs))
+        };
+        match &self.kind {
+            ExprKind::Yield(_) | ExprKind::YieldFrom(_) => true,
+            ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Str(_)
+            | ExprKind::Bool(_)
+            | ExprKind::None
+            | ExprKind::Ellipsis => false,
+            ExprKind::NamedExpr { value, .. } => value.has_yield(),
+            ExprKind::FString(parts) => fstring_has_yield(parts),
+            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Set(items) => any(items),
+            ExprKind::Dict(items) => items
+                .iter()
+                .any(|(k, v)| k.as_ref().is_some_and(Expr::has_yield) || v.has_yield()),
+            ExprKind::SetComp { elt, generators } | ExprKind::ListComp { elt, generators } => {
+                elt.has_yield() || comp(generators)
+            }
+            ExprKind::DictComp {
+                key,
+                value,
+                generators,
+            } => key.has_yield() || value.has_yield() || comp(generators),
+            ExprKind::Attribute { value, .. } => value.has_yield(),
+            ExprKind::Subscript { value, index } => value.has_yield() || index.has_yield(),
+            ExprKind::Slice { lower, upper, step } => opt(lower) || opt(upper) || opt(step),
+            ExprKind::Call { func, args } => func.has_yield() || args.iter().any(Arg::has_yield),
+            ExprKind::Unary { operand, .. } => operand.has_yield(),
+            ExprKind::Binary { left, right, .. } => left.has_yield() || right.has_yield(),
+            ExprKind::Compare { left, ops } => {
+                left.has_yield() || ops.iter().any(|(_, e)| e.has_yield())
+            }
+            ExprKind::BoolOp { values, .. } => any(values),
+            ExprKind::IfExp { test, body, orelse } => {
+                test.has_yield() || body.has_yield() || orelse.has_yield()
+            }
+            // The first iterable is evaluated where the expression stands; the rest is the
+            // generator's own body.
+            ExprKind::GeneratorExp { iter, .. } => iter.has_yield(),
+            ExprKind::Lambda { params, .. } => params_have_yield(params),
+            ExprKind::Starred(e) => e.has_yield(),
+        }
+    }
+}
+
+fn fstring_has_yield(parts: &[FStringPart]) -> bool {
+    parts.iter().any(|p| match p {
+        FStringPart::Lit(_) => false,
+        FStringPart::Expr { expr, spec, .. } => expr.has_yield() || fstring_has_yield(spec),
+    })
+}
+
+/// Defaults are evaluated where the function is defined.
+fn params_have_yield(params: &[Param]) -> bool {
+    params
+        .iter()
+        .any(|p| p.default.as_ref().is_some_and(Expr::has_yield))
+}
+
+impl Arg {
+    fn has_yield(&self) -> bool {
+        match self {
+            Arg::Positional(e) | Arg::Star(e) | Arg::DoubleStar(e) => e.has_yield(),
+            Arg::Keyword { value, .. } => value.has_yield(),
+        }
+    }
+}
+
+impl Stmt {
+    /// A `yield` anywhere in this statement, nested blocks included, not counting nested
+    /// functions' bodies. A magic line is counted as one (its text is parsed when it runs).
+    pub fn has_yield(&self) -> bool {
+        let block = |b: &[Stmt]| b.iter().any(Stmt::has_yield);
+        let opt_block = |b: &Option<Vec<Stmt>>| b.as_deref().is_some_and(block);
+        match &self.kind {
+            StmtKind::Expr(e) | StmtKind::Raise(Some(e)) => e.has_yield(),
+            StmtKind::Assign { targets, value } => {
+                value.has_yield() || targets.iter().any(Expr::has_yield)
+            }
+            StmtKind::AugAssign { target, value, .. } => target.has_yield() || value.has_yield(),
+            StmtKind::Def(def) => params_have_yield(&def.params),
+            StmtKind::Class(c) => c.bases.iter().any(Arg::has_yield) || block(&c.body),
+            StmtKind::Decorated { decorators, def } => {
+                decorators.iter().any(Expr::has_yield) || def.has_yield()
+            }
+            StmtKind::Return(e) => e.as_ref().is_some_and(Expr::has_yield),
+            StmtKind::If { branches, orelse } => {
+                branches.iter().any(|(t, b)| t.has_yield() || block(b)) || opt_block(orelse)
+            }
+            StmtKind::While { cond, body, orelse } => {
+                cond.has_yield() || block(body) || opt_block(orelse)
+            }
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => target.has_yield() || iter.has_yield() || block(body) || opt_block(orelse),
+            StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Pass
+            | StmtKind::Raise(None)
+            | StmtKind::Global(_)
+            | StmtKind::Nonlocal(_)
+            | StmtKind::Import(_)
+            | StmtKind::FromImport { .. } => false,
+            StmtKind::AnnAssign {
+                target,
+                annotation,
+                value,
+            } => {
+                target.has_yield()
+                    || annotation.has_yield()
+                    || value.as_ref().is_some_and(Expr::has_yield)
+            }
+            StmtKind::With { items, body } => {
+                items.iter().any(|i| {
+                    i.context.has_yield() || i.target.as_ref().is_some_and(Expr::has_yield)
+                }) || block(body)
+            }
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => {
+                block(body)
+                    || handlers
+                        .iter()
+                        .any(|h| h.kind.as_ref().is_some_and(Expr::has_yield) || block(&h.body))
+                    || opt_block(orelse)
+                    || opt_block(finally)
+            }
+            StmtKind::RaiseFrom { exc, cause } => exc.has_yield() || cause.has_yield(),
+            StmtKind::Assert { test, msg } => {
+                test.has_yield() || msg.as_ref().is_some_and(Expr::has_yield)
+            }
+            StmtKind::Del(targets) => targets.iter().any(Expr::has_yield),
+            StmtKind::Magic { .. } => true,
+        }
+    }
+}
+
+/// A generator body the stackless runner (`crate::eval::resumable`) can suspend: every
+/// `yield` is a statement of its own (`yield e`, `x = yield e`, `yield from e`, `x = yield
+/// from e`), directly in the body or in `if`/`for`/`while` blocks whose tests and iterables
+/// have none. Any other body runs on a stack of its own.
+pub fn resumable_body(body: &[Stmt]) -> bool {
+    body.iter().all(|s| {
+        if !s.has_yield() {
+            return true;
+        }
+        let yield_value = |e: &Expr| match &e.kind {
+            ExprKind::Yield(v) => !v.as_deref().is_some_and(Expr::has_yield),
+            ExprKind::YieldFrom(v) => !v.has_yield(),
+            _ => false,
+        };
+        match &s.kind {
+            StmtKind::Expr(e) => yield_value(e),
+            StmtKind::Assign { targets, value } => {
+                yield_value(value) && !targets.iter().any(Expr::has_yield)
+            }
+            StmtKind::If { branches, orelse } => {
+                branches
+                    .iter()
+                    .all(|(t, b)| !t.has_yield() && resumable_body(b))
+                    && orelse.as_deref().is_none_or(resumable_body)
+            }
+            StmtKind::While { cond, body, orelse } => {
+                !cond.has_yield()
+                    && resumable_body(body)
+                    && orelse.as_deref().is_none_or(resumable_body)
+            }
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
+                !target.has_yield()
+                    && !iter.has_yield()
+                    && resumable_body(body)
+                    && orelse.as_deref().is_none_or(resumable_body)
+            }
+            _ => false,
+        }
+    })
 }

@@ -1174,6 +1174,7 @@ impl<'s> Parser<'s> {
         let is_generator = self.saw_yield;
         (self.loop_depth, self.in_function, self.saw_yield) = saved;
         let body = body?;
+        let resumable = is_generator && super::ast::resumable_body(&body);
         let doc = match body.first().map(|s| &s.kind) {
             Some(StmtKind::Expr(Expr {
                 kind: ExprKind::Str(text),
@@ -1188,6 +1189,7 @@ impl<'s> Parser<'s> {
                 params,
                 body,
                 is_generator,
+                resumable,
                 doc,
                 span,
             })),
@@ -2599,6 +2601,7 @@ fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -
                     kind: ParamKind::Normal,
                     span,
                 }],
+                resumable: super::ast::resumable_body(&body),
                 body,
                 is_generator: true,
                 doc: None,

@@ -1,0 +1,396 @@
+//! Stackless generators: a body whose every `yield` is a statement of its own, in blocks of
+//! `if`/`for`/`while` (`lang::ast::resumable_body`; every generator expression is one), runs
+//! without a stack of its own. Where it is suspended is a list of cursors kept in the
+//! generator ([`Level`]: the statement index in each open block, and what that statement is
+//! doing: the branch an `if` took, a `for` loop's iterator, a `yield from`'s delegate), so a
+//! suspended generator holds only its scope and these cursors, as CPython's frame does. A
+//! resume walks back down the cursors to the `yield` and goes on from there; every statement
+//! without a `yield` runs through the tree walker as usual.
+//!
+//! The result of a `yield` (the sent value, or `throw`'s exception or `close`'s GeneratorExit
+//! raised there) is delivered as in `generator.rs`'s stackful path, which runs every other
+//! body; both share the resume protocol (`Interp::resume_with`).
+
+use std::rc::Rc;
+
+use crate::lang::ast::{Expr, ExprKind, FuncDef, Stmt, StmtKind};
+use crate::object::error::{Exc, ExcKind};
+use crate::object::value::{Function, GenAction, Value};
+use crate::object::Env;
+
+use super::generator::{Delegate, Drawn, Source};
+use super::interp::{Ctl, Interp};
+
+/// A stackless generator's suspended execution.
+pub(super) struct Flat {
+    func: Rc<Function>,
+    def: Rc<FuncDef>,
+    env: Env,
+    /// One per open block, outermost first; empty before the first resume.
+    levels: Vec<Level>,
+}
+
+/// Where a block is: the statement it runs, and what that statement is doing.
+struct Level {
+    index: usize,
+    part: Part,
+}
+
+enum Part {
+    /// The statement has not started (or has no suspended state).
+    Start,
+    /// Suspended at this `yield` statement.
+    AtYield,
+    /// Suspended in this `yield from` statement, delegating to the source.
+    YieldFrom(Box<Delegate>),
+    /// In the branch of this `if` (`branches.len()`: the `else`).
+    If(usize),
+    /// In this `for` loop's body, drawing from the source.
+    ForBody(Source),
+    ForElse,
+    WhileBody,
+    WhileElse,
+}
+
+/// How running a block (or statement) stopped: at its end, or suspended at a `yield`.
+enum Flow {
+    Done,
+    Yield(Value),
+}
+
+type FlowResult = Result<Flow, Ctl>;
+
+impl Flat {
+    pub(super) fn new(func: Rc<Function>, def: Rc<FuncDef>, env: Env) -> Flat {
+        Flat {
+            func,
+            def,
+            env,
+            // A generator expression's depth (its `for` and `yield`), without a regrowth.
+            levels: Vec::with_capacity(2),
+        }
+    }
+}
+
+fn at(c: Ctl, span: crate::lang::Span, source: &Rc<str>) -> Ctl {
+    match c {
+        Ctl::Exc(e) => Ctl::Exc(Box::new(e.at(span, source))),
+        other => other,
+    }
+}
+
+impl Interp<'_> {
+    /// Resumes a stackless generator: Some(item) at its next `yield`, None at its end;
+    /// `Ctl::Return` carries what it returned, `Ctl::Exc` what it raised.
+    pub(super) fn resume_flat(
+        &mut self,
+        flat: &mut Flat,
+        action: GenAction,
+    ) -> Result<Option<Value>, Ctl> {
+        let source = flat.func.source.clone();
+        let mut me = Interp::new(&mut *self.st, &mut *self.out, source);
+        me.env = Some(flat.env.clone());
+        me.module = flat.func.module.as_ref().and_then(|m| m.upgrade());
+        me.depth = self.depth + 1;
+        let mut action = Some(action);
+        let def = flat.def.clone();
+        // A resume runs on the resumer's stack: recursion through generators grows it.
+        let flow =
+            super::interp::grow(|| me.run_block(&def.body, &mut flat.levels, 0, &mut action));
+        match flow? {
+            Flow::Yield(v) => Ok(Some(v)),
+            Flow::Done => Ok(None),
+        }
+    }
+
+    /// Runs (or resumes, when `levels` goes deeper than `k`) the block at nesting level `k`.
+    fn run_block(
+        &mut self,
+        block: &[Stmt],
+        levels: &mut Vec<Level>,
+        k: usize,
+        action: &mut Option<GenAction>,
+    ) -> FlowResult {
+        let mut part = match levels.get_mut(k) {
+            Some(level) => std::mem::replace(&mut level.part, Part::Start),
+            None => {
+                levels.push(Level {
+                    index: 0,
+                    part: Part::Start,
+                });
+                Part::Start
+            }
+        };
+        loop {
+            let Some(i) = levels.get(k).map(|l| l.index) else {
+                return Err(lost().into());
+            };
+            let Some(stmt) = block.get(i) else {
+                levels.truncate(k);
+                return Ok(Flow::Done);
+            };
+            let started = std::mem::replace(&mut part, Part::Start);
+            match self.run_stmt(stmt, levels, k, started, action) {
+                Ok(Flow::Yield(v)) => return Ok(Flow::Yield(v)),
+                Ok(Flow::Done) => {
+                    levels.truncate(k + 1);
+                    if let Some(level) = levels.get_mut(k) {
+                        level.index += 1;
+                        level.part = Part::Start;
+                    }
+                }
+                Err(c) => {
+                    levels.truncate(k);
+                    return Err(c);
+                }
+            }
+        }
+    }
+
+    /// Stores what statement `k` is doing where a resume finds it.
+    fn set_part(levels: &mut [Level], k: usize, part: Part) {
+        if let Some(level) = levels.get_mut(k) {
+            level.part = part;
+        }
+    }
+
+    fn run_stmt(
+        &mut self,
+        stmt: &Stmt,
+        levels: &mut Vec<Level>,
+        k: usize,
+        part: Part,
+        action: &mut Option<GenAction>,
+    ) -> FlowResult {
+        let span = stmt.span;
+        match &stmt.kind {
+            StmtKind::Expr(e) if is_yield(e) => {
+                self.run_yield(stmt, e, &[], levels, k, part, action)
+            }
+            StmtKind::Assign { targets, value } if is_yield(value) => {
+                self.run_yield(stmt, value, targets, levels, k, part, action)
+            }
+            StmtKind::If { branches, orelse } => {
+                let b = match part {
+                    Part::If(b) => b,
+                    _ => {
+                        self.check_interrupt()
+                            .map_err(|e| e.at(span, &self.source))?;
+                        let mut taken = None;
+                        for (n, (test, _)) in branches.iter().enumerate() {
+                            let t = self
+                                .eval_truthy(test)
+                                .map_err(|e| e.at(span, &self.source))?;
+                            if t {
+                                taken = Some(n);
+                                break;
+                            }
+                        }
+                        match taken {
+                            Some(n) => n,
+                            None if orelse.is_some() => branches.len(),
+                            None => return Ok(Flow::Done),
+                        }
+                    }
+                };
+                let body = match branches.get(b) {
+                    Some((_, body)) => body,
+                    None => orelse.as_deref().ok_or_else(lost)?,
+                };
+                Self::set_part(levels, k, Part::If(b));
+                self.run_block(body, levels, k + 1, action)
+                    .map_err(|c| at(c, span, &self.source))
+            }
+            StmtKind::While { cond, body, orelse } => {
+                let mut resuming = match part {
+                    Part::WhileElse => {
+                        let orelse = orelse.as_deref().ok_or_else(lost)?;
+                        return self
+                            .run_block(orelse, levels, k + 1, action)
+                            .map_err(|c| at(c, span, &self.source));
+                    }
+                    Part::WhileBody => true,
+                    _ => false,
+                };
+                loop {
+                    if !resuming {
+                        self.check_interrupt()
+                            .map_err(|e| e.at(span, &self.source))?;
+                        if !self
+                            .eval_truthy(cond)
+                            .map_err(|e| e.at(span, &self.source))?
+                        {
+                            break;
+                        }
+                    }
+                    resuming = false;
+                    Self::set_part(levels, k, Part::WhileBody);
+                    match self.run_block(body, levels, k + 1, action) {
+                        Ok(Flow::Yield(v)) => return Ok(Flow::Yield(v)),
+                        Ok(Flow::Done) | Err(Ctl::Continue) => {}
+                        Err(Ctl::Break) => return Ok(Flow::Done),
+                        Err(c) => return Err(at(c, span, &self.source)),
+                    }
+                }
+                match orelse {
+                    Some(orelse) => {
+                        Self::set_part(levels, k, Part::WhileElse);
+                        self.run_block(orelse, levels, k + 1, action)
+                            .map_err(|c| at(c, span, &self.source))
+                    }
+                    None => Ok(Flow::Done),
+                }
+            }
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
+                let (mut source, mut resuming) = match part {
+                    Part::ForElse => {
+                        let orelse = orelse.as_deref().ok_or_else(lost)?;
+                        return self
+                            .run_block(orelse, levels, k + 1, action)
+                            .map_err(|c| at(c, span, &self.source));
+                    }
+                    Part::ForBody(source) => (source, true),
+                    _ => {
+                        self.check_interrupt()
+                            .map_err(|e| e.at(span, &self.source))?;
+                        let it = self.eval(iter).map_err(|e| e.at(span, &self.source))?;
+                        let source = self
+                            .iter_source(&it)
+                            .map_err(|e| e.at(iter.span, &self.source))?;
+                        (source, false)
+                    }
+                };
+                let ended = loop {
+                    if !resuming {
+                        self.check_interrupt()
+                            .map_err(|e| e.at(iter.span, &self.source))?;
+                        let item = match self.draw(&mut source) {
+                            Ok(Drawn::Item(v)) => v,
+                            Ok(Drawn::Done(_)) => break true,
+                            Err(e) => return Err(e.at(iter.span, &self.source).into()),
+                        };
+                        self.assign(target, item)
+                            .map_err(|e| e.at(iter.span, &self.source))?;
+                    }
+                    resuming = false;
+                    match self.run_block(body, levels, k + 1, action) {
+                        Ok(Flow::Yield(v)) => {
+                            Self::set_part(levels, k, Part::ForBody(source));
+                            return Ok(Flow::Yield(v));
+                        }
+                        Ok(Flow::Done) | Err(Ctl::Continue) => {}
+                        Err(Ctl::Break) => break false,
+                        // An exception keeps a drawn generator alive (as in `exec_stmt`).
+                        Err(c @ Ctl::Exc(_)) => return Err(at(c, iter.span, &self.source)),
+                        Err(c) => {
+                            self.release_source(source);
+                            return Err(c);
+                        }
+                    }
+                };
+                self.release_source(source);
+                match (ended, orelse) {
+                    (true, Some(orelse)) => {
+                        Self::set_part(levels, k, Part::ForElse);
+                        self.run_block(orelse, levels, k + 1, action)
+                            .map_err(|c| at(c, span, &self.source))
+                    }
+                    _ => Ok(Flow::Done),
+                }
+            }
+            _ => {
+                self.exec_stmt(stmt)?;
+                Ok(Flow::Done)
+            }
+        }
+    }
+
+    /// `yield e`, `targets = yield e`, `yield from e`, `targets = yield from e` as statements.
+    #[allow(clippy::too_many_arguments)]
+    fn run_yield(
+        &mut self,
+        stmt: &Stmt,
+        value: &Expr,
+        targets: &[Expr],
+        levels: &mut [Level],
+        k: usize,
+        part: Part,
+        action: &mut Option<GenAction>,
+    ) -> FlowResult {
+        let span = stmt.span;
+        let result = match (part, &value.kind) {
+            (Part::Start, ExprKind::Yield(e)) => {
+                self.check_interrupt()
+                    .map_err(|e| e.at(span, &self.source))?;
+                let v = match e {
+                    Some(e) => self.eval(e).map_err(|e| e.at(span, &self.source))?,
+                    None => Value::None,
+                };
+                Self::set_part(levels, k, Part::AtYield);
+                return Ok(Flow::Yield(v));
+            }
+            (Part::AtYield, _) => match action.take() {
+                Some(GenAction::Send(v)) => v,
+                Some(GenAction::Throw(e)) => return Err(e.at(span, &self.source).into()),
+                Some(GenAction::Close) => {
+                    return Err(Exc::new(ExcKind::GeneratorExit, "")
+                        .at(span, &self.source)
+                        .into())
+                }
+                None => return Err(lost().into()),
+            },
+            (Part::Start, ExprKind::YieldFrom(e)) => {
+                self.check_interrupt()
+                    .map_err(|e| e.at(span, &self.source))?;
+                let v = self.eval(e).map_err(|e| e.at(span, &self.source))?;
+                let mut source = self
+                    .delegate(v, e.span)
+                    .map_err(|x| x.at(span, &self.source))?;
+                match self.delegate_step(&mut source, GenAction::Send(Value::None)) {
+                    Ok(Drawn::Item(y)) => {
+                        Self::set_part(levels, k, Part::YieldFrom(Box::new(source)));
+                        return Ok(Flow::Yield(y));
+                    }
+                    Ok(Drawn::Done(r)) => r,
+                    Err(x) => return Err(x.at(span, &self.source).into()),
+                }
+            }
+            (Part::YieldFrom(mut source), _) => {
+                let a = action.take().ok_or_else(lost)?;
+                match self.delegate_step(&mut source, a) {
+                    Ok(Drawn::Item(y)) => {
+                        Self::set_part(levels, k, Part::YieldFrom(source));
+                        return Ok(Flow::Yield(y));
+                    }
+                    Ok(Drawn::Done(r)) => r,
+                    Err(x) => return Err(x.at(span, &self.source).into()),
+                }
+            }
+            _ => return Err(lost().into()),
+        };
+        if let Some((last, rest)) = targets.split_last() {
+            let assigned = rest
+                .iter()
+                .try_for_each(|t| self.assign(t, result.clone()))
+                .and_then(|()| self.assign(last, result));
+            assigned.map_err(|e| e.at(span, &self.source))?;
+        }
+        Ok(Flow::Done)
+    }
+}
+
+fn is_yield(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Yield(_) | ExprKind::YieldFrom(_))
+}
+
+fn lost() -> Exc {
+    Exc::new(
+        ExcKind::RuntimeError,
+        "internal error: a generator lost its place",
+    )
+}
