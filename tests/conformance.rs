@@ -785,7 +785,9 @@ fn batch_norm_and_gradients(rt: &Runtime, d: Device) -> Outputs {
 mod fast_paths {
     use devarray::nn::autograd::Tape;
     use devarray::nn::conv::{self, PoolKind, Window};
-    use devarray::runtime::{Array, DType, Device, Runtime, RuntimeConfig};
+    use devarray::runtime::{
+        Array, BinaryOp, DType, Device, Operand, ReduceOp, Runtime, RuntimeConfig,
+    };
 
     fn runtime() -> Runtime {
         Runtime::new(RuntimeConfig {
@@ -827,6 +829,62 @@ mod fast_paths {
                             "{d} {dtype}: gradient of input {} element {i}: {x} vs {y}",
                             k - 1
                         );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Batch norm's primitive (`Array::batch_norm`, one tape node) against its composed form:
+    /// batch and running statistics, with and without scale and shift, 2-d and 4-d inputs, both
+    /// float dtypes, cpu and a simulated GPU. The statistics are summed in another order, so
+    /// values and gradients agree to rounding.
+    #[test]
+    fn batch_norm_against_composed() {
+        use devarray::nn::norm::{self, RunningUpdate};
+        let rt = runtime();
+        let update = RunningUpdate {
+            batch_weight: 0.1,
+            unbiased: true,
+        };
+        for d in [Device::cpu(0), Device::gpu(0)] {
+            for dtype in [DType::Float32, DType::Float64] {
+                for shape in [&[4usize, 3, 5, 2][..], &[6, 3], &[2, 3, 4]] {
+                    let inputs: Vec<Array> = [shape, &[3], &[3]]
+                        .iter()
+                        .enumerate()
+                        .map(|(k, s)| input(&rt, d, s, k as u64, dtype))
+                        .collect();
+                    let rm = input(&rt, d, &[3], 5, dtype);
+                    let rv = rt.full(&[3], 1.5, dtype, d).unwrap();
+                    for (training, affine) in [(true, true), (false, true), (true, false)] {
+                        let (rm, rv) = (rm.clone(), rv.clone());
+                        let f = move |_: &Runtime, t: &mut Tape, xs: &[Array]| {
+                            let (g, b) = if affine {
+                                (Some(&xs[1]), Some(&xs[2]))
+                            } else {
+                                (None, None)
+                            };
+                            let r = Some((&rm, &rv));
+                            let out = norm::batch_norm(t, &xs[0], g, b, r, training, update, 1e-5)?;
+                            let (m, v) = out.running.unwrap_or((rm.clone(), rv.clone()));
+                            // The running statistics ride along in the output's sum.
+                            let s =
+                                Array::concat(&[m, v], 0)?.reduce(ReduceOp::Sum, None, false)?;
+                            t.binary(BinaryOp::Add, Operand::Array(&out.y), Operand::Array(&s))
+                        };
+                        let fast = run(&rt, &inputs, &f);
+                        let plain = conv::plain_paths(|| run(&rt, &inputs, &f));
+                        let tol = if dtype == DType::Float32 { 1e-5 } else { 1e-12 };
+                        for (k, (a, b)) in fast.iter().zip(&plain).enumerate() {
+                            assert_eq!(a.len(), b.len());
+                            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                                assert!(
+                                    (x - y).abs() <= tol * (1.0 + y.abs()),
+                                    "{d} {dtype} {shape:?} training={training} affine={affine}: output {k} element {i}: {x} vs {y}"
+                                );
+                            }
+                        }
                     }
                 }
             }

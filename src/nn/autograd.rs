@@ -74,6 +74,15 @@ enum OpRecord {
         patches: Patches,
         cols: Vec<isize>,
     },
+    /// Batch norm over axis 1 (`Array::batch_norm`), inputs x, gamma, beta: one node saving
+    /// x and the per-channel mean and 1/sqrt(var + eps), not the ~8 activation-sized
+    /// intermediates of the composed form. `batch_stats`: the mean and variance were the
+    /// batch's, so the gradient flows through them.
+    BatchNorm {
+        mean: Array,
+        invstd: Array,
+        batch_stats: bool,
+    },
     /// The L2 (Frobenius) norm over `axes` (all when None).
     Norm {
         axes: Option<Vec<isize>>,
@@ -797,6 +806,36 @@ impl Tape {
         Ok(out)
     }
 
+    /// Batch norm as one recorded op (`Array::batch_norm`): batch statistics unless `running`
+    /// (mean, var) is given.
+    pub fn batch_norm(
+        &mut self,
+        x: &Array,
+        gamma: Option<&Array>,
+        beta: Option<&Array>,
+        running: Option<(&Array, &Array)>,
+        eps: f64,
+    ) -> Result<crate::runtime::array::BatchNormOutputs> {
+        let out = x.batch_norm(gamma, beta, running, eps)?;
+        let tracked: Vec<&Array> = [Some(x), gamma, beta].into_iter().flatten().collect();
+        if let Some(auto) = self.wants(&tracked) {
+            let record = OpRecord::BatchNorm {
+                mean: out.mean.clone(),
+                invstd: out.invstd.clone(),
+                batch_stats: running.is_none(),
+            };
+            // A missing scale or shift stands as a scalar input, which gets no gradient.
+            let input = |a: Option<&Array>| {
+                a.map_or(Input::Scalar(Scalar::Float(0.0)), |a| {
+                    Input::Array(a.clone())
+                })
+            };
+            let inputs = vec![Input::Array(x.clone()), input(gamma), input(beta)];
+            self.push(record, inputs, &out.y, auto);
+        }
+        Ok(out)
+    }
+
     pub fn stack(&mut self, arrays: &[Array], axis: isize) -> Result<Array> {
         let out = Array::stack(arrays, axis)?;
         let refs: Vec<&Array> = arrays.iter().collect();
@@ -1239,6 +1278,7 @@ fn grad_fn_name(node: &Node) -> &'static str {
         OpRecord::Stack(_) => "StackBackward0",
         OpRecord::Patches(_) => "Im2ColBackward0",
         OpRecord::PatchMatmul { .. } => "ConvolutionBackward0",
+        OpRecord::BatchNorm { .. } => "NativeBatchNormBackward0",
         OpRecord::Clip(..) => "ClampBackward1",
         OpRecord::Norm { .. } => "LinalgVectorNormBackward0",
     }
@@ -1391,6 +1431,22 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             let hw = [x.shape()[2], x.shape()[3]];
             let gx = gcols.reshape(&patch_shape)?.patches_adjoint(patches, hw)?;
             vec![Some(gx), Some(gw)]
+        }
+        OpRecord::BatchNorm {
+            mean,
+            invstd,
+            batch_stats,
+        } => {
+            let x = first()?;
+            let gamma = arr(1);
+            let g = if g.dtype() == x.dtype() {
+                g.clone()
+            } else {
+                g.astype(x.dtype())?
+            };
+            let [dx, dgamma, dbeta] =
+                x.batch_norm_backward(&g, mean, invstd, gamma, *batch_stats)?;
+            vec![Some(dx), Some(dgamma), Some(dbeta)]
         }
         OpRecord::Transpose(axes) => {
             let x = first()?;

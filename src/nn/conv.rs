@@ -24,13 +24,19 @@ fn plain_from_env() -> bool {
 }
 
 /// Runs `f` with convolution and pooling built the plain way (padding by concatenation, one
-/// strided slice per kernel offset) on this thread: what the conformance suite compares the
-/// one-pass im2col (`Array::patches`) against.
+/// strided slice per kernel offset) and batch norm composed from elementwise ops and
+/// reductions, on this thread: what the conformance suite compares the one-pass im2col
+/// (`Array::patches`) and the batch-norm primitive (`Array::batch_norm`) against.
 pub fn plain_paths<R>(f: impl FnOnce() -> R) -> R {
     let before = PLAIN.with(|p| p.replace(true));
     let r = f();
     PLAIN.with(|p| p.set(before));
     r
+}
+
+/// Whether `plain_paths` (or `DEVARRAY_PLAIN_CONV=1`) is in force on this thread.
+pub(crate) fn plain() -> bool {
+    PLAIN.with(Cell::get)
 }
 
 /// The geometry of a convolution or pooling window over the two spatial axes.

@@ -283,6 +283,87 @@ fn allocate_as(
     Ok(array)
 }
 
+/// [`allocate`] for an op with several outputs computed by one kernel call (batch norm's
+/// output and statistics): every output is charged first, then one job (or one call) makes them
+/// all; a failed job marks every output failed.
+pub(crate) fn allocate_many<const K: usize>(
+    ctx: &Arc<DeviceCtx>,
+    outs: [(Dims, DType); K],
+    make: impl FnOnce() -> Result<[Storage; K]> + Send + 'static,
+) -> Result<[Array; K]> {
+    let mut charges = Vec::with_capacity(K);
+    let mut total = 0u64;
+    for (shape, dtype) in &outs {
+        super::shape::checked_numel(shape)?;
+        let bytes = checked_bytes(shape, dtype.size_bytes())? as u64;
+        total += bytes;
+        charges.push(charge(ctx, bytes)?);
+    }
+    let lane = Lane::Device(ctx.device);
+    let label = current_op();
+    let first = outs.first().map(|o| o.0.clone()).unwrap_or_default();
+    let Some(stream) = &ctx.stream else {
+        let start = Instant::now();
+        let storages = make()?;
+        ctx.timeline.done(lane, label, first, total, start, start);
+        let arrays: Vec<Array> = outs
+            .into_iter()
+            .zip(storages)
+            .zip(charges)
+            .map(|(((shape, dtype), storage), charge)| {
+                debug_assert_eq!(storage.dtype(), dtype);
+                Array::from_parts(ctx, shape, dtype, storage, charge)
+            })
+            .collect();
+        return arrays
+            .try_into()
+            .map_err(|_| RuntimeError::Value("internal error: output count".into()));
+    };
+    let event = ctx.timeline.queued(lane, label, first, total);
+    let timeline = Arc::clone(&ctx.timeline);
+    let mut arrays = Vec::with_capacity(K);
+    for ((shape, dtype), charge) in outs.into_iter().zip(charges) {
+        arrays.push(Array::from_parts(
+            ctx,
+            shape,
+            dtype,
+            placeholder(dtype)?,
+            charge,
+        ));
+    }
+    let outs: Vec<Array> = arrays.clone();
+    let device = ctx.device;
+    let job = Box::new(move || {
+        let start = Instant::now();
+        let result = run_job(device, make);
+        timeline.ran(event, start);
+        match result {
+            Ok(storages) => {
+                for (out, storage) in outs.iter().zip(storages) {
+                    *out.inner.buffer().write() = storage;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                for out in &outs {
+                    let _ = out.inner.buffer().failed.set(e.clone());
+                    if let Ok(zeros) = CpuStorage::full(out.size(), 0.0, out.dtype()) {
+                        *out.inner.buffer().write() = Storage::Cpu(zeros);
+                    }
+                }
+                Err(e)
+            }
+        }
+    });
+    let seq = stream.submit(job, &ctx.interrupt)?;
+    for a in &arrays {
+        a.inner.buffer().write_seq.store(seq, Ordering::Release);
+    }
+    arrays
+        .try_into()
+        .map_err(|_| RuntimeError::Value("internal error: output count".into()))
+}
+
 /// A one-element storage of `dtype` holding a Python scalar (broadcast with stride 0), made
 /// where the array it combines with lives.
 fn scalar_storage(placement: &Placement, value: Scalar, dtype: DType) -> Result<Storage> {
@@ -2143,6 +2224,9 @@ fn patches_refused(op: &str, a: &Array) -> RuntimeError {
         a.device()
     ))
 }
+
+mod batch_norm;
+pub use batch_norm::BatchNormOutputs;
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@ pub mod cancel;
 mod fused;
 mod gemm;
 pub mod kernels;
+pub mod norm;
 pub mod patches;
 pub mod pool;
 
@@ -403,6 +404,101 @@ impl CpuStorage {
         match self {
             CpuStorage::F32(v) => Some(CpuStorage::F32(patches::patches_adjoint(v, hw, p, 0.0))),
             CpuStorage::F64(v) => Some(CpuStorage::F64(patches::patches_adjoint(v, hw, p, 0.0))),
+            _ => None,
+        }
+    }
+
+    /// Batch norm's forward over (n, c, inner) (`norm::Dims`): the output and the per-channel
+    /// mean, biased variance and 1/sqrt(var + eps) it used, from the batch or, given, from
+    /// `running` (mean, var). Every storage is of this one float dtype (None otherwise).
+    pub fn batch_norm(
+        &self,
+        d: norm::Dims,
+        running: Option<(&CpuStorage, &CpuStorage)>,
+        gamma: &CpuStorage,
+        beta: &CpuStorage,
+        eps: f64,
+    ) -> Option<Result<[CpuStorage; 4]>> {
+        fn run<T: Float>(
+            x: &[T],
+            d: norm::Dims,
+            running: Option<(&[T], &[T])>,
+            gamma: &[T],
+            beta: &[T],
+            eps: f64,
+        ) -> Result<[CpuStorage; 4]> {
+            let stats: Vec<(f64, f64)> = match running {
+                Some((m, v)) => m
+                    .iter()
+                    .zip(v)
+                    .map(|(a, b)| (a.to_f64(), b.to_f64()))
+                    .collect(),
+                None => norm::stats(x, d),
+            };
+            let mean: Vec<T> = stats.iter().map(|s| T::from_f64(s.0)).collect();
+            let var: Vec<T> = stats.iter().map(|s| T::from_f64(s.1)).collect();
+            let invstd: Vec<T> = stats
+                .iter()
+                .map(|s| T::from_f64(1.0 / (s.1 + eps).sqrt()))
+                .collect();
+            let y = norm::normalize(x, d, &mean, &invstd, gamma, beta)?;
+            Ok([y, mean, var, invstd].map(T::into_storage))
+        }
+        fn typed<T: Float>(
+            x: &[T],
+            d: norm::Dims,
+            running: Option<(&CpuStorage, &CpuStorage)>,
+            gamma: &CpuStorage,
+            beta: &CpuStorage,
+            eps: f64,
+        ) -> Option<Result<[CpuStorage; 4]>> {
+            let running = match running {
+                Some((m, v)) => Some((T::slice(m)?, T::slice(v)?)),
+                None => None,
+            };
+            Some(run(x, d, running, T::slice(gamma)?, T::slice(beta)?, eps))
+        }
+        match self {
+            CpuStorage::F32(x) => typed(x, d, running, gamma, beta, eps),
+            CpuStorage::F64(x) => typed(x, d, running, gamma, beta, eps),
+            _ => None,
+        }
+    }
+
+    /// Batch norm's backward (see `norm::backward`): (dx, dgamma, dbeta) from this input, the
+    /// output gradient `g` and the saved mean and 1/sqrt(var + eps); one float dtype throughout.
+    #[allow(clippy::too_many_arguments)]
+    pub fn batch_norm_backward(
+        &self,
+        g: &CpuStorage,
+        d: norm::Dims,
+        mean: &CpuStorage,
+        invstd: &CpuStorage,
+        gamma: &CpuStorage,
+        batch_stats: bool,
+    ) -> Option<Result<[CpuStorage; 3]>> {
+        fn typed<T: Float>(
+            x: &[T],
+            g: &CpuStorage,
+            d: norm::Dims,
+            [mean, invstd, gamma]: [&CpuStorage; 3],
+            batch_stats: bool,
+        ) -> Option<Result<[CpuStorage; 3]>> {
+            let r = norm::backward(
+                x,
+                T::slice(g)?,
+                d,
+                T::slice(mean)?,
+                T::slice(invstd)?,
+                T::slice(gamma)?,
+                batch_stats,
+            );
+            Some(r.map(|r| [r.dx, r.dgamma, r.dbeta].map(T::into_storage)))
+        }
+        let saved = [mean, invstd, gamma];
+        match self {
+            CpuStorage::F32(x) => typed(x, g, d, saved, batch_stats),
+            CpuStorage::F64(x) => typed(x, g, d, saved, batch_stats),
             _ => None,
         }
     }
