@@ -670,7 +670,8 @@ fn convolution_and_gradients(rt: &Runtime, d: Device) -> Outputs {
 }
 
 /// Max and average pooling (padding, ceil_mode, count_include_pad), adaptive and global, with
-/// gradients: the windows are im2col (kernels/window.cu on CUDA) reduced along the taps.
+/// gradients: windowed pooling reads its windows in place (`Array::pool`; kernels/window.cu on
+/// CUDA), adaptive pooling is im2col reduced along the taps.
 fn pooling_and_gradients(rt: &Runtime, d: Device) -> Outputs {
     let shape: &[&[usize]] = &[&[2, 3, 8, 7]];
     let win = Window::new([3, 3], [2, 2], [1, 1]);
@@ -722,7 +723,8 @@ fn pooling_and_gradients(rt: &Runtime, d: Device) -> Outputs {
 }
 
 /// Batch norm with batch statistics (and the running ones they update), then with running
-/// statistics (eval), with gradients for the input, scale and shift.
+/// statistics (eval), with gradients for the input, scale and shift: the primitive
+/// (`Array::batch_norm`; kernels/norm.cu on CUDA).
 fn batch_norm_and_gradients(rt: &Runtime, d: Device) -> Outputs {
     let running_mean = varied(rt, d, &[3], 3, DType::Float32);
     let running_var = rt.full(&[3], 1.5, DType::Float32, d).unwrap();
@@ -779,8 +781,8 @@ fn batch_norm_and_gradients(rt: &Runtime, d: Device) -> Outputs {
 }
 
 /// Fast paths against the plain ones: the same convolutions and poolings, forward and backward,
-/// with the one-pass im2col (`Array::patches`) and composed from strided slices
-/// (`conv::plain_paths`), on the CPU and a simulated GPU. The forward values are copies either
+/// with the one-pass im2col (`Array::patches`) or pooling read in place (`Array::pool`) and
+/// composed from strided slices (`conv::plain_paths`), on the CPU and a simulated GPU. The forward values are copies either
 /// way and must agree exactly; gradients sum the same terms in another order.
 mod fast_paths {
     use devarray::nn::autograd::Tape;

@@ -74,6 +74,9 @@ enum OpRecord {
         patches: Patches,
         cols: Vec<isize>,
     },
+    /// Max or average pooling read in place (`Array::pool`); backward recomputes the maxima
+    /// from the input.
+    Pool(Patches, crate::runtime::PoolKind),
     /// Batch norm over axis 1 (`Array::batch_norm`), inputs x, gamma, beta: one node saving
     /// x and the per-channel mean and 1/sqrt(var + eps), not the ~8 activation-sized
     /// intermediates of the composed form. `batch_stats`: the mean and variance were the
@@ -806,6 +809,25 @@ impl Tape {
         Ok(out)
     }
 
+    /// Pooling in one pass (`Array::pool`; the caller checks `has_pool`).
+    pub fn pool(
+        &mut self,
+        x: &Array,
+        p: &Patches,
+        kind: crate::runtime::PoolKind,
+    ) -> Result<Array> {
+        let out = x.pool(p, kind)?;
+        if let Some(auto) = self.wants(&[x]) {
+            self.push(
+                OpRecord::Pool(*p, kind),
+                vec![Input::Array(x.clone())],
+                &out,
+                auto,
+            );
+        }
+        Ok(out)
+    }
+
     /// Batch norm as one recorded op (`Array::batch_norm`): batch statistics unless `running`
     /// (mean, var) is given.
     pub fn batch_norm(
@@ -1279,6 +1301,8 @@ fn grad_fn_name(node: &Node) -> &'static str {
         OpRecord::Patches(_) => "Im2ColBackward0",
         OpRecord::PatchMatmul { .. } => "ConvolutionBackward0",
         OpRecord::BatchNorm { .. } => "NativeBatchNormBackward0",
+        OpRecord::Pool(_, crate::runtime::PoolKind::Max) => "MaxPool2DWithIndicesBackward0",
+        OpRecord::Pool(..) => "AvgPool2DBackward0",
         OpRecord::Clip(..) => "ClampBackward1",
         OpRecord::Norm { .. } => "LinalgVectorNormBackward0",
     }
@@ -1431,6 +1455,15 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             let hw = [x.shape()[2], x.shape()[3]];
             let gx = gcols.reshape(&patch_shape)?.patches_adjoint(patches, hw)?;
             vec![Some(gx), Some(gw)]
+        }
+        OpRecord::Pool(p, kind) => {
+            let x = first()?;
+            let g = if g.dtype() == x.dtype() {
+                g.clone()
+            } else {
+                g.astype(x.dtype())?
+            };
+            vec![Some(x.pool_grad(&g, p, *kind)?)]
         }
         OpRecord::BatchNorm {
             mean,

@@ -370,16 +370,7 @@ pub fn pool_out(
     Some(out)
 }
 
-/// How a pooling window combines its elements.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum PoolKind {
-    Max,
-    /// `count_include_pad`: divide by the window's size inside the padded input, else by the
-    /// number of input elements it covers.
-    Avg {
-        count_include_pad: bool,
-    },
-}
+pub use crate::runtime::PoolKind;
 
 /// Max or average pooling over axes 2 and 3 of a 4-d `x` (padding symmetric, `ceil_mode`).
 /// Max pooling passes the gradient to the first maximum of each window, as both frameworks do.
@@ -434,6 +425,10 @@ pub fn pool2d(
         PoolKind::Max => lowest(x.dtype()),
         PoolKind::Avg { .. } => 0.0,
     };
+    if one_pass_patches(x) {
+        // Read in place: no window array, and backward finds the maxima again from `x`.
+        return tape.pool(x, &full.patches(outs, fill), kind);
+    }
     let [ho, wo] = outs;
     let cols = windows(rt, tape, x, &full, outs, fill)?;
     match kind {

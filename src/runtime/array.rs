@@ -11,7 +11,7 @@ use super::host::{HostData, Scalar};
 use super::index::basic_view;
 use super::memory::Charge;
 use super::operand::{IndexItem, Operand};
-use super::ops::{BinaryOp, FusedExpr, Patches, ReduceOp, UnaryOp};
+use super::ops::{BinaryOp, FusedExpr, Patches, PoolKind, ReduceOp, UnaryOp};
 use super::shape::{
     broadcast_shapes, broadcast_strides, checked_bytes, contiguous_strides, normalize_axes,
     normalize_axis, shape_compact, shape_tuple,
@@ -1966,6 +1966,62 @@ impl Array {
                     .map(Storage::Cpu)
                     .ok_or_else(|| patches_refused("patches_adjoint", &g)),
                 Storage::Cuda(s) => s.patches_adjoint(hw, &p).map(Storage::Cuda),
+            }
+        })
+    }
+
+    /// Whether `pool` and `pool_grad` read windows in place here: a 4-d float array on the
+    /// host (cpu(0) or a simulated GPU) or a CUDA GPU (kernels/pool.cu).
+    pub fn has_pool(&self) -> bool {
+        self.has_patches()
+    }
+
+    /// Max or average pooling of this (N, C, H, W) array over the windows of `p` (padding
+    /// before per `p.pad`, `p.fill` where a max window holds no input), as (N, C, Ho, Wo).
+    pub fn pool(&self, p: &Patches, kind: PoolKind) -> Result<Array> {
+        let _op = op_scope("pool");
+        let &[n, c, h, w] = self.shape() else {
+            return Err(patches_refused("pool", self));
+        };
+        if !self.has_pool() {
+            return Err(patches_refused("pool", self));
+        }
+        let (x, p) = (self.clone(), *p);
+        self.derive(
+            vec![n, c, p.out[0], p.out[1]],
+            self.dtype(),
+            move || match &*x.read() {
+                Storage::Cpu(s) => s
+                    .pool([h, w], &p, kind)
+                    .ok_or_else(|| patches_refused("pool", &x))?
+                    .map(Storage::Cpu),
+                Storage::Cuda(s) => s.pool([h, w], &p, kind).map(Storage::Cuda),
+            },
+        )
+    }
+
+    /// The gradient of `pool` with respect to this input, from the output gradient `g`.
+    pub fn pool_grad(&self, g: &Array, p: &Patches, kind: PoolKind) -> Result<Array> {
+        let _op = op_scope("pool_backward");
+        let &[n, c, h, w] = self.shape() else {
+            return Err(patches_refused("pool_backward", self));
+        };
+        if !self.has_pool() || g.shape() != [n, c, p.out[0], p.out[1]] || g.dtype() != self.dtype()
+        {
+            return Err(patches_refused("pool_backward", self));
+        }
+        self.check_same_device(g, "pool_backward")?;
+        let (x, g, p) = (self.clone(), g.clone(), *p);
+        self.derive(self.shape().to_vec(), self.dtype(), move || {
+            match (&*x.read(), &*g.read()) {
+                (Storage::Cpu(s), Storage::Cpu(gs)) => s
+                    .pool_grad(gs, [h, w], &p, kind)
+                    .ok_or_else(|| patches_refused("pool_backward", &x))?
+                    .map(Storage::Cpu),
+                (Storage::Cuda(s), Storage::Cuda(gs)) => {
+                    s.pool_grad(gs, [h, w], &p, kind).map(Storage::Cuda)
+                }
+                _ => Err(patches_refused("pool_backward", &x)),
             }
         })
     }

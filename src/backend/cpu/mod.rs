@@ -10,13 +10,14 @@ pub mod kernels;
 pub mod norm;
 pub mod patches;
 pub mod pool;
+mod pooling;
 
 pub use blas::describe as gemm_info;
 mod vmath;
 
 use super::{BackendStorage, MatmulLayout, StridedView};
 use crate::vocab::error::{Result, RuntimeError};
-use crate::vocab::{BinaryOp, DType, FusedExpr, HostData, Patches, ReduceOp, UnaryOp};
+use crate::vocab::{BinaryOp, DType, FusedExpr, HostData, Patches, PoolKind, ReduceOp, UnaryOp};
 use element::{Element, Float, Num};
 use kernels::{alloc, map1, map2};
 
@@ -404,6 +405,35 @@ impl CpuStorage {
         match self {
             CpuStorage::F32(v) => Some(CpuStorage::F32(patches::patches_adjoint(v, hw, p, 0.0))),
             CpuStorage::F64(v) => Some(CpuStorage::F64(patches::patches_adjoint(v, hw, p, 0.0))),
+            _ => None,
+        }
+    }
+
+    /// Max or average pooling of planes of `hw` read in place (`Array::pool`); float dtypes
+    /// only (None otherwise).
+    pub fn pool(&self, hw: [usize; 2], p: &Patches, kind: PoolKind) -> Option<Result<CpuStorage>> {
+        match self {
+            CpuStorage::F32(v) => Some(pooling::pool(v, hw, p, kind).map(CpuStorage::F32)),
+            CpuStorage::F64(v) => Some(pooling::pool(v, hw, p, kind).map(CpuStorage::F64)),
+            _ => None,
+        }
+    }
+
+    /// The gradient of `pool` for this input and the output gradient `g` (same float dtype).
+    pub fn pool_grad(
+        &self,
+        g: &CpuStorage,
+        hw: [usize; 2],
+        p: &Patches,
+        kind: PoolKind,
+    ) -> Option<Result<CpuStorage>> {
+        match (self, g) {
+            (CpuStorage::F32(x), CpuStorage::F32(g)) => {
+                Some(pooling::pool_grad(x, g, hw, p, kind).map(CpuStorage::F32))
+            }
+            (CpuStorage::F64(x), CpuStorage::F64(g)) => {
+                Some(pooling::pool_grad(x, g, hw, p, kind).map(CpuStorage::F64))
+            }
             _ => None,
         }
     }

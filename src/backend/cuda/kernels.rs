@@ -35,7 +35,7 @@ pub enum Module {
     Elementwise,
     Reduce,
     Copy,
-    /// im2col for convolution and pooling, and its adjoint.
+    /// im2col for convolution and pooling, and its adjoint; pooling read in place.
     Window,
     /// Batch normalization: statistics, forward, backward.
     Norm,
@@ -115,6 +115,7 @@ impl Module {
                 for dtype in [DType::Float32, DType::Float64] {
                     names.extend(patches_entry(dtype, false));
                     names.extend(patches_entry(dtype, true));
+                    names.extend(POOL_KERNELS.iter().filter_map(|k| norm_entry(k, dtype)));
                 }
             }
             Module::Norm => {
@@ -253,6 +254,15 @@ pub fn patches_entry(dtype: DType, adjoint: bool) -> Option<String> {
         .then(|| format!("{name}_{}", dtype_tag(dtype)))
 }
 
+/// The pooling kernels of kernels/window.cu.
+pub const POOL_KERNELS: [&str; 5] = [
+    "pool_max",
+    "pool_avg",
+    "pool_argmax",
+    "pool_max_grad",
+    "pool_avg_grad",
+];
+
 /// The batch-norm kernels of kernels/norm.cu.
 pub const NORM_KERNELS: [&str; 5] = [
     "bn_stats",
@@ -262,7 +272,7 @@ pub const NORM_KERNELS: [&str; 5] = [
     "bn_backward",
 ];
 
-/// A batch-norm kernel (`NORM_KERNELS`) for a float dtype.
+/// A batch-norm (`NORM_KERNELS`) or pooling (`POOL_KERNELS`) kernel for a float dtype.
 pub fn norm_entry(kernel: &str, dtype: DType) -> Option<String> {
     dtype
         .is_float()

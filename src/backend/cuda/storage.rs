@@ -11,7 +11,8 @@ use super::kernels::{self, Module};
 use super::random::Distribution;
 use crate::backend::{MatmulLayout, StridedView};
 use crate::vocab::{
-    BinaryOp, DType, FusedExpr, HostData, Patches, ReduceOp, Result, RuntimeError, Scalar, UnaryOp,
+    BinaryOp, DType, FusedExpr, HostData, Patches, PoolKind, ReduceOp, Result, RuntimeError,
+    Scalar, UnaryOp,
 };
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use std::sync::Arc;
@@ -585,6 +586,99 @@ impl CudaStorage {
             out.launch(Module::Window, &entry, n, &args)?;
         }
         Ok(out)
+    }
+
+    /// Max or average pooling of planes of `hw` read in place (kernels/window.cu).
+    pub fn pool(&self, hw: [usize; 2], p: &Patches, kind: PoolKind) -> Result<CudaStorage> {
+        let planes = self.len.checked_div(hw[0] * hw[1]).unwrap_or(0);
+        let n = planes * p.out[0] * p.out[1];
+        let out = CudaStorage::alloc(self.device(), n, self.dtype)?;
+        if n > 0 {
+            let (name, last) = match kind {
+                PoolKind::Max => ("pool_max", Arg::F64(p.fill)),
+                PoolKind::Avg { count_include_pad } => {
+                    ("pool_avg", Arg::I32(i32::from(count_include_pad)))
+                }
+            };
+            let entry = kernels::norm_entry(name, self.dtype)
+                .ok_or_else(|| unsupported("pooling", self.dtype))?;
+            out.launch(
+                Module::Window,
+                &entry,
+                n,
+                &[
+                    Arg::Ptr(out.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::Window(DaWindow::new(hw, p)),
+                    last,
+                    Arg::I64(n as i64),
+                ],
+            )?;
+        }
+        Ok(out)
+    }
+
+    /// The gradient of `pool` for this input and the output gradient `g`, gathered per input
+    /// element (kernels/window.cu; max pooling finds each window's maximum first).
+    pub fn pool_grad(
+        &self,
+        g: &CudaStorage,
+        hw: [usize; 2],
+        p: &Patches,
+        kind: PoolKind,
+    ) -> Result<CudaStorage> {
+        same_device(self, g, "pooling")?;
+        let dev = self.device();
+        let entry = |k: &str| {
+            kernels::norm_entry(k, self.dtype).ok_or_else(|| unsupported("pooling", self.dtype))
+        };
+        let n = self.len;
+        let dx = CudaStorage::alloc(dev, n, self.dtype)?;
+        if n == 0 || g.len == 0 {
+            return Ok(dx);
+        }
+        let win = Arg::Window(DaWindow::new(hw, p));
+        match kind {
+            PoolKind::Max => {
+                let arg = CudaStorage::alloc(dev, g.len, DType::Int64)?;
+                arg.launch(
+                    Module::Window,
+                    &entry("pool_argmax")?,
+                    g.len,
+                    &[
+                        Arg::Ptr(arg.ptr()),
+                        Arg::Ptr(self.ptr()),
+                        win,
+                        Arg::I64(g.len as i64),
+                    ],
+                )?;
+                dx.launch(
+                    Module::Window,
+                    &entry("pool_max_grad")?,
+                    n,
+                    &[
+                        Arg::Ptr(dx.ptr()),
+                        Arg::Ptr(g.ptr()),
+                        Arg::Ptr(arg.ptr()),
+                        win,
+                        Arg::I64(n as i64),
+                    ],
+                )?;
+            }
+            PoolKind::Avg { count_include_pad } => dx.launch(
+                Module::Window,
+                &entry("pool_avg_grad")?,
+                n,
+                &[
+                    Arg::Ptr(dx.ptr()),
+                    Arg::Ptr(g.ptr()),
+                    win,
+                    Arg::I32(i32::from(count_include_pad)),
+                    Arg::I64(n as i64),
+                ],
+            )?,
+        }
+        Ok(dx)
     }
 
     /// Batch norm's forward over (n, c, inner) (kernels/norm.cu): the output and the
