@@ -1,10 +1,11 @@
 //! Convolution and pooling on the tape, for both dialects.
 //!
-//! Everything is composed from recorded runtime ops, so it runs on every device the runtime has
-//! (cpu, simulated GPUs, CUDA) and differentiates without op-specific rules: a convolution is
-//! im2col (one strided slice per kernel offset, stacked) followed by one batched matmul, which
-//! goes through the backend's GEMM. One-dimensional forms run as two-dimensional ones with a
-//! height of 1.
+//! A convolution is im2col followed by one batched matmul through the backend's GEMM; windowed
+//! pooling of float arrays reads its windows in place (`Array::pool`). Both have a plain form
+//! composed from recorded runtime ops (one strided slice per kernel offset, stacked), which every
+//! device runs and which differentiates without op-specific rules: `plain_paths` selects it, and
+//! the conformance suite checks the fast forms against it. One-dimensional forms run as
+//! two-dimensional ones with a height of 1.
 use super::autograd::Tape;
 use crate::runtime::{
     Array, BinaryOp, DType, IndexItem, Operand, Patches, ReduceOp, Result, Runtime, RuntimeError,
