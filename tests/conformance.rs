@@ -670,7 +670,8 @@ fn convolution_and_gradients(rt: &Runtime, d: Device) -> Outputs {
 }
 
 /// Max and average pooling (padding, ceil_mode, count_include_pad), adaptive and global, with
-/// gradients: the windows are im2col (kernels/window.cu on CUDA) reduced along the taps.
+/// gradients: windowed pooling reads its windows in place (`Array::pool`; kernels/window.cu on
+/// CUDA), adaptive pooling is im2col reduced along the taps.
 fn pooling_and_gradients(rt: &Runtime, d: Device) -> Outputs {
     let shape: &[&[usize]] = &[&[2, 3, 8, 7]];
     let win = Window::new([3, 3], [2, 2], [1, 1]);
@@ -722,7 +723,8 @@ fn pooling_and_gradients(rt: &Runtime, d: Device) -> Outputs {
 }
 
 /// Batch norm with batch statistics (and the running ones they update), then with running
-/// statistics (eval), with gradients for the input, scale and shift.
+/// statistics (eval), with gradients for the input, scale and shift: the primitive
+/// (`Array::batch_norm`; kernels/norm.cu on CUDA).
 fn batch_norm_and_gradients(rt: &Runtime, d: Device) -> Outputs {
     let running_mean = varied(rt, d, &[3], 3, DType::Float32);
     let running_var = rt.full(&[3], 1.5, DType::Float32, d).unwrap();
@@ -780,13 +782,15 @@ fn batch_norm_and_gradients(rt: &Runtime, d: Device) -> Outputs {
 
 /// Fast paths against the plain ones: the same convolutions and poolings, forward and backward,
 /// with the one-pass im2col (`Array::patches`; for ungrouped convolutions the batch-folded
-/// `Array::patches_cols`) and composed from strided slices
-/// (`conv::plain_paths`), on the CPU and a simulated GPU. The forward values are copies either
+/// `Array::patches_cols`) or pooling read in place (`Array::pool`), and composed from strided
+/// slices (`conv::plain_paths`), on the CPU and a simulated GPU. The forward values are copies either
 /// way and must agree exactly; gradients sum the same terms in another order.
 mod fast_paths {
     use devarray::nn::autograd::Tape;
     use devarray::nn::conv::{self, PoolKind, Window};
-    use devarray::runtime::{Array, DType, Device, Runtime, RuntimeConfig};
+    use devarray::runtime::{
+        Array, BinaryOp, DType, Device, Operand, ReduceOp, Runtime, RuntimeConfig,
+    };
 
     fn runtime() -> Runtime {
         Runtime::new(RuntimeConfig {
@@ -828,6 +832,62 @@ mod fast_paths {
                             "{d} {dtype}: gradient of input {} element {i}: {x} vs {y}",
                             k - 1
                         );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Batch norm's primitive (`Array::batch_norm`, one tape node) against its composed form:
+    /// batch and running statistics, with and without scale and shift, 2-d and 4-d inputs, both
+    /// float dtypes, cpu and a simulated GPU. The statistics are summed in another order, so
+    /// values and gradients agree to rounding.
+    #[test]
+    fn batch_norm_against_composed() {
+        use devarray::nn::norm::{self, RunningUpdate};
+        let rt = runtime();
+        let update = RunningUpdate {
+            batch_weight: 0.1,
+            unbiased: true,
+        };
+        for d in [Device::cpu(0), Device::gpu(0)] {
+            for dtype in [DType::Float32, DType::Float64] {
+                for shape in [&[4usize, 3, 5, 2][..], &[6, 3], &[2, 3, 4]] {
+                    let inputs: Vec<Array> = [shape, &[3], &[3]]
+                        .iter()
+                        .enumerate()
+                        .map(|(k, s)| input(&rt, d, s, k as u64, dtype))
+                        .collect();
+                    let rm = input(&rt, d, &[3], 5, dtype);
+                    let rv = rt.full(&[3], 1.5, dtype, d).unwrap();
+                    for (training, affine) in [(true, true), (false, true), (true, false)] {
+                        let (rm, rv) = (rm.clone(), rv.clone());
+                        let f = move |_: &Runtime, t: &mut Tape, xs: &[Array]| {
+                            let (g, b) = if affine {
+                                (Some(&xs[1]), Some(&xs[2]))
+                            } else {
+                                (None, None)
+                            };
+                            let r = Some((&rm, &rv));
+                            let out = norm::batch_norm(t, &xs[0], g, b, r, training, update, 1e-5)?;
+                            let (m, v) = out.running.unwrap_or((rm.clone(), rv.clone()));
+                            // The running statistics ride along in the output's sum.
+                            let s =
+                                Array::concat(&[m, v], 0)?.reduce(ReduceOp::Sum, None, false)?;
+                            t.binary(BinaryOp::Add, Operand::Array(&out.y), Operand::Array(&s))
+                        };
+                        let fast = run(&rt, &inputs, &f);
+                        let plain = conv::plain_paths(|| run(&rt, &inputs, &f));
+                        let tol = if dtype == DType::Float32 { 1e-5 } else { 1e-12 };
+                        for (k, (a, b)) in fast.iter().zip(&plain).enumerate() {
+                            assert_eq!(a.len(), b.len());
+                            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                                assert!(
+                                    (x - y).abs() <= tol * (1.0 + y.abs()),
+                                    "{d} {dtype} {shape:?} training={training} affine={affine}: output {k} element {i}: {x} vs {y}"
+                                );
+                            }
+                        }
                     }
                 }
             }

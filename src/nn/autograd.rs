@@ -80,6 +80,18 @@ enum OpRecord {
     /// as (N, O, Ho, Wo): only `x`, `w` (O, K) and the bias (O,) are kept, and backward
     /// recomputes the patches.
     BatchPatchMatmul(Patches),
+    /// Max or average pooling read in place (`Array::pool`); backward recomputes the maxima
+    /// from the input.
+    Pool(Patches, crate::runtime::PoolKind),
+    /// Batch norm over axis 1 (`Array::batch_norm`), inputs x, gamma, beta: one node saving
+    /// x and the per-channel mean and 1/sqrt(var + eps), not the ~8 activation-sized
+    /// intermediates of the composed form. `batch_stats`: the mean and variance were the
+    /// batch's, so the gradient flows through them.
+    BatchNorm {
+        mean: Array,
+        invstd: Array,
+        batch_stats: bool,
+    },
     /// The L2 (Frobenius) norm over `axes` (all when None).
     Norm {
         axes: Option<Vec<isize>>,
@@ -840,6 +852,55 @@ impl Tape {
         Ok(out)
     }
 
+    /// Pooling in one pass (`Array::pool`; the caller checks `has_pool`).
+    pub fn pool(
+        &mut self,
+        x: &Array,
+        p: &Patches,
+        kind: crate::runtime::PoolKind,
+    ) -> Result<Array> {
+        let out = x.pool(p, kind)?;
+        if let Some(auto) = self.wants(&[x]) {
+            self.push(
+                OpRecord::Pool(*p, kind),
+                vec![Input::Array(x.clone())],
+                &out,
+                auto,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Batch norm as one recorded op (`Array::batch_norm`): batch statistics unless `running`
+    /// (mean, var) is given.
+    pub fn batch_norm(
+        &mut self,
+        x: &Array,
+        gamma: Option<&Array>,
+        beta: Option<&Array>,
+        running: Option<(&Array, &Array)>,
+        eps: f64,
+    ) -> Result<crate::runtime::array::BatchNormOutputs> {
+        let out = x.batch_norm(gamma, beta, running, eps)?;
+        let tracked: Vec<&Array> = [Some(x), gamma, beta].into_iter().flatten().collect();
+        if let Some(auto) = self.wants(&tracked) {
+            let record = OpRecord::BatchNorm {
+                mean: out.mean.clone(),
+                invstd: out.invstd.clone(),
+                batch_stats: running.is_none(),
+            };
+            // A missing scale or shift stands as a scalar input, which gets no gradient.
+            let input = |a: Option<&Array>| {
+                a.map_or(Input::Scalar(Scalar::Float(0.0)), |a| {
+                    Input::Array(a.clone())
+                })
+            };
+            let inputs = vec![Input::Array(x.clone()), input(gamma), input(beta)];
+            self.push(record, inputs, &out.y, auto);
+        }
+        Ok(out)
+    }
+
     pub fn stack(&mut self, arrays: &[Array], axis: isize) -> Result<Array> {
         let out = Array::stack(arrays, axis)?;
         let refs: Vec<&Array> = arrays.iter().collect();
@@ -1283,6 +1344,9 @@ fn grad_fn_name(node: &Node) -> &'static str {
         OpRecord::Stack(_) => "StackBackward0",
         OpRecord::Patches(_) => "Im2ColBackward0",
         OpRecord::PatchMatmul { .. } | OpRecord::BatchPatchMatmul(_) => "ConvolutionBackward0",
+        OpRecord::BatchNorm { .. } => "NativeBatchNormBackward0",
+        OpRecord::Pool(_, crate::runtime::PoolKind::Max) => "MaxPool2DWithIndicesBackward0",
+        OpRecord::Pool(..) => "AvgPool2DBackward0",
         OpRecord::Clip(..) => "ClampBackward1",
         OpRecord::Norm { .. } => "LinalgVectorNormBackward0",
     }
@@ -1449,6 +1513,31 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             };
             let (gx, gw, gb) = batch_patch_backward(x, w, arr(2).is_some(), patches, g)?;
             vec![Some(gx), Some(gw), gb]
+        }
+        OpRecord::Pool(p, kind) => {
+            let x = first()?;
+            let g = if g.dtype() == x.dtype() {
+                g.clone()
+            } else {
+                g.astype(x.dtype())?
+            };
+            vec![Some(x.pool_grad(&g, p, *kind)?)]
+        }
+        OpRecord::BatchNorm {
+            mean,
+            invstd,
+            batch_stats,
+        } => {
+            let x = first()?;
+            let gamma = arr(1);
+            let g = if g.dtype() == x.dtype() {
+                g.clone()
+            } else {
+                g.astype(x.dtype())?
+            };
+            let [dx, dgamma, dbeta] =
+                x.batch_norm_backward(&g, mean, invstd, gamma, *batch_stats)?;
+            vec![Some(dx), Some(dgamma), Some(dbeta)]
         }
         OpRecord::Transpose(axes) => {
             let x = first()?;

@@ -1,10 +1,11 @@
 //! Convolution and pooling on the tape, for both dialects.
 //!
-//! Everything is composed from recorded runtime ops, so it runs on every device the runtime has
-//! (cpu, simulated GPUs, CUDA) and differentiates without op-specific rules: a convolution is
-//! im2col (one strided slice per kernel offset, stacked) followed by one batched matmul, which
-//! goes through the backend's GEMM. One-dimensional forms run as two-dimensional ones with a
-//! height of 1.
+//! A convolution is im2col followed by one batched matmul through the backend's GEMM; windowed
+//! pooling of float arrays reads its windows in place (`Array::pool`). Both have a plain form
+//! composed from recorded runtime ops (one strided slice per kernel offset, stacked), which every
+//! device runs and which differentiates without op-specific rules: `plain_paths` selects it, and
+//! the conformance suite checks the fast forms against it. One-dimensional forms run as
+//! two-dimensional ones with a height of 1.
 use super::autograd::Tape;
 use crate::runtime::{
     Array, BinaryOp, DType, IndexItem, Operand, Patches, ReduceOp, Result, Runtime, RuntimeError,
@@ -24,13 +25,19 @@ fn plain_from_env() -> bool {
 }
 
 /// Runs `f` with convolution and pooling built the plain way (padding by concatenation, one
-/// strided slice per kernel offset) on this thread: what the conformance suite compares the
-/// one-pass im2col (`Array::patches`) against.
+/// strided slice per kernel offset) and batch norm composed from elementwise ops and
+/// reductions, on this thread: what the conformance suite compares the one-pass im2col
+/// (`Array::patches`) and the batch-norm primitive (`Array::batch_norm`) against.
 pub fn plain_paths<R>(f: impl FnOnce() -> R) -> R {
     let before = PLAIN.with(|p| p.replace(true));
     let r = f();
     PLAIN.with(|p| p.set(before));
     r
+}
+
+/// Whether `plain_paths` (or `DEVARRAY_PLAIN_CONV=1`) is in force on this thread.
+pub(crate) fn plain() -> bool {
+    PLAIN.with(Cell::get)
 }
 
 /// The geometry of a convolution or pooling window over the two spatial axes.
@@ -387,16 +394,7 @@ pub fn pool_out(
     Some(out)
 }
 
-/// How a pooling window combines its elements.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum PoolKind {
-    Max,
-    /// `count_include_pad`: divide by the window's size inside the padded input, else by the
-    /// number of input elements it covers.
-    Avg {
-        count_include_pad: bool,
-    },
-}
+pub use crate::runtime::PoolKind;
 
 /// Max or average pooling over axes 2 and 3 of a 4-d `x` (padding symmetric, `ceil_mode`).
 /// Max pooling passes the gradient to the first maximum of each window, as both frameworks do.
@@ -451,6 +449,10 @@ pub fn pool2d(
         PoolKind::Max => lowest(x.dtype()),
         PoolKind::Avg { .. } => 0.0,
     };
+    if one_pass_patches(x) {
+        // Read in place: no window array, and backward finds the maxima again from `x`.
+        return tape.pool(x, &full.patches(outs, fill), kind);
+    }
     let [ho, wo] = outs;
     let cols = windows(rt, tape, x, &full, outs, fill)?;
     match kind {

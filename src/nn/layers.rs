@@ -423,8 +423,9 @@ impl Parameter {
             .cloned()
             .ok_or_else(|| {
                 let here: Vec<Device> = data.iter().map(Array::device).collect();
+                // MXNet 1.9.1's words (`Parameter._check_and_get`).
                 RuntimeError::Uninitialized(format!(
-                    "Parameter '{}' was not initialized on {wanted}; it is on {}. Put the input on one of those devices, or move the parameters with net.collect_params().reset_ctx({wanted}) (or initialize them there with net.initialize(ctx={wanted}, force_reinit=True))",
+                    "Parameter '{}' was not initialized on context {wanted}. It was only initialized on {}.",
                     self.name,
                     device_list(&here)
                 ))

@@ -1,6 +1,7 @@
-//! Batch normalization, layer normalization and dropout on the tape, for both dialects,
-//! composed from recorded runtime ops (so every device runs them and autograd differentiates
-//! them without op-specific rules).
+//! Batch normalization, layer normalization and dropout on the tape, for both dialects.
+//! Batch norm is one primitive op (`Array::batch_norm`, one tape node); the others, and batch
+//! norm's plain form (what the conformance suite checks it against, `conv::plain_paths`), are
+//! composed from recorded runtime ops.
 use super::autograd::Tape;
 use crate::runtime::{
     Array, BinaryOp, Operand, ReduceOp, Result, Runtime, RuntimeError, Scalar, UnaryOp,
@@ -61,6 +62,84 @@ pub fn batch_norm(
     update: RunningUpdate,
     eps: f64,
 ) -> Result<BatchNormOut> {
+    let same = |a: Option<&Array>| a.is_none_or(|a| a.dtype() == x.dtype());
+    let fused = x.dtype().is_float() && same(gamma) && same(beta) && !super::conv::plain();
+    if !fused {
+        return batch_norm_plain(tape, x, gamma, beta, running, training, update, eps);
+    }
+    check_shapes(x, gamma, beta, running)?;
+    let c = x.shape()[1];
+    let count = x.size() / c.max(1);
+    let batch_stats = training || running.is_none();
+    if count <= 1 && training {
+        return Err(too_few_values(x));
+    }
+    // Running statistics of another dtype normalize as the input's dtype.
+    let cast = |a: &Array| -> Result<Array> {
+        if a.dtype() == x.dtype() {
+            Ok(a.clone())
+        } else {
+            a.astype(x.dtype())
+        }
+    };
+    let given = match running {
+        Some((m, v)) if !batch_stats => Some((cast(m)?, cast(v)?)),
+        _ => None,
+    };
+    let out = tape.batch_norm(x, gamma, beta, given.as_ref().map(|(m, v)| (m, v)), eps)?;
+    let new_running = match running {
+        Some((rm, rv)) if training => {
+            Some(blend_running(rm, rv, &out.mean, &out.var, count, update)?)
+        }
+        _ => None,
+    };
+    Ok(BatchNormOut {
+        y: out.y,
+        running: new_running,
+    })
+}
+
+/// The running statistics after a batch with mean `bm` and biased variance `bv` ((C,) arrays):
+/// `old * (1 - w) + new * w`, the variance made unbiased first for PyTorch. Not recorded.
+fn blend_running(
+    rm: &Array,
+    rv: &Array,
+    bm: &Array,
+    bv: &Array,
+    count: usize,
+    update: RunningUpdate,
+) -> Result<(Array, Array)> {
+    let w = update.batch_weight;
+    let c = rm.size() as isize;
+    let bm = bm.reshape(&[c])?;
+    let mut bv = bv.reshape(&[c])?;
+    if update.unbiased && count > 1 {
+        bv = mul_s(&bv, count as f64 / (count - 1) as f64)?;
+    }
+    let blend = |old: &Array, new: &Array| -> Result<Array> {
+        let a = mul_s(old, 1.0 - w)?;
+        let b = mul_s(&new.astype(old.dtype())?, w)?;
+        Array::binary(BinaryOp::Add, Operand::Array(&a), Operand::Array(&b))
+    };
+    Ok((blend(rm, &bm)?, blend(rv, &bv)?))
+}
+
+/// PyTorch's error for a training batch with one value per channel.
+fn too_few_values(x: &Array) -> RuntimeError {
+    let dims: Vec<String> = x.shape().iter().map(|d| d.to_string()).collect();
+    RuntimeError::Value(format!(
+        "Expected more than 1 value per channel when training, got input size torch.Size([{}])",
+        dims.join(", ")
+    ))
+}
+
+/// What every batch norm checks first: an (N, C, ...) input and (C,) statistics.
+fn check_shapes(
+    x: &Array,
+    gamma: Option<&Array>,
+    beta: Option<&Array>,
+    running: Option<(&Array, &Array)>,
+) -> Result<()> {
     if x.ndim() < 2 {
         return Err(RuntimeError::Shape(format!(
             "batch_norm: expected an input with a batch and a channel axis (at least 2-d), got shape {}",
@@ -68,9 +147,6 @@ pub fn batch_norm(
         )));
     }
     let c = x.shape()[1];
-    let mut bshape = vec![1isize; x.ndim()];
-    bshape[1] = c as isize;
-    let axes: Vec<isize> = (0..x.ndim() as isize).filter(|&a| a != 1).collect();
     for (what, a) in [
         ("weight", gamma),
         ("bias", beta),
@@ -87,35 +163,38 @@ pub fn batch_norm(
             }
         }
     }
+    Ok(())
+}
+
+/// `batch_norm` composed from recorded runtime ops (about eight activation-sized nodes).
+#[allow(clippy::too_many_arguments)]
+fn batch_norm_plain(
+    tape: &mut Tape,
+    x: &Array,
+    gamma: Option<&Array>,
+    beta: Option<&Array>,
+    running: Option<(&Array, &Array)>,
+    training: bool,
+    update: RunningUpdate,
+    eps: f64,
+) -> Result<BatchNormOut> {
+    check_shapes(x, gamma, beta, running)?;
+    let c = x.shape()[1];
+    let mut bshape = vec![1isize; x.ndim()];
+    bshape[1] = c as isize;
+    let axes: Vec<isize> = (0..x.ndim() as isize).filter(|&a| a != 1).collect();
     let count = x.size() / c.max(1);
     let (mean, var, new_running) = if training || running.is_none() {
         if count <= 1 && training {
-            let dims: Vec<String> = x.shape().iter().map(|d| d.to_string()).collect();
-            return Err(RuntimeError::Value(format!(
-                "Expected more than 1 value per channel when training, got input size torch.Size([{}])",
-                dims.join(", ")
-            )));
+            return Err(too_few_values(x));
         }
         let mean = tape.reduce(x, ReduceOp::Mean, Some(&axes), true)?;
         let centered = bin(tape, BinaryOp::Sub, x, &mean)?;
         let sq = bin(tape, BinaryOp::Mul, &centered, &centered)?;
         let var = tape.reduce(&sq, ReduceOp::Mean, Some(&axes), true)?;
+        // The running statistics are not part of the graph.
         let new_running = match running {
-            Some((rm, rv)) if training => {
-                // The running statistics are not part of the graph.
-                let w = update.batch_weight;
-                let bm = mean.reshape(&[c as isize])?;
-                let mut bv = var.reshape(&[c as isize])?;
-                if update.unbiased && count > 1 {
-                    bv = mul_s(&bv, count as f64 / (count - 1) as f64)?;
-                }
-                let blend = |old: &Array, new: &Array| -> Result<Array> {
-                    let a = mul_s(old, 1.0 - w)?;
-                    let b = mul_s(&new.astype(old.dtype())?, w)?;
-                    Array::binary(BinaryOp::Add, Operand::Array(&a), Operand::Array(&b))
-                };
-                Some((blend(rm, &bm)?, blend(rv, &bv)?))
-            }
+            Some((rm, rv)) if training => Some(blend_running(rm, rv, &mean, &var, count, update)?),
             _ => None,
         };
         (mean, var, new_running)

@@ -11,7 +11,7 @@ use super::host::{HostData, Scalar};
 use super::index::basic_view;
 use super::memory::Charge;
 use super::operand::{IndexItem, Operand};
-use super::ops::{BinaryOp, FusedExpr, Patches, ReduceOp, UnaryOp};
+use super::ops::{BinaryOp, FusedExpr, Patches, PoolKind, ReduceOp, UnaryOp};
 use super::shape::{
     broadcast_shapes, broadcast_strides, checked_bytes, contiguous_strides, normalize_axes,
     normalize_axis, shape_compact, shape_tuple,
@@ -281,6 +281,87 @@ fn allocate_as(
     let seq = stream.submit(job, &ctx.interrupt)?;
     array.inner.buffer().write_seq.store(seq, Ordering::Release);
     Ok(array)
+}
+
+/// [`allocate`] for an op with several outputs computed by one kernel call (batch norm's
+/// output and statistics): every output is charged first, then one job (or one call) makes them
+/// all; a failed job marks every output failed.
+pub(crate) fn allocate_many<const K: usize>(
+    ctx: &Arc<DeviceCtx>,
+    outs: [(Dims, DType); K],
+    make: impl FnOnce() -> Result<[Storage; K]> + Send + 'static,
+) -> Result<[Array; K]> {
+    let mut charges = Vec::with_capacity(K);
+    let mut total = 0u64;
+    for (shape, dtype) in &outs {
+        super::shape::checked_numel(shape)?;
+        let bytes = checked_bytes(shape, dtype.size_bytes())? as u64;
+        total += bytes;
+        charges.push(charge(ctx, bytes)?);
+    }
+    let lane = Lane::Device(ctx.device);
+    let label = current_op();
+    let first = outs.first().map(|o| o.0.clone()).unwrap_or_default();
+    let Some(stream) = &ctx.stream else {
+        let start = Instant::now();
+        let storages = make()?;
+        ctx.timeline.done(lane, label, first, total, start, start);
+        let arrays: Vec<Array> = outs
+            .into_iter()
+            .zip(storages)
+            .zip(charges)
+            .map(|(((shape, dtype), storage), charge)| {
+                debug_assert_eq!(storage.dtype(), dtype);
+                Array::from_parts(ctx, shape, dtype, storage, charge)
+            })
+            .collect();
+        return arrays
+            .try_into()
+            .map_err(|_| RuntimeError::Value("internal error: output count".into()));
+    };
+    let event = ctx.timeline.queued(lane, label, first, total);
+    let timeline = Arc::clone(&ctx.timeline);
+    let mut arrays = Vec::with_capacity(K);
+    for ((shape, dtype), charge) in outs.into_iter().zip(charges) {
+        arrays.push(Array::from_parts(
+            ctx,
+            shape,
+            dtype,
+            placeholder(dtype)?,
+            charge,
+        ));
+    }
+    let outs: Vec<Array> = arrays.clone();
+    let device = ctx.device;
+    let job = Box::new(move || {
+        let start = Instant::now();
+        let result = run_job(device, make);
+        timeline.ran(event, start);
+        match result {
+            Ok(storages) => {
+                for (out, storage) in outs.iter().zip(storages) {
+                    *out.inner.buffer().write() = storage;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                for out in &outs {
+                    let _ = out.inner.buffer().failed.set(e.clone());
+                    if let Ok(zeros) = CpuStorage::full(out.size(), 0.0, out.dtype()) {
+                        *out.inner.buffer().write() = Storage::Cpu(zeros);
+                    }
+                }
+                Err(e)
+            }
+        }
+    });
+    let seq = stream.submit(job, &ctx.interrupt)?;
+    for a in &arrays {
+        a.inner.buffer().write_seq.store(seq, Ordering::Release);
+    }
+    arrays
+        .try_into()
+        .map_err(|_| RuntimeError::Value("internal error: output count".into()))
 }
 
 /// A one-element storage of `dtype` holding a Python scalar (broadcast with stride 0), made
@@ -1964,6 +2045,62 @@ impl Array {
         })
     }
 
+    /// Whether `pool` and `pool_grad` read windows in place here: a 4-d float array on the
+    /// host (cpu(0) or a simulated GPU) or a CUDA GPU (kernels/pool.cu).
+    pub fn has_pool(&self) -> bool {
+        self.has_patches()
+    }
+
+    /// Max or average pooling of this (N, C, H, W) array over the windows of `p` (padding
+    /// before per `p.pad`, `p.fill` where a max window holds no input), as (N, C, Ho, Wo).
+    pub fn pool(&self, p: &Patches, kind: PoolKind) -> Result<Array> {
+        let _op = op_scope("pool");
+        let &[n, c, h, w] = self.shape() else {
+            return Err(patches_refused("pool", self));
+        };
+        if !self.has_pool() {
+            return Err(patches_refused("pool", self));
+        }
+        let (x, p) = (self.clone(), *p);
+        self.derive(
+            vec![n, c, p.out[0], p.out[1]],
+            self.dtype(),
+            move || match &*x.read() {
+                Storage::Cpu(s) => s
+                    .pool([h, w], &p, kind)
+                    .ok_or_else(|| patches_refused("pool", &x))?
+                    .map(Storage::Cpu),
+                Storage::Cuda(s) => s.pool([h, w], &p, kind).map(Storage::Cuda),
+            },
+        )
+    }
+
+    /// The gradient of `pool` with respect to this input, from the output gradient `g`.
+    pub fn pool_grad(&self, g: &Array, p: &Patches, kind: PoolKind) -> Result<Array> {
+        let _op = op_scope("pool_backward");
+        let &[n, c, h, w] = self.shape() else {
+            return Err(patches_refused("pool_backward", self));
+        };
+        if !self.has_pool() || g.shape() != [n, c, p.out[0], p.out[1]] || g.dtype() != self.dtype()
+        {
+            return Err(patches_refused("pool_backward", self));
+        }
+        self.check_same_device(g, "pool_backward")?;
+        let (x, g, p) = (self.clone(), g.clone(), *p);
+        self.derive(self.shape().to_vec(), self.dtype(), move || {
+            match (&*x.read(), &*g.read()) {
+                (Storage::Cpu(s), Storage::Cpu(gs)) => s
+                    .pool_grad(gs, [h, w], &p, kind)
+                    .ok_or_else(|| patches_refused("pool_backward", &x))?
+                    .map(Storage::Cpu),
+                (Storage::Cuda(s), Storage::Cuda(gs)) => {
+                    s.pool_grad(gs, [h, w], &p, kind).map(Storage::Cuda)
+                }
+                _ => Err(patches_refused("pool_backward", &x)),
+            }
+        })
+    }
+
     // ---- conversions ---------------------------------------------------------------------
 
     /// A converted copy (always new memory, like numpy's astype).
@@ -2218,6 +2355,9 @@ fn patches_refused(op: &str, a: &Array) -> RuntimeError {
         a.device()
     ))
 }
+
+mod batch_norm;
+pub use batch_norm::BatchNormOutputs;
 
 #[cfg(test)]
 mod tests {

@@ -28,7 +28,7 @@ pub mod timeline;
 // The shared vocabulary (`crate::vocab`) is part of the runtime's API: layers above name it here.
 pub use crate::vocab::{device, dtype, error, host, ops};
 pub use crate::vocab::{
-    BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, Patches, ReduceOp, Result,
+    BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, Patches, PoolKind, ReduceOp, Result,
     RuntimeError, Scalar, UnaryOp,
 };
 pub use array::Array;

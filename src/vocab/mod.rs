@@ -14,4 +14,4 @@ pub use device::{Device, DeviceKind};
 pub use dtype::DType;
 pub use error::{Result, RuntimeError};
 pub use host::{HostData, Scalar};
-pub use ops::{BinaryOp, FusedExpr, Patches, ReduceOp, UnaryOp};
+pub use ops::{BinaryOp, FusedExpr, Patches, PoolKind, ReduceOp, UnaryOp};

@@ -239,7 +239,31 @@ pub struct Patches {
     pub fill: f64,
 }
 
+/// How a pooling window combines its elements (`Array::pool`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PoolKind {
+    /// The window's maximum; its gradient goes to the first maximum in tap order.
+    Max,
+    /// `count_include_pad`: divide by the window's size inside the padded input, else by the
+    /// number of input elements it covers.
+    Avg { count_include_pad: bool },
+}
+
 impl Patches {
+    /// Average pooling's divisor for output index `o` on `axis` of an input of `size`: the
+    /// window clipped to the padded input (`count_include_pad`) or to the input itself.
+    pub fn avg_count(&self, axis: usize, o: usize, size: usize, count_include_pad: bool) -> usize {
+        let pad = self.pad[axis] as i64;
+        let start = (o * self.stride[axis]) as i64 - pad;
+        let end = start + self.kernel[axis] as i64;
+        let (lo, hi) = if count_include_pad {
+            (-pad, size as i64 + pad)
+        } else {
+            (0, size as i64)
+        };
+        (end.min(hi) - start.max(lo)).max(1) as usize
+    }
+
     /// For output index `o` and kernel tap `k` on `axis`, the input index, or None in padding.
     #[inline]
     pub fn source(&self, axis: usize, o: usize, k: usize, size: usize) -> Option<usize> {

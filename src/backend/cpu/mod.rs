@@ -7,15 +7,17 @@ pub mod cancel;
 mod fused;
 mod gemm;
 pub mod kernels;
+pub mod norm;
 pub mod patches;
 pub mod pool;
+mod pooling;
 
 pub use blas::describe as gemm_info;
 mod vmath;
 
 use super::{BackendStorage, MatmulLayout, StridedView};
 use crate::vocab::error::{Result, RuntimeError};
-use crate::vocab::{BinaryOp, DType, FusedExpr, HostData, Patches, ReduceOp, UnaryOp};
+use crate::vocab::{BinaryOp, DType, FusedExpr, HostData, Patches, PoolKind, ReduceOp, UnaryOp};
 use element::{Element, Float, Num};
 use kernels::{alloc, map1, map2};
 
@@ -456,6 +458,130 @@ impl CpuStorage {
             CpuStorage::F64(v) => Some(CpuStorage::F64(patches::patches_cols_adjoint(
                 v, nchw, p, 0.0,
             ))),
+            _ => None,
+        }
+    }
+
+    /// Max or average pooling of planes of `hw` read in place (`Array::pool`); float dtypes
+    /// only (None otherwise).
+    pub fn pool(&self, hw: [usize; 2], p: &Patches, kind: PoolKind) -> Option<Result<CpuStorage>> {
+        match self {
+            CpuStorage::F32(v) => Some(pooling::pool(v, hw, p, kind).map(CpuStorage::F32)),
+            CpuStorage::F64(v) => Some(pooling::pool(v, hw, p, kind).map(CpuStorage::F64)),
+            _ => None,
+        }
+    }
+
+    /// The gradient of `pool` for this input and the output gradient `g` (same float dtype).
+    pub fn pool_grad(
+        &self,
+        g: &CpuStorage,
+        hw: [usize; 2],
+        p: &Patches,
+        kind: PoolKind,
+    ) -> Option<Result<CpuStorage>> {
+        match (self, g) {
+            (CpuStorage::F32(x), CpuStorage::F32(g)) => {
+                Some(pooling::pool_grad(x, g, hw, p, kind).map(CpuStorage::F32))
+            }
+            (CpuStorage::F64(x), CpuStorage::F64(g)) => {
+                Some(pooling::pool_grad(x, g, hw, p, kind).map(CpuStorage::F64))
+            }
+            _ => None,
+        }
+    }
+
+    /// Batch norm's forward over (n, c, inner) (`norm::Dims`): the output and the per-channel
+    /// mean, biased variance and 1/sqrt(var + eps) it used, from the batch or, given, from
+    /// `running` (mean, var). Every storage is of this one float dtype (None otherwise).
+    pub fn batch_norm(
+        &self,
+        d: norm::Dims,
+        running: Option<(&CpuStorage, &CpuStorage)>,
+        gamma: &CpuStorage,
+        beta: &CpuStorage,
+        eps: f64,
+    ) -> Option<Result<[CpuStorage; 4]>> {
+        fn run<T: Float>(
+            x: &[T],
+            d: norm::Dims,
+            running: Option<(&[T], &[T])>,
+            gamma: &[T],
+            beta: &[T],
+            eps: f64,
+        ) -> Result<[CpuStorage; 4]> {
+            let stats: Vec<(f64, f64)> = match running {
+                Some((m, v)) => m
+                    .iter()
+                    .zip(v)
+                    .map(|(a, b)| (a.to_f64(), b.to_f64()))
+                    .collect(),
+                None => norm::stats(x, d),
+            };
+            let mean: Vec<T> = stats.iter().map(|s| T::from_f64(s.0)).collect();
+            let var: Vec<T> = stats.iter().map(|s| T::from_f64(s.1)).collect();
+            let invstd: Vec<T> = stats
+                .iter()
+                .map(|s| T::from_f64(1.0 / (s.1 + eps).sqrt()))
+                .collect();
+            let y = norm::normalize(x, d, &mean, &invstd, gamma, beta)?;
+            Ok([y, mean, var, invstd].map(T::into_storage))
+        }
+        fn typed<T: Float>(
+            x: &[T],
+            d: norm::Dims,
+            running: Option<(&CpuStorage, &CpuStorage)>,
+            gamma: &CpuStorage,
+            beta: &CpuStorage,
+            eps: f64,
+        ) -> Option<Result<[CpuStorage; 4]>> {
+            let running = match running {
+                Some((m, v)) => Some((T::slice(m)?, T::slice(v)?)),
+                None => None,
+            };
+            Some(run(x, d, running, T::slice(gamma)?, T::slice(beta)?, eps))
+        }
+        match self {
+            CpuStorage::F32(x) => typed(x, d, running, gamma, beta, eps),
+            CpuStorage::F64(x) => typed(x, d, running, gamma, beta, eps),
+            _ => None,
+        }
+    }
+
+    /// Batch norm's backward (see `norm::backward`): (dx, dgamma, dbeta) from this input, the
+    /// output gradient `g` and the saved mean and 1/sqrt(var + eps); one float dtype throughout.
+    #[allow(clippy::too_many_arguments)]
+    pub fn batch_norm_backward(
+        &self,
+        g: &CpuStorage,
+        d: norm::Dims,
+        mean: &CpuStorage,
+        invstd: &CpuStorage,
+        gamma: &CpuStorage,
+        batch_stats: bool,
+    ) -> Option<Result<[CpuStorage; 3]>> {
+        fn typed<T: Float>(
+            x: &[T],
+            g: &CpuStorage,
+            d: norm::Dims,
+            [mean, invstd, gamma]: [&CpuStorage; 3],
+            batch_stats: bool,
+        ) -> Option<Result<[CpuStorage; 3]>> {
+            let r = norm::backward(
+                x,
+                T::slice(g)?,
+                d,
+                T::slice(mean)?,
+                T::slice(invstd)?,
+                T::slice(gamma)?,
+                batch_stats,
+            );
+            Some(r.map(|r| [r.dx, r.dgamma, r.dbeta].map(T::into_storage)))
+        }
+        let saved = [mean, invstd, gamma];
+        match self {
+            CpuStorage::F32(x) => typed(x, g, d, saved, batch_stats),
+            CpuStorage::F64(x) => typed(x, g, d, saved, batch_stats),
             _ => None,
         }
     }

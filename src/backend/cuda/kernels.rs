@@ -14,6 +14,7 @@ const ELEMENTWISE: &str = include_str!("kernels/elementwise.cu");
 const REDUCE: &str = include_str!("kernels/reduce.cu");
 const COPY: &str = include_str!("kernels/copy.cu");
 const WINDOW: &str = include_str!("kernels/window.cu");
+const NORM: &str = include_str!("kernels/norm.cu");
 
 /// Threads per block for every launch; the `_rows` reductions rely on it (shared memory size).
 pub const BLOCK: u32 = 256;
@@ -34,16 +35,19 @@ pub enum Module {
     Elementwise,
     Reduce,
     Copy,
-    /// im2col for convolution and pooling, and its adjoint.
+    /// im2col for convolution and pooling, and its adjoint; pooling read in place.
     Window,
+    /// Batch normalization: statistics, forward, backward.
+    Norm,
 }
 
 impl Module {
-    pub const ALL: [Module; 4] = [
+    pub const ALL: [Module; 5] = [
         Module::Elementwise,
         Module::Reduce,
         Module::Copy,
         Module::Window,
+        Module::Norm,
     ];
 
     pub fn name(self) -> &'static str {
@@ -52,6 +56,7 @@ impl Module {
             Module::Reduce => "reduce",
             Module::Copy => "copy",
             Module::Window => "window",
+            Module::Norm => "norm",
         }
     }
 
@@ -61,6 +66,7 @@ impl Module {
             Module::Reduce => REDUCE,
             Module::Copy => COPY,
             Module::Window => WINDOW,
+            Module::Norm => NORM,
         }
     }
 
@@ -109,6 +115,12 @@ impl Module {
                 for dtype in [DType::Float32, DType::Float64] {
                     names.extend(patches_entry(dtype, false));
                     names.extend(patches_entry(dtype, true));
+                    names.extend(POOL_KERNELS.iter().filter_map(|k| norm_entry(k, dtype)));
+                }
+            }
+            Module::Norm => {
+                for dtype in [DType::Float32, DType::Float64] {
+                    names.extend(NORM_KERNELS.iter().filter_map(|k| norm_entry(k, dtype)));
                 }
             }
         }
@@ -240,6 +252,31 @@ pub fn patches_entry(dtype: DType, adjoint: bool) -> Option<String> {
     dtype
         .is_float()
         .then(|| format!("{name}_{}", dtype_tag(dtype)))
+}
+
+/// The pooling kernels of kernels/window.cu.
+pub const POOL_KERNELS: [&str; 5] = [
+    "pool_max",
+    "pool_avg",
+    "pool_argmax",
+    "pool_max_grad",
+    "pool_avg_grad",
+];
+
+/// The batch-norm kernels of kernels/norm.cu.
+pub const NORM_KERNELS: [&str; 5] = [
+    "bn_stats",
+    "bn_running",
+    "bn_forward",
+    "bn_grad_sums",
+    "bn_backward",
+];
+
+/// A batch-norm (`NORM_KERNELS`) or pooling (`POOL_KERNELS`) kernel for a float dtype.
+pub fn norm_entry(kernel: &str, dtype: DType) -> Option<String> {
+    dtype
+        .is_float()
+        .then(|| format!("{kernel}_{}", dtype_tag(dtype)))
 }
 
 #[cfg(test)]

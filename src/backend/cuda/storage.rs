@@ -11,7 +11,8 @@ use super::kernels::{self, Module};
 use super::random::Distribution;
 use crate::backend::{MatmulLayout, StridedView};
 use crate::vocab::{
-    BinaryOp, DType, FusedExpr, HostData, Patches, ReduceOp, Result, RuntimeError, Scalar, UnaryOp,
+    BinaryOp, DType, FusedExpr, HostData, Patches, PoolKind, ReduceOp, Result, RuntimeError,
+    Scalar, UnaryOp,
 };
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use std::sync::Arc;
@@ -587,6 +588,251 @@ impl CudaStorage {
         Ok(out)
     }
 
+    /// Max or average pooling of planes of `hw` read in place (kernels/window.cu).
+    pub fn pool(&self, hw: [usize; 2], p: &Patches, kind: PoolKind) -> Result<CudaStorage> {
+        let planes = self.len.checked_div(hw[0] * hw[1]).unwrap_or(0);
+        let n = planes * p.out[0] * p.out[1];
+        let out = CudaStorage::alloc(self.device(), n, self.dtype)?;
+        if n > 0 {
+            let (name, last) = match kind {
+                PoolKind::Max => ("pool_max", Arg::F64(p.fill)),
+                PoolKind::Avg { count_include_pad } => {
+                    ("pool_avg", Arg::I32(i32::from(count_include_pad)))
+                }
+            };
+            let entry = kernels::norm_entry(name, self.dtype)
+                .ok_or_else(|| unsupported("pooling", self.dtype))?;
+            out.launch(
+                Module::Window,
+                &entry,
+                n,
+                &[
+                    Arg::Ptr(out.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::Window(DaWindow::new(hw, p)),
+                    last,
+                    Arg::I64(n as i64),
+                ],
+            )?;
+        }
+        Ok(out)
+    }
+
+    /// The gradient of `pool` for this input and the output gradient `g`, gathered per input
+    /// element (kernels/window.cu; max pooling finds each window's maximum first).
+    pub fn pool_grad(
+        &self,
+        g: &CudaStorage,
+        hw: [usize; 2],
+        p: &Patches,
+        kind: PoolKind,
+    ) -> Result<CudaStorage> {
+        same_device(self, g, "pooling")?;
+        let dev = self.device();
+        let entry = |k: &str| {
+            kernels::norm_entry(k, self.dtype).ok_or_else(|| unsupported("pooling", self.dtype))
+        };
+        let n = self.len;
+        let dx = CudaStorage::alloc(dev, n, self.dtype)?;
+        if n == 0 || g.len == 0 {
+            return Ok(dx);
+        }
+        let win = Arg::Window(DaWindow::new(hw, p));
+        match kind {
+            PoolKind::Max => {
+                let arg = CudaStorage::alloc(dev, g.len, DType::Int64)?;
+                arg.launch(
+                    Module::Window,
+                    &entry("pool_argmax")?,
+                    g.len,
+                    &[
+                        Arg::Ptr(arg.ptr()),
+                        Arg::Ptr(self.ptr()),
+                        win,
+                        Arg::I64(g.len as i64),
+                    ],
+                )?;
+                dx.launch(
+                    Module::Window,
+                    &entry("pool_max_grad")?,
+                    n,
+                    &[
+                        Arg::Ptr(dx.ptr()),
+                        Arg::Ptr(g.ptr()),
+                        Arg::Ptr(arg.ptr()),
+                        win,
+                        Arg::I64(n as i64),
+                    ],
+                )?;
+            }
+            PoolKind::Avg { count_include_pad } => dx.launch(
+                Module::Window,
+                &entry("pool_avg_grad")?,
+                n,
+                &[
+                    Arg::Ptr(dx.ptr()),
+                    Arg::Ptr(g.ptr()),
+                    win,
+                    Arg::I32(i32::from(count_include_pad)),
+                    Arg::I64(n as i64),
+                ],
+            )?,
+        }
+        Ok(dx)
+    }
+
+    /// Batch norm's forward over (n, c, inner) (kernels/norm.cu): the output and the
+    /// per-channel mean, biased variance and 1/sqrt(var + eps), from the batch or, given, from
+    /// `running` (mean, var). One float dtype throughout, as on the CPU.
+    pub fn batch_norm(
+        &self,
+        [n, c, inner]: [usize; 3],
+        running: Option<(&CudaStorage, &CudaStorage)>,
+        gamma: &CudaStorage,
+        beta: &CudaStorage,
+        eps: f64,
+    ) -> Result<[CudaStorage; 4]> {
+        for other in [
+            Some(gamma),
+            Some(beta),
+            running.map(|r| r.0),
+            running.map(|r| r.1),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            same_device(self, other, "batch_norm")?;
+        }
+        let dev = self.device();
+        let entry = |k: &str| {
+            kernels::norm_entry(k, self.dtype).ok_or_else(|| unsupported("batch_norm", self.dtype))
+        };
+        let stat = || CudaStorage::alloc(dev, c, self.dtype);
+        let (mean, var, invstd) = (stat()?, stat()?, stat()?);
+        let y = CudaStorage::alloc(dev, self.len, self.dtype)?;
+        if c > 0 {
+            match running {
+                Some((rm, rv)) => launch_on(
+                    dev,
+                    Module::Norm,
+                    &entry("bn_running")?,
+                    c,
+                    &[
+                        Arg::Ptr(mean.ptr()),
+                        Arg::Ptr(var.ptr()),
+                        Arg::Ptr(invstd.ptr()),
+                        Arg::Ptr(rm.ptr()),
+                        Arg::Ptr(rv.ptr()),
+                        Arg::F64(eps),
+                        Arg::I64(c as i64),
+                    ],
+                )?,
+                None => launch_blocks(
+                    dev,
+                    &entry("bn_stats")?,
+                    c,
+                    &[
+                        Arg::Ptr(mean.ptr()),
+                        Arg::Ptr(var.ptr()),
+                        Arg::Ptr(invstd.ptr()),
+                        Arg::Ptr(self.ptr()),
+                        Arg::I64(n as i64),
+                        Arg::I64(c as i64),
+                        Arg::I64(inner as i64),
+                        Arg::F64(eps),
+                    ],
+                )?,
+            }
+        }
+        if self.len > 0 {
+            launch_on(
+                dev,
+                Module::Norm,
+                &entry("bn_forward")?,
+                self.len,
+                &[
+                    Arg::Ptr(y.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::Ptr(mean.ptr()),
+                    Arg::Ptr(invstd.ptr()),
+                    Arg::Ptr(gamma.ptr()),
+                    Arg::Ptr(beta.ptr()),
+                    Arg::I64(c as i64),
+                    Arg::I64(inner.max(1) as i64),
+                    Arg::I64(self.len as i64),
+                ],
+            )?;
+        }
+        Ok([y, mean, var, invstd])
+    }
+
+    /// Batch norm's backward (kernels/norm.cu): (dx, dgamma, dbeta) from this input, the output
+    /// gradient `g` and the saved mean and 1/sqrt(var + eps).
+    #[allow(clippy::too_many_arguments)]
+    pub fn batch_norm_backward(
+        &self,
+        g: &CudaStorage,
+        [n, c, inner]: [usize; 3],
+        mean: &CudaStorage,
+        invstd: &CudaStorage,
+        gamma: &CudaStorage,
+        batch_stats: bool,
+    ) -> Result<[CudaStorage; 3]> {
+        for other in [g, mean, invstd, gamma] {
+            same_device(self, other, "batch_norm")?;
+        }
+        let dev = self.device();
+        let entry = |k: &str| {
+            kernels::norm_entry(k, self.dtype).ok_or_else(|| unsupported("batch_norm", self.dtype))
+        };
+        let dgamma = CudaStorage::alloc(dev, c, self.dtype)?;
+        let dbeta = CudaStorage::alloc(dev, c, self.dtype)?;
+        let coef = CudaStorage::alloc(dev, 3 * c, self.dtype)?;
+        let dx = CudaStorage::alloc(dev, self.len, self.dtype)?;
+        let batch = Arg::I32(i32::from(batch_stats));
+        if c > 0 {
+            launch_blocks(
+                dev,
+                &entry("bn_grad_sums")?,
+                c,
+                &[
+                    Arg::Ptr(dgamma.ptr()),
+                    Arg::Ptr(dbeta.ptr()),
+                    Arg::Ptr(coef.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::Ptr(g.ptr()),
+                    Arg::Ptr(mean.ptr()),
+                    Arg::Ptr(invstd.ptr()),
+                    Arg::Ptr(gamma.ptr()),
+                    Arg::I64(n as i64),
+                    Arg::I64(c as i64),
+                    Arg::I64(inner as i64),
+                    batch,
+                ],
+            )?;
+        }
+        if self.len > 0 {
+            launch_on(
+                dev,
+                Module::Norm,
+                &entry("bn_backward")?,
+                self.len,
+                &[
+                    Arg::Ptr(dx.ptr()),
+                    Arg::Ptr(self.ptr()),
+                    Arg::Ptr(g.ptr()),
+                    Arg::Ptr(mean.ptr()),
+                    Arg::Ptr(coef.ptr()),
+                    Arg::I64(c as i64),
+                    Arg::I64(inner.max(1) as i64),
+                    Arg::I64(self.len as i64),
+                    batch,
+                ],
+            )?;
+        }
+        Ok([dx, dgamma, dbeta])
+    }
+
     /// Writes `src`, broadcast to `view.shape` by `src_strides`, into the view.
     pub fn scatter(
         &mut self,
@@ -693,6 +939,24 @@ pub(crate) fn launch_on(
     launch_function(device, &function, entry, n, list)
 }
 
+/// A kernel of kernels/norm.cu that gives each of `blocks` channels one block of
+/// `kernels::BLOCK` threads (its shared-memory tree is that size).
+fn launch_blocks(device: &Arc<CudaDevice>, entry: &str, blocks: usize, list: &[Arg]) -> Result<()> {
+    let function = device.function(Module::Norm, entry)?;
+    device.bind()?;
+    let mut args = device.stream.launch_builder(&function);
+    push_args(&mut args, list);
+    let config = cudarc::driver::LaunchConfig {
+        grid_dim: ((blocks as u32).clamp(1, 65_535), 1, 1),
+        block_dim: (kernels::BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the argument list matches the kernel's signature in kernels/norm.cu, with pointers
+    // to live buffers of the sizes it reads.
+    unsafe { args.launch(config) }.map_err(|e| driver_error(entry, e))?;
+    Ok(())
+}
+
 fn launch_function(
     device: &Arc<CudaDevice>,
     function: &cudarc::driver::CudaFunction,
@@ -702,6 +966,14 @@ fn launch_function(
 ) -> Result<()> {
     device.bind()?;
     let mut args = device.stream.launch_builder(function);
+    push_args(&mut args, list);
+    // SAFETY: every caller pushes the argument list its kernel declares, with pointers to live
+    // buffers of the sizes the kernel reads.
+    unsafe { args.launch(launch_config(n)) }.map_err(|e| driver_error(entry, e))?;
+    Ok(())
+}
+
+fn push_args<'a>(args: &mut cudarc::driver::LaunchArgs<'a>, list: &'a [Arg]) {
     for arg in list {
         match arg {
             Arg::Ptr(v) => args.arg(v),
@@ -715,10 +987,6 @@ fn launch_function(
             Arg::Window(v) => args.arg(v),
         };
     }
-    // SAFETY: every caller pushes the argument list its kernel declares, with pointers to live
-    // buffers of the sizes the kernel reads.
-    unsafe { args.launch(launch_config(n)) }.map_err(|e| driver_error(entry, e))?;
-    Ok(())
 }
 
 fn even_stride(offsets: &[usize]) -> Option<usize> {

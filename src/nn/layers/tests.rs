@@ -75,7 +75,7 @@ fn parameters_not_on_the_input_device_are_a_clear_error() {
         .to_string();
     assert!(
         err.starts_with(
-            "Parameter 'dense0_weight' was not initialized on gpu(2); it is on [gpu(0), gpu(1)]."
+            "Parameter 'dense0_weight' was not initialized on context gpu(2). It was only initialized on [gpu(0), gpu(1)]."
         ),
         "{err}"
     );

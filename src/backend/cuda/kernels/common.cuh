@@ -23,6 +23,17 @@ struct DaBroadcast {
     i64 rhs[DA_MAX_DIMS];
 };
 
+// A convolution or pooling window over (h, w) planes (`Patches` in src/vocab/ops.rs), used by
+// window.cu.
+struct DaWindow {
+    i64 h, w;      // input plane
+    i64 kh, kw;    // kernel taps
+    i64 sh, sw;    // stride
+    i64 dh, dw;    // dilation
+    i64 ph, pw;    // padding before the first row / column
+    i64 ho, wo;    // output plane
+};
+
 // Grid-stride loop: any grid size covers any n.
 #define DA_FOR_EACH(i, n) \
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)blockDim.x * gridDim.x)

@@ -25,6 +25,32 @@ fn opt_array(v: Option<Value>, what: &str) -> Result<Option<Array>, Exc> {
     }
 }
 
+/// MXNet's check before an operator runs (`GetContext`, src/imperative/imperative_utils.h):
+/// every input on the first one's kind of device (CPU or GPU), else its `MXNetError`, as
+/// MXNet 1.9.1 prints it. Inputs on two GPUs pass here and meet devarray's own check.
+fn same_context(op: &str, inputs: &[&Array]) -> Result<(), Exc> {
+    let Some(first) = inputs.first().map(|a| a.device()) else {
+        return Ok(());
+    };
+    let gpu = |d: crate::runtime::Device| !d.is_cpu();
+    for (i, a) in inputs.iter().enumerate().skip(1) {
+        let d = a.device();
+        if gpu(d) != gpu(first) {
+            let mask = |d| if gpu(d) { 2 } else { 1 };
+            return Err(Exc::new(
+                crate::object::error::ExcKind::MXNetError,
+                format!(
+                    "Traceback (most recent call last):\n  File \"../src/imperative/./imperative_utils.h\", line 73\nMXNetError: Check failed: inputs[i]->ctx().dev_mask() == ctx.dev_mask() ({} vs. {}) : Operator {op} require all inputs live on the same context. But the first argument is on {first} while the {}-th argument is on {d}",
+                    mask(d),
+                    mask(first),
+                    i + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A shape argument (`kernel=(3, 3)`, `stride=2`) as the 2-d pair the ops use (1-d in the
 /// second slot); `dims` is taken from `kernel`.
 /// The values as given and the pair.
@@ -84,6 +110,9 @@ fn convolution(it: &mut dyn Interpreter, mut a: Args, flavor: Flavor) -> Result<
     a.take(12, "cudnn_off")?;
     a.take(13, "layout")?;
     a.finish(14)?;
+    let mut inputs = vec![&x, &w];
+    inputs.extend(b.as_ref());
+    same_context("Convolution", &inputs)?;
     let bias = if no_bias { None } else { b };
     let st = it.state_mut();
     let r = if kdims.len() == 1 || x.ndim() == 3 {
@@ -185,6 +214,7 @@ fn batch_norm(it: &mut dyn Interpreter, mut a: Args, flavor: Flavor) -> Result<V
     a.take(10, "axis")?;
     a.take(11, "cudnn_off")?;
     a.finish(12)?;
+    same_context("BatchNorm", &[&x, &gamma, &beta, &rm, &rv])?;
     let st = it.state_mut();
     let training = st.nn.tape.is_recording() && st.nn.tape.is_training() && !global;
     let out = norm::batch_norm(

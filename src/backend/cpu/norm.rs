@@ -1,0 +1,224 @@
+//! Batch normalization as one primitive (`Array::batch_norm`): per-channel statistics, the
+//! normalise-and-affine pass and the backward, over a row-major (n, c, inner) block (axis 1 is
+//! the channel). Sums are taken in f64 and, for the statistics, in two passes over the channel
+//! (mean, then squared deviations), as accurate as the composed path; channels run on rayon's
+//! threads when the block is large enough to pay for it.
+use super::element::Float;
+use super::kernels::{alloc, PARALLEL_THRESHOLD};
+use crate::vocab::error::Result;
+use rayon::prelude::*;
+use std::mem::MaybeUninit;
+
+/// The geometry: `n` samples, `c` channels, `inner` positions per channel and sample.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    pub n: usize,
+    pub c: usize,
+    pub inner: usize,
+}
+
+impl Dims {
+    /// Values per channel.
+    fn count(self) -> usize {
+        self.n * self.inner
+    }
+    fn parallel(self) -> bool {
+        self.c > 1 && self.n * self.c * self.inner > PARALLEL_THRESHOLD
+    }
+}
+
+/// `f(ch)` for every channel, on rayon's threads when the block is large.
+fn per_channel<R: Send>(d: Dims, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+    if d.parallel() {
+        (0..d.c).into_par_iter().map(f).collect()
+    } else {
+        (0..d.c).map(f).collect()
+    }
+}
+
+/// Where channel `ch`'s run of `inner` values starts in each sample.
+fn runs(d: Dims, ch: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    (0..d.n).map(move |b| {
+        let at = (b * d.c + ch) * d.inner;
+        at..at + d.inner
+    })
+}
+
+/// Per-channel mean and biased variance of `x`, in f64.
+pub fn stats<T: Float>(x: &[T], d: Dims) -> Vec<(f64, f64)> {
+    let m = d.count().max(1) as f64;
+    per_channel(d, |ch| {
+        let sum: f64 = runs(d, ch)
+            .map(|r| x[r].iter().map(|v| v.to_f64()).sum::<f64>())
+            .sum();
+        let mean = sum / m;
+        let sq: f64 = runs(d, ch)
+            .map(|r| {
+                x[r].iter()
+                    .map(|v| {
+                        let t = v.to_f64() - mean;
+                        t * t
+                    })
+                    .sum::<f64>()
+            })
+            .sum();
+        (mean, sq / m)
+    })
+}
+
+/// `((x - mean) * invstd) * gamma + beta` per channel, in the element type, in the order the
+/// composed path computes it.
+pub fn normalize<T: Float>(
+    x: &[T],
+    d: Dims,
+    mean: &[T],
+    invstd: &[T],
+    gamma: &[T],
+    beta: &[T],
+) -> Result<Vec<T>> {
+    let plane = d.c * d.inner;
+    by_sample(x.len(), plane, d, |b, out| {
+        for ch in 0..d.c {
+            let at = ch * d.inner;
+            let src = &x[b * plane + at..][..d.inner];
+            let (m, s, g, bt) = (mean[ch], invstd[ch], gamma[ch], beta[ch]);
+            for (o, &v) in out[at..at + d.inner].iter_mut().zip(src) {
+                o.write(v.sub(m).mul(s).mul(g).add(bt));
+            }
+        }
+    })
+}
+
+/// A new vector of `len` elements written one sample's plane of `plane` at a time by `fill`
+/// (which must write every element of the plane it is given), samples on rayon's threads when
+/// the block is large.
+fn by_sample<T: Float>(
+    len: usize,
+    plane: usize,
+    d: Dims,
+    fill: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync + Send,
+) -> Result<Vec<T>> {
+    let mut out = alloc::<T>(len)?;
+    if plane > 0 {
+        let spare = &mut out.spare_capacity_mut()[..len];
+        if d.parallel() && d.n > 1 {
+            spare
+                .par_chunks_mut(plane)
+                .enumerate()
+                .for_each(|(b, p)| fill(b, p));
+        } else {
+            for (b, p) in spare.chunks_mut(plane).enumerate() {
+                fill(b, p);
+            }
+        }
+    }
+    // SAFETY: `fill` wrote every element of every plane, and the planes cover the first `len`
+    // (capacity is at least `len`; `len` is a multiple of `plane`, or 0 when the plane is).
+    unsafe { out.set_len(if plane > 0 { len } else { 0 }) };
+    Ok(out)
+}
+
+/// What the backward returns: the input's gradient and the per-channel scale and shift ones.
+pub struct Grads<T> {
+    pub dx: Vec<T>,
+    pub dgamma: Vec<T>,
+    pub dbeta: Vec<T>,
+}
+
+/// The gradient of `normalize`. With `batch_stats` the mean and variance were the batch's own, so
+/// the gradient flows through them too:
+/// dx = gamma * invstd * (g - mean(g) - xhat * mean(g * xhat)); otherwise (running statistics,
+/// constants) dx = g * gamma * invstd. dgamma = sum(g * xhat), dbeta = sum(g) either way.
+#[allow(clippy::too_many_arguments)]
+pub fn backward<T: Float>(
+    x: &[T],
+    g: &[T],
+    d: Dims,
+    mean: &[T],
+    invstd: &[T],
+    gamma: &[T],
+    batch_stats: bool,
+) -> Result<Grads<T>> {
+    // Pass 1: per channel, sum(g) and sum(g * (x - mean)) in f64.
+    let sums = per_channel(d, |ch| {
+        let mu = mean[ch].to_f64();
+        let (mut sg, mut sgc) = (0.0, 0.0);
+        for r in runs(d, ch) {
+            for (&v, &gv) in x[r.clone()].iter().zip(&g[r]) {
+                let gv = gv.to_f64();
+                sg += gv;
+                sgc += gv * (v.to_f64() - mu);
+            }
+        }
+        (sg, sgc)
+    });
+    let m = d.count().max(1) as f64;
+    let mut dgamma = Vec::with_capacity(d.c);
+    let mut dbeta = Vec::with_capacity(d.c);
+    // Per channel: dx = g * a - b - (x - mean) * k.
+    let mut coef = Vec::with_capacity(d.c);
+    for (ch, &(sg, sgc)) in sums.iter().enumerate() {
+        let (s, gm) = (invstd[ch].to_f64(), gamma[ch].to_f64());
+        dbeta.push(T::from_f64(sg));
+        dgamma.push(T::from_f64(sgc * s));
+        let a = gm * s;
+        coef.push(if batch_stats {
+            (
+                T::from_f64(a),
+                T::from_f64(a * sg / m),
+                T::from_f64(a * sgc * s * s / m),
+            )
+        } else {
+            (T::from_f64(a), T::zero(), T::zero())
+        });
+    }
+    // Pass 2: dx, one sample's planes at a time.
+    let plane = d.c * d.inner;
+    let dx = by_sample(x.len(), plane, d, |b, out| {
+        for (ch, &(a, bb, k)) in coef.iter().enumerate() {
+            let at = b * plane + ch * d.inner;
+            let (xs, gs) = (&x[at..at + d.inner], &g[at..at + d.inner]);
+            let mu = mean[ch];
+            let out = &mut out[ch * d.inner..(ch + 1) * d.inner];
+            if batch_stats {
+                for ((o, &v), &gv) in out.iter_mut().zip(xs).zip(gs) {
+                    o.write(gv.mul(a).sub(bb).sub(v.sub(mu).mul(k)));
+                }
+            } else {
+                for (o, &gv) in out.iter_mut().zip(gs) {
+                    o.write(gv.mul(a));
+                }
+            }
+        }
+    })?;
+    Ok(Grads { dx, dgamma, dbeta })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_and_gradient_of_a_small_block() {
+        // Two samples, two channels, two positions.
+        let x = [1.0f64, 3.0, 10.0, 10.0, 5.0, 7.0, 20.0, 40.0];
+        let d = Dims {
+            n: 2,
+            c: 2,
+            inner: 2,
+        };
+        let st = stats(&x, d);
+        assert_eq!(st[0], (4.0, 5.0));
+        assert_eq!(st[1], (20.0, 150.0));
+        let mean = [4.0, 20.0];
+        let invstd: Vec<f64> = st.iter().map(|s| 1.0 / s.1.sqrt()).collect();
+        let y = normalize(&x, d, &mean, &invstd, &[1.0, 1.0], &[0.0, 0.0]).unwrap();
+        let total: f64 = y.iter().sum();
+        assert!(total.abs() < 1e-12);
+        // A gradient of all ones passes nothing back through batch statistics.
+        let g = [1.0; 8];
+        let r = backward(&x, &g, d, &mean, &invstd, &[2.0, 2.0], true).unwrap();
+        assert!(r.dx.iter().all(|v| v.abs() < 1e-12));
+        assert_eq!(r.dbeta, vec![4.0, 4.0]);
+    }
+}
