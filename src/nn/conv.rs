@@ -275,9 +275,10 @@ pub fn conv2d(
             )));
         }
     }
-    if one_pass_patches(x) && groups == 1 && x.has_patches_cols() {
+    if one_pass_patches(x) && groups == 1 && x.has_patches_cols() && x.size() > 0 {
         // One GEMM over the whole batch (host devices), the bias added as the output is laid
-        // out when it has the product's dtype and device.
+        // out when it has the product's dtype and device. An empty batch has nothing to fold
+        // and takes the per-sample path, which gives the empty (0, O, Ho, Wo) result.
         let p = win.patches([ho, wo], 0.0);
         let w2 = tape.reshape(weight, &[o as isize, k])?;
         let same = |b: &&Array| {
