@@ -1970,9 +1970,9 @@ impl Array {
         })
     }
 
-    /// Whether `patches_cols` runs here: a 4-d float array on the host (a CPU or simulated GPU).
+    /// Whether `patches_cols` runs here: a 4-d float array on any device.
     pub fn has_patches_cols(&self) -> bool {
-        self.has_patches() && !self.ctx().placement.is_cuda()
+        self.has_patches()
     }
 
     /// Batch-folded im2col of this (N, C, H, W) array: (C*kh*kw, N*Ho*Wo), row (c, tap), column
@@ -1991,25 +1991,20 @@ impl Array {
                 .patches_cols([n, c, h, w], &p)
                 .ok_or_else(|| patches_refused("patches_cols", &x))?
                 .map(Storage::Cpu),
-            Storage::Cuda(_) => Err(patches_refused("patches_cols", &x)),
+            Storage::Cuda(s) => s.patches_cols([n, c, h, w], &p).map(Storage::Cuda),
         })
     }
 
     /// This (O, N*L) array (a batch-folded convolution's product) as (N, O, L), plus `bias`
     /// (O values, this array's dtype and device) per channel when given: one pass for what a
-    /// transpose and a broadcast add would do in two. Host float arrays only.
+    /// transpose and a broadcast add would do in two. Float arrays only.
     pub fn cols_to_batch(&self, n: usize, bias: Option<&Array>) -> Result<Array> {
         let &[o, nl] = self.shape() else {
             return Err(patches_refused("cols_to_batch", self));
         };
         let fits =
             |b: &Array| b.size() == o && b.dtype() == self.dtype() && b.device() == self.device();
-        if n == 0
-            || nl % n != 0
-            || !self.dtype().is_float()
-            || self.ctx().placement.is_cuda()
-            || !bias.is_none_or(fits)
-        {
+        if n == 0 || nl % n != 0 || !self.dtype().is_float() || !bias.is_none_or(fits) {
             return Err(patches_refused("cols_to_batch", self));
         }
         let onl = [o, n, nl / n];
@@ -2020,6 +2015,10 @@ impl Array {
             match (&*yg, bg.as_deref()) {
                 (Storage::Cpu(ys), None) => ys.cols_to_batch(onl, None),
                 (Storage::Cpu(ys), Some(Storage::Cpu(bs))) => ys.cols_to_batch(onl, Some(bs)),
+                (Storage::Cuda(ys), None) => return ys.cols_to_batch(onl, None).map(Storage::Cuda),
+                (Storage::Cuda(ys), Some(Storage::Cuda(bs))) => {
+                    return ys.cols_to_batch(onl, Some(bs)).map(Storage::Cuda)
+                }
                 _ => None,
             }
             .ok_or_else(|| patches_refused("cols_to_batch", &y))?
@@ -2032,7 +2031,7 @@ impl Array {
     pub fn patches_cols_adjoint(&self, p: &Patches, nchw: [usize; 4]) -> Result<Array> {
         let [n, c, _, _] = nchw;
         let want = [c * p.kernel[0] * p.kernel[1], n * p.out[0] * p.out[1]];
-        if self.shape() != want || !self.dtype().is_float() || self.ctx().placement.is_cuda() {
+        if self.shape() != want || !self.dtype().is_float() {
             return Err(patches_refused("patches_cols_adjoint", self));
         }
         let (g, p) = (self.clone(), *p);
@@ -2041,7 +2040,7 @@ impl Array {
                 .patches_cols_adjoint(nchw, &p)
                 .map(Storage::Cpu)
                 .ok_or_else(|| patches_refused("patches_cols_adjoint", &g)),
-            Storage::Cuda(_) => Err(patches_refused("patches_cols_adjoint", &g)),
+            Storage::Cuda(s) => s.patches_cols_adjoint(nchw, &p).map(Storage::Cuda),
         })
     }
 

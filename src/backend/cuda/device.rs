@@ -35,6 +35,8 @@ pub struct CudaDevice {
     fused: Mutex<FusedCache<FusedFunction>>,
     pub(crate) blas: Mutex<Option<super::blas::BlasHandle>>,
     pub(crate) rng: Mutex<Option<super::random::RngHandle>>,
+    /// Pinned buffers for host copies, made on first use and kept (transfer.rs).
+    pub(crate) staging: Mutex<Option<super::transfer::Staging>>,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -121,6 +123,7 @@ impl CudaDevice {
             fused: Mutex::new(FusedCache::default()),
             blas: Mutex::new(None),
             rng: Mutex::new(None),
+            staging: Mutex::new(None),
         })
     }
 

@@ -116,6 +116,11 @@ impl Module {
                     names.extend(patches_entry(dtype, false));
                     names.extend(patches_entry(dtype, true));
                     names.extend(POOL_KERNELS.iter().filter_map(|k| norm_entry(k, dtype)));
+                    names.extend(
+                        BATCH_PATCH_KERNELS
+                            .iter()
+                            .filter_map(|k| norm_entry(k, dtype)),
+                    );
                 }
             }
             Module::Norm => {
@@ -263,6 +268,10 @@ pub const POOL_KERNELS: [&str; 5] = [
     "pool_avg_grad",
 ];
 
+/// The batch-folded convolution kernels of kernels/window.cu (`Array::patches_cols`).
+pub const BATCH_PATCH_KERNELS: [&str; 3] =
+    ["patches_cols", "patches_cols_adjoint", "cols_to_batch"];
+
 /// The batch-norm kernels of kernels/norm.cu.
 pub const NORM_KERNELS: [&str; 5] = [
     "bn_stats",
@@ -272,7 +281,8 @@ pub const NORM_KERNELS: [&str; 5] = [
     "bn_backward",
 ];
 
-/// A batch-norm (`NORM_KERNELS`) or pooling (`POOL_KERNELS`) kernel for a float dtype.
+/// A batch-norm (`NORM_KERNELS`), pooling (`POOL_KERNELS`) or batch-folded convolution
+/// (`BATCH_PATCH_KERNELS`) kernel for a float dtype.
 pub fn norm_entry(kernel: &str, dtype: DType) -> Option<String> {
     dtype
         .is_float()

@@ -55,6 +55,11 @@ fn with_generator<T>(
     if let Some(seed) = seed {
         // SAFETY: live generator.
         unsafe { rr::set_seed(handle.0, seed) }.map_err(|e| driver_error("curandSetSeed", e))?;
+        // cuRAND keeps the offset that earlier samples advanced: without a rewind a reseed
+        // would not repeat the sequence.
+        // SAFETY: live generator.
+        unsafe { rr::set_offset(handle.0, 0) }
+            .map_err(|e| driver_error("curandSetGeneratorOffset", e))?;
     }
     f(handle.0)
 }

@@ -588,6 +588,82 @@ impl CudaStorage {
         Ok(out)
     }
 
+    /// Batch-folded im2col of this (N, C, H, W) array: (C*kh*kw, N*Ho*Wo), so a convolution
+    /// is one GEMM over the whole batch (kernels/window.cu).
+    pub fn patches_cols(&self, nchw: [usize; 4], p: &Patches) -> Result<CudaStorage> {
+        let [n, c, h, w] = nchw;
+        let len = c * p.kernel[0] * p.kernel[1] * n * p.out[0] * p.out[1];
+        let entry = kernels::norm_entry("patches_cols", self.dtype)
+            .ok_or_else(|| unsupported("im2col", self.dtype))?;
+        let out = CudaStorage::alloc(self.device(), len, self.dtype)?;
+        if len > 0 {
+            let args = [
+                Arg::Ptr(out.ptr()),
+                Arg::Ptr(self.ptr()),
+                Arg::Window(DaWindow::new([h, w], p)),
+                Arg::I64(n as i64),
+                Arg::I64(c as i64),
+                Arg::F64(p.fill),
+                Arg::I64(len as i64),
+            ];
+            out.launch(Module::Window, &entry, len, &args)?;
+        }
+        Ok(out)
+    }
+
+    /// The adjoint of `patches_cols`: this (C*kh*kw, N*Ho*Wo) gradient summed back onto an
+    /// (N, C, H, W) array.
+    pub fn patches_cols_adjoint(&self, nchw: [usize; 4], p: &Patches) -> Result<CudaStorage> {
+        let [n, c, h, w] = nchw;
+        let len = n * c * h * w;
+        let entry = kernels::norm_entry("patches_cols_adjoint", self.dtype)
+            .ok_or_else(|| unsupported("im2col", self.dtype))?;
+        let out = CudaStorage::alloc(self.device(), len, self.dtype)?;
+        if len > 0 {
+            let args = [
+                Arg::Ptr(out.ptr()),
+                Arg::Ptr(self.ptr()),
+                Arg::Window(DaWindow::new([h, w], p)),
+                Arg::I64(n as i64),
+                Arg::I64(c as i64),
+                Arg::I64(len as i64),
+            ];
+            out.launch(Module::Window, &entry, len, &args)?;
+        }
+        Ok(out)
+    }
+
+    /// This (O, N*L) product as (N, O, L), plus `bias` (O values) per channel when given.
+    pub fn cols_to_batch(
+        &self,
+        onl: [usize; 3],
+        bias: Option<&CudaStorage>,
+    ) -> Result<CudaStorage> {
+        let [o, n, l] = onl;
+        if let Some(b) = bias {
+            same_device(self, b, "a convolution's bias")?;
+        }
+        let entry = kernels::norm_entry("cols_to_batch", self.dtype)
+            .ok_or_else(|| unsupported("a convolution", self.dtype))?;
+        let len = o * n * l;
+        let out = CudaStorage::alloc(self.device(), len, self.dtype)?;
+        if len > 0 {
+            let args = [
+                Arg::Ptr(out.ptr()),
+                Arg::Ptr(self.ptr()),
+                // Without a bias the kernel never reads this pointer.
+                Arg::Ptr(bias.map_or(self.ptr(), |b| b.ptr())),
+                Arg::I32(i32::from(bias.is_some())),
+                Arg::I64(o as i64),
+                Arg::I64(n as i64),
+                Arg::I64(l as i64),
+                Arg::I64(len as i64),
+            ];
+            out.launch(Module::Window, &entry, len, &args)?;
+        }
+        Ok(out)
+    }
+
     /// Max or average pooling of planes of `hw` read in place (kernels/window.cu).
     pub fn pool(&self, hw: [usize; 2], p: &Patches, kind: PoolKind) -> Result<CudaStorage> {
         let planes = self.len.checked_div(hw[0] * hw[1]).unwrap_or(0);

@@ -1,9 +1,9 @@
 //! Copies between the host and a GPU through pinned staging buffers, and between GPUs (peer to
 //! peer where the cards can reach each other, through the host otherwise). Events order the work
 //! of two devices' streams.
-use super::device::{driver_error, CudaDevice, DevicePtr};
+use super::device::{driver_error, lock, CudaDevice, DevicePtr};
 use crate::vocab::Result;
-use cudarc::driver::{result as dr, sys as cu};
+use cudarc::driver::{result as dr, sys as cu, CudaEvent};
 use std::sync::Arc;
 
 /// Transfers are staged in pieces of this size, so a huge array needs no huge pinned buffer.
@@ -14,6 +14,10 @@ struct Pinned {
     ptr: *mut u8,
     bytes: usize,
 }
+
+// SAFETY: the memory is owned by this value alone and only used under the device's staging
+// mutex.
+unsafe impl Send for Pinned {}
 
 impl Pinned {
     fn new(bytes: usize) -> Result<Pinned> {
@@ -39,22 +43,61 @@ impl Drop for Pinned {
     }
 }
 
+/// A device's two staging buffers, kept for its lifetime: page-locking memory costs
+/// milliseconds per call, and with two buffers the host copy into one overlaps the DMA of the
+/// other. Every transfer waits for its DMA before it releases them.
+pub struct Staging([Pinned; 2]);
+
+fn staging(slot: &mut Option<Staging>) -> Result<&mut [Pinned; 2]> {
+    if slot.is_none() {
+        *slot = Some(Staging([
+            Pinned::new(STAGING_BYTES)?,
+            Pinned::new(STAGING_BYTES)?,
+        ]));
+    }
+    match slot {
+        Some(Staging(buffers)) => Ok(buffers),
+        None => Err(crate::vocab::RuntimeError::Value(
+            "pinned staging buffers missing".into(),
+        )),
+    }
+}
+
+/// memcpy of a staging piece, split across the cores when it is large: one core cannot keep
+/// up with the copy engine.
+fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    use rayon::prelude::*;
+    const PART: usize = 2 << 20;
+    if src.len() >= 2 * PART {
+        dst.par_chunks_mut(PART)
+            .zip(src.par_chunks(PART))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
+fn record(device: &CudaDevice) -> Result<CudaEvent> {
+    device
+        .stream
+        .record_event(Some(cu::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+        .map_err(|e| driver_error("recording an event", e))
+}
+
+fn wait(event: CudaEvent) -> Result<()> {
+    event
+        .synchronize()
+        .map_err(|e| driver_error("synchronize", e))
+}
+
 pub fn host_to_device(device: &Arc<CudaDevice>, src: &[u8], dst: DevicePtr) -> Result<()> {
     if src.is_empty() {
         return Ok(());
     }
     device.bind()?;
-    let mut staging = Pinned::new(src.len().min(STAGING_BYTES))?;
-    for (i, piece) in src.chunks(STAGING_BYTES).enumerate() {
-        staging.slice(piece.len()).copy_from_slice(piece);
-        let at = dst + (i * STAGING_BYTES) as u64;
-        // SAFETY: `at` has room for the piece (the destination holds src.len() bytes).
-        unsafe { dr::memcpy_htod_async(at, staging.slice(piece.len()), device.stream.cu_stream()) }
-            .map_err(|e| driver_error("copying to the GPU", e))?;
-        // The staging buffer is reused for the next piece: wait until the DMA has read it.
-        device.synchronize()?;
-    }
-    Ok(())
+    let mut slot = lock(&device.staging);
+    let buffers = staging(&mut slot)?;
+    drained(device, stage_in(device, buffers, src, dst))
 }
 
 pub fn device_to_host(device: &Arc<CudaDevice>, src: DevicePtr, dst: &mut [u8]) -> Result<()> {
@@ -62,15 +105,77 @@ pub fn device_to_host(device: &Arc<CudaDevice>, src: DevicePtr, dst: &mut [u8]) 
         return Ok(());
     }
     device.bind()?;
-    let mut staging = Pinned::new(dst.len().min(STAGING_BYTES))?;
-    for (i, piece) in dst.chunks_mut(STAGING_BYTES).enumerate() {
+    let mut slot = lock(&device.staging);
+    let buffers = staging(&mut slot)?;
+    drained(device, stage_out(device, buffers, src, dst))
+}
+
+/// A transfer that failed part-way may leave a DMA using the staging buffers: wait for the
+/// device before the next transfer reuses them.
+fn drained(device: &CudaDevice, result: Result<()>) -> Result<()> {
+    if result.is_err() {
+        let _ = device.synchronize();
+    }
+    result
+}
+
+fn stage_in(
+    device: &CudaDevice,
+    buffers: &mut [Pinned; 2],
+    src: &[u8],
+    dst: DevicePtr,
+) -> Result<()> {
+    // pending[b]: the DMA still reading buffer b.
+    let mut pending: [Option<CudaEvent>; 2] = [None, None];
+    for (i, piece) in src.chunks(STAGING_BYTES).enumerate() {
+        let b = i % 2;
+        if let Some(event) = pending[b].take() {
+            wait(event)?;
+        }
+        copy_bytes(buffers[b].slice(piece.len()), piece);
+        let at = dst + (i * STAGING_BYTES) as u64;
+        // SAFETY: `at` has room for the piece (the destination holds src.len() bytes).
+        unsafe {
+            dr::memcpy_htod_async(at, buffers[b].slice(piece.len()), device.stream.cu_stream())
+        }
+        .map_err(|e| driver_error("copying to the GPU", e))?;
+        pending[b] = Some(record(device)?);
+    }
+    // The buffers serve the next transfer: release them only once the DMA has read them.
+    for event in pending.into_iter().flatten() {
+        wait(event)?;
+    }
+    Ok(())
+}
+
+fn stage_out(
+    device: &CudaDevice,
+    buffers: &mut [Pinned; 2],
+    src: DevicePtr,
+    dst: &mut [u8],
+) -> Result<()> {
+    let pieces: Vec<&mut [u8]> = dst.chunks_mut(STAGING_BYTES).collect();
+    let count = pieces.len();
+    // The DMA of piece i runs while piece i - 1 is copied out of the other buffer. The stream
+    // runs in order, so the first event also waits for the kernels that wrote `src`.
+    let mut previous: Option<(CudaEvent, &mut [u8])> = None;
+    for (i, piece) in pieces.into_iter().enumerate() {
+        let b = i % 2;
         let at = src + (i * STAGING_BYTES) as u64;
         // SAFETY: `at` holds at least piece.len() bytes.
-        unsafe { dr::memcpy_dtoh_async(staging.slice(piece.len()), at, device.stream.cu_stream()) }
-            .map_err(|e| driver_error("copying from the GPU", e))?;
-        // The stream runs in order, so this also waits for the kernels that wrote `src`.
-        device.synchronize()?;
-        piece.copy_from_slice(staging.slice(piece.len()));
+        unsafe {
+            dr::memcpy_dtoh_async(buffers[b].slice(piece.len()), at, device.stream.cu_stream())
+        }
+        .map_err(|e| driver_error("copying from the GPU", e))?;
+        let event = record(device)?;
+        if let Some((done, out)) = previous.replace((event, piece)) {
+            wait(done)?;
+            copy_bytes(out, buffers[1 - b].slice(out.len()));
+        }
+    }
+    if let Some((done, out)) = previous {
+        wait(done)?;
+        copy_bytes(out, buffers[(count - 1) % 2].slice(out.len()));
     }
     Ok(())
 }

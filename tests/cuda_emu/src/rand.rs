@@ -92,9 +92,10 @@ pub unsafe extern "C" fn curandSetPseudoRandomGeneratorSeed(generator: u64, seed
     lock(generators())
         .get_mut(&generator)
         .map_or(NOT_INITIALIZED, |g| {
-            // Setting the seed restarts the sequence, as in cuRAND.
+            // As in cuRAND: the state restarts from the new seed at the generator's current
+            // offset, which generating has advanced; only curandSetGeneratorOffset rewinds it
+            // (a real H200 showed this; the emulator used to rewind here and hid the bug).
             g.seed = seed;
-            g.offset = 0;
             SUCCESS
         })
 }

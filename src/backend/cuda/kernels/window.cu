@@ -1,7 +1,8 @@
 // Convolution and pooling windows (`Patches` in src/vocab/ops.rs): im2col and its adjoint, and
 // pooling read in place (`Array::pool`) with its gradients.
-// Entries, for f32 and f64: patches_<dtype>, patches_adjoint_<dtype>, pool_max_<dtype>,
-// pool_avg_<dtype>, pool_argmax_<dtype>, pool_max_grad_<dtype>, pool_avg_grad_<dtype>.
+// Entries, for f32 and f64: patches_<dtype>, patches_adjoint_<dtype>, patches_cols_<dtype>,
+// patches_cols_adjoint_<dtype>, cols_to_batch_<dtype>, pool_max_<dtype>, pool_avg_<dtype>,
+// pool_argmax_<dtype>, pool_max_grad_<dtype>, pool_avg_grad_<dtype>.
 //
 // patches: every window of a (planes, h, w) input laid out as (planes, kh*kw, ho, wo), `fill`
 // where a window reaches into the padding; one thread per output element. A convolution then
@@ -53,6 +54,70 @@
 
 DA_WINDOW(float, f32)
 DA_WINDOW(double, f64)
+
+// The batch-folded layout (`Array::patches_cols`): an (N, C, H, W) input's windows as one
+// (C*kh*kw, N*Ho*Wo) matrix, so a convolution is one GEMM over the whole batch; its adjoint
+// (gathered per input element, taps in row-major order as above); and `cols_to_batch`, the
+// (O, N*L) product laid out as (N, O, L) with the per-channel bias added in the same pass.
+#define DA_BATCH_WINDOW(T, TAG)                                                              \
+    extern "C" __global__ void patches_cols_##TAG(T* __restrict__ out,                       \
+                                                  const T* __restrict__ in, DaWindow p,      \
+                                                  i64 batch, i64 channels, double fill,      \
+                                                  i64 n) {                                   \
+        DA_FOR_EACH(i, n) {                                                                  \
+            i64 t = i;                                                                       \
+            i64 ow = t % p.wo; t /= p.wo;                                                    \
+            i64 oh = t % p.ho; t /= p.ho;                                                    \
+            i64 b = t % batch; t /= batch;                                                   \
+            i64 kj = t % p.kw; t /= p.kw;                                                    \
+            i64 ki = t % p.kh; t /= p.kh;                                                    \
+            i64 r = oh * p.sh + ki * p.dh - p.ph;                                            \
+            i64 c = ow * p.sw + kj * p.dw - p.pw;                                            \
+            out[i] = (r >= 0 && r < p.h && c >= 0 && c < p.w)                                \
+                ? in[((b * channels + t) * p.h + r) * p.w + c] : (T)fill;                    \
+        }                                                                                    \
+    }                                                                                        \
+    extern "C" __global__ void patches_cols_adjoint_##TAG(T* __restrict__ out,               \
+                                                          const T* __restrict__ g,           \
+                                                          DaWindow p, i64 batch,             \
+                                                          i64 channels, i64 n) {             \
+        DA_FOR_EACH(i, n) {                                                                  \
+            i64 t = i;                                                                       \
+            i64 c = t % p.w; t /= p.w;                                                       \
+            i64 r = t % p.h; t /= p.h;                                                       \
+            i64 ch = t % channels; t /= channels;                                            \
+            i64 cols = batch * p.ho * p.wo;                                                  \
+            const T* rows = g + ch * p.kh * p.kw * cols + t * p.ho * p.wo;                   \
+            T sum = (T)0;                                                                    \
+            for (i64 ki = 0; ki < p.kh; ++ki) {                                              \
+                i64 y = r + p.ph - ki * p.dh;                                                \
+                if (y < 0 || y % p.sh != 0 || y / p.sh >= p.ho) continue;                    \
+                i64 oh = y / p.sh;                                                           \
+                for (i64 kj = 0; kj < p.kw; ++kj) {                                          \
+                    i64 x = c + p.pw - kj * p.dw;                                            \
+                    if (x < 0 || x % p.sw != 0 || x / p.sw >= p.wo) continue;                \
+                    sum += rows[(ki * p.kw + kj) * cols + oh * p.wo + x / p.sw];             \
+                }                                                                            \
+            }                                                                                \
+            out[i] = sum;                                                                    \
+        }                                                                                    \
+    }                                                                                        \
+    extern "C" __global__ void cols_to_batch_##TAG(T* __restrict__ out,                      \
+                                                   const T* __restrict__ y,                  \
+                                                   const T* __restrict__ bias, int has_bias, \
+                                                   i64 channels, i64 batch, i64 plane,       \
+                                                   i64 n) {                                  \
+        DA_FOR_EACH(i, n) {                                                                  \
+            i64 t = i;                                                                       \
+            i64 l = t % plane; t /= plane;                                                   \
+            i64 o = t % channels; t /= channels;                                             \
+            T v = y[(o * batch + t) * plane + l];                                            \
+            out[i] = has_bias ? v + bias[o] : v;                                             \
+        }                                                                                    \
+    }
+
+DA_BATCH_WINDOW(float, f32)
+DA_BATCH_WINDOW(double, f64)
 
 // Pooling, one thread per output element, taps in row-major kernel order (the CPU's order, so
 // both give the same bits). Max keeps the first maximum (NaN wins, the first NaN stays) and
