@@ -421,9 +421,13 @@ impl Placement {
             (Placement::Host, Storage::Cuda(s)) => {
                 Ok(Storage::Cpu(CpuStorage::from_host(s.to_host()?)?))
             }
-            (Placement::Cuda(device), Storage::Cpu(s)) => {
-                Ok(Storage::Cuda(CudaStorage::from_host(device, &s.to_host())?))
-            }
+            (Placement::Cuda(device), Storage::Cpu(s)) => Ok(Storage::Cuda(match s {
+                CpuStorage::F32(v) => CudaStorage::from_values(device, v, DType::Float32)?,
+                CpuStorage::F64(v) => CudaStorage::from_values(device, v, DType::Float64)?,
+                CpuStorage::I32(v) => CudaStorage::from_values(device, v, DType::Int32)?,
+                CpuStorage::I64(v) => CudaStorage::from_values(device, v, DType::Int64)?,
+                CpuStorage::Bool(v) => CudaStorage::from_bools(device, v)?,
+            })),
             (Placement::Cuda(device), Storage::Cuda(s)) => {
                 Ok(Storage::Cuda(s.copy_to_device(device)?))
             }

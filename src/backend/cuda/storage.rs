@@ -253,33 +253,55 @@ impl CudaStorage {
     /// Host to device through a pinned staging buffer (pageable memory would make the driver
     /// stage it anyway, synchronously and slower).
     pub fn from_host(device: &Arc<CudaDevice>, data: &HostData) -> Result<CudaStorage> {
-        let out = CudaStorage::alloc(device, data.len(), data.dtype())?;
-        let bytes: Vec<u8>;
-        let raw: &[u8] = match data {
-            HostData::F32(v) => bytes_of(v),
-            HostData::F64(v) => bytes_of(v),
-            HostData::I32(v) => bytes_of(v),
-            HostData::I64(v) => bytes_of(v),
-            HostData::Bool(v) => {
-                bytes = v.iter().map(|&x| u8::from(x)).collect();
-                &bytes
-            }
-        };
-        super::transfer::host_to_device(device, raw, out.ptr())?;
+        match data {
+            HostData::F32(v) => CudaStorage::from_values(device, v, DType::Float32),
+            HostData::F64(v) => CudaStorage::from_values(device, v, DType::Float64),
+            HostData::I32(v) => CudaStorage::from_values(device, v, DType::Int32),
+            HostData::I64(v) => CudaStorage::from_values(device, v, DType::Int64),
+            HostData::Bool(v) => CudaStorage::from_bools(device, v),
+        }
+    }
+
+    /// Uploads host numbers of `dtype` (f32/f64/i32/i64) straight from the caller's memory:
+    /// a host array is not cloned first.
+    pub fn from_values<T: Copy>(
+        device: &Arc<CudaDevice>,
+        values: &[T],
+        dtype: DType,
+    ) -> Result<CudaStorage> {
+        let out = CudaStorage::alloc(device, values.len(), dtype)?;
+        super::transfer::host_to_device(device, bytes_of(values), out.ptr())?;
         Ok(out)
     }
 
-    /// Device to host; waits for the queued work that produces the values.
+    /// Booleans are stored as one byte each on the device.
+    pub fn from_bools(device: &Arc<CudaDevice>, values: &[bool]) -> Result<CudaStorage> {
+        let bytes: Vec<u8> = values.iter().map(|&x| u8::from(x)).collect();
+        let out = CudaStorage::alloc(device, values.len(), DType::Bool)?;
+        super::transfer::host_to_device(device, &bytes, out.ptr())?;
+        Ok(out)
+    }
+
+    /// Device to host; waits for the queued work that produces the values. Numbers land in
+    /// their final vector directly (no byte buffer in between).
     pub fn to_host(&self) -> Result<HostData> {
-        let mut raw = vec![0u8; self.len * self.dtype.size_bytes()];
-        super::transfer::device_to_host(self.device(), self.ptr(), &mut raw)?;
         Ok(match self.dtype {
-            DType::Float32 => HostData::F32(from_bytes(&raw, f32::from_ne_bytes)),
-            DType::Float64 => HostData::F64(from_bytes(&raw, f64::from_ne_bytes)),
-            DType::Int32 => HostData::I32(from_bytes(&raw, i32::from_ne_bytes)),
-            DType::Int64 => HostData::I64(from_bytes(&raw, i64::from_ne_bytes)),
-            DType::Bool => HostData::Bool(raw.iter().map(|&b| b != 0).collect()),
+            DType::Float32 => HostData::F32(self.read_values(0.0)?),
+            DType::Float64 => HostData::F64(self.read_values(0.0)?),
+            DType::Int32 => HostData::I32(self.read_values(0)?),
+            DType::Int64 => HostData::I64(self.read_values(0)?),
+            DType::Bool => {
+                let mut raw = vec![0u8; self.len];
+                super::transfer::device_to_host(self.device(), self.ptr(), &mut raw)?;
+                HostData::Bool(raw.iter().map(|&b| b != 0).collect())
+            }
         })
+    }
+
+    fn read_values<T: Copy>(&self, zero: T) -> Result<Vec<T>> {
+        let mut values = vec![zero; self.len];
+        super::transfer::device_to_host(self.device(), self.ptr(), bytes_of_mut(&mut values))?;
+        Ok(values)
     }
 
     pub fn scalar_at(&self, index: usize) -> Result<Option<Scalar>> {
@@ -1099,6 +1121,13 @@ fn unsupported(op: &str, dtype: DType) -> RuntimeError {
 fn bytes_of<T: Copy>(values: &[T]) -> &[u8] {
     // SAFETY: T is a plain number type (f32/f64/i32/i64); any byte pattern of it is readable.
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), std::mem::size_of_val(values)) }
+}
+
+fn bytes_of_mut<T: Copy>(values: &mut [T]) -> &mut [u8] {
+    // SAFETY: T is a plain number type (f32/f64/i32/i64): every byte pattern is a valid value.
+    unsafe {
+        std::slice::from_raw_parts_mut(values.as_mut_ptr().cast(), std::mem::size_of_val(values))
+    }
 }
 
 fn from_bytes<T, const N: usize>(raw: &[u8], convert: fn([u8; N]) -> T) -> Vec<T> {
