@@ -20,8 +20,8 @@ use std::collections::{HashMap, HashSet};
 
 use crate::runtime::shape::{broadcast_shapes, normalize_axes, normalize_axis};
 use crate::runtime::{
-    Array, BinaryOp, DType, Device, IndexItem, Operand, Patches, ReduceOp, Result, Runtime,
-    RuntimeError, Scalar, UnaryOp,
+    Array, BinaryOp, DType, Device, FusedExpr, IndexItem, Operand, Patches, ReduceOp, Result,
+    Runtime, RuntimeError, Scalar, UnaryOp,
 };
 
 /// One input of a recorded op: an array, or a Python scalar (which gets no gradient).
@@ -59,6 +59,9 @@ enum OpRecord {
     Matmul,
     /// `a @ b^T` of two matrices with `b` read transposed in place (a linear layer's `x @ W^T`).
     MatmulNT,
+    /// `act(z + b)` with `b` broadcast over `z`'s rows (a dense layer's bias and activation),
+    /// inputs z and b: one node where the composed form has two and a temporary.
+    BiasAct(UnaryOp),
     Dot,
     Reshape,
     Transpose(Option<Vec<isize>>),
@@ -721,6 +724,19 @@ impl Tape {
         Ok(out)
     }
 
+    /// `act(z + b)` for `z` (..., N) and a bias `b` (N,) broadcast over its rows: one pass
+    /// (`Array::fused`) when the rows are one (the bias then has `z`'s shape, read in place),
+    /// else the two ops; either way one tape node. The values and gradients are the composed
+    /// ops' bit for bit: the same kernels per element, and the same backward rules.
+    pub fn bias_act(&mut self, z: &Array, b: &Array, act: UnaryOp) -> Result<Array> {
+        let out = bias_act_forward(z, b, act)?;
+        if let Some(auto) = self.wants(&[z, b]) {
+            let inputs = vec![Input::Array(z.clone()), Input::Array(b.clone())];
+            self.push(OpRecord::BiasAct(act), inputs, &out, auto);
+        }
+        Ok(out)
+    }
+
     pub fn dot(&mut self, a: &Array, b: &Array) -> Result<Array> {
         if a.ndim() == 0 || b.ndim() == 0 {
             return self.binary(BinaryOp::Mul, Operand::Array(a), Operand::Array(b));
@@ -1268,7 +1284,8 @@ fn grad_fn_name(node: &Node) -> &'static str {
                 _ => "Backward0",
             }
         }
-        OpRecord::Unary(op) => match op {
+        // A fused bias and activation is named by its last op, as the composed form's output.
+        OpRecord::Unary(op) | OpRecord::BiasAct(op) => match op {
             UnaryOp::Neg => "NegBackward0",
             UnaryOp::Abs => "AbsBackward0",
             UnaryOp::Exp => "ExpBackward0",
@@ -1375,6 +1392,26 @@ fn differentiable_binary(op: BinaryOp) -> bool {
 
 // ---- backward rules (runtime ops, on the values' device) --------------------------------------
 
+/// `Tape::bias_act`'s value: one fused pass when the bias can be read as `z`'s shape.
+fn bias_act_forward(z: &Array, b: &Array, act: UnaryOp) -> Result<Array> {
+    let rows = z.size() / b.size().max(1);
+    if rows == 1 && b.size() == z.shape().last().copied().unwrap_or(0) {
+        let b_row = b.reshape(&to_isize(z.shape()))?;
+        let expr = FusedExpr::Unary(
+            act,
+            Box::new(FusedExpr::Binary(
+                BinaryOp::Add,
+                Box::new(FusedExpr::Input(0)),
+                Box::new(FusedExpr::Input(1)),
+            )),
+        );
+        if let Some(y) = Array::fused(&expr, &[z.clone(), b_row])? {
+            return Ok(y);
+        }
+    }
+    bin(BinaryOp::Add, z, b)?.unary(act)
+}
+
 fn bin(op: BinaryOp, a: &Array, b: &Array) -> Result<Array> {
     Array::binary(op, Operand::Array(a), Operand::Array(b))
 }
@@ -1463,6 +1500,16 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             };
             let (ga, gb) = matmul_backward(a, b, g)?;
             vec![Some(ga), Some(gb)]
+        }
+        OpRecord::BiasAct(act) => {
+            let (Some(z), Some(b)) = (arr(0), arr(1)) else {
+                return Err(value_err("autograd: a bias and activation lost an input"));
+            };
+            // The composed form's rules: the activation's (ReLU's mask of z + b > 0 is the
+            // output's > 0), then the sum's, which sums the bias's share over the rows.
+            let pre = unary_backward(*act, out, out, g)?;
+            let gb = unbroadcast(pre.clone(), b.shape())?;
+            vec![Some(unbroadcast(pre, z.shape())?), Some(gb)]
         }
         OpRecord::MatmulNT => {
             let (Some(a), Some(b)) = (arr(0), arr(1)) else {
