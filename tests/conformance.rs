@@ -1032,7 +1032,11 @@ fn bias_activation_fused_equals_composed() {
                 for act in [UnaryOp::Relu, UnaryOp::Sigmoid, UnaryOp::Tanh] {
                     let fused = recorded(&rt, &inputs, &|_, t, xs| t.bias_act(&xs[0], &xs[1], act));
                     let composed = recorded(&rt, &inputs, &|_, t, xs| {
-                        let s = t.binary(BinaryOp::Add, Operand::Array(&xs[0]), Operand::Array(&xs[1]))?;
+                        let s = t.binary(
+                            BinaryOp::Add,
+                            Operand::Array(&xs[0]),
+                            Operand::Array(&xs[1]),
+                        )?;
                         t.unary(&s, act)
                     });
                     for (k, (a, b)) in fused.iter().zip(&composed).enumerate() {
