@@ -20,8 +20,8 @@ use std::collections::{HashMap, HashSet};
 
 use crate::runtime::shape::{broadcast_shapes, normalize_axes, normalize_axis};
 use crate::runtime::{
-    Array, BinaryOp, DType, Device, IndexItem, Operand, Patches, ReduceOp, Result, Runtime,
-    RuntimeError, Scalar, UnaryOp,
+    Array, BinaryOp, DType, Device, FusedExpr, IndexItem, Operand, Patches, ReduceOp, Result,
+    Runtime, RuntimeError, Scalar, UnaryOp,
 };
 
 /// One input of a recorded op: an array, or a Python scalar (which gets no gradient).
@@ -59,6 +59,9 @@ enum OpRecord {
     Matmul,
     /// `a @ b^T` of two matrices with `b` read transposed in place (a linear layer's `x @ W^T`).
     MatmulNT,
+    /// `act(z + b)` with `b` broadcast over `z`'s rows (a dense layer's bias and activation),
+    /// inputs z and b: one node where the composed form has two and a temporary.
+    BiasAct(UnaryOp),
     Dot,
     Reshape,
     Transpose(Option<Vec<isize>>),
@@ -224,6 +227,8 @@ pub struct Tape {
     /// Whether any PyTorch leaf requires grad or any auto node exists: without one, an op
     /// outside `record()` costs one branch.
     has_auto: bool,
+    /// While `torch.jit.trace` runs a forward: every op recorded, in order (`Tape::trace`).
+    tracing: Option<Vec<Node>>,
 }
 
 impl Default for Tape {
@@ -237,6 +242,7 @@ impl Default for Tape {
             attached: HashMap::new(),
             collect_at: COLLECT_MIN,
             has_auto: false,
+            tracing: None,
         }
     }
 }
@@ -552,6 +558,17 @@ impl Tape {
     }
 
     fn push(&mut self, op: OpRecord, inputs: Vec<Input>, output: &Array, auto: bool) {
+        if let Some(log) = &mut self.tracing {
+            log.push(Node {
+                op: op.clone(),
+                inputs: inputs.clone(),
+                output: output.clone(),
+                auto,
+                freed: false,
+                saved_dropped: false,
+                name: None,
+            });
+        }
         self.outputs.insert(output.id(), self.nodes.len());
         self.nodes.push(Node {
             op,
@@ -717,6 +734,19 @@ impl Tape {
         if let Some(auto) = self.wants(&[a, b]) {
             let inputs = vec![Input::Array(a.clone()), Input::Array(b.clone())];
             self.push(OpRecord::MatmulNT, inputs, &out, auto);
+        }
+        Ok(out)
+    }
+
+    /// `act(z + b)` for `z` (..., N) and a bias `b` (N,) broadcast over its rows: one pass
+    /// (`Array::fused`) when the rows are one (the bias then has `z`'s shape, read in place),
+    /// else the two ops; either way one tape node. The values and gradients are the composed
+    /// ops' bit for bit: the same kernels per element, and the same backward rules.
+    pub fn bias_act(&mut self, z: &Array, b: &Array, act: UnaryOp) -> Result<Array> {
+        let out = bias_act_forward(z, b, act)?;
+        if let Some(auto) = self.wants(&[z, b]) {
+            let inputs = vec![Input::Array(z.clone()), Input::Array(b.clone())];
+            self.push(OpRecord::BiasAct(act), inputs, &out, auto);
         }
         Ok(out)
     }
@@ -1268,7 +1298,8 @@ fn grad_fn_name(node: &Node) -> &'static str {
                 _ => "Backward0",
             }
         }
-        OpRecord::Unary(op) => match op {
+        // A fused bias and activation is named by its last op, as the composed form's output.
+        OpRecord::Unary(op) | OpRecord::BiasAct(op) => match op {
             UnaryOp::Neg => "NegBackward0",
             UnaryOp::Abs => "AbsBackward0",
             UnaryOp::Exp => "ExpBackward0",
@@ -1375,6 +1406,26 @@ fn differentiable_binary(op: BinaryOp) -> bool {
 
 // ---- backward rules (runtime ops, on the values' device) --------------------------------------
 
+/// `Tape::bias_act`'s value: one fused pass when the bias can be read as `z`'s shape.
+fn bias_act_forward(z: &Array, b: &Array, act: UnaryOp) -> Result<Array> {
+    let rows = z.size() / b.size().max(1);
+    if rows == 1 && b.size() == z.shape().last().copied().unwrap_or(0) {
+        let b_row = b.reshape(&to_isize(z.shape()))?;
+        let expr = FusedExpr::Unary(
+            act,
+            Box::new(FusedExpr::Binary(
+                BinaryOp::Add,
+                Box::new(FusedExpr::Input(0)),
+                Box::new(FusedExpr::Input(1)),
+            )),
+        );
+        if let Some(y) = Array::fused(&expr, &[z.clone(), b_row])? {
+            return Ok(y);
+        }
+    }
+    bin(BinaryOp::Add, z, b)?.unary(act)
+}
+
 fn bin(op: BinaryOp, a: &Array, b: &Array) -> Result<Array> {
     Array::binary(op, Operand::Array(a), Operand::Array(b))
 }
@@ -1463,6 +1514,16 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             };
             let (ga, gb) = matmul_backward(a, b, g)?;
             vec![Some(ga), Some(gb)]
+        }
+        OpRecord::BiasAct(act) => {
+            let (Some(z), Some(b)) = (arr(0), arr(1)) else {
+                return Err(value_err("autograd: a bias and activation lost an input"));
+            };
+            // The composed form's rules: the activation's (ReLU's mask of z + b > 0 is the
+            // output's > 0), then the sum's, which sums the bias's share over the rows.
+            let pre = unary_backward(*act, out, out, g)?;
+            let gb = unbroadcast(pre.clone(), b.shape())?;
+            vec![Some(unbroadcast(pre, z.shape())?), Some(gb)]
         }
         OpRecord::MatmulNT => {
             let (Some(a), Some(b)) = (arr(0), arr(1)) else {
@@ -2022,4 +2083,276 @@ fn batch_patch_backward(
         .matmul_t(&gt, [true, false])?
         .patches_cols_adjoint(p, nchw)?;
     Ok((gx, gw, gb))
+}
+
+// ---- traces (torch.jit.trace) -------------------------------------------------------------
+
+/// Where a traced op reads an array: an input of the pass, an earlier op's output, or an array
+/// the pass read from outside (a parameter, a constant it made).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TraceRef {
+    Input(usize),
+    Step(usize),
+    Const(usize),
+}
+
+#[derive(Clone, Copy)]
+enum TraceArg {
+    Array(TraceRef),
+    Scalar(Scalar),
+}
+
+struct TraceStep {
+    op: OpRecord,
+    args: Vec<TraceArg>,
+    /// The `grad_fn` name the op's output had (`AddmmBackward0` for a Linear's product).
+    name: &'static str,
+    shape: Vec<usize>,
+    dtype: DType,
+    device: Device,
+}
+
+/// What `Tape::start_trace` changed, for `finish_trace` to restore.
+pub struct TraceStart {
+    grad_enabled: bool,
+    required: Vec<Array>,
+}
+
+/// A forward pass recorded op by op (`Tape::start_trace` .. `finish_trace`), replayed on new
+/// inputs with the same ops: what `torch.jit.trace` makes of a module with its own forward.
+/// As in PyTorch, everything that was not an op on arrays is frozen as it went in the example
+/// (branches taken, Python numbers, arrays made inside the forward).
+pub struct Trace {
+    steps: Vec<TraceStep>,
+    /// The arrays the pass read from outside, in first-use order; `replay` takes their current
+    /// values (a parameter's data on the input's device) in this order.
+    pub consts: Vec<Array>,
+    output: TraceRef,
+}
+
+impl Tape {
+    /// Begins recording every op (grad mode on, `inputs` tracked) until `finish_trace`.
+    pub fn start_trace(&mut self, inputs: &[Array]) -> TraceStart {
+        self.tracing = Some(Vec::new());
+        let grad_enabled = self.set_grad_enabled(true);
+        let mut required = Vec::new();
+        for x in inputs {
+            if !self.requires_grad(x) {
+                self.set_requires_grad(x, true);
+                required.push(x.clone());
+            }
+        }
+        TraceStart {
+            grad_enabled,
+            required,
+        }
+    }
+
+    /// Ends the recording `start_trace` began; the trace leading to `output`, or None when an
+    /// op cannot be replayed (convolutions, pooling, batch norm: the module then runs as
+    /// written) or `output` is not computed from the inputs.
+    pub fn finish_trace(
+        &mut self,
+        start: TraceStart,
+        inputs: &[Array],
+        output: Option<&Array>,
+    ) -> Option<Trace> {
+        let log = self.tracing.take().unwrap_or_default();
+        for x in &start.required {
+            self.set_requires_grad(x, false);
+        }
+        self.set_grad_enabled(start.grad_enabled);
+        let output = output?;
+        let mut refs: HashMap<usize, TraceRef> = inputs
+            .iter()
+            .enumerate()
+            .map(|(k, a)| (a.id(), TraceRef::Input(k)))
+            .collect();
+        let mut consts: Vec<Array> = Vec::new();
+        let mut steps = Vec::with_capacity(log.len());
+        for node in log {
+            let replayable = matches!(
+                node.op,
+                OpRecord::Binary(_)
+                    | OpRecord::Unary(_)
+                    | OpRecord::Reduce { .. }
+                    | OpRecord::Matmul
+                    | OpRecord::MatmulNT
+                    | OpRecord::Dot
+                    | OpRecord::BiasAct(_)
+                    | OpRecord::Reshape
+                    | OpRecord::Transpose(_)
+                    | OpRecord::Index(_)
+                    | OpRecord::Copy
+                    | OpRecord::Concat(_)
+                    | OpRecord::Stack(_)
+                    | OpRecord::Clip(..)
+            );
+            if !replayable {
+                return None;
+            }
+            let args = node
+                .inputs
+                .iter()
+                .map(|input| match input {
+                    Input::Scalar(s) => TraceArg::Scalar(*s),
+                    Input::Array(a) => TraceArg::Array(*refs.entry(a.id()).or_insert_with(|| {
+                        consts.push(a.clone());
+                        TraceRef::Const(consts.len() - 1)
+                    })),
+                })
+                .collect();
+            let name = self
+                .grad_fn(&node.output)
+                .unwrap_or_else(|| grad_fn_name(&node));
+            refs.insert(node.output.id(), TraceRef::Step(steps.len()));
+            steps.push(TraceStep {
+                op: node.op,
+                args,
+                name,
+                shape: node.output.shape().to_vec(),
+                dtype: node.output.dtype(),
+                device: node.output.device(),
+            });
+        }
+        let output = match refs.get(&output.id()) {
+            Some(r @ (TraceRef::Step(_) | TraceRef::Input(_))) => *r,
+            _ => return None,
+        };
+        Some(Trace {
+            steps,
+            consts,
+            output,
+        })
+    }
+}
+
+impl Trace {
+    /// Whether two traces of one forward did the same: the same ops on the same operands, and
+    /// constants with the same values. A forward that draws random numbers (dropout's mask)
+    /// differs between two runs, and a trace would freeze the draw: such a module runs as
+    /// written instead.
+    pub fn same_as(&self, other: &Trace) -> bool {
+        let same_arg = |a: &TraceArg, b: &TraceArg| match (a, b) {
+            (TraceArg::Array(x), TraceArg::Array(y)) => x == y,
+            (TraceArg::Scalar(x), TraceArg::Scalar(y)) => {
+                x.as_f64().to_bits() == y.as_f64().to_bits()
+            }
+            _ => false,
+        };
+        let same_const = |a: &Array, b: &Array| {
+            a.id() == b.id()
+                || (a.shape() == b.shape()
+                    && a.dtype() == b.dtype()
+                    && a.to_host().to_f64_vec() == b.to_host().to_f64_vec())
+        };
+        self.output == other.output
+            && self.steps.len() == other.steps.len()
+            && self.consts.len() == other.consts.len()
+            && self.steps.iter().zip(&other.steps).all(|(a, b)| {
+                std::mem::discriminant(&a.op) == std::mem::discriminant(&b.op)
+                    && a.name == b.name
+                    && a.shape == b.shape
+                    && a.args.len() == b.args.len()
+                    && a.args.iter().zip(&b.args).all(|(x, y)| same_arg(x, y))
+            })
+            && self
+                .consts
+                .iter()
+                .zip(&other.consts)
+                .all(|(a, b)| same_const(a, b))
+    }
+
+    /// The traced ops again on `inputs`, with `consts` for the arrays read from outside
+    /// (`Trace::consts`' order), recorded on the tape as the forward's own ops were.
+    pub fn replay(
+        &self,
+        rt: &Runtime,
+        tape: &mut Tape,
+        inputs: &[Array],
+        consts: &[Array],
+    ) -> Result<Array> {
+        let mut values: Vec<Array> = Vec::with_capacity(self.steps.len());
+        let lost = || {
+            value_err("internal error: a traced op lost its operand; please report this as a devarray bug")
+        };
+        for step in &self.steps {
+            let array = |r: &TraceRef, values: &[Array]| -> Result<Array> {
+                match *r {
+                    TraceRef::Input(k) => inputs.get(k),
+                    TraceRef::Step(i) => values.get(i),
+                    TraceRef::Const(i) => consts.get(i),
+                }
+                .cloned()
+                .ok_or_else(lost)
+            };
+            let arrays: Vec<Array> = step
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    TraceArg::Array(r) => Some(array(r, &values)),
+                    TraceArg::Scalar(_) => None,
+                })
+                .collect::<Result<_>>()?;
+            let first = || arrays.first().ok_or_else(lost);
+            let second = || arrays.get(1).ok_or_else(lost);
+            let y = match &step.op {
+                OpRecord::Binary(op) => {
+                    let mut it = arrays.iter();
+                    let mut operand = |a: &TraceArg| -> Result<Operand<'_>> {
+                        Ok(match a {
+                            TraceArg::Scalar(s) => Operand::Scalar(*s),
+                            TraceArg::Array(_) => Operand::Array(it.next().ok_or_else(lost)?),
+                        })
+                    };
+                    let (Some(l), Some(r)) = (step.args.first(), step.args.get(1)) else {
+                        return Err(lost());
+                    };
+                    let (l, r) = (operand(l)?, operand(r)?);
+                    tape.binary(*op, l, r)?
+                }
+                OpRecord::Unary(op) => tape.unary(first()?, *op)?,
+                OpRecord::Reduce { op, axes, keepdims } => {
+                    tape.reduce(first()?, *op, axes.as_deref(), *keepdims)?
+                }
+                OpRecord::Matmul => tape.matmul(first()?, second()?)?,
+                OpRecord::MatmulNT => tape.matmul_nt(first()?, second()?)?,
+                OpRecord::Dot => tape.dot(first()?, second()?)?,
+                OpRecord::BiasAct(act) => tape.bias_act(first()?, second()?, *act)?,
+                OpRecord::Reshape => {
+                    let x = first()?;
+                    let mut shape = to_isize(&step.shape);
+                    // Another batch size: the leading axis follows the input, as a
+                    // `view(x.size(0), -1)` PyTorch traced would.
+                    if x.size() != step.shape.iter().product::<usize>() {
+                        if let Some(d) = shape.first_mut() {
+                            *d = -1;
+                        }
+                    }
+                    tape.reshape(x, &shape)?
+                }
+                OpRecord::Transpose(axes) => tape.transpose(first()?, axes.as_deref())?,
+                OpRecord::Index(items) => tape.index(first()?, items)?,
+                OpRecord::Copy => {
+                    let x = first()?;
+                    if x.dtype() != step.dtype {
+                        tape.astype(x, step.dtype)?
+                    } else {
+                        tape.copy_to(rt, x, step.device)?
+                    }
+                }
+                OpRecord::Concat(axis) => tape.concat(&arrays, *axis)?,
+                OpRecord::Stack(axis) => tape.stack(&arrays, *axis)?,
+                OpRecord::Clip(min, max) => tape.clip(first()?, *min, *max)?,
+                _ => return Err(value_err("internal error: a traced op cannot be replayed; please report this as a devarray bug")),
+            };
+            tape.rename(&y, step.name);
+            values.push(y);
+        }
+        match self.output {
+            TraceRef::Step(i) => values.get(i).cloned().ok_or_else(lost),
+            TraceRef::Input(k) => inputs.get(k).cloned().ok_or_else(lost),
+            TraceRef::Const(_) => Err(lost()),
+        }
+    }
 }

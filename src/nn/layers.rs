@@ -567,15 +567,15 @@ impl Activation {
             Activation::Tanh => "tanh",
         }
     }
+    pub fn unary_op(self) -> UnaryOp {
+        match self {
+            Activation::Relu => UnaryOp::Relu,
+            Activation::Sigmoid => UnaryOp::Sigmoid,
+            Activation::Tanh => UnaryOp::Tanh,
+        }
+    }
     pub fn apply(self, tape: &mut Tape, x: &Array) -> Result<Array> {
-        tape.unary(
-            x,
-            match self {
-                Activation::Relu => UnaryOp::Relu,
-                Activation::Sigmoid => UnaryOp::Sigmoid,
-                Activation::Tanh => UnaryOp::Tanh,
-            },
-        )
+        tape.unary(x, self.unary_op())
     }
 }
 
@@ -585,6 +585,9 @@ pub enum BlockKind {
         units: usize,
         in_units: Cell<usize>,
         activation: Option<Activation>,
+        /// Gluon's `flatten=True`: an n-d input is (batch, features); False (and PyTorch's
+        /// Linear): the layer acts on the last axis.
+        flatten: bool,
         weight: Rc<Parameter>,
         bias: Option<Rc<Parameter>>,
     },
@@ -664,7 +667,7 @@ impl Block {
             Init::Uniform(0.07),
         );
         let bias = use_bias.then(|| own_zeros(format!("{name}_bias"), vec![units]));
-        Block::dense_with(name, units, activation, in_units, weight, bias)
+        Block::dense_with(name, units, activation, in_units, weight, bias, true)
     }
 
     /// A Dense layer on given parameters (Gluon's `params=other.params` shares them).
@@ -675,6 +678,7 @@ impl Block {
         in_units: usize,
         weight: Rc<Parameter>,
         bias: Option<Rc<Parameter>>,
+        flatten: bool,
     ) -> Rc<Block> {
         let in_units = match weight.shape().get(1) {
             Some(&d) if d > 0 => d,
@@ -686,6 +690,7 @@ impl Block {
                 units,
                 in_units: Cell::new(in_units),
                 activation,
+                flatten,
                 weight,
                 bias,
             },
@@ -844,9 +849,14 @@ impl Block {
                 in_units,
                 weight,
                 bias,
+                flatten,
                 ..
             } if in_units.get() == 0 && shape.len() >= 2 => {
-                let features: usize = shape.iter().skip(1).product();
+                let features: usize = if *flatten {
+                    shape.iter().skip(1).product()
+                } else {
+                    shape[shape.len() - 1]
+                };
                 in_units.set(features);
                 if let Some(b) = bias {
                     b.fan_in.set(features);
@@ -966,15 +976,15 @@ impl Block {
             in_units,
             weight,
             bias,
+            flatten,
             ..
         } = &self.kind
         else {
             return Ok(());
         };
-        let features = if x.ndim() == 2 {
-            x.shape()[1]
-        } else {
-            x.shape().iter().skip(1).product()
+        let features = match (x.ndim(), flatten) {
+            (2, _) | (_, false) => x.shape().last().copied().unwrap_or(1),
+            _ => x.shape().iter().skip(1).product(),
         };
         if in_units.get() == 0 {
             in_units.set(features);
@@ -1013,9 +1023,10 @@ impl Block {
                 activation,
                 weight,
                 bias,
+                flatten: flat,
                 ..
             } => {
-                let x2 = if x.ndim() == 2 {
+                let x2 = if x.ndim() == 2 || !flat {
                     x.clone()
                 } else {
                     flatten(tape, x)?
@@ -1026,11 +1037,7 @@ impl Block {
                     .as_ref()
                     .map(|b| b.data(Some(x.device())))
                     .transpose()?;
-                let y = linear(tape, &x2, &w, b.as_ref())?;
-                match activation {
-                    Some(a) => a.apply(tape, &y),
-                    None => Ok(y),
-                }
+                linear_act(tape, &x2, &w, b.as_ref(), *activation)
             }
             BlockKind::Conv2D {
                 channels,
@@ -1103,10 +1110,53 @@ impl Block {
 /// `x @ w^T + b`, the one body of Gluon's Dense, PyTorch's Linear and `F.linear`, and a
 /// hybridized graph's `FullyConnected`: `w` is read transposed in place.
 pub fn linear(tape: &mut Tape, x: &Array, w: &Array, b: Option<&Array>) -> Result<Array> {
+    linear_act(tape, x, w, b, None)
+}
+
+/// PyTorch's `grad_fn` name for a linear layer's output on an input of `ndim` axes: one addmm
+/// (mm without a bias) for a matrix, the view of the folded rows' product for more axes.
+pub fn linear_grad_name(ndim: usize, bias: bool) -> Option<&'static str> {
+    match ndim {
+        2 if bias => Some("AddmmBackward0"),
+        2 => Some("MmBackward0"),
+        n if n > 2 => Some("UnsafeViewBackward0"),
+        _ => None,
+    }
+}
+
+/// Names `y` as PyTorch names a linear layer's output (`linear_grad_name`).
+pub fn torch_linear_name(tape: &mut Tape, y: &Array, ndim: usize, bias: bool) {
+    if let Some(name) = linear_grad_name(ndim, bias) {
+        tape.rename(y, name);
+    }
+}
+
+/// `act(x @ W^T + b)` on the last axis of `x` (a dense layer): W (N, K) is read transposed in
+/// place by the GEMM; more than two axes are folded into rows (one GEMM) and unfolded after;
+/// the bias and the activation are one op (`Tape::bias_act`: one pass for a single row).
+pub fn linear_act(
+    tape: &mut Tape,
+    x: &Array,
+    w: &Array,
+    b: Option<&Array>,
+    act: Option<Activation>,
+) -> Result<Array> {
+    if x.ndim() > 2 && w.ndim() == 2 {
+        // Sizes spelled out (no -1): an empty axis leaves -1 undetermined.
+        let (lead, k) = x.shape().split_at(x.ndim() - 1);
+        let rows = lead.iter().product::<usize>() as isize;
+        let folded = tape.reshape(x, &[rows, k[0] as isize])?;
+        let y = linear_act(tape, &folded, w, b, act)?;
+        let mut out: Vec<isize> = lead.iter().map(|&d| d as isize).collect();
+        out.push(w.shape().first().copied().unwrap_or(0) as isize);
+        return tape.reshape(&y, &out);
+    }
     let y = tape.matmul_nt(x, w)?;
-    match b {
-        Some(b) => tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(b)),
-        None => Ok(y),
+    match (b, act) {
+        (Some(b), Some(act)) => tape.bias_act(&y, b, act.unary_op()),
+        (Some(b), None) => tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(b)),
+        (None, Some(act)) => act.apply(tape, &y),
+        (None, None) => Ok(y),
     }
 }
 

@@ -984,15 +984,7 @@ fn layer_forward(
     if let (Ok(y), Dialect::Torch, crate::nn::layers::BlockKind::Dense { bias, .. }) =
         (&out, core.dialect, &layer.kind)
     {
-        // PyTorch's Linear is one addmm (mm without a bias) on a 2-d input.
-        if array.ndim() == 2 {
-            let name = if bias.is_some() {
-                "AddmmBackward0"
-            } else {
-                "MmBackward0"
-            };
-            st.nn.tape.rename(y, name);
-        }
+        crate::nn::layers::torch_linear_name(&mut st.nn.tape, y, array.ndim(), bias.is_some());
     }
     match (out, core.dialect) {
         (Ok(y), _) => Ok(wrap(y, flavor)),

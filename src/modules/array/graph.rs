@@ -109,6 +109,11 @@ pub enum Mode {
 struct Step {
     node: Rc<Node>,
     inputs: Vec<usize>,
+    /// A `FullyConnected` step that also applies the `Activation` reading it (its only
+    /// reader): bias and activation in one op (`nn::layers::linear_act`).
+    act: Option<Activation>,
+    /// An `Activation` step whose value that fused step computed.
+    fused_into: Option<usize>,
 }
 
 /// A graph compiled once for a hybridized block (or a `SymbolBlock`): its nodes in order of
@@ -158,18 +163,22 @@ impl Plan {
                 ),
             ));
         }
-        let steps = nodes
+        let mut steps: Vec<Step> = nodes
             .iter()
             .map(|n| Step {
                 node: n.clone(),
                 inputs: n.inputs.iter().map(|i| index[&Rc::as_ptr(i)]).collect(),
+                act: None,
+                fused_into: None,
             })
             .collect();
+        let heads: Vec<usize> = heads.iter().map(|h| index[&Rc::as_ptr(h)]).collect();
+        fuse_bias_activations(&mut steps, &heads);
         Ok(Plan {
             steps,
             inputs,
-            heads: heads.iter().map(|h| index[&Rc::as_ptr(h)]).collect(),
-            head_nodes: heads,
+            head_nodes: heads.iter().map(|&h| nodes[h].clone()).collect(),
+            heads,
             np,
         })
     }
@@ -233,6 +242,10 @@ impl Plan {
             }
         };
         for (i, step) in self.steps.iter().enumerate() {
+            if let Some(j) = step.fused_into {
+                values[i] = values[j].take();
+                continue;
+            }
             let y = match &step.node.op {
                 Op::Var(_) => continue,
                 Op::FullyConnected {
@@ -245,7 +258,8 @@ impl Plan {
                     if let Some(l) = layer {
                         l.prepare_dense(rt, tape, &x)?;
                     }
-                    let x2 = if *flatten && x.ndim() != 2 {
+                    let rows = x.ndim();
+                    let x2 = if *flatten && rows != 2 {
                         crate::nn::layers::flatten(tape, &x)?
                     } else {
                         x
@@ -266,17 +280,9 @@ impl Plan {
                     } else {
                         Some(get(&values, step.inputs[2])?)
                     };
-                    let y = crate::nn::layers::linear(tape, &x2, &w, b.as_ref())?;
-                    if matches!(mode, Mode::Torch { .. }) {
-                        // PyTorch's Linear is one addmm (mm without a bias).
-                        tape.rename(
-                            &y,
-                            if *no_bias {
-                                "MmBackward0"
-                            } else {
-                                "AddmmBackward0"
-                            },
-                        );
+                    let y = crate::nn::layers::linear_act(tape, &x2, &w, b.as_ref(), step.act)?;
+                    if let (Mode::Torch { .. }, None) = (mode, step.act) {
+                        crate::nn::layers::torch_linear_name(tape, &y, rows, !*no_bias);
                     }
                     y
                 }
@@ -326,6 +332,31 @@ impl Plan {
             values[i] = Some(y);
         }
         self.heads.iter().map(|&h| get(&values, h)).collect()
+    }
+}
+
+/// Marks each `FullyConnected` with a bias whose only reader is an `Activation` (and which is
+/// no output) to apply that activation itself: a dense layer's bias add and activation then
+/// run as one op, forward and backward, with the composed ops' values.
+fn fuse_bias_activations(steps: &mut [Step], heads: &[usize]) {
+    let mut readers = vec![0usize; steps.len()];
+    for s in steps.iter() {
+        for &i in &s.inputs {
+            readers[i] += 1;
+        }
+    }
+    for i in 0..steps.len() {
+        let Op::Activation(act) = steps[i].node.op else {
+            continue;
+        };
+        let Some(&j) = steps[i].inputs.first() else {
+            continue;
+        };
+        let fc_with_bias = matches!(steps[j].node.op, Op::FullyConnected { no_bias: false, .. });
+        if fc_with_bias && readers[j] == 1 && !heads.contains(&j) && steps[j].act.is_none() {
+            steps[j].act = Some(act);
+            steps[i].fused_into = Some(j);
+        }
     }
 }
 

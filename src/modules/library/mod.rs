@@ -32,7 +32,9 @@ pub const SOURCES: &[SourceModule] = &[
     source!("d2l", "d2l/__init__.da"),
     source!("d2l.torch", "d2l/torch.da"),
     source!("d2l.mxnet", "d2l/mxnet.da"),
-    source!("torch.jit", "torch/jit.da"),
+    source!("torch.jit", "torch/jit/__init__.da"),
+    source!("torch.jit._script", "torch/jit/_script.da"),
+    source!("torch.jit._trace", "torch/jit/_trace.da"),
     source!("torch.nn.parallel.data_parallel", "torch/data_parallel.da"),
 ];
 

@@ -257,7 +257,7 @@ fn dense_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
     let act = activation_arg(a.take(1, "activation")?)?;
     let use_bias = flag(&mut a, 2, "use_bias", true)?;
-    a.take(3, "flatten")?;
+    let flatten = flag(&mut a, 3, "flatten", true)?;
     a.take(4, "dtype")?;
     let weight_init = blocks::init_spec(a.take(5, "weight_initializer")?)?;
     let bias_init = blocks::init_spec(a.take(6, "bias_initializer")?)?;
@@ -282,7 +282,9 @@ fn dense_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 b
             })
         });
-        Some(Block::dense_with(name, units, act, in_units, weight, bias))
+        Some(Block::dense_with(
+            name, units, act, in_units, weight, bias, flatten,
+        ))
     })?;
     a.finish(8)?;
     if let Some(core) = core_of(&this) {

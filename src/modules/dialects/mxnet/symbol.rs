@@ -1239,6 +1239,7 @@ fn layer_node(layer: &Rc<Block>, x: Rc<Node>, np: bool) -> Rc<Node> {
             activation,
             weight,
             bias,
+            flatten,
             ..
         } => {
             let mut inputs = vec![x, param_var(weight, np)];
@@ -1246,7 +1247,7 @@ fn layer_node(layer: &Rc<Block>, x: Rc<Node>, np: bool) -> Rc<Node> {
                 inputs.push(param_var(b, np));
             }
             let name = node_name(Some("fwd".into()), "fwd");
-            let y = fc_node(inputs, *units, true, Some(layer.clone()), name);
+            let y = fc_node(inputs, *units, *flatten, Some(layer.clone()), name);
             match activation {
                 Some(act) => activation_node(y, *act, Some(format!("{}_fwd", act.name()))),
                 None => y,

@@ -279,8 +279,11 @@ fn linear(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let st = it.state_mut();
     let t = &mut st.nn.tape;
     let r = crate::nn::layers::linear(t, &x, &w, b.as_ref());
-    // PyTorch fuses a 2-D input's product and bias into one addmm.
-    let name = (x.ndim() == 2 && b.is_some()).then_some("AddmmBackward0");
+    let name = if w.ndim() == 2 {
+        crate::nn::layers::linear_grad_name(x.ndim(), b.is_some())
+    } else {
+        None
+    };
     out(named(t, r, name))
 }
 

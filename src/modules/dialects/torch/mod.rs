@@ -415,7 +415,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("nn", Value::Module(build("torch.nn")?));
             m.set("utils", Value::Module(build("torch.utils")?));
             m.set("optim", Value::Module(build("torch.optim")?));
-            // `torch.jit` is written in the language (`library/torch/jit.da`): imported on its
+            // `torch.jit` is written in the language (`library/torch/jit/`): imported on its
             // first use as `torch.jit`, as `import torch.jit` would.
             m.set(
                 "__getattr__",

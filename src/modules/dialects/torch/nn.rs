@@ -258,7 +258,15 @@ fn make_linear(
         b.fan_in.set(in_features);
         b
     });
-    let layer = Block::dense_with(name.clone(), out_features, None, in_features, weight, bias);
+    let layer = Block::dense_with(
+        name.clone(),
+        out_features,
+        None,
+        in_features,
+        weight,
+        bias,
+        false,
+    );
     // PyTorch creates parameters at construction, on the CPU; a lazy layer creates both at the
     // first call, the weight first (the bias's shape is known, but it is drawn then too, so
     // the generator's sequence is PyTorch's).
