@@ -13,6 +13,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use crate::modules::python::hooks::DeepCopier;
 use crate::nn::layers::{Block, Init, Parameter};
 use crate::object::class::{Class, Instance};
 use crate::object::error::{Exc, ExcKind};
@@ -299,6 +300,30 @@ fn set_attr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             core.children.borrow_mut().retain(|c| c.key != name);
             register_param(&core, &name, p);
         }
+        Assigned::Other
+            if core.dialect == Dialect::Torch && buffer_named(&core, &name).is_some() =>
+        {
+            // A tensor assigned to a buffer's name replaces the buffer's value, as PyTorch's
+            // `__setattr__` stores it in `_buffers` (`self.count = self.count + 1`).
+            let Some(p) = buffer_named(&core, &name) else {
+                return Ok(Value::None);
+            };
+            match value.as_array() {
+                Some(x) if x.flavor == Flavor::Torch => {
+                    let same = p.data(None).map(|d| d.same(&x.array)).unwrap_or(false);
+                    if !same {
+                        let st = it.state_mut();
+                        p.adopt(&st.rt, &mut st.nn.tape, x.array.clone())?;
+                    }
+                }
+                _ => {
+                    return Err(Exc::type_error(format!(
+                        "cannot assign '{}' as buffer '{name}' (torch.nn.Buffer, torch.Tensor or None expected)",
+                        value.type_name()
+                    )))
+                }
+            }
+        }
         Assigned::Other => {
             core.children.borrow_mut().retain(|c| c.key != name);
             core.params.borrow_mut().retain(|(k, _)| *k != name);
@@ -306,6 +331,15 @@ fn set_attr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
     }
     Ok(Value::None)
+}
+
+/// The buffer registered as `name` (a PyTorch module's running statistics, `register_buffer`).
+fn buffer_named(core: &Core, name: &str) -> Option<Rc<Parameter>> {
+    core.params
+        .borrow()
+        .iter()
+        .find(|(k, p)| **k == *name && p.buffer.get())
+        .map(|(_, p)| p.clone())
 }
 
 fn before_init(this: &Value, block: bool) -> Exc {
@@ -605,6 +639,132 @@ pub fn gluon_param_value(it: &dyn Interpreter, p: &Rc<Parameter>) -> Value {
     let weak: Handle = Rc::downgrade(&o);
     *p.handle.borrow_mut() = Some(Box::new(weak));
     Value::Object(o)
+}
+
+// ---- copy.deepcopy --------------------------------------------------------------------------
+
+/// A parameter's copy as the deep-copy memo keeps it (keyed by the original's address).
+struct ParamCopy(Rc<Parameter>);
+
+impl NativeObject for ParamCopy {
+    fn type_name(&self) -> &str {
+        "ParamCopy"
+    }
+    fn repr(&self) -> String {
+        format!("<copy of {}>", self.0.name)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The copy of `p` inside one `copy.deepcopy` call: made once, then found in the memo (tied
+/// weights stay tied inside the copy).
+fn copy_param(
+    it: &mut dyn Interpreter,
+    p: &Rc<Parameter>,
+    c: &mut dyn DeepCopier,
+) -> Result<Rc<Parameter>, Exc> {
+    let key = Rc::as_ptr(p) as *const u8 as usize;
+    if let Some(Value::Object(ref o)) = c.memo_get(key) {
+        if let Some(done) = o.as_any().downcast_ref::<ParamCopy>() {
+            return Ok(done.0.clone());
+        }
+    }
+    let st = it.state_mut();
+    let copy = p.deep_copy(&st.rt, &mut st.nn.tape)?;
+    c.memo_put(key, Value::Object(Rc::new(ParamCopy(copy.clone()))));
+    Ok(copy)
+}
+
+/// `copy.deepcopy` of what this layer owns (`python::hooks::ArrayProtocol::deep_copy`): a
+/// model's core (children through the memo, parameters, the built-in layer on the copied
+/// parameters) and parameters; None for anything else.
+pub fn deep_copy(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    c: &mut dyn DeepCopier,
+) -> Result<Option<Value>, Exc> {
+    let obj = match v {
+        Value::Object(o) => o.clone(),
+        Value::Array(a) if a.flavor == Flavor::Torch => {
+            let Some(p) = it.state().nn.param_of_array(&a.array) else {
+                return Ok(None);
+            };
+            let copy = copy_param(it, &p, c)?;
+            return Ok(Some(param_value(it, Dialect::Torch, &copy)));
+        }
+        _ => return Ok(None),
+    };
+    let any = obj.as_any();
+    if let Some(p) = any.downcast_ref::<ParamObj>() {
+        let copy = copy_param(it, &p.param, c)?;
+        return Ok(Some(gluon_param_value(it, &copy)));
+    }
+    if let Some(p) = any.downcast_ref::<UninitializedParam>() {
+        let copy = copy_param(it, &p.0, c)?;
+        return Ok(Some(Value::Object(Rc::new(UninitializedParam(copy)))));
+    }
+    let Some(core) = any.downcast_ref::<Core>() else {
+        return Ok(None);
+    };
+    let mut children = Vec::new();
+    for child in core.children.borrow().clone() {
+        children.push(Child {
+            key: child.key.clone(),
+            block: c.copy(it, &child.block)?,
+            by_attr: child.by_attr,
+        });
+    }
+    let mut params = Vec::new();
+    for (k, p) in core.params.borrow().clone() {
+        params.push((k, copy_param(it, &p, c)?));
+    }
+    let shared = core
+        .shared
+        .iter()
+        .map(|p| copy_param(it, p, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut constants = Vec::new();
+    for (p, a) in core.constants.borrow().clone() {
+        let copy = copy_param(it, &p, c)?;
+        constants.push((copy, a.copy_to(&it.state().rt, a.device())?));
+    }
+    let layer = match &core.layer {
+        Some(l) => {
+            let mut err = None;
+            let copied = l.deep_copy(&mut |p| match copy_param(it, p, c) {
+                Ok(q) => Ok(q),
+                Err(e) => {
+                    // The interpreter's error travels beside the layer's, which only stops it.
+                    err = Some(e);
+                    Err(RuntimeError::Value("copy failed".into()))
+                }
+            });
+            match (copied, err) {
+                (Ok(l), _) => Some(l),
+                (Err(_), Some(e)) => return Err(e),
+                (Err(e), None) => return Err(e.into()),
+            }
+        }
+        None => None,
+    };
+    let data = CoreData {
+        dialect: core.dialect,
+        name: core.name.clone(),
+        param_prefix: core.param_prefix.clone(),
+        shared,
+        children: RefCell::new(children),
+        params: RefCell::new(params),
+        constants: RefCell::new(constants),
+        layer,
+        training: Cell::new(core.training.get()),
+        sequential: core.sequential,
+        hybridized: Cell::new(core.hybridized.get()),
+        // The copy traces its own graph on its first call.
+        compiled: RefCell::new(None),
+    };
+    Ok(Some(Value::Object(Rc::new(Core(Rc::new(data))))))
 }
 
 // ---- walking a model ------------------------------------------------------------------------
