@@ -492,8 +492,68 @@ pub struct ParamObj {
     pub np: bool,
 }
 
-/// A PyTorch parameter whose shape waits for the first forward pass.
-pub struct UninitializedParam(pub Rc<Parameter>);
+/// A PyTorch parameter whose shape waits for the first forward pass, with the empty tensor
+/// PyTorch keeps as its `.data` until then (None where it could not be made).
+pub struct UninitializedParam(pub Rc<Parameter>, pub Option<Array>);
+
+impl UninitializedParam {
+    pub fn value(it: &dyn Interpreter, p: &Rc<Parameter>) -> Value {
+        let device = p
+            .deferred_devices()
+            .and_then(|d| d.first().copied())
+            .unwrap_or(Device::cpu(0));
+        let empty = it.state().rt.zeros(&[0], p.dtype, device).ok();
+        Value::Object(Rc::new(UninitializedParam(p.clone(), empty)))
+    }
+
+    fn class_name(&self) -> &'static str {
+        // Batch norm's running statistics are buffers, PyTorch's `UninitializedBuffer`.
+        if self.0.buffer.get() {
+            "UninitializedBuffer"
+        } else {
+            "UninitializedParameter"
+        }
+    }
+}
+
+/// The PyTorch method behind an operator (`+` is `add`), as its error for an uninitialized
+/// operand names it.
+fn torch_operator_method(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "+" => "add",
+        "-" => "sub",
+        "*" => "mul",
+        "/" => "div",
+        "//" => "floor_divide",
+        "%" => "remainder",
+        "**" => "pow",
+        "@" => "matmul",
+        "neg" => "neg",
+        "pos" => "positive",
+        "invert" => "bitwise_not",
+        _ => return None,
+    })
+}
+
+/// `p.to(...)`, `p.cpu()`, `p.cuda()`, `p.float()` of an uninitialized parameter: the
+/// parameter itself while its dtype stays float32, as PyTorch's lazy placeholder answers them
+/// (the device is fixed at the first forward pass); another dtype is PyTorch's ValueError.
+fn uninitialized_move(_: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    let this = a.pos.first().cloned().unwrap_or(Value::None);
+    let other_dtype = a
+        .pos
+        .iter()
+        .skip(1)
+        .chain(a.kw.iter().filter(|(k, _)| &**k == "dtype").map(|(_, v)| v))
+        .any(|v| matches!(v, Value::DType(d, _) if *d != crate::runtime::DType::Float32));
+    if other_dtype {
+        return Err(uninitialized_use_error_for(
+            "<method 'to' of 'torch._C.TensorBase' objects>",
+            &this,
+        ));
+    }
+    Ok(this)
+}
 
 /// The dialect's answer for an attribute of an uninitialized parameter.
 pub type UninitializedAttr = fn(&Rc<Parameter>, &str) -> Option<Value>;
@@ -509,25 +569,38 @@ thread_local! {
 
 impl NativeObject for UninitializedParam {
     fn type_name(&self) -> &str {
-        // Batch norm's running statistics are buffers, PyTorch's `UninitializedBuffer`.
-        if self.0.buffer.get() {
-            "UninitializedBuffer"
-        } else {
-            "UninitializedParameter"
-        }
+        self.class_name()
     }
     fn repr(&self) -> String {
         format!("<{}>", self.type_name())
     }
     /// What PyTorch answers without data; the tensor methods a program is likely to try raise
     /// PyTorch's ValueError when called (`p.sum()`), and `shape` its RuntimeError.
-    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         const METHODS: &[&str] = &[
-            "abs", "add", "add_", "clone", "copy_", "cpu", "cuda", "detach", "dim", "div", "fill_",
-            "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_", "numel",
-            "numpy", "reshape", "std", "sub", "sum", "t", "to", "tolist", "uniform_", "var",
+            "abs", "add", "add_", "clone", "copy_", "detach", "dim", "div", "double", "fill_",
+            "half", "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_",
+            "numel", "numpy", "reshape", "std", "sub", "sum", "t", "tolist", "uniform_", "var",
             "view", "zero_",
         ];
+        match name {
+            // PyTorch's placeholder data: an empty tensor (a buffer's is the buffer itself).
+            "data" if !self.0.buffer.get() => {
+                return self.1.clone().map(|a| wrap(a, Flavor::Torch));
+            }
+            "data" => return Some(Value::Object(this.clone())),
+            "to" | "cpu" | "cuda" | "float" => {
+                let name = ["to", "cpu", "cuda", "float"]
+                    .into_iter()
+                    .find(|m| *m == name)
+                    .unwrap_or("to");
+                return Some(crate::object::class::bind(
+                    crate::object::builtin(name, "", uninitialized_move),
+                    Value::Object(this.clone()),
+                ));
+            }
+            _ => {}
+        }
         if let Some(v) = UNINITIALIZED_ATTR
             .with(Cell::get)
             .and_then(|f| f(&self.0, name))
@@ -539,17 +612,34 @@ impl NativeObject for UninitializedParam {
             "grad" => Some(Value::None),
             "__class__" => self.class_value(),
             _ => METHODS.iter().find(|m| **m == name).map(|m| {
-                crate::object::builtin(m, "", |_, a| {
-                    Err(uninitialized_use_error(&format!(
-                        "<method '{}' of 'torch._C.TensorBase' objects>",
-                        a.fname
-                    )))
-                })
+                crate::object::class::bind(
+                    crate::object::builtin(m, "", |_, a| {
+                        let this = a.pos.first().cloned().unwrap_or(Value::None);
+                        Err(uninitialized_use_error_for(
+                            &format!("<method '{}' of 'torch._C.TensorBase' objects>", a.fname),
+                            &this,
+                        ))
+                    }),
+                    Value::Object(this.clone()),
+                )
             }),
         }
     }
     fn missing_attr(&self, name: &str) -> Option<Exc> {
         (name == "shape").then(uninitialized_shape_error)
+    }
+    fn operand_error(&self, op: &str) -> Option<Exc> {
+        let method = torch_operator_method(op)?;
+        // `**` goes through a Python function of TensorBase, so PyTorch names it with an address.
+        let place = if method == "pow" {
+            format!(
+                "<function TensorBase.pow at {:#x}>",
+                self as *const Self as usize
+            )
+        } else {
+            format!("<method '{method}' of 'torch._C.TensorBase' objects>")
+        };
+        Some(uninitialized_error_text(&place, self.class_name()))
     }
     fn class_value(&self) -> Option<Value> {
         let classes = UNINITIALIZED_CLASS.with(|c| c.borrow().clone())?;
@@ -578,9 +668,25 @@ pub fn address(v: &Value) -> usize {
 
 /// PyTorch's error for an uninitialized parameter given to `place` (a function or method).
 pub fn uninitialized_use_error(place: &str) -> Exc {
+    uninitialized_error_text(place, "UninitializedParameter")
+}
+
+/// The same for `v`, which may be an uninitialized buffer (named so in the text).
+fn uninitialized_use_error_for(place: &str, v: &Value) -> Exc {
+    let class = match v {
+        Value::Object(o) => o
+            .as_any()
+            .downcast_ref::<UninitializedParam>()
+            .map_or("UninitializedParameter", |p| p.class_name()),
+        _ => "UninitializedParameter",
+    };
+    uninitialized_error_text(place, class)
+}
+
+fn uninitialized_error_text(place: &str, class: &str) -> Exc {
     // The verb is an argument so that tests/layers.rs does not read the text as a `use` tree.
     let verb = "use";
-    Exc::value_error(format!("Attempted to {verb} an uninitialized parameter in {place}. This error happens when you are using a `LazyModule` or explicitly manipulating `torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call `forward` with a dummy batch to initialize the parameters before calling torch functions"))
+    Exc::value_error(format!("Attempted to {verb} an uninitialized parameter in {place}. This error happens when you are using a `LazyModule` or explicitly manipulating `torch.nn.parameter.{class}` objects. When using LazyModules Call `forward` with a dummy batch to initialize the parameters before calling torch functions"))
 }
 
 /// PyTorch's error for the shape of an uninitialized parameter.
@@ -616,7 +722,7 @@ fn torch_param_value(it: &mut dyn Interpreter, p: &Rc<Parameter>) -> Value {
             it.state_mut().nn.note_param_array(&data, p);
             wrap(data, Flavor::Torch)
         }
-        _ => Value::Object(Rc::new(UninitializedParam(p.clone()))),
+        _ => UninitializedParam::value(it, p),
     }
 }
 
@@ -703,7 +809,7 @@ pub fn deep_copy(
     }
     if let Some(p) = any.downcast_ref::<UninitializedParam>() {
         let copy = copy_param(it, &p.0, c)?;
-        return Ok(Some(Value::Object(Rc::new(UninitializedParam(copy)))));
+        return Ok(Some(UninitializedParam::value(it, &copy)));
     }
     let Some(core) = any.downcast_ref::<Core>() else {
         return Ok(None);

@@ -64,6 +64,9 @@ fn make_classes() -> TorchClasses {
         ("to", to),
         ("cuda", cuda),
         ("cpu", cpu),
+        ("float", float),
+        ("double", other_float),
+        ("half", other_float),
         ("train", train),
         ("eval", eval),
         ("add_module", add_module),
@@ -732,6 +735,30 @@ fn cpu(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, core) = this_core(&mut a)?;
     a.finish(0)?;
     move_to(it, this, &core, Device::cpu(0))
+}
+
+/// `float()`: the module itself, its parameters being float32 already.
+fn float(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, _) = this_core(&mut a)?;
+    a.finish(0)?;
+    Ok(this)
+}
+
+/// `double()` / `half()`: modules keep float32 parameters here.
+fn other_float(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, _) = this_core(&mut a)?;
+    a.finish(0)?;
+    let class = match &this {
+        Value::Instance(i) => i.class().name.to_string(),
+        other => other.type_name(),
+    };
+    let method = a.fname.rsplit('.').next().unwrap_or(a.fname);
+    Err(Exc::new(
+        ExcKind::NotImplementedError,
+        format!(
+            "{class}.{method}(): modules keep float32 parameters here; use float() (or leave the module as it is) and convert inputs with x.float()"
+        ),
+    ))
 }
 
 fn set_training(this: &Value, mode: bool) {
