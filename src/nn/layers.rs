@@ -647,7 +647,7 @@ pub type ParamMap<'a> = dyn FnMut(&Rc<Parameter>) -> Result<Rc<Parameter>> + 'a;
 
 /// `map` applied to an optional parameter.
 pub fn map_opt(map: &mut ParamMap, p: &Option<Rc<Parameter>>) -> Result<Option<Rc<Parameter>>> {
-    p.as_ref().map(|p| map(p)).transpose()
+    p.as_ref().map(map).transpose()
 }
 
 /// A layer or a container of layers.

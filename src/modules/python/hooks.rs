@@ -53,9 +53,12 @@ pub struct ArrayProtocol {
     pub class_of: fn(&dyn Interpreter, &Value) -> Option<Value>,
     /// `copy.deepcopy` of a value the array layer owns (a model's core, a parameter): None
     /// when the value is not one, and the copy module copies it its own way.
-    pub deep_copy:
-        fn(&mut dyn Interpreter, &Value, &mut dyn DeepCopier) -> Result<Option<Value>, Exc>,
+    pub deep_copy: DeepCopyFn,
 }
+
+/// See [`ArrayProtocol::deep_copy`].
+pub type DeepCopyFn =
+    fn(&mut dyn Interpreter, &Value, &mut dyn DeepCopier) -> Result<Option<Value>, Exc>;
 
 /// One `copy.deepcopy` call as the array layer sees it: copies through the call's memo, so
 /// what two places share stays shared inside the copy.
