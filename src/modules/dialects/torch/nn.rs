@@ -756,7 +756,7 @@ fn other_float(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Err(Exc::new(
         ExcKind::NotImplementedError,
         format!(
-            "{class}.{method}(): modules keep float32 parameters here; use float() (or leave the module as it is) and convert inputs with x.float()"
+            "{class}.{method}(): modules keep float32 parameters here; call float() instead (or leave the module as it is) and convert the inputs with x.float()"
         ),
     ))
 }
