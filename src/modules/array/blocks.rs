@@ -795,7 +795,17 @@ pub fn deep_copy(
         Value::Object(o) => o.clone(),
         Value::Array(a) if a.flavor == Flavor::Torch => {
             let Some(p) = it.state().nn.param_of_array(&a.array) else {
-                return Ok(None);
+                // A plain tensor: a leaf keeps requires_grad; PyTorch refuses a non-leaf.
+                let st = it.state_mut();
+                if !st.nn.tape.requires_grad(&a.array) {
+                    return Ok(None);
+                }
+                if !st.nn.tape.is_leaf(&a.array) {
+                    return Err(Exc::new(ExcKind::RuntimeError, "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001"));
+                }
+                let c = a.array.copy_to(&st.rt, a.array.device())?;
+                st.nn.tape.set_requires_grad(&c, true);
+                return Ok(Some(wrap(c, Flavor::Torch)));
             };
             let copy = copy_param(it, &p, c)?;
             return Ok(Some(param_value(it, Dialect::Torch, &copy)));

@@ -24,6 +24,7 @@ pub const TENSOR_ATTRS: &[&str] = &[
     "cosh",
     "allclose",
     "equal",
+    "bmm",
     "requires_grad",
     "requires_grad_",
     "is_leaf",

@@ -11,13 +11,14 @@ use crate::runtime::{BinaryOp, DType, Device, HostData, Operand, Scalar, UnaryOp
 
 /// Adds the functions to `torch`.
 pub fn install(m: &Module) {
-    let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 6] = [
+    let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 7] = [
         ("linspace", "linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False): steps evenly spaced values from start to end, both included.", linspace),
         ("meshgrid", "meshgrid(*tensors, indexing=None): coordinate grids from 1-D tensors; indexing='ij' (the default, with a warning) or 'xy'.", meshgrid),
         ("sinh", "sinh(input): hyperbolic sine, elementwise.", |it, a| as_function(it, a, "sinh")),
         ("cosh", "cosh(input): hyperbolic cosine, elementwise.", |it, a| as_function(it, a, "cosh")),
         ("allclose", "allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False): whether |input - other| <= atol + rtol * |other| everywhere.", |it, a| as_function(it, a, "allclose")),
         ("equal", "equal(input, other): whether both have the same size and elements.", |it, a| as_function(it, a, "equal")),
+        ("bmm", "bmm(input, mat2): the matrix products of two batches of matrices, (b, n, m) @ (b, m, p) -> (b, n, p).", |it, a| as_function(it, a, "bmm")),
     ];
     for (name, doc, f) in fns {
         m.set(name, builtin(name, doc, f));
@@ -62,6 +63,7 @@ pub fn tensor_method(name: &str) -> Option<(&'static str, &'static str, MethodFn
         }),
         "allclose" => ("allclose", "x.allclose(other, rtol=1e-05, atol=1e-08, equal_nan=False): whether x and other are close everywhere.", allclose),
         "equal" => ("equal", "x.equal(other): whether both have the same size and elements.", equal),
+        "bmm" => ("bmm", "x.bmm(mat2): the matrix products of two batches of matrices.", bmm),
         _ => return None,
     };
     Some((mname, doc, f))
@@ -175,6 +177,39 @@ fn equal(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc>
         )));
     }
     numpy_fns::array_equal(it, Args::positional(vec![r.clone(), other]))
+}
+
+/// `x.bmm(mat2)`: PyTorch's checks (both 3-D, the batch and inner sizes agree), then the
+/// batched product of `@`.
+fn bmm(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let other = a.required(0, "mat2")?;
+    a.finish(1)?;
+    let x = tensor(r)?;
+    let Some(y) = other.as_array() else {
+        return Err(Exc::type_error(format!(
+            "bmm(): argument 'mat2' (position 2) must be Tensor, not {}",
+            other.type_name()
+        )));
+    };
+    for (t, name) in [(x, "batch1"), (y, "batch2")] {
+        if t.array.ndim() != 3 {
+            return Err(Exc::new(
+                ExcKind::RuntimeError,
+                format!("{name} must be a 3D tensor"),
+            ));
+        }
+    }
+    let (xs, ys) = (x.array.shape(), y.array.shape());
+    if ys[0] != xs[0] || ys[1] != xs[2] {
+        return Err(Exc::new(
+            ExcKind::RuntimeError,
+            format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                xs[0], xs[2], ys[0], ys[1]
+            ),
+        ));
+    }
+    crate::object::ops::binary(it, crate::lang::ast::BinOp::MatMul, r, &other)
 }
 
 /// PyTorch's C++ name of a dtype, as its dtype-mismatch errors print it.
