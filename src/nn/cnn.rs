@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::autograd::Tape;
 use super::conv::{self, PoolKind, Window};
-use super::layers::{Activation, Parameter};
+use super::layers::{map_opt, Activation, ParamMap, Parameter};
 use super::norm::{self, RunningUpdate};
 use crate::runtime::{Array, DType, Device, Operand, Result, Runtime, RuntimeError};
 
@@ -35,6 +35,8 @@ pub trait LayerOp {
     fn is_lazy(&self) -> bool {
         false
     }
+    /// The same layer on `map`'s copies of its parameters (`copy.deepcopy` of a model).
+    fn deep_copy(&self, map: &mut ParamMap) -> Result<Rc<dyn LayerOp>>;
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -186,6 +188,7 @@ pub fn pad_input(
 
 /// `Conv1d`/`Conv2d` (PyTorch) and `Conv1D`/`Conv2D` (Gluon). One-dimensional layers keep
 /// their sizes in the second slot of each pair (height 1).
+#[derive(Clone)]
 pub struct ConvLayer {
     pub name: String,
     pub style: Style,
@@ -458,6 +461,12 @@ impl LayerOp for ConvLayer {
         self.lazy && self.in_channels.get() == 0
     }
 
+    fn deep_copy(&self, map: &mut ParamMap) -> Result<Rc<dyn LayerOp>> {
+        let mut c = self.clone();
+        c.weight = map(&self.weight)?;
+        c.bias = map_opt(map, &self.bias)?;
+        Ok(Rc::new(c))
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -483,6 +492,7 @@ pub enum PoolSpan {
 }
 
 /// Max/average pooling, global and adaptive forms, both dialects.
+#[derive(Clone)]
 pub struct PoolLayer {
     pub name: String,
     pub style: Style,
@@ -570,6 +580,9 @@ impl LayerOp for PoolLayer {
         }
     }
 
+    fn deep_copy(&self, _: &mut ParamMap) -> Result<Rc<dyn LayerOp>> {
+        Ok(Rc::new(self.clone()))
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -578,6 +591,7 @@ impl LayerOp for PoolLayer {
 /// 1-d pooling (`MaxPool1d`, `AvgPool1D`, `AdaptiveAvgPool1d`, `GlobalAvgPool1D`, ...): the
 /// 2-d layer over (N, C, 1, L), as PyTorch itself computes it (unsqueeze, pool, squeeze).
 /// `inner`'s windows are (1, k).
+#[derive(Clone)]
 pub struct Pool1dLayer {
     pub inner: PoolLayer,
 }
@@ -648,6 +662,9 @@ impl LayerOp for Pool1dLayer {
         }
     }
 
+    fn deep_copy(&self, _: &mut ParamMap) -> Result<Rc<dyn LayerOp>> {
+        Ok(Rc::new(self.clone()))
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -703,6 +720,7 @@ impl PoolLayer {
 
 /// Batch normalization (PyTorch's `BatchNorm1d`/`2d`, Gluon's `BatchNorm`). The running
 /// statistics are buffer parameters, updated in place after each training batch.
+#[derive(Clone)]
 pub struct BatchNormLayer {
     pub name: String,
     pub style: Style,
@@ -923,6 +941,15 @@ impl LayerOp for BatchNormLayer {
         self.lazy && self.features.get() == 0
     }
 
+    fn deep_copy(&self, map: &mut ParamMap) -> Result<Rc<dyn LayerOp>> {
+        let mut c = self.clone();
+        c.weight = map_opt(map, &self.weight)?;
+        c.bias = map_opt(map, &self.bias)?;
+        c.running_mean = map_opt(map, &self.running_mean)?;
+        c.running_var = map_opt(map, &self.running_var)?;
+        c.num_batches = map_opt(map, &self.num_batches)?;
+        Ok(Rc::new(c))
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -994,6 +1021,7 @@ pub fn float_text(v: f64) -> String {
 }
 
 /// Layer normalization over the trailing `shape`.
+#[derive(Clone)]
 pub struct LayerNormLayer {
     pub name: String,
     pub style: Style,
@@ -1076,12 +1104,19 @@ impl LayerOp for LayerNormLayer {
         }
     }
 
+    fn deep_copy(&self, map: &mut ParamMap) -> Result<Rc<dyn LayerOp>> {
+        let mut c = self.clone();
+        c.weight = map_opt(map, &self.weight)?;
+        c.bias = map_opt(map, &self.bias)?;
+        Ok(Rc::new(c))
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
 }
 
 /// Dropout (`Dropout`, PyTorch's `Dropout2d` with `channels`), active only in training.
+#[derive(Clone)]
 pub struct DropoutLayer {
     pub style: Style,
     pub p: f64,
@@ -1128,12 +1163,16 @@ impl LayerOp for DropoutLayer {
         self.training.set(training);
     }
 
+    fn deep_copy(&self, _: &mut ParamMap) -> Result<Rc<dyn LayerOp>> {
+        Ok(Rc::new(self.clone()))
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
 }
 
 /// `nn.Identity()`: returns its input.
+#[derive(Clone)]
 pub struct IdentityLayer;
 
 impl LayerOp for IdentityLayer {
@@ -1145,6 +1184,9 @@ impl LayerOp for IdentityLayer {
     }
     fn repr(&self, _np: bool) -> String {
         String::new()
+    }
+    fn deep_copy(&self, _: &mut ParamMap) -> Result<Rc<dyn LayerOp>> {
+        Ok(Rc::new(IdentityLayer))
     }
     fn as_any(&self) -> &dyn Any {
         self

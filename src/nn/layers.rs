@@ -526,6 +526,39 @@ impl Parameter {
         self.data.borrow_mut().pop();
     }
 
+    /// A parameter of its own with copies of these values on the same devices (`copy.deepcopy`
+    /// of a model). A PyTorch copy is a leaf that requires grad when this one does, as
+    /// `Parameter.__deepcopy__` makes it. A Gluon copy gets a zero gradient buffer: MXNet
+    /// 1.9.1 copies the buffer but not its link to the values, so its backward on the copy
+    /// fails inside the engine; here the copy trains.
+    pub fn deep_copy(&self, rt: &Runtime, tape: &mut Tape) -> Result<Rc<Parameter>> {
+        let mut copies = Vec::new();
+        for a in self.data.borrow().iter() {
+            let c = a.copy_to(rt, a.device())?;
+            if !self.accumulate_grad || tape.requires_grad(a) {
+                self.track(rt, tape, &c)?;
+            }
+            copies.push(c);
+        }
+        Ok(Rc::new(Parameter {
+            name: self.name.clone(),
+            shape: RefCell::new(self.shape()),
+            made_shape: self.made_shape.clone(),
+            dtype: self.dtype,
+            init: Cell::new(self.init.get()),
+            data: RefCell::new(copies),
+            deferred: RefCell::new(self.deferred.borrow().clone()),
+            fan_in: Cell::new(self.fan_in.get()),
+            own_init: Cell::new(self.own_init.get()),
+            accumulate_grad: self.accumulate_grad,
+            dtype_text: RefCell::new(self.dtype_text.borrow().clone()),
+            constant: Cell::new(self.constant.get()),
+            buffer: Cell::new(self.buffer.get()),
+            custom_init: RefCell::new(self.custom_init.borrow().clone()),
+            handle: RefCell::new(None),
+        }))
+    }
+
     /// Replaces the copies with ones made by `prepare_copies` (cannot fail).
     pub fn install_copies(&self, tape: &mut Tape, copies: Vec<Array>) {
         if let Some(first) = copies.first() {
@@ -609,6 +642,15 @@ pub enum BlockKind {
     Activation(Activation),
     /// The layers of `nn::cnn` (convolution, pooling, normalization, dropout, identity).
     Op(Rc<dyn super::cnn::LayerOp>),
+}
+
+/// What a model copy does with each parameter: gives the copy's own (the same copy for a
+/// parameter met twice, so shared parameters stay shared inside the copy).
+pub type ParamMap<'a> = dyn FnMut(&Rc<Parameter>) -> Result<Rc<Parameter>> + 'a;
+
+/// `map` applied to an optional parameter.
+pub fn map_opt(map: &mut ParamMap, p: &Option<Rc<Parameter>>) -> Result<Option<Rc<Parameter>>> {
+    p.as_ref().map(map).transpose()
 }
 
 /// A layer or a container of layers.
@@ -727,6 +769,64 @@ impl Block {
                 bias,
             },
         })
+    }
+
+    /// A block of the same kind computing with `map`'s copies of its parameters (and copies of
+    /// its children), for `copy.deepcopy` of a model.
+    pub fn deep_copy(&self, map: &mut ParamMap) -> Result<Rc<Block>> {
+        let kind = match &self.kind {
+            BlockKind::Sequential(c) => {
+                let children = c
+                    .borrow()
+                    .iter()
+                    .map(|b| b.deep_copy(map))
+                    .collect::<Result<Vec<_>>>()?;
+                BlockKind::Sequential(RefCell::new(children))
+            }
+            BlockKind::Dense {
+                units,
+                in_units,
+                activation,
+                weight,
+                bias,
+            } => BlockKind::Dense {
+                units: *units,
+                in_units: in_units.clone(),
+                activation: *activation,
+                weight: map(weight)?,
+                bias: map_opt(map, bias)?,
+            },
+            BlockKind::Conv2D {
+                channels,
+                in_channels,
+                kernel,
+                strides,
+                padding,
+                activation,
+                weight,
+                bias,
+            } => BlockKind::Conv2D {
+                channels: *channels,
+                in_channels: in_channels.clone(),
+                kernel: *kernel,
+                strides: *strides,
+                padding: *padding,
+                activation: *activation,
+                weight: map(weight)?,
+                bias: map_opt(map, bias)?,
+            },
+            BlockKind::MaxPool2D { pool, strides } => BlockKind::MaxPool2D {
+                pool: *pool,
+                strides: *strides,
+            },
+            BlockKind::Flatten => BlockKind::Flatten,
+            BlockKind::Activation(a) => BlockKind::Activation(*a),
+            BlockKind::Op(op) => BlockKind::Op(op.deep_copy(map)?),
+        };
+        Ok(Rc::new(Block {
+            name: self.name.clone(),
+            kind,
+        }))
     }
 
     pub fn children(&self) -> Vec<Rc<Block>> {

@@ -83,6 +83,11 @@ pub fn array_repr_with(a: &ArrayValue, grad: Option<&str>) -> String {
 
 pub fn array_str(a: &ArrayValue) -> String {
     match a.flavor {
+        // MXNet's numpy arrays name a device other than the CPU after the values (`[1. 1.]
+        // @gpu(0)`), except 0-d ones (`ndarray.__str__`).
+        Flavor::Np if a.array.device().kind != DeviceKind::Cpu && a.array.ndim() > 0 => {
+            format!("{} @{}", with_view(a, display::numpy_str), a.array.device())
+        }
         Flavor::Np | Flavor::Numpy => with_view(a, display::numpy_str),
         _ => array_repr(a),
     }

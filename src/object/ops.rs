@@ -156,6 +156,12 @@ pub fn runtime_binop(op: BinOp) -> Option<(BinaryOp, &'static str)> {
 }
 
 fn unsupported(op: &str, l: &Value, r: &Value) -> Exc {
+    if let Some(e) = [l, r].into_iter().find_map(|v| match v {
+        Value::Object(o) => o.operand_error(op),
+        _ => None,
+    }) {
+        return e;
+    }
     Exc::type_error(format!(
         "unsupported operand type(s) for {op}: '{}' and '{}'",
         l.type_name(),
@@ -190,6 +196,11 @@ pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, 
             return unary(it, op, &base);
         }
     }
+    if let (Value::Object(o), UnaryOp::Neg | UnaryOp::Pos | UnaryOp::Invert) = (v, op) {
+        if let Some(e) = o.operand_error(unary_symbol(op)) {
+            return Err(e);
+        }
+    }
     match (op, v) {
         (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Ok(v.clone()),
         (UnaryOp::Pos, Value::Bool(b)) => Ok(Value::Int(*b as i64)),
@@ -220,6 +231,15 @@ pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, 
             },
             v.type_name()
         ))),
+    }
+}
+
+/// How `operand_error` names a unary operator (`-x` is `"neg"`, told from binary `-`).
+fn unary_symbol(op: UnaryOp) -> &'static str {
+    match op {
+        UnaryOp::Neg => "neg",
+        UnaryOp::Pos => "pos",
+        UnaryOp::Invert | UnaryOp::Not => "invert",
     }
 }
 

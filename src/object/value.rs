@@ -272,6 +272,11 @@ pub trait NativeObject {
     fn missing_attr(&self, _name: &str) -> Option<Exc> {
         None
     }
+    /// The error for this object as an operand of `op` (`+`, `-`, unary `-`, ...) when it is
+    /// not the usual TypeError (an uninitialized PyTorch parameter's ValueError).
+    fn operand_error(&self, _op: &str) -> Option<Exc> {
+        None
+    }
     fn class_value(&self) -> Option<Value> {
         None
     }

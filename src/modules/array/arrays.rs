@@ -1552,6 +1552,7 @@ pub fn protocol() -> crate::modules::python::hooks::ArrayProtocol {
             Value::Array(a) => hooks::dialect(a.flavor).and_then(|d| (d.class_of)(it, v)),
             _ => None,
         },
+        deep_copy: crate::modules::array::blocks::deep_copy,
     }
 }
 

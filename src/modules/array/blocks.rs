@@ -13,6 +13,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use crate::modules::python::hooks::DeepCopier;
 use crate::nn::layers::{Block, Init, Parameter};
 use crate::object::class::{Class, Instance};
 use crate::object::error::{Exc, ExcKind};
@@ -299,6 +300,30 @@ fn set_attr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             core.children.borrow_mut().retain(|c| c.key != name);
             register_param(&core, &name, p);
         }
+        Assigned::Other
+            if core.dialect == Dialect::Torch && buffer_named(&core, &name).is_some() =>
+        {
+            // A tensor assigned to a buffer's name replaces the buffer's value, as PyTorch's
+            // `__setattr__` stores it in `_buffers` (`self.count = self.count + 1`).
+            let Some(p) = buffer_named(&core, &name) else {
+                return Ok(Value::None);
+            };
+            match value.as_array() {
+                Some(x) if x.flavor == Flavor::Torch => {
+                    let same = p.data(None).map(|d| d.same(&x.array)).unwrap_or(false);
+                    if !same {
+                        let st = it.state_mut();
+                        p.adopt(&st.rt, &mut st.nn.tape, x.array.clone())?;
+                    }
+                }
+                _ => {
+                    return Err(Exc::type_error(format!(
+                        "cannot assign '{}' as buffer '{name}' (torch.nn.Buffer, torch.Tensor or None expected)",
+                        value.type_name()
+                    )))
+                }
+            }
+        }
         Assigned::Other => {
             core.children.borrow_mut().retain(|c| c.key != name);
             core.params.borrow_mut().retain(|(k, _)| *k != name);
@@ -306,6 +331,15 @@ fn set_attr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
     }
     Ok(Value::None)
+}
+
+/// The buffer registered as `name` (a PyTorch module's running statistics, `register_buffer`).
+fn buffer_named(core: &Core, name: &str) -> Option<Rc<Parameter>> {
+    core.params
+        .borrow()
+        .iter()
+        .find(|(k, p)| **k == *name && p.buffer.get())
+        .map(|(_, p)| p.clone())
 }
 
 fn before_init(this: &Value, block: bool) -> Exc {
@@ -458,8 +492,68 @@ pub struct ParamObj {
     pub np: bool,
 }
 
-/// A PyTorch parameter whose shape waits for the first forward pass.
-pub struct UninitializedParam(pub Rc<Parameter>);
+/// A PyTorch parameter whose shape waits for the first forward pass, with the empty tensor
+/// PyTorch keeps as its `.data` until then (None where it could not be made).
+pub struct UninitializedParam(pub Rc<Parameter>, pub Option<Array>);
+
+impl UninitializedParam {
+    pub fn value(it: &dyn Interpreter, p: &Rc<Parameter>) -> Value {
+        let device = p
+            .deferred_devices()
+            .and_then(|d| d.first().copied())
+            .unwrap_or(Device::cpu(0));
+        let empty = it.state().rt.zeros(&[0], p.dtype, device).ok();
+        Value::Object(Rc::new(UninitializedParam(p.clone(), empty)))
+    }
+
+    fn class_name(&self) -> &'static str {
+        // Batch norm's running statistics are buffers, PyTorch's `UninitializedBuffer`.
+        if self.0.buffer.get() {
+            "UninitializedBuffer"
+        } else {
+            "UninitializedParameter"
+        }
+    }
+}
+
+/// The PyTorch method behind an operator (`+` is `add`), as its error for an uninitialized
+/// operand names it.
+fn torch_operator_method(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "+" => "add",
+        "-" => "sub",
+        "*" => "mul",
+        "/" => "div",
+        "//" => "floor_divide",
+        "%" => "remainder",
+        "**" => "pow",
+        "@" => "matmul",
+        "neg" => "neg",
+        "pos" => "positive",
+        "invert" => "bitwise_not",
+        _ => return None,
+    })
+}
+
+/// `p.to(...)`, `p.cpu()`, `p.cuda()`, `p.float()` of an uninitialized parameter: the
+/// parameter itself while its dtype stays float32, as PyTorch's lazy placeholder answers them
+/// (the device is fixed at the first forward pass); another dtype is PyTorch's ValueError.
+fn uninitialized_move(_: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    let this = a.pos.first().cloned().unwrap_or(Value::None);
+    let other_dtype = a
+        .pos
+        .iter()
+        .skip(1)
+        .chain(a.kw.iter().filter(|(k, _)| &**k == "dtype").map(|(_, v)| v))
+        .any(|v| matches!(v, Value::DType(d, _) if *d != crate::runtime::DType::Float32));
+    if other_dtype {
+        return Err(uninitialized_use_error_for(
+            "<method 'to' of 'torch._C.TensorBase' objects>",
+            &this,
+        ));
+    }
+    Ok(this)
+}
 
 /// The dialect's answer for an attribute of an uninitialized parameter.
 pub type UninitializedAttr = fn(&Rc<Parameter>, &str) -> Option<Value>;
@@ -475,25 +569,38 @@ thread_local! {
 
 impl NativeObject for UninitializedParam {
     fn type_name(&self) -> &str {
-        // Batch norm's running statistics are buffers, PyTorch's `UninitializedBuffer`.
-        if self.0.buffer.get() {
-            "UninitializedBuffer"
-        } else {
-            "UninitializedParameter"
-        }
+        self.class_name()
     }
     fn repr(&self) -> String {
         format!("<{}>", self.type_name())
     }
     /// What PyTorch answers without data; the tensor methods a program is likely to try raise
     /// PyTorch's ValueError when called (`p.sum()`), and `shape` its RuntimeError.
-    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         const METHODS: &[&str] = &[
-            "abs", "add", "add_", "clone", "copy_", "cpu", "cuda", "detach", "dim", "div", "fill_",
-            "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_", "numel",
-            "numpy", "reshape", "std", "sub", "sum", "t", "to", "tolist", "uniform_", "var",
+            "abs", "add", "add_", "clone", "copy_", "detach", "dim", "div", "double", "fill_",
+            "half", "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_",
+            "numel", "numpy", "reshape", "std", "sub", "sum", "t", "tolist", "uniform_", "var",
             "view", "zero_",
         ];
+        match name {
+            // PyTorch's placeholder data: an empty tensor (a buffer's is the buffer itself).
+            "data" if !self.0.buffer.get() => {
+                return self.1.clone().map(|a| wrap(a, Flavor::Torch));
+            }
+            "data" => return Some(Value::Object(this.clone())),
+            "to" | "cpu" | "cuda" | "float" => {
+                let name = ["to", "cpu", "cuda", "float"]
+                    .into_iter()
+                    .find(|m| *m == name)
+                    .unwrap_or("to");
+                return Some(crate::object::class::bind(
+                    crate::object::builtin(name, "", uninitialized_move),
+                    Value::Object(this.clone()),
+                ));
+            }
+            _ => {}
+        }
         if let Some(v) = UNINITIALIZED_ATTR
             .with(Cell::get)
             .and_then(|f| f(&self.0, name))
@@ -505,17 +612,34 @@ impl NativeObject for UninitializedParam {
             "grad" => Some(Value::None),
             "__class__" => self.class_value(),
             _ => METHODS.iter().find(|m| **m == name).map(|m| {
-                crate::object::builtin(m, "", |_, a| {
-                    Err(uninitialized_use_error(&format!(
-                        "<method '{}' of 'torch._C.TensorBase' objects>",
-                        a.fname
-                    )))
-                })
+                crate::object::class::bind(
+                    crate::object::builtin(m, "", |_, a| {
+                        let this = a.pos.first().cloned().unwrap_or(Value::None);
+                        Err(uninitialized_use_error_for(
+                            &format!("<method '{}' of 'torch._C.TensorBase' objects>", a.fname),
+                            &this,
+                        ))
+                    }),
+                    Value::Object(this.clone()),
+                )
             }),
         }
     }
     fn missing_attr(&self, name: &str) -> Option<Exc> {
         (name == "shape").then(uninitialized_shape_error)
+    }
+    fn operand_error(&self, op: &str) -> Option<Exc> {
+        let method = torch_operator_method(op)?;
+        // `**` goes through a Python function of TensorBase, so PyTorch names it with an address.
+        let place = if method == "pow" {
+            format!(
+                "<function TensorBase.pow at {:#x}>",
+                self as *const Self as usize
+            )
+        } else {
+            format!("<method '{method}' of 'torch._C.TensorBase' objects>")
+        };
+        Some(uninitialized_error_text(&place, self.class_name()))
     }
     fn class_value(&self) -> Option<Value> {
         let classes = UNINITIALIZED_CLASS.with(|c| c.borrow().clone())?;
@@ -544,9 +668,25 @@ pub fn address(v: &Value) -> usize {
 
 /// PyTorch's error for an uninitialized parameter given to `place` (a function or method).
 pub fn uninitialized_use_error(place: &str) -> Exc {
+    uninitialized_error_text(place, "UninitializedParameter")
+}
+
+/// The same for `v`, which may be an uninitialized buffer (named so in the text).
+fn uninitialized_use_error_for(place: &str, v: &Value) -> Exc {
+    let class = match v {
+        Value::Object(o) => o
+            .as_any()
+            .downcast_ref::<UninitializedParam>()
+            .map_or("UninitializedParameter", |p| p.class_name()),
+        _ => "UninitializedParameter",
+    };
+    uninitialized_error_text(place, class)
+}
+
+fn uninitialized_error_text(place: &str, class: &str) -> Exc {
     // The verb is an argument so that tests/layers.rs does not read the text as a `use` tree.
     let verb = "use";
-    Exc::value_error(format!("Attempted to {verb} an uninitialized parameter in {place}. This error happens when you are using a `LazyModule` or explicitly manipulating `torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call `forward` with a dummy batch to initialize the parameters before calling torch functions"))
+    Exc::value_error(format!("Attempted to {verb} an uninitialized parameter in {place}. This error happens when you are using a `LazyModule` or explicitly manipulating `torch.nn.parameter.{class}` objects. When using LazyModules Call `forward` with a dummy batch to initialize the parameters before calling torch functions"))
 }
 
 /// PyTorch's error for the shape of an uninitialized parameter.
@@ -582,7 +722,7 @@ fn torch_param_value(it: &mut dyn Interpreter, p: &Rc<Parameter>) -> Value {
             it.state_mut().nn.note_param_array(&data, p);
             wrap(data, Flavor::Torch)
         }
-        _ => Value::Object(Rc::new(UninitializedParam(p.clone()))),
+        _ => UninitializedParam::value(it, p),
     }
 }
 
@@ -605,6 +745,142 @@ pub fn gluon_param_value(it: &dyn Interpreter, p: &Rc<Parameter>) -> Value {
     let weak: Handle = Rc::downgrade(&o);
     *p.handle.borrow_mut() = Some(Box::new(weak));
     Value::Object(o)
+}
+
+// ---- copy.deepcopy --------------------------------------------------------------------------
+
+/// A parameter's copy as the deep-copy memo keeps it (keyed by the original's address).
+struct ParamCopy(Rc<Parameter>);
+
+impl NativeObject for ParamCopy {
+    fn type_name(&self) -> &str {
+        "ParamCopy"
+    }
+    fn repr(&self) -> String {
+        format!("<copy of {}>", self.0.name)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The copy of `p` inside one `copy.deepcopy` call: made once, then found in the memo (tied
+/// weights stay tied inside the copy).
+fn copy_param(
+    it: &mut dyn Interpreter,
+    p: &Rc<Parameter>,
+    c: &mut dyn DeepCopier,
+) -> Result<Rc<Parameter>, Exc> {
+    let key = Rc::as_ptr(p) as *const u8 as usize;
+    if let Some(Value::Object(ref o)) = c.memo_get(key) {
+        if let Some(done) = o.as_any().downcast_ref::<ParamCopy>() {
+            return Ok(done.0.clone());
+        }
+    }
+    let st = it.state_mut();
+    let copy = p.deep_copy(&st.rt, &mut st.nn.tape)?;
+    c.memo_put(key, Value::Object(Rc::new(ParamCopy(copy.clone()))));
+    Ok(copy)
+}
+
+/// `copy.deepcopy` of what this layer owns (`python::hooks::ArrayProtocol::deep_copy`): a
+/// model's core (children through the memo, parameters, the built-in layer on the copied
+/// parameters) and parameters; None for anything else.
+pub fn deep_copy(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    c: &mut dyn DeepCopier,
+) -> Result<Option<Value>, Exc> {
+    let obj = match v {
+        Value::Object(o) => o.clone(),
+        Value::Array(a) if a.flavor == Flavor::Torch => {
+            let Some(p) = it.state().nn.param_of_array(&a.array) else {
+                // A plain tensor: a leaf keeps requires_grad; PyTorch refuses a non-leaf.
+                let st = it.state_mut();
+                if !st.nn.tape.requires_grad(&a.array) {
+                    return Ok(None);
+                }
+                if !st.nn.tape.is_leaf(&a.array) {
+                    return Err(Exc::new(ExcKind::RuntimeError, "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001"));
+                }
+                let c = a.array.copy_to(&st.rt, a.array.device())?;
+                st.nn.tape.set_requires_grad(&c, true);
+                return Ok(Some(wrap(c, Flavor::Torch)));
+            };
+            let copy = copy_param(it, &p, c)?;
+            return Ok(Some(param_value(it, Dialect::Torch, &copy)));
+        }
+        _ => return Ok(None),
+    };
+    let any = obj.as_any();
+    if let Some(p) = any.downcast_ref::<ParamObj>() {
+        let copy = copy_param(it, &p.param, c)?;
+        return Ok(Some(gluon_param_value(it, &copy)));
+    }
+    if let Some(p) = any.downcast_ref::<UninitializedParam>() {
+        let copy = copy_param(it, &p.0, c)?;
+        return Ok(Some(UninitializedParam::value(it, &copy)));
+    }
+    let Some(core) = any.downcast_ref::<Core>() else {
+        return Ok(None);
+    };
+    let mut children = Vec::new();
+    for child in core.children.borrow().clone() {
+        children.push(Child {
+            key: child.key.clone(),
+            block: c.copy(it, &child.block)?,
+            by_attr: child.by_attr,
+        });
+    }
+    let mut params = Vec::new();
+    for (k, p) in core.params.borrow().clone() {
+        params.push((k, copy_param(it, &p, c)?));
+    }
+    let shared = core
+        .shared
+        .iter()
+        .map(|p| copy_param(it, p, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut constants = Vec::new();
+    for (p, a) in core.constants.borrow().clone() {
+        let copy = copy_param(it, &p, c)?;
+        constants.push((copy, a.copy_to(&it.state().rt, a.device())?));
+    }
+    let layer = match &core.layer {
+        Some(l) => {
+            let mut err = None;
+            let copied = l.deep_copy(&mut |p| match copy_param(it, p, c) {
+                Ok(q) => Ok(q),
+                Err(e) => {
+                    // The interpreter's error travels beside the layer's, which only stops it.
+                    err = Some(e);
+                    Err(RuntimeError::Value("copy failed".into()))
+                }
+            });
+            match (copied, err) {
+                (Ok(l), _) => Some(l),
+                (Err(_), Some(e)) => return Err(e),
+                (Err(e), None) => return Err(e.into()),
+            }
+        }
+        None => None,
+    };
+    let data = CoreData {
+        dialect: core.dialect,
+        name: core.name.clone(),
+        param_prefix: core.param_prefix.clone(),
+        shared,
+        children: RefCell::new(children),
+        params: RefCell::new(params),
+        constants: RefCell::new(constants),
+        layer,
+        training: Cell::new(core.training.get()),
+        sequential: core.sequential,
+        hybridized: Cell::new(core.hybridized.get()),
+        // The copy traces its own graph on its first call.
+        compiled: RefCell::new(None),
+    };
+    Ok(Some(Value::Object(Rc::new(Core(Rc::new(data))))))
 }
 
 // ---- walking a model ------------------------------------------------------------------------

@@ -183,7 +183,7 @@ fn result_type(a: (DType, bool), b: (DType, bool)) -> DType {
 
 // ------------------------------------------------------------------ creation
 
-fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let start = a.required(0, "start")?;
     let stop = a.required(1, "stop")?;
     let num = a.take(2, "num")?.map_or(Ok(50), |v| {
@@ -416,7 +416,7 @@ fn squeeze(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(wrap(x.array.reshape(&keep)?, x.flavor))
 }
 
-fn expand_dims(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn expand_dims(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = take_array(it, &mut a)?;
     let axis = a.required(0, "axis")?;
     a.finish(1)?;
@@ -1091,7 +1091,10 @@ fn tolerances(a: &mut Args) -> Result<(f64, f64, bool), Exc> {
     Ok((rtol, atol, equal_nan))
 }
 
-fn close_values(it: &mut dyn Interpreter, mut a: Args) -> Result<(Vec<bool>, Vec<usize>), Exc> {
+pub(crate) fn close_values(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+) -> Result<(Vec<bool>, Vec<usize>), Exc> {
     let x = a.required(0, "a")?;
     let y = a.required(1, "b")?;
     let (rtol, atol, equal_nan) = tolerances(&mut a)?;
@@ -1134,7 +1137,7 @@ fn allclose(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     Ok(Value::Bool(v.iter().all(|b| *b)))
 }
 
-fn array_equal(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn array_equal(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "a1")?;
     let y = a.required(1, "a2")?;
     let equal_nan = a.flag(2, "equal_nan", false)?;
@@ -1881,6 +1884,20 @@ fn host_unary(it: &mut dyn Interpreter, mut a: Args, f: fn(f64) -> f64) -> Resul
     Ok(wrap(arr, x.flavor))
 }
 
+/// `f` of every element, computed in double precision and rounded once to the result dtype
+/// (float64 stays, everything else becomes float32), on `x`'s device: the dialects'
+/// functions that have no kernel of their own (`sinh`, `cosh`).
+pub(crate) fn map_f64(it: &dyn Interpreter, x: &Array, f: fn(f64) -> f64) -> Result<Array, Exc> {
+    let values: Vec<f64> = f64s(&x.to_host()).into_iter().map(f).collect();
+    let dtype = match x.dtype() {
+        DType::Float64 => DType::Float64,
+        _ => DType::Float32,
+    };
+    let rt = &it.state().rt;
+    let host = rt.from_host(HostData::F64(values), x.shape(), Device::cpu(0))?;
+    Ok(host.astype(dtype)?.copy_to(rt, x.device())?)
+}
+
 fn log1p(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     host_unary(it, a, f64::ln_1p)
 }
@@ -1921,7 +1938,7 @@ fn logical_not(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     ))
 }
 
-fn meshgrid(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn meshgrid(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let indexing = match &a.take_kw("indexing") {
         None => "xy".to_string(),
         Some(Value::Str(s)) if matches!(&**s, "xy" | "ij") => s.to_string(),

@@ -51,6 +51,23 @@ pub struct ArrayProtocol {
     /// The class `type(x)` and `isinstance` see for an array that has a class of its own (a
     /// PyTorch parameter is a `torch.nn.Parameter`); None for a plain array.
     pub class_of: fn(&dyn Interpreter, &Value) -> Option<Value>,
+    /// `copy.deepcopy` of a value the array layer owns (a model's core, a parameter): None
+    /// when the value is not one, and the copy module copies it its own way.
+    pub deep_copy: DeepCopyFn,
+}
+
+/// See [`ArrayProtocol::deep_copy`].
+pub type DeepCopyFn =
+    fn(&mut dyn Interpreter, &Value, &mut dyn DeepCopier) -> Result<Option<Value>, Exc>;
+
+/// One `copy.deepcopy` call as the array layer sees it: copies through the call's memo, so
+/// what two places share stays shared inside the copy.
+pub trait DeepCopier {
+    /// The deep copy of `v` (the one already made when `v` was met before).
+    fn copy(&mut self, it: &mut dyn Interpreter, v: &Value) -> Result<Value, Exc>;
+    /// The copy recorded for the object at address `key`.
+    fn memo_get(&self, key: usize) -> Option<Value>;
+    fn memo_put(&mut self, key: usize, copy: Value);
 }
 
 pub static ARRAYS: Hook<ArrayProtocol> = Hook::new();

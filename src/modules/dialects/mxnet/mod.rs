@@ -7,6 +7,7 @@ pub mod gluon;
 pub mod gluon_blocks;
 pub mod gluon_conv;
 pub mod gluon_train;
+pub mod np_more;
 pub mod symbol;
 
 use std::rc::Rc;
@@ -85,6 +86,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "random",
                 Value::Module(arrays::random_module::<NP>("mxnet.numpy.random")),
             );
+            np_more::install(&m);
             m.set("pi", Value::Float(std::f64::consts::PI));
             m.set("e", Value::Float(std::f64::consts::E));
             m

@@ -20,6 +20,11 @@ use crate::object::{builtin, method, Interpreter};
 
 /// The names [`tensor_attr`] answers (for completion).
 pub const TENSOR_ATTRS: &[&str] = &[
+    "sinh",
+    "cosh",
+    "allclose",
+    "equal",
+    "bmm",
     "requires_grad",
     "requires_grad_",
     "is_leaf",
@@ -493,7 +498,7 @@ pub fn tensor_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Op
         "data" => wrap(alias(arr)?, Flavor::Torch),
         _ => {
             let Some((mname, doc, f)) = tensor_method(name) else {
-                return Ok(None);
+                return Ok(super::math::tensor_attr(v, name));
             };
             method(v, mname, doc, f)
         }

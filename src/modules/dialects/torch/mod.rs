@@ -14,6 +14,7 @@ pub mod functional;
 pub mod jit;
 pub mod lazy;
 pub mod lr_scheduler;
+pub mod math;
 pub mod nn;
 pub mod optim;
 pub mod parallel;
@@ -396,6 +397,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 m.set(name, builtin(name, doc, f));
             }
             autograd::install(&m);
+            math::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),

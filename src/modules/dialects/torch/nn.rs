@@ -64,11 +64,15 @@ fn make_classes() -> TorchClasses {
         ("to", to),
         ("cuda", cuda),
         ("cpu", cpu),
+        ("float", float),
+        ("double", other_float),
+        ("half", other_float),
         ("train", train),
         ("eval", eval),
         ("add_module", add_module),
         ("register_module", add_module),
         ("register_parameter", register_parameter),
+        ("register_buffer", register_buffer),
         ("zero_grad", zero_grad),
         ("extra_repr", extra_repr),
         ("named_buffers", super::conv::named_buffers),
@@ -741,6 +745,30 @@ fn cpu(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     move_to(it, this, &core, Device::cpu(0))
 }
 
+/// `float()`: the module itself, its parameters being float32 already.
+fn float(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, _) = this_core(&mut a)?;
+    a.finish(0)?;
+    Ok(this)
+}
+
+/// `double()` / `half()`: modules keep float32 parameters here.
+fn other_float(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, _) = this_core(&mut a)?;
+    a.finish(0)?;
+    let class = match &this {
+        Value::Instance(i) => i.class().name.to_string(),
+        other => other.type_name(),
+    };
+    let method = a.fname.rsplit('.').next().unwrap_or(a.fname);
+    Err(Exc::new(
+        ExcKind::NotImplementedError,
+        format!(
+            "{class}.{method}(): modules keep float32 parameters here; call float() instead (or leave the module as it is) and convert the inputs with x.float()"
+        ),
+    ))
+}
+
 fn set_training(this: &Value, mode: bool) {
     let mut mods = Vec::new();
     blocks::named_modules(this, "", &mut mods);
@@ -808,6 +836,74 @@ fn register_parameter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
             v.type_name()
         ))
     })?;
+    blocks::register_param(&core, &name, p);
+    Ok(Value::None)
+}
+
+/// `register_buffer(name, tensor, persistent=True)`: a tensor the module keeps and moves
+/// with it, in its state dict, never trained (as batch norm's running statistics).
+fn register_buffer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = this_core(&mut a)?;
+    let name = match &a.required(0, "name")? {
+        Value::Str(s) => s.to_string(),
+        other => {
+            return Err(Exc::type_error(format!(
+                "buffer name should be a string. Got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let v = a.required(1, "tensor")?;
+    let persistent = a.take(2, "persistent")?;
+    a.finish(3)?;
+    if let Some(p) = persistent {
+        if !crate::object::class::truthy(it, &p)? {
+            return Err(Exc::new(
+                ExcKind::NotImplementedError,
+                "register_buffer(..., persistent=False) is not supported: register it as a persistent buffer (it is then in state_dict()) or keep the tensor as a plain attribute",
+            ));
+        }
+    }
+    if name.contains('.') {
+        return Err(Exc::new(
+            ExcKind::KeyError,
+            "'buffer name can\\'t contain \".\"'",
+        ));
+    }
+    if name.is_empty() {
+        return Err(Exc::new(
+            ExcKind::KeyError,
+            "'buffer name can\\'t be empty string \"\"'",
+        ));
+    }
+    let taken = match &this {
+        Value::Instance(i) => i.attrs.borrow().get(&name).is_some(),
+        _ => false,
+    } || core.children.borrow().iter().any(|c| *c.key == *name)
+        || core
+            .params
+            .borrow()
+            .iter()
+            .any(|(k, p)| **k == *name && !p.buffer.get());
+    if taken {
+        return Err(Exc::new(
+            ExcKind::KeyError,
+            format!("\"attribute '{name}' already exists\""),
+        ));
+    }
+    let data = match v.as_array() {
+        Some(x) if x.flavor == Flavor::Torch => x.array.clone(),
+        _ => {
+            return Err(Exc::type_error(format!(
+                "cannot assign '{}' object to buffer '{name}' (torch Tensor or None required)",
+                v.type_name()
+            )))
+        }
+    };
+    let p = Parameter::new_accumulating(name.clone(), data.shape().to_vec(), Init::Zeros);
+    p.buffer.set(true);
+    let st = it.state_mut();
+    p.adopt(&st.rt, &mut st.nn.tape, data)?;
     blocks::register_param(&core, &name, p);
     Ok(Value::None)
 }

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use crate::modules::array::blocks::{all_params, core_of, param_value, Dialect};
 use crate::object::error::Exc;
-use crate::object::ops::{get_item, Index, IndexItem};
+use crate::object::ops::{get_item, wrap, Index, IndexItem};
 use crate::object::value::{Args, Module, Value};
 use crate::object::{builtin, Interpreter};
 use crate::runtime::DeviceKind;
@@ -214,6 +214,27 @@ fn gather_map(
     };
     match first {
         Value::Array(x) => {
+            let scalars = items
+                .iter()
+                .all(|v| matches!(v, Value::Array(a) if a.array.ndim() == 0));
+            let along_0 = matches!(dim, None | Some(Value::Int(0)));
+            if scalars && along_0 {
+                // PyTorch's Gather: 0-d outputs (a loss per replica) become a vector, with a
+                // warning, instead of failing to concatenate.
+                crate::modules::python::stdlib::warnings::warn(
+                    it,
+                    "UserWarning",
+                    "Was asked to gather along dimension 0, but all input tensors were scalars; will instead unsqueeze and return a vector.",
+                )?;
+                let mut vectors = Vec::with_capacity(items.len());
+                for v in items {
+                    if let Value::Array(a) = v {
+                        let r = it.state_mut().nn.tape.reshape(&a.array, &[1])?;
+                        vectors.push(wrap(r, a.flavor));
+                    }
+                }
+                return gather_map(it, &vectors, target, dim);
+            }
             let d = dim_arg(dim, x.array.ndim(), "gather")?;
             let moved: Vec<Value> = items
                 .iter()

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::{module, set_fns};
+use crate::modules::python::hooks::DeepCopier;
 use crate::object::class::Instance;
 use crate::object::value::{ArrayValue, Module};
 use crate::object::{Args, Exc, Interpreter, Value};
@@ -31,7 +32,7 @@ pub fn build() -> Rc<Module> {
                     let x = a.required(0, "x")?;
                     a.take(1, "memo")?;
                     a.finish(2)?;
-                    deep(it, &x, &mut HashMap::new(), 0)
+                    Deep::default().copy(it, &x)
                 },
             ),
         ],
@@ -73,101 +74,130 @@ pub(crate) fn shallow_value(it: &mut dyn Interpreter, x: &Value) -> Result<Value
 /// Deeper than this, a structure is taken to be cyclic in a way the memo missed.
 const MAX_DEPTH: usize = 2000;
 
-fn deep(
-    it: &mut dyn Interpreter,
-    x: &Value,
-    memo: &mut HashMap<usize, Value>,
+/// One `deepcopy` call: the memo by identity (CPython's `memo` dict) and the depth reached.
+#[derive(Default)]
+struct Deep {
+    memo: HashMap<usize, Value>,
     depth: usize,
-) -> Result<Value, Exc> {
-    // Enough native stack for the next level, also on a generator's own (smaller) stack.
-    crate::object::guard::grow(|| deep_level(it, x, memo, depth))
 }
 
-fn deep_level(
-    it: &mut dyn Interpreter,
-    x: &Value,
-    memo: &mut HashMap<usize, Value>,
-    depth: usize,
-) -> Result<Value, Exc> {
-    if depth > MAX_DEPTH {
-        return Err(Exc::new(
-            crate::object::ExcKind::RecursionError,
-            "maximum recursion depth exceeded while calling a Python object",
-        ));
+impl DeepCopier for Deep {
+    fn copy(&mut self, it: &mut dyn Interpreter, x: &Value) -> Result<Value, Exc> {
+        self.depth += 1;
+        // Enough native stack for the next level, also on a generator's own (smaller) stack.
+        let out = crate::object::guard::grow(|| self.level(it, x));
+        self.depth -= 1;
+        out
     }
-    let key = x.identity();
-    let memoised = matches!(
-        x,
-        Value::List(_) | Value::Dict(_) | Value::Tuple(_) | Value::Instance(_) | Value::Array(_)
-    );
-    if memoised {
-        if let Some(v) = memo.get(&key) {
-            return Ok(v.clone());
-        }
+
+    fn memo_get(&self, key: usize) -> Option<Value> {
+        self.memo.get(&key).cloned()
     }
-    let out = match x {
-        Value::List(l) => {
-            let new = Rc::new(RefCell::new(Vec::new()));
-            memo.insert(key, Value::List(new.clone()));
-            let items = l.borrow().clone();
-            for v in items {
-                let c = deep(it, &v, memo, depth + 1)?;
-                new.borrow_mut().push(c);
-            }
-            Value::List(new)
-        }
-        Value::Dict(d) => {
-            let new = Rc::new(RefCell::new(crate::object::value::Dict::default()));
-            memo.insert(key, Value::Dict(new.clone()));
-            let entries = d.borrow().entries.clone();
-            for (k, v) in entries {
-                let k = deep(it, &k, memo, depth + 1)?;
-                let v = deep(it, &v, memo, depth + 1)?;
-                let hk = crate::object::hash_key(&k)?;
-                new.borrow_mut().insert(hk, k, v);
-            }
-            Value::Dict(new)
-        }
-        Value::Tuple(t) => {
-            let items = t
-                .iter()
-                .map(|v| deep(it, v, memo, depth + 1))
-                .collect::<Result<Vec<_>, _>>()?;
-            // An unchanged tuple stays itself, as in CPython.
-            if items.iter().zip(t.iter()).all(|(a, b)| a.is(b)) {
-                x.clone()
-            } else {
-                Value::tuple(items)
-            }
-        }
-        Value::Set(s) => {
-            let items = s.table.borrow().values();
-            let items = items
-                .iter()
-                .map(|v| deep(it, v, memo, depth + 1))
-                .collect::<Result<Vec<_>, _>>()?;
-            crate::object::set::from_values(s.frozen, &items)?
-        }
-        Value::Array(a) => copy_array(it, a)?,
-        Value::Instance(i) => {
-            if let Some(f) = crate::object::class::special_method(it, x, "__deepcopy__")? {
-                return it.call_value(&f, Args::positional(vec![crate::object::ops::new_dict()]));
-            }
-            let inst = Rc::new(Instance::new(i.class(), Value::None));
-            memo.insert(key, Value::Instance(inst.clone()));
-            let state = i.base_state.borrow().clone();
-            *inst.base_state.borrow_mut() = deep(it, &state, memo, depth + 1)?;
-            let attrs: Vec<(Rc<str>, Value)> = i.attrs.borrow().iter().cloned().collect();
-            for (k, v) in attrs {
-                let c = deep(it, &v, memo, depth + 1)?;
-                inst.attrs.borrow_mut().set(k, c);
-            }
-            Value::Instance(inst)
-        }
-        other => other.clone(),
-    };
-    if memoised {
-        memo.insert(key, out.clone());
+
+    fn memo_put(&mut self, key: usize, copy: Value) {
+        self.memo.insert(key, copy);
     }
-    Ok(out)
+}
+
+impl Deep {
+    fn level(&mut self, it: &mut dyn Interpreter, x: &Value) -> Result<Value, Exc> {
+        if self.depth > MAX_DEPTH {
+            return Err(Exc::new(
+                crate::object::ExcKind::RecursionError,
+                "maximum recursion depth exceeded while calling a Python object",
+            ));
+        }
+        let key = x.identity();
+        let memoised = matches!(
+            x,
+            Value::List(_)
+                | Value::Dict(_)
+                | Value::Tuple(_)
+                | Value::Instance(_)
+                | Value::Array(_)
+                | Value::Object(_)
+        );
+        if memoised {
+            if let Some(v) = self.memo.get(&key) {
+                return Ok(v.clone());
+            }
+        }
+        let out = match x {
+            Value::List(l) => {
+                let new = Rc::new(RefCell::new(Vec::new()));
+                self.memo.insert(key, Value::List(new.clone()));
+                let items = l.borrow().clone();
+                for v in items {
+                    let c = self.copy(it, &v)?;
+                    new.borrow_mut().push(c);
+                }
+                Value::List(new)
+            }
+            Value::Dict(d) => {
+                let new = Rc::new(RefCell::new(crate::object::value::Dict::default()));
+                self.memo.insert(key, Value::Dict(new.clone()));
+                let entries = d.borrow().entries.clone();
+                for (k, v) in entries {
+                    let k = self.copy(it, &k)?;
+                    let v = self.copy(it, &v)?;
+                    let hk = crate::object::hash_key(&k)?;
+                    new.borrow_mut().insert(hk, k, v);
+                }
+                Value::Dict(new)
+            }
+            Value::Tuple(t) => {
+                let items = t
+                    .iter()
+                    .map(|v| self.copy(it, v))
+                    .collect::<Result<Vec<_>, _>>()?;
+                // An unchanged tuple stays itself, as in CPython.
+                if items.iter().zip(t.iter()).all(|(a, b)| a.is(b)) {
+                    x.clone()
+                } else {
+                    Value::tuple(items)
+                }
+            }
+            Value::Set(s) => {
+                let items = s.table.borrow().values();
+                let items = items
+                    .iter()
+                    .map(|v| self.copy(it, v))
+                    .collect::<Result<Vec<_>, _>>()?;
+                crate::object::set::from_values(s.frozen, &items)?
+            }
+            Value::Array(_) | Value::Object(_) => {
+                // A model's core or a parameter: the array layer copies it through this memo.
+                let owned = match crate::modules::python::hooks::ARRAYS.get() {
+                    Some(h) => (h.deep_copy)(it, x, self)?,
+                    None => None,
+                };
+                match (owned, x) {
+                    (Some(v), _) => v,
+                    (None, Value::Array(a)) => copy_array(it, a)?,
+                    (None, other) => other.clone(),
+                }
+            }
+            Value::Instance(i) => {
+                if let Some(f) = crate::object::class::special_method(it, x, "__deepcopy__")? {
+                    return it
+                        .call_value(&f, Args::positional(vec![crate::object::ops::new_dict()]));
+                }
+                let inst = Rc::new(Instance::new(i.class(), Value::None));
+                self.memo.insert(key, Value::Instance(inst.clone()));
+                let state = i.base_state.borrow().clone();
+                *inst.base_state.borrow_mut() = self.copy(it, &state)?;
+                let attrs: Vec<(Rc<str>, Value)> = i.attrs.borrow().iter().cloned().collect();
+                for (k, v) in attrs {
+                    let c = self.copy(it, &v)?;
+                    inst.attrs.borrow_mut().set(k, c);
+                }
+                Value::Instance(inst)
+            }
+            other => other.clone(),
+        };
+        if memoised {
+            self.memo.insert(key, out.clone());
+        }
+        Ok(out)
+    }
 }
