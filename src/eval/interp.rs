@@ -569,11 +569,16 @@ impl<'s> Interp<'s> {
     ) -> ExecResult {
         let mut result = self.exec_block(body);
         if let Err(Ctl::Exc(exc)) = &result {
-            if let Some(h) = self.find_handler(exc, handlers)? {
-                let exc = exc.clone();
-                let outer = self.handling.replace(exc);
-                result = self.exec_block(&h.body);
-                self.handling = outer;
+            // An `except` clause that fails to evaluate still leaves through `finally`.
+            match self.find_handler(exc, handlers) {
+                Ok(Some(h)) => {
+                    let exc = exc.clone();
+                    let outer = self.handling.replace(exc);
+                    result = self.exec_block(&h.body);
+                    self.handling = outer;
+                }
+                Ok(None) => {}
+                Err(c) => result = Err(c),
             }
         } else if result.is_ok() {
             if let Some(orelse) = orelse {

@@ -438,7 +438,9 @@ impl Interp<'_> {
                 }
                 match ran(self.run_part(body, Part::TryBody, levels, k, action)) {
                     Ran::Out(Ok(())) => match orelse {
-                        Some(orelse) => ran(self.run_part(orelse, Part::TryElse, levels, k, action)),
+                        Some(orelse) => {
+                            ran(self.run_part(orelse, Part::TryElse, levels, k, action))
+                        }
                         None => Ran::Out(Ok(())),
                     },
                     Ran::Out(Err(Ctl::Exc(e))) => match self.find_handler(&e, handlers) {
@@ -491,7 +493,13 @@ impl Interp<'_> {
         let Some(finally) = finally else {
             return outcome.map(|()| Flow::Done);
         };
-        match self.run_part(finally, Part::TryFinally(Box::new(outcome)), levels, k, action)? {
+        match self.run_part(
+            finally,
+            Part::TryFinally(Box::new(outcome)),
+            levels,
+            k,
+            action,
+        )? {
             Flow::Yield(v) => Ok(Flow::Yield(v)),
             Flow::Done => match Self::take_part(levels, k) {
                 Part::TryFinally(outcome) => (*outcome).map(|()| Flow::Done),
