@@ -1,11 +1,11 @@
 //! Generators: a function whose body has `yield` runs lazily, one item per `next`.
 //!
-//! A body whose every `yield` is a statement (every generator expression) runs stackless
-//! (`resumable.rs`): a suspended one holds only its scope and cursors. Any other body runs as an
-//! ordinary function body, through the usual tree walker, on a native stack of its own: a
-//! stackful coroutine (`corosensei`). A `yield` anywhere an
-//! expression may stand (`print((yield x))`, `x += yield`, inside `with`, `try`/`finally`,
-//! `except` handlers, loops) suspends the coroutine there, with all the Rust frames of the walk
+//! A body whose every `yield` is a statement (every generator expression), in any blocks but
+//! function and class definitions, runs stackless (`resumable.rs`): a suspended one holds only
+//! its scope and cursors. Any other body runs as an ordinary function body, through the usual
+//! tree walker, on a native stack of its own: a stackful coroutine (`corosensei`). A `yield`
+//! anywhere an expression may stand (`print((yield x))`, `x += yield`, `return (yield)`)
+//! suspends the coroutine there, with all the Rust frames of the walk
 //! kept on its stack; the next resume returns from the `yield` with the sent value, or raises
 //! the thrown exception (`throw`) or GeneratorExit (`close`) at that point, so `finally` blocks
 //! and `__exit__` run as in CPython. So a generator over a data set holds one item at a time.

@@ -111,6 +111,9 @@ pub struct Interp<'s> {
     /// The module whose code runs (a library written in the language): its attributes are the
     /// globals. None for the session's own code, whose globals are `st.globals`.
     pub(super) module: Option<Rc<crate::object::value::Module>>,
+    /// The exception the innermost running `except` block handles: what a bare `raise`
+    /// re-raises (CPython's `sys.exc_info()`).
+    pub(super) handling: Option<Box<Exc>>,
 }
 
 impl<'s> Interp<'s> {
@@ -124,6 +127,7 @@ impl<'s> Interp<'s> {
             fuse_fallback: None,
             gen: None,
             module: None,
+            handling: None,
         }
     }
 
@@ -420,10 +424,10 @@ impl<'s> Interp<'s> {
 
     fn raise(&mut self, e: Option<&Expr>) -> Result<Exc, Exc> {
         let Some(e) = e else {
-            return Ok(Exc::new(
-                ExcKind::RuntimeError,
-                "no active exception to re-raise",
-            ));
+            return Ok(match &self.handling {
+                Some(x) => (**x).clone(),
+                None => Exc::new(ExcKind::RuntimeError, "No active exception to reraise"),
+            });
         };
         let mut v = self.eval(e)?;
         if let Value::Class(c) = &v {
@@ -456,59 +460,80 @@ impl<'s> Interp<'s> {
         let Some((first, rest)) = items.split_first() else {
             return self.exec_block(body);
         };
-        let ctx = self.eval(&first.context)?;
-        if let Value::Instance(_) = &ctx {
-            return self.exec_with_instance(&ctx, first, rest, body);
-        }
-        let Value::Object(obj) = &ctx else {
-            return Err(Exc::type_error(format!(
-                "'{}' object does not support the context manager protocol",
-                ctx.type_name()
-            ))
-            .at(first.context.span, &self.source)
-            .into());
-        };
-        let entered = obj
-            .enter_value(obj, self)
-            .map_err(|e| e.at(first.context.span, &self.source))?;
-        if let Some(t) = &first.target {
-            self.assign(t, entered)?;
-        }
-        let result = self.exec_with(rest, body);
-        obj.exit(self)?;
-        result
+        let (entered, value) = self.with_enter(first)?;
+        let result = self
+            .with_target(first, value)
+            .and_then(|()| self.exec_with(rest, body));
+        self.with_exit(entered, first, result)
     }
 
-    /// `with obj:` for an instance of a user class: `__enter__`, the body, then `__exit__` with
-    /// the exception (or three Nones); a true result from `__exit__` swallows the exception.
-    fn exec_with_instance(
+    /// Binds `with ... as target` (inside the managed block: a failure here is exited).
+    pub(super) fn with_target(
         &mut self,
-        ctx: &Value,
-        first: &crate::lang::ast::WithItem,
-        rest: &[crate::lang::ast::WithItem],
-        body: &[Stmt],
+        item: &crate::lang::ast::WithItem,
+        value: Value,
     ) -> ExecResult {
-        let span = first.context.span;
-        let (Some(enter), Some(exit)) = (
-            crate::object::class::special_method(self, ctx, "__enter__")
-                .map_err(|e| e.at(span, &self.source))?,
-            crate::object::class::special_method(self, ctx, "__exit__")
-                .map_err(|e| e.at(span, &self.source))?,
-        ) else {
-            return Err(Exc::type_error(format!(
+        if let Some(t) = &item.target {
+            self.assign(t, value)?;
+        }
+        Ok(())
+    }
+
+    /// Evaluates a `with` item's context manager and enters it: what its exit needs.
+    pub(super) fn with_enter(
+        &mut self,
+        item: &crate::lang::ast::WithItem,
+    ) -> Result<(Entered, Value), Ctl> {
+        let span = item.context.span;
+        let ctx = self.eval(&item.context)?;
+        let source = self.source.clone();
+        let unsupported = |ctx: &Value| {
+            Exc::type_error(format!(
                 "'{}' object does not support the context manager protocol",
                 ctx.type_name()
             ))
-            .at(span, &self.source)
-            .into());
+            .at(span, &source)
         };
-        let entered = self
-            .call_value(&enter, Args::default())
-            .map_err(|e| e.at(span, &self.source))?;
-        if let Some(t) = &first.target {
-            self.assign(t, entered)?;
+        match &ctx {
+            Value::Instance(_) => {
+                let (Some(enter), Some(exit)) = (
+                    crate::object::class::special_method(self, &ctx, "__enter__")
+                        .map_err(|e| e.at(span, &self.source))?,
+                    crate::object::class::special_method(self, &ctx, "__exit__")
+                        .map_err(|e| e.at(span, &self.source))?,
+                ) else {
+                    return Err(unsupported(&ctx).into());
+                };
+                let entered = self
+                    .call_value(&enter, Args::default())
+                    .map_err(|e| e.at(span, &self.source))?;
+                Ok((Entered::Exit(exit), entered))
+            }
+            Value::Object(obj) => {
+                let entered = obj
+                    .enter_value(obj, self)
+                    .map_err(|e| e.at(span, &self.source))?;
+                Ok((Entered::Native(obj.clone()), entered))
+            }
+            _ => Err(unsupported(&ctx).into()),
         }
-        let result = self.exec_with(rest, body);
+    }
+
+    /// Leaves an entered context manager with the outcome of its body: `__exit__` gets the
+    /// exception (or three Nones); a true result swallows the exception.
+    pub(super) fn with_exit(
+        &mut self,
+        entered: Entered,
+        item: &crate::lang::ast::WithItem,
+        result: ExecResult,
+    ) -> ExecResult {
+        let exit = match entered {
+            Entered::Native(obj) => {
+                obj.exit(self)?;
+                return result;
+            }
+            Entered::Exit(exit) => exit,
+        };
         let exit_args = match &result {
             Err(Ctl::Exc(e)) => {
                 let value = exception_value(e);
@@ -522,7 +547,7 @@ impl<'s> Interp<'s> {
         };
         let suppress = self
             .call_value(&exit, Args::positional(exit_args))
-            .map_err(|e| e.at(span, &self.source))?;
+            .map_err(|e| e.at(item.context.span, &self.source))?;
         match result {
             Err(Ctl::Exc(e)) => {
                 if crate::object::class::truthy(self, &suppress)? {
@@ -544,23 +569,16 @@ impl<'s> Interp<'s> {
     ) -> ExecResult {
         let mut result = self.exec_block(body);
         if let Err(Ctl::Exc(exc)) = &result {
-            let exc = (**exc).clone();
-            for h in handlers {
-                let matches = match &h.kind {
-                    None => true,
-                    Some(k) => {
-                        let kv = self.eval(k)?;
-                        exc_matches(&exc, &kv).map_err(|e| Ctl::from(e.at(k.span, &self.source)))?
-                    }
-                };
-                if matches {
-                    if let Some(name) = &h.name {
-                        let v = exception_value(&exc);
-                        self.set_var(name, v);
-                    }
+            // An `except` clause that fails to evaluate still leaves through `finally`.
+            match self.find_handler(exc, handlers) {
+                Ok(Some(h)) => {
+                    let exc = exc.clone();
+                    let outer = self.handling.replace(exc);
                     result = self.exec_block(&h.body);
-                    break;
+                    self.handling = outer;
                 }
+                Ok(None) => {}
+                Err(c) => result = Err(c),
             }
         } else if result.is_ok() {
             if let Some(orelse) = orelse {
@@ -571,6 +589,31 @@ impl<'s> Interp<'s> {
             self.exec_block(finally)?;
         }
         result
+    }
+
+    /// The `except` clause that catches `exc`, its name bound to the exception.
+    pub(super) fn find_handler<'h>(
+        &mut self,
+        exc: &Exc,
+        handlers: &'h [crate::lang::ast::ExceptHandler],
+    ) -> Result<Option<&'h crate::lang::ast::ExceptHandler>, Ctl> {
+        for h in handlers {
+            let matches = match &h.kind {
+                None => true,
+                Some(k) => {
+                    let kv = self.eval(k)?;
+                    exc_matches(exc, &kv).map_err(|e| Ctl::from(e.at(k.span, &self.source)))?
+                }
+            };
+            if matches {
+                if let Some(name) = &h.name {
+                    let v = exception_value(exc);
+                    self.set_var(name, v);
+                }
+                return Ok(Some(h));
+            }
+        }
+        Ok(None)
     }
 
     // ---------------------------------------------------------------- assignment
@@ -2187,6 +2230,14 @@ pub fn name_error(name: &str) -> Exc {
 
 /// Does an exception of `kind` match the `except` clause value `clause`?
 /// The value `except E as e` binds: the user instance, or the built-in exception as a value.
+/// An entered context manager: what leaving it calls.
+pub(super) enum Entered {
+    /// A built-in object's `exit`.
+    Native(Rc<dyn crate::object::value::NativeObject>),
+    /// A class instance's bound `__exit__`.
+    Exit(Value),
+}
+
 pub(super) fn exception_value(exc: &Exc) -> Value {
     match &exc.instance {
         Some(instance) => Value::Instance(instance.clone()),

@@ -13,13 +13,13 @@
 
 use std::rc::Rc;
 
-use crate::lang::ast::{Expr, ExprKind, FuncDef, Stmt, StmtKind};
+use crate::lang::ast::{ExceptHandler, Expr, ExprKind, FuncDef, Stmt, StmtKind, WithItem};
 use crate::object::error::{Exc, ExcKind};
 use crate::object::value::{Function, GenAction, Value};
 use crate::object::Env;
 
 use super::generator::{Delegate, Drawn, Source};
-use super::interp::{Ctl, Interp};
+use super::interp::{Ctl, Entered, Interp};
 
 /// A stackless generator's suspended execution.
 pub(super) struct Flat {
@@ -50,6 +50,15 @@ enum Part {
     ForElse,
     WhileBody,
     WhileElse,
+    /// In a `try` statement's body, its `except` clause (by index, with the exception it
+    /// handles), its `else`.
+    TryBody,
+    TryHandler(usize, Box<Exc>),
+    TryElse,
+    /// In its `finally`, with how the rest of the statement ended (re-raised after it).
+    TryFinally(Box<Result<(), Ctl>>),
+    /// In a `with` statement's body, its managers entered (one per item, in order).
+    WithBody(Vec<Entered>),
 }
 
 /// How running a block (or statement) stopped: at its end, or suspended at a `yield`.
@@ -303,6 +312,23 @@ impl Interp<'_> {
                     _ => Ok(Flow::Done),
                 }
             }
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => self
+                .run_try(
+                    (body, handlers, orelse.as_deref(), finally.as_deref()),
+                    levels,
+                    k,
+                    part,
+                    action,
+                )
+                .map_err(|c| at(c, span, &self.source)),
+            StmtKind::With { items, body } => self
+                .run_with(items, body, levels, k, part, action)
+                .map_err(|c| at(c, span, &self.source)),
             _ => {
                 self.exec_stmt(stmt)?;
                 Ok(Flow::Done)
@@ -381,6 +407,209 @@ impl Interp<'_> {
             assigned.map_err(|e| e.at(span, &self.source))?;
         }
         Ok(Flow::Done)
+    }
+
+    /// `try`/`except`/`else`/`finally` with `yield`s in any of its blocks, as `exec_try` runs
+    /// it: a resume goes back into the block it stopped in, and a `finally` suspended at a
+    /// `yield` keeps the outcome it is to re-raise (an exception, a `return`, a `break`).
+    fn run_try(
+        &mut self,
+        (body, handlers, orelse, finally): TryParts,
+        levels: &mut Vec<Level>,
+        k: usize,
+        part: Part,
+        action: &mut Option<GenAction>,
+    ) -> FlowResult {
+        let ran = match part {
+            Part::TryFinally(outcome) => {
+                return self.run_finally(finally, *outcome, levels, k, action)
+            }
+            Part::TryHandler(n, exc) => {
+                let h = handlers.get(n).ok_or_else(lost)?;
+                self.run_handler(&h.body, n, exc, levels, k, action)
+            }
+            Part::TryElse => {
+                let orelse = orelse.ok_or_else(lost)?;
+                ran(self.run_part(orelse, Part::TryElse, levels, k, action))
+            }
+            part => {
+                if matches!(part, Part::Start) {
+                    self.check_interrupt()?;
+                }
+                match ran(self.run_part(body, Part::TryBody, levels, k, action)) {
+                    Ran::Out(Ok(())) => match orelse {
+                        Some(orelse) => {
+                            ran(self.run_part(orelse, Part::TryElse, levels, k, action))
+                        }
+                        None => Ran::Out(Ok(())),
+                    },
+                    Ran::Out(Err(Ctl::Exc(e))) => match self.find_handler(&e, handlers) {
+                        Ok(Some(h)) => {
+                            let n = handlers
+                                .iter()
+                                .position(|x| std::ptr::eq(x, h))
+                                .ok_or_else(lost)?;
+                            self.run_handler(&h.body, n, e, levels, k, action)
+                        }
+                        Ok(None) => Ran::Out(Err(Ctl::Exc(e))),
+                        Err(c) => Ran::Out(Err(c)),
+                    },
+                    other => other,
+                }
+            }
+        };
+        match ran {
+            Ran::Yield(v) => Ok(Flow::Yield(v)),
+            Ran::Out(outcome) => self.run_finally(finally, outcome, levels, k, action),
+        }
+    }
+
+    /// An `except` block (started or resumed), `exc` being what a bare `raise` re-raises in it.
+    fn run_handler(
+        &mut self,
+        block: &[Stmt],
+        n: usize,
+        exc: Box<Exc>,
+        levels: &mut Vec<Level>,
+        k: usize,
+        action: &mut Option<GenAction>,
+    ) -> Ran {
+        let outer = self.handling.replace(exc.clone());
+        let r = ran(self.run_part(block, Part::TryHandler(n, exc), levels, k, action));
+        self.handling = outer;
+        r
+    }
+
+    /// A `try`'s `finally` (started or resumed), then the outcome it keeps, unless the
+    /// `finally` block itself raises, returns or breaks.
+    fn run_finally(
+        &mut self,
+        finally: Option<&[Stmt]>,
+        outcome: Result<(), Ctl>,
+        levels: &mut Vec<Level>,
+        k: usize,
+        action: &mut Option<GenAction>,
+    ) -> FlowResult {
+        let Some(finally) = finally else {
+            return outcome.map(|()| Flow::Done);
+        };
+        match self.run_part(
+            finally,
+            Part::TryFinally(Box::new(outcome)),
+            levels,
+            k,
+            action,
+        )? {
+            Flow::Yield(v) => Ok(Flow::Yield(v)),
+            Flow::Done => match Self::take_part(levels, k) {
+                Part::TryFinally(outcome) => (*outcome).map(|()| Flow::Done),
+                _ => Err(lost().into()),
+            },
+        }
+    }
+
+    /// `with` with `yield`s in its body: the managers entered stay in the level while it is
+    /// suspended, and are left (innermost first) with the body's outcome, as `exec_with` does.
+    fn run_with(
+        &mut self,
+        items: &[WithItem],
+        body: &[Stmt],
+        levels: &mut Vec<Level>,
+        k: usize,
+        part: Part,
+        action: &mut Option<GenAction>,
+    ) -> FlowResult {
+        let ran = match part {
+            Part::WithBody(entered) => {
+                ran(self.run_part(body, Part::WithBody(entered), levels, k, action))
+            }
+            _ => {
+                self.check_interrupt()?;
+                let mut entered = Vec::with_capacity(items.len());
+                let mut failed = None;
+                for item in items {
+                    match self.with_enter(item) {
+                        Ok((e, v)) => {
+                            entered.push(e);
+                            if let Err(c) = self.with_target(item, v) {
+                                failed = Some(c);
+                                break;
+                            }
+                        }
+                        Err(c) => {
+                            failed = Some(c);
+                            break;
+                        }
+                    }
+                }
+                if let Some(c) = failed {
+                    return self.exit_all(items, entered, Err(c));
+                }
+                ran(self.run_part(body, Part::WithBody(entered), levels, k, action))
+            }
+        };
+        match ran {
+            Ran::Yield(v) => Ok(Flow::Yield(v)),
+            Ran::Out(outcome) => match Self::take_part(levels, k) {
+                Part::WithBody(entered) => self.exit_all(items, entered, outcome),
+                _ => Err(lost().into()),
+            },
+        }
+    }
+
+    /// Leaves the managers entered for `items`, innermost first, each seeing the outcome the
+    /// one inside it left.
+    fn exit_all(
+        &mut self,
+        items: &[WithItem],
+        entered: Vec<Entered>,
+        mut outcome: Result<(), Ctl>,
+    ) -> FlowResult {
+        for (item, e) in items.iter().zip(entered).rev() {
+            outcome = self.with_exit(e, item, outcome);
+        }
+        outcome.map(|()| Flow::Done)
+    }
+
+    /// A block of a compound statement, its level `k` recording `part` while it runs.
+    fn run_part(
+        &mut self,
+        block: &[Stmt],
+        part: Part,
+        levels: &mut Vec<Level>,
+        k: usize,
+        action: &mut Option<GenAction>,
+    ) -> FlowResult {
+        Self::set_part(levels, k, part);
+        self.run_block(block, levels, k + 1, action)
+    }
+
+    /// What level `k` recorded, taken back after its block ran.
+    fn take_part(levels: &mut [Level], k: usize) -> Part {
+        levels
+            .get_mut(k)
+            .map_or(Part::Start, |l| std::mem::replace(&mut l.part, Part::Start))
+    }
+}
+
+type TryParts<'a> = (
+    &'a [Stmt],
+    &'a [ExceptHandler],
+    Option<&'a [Stmt]>,
+    Option<&'a [Stmt]>,
+);
+
+/// How a block of a compound statement stopped: suspended, or left with an outcome.
+enum Ran {
+    Yield(Value),
+    Out(Result<(), Ctl>),
+}
+
+fn ran(r: FlowResult) -> Ran {
+    match r {
+        Ok(Flow::Yield(v)) => Ran::Yield(v),
+        Ok(Flow::Done) => Ran::Out(Ok(())),
+        Err(c) => Ran::Out(Err(c)),
     }
 }
 

@@ -654,8 +654,8 @@ impl Stmt {
 
 /// A generator body the stackless runner (`crate::eval::resumable`) can suspend: every
 /// `yield` is a statement of its own (`yield e`, `x = yield e`, `yield from e`, `x = yield
-/// from e`), directly in the body or in `if`/`for`/`while` blocks whose tests and iterables
-/// have none. Any other body runs on a stack of its own.
+/// from e`), directly in the body or in `if`/`for`/`while`/`try`/`with` blocks whose tests,
+/// iterables, `except` clauses and context managers have none. Any other body runs on a stack of its own.
 pub fn resumable_body(body: &[Stmt]) -> bool {
     body.iter().all(|s| {
         if !s.has_yield() {
@@ -692,6 +692,24 @@ pub fn resumable_body(body: &[Stmt]) -> bool {
                     && !iter.has_yield()
                     && resumable_body(body)
                     && orelse.as_deref().is_none_or(resumable_body)
+            }
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => {
+                resumable_body(body)
+                    && handlers.iter().all(|h| {
+                        !h.kind.as_ref().is_some_and(Expr::has_yield) && resumable_body(&h.body)
+                    })
+                    && orelse.as_deref().is_none_or(resumable_body)
+                    && finally.as_deref().is_none_or(resumable_body)
+            }
+            StmtKind::With { items, body } => {
+                items.iter().all(|i| {
+                    !i.context.has_yield() && !i.target.as_ref().is_some_and(Expr::has_yield)
+                }) && resumable_body(body)
             }
             _ => false,
         }

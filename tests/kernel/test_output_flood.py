@@ -55,6 +55,26 @@ def test_shell_output_arrives_whole(kc: BlockingKernelClient) -> None:
     assert text == "".join(f"{i}\n" for i in range(1, 50001))
 
 
+def test_shell_output_is_streamed_not_hoarded() -> None:
+    """Issue 29, finding 5: 100 MB of `!cmd` output reaches the client in chunks as it comes,
+    and the kernel does not hold it all (it peaked at 2302 MiB for 200 MB)."""
+    km, client = start_new_kernel(kernel_name="devarray")
+    try:
+        pid = km.provisioner.pid
+        execute(client, "1 + 1")
+        before = peak_rss_mib(pid)
+        n = 100_000
+        _, outputs = execute(client, f"!yes {'x' * 999} | head -n {n}", timeout=600)
+        streams = [m["content"]["text"] for m in outputs if m["msg_type"] == "stream"]
+        assert sum(len(t) for t in streams) == n * 1000
+        assert len(streams) > 10, "the output came in one piece, not as it was printed"
+        grown = peak_rss_mib(pid) - before
+        assert grown < 200, f"the kernel grew by {grown:.0f} MiB for 100 MB of shell output"
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
 def test_user_expressions_run_no_statements(kc: BlockingKernelClient) -> None:
     execute(kc, "keep = 1")
     reply, _ = execute(kc, "", silent=True, user_expressions={"s": "keep = 0", "e": "keep + 1"})
@@ -141,3 +161,45 @@ def test_the_heartbeat_answers_while_a_cell_floods_output(kc: BlockingKernelClie
     reply = shell_reply(kc, msg_id, timeout=600)
     assert reply["content"]["status"] == "ok"
     collect(kc, msg_id, timeout=600)
+
+
+def test_a_peer_that_never_reads_its_echoes_cannot_stall_the_heartbeat(
+    kc: BlockingKernelClient,
+) -> None:
+    """Issue 29, finding 7: a peer that sends pings and never reads the echoes (it needs no key)
+    fills its queue in the kernel; the heartbeat must still answer every other client at once,
+    as ipykernel's does (a frontend declares a kernel dead after a few missed beats)."""
+    context = zmq.Context.instance()
+    greedy = context.socket(zmq.DEALER)
+    greedy.linger = 0
+    greedy.setsockopt(zmq.RCVHWM, 1)
+    greedy.setsockopt(zmq.RCVBUF, 4096)
+    greedy.setsockopt(zmq.SNDTIMEO, 200)
+    greedy.connect(f"tcp://{kc.ip}:{kc.hb_port}")
+    ping = b"p" * 10_000
+    sent = 0
+    started = time.monotonic()
+    # 200 MB of pings, or as many as the kernel takes in 10 s: far past what the socket buffers
+    # and any queue of echoes hold.
+    while sent < 20_000 and time.monotonic() - started < 10:
+        try:
+            greedy.send_multipart([b"", ping])
+        except zmq.Again:
+            break
+        sent += 1
+    assert sent > 1000, f"the kernel took only {sent} pings"
+    beat = context.socket(zmq.REQ)
+    beat.linger = 0
+    beat.connect(f"tcp://{kc.ip}:{kc.hb_port}")
+    slowest = 0.0
+    for i in range(10):
+        started = time.monotonic()
+        beat.send(f"beat-{i}".encode())
+        assert beat.poll(5_000), f"no echo to beat {i} within 5 s while a peer does not read"
+        assert beat.recv() == f"beat-{i}".encode()
+        slowest = max(slowest, time.monotonic() - started)
+    beat.close()
+    greedy.close()
+    assert slowest < 1.0, f"a beat took {slowest:.2f}s"
+    reply, _ = execute(kc, "1 + 1")
+    assert reply["content"]["status"] == "ok"

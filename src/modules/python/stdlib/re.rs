@@ -595,9 +595,33 @@ fn pattern_call(
             let mut out = String::new();
             let mut last = 0;
             let mut n = 0i64;
+            // A replacement without escapes is copied as it is, and needs no groups: the
+            // matches alone are found (far faster than captures on a million-match input).
+            if let Value::Str(t) = &repl {
+                if !t.contains('\\') {
+                    for m in p.any.find_iter(&text) {
+                        if count > 0 && n >= count {
+                            break;
+                        }
+                        // Ctrl-C reaches a substitution over a huge input (`re.sub('', ...)`).
+                        if n & 0xfff == 0 {
+                            it.check_interrupt()?;
+                        }
+                        crate::object::alloc::push_str(&mut out, &text[last..m.start()])?;
+                        crate::object::alloc::push_str(&mut out, t)?;
+                        last = m.end();
+                        n += 1;
+                    }
+                    crate::object::alloc::push_str(&mut out, &text[last..])?;
+                    return Ok(substituted(op, out, n));
+                }
+            }
             for c in p.any.captures_iter(&text) {
                 if count > 0 && n >= count {
                     break;
+                }
+                if n & 0xfff == 0 {
+                    it.check_interrupt()?;
                 }
                 let Some(m) = c.get(0) else { continue };
                 crate::object::alloc::push_str(&mut out, &text[last..m.start()])?;
@@ -621,12 +645,18 @@ fn pattern_call(
                 n += 1;
             }
             crate::object::alloc::push_str(&mut out, &text[last..])?;
-            if op == "subn" {
-                Ok(Value::tuple(vec![Value::str(&out), Value::Int(n)]))
-            } else {
-                Ok(Value::str(&out))
-            }
+            Ok(substituted(op, out, n))
         }
+    }
+}
+
+/// What `sub` (the text) or `subn` (the text and the count) returns.
+fn substituted(op: &str, out: String, n: i64) -> Value {
+    let text = Value::Str(Rc::from(out));
+    if op == "subn" {
+        Value::tuple(vec![text, Value::Int(n)])
+    } else {
+        text
     }
 }
 
