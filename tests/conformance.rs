@@ -919,6 +919,21 @@ mod fast_paths {
         });
     }
 
+    /// A ReLU fused into the batch-folded convolution (applied where the bias is added, its
+    /// mask taken where the gradient is laid out) against the convolution followed by the ReLU
+    /// op, with and without a bias.
+    #[test]
+    fn convolution_fused_relu() {
+        let win = Window::new([3, 3], [1, 1], [1, 1]);
+        compare(&[&[4, 3, 5, 5], &[6, 3, 3, 3], &[6]], &move |rt, t, xs| {
+            conv::conv2d_act(rt, t, &xs[0], &xs[1], Some(&xs[2]), &win, 1, true)
+        });
+        let strided = Window::new([2, 2], [2, 2], [0, 0]);
+        compare(&[&[3, 2, 6, 6], &[5, 2, 2, 2]], &move |rt, t, xs| {
+            conv::conv2d_act(rt, t, &xs[0], &xs[1], None, &strided, 1, true)
+        });
+    }
+
     /// The batch-folded GEMM (`Array::patches_cols`, one product over the whole batch) on
     /// ResNet's shapes in miniature: a 3x3 map padded by 1 and a strided 1x1 shortcut, several
     /// samples each.

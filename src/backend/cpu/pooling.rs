@@ -39,29 +39,41 @@ fn better<T: Float>(v: T, best: T) -> bool {
     !best.is_nan() && (v.is_nan() || v > best)
 }
 
-/// For each output position of one plane, the input index of its first maximum (None for a
-/// window wholly in the padding).
-fn argmax_plane<T: Float>(src: &[T], w: usize, t: &Taps, out: [usize; 2]) -> Vec<Option<usize>> {
+/// No maximum: a window wholly in the padding.
+const NONE: usize = usize::MAX;
+
+/// For each output position of one plane, the input index of its first maximum (`NONE` for a
+/// window wholly in the padding), written into `arg` (Ho*Wo). Output by output, taps in
+/// row-major kernel order: the same first maximum as a tap-by-tap sweep finds, without keeping
+/// a running best per output.
+fn argmax_plane<T: Float>(src: &[T], w: usize, t: &Taps, out: [usize; 2], arg: &mut [usize]) {
     let [ho, wo] = out;
-    let mut best: Vec<Option<(usize, T)>> = vec![None; ho * wo];
-    for rows in &t.rows {
-        for cols in &t.cols {
-            for (oh, r) in rows.iter().enumerate() {
-                let Some(r) = *r else { continue };
-                for (ow, c) in cols.iter().enumerate() {
-                    let Some(c) = *c else { continue };
-                    let at = r * w + c;
-                    let v = src[at];
-                    let slot = &mut best[oh * wo + ow];
-                    match slot {
-                        Some((_, b)) if !better(v, *b) => {}
-                        _ => *slot = Some((at, v)),
+    for oh in 0..ho {
+        for ow in 0..wo {
+            let mut best_at = NONE;
+            let mut best = T::zero();
+            for rows in &t.rows {
+                let Some(r) = rows[oh] else { continue };
+                let row = &src[r * w..][..w];
+                for cols in &t.cols {
+                    let Some(c) = cols[ow] else { continue };
+                    let v = row[c];
+                    if best_at == NONE || better(v, best) {
+                        best_at = r * w + c;
+                        best = v;
                     }
                 }
             }
+            arg[oh * wo + ow] = best_at;
         }
     }
-    best.into_iter().map(|b| b.map(|(at, _)| at)).collect()
+}
+
+/// Whether no two windows share an input element (stride at least the dilated kernel on both
+/// axes): then each input element takes at most one output's gradient, and the order in which
+/// they are added does not matter.
+fn disjoint(p: &Patches) -> bool {
+    (0..2).all(|a| p.stride[a] >= p.dilation[a] * (p.kernel[a].max(1) - 1) + 1)
 }
 
 /// The divisors of average pooling over one plane, row-major (Ho, Wo).
@@ -112,8 +124,10 @@ pub fn pool<T: Float>(x: &[T], hw: [usize; 2], p: &Patches, kind: PoolKind) -> R
         PoolKind::Max => {
             let lowest = T::from_f64(p.fill);
             planes(x, h * w, &mut out, ho * wo, |src, dst| {
-                for (d, at) in dst.iter_mut().zip(argmax_plane(src, w, &taps, p.out)) {
-                    *d = at.map_or(lowest, |at| src[at]);
+                let mut arg = vec![NONE; ho * wo];
+                argmax_plane(src, w, &taps, p.out, &mut arg);
+                for (d, &at) in dst.iter_mut().zip(&arg) {
+                    *d = if at == NONE { lowest } else { src[at] };
                 }
             });
         }
@@ -172,9 +186,24 @@ pub fn pool_grad<T: Float>(
     if plane_in == 0 || plane_out == 0 {
         return Ok(dx);
     }
+    let disjoint = disjoint(p);
     let one = |((src, gs), dst): ((&[T], &[T]), &mut [T])| {
         let arg = match kind {
-            PoolKind::Max => argmax_plane(src, w, &taps, p.out),
+            PoolKind::Max => {
+                let mut arg = vec![NONE; plane_out];
+                argmax_plane(src, w, &taps, p.out, &mut arg);
+                if disjoint {
+                    // One contribution per input element at most: any order gives the same bits.
+                    for (&at, &gv) in arg.iter().zip(gs) {
+                        if at != NONE {
+                            let d = &mut dst[at];
+                            *d = d.add(gv);
+                        }
+                    }
+                    return;
+                }
+                arg
+            }
             PoolKind::Avg { .. } => Vec::new(),
         };
         // Taps in row-major kernel order, as the im2col path's adjoint adds them.
@@ -188,7 +217,7 @@ pub fn pool_grad<T: Float>(
                         let at = r * w + c;
                         match kind {
                             PoolKind::Max => {
-                                if arg[o] == Some(at) {
+                                if arg[o] == at {
                                     dst[at] = dst[at].add(gs[o]);
                                 }
                             }
