@@ -80,7 +80,10 @@ enum OpRecord {
     /// as (N, O, Ho, Wo): only `x`, `w` (O, K) and the bias (O,) are kept, and backward
     /// recomputes the patches. `relu`: a ReLU was applied in the same pass (Gluon's
     /// `Conv2D(activation='relu')`), and backward masks the gradient by the output.
-    BatchPatchMatmul { patches: Patches, relu: bool },
+    BatchPatchMatmul {
+        patches: Patches,
+        relu: bool,
+    },
     /// Max or average pooling read in place (`Array::pool`); backward recomputes the maxima
     /// from the input.
     Pool(Patches, crate::runtime::PoolKind),

@@ -330,7 +330,10 @@ impl ConvLayer {
             let relu = activation && self.activation == Some(Activation::Relu);
             conv::conv2d_act(rt, tape, &x, &w, b.as_ref(), &win, self.groups, relu)?
         };
-        let y = match self.activation.filter(|a| activation && (self.dims == 1 || *a != Activation::Relu)) {
+        let y = match self
+            .activation
+            .filter(|a| activation && (self.dims == 1 || *a != Activation::Relu))
+        {
             Some(a) => a.apply(tape, &y)?,
             None => y,
         };

@@ -2020,9 +2020,7 @@ impl Array {
             let bg = b.as_ref().map(|b| b.read());
             match (&*yg, bg.as_deref()) {
                 (Storage::Cpu(ys), None) => ys.cols_to_batch(onl, None, relu),
-                (Storage::Cpu(ys), Some(Storage::Cpu(bs))) => {
-                    ys.cols_to_batch(onl, Some(bs), relu)
-                }
+                (Storage::Cpu(ys), Some(Storage::Cpu(bs))) => ys.cols_to_batch(onl, Some(bs), relu),
                 _ => None,
             }
             .ok_or_else(|| patches_refused("cols_to_batch", &y))?

@@ -78,6 +78,8 @@ fn load() -> Result<SystemBlas, String> {
             for name in DEFAULT_NAMES {
                 match load_from(name) {
                     Ok(blas) => return Ok(blas),
+                    // Found but not used: that is the reason to give, not "not found".
+                    Err(e) if e.starts_with(WEAK) => return Err(e),
                     Err(e) => reasons.push(e),
                 }
             }
@@ -136,13 +138,10 @@ fn load_from(name: &str) -> Result<SystemBlas, String> {
 /// OpenBLAS's kernels for CPUs with AVX2 and FMA (or AVX-512). A DYNAMIC_ARCH build that does
 /// not recognise a virtual machine's CPU model falls back to SSE3 kernels ("Prescott"), ten
 /// times slower than the `gemm` crate there; such a library is not used.
-const WIDE_CORES: &[&str] = &[
-    "haswell",
-    "zen",
-    "skylakex",
-    "cooperlake",
-    "sapphirerapids",
-];
+const WIDE_CORES: &[&str] = &["haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"];
+
+/// How `weak_kernels`' reason begins.
+const WEAK: &str = "OpenBLAS chose kernels without AVX2";
 
 /// Why the kernels OpenBLAS picked (named in its config line) are too narrow for this CPU, if
 /// they are.
@@ -155,7 +154,7 @@ fn weak_kernels(config: &str) -> Option<String> {
         // A build for one target is taken as it is; a run-time choice is checked.
         if wide && lower.contains("dynamic_arch") && !WIDE_CORES.iter().any(|c| lower.contains(c)) {
             return Some(format!(
-                "OpenBLAS chose kernels without AVX2 for this AVX2 CPU ({}); set OPENBLAS_CORETYPE=Haswell (or SkylakeX) to use it",
+                "{WEAK} for this AVX2 CPU ({}); set OPENBLAS_CORETYPE=Haswell (or SkylakeX) to use it",
                 config.trim()
             ));
         }
@@ -203,7 +202,8 @@ mod tests {
 
     #[test]
     fn sse_kernels_on_an_avx2_cpu_are_refused() {
-        let prescott = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Prescott MAX_THREADS=64";
+        let prescott =
+            "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Prescott MAX_THREADS=64";
         let skylake = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64";
         let fixed = "OpenBLAS 0.3.21 NO_LAPACKE Prescott MAX_THREADS=64";
         #[cfg(target_arch = "x86_64")]

@@ -295,11 +295,7 @@ pub fn cols_to_batch<T: Num>(
 /// The way back of `cols_to_batch`: a gradient `g` (N, O, L) laid out as (O, N*L), each value
 /// multiplied by 1 or 0 as `mask` (the ReLU's output, (N, O, L)) is above zero when given —
 /// what the one-op ReLU's backward computes (`g * (x > 0)`), fused with the move.
-pub fn batch_to_cols<T: Num>(
-    g: &[T],
-    [o, n, l]: [usize; 3],
-    mask: Option<&[T]>,
-) -> Result<Vec<T>> {
+pub fn batch_to_cols<T: Num>(g: &[T], [o, n, l]: [usize; 3], mask: Option<&[T]>) -> Result<Vec<T>> {
     let total = o * n * l;
     let mut out = alloc::<T>(total)?;
     if total > 0 && g.len() >= total && mask.is_none_or(|m| m.len() >= total) {
