@@ -666,6 +666,21 @@ fn convolution_and_gradients(rt: &Runtime, d: Device) -> Outputs {
         ["conv1d", "conv1d grad x", "conv1d grad w", ""],
         &|rt, t, xs| conv::conv1d(rt, t, &xs[0], &xs[1], None, 2, (1, 1), 1, 1),
     ));
+    // The ReLU fused into the batch-folded convolution, forward and backward (its mask).
+    let relu = Window::new([3, 3], [1, 1], [1, 1]);
+    out.extend(with_gradients(
+        rt,
+        d,
+        DType::Float32,
+        &[&[3, 2, 4, 4], &[5, 2, 3, 3], &[5]],
+        [
+            "conv relu",
+            "conv relu grad x",
+            "conv relu grad w",
+            "conv relu grad b",
+        ],
+        &move |rt, t, xs| conv::conv2d_act(rt, t, &xs[0], &xs[1], Some(&xs[2]), &relu, 1, true),
+    ));
     out
 }
 
@@ -916,6 +931,21 @@ mod fast_paths {
         let one = Window::new([1, 1], [2, 2], [0, 0]);
         compare(&[&[1, 3, 6, 6], &[2, 3, 1, 1]], &move |rt, t, xs| {
             conv::conv2d(rt, t, &xs[0], &xs[1], None, &one, 1)
+        });
+    }
+
+    /// A ReLU fused into the batch-folded convolution (applied where the bias is added, its
+    /// mask taken where the gradient is laid out) against the convolution followed by the ReLU
+    /// op, with and without a bias.
+    #[test]
+    fn convolution_fused_relu() {
+        let win = Window::new([3, 3], [1, 1], [1, 1]);
+        compare(&[&[4, 3, 5, 5], &[6, 3, 3, 3], &[6]], &move |rt, t, xs| {
+            conv::conv2d_act(rt, t, &xs[0], &xs[1], Some(&xs[2]), &win, 1, true)
+        });
+        let strided = Window::new([2, 2], [2, 2], [0, 0]);
+        compare(&[&[3, 2, 6, 6], &[5, 2, 2, 2]], &move |rt, t, xs| {
+            conv::conv2d_act(rt, t, &xs[0], &xs[1], None, &strided, 1, true)
         });
     }
 

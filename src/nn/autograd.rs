@@ -81,8 +81,12 @@ enum OpRecord {
     },
     /// A convolution as one GEMM over the whole batch, `w @ patches_cols(x)` (+ bias) laid out
     /// as (N, O, Ho, Wo): only `x`, `w` (O, K) and the bias (O,) are kept, and backward
-    /// recomputes the patches.
-    BatchPatchMatmul(Patches),
+    /// recomputes the patches. `relu`: a ReLU was applied in the same pass (Gluon's
+    /// `Conv2D(activation='relu')`), and backward masks the gradient by the output.
+    BatchPatchMatmul {
+        patches: Patches,
+        relu: bool,
+    },
     /// Max or average pooling read in place (`Array::pool`); backward recomputes the maxima
     /// from the input.
     Pool(Patches, crate::runtime::PoolKind),
@@ -864,20 +868,23 @@ impl Tape {
     /// `w` (O, K) times (K, N*Ho*Wo), returned as (N, O, Ho, Wo). One wide product instead of one
     /// per sample keeps the GEMM's micro-kernel full on small feature maps. Recorded as one node
     /// that keeps `x` and `w` but not the patch matrix, which backward recomputes.
-    /// `bias` (O,), of the product's dtype, is added in the same pass that lays the output out.
+    /// `bias` (O,), of the product's dtype, is added in the same pass that lays the output out,
+    /// and with `relu` the activation too (one node instead of two, and no pre-activation kept).
     pub fn batch_patch_matmul(
         &mut self,
         x: &Array,
         w: &Array,
         bias: Option<&Array>,
         p: &Patches,
+        relu: bool,
     ) -> Result<Array> {
-        let out = batch_patch_forward(x, w, bias, p)?;
+        let out = batch_patch_forward(x, w, bias, p, relu)?;
         let mut tracked = vec![x, w];
         tracked.extend(bias);
         if let Some(auto) = self.wants(&tracked) {
             let inputs = tracked.into_iter().cloned().map(Input::Array).collect();
-            self.push(OpRecord::BatchPatchMatmul(*p), inputs, &out, auto);
+            let record = OpRecord::BatchPatchMatmul { patches: *p, relu };
+            self.push(record, inputs, &out, auto);
         }
         Ok(out)
     }
@@ -1114,6 +1121,10 @@ impl Tape {
             .chain(wanted.iter().copied())
             .collect();
         let keep = |id: usize| kept.contains(&id);
+        // An input that is neither read by the caller nor made by a recorded op (the data a
+        // network is fed) needs no gradient; a rule may skip computing it.
+        let produced: HashSet<usize> = self.nodes.iter().map(|n| n.output.id()).collect();
+        let needs = |a: &Array| keep(a.id()) || produced.contains(&a.id());
         for (i, node) in self.nodes.iter().enumerate().rev() {
             let id = node.output.id();
             let g = if keep(id) {
@@ -1127,7 +1138,7 @@ impl Tape {
             if let Some(flag) = used.get_mut(i) {
                 *flag = true;
             }
-            let input_grads = node_backward(rt, node, &g)?;
+            let input_grads = node_backward(rt, node, &g, &needs)?;
             for (input, grad) in node.inputs.iter().zip(input_grads) {
                 let (Input::Array(x), Some(grad)) = (input, grad) else {
                     continue;
@@ -1374,7 +1385,7 @@ fn grad_fn_name(node: &Node) -> &'static str {
         OpRecord::Concat(_) => "CatBackward0",
         OpRecord::Stack(_) => "StackBackward0",
         OpRecord::Patches(_) => "Im2ColBackward0",
-        OpRecord::PatchMatmul { .. } | OpRecord::BatchPatchMatmul(_) => "ConvolutionBackward0",
+        OpRecord::PatchMatmul { .. } | OpRecord::BatchPatchMatmul { .. } => "ConvolutionBackward0",
         OpRecord::BatchNorm { .. } => "NativeBatchNormBackward0",
         OpRecord::Pool(_, crate::runtime::PoolKind::Max) => "MaxPool2DWithIndicesBackward0",
         OpRecord::Pool(..) => "AvgPool2DBackward0",
@@ -1472,7 +1483,14 @@ fn broadcast_to(rt: &Runtime, g: &Array, shape: &[usize]) -> Result<Array> {
     bin(BinaryOp::Add, &zeros, g)
 }
 
-fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Array>>> {
+/// The gradients of `node`'s inputs for its output gradient `g`; `needs` says which inputs
+/// want one (a rule may answer None for the others instead of computing it).
+fn node_backward(
+    rt: &Runtime,
+    node: &Node,
+    g: &Array,
+    needs: &dyn Fn(&Array) -> bool,
+) -> Result<Vec<Option<Array>>> {
     let arr = |i: usize| -> Option<&Array> {
         match node.inputs.get(i) {
             Some(Input::Array(a)) => Some(a),
@@ -1568,12 +1586,14 @@ fn node_backward(rt: &Runtime, node: &Node, g: &Array) -> Result<Vec<Option<Arra
             let gx = gcols.reshape(&patch_shape)?.patches_adjoint(patches, hw)?;
             vec![Some(gx), Some(gw)]
         }
-        OpRecord::BatchPatchMatmul(patches) => {
+        OpRecord::BatchPatchMatmul { patches, relu } => {
             let (Some(x), Some(w)) = (arr(0), arr(1)) else {
                 return Err(value_err("autograd: a convolution lost an input"));
             };
-            let (gx, gw, gb) = batch_patch_backward(x, w, arr(2).is_some(), patches, g)?;
-            vec![Some(gx), Some(gw), gb]
+            let relu_out = relu.then_some(out);
+            let (gx, gw, gb) =
+                batch_patch_backward(x, w, arr(2).is_some(), needs(x), patches, g, relu_out)?;
+            vec![gx, Some(gw), gb]
         }
         OpRecord::Pool(p, kind) => {
             let x = first()?;
@@ -2043,11 +2063,17 @@ fn batch_patch_dims(x: &Array, w: &Array) -> Result<([usize; 4], usize)> {
     }
 }
 
-/// `w @ patches_cols(x)` (+ bias), (O, N*L), moved to (N, O, Ho, Wo).
-fn batch_patch_forward(x: &Array, w: &Array, bias: Option<&Array>, p: &Patches) -> Result<Array> {
+/// `w @ patches_cols(x)` (+ bias, then ReLU when `relu`), (O, N*L), moved to (N, O, Ho, Wo).
+fn batch_patch_forward(
+    x: &Array,
+    w: &Array,
+    bias: Option<&Array>,
+    p: &Patches,
+    relu: bool,
+) -> Result<Array> {
     let ([n, ..], o) = batch_patch_dims(x, w)?;
     let y = w.matmul(&x.patches_cols(p)?)?;
-    y.cols_to_batch(n, bias)?.reshape(&[
+    y.cols_to_batch(n, bias, relu)?.reshape(&[
         n as isize,
         o as isize,
         p.out[0] as isize,
@@ -2058,19 +2084,24 @@ fn batch_patch_forward(x: &Array, w: &Array, bias: Option<&Array>, p: &Patches) 
 /// The gradients of `batch_patch_forward` for the output gradient `g` (N, O, Ho, Wo): with
 /// gT = g as (O, N*L) and P the recomputed patches, dw = gT P^T, dx = adjoint(w^T gT) (both
 /// products reading the transposed operand in place) and, with a bias, db = gT summed by row.
+/// `relu_out`: the output of a fused ReLU, whose mask (out > 0) gT takes in the same pass.
+/// `want_x`: whether dx is wanted at all (not for a network's input data).
 fn batch_patch_backward(
     x: &Array,
     w: &Array,
     bias: bool,
+    want_x: bool,
     p: &Patches,
     g: &Array,
-) -> Result<(Array, Array, Option<Array>)> {
-    let (nchw, o) = batch_patch_dims(x, w)?;
-    let (n, l) = (nchw[0] as isize, (p.out[0] * p.out[1]) as isize);
-    let gt = g
-        .reshape(&[n, o as isize, l])?
-        .transpose(Some(&[1, 0, 2]))?
-        .reshape(&[o as isize, n * l])?;
+    relu_out: Option<&Array>,
+) -> Result<(Option<Array>, Array, Option<Array>)> {
+    let (nchw, _) = batch_patch_dims(x, w)?;
+    let g = if g.dtype() == x.dtype() {
+        g.clone()
+    } else {
+        g.astype(x.dtype())?
+    };
+    let gt = g.batch_to_cols(relu_out)?;
     let gb = if bias {
         Some(gt.reduce(ReduceOp::Sum, Some(&[1]), false)?)
     } else {
@@ -2079,9 +2110,14 @@ fn batch_patch_backward(
     let cols = x.patches_cols(p)?;
     let gw = gt.matmul_t(&cols, [false, true])?;
     drop(cols);
-    let gx = w
-        .matmul_t(&gt, [true, false])?
-        .patches_cols_adjoint(p, nchw)?;
+    let gx = if want_x {
+        Some(
+            w.matmul_t(&gt, [true, false])?
+                .patches_cols_adjoint(p, nchw)?,
+        )
+    } else {
+        None
+    };
     Ok((gx, gw, gb))
 }
 

@@ -329,9 +329,14 @@ impl ConvLayer {
                 pad: pads,
                 dilation: self.dilation,
             };
-            conv::conv2d(rt, tape, &x, &w, b.as_ref(), &win, self.groups)?
+            // A ReLU right after the convolution is fused into it where the fast path allows.
+            let relu = activation && self.activation == Some(Activation::Relu);
+            conv::conv2d_act(rt, tape, &x, &w, b.as_ref(), &win, self.groups, relu)?
         };
-        let y = match self.activation.filter(|_| activation) {
+        let y = match self
+            .activation
+            .filter(|a| activation && (self.dims == 1 || *a != Activation::Relu))
+        {
             Some(a) => a.apply(tape, &y)?,
             None => y,
         };

@@ -9,6 +9,7 @@
 use super::autograd::Tape;
 use crate::runtime::{
     Array, BinaryOp, DType, IndexItem, Operand, Patches, ReduceOp, Result, Runtime, RuntimeError,
+    UnaryOp,
 };
 use std::cell::Cell;
 
@@ -221,6 +222,42 @@ pub fn conv2d(
     win: &Window,
     groups: usize,
 ) -> Result<Array> {
+    conv2d_act(rt, tape, x, weight, bias, win, groups, false)
+}
+
+/// `conv2d`, then ReLU when `relu`: on the batch-folded path the activation is applied in the
+/// pass that adds the bias and its mask taken in the pass that lays the gradient out (one tape
+/// node); elsewhere it is the ReLU op after the convolution. Both give the same values.
+#[allow(clippy::too_many_arguments)]
+pub fn conv2d_act(
+    rt: &Runtime,
+    tape: &mut Tape,
+    x: &Array,
+    weight: &Array,
+    bias: Option<&Array>,
+    win: &Window,
+    groups: usize,
+    relu: bool,
+) -> Result<Array> {
+    let y = conv2d_fused(rt, tape, x, weight, bias, win, groups, relu)?;
+    match y {
+        (y, false) if relu => tape.unary(&y, UnaryOp::Relu),
+        (y, _) => Ok(y),
+    }
+}
+
+/// The convolution, and whether it applied `relu` itself.
+#[allow(clippy::too_many_arguments)]
+fn conv2d_fused(
+    rt: &Runtime,
+    tape: &mut Tape,
+    x: &Array,
+    weight: &Array,
+    bias: Option<&Array>,
+    win: &Window,
+    groups: usize,
+    relu: bool,
+) -> Result<(Array, bool)> {
     let [n, c, h, wd] = *x.shape() else {
         return Err(RuntimeError::Shape(format!(
             "conv2d: expected a 4-d input (batch, channels, height, width), got shape {}",
@@ -288,13 +325,16 @@ pub fn conv2d(
             Some(b) => Some(tape.reshape(b, &[o as isize])?),
             None => None,
         };
-        let y = tape.batch_patch_matmul(x, &w2, fused.as_ref(), &p)?;
-        return match bias.filter(|b| !same(b)) {
+        let unfused = bias.filter(|b| !same(b));
+        let relu_here = relu && unfused.is_none();
+        let y = tape.batch_patch_matmul(x, &w2, fused.as_ref(), &p, relu_here)?;
+        return match unfused {
             Some(b) => {
                 let b4 = tape.reshape(b, &[1, o as isize, 1, 1])?;
-                tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(&b4))
+                let y = tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(&b4))?;
+                Ok((y, false))
             }
-            None => Ok(y),
+            None => Ok((y, relu_here)),
         };
     }
     let y = if one_pass_patches(x) {
@@ -324,7 +364,7 @@ pub fn conv2d(
         let b4 = tape.reshape(b, &[1, o as isize, 1, 1])?;
         y = tape.binary(BinaryOp::Add, Operand::Array(&y), Operand::Array(&b4))?;
     }
-    Ok(y)
+    Ok((y, false))
 }
 
 /// A 1-d convolution: `x` (N, C, L), `weight` (O, C/groups, k); runs as a 2-d one of height 1.

@@ -1996,9 +1996,10 @@ impl Array {
     }
 
     /// This (O, N*L) array (a batch-folded convolution's product) as (N, O, L), plus `bias`
-    /// (O values, this array's dtype and device) per channel when given: one pass for what a
-    /// transpose and a broadcast add would do in two. Float arrays only.
-    pub fn cols_to_batch(&self, n: usize, bias: Option<&Array>) -> Result<Array> {
+    /// (O values, this array's dtype and device) per channel when given, then ReLU when `relu`:
+    /// one pass for what a transpose, a broadcast add and an activation would do in three. Float
+    /// arrays only.
+    pub fn cols_to_batch(&self, n: usize, bias: Option<&Array>, relu: bool) -> Result<Array> {
         let &[o, nl] = self.shape() else {
             return Err(patches_refused("cols_to_batch", self));
         };
@@ -2013,15 +2014,52 @@ impl Array {
             let yg = y.read();
             let bg = b.as_ref().map(|b| b.read());
             match (&*yg, bg.as_deref()) {
-                (Storage::Cpu(ys), None) => ys.cols_to_batch(onl, None),
-                (Storage::Cpu(ys), Some(Storage::Cpu(bs))) => ys.cols_to_batch(onl, Some(bs)),
-                (Storage::Cuda(ys), None) => return ys.cols_to_batch(onl, None).map(Storage::Cuda),
+                (Storage::Cpu(ys), None) => ys.cols_to_batch(onl, None, relu),
+                (Storage::Cpu(ys), Some(Storage::Cpu(bs))) => ys.cols_to_batch(onl, Some(bs), relu),
+                (Storage::Cuda(ys), None) => {
+                    return ys.cols_to_batch(onl, None, relu).map(Storage::Cuda)
+                }
                 (Storage::Cuda(ys), Some(Storage::Cuda(bs))) => {
-                    return ys.cols_to_batch(onl, Some(bs)).map(Storage::Cuda)
+                    return ys.cols_to_batch(onl, Some(bs), relu).map(Storage::Cuda)
                 }
                 _ => None,
             }
             .ok_or_else(|| patches_refused("cols_to_batch", &y))?
+            .map(Storage::Cpu)
+        })
+    }
+
+    /// The way back of `cols_to_batch`: this (N, O, ...) gradient as (O, N*L), L the product of
+    /// the trailing axes, each value times `mask > 0` (1 or 0) when `mask` (the fused ReLU's
+    /// output, same shape, dtype and device) is given. Float arrays only.
+    pub fn batch_to_cols(&self, mask: Option<&Array>) -> Result<Array> {
+        let _op = op_scope("batch_to_cols");
+        let (n, o) = match self.shape() {
+            [n, o, ..] => (*n, *o),
+            _ => return Err(patches_refused("batch_to_cols", self)),
+        };
+        let total = self.size();
+        let fits = |m: &Array| {
+            m.shape() == self.shape() && m.dtype() == self.dtype() && m.device() == self.device()
+        };
+        if n == 0 || o == 0 || !self.dtype().is_float() || !mask.is_none_or(fits) {
+            return Err(patches_refused("batch_to_cols", self));
+        }
+        let onl = [o, n, total / (n * o)];
+        let (g, m) = (self.clone(), mask.cloned());
+        self.derive(vec![o, total / o], self.dtype(), move || {
+            let gg = g.read();
+            let mg = m.as_ref().map(|m| m.read());
+            match (&*gg, mg.as_deref()) {
+                (Storage::Cpu(gs), None) => gs.batch_to_cols(onl, None),
+                (Storage::Cpu(gs), Some(Storage::Cpu(ms))) => gs.batch_to_cols(onl, Some(ms)),
+                (Storage::Cuda(gs), None) => return gs.batch_to_cols(onl, None).map(Storage::Cuda),
+                (Storage::Cuda(gs), Some(Storage::Cuda(ms))) => {
+                    return gs.batch_to_cols(onl, Some(ms)).map(Storage::Cuda)
+                }
+                _ => None,
+            }
+            .ok_or_else(|| patches_refused("batch_to_cols", &g))?
             .map(Storage::Cpu)
         })
     }

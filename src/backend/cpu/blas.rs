@@ -78,6 +78,8 @@ fn load() -> Result<SystemBlas, String> {
             for name in DEFAULT_NAMES {
                 match load_from(name) {
                     Ok(blas) => return Ok(blas),
+                    // Found but not used: that is the reason to give, not "not found".
+                    Err(e) if e.starts_with(WEAK) => return Err(e),
                     Err(e) => reasons.push(e),
                 }
             }
@@ -110,6 +112,9 @@ fn load_from(name: &str) -> Result<SystemBlas, String> {
         // SAFETY: each symbol is looked up with the C signature OpenBLAS documents (cblas.h).
         match unsafe { symbols(&library, prefix) } {
             Ok((sgemm, dgemm, set_threads, config)) => {
+                if let Some(why) = weak_kernels(&config) {
+                    return Err(why);
+                }
                 // devarray tiles large products over its own pool; OpenBLAS threads on top
                 // would oversubscribe the cores.
                 // SAFETY: documented as callable at any time; takes a thread count.
@@ -128,6 +133,34 @@ fn load_from(name: &str) -> Result<SystemBlas, String> {
     }
     let why = first_error.unwrap_or_default();
     Err(format!("{why} (not an OpenBLAS library)"))
+}
+
+/// OpenBLAS's kernels for CPUs with AVX2 and FMA (or AVX-512). A DYNAMIC_ARCH build that does
+/// not recognise a virtual machine's CPU model falls back to SSE3 kernels ("Prescott"), ten
+/// times slower than the `gemm` crate there; such a library is not used.
+const WIDE_CORES: &[&str] = &["haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"];
+
+/// How `weak_kernels`' reason begins.
+const WEAK: &str = "OpenBLAS chose kernels without AVX2";
+
+/// Why the kernels OpenBLAS picked (named in its config line) are too narrow for this CPU, if
+/// they are.
+fn weak_kernels(config: &str) -> Option<String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let wide = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma");
+        let lower = config.to_ascii_lowercase();
+        // A build for one target is taken as it is; a run-time choice is checked.
+        if wide && lower.contains("dynamic_arch") && !WIDE_CORES.iter().any(|c| lower.contains(c)) {
+            return Some(format!(
+                "{WEAK} for this AVX2 CPU ({}); set OPENBLAS_CORETYPE=Haswell (or SkylakeX) to use it",
+                config.trim()
+            ));
+        }
+    }
+    let _ = config;
+    None
 }
 
 type Symbols = (
@@ -161,4 +194,25 @@ unsafe fn symbols(library: &Library, prefix: &str) -> Result<Symbols, libloading
             Err(_) => "OpenBLAS".to_string(),
         };
     Ok((sgemm, dgemm, set_threads, config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::weak_kernels;
+
+    #[test]
+    fn sse_kernels_on_an_avx2_cpu_are_refused() {
+        let prescott =
+            "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Prescott MAX_THREADS=64";
+        let skylake = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64";
+        let fixed = "OpenBLAS 0.3.21 NO_LAPACKE Prescott MAX_THREADS=64";
+        #[cfg(target_arch = "x86_64")]
+        let wide = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma");
+        #[cfg(not(target_arch = "x86_64"))]
+        let wide = false;
+        assert_eq!(weak_kernels(prescott).is_some(), wide);
+        assert!(weak_kernels(skylake).is_none());
+        assert!(weak_kernels(fixed).is_none());
+    }
 }

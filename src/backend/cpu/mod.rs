@@ -425,25 +425,50 @@ impl CpuStorage {
         }
     }
 
-    /// (O, N*L) as (N, O, L) plus an optional per-channel `bias` of the same dtype (see
-    /// `patches::cols_to_batch`); float dtypes only.
+    /// (O, N*L) as (N, O, L) plus an optional per-channel `bias` of the same dtype, then ReLU
+    /// when `relu` (see `patches::cols_to_batch`); float dtypes only.
     pub fn cols_to_batch(
         &self,
         onl: [usize; 3],
         bias: Option<&CpuStorage>,
+        relu: bool,
     ) -> Option<Result<CpuStorage>> {
         match (self, bias) {
             (CpuStorage::F32(v), None) => {
-                Some(patches::cols_to_batch(v, onl, None).map(CpuStorage::F32))
+                Some(patches::cols_to_batch(v, onl, None, relu).map(CpuStorage::F32))
             }
             (CpuStorage::F32(v), Some(CpuStorage::F32(b))) => {
-                Some(patches::cols_to_batch(v, onl, Some(b)).map(CpuStorage::F32))
+                Some(patches::cols_to_batch(v, onl, Some(b), relu).map(CpuStorage::F32))
             }
             (CpuStorage::F64(v), None) => {
-                Some(patches::cols_to_batch(v, onl, None).map(CpuStorage::F64))
+                Some(patches::cols_to_batch(v, onl, None, relu).map(CpuStorage::F64))
             }
             (CpuStorage::F64(v), Some(CpuStorage::F64(b))) => {
-                Some(patches::cols_to_batch(v, onl, Some(b)).map(CpuStorage::F64))
+                Some(patches::cols_to_batch(v, onl, Some(b), relu).map(CpuStorage::F64))
+            }
+            _ => None,
+        }
+    }
+
+    /// (N, O, L) as (O, N*L), masked by a ReLU output of the same dtype when given (see
+    /// `patches::batch_to_cols`); float dtypes only.
+    pub fn batch_to_cols(
+        &self,
+        onl: [usize; 3],
+        mask: Option<&CpuStorage>,
+    ) -> Option<Result<CpuStorage>> {
+        match (self, mask) {
+            (CpuStorage::F32(v), None) => {
+                Some(patches::batch_to_cols(v, onl, None).map(CpuStorage::F32))
+            }
+            (CpuStorage::F32(v), Some(CpuStorage::F32(m))) => {
+                Some(patches::batch_to_cols(v, onl, Some(m)).map(CpuStorage::F32))
+            }
+            (CpuStorage::F64(v), None) => {
+                Some(patches::batch_to_cols(v, onl, None).map(CpuStorage::F64))
+            }
+            (CpuStorage::F64(v), Some(CpuStorage::F64(m))) => {
+                Some(patches::batch_to_cols(v, onl, Some(m)).map(CpuStorage::F64))
             }
             _ => None,
         }

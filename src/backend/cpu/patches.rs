@@ -5,7 +5,7 @@
 //! convolution one wide GEMM over the whole batch instead of one per sample: on ResNet's 3x3 and
 //! 6x6 feature maps a per-sample product is 9 or 36 columns wide, mostly padding to the GEMM's
 //! micro-kernel.
-use super::element::Element;
+use super::element::{Element, Num};
 use super::kernels::{alloc, PARALLEL_THRESHOLD};
 use crate::vocab::error::Result;
 use crate::vocab::Patches;
@@ -243,11 +243,13 @@ pub fn patches_cols_adjoint<T: Copy + Send + Sync + AddAssign>(
 }
 
 /// A batch-folded convolution's product `y` (O, N*L) laid out as (N, O, L), plus `bias[o]` on
-/// channel o when given: the move and the bias in one pass over the output.
-pub fn cols_to_batch<T: Element + std::ops::Add<Output = T>>(
+/// channel o when given, then ReLU when `relu` (`x > 0 ? x : 0`, the one-op kernel's rule): the
+/// move, the bias and the activation in one pass over the output.
+pub fn cols_to_batch<T: Num>(
     y: &[T],
     [o, n, l]: [usize; 3],
     bias: Option<&[T]>,
+    relu: bool,
 ) -> Result<Vec<T>> {
     let total = o * n * l;
     let mut out = alloc::<T>(total)?;
@@ -255,10 +257,58 @@ pub fn cols_to_batch<T: Element + std::ops::Add<Output = T>>(
         let one = |(i, dst): (usize, &mut [MaybeUninit<T>])| {
             let (b, ch) = (i / o, i % o);
             let src = &y[(ch * n + b) * l..][..l];
+            let act = |v: T| {
+                if !relu || v > T::zero() {
+                    v
+                } else {
+                    T::zero()
+                }
+            };
             match bias {
                 Some(bias) => {
                     for (d, v) in dst.iter_mut().zip(src) {
-                        d.write(*v + bias[ch]);
+                        d.write(act(v.add(bias[ch])));
+                    }
+                }
+                None => {
+                    for (d, v) in dst.iter_mut().zip(src) {
+                        d.write(act(*v));
+                    }
+                }
+            }
+        };
+        let spare = &mut out.spare_capacity_mut()[..total];
+        if total >= PARALLEL_THRESHOLD {
+            spare.par_chunks_mut(l).enumerate().for_each(one);
+        } else {
+            spare.chunks_mut(l).enumerate().for_each(one);
+        }
+    } else {
+        out.resize(total, T::default());
+    }
+    // SAFETY: the (n, o) blocks of l tile the output and each is written whole (or the resize
+    // above filled it).
+    unsafe { out.set_len(total) };
+    Ok(out)
+}
+
+/// The way back of `cols_to_batch`: a gradient `g` (N, O, L) laid out as (O, N*L), each value
+/// multiplied by 1 or 0 as `mask` (the ReLU's output, (N, O, L)) is above zero when given —
+/// what the one-op ReLU's backward computes (`g * (x > 0)`), fused with the move.
+pub fn batch_to_cols<T: Num>(g: &[T], [o, n, l]: [usize; 3], mask: Option<&[T]>) -> Result<Vec<T>> {
+    let total = o * n * l;
+    let mut out = alloc::<T>(total)?;
+    if total > 0 && g.len() >= total && mask.is_none_or(|m| m.len() >= total) {
+        // Output row block i is channel ch's gradient for sample b: source block (b, ch).
+        let one = |(i, dst): (usize, &mut [MaybeUninit<T>])| {
+            let (ch, b) = (i / n, i % n);
+            let at = (b * o + ch) * l;
+            let src = &g[at..][..l];
+            match mask {
+                Some(m) => {
+                    for ((d, v), m) in dst.iter_mut().zip(src).zip(&m[at..at + l]) {
+                        let keep = if *m > T::zero() { T::one() } else { T::zero() };
+                        d.write(v.mul(keep));
                     }
                 }
                 None => {
@@ -277,8 +327,7 @@ pub fn cols_to_batch<T: Element + std::ops::Add<Output = T>>(
     } else {
         out.resize(total, T::default());
     }
-    // SAFETY: the (n, o) blocks of l tile the output and each is written whole (or the resize
-    // above filled it).
+    // SAFETY: as in `cols_to_batch`, the (o, n) blocks of l tile the output.
     unsafe { out.set_len(total) };
     Ok(out)
 }

@@ -34,34 +34,81 @@ impl Taps {
 
 /// Is `v` (a later tap) strictly better than `best`? NaN wins, the first NaN stays (the im2col
 /// path's argmax rule).
-#[inline]
+/// Written without short-circuits, so the compiler can select instead of branch: on
+/// activations, which tap wins is a coin toss a branch predictor loses half the time.
+#[inline(always)]
 fn better<T: Float>(v: T, best: T) -> bool {
-    !best.is_nan() && (v.is_nan() || v > best)
+    !best.is_nan() & (v.is_nan() | (v > best))
 }
 
-/// For each output position of one plane, the input index of its first maximum (None for a
-/// window wholly in the padding).
-fn argmax_plane<T: Float>(src: &[T], w: usize, t: &Taps, out: [usize; 2]) -> Vec<Option<usize>> {
+/// No maximum: a window wholly in the padding.
+const NONE: usize = usize::MAX;
+
+/// For each output position of one plane, the input index of its first maximum (`NONE` for a
+/// window wholly in the padding), written into `arg` (Ho*Wo). Output by output, taps in
+/// row-major kernel order: the same first maximum as a tap-by-tap sweep finds, without keeping
+/// a running best per output. A window wholly inside the plane reads its taps at fixed offsets
+/// from its corner (`offsets`); one that touches the padding looks each tap up.
+fn argmax_plane<T: Float>(
+    src: &[T],
+    w: usize,
+    t: &Taps,
+    out: [usize; 2],
+    offsets: &[usize],
+    arg: &mut [usize],
+) {
     let [ho, wo] = out;
-    let mut best: Vec<Option<(usize, T)>> = vec![None; ho * wo];
-    for rows in &t.rows {
-        for cols in &t.cols {
-            for (oh, r) in rows.iter().enumerate() {
-                let Some(r) = *r else { continue };
-                for (ow, c) in cols.iter().enumerate() {
-                    let Some(c) = *c else { continue };
-                    let at = r * w + c;
-                    let v = src[at];
-                    let slot = &mut best[oh * wo + ow];
-                    match slot {
-                        Some((_, b)) if !better(v, *b) => {}
-                        _ => *slot = Some((at, v)),
+    let (Some(first_rows), Some(last_rows)) = (t.rows.first(), t.rows.last()) else {
+        return;
+    };
+    let (Some(first_cols), Some(last_cols)) = (t.cols.first(), t.cols.last()) else {
+        return;
+    };
+    for oh in 0..ho {
+        let inside_rows = last_rows[oh].and(first_rows[oh]);
+        for ow in 0..wo {
+            let slot = &mut arg[oh * wo + ow];
+            if let (Some(r), Some(c), Some(_)) = (inside_rows, first_cols[ow], last_cols[ow]) {
+                let corner = r * w + c;
+                let mut best_at = corner + offsets[0];
+                let mut best = src[best_at];
+                for &o in &offsets[1..] {
+                    let v = src[corner + o];
+                    let take = better(v, best);
+                    best_at = if take { corner + o } else { best_at };
+                    best = if take { v } else { best };
+                }
+                *slot = best_at;
+                continue;
+            }
+            let mut best_at = NONE;
+            let mut best = T::zero();
+            for rows in &t.rows {
+                let Some(r) = rows[oh] else { continue };
+                let row = &src[r * w..][..w];
+                for cols in &t.cols {
+                    let Some(c) = cols[ow] else { continue };
+                    let v = row[c];
+                    if best_at == NONE || better(v, best) {
+                        best_at = r * w + c;
+                        best = v;
                     }
                 }
             }
+            *slot = best_at;
         }
     }
-    best.into_iter().map(|b| b.map(|(at, _)| at)).collect()
+}
+
+/// Each tap's offset from its window's top-left input element, row-major kernel order.
+fn tap_offsets(p: &Patches, w: usize) -> Vec<usize> {
+    let mut offsets = Vec::with_capacity(p.kernel[0] * p.kernel[1]);
+    for i in 0..p.kernel[0] {
+        for j in 0..p.kernel[1] {
+            offsets.push(i * p.dilation[0] * w + j * p.dilation[1]);
+        }
+    }
+    offsets
 }
 
 /// The divisors of average pooling over one plane, row-major (Ho, Wo).
@@ -108,12 +155,15 @@ pub fn pool<T: Float>(x: &[T], hw: [usize; 2], p: &Patches, kind: PoolKind) -> R
     let mut out = alloc::<T>(n_planes * ho * wo)?;
     out.resize(n_planes * ho * wo, T::zero());
     let taps = Taps::new(p, hw);
+    let offsets = tap_offsets(p, w);
     match kind {
         PoolKind::Max => {
             let lowest = T::from_f64(p.fill);
             planes(x, h * w, &mut out, ho * wo, |src, dst| {
-                for (d, at) in dst.iter_mut().zip(argmax_plane(src, w, &taps, p.out)) {
-                    *d = at.map_or(lowest, |at| src[at]);
+                let mut arg = vec![NONE; ho * wo];
+                argmax_plane(src, w, &taps, p.out, &offsets, &mut arg);
+                for (d, &at) in dst.iter_mut().zip(&arg) {
+                    *d = if at == NONE { lowest } else { src[at] };
                 }
             });
         }
@@ -159,6 +209,7 @@ pub fn pool_grad<T: Float>(
     let mut dx = alloc::<T>(x.len())?;
     dx.resize(x.len(), T::zero());
     let taps = Taps::new(p, hw);
+    let offsets = tap_offsets(p, w);
     let div: Vec<T> = match kind {
         PoolKind::Avg { count_include_pad } => divisors(p, hw, count_include_pad)
             .into_iter()
@@ -173,11 +224,21 @@ pub fn pool_grad<T: Float>(
         return Ok(dx);
     }
     let one = |((src, gs), dst): ((&[T], &[T]), &mut [T])| {
-        let arg = match kind {
-            PoolKind::Max => argmax_plane(src, w, &taps, p.out),
-            PoolKind::Avg { .. } => Vec::new(),
-        };
-        // Taps in row-major kernel order, as the im2col path's adjoint adds them.
+        if kind == PoolKind::Max {
+            let mut arg = vec![NONE; plane_out];
+            argmax_plane(src, w, &taps, p.out, &offsets, &mut arg);
+            // Outputs last to first: the windows that share an input element then add their
+            // gradients to it in row-major tap order (a later window reads it at an earlier
+            // tap), the im2col path's order, so both give the same bits.
+            for (&at, &gv) in arg.iter().zip(gs).rev() {
+                if at != NONE {
+                    let d = &mut dst[at];
+                    *d = d.add(gv);
+                }
+            }
+            return;
+        }
+        // Average: taps in row-major kernel order, as the im2col path's adjoint adds them.
         for rows in &taps.rows {
             for cols in &taps.cols {
                 for (oh, r) in rows.iter().enumerate() {
@@ -186,14 +247,7 @@ pub fn pool_grad<T: Float>(
                         let Some(c) = *c else { continue };
                         let o = oh * wo + ow;
                         let at = r * w + c;
-                        match kind {
-                            PoolKind::Max => {
-                                if arg[o] == Some(at) {
-                                    dst[at] = dst[at].add(gs[o]);
-                                }
-                            }
-                            PoolKind::Avg { .. } => dst[at] = dst[at].add(gs[o].div(div[o])),
-                        }
+                        dst[at] = dst[at].add(gs[o].div(div[o]));
                     }
                 }
             }

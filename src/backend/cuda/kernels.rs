@@ -269,8 +269,12 @@ pub const POOL_KERNELS: [&str; 5] = [
 ];
 
 /// The batch-folded convolution kernels of kernels/window.cu (`Array::patches_cols`).
-pub const BATCH_PATCH_KERNELS: [&str; 3] =
-    ["patches_cols", "patches_cols_adjoint", "cols_to_batch"];
+pub const BATCH_PATCH_KERNELS: [&str; 4] = [
+    "patches_cols",
+    "patches_cols_adjoint",
+    "cols_to_batch",
+    "batch_to_cols",
+];
 
 /// The batch-norm kernels of kernels/norm.cu.
 pub const NORM_KERNELS: [&str; 5] = [

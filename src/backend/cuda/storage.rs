@@ -655,11 +655,13 @@ impl CudaStorage {
         Ok(out)
     }
 
-    /// This (O, N*L) product as (N, O, L), plus `bias` (O values) per channel when given.
+    /// This (O, N*L) product as (N, O, L), plus `bias` (O values) per channel when given, then
+    /// ReLU when `relu`.
     pub fn cols_to_batch(
         &self,
         onl: [usize; 3],
         bias: Option<&CudaStorage>,
+        relu: bool,
     ) -> Result<CudaStorage> {
         let [o, n, l] = onl;
         if let Some(b) = bias {
@@ -676,6 +678,39 @@ impl CudaStorage {
                 // Without a bias the kernel never reads this pointer.
                 Arg::Ptr(bias.map_or(self.ptr(), |b| b.ptr())),
                 Arg::I32(i32::from(bias.is_some())),
+                Arg::I32(i32::from(relu)),
+                Arg::I64(o as i64),
+                Arg::I64(n as i64),
+                Arg::I64(l as i64),
+                Arg::I64(len as i64),
+            ];
+            out.launch(Module::Window, &entry, len, &args)?;
+        }
+        Ok(out)
+    }
+
+    /// The way back of `cols_to_batch`: this (N, O, L) gradient as (O, N*L), each value times
+    /// `mask > 0` (the fused ReLU's output) when given.
+    pub fn batch_to_cols(
+        &self,
+        onl: [usize; 3],
+        mask: Option<&CudaStorage>,
+    ) -> Result<CudaStorage> {
+        let [o, n, l] = onl;
+        if let Some(m) = mask {
+            same_device(self, m, "a convolution's gradient")?;
+        }
+        let entry = kernels::norm_entry("batch_to_cols", self.dtype)
+            .ok_or_else(|| unsupported("a convolution", self.dtype))?;
+        let len = o * n * l;
+        let out = CudaStorage::alloc(self.device(), len, self.dtype)?;
+        if len > 0 {
+            let args = [
+                Arg::Ptr(out.ptr()),
+                Arg::Ptr(self.ptr()),
+                // Without a mask the kernel never reads this pointer.
+                Arg::Ptr(mask.map_or(self.ptr(), |m| m.ptr())),
+                Arg::I32(i32::from(mask.is_some())),
                 Arg::I64(o as i64),
                 Arg::I64(n as i64),
                 Arg::I64(l as i64),

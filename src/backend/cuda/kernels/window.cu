@@ -1,7 +1,7 @@
 // Convolution and pooling windows (`Patches` in src/vocab/ops.rs): im2col and its adjoint, and
 // pooling read in place (`Array::pool`) with its gradients.
 // Entries, for f32 and f64: patches_<dtype>, patches_adjoint_<dtype>, patches_cols_<dtype>,
-// patches_cols_adjoint_<dtype>, cols_to_batch_<dtype>, pool_max_<dtype>, pool_avg_<dtype>,
+// patches_cols_adjoint_<dtype>, cols_to_batch_<dtype>, batch_to_cols_<dtype>, pool_max_<dtype>, pool_avg_<dtype>,
 // pool_argmax_<dtype>, pool_max_grad_<dtype>, pool_avg_grad_<dtype>.
 //
 // patches: every window of a (planes, h, w) input laid out as (planes, kh*kw, ho, wo), `fill`
@@ -58,7 +58,8 @@ DA_WINDOW(double, f64)
 // The batch-folded layout (`Array::patches_cols`): an (N, C, H, W) input's windows as one
 // (C*kh*kw, N*Ho*Wo) matrix, so a convolution is one GEMM over the whole batch; its adjoint
 // (gathered per input element, taps in row-major order as above); and `cols_to_batch`, the
-// (O, N*L) product laid out as (N, O, L) with the per-channel bias added in the same pass.
+// (O, N*L) product laid out as (N, O, L) with the per-channel bias and a fused ReLU applied in the
+// same pass, and `batch_to_cols`, its way back (times the ReLU's mask).
 #define DA_BATCH_WINDOW(T, TAG)                                                              \
     extern "C" __global__ void patches_cols_##TAG(T* __restrict__ out,                       \
                                                   const T* __restrict__ in, DaWindow p,      \
@@ -105,14 +106,28 @@ DA_WINDOW(double, f64)
     extern "C" __global__ void cols_to_batch_##TAG(T* __restrict__ out,                      \
                                                    const T* __restrict__ y,                  \
                                                    const T* __restrict__ bias, int has_bias, \
-                                                   i64 channels, i64 batch, i64 plane,       \
-                                                   i64 n) {                                  \
+                                                   int relu, i64 channels, i64 batch,        \
+                                                   i64 plane, i64 n) {                       \
         DA_FOR_EACH(i, n) {                                                                  \
             i64 t = i;                                                                       \
             i64 l = t % plane; t /= plane;                                                   \
             i64 o = t % channels; t /= channels;                                             \
             T v = y[(o * batch + t) * plane + l];                                            \
-            out[i] = has_bias ? v + bias[o] : v;                                             \
+            if (has_bias) v = v + bias[o];                                                   \
+            out[i] = (!relu || v > (T)0) ? v : (T)0;                                         \
+        }                                                                                    \
+    }                                                                                        \
+    extern "C" __global__ void batch_to_cols_##TAG(T* __restrict__ out,                      \
+                                                   const T* __restrict__ g,                  \
+                                                   const T* __restrict__ mask, int has_mask, \
+                                                   i64 channels, i64 batch, i64 plane,       \
+                                                   i64 n) {                                  \
+        DA_FOR_EACH(i, n) {                                                                  \
+            i64 t = i;                                                                       \
+            i64 l = t % plane; t /= plane;                                                   \
+            i64 b = t % batch; t /= batch;                                                   \
+            i64 at = (b * channels + t) * plane + l;                                         \
+            out[i] = has_mask ? g[at] * (mask[at] > (T)0 ? (T)1 : (T)0) : g[at];             \
         }                                                                                    \
     }
 
