@@ -615,108 +615,81 @@ impl CudaStorage {
     pub fn patches_cols(&self, nchw: [usize; 4], p: &Patches) -> Result<CudaStorage> {
         let [n, c, h, w] = nchw;
         let len = c * p.kernel[0] * p.kernel[1] * n * p.out[0] * p.out[1];
-        let entry = kernels::norm_entry("patches_cols", self.dtype)
-            .ok_or_else(|| unsupported("im2col", self.dtype))?;
-        let out = CudaStorage::alloc(self.device(), len, self.dtype)?;
-        if len > 0 {
-            let args = [
-                Arg::Ptr(out.ptr()),
-                Arg::Ptr(self.ptr()),
-                Arg::Window(DaWindow::new([h, w], p)),
-                Arg::I64(n as i64),
-                Arg::I64(c as i64),
-                Arg::F64(p.fill),
-                Arg::I64(len as i64),
-            ];
-            out.launch(Module::Window, &entry, len, &args)?;
-        }
-        Ok(out)
+        let args = [
+            Arg::Window(DaWindow::new([h, w], p)),
+            Arg::I64(n as i64),
+            Arg::I64(c as i64),
+            Arg::F64(p.fill),
+        ];
+        self.batch_window("patches_cols", len, None, &args)
     }
 
     /// The adjoint of `patches_cols`: this (C*kh*kw, N*Ho*Wo) gradient summed back onto an
     /// (N, C, H, W) array.
     pub fn patches_cols_adjoint(&self, nchw: [usize; 4], p: &Patches) -> Result<CudaStorage> {
         let [n, c, h, w] = nchw;
-        let len = n * c * h * w;
-        let entry = kernels::norm_entry("patches_cols_adjoint", self.dtype)
-            .ok_or_else(|| unsupported("im2col", self.dtype))?;
-        let out = CudaStorage::alloc(self.device(), len, self.dtype)?;
-        if len > 0 {
-            let args = [
-                Arg::Ptr(out.ptr()),
-                Arg::Ptr(self.ptr()),
-                Arg::Window(DaWindow::new([h, w], p)),
-                Arg::I64(n as i64),
-                Arg::I64(c as i64),
-                Arg::I64(len as i64),
-            ];
-            out.launch(Module::Window, &entry, len, &args)?;
-        }
-        Ok(out)
+        let geometry = [
+            Arg::Window(DaWindow::new([h, w], p)),
+            Arg::I64(n as i64),
+            Arg::I64(c as i64),
+        ];
+        self.batch_window("patches_cols_adjoint", n * c * h * w, None, &geometry)
     }
 
     /// This (O, N*L) product as (N, O, L), plus `bias` (O values) per channel when given, then
     /// ReLU when `relu`.
     pub fn cols_to_batch(
         &self,
-        onl: [usize; 3],
+        [o, n, l]: [usize; 3],
         bias: Option<&CudaStorage>,
         relu: bool,
     ) -> Result<CudaStorage> {
-        let [o, n, l] = onl;
-        if let Some(b) = bias {
-            same_device(self, b, "a convolution's bias")?;
-        }
-        let entry = kernels::norm_entry("cols_to_batch", self.dtype)
-            .ok_or_else(|| unsupported("a convolution", self.dtype))?;
-        let len = o * n * l;
-        let out = CudaStorage::alloc(self.device(), len, self.dtype)?;
-        if len > 0 {
-            let args = [
-                Arg::Ptr(out.ptr()),
-                Arg::Ptr(self.ptr()),
-                // Without a bias the kernel never reads this pointer.
-                Arg::Ptr(bias.map_or(self.ptr(), |b| b.ptr())),
-                Arg::I32(i32::from(bias.is_some())),
-                Arg::I32(i32::from(relu)),
-                Arg::I64(o as i64),
-                Arg::I64(n as i64),
-                Arg::I64(l as i64),
-                Arg::I64(len as i64),
-            ];
-            out.launch(Module::Window, &entry, len, &args)?;
-        }
-        Ok(out)
+        let shape = [
+            Arg::I32(i32::from(relu)),
+            Arg::I64(o as i64),
+            Arg::I64(n as i64),
+            Arg::I64(l as i64),
+        ];
+        self.batch_window("cols_to_batch", o * n * l, Some(bias), &shape)
     }
 
     /// The way back of `cols_to_batch`: this (N, O, L) gradient as (O, N*L), each value times
     /// `mask > 0` (the fused ReLU's output) when given.
     pub fn batch_to_cols(
         &self,
-        onl: [usize; 3],
+        [o, n, l]: [usize; 3],
         mask: Option<&CudaStorage>,
     ) -> Result<CudaStorage> {
-        let [o, n, l] = onl;
-        if let Some(m) = mask {
-            same_device(self, m, "a convolution's gradient")?;
+        let shape = [Arg::I64(o as i64), Arg::I64(n as i64), Arg::I64(l as i64)];
+        self.batch_window("batch_to_cols", o * n * l, Some(mask), &shape)
+    }
+
+    /// One launch of a batch-folded convolution kernel (`BATCH_PATCH_KERNELS`) writing `len`
+    /// elements: (out, this, [second, has_second,] args..., len). `second` is the
+    /// optional per-element or per-channel operand; when absent the kernel never reads its
+    /// pointer, which is then this array's.
+    fn batch_window(
+        &self,
+        kernel: &str,
+        len: usize,
+        second: Option<Option<&CudaStorage>>,
+        args: &[Arg],
+    ) -> Result<CudaStorage> {
+        if let Some(Some(other)) = second {
+            same_device(self, other, "a convolution")?;
         }
-        let entry = kernels::norm_entry("batch_to_cols", self.dtype)
+        let entry = kernels::norm_entry(kernel, self.dtype)
             .ok_or_else(|| unsupported("a convolution", self.dtype))?;
-        let len = o * n * l;
         let out = CudaStorage::alloc(self.device(), len, self.dtype)?;
         if len > 0 {
-            let args = [
-                Arg::Ptr(out.ptr()),
-                Arg::Ptr(self.ptr()),
-                // Without a mask the kernel never reads this pointer.
-                Arg::Ptr(mask.map_or(self.ptr(), |m| m.ptr())),
-                Arg::I32(i32::from(mask.is_some())),
-                Arg::I64(o as i64),
-                Arg::I64(n as i64),
-                Arg::I64(l as i64),
-                Arg::I64(len as i64),
-            ];
-            out.launch(Module::Window, &entry, len, &args)?;
+            let mut all = vec![Arg::Ptr(out.ptr()), Arg::Ptr(self.ptr())];
+            if let Some(other) = second {
+                all.push(Arg::Ptr(other.map_or(self.ptr(), |o| o.ptr())));
+                all.push(Arg::I32(i32::from(other.is_some())));
+            }
+            all.extend_from_slice(args);
+            all.push(Arg::I64(len as i64));
+            out.launch(Module::Window, &entry, len, &all)?;
         }
         Ok(out)
     }

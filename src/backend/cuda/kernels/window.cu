@@ -14,6 +14,26 @@
 
 // DaWindow (common.cuh) is the geometry.
 
+// The adjoints' gather: the sum, in tap order, of the window outputs that read input (r, c);
+// tap k's (Ho, Wo) plane starts at base + k * tap_stride (one sample's plane per tap, or one row
+// of the batch-folded matrix).
+template <typename T>
+__device__ __forceinline__ T da_gather_taps(const T* base, i64 tap_stride, const DaWindow& p,
+                                            i64 r, i64 c) {
+    T sum = (T)0;
+    for (i64 ki = 0; ki < p.kh; ++ki) {
+        i64 y = r + p.ph - ki * p.dh;
+        if (y < 0 || y % p.sh != 0 || y / p.sh >= p.ho) continue;
+        i64 oh = y / p.sh;
+        for (i64 kj = 0; kj < p.kw; ++kj) {
+            i64 x = c + p.pw - kj * p.dw;
+            if (x < 0 || x % p.sw != 0 || x / p.sw >= p.wo) continue;
+            sum += base[(ki * p.kw + kj) * tap_stride + oh * p.wo + x / p.sw];
+        }
+    }
+    return sum;
+}
+
 #define DA_WINDOW(T, TAG)                                                                    \
     extern "C" __global__ void patches_##TAG(T* __restrict__ out, const T* __restrict__ in,  \
                                              DaWindow p, double fill, i64 n) {               \
@@ -37,18 +57,7 @@
             i64 c = t % p.w; t /= p.w;                                                       \
             i64 r = t % p.h; t /= p.h;                                                       \
             const T* plane = g + t * p.kh * p.kw * p.ho * p.wo;                              \
-            T sum = (T)0;                                                                    \
-            for (i64 ki = 0; ki < p.kh; ++ki) {                                              \
-                i64 y = r + p.ph - ki * p.dh;                                                \
-                if (y < 0 || y % p.sh != 0 || y / p.sh >= p.ho) continue;                    \
-                i64 oh = y / p.sh;                                                           \
-                for (i64 kj = 0; kj < p.kw; ++kj) {                                          \
-                    i64 x = c + p.pw - kj * p.dw;                                            \
-                    if (x < 0 || x % p.sw != 0 || x / p.sw >= p.wo) continue;                \
-                    sum += plane[((ki * p.kw + kj) * p.ho + oh) * p.wo + x / p.sw];          \
-                }                                                                            \
-            }                                                                                \
-            out[i] = sum;                                                                    \
+            out[i] = da_gather_taps(plane, p.ho * p.wo, p, r, c);                            \
         }                                                                                    \
     }
 
@@ -89,18 +98,7 @@ DA_WINDOW(double, f64)
             i64 ch = t % channels; t /= channels;                                            \
             i64 cols = batch * p.ho * p.wo;                                                  \
             const T* rows = g + ch * p.kh * p.kw * cols + t * p.ho * p.wo;                   \
-            T sum = (T)0;                                                                    \
-            for (i64 ki = 0; ki < p.kh; ++ki) {                                              \
-                i64 y = r + p.ph - ki * p.dh;                                                \
-                if (y < 0 || y % p.sh != 0 || y / p.sh >= p.ho) continue;                    \
-                i64 oh = y / p.sh;                                                           \
-                for (i64 kj = 0; kj < p.kw; ++kj) {                                          \
-                    i64 x = c + p.pw - kj * p.dw;                                            \
-                    if (x < 0 || x % p.sw != 0 || x / p.sw >= p.wo) continue;                \
-                    sum += rows[(ki * p.kw + kj) * cols + oh * p.wo + x / p.sw];             \
-                }                                                                            \
-            }                                                                                \
-            out[i] = sum;                                                                    \
+            out[i] = da_gather_taps(rows, cols, p, r, c);                                    \
         }                                                                                    \
     }                                                                                        \
     extern "C" __global__ void cols_to_batch_##TAG(T* __restrict__ out,                      \
