@@ -172,8 +172,9 @@ impl From<RuntimeError> for InplaceError {
     }
 }
 
-/// PyTorch's short dtype names (`Float`, `Long`) for its casting errors.
-fn torch_scalar_type(d: DType) -> &'static str {
+/// PyTorch's short dtype names (`Float`, `Long`), as its casting and dtype-mismatch errors
+/// print them.
+pub(crate) fn torch_scalar_type(d: DType) -> &'static str {
     match d {
         DType::Float32 => "Float",
         DType::Float64 => "Double",

@@ -654,7 +654,7 @@ fn like<const F: u8>(it: &mut dyn Interpreter, mut a: Args, what: Like) -> Resul
                         } else {
                             "normal_kernel_cpu"
                         },
-                        torch_dtype_title(dtype)
+                        crate::nn::autograd::torch_scalar_type(dtype)
                     ),
                 ));
             }
@@ -667,16 +667,6 @@ fn like<const F: u8>(it: &mut dyn Interpreter, mut a: Args, what: Like) -> Resul
     };
     let flavor = if F == TORCH { Flavor::Torch } else { x.flavor };
     Ok(wrap(arr, flavor))
-}
-
-fn torch_dtype_title(d: DType) -> &'static str {
-    match d {
-        DType::Float32 => "Float",
-        DType::Float64 => "Double",
-        DType::Int32 => "Int",
-        DType::Int64 => "Long",
-        DType::Bool => "Bool",
-    }
 }
 
 #[derive(Clone, Copy)]

@@ -3,6 +3,7 @@
 //! The comparisons and the grid reuse the NumPy library's (`array::numpy_fns`).
 
 use crate::modules::array::numpy_fns;
+use crate::nn::autograd::torch_scalar_type;
 use crate::object::error::{Exc, ExcKind};
 use crate::object::ops::{as_f64, as_i64, wrap};
 use crate::object::value::{Args, ArrayValue, Flavor, MethodFn, Module, Value};
@@ -142,8 +143,8 @@ fn allclose(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, E
             ExcKind::RuntimeError,
             format!(
                 "{} did not match {}",
-                scalar_type(x.array.dtype()),
-                scalar_type(y.array.dtype())
+                torch_scalar_type(x.array.dtype()),
+                torch_scalar_type(y.array.dtype())
             ),
         ));
     }
@@ -210,17 +211,6 @@ fn bmm(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
         ));
     }
     crate::object::ops::binary(it, crate::lang::ast::BinOp::MatMul, r, &other)
-}
-
-/// PyTorch's C++ name of a dtype, as its dtype-mismatch errors print it.
-fn scalar_type(d: DType) -> &'static str {
-    match d {
-        DType::Float32 => "Float",
-        DType::Float64 => "Double",
-        DType::Int32 => "Int",
-        DType::Int64 => "Long",
-        DType::Bool => "Bool",
-    }
 }
 
 /// PyTorch's error for shapes that do not broadcast, naming the first dimension (from the
