@@ -10,8 +10,16 @@ by the module's `__getattr__` with an error that says devarray lacks it.
     python3 tools/d2l_port.py /tmp/d2l/d2l
 """
 import ast
+import re
 import sys
 from pathlib import Path
+
+# The data-file helpers and the text data sets' plain Python, the same in both dialects.
+TEXT = [
+    "download", "extract", "download_extract", "tokenize", "Vocab", "TimeMachine",
+    "read_data_nmt", "preprocess_nmt", "tokenize_nmt", "truncate_pad", "bleu", "check_len",
+    "check_shape",
+]
 
 # The names devarray serves, in the order they are written (bases before subclasses).
 SERVED = {
@@ -22,10 +30,11 @@ SERVED = {
         "FashionMNIST", "Classifier", "SoftmaxRegression", "cpu", "gpu", "num_gpus",
         "try_gpu", "try_all_gpus", "corr2d", "init_cnn", "LeNet", "Residual", "ResNeXtBlock",
         "Timer", "Benchmark", "split_batch", "resnet18", "train_batch_ch13", "train_ch13",
-        "synthetic_data", "sgd", "get_dataloader_workers", "load_data_fashion_mnist",
+        "load_array", "synthetic_data", "sgd", "get_dataloader_workers", "load_data_fashion_mnist",
         "evaluate_accuracy_gpu", "train_ch6", "show_images", "linreg", "squared_loss",
         "get_fashion_mnist_labels", "Animator", "Accumulator", "accuracy", "evaluate_loss",
-    ],
+        "grad_clipping",
+    ] + TEXT,
     "mxnet": [
         "use_svg_display", "set_figsize", "set_axes", "plot", "add_to_class",
         "HyperParameters", "ProgressBoard", "Module", "DataModule", "Trainer",
@@ -33,25 +42,55 @@ SERVED = {
         "FashionMNIST", "Classifier", "SoftmaxRegression", "cpu", "gpu", "num_gpus",
         "try_gpu", "try_all_gpus", "corr2d", "LeNet", "Residual", "ResNeXtBlock",
         "Timer", "Benchmark", "split_batch", "resnet18", "evaluate_accuracy_gpus",
-        "train_batch_ch13", "train_ch13", "synthetic_data", "sgd", "get_dataloader_workers",
+        "train_batch_ch13", "train_ch13", "load_array", "synthetic_data", "sgd", "get_dataloader_workers",
         "load_data_fashion_mnist", "evaluate_accuracy_gpu", "train_ch6", "show_images",
         "linreg", "squared_loss", "get_fashion_mnist_labels", "Animator", "Accumulator",
-        "accuracy", "evaluate_accuracy", "evaluate_loss",
-    ],
+        "accuracy", "evaluate_accuracy", "evaluate_loss", "grad_clipping",
+    ] + TEXT,
 }
 
 # Aliases whose framework function devarray does not have yet: left out, and the module's
 # `__getattr__` names the missing function.
 MISSING_TARGETS = {
-    "torch": {"meshgrid": "torch.meshgrid", "sinh": "torch.sinh", "cosh": "torch.cosh",
-              "linspace": "torch.linspace", "batch_matmul": "torch.bmm"},
-    "mxnet": {"meshgrid": "np.meshgrid", "linspace": "np.linspace", "sinh": "np.sinh",
-              "cosh": "np.cosh", "expand_dims": "np.expand_dims",
-              "batch_matmul": "npx.batch_dot"},
+    "torch": {},
+    "mxnet": {"batch_matmul": "npx.batch_dot"},
 }
 
+# devarray never downloads, and it cannot unpack archives: what `download` and
+# `download_extract` say instead (PATCHES puts these where the real ones reach the network or
+# open an archive).
+OFFLINE = '''
+
+def _offline(fname, url, sha1_hash):
+    """Why d2l.download cannot give `fname`, and what to do (devarray never downloads)."""
+    if os.path.exists(fname):
+        sha1 = hashlib.sha1()
+        with open(fname, 'rb') as f:
+            sha1.update(f.read())
+        found = f'{fname} has SHA-1 {sha1.hexdigest()}, not {sha1_hash}'
+    else:
+        found = f'{fname} is not there'
+    return (f'{found}, and devarray never downloads. Fetch {url} on a machine with a '
+            f'network and put it at {fname} (the folder the real d2l downloads to, '
+            f'relative to where the program runs)'
+            + (f'; its SHA-1 must be {sha1_hash}' if sha1_hash else ''))
+
+
+def _cannot_extract(archive, folder, target):
+    """Why d2l cannot unpack `archive` into `folder`, and what to do."""
+    tool = (f'unzip {archive} -d {folder}' if archive.endswith('.zip')
+            else f'tar xf {archive} -C {folder}')
+    return (f'{target} is not there, and devarray cannot unpack {archive} itself '
+            f'(it has no zipfile or tarfile module). Unpack it as the real d2l does: '
+            f'`{tool}`, then run this again')
+'''
+
 HEADER = {
-    "torch": '''import collections
+    "torch": '''DATA_HUB = dict()
+DATA_URL = 'http://d2l-data.s3-accelerate.amazonaws.com/'
+
+import collections
+import hashlib
 import inspect
 import math
 import os
@@ -74,8 +113,12 @@ from torchvision import transforms
 
 nn_Module = nn.Module
 d2l = sys.modules[__name__]
-''',
-    "mxnet": '''import collections
+''' + OFFLINE,
+    "mxnet": '''DATA_HUB = dict()
+DATA_URL = 'http://d2l-data.s3-accelerate.amazonaws.com/'
+
+import collections
+import hashlib
 import inspect
 import math
 import os
@@ -95,8 +138,96 @@ from mxnet.gluon.data.vision import transforms
 npx.set_np()
 nn_Module = nn.Block
 d2l = sys.modules[__name__]
-''',
+''' + OFFLINE,
 }
+
+
+# Where devarray's d2l differs from the real code: (name, real text, devarray's text).
+PATCHES = [
+    ("download", """    # Download
+    print(f'Downloading {fname} from {url}...')
+    r = requests.get(url, stream=True, verify=True)
+    with open(fname, 'wb') as f:
+        f.write(r.content)
+    return fname""", """    # devarray never downloads: a file already there is used (checked when a SHA-1 is
+    # given, as above), else the error says where to put it.
+    if os.path.exists(fname) and not sha1_hash:
+        return fname
+    raise FileNotFoundError(_offline(fname, url, sha1_hash))"""),
+    ("extract", """    if ext == '.zip':
+        fp = zipfile.ZipFile(filename, 'r')
+    else:
+        fp = tarfile.open(filename, 'r')
+    if folder is None:
+        folder = base_dir
+    fp.extractall(folder)""", """    if folder is None:
+        folder = base_dir
+    # devarray cannot unpack archives.
+    raise FileNotFoundError(_cannot_extract(filename, folder, 'what it holds'))"""),
+    ("download_extract", """    if ext == '.zip':
+        fp = zipfile.ZipFile(fname, 'r')
+    elif ext in ('.tar', '.gz'):
+        fp = tarfile.open(fname, 'r')
+    else:
+        assert False, 'Only zip/tar files can be extracted.'
+    fp.extractall(base_dir)
+    return os.path.join(base_dir, folder) if folder else data_dir""", """    if ext not in ('.zip', '.tar', '.gz'):
+        assert False, 'Only zip/tar files can be extracted.'
+    # devarray cannot unpack archives: it uses what was unpacked beside the archive.
+    target = os.path.join(base_dir, folder) if folder else data_dir
+    if os.path.isdir(target):
+        return target
+    raise FileNotFoundError(_cannot_extract(fname, base_dir, target))"""),
+]
+
+
+def patch(name, text):
+    for n, old, new in PATCHES:
+        if n == name:
+            if old not in text:
+                sys.exit(f"the patch of {name} no longer applies")
+            text = text.replace(old, new)
+    return text
+
+
+def data_hub(tree, source):
+    """The real module's `d2l.DATA_HUB[...] = ...` registrations, in order."""
+    return "\n".join(
+        ast.get_source_segment(source, node) for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript)
+        and ast.unparse(node.targets[0].value) == "d2l.DATA_HUB")
+
+
+PACKAGES = [("pd.", "pandas"), ("gym", "gym"), ("Image.", "PIL"), ("distance_matrix", "scipy"),
+            ("rnn.", "gluon.rnn"), ("image.imread", "mxnet.image"), ("torchvision.io", "torchvision.io")]
+
+
+def why(name, defs, source, served):
+    """Why `name` is not in devarray's d2l: the data it downloads or the package it needs,
+    looking through the library's names it uses in turn."""
+    seen, todo, text = set(), [name], []
+    while todo:
+        n = todo.pop()
+        if n in seen or n not in defs:
+            continue
+        seen.add(n)
+        seg = ast.get_source_segment(source, defs[n])
+        text.append(seg)
+        todo += [m for m in re.findall(r"\b(?:d2l\.)?([A-Za-z_]\w*)\b", seg)
+                 if m in defs and m not in served]
+    text = "\n".join(text)
+    files = re.findall(r"download(?:_extract)?\(\s*'([^']+)'", text)
+    files += re.findall(r"d2l\.DATA_URL\s*\+\s*'([^']+)'", text)
+    packages = [p for pat, p in PACKAGES if pat in text]
+    if files:
+        data = ", ".join(dict.fromkeys(files))
+        return (f"it reads {data}, which the real library downloads, and devarray never "
+                f"downloads. devarray's d2l.download and d2l.download_extract find such a file "
+                f"in ../data when you put it there, but {name} itself is not ported")
+    if packages:
+        return f"it needs {', '.join(dict.fromkeys(packages))}, which devarray does not have"
+    return ("it is not ported yet (devarray's d2l serves the chapters up to ResNet, "
+            "computational performance, and the data-file and text helpers)")
 
 
 def final_definitions(tree, source):
@@ -155,13 +286,15 @@ def main(pkg):
             f'library\'s other names raise an AttributeError that says so."""\n',
             HEADER[dialect],
         ]
-        parts += [render(defs[n], source) + "\n" for n in served]
+        parts += [patch(n, render(defs[n], source)) + "\n" for n in served]
+        parts.append(data_hub(tree, source) + "\n")
         missing_targets = MISSING_TARGETS[dialect]
         parts.append(aliases(source, missing_targets) + "\n")
         parts.append(
-            "_NOT_IN_DEVARRAY = frozenset([\n"
-            + "".join(f"    '{n}',\n" for n in others)
-            + "])\n\n\n"
+            "# Why each name the real library has is not here (tools/d2l_port.py's `why`).\n"
+            "_NOT_IN_DEVARRAY = {\n"
+            + "".join(f"    '{n}': {why(n, defs, source, served)!r},\n" for n in others)
+            + "}\n\n\n"
             "_MISSING_TARGETS = {\n"
             + "".join(f"    '{k}': '{v}',\n" for k, v in missing_targets.items())
             + "}\n\n\n"
@@ -171,9 +304,8 @@ def main(pkg):
             f"            f\"d2l.{dialect}.{{name}} is {{_MISSING_TARGETS[name]}}, which devarray does not have yet\")\n"
             "    if name in _NOT_IN_DEVARRAY:\n"
             "        raise AttributeError(\n"
-            f"            f\"d2l.{dialect}.{{name}} is part of the real d2l library but not of devarray's \"\n"
-            "            \"(it needs data sets, models or packages devarray cannot provide offline); \"\n"
-            "            \"see src/modules/library/d2l for what devarray's d2l has\")\n"
+            f"            f\"d2l.{dialect}.{{name}} is part of the real d2l library but not of devarray's: \"\n"
+            "            f\"{_NOT_IN_DEVARRAY[name]}\")\n"
             f"    raise AttributeError(f\"module 'd2l.{dialect}' has no attribute '{{name}}'\")\n"
         )
         (out_dir / f"{dialect}.da").write_text("\n\n".join(parts))

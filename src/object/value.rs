@@ -265,6 +265,10 @@ pub trait NativeObject {
     fn equals(&self, _other: &Value) -> Option<bool> {
         None
     }
+    /// `bool(obj)` when the object is false sometimes (an empty `bytes`); None is always true.
+    fn truth(&self) -> Option<bool> {
+        None
+    }
     /// The class `type(obj)` gives, when the library defines one (`gluon.Parameter`); None is a
     /// plain object.
     /// The error for an attribute `get_attr` does not give, when it is not an AttributeError
@@ -492,6 +496,7 @@ impl Value {
                     crate::runtime::Scalar::Float(f) => f != 0.0,
                 }
             }
+            Value::Object(o) => o.truth().unwrap_or(true),
             _ => true,
         })
     }

@@ -1,7 +1,8 @@
 //! `open()`: text files as CPython's `io.TextIOWrapper` behaves for what programs do with them:
 //! `read`, `readline`, `readlines`, iteration by line, `write`, `writelines`, `close`, `with`.
-//! Modes `r`, `w`, `a`, `x` (and `+`); binary modes are refused (devarray has no bytes type). A
-//! file opened for reading is read whole when opened: data files here are small text files.
+//! Modes `r`, `w`, `a`, `x` (and `+`), and `rb`: a binary file for reading (`read(size)` gives
+//! `bytes`, what `hashlib` checks a downloaded file with); the other binary modes are refused. A
+//! file opened for reading is read whole when opened: data files here are small.
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -10,6 +11,7 @@ use std::rc::Rc;
 use crate::object::value::NativeObject;
 use crate::object::{method, Args, Exc, ExcKind, Interpreter, Value};
 
+use crate::modules::python::bytes::Bytes;
 use crate::modules::python::stdlib::os::os_error;
 
 struct TextFile {
@@ -243,8 +245,15 @@ pub fn open(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         )));
     };
     if mode.contains('b') {
+        if matches!(&**mode, "rb" | "br") {
+            let data = std::fs::read(&**path).map_err(|e| os_error(&e, path))?;
+            return Ok(Value::Object(Rc::new(BinaryFile {
+                name: path.clone(),
+                state: RefCell::new((data, 0, false)),
+            })));
+        }
         return Err(Exc::value_error(format!(
-            "binary mode '{mode}' is not supported: devarray has no bytes type; open the file in text mode ('r', 'w', 'a'), and save arrays with npx.save, nd.save or torch.save"
+            "binary mode '{mode}' is not supported: devarray reads binary files ('rb') but does not write them; open the file in text mode ('w', 'a'), and save arrays with npx.save, nd.save or torch.save"
         )));
     }
     let kinds = mode.chars().filter(|c| "rwax".contains(*c)).count();
@@ -284,4 +293,85 @@ pub fn open(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             closed: false,
         }),
     })))
+}
+
+/// A file opened with `'rb'`: CPython's `io.BufferedReader` for reading it in pieces.
+struct BinaryFile {
+    name: Rc<str>,
+    /// The file's bytes, the read position, and whether it is closed.
+    state: RefCell<(Vec<u8>, usize, bool)>,
+}
+
+impl NativeObject for BinaryFile {
+    fn type_name(&self) -> &str {
+        "_io.BufferedReader"
+    }
+    fn repr(&self) -> String {
+        format!("<_io.BufferedReader name='{}'>", self.name)
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        let r = Value::Object(this.clone());
+        let (name, f): (&'static str, crate::object::value::MethodFn) = match name {
+            "name" => return Some(Value::Str(self.name.clone())),
+            "mode" => return Some(Value::str("rb")),
+            "closed" => return Some(Value::Bool(self.state.borrow().2)),
+            "read" => ("read", |_, r, mut a| {
+                let n = a.take(0, "size")?;
+                a.finish(1)?;
+                let f = binary(r)?;
+                let mut st = f.state.borrow_mut();
+                if st.2 {
+                    return Err(Exc::value_error("read of closed file"));
+                }
+                let rest = st.0.len() - st.1;
+                let take = match n {
+                    Some(Value::Int(n)) if n >= 0 => (n as usize).min(rest),
+                    None | Some(Value::None) | Some(Value::Int(_)) => rest,
+                    Some(other) => {
+                        return Err(Exc::type_error(format!(
+                            "argument should be integer or None, not '{}'",
+                            other.type_name()
+                        )))
+                    }
+                };
+                let out = st.0[st.1..st.1 + take].to_vec();
+                st.1 += take;
+                Ok(Bytes::value(out))
+            }),
+            "close" => ("close", |_, r, _| {
+                binary(r)?.state.borrow_mut().2 = true;
+                Ok(Value::None)
+            }),
+            "readable" => ("readable", |_, _, _| Ok(Value::Bool(true))),
+            "writable" => ("writable", |_, _, _| Ok(Value::Bool(false))),
+            _ => return None,
+        };
+        Some(method(
+            &r,
+            name,
+            "a method of a file open for reading bytes",
+            f,
+        ))
+    }
+    fn enter_value(
+        &self,
+        this: &Rc<dyn NativeObject>,
+        _it: &mut dyn Interpreter,
+    ) -> Result<Value, Exc> {
+        if self.state.borrow().2 {
+            return Err(Exc::value_error("I/O operation on closed file."));
+        }
+        Ok(Value::Object(this.clone()))
+    }
+    fn exit(&self, _it: &mut dyn Interpreter) -> Result<(), Exc> {
+        self.state.borrow_mut().2 = true;
+        Ok(())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn binary(r: &Value) -> Result<&BinaryFile, Exc> {
+    crate::modules::python::native::downcast::<BinaryFile>(r, "a binary file")
 }

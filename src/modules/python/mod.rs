@@ -6,10 +6,12 @@
 //! - `builtins.rs` — Python's built-ins, the attribute protocol, str/list/dict methods;
 //! - `classes.rs` — the built-ins of the class machinery (`super`, `property`, ...);
 //! - `code.rs` — `compile`, `exec`, `eval` and code objects;
-//! - `str_more.rs` — the rest of `str`'s methods; `file_io.rs` — `open()` and text files;
+//! - `str_more.rs` — the rest of `str`'s methods; `file_io.rs` — `open()`: text files, and
+//!   binary files for reading; `bytes.rs` — what those and `subprocess` give as `bytes`;
 //! - `stdlib/` — the standard modules, one file each.
 
 pub mod builtins;
+pub mod bytes;
 pub mod classes;
 pub mod code;
 pub mod file_io;

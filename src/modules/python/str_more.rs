@@ -283,6 +283,37 @@ pub fn method_of(v: &Value, name: &str) -> Option<Value> {
             partition(&recv(r), &mut a, true)
         }),
         "rsplit" => ("rsplit", |_, r, mut a| rsplit(&recv(r), &mut a)),
+        "encode" => ("encode", |_, r, mut a| {
+            let enc = a.take(0, "encoding")?;
+            a.take(1, "errors")?;
+            a.finish(2)?;
+            let s = recv(r);
+            let enc = match &enc {
+                None => Rc::from("utf-8"),
+                Some(v) => str_of(v, "encode() argument 'encoding'")?,
+            };
+            match enc.to_lowercase().replace('_', "-").as_str() {
+                "utf-8" | "utf8" => {}
+                "ascii" => {
+                    if let Some((i, c)) = s.chars().enumerate().find(|(_, c)| !c.is_ascii()) {
+                        use crate::modules::python::stdlib::{exc_class, raise};
+                        return Err(raise(
+                            &exc_class("UnicodeEncodeError", "builtins", ExcKind::ValueError),
+                            format!("'ascii' codec can't encode character '\\x{:02x}' in position {i}: ordinal not in range(128)", c as u32),
+                        ));
+                    }
+                }
+                other => {
+                    return Err(Exc::new(
+                        ExcKind::LookupError,
+                        format!("unknown encoding: {other} (devarray encodes utf-8 and ascii)"),
+                    ))
+                }
+            }
+            Ok(crate::modules::python::bytes::Bytes::value(
+                s.as_bytes().to_vec(),
+            ))
+        }),
         "removeprefix" => ("removeprefix", |_, r, mut a| {
             let p = str_of(&a.required(0, "prefix")?, "removeprefix() argument")?;
             a.finish(1)?;

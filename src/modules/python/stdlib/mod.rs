@@ -1,6 +1,6 @@
 //! The standard modules deep-learning programs import, with CPython 3.11's behaviour for what
 //! they offer: `__future__`, `os` / `os.path`, `subprocess`, `random`, `math`, `time`, `sys`, `collections`,
-//! `itertools`, `functools`, `copy`, `json`, `re`, `typing`, `dataclasses`, `operator`, `string`,
+//! `itertools`, `functools`, `hashlib`, `copy`, `json`, `re`, `typing`, `dataclasses`, `operator`, `string`,
 //! `warnings`, `inspect`. One file per module; `build` dispatches.
 //!
 //! Classes these modules define (`deque`, `Counter`, namedtuples, `JSONDecodeError`) are real
@@ -12,6 +12,7 @@ mod collections;
 mod copy;
 mod dataclasses;
 mod functools;
+mod hashlib;
 pub mod inspect;
 mod itertools;
 mod json;
@@ -40,6 +41,7 @@ pub const NAMES: &[&str] = &[
     "copy",
     "dataclasses",
     "functools",
+    "hashlib",
     "inspect",
     "itertools",
     "json",
@@ -89,6 +91,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "collections" => collections::build(),
         "itertools" => itertools::build(),
         "functools" => functools::build(),
+        "hashlib" => hashlib::build(),
         "copy" => copy::build(),
         "json" => json::build(),
         "re" => re::build(),

@@ -30,6 +30,16 @@ pub fn build() -> Rc<Module> {
     set_fns(
         &m,
         &[
+            (
+                "chdir",
+                "chdir(path): make path the working folder (of the whole process).",
+                |_, mut a| {
+                    let p = path_arg(&mut a, 0, "path")?;
+                    a.finish(1)?;
+                    std::env::set_current_dir(&*p).map_err(|e| os_error(&e, &p))?;
+                    Ok(Value::None)
+                },
+            ),
             ("getcwd", "getcwd(): the current working folder.", |_, a| {
                 a.finish(0)?;
                 let d = std::env::current_dir().map_err(|e| os_error(&e, "."))?;

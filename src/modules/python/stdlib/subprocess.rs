@@ -14,6 +14,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::{exc_class, module, native_class, raise, set_fns};
+use crate::modules::python::bytes::Bytes;
 use crate::object::class::Class;
 use crate::object::value::{Module, NativeObject};
 use crate::object::{method, Args, Exc, ExcKind, Interpreter, Value};
@@ -1059,71 +1060,4 @@ fn signal(this: &Value, sig: libc::c_int) -> Result<Value, Exc> {
         }
     }
     Ok(Value::None)
-}
-
-// ------------------------------------------------------------------ bytes
-
-/// The output of a command read without `text=True`: CPython's `bytes`, as far as a program
-/// reads it (repr, `decode`, `len`, `==`). devarray has no general bytes type.
-pub struct Bytes(pub Vec<u8>);
-
-impl NativeObject for Bytes {
-    fn type_name(&self) -> &str {
-        "bytes"
-    }
-    fn repr(&self) -> String {
-        let quote = if self.0.contains(&b'\'') && !self.0.contains(&b'"') {
-            '"'
-        } else {
-            '\''
-        };
-        let mut s = format!("b{quote}");
-        for &c in &self.0 {
-            match c {
-                b'\\' => s.push_str("\\\\"),
-                b'\n' => s.push_str("\\n"),
-                b'\r' => s.push_str("\\r"),
-                b'\t' => s.push_str("\\t"),
-                c if c == quote as u8 => {
-                    s.push('\\');
-                    s.push(c as char);
-                }
-                0x20..=0x7e => s.push(c as char),
-                c => s.push_str(&format!("\\x{c:02x}")),
-            }
-        }
-        s.push(quote);
-        s
-    }
-    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
-        match name {
-            "decode" => Some(crate::modules::python::native::bound(
-                this,
-                "decode",
-                "decode(encoding='utf-8', errors='strict'): the text.",
-                |_, this, _| {
-                    let b = crate::modules::python::native::downcast::<Bytes>(this, "bytes")?;
-                    match std::str::from_utf8(&b.0) {
-                        Ok(s) => Ok(Value::str(s)),
-                        Err(e) => Err(Exc::new(
-                            ExcKind::ValueError,
-                            format!(
-                                "'utf-8' codec can't decode byte 0x{:02x} in position {}: invalid start byte",
-                                b.0[e.valid_up_to()],
-                                e.valid_up_to()
-                            ),
-                        )),
-                    }
-                },
-            )),
-            "__len__" => Some(Value::Int(self.0.len() as i64)),
-            _ => None,
-        }
-    }
-    fn attr_names(&self) -> Vec<&'static str> {
-        vec!["decode"]
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
