@@ -53,7 +53,7 @@ SERVED = {
 # `__getattr__` names the missing function.
 MISSING_TARGETS = {
     "torch": {},
-    "mxnet": {"batch_matmul": "npx.batch_dot"},
+    "mxnet": {},
 }
 
 # devarray never downloads, and it cannot unpack archives: what `download` and

@@ -28,7 +28,7 @@ fn opt_array(v: Option<Value>, what: &str) -> Result<Option<Array>, Exc> {
 /// MXNet's check before an operator runs (`GetContext`, src/imperative/imperative_utils.h):
 /// every input on the first one's kind of device (CPU or GPU), else its `MXNetError`, as
 /// MXNet 1.9.1 prints it. Inputs on two GPUs pass here and meet devarray's own check.
-fn same_context(op: &str, inputs: &[&Array]) -> Result<(), Exc> {
+pub(super) fn same_context(op: &str, inputs: &[&Array]) -> Result<(), Exc> {
     let Some(first) = inputs.first().map(|a| a.device()) else {
         return Ok(());
     };
