@@ -535,24 +535,58 @@ fn torch_operator_method(op: &str) -> Option<&'static str> {
     })
 }
 
-/// `p.to(...)`, `p.cpu()`, `p.cuda()`, `p.float()` of an uninitialized parameter: the
-/// parameter itself while its dtype stays float32, as PyTorch's lazy placeholder answers them
-/// (the device is fixed at the first forward pass); another dtype is PyTorch's ValueError.
-fn uninitialized_move(_: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+/// `p.to(...)`, `p.cpu()`, `p.cuda()`, `p.float()`, `p.double()`, `p.int()`, `p.long()`,
+/// `p.half()` of an uninitialized parameter, as PyTorch's lazy placeholder answers them: the
+/// parameter itself while its dtype stays float32 (the device is fixed at the first forward
+/// pass); for another dtype, that conversion of the placeholder (an empty tensor that requires
+/// grad), so `p.double()` is `tensor([], dtype=torch.float64, grad_fn=<ToCopyBackward0>)`.
+fn uninitialized_move(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    use crate::runtime::DType;
     let this = a.pos.first().cloned().unwrap_or(Value::None);
-    let other_dtype = a
-        .pos
-        .iter()
-        .skip(1)
-        .chain(a.kw.iter().filter(|(k, _)| &**k == "dtype").map(|(_, v)| v))
-        .any(|v| matches!(v, Value::DType(d, _) if *d != crate::runtime::DType::Float32));
-    if other_dtype {
+    let target = match a.fname {
+        "double" => Some(DType::Float64),
+        "int" => Some(DType::Int32),
+        "long" => Some(DType::Int64),
+        "half" => {
+            return Err(Exc::new(
+                ExcKind::NotImplementedError,
+                "half(): devarray has no float16 tensors; keep the parameter float32 or use double()",
+            ))
+        }
+        "to" => a
+            .pos
+            .iter()
+            .skip(1)
+            .chain(a.kw.iter().filter(|(k, _)| &**k == "dtype").map(|(_, v)| v))
+            .find_map(|v| match v {
+                Value::DType(d, _) => Some(*d),
+                _ => None,
+            }),
+        _ => None,
+    };
+    if target.is_none_or(|d| d == DType::Float32) {
+        return Ok(this);
+    }
+    let Value::Object(o) = &this else {
+        return Ok(this);
+    };
+    let Some(Some(empty)) = o
+        .as_any()
+        .downcast_ref::<UninitializedParam>()
+        .map(|p| p.1.clone())
+    else {
         return Err(uninitialized_use_error_for(
-            "<method 'to' of 'torch._C.TensorBase' objects>",
+            &format!("<method '{}' of 'torch._C.TensorBase' objects>", a.fname),
             &this,
         ));
-    }
-    Ok(this)
+    };
+    let placeholder = wrap(empty, Flavor::Torch);
+    let requires_grad = it.get_attr(&placeholder, "requires_grad_")?;
+    it.call_value(&requires_grad, Args::default())?;
+    let method = it.get_attr(&placeholder, a.fname)?;
+    let mut rest = Args::new(a.fname, a.pos[1..].to_vec());
+    rest.kw = a.kw;
+    it.call_value(&method, rest)
 }
 
 /// The dialect's answer for an attribute of an uninitialized parameter.
@@ -578,9 +612,9 @@ impl NativeObject for UninitializedParam {
     /// PyTorch's ValueError when called (`p.sum()`), and `shape` its RuntimeError.
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         const METHODS: &[&str] = &[
-            "abs", "add", "add_", "clone", "copy_", "detach", "dim", "div", "double", "fill_",
-            "half", "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_",
-            "numel", "numpy", "reshape", "std", "sub", "sum", "t", "tolist", "uniform_", "var",
+            "abs", "add", "add_", "bool", "clone", "copy_", "detach", "dim", "div", "fill_",
+            "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_",
+            "numel", "numpy", "reshape", "std", "sub", "sum", "t", "tolist", "type", "uniform_", "var",
             "view", "zero_",
         ];
         match name {
@@ -589,8 +623,8 @@ impl NativeObject for UninitializedParam {
                 return self.1.clone().map(|a| wrap(a, Flavor::Torch));
             }
             "data" => return Some(Value::Object(this.clone())),
-            "to" | "cpu" | "cuda" | "float" => {
-                let name = ["to", "cpu", "cuda", "float"]
+            "to" | "cpu" | "cuda" | "float" | "double" | "int" | "long" | "half" => {
+                let name = ["to", "cpu", "cuda", "float", "double", "int", "long", "half"]
                     .into_iter()
                     .find(|m| *m == name)
                     .unwrap_or("to");
