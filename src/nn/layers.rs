@@ -132,6 +132,9 @@ pub struct Parameter {
     /// A buffer (batch norm's running statistics): no gradient, never trained, not among
     /// PyTorch's `parameters()`.
     pub buffer: Cell<bool>,
+    /// False for a PyTorch buffer registered with `persistent=False`: moved with its module,
+    /// left out of its state dict.
+    pub persistent: Cell<bool>,
     /// A program-defined initializer waiting for the shape (see `pending_custom`).
     custom_init: RefCell<Option<Rc<dyn std::any::Any>>>,
     /// The language layer's object for this parameter, weakly (so `net[0].weight is
@@ -169,6 +172,7 @@ impl Parameter {
             dtype_text: RefCell::new(None),
             constant: Cell::new(false),
             buffer: Cell::new(false),
+            persistent: Cell::new(true),
             custom_init: RefCell::new(None),
             handle: RefCell::new(None),
         })
@@ -554,6 +558,7 @@ impl Parameter {
             dtype_text: RefCell::new(self.dtype_text.borrow().clone()),
             constant: Cell::new(self.constant.get()),
             buffer: Cell::new(self.buffer.get()),
+            persistent: Cell::new(self.persistent.get()),
             custom_init: RefCell::new(self.custom_init.borrow().clone()),
             handle: RefCell::new(None),
         }))

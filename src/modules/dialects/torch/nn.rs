@@ -515,6 +515,15 @@ fn ordered_dict(it: &mut dyn Interpreter, pairs: Vec<Value>) -> Result<Value, Ex
     it.call_value(&class, Args::positional(vec![Value::list(pairs)]))
 }
 
+/// What a module's state dict holds: its parameters and buffers by structural name, less the
+/// buffers registered with `persistent=False`.
+fn state_params(core: &Core) -> Vec<(String, Rc<Parameter>)> {
+    blocks::structural_params(core, false)
+        .into_iter()
+        .filter(|(_, p)| p.persistent.get())
+        .collect()
+}
+
 fn state_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (_, core) = this_core(&mut a)?;
     a.take_kw("destination");
@@ -525,7 +534,7 @@ fn state_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take_kw("keep_vars");
     a.finish(0)?;
     let mut pairs = Vec::new();
-    for (name, p) in blocks::structural_params(&core, false) {
+    for (name, p) in state_params(&core) {
         // A lazy module's parameter before the first input is its `UninitializedParameter`
         // (`UninitializedBuffer`), as PyTorch's state_dict holds it.
         let value = match p.data(None) {
@@ -620,7 +629,7 @@ fn load_state_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> 
             _ => return Err(Exc::type_error("state_dict keys must be strings")),
         }
     }
-    let expected = blocks::structural_params(&core, false);
+    let expected = state_params(&core);
     let missing: Vec<String> = expected
         .iter()
         .filter(|(n, _)| !given.iter().any(|(k, _)| k == n))
@@ -841,7 +850,8 @@ fn register_parameter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
 }
 
 /// `register_buffer(name, tensor, persistent=True)`: a tensor the module keeps and moves
-/// with it, in its state dict, never trained (as batch norm's running statistics).
+/// with it, never trained (as batch norm's running statistics), in its state dict unless
+/// `persistent` is false.
 fn register_buffer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, core) = this_core(&mut a)?;
     let name = match &a.required(0, "name")? {
@@ -856,14 +866,10 @@ fn register_buffer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> 
     let v = a.required(1, "tensor")?;
     let persistent = a.take(2, "persistent")?;
     a.finish(3)?;
-    if let Some(p) = persistent {
-        if !crate::object::class::truthy(it, &p)? {
-            return Err(Exc::new(
-                ExcKind::NotImplementedError,
-                "register_buffer(..., persistent=False) is not supported: register it as a persistent buffer (it is then in state_dict()) or keep the tensor as a plain attribute",
-            ));
-        }
-    }
+    let persistent = match persistent {
+        Some(p) => crate::object::class::truthy(it, &p)?,
+        None => true,
+    };
     if name.contains('.') {
         return Err(Exc::new(
             ExcKind::KeyError,
@@ -902,6 +908,7 @@ fn register_buffer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> 
     };
     let p = Parameter::new_accumulating(name.clone(), data.shape().to_vec(), Init::Zeros);
     p.buffer.set(true);
+    p.persistent.set(persistent);
     let st = it.state_mut();
     p.adopt(&st.rt, &mut st.nn.tape, data)?;
     blocks::register_param(&core, &name, p);
