@@ -278,11 +278,17 @@ fn gather_map(
 /// (recorded, so gradients flow back into the original, as `Broadcast` does in PyTorch); the
 /// built-in layers take the copy on their input's device and `self.weight` reads it. The copies
 /// are taken away after the call, so buffer updates made on them are lost, as a replica's are.
+/// With `detach` (`replicate(..., detach=True)`) the copies are made from detached tensors, as
+/// PyTorch's `comm.broadcast_coalesced` makes them: nothing flows back from them.
 fn replica_call(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let module = a.required(0, "module")?;
     let device = a.required(1, "device")?;
     let f = a.required(2, "fn")?;
-    a.finish(3)?;
+    let detach = match a.take(3, "detach")? {
+        Some(v) => v.truthy()?,
+        None => false,
+    };
+    a.finish(4)?;
     let Some(core) = core_of(&module) else {
         return Err(Exc::type_error(format!(
             "replicate: expected a torch.nn.Module, got {}",
@@ -298,7 +304,11 @@ fn replica_call(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         if p.list_ctx().contains(&dev) {
             continue;
         }
-        let original = param_value(it, Dialect::Torch, &p);
+        let mut original = param_value(it, Dialect::Torch, &p);
+        if detach {
+            let f = it.get_attr(&original, "detach")?;
+            original = it.call_value(&f, Args::default())?;
+        }
         match &to_device(it, &original, &device) {
             Ok(Value::Array(copy)) => {
                 p.push_replica(copy.array.clone());
