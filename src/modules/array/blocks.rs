@@ -547,12 +547,10 @@ fn uninitialized_move(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
         "double" => Some(DType::Float64),
         "int" => Some(DType::Int32),
         "long" => Some(DType::Int64),
-        "half" => {
-            return Err(Exc::new(
-                ExcKind::NotImplementedError,
-                "half(): devarray has no float16 tensors; keep the parameter float32 or use double()",
-            ))
-        }
+        "half" => return Err(Exc::new(
+            ExcKind::NotImplementedError,
+            "half(): devarray has no float16 tensors; keep the parameter float32 or use double()",
+        )),
         "to" => a
             .pos
             .iter()
@@ -613,8 +611,8 @@ impl NativeObject for UninitializedParam {
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         const METHODS: &[&str] = &[
             "abs", "add", "add_", "bool", "clone", "copy_", "detach", "dim", "div", "fill_",
-            "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_",
-            "numel", "numpy", "reshape", "std", "sub", "sum", "t", "tolist", "type", "uniform_", "var",
+            "item", "matmul", "max", "mean", "min", "mul", "mul_", "norm", "normal_", "numel",
+            "numpy", "reshape", "std", "sub", "sum", "t", "tolist", "type", "uniform_", "var",
             "view", "zero_",
         ];
         match name {
@@ -624,10 +622,12 @@ impl NativeObject for UninitializedParam {
             }
             "data" => return Some(Value::Object(this.clone())),
             "to" | "cpu" | "cuda" | "float" | "double" | "int" | "long" | "half" => {
-                let name = ["to", "cpu", "cuda", "float", "double", "int", "long", "half"]
-                    .into_iter()
-                    .find(|m| *m == name)
-                    .unwrap_or("to");
+                let name = [
+                    "to", "cpu", "cuda", "float", "double", "int", "long", "half",
+                ]
+                .into_iter()
+                .find(|m| *m == name)
+                .unwrap_or("to");
                 return Some(crate::object::class::bind(
                     crate::object::builtin(name, "", uninitialized_move),
                     Value::Object(this.clone()),

@@ -90,7 +90,11 @@ fn hyperbolic(
         return Ok(Value::Float(f(v)));
     }
     let x = numpy_fns::as_array(it, &x)?;
-    let f = if x.array.dtype() == DType::Float64 { f } else { f32 };
+    let f = if x.array.dtype() == DType::Float64 {
+        f
+    } else {
+        f32
+    };
     Ok(wrap(numpy_fns::map_f64(it, &x.array, f)?, Flavor::Np))
 }
 
@@ -198,8 +202,16 @@ pub fn batch_dot(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         .collect();
     let (fx, fy) = (x.flavor, y.flavor);
     let tape = &mut it.state_mut().nn.tape;
-    let xa = if ta { tape.transpose(&x.array, Some(&swap))? } else { x.array.clone() };
-    let ya = if tb { tape.transpose(&y.array, Some(&swap))? } else { y.array.clone() };
+    let xa = if ta {
+        tape.transpose(&x.array, Some(&swap))?
+    } else {
+        x.array.clone()
+    };
+    let ya = if tb {
+        tape.transpose(&y.array, Some(&swap))?
+    } else {
+        y.array.clone()
+    };
     crate::object::ops::binary(
         it,
         crate::lang::ast::BinOp::MatMul,
@@ -213,6 +225,8 @@ pub fn batch_dot(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 fn mx_error(file: &str, line: u32, msg: String) -> Exc {
     Exc::new(
         ExcKind::MXNetError,
-        format!("Traceback (most recent call last):\n  File \"{file}\", line {line}\nMXNetError: {msg}"),
+        format!(
+            "Traceback (most recent call last):\n  File \"{file}\", line {line}\nMXNetError: {msg}"
+        ),
     )
 }
