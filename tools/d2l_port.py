@@ -17,8 +17,8 @@ from pathlib import Path
 # The data-file helpers and the text data sets' plain Python, the same in both dialects.
 TEXT = [
     "download", "extract", "download_extract", "tokenize", "Vocab", "TimeMachine",
-    "read_data_nmt", "preprocess_nmt", "tokenize_nmt", "truncate_pad", "bleu", "check_len",
-    "check_shape",
+    "read_data_nmt", "preprocess_nmt", "tokenize_nmt", "truncate_pad", "build_array_nmt",
+    "load_data_nmt", "MTFraEng", "bleu", "check_len", "check_shape",
 ]
 
 # The names devarray serves, in the order they are written (bases before subclasses).
@@ -56,9 +56,8 @@ MISSING_TARGETS = {
     "mxnet": {},
 }
 
-# devarray never downloads, and it cannot unpack archives: what `download` and
-# `download_extract` say instead (PATCHES puts these where the real ones reach the network or
-# open an archive).
+# devarray never downloads: what `download` says instead (PATCHES puts it where the real one
+# reaches the network).
 OFFLINE = '''
 
 def _offline(fname, url, sha1_hash):
@@ -75,14 +74,6 @@ def _offline(fname, url, sha1_hash):
             f'relative to where the program runs)'
             + (f'; its SHA-1 must be {sha1_hash}' if sha1_hash else ''))
 
-
-def _cannot_extract(archive, folder, target):
-    """Why d2l cannot unpack `archive` into `folder`, and what to do."""
-    tool = (f'unzip {archive} -d {folder}' if archive.endswith('.zip')
-            else f'tar xf {archive} -C {folder}')
-    return (f'{target} is not there, and devarray cannot unpack {archive} itself '
-            f'(it has no zipfile or tarfile module). Unpack it as the real d2l does: '
-            f'`{tool}`, then run this again')
 '''
 
 HEADER = {
@@ -97,7 +88,9 @@ import os
 import random
 import re
 import sys
+import tarfile
 import time
+import zipfile
 from collections import defaultdict
 from IPython import display
 from matplotlib import pyplot as plt
@@ -125,7 +118,9 @@ import os
 import random
 import re
 import sys
+import tarfile
 import time
+import zipfile
 from collections import defaultdict
 from IPython import display
 from matplotlib import pyplot as plt
@@ -154,30 +149,6 @@ PATCHES = [
     if os.path.exists(fname) and not sha1_hash:
         return fname
     raise FileNotFoundError(_offline(fname, url, sha1_hash))"""),
-    ("extract", """    if ext == '.zip':
-        fp = zipfile.ZipFile(filename, 'r')
-    else:
-        fp = tarfile.open(filename, 'r')
-    if folder is None:
-        folder = base_dir
-    fp.extractall(folder)""", """    if folder is None:
-        folder = base_dir
-    # devarray cannot unpack archives.
-    raise FileNotFoundError(_cannot_extract(filename, folder, 'what it holds'))"""),
-    ("download_extract", """    if ext == '.zip':
-        fp = zipfile.ZipFile(fname, 'r')
-    elif ext in ('.tar', '.gz'):
-        fp = tarfile.open(fname, 'r')
-    else:
-        assert False, 'Only zip/tar files can be extracted.'
-    fp.extractall(base_dir)
-    return os.path.join(base_dir, folder) if folder else data_dir""", """    if ext not in ('.zip', '.tar', '.gz'):
-        assert False, 'Only zip/tar files can be extracted.'
-    # devarray cannot unpack archives: it uses what was unpacked beside the archive.
-    target = os.path.join(base_dir, folder) if folder else data_dir
-    if os.path.isdir(target):
-        return target
-    raise FileNotFoundError(_cannot_extract(fname, base_dir, target))"""),
 ]
 
 

@@ -121,14 +121,46 @@ pub fn py_str_repr(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
+            c if !printable(c) => {
+                let n = c as u32;
+                out.push_str(&if n < 0x100 {
+                    format!("\\x{n:02x}")
+                } else if n < 0x10000 {
+                    format!("\\u{n:04x}")
+                } else {
+                    format!("\\U{n:08x}")
+                });
             }
             c => out.push(c),
         }
     }
     out.push(quote);
     out
+}
+
+/// CPython's `str.isprintable` for one character, as `repr` uses it: not a control or format
+/// character, not a separator other than the space, not private use (`'\u202f'` and `'\xa0'`
+/// are escaped). Unassigned code points print as they are here (CPython escapes them).
+fn printable(c: char) -> bool {
+    let n = c as u32;
+    !(n < 0x20
+        || (0x7f..=0xa0).contains(&n)
+        || n == 0xad
+        || (0x600..=0x605).contains(&n)
+        || n == 0x61c
+        || n == 0x6dd
+        || n == 0x70f
+        || n == 0x1680
+        || n == 0x180e
+        || (0x2000..=0x200f).contains(&n)
+        || (0x2028..=0x202f).contains(&n)
+        || (0x205f..=0x2064).contains(&n)
+        || (0x2066..=0x206f).contains(&n)
+        || n == 0x3000
+        || (0xe000..=0xf8ff).contains(&n)
+        || n == 0xfeff
+        || (0xfff9..=0xfffb).contains(&n)
+        || n >= 0xf0000)
 }
 
 // ---------------------------------------------------------------------------

@@ -716,6 +716,12 @@ pub(crate) fn reduce(
     {
         // NumPy averages integers in float64.
         x.array.astype(DType::Float64)?
+    } else if matches!(op, ReduceOp::Sum | ReduceOp::Prod)
+        && x.array.dtype() == DType::Int32
+        && matches!(x.flavor, Flavor::Torch | Flavor::Numpy)
+    {
+        // PyTorch and NumPy sum and multiply int32 in int64 (MXNet keeps int32).
+        tape.astype(&x.array, DType::Int64)?
     } else {
         x.array.clone()
     };

@@ -1,13 +1,14 @@
 //! The standard modules deep-learning programs import, with CPython 3.11's behaviour for what
 //! they offer: `__future__`, `os` / `os.path`, `subprocess`, `random`, `math`, `time`, `sys`, `collections`,
 //! `itertools`, `functools`, `hashlib`, `copy`, `json`, `re`, `typing`, `dataclasses`, `operator`, `string`,
-//! `warnings`, `inspect`. One file per module; `build` dispatches.
+//! `warnings`, `inspect`, `zipfile`/`tarfile` (reading, `archive.rs`). One file per module; `build` dispatches.
 //!
 //! Classes these modules define (`deque`, `Counter`, namedtuples, `JSONDecodeError`) are real
 //! classes (`Value::Class`) made here from Rust: their special methods are built-ins named
 //! `__x__` (which bind to the instance like methods), their ordinary methods are answered by a
 //! built-in `__getattr__`, and a built-in base's data lives in the instance's `base_state`.
 
+mod archive;
 mod collections;
 mod copy;
 mod dataclasses;
@@ -53,9 +54,11 @@ pub const NAMES: &[&str] = &[
     "string",
     "subprocess",
     "sys",
+    "tarfile",
     "time",
     "typing",
     "warnings",
+    "zipfile",
 ];
 
 pub fn build(dotted: &str) -> Option<Rc<Module>> {
@@ -101,6 +104,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "string" => string::build(),
         "subprocess" => subprocess::build(),
         "warnings" => warnings::build(),
+        "zipfile" => archive::build_zipfile(),
+        "tarfile" => archive::build_tarfile(),
         _ => return None,
     })
 }
