@@ -41,6 +41,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use crate::lang::ast::FuncDef;
 use crate::lang::Span;
 use crate::object::error::{Exc, ExcKind, Frame};
+use crate::object::finalize;
 use crate::object::stack::{self, BoundsGuard, PooledStack};
 use crate::object::value::{Args, Function, FunctionBody, GenAction, GenStep, Generator, Value};
 use crate::object::{Env, OutputSink, State};
@@ -96,6 +97,18 @@ impl Drop for Suspended {
             let _restore = BoundsGuard::save();
             stack::set_bounds(self.bounds);
             drop(coro);
+        }
+    }
+}
+
+impl GenState {
+    /// Whether closing it can run anything: a started body not at its end (a stackless one
+    /// only inside a `try` or `with`).
+    fn needs_close(&self) -> bool {
+        match self {
+            GenState::Created { .. } => false,
+            GenState::Suspended(s) => s.coro.as_ref().is_some_and(|c| c.started() && !c.done()),
+            GenState::Flat(f) => f.needs_close(),
         }
     }
 }
@@ -496,6 +509,42 @@ impl Interp<'_> {
                 self.source_of(&it)
             }
             _ => self.source_of(v),
+        }
+    }
+
+    /// Closes the generators dropped while suspended (`object::finalize`), as CPython does when
+    /// their last reference goes: called right after the statement at `span` that dropped
+    /// them. An error is reported as CPython reports it ("Exception ignored in: ...") and the
+    /// program goes on.
+    pub(super) fn run_finalizers(&mut self, span: Option<Span>) {
+        while let Some(d) = finalize::take() {
+            let Ok(st) = d.state.downcast::<GenState>() else {
+                continue;
+            };
+            if !st.needs_close() {
+                continue;
+            }
+            let g = Rc::new(Generator {
+                name: d.name.clone(),
+                state: RefCell::new(Some(st)),
+                finished: Cell::new(false),
+            });
+            let r = self.gen_resume(&g, GenAction::Close);
+            // One close, as CPython's finaliser: a body that yields again is dropped as it is.
+            g.finished.set(true);
+            let rest = g.state.borrow_mut().take();
+            drop(rest);
+            if let Err(e) = r {
+                let e = match span {
+                    Some(span) if e.frames.is_empty() => e.at(span, &self.source),
+                    _ => e,
+                };
+                let report = super::session::report(e, &self.source);
+                self.out.stderr(&format!(
+                    "Exception ignored in: <generator object {} at {:#x}>\n{report}\n",
+                    d.name, d.addr
+                ));
+            }
         }
     }
 

@@ -153,6 +153,9 @@ impl<'s> Interp<'s> {
             .map_err(|e| e.at(stmt.span, &self.source))?;
         let span = stmt.span;
         let result = grow(|| self.exec_stmt_inner(stmt));
+        if crate::object::finalize::pending() {
+            self.run_finalizers(Some(span));
+        }
         match result {
             Err(Ctl::Exc(e)) => Err(Ctl::Exc(Box::new(e.at(span, &self.source)))),
             other => other,
@@ -1699,6 +1702,11 @@ impl<'s> Interp<'s> {
         self.module = saved_module;
         let source = std::mem::replace(&mut self.source, saved_source);
         self.env = saved_env;
+        // The call's locals went with its scope: a generator they held suspended is closed
+        // now, before the caller goes on (CPython clears the frame at the return).
+        if crate::object::finalize::pending() {
+            self.run_finalizers(None);
+        }
         result.map_err(|mut e| {
             // Record this call level and let the caller's expression set its own span.
             if let (Some(span), Some(src)) = (e.span.take(), e.source.take()) {
@@ -2072,6 +2080,9 @@ impl<'s> Interp<'s> {
                 }
                 _ => self.exec_stmt(stmt),
             };
+            if crate::object::finalize::pending() {
+                self.run_finalizers(Some(stmt.span));
+            }
             match r {
                 Ok(()) => {}
                 Err(Ctl::Exc(e)) => return Err(*e),

@@ -81,6 +81,22 @@ impl Flat {
     }
 }
 
+impl Flat {
+    /// Whether closing it runs anything: it is suspended inside a `try` or `with`.
+    pub(super) fn needs_close(&self) -> bool {
+        self.levels.iter().any(|l| {
+            matches!(
+                l.part,
+                Part::TryBody
+                    | Part::TryHandler(..)
+                    | Part::TryElse
+                    | Part::TryFinally(_)
+                    | Part::WithBody(_)
+            )
+        })
+    }
+}
+
 fn at(c: Ctl, span: crate::lang::Span, source: &Rc<str>) -> Ctl {
     match c {
         Ctl::Exc(e) => Ctl::Exc(Box::new(e.at(span, source))),
@@ -360,12 +376,14 @@ impl Interp<'_> {
                 Self::set_part(levels, k, Part::AtYield);
                 return Ok(Flow::Yield(v));
             }
+            // Raised at the `yield` itself (CPython's caret under `yield 1` in
+            // `print((yield 1))`, hoisted to `.y0 = yield 1` by `lang::lower`).
             (Part::AtYield, _) => match action.take() {
                 Some(GenAction::Send(v)) => v,
-                Some(GenAction::Throw(e)) => return Err(e.at(span, &self.source).into()),
+                Some(GenAction::Throw(e)) => return Err(e.at(value.span, &self.source).into()),
                 Some(GenAction::Close) => {
                     return Err(Exc::new(ExcKind::GeneratorExit, "")
-                        .at(span, &self.source)
+                        .at(value.span, &self.source)
                         .into())
                 }
                 None => return Err(lost().into()),
@@ -383,7 +401,7 @@ impl Interp<'_> {
                         return Ok(Flow::Yield(y));
                     }
                     Ok(Drawn::Done(r)) => r,
-                    Err(x) => return Err(x.at(span, &self.source).into()),
+                    Err(x) => return Err(x.at(value.span, &self.source).into()),
                 }
             }
             (Part::YieldFrom(mut source), _) => {
@@ -394,7 +412,7 @@ impl Interp<'_> {
                         return Ok(Flow::Yield(y));
                     }
                     Ok(Drawn::Done(r)) => r,
-                    Err(x) => return Err(x.at(span, &self.source).into()),
+                    Err(x) => return Err(x.at(value.span, &self.source).into()),
                 }
             }
             _ => return Err(lost().into()),

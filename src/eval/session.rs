@@ -388,6 +388,24 @@ impl Session {
         result.map_err(|e| to_eval_error(e, &source))
     }
 
+    /// The end of a program or session: its variables go, in the order they were made, and
+    /// the generators they held suspended are closed (their `finally` blocks and `__exit__`s
+    /// run), as CPython's shutdown does.
+    pub fn shutdown(&mut self, sink: &mut dyn OutputSink) {
+        let names: Vec<_> = self.state.globals.keys().cloned().collect();
+        let values: Vec<Value> = names
+            .iter()
+            .filter_map(|n| self.state.globals.remove(n))
+            .collect();
+        let mut interp = Interp::new(&mut self.state, sink, Rc::from(""));
+        for v in values {
+            drop(v);
+            if crate::object::finalize::pending() {
+                interp.run_finalizers(None);
+            }
+        }
+    }
+
     /// Run `code` and collect everything it printed and displayed.
     pub fn eval(&mut self, code: &str) -> EvalOutput {
         let mut outputs = Vec::new();
@@ -628,6 +646,12 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     i
+}
+
+/// `e` as an uncaught error's report (plain text), for errors a program goes on after
+/// ("Exception ignored in: ...").
+pub(super) fn report(e: Exc, cell_source: &Rc<str>) -> String {
+    to_eval_error(e, cell_source).render(false)
 }
 
 fn to_eval_error(e: Exc, cell_source: &Rc<str>) -> EvalError {

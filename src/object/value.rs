@@ -393,6 +393,23 @@ pub struct Generator {
     pub finished: std::cell::Cell<bool>,
 }
 
+/// A generator dropped while suspended is closed as CPython closes it: its execution is queued
+/// for the interpreter (`super::finalize`), which runs its `finally` blocks and `__exit__`s.
+impl Drop for Generator {
+    fn drop(&mut self) {
+        if self.finished.get() {
+            return;
+        }
+        if let Some(state) = self.state.get_mut().take() {
+            super::finalize::defer(super::finalize::Dropped {
+                name: self.name.clone(),
+                addr: self as *const Generator as usize,
+                state,
+            });
+        }
+    }
+}
+
 /// What resuming a generator does at the `yield` it is suspended at.
 pub enum GenAction {
     /// `next(g)` (None) or `g.send(v)`: the `yield` evaluates to the value.
