@@ -296,21 +296,21 @@ impl<'s> Interp<'s> {
             } => return self.exec_try(body, handlers, orelse.as_deref(), finally.as_deref()),
             StmtKind::Raise(e) => return Err(self.raise(e.as_ref())?.into()),
             StmtKind::RaiseFrom { exc, cause } => {
-                let mut cause_value = self.eval(cause)?;
-                if let Value::Class(c) = &cause_value {
-                    if c.exception_base().is_some() {
-                        cause_value =
-                            crate::object::class::instantiate(self, &c.clone(), Args::default())?;
-                    }
-                }
-                let raised = self.raise(Some(exc))?;
-                // A program's exception object records its cause (`e.__cause__`); built-in
-                // exception values do not keep one.
-                if let Some(inst) = &raised.instance {
-                    let mut attrs = inst.attrs.borrow_mut();
-                    attrs.set(Rc::from("__cause__"), cause_value);
-                    attrs.set(Rc::from("__suppress_context__"), Value::Bool(true));
-                }
+                let mut raised = self.raise(Some(exc))?;
+                // `from None` leaves no cause; anything else must be an exception (PEP 3134).
+                let cause = match self.eval(cause)? {
+                    Value::None => None,
+                    v => match self.exc_from_value(v, "exception causes")? {
+                        // The exception being handled, with the traceback it has.
+                        c => Some(Rc::new(match &self.handling {
+                            Some(h) if c.is_same(h) => self.settled(h),
+                            _ => c,
+                        })),
+                    },
+                };
+                let links = raised.links_mut();
+                links.cause = cause;
+                links.suppress_context = true;
                 return Err(raised.into());
             }
             StmtKind::Assert { test, msg } => {
@@ -432,7 +432,12 @@ impl<'s> Interp<'s> {
                 None => Exc::new(ExcKind::RuntimeError, "No active exception to reraise"),
             });
         };
-        let mut v = self.eval(e)?;
+        let v = self.eval(e)?;
+        self.exc_from_value(v, "exceptions")
+    }
+
+    /// What `raise v` raises (`what`: "exceptions", or "exception causes" for `from v`).
+    fn exc_from_value(&mut self, mut v: Value, what: &str) -> Result<Exc, Exc> {
         if let Value::Class(c) = &v {
             if c.exception_base().is_some() {
                 v = crate::object::class::instantiate(self, &c.clone(), Args::default())?;
@@ -442,6 +447,7 @@ impl<'s> Interp<'s> {
             Value::Exception(x) => {
                 let mut e = Exc::new(x.kind, x.message.clone());
                 e.args = x.args.clone();
+                e.links = x.links.clone();
                 e
             }
             Value::ExcType(k) => Exc::new(*k, ""),
@@ -450,13 +456,44 @@ impl<'s> Interp<'s> {
                 let message = crate::object::class::exception_str(self, &v)?;
                 let mut x = Exc::new(kind, message);
                 x.instance = Some(inst.clone());
+                x.links = inst.exc_links.borrow().clone();
                 x
             }
-            other => Exc::type_error(format!(
+            other if what == "exceptions" => Exc::type_error(format!(
                 "exceptions must derive from BaseException, not {}",
                 other.type_name()
             )),
+            _ => return Err(Exc::type_error(format!("{what} must derive from BaseException"))),
         })
+    }
+
+    /// `e` as a finished traceback: its place in the running frame becomes a frame named
+    /// for this function, as when it leaves it (an exception kept as another's context).
+    pub(super) fn settled(&self, e: &Exc) -> Exc {
+        let mut e = e.clone();
+        if let Some(span) = e.span.take() {
+            let source = e.source.take().unwrap_or_else(|| self.source.clone());
+            let function = self
+                .enclosing_function()
+                .map_or_else(|| Rc::from("<module>"), |f| f.name.clone());
+            e.frames.insert(
+                0,
+                Frame {
+                    function,
+                    source,
+                    span,
+                },
+            );
+        }
+        e
+    }
+
+    /// `new` was raised while `handled` was being handled: its `__context__` (PEP 3134).
+    pub(super) fn add_context(&self, new: &mut Exc, handled: &Exc) {
+        if new.is_same(handled) || new.links.as_ref().is_some_and(|l| l.context.is_some()) {
+            return;
+        }
+        new.links_mut().context = Some(Rc::new(self.settled(handled)));
     }
 
     fn exec_with(&mut self, items: &[crate::lang::ast::WithItem], body: &[Stmt]) -> ExecResult {
@@ -548,9 +585,16 @@ impl<'s> Interp<'s> {
             }
             _ => vec![Value::None, Value::None, Value::None],
         };
-        let suppress = self
-            .call_value(&exit, Args::positional(exit_args))
-            .map_err(|e| e.at(item.context.span, &self.source))?;
+        let suppress = match self.call_value(&exit, Args::positional(exit_args)) {
+            Ok(v) => v,
+            Err(e) => {
+                let mut e = e.at(item.context.span, &self.source);
+                if let Err(Ctl::Exc(body)) = &result {
+                    self.add_context(&mut e, body);
+                }
+                return Err(e.into());
+            }
+        };
         match result {
             Err(Ctl::Exc(e)) => {
                 if crate::object::class::truthy(self, &suppress)? {
@@ -571,13 +615,16 @@ impl<'s> Interp<'s> {
         finally: Option<&[Stmt]>,
     ) -> ExecResult {
         let mut result = self.exec_block(body);
-        if let Err(Ctl::Exc(exc)) = &result {
+        if let Err(Ctl::Exc(exc)) = &mut result {
             // An `except` clause that fails to evaluate still leaves through `finally`.
             match self.find_handler(exc, handlers) {
                 Ok(Some(h)) => {
                     let exc = exc.clone();
                     let outer = self.handling.replace(exc);
                     result = self.exec_block(&h.body);
+                    if let (Err(Ctl::Exc(new)), Some(handled)) = (&mut result, &self.handling) {
+                        self.add_context(new, handled);
+                    }
                     self.handling = outer;
                 }
                 Ok(None) => {}
@@ -589,15 +636,25 @@ impl<'s> Interp<'s> {
             }
         }
         if let Some(finally) = finally {
-            self.exec_block(finally)?;
+            self.run_finally_block(finally, &result)?;
         }
         result
+    }
+
+    /// A `finally` block; an exception it raises while another is on its way out has that
+    /// one as its context.
+    pub(super) fn run_finally_block(&mut self, finally: &[Stmt], pending: &ExecResult) -> ExecResult {
+        let mut r = self.exec_block(finally);
+        if let (Err(Ctl::Exc(new)), Err(Ctl::Exc(old))) = (&mut r, pending) {
+            self.add_context(new, old);
+        }
+        r
     }
 
     /// The `except` clause that catches `exc`, its name bound to the exception.
     pub(super) fn find_handler<'h>(
         &mut self,
-        exc: &Exc,
+        exc: &mut Exc,
         handlers: &'h [crate::lang::ast::ExceptHandler],
     ) -> Result<Option<&'h crate::lang::ast::ExceptHandler>, Ctl> {
         for h in handlers {
@@ -609,6 +666,12 @@ impl<'s> Interp<'s> {
                 }
             };
             if matches {
+                // Caught while another is handled: that one is its context.
+                if let Some(outer) = &self.handling {
+                    let outer = outer.clone();
+                    self.add_context(exc, &outer);
+                }
+                exc.mark_caught();
                 if let Some(name) = &h.name {
                     let v = exception_value(exc);
                     self.set_var(name, v);
@@ -1633,6 +1696,7 @@ impl<'s> Interp<'s> {
                     kind: *k,
                     message: msg,
                     args: Some(Rc::new(args.pos)),
+                    links: None,
                 })))
             }
             Value::Class(c) => crate::object::class::instantiate(self, c, args),
@@ -2250,14 +2314,7 @@ pub(super) enum Entered {
 }
 
 pub(super) fn exception_value(exc: &Exc) -> Value {
-    match &exc.instance {
-        Some(instance) => Value::Instance(instance.clone()),
-        None => Value::Exception(Rc::new(ExcValue {
-            kind: exc.kind,
-            message: exc.message.clone(),
-            args: exc.args.clone(),
-        })),
-    }
+    crate::object::error::value_of(exc)
 }
 
 pub(super) fn exc_matches(exc: &Exc, clause: &Value) -> Result<bool, Exc> {

@@ -461,7 +461,7 @@ impl Interp<'_> {
                         }
                         None => Ran::Out(Ok(())),
                     },
-                    Ran::Out(Err(Ctl::Exc(e))) => match self.find_handler(&e, handlers) {
+                    Ran::Out(Err(Ctl::Exc(mut e))) => match self.find_handler(&mut e, handlers) {
                         Ok(Some(h)) => {
                             let n = handlers
                                 .iter()
@@ -493,7 +493,10 @@ impl Interp<'_> {
         action: &mut Option<GenAction>,
     ) -> Ran {
         let outer = self.handling.replace(exc.clone());
-        let r = ran(self.run_part(block, Part::TryHandler(n, exc), levels, k, action));
+        let mut r = ran(self.run_part(block, Part::TryHandler(n, exc), levels, k, action));
+        if let (Ran::Out(Err(Ctl::Exc(new))), Some(handled)) = (&mut r, &self.handling) {
+            self.add_context(new, handled);
+        }
         self.handling = outer;
         r
     }
@@ -511,13 +514,26 @@ impl Interp<'_> {
         let Some(finally) = finally else {
             return outcome.map(|()| Flow::Done);
         };
-        match self.run_part(
+        let ran = self.run_part(
             finally,
             Part::TryFinally(Box::new(outcome)),
             levels,
             k,
             action,
-        )? {
+        );
+        let ran = match ran {
+            // Raised in the `finally` while an exception was on its way out: its context.
+            Err(Ctl::Exc(mut new)) => {
+                if let Part::TryFinally(old) = Self::take_part(levels, k) {
+                    if let Err(Ctl::Exc(old)) = &*old {
+                        self.add_context(&mut new, old);
+                    }
+                }
+                Err(Ctl::Exc(new))
+            }
+            other => other,
+        };
+        match ran? {
             Flow::Yield(v) => Ok(Flow::Yield(v)),
             Flow::Done => match Self::take_part(levels, k) {
                 Part::TryFinally(outcome) => (*outcome).map(|()| Flow::Done),

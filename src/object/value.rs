@@ -143,6 +143,8 @@ pub struct ExcValue {
     /// The arguments it was made with (`KeyError('a', 1)`); None for an error raised by
     /// devarray itself, whose `args` is its message.
     pub args: Option<Rc<Vec<Value>>>,
+    /// Its `__context__`/`__cause__` and identity, from the exception it was made from.
+    pub links: Option<Box<super::error::ExcLinks>>,
 }
 
 impl ExcValue {

@@ -70,6 +70,7 @@ mod tests {
             ename: ename.into(),
             evalue: evalue.into(),
             frames: Vec::new(),
+                chained: None,
         }
     }
 
