@@ -382,6 +382,60 @@ mod tests {
         );
     }
 
+    /// IPython 8's list for `try: 1/0` / `except Exception as e: raise ValueError('bad')`:
+    /// one rule, then each exception's header, frames and last line, the separator between.
+    #[test]
+    fn a_chain_in_ipythons_form_has_one_rule_and_the_separator_between() {
+        let src = "try:\n    1/0\nexcept Exception as e:\n    raise ValueError('bad')";
+        let at = |text: &str| {
+            let start = src.find(text).unwrap_or(0);
+            TraceFrame {
+                function: "<module>".into(),
+                source: src.into(),
+                span: Span::new(start, start + text.len()),
+            }
+        };
+        let context = Traceback {
+            ename: "ZeroDivisionError".into(),
+            evalue: "division by zero".into(),
+            frames: vec![at("1/0")],
+            chained: None,
+        };
+        let err = Traceback {
+            ename: "ValueError".into(),
+            evalue: "bad".into(),
+            frames: vec![at("raise ValueError('bad')")],
+            chained: Some(Box::new(Chained {
+                traceback: context,
+                cause: false,
+            })),
+        };
+        let label = |_: &str| "In[1]".to_string();
+        assert_eq!(
+            render_ipython(&err, &label, false),
+            vec![
+                "-".repeat(75),
+                "ZeroDivisionError                         Traceback (most recent call last)"
+                    .to_string(),
+                "Cell In[1], line 2\n      1 try:\n----> 2     1/0\n      3 except Exception as e:\n      4     raise ValueError('bad')\n".to_string(),
+                "ZeroDivisionError: division by zero".to_string(),
+                "\nDuring handling of the above exception, another exception occurred:\n"
+                    .to_string(),
+                "ValueError                                Traceback (most recent call last)"
+                    .to_string(),
+                "Cell In[1], line 4\n      1 try:\n      2     1/0\n      3 except Exception as e:\n----> 4     raise ValueError('bad')\n".to_string(),
+                "ValueError: bad".to_string(),
+            ]
+        );
+        assert_eq!(
+            render_error(&err, false),
+            "  line 2, in <module>\n    1/0\n    ^^^\nZeroDivisionError: division by zero\n\n\
+             During handling of the above exception, another exception occurred:\n\n  \
+             line 4, in <module>\n    raise ValueError('bad')\n    ^^^^^^^^^^^^^^^^^^^^^^^\n\
+             ValueError: bad"
+        );
+    }
+
     #[test]
     fn span_at_the_end_of_input() {
         let err = Traceback {

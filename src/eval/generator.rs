@@ -534,7 +534,9 @@ impl Interp<'_> {
             g.finished.set(true);
             let rest = g.state.borrow_mut().take();
             drop(rest);
-            if let Err(e) = r {
+            if let Err(mut e) = r {
+                // CPython's report of an unraisable error shows it alone, not its chain.
+                e.links = None;
                 let e = match span {
                     Some(span) if e.frames.is_empty() => e.at(span, &self.source),
                     _ => e,
