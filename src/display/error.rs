@@ -211,11 +211,7 @@ pub fn render_ipython(
     out
 }
 
-fn ipython_one(
-    tb: &Traceback,
-    cell_label: &dyn Fn(&str) -> String,
-    color: bool,
-) -> Vec<String> {
+fn ipython_one(tb: &Traceback, cell_label: &dyn Fn(&str) -> String, color: bool) -> Vec<String> {
     let last = if tb.evalue.is_empty() {
         format!("{}: ", paint(RED, &tb.ename, color))
     } else {

@@ -1,11 +1,11 @@
 //! Generators: a function whose body has `yield` runs lazily, one item per `next`.
 //!
-//! A body whose every `yield` is a statement (every generator expression), in any blocks but
-//! function and class definitions, runs stackless (`resumable.rs`): a suspended one holds only
-//! its scope and cursors. Any other body runs as an ordinary function body, through the usual
-//! tree walker, on a native stack of its own: a stackful coroutine (`corosensei`). A `yield`
-//! anywhere an expression may stand (`print((yield x))`, `x += yield`, `return (yield)`)
-//! suspends the coroutine there, with all the Rust frames of the walk
+//! A body whose every `yield` is a statement (every generator expression, and every body whose
+//! `yield`s inside expressions `lang::lower` hoisted), in any blocks but function and class
+//! definitions, runs stackless (`resumable.rs`): a suspended one holds only its scope and
+//! cursors. Any other body (`lang::lower` lists what it leaves) runs as an ordinary function
+//! body, through the usual tree walker, on a native stack of its own: a stackful coroutine
+//! (`corosensei`). A `yield` anywhere an expression may stand suspends the coroutine there, with all the Rust frames of the walk
 //! kept on its stack; the next resume returns from the `yield` with the sent value, or raises
 //! the thrown exception (`throw`) or GeneratorExit (`close`) at that point, so `finally` blocks
 //! and `__exit__` run as in CPython. So a generator over a data set holds one item at a time.
@@ -25,10 +25,10 @@
 //!
 //! Stacks come from a per-thread pool (`object::stack`), so a generator expression maps no
 //! memory; deep recursion inside a body maps segments beyond it. The coroutine is made at the
-//! first resume. A suspended generator that is dropped is unwound by `corosensei` (its Rust
-//! frames' values are freed; this needs panic=unwind); unlike CPython, its `finally` blocks do
-//! not run then, except for the generator a `for` loop drew from and nothing else holds,
-//! which is closed when the loop ends, as CPython's reference counting does.
+//! first resume. A suspended generator that is dropped is closed, as CPython closes it: its
+//! state is queued (`object::finalize`) and `run_finalizers` closes it after the statement or
+//! call that dropped it; what is left of a coroutine after that is unwound by `corosensei` (its
+//! Rust frames' values are freed; this needs panic=unwind).
 //!
 //! Generator expressions are parsed as the generator function Python compiles them to
 //! (`lang::parser::generator_expression`).
@@ -75,11 +75,11 @@ pub(super) struct GenLink {
 /// A generator's suspended execution (what `Generator::state` holds).
 enum GenState {
     /// Not started yet: the coroutine and its stack are made at the first resume.
-    Created {
-        func: Rc<Function>,
-        env: Env,
-    },
-    Suspended(Suspended),
+    Created { func: Rc<Function>, env: Env },
+    /// Boxed: most generators are stackless, and a `GenState` is in each of them.
+    Suspended(Box<Suspended>),
+    /// Between states, while the first resume builds the next one.
+    Empty,
     /// A body the stackless runner handles, started.
     Flat(Flat),
 }
@@ -106,7 +106,7 @@ impl GenState {
     /// only inside a `try` or `with`).
     fn needs_close(&self) -> bool {
         match self {
-            GenState::Created { .. } => false,
+            GenState::Created { .. } | GenState::Empty => false,
             GenState::Suspended(s) => s.coro.as_ref().is_some_and(|c| c.started() && !c.done()),
             GenState::Flat(f) => f.needs_close(),
         }
@@ -278,13 +278,8 @@ impl Interp<'_> {
                     return Ok(GenStep::Return(Value::None));
                 }
             }
-            let GenState::Created { func, env } = std::mem::replace(
-                &mut *st,
-                GenState::Suspended(Suspended {
-                    coro: None,
-                    bounds: (0, 0),
-                }),
-            ) else {
+            let GenState::Created { func, env } = std::mem::replace(&mut *st, GenState::Empty)
+            else {
                 return Err(lost());
             };
             let FunctionBody::Def(def) = &func.body else {
@@ -312,10 +307,10 @@ impl Interp<'_> {
                 let coro = Coro::with_stack(stack, move |y, first| {
                     run_body(y, first, func, def, env, bounds)
                 });
-                *st = GenState::Suspended(Suspended {
+                *st = GenState::Suspended(Box::new(Suspended {
                     coro: Some(coro),
                     bounds,
-                });
+                }));
             }
         }
         // The state stays in its box across resumes (no allocation per item).
@@ -329,9 +324,10 @@ impl Interp<'_> {
                     Exc::new(ExcKind::SyntaxError, "'break' or 'continue' outside loop"),
                 ))),
             },
-            GenState::Suspended(Suspended {
-                coro: Some(coro), ..
-            }) => {
+            GenState::Suspended(s) if s.coro.is_some() => {
+                let Some(coro) = s.coro.as_mut() else {
+                    return Err(lost());
+                };
                 let _restore = BoundsGuard::save();
                 let me = (self as *mut Interp<'_>).cast::<Interp<'static>>();
                 coro.resume(Resume {

@@ -347,12 +347,18 @@ impl<'s> Interp<'s> {
                             .into());
                         }
                     }
-                    env.borrow_mut().nonlocals.extend(names.iter().cloned());
+                    env.borrow_mut()
+                        .decl_mut()
+                        .nonlocals
+                        .extend(names.iter().cloned());
                 }
             }
             StmtKind::Global(names) => {
                 if let Some(env) = &self.env {
-                    env.borrow_mut().globals.extend(names.iter().cloned());
+                    env.borrow_mut()
+                        .decl_mut()
+                        .globals
+                        .extend(names.iter().cloned());
                 }
             }
             StmtKind::Import(names) => {
@@ -463,7 +469,11 @@ impl<'s> Interp<'s> {
                 "exceptions must derive from BaseException, not {}",
                 other.type_name()
             )),
-            _ => return Err(Exc::type_error(format!("{what} must derive from BaseException"))),
+            _ => {
+                return Err(Exc::type_error(format!(
+                    "{what} must derive from BaseException"
+                )))
+            }
         })
     }
 
@@ -643,7 +653,11 @@ impl<'s> Interp<'s> {
 
     /// A `finally` block; an exception it raises while another is on its way out has that
     /// one as its context.
-    pub(super) fn run_finally_block(&mut self, finally: &[Stmt], pending: &ExecResult) -> ExecResult {
+    pub(super) fn run_finally_block(
+        &mut self,
+        finally: &[Stmt],
+        pending: &ExecResult,
+    ) -> ExecResult {
         let mut r = self.exec_block(finally);
         if let (Err(Ctl::Exc(new)), Err(Ctl::Exc(old))) = (&mut r, pending) {
             self.add_context(new, old);
@@ -713,10 +727,13 @@ impl<'s> Interp<'s> {
             return Some(value);
         };
         let mut scope = env.borrow_mut();
-        if !scope.globals.is_empty() && scope.globals.contains(name) {
+        let (global, nonlocal) = scope.decl.as_ref().map_or((false, false), |d| {
+            (d.globals.contains(name), d.nonlocals.contains(name))
+        });
+        if global {
             return Some(value);
         }
-        if !scope.nonlocals.is_empty() && scope.nonlocals.contains(name) {
+        if nonlocal {
             let mut cur = scope.parent.clone();
             drop(scope);
             while let Some(e) = cur {
@@ -730,7 +747,7 @@ impl<'s> Interp<'s> {
             return Some(value);
         }
         if scope.class_body && !scope.vars.contains_key(name) {
-            scope.order.push(name.clone());
+            scope.decl_mut().order.push(name.clone());
         }
         bind(&mut scope.vars, name, value);
         None
@@ -1077,7 +1094,7 @@ impl<'s> Interp<'s> {
         let enclosing_class = self
             .env
             .as_ref()
-            .and_then(|e| e.borrow().class_qualname.clone());
+            .and_then(|e| e.borrow().class_qualname().cloned());
         let qualname: Rc<str> = match (enclosing_class, self.enclosing_function()) {
             (Some(outer), _) => Rc::from(format!("{outer}.{}", def.name)),
             (None, Some(f)) => Rc::from(format!("{}.<locals>.{}", f.qualname(), def.name)),
@@ -1086,7 +1103,10 @@ impl<'s> Interp<'s> {
         let scope = Scope {
             parent: self.env.clone(),
             class_body: true,
-            class_qualname: Some(qualname.clone()),
+            decl: Some(Box::new(crate::object::state::ScopeDecl {
+                class_qualname: Some(qualname.clone()),
+                ..Default::default()
+            })),
             ..Scope::default()
         };
         let env = Rc::new(RefCell::new(scope));
@@ -1105,7 +1125,11 @@ impl<'s> Interp<'s> {
         }
         let mut scope = env.borrow_mut();
         let mut attrs = crate::object::class::Attrs::default();
-        let order = std::mem::take(&mut scope.order);
+        let order = scope
+            .decl
+            .as_mut()
+            .map(|d| std::mem::take(&mut d.order))
+            .unwrap_or_default();
         for name in order {
             if let Some(v) = scope.vars.remove(&name) {
                 attrs.set(name, v);

@@ -1,5 +1,7 @@
 //! Stackless generators: a body whose every `yield` is a statement of its own, in blocks of
-//! `if`/`for`/`while` (`lang::ast::resumable_body`; every generator expression is one), runs
+//! `if`/`for`/`while`/`try`/`with` (`lang::ast::resumable_body`; every generator expression is
+//! one, and so is nearly every body once `lang::lower` hoisted the `yield`s inside its
+//! expressions), runs
 //! without a stack of its own. Where it is suspended is a list of cursors kept in the
 //! generator ([`Level`]: the statement index in each open block, and what that statement is
 //! doing: the branch an `if` took, a `for` loop's iterator, a `yield from`'s delegate), so a
@@ -45,8 +47,9 @@ enum Part {
     YieldFrom(Box<Delegate>),
     /// In the branch of this `if` (`branches.len()`: the `else`).
     If(usize),
-    /// In this `for` loop's body, drawing from the source.
-    ForBody(Source),
+    /// In this `for` loop's body, drawing from the source (boxed: a `Part` is in every level
+    /// of every suspended generator, and a source holds two values).
+    ForBody(Box<Source>),
     ForElse,
     WhileBody,
     WhileElse,
@@ -287,14 +290,14 @@ impl Interp<'_> {
                         let source = self
                             .iter_source(&it)
                             .map_err(|e| e.at(iter.span, &self.source))?;
-                        (source, false)
+                        (Box::new(source), false)
                     }
                 };
                 let ended = loop {
                     if !resuming {
                         self.check_interrupt()
                             .map_err(|e| e.at(iter.span, &self.source))?;
-                        let item = match self.draw(&mut source) {
+                        let item = match self.draw(&mut *source) {
                             Ok(Drawn::Item(v)) => v,
                             Ok(Drawn::Done(_)) => break true,
                             Err(e) => return Err(e.at(iter.span, &self.source).into()),
@@ -313,12 +316,12 @@ impl Interp<'_> {
                         // An exception keeps a drawn generator alive (as in `exec_stmt`).
                         Err(c @ Ctl::Exc(_)) => return Err(at(c, iter.span, &self.source)),
                         Err(c) => {
-                            self.release_source(source);
+                            self.release_source(*source);
                             return Err(c);
                         }
                     }
                 };
-                self.release_source(source);
+                self.release_source(*source);
                 match (ended, orelse) {
                     (true, Some(orelse)) => {
                         Self::set_part(levels, k, Part::ForElse);

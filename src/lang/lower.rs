@@ -22,8 +22,7 @@
 use std::rc::Rc;
 
 use super::ast::{
-    Arg, BoolOpKind, Expr, ExprKind, FStringPart, Ident, NameRef, Stmt, StmtKind, UnaryOp,
-    WithItem,
+    Arg, BoolOpKind, Expr, ExprKind, FStringPart, Ident, NameRef, Stmt, StmtKind, UnaryOp, WithItem,
 };
 use super::span::Span;
 
@@ -514,8 +513,7 @@ impl Lower {
                 hint: Default::default(),
             }),
             ExprKind::Subscript { value, index } => {
-                let mut v =
-                    self.seq(vec![(**value).clone(), (**index).clone()], out, span)?;
+                let mut v = self.seq(vec![(**value).clone(), (**index).clone()], out, span)?;
                 let index = v.pop()?;
                 let value = v.pop()?;
                 rebuilt(ExprKind::Subscript {

@@ -93,7 +93,7 @@ impl Function {
         while let Some(env) = scope {
             let next = {
                 let frame = env.borrow();
-                if let Some(class) = &frame.class_qualname {
+                if let Some(class) = frame.class_qualname() {
                     return format!("{class}.{}", self.name);
                 }
                 if let Some(f) = &frame.function {

@@ -70,7 +70,7 @@ mod tests {
             ename: ename.into(),
             evalue: evalue.into(),
             frames: Vec::new(),
-                chained: None,
+            chained: None,
         }
     }
 

@@ -27,8 +27,10 @@ fn run(code: &str) -> String {
 
 #[test]
 fn an_error_in_a_dropped_generators_finally_is_reported_and_ignored() {
-    let text = run("def bad():\n    try:\n        yield 1\n    finally:\n        \
-         raise ValueError('in finally')\n\nb = bad(); next(b); b = None; print('goes on')\n");
+    let text = run(
+        "def bad():\n    try:\n        yield 1\n    finally:\n        \
+         raise ValueError('in finally')\n\nb = bad(); next(b); b = None; print('goes on')\n",
+    );
     assert_eq!(
         text,
         "Exception ignored in: <generator object bad at 0x…>\n  line 5, in bad\n    \
@@ -39,9 +41,11 @@ fn an_error_in_a_dropped_generators_finally_is_reported_and_ignored() {
 
 #[test]
 fn a_dropped_generator_that_yields_again_is_reported_at_the_statement_that_dropped_it() {
-    let text = run("def stubborn():\n    while True:\n        try:\n            yield 1\n        \
+    let text = run(
+        "def stubborn():\n    while True:\n        try:\n            yield 1\n        \
          except GeneratorExit:\n            print('ignoring')\n\ns = stubborn(); next(s)\n\
-         del s\nprint('goes on')\n");
+         del s\nprint('goes on')\n",
+    );
     assert_eq!(
         text,
         "ignoring\nException ignored in: <generator object stubborn at 0x…>\n  \

@@ -2,6 +2,6 @@
 //! transcripts under `tests/transcripts/` are the user-level record; these check sink calls and
 //! files that a transcript cannot see).
 mod clear_output;
-mod finalizers;
 mod files;
+mod finalizers;
 mod gluon_data;
