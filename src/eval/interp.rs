@@ -300,13 +300,14 @@ impl<'s> Interp<'s> {
                 // `from None` leaves no cause; anything else must be an exception (PEP 3134).
                 let cause = match self.eval(cause)? {
                     Value::None => None,
-                    v => match self.exc_from_value(v, "exception causes")? {
+                    v => {
+                        let c = self.exc_from_value(v, "exception causes")?;
                         // The exception being handled, with the traceback it has.
-                        c => Some(Rc::new(match &self.handling {
+                        Some(Rc::new(match &self.handling {
                             Some(h) if c.is_same(h) => self.settled(h),
                             _ => c,
-                        })),
-                    },
+                        }))
+                    }
                 };
                 let links = raised.links_mut();
                 links.cause = cause;

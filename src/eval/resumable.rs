@@ -297,7 +297,7 @@ impl Interp<'_> {
                     if !resuming {
                         self.check_interrupt()
                             .map_err(|e| e.at(iter.span, &self.source))?;
-                        let item = match self.draw(&mut *source) {
+                        let item = match self.draw(&mut source) {
                             Ok(Drawn::Item(v)) => v,
                             Ok(Drawn::Done(_)) => break true,
                             Err(e) => return Err(e.at(iter.span, &self.source).into()),
