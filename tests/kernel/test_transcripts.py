@@ -147,6 +147,10 @@ def repl_form(traceback: list[str]) -> str:
         if entry.startswith("-" * 20) or entry.endswith("Traceback (most recent call last)"):
             continue
         header = CELL_FRAME.match(lines[0])
+        if entry.startswith("\n"):
+            # The line between two chained exceptions, a blank line on each side.
+            out.extend(lines + [""])
+            continue
         if header is None:
             out.extend(lines)
             continue
