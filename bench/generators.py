@@ -2,8 +2,9 @@
 """Generator loops: time per item in devarray builds and in this CPython.
 
 Rows: a for loop over a generator expression, sum() of one, a for loop over a generator function
-(`while` with `x = yield`), next() item by item, making and draining many small generators, and a
-body with `yield` inside `try` (which runs on a stack of its own; the others are stackless).
+(`while` with `x = yield`), next() item by item, making and draining many small generators, a
+body with `yield` inside `try`, and one with `yield` inside an expression (`t = [(yield i)]`: on a
+stack of its own before the parser hoisted such yields, `src/lang/lower.rs`; stackless now).
 
 Usage: python3 bench/generators.py [devarray [other-devarray ...]] [--rounds N]
 Each binary (and CPython) runs the program once per round, alternating; the table shows the median
@@ -28,6 +29,9 @@ def guarded(n):
             yield i
     finally:
         pass
+def inside(n):
+    for i in range(n):
+        t = [(yield i)]
 def bench(n):
     out = []
     t = time.perf_counter()
@@ -54,6 +58,10 @@ def bench(n):
     for v in guarded(n):
         pass
     out.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    for v in inside(n):
+        pass
+    out.append(time.perf_counter() - t)
     return out
 best = None
 for _ in range(3):
@@ -63,7 +71,7 @@ print(' '.join(str(v) for v in best))
 """
 
 ROWS = ["for over genexpr", "sum(genexpr)", "for over def gen", "next(g) per item",
-        "small genexprs", "try/yield (stack)"]
+        "small genexprs", "try/yield", "yield in expr"]
 
 
 def measure(cmd):

@@ -25,6 +25,6 @@ pub mod runtime;
 pub mod vocab;
 
 pub use eval::session::{
-    Completeness, Completion, DisplayData, DisplayPolicy, ErrorFrame, EvalError, EvalOutput,
-    InterruptHandle, Output, OutputSink, ProgressState, Session, SessionConfig,
+    ChainedError, Completeness, Completion, DisplayData, DisplayPolicy, ErrorFrame, EvalError,
+    EvalOutput, InterruptHandle, Output, OutputSink, ProgressState, Session, SessionConfig,
 };

@@ -647,6 +647,7 @@ mod tests {
                 source: code.to_string(),
                 span: devarray::lang::Span::new(0, code.len()),
             }],
+            chained: None,
         }
     }
 

@@ -25,6 +25,38 @@ pub struct Traceback {
     pub evalue: String,
     /// Outermost first; the last frame is where the error was raised.
     pub frames: Vec<TraceFrame>,
+    /// The exception shown before this one (PEP 3134): its cause, or the one being handled.
+    pub chained: Option<Box<Chained>>,
+}
+
+/// An exception chained to the one after it, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chained {
+    pub traceback: Traceback,
+    /// `raise ... from` it (else it was being handled when the next was raised).
+    pub cause: bool,
+}
+
+/// CPython's line between two chained exceptions, the next one raised `from` the previous
+/// (`cause`) or while handling it.
+fn chain_message(cause: bool) -> &'static str {
+    if cause {
+        "The above exception was the direct cause of the following exception:"
+    } else {
+        "During handling of the above exception, another exception occurred:"
+    }
+}
+
+/// The chain ending in `err`, oldest first, each with the line that leads to the next.
+fn chain(err: &Traceback) -> Vec<(&Traceback, Option<&'static str>)> {
+    let mut links = vec![(err, None)];
+    let mut cur = err;
+    while let Some(c) = &cur.chained {
+        links.push((&c.traceback, Some(chain_message(c.cause))));
+        cur = &c.traceback;
+    }
+    links.reverse();
+    links
 }
 
 /// One level of a traceback: the function (`<module>` at top level), the
@@ -78,8 +110,20 @@ fn is_syntax_error(ename: &str) -> bool {
     matches!(ename, "SyntaxError" | "IndentationError" | "TabError")
 }
 
-/// The report a user sees for `err`; `color` adds ANSI colours.
+/// The report a user sees for `err`, after the exceptions chained to it; `color` adds ANSI
+/// colours.
 pub fn render_error(err: &Traceback, color: bool) -> String {
+    let mut out = String::new();
+    for (tb, next) in chain(err) {
+        out.push_str(&render_one(tb, color));
+        if let Some(line) = next {
+            out.push_str(&format!("\n\n{line}\n\n"));
+        }
+    }
+    out
+}
+
+fn render_one(err: &Traceback, color: bool) -> String {
     let mut out = String::new();
     let mut repeats = 0usize;
     for (i, frame) in err.frames.iter().enumerate() {
@@ -154,6 +198,20 @@ pub fn render_ipython(
     cell_label: &dyn Fn(&str) -> String,
     color: bool,
 ) -> Vec<String> {
+    // IPython draws the rule once, above the first exception of a chain.
+    let mut out = Vec::new();
+    for (i, (tb, next)) in chain(tb).into_iter().enumerate() {
+        let part = ipython_one(tb, cell_label, color);
+        let skip = usize::from(i > 0 && part.len() > 1 && !tb.frames.is_empty());
+        out.extend(part.into_iter().skip(skip));
+        if let Some(line) = next {
+            out.push(format!("\n{line}\n"));
+        }
+    }
+    out
+}
+
+fn ipython_one(tb: &Traceback, cell_label: &dyn Fn(&str) -> String, color: bool) -> Vec<String> {
     let last = if tb.evalue.is_empty() {
         format!("{}: ", paint(RED, &tb.ename, color))
     } else {
@@ -269,6 +327,7 @@ mod tests {
         let mut spans: Vec<Span> = frames.iter().map(|(_, s)| *s).collect();
         spans.extend(span);
         Traceback {
+            chained: None,
             ename: "NameError".into(),
             evalue: "name 'q' is not defined".into(),
             frames: names
@@ -319,9 +378,64 @@ mod tests {
         );
     }
 
+    /// IPython 8's list for `try: 1/0` / `except Exception as e: raise ValueError('bad')`:
+    /// one rule, then each exception's header, frames and last line, the separator between.
+    #[test]
+    fn a_chain_in_ipythons_form_has_one_rule_and_the_separator_between() {
+        let src = "try:\n    1/0\nexcept Exception as e:\n    raise ValueError('bad')";
+        let at = |text: &str| {
+            let start = src.find(text).unwrap_or(0);
+            TraceFrame {
+                function: "<module>".into(),
+                source: src.into(),
+                span: Span::new(start, start + text.len()),
+            }
+        };
+        let context = Traceback {
+            ename: "ZeroDivisionError".into(),
+            evalue: "division by zero".into(),
+            frames: vec![at("1/0")],
+            chained: None,
+        };
+        let err = Traceback {
+            ename: "ValueError".into(),
+            evalue: "bad".into(),
+            frames: vec![at("raise ValueError('bad')")],
+            chained: Some(Box::new(Chained {
+                traceback: context,
+                cause: false,
+            })),
+        };
+        let label = |_: &str| "In[1]".to_string();
+        assert_eq!(
+            render_ipython(&err, &label, false),
+            vec![
+                "-".repeat(75),
+                "ZeroDivisionError                         Traceback (most recent call last)"
+                    .to_string(),
+                "Cell In[1], line 2\n      1 try:\n----> 2     1/0\n      3 except Exception as e:\n      4     raise ValueError('bad')\n".to_string(),
+                "ZeroDivisionError: division by zero".to_string(),
+                "\nDuring handling of the above exception, another exception occurred:\n"
+                    .to_string(),
+                "ValueError                                Traceback (most recent call last)"
+                    .to_string(),
+                "Cell In[1], line 4\n      1 try:\n      2     1/0\n      3 except Exception as e:\n----> 4     raise ValueError('bad')\n".to_string(),
+                "ValueError: bad".to_string(),
+            ]
+        );
+        assert_eq!(
+            render_error(&err, false),
+            "  line 2, in <module>\n    1/0\n    ^^^\nZeroDivisionError: division by zero\n\n\
+             During handling of the above exception, another exception occurred:\n\n  \
+             line 4, in <module>\n    raise ValueError('bad')\n    ^^^^^^^^^^^^^^^^^^^^^^^\n\
+             ValueError: bad"
+        );
+    }
+
     #[test]
     fn span_at_the_end_of_input() {
         let err = Traceback {
+            chained: None,
             ename: "SyntaxError".into(),
             evalue: "unexpected end of input".into(),
             frames: vec![TraceFrame {
@@ -356,6 +470,7 @@ mod tests {
             "NameError: name 'q' is not defined"
         );
         let bare = Traceback {
+            chained: None,
             ename: "KeyboardInterrupt".into(),
             evalue: String::new(),
             frames: vec![],
@@ -431,6 +546,7 @@ mod tests {
     #[test]
     fn ipython_form_of_a_syntax_error_and_of_recursion() {
         let err = Traceback {
+            chained: None,
             ename: "SyntaxError".into(),
             evalue: "unexpected end of input".into(),
             frames: vec![TraceFrame {

@@ -1,11 +1,11 @@
 //! Generators: a function whose body has `yield` runs lazily, one item per `next`.
 //!
-//! A body whose every `yield` is a statement (every generator expression), in any blocks but
-//! function and class definitions, runs stackless (`resumable.rs`): a suspended one holds only
-//! its scope and cursors. Any other body runs as an ordinary function body, through the usual
-//! tree walker, on a native stack of its own: a stackful coroutine (`corosensei`). A `yield`
-//! anywhere an expression may stand (`print((yield x))`, `x += yield`, `return (yield)`)
-//! suspends the coroutine there, with all the Rust frames of the walk
+//! A body whose every `yield` is a statement (every generator expression, and every body whose
+//! `yield`s inside expressions `lang::lower` hoisted), in any blocks but function and class
+//! definitions, runs stackless (`resumable.rs`): a suspended one holds only its scope and
+//! cursors. Any other body (`lang::lower` lists what it leaves) runs as an ordinary function
+//! body, through the usual tree walker, on a native stack of its own: a stackful coroutine
+//! (`corosensei`). A `yield` anywhere an expression may stand suspends the coroutine there, with all the Rust frames of the walk
 //! kept on its stack; the next resume returns from the `yield` with the sent value, or raises
 //! the thrown exception (`throw`) or GeneratorExit (`close`) at that point, so `finally` blocks
 //! and `__exit__` run as in CPython. So a generator over a data set holds one item at a time.
@@ -25,10 +25,10 @@
 //!
 //! Stacks come from a per-thread pool (`object::stack`), so a generator expression maps no
 //! memory; deep recursion inside a body maps segments beyond it. The coroutine is made at the
-//! first resume. A suspended generator that is dropped is unwound by `corosensei` (its Rust
-//! frames' values are freed; this needs panic=unwind); unlike CPython, its `finally` blocks do
-//! not run then, except for the generator a `for` loop drew from and nothing else holds,
-//! which is closed when the loop ends, as CPython's reference counting does.
+//! first resume. A suspended generator that is dropped is closed, as CPython closes it: its
+//! state is queued (`object::finalize`) and `run_finalizers` closes it after the statement or
+//! call that dropped it; what is left of a coroutine after that is unwound by `corosensei` (its
+//! Rust frames' values are freed; this needs panic=unwind).
 //!
 //! Generator expressions are parsed as the generator function Python compiles them to
 //! (`lang::parser::generator_expression`).
@@ -41,6 +41,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use crate::lang::ast::FuncDef;
 use crate::lang::Span;
 use crate::object::error::{Exc, ExcKind, Frame};
+use crate::object::finalize;
 use crate::object::stack::{self, BoundsGuard, PooledStack};
 use crate::object::value::{Args, Function, FunctionBody, GenAction, GenStep, Generator, Value};
 use crate::object::{Env, OutputSink, State};
@@ -74,11 +75,11 @@ pub(super) struct GenLink {
 /// A generator's suspended execution (what `Generator::state` holds).
 enum GenState {
     /// Not started yet: the coroutine and its stack are made at the first resume.
-    Created {
-        func: Rc<Function>,
-        env: Env,
-    },
-    Suspended(Suspended),
+    Created { func: Rc<Function>, env: Env },
+    /// Boxed: most generators are stackless, and a `GenState` is in each of them.
+    Suspended(Box<Suspended>),
+    /// Between states, while the first resume builds the next one.
+    Empty,
     /// A body the stackless runner handles, started.
     Flat(Flat),
 }
@@ -96,6 +97,18 @@ impl Drop for Suspended {
             let _restore = BoundsGuard::save();
             stack::set_bounds(self.bounds);
             drop(coro);
+        }
+    }
+}
+
+impl GenState {
+    /// Whether closing it can run anything: a started body not at its end (a stackless one
+    /// only inside a `try` or `with`).
+    fn needs_close(&self) -> bool {
+        match self {
+            GenState::Created { .. } | GenState::Empty => false,
+            GenState::Suspended(s) => s.coro.as_ref().is_some_and(|c| c.started() && !c.done()),
+            GenState::Flat(f) => f.needs_close(),
         }
     }
 }
@@ -265,13 +278,8 @@ impl Interp<'_> {
                     return Ok(GenStep::Return(Value::None));
                 }
             }
-            let GenState::Created { func, env } = std::mem::replace(
-                &mut *st,
-                GenState::Suspended(Suspended {
-                    coro: None,
-                    bounds: (0, 0),
-                }),
-            ) else {
+            let GenState::Created { func, env } = std::mem::replace(&mut *st, GenState::Empty)
+            else {
                 return Err(lost());
             };
             let FunctionBody::Def(def) = &func.body else {
@@ -299,10 +307,10 @@ impl Interp<'_> {
                 let coro = Coro::with_stack(stack, move |y, first| {
                     run_body(y, first, func, def, env, bounds)
                 });
-                *st = GenState::Suspended(Suspended {
+                *st = GenState::Suspended(Box::new(Suspended {
                     coro: Some(coro),
                     bounds,
-                });
+                }));
             }
         }
         // The state stays in its box across resumes (no allocation per item).
@@ -316,9 +324,10 @@ impl Interp<'_> {
                     Exc::new(ExcKind::SyntaxError, "'break' or 'continue' outside loop"),
                 ))),
             },
-            GenState::Suspended(Suspended {
-                coro: Some(coro), ..
-            }) => {
+            GenState::Suspended(s) if s.coro.is_some() => {
+                let Some(coro) = s.coro.as_mut() else {
+                    return Err(lost());
+                };
                 let _restore = BoundsGuard::save();
                 let me = (self as *mut Interp<'_>).cast::<Interp<'static>>();
                 coro.resume(Resume {
@@ -496,6 +505,44 @@ impl Interp<'_> {
                 self.source_of(&it)
             }
             _ => self.source_of(v),
+        }
+    }
+
+    /// Closes the generators dropped while suspended (`object::finalize`), as CPython does when
+    /// their last reference goes: called right after the statement at `span` that dropped
+    /// them. An error is reported as CPython reports it ("Exception ignored in: ...") and the
+    /// program goes on.
+    pub(super) fn run_finalizers(&mut self, span: Option<Span>) {
+        while let Some(d) = finalize::take() {
+            let Ok(st) = d.state.downcast::<GenState>() else {
+                continue;
+            };
+            if !st.needs_close() {
+                continue;
+            }
+            let g = Rc::new(Generator {
+                name: d.name.clone(),
+                state: RefCell::new(Some(st)),
+                finished: Cell::new(false),
+            });
+            let r = self.gen_resume(&g, GenAction::Close);
+            // One close, as CPython's finaliser: a body that yields again is dropped as it is.
+            g.finished.set(true);
+            let rest = g.state.borrow_mut().take();
+            drop(rest);
+            if let Err(mut e) = r {
+                // CPython's report of an unraisable error shows it alone, not its chain.
+                e.links = None;
+                let e = match span {
+                    Some(span) if e.frames.is_empty() => e.at(span, &self.source),
+                    _ => e,
+                };
+                let report = super::session::report(e, &self.source);
+                self.out.stderr(&format!(
+                    "Exception ignored in: <generator object {} at {:#x}>\n{report}\n",
+                    d.name, d.addr
+                ));
+            }
         }
     }
 

@@ -153,6 +153,9 @@ impl<'s> Interp<'s> {
             .map_err(|e| e.at(stmt.span, &self.source))?;
         let span = stmt.span;
         let result = grow(|| self.exec_stmt_inner(stmt));
+        if crate::object::finalize::pending() {
+            self.run_finalizers(Some(span));
+        }
         match result {
             Err(Ctl::Exc(e)) => Err(Ctl::Exc(Box::new(e.at(span, &self.source)))),
             other => other,
@@ -293,21 +296,22 @@ impl<'s> Interp<'s> {
             } => return self.exec_try(body, handlers, orelse.as_deref(), finally.as_deref()),
             StmtKind::Raise(e) => return Err(self.raise(e.as_ref())?.into()),
             StmtKind::RaiseFrom { exc, cause } => {
-                let mut cause_value = self.eval(cause)?;
-                if let Value::Class(c) = &cause_value {
-                    if c.exception_base().is_some() {
-                        cause_value =
-                            crate::object::class::instantiate(self, &c.clone(), Args::default())?;
+                let mut raised = self.raise(Some(exc))?;
+                // `from None` leaves no cause; anything else must be an exception (PEP 3134).
+                let cause = match self.eval(cause)? {
+                    Value::None => None,
+                    v => {
+                        let c = self.exc_from_value(v, "exception causes")?;
+                        // The exception being handled, with the traceback it has.
+                        Some(Rc::new(match &self.handling {
+                            Some(h) if c.is_same(h) => self.settled(h),
+                            _ => c,
+                        }))
                     }
-                }
-                let raised = self.raise(Some(exc))?;
-                // A program's exception object records its cause (`e.__cause__`); built-in
-                // exception values do not keep one.
-                if let Some(inst) = &raised.instance {
-                    let mut attrs = inst.attrs.borrow_mut();
-                    attrs.set(Rc::from("__cause__"), cause_value);
-                    attrs.set(Rc::from("__suppress_context__"), Value::Bool(true));
-                }
+                };
+                let links = raised.links_mut();
+                links.cause = cause;
+                links.suppress_context = true;
                 return Err(raised.into());
             }
             StmtKind::Assert { test, msg } => {
@@ -344,12 +348,18 @@ impl<'s> Interp<'s> {
                             .into());
                         }
                     }
-                    env.borrow_mut().nonlocals.extend(names.iter().cloned());
+                    env.borrow_mut()
+                        .decl_mut()
+                        .nonlocals
+                        .extend(names.iter().cloned());
                 }
             }
             StmtKind::Global(names) => {
                 if let Some(env) = &self.env {
-                    env.borrow_mut().globals.extend(names.iter().cloned());
+                    env.borrow_mut()
+                        .decl_mut()
+                        .globals
+                        .extend(names.iter().cloned());
                 }
             }
             StmtKind::Import(names) => {
@@ -429,7 +439,12 @@ impl<'s> Interp<'s> {
                 None => Exc::new(ExcKind::RuntimeError, "No active exception to reraise"),
             });
         };
-        let mut v = self.eval(e)?;
+        let v = self.eval(e)?;
+        self.exc_from_value(v, "exceptions")
+    }
+
+    /// What `raise v` raises (`what`: "exceptions", or "exception causes" for `from v`).
+    fn exc_from_value(&mut self, mut v: Value, what: &str) -> Result<Exc, Exc> {
         if let Value::Class(c) = &v {
             if c.exception_base().is_some() {
                 v = crate::object::class::instantiate(self, &c.clone(), Args::default())?;
@@ -439,6 +454,7 @@ impl<'s> Interp<'s> {
             Value::Exception(x) => {
                 let mut e = Exc::new(x.kind, x.message.clone());
                 e.args = x.args.clone();
+                e.links = x.links.clone();
                 e
             }
             Value::ExcType(k) => Exc::new(*k, ""),
@@ -447,13 +463,48 @@ impl<'s> Interp<'s> {
                 let message = crate::object::class::exception_str(self, &v)?;
                 let mut x = Exc::new(kind, message);
                 x.instance = Some(inst.clone());
+                x.links = inst.exc_links.borrow().clone();
                 x
             }
-            other => Exc::type_error(format!(
+            other if what == "exceptions" => Exc::type_error(format!(
                 "exceptions must derive from BaseException, not {}",
                 other.type_name()
             )),
+            _ => {
+                return Err(Exc::type_error(format!(
+                    "{what} must derive from BaseException"
+                )))
+            }
         })
+    }
+
+    /// `e` as a finished traceback: its place in the running frame becomes a frame named
+    /// for this function, as when it leaves it (an exception kept as another's context).
+    pub(super) fn settled(&self, e: &Exc) -> Exc {
+        let mut e = e.clone();
+        if let Some(span) = e.span.take() {
+            let source = e.source.take().unwrap_or_else(|| self.source.clone());
+            let function = self
+                .enclosing_function()
+                .map_or_else(|| Rc::from("<module>"), |f| f.name.clone());
+            e.frames.insert(
+                0,
+                Frame {
+                    function,
+                    source,
+                    span,
+                },
+            );
+        }
+        e
+    }
+
+    /// `new` was raised while `handled` was being handled: its `__context__` (PEP 3134).
+    pub(super) fn add_context(&self, new: &mut Exc, handled: &Exc) {
+        if new.is_same(handled) || new.links.as_ref().is_some_and(|l| l.context.is_some()) {
+            return;
+        }
+        new.links_mut().context = Some(Rc::new(self.settled(handled)));
     }
 
     fn exec_with(&mut self, items: &[crate::lang::ast::WithItem], body: &[Stmt]) -> ExecResult {
@@ -545,9 +596,16 @@ impl<'s> Interp<'s> {
             }
             _ => vec![Value::None, Value::None, Value::None],
         };
-        let suppress = self
-            .call_value(&exit, Args::positional(exit_args))
-            .map_err(|e| e.at(item.context.span, &self.source))?;
+        let suppress = match self.call_value(&exit, Args::positional(exit_args)) {
+            Ok(v) => v,
+            Err(e) => {
+                let mut e = e.at(item.context.span, &self.source);
+                if let Err(Ctl::Exc(body)) = &result {
+                    self.add_context(&mut e, body);
+                }
+                return Err(e.into());
+            }
+        };
         match result {
             Err(Ctl::Exc(e)) => {
                 if crate::object::class::truthy(self, &suppress)? {
@@ -568,13 +626,16 @@ impl<'s> Interp<'s> {
         finally: Option<&[Stmt]>,
     ) -> ExecResult {
         let mut result = self.exec_block(body);
-        if let Err(Ctl::Exc(exc)) = &result {
+        if let Err(Ctl::Exc(exc)) = &mut result {
             // An `except` clause that fails to evaluate still leaves through `finally`.
             match self.find_handler(exc, handlers) {
                 Ok(Some(h)) => {
                     let exc = exc.clone();
                     let outer = self.handling.replace(exc);
                     result = self.exec_block(&h.body);
+                    if let (Err(Ctl::Exc(new)), Some(handled)) = (&mut result, &self.handling) {
+                        self.add_context(new, handled);
+                    }
                     self.handling = outer;
                 }
                 Ok(None) => {}
@@ -586,15 +647,29 @@ impl<'s> Interp<'s> {
             }
         }
         if let Some(finally) = finally {
-            self.exec_block(finally)?;
+            self.run_finally_block(finally, &result)?;
         }
         result
+    }
+
+    /// A `finally` block; an exception it raises while another is on its way out has that
+    /// one as its context.
+    pub(super) fn run_finally_block(
+        &mut self,
+        finally: &[Stmt],
+        pending: &ExecResult,
+    ) -> ExecResult {
+        let mut r = self.exec_block(finally);
+        if let (Err(Ctl::Exc(new)), Err(Ctl::Exc(old))) = (&mut r, pending) {
+            self.add_context(new, old);
+        }
+        r
     }
 
     /// The `except` clause that catches `exc`, its name bound to the exception.
     pub(super) fn find_handler<'h>(
         &mut self,
-        exc: &Exc,
+        exc: &mut Exc,
         handlers: &'h [crate::lang::ast::ExceptHandler],
     ) -> Result<Option<&'h crate::lang::ast::ExceptHandler>, Ctl> {
         for h in handlers {
@@ -606,6 +681,12 @@ impl<'s> Interp<'s> {
                 }
             };
             if matches {
+                // Caught while another is handled: that one is its context.
+                if let Some(outer) = &self.handling {
+                    let outer = outer.clone();
+                    self.add_context(exc, &outer);
+                }
+                exc.mark_caught();
                 if let Some(name) = &h.name {
                     let v = exception_value(exc);
                     self.set_var(name, v);
@@ -647,10 +728,13 @@ impl<'s> Interp<'s> {
             return Some(value);
         };
         let mut scope = env.borrow_mut();
-        if !scope.globals.is_empty() && scope.globals.contains(name) {
+        let (global, nonlocal) = scope.decl.as_ref().map_or((false, false), |d| {
+            (d.globals.contains(name), d.nonlocals.contains(name))
+        });
+        if global {
             return Some(value);
         }
-        if !scope.nonlocals.is_empty() && scope.nonlocals.contains(name) {
+        if nonlocal {
             let mut cur = scope.parent.clone();
             drop(scope);
             while let Some(e) = cur {
@@ -664,7 +748,7 @@ impl<'s> Interp<'s> {
             return Some(value);
         }
         if scope.class_body && !scope.vars.contains_key(name) {
-            scope.order.push(name.clone());
+            scope.decl_mut().order.push(name.clone());
         }
         bind(&mut scope.vars, name, value);
         None
@@ -1011,7 +1095,7 @@ impl<'s> Interp<'s> {
         let enclosing_class = self
             .env
             .as_ref()
-            .and_then(|e| e.borrow().class_qualname.clone());
+            .and_then(|e| e.borrow().class_qualname().cloned());
         let qualname: Rc<str> = match (enclosing_class, self.enclosing_function()) {
             (Some(outer), _) => Rc::from(format!("{outer}.{}", def.name)),
             (None, Some(f)) => Rc::from(format!("{}.<locals>.{}", f.qualname(), def.name)),
@@ -1020,7 +1104,10 @@ impl<'s> Interp<'s> {
         let scope = Scope {
             parent: self.env.clone(),
             class_body: true,
-            class_qualname: Some(qualname.clone()),
+            decl: Some(Box::new(crate::object::state::ScopeDecl {
+                class_qualname: Some(qualname.clone()),
+                ..Default::default()
+            })),
             ..Scope::default()
         };
         let env = Rc::new(RefCell::new(scope));
@@ -1039,7 +1126,11 @@ impl<'s> Interp<'s> {
         }
         let mut scope = env.borrow_mut();
         let mut attrs = crate::object::class::Attrs::default();
-        let order = std::mem::take(&mut scope.order);
+        let order = scope
+            .decl
+            .as_mut()
+            .map(|d| std::mem::take(&mut d.order))
+            .unwrap_or_default();
         for name in order {
             if let Some(v) = scope.vars.remove(&name) {
                 attrs.set(name, v);
@@ -1630,6 +1721,7 @@ impl<'s> Interp<'s> {
                     kind: *k,
                     message: msg,
                     args: Some(Rc::new(args.pos)),
+                    links: None,
                 })))
             }
             Value::Class(c) => crate::object::class::instantiate(self, c, args),
@@ -1699,6 +1791,11 @@ impl<'s> Interp<'s> {
         self.module = saved_module;
         let source = std::mem::replace(&mut self.source, saved_source);
         self.env = saved_env;
+        // The call's locals went with its scope: a generator they held suspended is closed
+        // now, before the caller goes on (CPython clears the frame at the return).
+        if crate::object::finalize::pending() {
+            self.run_finalizers(None);
+        }
         result.map_err(|mut e| {
             // Record this call level and let the caller's expression set its own span.
             if let (Some(span), Some(src)) = (e.span.take(), e.source.take()) {
@@ -2072,6 +2169,9 @@ impl<'s> Interp<'s> {
                 }
                 _ => self.exec_stmt(stmt),
             };
+            if crate::object::finalize::pending() {
+                self.run_finalizers(Some(stmt.span));
+            }
             match r {
                 Ok(()) => {}
                 Err(Ctl::Exc(e)) => return Err(*e),
@@ -2239,14 +2339,7 @@ pub(super) enum Entered {
 }
 
 pub(super) fn exception_value(exc: &Exc) -> Value {
-    match &exc.instance {
-        Some(instance) => Value::Instance(instance.clone()),
-        None => Value::Exception(Rc::new(ExcValue {
-            kind: exc.kind,
-            message: exc.message.clone(),
-            args: exc.args.clone(),
-        })),
-    }
+    crate::object::error::value_of(exc)
 }
 
 pub(super) fn exc_matches(exc: &Exc, clause: &Value) -> Result<bool, Exc> {

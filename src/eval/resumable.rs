@@ -1,5 +1,7 @@
 //! Stackless generators: a body whose every `yield` is a statement of its own, in blocks of
-//! `if`/`for`/`while` (`lang::ast::resumable_body`; every generator expression is one), runs
+//! `if`/`for`/`while`/`try`/`with` (`lang::ast::resumable_body`; every generator expression is
+//! one, and so is nearly every body once `lang::lower` hoisted the `yield`s inside its
+//! expressions), runs
 //! without a stack of its own. Where it is suspended is a list of cursors kept in the
 //! generator ([`Level`]: the statement index in each open block, and what that statement is
 //! doing: the branch an `if` took, a `for` loop's iterator, a `yield from`'s delegate), so a
@@ -45,8 +47,9 @@ enum Part {
     YieldFrom(Box<Delegate>),
     /// In the branch of this `if` (`branches.len()`: the `else`).
     If(usize),
-    /// In this `for` loop's body, drawing from the source.
-    ForBody(Source),
+    /// In this `for` loop's body, drawing from the source (boxed: a `Part` is in every level
+    /// of every suspended generator, and a source holds two values).
+    ForBody(Box<Source>),
     ForElse,
     WhileBody,
     WhileElse,
@@ -78,6 +81,22 @@ impl Flat {
             // A generator expression's depth (its `for` and `yield`), without a regrowth.
             levels: Vec::with_capacity(2),
         }
+    }
+}
+
+impl Flat {
+    /// Whether closing it runs anything: it is suspended inside a `try` or `with`.
+    pub(super) fn needs_close(&self) -> bool {
+        self.levels.iter().any(|l| {
+            matches!(
+                l.part,
+                Part::TryBody
+                    | Part::TryHandler(..)
+                    | Part::TryElse
+                    | Part::TryFinally(_)
+                    | Part::WithBody(_)
+            )
+        })
     }
 }
 
@@ -271,7 +290,7 @@ impl Interp<'_> {
                         let source = self
                             .iter_source(&it)
                             .map_err(|e| e.at(iter.span, &self.source))?;
-                        (source, false)
+                        (Box::new(source), false)
                     }
                 };
                 let ended = loop {
@@ -297,12 +316,12 @@ impl Interp<'_> {
                         // An exception keeps a drawn generator alive (as in `exec_stmt`).
                         Err(c @ Ctl::Exc(_)) => return Err(at(c, iter.span, &self.source)),
                         Err(c) => {
-                            self.release_source(source);
+                            self.release_source(*source);
                             return Err(c);
                         }
                     }
                 };
-                self.release_source(source);
+                self.release_source(*source);
                 match (ended, orelse) {
                     (true, Some(orelse)) => {
                         Self::set_part(levels, k, Part::ForElse);
@@ -360,12 +379,14 @@ impl Interp<'_> {
                 Self::set_part(levels, k, Part::AtYield);
                 return Ok(Flow::Yield(v));
             }
+            // Raised at the `yield` itself (CPython's caret under `yield 1` in
+            // `print((yield 1))`, hoisted to `.y0 = yield 1` by `lang::lower`).
             (Part::AtYield, _) => match action.take() {
                 Some(GenAction::Send(v)) => v,
-                Some(GenAction::Throw(e)) => return Err(e.at(span, &self.source).into()),
+                Some(GenAction::Throw(e)) => return Err(e.at(value.span, &self.source).into()),
                 Some(GenAction::Close) => {
                     return Err(Exc::new(ExcKind::GeneratorExit, "")
-                        .at(span, &self.source)
+                        .at(value.span, &self.source)
                         .into())
                 }
                 None => return Err(lost().into()),
@@ -383,7 +404,7 @@ impl Interp<'_> {
                         return Ok(Flow::Yield(y));
                     }
                     Ok(Drawn::Done(r)) => r,
-                    Err(x) => return Err(x.at(span, &self.source).into()),
+                    Err(x) => return Err(x.at(value.span, &self.source).into()),
                 }
             }
             (Part::YieldFrom(mut source), _) => {
@@ -394,7 +415,7 @@ impl Interp<'_> {
                         return Ok(Flow::Yield(y));
                     }
                     Ok(Drawn::Done(r)) => r,
-                    Err(x) => return Err(x.at(span, &self.source).into()),
+                    Err(x) => return Err(x.at(value.span, &self.source).into()),
                 }
             }
             _ => return Err(lost().into()),
@@ -443,7 +464,7 @@ impl Interp<'_> {
                         }
                         None => Ran::Out(Ok(())),
                     },
-                    Ran::Out(Err(Ctl::Exc(e))) => match self.find_handler(&e, handlers) {
+                    Ran::Out(Err(Ctl::Exc(mut e))) => match self.find_handler(&mut e, handlers) {
                         Ok(Some(h)) => {
                             let n = handlers
                                 .iter()
@@ -475,7 +496,10 @@ impl Interp<'_> {
         action: &mut Option<GenAction>,
     ) -> Ran {
         let outer = self.handling.replace(exc.clone());
-        let r = ran(self.run_part(block, Part::TryHandler(n, exc), levels, k, action));
+        let mut r = ran(self.run_part(block, Part::TryHandler(n, exc), levels, k, action));
+        if let (Ran::Out(Err(Ctl::Exc(new))), Some(handled)) = (&mut r, &self.handling) {
+            self.add_context(new, handled);
+        }
         self.handling = outer;
         r
     }
@@ -493,13 +517,26 @@ impl Interp<'_> {
         let Some(finally) = finally else {
             return outcome.map(|()| Flow::Done);
         };
-        match self.run_part(
+        let ran = self.run_part(
             finally,
             Part::TryFinally(Box::new(outcome)),
             levels,
             k,
             action,
-        )? {
+        );
+        let ran = match ran {
+            // Raised in the `finally` while an exception was on its way out: its context.
+            Err(Ctl::Exc(mut new)) => {
+                if let Part::TryFinally(old) = Self::take_part(levels, k) {
+                    if let Err(Ctl::Exc(old)) = &*old {
+                        self.add_context(&mut new, old);
+                    }
+                }
+                Err(Ctl::Exc(new))
+            }
+            other => other,
+        };
+        match ran? {
             Flow::Yield(v) => Ok(Flow::Yield(v)),
             Flow::Done => match Self::take_part(levels, k) {
                 Part::TryFinally(outcome) => (*outcome).map(|()| Flow::Done),

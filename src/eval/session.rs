@@ -102,6 +102,16 @@ pub struct EvalError {
     /// Where it happened, outermost first; the last frame is where it was
     /// raised. Empty when there is no location (e.g. an interrupt between statements).
     pub frames: Vec<ErrorFrame>,
+    /// The exception shown before it (PEP 3134): its `__cause__`, or its `__context__`.
+    pub chained: Option<Box<ChainedError>>,
+}
+
+/// An error chained to the one after it: `raise ... from` it (`cause`), or raised while it
+/// was being handled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainedError {
+    pub error: EvalError,
+    pub cause: bool,
 }
 
 /// One level of a traceback: the function (`<cell>` at top level), the
@@ -123,11 +133,11 @@ impl EvalError {
 
     /// The error as the plain data `display` renders.
     pub fn to_traceback(&self) -> crate::display::error::Traceback {
-        use crate::display::error::{TraceFrame, Traceback};
-        Traceback {
-            ename: self.ename.clone(),
-            evalue: self.evalue.clone(),
-            frames: self
+        use crate::display::error::{Chained, TraceFrame, Traceback};
+        let one = |e: &EvalError| Traceback {
+            ename: e.ename.clone(),
+            evalue: e.evalue.clone(),
+            frames: e
                 .frames
                 .iter()
                 .map(|f| TraceFrame {
@@ -136,7 +146,28 @@ impl EvalError {
                     span: f.span,
                 })
                 .collect(),
+            chained: None,
+        };
+        // Oldest last; built from the oldest up (a long chain needs no deep recursion).
+        let mut links = vec![(self, false)];
+        while let Some(c) = &links.last().and_then(|(e, _)| e.chained.as_ref()) {
+            links.push((&c.error, c.cause));
         }
+        let mut built: Option<Box<Chained>> = None;
+        let mut tb = None;
+        while let Some((e, cause)) = links.pop() {
+            let mut t = one(e);
+            t.chained = built.take();
+            if links.is_empty() {
+                tb = Some(t);
+            } else {
+                built = Some(Box::new(Chained {
+                    traceback: t,
+                    cause,
+                }));
+            }
+        }
+        tb.unwrap_or_else(|| one(self))
     }
 
     /// Jupyter's traceback: the rendered report split into lines.
@@ -358,6 +389,7 @@ impl Session {
                     source: code.to_string(),
                     span: e.span,
                 }],
+                chained: None,
             });
         }
         let source: Rc<str> = Rc::from(code);
@@ -386,6 +418,24 @@ impl Session {
         // Back at the prompt: buffers kept for reuse within the run go back to the system.
         crate::runtime::memory::release_spare_buffers();
         result.map_err(|e| to_eval_error(e, &source))
+    }
+
+    /// The end of a program or session: its variables go, in the order they were made, and
+    /// the generators they held suspended are closed (their `finally` blocks and `__exit__`s
+    /// run), as CPython's shutdown does.
+    pub fn shutdown(&mut self, sink: &mut dyn OutputSink) {
+        let names: Vec<_> = self.state.globals.keys().cloned().collect();
+        let values: Vec<Value> = names
+            .iter()
+            .filter_map(|n| self.state.globals.remove(n))
+            .collect();
+        let mut interp = Interp::new(&mut self.state, sink, Rc::from(""));
+        for v in values {
+            drop(v);
+            if crate::object::finalize::pending() {
+                interp.run_finalizers(None);
+            }
+        }
     }
 
     /// Run `code` and collect everything it printed and displayed.
@@ -630,7 +680,51 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// `e` as an uncaught error's report (plain text), for errors a program goes on after
+/// ("Exception ignored in: ...").
+pub(super) fn report(e: Exc, cell_source: &Rc<str>) -> String {
+    to_eval_error(e, cell_source).render(false)
+}
+
+/// `e` and the exceptions chained to it as shown: each one's `__cause__` if it has one, else
+/// its `__context__` unless suppressed (`raise ... from`).
 fn to_eval_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
+    let mut chain: Vec<(Rc<Exc>, bool)> = Vec::new();
+    let mut next = shown_link(&e);
+    // CPython stops at an exception already shown; ours are snapshots, so bound the length.
+    while let Some((x, cause)) = next {
+        if chain.len() >= MAX_CHAIN {
+            break;
+        }
+        next = shown_link(&x);
+        chain.push((x, cause));
+    }
+    // Each entry's flag says how it leads to the one after it; built from the oldest.
+    let mut chained: Option<Box<ChainedError>> = None;
+    for (x, cause) in chain.into_iter().rev() {
+        let mut err = one_error((*x).clone(), cell_source);
+        err.chained = chained.take();
+        chained = Some(Box::new(ChainedError { error: err, cause }));
+    }
+    let mut err = one_error(e, cell_source);
+    err.chained = chained;
+    err
+}
+
+/// The most exceptions one report shows chained.
+const MAX_CHAIN: usize = 100;
+
+/// The exception shown before `e`, and whether it is its cause.
+fn shown_link(e: &Exc) -> Option<(Rc<Exc>, bool)> {
+    let l = e.links.as_ref()?;
+    match (&l.cause, &l.context) {
+        (Some(c), _) => Some((c.clone(), true)),
+        (None, Some(c)) if !l.suppress_context => Some((c.clone(), false)),
+        _ => None,
+    }
+}
+
+fn one_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
     let mut frames = Vec::with_capacity(e.frames.len() + 1);
     if let Some(span) = e.span {
         let source = e.source.as_ref().unwrap_or(cell_source);
@@ -651,5 +745,6 @@ fn to_eval_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
         ename: e.class_name(),
         evalue: e.message,
         frames,
+        chained: None,
     }
 }

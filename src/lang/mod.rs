@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod lexer;
+pub mod lower;
 pub mod parser;
 pub mod span;
 

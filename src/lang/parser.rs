@@ -1173,8 +1173,18 @@ impl<'s> Parser<'s> {
         let body = self.block("function definition", start);
         let is_generator = self.saw_yield;
         (self.loop_depth, self.in_function, self.saw_yield) = saved;
-        let body = body?;
-        let resumable = is_generator && super::ast::resumable_body(&body);
+        let mut body = body?;
+        let mut resumable = is_generator && super::ast::resumable_body(&body);
+        if is_generator && !resumable {
+            // A `yield` inside an expression: hoisted to a statement of its own where it can
+            // be, so this generator too suspends without a stack.
+            if let Some(lowered) = super::lower::hoist_yields(&body) {
+                if super::ast::resumable_body(&lowered) {
+                    body = lowered;
+                    resumable = true;
+                }
+            }
+        }
         let doc = match body.first().map(|s| &s.kind) {
             Some(StmtKind::Expr(Expr {
                 kind: ExprKind::Str(text),

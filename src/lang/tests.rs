@@ -399,7 +399,9 @@ fn statements_table() {
         ("def g():\n    yield\n    x = yield 1, 2\n    yield from y", "(def g () (yield) (= x (yield (tuple 1 2))) (yield-from y))"),
         // A yield anywhere an expression stands: augmented assignments, call arguments,
         // f-string fields, the first iterable of a comprehension (evaluated by the function).
-        ("def g():\n    x += yield\n    f((yield 1))\n    return f'{yield}'", "(def g () (+= x (yield)) (call f (yield 1)) (return (f {(yield)})))"),
+        // A `yield` inside an expression is hoisted to a statement of its own (`lang::lower`),
+        // into temporaries deleted after the statement that reads them.
+        ("def g():\n    x += yield\n    f((yield 1))\n    return f'{yield}'", "(def g () (= .y0 x) (= .y1 (yield)) (+= .y0 .y1) (= x .y0) (del .y0 .y1) (= .y2 f) (= .y3 (yield 1)) (call .y2 .y3) (del .y2 .y3) (= .y4 (yield)) (return (f {.y4})) (del .y4))"),
         ("def g():\n    return [x for x in (yield)]", "(def g () (return (listcomp x (for x (yield)))))"),
         ("for x in y:\n    break\nelse:\n    z", "(for x y break (else z))"),
         ("while a:\n    pass\nelse:\n    b", "(while a pass (else b))"),

@@ -139,6 +139,8 @@ pub struct Instance {
     pub attrs: RefCell<Attrs>,
     /// The state a built-in base keeps: an exception's `args` (a tuple), else None.
     pub base_state: RefCell<Value>,
+    /// An exception instance's `__context__`/`__cause__` once raised (None for the rest).
+    pub exc_links: RefCell<Option<Box<super::error::ExcLinks>>>,
 }
 
 impl Instance {
@@ -148,6 +150,7 @@ impl Instance {
             class: RefCell::new(class),
             attrs: RefCell::new(Attrs::default()),
             base_state: RefCell::new(state),
+            exc_links: RefCell::new(None),
         }
     }
 
@@ -861,11 +864,13 @@ pub fn generic_get_attr(
             "args" if inst.class().exception_base().is_some() => {
                 Some(Value::tuple(exception_args(this)))
             }
-            "__cause__" | "__context__" if inst.class().exception_base().is_some() => {
-                Some(Value::None)
-            }
-            "__suppress_context__" if inst.class().exception_base().is_some() => {
-                Some(Value::Bool(false))
+            "__cause__" | "__context__" | "__suppress_context__"
+                if inst.class().exception_base().is_some() =>
+            {
+                Some(super::error::link_attr(
+                    inst.exc_links.borrow().as_deref(),
+                    name,
+                ))
             }
             _ => None,
         }),

@@ -185,6 +185,60 @@ pub struct Exc {
     /// The arguments of a built-in exception a program made (`raise KeyError('a', 1)`), or of a
     /// missing key (`Exc::key_error`); None: `args` is the message.
     pub args: Option<Rc<Vec<super::value::Value>>>,
+    /// `__context__`, `__cause__` and who it is; None for most (boxed: an `Exc` travels in
+    /// every `Result`).
+    pub links: Option<Box<ExcLinks>>,
+}
+
+/// How an exception is chained to others (PEP 3134), and which one it is.
+#[derive(Debug, Clone, Default)]
+pub struct ExcLinks {
+    /// The exception being handled when this one was raised (`__context__`).
+    pub context: Option<Rc<Exc>>,
+    /// `raise X from Y`: Y (`__cause__`; None after `from None`).
+    pub cause: Option<Rc<Exc>>,
+    /// Set by `raise ... from`: the report shows the cause, not the context.
+    pub suppress_context: bool,
+    /// Which exception this is, once an `except` clause caught it (0: none yet): a bare
+    /// `raise` or `raise e` of it is the same exception, never chained to itself.
+    pub serial: u64,
+}
+
+/// `e.__context__`, `e.__cause__` or `e.__suppress_context__` from its links.
+pub fn link_attr(links: Option<&ExcLinks>, name: &str) -> super::value::Value {
+    use super::value::Value;
+    let linked = |e: &Option<Rc<Exc>>| e.as_deref().map_or(Value::None, value_of);
+    match (links, name) {
+        (None, "__suppress_context__") => Value::Bool(false),
+        (None, _) => Value::None,
+        (Some(l), "__context__") => linked(&l.context),
+        (Some(l), "__cause__") => linked(&l.cause),
+        (Some(l), _) => Value::Bool(l.suppress_context),
+    }
+}
+
+/// The exception as a value (`except E as e`): its instance of a user class, or a built-in
+/// exception value; either carries its links.
+pub fn value_of(exc: &Exc) -> super::value::Value {
+    use super::value::{ExcValue, Value};
+    match &exc.instance {
+        Some(instance) => {
+            if exc.links.is_some() {
+                *instance.exc_links.borrow_mut() = exc.links.clone();
+            }
+            Value::Instance(instance.clone())
+        }
+        None => Value::Exception(Rc::new(ExcValue {
+            kind: exc.kind,
+            message: exc.message.clone(),
+            args: exc.args.clone(),
+            links: exc.links.clone(),
+        })),
+    }
+}
+
+thread_local! {
+    static SERIAL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 impl Exc {
@@ -197,7 +251,43 @@ impl Exc {
             frames: Vec::new(),
             instance: None,
             args: None,
+            links: None,
         }
+    }
+
+    /// Its links, made when first needed.
+    pub fn links_mut(&mut self) -> &mut ExcLinks {
+        self.links.get_or_insert_with(Box::default)
+    }
+
+    /// Gives it an identity (once), as an `except` clause catches it.
+    pub fn mark_caught(&mut self) -> u64 {
+        let links = self.links_mut();
+        if links.serial == 0 {
+            links.serial = SERIAL.with(|s| {
+                s.set(s.get() + 1);
+                s.get()
+            });
+        }
+        links.serial
+    }
+
+    /// Whether `self` is `other` (a re-raise): the same caught exception or instance.
+    pub fn is_same(&self, other: &Exc) -> bool {
+        if let (Some(a), Some(b)) = (&self.instance, &other.instance) {
+            return Rc::ptr_eq(a, b);
+        }
+        let serial = |e: &Exc| e.links.as_ref().map_or(0, |l| l.serial);
+        serial(self) != 0 && serial(self) == serial(other)
+    }
+
+    /// Records `handled` as its `__context__` (PEP 3134): it was raised while `handled` was
+    /// being handled. An exception that has one keeps it, and one is never its own.
+    pub fn chain_to(&mut self, handled: &Exc) {
+        if self.is_same(handled) || self.links.as_ref().is_some_and(|l| l.context.is_some()) {
+            return;
+        }
+        self.links_mut().context = Some(Rc::new(handled.clone()));
     }
 
     /// `KeyError: 'k'`: the message shows the key's repr and `e.args` holds the key itself.

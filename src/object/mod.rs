@@ -21,6 +21,7 @@
 pub mod alloc;
 pub mod class;
 pub mod error;
+pub mod finalize;
 pub mod format;
 pub mod globals;
 pub mod guard;

@@ -25,18 +25,14 @@ pub type Env = Rc<RefCell<Scope>>;
 pub struct Scope {
     pub vars: NameMap<Value>,
     pub parent: Option<Env>,
-    /// Names declared `global` in this function.
-    pub globals: NameSet,
-    /// Names declared `nonlocal`: bound in the nearest enclosing function scope that has them.
-    pub nonlocals: NameSet,
     /// A class body's namespace: functions defined in it do not close over it, and the names it
-    /// binds are kept in order (`order`) for the class's `__dict__`.
+    /// binds are kept in order (`ScopeDecl::order`) for the class's `__dict__`.
     pub class_body: bool,
     /// A comprehension's own scope: `:=` inside binds in the scope around it.
     pub comprehension: bool,
-    /// A class body's class `__qualname__` (classes and methods defined in it extend it).
-    pub class_qualname: Option<Rc<str>>,
-    pub order: Vec<Ident>,
+    /// What few scopes have (`global`/`nonlocal` declarations, a class body's names); boxed,
+    /// so a scope (which every suspended generator keeps) stays small.
+    pub decl: Option<Box<ScopeDecl>>,
     /// The function this scope is a call of (zero-argument `super()` reads its defining class
     /// and first argument).
     pub function: Option<Rc<super::value::Function>>,
@@ -44,6 +40,30 @@ pub struct Scope {
     /// called from the top level. Weak: a closure that outlives its call keeps its own scope,
     /// never its callers'.
     pub caller: Option<std::rc::Weak<RefCell<Scope>>>,
+}
+
+/// A scope's declarations and a class body's bookkeeping.
+#[derive(Default)]
+pub struct ScopeDecl {
+    /// Names declared `global` in this function.
+    pub globals: NameSet,
+    /// Names declared `nonlocal`: bound in the nearest enclosing function scope that has them.
+    pub nonlocals: NameSet,
+    /// A class body's class `__qualname__` (classes and methods defined in it extend it).
+    pub class_qualname: Option<Rc<str>>,
+    /// The names a class body binds, in order.
+    pub order: Vec<Ident>,
+}
+
+impl Scope {
+    pub fn decl_mut(&mut self) -> &mut ScopeDecl {
+        self.decl.get_or_insert_with(Box::default)
+    }
+
+    /// A class body's class `__qualname__`.
+    pub fn class_qualname(&self) -> Option<&Rc<str>> {
+        self.decl.as_ref()?.class_qualname.as_ref()
+    }
 }
 
 /// Everything a session keeps between `eval` calls.

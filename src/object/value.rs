@@ -93,7 +93,7 @@ impl Function {
         while let Some(env) = scope {
             let next = {
                 let frame = env.borrow();
-                if let Some(class) = &frame.class_qualname {
+                if let Some(class) = frame.class_qualname() {
                     return format!("{class}.{}", self.name);
                 }
                 if let Some(f) = &frame.function {
@@ -143,6 +143,8 @@ pub struct ExcValue {
     /// The arguments it was made with (`KeyError('a', 1)`); None for an error raised by
     /// devarray itself, whose `args` is its message.
     pub args: Option<Rc<Vec<Value>>>,
+    /// Its `__context__`/`__cause__` and identity, from the exception it was made from.
+    pub links: Option<Box<super::error::ExcLinks>>,
 }
 
 impl ExcValue {
@@ -395,6 +397,23 @@ pub struct Generator {
     pub state: RefCell<Option<Box<dyn std::any::Any>>>,
     /// Set once the body has returned or raised: every later `next` is StopIteration.
     pub finished: std::cell::Cell<bool>,
+}
+
+/// A generator dropped while suspended is closed as CPython closes it: its execution is queued
+/// for the interpreter (`super::finalize`), which runs its `finally` blocks and `__exit__`s.
+impl Drop for Generator {
+    fn drop(&mut self) {
+        if self.finished.get() {
+            return;
+        }
+        if let Some(state) = self.state.get_mut().take() {
+            super::finalize::defer(super::finalize::Dropped {
+                name: self.name.clone(),
+                addr: self as *const Generator as usize,
+                state,
+            });
+        }
+    }
 }
 
 /// What resuming a generator does at the `yield` it is suspended at.

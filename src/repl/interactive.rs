@@ -96,7 +96,10 @@ pub fn run_repl(config: SessionConfig) -> i32 {
                 indent.clear();
                 continue;
             }
-            Err(ReadlineError::Eof) => return 0,
+            Err(ReadlineError::Eof) => {
+                session.borrow_mut().shutdown(&mut sink);
+                return 0;
+            }
             Err(e) => {
                 eprintln!("devarray: cannot read input: {e}");
                 return 1;
@@ -115,6 +118,7 @@ pub fn run_repl(config: SessionConfig) -> i32 {
                 Feed::More { indent: next } => indent = next,
                 Feed::Ready(source) => {
                     if is_exit_request(&source) {
+                        session.borrow_mut().shutdown(&mut sink);
                         return 0;
                     }
                     let mut session = session.borrow_mut();
@@ -124,6 +128,7 @@ pub fn run_repl(config: SessionConfig) -> i32 {
                     let result = Evaluator::eval_with(&mut *session, &source, &mut sink);
                     if let Err(error) = result {
                         if let Some(status) = requested_exit_status(&error) {
+                            session.shutdown(&mut sink);
                             return status;
                         }
                         sink.report_error(&error, error_color);

@@ -26,6 +26,8 @@ pub trait Evaluator {
     fn eval_with(&mut self, code: &str, sink: &mut dyn OutputSink) -> Result<(), EvalError>;
     fn is_complete(&self, code: &str) -> Completeness;
     fn interrupt_handle(&self) -> InterruptHandle;
+    /// The program or session ends: what its variables held is finalised.
+    fn shutdown(&mut self, _sink: &mut dyn OutputSink) {}
 }
 
 impl Evaluator for Session {
@@ -37,6 +39,9 @@ impl Evaluator for Session {
     }
     fn interrupt_handle(&self) -> InterruptHandle {
         Session::interrupt_handle(self)
+    }
+    fn shutdown(&mut self, sink: &mut dyn OutputSink) {
+        Session::shutdown(self, sink)
     }
 }
 
@@ -65,6 +70,7 @@ mod tests {
             ename: ename.into(),
             evalue: evalue.into(),
             frames: Vec::new(),
+            chained: None,
         }
     }
 

@@ -68,6 +68,7 @@ pub fn run_program(evaluator: &mut dyn Evaluator, source: &str) -> i32 {
             }
         },
     };
+    evaluator.shutdown(&mut sink);
     sink.finish_line();
     status
 }

@@ -22,6 +22,7 @@ impl Evaluator for FakeEvaluator {
                 ename: "ValueError".into(),
                 evalue: "boom was asked for".into(),
                 frames: Vec::new(),
+                chained: None,
             });
         }
         if text == "print('a', end='')" {

@@ -139,6 +139,12 @@ CELL_FRAME = re.compile(r"^ *Cell In\[\d+\], line (\d+)(?:, in (.+))?$")
 CARETS = re.compile(r"^\s*\^+\s*$")
 
 
+def next_is_chain(traceback: list[str], entry: str) -> bool:
+    """Whether `entry` is followed by the line between two chained exceptions."""
+    i = traceback.index(entry)
+    return i + 1 < len(traceback) and traceback[i + 1].startswith("\n")
+
+
 def repl_form(traceback: list[str]) -> str:
     """An IPython-form traceback as the REPL would print it, without caret lines."""
     out: list[str] = []
@@ -147,8 +153,14 @@ def repl_form(traceback: list[str]) -> str:
         if entry.startswith("-" * 20) or entry.endswith("Traceback (most recent call last)"):
             continue
         header = CELL_FRAME.match(lines[0])
+        if entry.startswith("\n"):
+            # The line between two chained exceptions, a blank line on each side.
+            out.extend(lines + [""])
+            continue
         if header is None:
-            out.extend(lines)
+            # IPython's `Name: ` for an empty message (the last one is trimmed below).
+            out.extend(l[:-2] if l.endswith(": ") and next_is_chain(traceback, entry) else l
+                       for l in lines)
             continue
         line_no, function = header.groups()
         if entry.startswith("  "):

@@ -3,4 +3,5 @@
 //! files that a transcript cannot see).
 mod clear_output;
 mod files;
+mod finalizers;
 mod gluon_data;

@@ -1730,8 +1730,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             {
                 Some(syntax_error_field(e, name))
             }
-            "__cause__" | "__context__" => Some(Value::None),
-            "__suppress_context__" => Some(Value::Bool(false)),
+            "__cause__" | "__context__" | "__suppress_context__" => {
+                Some(crate::object::error::link_attr(e.links.as_deref(), name))
+            }
             // `StopIteration.value`: what the generator returned.
             "value" if e.kind.is_subclass_of(ExcKind::StopIteration) => {
                 Some(e.args().first().cloned().unwrap_or(Value::None))
