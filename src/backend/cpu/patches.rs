@@ -20,6 +20,34 @@ fn sources(p: &Patches, axis: usize, tap: usize, size: usize) -> Vec<Option<usiz
         .collect()
 }
 
+/// `dst = src` (equal lengths) for the short runs of im2col (a tap's row of a 10- or 28-wide
+/// map): blocks of 8 as fixed-size moves and the tail as one more block ending at the end
+/// (overlapping writes of the same values), where a `copy_from_slice` is a libc `memcpy` call
+/// per run that costs more than the copy.
+#[inline(always)]
+fn copy_run<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) {
+    const B: usize = 8;
+    let n = dst.len().min(src.len());
+    if n < B {
+        for (d, v) in dst[..n].iter_mut().zip(&src[..n]) {
+            d.write(*v);
+        }
+        return;
+    }
+    let mut at = 0;
+    loop {
+        let start = at.min(n - B);
+        let (d, v) = (&mut dst[start..start + B], &src[start..start + B]);
+        for k in 0..B {
+            d[k].write(v[k]);
+        }
+        if start == n - B {
+            break;
+        }
+        at += B;
+    }
+}
+
 /// Where each kernel tap reads: per tap row the source row of every output row, per tap column
 /// the source column of every output column, and with stride 1 the one contiguous in-bounds run
 /// of each tap column (first output column, length, first input column).
@@ -71,12 +99,7 @@ impl Taps {
             let row = &src[r * w..][..w];
             if let Some((first, len, c0)) = self.runs[j] {
                 dst_row[..first].fill(MaybeUninit::new(fill));
-                for (d, v) in dst_row[first..first + len]
-                    .iter_mut()
-                    .zip(&row[c0..c0 + len])
-                {
-                    d.write(*v);
-                }
+                copy_run(&mut dst_row[first..first + len], &row[c0..c0 + len]);
                 dst_row[first + len..].fill(MaybeUninit::new(fill));
             } else {
                 for (d, c) in dst_row.iter_mut().zip(cj) {
