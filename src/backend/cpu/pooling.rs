@@ -149,6 +149,11 @@ fn each_window(
     }
 }
 
+/// Whether every tap of every window falls inside the plane (no padding read).
+fn all_inside(t: &Taps) -> bool {
+    t.rows.iter().chain(&t.cols).all(|v| v.iter().all(Option::is_some))
+}
+
 /// Calls `f(input index)` for the taps of output (oh, ow) that fall inside the plane, in
 /// row-major kernel order.
 #[inline(always)]
@@ -224,7 +229,34 @@ pub fn pool<T: Float>(x: &[T], hw: [usize; 2], p: &Patches, kind: PoolKind) -> R
                 .into_iter()
                 .map(T::from_f64)
                 .collect();
+            let inside = all_inside(&taps);
+            let [sh, sw] = p.stride;
             planes(x, h * w, &mut out, ho * wo, |src, dst| {
+                if inside {
+                    // No window touches the padding: fixed offsets from each corner.
+                    for oh in 0..ho {
+                        let row = &src[oh * sh * w..];
+                        let dst_row = &mut dst[oh * wo..][..wo];
+                        let div_row = &div[oh * wo..][..wo];
+                        if let [a, b, c, d] = offsets[..] {
+                            for (ow, (out, k)) in dst_row.iter_mut().zip(div_row).enumerate() {
+                                let at = ow * sw;
+                                let acc = T::zero().add(row[at + a]).add(row[at + b]);
+                                *out = acc.add(row[at + c]).add(row[at + d]).div(*k);
+                            }
+                        } else {
+                            for (ow, (out, k)) in dst_row.iter_mut().zip(div_row).enumerate() {
+                                let at = ow * sw;
+                                let mut acc = T::zero();
+                                for &off in &offsets {
+                                    acc = acc.add(row[at + off]);
+                                }
+                                *out = acc.div(*k);
+                            }
+                        }
+                    }
+                    return;
+                }
                 each_window(w, &taps, p.out, &offsets, |o, at| {
                     // Taps in row-major kernel order from zero: the im2col path's sum.
                     let mut acc = T::zero();
@@ -267,6 +299,7 @@ pub fn pool_grad<T: Float>(
             .collect(),
         PoolKind::Max => Vec::new(),
     };
+    let inside = all_inside(&taps);
     // Windows that share no input element (a stride at least the window's extent).
     let disjoint = (0..2).all(|a| p.stride[a] > p.dilation[a] * (p.kernel[a] - 1));
     // Each plane of dx with its plane of x and of g.
@@ -292,6 +325,22 @@ pub fn pool_grad<T: Float>(
         }
         // Average: each output's share, g / count, divided once.
         let share: Vec<T> = gs.iter().zip(&div).map(|(g, k)| g.div(*k)).collect();
+        if disjoint && inside {
+            // Every window inside the plane, none sharing an input: plain stores (of the
+            // share added to zero, as the general sum gives).
+            for oh in 0..ho {
+                let row = &mut dst[oh * p.stride[0] * w..];
+                let share_row = &share[oh * wo..][..wo];
+                for (ow, &v) in share_row.iter().enumerate() {
+                    let at = ow * p.stride[1];
+                    let v = T::zero().add(v);
+                    for &off in &offsets {
+                        row[at + off] = v;
+                    }
+                }
+            }
+            return;
+        }
         if disjoint {
             // No input element is in two windows: one sum (onto zero) each, in any order.
             each_window(w, &taps, p.out, &offsets, |o, at| match at {
