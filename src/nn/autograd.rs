@@ -1608,16 +1608,8 @@ fn node_backward(
             };
             let relu_out = relu.then_some(out);
             let cols = kept.as_ref().map(|k| &k.cols);
-            let (gx, gw, gb) = batch_patch_backward(
-                x,
-                w,
-                arr(2).is_some(),
-                needs(x),
-                patches,
-                g,
-                relu_out,
-                cols,
-            )?;
+            let (gx, gw, gb) =
+                batch_patch_backward(x, w, arr(2).is_some(), needs(x), patches, g, relu_out, cols)?;
             vec![gx, Some(gw), gb]
         }
         OpRecord::Pool(p, kind) => {

@@ -433,7 +433,10 @@ mod tests {
         let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 4) as f32 - 1.0).collect();
         let mut l = layout(1, m, k, n);
         l.trans = [false, true];
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
         let got = pool.install(|| gemm_batched(&a, &b, &l)).unwrap();
         for i in 0..m {
             for j in 0..n {

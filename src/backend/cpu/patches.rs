@@ -30,9 +30,8 @@ fn copy_run<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) {
     let (dst, src) = (&mut dst[..n], &src[..n]);
     #[inline(always)]
     fn block<T: Copy, const B: usize>(dst: &mut [MaybeUninit<T>], src: &[T], at: usize) {
-        let (d, v) = (&mut dst[at..at + B], &src[at..at + B]);
-        for k in 0..B {
-            d[k].write(v[k]);
+        for (d, v) in dst[at..at + B].iter_mut().zip(&src[at..at + B]) {
+            d.write(*v);
         }
     }
     match n {
@@ -67,9 +66,8 @@ fn add_run<T: Copy + AddAssign>(dst: &mut [T], src: &[T]) {
     let (dst, src) = (&mut dst[..n], &src[..n]);
     #[inline(always)]
     fn block<T: Copy + AddAssign, const B: usize>(dst: &mut [T], src: &[T], at: usize) {
-        let (d, v) = (&mut dst[at..at + B], &src[at..at + B]);
-        for k in 0..B {
-            d[k] += v[k];
+        for (d, v) in dst[at..at + B].iter_mut().zip(&src[at..at + B]) {
+            *d += *v;
         }
     }
     let mut at = 0;
@@ -305,8 +303,9 @@ pub fn patches_cols_adjoint<T: Copy + Send + Sync + AddAssign>(
             for (b, block) in row.chunks_exact(l).enumerate() {
                 // SAFETY: plane (b, ch) lies inside `out` (b < n, ch < c) and only this
                 // channel's task touches it; `out` outlives the tasks.
-                let dst =
-                    unsafe { std::slice::from_raw_parts_mut(base.0.add((b * c + ch) * plane), plane) };
+                let dst = unsafe {
+                    std::slice::from_raw_parts_mut(base.0.add((b * c + ch) * plane), plane)
+                };
                 tp.scatter(t, block, dst);
             }
         }

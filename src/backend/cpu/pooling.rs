@@ -151,7 +151,10 @@ fn each_window(
 
 /// Whether every tap of every window falls inside the plane (no padding read).
 fn all_inside(t: &Taps) -> bool {
-    t.rows.iter().chain(&t.cols).all(|v| v.iter().all(Option::is_some))
+    t.rows
+        .iter()
+        .chain(&t.cols)
+        .all(|v| v.iter().all(Option::is_some))
 }
 
 /// Calls `f(input index)` for the taps of output (oh, ow) that fall inside the plane, in
