@@ -982,6 +982,17 @@ mod fast_paths {
         compare(&[&[3, 2, 6, 6]], &move |rt, t, xs| {
             conv::pool2d(rt, t, &xs[0], &two, PoolKind::Max, false, true)
         });
+        // Windows that share no input (the book's LeNet's AvgPool2d(2, 2)), with and without
+        // padding and a ceil_mode window past the edge.
+        for (pad, ceil) in [(0, false), (1, false), (0, true)] {
+            let win = Window::new([2, 2], [2, 2], [pad, pad]);
+            let kind = PoolKind::Avg {
+                count_include_pad: pad == 0,
+            };
+            compare(&[&[3, 2, 7, 6]], &move |rt, t, xs| {
+                conv::pool2d(rt, t, &xs[0], &win, kind, ceil, true)
+            });
+        }
     }
 }
 

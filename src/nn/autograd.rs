@@ -86,6 +86,9 @@ enum OpRecord {
     BatchPatchMatmul {
         patches: Patches,
         relu: bool,
+        /// The patch matrix, kept from forward when it fits `KEPT_BUDGET` (backward then
+        /// reads it instead of recomputing it).
+        kept: Option<std::sync::Arc<KeptCols>>,
     },
     /// Max or average pooling read in place (`Array::pool`); backward recomputes the maxima
     /// from the input.
@@ -879,12 +882,17 @@ impl Tape {
         p: &Patches,
         relu: bool,
     ) -> Result<Array> {
-        let out = batch_patch_forward(x, w, bias, p, relu)?;
         let mut tracked = vec![x, w];
         tracked.extend(bias);
-        if let Some(auto) = self.wants(&tracked) {
+        let wants = self.wants(&tracked);
+        let (out, kept) = batch_patch_forward(x, w, bias, p, relu, wants.is_some())?;
+        if let Some(auto) = wants {
             let inputs = tracked.into_iter().cloned().map(Input::Array).collect();
-            let record = OpRecord::BatchPatchMatmul { patches: *p, relu };
+            let record = OpRecord::BatchPatchMatmul {
+                patches: *p,
+                relu,
+                kept,
+            };
             self.push(record, inputs, &out, auto);
         }
         Ok(out)
@@ -1169,6 +1177,9 @@ impl Tape {
                 if saves_values(n) {
                     n.name = n.name.or(Some(grad_fn_name(n)));
                     n.inputs.clear();
+                    if let OpRecord::BatchPatchMatmul { kept, .. } = &mut n.op {
+                        *kept = None;
+                    }
                     n.saved_dropped = true;
                 }
                 return true;
@@ -1587,13 +1598,18 @@ fn node_backward(
             let gx = gcols.reshape(&patch_shape)?.patches_adjoint(patches, hw)?;
             vec![Some(gx), Some(gw)]
         }
-        OpRecord::BatchPatchMatmul { patches, relu } => {
+        OpRecord::BatchPatchMatmul {
+            patches,
+            relu,
+            kept,
+        } => {
             let (Some(x), Some(w)) = (arr(0), arr(1)) else {
                 return Err(value_err("autograd: a convolution lost an input"));
             };
             let relu_out = relu.then_some(out);
+            let cols = kept.as_ref().map(|k| &k.cols);
             let (gx, gw, gb) =
-                batch_patch_backward(x, w, arr(2).is_some(), needs(x), patches, g, relu_out)?;
+                batch_patch_backward(x, w, arr(2).is_some(), needs(x), patches, g, relu_out, cols)?;
             vec![gx, Some(gw), gb]
         }
         OpRecord::Pool(p, kind) => {
@@ -1867,6 +1883,9 @@ fn binary_backward(
 }
 
 fn unary_backward(op: UnaryOp, x: &Array, out: &Array, g: &Array) -> Result<Array> {
+    use FusedExpr::{Binary, Unary};
+    let input = |i: usize| Box::new(FusedExpr::Input(i));
+    let scalar = |v: f64| Box::new(FusedExpr::Scalar(v));
     let mul = |t: &Array| bin(BinaryOp::Mul, g, t);
     match op {
         UnaryOp::Neg => g.unary(UnaryOp::Neg),
@@ -1886,7 +1905,20 @@ fn unary_backward(op: UnaryOp, x: &Array, out: &Array, g: &Array) -> Result<Arra
         UnaryOp::Sqrt => bin_s(BinaryOp::Mul, &bin(BinaryOp::Div, g, out)?, 0.5),
         UnaryOp::Square => bin_s(BinaryOp::Mul, &mul(x)?, 2.0),
         UnaryOp::Tanh => {
-            // 1 - tanh^2
+            // g * (1 - tanh^2), in one pass where the fused kernel runs it.
+            let expr = Binary(
+                BinaryOp::Mul,
+                input(0),
+                Binary(
+                    BinaryOp::Sub,
+                    scalar(1.0),
+                    Unary(UnaryOp::Square, input(1)).into(),
+                )
+                .into(),
+            );
+            if let Some(r) = Array::fused(&expr, &[g.clone(), out.clone()])? {
+                return Ok(r);
+            }
             let sq = out.unary(UnaryOp::Square)?;
             let one_minus = Array::binary(
                 BinaryOp::Sub,
@@ -1896,6 +1928,20 @@ fn unary_backward(op: UnaryOp, x: &Array, out: &Array, g: &Array) -> Result<Arra
             mul(&one_minus)
         }
         UnaryOp::Sigmoid => {
+            // g * (y * (1 - y)), in one pass where the fused kernel runs it.
+            let expr = Binary(
+                BinaryOp::Mul,
+                input(0),
+                Binary(
+                    BinaryOp::Mul,
+                    input(1),
+                    Binary(BinaryOp::Sub, scalar(1.0), input(1)).into(),
+                )
+                .into(),
+            );
+            if let Some(r) = Array::fused(&expr, &[g.clone(), out.clone()])? {
+                return Ok(r);
+            }
             let one_minus = Array::binary(
                 BinaryOp::Sub,
                 Operand::Scalar(Scalar::Float(1.0)),
@@ -2065,28 +2111,73 @@ fn batch_patch_dims(x: &Array, w: &Array) -> Result<([usize; 4], usize)> {
 }
 
 /// `w @ patches_cols(x)` (+ bias, then ReLU when `relu`), (O, N*L), moved to (N, O, Ho, Wo).
+/// How many bytes of patch matrices convolution nodes may keep from forward for backward, all
+/// devices and tapes together. Recomputing a patch matrix is a pass as large as the matrix
+/// (LeNet's are 15-20 MiB at batch 256), so small ones are worth keeping; a large network's
+/// (ResNet's at 224x224: gigabytes) would multiply the tape's memory, so past the budget the
+/// rest are recomputed.
+const KEPT_BUDGET: usize = 64 << 20;
+
+/// Bytes of patch matrices kept now (`KeptCols`).
+static KEPT_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A patch matrix kept by a `BatchPatchMatmul` node; its bytes count against `KEPT_BUDGET`
+/// until it is dropped.
+struct KeptCols {
+    cols: Array,
+    bytes: usize,
+}
+
+impl KeptCols {
+    /// `cols` kept if the budget has room for it.
+    fn keep(cols: Array) -> Option<std::sync::Arc<KeptCols>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let bytes = cols.nbytes();
+        KEPT_BYTES
+            .fetch_update(Relaxed, Relaxed, |k| {
+                (k + bytes <= KEPT_BUDGET).then_some(k + bytes)
+            })
+            .ok()?;
+        Some(std::sync::Arc::new(KeptCols { cols, bytes }))
+    }
+}
+
+impl Drop for KeptCols {
+    fn drop(&mut self) {
+        KEPT_BYTES.fetch_sub(self.bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The convolution's output and, when `keep` (the op is recorded) and the budget allows, its
+/// patch matrix for backward.
 fn batch_patch_forward(
     x: &Array,
     w: &Array,
     bias: Option<&Array>,
     p: &Patches,
     relu: bool,
-) -> Result<Array> {
+    keep: bool,
+) -> Result<(Array, Option<std::sync::Arc<KeptCols>>)> {
     let ([n, ..], o) = batch_patch_dims(x, w)?;
-    let y = w.matmul(&x.patches_cols(p)?)?;
-    y.cols_to_batch(n, bias, relu)?.reshape(&[
+    let cols = x.patches_cols(p)?;
+    let y = w.matmul(&cols)?;
+    let kept = if keep { KeptCols::keep(cols) } else { None };
+    let y = y.cols_to_batch(n, bias, relu)?.reshape(&[
         n as isize,
         o as isize,
         p.out[0] as isize,
         p.out[1] as isize,
-    ])
+    ])?;
+    Ok((y, kept))
 }
 
 /// The gradients of `batch_patch_forward` for the output gradient `g` (N, O, Ho, Wo): with
 /// gT = g as (O, N*L) and P the recomputed patches, dw = gT P^T, dx = adjoint(w^T gT) (both
 /// products reading the transposed operand in place) and, with a bias, db = gT summed by row.
 /// `relu_out`: the output of a fused ReLU, whose mask (out > 0) gT takes in the same pass.
-/// `want_x`: whether dx is wanted at all (not for a network's input data).
+/// `want_x`: whether dx is wanted at all (not for a network's input data). `kept`: the patches
+/// forward kept, if it did.
+#[allow(clippy::too_many_arguments)]
 fn batch_patch_backward(
     x: &Array,
     w: &Array,
@@ -2095,6 +2186,7 @@ fn batch_patch_backward(
     p: &Patches,
     g: &Array,
     relu_out: Option<&Array>,
+    kept: Option<&Array>,
 ) -> Result<(Option<Array>, Array, Option<Array>)> {
     let (nchw, _) = batch_patch_dims(x, w)?;
     let g = if g.dtype() == x.dtype() {
@@ -2108,7 +2200,10 @@ fn batch_patch_backward(
     } else {
         None
     };
-    let cols = x.patches_cols(p)?;
+    let cols = match kept {
+        Some(c) => c.clone(),
+        None => x.patches_cols(p)?,
+    };
     let gw = gt.matmul_t(&cols, [false, true])?;
     drop(cols);
     let gx = if want_x {

@@ -26,7 +26,13 @@ pub fn unary_inplace<T: Float>(op: UnaryOp, buf: &mut [T]) -> Result<()> {
         UnaryOp::Log10 => each(buf, T::log10),
         UnaryOp::Sqrt => each(buf, T::sqrt),
         UnaryOp::Tanh => each(buf, T::tanh),
-        UnaryOp::Sigmoid => each(buf, T::sigmoid),
+        UnaryOp::Sigmoid => {
+            // 1 / (1 + exp(-x)) with the block exp (vectorised for float32), as `exp` computes
+            // it: a composed `1 / (1 + exp(-x))` gives the same bits.
+            each(buf, T::neg);
+            T::exp_inplace(buf);
+            each(buf, |e| T::one().div(T::one().add(e)));
+        }
         UnaryOp::Sin => each(buf, T::sin),
         UnaryOp::Cos => each(buf, T::cos),
         UnaryOp::Tan => each(buf, T::tan),

@@ -31,7 +31,7 @@ const MIN_TILE: usize = 512;
 /// The most multiply-adds in one tile (see `tile_shape`).
 const MAX_TILE_FLOPS: usize = 2048 * 2048 * 4096;
 
-pub trait GemmFloat: super::element::Element {
+pub trait GemmFloat: super::element::Element + std::ops::Add<Output = Self> {
     const ZERO: Self;
     const ONE: Self;
     /// This type's CBLAS routine in a loaded OpenBLAS.
@@ -162,6 +162,58 @@ impl<T: GemmFloat> Product<T> {
     }
 }
 
+/// Split-k: a small output over a long inner dimension (a convolution's weight gradient, the
+/// batch's positions summed into (O, C*kh*kw)) has too few output blocks for the crate's
+/// threads to share, so one core did it all. Instead each of `parts` threads takes a slice of
+/// k and the partial products are added in order (the same bits for the same thread count).
+fn split_k_parts(m: usize, k: usize, n: usize, threads: usize) -> Option<usize> {
+    const MAX_OUTPUT: usize = 128 * 128;
+    const MIN_K_PER_PART: usize = 2048;
+    let parts = threads.min(k / MIN_K_PER_PART);
+    (m * n <= MAX_OUTPUT && parts >= 2).then_some(parts)
+}
+
+impl<T: GemmFloat> Product<T> {
+    /// The product as `parts` partial products over slices of k on rayon's threads, summed
+    /// into c in slice order.
+    ///
+    /// # Safety
+    /// As for `with_gemm_crate`.
+    unsafe fn split_k(&self, parts: usize, c: &mut [MaybeUninit<T>], cancel: &Cancel) {
+        let (m, n) = (self.m, self.n);
+        let chunk = self.k.div_ceil(parts);
+        let partials: Vec<Vec<T>> = (0..parts)
+            .into_par_iter()
+            .map(|p| {
+                let k0 = p * chunk;
+                let len = chunk.min(self.k.saturating_sub(k0));
+                let mut buf = vec![T::ZERO; m * n];
+                if len > 0 && !cancel.requested() {
+                    let part = Product {
+                        k: len,
+                        a: self.a.add(k0 * self.a_cs),
+                        b: self.b.add(k0 * self.b_rs),
+                        c: buf.as_mut_ptr(),
+                        ldc: n,
+                        ..*self
+                    };
+                    part.with_gemm_crate(Parallelism::None);
+                }
+                buf
+            })
+            .collect();
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = partials[0][i * n + j];
+                for part in &partials[1..] {
+                    acc = acc + part[i * n + j];
+                }
+                c[i * self.ldc + j].write(acc);
+            }
+        }
+    }
+}
+
 /// The tile shape for a large m x n output: halve the longer side until every thread can take
 /// two tiles (so a core slowed by a neighbour takes fewer), never below MIN_TILE. Two per thread
 /// and not more: each tile repacks its panels of a and b, and on 4096^2 (one machine, 8
@@ -226,6 +278,8 @@ fn gemm_into<T: GemmFloat>(
     unsafe {
         if work < PARALLEL_FLOPS || threads == 1 {
             whole.with_gemm_crate(Parallelism::None);
+        } else if let Some(parts) = split_k_parts(m, k, n, threads) {
+            whole.split_k(parts, c, cancel);
         } else if work < TILED_FLOPS {
             whole.with_gemm_crate(Parallelism::Rayon(threads));
         } else {
@@ -365,6 +419,31 @@ mod tests {
         assert!(got == want, "tiled product differs from the untiled one");
         let corner: f32 = (0..k).map(|p| a[(m - 1) * k + p] * b[p * n + n - 1]).sum();
         assert_eq!(got[m * n - 1], corner);
+    }
+
+    #[test]
+    fn split_k_products_match_the_naive_product() {
+        // A convolution weight gradient's shape (a small output, a long k, b read transposed);
+        // small integers keep every partial sum exact.
+        let (m, k, n) = (6, 20000, 25);
+        assert_eq!(split_k_parts(m, k, n, 2), Some(2));
+        assert_eq!(split_k_parts(m, 3000, n, 2), None);
+        assert_eq!(split_k_parts(256, k, 256, 2), None);
+        let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 4) as f32 - 1.0).collect();
+        let mut l = layout(1, m, k, n);
+        l.trans = [false, true];
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let got = pool.install(|| gemm_batched(&a, &b, &l)).unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let want: f32 = (0..k).map(|p| a[i * k + p] * b[j * k + p]).sum();
+                assert_eq!(got[i * n + j], want, "element ({i}, {j})");
+            }
+        }
     }
 
     fn layout(batch: usize, m: usize, k: usize, n: usize) -> MatmulLayout {

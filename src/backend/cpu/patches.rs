@@ -20,6 +20,74 @@ fn sources(p: &Patches, axis: usize, tap: usize, size: usize) -> Vec<Option<usiz
         .collect()
 }
 
+/// `dst = src` (equal lengths) for the short runs of im2col (a tap's row of a 10- or 28-wide
+/// map): fixed-size moves, the last one ending at the end (overlapping writes of the same
+/// values), where a `copy_from_slice` is a libc `memcpy` call per run that costs more than the
+/// copy.
+#[inline(always)]
+fn copy_run<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) {
+    let n = dst.len().min(src.len());
+    let (dst, src) = (&mut dst[..n], &src[..n]);
+    #[inline(always)]
+    fn block<T: Copy, const B: usize>(dst: &mut [MaybeUninit<T>], src: &[T], at: usize) {
+        for (d, v) in dst[at..at + B].iter_mut().zip(&src[at..at + B]) {
+            d.write(*v);
+        }
+    }
+    match n {
+        0 => {}
+        1 => {
+            dst[0].write(src[0]);
+        }
+        2..=3 => {
+            block::<T, 2>(dst, src, 0);
+            block::<T, 2>(dst, src, n - 2);
+        }
+        4..=7 => {
+            block::<T, 4>(dst, src, 0);
+            block::<T, 4>(dst, src, n - 4);
+        }
+        _ => {
+            let mut at = 0;
+            while at + 8 < n {
+                block::<T, 8>(dst, src, at);
+                at += 8;
+            }
+            block::<T, 8>(dst, src, n - 8);
+        }
+    }
+}
+
+/// `dst += src` (equal lengths) for the short runs of im2col's adjoint: fixed-size blocks and
+/// no libc call or loop set-up per run.
+#[inline(always)]
+fn add_run<T: Copy + AddAssign>(dst: &mut [T], src: &[T]) {
+    let n = dst.len().min(src.len());
+    let (dst, src) = (&mut dst[..n], &src[..n]);
+    #[inline(always)]
+    fn block<T: Copy + AddAssign, const B: usize>(dst: &mut [T], src: &[T], at: usize) {
+        for (d, v) in dst[at..at + B].iter_mut().zip(&src[at..at + B]) {
+            *d += *v;
+        }
+    }
+    let mut at = 0;
+    while at + 8 <= n {
+        block::<T, 8>(dst, src, at);
+        at += 8;
+    }
+    if at + 4 <= n {
+        block::<T, 4>(dst, src, at);
+        at += 4;
+    }
+    if at + 2 <= n {
+        block::<T, 2>(dst, src, at);
+        at += 2;
+    }
+    if at < n {
+        dst[at] += src[at];
+    }
+}
+
 /// Where each kernel tap reads: per tap row the source row of every output row, per tap column
 /// the source column of every output column, and with stride 1 the one contiguous in-bounds run
 /// of each tap column (first output column, length, first input column).
@@ -70,14 +138,13 @@ impl Taps {
             };
             let row = &src[r * w..][..w];
             if let Some((first, len, c0)) = self.runs[j] {
-                dst_row[..first].fill(MaybeUninit::new(fill));
-                for (d, v) in dst_row[first..first + len]
-                    .iter_mut()
-                    .zip(&row[c0..c0 + len])
-                {
-                    d.write(*v);
+                for d in &mut dst_row[..first] {
+                    d.write(fill);
                 }
-                dst_row[first + len..].fill(MaybeUninit::new(fill));
+                copy_run(&mut dst_row[first..first + len], &row[c0..c0 + len]);
+                for d in &mut dst_row[first + len..] {
+                    d.write(fill);
+                }
             } else {
                 for (d, c) in dst_row.iter_mut().zip(cj) {
                     d.write(c.map_or(fill, |c| row[c]));
@@ -97,9 +164,7 @@ impl Taps {
             let row = &mut dst[r * w..][..w];
             let g_row = &g[oh * wo..][..wo];
             if let Some((first, len, c0)) = self.runs[j] {
-                for (v, d) in g_row[first..first + len].iter().zip(&mut row[c0..c0 + len]) {
-                    *d += *v;
-                }
+                add_run(&mut row[c0..c0 + len], &g_row[first..first + len]);
             } else {
                 for (v, c) in g_row.iter().zip(cj) {
                     if let Some(c) = *c {
@@ -212,8 +277,10 @@ pub fn patches_cols<T: Element>(
     Ok(out)
 }
 
-/// The adjoint of `patches_cols`: (C*kh*kw, N*Ho*Wo) summed back onto (N, C, h, w), each
-/// output plane on one thread.
+/// The adjoint of `patches_cols`: (C*kh*kw, N*Ho*Wo) summed back onto (N, C, h, w). Each
+/// channel is one task that reads its kh*kw rows of `g` front to back (sequential reads, where
+/// plane by plane would jump between rows for every block) and adds them onto its N planes,
+/// which stay in cache; every element still receives its taps in row-major kernel order.
 pub fn patches_cols_adjoint<T: Copy + Send + Sync + AddAssign>(
     g: &[T],
     [n, c, h, w]: [usize; 4],
@@ -228,19 +295,34 @@ pub fn patches_cols_adjoint<T: Copy + Send + Sync + AddAssign>(
         return out;
     }
     let tp = Taps::new(p, [h, w]);
-    let one = |(i, dst): (usize, &mut [T])| {
-        let (b, ch) = (i / c, i % c);
+    let base = Planes(out.as_mut_ptr());
+    let one = |ch: usize| {
+        let base = &base;
         for t in 0..taps {
-            tp.scatter(t, &g[((ch * taps + t) * n + b) * l..][..l], dst);
+            let row = &g[(ch * taps + t) * n * l..][..n * l];
+            for (b, block) in row.chunks_exact(l).enumerate() {
+                // SAFETY: plane (b, ch) lies inside `out` (b < n, ch < c) and only this
+                // channel's task touches it; `out` outlives the tasks.
+                let dst = unsafe {
+                    std::slice::from_raw_parts_mut(base.0.add((b * c + ch) * plane), plane)
+                };
+                tp.scatter(t, block, dst);
+            }
         }
     };
-    if g.len() >= PARALLEL_THRESHOLD {
-        out.par_chunks_mut(plane).enumerate().for_each(one);
+    if g.len() >= PARALLEL_THRESHOLD && c > 1 {
+        (0..c).into_par_iter().for_each(one);
     } else {
-        out.chunks_mut(plane).enumerate().for_each(one);
+        (0..c).for_each(one);
     }
     out
 }
+
+/// The output planes of `patches_cols_adjoint`, shared by its channel tasks, which write
+/// disjoint planes.
+struct Planes<T>(*mut T);
+// SAFETY: each task writes only its own channel's planes (see `patches_cols_adjoint`).
+unsafe impl<T: Send> Sync for Planes<T> {}
 
 /// A batch-folded convolution's product `y` (O, N*L) laid out as (N, O, L), plus `bias[o]` on
 /// channel o when given, then ReLU when `relu` (`x > 0 ? x : 0`, the one-op kernel's rule): the

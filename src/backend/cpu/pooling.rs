@@ -111,6 +111,66 @@ fn tap_offsets(p: &Patches, w: usize) -> Vec<usize> {
     offsets
 }
 
+/// Where an output's window lies: wholly inside the plane (its top-left input element, the
+/// taps at `tap_offsets` from it), or touching the padding (its output row and column).
+#[derive(Clone, Copy)]
+enum Window {
+    Inside(usize),
+    Edge(usize, usize),
+}
+
+/// Calls `f(output index, window)` for every output of one plane, row-major.
+#[inline(always)]
+fn each_window(
+    w: usize,
+    t: &Taps,
+    [ho, wo]: [usize; 2],
+    offsets: &[usize],
+    mut f: impl FnMut(usize, Window),
+) {
+    let (Some(first_rows), Some(last_rows)) = (t.rows.first(), t.rows.last()) else {
+        return;
+    };
+    let (Some(first_cols), Some(last_cols)) = (t.cols.first(), t.cols.last()) else {
+        return;
+    };
+    if offsets.is_empty() {
+        return;
+    }
+    for oh in 0..ho {
+        let inside_rows = last_rows[oh].and(first_rows[oh]);
+        for ow in 0..wo {
+            let at = match (inside_rows, first_cols[ow], last_cols[ow]) {
+                (Some(r), Some(c), Some(_)) => Window::Inside(r * w + c),
+                _ => Window::Edge(oh, ow),
+            };
+            f(oh * wo + ow, at);
+        }
+    }
+}
+
+/// Whether every tap of every window falls inside the plane (no padding read).
+fn all_inside(t: &Taps) -> bool {
+    t.rows
+        .iter()
+        .chain(&t.cols)
+        .all(|v| v.iter().all(Option::is_some))
+}
+
+/// Calls `f(input index)` for the taps of output (oh, ow) that fall inside the plane, in
+/// row-major kernel order.
+#[inline(always)]
+fn for_taps(t: &Taps, w: usize, oh: usize, ow: usize, mut f: impl FnMut(usize)) {
+    for rows in &t.rows {
+        let Some(r) = rows[oh] else { continue };
+        for cols in &t.cols {
+            if let Some(c) = cols[ow] {
+                f(r * w + c);
+            }
+        }
+    }
+}
+
 /// The divisors of average pooling over one plane, row-major (Ho, Wo).
 fn divisors(p: &Patches, [h, w]: [usize; 2], count_include_pad: bool) -> Vec<f64> {
     let mut div = Vec::with_capacity(p.out[0] * p.out[1]);
@@ -172,24 +232,49 @@ pub fn pool<T: Float>(x: &[T], hw: [usize; 2], p: &Patches, kind: PoolKind) -> R
                 .into_iter()
                 .map(T::from_f64)
                 .collect();
+            let inside = all_inside(&taps);
+            let [sh, sw] = p.stride;
             planes(x, h * w, &mut out, ho * wo, |src, dst| {
-                for rows in &taps.rows {
-                    for cols in &taps.cols {
-                        for (oh, r) in rows.iter().enumerate() {
-                            let Some(r) = *r else { continue };
-                            let row = &src[r * w..][..w];
-                            let out_row = &mut dst[oh * wo..][..wo];
-                            for (d, c) in out_row.iter_mut().zip(cols) {
-                                if let Some(c) = *c {
-                                    *d = d.add(row[c]);
+                if inside {
+                    // No window touches the padding: fixed offsets from each corner.
+                    for oh in 0..ho {
+                        let row = &src[oh * sh * w..];
+                        let dst_row = &mut dst[oh * wo..][..wo];
+                        let div_row = &div[oh * wo..][..wo];
+                        if let [a, b, c, d] = offsets[..] {
+                            for (ow, (out, k)) in dst_row.iter_mut().zip(div_row).enumerate() {
+                                let at = ow * sw;
+                                let acc = T::zero().add(row[at + a]).add(row[at + b]);
+                                *out = acc.add(row[at + c]).add(row[at + d]).div(*k);
+                            }
+                        } else {
+                            for (ow, (out, k)) in dst_row.iter_mut().zip(div_row).enumerate() {
+                                let at = ow * sw;
+                                let mut acc = T::zero();
+                                for &off in &offsets {
+                                    acc = acc.add(row[at + off]);
                                 }
+                                *out = acc.div(*k);
                             }
                         }
                     }
+                    return;
                 }
-                for (d, &k) in dst.iter_mut().zip(&div) {
-                    *d = d.div(k);
-                }
+                each_window(w, &taps, p.out, &offsets, |o, at| {
+                    // Taps in row-major kernel order from zero: the im2col path's sum.
+                    let mut acc = T::zero();
+                    match at {
+                        Window::Inside(corner) => {
+                            for &off in &offsets {
+                                acc = acc.add(src[corner + off]);
+                            }
+                        }
+                        Window::Edge(oh, ow) => {
+                            for_taps(&taps, w, oh, ow, |i| acc = acc.add(src[i]));
+                        }
+                    }
+                    dst[o] = acc.div(div[o]);
+                });
             });
         }
     }
@@ -217,6 +302,9 @@ pub fn pool_grad<T: Float>(
             .collect(),
         PoolKind::Max => Vec::new(),
     };
+    let inside = all_inside(&taps);
+    // Windows that share no input element (a stride at least the window's extent).
+    let disjoint = (0..2).all(|a| p.stride[a] > p.dilation[a] * (p.kernel[a] - 1));
     // Each plane of dx with its plane of x and of g.
     let plane_in = h * w;
     let plane_out = ho * wo;
@@ -238,16 +326,48 @@ pub fn pool_grad<T: Float>(
             }
             return;
         }
-        // Average: taps in row-major kernel order, as the im2col path's adjoint adds them.
+        // Average: each output's share, g / count, divided once.
+        let share: Vec<T> = gs.iter().zip(&div).map(|(g, k)| g.div(*k)).collect();
+        if disjoint && inside {
+            // Every window inside the plane, none sharing an input: plain stores (of the
+            // share added to zero, as the general sum gives).
+            for oh in 0..ho {
+                let row = &mut dst[oh * p.stride[0] * w..];
+                let share_row = &share[oh * wo..][..wo];
+                for (ow, &v) in share_row.iter().enumerate() {
+                    let at = ow * p.stride[1];
+                    let v = T::zero().add(v);
+                    for &off in &offsets {
+                        row[at + off] = v;
+                    }
+                }
+            }
+            return;
+        }
+        if disjoint {
+            // No input element is in two windows: one sum (onto zero) each, in any order.
+            each_window(w, &taps, p.out, &offsets, |o, at| match at {
+                Window::Inside(corner) => {
+                    for &off in &offsets {
+                        dst[corner + off] = T::zero().add(share[o]);
+                    }
+                }
+                Window::Edge(oh, ow) => {
+                    for_taps(&taps, w, oh, ow, |i| dst[i] = dst[i].add(share[o]));
+                }
+            });
+            return;
+        }
+        // Overlapping windows: taps in row-major kernel order, as the im2col path's adjoint
+        // adds them.
         for rows in &taps.rows {
             for cols in &taps.cols {
                 for (oh, r) in rows.iter().enumerate() {
                     let Some(r) = *r else { continue };
                     for (ow, c) in cols.iter().enumerate() {
                         let Some(c) = *c else { continue };
-                        let o = oh * wo + ow;
                         let at = r * w + c;
-                        dst[at] = dst[at].add(gs[o].div(div[o]));
+                        dst[at] = dst[at].add(share[oh * wo + ow]);
                     }
                 }
             }
