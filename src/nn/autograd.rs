@@ -1419,8 +1419,13 @@ fn differentiable_binary(op: BinaryOp) -> bool {
 
 // ---- backward rules (runtime ops, on the values' device) --------------------------------------
 
-/// `Tape::bias_act`'s value: one fused pass when the bias can be read as `z`'s shape.
+/// `Tape::bias_act`'s value: one fused pass (over every row on host devices; for one row where
+/// the bias can be read as `z`'s shape elsewhere), else the composed ops.
 fn bias_act_forward(z: &Array, b: &Array, act: UnaryOp) -> Result<Array> {
+    // Host devices: one pass over every row of a batch.
+    if let Some(y) = z.bias_act_rows(b, act)? {
+        return Ok(y);
+    }
     let rows = z.size() / b.size().max(1);
     if rows == 1 && b.size() == z.shape().last().copied().unwrap_or(0) {
         let b_row = b.reshape(&to_isize(z.shape()))?;

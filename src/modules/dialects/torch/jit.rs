@@ -6,7 +6,8 @@
 //! autograd), with neither a language-level `forward` nor the interpreter between the layers.
 //! A module the graph cannot describe (its own `forward`) is called as written by a scripted
 //! module; a traced one records the ops its forward ran on the example (`Tape::start_trace`)
-//! and replays them (`nn::autograd::Trace`), frozen as PyTorch's trace freezes them.
+//! and replays them (`nn::autograd::Trace`), frozen as PyTorch's trace freezes them. `_code`
+//! writes `.code`, PyTorch's TorchScript text for a scripted module of built-in layers.
 use std::rc::Rc;
 
 use crate::modules::array::blocks::{all_params, core_of};
