@@ -1038,12 +1038,13 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                             vec![*x.array.shape().first().unwrap_or(&1) as isize, -1]
                         }
                         Flavor::Torch => {
-                            let dim = |v: Option<Value>, default: i64, name: &str| match v {
+                            // PyTorch's positions are the method's (the function's are one more).
+                            let dim = |v: Option<Value>, default: i64, name: &str, pos: usize| match v {
                                 None => Ok(default),
-                                Some(v) => as_i64(&v).ok_or_else(|| Exc::type_error(format!("flatten(): argument '{name}' must be int, not {}", v.type_name()))),
+                                Some(v) => as_i64(&v).ok_or_else(|| Exc::type_error(format!("flatten(): argument '{name}' (position {pos}) must be int, not {}", v.type_name()))),
                             };
-                            let start = dim(a.take(0, "start_dim")?, 0, "start_dim")?;
-                            let end = dim(a.take(1, "end_dim")?, -1, "end_dim")?;
+                            let start = dim(a.take(0, "start_dim")?, 0, "start_dim", 1)?;
+                            let end = dim(a.take(1, "end_dim")?, -1, "end_dim", 2)?;
                             a.finish(2)?;
                             let shape = x.array.shape();
                             let nd = shape.len().max(1);
