@@ -1054,8 +1054,9 @@ mod transposed_matmul {
 
 /// A dense layer's bias and activation as one op (`Tape::bias_act`, what the compiled plans of
 /// `hybridize()` and `torch.jit` run) against the composed ops (`z + b`, then the activation):
-/// the same values and gradients, bit for bit, for one row (the fused pass) and several, every
-/// activation, both float dtypes, on the CPU and a simulated GPU.
+/// the same values and gradients, bit for bit, for one row and batches (the fused pass over
+/// rows, whose blocks split rows of odd widths), every activation, both float dtypes, on the
+/// CPU and a simulated GPU.
 #[test]
 fn bias_activation_fused_equals_composed() {
     use devarray::runtime::UnaryOp;
@@ -1065,10 +1066,10 @@ fn bias_activation_fused_equals_composed() {
     });
     for d in [Device::cpu(0), Device::gpu(0)] {
         for dtype in [DType::Float32, DType::Float64] {
-            for rows in [1usize, 5] {
+            for (rows, width) in [(1usize, 7usize), (5, 7), (300, 13), (3, 2000)] {
                 let inputs = [
-                    varied(&rt, d, &[rows, 7], 1, dtype),
-                    varied(&rt, d, &[7], 2, dtype),
+                    varied(&rt, d, &[rows, width], 1, dtype),
+                    varied(&rt, d, &[width], 2, dtype),
                 ];
                 for act in [UnaryOp::Relu, UnaryOp::Sigmoid, UnaryOp::Tanh] {
                     let fused = recorded(&rt, &inputs, &|_, t, xs| t.bias_act(&xs[0], &xs[1], act));

@@ -17,6 +17,7 @@
 //! auto nodes, so [`Tape::collect`] drops the nodes and leaves no program value can reach any
 //! more (their arrays are held only by the tape), as PyTorch's reference counting would.
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use crate::runtime::shape::{broadcast_shapes, normalize_axes, normalize_axis};
 use crate::runtime::{
@@ -236,7 +237,7 @@ pub struct Tape {
     /// outside `record()` costs one branch.
     has_auto: bool,
     /// While `torch.jit.trace` runs a forward: every op recorded, in order (`Tape::trace`).
-    tracing: Option<Vec<Node>>,
+    tracing: Option<Vec<Logged>>,
 }
 
 impl Default for Tape {
@@ -567,7 +568,7 @@ impl Tape {
 
     fn push(&mut self, op: OpRecord, inputs: Vec<Input>, output: &Array, auto: bool) {
         if let Some(log) = &mut self.tracing {
-            log.push(Node {
+            log.push(Logged::Op(Node {
                 op: op.clone(),
                 inputs: inputs.clone(),
                 output: output.clone(),
@@ -575,7 +576,7 @@ impl Tape {
                 freed: false,
                 saved_dropped: false,
                 name: None,
-            });
+            }));
         }
         self.outputs.insert(output.id(), self.nodes.len());
         self.nodes.push(Node {
@@ -1429,8 +1430,13 @@ fn differentiable_binary(op: BinaryOp) -> bool {
 
 // ---- backward rules (runtime ops, on the values' device) --------------------------------------
 
-/// `Tape::bias_act`'s value: one fused pass when the bias can be read as `z`'s shape.
+/// `Tape::bias_act`'s value: one fused pass (over every row on host devices; for one row where
+/// the bias can be read as `z`'s shape elsewhere), else the composed ops.
 fn bias_act_forward(z: &Array, b: &Array, act: UnaryOp) -> Result<Array> {
+    // Host devices: one pass over every row of a batch.
+    if let Some(y) = z.bias_act_rows(b, act)? {
+        return Ok(y);
+    }
     let rows = z.size() / b.size().max(1);
     if rows == 1 && b.size() == z.shape().last().copied().unwrap_or(0) {
         let b_row = b.reshape(&to_isize(z.shape()))?;
@@ -2219,6 +2225,23 @@ fn batch_patch_backward(
 
 // ---- traces (torch.jit.trace) -------------------------------------------------------------
 
+/// A computation a trace keeps whole and replays by calling it again on the replayed inputs:
+/// a built-in layer (convolution, pooling, batch norm, dropout) whose tape nodes hold what
+/// its input's shape fixed (the window's output size) or leave out what it changes beside its
+/// output (batch norm's running statistics), so that only running it again is exact.
+pub type TraceFn = Rc<dyn Fn(&Runtime, &mut Tape, &[Array]) -> Result<Array>>;
+
+/// One entry of a trace's log: an op recorded on the tape, or a whole call (`Tape::traced_call`).
+enum Logged {
+    Op(Node),
+    Call {
+        key: String,
+        inputs: Vec<Array>,
+        output: Array,
+        run: TraceFn,
+    },
+}
+
 /// Where a traced op reads an array: an input of the pass, an earlier op's output, or an array
 /// the pass read from outside (a parameter, a constant it made).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -2234,11 +2257,18 @@ enum TraceArg {
     Scalar(Scalar),
 }
 
+/// What a traced step runs again: a tape op, or a call kept whole (its key says which: two
+/// traces of one forward agree when they called the same things).
+enum StepOp {
+    Op(OpRecord),
+    Call { key: String, run: TraceFn },
+}
+
 struct TraceStep {
-    op: OpRecord,
+    op: StepOp,
     args: Vec<TraceArg>,
     /// The `grad_fn` name the op's output had (`AddmmBackward0` for a Linear's product).
-    name: &'static str,
+    name: Option<&'static str>,
     shape: Vec<usize>,
     dtype: DType,
     device: Device,
@@ -2253,7 +2283,7 @@ pub struct TraceStart {
 /// A forward pass recorded op by op (`Tape::start_trace` .. `finish_trace`), replayed on new
 /// inputs with the same ops: what `torch.jit.trace` makes of a module with its own forward.
 /// As in PyTorch, everything that was not an op on arrays is frozen as it went in the example
-/// (branches taken, Python numbers, arrays made inside the forward).
+/// (branches taken, Python numbers, arrays made inside the forward, a layer's training mode).
 pub struct Trace {
     steps: Vec<TraceStep>,
     /// The arrays the pass read from outside, in first-use order; `replay` takes their current
@@ -2280,9 +2310,41 @@ impl Tape {
         }
     }
 
+    /// Whether a trace is recording (`torch.jit.trace` runs a forward): PyTorch's
+    /// `TracerWarning`s are due.
+    pub fn is_tracing(&self) -> bool {
+        self.tracing.is_some()
+    }
+
+    /// `run(inputs)`; while a trace records, as one entry that a replay calls again (its own
+    /// ops are not logged), `key` naming what it computes (the same key, the same call).
+    pub fn traced_call(
+        &mut self,
+        rt: &Runtime,
+        key: impl FnOnce() -> String,
+        inputs: &[Array],
+        run: TraceFn,
+    ) -> Result<Array> {
+        let Some(log) = self.tracing.take() else {
+            return run(rt, self, inputs);
+        };
+        let out = run(rt, self, inputs);
+        let mut log = log;
+        if let Ok(y) = &out {
+            log.push(Logged::Call {
+                key: key(),
+                inputs: inputs.to_vec(),
+                output: y.clone(),
+                run,
+            });
+        }
+        self.tracing = Some(log);
+        out
+    }
+
     /// Ends the recording `start_trace` began; the trace leading to `output`, or None when an
-    /// op cannot be replayed (convolutions, pooling, batch norm: the module then runs as
-    /// written) or `output` is not computed from the inputs.
+    /// op cannot be replayed (a convolution, pooling or batch norm called as a function: the
+    /// module then runs as written) or `output` is not computed from the inputs.
     pub fn finish_trace(
         &mut self,
         start: TraceStart,
@@ -2302,49 +2364,67 @@ impl Tape {
             .collect();
         let mut consts: Vec<Array> = Vec::new();
         let mut steps = Vec::with_capacity(log.len());
-        for node in log {
-            let replayable = matches!(
-                node.op,
-                OpRecord::Binary(_)
-                    | OpRecord::Unary(_)
-                    | OpRecord::Reduce { .. }
-                    | OpRecord::Matmul
-                    | OpRecord::MatmulNT
-                    | OpRecord::Dot
-                    | OpRecord::BiasAct(_)
-                    | OpRecord::Reshape
-                    | OpRecord::Transpose(_)
-                    | OpRecord::Index(_)
-                    | OpRecord::Copy
-                    | OpRecord::Concat(_)
-                    | OpRecord::Stack(_)
-                    | OpRecord::Clip(..)
-            );
-            if !replayable {
-                return None;
-            }
-            let args = node
-                .inputs
-                .iter()
-                .map(|input| match input {
-                    Input::Scalar(s) => TraceArg::Scalar(*s),
-                    Input::Array(a) => TraceArg::Array(*refs.entry(a.id()).or_insert_with(|| {
-                        consts.push(a.clone());
-                        TraceRef::Const(consts.len() - 1)
-                    })),
-                })
-                .collect();
-            let name = self
-                .grad_fn(&node.output)
-                .unwrap_or_else(|| grad_fn_name(&node));
-            refs.insert(node.output.id(), TraceRef::Step(steps.len()));
+        for entry in log {
+            let (op, args, out, name) = match entry {
+                Logged::Op(node) => {
+                    let replayable = matches!(
+                        node.op,
+                        OpRecord::Binary(_)
+                            | OpRecord::Unary(_)
+                            | OpRecord::Reduce { .. }
+                            | OpRecord::Matmul
+                            | OpRecord::MatmulNT
+                            | OpRecord::Dot
+                            | OpRecord::BiasAct(_)
+                            | OpRecord::Reshape
+                            | OpRecord::Transpose(_)
+                            | OpRecord::Index(_)
+                            | OpRecord::Copy
+                            | OpRecord::Concat(_)
+                            | OpRecord::Stack(_)
+                            | OpRecord::Clip(..)
+                    );
+                    if !replayable {
+                        return None;
+                    }
+                    let args = node
+                        .inputs
+                        .iter()
+                        .map(|input| match input {
+                            Input::Scalar(s) => TraceArg::Scalar(*s),
+                            Input::Array(a) => {
+                                TraceArg::Array(trace_ref(&mut refs, &mut consts, a))
+                            }
+                        })
+                        .collect();
+                    let name = Some(
+                        self.grad_fn(&node.output)
+                            .unwrap_or_else(|| grad_fn_name(&node)),
+                    );
+                    (StepOp::Op(node.op), args, node.output, name)
+                }
+                Logged::Call {
+                    key,
+                    inputs,
+                    output,
+                    run,
+                } => {
+                    let args = inputs
+                        .iter()
+                        .map(|a| TraceArg::Array(trace_ref(&mut refs, &mut consts, a)))
+                        .collect();
+                    let name = self.grad_fn(&output);
+                    (StepOp::Call { key, run }, args, output, name)
+                }
+            };
+            refs.insert(out.id(), TraceRef::Step(steps.len()));
             steps.push(TraceStep {
-                op: node.op,
+                op,
                 args,
                 name,
-                shape: node.output.shape().to_vec(),
-                dtype: node.output.dtype(),
-                device: node.output.device(),
+                shape: out.shape().to_vec(),
+                dtype: out.dtype(),
+                device: out.device(),
             });
         }
         let output = match refs.get(&output.id()) {
@@ -2359,9 +2439,17 @@ impl Tape {
     }
 }
 
+/// Where a traced op reads `a`: a known input or step, or a new constant.
+fn trace_ref(refs: &mut HashMap<usize, TraceRef>, consts: &mut Vec<Array>, a: &Array) -> TraceRef {
+    *refs.entry(a.id()).or_insert_with(|| {
+        consts.push(a.clone());
+        TraceRef::Const(consts.len() - 1)
+    })
+}
+
 impl Trace {
     /// Whether two traces of one forward did the same: the same ops on the same operands, and
-    /// constants with the same values. A forward that draws random numbers (dropout's mask)
+    /// constants with the same values. A forward that draws random numbers outside a layer
     /// differs between two runs, and a trace would freeze the draw: such a module runs as
     /// written instead.
     pub fn same_as(&self, other: &Trace) -> bool {
@@ -2370,6 +2458,13 @@ impl Trace {
             (TraceArg::Scalar(x), TraceArg::Scalar(y)) => {
                 x.as_f64().to_bits() == y.as_f64().to_bits()
             }
+            _ => false,
+        };
+        let same_op = |a: &StepOp, b: &StepOp| match (a, b) {
+            (StepOp::Op(x), StepOp::Op(y)) => {
+                std::mem::discriminant(x) == std::mem::discriminant(y)
+            }
+            (StepOp::Call { key: x, .. }, StepOp::Call { key: y, .. }) => x == y,
             _ => false,
         };
         let same_const = |a: &Array, b: &Array| {
@@ -2382,7 +2477,7 @@ impl Trace {
             && self.steps.len() == other.steps.len()
             && self.consts.len() == other.consts.len()
             && self.steps.iter().zip(&other.steps).all(|(a, b)| {
-                std::mem::discriminant(&a.op) == std::mem::discriminant(&b.op)
+                same_op(&a.op, &b.op)
                     && a.name == b.name
                     && a.shape == b.shape
                     && a.args.len() == b.args.len()
@@ -2428,7 +2523,18 @@ impl Trace {
                 .collect::<Result<_>>()?;
             let first = || arrays.first().ok_or_else(lost);
             let second = || arrays.get(1).ok_or_else(lost);
-            let y = match &step.op {
+            let op = match &step.op {
+                StepOp::Op(op) => op,
+                StepOp::Call { run, .. } => {
+                    let y = run(rt, tape, &arrays)?;
+                    if let Some(name) = step.name {
+                        tape.rename(&y, name);
+                    }
+                    values.push(y);
+                    continue;
+                }
+            };
+            let y = match op {
                 OpRecord::Binary(op) => {
                     let mut it = arrays.iter();
                     let mut operand = |a: &TraceArg| -> Result<Operand<'_>> {
@@ -2478,7 +2584,9 @@ impl Trace {
                 OpRecord::Clip(min, max) => tape.clip(first()?, *min, *max)?,
                 _ => return Err(value_err("internal error: a traced op cannot be replayed; please report this as a devarray bug")),
             };
-            tape.rename(&y, step.name);
+            if let Some(name) = step.name {
+                tape.rename(&y, name);
+            }
             values.push(y);
         }
         match self.output {

@@ -1388,9 +1388,36 @@ pub fn owner_of(f: &Function) -> Option<Rc<Class>> {
     f.owner.borrow().as_ref().and_then(Weak::upgrade)
 }
 
+/// PyTorch's `TracerWarning` when `torch.jit.trace` records a forward that turns tensor `v`
+/// into a Python value (`what`: `boolean`, `integer`, `float`, `number`, or `len` for
+/// `len(tensor)`): the trace freezes that value. Issued through `warnings.warn`, so the
+/// program's filters apply.
+pub fn tracer_warning(it: &mut dyn Interpreter, v: &Value, what: &str) -> Result<(), Exc> {
+    let Value::Array(a) = v else {
+        return Ok(());
+    };
+    if a.flavor != super::value::Flavor::Torch || !it.state().nn.tape.is_tracing() {
+        return Ok(());
+    }
+    let text = if what == "len" {
+        "Using len to get tensor shape might cause the trace to be incorrect. Recommended usage would be tensor.shape[0]. Passing a tensor of different shape might lead to errors or silently give incorrect results.".to_string()
+    } else {
+        format!("Converting a tensor to a Python {what} might cause the trace to be incorrect. We can't record the data flow of Python values, so this value will be treated as a constant in the future. This means that the trace might not generalize to other inputs!")
+    };
+    let warn = it.import("warnings")?.get("warn");
+    let category = it.import("torch.jit")?.get("TracerWarning");
+    if let (Some(warn), Some(category)) = (warn, category) {
+        it.call_value(&warn, Args::positional(vec![Value::str(&text), category]))?;
+    }
+    Ok(())
+}
+
 /// Python truthiness with a class's `__bool__` or `__len__`.
 pub fn truthy(it: &mut dyn Interpreter, v: &Value) -> Result<bool, Exc> {
     let Value::Instance(inst) = v else {
+        if let Value::Array(_) = v {
+            tracer_warning(it, v, "boolean")?;
+        }
         return v.truthy();
     };
     if inst.class().defines("__bool__") {

@@ -1217,6 +1217,39 @@ impl Array {
             .map(Some)
     }
 
+    /// `act(self + b)` with `b` (one value per element of the last axis) added to every row:
+    /// a dense layer's bias and activation over a batch in one pass on host devices, with the
+    /// broadcast add's and the activation's values bit for bit. None where it does not apply
+    /// (CUDA, other dtypes, shapes that are not rows of `b`): the caller composes the two ops.
+    pub fn bias_act_rows(&self, b: &Array, act: UnaryOp) -> Result<Option<Array>> {
+        let _op = op_scope("bias_act");
+        let dtype = self.dtype();
+        let fits = dtype.is_float()
+            && b.dtype() == dtype
+            && b.device() == self.device()
+            && b.ndim() == 1
+            && self.ndim() >= 1
+            && self.shape().last() == Some(&b.size())
+            && b.size() > 0
+            && !self.shares_buffer(b)
+            && FusedExpr::fuses_unary(act)
+            && matches!(self.ctx().placement, Placement::Host);
+        if !fits {
+            return Ok(None);
+        }
+        let (z, bias) = (self.clone(), b.clone());
+        self.derive(self.shape().to_vec(), dtype, move || {
+            let (zg, bg) = (z.read(), bias.read());
+            match (&*zg, &*bg) {
+                (Storage::Cpu(zs), Storage::Cpu(bs)) => zs.bias_act_rows(bs, act),
+                _ => None,
+            }
+            .ok_or_else(|| RuntimeError::Value("internal error: bias_act_rows on a device it does not run on; please report this as a devarray bug".into()))?
+            .map(Storage::Cpu)
+        })
+        .map(Some)
+    }
+
     // ---- reductions ----------------------------------------------------------------------
 
     /// The common case of `reduce`, straight to the kernel: all axes of an array on a

@@ -125,6 +125,41 @@ pub fn fused<T: Float>(inputs: &[&[T]], expr: &FusedExpr, n: usize) -> Result<Ve
     })
 }
 
+/// `act(z + b)` with `b` added to every row of `z` (rows of `b.len()` elements), into a new
+/// vector: a dense layer's bias and activation over a batch in one pass. Each block gets the
+/// broadcast add's values, then the activation's in place, the one-op kernels' functions in
+/// the same dtype, so the result equals the two ops run one at a time, bit for bit.
+pub fn bias_act_rows<T: Float>(z: &[T], b: &[T], act: UnaryOp) -> Result<Vec<T>> {
+    let m = b.len();
+    if m == 0 || z.len() % m != 0 {
+        return Err(RuntimeError::Value(
+            "internal error: a bias that does not divide the rows; please report this as a devarray bug"
+                .into(),
+        ));
+    }
+    if !FusedExpr::fuses_unary(act) {
+        return Err(not_fusable(act.name()));
+    }
+    map_blocks(z.len(), |start, block| {
+        block.copy_from_slice(&z[start..start + block.len()]);
+        // A block may start mid-row and span rows: add the bias segment by segment.
+        let mut i = 0;
+        while i < block.len() {
+            let col = (start + i) % m;
+            let seg = (m - col).min(block.len() - i);
+            // Add never fails; `act` fuses (checked above).
+            let _ = binary_inplace(
+                BinaryOp::Add,
+                &mut block[i..i + seg],
+                Other::Block(&b[col..col + seg]),
+                false,
+            );
+            i += seg;
+        }
+        let _ = unary_inplace(act, block);
+    })
+}
+
 /// Every input index is in range and every op fuses.
 fn check(expr: &FusedExpr, inputs: usize) -> Result<()> {
     match expr {
@@ -198,6 +233,31 @@ mod tests {
 
     fn input(i: usize) -> Box<FusedExpr> {
         Box::new(FusedExpr::Input(i))
+    }
+
+    /// A bias and activation over rows equals the broadcast add then the activation, bit for
+    /// bit, for rows that blocks split (odd widths) and rows shorter than a block.
+    #[test]
+    fn bias_act_rows_equals_unfused() {
+        for m in [1usize, 7, 300, BLOCK + 3] {
+            let rows = 3 * BLOCK / m + 5;
+            let n = rows * m;
+            let z: Vec<f32> = (0..n)
+                .map(|i| ((i * 7919) % 2000) as f32 / 97.0 - 12.0)
+                .collect();
+            let b: Vec<f32> = (0..m)
+                .map(|i| ((i * 104729) % 1000) as f32 / 333.0 - 1.5)
+                .collect();
+            for act in [UnaryOp::Relu, UnaryOp::Sigmoid, UnaryOp::Tanh] {
+                let got = bias_act_rows(&z, &b, act).unwrap();
+                let plus = map2(&z, &[m, 1], &b, &[0, 1], &[rows, m], |a, c| a + c).unwrap();
+                let want = unary(&plus, act).unwrap();
+                assert_eq!(got.len(), n);
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(g.to_bits(), w.to_bits(), "m {m} {act:?} element {i}");
+                }
+            }
+        }
     }
 
     /// `(z + 2).exp() * y` fused equals the three one-op kernels bit for bit, across block and

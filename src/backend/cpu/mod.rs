@@ -391,6 +391,20 @@ fn typed_parts<'a, T: Element>(parts: &[&'a CpuStorage]) -> Result<Vec<&'a [T]>>
 }
 
 impl CpuStorage {
+    /// `act(self + b)` with `b` added to every row (`fused::bias_act_rows`); float dtypes of
+    /// one kind only (None otherwise).
+    pub fn bias_act_rows(&self, b: &CpuStorage, act: UnaryOp) -> Option<Result<CpuStorage>> {
+        match (self, b) {
+            (CpuStorage::F32(z), CpuStorage::F32(b)) => {
+                Some(fused::bias_act_rows(z, b, act).map(CpuStorage::F32))
+            }
+            (CpuStorage::F64(z), CpuStorage::F64(b)) => {
+                Some(fused::bias_act_rows(z, b, act).map(CpuStorage::F64))
+            }
+            _ => None,
+        }
+    }
+
     /// im2col over planes of `hw` (see `Patches`); float dtypes only (None otherwise).
     pub fn patches(&self, hw: [usize; 2], p: &Patches) -> Option<Result<CpuStorage>> {
         match self {

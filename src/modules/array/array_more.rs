@@ -68,7 +68,7 @@ fn recv(r: &Value) -> Result<&ArrayValue, Exc> {
 }
 
 /// An axis, counted from the end when negative, checked against `ndim` in the dialect's words.
-fn norm_axis(axis: i64, ndim: usize, flavor: Flavor) -> Result<usize, Exc> {
+pub(super) fn norm_axis(axis: i64, ndim: usize, flavor: Flavor) -> Result<usize, Exc> {
     let n = ndim as i64;
     let pos = if axis < 0 { axis + n } else { axis };
     if pos < 0 || pos >= n.max(1) {
@@ -701,6 +701,7 @@ fns! {
     f_all => |it, a| via(it, a, "all"),
     f_any => |it, a| via(it, a, "any"),
     f_squeeze => |it, a| via(it, a, "squeeze"),
+    f_flatten => |it, a| via(it, a, "flatten"),
     f_unsqueeze => |it, a| via(it, a, "unsqueeze"),
     f_permute => |it, a| via(it, a, "permute"),
 }
@@ -869,6 +870,7 @@ pub fn namespace_fns<const F: u8>() -> Vec<(&'static str, &'static str, BuiltinF
             ("numel", "numel(input): the number of elements.", f_numel),
             ("clone", "clone(input): a copy in new memory.", f_clone),
             ("squeeze", "squeeze(input, dim=None): without axes of length 1.", f_squeeze),
+            ("flatten", "flatten(input, start_dim=0, end_dim=-1): axes start_dim..end_dim as one.", f_flatten),
             ("unsqueeze", "unsqueeze(input, dim): with an axis of length 1 inserted.", f_unsqueeze),
             ("permute", "permute(input, dims): the axes reordered.", f_permute),
             ("rand_like", "rand_like(input, dtype=None, device=None): uniform samples in [0, 1) of input's shape.", rand_like::<F>),

@@ -904,8 +904,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let host = x.array.to_host_array(&it.state_mut().rt)?;
                     Ok(wrap(host, Flavor::Numpy))
                 }),
-                "asscalar" | "item" => ("x.asscalar() / x.item(): the value of a 1-element array as a number.", |_, r, a| {
+                "asscalar" | "item" => ("x.asscalar() / x.item(): the value of a 1-element array as a number.", |it, r, a| {
                     a.finish(0)?;
+                    crate::object::class::tracer_warning(it, r, "number")?;
                     let x = recv(r)?;
                     if x.flavor == Flavor::Numpy && x.array.size() != 1 {
                         return Err(Exc::value_error("can only convert an array of size 1 to a Python scalar"));
@@ -1035,12 +1036,42 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     let x = recv(r)?;
                     Ok(wrap(x.array.reshape(&x.array.shape().iter().map(|d| *d as isize).collect::<Vec<_>>())?, x.flavor))
                 }),
-                "flatten" => ("x.flatten(): (MXNet) keep the first axis and flatten the rest.", |it, r, a| {
-                    a.finish(0)?;
+                "flatten" => ("x.flatten(): (MXNet) keep the first axis and flatten the rest; (PyTorch) x.flatten(start_dim=0, end_dim=-1): axes start_dim..end_dim as one.", |it, r, mut a| {
                     let x = recv(r)?;
                     let shape: Vec<isize> = match x.flavor {
-                        Flavor::Nd => vec![*x.array.shape().first().unwrap_or(&1) as isize, -1],
-                        _ => vec![-1],
+                        Flavor::Nd => {
+                            a.finish(0)?;
+                            vec![*x.array.shape().first().unwrap_or(&1) as isize, -1]
+                        }
+                        Flavor::Torch => {
+                            // PyTorch's positions are the method's (the function's are one more).
+                            let dim = |v: Option<Value>, default: i64, name: &str, pos: usize| match v {
+                                None => Ok(default),
+                                Some(v) => as_i64(&v).ok_or_else(|| Exc::type_error(format!("flatten(): argument '{name}' (position {pos}) must be int, not {}", v.type_name()))),
+                            };
+                            let start = dim(a.take(0, "start_dim")?, 0, "start_dim", 1)?;
+                            let end = dim(a.take(1, "end_dim")?, -1, "end_dim", 2)?;
+                            a.finish(2)?;
+                            let shape = x.array.shape();
+                            let nd = shape.len().max(1);
+                            let (s, e) = (super::array_more::norm_axis(start, nd, x.flavor)?, super::array_more::norm_axis(end, nd, x.flavor)?);
+                            if s > e {
+                                return Err(Exc::new(ExcKind::RuntimeError, "flatten() has invalid args: start_dim cannot come after end_dim"));
+                            }
+                            let dims: Vec<isize> = shape.iter().map(|d| *d as isize).collect();
+                            if dims.is_empty() {
+                                vec![1]
+                            } else {
+                                let mut out: Vec<isize> = dims[..s].to_vec();
+                                out.push(dims[s..=e].iter().product());
+                                out.extend_from_slice(&dims[e + 1..]);
+                                out
+                            }
+                        }
+                        _ => {
+                            a.finish(0)?;
+                            vec![-1]
+                        }
                     };
                     Ok(wrap(it.state_mut().nn.tape.reshape(&x.array, &shape)?, x.flavor))
                 }),

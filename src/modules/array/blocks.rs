@@ -1283,14 +1283,36 @@ fn layer_forward(
         check_torch_devices(core, layer, &array)?;
     }
     let st = it.state_mut();
+    let mut training = false;
     if let crate::nn::layers::BlockKind::Op(op) = &layer.kind {
         // PyTorch's train()/eval(); Gluon's training is `autograd.record(train_mode=True)`.
-        op.set_training(match core.dialect {
+        training = match core.dialect {
             Dialect::Torch => core.training.get(),
             Dialect::Gluon => st.nn.tape.is_recording() && st.nn.tape.is_training(),
-        });
+        };
+        op.set_training(training);
     }
-    let out = layer.forward(&st.rt, &mut st.nn.tape, &array);
+    let out =
+        if st.nn.tape.is_tracing() && matches!(layer.kind, crate::nn::layers::BlockKind::Op(_)) {
+            // Under `torch.jit.trace`, one call the trace replays whole, its training mode
+            // frozen as PyTorch's trace freezes it.
+            let l = layer.clone();
+            let run: crate::nn::autograd::TraceFn = Rc::new(move |rt, tape, xs| {
+                if let crate::nn::layers::BlockKind::Op(op) = &l.kind {
+                    op.set_training(training);
+                }
+                let x = xs.first().ok_or_else(|| {
+                    crate::runtime::RuntimeError::Value("a traced layer lost its input".into())
+                })?;
+                l.forward(rt, tape, x)
+            });
+            let key = || format!("{} {:p} {training}", layer.name, Rc::as_ptr(layer));
+            st.nn
+                .tape
+                .traced_call(&st.rt, key, std::slice::from_ref(&array), run)
+        } else {
+            layer.forward(&st.rt, &mut st.nn.tape, &array)
+        };
     if let (Ok(y), Dialect::Torch, crate::nn::layers::BlockKind::Dense { bias, .. }) =
         (&out, core.dialect, &layer.kind)
     {

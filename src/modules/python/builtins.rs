@@ -318,6 +318,7 @@ fn slice(_: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
 pub fn len(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
+    class::tracer_warning(it, &v, "len")?;
     if let Some(n) = class::call_special(it, &v, "__len__", Vec::new())? {
         return class_len(n);
     }
@@ -1195,6 +1196,14 @@ pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<V
         return crate::object::set::construct(it, t == TypeKind::FrozenSet, a);
     }
     let v = a.take(0, "x")?;
+    if let (Some(x @ Value::Array(_)), TypeKind::Int | TypeKind::Float) = (&v, t) {
+        let what = if t == TypeKind::Int {
+            "integer"
+        } else {
+            "float"
+        };
+        class::tracer_warning(it, x, what)?;
+    }
     if t == TypeKind::Int {
         let base = a.take(1, "base")?;
         a.finish(2)?;

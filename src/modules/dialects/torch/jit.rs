@@ -6,7 +6,8 @@
 //! autograd), with neither a language-level `forward` nor the interpreter between the layers.
 //! A module the graph cannot describe (its own `forward`) is called as written by a scripted
 //! module; a traced one records the ops its forward ran on the example (`Tape::start_trace`)
-//! and replays them (`nn::autograd::Trace`), frozen as PyTorch's trace freezes them.
+//! and replays them (`nn::autograd::Trace`), frozen as PyTorch's trace freezes them. `_code`
+//! writes `.code`, PyTorch's TorchScript text for a scripted module of built-in layers.
 use std::rc::Rc;
 
 use crate::modules::array::blocks::{all_params, core_of};
@@ -82,9 +83,6 @@ fn trace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let examples: Vec<Value> = a.pos.drain(..).skip(1).collect();
     a.finish(0)?;
     let c = compiled(&this)?;
-    if c.plan.is_some() {
-        return Ok(Value::Bool(true));
-    }
     let Some(arrays) = examples
         .iter()
         .map(|v| v.as_array().map(|av| av.array.clone()))
@@ -107,6 +105,11 @@ fn trace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             .finish_trace(start, &arrays, y.as_ref());
         out?;
         traces.push(traced);
+    }
+    // A module of built-in layers runs its plan; its forward ran as often as PyTorch's trace
+    // runs it (batch norm's running statistics move as there).
+    if c.plan.is_some() {
+        return Ok(Value::Bool(true));
     }
     let (Some(Some(check)), Some(Some(first))) = (traces.pop(), traces.pop()) else {
         return Ok(Value::Bool(false));
@@ -211,6 +214,238 @@ fn call(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     it.call_value(&c.original, a)
 }
 
+/// A float as TorchScript's printer writes it: C's `%.17g`, with a `.` after an integral value
+/// (`0.10000000000000001`, `1.0000000000000001e-05`, `0.5`, `1.`).
+fn ts_float(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e16 {
+        return format!("{}.", x as i64);
+    }
+    let sci = format!("{x:.16e}");
+    let Some((mant, exp)) = sci.split_once('e') else {
+        return sci;
+    };
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| s.trim_end_matches('0').trim_end_matches('.').to_string();
+    if !(-4..17).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mant), exp.abs())
+    } else {
+        trim(&format!("{x:.*}", (16 - exp).max(0) as usize))
+    }
+}
+
+/// TorchScript's text for `torch.jit.script(module).code`, as PyTorch 2.x prints it, for the
+/// modules whose scripted source devarray knows exactly: `Sequential`s and the built-in layers
+/// below, with their hyperparameters; None for anything else.
+fn script_code(it: &mut dyn Interpreter, module: &Value) -> Result<Option<String>, Exc> {
+    use crate::nn::cnn::{BatchNormLayer, ConvLayer, DropoutLayer, PoolLayer, PoolSpan};
+    use crate::nn::layers::{Activation, BlockKind};
+    let Some(core) = core_of(module) else {
+        return Ok(None);
+    };
+    let class = module.type_name();
+    let own_forward = match module {
+        Value::Instance(inst) => matches!(inst.class().lookup("forward"), Some(Value::Func(_))),
+        _ => true,
+    };
+    if own_forward {
+        return Ok(None);
+    }
+    let mut body: Vec<String> = Vec::new();
+    if core.sequential {
+        let children = crate::modules::array::blocks::children(&core);
+        let mut locals = Vec::new();
+        for c in &children {
+            let key = &*c.key;
+            let ident = key
+                .chars()
+                .next()
+                .is_some_and(|ch| ch.is_alphabetic() || ch == '_')
+                && key.chars().all(|ch| ch.is_alphanumeric() || ch == '_');
+            if ident {
+                body.push(format!("{key} = self.{key}"));
+                locals.push(key.to_string());
+            } else if key.chars().all(|ch| ch.is_ascii_digit()) {
+                body.push(format!("_{key} = getattr(self, \"{key}\")"));
+                locals.push(format!("_{key}"));
+            } else {
+                return Ok(None);
+            }
+        }
+        let Some((last, rest)) = locals.split_last() else {
+            return Ok(None);
+        };
+        let mut prev = "input".to_string();
+        for (k, local) in rest.iter().enumerate() {
+            body.push(format!("input{k} = ({local}).forward({prev}, )"));
+            prev = format!("input{k}");
+        }
+        body.push(format!("return ({last}).forward({prev}, )"));
+    } else {
+        let Some(layer) = core.layer.clone() else {
+            return Ok(None);
+        };
+        let flag = |b: bool| if b { "True" } else { "False" };
+        match &layer.kind {
+            BlockKind::Dense {
+                activation: None, ..
+            } if class == "Linear" => body.extend([
+                "weight = self.weight".to_string(),
+                "bias = self.bias".to_string(),
+                "return torch.linear(input, weight, bias)".to_string(),
+            ]),
+            BlockKind::Activation(Activation::Relu) if class == "ReLU" => {
+                let inplace = it.get_attr(module, "inplace")?.truthy()?;
+                body.push(format!(
+                    "_0 = __torch__.torch.nn.functional.relu(input, {}, )",
+                    flag(inplace)
+                ));
+                body.push("return _0".to_string());
+            }
+            BlockKind::Activation(Activation::Sigmoid) if class == "Sigmoid" => {
+                body.push("return torch.sigmoid(input)".to_string())
+            }
+            BlockKind::Activation(Activation::Tanh) if class == "Tanh" => {
+                body.push("return torch.tanh(input)".to_string())
+            }
+            // devarray's Flatten has start_dim=1, end_dim=-1.
+            BlockKind::Flatten if class == "Flatten" => {
+                body.push("return torch.flatten(input, 1)".to_string())
+            }
+            BlockKind::Op(op) => {
+                let any = op.as_any();
+                if any.is::<ConvLayer>() && (class == "Conv1d" || class == "Conv2d") {
+                    body.extend([
+                        "weight = self.weight".to_string(),
+                        "bias = self.bias".to_string(),
+                        "_0 = (self)._conv_forward(input, weight, bias, )".to_string(),
+                        "return _0".to_string(),
+                    ]);
+                } else if let Some(b) = any.downcast_ref::<BatchNormLayer>() {
+                    if !(class == "BatchNorm1d" || class == "BatchNorm2d") {
+                        return Ok(None);
+                    }
+                    let (m, e) = (ts_float(b.momentum), ts_float(b.eps));
+                    body.push("_0 = __torch__.torch.nn.functional.batch_norm".to_string());
+                    body.push("_1 = (self)._check_input_dim(input, )".to_string());
+                    if b.running_mean.is_some() {
+                        body.extend(
+                            [
+                                "training = self.training",
+                                "if training:",
+                                "  num_batches_tracked = self.num_batches_tracked",
+                                "  _2 = torch.add_(num_batches_tracked, 1)",
+                                "else:",
+                                "  pass",
+                                "training0 = self.training",
+                                "if training0:",
+                                "  bn_training = True",
+                                "else:",
+                                "  bn_training = False",
+                                "running_mean = self.running_mean",
+                                "running_var = self.running_var",
+                                "weight = self.weight",
+                                "bias = self.bias",
+                            ]
+                            .map(String::from),
+                        );
+                        body.push(format!("_3 = _0(input, running_mean, running_var, weight, bias, bn_training, {m}, {e}, )"));
+                        body.push("return _3".to_string());
+                    } else {
+                        body.extend(
+                            [
+                                "training = self.training",
+                                "if torch.__not__(training):",
+                                "  _2 = self.running_mean",
+                                "else:",
+                                "  _2 = None",
+                                "training0 = self.training",
+                                "if torch.__not__(training0):",
+                                "  _3 = self.running_var",
+                                "else:",
+                                "  _3 = None",
+                                "weight = self.weight",
+                                "bias = self.bias",
+                            ]
+                            .map(String::from),
+                        );
+                        body.push(format!(
+                            "_4 = _0(input, _2, _3, weight, bias, True, {m}, {e}, )"
+                        ));
+                        body.push("return _4".to_string());
+                    }
+                } else if let Some(p) = any.downcast_ref::<PoolLayer>() {
+                    let PoolSpan::Window {
+                        kernel,
+                        stride,
+                        pad,
+                        ceil_mode,
+                    } = p.span
+                    else {
+                        return Ok(None);
+                    };
+                    let pair = |v: [usize; 2]| format!("[{}, {}]", v[0], v[1]);
+                    let (k, st, pd) = (pair(kernel), pair(stride), pair(pad));
+                    if p.max && class == "MaxPool2d" {
+                        body.push("_0 = __torch__.torch.nn.functional._max_pool2d".to_string());
+                        body.push(format!(
+                            "_1 = _0(input, {k}, {st}, {pd}, [1, 1], {}, False, )",
+                            flag(ceil_mode)
+                        ));
+                        body.push("return _1".to_string());
+                    } else if !p.max && class == "AvgPool2d" {
+                        // Trailing arguments at their defaults are left out.
+                        let tail = if ceil_mode || !p.count_include_pad {
+                            format!(", {}, {}", flag(ceil_mode), flag(p.count_include_pad))
+                        } else {
+                            String::new()
+                        };
+                        body.push(format!(
+                            "_0 = torch.avg_pool2d(input, {k}, {st}, {pd}{tail})"
+                        ));
+                        body.push("return _0".to_string());
+                    } else {
+                        return Ok(None);
+                    }
+                } else if let Some(d) = any.downcast_ref::<DropoutLayer>() {
+                    if d.channels || class != "Dropout" {
+                        return Ok(None);
+                    }
+                    body.push("training = self.training".to_string());
+                    body.push(format!(
+                        "_0 = __torch__.torch.nn.functional.dropout(input, {}, training, {}, )",
+                        ts_float(d.p),
+                        flag(d.inplace)
+                    ));
+                    body.push("return _0".to_string());
+                } else {
+                    return Ok(None);
+                }
+            }
+            _ => return Ok(None),
+        }
+    }
+    let mut out = String::from("def forward(self,\n    input: Tensor) -> Tensor:\n");
+    for line in body {
+        out.push_str("  ");
+        out.push_str(&line);
+        out.push('\n');
+    }
+    Ok(Some(out))
+}
+
+/// `_code(script_module)`: the TorchScript source PyTorch shows as `.code` for the module it
+/// was made from, or None where devarray does not know it exactly.
+fn code(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = a.required(0, "script_module")?;
+    a.finish(1)?;
+    let original = compiled(&this)?.original.clone();
+    Ok(match script_code(it, &original)? {
+        Some(text) => Value::str(&text),
+        None => Value::None,
+    })
+}
+
 pub fn build() -> Rc<Module> {
     let m = Rc::new(Module::new(
         "torch._jit",
@@ -230,6 +465,14 @@ pub fn build() -> Rc<Module> {
             "_trace",
             "_trace(traced_module, *examples): records the ops of a forward of its own.",
             trace,
+        ),
+    );
+    m.set(
+        "_code",
+        builtin(
+            "_code",
+            "_code(script_module): the TorchScript source of a scripted module of built-in layers, or None.",
+            code,
         ),
     );
     m.set(
