@@ -647,19 +647,30 @@ impl<'s> Interp<'s> {
             }
         }
         if let Some(finally) = finally {
-            self.run_finally_block(finally, &result)?;
+            self.run_finally_block(finally, &mut result)?;
         }
         result
     }
 
     /// A `finally` block; an exception it raises while another is on its way out has that
-    /// one as its context.
+    /// one as its context. While that one passes through, it is the handled exception (a
+    /// bare `raise` re-raises it), as in CPython.
     pub(super) fn run_finally_block(
         &mut self,
         finally: &[Stmt],
-        pending: &ExecResult,
+        pending: &mut ExecResult,
     ) -> ExecResult {
+        let outer = match pending {
+            Err(Ctl::Exc(old)) => {
+                old.mark_caught(); // so that a re-raise is known as the same exception
+                Some(self.handling.replace(old.clone()))
+            }
+            _ => None,
+        };
         let mut r = self.exec_block(finally);
+        if let Some(outer) = outer {
+            self.handling = outer;
+        }
         if let (Err(Ctl::Exc(new)), Err(Ctl::Exc(old))) = (&mut r, pending) {
             self.add_context(new, old);
         }

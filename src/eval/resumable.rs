@@ -517,6 +517,16 @@ impl Interp<'_> {
         let Some(finally) = finally else {
             return outcome.map(|()| Flow::Done);
         };
+        // The exception on its way out is the handled one while the block runs (a bare
+        // `raise` re-raises it), as in `run_finally_block`.
+        let mut outcome = outcome;
+        let outer = match &mut outcome {
+            Err(Ctl::Exc(old)) => {
+                old.mark_caught(); // so that a re-raise is known as the same exception
+                Some(self.handling.replace(old.clone()))
+            }
+            _ => None,
+        };
         let ran = self.run_part(
             finally,
             Part::TryFinally(Box::new(outcome)),
@@ -524,6 +534,9 @@ impl Interp<'_> {
             k,
             action,
         );
+        if let Some(outer) = outer {
+            self.handling = outer;
+        }
         let ran = match ran {
             // Raised in the `finally` while an exception was on its way out: its context.
             Err(Ctl::Exc(mut new)) => {
