@@ -166,11 +166,27 @@ impl<T: GemmFloat> Product<T> {
 /// batch's positions summed into (O, C*kh*kw)) has too few output blocks for the crate's
 /// threads to share, so one core did it all. Instead each of `parts` threads takes a slice of
 /// k and the partial products are added in order (the same bits for the same thread count).
-fn split_k_parts(m: usize, k: usize, n: usize, threads: usize) -> Option<usize> {
+/// With `b` stored transposed (`b_transposed`, a weight gradient `g @ patches^T`) the crate,
+/// threaded, first packs all of `b` on the calling thread while the others wait (a ResNet
+/// step's largest serial stretch, by profile); split along k each thread packs only its own
+/// slice, so there outputs up to `MAX_OUTPUT_B_TRANSPOSED` are split too.
+fn split_k_parts(
+    m: usize,
+    k: usize,
+    n: usize,
+    threads: usize,
+    b_transposed: bool,
+) -> Option<usize> {
     const MAX_OUTPUT: usize = 128 * 128;
+    const MAX_OUTPUT_B_TRANSPOSED: usize = 1 << 20;
     const MIN_K_PER_PART: usize = 2048;
     let parts = threads.min(k / MIN_K_PER_PART);
-    (m * n <= MAX_OUTPUT && parts >= 2).then_some(parts)
+    let max_output = if b_transposed {
+        MAX_OUTPUT_B_TRANSPOSED
+    } else {
+        MAX_OUTPUT
+    };
+    (m * n <= max_output && parts >= 2).then_some(parts)
 }
 
 impl<T: GemmFloat> Product<T> {
@@ -202,14 +218,22 @@ impl<T: GemmFloat> Product<T> {
                 buf
             })
             .collect();
-        for i in 0..m {
-            for j in 0..n {
+        let sum_row = |(i, row): (usize, &mut [MaybeUninit<T>])| {
+            for (j, slot) in row[..n].iter_mut().enumerate() {
                 let mut acc = partials[0][i * n + j];
                 for part in &partials[1..] {
                     acc = acc + part[i * n + j];
                 }
-                c[i * self.ldc + j].write(acc);
+                slot.write(acc);
             }
+        };
+        // A large output (a weight gradient over a few hundred thousand weights) is summed on
+        // every thread.
+        if m * n >= 1 << 16 {
+            let rows = c.par_chunks_mut(self.ldc).take(m);
+            rows.enumerate().for_each(sum_row);
+        } else {
+            c.chunks_mut(self.ldc).take(m).enumerate().for_each(sum_row);
         }
     }
 }
@@ -278,7 +302,7 @@ fn gemm_into<T: GemmFloat>(
     unsafe {
         if work < PARALLEL_FLOPS || threads == 1 {
             whole.with_gemm_crate(Parallelism::None);
-        } else if let Some(parts) = split_k_parts(m, k, n, threads) {
+        } else if let Some(parts) = split_k_parts(m, k, n, threads, trans[1]) {
             whole.split_k(parts, c, cancel);
         } else if work < TILED_FLOPS {
             whole.with_gemm_crate(Parallelism::Rayon(threads));
@@ -426,9 +450,11 @@ mod tests {
         // A convolution weight gradient's shape (a small output, a long k, b read transposed);
         // small integers keep every partial sum exact.
         let (m, k, n) = (6, 20000, 25);
-        assert_eq!(split_k_parts(m, k, n, 2), Some(2));
-        assert_eq!(split_k_parts(m, 3000, n, 2), None);
-        assert_eq!(split_k_parts(256, k, 256, 2), None);
+        assert_eq!(split_k_parts(m, k, n, 2, true), Some(2));
+        assert_eq!(split_k_parts(m, 3000, n, 2, true), None);
+        assert_eq!(split_k_parts(256, k, 256, 2, false), None);
+        assert_eq!(split_k_parts(256, k, 256, 2, true), Some(2));
+        assert_eq!(split_k_parts(2048, k, 2048, 2, true), None);
         let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
         let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 4) as f32 - 1.0).collect();
         let mut l = layout(1, m, k, n);

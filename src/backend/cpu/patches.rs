@@ -278,10 +278,11 @@ pub fn patches_cols<T: Element>(
 }
 
 /// The adjoint of `patches_cols`: (C*kh*kw, N*Ho*Wo) summed back onto (N, C, h, w). Each
-/// channel is one task that reads its kh*kw rows of `g` front to back (sequential reads, where
-/// plane by plane would jump between rows for every block) and adds them onto its N planes,
-/// which stay in cache; every element still receives its taps in row-major kernel order.
-pub fn patches_cols_adjoint<T: Copy + Send + Sync + AddAssign>(
+/// channel is one task that zeroes its N planes (in the task, not one serial fill before)
+/// and reads its kh*kw rows of `g` front to back (sequential reads, where plane by plane would
+/// jump between rows for every block), adding them onto its planes, which stay in cache; every
+/// element still receives its taps in row-major kernel order.
+pub fn patches_cols_adjoint<T: Element + AddAssign>(
     g: &[T],
     [n, c, h, w]: [usize; 4],
     p: &Patches,
@@ -290,22 +291,31 @@ pub fn patches_cols_adjoint<T: Copy + Send + Sync + AddAssign>(
     let taps = p.kernel[0] * p.kernel[1];
     let l = p.out[0] * p.out[1];
     let plane = h * w;
-    let mut out = vec![zero; n * c * plane];
-    if out.is_empty() || l == 0 || taps == 0 || g.len() < c * taps * n * l {
-        return out;
+    let total = n * c * plane;
+    if total == 0 || l == 0 || taps == 0 || g.len() < c * taps * n * l {
+        return vec![zero; total];
     }
+    let Ok(mut out) = alloc::<T>(total) else {
+        return vec![zero; total];
+    };
     let tp = Taps::new(p, [h, w]);
-    let base = Planes(out.as_mut_ptr());
+    let base = Planes(out.spare_capacity_mut().as_mut_ptr());
     let one = |ch: usize| {
         let base = &base;
+        let plane_at = |b: usize| {
+            // SAFETY: plane (b, ch) lies inside `out`'s capacity (b < n, ch < c) and only
+            // this channel's task touches it; `out` outlives the tasks.
+            unsafe { std::slice::from_raw_parts_mut(base.0.add((b * c + ch) * plane), plane) }
+        };
+        for b in 0..n {
+            plane_at(b).fill(MaybeUninit::new(zero));
+        }
         for t in 0..taps {
             let row = &g[(ch * taps + t) * n * l..][..n * l];
             for (b, block) in row.chunks_exact(l).enumerate() {
-                // SAFETY: plane (b, ch) lies inside `out` (b < n, ch < c) and only this
-                // channel's task touches it; `out` outlives the tasks.
-                let dst = unsafe {
-                    std::slice::from_raw_parts_mut(base.0.add((b * c + ch) * plane), plane)
-                };
+                let dst = plane_at(b);
+                // SAFETY: the loop above initialised every element of this plane.
+                let dst = unsafe { &mut *(dst as *mut [MaybeUninit<T>] as *mut [T]) };
                 tp.scatter(t, block, dst);
             }
         }
@@ -315,6 +325,8 @@ pub fn patches_cols_adjoint<T: Copy + Send + Sync + AddAssign>(
     } else {
         (0..c).for_each(one);
     }
+    // SAFETY: the channels' planes tile the output and each task zeroed all of its planes.
+    unsafe { out.set_len(total) };
     out
 }
 
