@@ -1,7 +1,7 @@
 //! Batch normalization as one primitive (`Array::batch_norm`): per-channel statistics, the
 //! normalise-and-affine pass and the backward, over a row-major (n, c, inner) block (axis 1 is
-//! the channel). Sums are taken in f64 and, for the statistics, in two passes over the channel
-//! (mean, then squared deviations), as accurate as the composed path; channels run on rayon's
+//! the channel). Sums are taken in f64 (in `LANES` running sums) and, for the statistics, in two
+//! passes over the channel (mean, then squared deviations), as accurate as the composed path; channels run on rayon's
 //! threads when the block is large enough to pay for it.
 use super::element::Float;
 use super::kernels::{alloc, PARALLEL_THRESHOLD};
@@ -44,25 +44,48 @@ fn runs(d: Dims, ch: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
     })
 }
 
+/// Lanes of running f64 sums. One running sum is a chain of dependent adds at a fraction of the
+/// adder's rate (batch norm's statistics and backward sums were most of its time); `LANES`
+/// independent ones, added together at the end, vectorise.
+const LANES: usize = 8;
+
+/// The sum of `lanes`, pairwise.
+fn lanes_total(l: [f64; LANES]) -> f64 {
+    ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]))
+}
+
+/// `f(v)` summed over `xs` into `acc`, element i into lane i % LANES (the tail into lane 0..).
+#[inline(always)]
+fn sum_into<T: Float>(acc: &mut [f64; LANES], xs: &[T], f: impl Fn(f64) -> f64) {
+    let chunks = xs.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for (a, v) in acc.iter_mut().zip(c) {
+            *a += f(v.to_f64());
+        }
+    }
+    for (a, v) in acc.iter_mut().zip(tail) {
+        *a += f(v.to_f64());
+    }
+}
+
 /// Per-channel mean and biased variance of `x`, in f64.
 pub fn stats<T: Float>(x: &[T], d: Dims) -> Vec<(f64, f64)> {
     let m = d.count().max(1) as f64;
     per_channel(d, |ch| {
-        let sum: f64 = runs(d, ch)
-            .map(|r| x[r].iter().map(|v| v.to_f64()).sum::<f64>())
-            .sum();
-        let mean = sum / m;
-        let sq: f64 = runs(d, ch)
-            .map(|r| {
-                x[r].iter()
-                    .map(|v| {
-                        let t = v.to_f64() - mean;
-                        t * t
-                    })
-                    .sum::<f64>()
-            })
-            .sum();
-        (mean, sq / m)
+        let mut acc = [0.0; LANES];
+        for r in runs(d, ch) {
+            sum_into(&mut acc, &x[r], |v| v);
+        }
+        let mean = lanes_total(acc) / m;
+        let mut acc = [0.0; LANES];
+        for r in runs(d, ch) {
+            sum_into(&mut acc, &x[r], |v| {
+                let t = v - mean;
+                t * t
+            });
+        }
+        (mean, lanes_total(acc) / m)
     })
 }
 
@@ -142,15 +165,25 @@ pub fn backward<T: Float>(
     // Pass 1: per channel, sum(g) and sum(g * (x - mean)) in f64.
     let sums = per_channel(d, |ch| {
         let mu = mean[ch].to_f64();
-        let (mut sg, mut sgc) = (0.0, 0.0);
+        let (mut sg, mut sgc) = ([0.0; LANES], [0.0; LANES]);
         for r in runs(d, ch) {
-            for (&v, &gv) in x[r.clone()].iter().zip(&g[r]) {
-                let gv = gv.to_f64();
-                sg += gv;
-                sgc += gv * (v.to_f64() - mu);
+            let (xs, gs) = (&x[r.clone()], &g[r]);
+            sum_into(&mut sg, gs, |gv| gv);
+            let xc = xs.chunks_exact(LANES);
+            let tail = xc
+                .remainder()
+                .iter()
+                .zip(gs.chunks_exact(LANES).remainder());
+            for (xc, gc) in xc.zip(gs.chunks_exact(LANES)) {
+                for ((a, &v), &gv) in sgc.iter_mut().zip(xc).zip(gc) {
+                    *a += gv.to_f64() * (v.to_f64() - mu);
+                }
+            }
+            for (a, (&v, &gv)) in sgc.iter_mut().zip(tail) {
+                *a += gv.to_f64() * (v.to_f64() - mu);
             }
         }
-        (sg, sgc)
+        (lanes_total(sg), lanes_total(sgc))
     });
     let m = d.count().max(1) as f64;
     let mut dgamma = Vec::with_capacity(d.c);
