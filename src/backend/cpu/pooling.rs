@@ -78,6 +78,8 @@ fn argmax_plane<T: Float>(
     let hi = lo + (lo..wo).take_while(|&ow| inside_col(ow)).count();
     let c_lo = first_cols.get(lo).copied().flatten().unwrap_or(0);
     let mut best = vec![T::zero(); hi - lo];
+    // Without a NaN in the plane (one pass that vectorises) "better" is a plain comparison.
+    let has_nan = src.iter().any(|v| v.is_nan());
     for oh in 0..ho {
         let inside_rows = last_rows[oh].and(first_rows[oh]);
         let arg_row = &mut arg[oh * wo..][..wo];
@@ -90,14 +92,10 @@ fn argmax_plane<T: Float>(
                     *b = src[at];
                     *a = at;
                 }
-                for &o in later_offsets {
-                    for (i, (b, a)) in best.iter_mut().zip(run.iter_mut()).enumerate() {
-                        let at = base + i * sw + o;
-                        let v = src[at];
-                        let take = better(v, *b);
-                        *a = if take { at } else { *a };
-                        *b = if take { v } else { *b };
-                    }
+                if has_nan {
+                    sweep(src, [base, sw], later_offsets, &mut best, run, better);
+                } else {
+                    sweep(src, [base, sw], later_offsets, &mut best, run, |v, b| v > b);
                 }
                 lo..hi
             }
@@ -122,6 +120,28 @@ fn argmax_plane<T: Float>(
                 }
             }
             *slot = best_at;
+        }
+    }
+}
+
+/// The later taps (`offsets` from corners `base + i * sw`) of a run of inside windows swept
+/// over their running best values and indices, taking a tap where `better(tap, best)`.
+#[inline(always)]
+fn sweep<T: Float>(
+    src: &[T],
+    [base, sw]: [usize; 2],
+    offsets: &[usize],
+    best: &mut [T],
+    arg: &mut [usize],
+    better: impl Fn(T, T) -> bool,
+) {
+    for &o in offsets {
+        for (i, (b, a)) in best.iter_mut().zip(arg.iter_mut()).enumerate() {
+            let at = base + i * sw + o;
+            let v = src[at];
+            let take = better(v, *b);
+            *a = if take { at } else { *a };
+            *b = if take { v } else { *b };
         }
     }
 }
@@ -435,45 +455,50 @@ mod tests {
                 out: [out(h), out(w)],
                 fill: f64::NEG_INFINITY,
             };
-            let x: Vec<f64> = (0..planes * h * w)
-                .map(|i| match (i * 7919) % 23 {
-                    0 => f64::NAN,
-                    v => (v % 3) as f64,
-                })
-                .collect();
-            let [ho, wo] = p.out;
-            let g: Vec<f64> = (0..planes * ho * wo).map(|i| (i + 1) as f64).collect();
-            let y = pool(&x, [h, w], &p, PoolKind::Max).unwrap();
-            let dx = pool_grad(&x, &g, [h, w], &p, PoolKind::Max).unwrap();
-            let mut want_dx = vec![0.0; x.len()];
-            for plane in 0..planes {
-                for o in (0..ho * wo).rev() {
-                    let (oh, ow) = (o / wo, o % wo);
-                    let mut best: Option<usize> = None;
-                    for i in 0..k {
-                        for j in 0..k {
-                            let (Some(r), Some(c)) = (p.source(0, oh, i, h), p.source(1, ow, j, w))
-                            else {
-                                continue;
-                            };
-                            let at = plane * h * w + r * w + c;
-                            let better = best
-                                .is_none_or(|b| !x[b].is_nan() && (x[at].is_nan() || x[at] > x[b]));
-                            if better {
-                                best = Some(at);
+            // With NaNs, and without (a plane without any takes a plain comparison).
+            for nan in [f64::NAN, 1.5] {
+                let x: Vec<f64> = (0..planes * h * w)
+                    .map(|i| match (i * 7919) % 23 {
+                        0 => nan,
+                        v => (v % 3) as f64,
+                    })
+                    .collect();
+                let [ho, wo] = p.out;
+                let g: Vec<f64> = (0..planes * ho * wo).map(|i| (i + 1) as f64).collect();
+                let y = pool(&x, [h, w], &p, PoolKind::Max).unwrap();
+                let dx = pool_grad(&x, &g, [h, w], &p, PoolKind::Max).unwrap();
+                let mut want_dx = vec![0.0; x.len()];
+                for plane in 0..planes {
+                    for o in (0..ho * wo).rev() {
+                        let (oh, ow) = (o / wo, o % wo);
+                        let mut best: Option<usize> = None;
+                        for i in 0..k {
+                            for j in 0..k {
+                                let (Some(r), Some(c)) =
+                                    (p.source(0, oh, i, h), p.source(1, ow, j, w))
+                                else {
+                                    continue;
+                                };
+                                let at = plane * h * w + r * w + c;
+                                let better = best.is_none_or(|b| {
+                                    !x[b].is_nan() && (x[at].is_nan() || x[at] > x[b])
+                                });
+                                if better {
+                                    best = Some(at);
+                                }
                             }
                         }
+                        let at = best.expect("every window here reaches into the plane");
+                        let got = y[plane * ho * wo + o];
+                        assert!(got == x[at] || got.is_nan() && x[at].is_nan(), "output {o}");
+                        want_dx[at] += g[plane * ho * wo + o];
                     }
-                    let at = best.expect("every window here reaches into the plane");
-                    let got = y[plane * ho * wo + o];
-                    assert!(got == x[at] || got.is_nan() && x[at].is_nan(), "output {o}");
-                    want_dx[at] += g[plane * ho * wo + o];
                 }
+                assert_eq!(
+                    dx, want_dx,
+                    "kernel {k}, stride {s}, pad {pad}, dilation {dil}"
+                );
             }
-            assert_eq!(
-                dx, want_dx,
-                "kernel {k}, stride {s}, pad {pad}, dilation {dil}"
-            );
         }
     }
 }
