@@ -70,6 +70,7 @@ fn sx(e: &Expr) -> String {
         ExprKind::Int(i) => i.to_string(),
         ExprKind::Float(f) => format!("{f:?}"),
         ExprKind::Str(s) => format!("{s:?}"),
+        ExprKind::Bytes(b) => format!("b{b:?}"),
         ExprKind::FString(parts) => format!("(f {})", fparts(parts)),
         ExprKind::Bool(b) => if *b { "True" } else { "False" }.into(),
         ExprKind::None => "None".into(),
