@@ -227,6 +227,30 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
     crate::modules::python::code::install(b);
 }
 
+thread_local! {
+    static GRAD_SCALAR_WARNED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// PyTorch's UserWarning for `float(t)` of a tensor that requires grad, given once per process
+/// as PyTorch's TORCH_WARN_ONCE gives it (its text names PyTorch's own source).
+fn grad_scalar_warning(it: &mut dyn Interpreter, x: &Value) -> Result<(), Exc> {
+    let Value::Array(a) = x else {
+        return Ok(());
+    };
+    if a.flavor != crate::object::value::Flavor::Torch
+        || GRAD_SCALAR_WARNED.with(|w| w.get())
+        || !it.state().nn.tape.requires_grad(&a.array)
+    {
+        return Ok(());
+    }
+    GRAD_SCALAR_WARNED.with(|w| w.set(true));
+    let text = "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\nConsider using tensor.detach() first. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:820.)";
+    if let Some(warn) = it.import("warnings")?.get("warn") {
+        it.call_value(&warn, Args::positional(vec![Value::str(text)]))?;
+    }
+    Ok(())
+}
+
 fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let sep = match &a.take_kw("sep") {
         Some(Value::Str(s)) => s.to_string(),
@@ -1210,6 +1234,9 @@ pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<V
             "float"
         };
         class::tracer_warning(it, x, what)?;
+        if t == TypeKind::Float {
+            grad_scalar_warning(it, x)?;
+        }
     }
     if t == TypeKind::Int {
         let base = a.take(1, "base")?;
