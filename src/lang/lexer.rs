@@ -1086,7 +1086,9 @@ pub(crate) fn decode_bytes(text: &str, raw: bool) -> Result<Vec<u8>, (String, Sp
                 out.push((value & 0xff) as u8);
             }
             b'x' => {
-                let digits = b.get(i..i + 2).filter(|d| d.iter().all(u8::is_ascii_hexdigit));
+                let digits = b
+                    .get(i..i + 2)
+                    .filter(|d| d.iter().all(u8::is_ascii_hexdigit));
                 let Some(d) = digits else {
                     let at = out.len();
                     return Err((

@@ -710,8 +710,7 @@ impl<'s> Parser<'s> {
         if let (
             Tok::Name(name),
             Tok::Str(_) | Tok::Bytes(_) | Tok::FStr { .. } | Tok::Name(_) | Tok::Int(_),
-        ) =
-            (self.peek(), self.peek_nth(1))
+        ) = (self.peek(), self.peek_nth(1))
         {
             if &**name == "print" {
                 return Err(err(

@@ -1341,7 +1341,9 @@ fn check_torch_dtypes(core: &Core, layer: &Block, x: &Array) -> Result<(), Exc> 
     use crate::nn::layers::BlockKind;
     let dtype_of = |name: &str| {
         let params = core.params.borrow();
-        let p = params.iter().find(|(k, p)| **k == *name && !p.buffer.get())?;
+        let p = params
+            .iter()
+            .find(|(k, p)| **k == *name && !p.buffer.get())?;
         p.1.data(None).ok().map(|a| a.dtype())
     };
     let (Some(w), x_dt) = (dtype_of("weight"), x.dtype()) else {

@@ -216,8 +216,11 @@ fn needle(v: &Value) -> Result<Vec<u8>, Exc> {
         return Ok(b.to_vec());
     }
     match as_i64(v) {
-        Some(n) => Ok(vec![u8::try_from(n)
-            .map_err(|_| Exc::value_error("byte must be in range(0, 256)"))?]),
+        Some(n) => {
+            Ok(vec![u8::try_from(n).map_err(|_| {
+                Exc::value_error("byte must be in range(0, 256)")
+            })?])
+        }
         None => Err(Exc::type_error(format!(
             "argument should be integer or bytes-like object, not '{}'",
             v.type_name()
@@ -295,9 +298,9 @@ fn decode(_: &mut dyn Interpreter, this: &Value, mut a: Args) -> Result<Value, E
             Some(at) => Err(decode_error("ascii", at, "ordinal not in range(128)")),
             None => Ok(Value::str(std::str::from_utf8(b).unwrap_or(""))),
         },
-        "latin-1" | "latin1" | "iso-8859-1" => {
-            Ok(Value::str(&b.iter().map(|&c| c as char).collect::<String>()))
-        }
+        "latin-1" | "latin1" | "iso-8859-1" => Ok(Value::str(
+            &b.iter().map(|&c| c as char).collect::<String>(),
+        )),
         other => Err(Exc::new(
             ExcKind::LookupError,
             format!("unknown encoding: {other} (devarray decodes utf-8, ascii and latin-1)"),
@@ -526,52 +529,100 @@ fn get_item(_: &mut dyn Interpreter, this: &Value, mut a: Args) -> Result<Value,
 
 /// The methods `bytes` objects have, by name (`b.decode`, `b.split`, ...).
 const METHODS: &[(&str, &str, MethodFn)] = &[
-    ("decode", "decode(encoding='utf-8', errors='strict'): the text.", decode),
-    ("hex", "hex(): two hexadecimal digits per byte.", |_, this, a| {
-        a.finish(0)?;
-        Ok(Value::str(&hex(this_bytes(this)?)))
-    }),
-    ("startswith", "startswith(prefix[, start[, end]]): whether the bytes begin with prefix.", |_, this, a| {
-        affix(this, a, "startswith", false)
-    }),
-    ("endswith", "endswith(suffix[, start[, end]]): whether the bytes end with suffix.", |_, this, a| {
-        affix(this, a, "endswith", true)
-    }),
-    ("split", "split(sep=None, maxsplit=-1): the parts between separators.", split),
-    ("strip", "strip(bytes=None): without leading and trailing whitespace (or those bytes).", |_, this, a| {
-        strip(this, a, true, true)
-    }),
-    ("lstrip", "lstrip(bytes=None): without leading whitespace (or those bytes).", |_, this, a| {
-        strip(this, a, true, false)
-    }),
-    ("rstrip", "rstrip(bytes=None): without trailing whitespace (or those bytes).", |_, this, a| {
-        strip(this, a, false, true)
-    }),
-    ("join", "join(iterable_of_bytes): the parts with these bytes between them.", join),
-    ("find", "find(sub[, start[, end]]): the lowest index of sub, or -1.", |_, this, a| {
-        search(this, a, "find")
-    }),
-    ("rfind", "rfind(sub[, start[, end]]): the highest index of sub, or -1.", |_, this, a| {
-        search(this, a, "rfind")
-    }),
-    ("index", "index(sub[, start[, end]]): like find, but ValueError when absent.", |_, this, a| {
-        search(this, a, "index")
-    }),
-    ("rindex", "rindex(sub[, start[, end]]): like rfind, but ValueError when absent.", |_, this, a| {
-        search(this, a, "rindex")
-    }),
-    ("count", "count(sub[, start[, end]]): occurrences of sub, not overlapping.", |_, this, a| {
-        search(this, a, "count")
-    }),
-    ("replace", "replace(old, new, count=-1): with occurrences of old replaced by new.", replace),
-    ("upper", "upper(): ASCII letters upper-cased.", |_, this, a| {
-        a.finish(0)?;
-        Ok(Bytes::value(this_bytes(this)?.to_ascii_uppercase()))
-    }),
-    ("lower", "lower(): ASCII letters lower-cased.", |_, this, a| {
-        a.finish(0)?;
-        Ok(Bytes::value(this_bytes(this)?.to_ascii_lowercase()))
-    }),
+    (
+        "decode",
+        "decode(encoding='utf-8', errors='strict'): the text.",
+        decode,
+    ),
+    (
+        "hex",
+        "hex(): two hexadecimal digits per byte.",
+        |_, this, a| {
+            a.finish(0)?;
+            Ok(Value::str(&hex(this_bytes(this)?)))
+        },
+    ),
+    (
+        "startswith",
+        "startswith(prefix[, start[, end]]): whether the bytes begin with prefix.",
+        |_, this, a| affix(this, a, "startswith", false),
+    ),
+    (
+        "endswith",
+        "endswith(suffix[, start[, end]]): whether the bytes end with suffix.",
+        |_, this, a| affix(this, a, "endswith", true),
+    ),
+    (
+        "split",
+        "split(sep=None, maxsplit=-1): the parts between separators.",
+        split,
+    ),
+    (
+        "strip",
+        "strip(bytes=None): without leading and trailing whitespace (or those bytes).",
+        |_, this, a| strip(this, a, true, true),
+    ),
+    (
+        "lstrip",
+        "lstrip(bytes=None): without leading whitespace (or those bytes).",
+        |_, this, a| strip(this, a, true, false),
+    ),
+    (
+        "rstrip",
+        "rstrip(bytes=None): without trailing whitespace (or those bytes).",
+        |_, this, a| strip(this, a, false, true),
+    ),
+    (
+        "join",
+        "join(iterable_of_bytes): the parts with these bytes between them.",
+        join,
+    ),
+    (
+        "find",
+        "find(sub[, start[, end]]): the lowest index of sub, or -1.",
+        |_, this, a| search(this, a, "find"),
+    ),
+    (
+        "rfind",
+        "rfind(sub[, start[, end]]): the highest index of sub, or -1.",
+        |_, this, a| search(this, a, "rfind"),
+    ),
+    (
+        "index",
+        "index(sub[, start[, end]]): like find, but ValueError when absent.",
+        |_, this, a| search(this, a, "index"),
+    ),
+    (
+        "rindex",
+        "rindex(sub[, start[, end]]): like rfind, but ValueError when absent.",
+        |_, this, a| search(this, a, "rindex"),
+    ),
+    (
+        "count",
+        "count(sub[, start[, end]]): occurrences of sub, not overlapping.",
+        |_, this, a| search(this, a, "count"),
+    ),
+    (
+        "replace",
+        "replace(old, new, count=-1): with occurrences of old replaced by new.",
+        replace,
+    ),
+    (
+        "upper",
+        "upper(): ASCII letters upper-cased.",
+        |_, this, a| {
+            a.finish(0)?;
+            Ok(Bytes::value(this_bytes(this)?.to_ascii_uppercase()))
+        },
+    ),
+    (
+        "lower",
+        "lower(): ASCII letters lower-cased.",
+        |_, this, a| {
+            a.finish(0)?;
+            Ok(Bytes::value(this_bytes(this)?.to_ascii_lowercase()))
+        },
+    ),
     ("__len__", "Return len(self).", |_, this, a| {
         a.finish(0)?;
         Ok(Value::Int(this_bytes(this)?.len() as i64))
@@ -580,7 +631,10 @@ const METHODS: &[(&str, &str, MethodFn)] = &[
     ("__iter__", "Implement iter(self).", |_, this, a| {
         a.finish(0)?;
         Ok(Value::list(
-            this_bytes(this)?.iter().map(|&c| Value::Int(c as i64)).collect(),
+            this_bytes(this)?
+                .iter()
+                .map(|&c| Value::Int(c as i64))
+                .collect(),
         ))
     }),
 ];

@@ -732,10 +732,13 @@ fn to(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.finish(2)?;
     let (device, dtype) = match spec {
         Some(Value::DType(dt, _)) => (None, Some(dt)),
-        other => (other, second.and_then(|d| match d {
-            Value::DType(dt, _) => Some(dt),
-            _ => None,
-        })),
+        other => (
+            other,
+            second.and_then(|d| match d {
+                Value::DType(dt, _) => Some(dt),
+                _ => None,
+            }),
+        ),
     };
     if let Some(spec) = device.filter(|d| !matches!(d, Value::None)) {
         let d = parse_torch_device(&spec, None)?.device();
@@ -772,7 +775,12 @@ fn cpu(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 /// `float()` / `double()`: the module itself, its floating-point parameters and buffers (and
 /// their gradients' dtype) now float32 / float64, as PyTorch's `Module._apply`; integer buffers
 /// (`num_batches_tracked`) stay.
-fn cast_module(it: &mut dyn Interpreter, this: Value, core: &Core, dtype: DType) -> Result<Value, Exc> {
+fn cast_module(
+    it: &mut dyn Interpreter,
+    this: Value,
+    core: &Core,
+    dtype: DType,
+) -> Result<Value, Exc> {
     for p in blocks::all_params(core) {
         // A made buffer's values tell its dtype (`num_batches_tracked` is int64).
         let current = p.data(None).map_or(p.dtype.get(), |d| d.dtype());
