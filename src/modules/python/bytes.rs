@@ -201,7 +201,7 @@ fn fromhex(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 /// A `bytes` argument of a method, with CPython's error naming what was passed.
-fn bytes_arg<'a>(v: &'a Value) -> Result<&'a [u8], Exc> {
+fn bytes_arg(v: &Value) -> Result<&[u8], Exc> {
     of(v).ok_or_else(|| {
         Exc::type_error(format!(
             "a bytes-like object is required, not '{}'",
