@@ -239,6 +239,8 @@ fn grad_scalar_warning(it: &mut dyn Interpreter, x: &Value) -> Result<(), Exc> {
     };
     if a.flavor != crate::object::value::Flavor::Torch
         || GRAD_SCALAR_WARNED.with(|w| w.get())
+        // A trace tracks its inputs without their requiring grad.
+        || it.state().nn.tape.is_tracing()
         || !it.state().nn.tape.requires_grad(&a.array)
     {
         return Ok(());

@@ -817,7 +817,7 @@ fn other_float(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Err(Exc::new(
         ExcKind::NotImplementedError,
         format!(
-            "{class}.{method}(): devarray has no float16 tensors; keep the module float32 or use double()"
+            "{class}.{method}(): devarray has no float16 tensors; keep the module float32 or call double()"
         ),
     ))
 }
