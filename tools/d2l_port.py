@@ -130,7 +130,6 @@ from mxnet import autograd, context, gluon, init, np, npx
 from mxnet.gluon import nn
 from mxnet.gluon.data.vision import transforms
 
-npx.set_np()
 nn_Module = nn.Block
 d2l = sys.modules[__name__]
 ''' + OFFLINE,

@@ -1276,6 +1276,7 @@ impl<'s> Interp<'s> {
             ExprKind::Int(i) => Value::Int(*i),
             ExprKind::Float(f) => Value::Float(*f),
             ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::Bytes(b) => crate::modules::python::bytes::Bytes::value(b.to_vec()),
             ExprKind::Bool(b) => Value::Bool(*b),
             ExprKind::None => Value::None,
             ExprKind::Ellipsis => Value::Str(Rc::from("...")),

@@ -285,6 +285,8 @@ pub enum ExprKind {
     Int(i64),
     Float(f64),
     Str(Rc<str>),
+    /// b"..."
+    Bytes(Rc<[u8]>),
     /// f"..." — literal pieces and `{expr!r:spec}` pieces.
     FString(Vec<FStringPart>),
     Bool(bool),
@@ -515,6 +517,7 @@ impl Expr {
             | ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Str(_)
+            | ExprKind::Bytes(_)
             | ExprKind::Bool(_)
             | ExprKind::None
             | ExprKind::Ellipsis => false,

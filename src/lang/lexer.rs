@@ -208,6 +208,8 @@ pub enum Tok {
     Float(f64),
     /// A plain string literal, escapes already decoded.
     Str(Rc<str>),
+    /// A bytes literal (`b"..."`, `rb'...'`), escapes already decoded.
+    Bytes(Rc<[u8]>),
     /// An f-string: `body` is the text between the quotes, decoded by the parser
     /// because its `{...}` pieces are expressions.
     FStr {
@@ -694,14 +696,10 @@ impl<'s> Lexer<'s> {
     fn string(&mut self, start: usize, prefix: &str) -> LexResult<()> {
         let lower = prefix.to_ascii_lowercase();
         let (raw, fstring) = match lower.as_str() {
-            "" | "u" => (false, false),
-            "r" => (true, false),
+            "" | "u" | "b" => (false, false),
+            "r" | "rb" | "br" => (true, false),
             "f" => (false, true),
             "rf" | "fr" => (true, true),
-            "b" | "rb" | "br" => return Err(error(
-                "byte strings (b\"...\") are not supported; remove the 'b' prefix to make a str",
-                Span::new(start, self.pos),
-            )),
             _ => {
                 return Err(error(
                     format!("invalid string prefix '{prefix}'"),
@@ -771,6 +769,19 @@ impl<'s> Lexer<'s> {
             return Ok(());
         }
         let text = self.src.get(body_start..body_end).unwrap_or("");
+        if lower.contains('b') {
+            if !text.is_ascii() {
+                return Err(error(
+                    "bytes can only contain ASCII literal characters",
+                    Span::new(start, self.pos),
+                ));
+            }
+            let value = decode_bytes(text, raw).map_err(|(msg, at)| {
+                error(msg, Span::new(body_start + at.start, body_start + at.end))
+            })?;
+            self.push(Tok::Bytes(Rc::from(value)), start);
+            return Ok(());
+        }
         let value = decode_escapes(text, raw).map_err(|(msg, at)| {
             error(msg, Span::new(body_start + at.start, body_start + at.end))
         })?;
@@ -1023,6 +1034,79 @@ pub(crate) fn int_too_large(span: Span) -> SyntaxError {
 
 fn parse_int(digits: &str, radix: u32, span: Span) -> LexResult<i64> {
     i64::from_str_radix(digits, radix).map_err(|_| int_too_large(span))
+}
+
+/// Decodes a bytes literal's (ASCII) body as CPython does: `\\xhh`, octal (modulo 256) and
+/// the one-letter escapes; `\\u`, `\\N` and unknown escapes are kept as written.
+pub(crate) fn decode_bytes(text: &str, raw: bool) -> Result<Vec<u8>, (String, Span)> {
+    let b = text.as_bytes();
+    if raw || !b.contains(&b'\\') {
+        return Ok(b.to_vec());
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
+        if c != b'\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(&e) = b.get(i) else {
+            out.push(b'\\');
+            break;
+        };
+        i += 1;
+        match e {
+            b'\n' => {}
+            b'\r' => {
+                if b.get(i) == Some(&b'\n') {
+                    i += 1;
+                }
+            }
+            b'\\' | b'\'' | b'"' => out.push(e),
+            b'a' => out.push(7),
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'v' => out.push(11),
+            b'0'..=b'7' => {
+                let mut value = u32::from(e - b'0');
+                for _ in 0..2 {
+                    match b.get(i) {
+                        Some(&d @ b'0'..=b'7') => {
+                            value = value * 8 + u32::from(d - b'0');
+                            i += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                out.push((value & 0xff) as u8);
+            }
+            b'x' => {
+                let digits = b
+                    .get(i..i + 2)
+                    .filter(|d| d.iter().all(u8::is_ascii_hexdigit));
+                let Some(d) = digits else {
+                    let at = out.len();
+                    return Err((
+                        format!("(value error) invalid \\x escape at position {at}"),
+                        Span::new(i - 2, (i + 2).min(b.len())),
+                    ));
+                };
+                let hex = std::str::from_utf8(d).unwrap_or("0");
+                out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
+                i += 2;
+            }
+            other => {
+                out.push(b'\\');
+                out.push(other);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Decodes backslash escapes like Python: unknown escapes are kept as written.

@@ -61,6 +61,7 @@ fn is_constant(e: &Expr) -> bool {
         ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Str(_)
+            | ExprKind::Bytes(_)
             | ExprKind::Bool(_)
             | ExprKind::None
             | ExprKind::Ellipsis

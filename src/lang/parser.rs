@@ -707,8 +707,10 @@ impl<'s> Parser<'s> {
     fn expression_statement(&mut self) -> PResult<Stmt> {
         let start = self.start();
         // `print "x"`: Python 2 habits get CPython's hint.
-        if let (Tok::Name(name), Tok::Str(_) | Tok::FStr { .. } | Tok::Name(_) | Tok::Int(_)) =
-            (self.peek(), self.peek_nth(1))
+        if let (
+            Tok::Name(name),
+            Tok::Str(_) | Tok::Bytes(_) | Tok::FStr { .. } | Tok::Name(_) | Tok::Int(_),
+        ) = (self.peek(), self.peek_nth(1))
         {
             if &**name == "print" {
                 return Err(err(
@@ -1777,6 +1779,7 @@ impl<'s> Parser<'s> {
                 | Tok::IntMinMagnitude
                 | Tok::Float(_)
                 | Tok::Str(_)
+                | Tok::Bytes(_)
                 | Tok::FStr { .. }
                 | Tok::Keyword(
                     Keyword::True | Keyword::False | Keyword::None | Keyword::Lambda | Keyword::Not
@@ -1993,7 +1996,7 @@ impl<'s> Parser<'s> {
                 ExprKind::Float(value)
             }
             Tok::IntMinMagnitude => return Err(int_too_large(self.span())),
-            Tok::Str(_) | Tok::FStr { .. } => return self.strings(),
+            Tok::Str(_) | Tok::Bytes(_) | Tok::FStr { .. } => return self.strings(),
             Tok::Keyword(Keyword::True) => {
                 self.advance();
                 ExprKind::Bool(true)
@@ -2205,15 +2208,24 @@ impl<'s> Parser<'s> {
         let start = self.start();
         let mut parts: Vec<FStringPart> = Vec::new();
         let mut any_fstring = false;
+        // Adjacent bytes literals: their bytes, and whether any str literal was among them.
+        let mut bytes: Option<Vec<u8>> = None;
+        let mut any_str = false;
         loop {
             match self.peek().clone() {
                 Tok::Str(text) => {
                     self.advance();
+                    any_str = true;
                     push_literal(&mut parts, &text);
+                }
+                Tok::Bytes(b) => {
+                    self.advance();
+                    bytes.get_or_insert_with(Vec::new).extend_from_slice(&b);
                 }
                 Tok::FStr { body, raw } => {
                     self.advance();
                     any_fstring = true;
+                    any_str = true;
                     let pieces = self.nested(|p| p.fstring(body, raw, false))?;
                     for piece in pieces {
                         match piece {
@@ -2226,6 +2238,15 @@ impl<'s> Parser<'s> {
             }
         }
         let span = self.since(start);
+        if let Some(bytes) = bytes {
+            if any_str {
+                return Err(err("cannot mix bytes and nonbytes literals", span));
+            }
+            return Ok(Expr {
+                kind: ExprKind::Bytes(Rc::from(bytes)),
+                span,
+            });
+        }
         if any_fstring {
             return Ok(Expr {
                 kind: ExprKind::FString(parts),

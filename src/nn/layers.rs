@@ -109,7 +109,8 @@ pub struct Parameter {
     /// The shape as made, its inferred dimensions 0 for good: MXNet's graph files keep them
     /// unknown (-1) after the first pass fixed them.
     pub made_shape: Vec<usize>,
-    pub dtype: DType,
+    /// Changed only by PyTorch's `module.double()` / `float()`.
+    pub dtype: Cell<DType>,
     /// How values are drawn when `initialize` gives no initializer (or this one is `own_init`).
     pub init: Cell<Init>,
     data: RefCell<Vec<Array>>,
@@ -162,7 +163,7 @@ impl Parameter {
             name,
             made_shape: shape.clone(),
             shape: RefCell::new(shape),
-            dtype: DType::Float32,
+            dtype: Cell::new(DType::Float32),
             init: Cell::new(init),
             data: RefCell::new(Vec::new()),
             deferred: RefCell::new(None),
@@ -226,7 +227,7 @@ impl Parameter {
             .dtype_text
             .borrow()
             .clone()
-            .unwrap_or_else(|| self.dtype.name().to_string());
+            .unwrap_or_else(|| self.dtype.get().name().to_string());
         let kind = if self.constant.get() {
             "Constant"
         } else {
@@ -276,7 +277,7 @@ impl Parameter {
         } else {
             init
         };
-        draw(rt, shape, self.dtype, init, self.fan_in.get())
+        draw(rt, shape, self.dtype.get(), init, self.fan_in.get())
     }
 
     /// The initializer a program's `Initializer` subclass stands for, kept opaque here (the
@@ -343,6 +344,27 @@ impl Parameter {
         } else {
             tape.attach_grad(rt, copy, false)
         }
+    }
+
+    /// Every copy converted to `dtype`, tracked anew (PyTorch's `module.double()`/`float()`; a
+    /// parameter not made yet is made in that dtype).
+    pub fn cast(&self, rt: &Runtime, tape: &mut Tape, dtype: DType) -> Result<()> {
+        self.dtype.set(dtype);
+        let old = self.data.borrow().clone();
+        if old.iter().all(|a| a.dtype() == dtype) {
+            return Ok(());
+        }
+        let mut copies = Vec::with_capacity(old.len());
+        for a in &old {
+            let copy = a.astype(dtype)?;
+            self.track(rt, tape, &copy)?;
+            copies.push(copy);
+        }
+        for a in &old {
+            tape.detach(a);
+        }
+        *self.data.borrow_mut() = copies;
+        Ok(())
     }
 
     /// Makes `array` itself the parameter's only copy (PyTorch's `nn.Parameter(t)` shares t's
@@ -548,7 +570,7 @@ impl Parameter {
             name: self.name.clone(),
             shape: RefCell::new(self.shape()),
             made_shape: self.made_shape.clone(),
-            dtype: self.dtype,
+            dtype: Cell::new(self.dtype.get()),
             init: Cell::new(self.init.get()),
             data: RefCell::new(copies),
             deferred: RefCell::new(self.deferred.borrow().clone()),

@@ -279,6 +279,17 @@ pub fn dropout(
     let shape = channel_shape.unwrap_or(x.shape());
     let mask = if p >= 1.0 {
         rt.zeros(shape, x.dtype(), x.device())?
+    } else if rt.sampler() == crate::runtime::Sampler::Torch {
+        // PyTorch's `bernoulli_(1 - p)`: one double per element from its CPU generator's
+        // 64-bit draws (what `torch.rand(dtype=float64)` gives), kept when below 1 - p, so a
+        // seeded program drops the same units as PyTorch.
+        let u = rt.uniform(0.0, 1.0, shape, crate::runtime::DType::Float64, x.device())?;
+        let keep = Array::binary(
+            BinaryOp::Lt,
+            Operand::Array(&u),
+            Operand::Scalar(Scalar::Float(1.0 - p)),
+        )?;
+        mul_s(&keep.astype(x.dtype())?, 1.0 / (1.0 - p))?
     } else {
         let u = rt.uniform(0.0, 1.0, shape, x.dtype(), x.device())?;
         let keep = Array::binary(

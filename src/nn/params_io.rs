@@ -138,10 +138,10 @@ pub fn load(
             )));
         }
         let host = rt.from_host(view.data.clone(), &view.shape, Device::cpu(0))?;
-        let host = if host.dtype() == p.dtype {
+        let host = if host.dtype() == p.dtype.get() {
             host
         } else {
-            host.astype(p.dtype)?
+            host.astype(p.dtype.get())?
         };
         staged.push((p, p.prepare_copies(rt, tape, &host, devices)?));
     }

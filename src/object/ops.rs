@@ -253,6 +253,16 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
     if matches!(l, Value::Array(_)) || matches!(r, Value::Array(_)) {
         return array_binary(it, op, l, r);
     }
+    if let Value::Object(o) = l {
+        if let Some(v) = o.binary(op, r, false) {
+            return v;
+        }
+    }
+    if let Value::Object(o) = r {
+        if let Some(v) = o.binary(op, l, true) {
+            return v;
+        }
+    }
     match (l, r) {
         (Value::Int(_) | Value::Bool(_), Value::Int(_) | Value::Bool(_)) => {
             let (a, b) = (as_i64(l).unwrap_or(0), as_i64(r).unwrap_or(0));
@@ -898,6 +908,7 @@ pub fn less(l: &Value, r: &Value) -> Result<Option<bool>, Exc> {
         (Value::Tuple(a), Value::Tuple(b)) => seq_less(a, b)?,
         // Sets order by inclusion: `<` is a proper subset.
         (Value::Set(a), Value::Set(b)) => Some(super::set::proper_subset(a, b)),
+        (Value::Object(a), b) => a.less(b),
         _ => None,
     })
 }
@@ -1057,6 +1068,11 @@ fn binary_insertion(
 }
 
 fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result<bool, Exc> {
+    if let Value::Object(o) = container {
+        if let Some(found) = o.contains(item) {
+            return found;
+        }
+    }
     if let Value::Instance(_) = container {
         if let Some(v) = class::call_special(it, container, "__contains__", vec![item.clone()])? {
             return class::truthy(it, &v);

@@ -595,6 +595,7 @@ pub fn is_constant(e: &crate::lang::ast::Expr) -> bool {
         ExprKind::Int(_)
         | ExprKind::Float(_)
         | ExprKind::Str(_)
+        | ExprKind::Bytes(_)
         | ExprKind::Bool(_)
         | ExprKind::None
         | ExprKind::Ellipsis => true,

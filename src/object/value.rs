@@ -286,6 +286,28 @@ pub trait NativeObject {
     fn class_value(&self) -> Option<Value> {
         None
     }
+    /// `self op other`, or `other op self` when `reflected`, for an object with operators of its
+    /// own (`bytes + bytes`); None when it does not define `op` for that operand.
+    fn binary(
+        &self,
+        _op: crate::lang::ast::BinOp,
+        _other: &Value,
+        _reflected: bool,
+    ) -> Option<Result<Value, Exc>> {
+        None
+    }
+    /// `self < other` when the object is ordered against `other`; None: they do not compare.
+    fn less(&self, _other: &Value) -> Option<bool> {
+        None
+    }
+    /// `item in self` for a native container; None: not a container.
+    fn contains(&self, _item: &Value) -> Option<Result<bool, Exc>> {
+        None
+    }
+    /// The key a dict or set files the object under when it hashes by value; None: by identity.
+    fn hash_key(&self) -> Option<HashKey> {
+        None
+    }
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
@@ -313,6 +335,8 @@ pub enum HashKey {
     /// Floats that are not whole numbers, by bit pattern (whole floats hash as Int like Python: 1.0 == 1).
     Float(u64),
     Str(Rc<str>),
+    /// A value hashed by its bytes (`bytes`).
+    Bytes(Rc<[u8]>),
     Tuple(Vec<HashKey>),
     /// A frozenset (or a set looked up as one).
     FrozenSet(super::set::FrozenKey),
@@ -552,6 +576,10 @@ impl Value {
                 }
             }
             Value::Device(d) => HashKey::Device(*d),
+            Value::Object(o) => match o.hash_key() {
+                Some(k) => k,
+                None => HashKey::Ptr(self.identity()),
+            },
             Value::Set(s) if s.frozen => super::set::frozen_key(s),
             Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Array(_) => return Ok(None),
             // A tuple subclass (a namedtuple) hashes as its tuple, as CPython's tuple.__hash__

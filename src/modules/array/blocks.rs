@@ -21,7 +21,7 @@ use crate::object::format::repr;
 use crate::object::ops::wrap;
 use crate::object::value::{Args, BuiltinFn, Flavor, NativeObject, Value};
 use crate::object::{unbound_method, Interpreter};
-use crate::runtime::{Array, Device, RuntimeError};
+use crate::runtime::{Array, DType, Device, RuntimeError};
 
 /// Which framework a block belongs to: names, reprs and error wording follow it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -502,7 +502,7 @@ impl UninitializedParam {
             .deferred_devices()
             .and_then(|d| d.first().copied())
             .unwrap_or(Device::cpu(0));
-        let empty = it.state().rt.zeros(&[0], p.dtype, device).ok();
+        let empty = it.state().rt.zeros(&[0], p.dtype.get(), device).ok();
         Value::Object(Rc::new(UninitializedParam(p.clone(), empty)))
     }
 
@@ -1129,7 +1129,7 @@ fn run_custom_init(
     devices: &[Device],
 ) -> Result<(), Exc> {
     let shape = p.shape();
-    let data = it.state().rt.zeros(&shape, p.dtype, Device::cpu(0))?;
+    let data = it.state().rt.zeros(&shape, p.dtype.get(), Device::cpu(0))?;
     let flavor = if it.state().np_mode {
         Flavor::Np
     } else {
@@ -1281,6 +1281,7 @@ fn layer_forward(
     finish_custom_init(it, layer, &array)?;
     if core.dialect == Dialect::Torch {
         check_torch_devices(core, layer, &array)?;
+        check_torch_dtypes(core, layer, &array)?;
     }
     let st = it.state_mut();
     let mut training = false;
@@ -1333,6 +1334,56 @@ fn layer_forward(
 
 /// PyTorch's error for an input on another device than the parameters (a convolution's own
 /// words where the two are a CPU and a GPU). Nothing is copied.
+/// PyTorch's errors for an input whose dtype is not its layer's (a float64 batch into a float32
+/// Linear, or the other way round after `double()`); the layers do not convert.
+fn check_torch_dtypes(core: &Core, layer: &Block, x: &Array) -> Result<(), Exc> {
+    use crate::nn::cnn::{BatchNormLayer, ConvLayer};
+    use crate::nn::layers::BlockKind;
+    let dtype_of = |name: &str| {
+        let params = core.params.borrow();
+        let p = params
+            .iter()
+            .find(|(k, p)| **k == *name && !p.buffer.get())?;
+        p.1.data(None).ok().map(|a| a.dtype())
+    };
+    let (Some(w), x_dt) = (dtype_of("weight"), x.dtype()) else {
+        return Ok(());
+    };
+    // PyTorch's scalar type names: `Float`, `Double`, `Long`, ...
+    let torch_name = |d: DType| match d {
+        DType::Float32 => "Float",
+        DType::Float64 => "Double",
+        DType::Int32 => "Int",
+        DType::Int64 => "Long",
+        DType::Bool => "Bool",
+    };
+    let error = |m: String| Err(Exc::new(ExcKind::RuntimeError, m));
+    match &layer.kind {
+        BlockKind::Dense { .. } if x_dt != w => error(format!(
+            "mat1 and mat2 must have the same dtype, but got {} and {}",
+            torch_name(x_dt),
+            torch_name(w)
+        )),
+        BlockKind::Op(op) if op.as_any().is::<ConvLayer>() => match dtype_of("bias") {
+            Some(b) if b != x_dt => error(format!(
+                "Input type ({}) and bias type ({}) should be the same",
+                torch_name(x_dt).to_lowercase(),
+                torch_name(b).to_lowercase()
+            )),
+            _ if w != x_dt => error(format!(
+                "expected scalar type {} but found {}",
+                torch_name(x_dt),
+                torch_name(w)
+            )),
+            _ => Ok(()),
+        },
+        BlockKind::Op(op) if op.as_any().is::<BatchNormLayer>() && x_dt != w => {
+            error("mixed dtype (CPU): all inputs must share same datatype.".to_string())
+        }
+        _ => Ok(()),
+    }
+}
+
 fn check_torch_devices(core: &Core, layer: &Block, x: &Array) -> Result<(), Exc> {
     let here = x.device();
     // A parameter with a copy here (a DataParallel replica's) is fine.

@@ -214,10 +214,43 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         }
         b.insert(Rc::from(k.name()), Value::ExcType(k));
     }
+    b.insert(
+        Rc::from("bytes"),
+        Value::Class(crate::modules::python::bytes::class()),
+    );
+    for class in crate::modules::python::bytes::unicode_errors() {
+        b.insert(class.name.clone(), Value::Class(class));
+    }
     // Every program runs as the main module (`if __name__ == '__main__':`).
     b.insert(Rc::from("__name__"), Value::str("__main__"));
     crate::modules::python::classes::install(b);
     crate::modules::python::code::install(b);
+}
+
+thread_local! {
+    static GRAD_SCALAR_WARNED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// PyTorch's UserWarning for `float(t)` of a tensor that requires grad, given once per process
+/// as PyTorch's TORCH_WARN_ONCE gives it (its text names PyTorch's own source).
+fn grad_scalar_warning(it: &mut dyn Interpreter, x: &Value) -> Result<(), Exc> {
+    let Value::Array(a) = x else {
+        return Ok(());
+    };
+    if a.flavor != crate::object::value::Flavor::Torch
+        || GRAD_SCALAR_WARNED.with(|w| w.get())
+        // A trace tracks its inputs without their requiring grad.
+        || it.state().nn.tape.is_tracing()
+        || !it.state().nn.tape.requires_grad(&a.array)
+    {
+        return Ok(());
+    }
+    GRAD_SCALAR_WARNED.with(|w| w.set(true));
+    let text = "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\nConsider using tensor.detach() first. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:820.)";
+    if let Some(warn) = it.import("warnings")?.get("warn") {
+        it.call_value(&warn, Args::positional(vec![Value::str(text)]))?;
+    }
+    Ok(())
 }
 
 fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1203,6 +1236,9 @@ pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<V
             "float"
         };
         class::tracer_warning(it, x, what)?;
+        if t == TypeKind::Float {
+            grad_scalar_warning(it, x)?;
+        }
     }
     if t == TypeKind::Int {
         let base = a.take(1, "base")?;

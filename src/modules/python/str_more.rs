@@ -292,26 +292,8 @@ pub fn method_of(v: &Value, name: &str) -> Option<Value> {
                 None => Rc::from("utf-8"),
                 Some(v) => str_of(v, "encode() argument 'encoding'")?,
             };
-            match enc.to_lowercase().replace('_', "-").as_str() {
-                "utf-8" | "utf8" => {}
-                "ascii" => {
-                    if let Some((i, c)) = s.chars().enumerate().find(|(_, c)| !c.is_ascii()) {
-                        use crate::modules::python::stdlib::{exc_class, raise};
-                        return Err(raise(
-                            &exc_class("UnicodeEncodeError", "builtins", ExcKind::ValueError),
-                            format!("'ascii' codec can't encode character '\\x{:02x}' in position {i}: ordinal not in range(128)", c as u32),
-                        ));
-                    }
-                }
-                other => {
-                    return Err(Exc::new(
-                        ExcKind::LookupError,
-                        format!("unknown encoding: {other} (devarray encodes utf-8 and ascii)"),
-                    ))
-                }
-            }
             Ok(crate::modules::python::bytes::Bytes::value(
-                s.as_bytes().to_vec(),
+                crate::modules::python::bytes::encode(&s, &enc)?,
             ))
         }),
         "removeprefix" => ("removeprefix", |_, r, mut a| {

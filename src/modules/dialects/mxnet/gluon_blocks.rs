@@ -878,7 +878,7 @@ impl NativeObject for ParamObj {
         Some(match name {
             "name" => Value::str(&self.param.name),
             "shape" => shape_tuple(&self.param, self.np),
-            "dtype" => Value::DType(self.param.dtype, crate::object::value::Flavor::Nd),
+            "dtype" => Value::DType(self.param.dtype.get(), crate::object::value::Flavor::Nd),
             "grad_req" => Value::str("write"),
             "data" => bound(
                 this,

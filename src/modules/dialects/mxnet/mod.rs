@@ -125,6 +125,19 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     reset_np,
                 ),
             );
+            for name in ["is_np_array", "is_np_shape"] {
+                m.set(
+                    name,
+                    builtin(
+                        name,
+                        "is_np_array() / is_np_shape(): whether numpy mode (npx.set_np()) is on.",
+                        |it, a| {
+                            a.finish(0)?;
+                            Ok(Value::Bool(it.state().np_mode))
+                        },
+                    ),
+                );
+            }
             m.set("save", builtin("save", "save(file, arr): write an ndarray, a list of ndarrays or a dict str -> ndarray to a file (devarray's safetensors format; atomically).", files::npx_save));
             m.set("load", builtin("load", "load(file): the arrays of a file written by npx.save: a list of ndarrays or a dict str -> ndarray, each on the device it was saved from (cpu(0) when there is no GPU).", files::npx_load));
             m.set(

@@ -303,37 +303,9 @@ fn dropout(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if !training || p == 0.0 {
         return Ok(wrap(x, Flavor::Torch));
     }
+    // The one dropout (`nn.Dropout` runs it too): PyTorch's mask from its generator.
     let st = it.state_mut();
-    let r = (|| {
-        if p == 1.0 {
-            return st.nn.tape.binary(
-                BinaryOp::Mul,
-                Operand::Array(&x),
-                Operand::Scalar(Scalar::Float(0.0)),
-            );
-        }
-        // Keep each element with probability 1 - p, scaled so the expectation is unchanged.
-        let dtype = if x.dtype().is_float() {
-            x.dtype()
-        } else {
-            DType::Float32
-        };
-        let u = st.rt.uniform(0.0, 1.0, x.shape(), dtype, x.device())?;
-        let keep = Array::binary(
-            BinaryOp::Lt,
-            Operand::Array(&u),
-            Operand::Scalar(Scalar::Float(1.0 - p)),
-        )?
-        .astype(dtype)?;
-        let scaled = Array::binary(
-            BinaryOp::Mul,
-            Operand::Array(&keep),
-            Operand::Scalar(Scalar::Float(1.0 / (1.0 - p))),
-        )?;
-        st.nn
-            .tape
-            .binary(BinaryOp::Mul, Operand::Array(&x), Operand::Array(&scaled))
-    })();
+    let r = crate::nn::norm::dropout(&st.rt, &mut st.nn.tape, &x, p, true, None);
     out(r)
 }
 

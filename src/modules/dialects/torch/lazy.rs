@@ -71,7 +71,7 @@ fn uninitialized_attr(p: &Rc<Parameter>, name: &str) -> Option<Value> {
         .unwrap_or(Device::cpu(0));
     Some(match name {
         "device" => super::TorchDevice::of_tensor(device).value(),
-        "dtype" => Value::DType(p.dtype, Flavor::Torch),
+        "dtype" => Value::DType(p.dtype.get(), Flavor::Torch),
         "is_leaf" => Value::Bool(true),
         "ndim" => Value::Int(1),
         "is_cuda" => Value::Bool(device.kind == DeviceKind::Gpu),

@@ -18,6 +18,7 @@ use crate::object::error::{Exc, ExcKind};
 use crate::object::ops::{as_f64, wrap};
 use crate::object::value::{Args, BuiltinFn, Flavor, Module, NativeObject, TypeKind, Value};
 use crate::object::{builtin, Interpreter};
+use crate::runtime::DType;
 use crate::runtime::{Array, Device};
 
 /// The classes of one thread's sessions (the same objects however `torch.nn` is imported).
@@ -65,7 +66,7 @@ fn make_classes() -> TorchClasses {
         ("cuda", cuda),
         ("cpu", cpu),
         ("float", float),
-        ("double", other_float),
+        ("double", double),
         ("half", other_float),
         ("train", train),
         ("eval", eval),
@@ -690,7 +691,7 @@ fn load_state_dict(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> 
         let Some((_, arr)) = given.iter().find(|(k, _)| k == name) else {
             continue;
         };
-        let arr = arr.astype(p.dtype)?;
+        let arr = arr.astype(p.dtype.get())?;
         let st = it.state_mut();
         if p.is_initialized() {
             for copy in p.list_data()? {
@@ -721,18 +722,35 @@ fn move_to(
     Ok(this)
 }
 
+/// `to(device)`, `to(dtype)`, `to(device, dtype)`, `to(dtype=...)`: a floating-point dtype
+/// converts the parameters as `float()`/`double()` do.
 fn to(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let (this, core) = this_core(&mut a)?;
+    let (mut this, core) = this_core(&mut a)?;
     let spec = a.take(0, "device")?;
-    a.take_kw("dtype");
+    let second = a.take(1, "dtype")?;
     a.take_kw("non_blocking");
     a.finish(2)?;
-    match spec {
-        Some(Value::DType(..)) | None => Ok(this),
-        Some(spec) => {
-            let d = parse_torch_device(&spec, None)?.device();
-            move_to(it, this, &core, d)
-        }
+    let (device, dtype) = match spec {
+        Some(Value::DType(dt, _)) => (None, Some(dt)),
+        other => (
+            other,
+            second.and_then(|d| match d {
+                Value::DType(dt, _) => Some(dt),
+                _ => None,
+            }),
+        ),
+    };
+    if let Some(spec) = device.filter(|d| !matches!(d, Value::None)) {
+        let d = parse_torch_device(&spec, None)?.device();
+        this = move_to(it, this, &core, d)?;
+    }
+    match dtype {
+        Some(dt @ (DType::Float32 | DType::Float64)) => cast_module(it, this, &core, dt),
+        Some(dt) => Err(Exc::type_error(format!(
+            "nn.Module.to only accepts floating point or complex dtypes, but got desired dtype=torch.{}",
+            dt.name()
+        ))),
+        None => Ok(this),
     }
 }
 
@@ -754,14 +772,40 @@ fn cpu(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     move_to(it, this, &core, Device::cpu(0))
 }
 
-/// `float()`: the module itself, its parameters being float32 already.
-fn float(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let (this, _) = this_core(&mut a)?;
-    a.finish(0)?;
+/// `float()` / `double()`: the module itself, its floating-point parameters and buffers (and
+/// their gradients' dtype) now float32 / float64, as PyTorch's `Module._apply`; integer buffers
+/// (`num_batches_tracked`) stay.
+fn cast_module(
+    it: &mut dyn Interpreter,
+    this: Value,
+    core: &Core,
+    dtype: DType,
+) -> Result<Value, Exc> {
+    for p in blocks::all_params(core) {
+        // A made buffer's values tell its dtype (`num_batches_tracked` is int64).
+        let current = p.data(None).map_or(p.dtype.get(), |d| d.dtype());
+        if !matches!(current, DType::Float32 | DType::Float64) {
+            continue;
+        }
+        let st = it.state_mut();
+        p.cast(&st.rt, &mut st.nn.tape, dtype)?;
+    }
     Ok(this)
 }
 
-/// `double()` / `half()`: modules keep float32 parameters here.
+fn float(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = this_core(&mut a)?;
+    a.finish(0)?;
+    cast_module(it, this, &core, DType::Float32)
+}
+
+fn double(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = this_core(&mut a)?;
+    a.finish(0)?;
+    cast_module(it, this, &core, DType::Float64)
+}
+
+/// `half()`: devarray's arrays have no 16-bit floats.
 fn other_float(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, _) = this_core(&mut a)?;
     a.finish(0)?;
@@ -773,7 +817,7 @@ fn other_float(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Err(Exc::new(
         ExcKind::NotImplementedError,
         format!(
-            "{class}.{method}(): modules keep float32 parameters here; call float() instead (or leave the module as it is) and convert the inputs with x.float()"
+            "{class}.{method}(): devarray has no float16 tensors; keep the module float32 or call double()"
         ),
     ))
 }

@@ -615,7 +615,7 @@ fn validate(kind: Kind, d: &Dict) -> Result<(), Exc> {
 fn tensor_dtype(it: &dyn Interpreter, v: &Value) -> Option<DType> {
     match v.as_array() {
         Some(a) => Some(a.array.dtype()),
-        None => parameter_core(it, v).map(|p| p.dtype),
+        None => parameter_core(it, v).map(|p| p.dtype.get()),
     }
 }
 
