@@ -533,7 +533,10 @@ impl Tape {
         // A trace follows the same rewrite (`z += y` reads the old `z` and is the new one);
         // an in-place op on what no traced op made (an input, a parameter) cannot be replayed.
         if let Some(log) = &mut self.tracing {
-            if log.iter().any(|e| e.output().is_some_and(|o| o.id() == target.id())) {
+            if log
+                .iter()
+                .any(|e| e.output().is_some_and(|o| o.id() == target.id()))
+            {
                 for e in log.iter_mut() {
                     e.rename(target, &before);
                 }
