@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::jit_script;
-use crate::modules::array::blocks::{all_params, children, core_of, Core};
+use crate::modules::array::blocks::{all_params, children, core_of, named_modules, Core};
 use crate::modules::array::graph::{module_graph, run_plan, Mode, Plan};
 use crate::nn::autograd::Trace;
 use crate::nn::layers::Parameter;
@@ -204,7 +204,8 @@ fn script(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             Value::str(&e.text),
         ])));
     }
-    if c.plan.is_none() && jit_script::straight(it, &c.original) {
+    if c.plan.is_none() && !in_place_layer(it, &c.original) && jit_script::straight(it, &c.original)
+    {
         let core =
             core_of(&this).ok_or_else(|| Exc::type_error("_script needs a set-up Module"))?;
         *core.compiled.borrow_mut() = Some(Rc::new(Compiled {
@@ -254,6 +255,18 @@ fn mode(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         "as written".to_string()
     };
     Ok(Value::str(&text))
+}
+
+/// Whether a layer in `module` works in place (`nn.ReLU(inplace=True)`): on an input it would
+/// change the caller's tensor, which a recording cannot replay.
+fn in_place_layer(it: &mut dyn Interpreter, module: &Value) -> bool {
+    let mut all = Vec::new();
+    named_modules(module, "", &mut all);
+    all.iter().any(|(_, m)| {
+        it.get_attr(m, "inplace")
+            .ok()
+            .is_some_and(|v| matches!(v, Value::Bool(true)))
+    })
 }
 
 /// The training flags of `core` and every module under it, in preorder.
