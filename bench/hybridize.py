@@ -4,7 +4,9 @@
 a 16-16-2 MLP, where the interpreter's share of a call (what compiling removes) shows; and a
 LeNet (the book's, with batch norm: convolution, pooling and batch-norm layers in the plan) on
 one 28x28 image; both frameworks. PyTorch's LeNet is also traced from a forward of its own
-(`torch.jit.trace`: its layers recorded and replayed).
+(`torch.jit.trace`: its layers recorded and replayed) and scripted from it (`torch.jit.script`
+of a straight-line forward: recorded at the first two calls, replayed after), and so is a
+16-16-2 MLP with a forward of its own.
 
 Prints seconds per 1000 calls (the median of ROUNDS rounds, imperative and compiled rounds
 alternating, so that load on the machine slows both alike) and the ratio imperative / compiled
@@ -77,6 +79,12 @@ class LeNet(nn.Module):
         for layer in self.body:
             x = layer(x)
         return x
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.h1, self.h2, self.out = nn.Linear(16, 16), nn.Linear(16, 16), nn.Linear(16, 2)
+    def forward(self, x):
+        return self.out(torch.relu(self.h2(torch.relu(self.h1(x)))))
 def bench(net, x):
     net(x)
     t = time.perf_counter()
@@ -84,11 +92,15 @@ def bench(net, x):
         net(x)
     return time.perf_counter() - t
 for label, width, shape in (('book net', (256, 128), (1, 512)), ('16-16-2 MLP', (16, 16), (1, 16)),
-                            ('LeNet', 'lenet', (1, 1, 28, 28)), ('LeNet fwd', None, (1, 1, 28, 28))):
+                            ('LeNet', 'lenet', (1, 1, 28, 28)), ('LeNet fwd', None, (1, 1, 28, 28)),
+                            ('LeNet fwd', 'script', (1, 1, 28, 28)), ('MLP fwd', 'mlp', (1, 16))):
     x = torch.randn(size=shape)
     if width is None:  # a forward of its own: torch.jit.trace records and replays it
         net = LeNet().eval()
         scripted, how = torch.jit.trace(net, x), 'traced  '
+    elif width in ('script', 'mlp'):  # a forward of its own, scripted: recorded at the first calls
+        net = (LeNet() if width == 'script' else MLP()).eval()
+        scripted, how = torch.jit.script(net), 'scripted'
     else:
         net, how = get_net(width, shape[-1]).eval(), 'scripted'
         scripted = torch.jit.script(net)

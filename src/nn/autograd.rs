@@ -481,6 +481,14 @@ impl Tape {
     /// Gives `target`'s place in the graph to `before` (a copy of its values): the nodes that
     /// made or read `target` now name `before`, and `target` is a leaf again.
     pub fn cut(&mut self, target: &Array, before: &Array) {
+        // A trace cannot follow a tensor leaving the graph (`detach_`): it runs as written.
+        if let Some(log) = &mut self.tracing {
+            log.push(Logged::Opaque);
+        }
+        self.cut_graph(target, before);
+    }
+
+    fn cut_graph(&mut self, target: &Array, before: &Array) {
         let tid = target.id();
         for node in &mut self.nodes {
             if node.output.id() == tid {
@@ -511,6 +519,9 @@ impl Tape {
             return Err(InplaceError::Leaf);
         }
         if !self.inplace_records(target, others) {
+            if let Some(log) = &mut self.tracing {
+                log.push(Logged::Opaque);
+            }
             let result = compute(self, target)?;
             check_fits(target, &result)?;
             result.copy_into(target)?;
@@ -518,7 +529,21 @@ impl Tape {
         }
         // The graph keeps the old values under a new identity; `target` becomes the op's output.
         let before = target.copy_to(rt, target.device())?;
-        self.cut(target, &before);
+        self.cut_graph(target, &before);
+        // A trace follows the same rewrite (`z += y` reads the old `z` and is the new one);
+        // an in-place op on what no traced op made (an input, a parameter) cannot be replayed.
+        if let Some(log) = &mut self.tracing {
+            if log
+                .iter()
+                .any(|e| e.output().is_some_and(|o| o.id() == target.id()))
+            {
+                for e in log.iter_mut() {
+                    e.rename(target, &before);
+                }
+            } else {
+                log.push(Logged::Opaque);
+            }
+        }
         let written = compute(self, &before)
             .map_err(InplaceError::from)
             .and_then(|result| {
@@ -529,7 +554,10 @@ impl Tape {
         let result = match written {
             Ok(result) => result,
             Err(e) => {
-                self.cut(&before, target);
+                self.cut_graph(&before, target);
+                if let Some(log) = &mut self.tracing {
+                    log.push(Logged::Opaque);
+                }
                 return Err(e);
             }
         };
@@ -538,6 +566,13 @@ impl Tape {
                 node.output = target.clone();
             }
             self.reindex();
+            if let Some(log) = &mut self.tracing {
+                if let Some(Logged::Op(node)) = log.last_mut() {
+                    if node.output.id() == result.id() {
+                        node.output = target.clone();
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -2231,7 +2266,8 @@ fn batch_patch_backward(
 /// output (batch norm's running statistics), so that only running it again is exact.
 pub type TraceFn = Rc<dyn Fn(&Runtime, &mut Tape, &[Array]) -> Result<Array>>;
 
-/// One entry of a trace's log: an op recorded on the tape, or a whole call (`Tape::traced_call`).
+/// One entry of a trace's log: an op recorded on the tape, or a whole call (`Tape::traced_call`),
+/// or a change the trace cannot replay (an in-place op on an input, `detach_`).
 enum Logged {
     Op(Node),
     Call {
@@ -2240,6 +2276,42 @@ enum Logged {
         output: Array,
         run: TraceFn,
     },
+    Opaque,
+}
+
+impl Logged {
+    fn output(&self) -> Option<&Array> {
+        match self {
+            Logged::Op(node) => Some(&node.output),
+            Logged::Call { output, .. } => Some(output),
+            Logged::Opaque => None,
+        }
+    }
+
+    /// `Tape::cut`'s rewrite in the log: what named `from` names `to`.
+    fn rename(&mut self, from: &Array, to: &Array) {
+        let id = from.id();
+        let swap = |a: &mut Array| {
+            if a.id() == id {
+                *a = to.clone();
+            }
+        };
+        match self {
+            Logged::Op(node) => {
+                swap(&mut node.output);
+                for input in &mut node.inputs {
+                    if let Input::Array(a) = input {
+                        swap(a);
+                    }
+                }
+            }
+            Logged::Call { inputs, output, .. } => {
+                swap(output);
+                inputs.iter_mut().for_each(swap);
+            }
+            Logged::Opaque => {}
+        }
+    }
 }
 
 /// Where a traced op reads an array: an input of the pass, an earlier op's output, or an array
@@ -2416,6 +2488,7 @@ impl Tape {
                     let name = self.grad_fn(&output);
                     (StepOp::Call { key, run }, args, output, name)
                 }
+                Logged::Opaque => return None,
             };
             refs.insert(out.id(), TraceRef::Step(steps.len()));
             steps.push(TraceStep {

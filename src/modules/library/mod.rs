@@ -35,6 +35,7 @@ pub const SOURCES: &[SourceModule] = &[
     source!("torch.jit", "torch/jit/__init__.da"),
     source!("torch.jit._script", "torch/jit/_script.da"),
     source!("torch.jit._trace", "torch/jit/_trace.da"),
+    source!("torch.jit.frontend", "torch/jit/frontend.da"),
     source!("torch.nn.parallel.data_parallel", "torch/data_parallel.da"),
 ];
 

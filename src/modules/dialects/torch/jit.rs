@@ -8,9 +8,11 @@
 //! module; a traced one records the ops its forward ran on the example (`Tape::start_trace`)
 //! and replays them (`nn::autograd::Trace`), frozen as PyTorch's trace freezes them. `_code`
 //! writes `.code`, PyTorch's TorchScript text for a scripted module of built-in layers.
+use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::modules::array::blocks::{all_params, core_of};
+use super::jit_script;
+use crate::modules::array::blocks::{all_params, children, core_of, named_modules, Core};
 use crate::modules::array::graph::{module_graph, run_plan, Mode, Plan};
 use crate::nn::autograd::Trace;
 use crate::nn::layers::Parameter;
@@ -18,7 +20,7 @@ use crate::object::error::{Exc, ExcKind};
 use crate::object::ops::wrap;
 use crate::object::value::{Args, Flavor, Module, Value};
 use crate::object::{builtin, unbound_method, Interpreter};
-use crate::runtime::Array;
+use crate::runtime::{Array, DType, Device};
 
 /// What a script module holds in its core: the module it was made from and, when the module
 /// is built of built-in layers, that module's plan; for a traced module with a forward of its
@@ -27,7 +29,35 @@ struct Compiled {
     original: Value,
     plan: Option<Plan>,
     trace: Option<Traced>,
+    /// A scripted module whose own forward is straight-line (`jit_script::straight`): its
+    /// passes recorded per input signature.
+    script: Option<RefCell<Scripted>>,
 }
+
+/// What a straight-line forward's calls with one signature ran: PyTorch compiles the forward
+/// once, devarray records its ops per signature (the ops are the same for the same shapes,
+/// dtypes, devices and training flags). The first call records, the second records again and
+/// compares: the same ops and constants make the pass replayable from the third call on; a
+/// difference (random draws) or an op without a replay makes the module run as written.
+#[derive(Default)]
+struct Scripted {
+    passes: Vec<(Signature, Pass)>,
+    as_written: bool,
+}
+
+enum Pass {
+    Recorded(Trace),
+    Ready(Rc<Traced>),
+}
+
+#[derive(PartialEq)]
+struct Signature {
+    inputs: Vec<(Vec<usize>, DType, Device)>,
+    training: Vec<bool>,
+}
+
+/// Signatures kept per scripted module; calls with more run as written.
+const MAX_SIGNATURES: usize = 16;
 
 /// A forward's trace, with what its outside arrays are now: a parameter's data (read at each
 /// call, so training and device moves are followed) or a constant the forward made.
@@ -70,6 +100,7 @@ fn attach(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         original: module,
         plan,
         trace: None,
+        script: None,
     }));
     Ok(Value::Bool(made))
 }
@@ -117,10 +148,23 @@ fn trace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if !first.same_as(&check) {
         return Ok(Value::Bool(false));
     }
-    let params = core_of(&c.original)
+    let core = core_of(&this).ok_or_else(|| Exc::type_error("_trace needs a set-up Module"))?;
+    *core.compiled.borrow_mut() = Some(Rc::new(Compiled {
+        original: c.original.clone(),
+        plan: None,
+        trace: Some(traced(&c.original, first, arrays.len())),
+        script: None,
+    }));
+    Ok(Value::Bool(true))
+}
+
+/// A trace of `module`'s forward with its outside arrays sorted: the module's parameters and
+/// buffers (read anew at each call) and constants.
+fn traced(module: &Value, trace: Trace, inputs: usize) -> Traced {
+    let params = core_of(module)
         .map(|core| all_params(&core))
         .unwrap_or_default();
-    let consts = first
+    let consts = trace
         .consts
         .iter()
         .map(|a| {
@@ -136,17 +180,221 @@ fn trace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 )
         })
         .collect();
-    let core = core_of(&this).ok_or_else(|| Exc::type_error("_trace needs a set-up Module"))?;
-    *core.compiled.borrow_mut() = Some(Rc::new(Compiled {
-        original: c.original.clone(),
-        plan: None,
-        trace: Some(Traced {
-            trace: first,
-            consts,
-            inputs: arrays.len(),
-        }),
-    }));
-    Ok(Value::Bool(true))
+    Traced {
+        trace,
+        consts,
+        inputs,
+    }
+}
+
+/// `_script(script_module)`: for a module with a forward of its own, what TorchScript's
+/// frontend would refuse in it, as (exception class name, message) for `torch.jit.script` to
+/// raise; None when it compiles. A straight-line forward is then recorded and replayed by
+/// `call`; any other runs as written.
+fn script(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = a.required(0, "script_module")?;
+    a.finish(1)?;
+    let c = compiled(&this)?;
+    let Some(f) = jit_script::own_forward(&c.original) else {
+        return Ok(Value::None);
+    };
+    if let Some(e) = jit_script::frontend_error(&f) {
+        return Ok(Value::Tuple(Rc::new(vec![
+            Value::str(e.class),
+            Value::str(&e.text),
+        ])));
+    }
+    if c.plan.is_none() && !in_place_layer(it, &c.original) && jit_script::straight(it, &c.original)
+    {
+        let core =
+            core_of(&this).ok_or_else(|| Exc::type_error("_script needs a set-up Module"))?;
+        *core.compiled.borrow_mut() = Some(Rc::new(Compiled {
+            original: c.original.clone(),
+            plan: None,
+            trace: None,
+            script: Some(RefCell::new(Scripted::default())),
+        }));
+    }
+    Ok(Value::None)
+}
+
+/// Gives `to` and the modules under it the training flags of `from` and its (same-shaped) tree.
+fn sync_training(from: &Core, to: &Core) {
+    to.training.set(from.training.get());
+    for (a, b) in children(from).iter().zip(children(to).iter()) {
+        if let (Some(a), Some(b)) = (core_of(&a.block), core_of(&b.block)) {
+            sync_training(&a, &b);
+        }
+    }
+}
+
+/// `_mode(script_module)`: how its calls run: 'plan' (a module of built-in layers), 'trace' (a
+/// traced forward), 'script' with the number of input signatures whose pass is recorded and
+/// replayed, or 'as written'.
+fn mode(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = a.required(0, "script_module")?;
+    a.finish(1)?;
+    let c = compiled(&this)?;
+    let text = if c.plan.is_some() {
+        "plan".to_string()
+    } else if c.trace.is_some() {
+        "trace".to_string()
+    } else if let Some(cell) = &c.script {
+        let s = cell.borrow();
+        if s.as_written {
+            "as written".to_string()
+        } else {
+            let n = s
+                .passes
+                .iter()
+                .filter(|(_, p)| matches!(p, Pass::Ready(_)))
+                .count();
+            format!("script, {n} replayed")
+        }
+    } else {
+        "as written".to_string()
+    };
+    Ok(Value::str(&text))
+}
+
+/// Whether a layer in `module` works in place (`nn.ReLU(inplace=True)`): on an input it would
+/// change the caller's tensor, which a recording cannot replay.
+fn in_place_layer(it: &mut dyn Interpreter, module: &Value) -> bool {
+    let mut all = Vec::new();
+    named_modules(module, "", &mut all);
+    all.iter().any(|(_, m)| {
+        it.get_attr(m, "inplace")
+            .ok()
+            .is_some_and(|v| matches!(v, Value::Bool(true)))
+    })
+}
+
+/// The training flags of `core` and every module under it, in preorder.
+fn training_flags(core: &Core, out: &mut Vec<bool>) {
+    out.push(core.training.get());
+    for c in children(core) {
+        if let Some(child) = core_of(&c.block) {
+            training_flags(&child, out);
+        }
+    }
+}
+
+/// A call of a scripted straight-line forward on arrays: the replay of its pass for these
+/// inputs once two recordings agreed, else the forward as written (recorded while grad mode
+/// is on, as a trace records).
+fn scripted_call(
+    it: &mut dyn Interpreter,
+    this: &Value,
+    c: &Compiled,
+    cell: &RefCell<Scripted>,
+    pos: Vec<Value>,
+) -> Result<Value, Exc> {
+    let arrays: Vec<Array> = pos
+        .iter()
+        .filter_map(|v| v.as_array().map(|av| av.array.clone()))
+        .collect();
+    // The script module's training flags are the ones that count (PyTorch's scripted module
+    // has its own): the original runs with them.
+    let mut training = Vec::new();
+    if let (Some(mine), Some(core)) = (core_of(this), core_of(&c.original)) {
+        sync_training(&mine, &core);
+        training_flags(&core, &mut training);
+    }
+    let sig = Signature {
+        inputs: arrays
+            .iter()
+            .map(|a| (a.shape().to_vec(), a.dtype(), a.device()))
+            .collect(),
+        training,
+    };
+    let (ready, known) = {
+        let s = cell.borrow();
+        let found = s.passes.iter().position(|(k, _)| *k == sig);
+        let ready = found.and_then(|i| match &s.passes[i].1 {
+            Pass::Ready(t) => Some(t.clone()),
+            Pass::Recorded(_) => None,
+        });
+        (ready, found.is_some() || s.passes.len() < MAX_SIGNATURES)
+    };
+    if let Some(t) = ready {
+        return replay(it, &t, &pos);
+    }
+    // Recording tracks the inputs for gradients; where nothing would be tracked (grad mode
+    // off, no tensor requiring grad) the output must stay untracked, so such calls run as
+    // written.
+    let tape = &it.state().nn.tape;
+    let tracked = tape.grad_enabled()
+        && (arrays.iter().any(|a| tape.requires_grad(a))
+            || core_of(&c.original).is_some_and(|core| {
+                all_params(&core).iter().any(|p| {
+                    p.list_data()
+                        .is_ok_and(|d| d.iter().any(|a| tape.requires_grad(a)))
+                })
+            }));
+    if !known || !tracked || cell.borrow().as_written {
+        return it.call_value(&c.original, Args::positional(pos));
+    }
+    let start = it.state_mut().nn.tape.start_trace(&arrays);
+    let out = it.call_value(&c.original, Args::positional(pos));
+    let y = out
+        .as_ref()
+        .ok()
+        .and_then(|v| v.as_array().map(|av| av.array.clone()));
+    let recorded = it
+        .state_mut()
+        .nn
+        .tape
+        .finish_trace(start, &arrays, y.as_ref());
+    let out = out?;
+    let mut s = cell.borrow_mut();
+    let Some(recorded) = recorded else {
+        s.as_written = true;
+        return Ok(out);
+    };
+    match s.passes.iter().position(|(k, _)| *k == sig) {
+        None => s.passes.push((sig, Pass::Recorded(recorded))),
+        Some(i) => {
+            let agree = matches!(&s.passes[i].1, Pass::Recorded(first) if first.same_as(&recorded));
+            if agree {
+                s.passes[i].1 = Pass::Ready(Rc::new(traced(&c.original, recorded, arrays.len())));
+            } else {
+                s.as_written = true;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A trace run again on the arrays of `pos`, with the parameters' current data.
+fn replay(it: &mut dyn Interpreter, t: &Traced, pos: &[Value]) -> Result<Value, Exc> {
+    if pos.len() != t.inputs {
+        return Err(arity_error(t.inputs, pos.len()));
+    }
+    let mut inputs = Vec::with_capacity(pos.len());
+    let mut flavor = Flavor::Torch;
+    for (k, v) in pos.iter().enumerate() {
+        if let Some(av) = v.as_array() {
+            if k == 0 {
+                flavor = av.flavor;
+            }
+            inputs.push(av.array.clone());
+        }
+    }
+    let device = inputs
+        .first()
+        .map(|a| a.device())
+        .ok_or_else(|| arity_error(t.inputs, 0))?;
+    let consts = t
+        .consts
+        .iter()
+        .map(|k| match k {
+            TraceConst::Param(p) => p.data(Some(device)),
+            TraceConst::Array(a) => Ok(a.clone()),
+        })
+        .collect::<Result<Vec<Array>, _>>()?;
+    let st = it.state_mut();
+    let y = t.trace.replay(&st.rt, &mut st.nn.tape, &inputs, &consts)?;
+    Ok(wrap(y, flavor))
 }
 
 /// PyTorch's words for a call with the wrong number of inputs (without its declaration).
@@ -184,31 +432,10 @@ fn call(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             return run_plan(it, plan, &a.pos, Mode::Torch { training });
         }
         if let Some(t) = &c.trace {
-            if a.pos.len() != t.inputs {
-                return Err(arity_error(t.inputs, a.pos.len()));
-            }
-            let mut inputs = Vec::with_capacity(a.pos.len());
-            let mut flavor = Flavor::Torch;
-            for (k, v) in a.pos.iter().enumerate() {
-                if let Some(av) = v.as_array() {
-                    if k == 0 {
-                        flavor = av.flavor;
-                    }
-                    inputs.push(av.array.clone());
-                }
-            }
-            let device = inputs[0].device();
-            let consts = t
-                .consts
-                .iter()
-                .map(|k| match k {
-                    TraceConst::Param(p) => p.data(Some(device)),
-                    TraceConst::Array(a) => Ok(a.clone()),
-                })
-                .collect::<Result<Vec<Array>, _>>()?;
-            let st = it.state_mut();
-            let y = t.trace.replay(&st.rt, &mut st.nn.tape, &inputs, &consts)?;
-            return Ok(wrap(y, flavor));
+            return replay(it, t, &a.pos);
+        }
+        if let Some(cell) = &c.script {
+            return scripted_call(it, &this, &c, cell, a.pos);
         }
     }
     it.call_value(&c.original, a)
@@ -465,6 +692,22 @@ pub fn build() -> Rc<Module> {
             "_trace",
             "_trace(traced_module, *examples): records the ops of a forward of its own.",
             trace,
+        ),
+    );
+    m.set(
+        "_script",
+        builtin(
+            "_script",
+            "_script(script_module): compiles a forward of its own; (error class, message) where TorchScript refuses it.",
+            script,
+        ),
+    );
+    m.set(
+        "_mode",
+        builtin(
+            "_mode",
+            "_mode(script_module): how its calls run ('plan', 'trace', 'script, N replayed', 'as written').",
+            mode,
         ),
     );
     m.set(

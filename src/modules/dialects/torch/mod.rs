@@ -12,6 +12,7 @@ pub mod conv;
 pub mod cuda;
 pub mod functional;
 pub mod jit;
+pub mod jit_script;
 pub mod lazy;
 pub mod lr_scheduler;
 pub mod math;
