@@ -188,6 +188,12 @@ impl<'s> Interp<'s> {
                 self.set_var(&def.name, c);
             }
             StmtKind::Decorated { decorators, def } => {
+                // CPython evaluates the decorators top to bottom, then the definition, then
+                // applies them bottom up.
+                let mut decs = Vec::with_capacity(decorators.len());
+                for d in decorators {
+                    decs.push(self.eval(d)?);
+                }
                 let (value, name) = match &def.kind {
                     StmtKind::Def(d) => (self.make_function(d)?, &d.name),
                     StmtKind::Class(c) => (self.make_class(c)?, &c.name),
@@ -201,8 +207,7 @@ impl<'s> Interp<'s> {
                     }
                 };
                 let mut value = value;
-                for d in decorators.iter().rev() {
-                    let dec = self.eval(d)?;
+                for (d, dec) in decorators.iter().zip(decs).rev() {
                     value = self
                         .call_value(&dec, Args::positional(vec![value]))
                         .map_err(|e| e.at(d.span, &self.source))?;
