@@ -22,16 +22,18 @@ use crate::object::error::{Exc, ExcKind, Frame};
 use crate::object::value::{
     Args, BuiltinKind, Dict, ExcValue, Function, FunctionBody, TypeKind, Value,
 };
-use crate::object::{format, hash_key, ops, Env, Interpreter, NameMap, OutputSink, Scope, State};
+use crate::object::{
+    format, hash_key, ops, Env, Interpreter, OutputSink, Scope, State, Vars,
+};
 
 /// How deep user function calls may nest before `RecursionError` (Python's
 /// default limit). The native stack grows on demand (`grow`), so this is a
 /// language limit, not a guard against overflow.
 pub(super) const MAX_CALL_DEPTH: usize = 1000;
 
-/// Binds `name` to `value` in `vars`. A rebinding replaces the value in place: one hash, and no
-/// new key (the loop-body assignment `c = a + b` is the common case).
-fn bind(vars: &mut NameMap<Value>, name: &Ident, value: Value) {
+/// Binds `name` to `value` in `vars`. A rebinding replaces the value in place (the loop-body
+/// assignment `c = a + b` is the common case).
+fn bind(vars: &mut Vars, name: &Ident, value: Value) {
     match vars.get_mut(name) {
         Some(slot) => *slot = value,
         None => {
@@ -43,11 +45,7 @@ fn bind(vars: &mut NameMap<Value>, name: &Ident, value: Value) {
 /// `name` in `env` or the scopes enclosing it (closures), innermost first.
 /// A name's value in `env` or the scopes around it. Given the `Ident` itself, keys compare by
 /// pointer first (identifiers are interned), which spares a string comparison per lookup.
-fn lookup_in_scopes<Q>(env: &Env, name: &Q) -> Option<Value>
-where
-    Q: std::hash::Hash + Eq + ?Sized,
-    Ident: std::borrow::Borrow<Q>,
-{
+fn lookup_in_scopes(env: &Env, name: &str) -> Option<Value> {
     let scope = env.borrow();
     if let Some(v) = scope.vars.get(name) {
         return Some(v.clone());
