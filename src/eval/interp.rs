@@ -22,9 +22,7 @@ use crate::object::error::{Exc, ExcKind, Frame};
 use crate::object::value::{
     Args, BuiltinKind, Dict, ExcValue, Function, FunctionBody, TypeKind, Value,
 };
-use crate::object::{
-    format, hash_key, ops, Env, Interpreter, OutputSink, Scope, State, Vars,
-};
+use crate::object::{format, hash_key, ops, Env, Interpreter, OutputSink, Scope, State, Vars};
 
 /// How deep user function calls may nest before `RecursionError` (Python's
 /// default limit). The native stack grows on demand (`grow`), so this is a
@@ -2215,6 +2213,10 @@ fn is_slice_like(e: &Expr) -> bool {
 impl Interpreter for Interp<'_> {
     fn current_scope(&self) -> Option<crate::object::state::Env> {
         self.env.clone()
+    }
+
+    fn handled(&self) -> Option<Value> {
+        self.handling.as_deref().map(exception_value)
     }
 
     fn import(&mut self, dotted: &str) -> Result<Rc<crate::object::value::Module>, Exc> {

@@ -180,12 +180,10 @@ impl Lower {
                     def: Box::new(stmt(def, span)),
                 }
             }
-            StmtKind::Assign { targets, value } => {
-                StmtKind::Assign {
-                    targets: targets.clone(),
-                    value: self.top(value, out, span)?,
-                }
-            }
+            StmtKind::Assign { targets, value } => StmtKind::Assign {
+                targets: targets.clone(),
+                value: self.top(value, out, span)?,
+            },
             StmtKind::AugAssign { target, op, value } => {
                 // CPython reads the target (its object and index first) before the value,
                 // applies the in-place operator, then stores: the same, with temporaries.
@@ -211,7 +209,8 @@ impl Lower {
                         (e.clone(), e)
                     }
                     ExprKind::Subscript { value: obj, index } => {
-                        let mut v = self.seq(vec![(**obj).clone(), (**index).clone()], out, span)?;
+                        let mut v =
+                            self.seq(vec![(**obj).clone(), (**index).clone()], out, span)?;
                         let index = v.pop()?;
                         let obj = self.stash(v.pop()?, out, span);
                         let index = self.stash(index, out, span);
@@ -291,12 +290,10 @@ impl Lower {
                     orelse: None,
                 }
             }
-            StmtKind::Assert { test, msg } => {
-                StmtKind::Assert {
-                    test: self.expr(test, out, span)?,
-                    msg: msg.clone(),
-                }
-            }
+            StmtKind::Assert { test, msg } => StmtKind::Assert {
+                test: self.expr(test, out, span)?,
+                msg: msg.clone(),
+            },
             StmtKind::If { branches, orelse } => {
                 // The first test with a `yield` (after the first) starts a nested `if` in
                 // the `else` of the tests before it.
@@ -937,7 +934,12 @@ impl Lower {
 
     /// Parameters whose defaults are computed now, left to right (as a `def` or `lambda`
     /// evaluates them), and read from temporaries.
-    fn defaults(&mut self, params: &[Param], out: &mut Vec<Stmt>, span: Span) -> Option<Vec<Param>> {
+    fn defaults(
+        &mut self,
+        params: &[Param],
+        out: &mut Vec<Stmt>,
+        span: Span,
+    ) -> Option<Vec<Param>> {
         let values: Vec<Expr> = params.iter().filter_map(|p| p.default.clone()).collect();
         let mut values = values.into_iter();
         let mut new = Vec::with_capacity(params.len());
@@ -954,7 +956,11 @@ impl Lower {
 
     /// A `def` whose defaults hold a `yield`, its defaults computed first.
     fn def(&mut self, d: &Rc<FuncDef>, out: &mut Vec<Stmt>, span: Span) -> Option<Rc<FuncDef>> {
-        if !d.params.iter().any(|p| p.default.as_ref().is_some_and(Expr::has_yield)) {
+        if !d
+            .params
+            .iter()
+            .any(|p| p.default.as_ref().is_some_and(Expr::has_yield))
+        {
             return Some(d.clone());
         }
         let mut new = (**d).clone();
@@ -977,7 +983,11 @@ impl Lower {
                 Arg::Positional(e) => Arg::Positional(self.stashed(e, out, span)?),
                 Arg::Star(e) => Arg::Star(self.stashed(e, out, span)?),
                 Arg::DoubleStar(e) => Arg::DoubleStar(self.stashed(e, out, span)?),
-                Arg::Keyword { name, value, span: at } => Arg::Keyword {
+                Arg::Keyword {
+                    name,
+                    value,
+                    span: at,
+                } => Arg::Keyword {
                     name: name.clone(),
                     value: self.stashed(value, out, span)?,
                     span: *at,
@@ -1065,9 +1075,7 @@ impl Lower {
             return Some(target.clone());
         }
         match &target.kind {
-            ExprKind::Attribute { .. } | ExprKind::Subscript { .. } => {
-                self.expr(target, out, span)
-            }
+            ExprKind::Attribute { .. } | ExprKind::Subscript { .. } => self.expr(target, out, span),
             _ => None,
         }
     }
