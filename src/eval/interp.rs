@@ -110,6 +110,9 @@ pub struct Interp<'s> {
     /// The exception the innermost running `except` block handles: what a bare `raise`
     /// re-raises (CPython's `sys.exc_info()`).
     pub(super) handling: Option<Box<Exc>>,
+    /// The statement running now (the caller's, once a call returns): where a generator its
+    /// callee's locals held is reported closed.
+    stmt: Option<Span>,
 }
 
 impl<'s> Interp<'s> {
@@ -124,6 +127,7 @@ impl<'s> Interp<'s> {
             gen: None,
             module: None,
             handling: None,
+            stmt: None,
         }
     }
 
@@ -148,7 +152,9 @@ impl<'s> Interp<'s> {
         self.check_interrupt()
             .map_err(|e| e.at(stmt.span, &self.source))?;
         let span = stmt.span;
+        let outer = self.stmt.replace(span);
         let result = grow(|| self.exec_stmt_inner(stmt));
+        self.stmt = outer;
         if crate::object::finalize::pending() {
             self.run_finalizers(Some(span));
         }
@@ -456,6 +462,7 @@ impl<'s> Interp<'s> {
                 let mut e = Exc::new(x.kind, x.message.clone());
                 e.args = x.args.clone();
                 e.links = x.links.clone();
+                resume_trace(&mut e);
                 e
             }
             Value::ExcType(k) => Exc::new(*k, ""),
@@ -465,6 +472,7 @@ impl<'s> Interp<'s> {
                 let mut x = Exc::new(kind, message);
                 x.instance = Some(inst.clone());
                 x.links = inst.exc_links.borrow().clone();
+                resume_trace(&mut x);
                 x
             }
             other if what == "exceptions" => Exc::type_error(format!(
@@ -477,6 +485,22 @@ impl<'s> Interp<'s> {
                 )))
             }
         })
+    }
+
+    /// Where `e` has been: its place in the running frame, then the calls it unwound through.
+    fn trace_of(&self, e: &Exc) -> Rc<[Frame]> {
+        let mut frames = Vec::with_capacity(e.frames.len() + 1);
+        if let Some(span) = e.span {
+            frames.push(Frame {
+                function: self
+                    .enclosing_function()
+                    .map_or_else(|| Rc::from("<module>"), |f| f.name.clone()),
+                source: e.source.clone().unwrap_or_else(|| self.source.clone()),
+                span,
+            });
+        }
+        frames.extend(e.frames.iter().cloned());
+        frames.into()
     }
 
     /// `e` as a finished traceback: its place in the running frame becomes a frame named
@@ -699,6 +723,7 @@ impl<'s> Interp<'s> {
                     self.add_context(exc, &outer);
                 }
                 exc.mark_caught();
+                exc.links_mut().trace = Some(self.trace_of(exc));
                 if let Some(name) = &h.name {
                     let v = exception_value(exc);
                     self.set_var(name, v);
@@ -1804,9 +1829,10 @@ impl<'s> Interp<'s> {
         let source = std::mem::replace(&mut self.source, saved_source);
         self.env = saved_env;
         // The call's locals went with its scope: a generator they held suspended is closed
-        // now, before the caller goes on (CPython clears the frame at the return).
+        // now, before the caller goes on (CPython clears the frame at the return), and an
+        // error doing so is reported at the caller's statement, as CPython's.
         if crate::object::finalize::pending() {
-            self.run_finalizers(None);
+            self.run_finalizers(self.stmt);
         }
         result.map_err(|mut e| {
             // Record this call level and let the caller's expression set its own span.
@@ -2171,7 +2197,10 @@ impl<'s> Interp<'s> {
                 StmtKind::Expr(e) if show => {
                     self.check_interrupt()
                         .map_err(|x| x.at(stmt.span, &self.source))?;
-                    let v = self.eval(e)?;
+                    let outer = self.stmt.replace(stmt.span);
+                    let v = self.eval(e);
+                    self.stmt = outer;
+                    let v = v?;
                     if !matches!(v, Value::None) {
                         let data = format::display_data(self, &v)
                             .map_err(|x| x.at(stmt.span, &self.source))?;
@@ -2352,6 +2381,14 @@ pub(super) enum Entered {
     Native(Rc<dyn crate::object::value::NativeObject>),
     /// A class instance's bound `__exit__`.
     Exit(Value),
+}
+
+/// An exception raised again (`raise e`, `raise X from e`) goes on from where it had been, as
+/// CPython's traceback keeps its entries: the new place comes first, then those.
+fn resume_trace(e: &mut Exc) {
+    if let Some(trace) = e.links.as_ref().and_then(|l| l.trace.as_deref()) {
+        e.frames = trace.to_vec();
+    }
 }
 
 pub(super) fn exception_value(exc: &Exc) -> Value {

@@ -33,6 +33,7 @@ pub mod pretty;
 pub mod set;
 pub mod stack;
 pub mod state;
+pub mod traceback;
 pub mod value;
 
 pub use error::{Exc, ExcKind};
