@@ -958,7 +958,7 @@ impl<'s> Interp<'s> {
         match &target.kind {
             ExprKind::Name(n) => {
                 let removed = match &self.env {
-                    Some(env) => env.borrow_mut().vars.remove(&*n.id).is_some(),
+                    Some(env) => env.borrow_mut().vars.remove(&n.id).is_some(),
                     None => match &self.module {
                         Some(m) => m.attrs.borrow_mut().remove(&*n.id).is_some(),
                         None => self.st.globals.remove(n).is_some(),

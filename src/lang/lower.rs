@@ -19,7 +19,7 @@
 //! The temporaries are not deleted: a statement's temporaries are dead once it has run, and
 //! the next lowered statement reuses their names (`.y0`, `.y1`, ... counted from the
 //! temporaries live around it), so a frame holds at most one statement's worth, released when
-//! the frame ends. A `del` per statement cost a third of the hoisted form's time.
+//! the frame ends, and no `del` statement runs per hoisted statement.
 //!
 //! What is not lowered (the body then runs on a stack of its own, `crate::eval::generator`):
 //! a `yield` in an `except` clause's expression (evaluated only while an exception is being
