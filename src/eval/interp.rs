@@ -22,16 +22,16 @@ use crate::object::error::{Exc, ExcKind, Frame};
 use crate::object::value::{
     Args, BuiltinKind, Dict, ExcValue, Function, FunctionBody, TypeKind, Value,
 };
-use crate::object::{format, hash_key, ops, Env, Interpreter, NameMap, OutputSink, Scope, State};
+use crate::object::{format, hash_key, ops, Env, Interpreter, OutputSink, Scope, State, Vars};
 
 /// How deep user function calls may nest before `RecursionError` (Python's
 /// default limit). The native stack grows on demand (`grow`), so this is a
 /// language limit, not a guard against overflow.
 pub(super) const MAX_CALL_DEPTH: usize = 1000;
 
-/// Binds `name` to `value` in `vars`. A rebinding replaces the value in place: one hash, and no
-/// new key (the loop-body assignment `c = a + b` is the common case).
-fn bind(vars: &mut NameMap<Value>, name: &Ident, value: Value) {
+/// Binds `name` to `value` in `vars`. A rebinding replaces the value in place (the loop-body
+/// assignment `c = a + b` is the common case).
+fn bind(vars: &mut Vars, name: &Ident, value: Value) {
     match vars.get_mut(name) {
         Some(slot) => *slot = value,
         None => {
@@ -43,11 +43,7 @@ fn bind(vars: &mut NameMap<Value>, name: &Ident, value: Value) {
 /// `name` in `env` or the scopes enclosing it (closures), innermost first.
 /// A name's value in `env` or the scopes around it. Given the `Ident` itself, keys compare by
 /// pointer first (identifiers are interned), which spares a string comparison per lookup.
-fn lookup_in_scopes<Q>(env: &Env, name: &Q) -> Option<Value>
-where
-    Q: std::hash::Hash + Eq + ?Sized,
-    Ident: std::borrow::Borrow<Q>,
-{
+fn lookup_in_scopes(env: &Env, name: &str) -> Option<Value> {
     let scope = env.borrow();
     if let Some(v) = scope.vars.get(name) {
         return Some(v.clone());
@@ -114,6 +110,9 @@ pub struct Interp<'s> {
     /// The exception the innermost running `except` block handles: what a bare `raise`
     /// re-raises (CPython's `sys.exc_info()`).
     pub(super) handling: Option<Box<Exc>>,
+    /// The statement running now (the caller's, once a call returns): where a generator its
+    /// callee's locals held is reported closed.
+    stmt: Option<Span>,
 }
 
 impl<'s> Interp<'s> {
@@ -128,6 +127,7 @@ impl<'s> Interp<'s> {
             gen: None,
             module: None,
             handling: None,
+            stmt: None,
         }
     }
 
@@ -152,7 +152,9 @@ impl<'s> Interp<'s> {
         self.check_interrupt()
             .map_err(|e| e.at(stmt.span, &self.source))?;
         let span = stmt.span;
+        let outer = self.stmt.replace(span);
         let result = grow(|| self.exec_stmt_inner(stmt));
+        self.stmt = outer;
         if crate::object::finalize::pending() {
             self.run_finalizers(Some(span));
         }
@@ -188,6 +190,12 @@ impl<'s> Interp<'s> {
                 self.set_var(&def.name, c);
             }
             StmtKind::Decorated { decorators, def } => {
+                // CPython evaluates the decorators top to bottom, then the definition, then
+                // applies them bottom up.
+                let mut decs = Vec::with_capacity(decorators.len());
+                for d in decorators {
+                    decs.push(self.eval(d)?);
+                }
                 let (value, name) = match &def.kind {
                     StmtKind::Def(d) => (self.make_function(d)?, &d.name),
                     StmtKind::Class(c) => (self.make_class(c)?, &c.name),
@@ -201,8 +209,7 @@ impl<'s> Interp<'s> {
                     }
                 };
                 let mut value = value;
-                for d in decorators.iter().rev() {
-                    let dec = self.eval(d)?;
+                for (d, dec) in decorators.iter().zip(decs).rev() {
                     value = self
                         .call_value(&dec, Args::positional(vec![value]))
                         .map_err(|e| e.at(d.span, &self.source))?;
@@ -455,6 +462,7 @@ impl<'s> Interp<'s> {
                 let mut e = Exc::new(x.kind, x.message.clone());
                 e.args = x.args.clone();
                 e.links = x.links.clone();
+                resume_trace(&mut e);
                 e
             }
             Value::ExcType(k) => Exc::new(*k, ""),
@@ -464,6 +472,7 @@ impl<'s> Interp<'s> {
                 let mut x = Exc::new(kind, message);
                 x.instance = Some(inst.clone());
                 x.links = inst.exc_links.borrow().clone();
+                resume_trace(&mut x);
                 x
             }
             other if what == "exceptions" => Exc::type_error(format!(
@@ -476,6 +485,22 @@ impl<'s> Interp<'s> {
                 )))
             }
         })
+    }
+
+    /// Where `e` has been: its place in the running frame, then the calls it unwound through.
+    fn trace_of(&self, e: &Exc) -> Rc<[Frame]> {
+        let mut frames = Vec::with_capacity(e.frames.len() + 1);
+        if let Some(span) = e.span {
+            frames.push(Frame {
+                function: self
+                    .enclosing_function()
+                    .map_or_else(|| Rc::from("<module>"), |f| f.name.clone()),
+                source: e.source.clone().unwrap_or_else(|| self.source.clone()),
+                span,
+            });
+        }
+        frames.extend(e.frames.iter().cloned());
+        frames.into()
     }
 
     /// `e` as a finished traceback: its place in the running frame becomes a frame named
@@ -698,6 +723,7 @@ impl<'s> Interp<'s> {
                     self.add_context(exc, &outer);
                 }
                 exc.mark_caught();
+                exc.links_mut().trace = Some(self.trace_of(exc));
                 if let Some(name) = &h.name {
                     let v = exception_value(exc);
                     self.set_var(name, v);
@@ -932,7 +958,7 @@ impl<'s> Interp<'s> {
         match &target.kind {
             ExprKind::Name(n) => {
                 let removed = match &self.env {
-                    Some(env) => env.borrow_mut().vars.remove(&*n.id).is_some(),
+                    Some(env) => env.borrow_mut().vars.remove(&n.id).is_some(),
                     None => match &self.module {
                         Some(m) => m.attrs.borrow_mut().remove(&*n.id).is_some(),
                         None => self.st.globals.remove(n).is_some(),
@@ -1804,9 +1830,10 @@ impl<'s> Interp<'s> {
         let source = std::mem::replace(&mut self.source, saved_source);
         self.env = saved_env;
         // The call's locals went with its scope: a generator they held suspended is closed
-        // now, before the caller goes on (CPython clears the frame at the return).
+        // now, before the caller goes on (CPython clears the frame at the return), and an
+        // error doing so is reported at the caller's statement, as CPython's.
         if crate::object::finalize::pending() {
-            self.run_finalizers(None);
+            self.run_finalizers(self.stmt);
         }
         result.map_err(|mut e| {
             // Record this call level and let the caller's expression set its own span.
@@ -2171,7 +2198,10 @@ impl<'s> Interp<'s> {
                 StmtKind::Expr(e) if show => {
                     self.check_interrupt()
                         .map_err(|x| x.at(stmt.span, &self.source))?;
-                    let v = self.eval(e)?;
+                    let outer = self.stmt.replace(stmt.span);
+                    let v = self.eval(e);
+                    self.stmt = outer;
+                    let v = v?;
                     if !matches!(v, Value::None) {
                         let data = format::display_data(self, &v)
                             .map_err(|x| x.at(stmt.span, &self.source))?;
@@ -2213,6 +2243,10 @@ fn is_slice_like(e: &Expr) -> bool {
 impl Interpreter for Interp<'_> {
     fn current_scope(&self) -> Option<crate::object::state::Env> {
         self.env.clone()
+    }
+
+    fn handled(&self) -> Option<Value> {
+        self.handling.as_deref().map(exception_value)
     }
 
     fn import(&mut self, dotted: &str) -> Result<Rc<crate::object::value::Module>, Exc> {
@@ -2348,6 +2382,14 @@ pub(super) enum Entered {
     Native(Rc<dyn crate::object::value::NativeObject>),
     /// A class instance's bound `__exit__`.
     Exit(Value),
+}
+
+/// An exception raised again (`raise e`, `raise X from e`) goes on from where it had been, as
+/// CPython's traceback keeps its entries: the new place comes first, then those.
+fn resume_trace(e: &mut Exc) {
+    if let Some(trace) = e.links.as_ref().and_then(|l| l.trace.as_deref()) {
+        e.frames = trace.to_vec();
+    }
 }
 
 pub(super) fn exception_value(exc: &Exc) -> Value {

@@ -557,7 +557,7 @@ impl Expr {
     }
 }
 
-fn fstring_has_yield(parts: &[FStringPart]) -> bool {
+pub(super) fn fstring_has_yield(parts: &[FStringPart]) -> bool {
     parts.iter().any(|p| match p {
         FStringPart::Lit(_) => false,
         FStringPart::Expr { expr, spec, .. } => expr.has_yield() || fstring_has_yield(spec),
@@ -572,7 +572,7 @@ fn params_have_yield(params: &[Param]) -> bool {
 }
 
 impl Arg {
-    fn has_yield(&self) -> bool {
+    pub(super) fn has_yield(&self) -> bool {
         match self {
             Arg::Positional(e) | Arg::Star(e) | Arg::DoubleStar(e) => e.has_yield(),
             Arg::Keyword { value, .. } => value.has_yield(),
@@ -582,7 +582,7 @@ impl Arg {
 
 impl Stmt {
     /// A `yield` anywhere in this statement, nested blocks included, not counting nested
-    /// functions' bodies. A magic line is counted as one (its text is parsed when it runs).
+    /// functions' bodies. A magic line whose text holds `yield` counts as one.
     pub fn has_yield(&self) -> bool {
         let block = |b: &[Stmt]| b.iter().any(Stmt::has_yield);
         let opt_block = |b: &Option<Vec<Stmt>>| b.as_deref().is_some_and(block);
@@ -650,7 +650,8 @@ impl Stmt {
                 test.has_yield() || msg.as_ref().is_some_and(Expr::has_yield)
             }
             StmtKind::Del(targets) => targets.iter().any(Expr::has_yield),
-            StmtKind::Magic { .. } => true,
+            // Its text is parsed when it runs: a `yield` there needs the generator's stack.
+            StmtKind::Magic { arg, .. } => arg.contains("yield"),
         }
     }
 }

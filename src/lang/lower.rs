@@ -7,40 +7,47 @@
 //! (the callee, earlier arguments, a left operand, even a plain name: a global may be rebound
 //! while the generator is suspended) is computed first, into a temporary named `.yN` (a name no
 //! program can spell), then `.yN = yield v`, then the rest of the expression reads the
-//! temporaries. Short-circuiting operators and conditional expressions with a `yield` in a
-//! later operand become `if` statements, so nothing is evaluated that CPython would skip. Each
-//! lowered statement keeps the original statement's span and every expression its own, so
-//! tracebacks name the same lines and carets. The temporaries are deleted after the statement
-//! that reads them, so they hold nothing longer than CPython's value stack does.
+//! temporaries. Short-circuiting operators, conditional expressions and comparison chains with
+//! a `yield` in a later operand become `if` statements, so nothing is evaluated that CPython
+//! would skip. An assignment stores its value into each target in turn (a target's object and
+//! index evaluated as it is stored, a tuple target unpacked first); a `def`/`class`/`lambda`
+//! computes its decorators, defaults and bases first; an `assert` evaluates its message only
+//! when the test fails; a function's annotations are never evaluated (PEP 526). Each lowered
+//! statement keeps the original statement's span and every expression its own, so tracebacks
+//! name the same lines and carets.
+//!
+//! The temporaries are not deleted: a statement's temporaries are dead once it has run, and
+//! the next lowered statement reuses their names (`.y0`, `.y1`, ... counted from the
+//! temporaries live around it), so a frame holds at most one statement's worth, released when
+//! the frame ends, and no `del` statement runs per hoisted statement.
 //!
 //! What is not lowered (the body then runs on a stack of its own, `crate::eval::generator`):
-//! a `yield` in an assignment or `del` target, an `except` clause's expression, a `with`
-//! item's target, a default argument, decorator or class base, an annotated assignment, an
-//! `assert` message, a comparison chain's operands after the first comparison, an f-string's
-//! format spec, a `while` test whose `else` block breaks or continues, and a magic line.
+//! a `yield` in an `except` clause's expression (evaluated only while an exception is being
+//! matched: lowering it means re-raising that exception from a nested `try`, which would add a
+//! traceback entry and change what handlers' exceptions chain to), a class body (a `yield`
+//! there is CPython's SyntaxError), a starred assignment target's own expression, and a magic
+//! line whose text holds `yield` (it is parsed only when it runs).
 
 use std::rc::Rc;
 
 use super::ast::{
-    Arg, BoolOpKind, Expr, ExprKind, FStringPart, Ident, NameRef, Stmt, StmtKind, UnaryOp, WithItem,
+    fstring_has_yield, Arg, BoolOpKind, ClassDef, Expr, ExprKind, FStringPart, FuncDef, Ident,
+    NameRef, Param, Stmt, StmtKind, UnaryOp, WithItem,
 };
 use super::span::Span;
 
 /// The body with every `yield` hoisted to a statement of its own, or None where some `yield`
 /// cannot be (see the module's list).
 pub fn hoist_yields(body: &[Stmt]) -> Option<Vec<Stmt>> {
-    let mut l = Lower {
-        next: 0,
-        temps: Vec::new(),
-    };
+    let mut l = Lower { live: 0 };
     l.block(body)
 }
 
 struct Lower {
-    /// The next temporary's number (unique in the function).
-    next: u32,
-    /// Temporaries made for the statement being lowered, deleted after it.
-    temps: Vec<Ident>,
+    /// Temporaries in use where the next statement is lowered: the next one is `.y{live}`.
+    /// A statement's temporaries are dead once it has run, so the next statement reuses
+    /// their names, and a nested block numbers its own after its statement's.
+    live: u32,
 }
 
 fn name(id: &Ident, span: Span) -> Expr {
@@ -74,9 +81,8 @@ fn stmt(kind: StmtKind, span: Span) -> Stmt {
 
 impl Lower {
     fn temp(&mut self) -> Ident {
-        let id: Ident = Rc::from(format!(".y{}", self.next));
-        self.next += 1;
-        self.temps.push(id.clone());
+        let id: Ident = Rc::from(format!(".y{}", self.live));
+        self.live += 1;
         id
     }
 
@@ -88,12 +94,10 @@ impl Lower {
         Some(out)
     }
 
-    /// `del` of the temporaries made since `mark` (none: nothing).
-    fn release(&mut self, mark: usize, span: Span, out: &mut Vec<Stmt>) {
-        if self.temps.len() > mark {
-            let names = self.temps.drain(mark..).map(|t| name(&t, span)).collect();
-            out.push(stmt(StmtKind::Del(names), span));
-        }
+    /// The end of a statement lowered into `out`: its temporaries' names are free again.
+    fn done(&mut self, mark: u32) -> Option<()> {
+        self.live = mark;
+        Some(())
     }
 
     fn stmt(&mut self, s: &Stmt, out: &mut Vec<Stmt>) -> Option<()> {
@@ -102,22 +106,86 @@ impl Lower {
             out.push(s.clone());
             return Some(());
         }
-        let mark = self.temps.len();
+        let mark = self.live;
         let kind = match &s.kind {
             StmtKind::Expr(e) => StmtKind::Expr(self.top(e, out, span)?),
-            StmtKind::Assign { targets, value } => {
-                if targets.iter().any(Expr::has_yield) {
-                    return None;
+            StmtKind::Assign { targets, value } if targets.iter().any(Expr::has_yield) => {
+                // The value first, then each target left to right, its parts evaluated as
+                // it is stored.
+                let v = self.top(value, out, span)?;
+                let t = self.temp();
+                out.push(stmt(
+                    StmtKind::Assign {
+                        targets: vec![name(&t, value.span)],
+                        value: v,
+                    },
+                    span,
+                ));
+                for target in targets {
+                    self.store(target, name(&t, value.span), out, span)?;
                 }
-                StmtKind::Assign {
-                    targets: targets.clone(),
-                    value: self.top(value, out, span)?,
+                return self.done(mark);
+            }
+            StmtKind::AnnAssign {
+                target,
+                value: Some(value),
+                ..
+            } => {
+                // A function's annotations are never evaluated (PEP 526): an assignment.
+                let v = self.top(value, out, span)?;
+                self.store(target, v, out, span)?;
+                return self.done(mark);
+            }
+            StmtKind::AnnAssign {
+                target,
+                value: None,
+                ..
+            } => {
+                // Without a value only the target's object (and index) are evaluated.
+                let parts = match &target.kind {
+                    ExprKind::Attribute { value, .. } => vec![(**value).clone()],
+                    ExprKind::Subscript { value, index } => {
+                        vec![(**value).clone(), (**index).clone()]
+                    }
+                    _ => Vec::new(),
+                };
+                for e in self.seq(parts, out, span)? {
+                    if !is_constant(&e) {
+                        out.push(stmt(StmtKind::Expr(e), span));
+                    }
+                }
+                return self.done(mark);
+            }
+            StmtKind::Del(targets) => {
+                for t in targets {
+                    self.delete(t, out, span)?;
+                }
+                return self.done(mark);
+            }
+            StmtKind::Def(def) => StmtKind::Def(self.def(def, out, span)?),
+            StmtKind::Class(c) => StmtKind::Class(self.class(c, out, span)?),
+            StmtKind::Decorated { decorators, def } => {
+                // CPython evaluates the decorators top to bottom before the definition.
+                let mut decs = Vec::with_capacity(decorators.len());
+                for d in decorators {
+                    let d = self.expr(d, out, span)?;
+                    decs.push(self.stash(d, out, span));
+                }
+                let def = match &def.kind {
+                    StmtKind::Def(d) => StmtKind::Def(self.def(d, out, span)?),
+                    StmtKind::Class(c) => StmtKind::Class(self.class(c, out, span)?),
+                    _ => return None,
+                };
+                StmtKind::Decorated {
+                    decorators: decs,
+                    def: Box::new(stmt(def, span)),
                 }
             }
+            StmtKind::Assign { targets, value } => StmtKind::Assign {
+                targets: targets.clone(),
+                value: self.top(value, out, span)?,
+            },
             StmtKind::AugAssign { target, op, value } => {
-                if target.has_yield() {
-                    return None;
-                }
                 // CPython reads the target (its object and index first) before the value,
                 // applies the in-place operator, then stores: the same, with temporaries.
                 let (store, current) = match &target.kind {
@@ -128,7 +196,8 @@ impl Lower {
                         attr_span,
                         ..
                     } => {
-                        let obj = self.stash((**obj).clone(), out, span);
+                        let obj = self.expr(obj, out, span)?;
+                        let obj = self.stash(obj, out, span);
                         let e = Expr {
                             kind: ExprKind::Attribute {
                                 value: Box::new(obj),
@@ -141,8 +210,11 @@ impl Lower {
                         (e.clone(), e)
                     }
                     ExprKind::Subscript { value: obj, index } => {
-                        let obj = self.stash((**obj).clone(), out, span);
-                        let index = self.stash((**index).clone(), out, span);
+                        let mut v =
+                            self.seq(vec![(**obj).clone(), (**index).clone()], out, span)?;
+                        let index = v.pop()?;
+                        let obj = self.stash(v.pop()?, out, span);
+                        let index = self.stash(index, out, span);
                         let e = Expr {
                             kind: ExprKind::Subscript {
                                 value: Box::new(obj),
@@ -184,24 +256,49 @@ impl Lower {
                 let exc = v.pop()?;
                 StmtKind::RaiseFrom { exc, cause }
             }
-            StmtKind::Assert { test, msg } => {
-                if msg.as_ref().is_some_and(Expr::has_yield) {
-                    return None;
-                }
-                StmtKind::Assert {
-                    test: self.expr(test, out, span)?,
-                    msg: msg.clone(),
+            StmtKind::Assert {
+                test,
+                msg: Some(msg),
+            } if msg.has_yield() => {
+                // The message is evaluated only when the test fails: `if not test:` around
+                // `assert False, msg`, which raises the same AssertionError.
+                let test = self.expr(test, out, span)?;
+                let mut fail = Vec::new();
+                let mark = self.live;
+                let m = self.expr(msg, &mut fail, span);
+                self.live = mark;
+                fail.push(stmt(
+                    StmtKind::Assert {
+                        test: Expr {
+                            kind: ExprKind::Bool(false),
+                            span: test.span,
+                        },
+                        msg: Some(m?),
+                    },
+                    span,
+                ));
+                StmtKind::If {
+                    branches: vec![(
+                        Expr {
+                            kind: ExprKind::Unary {
+                                op: UnaryOp::Not,
+                                operand: Box::new(test.clone()),
+                            },
+                            span: test.span,
+                        },
+                        fail,
+                    )],
+                    orelse: None,
                 }
             }
+            StmtKind::Assert { test, msg } => StmtKind::Assert {
+                test: self.expr(test, out, span)?,
+                msg: msg.clone(),
+            },
             StmtKind::If { branches, orelse } => {
                 // The first test with a `yield` (after the first) starts a nested `if` in
                 // the `else` of the tests before it.
-                let split = branches
-                    .iter()
-                    .skip(1)
-                    .position(|(t, _)| t.has_yield())
-                    .map(|p| p + 1);
-                let (head, tail) = branches.split_at(split.unwrap_or(branches.len()));
+                let (head, tail) = split_at_later(branches, |(t, _)| t.has_yield());
                 let orelse = if tail.is_empty() {
                     match orelse {
                         Some(b) => Some(self.block(b)?),
@@ -232,6 +329,10 @@ impl Lower {
                 }
             }
             StmtKind::While { cond, body, orelse } => {
+                // The flag below is numbered before the body's temporaries, which must not
+                // overwrite it.
+                let flag = (cond.has_yield() && orelse.as_deref().is_some_and(breaks))
+                    .then(|| self.temp());
                 let body = self.block_own(body)?;
                 let orelse = match orelse {
                     Some(b) => Some(self.block_own(b)?),
@@ -244,23 +345,43 @@ impl Lower {
                         orelse,
                     }
                 } else {
-                    // `while c: body else: e` as `while True: if not c: e; break` then body:
-                    // only when `e` has no `break`/`continue` of its own (they would now
-                    // leave the wrong loop).
-                    if orelse.as_deref().is_some_and(breaks) {
-                        return None;
-                    }
+                    // `while c: body else: e` as `while True: if not c: e; break` then body.
+                    // When `e` has a `break`/`continue` of its own (which would now leave the
+                    // wrong loop), `e` runs after the loop instead, behind a flag set where
+                    // the test fails.
+                    let (orelse, after) = match (orelse, flag) {
+                        (Some(e), Some(f)) => {
+                            let at = cond.span;
+                            let flag = |v: bool| {
+                                stmt(
+                                    StmtKind::Assign {
+                                        targets: vec![name(&f, at)],
+                                        value: Expr {
+                                            kind: ExprKind::Bool(v),
+                                            span: at,
+                                        },
+                                    },
+                                    span,
+                                )
+                            };
+                            out.push(flag(false));
+                            let after = stmt(
+                                StmtKind::If {
+                                    branches: vec![(name(&f, at), e)],
+                                    orelse: None,
+                                },
+                                span,
+                            );
+                            (Some(vec![flag(true)]), Some(after))
+                        }
+                        (o, _) => (o, None),
+                    };
                     let mut top = Vec::new();
-                    let outer = std::mem::take(&mut self.temps);
+                    let mark = self.live;
                     let c = self.expr(cond, &mut top, span)?;
+                    self.live = mark;
                     let mut leave = orelse.unwrap_or_default();
                     leave.push(stmt(StmtKind::Break, span));
-                    let mut inner = std::mem::replace(&mut self.temps, outer);
-                    // The test's temporaries go before leaving and before the body.
-                    let dels: Vec<Expr> = inner.drain(..).map(|t| name(&t, span)).collect();
-                    if !dels.is_empty() {
-                        leave.insert(0, stmt(StmtKind::Del(dels.clone()), span));
-                    }
                     top.push(stmt(
                         StmtKind::If {
                             branches: vec![(
@@ -277,17 +398,21 @@ impl Lower {
                         },
                         span,
                     ));
-                    if !dels.is_empty() {
-                        top.push(stmt(StmtKind::Del(dels), span));
-                    }
                     top.extend(body);
-                    StmtKind::While {
+                    let w = StmtKind::While {
                         cond: Expr {
                             kind: ExprKind::Bool(true),
                             span: cond.span,
                         },
                         body: top,
                         orelse: None,
+                    };
+                    match after {
+                        Some(after) => {
+                            out.push(stmt(w, span));
+                            after.kind
+                        }
+                        None => w,
                     }
                 }
             }
@@ -320,12 +445,7 @@ impl Lower {
                 }
                 // `with a, (yield) as b:` is `with a:` around `with (yield) as b:`, as
                 // CPython enters `a` before evaluating the second item.
-                let split = items
-                    .iter()
-                    .skip(1)
-                    .position(|i| i.context.has_yield())
-                    .map(|p| p + 1);
-                let (head, tail) = items.split_at(split.unwrap_or(items.len()));
+                let (head, tail) = split_at_later(items, |i| i.context.has_yield());
                 let body = if tail.is_empty() {
                     self.block_own(body)?
                 } else {
@@ -383,15 +503,14 @@ impl Lower {
             _ => return None,
         };
         out.push(stmt(kind, span));
-        self.release(mark, span, out);
-        Some(())
+        self.done(mark)
     }
 
-    /// A nested block, its statements' temporaries their own.
+    /// A nested block, its statements' temporaries numbered after those live around it.
     fn block_own(&mut self, body: &[Stmt]) -> Option<Vec<Stmt>> {
-        let outer = std::mem::take(&mut self.temps);
+        let mark = self.live;
         let b = self.block(body);
-        self.temps = outer;
+        self.live = mark;
         b
     }
 
@@ -576,11 +695,58 @@ impl Lower {
                     right: Box::new(right),
                 })
             }
+            ExprKind::Compare { left, ops } if ops.iter().skip(1).any(|(_, e)| e.has_yield()) => {
+                // Operands after the first comparison are evaluated only if the ones before
+                // hold: `a < b < (yield)` is `t = a < (m := b)`, then `if t: t = m < (yield)`.
+                let k = ops.iter().skip(1).position(|(_, e)| e.has_yield())? + 1;
+                let m = self.temp();
+                let mut head: Vec<_> = ops[..k].to_vec();
+                let (_, last) = head.last_mut()?;
+                let at_m = last.span;
+                *last = Expr {
+                    kind: ExprKind::NamedExpr {
+                        target: NameRef::new(m.clone()),
+                        value: Box::new(last.clone()),
+                    },
+                    span: at_m,
+                };
+                let head = self.expr(
+                    &Expr {
+                        kind: ExprKind::Compare {
+                            left: left.clone(),
+                            ops: head,
+                        },
+                        span: at,
+                    },
+                    out,
+                    span,
+                )?;
+                let t = self.temp();
+                out.push(stmt(
+                    StmtKind::Assign {
+                        targets: vec![name(&t, at)],
+                        value: head,
+                    },
+                    span,
+                ));
+                let rest = Expr {
+                    kind: ExprKind::Compare {
+                        left: Box::new(name(&m, at_m)),
+                        ops: ops[k..].to_vec(),
+                    },
+                    span: at,
+                };
+                let branch = self.branch(&rest, &t, span)?;
+                out.push(stmt(
+                    StmtKind::If {
+                        branches: vec![(name(&t, at), branch)],
+                        orelse: None,
+                    },
+                    span,
+                ));
+                Some(name(&t, at))
+            }
             ExprKind::Compare { left, ops } => {
-                // Operands after the first comparison are evaluated only if it holds.
-                if ops.iter().skip(1).any(|(_, e)| e.has_yield()) {
-                    return None;
-                }
                 let mut flat = vec![(**left).clone()];
                 flat.extend(ops.first().map(|(_, e)| e.clone()));
                 let mut flat = self.seq(flat, out, span)?.into_iter();
@@ -677,33 +843,21 @@ impl Lower {
                 Some(name(&t, at))
             }
             ExprKind::FString(parts) => {
-                let mut flat = Vec::new();
-                for p in parts {
-                    if let FStringPart::Expr { expr, spec, .. } = p {
-                        if spec.iter().any(|s| match s {
-                            FStringPart::Lit(_) => false,
-                            FStringPart::Expr { expr, .. } => expr.has_yield(),
-                        }) {
-                            return None;
-                        }
-                        flat.push((**expr).clone());
-                    }
-                }
-                let last = flat.iter().rposition(Expr::has_yield)?;
+                let has = |p: &FStringPart| match p {
+                    FStringPart::Lit(_) => false,
+                    FStringPart::Expr { .. } => fstring_has_yield(std::slice::from_ref(p)),
+                };
+                let last = parts.iter().rposition(has)?;
                 // A piece before the last `yield` is formatted then (CPython formats each
                 // piece as it goes), and read back as the string it made.
                 let mut new = Vec::with_capacity(parts.len());
-                let mut i = 0;
-                for p in parts {
+                for (i, p) in parts.iter().enumerate() {
                     let FStringPart::Expr { expr, .. } = p else {
                         new.push(p.clone());
                         continue;
                     };
                     if i < last {
-                        let mut piece = p.clone();
-                        if let FStringPart::Expr { expr: x, .. } = &mut piece {
-                            **x = self.expr(expr, out, span)?;
-                        }
+                        let piece = self.piece(p, out, span)?;
                         let s = self.stash(
                             Expr {
                                 kind: ExprKind::FString(vec![piece]),
@@ -719,18 +873,17 @@ impl Lower {
                             debug_text: None,
                         });
                     } else if i == last {
-                        let mut piece = p.clone();
-                        if let FStringPart::Expr { expr: x, .. } = &mut piece {
-                            **x = self.expr(expr, out, span)?;
-                        }
-                        new.push(piece);
+                        new.push(self.piece(p, out, span)?);
                     } else {
                         new.push(p.clone());
                     }
-                    i += 1;
                 }
                 rebuilt(ExprKind::FString(new))
             }
+            ExprKind::Lambda { params, body } => rebuilt(ExprKind::Lambda {
+                params: self.defaults(params, out, span)?,
+                body: body.clone(),
+            }),
             ExprKind::GeneratorExp { def, iter } => rebuilt(ExprKind::GeneratorExp {
                 def: def.clone(),
                 iter: Box::new(self.expr(iter, out, span)?),
@@ -739,27 +892,222 @@ impl Lower {
         }
     }
 
+    /// An f-string's `{value!c:spec}` piece lowered: the value, then the spec's pieces (CPython
+    /// evaluates both before converting and formatting), the spec becoming the string it makes.
+    fn piece(&mut self, p: &FStringPart, out: &mut Vec<Stmt>, span: Span) -> Option<FStringPart> {
+        let FStringPart::Expr {
+            expr,
+            conversion,
+            spec,
+            debug_text,
+        } = p
+        else {
+            return Some(p.clone());
+        };
+        let (expr, spec) = if fstring_has_yield(spec) {
+            let v = self.expr(expr, out, span)?;
+            let v = self.stash(v, out, span);
+            let s = self.expr(
+                &Expr {
+                    kind: ExprKind::FString(spec.clone()),
+                    span: expr.span,
+                },
+                out,
+                span,
+            )?;
+            let s = FStringPart::Expr {
+                expr: Box::new(s),
+                conversion: None,
+                spec: Vec::new(),
+                debug_text: None,
+            };
+            (v, vec![s])
+        } else {
+            (self.expr(expr, out, span)?, spec.clone())
+        };
+        Some(FStringPart::Expr {
+            expr: Box::new(expr),
+            conversion: *conversion,
+            spec,
+            debug_text: debug_text.clone(),
+        })
+    }
+
+    /// Parameters whose defaults are computed now, left to right (as a `def` or `lambda`
+    /// evaluates them), and read from temporaries.
+    fn defaults(
+        &mut self,
+        params: &[Param],
+        out: &mut Vec<Stmt>,
+        span: Span,
+    ) -> Option<Vec<Param>> {
+        let values: Vec<Expr> = params.iter().filter_map(|p| p.default.clone()).collect();
+        let mut values = values.into_iter();
+        let mut new = Vec::with_capacity(params.len());
+        for p in params {
+            let mut p = p.clone();
+            if p.default.is_some() {
+                let v = self.expr(&values.next()?, out, span)?;
+                p.default = Some(self.stash(v, out, span));
+            }
+            new.push(p);
+        }
+        Some(new)
+    }
+
+    /// A `def` whose defaults hold a `yield`, its defaults computed first.
+    fn def(&mut self, d: &Rc<FuncDef>, out: &mut Vec<Stmt>, span: Span) -> Option<Rc<FuncDef>> {
+        if !d
+            .params
+            .iter()
+            .any(|p| p.default.as_ref().is_some_and(Expr::has_yield))
+        {
+            return Some(d.clone());
+        }
+        let mut new = (**d).clone();
+        new.params = self.defaults(&d.params, out, span)?;
+        Some(Rc::new(new))
+    }
+
+    /// A `class` whose bases hold a `yield`, its bases and keywords computed first.
+    fn class(&mut self, c: &Rc<ClassDef>, out: &mut Vec<Stmt>, span: Span) -> Option<Rc<ClassDef>> {
+        if c.body.iter().any(Stmt::has_yield) {
+            return None;
+        }
+        if !c.bases.iter().any(Arg::has_yield) {
+            return Some(c.clone());
+        }
+        let mut new = (**c).clone();
+        let mut bases = Vec::with_capacity(c.bases.len());
+        for a in &c.bases {
+            bases.push(match a {
+                Arg::Positional(e) => Arg::Positional(self.stashed(e, out, span)?),
+                Arg::Star(e) => Arg::Star(self.stashed(e, out, span)?),
+                Arg::DoubleStar(e) => Arg::DoubleStar(self.stashed(e, out, span)?),
+                Arg::Keyword {
+                    name,
+                    value,
+                    span: at,
+                } => Arg::Keyword {
+                    name: name.clone(),
+                    value: self.stashed(value, out, span)?,
+                    span: *at,
+                },
+            });
+        }
+        new.bases = bases;
+        Some(Rc::new(new))
+    }
+
+    /// `e` computed now into a temporary (a constant stays as it is).
+    fn stashed(&mut self, e: &Expr, out: &mut Vec<Stmt>, span: Span) -> Option<Expr> {
+        let v = self.expr(e, out, span)?;
+        Some(self.stash(v, out, span))
+    }
+
+    /// `src` stored into `target` the way an assignment stores: a target's object and index
+    /// are evaluated as it is stored, and a tuple target unpacks before any element is.
+    fn store(&mut self, target: &Expr, src: Expr, out: &mut Vec<Stmt>, span: Span) -> Option<()> {
+        let assign = |target: Expr, value: Expr| {
+            stmt(
+                StmtKind::Assign {
+                    targets: vec![target],
+                    value,
+                },
+                span,
+            )
+        };
+        match &target.kind {
+            ExprKind::Tuple(items) | ExprKind::List(items) if target.has_yield() => {
+                let mut temps = Vec::with_capacity(items.len());
+                let mut shape = Vec::with_capacity(items.len());
+                for item in items {
+                    let t = name(&self.temp(), item.span);
+                    shape.push(match &item.kind {
+                        ExprKind::Starred(_) => Expr {
+                            kind: ExprKind::Starred(Box::new(t.clone())),
+                            span: item.span,
+                        },
+                        _ => t.clone(),
+                    });
+                    temps.push(t);
+                }
+                let shape = Expr {
+                    kind: ExprKind::Tuple(shape),
+                    span: target.span,
+                };
+                out.push(assign(shape, src));
+                for (item, t) in items.iter().zip(temps) {
+                    let inner = match &item.kind {
+                        ExprKind::Starred(x) => x,
+                        _ => item,
+                    };
+                    self.store(inner, t, out, span)?;
+                }
+            }
+            _ => {
+                let t = self.target(target, out, span)?;
+                out.push(assign(t, src));
+            }
+        }
+        Some(())
+    }
+
+    /// `del target`, its object and index evaluated first.
+    fn delete(&mut self, target: &Expr, out: &mut Vec<Stmt>, span: Span) -> Option<()> {
+        match &target.kind {
+            ExprKind::Tuple(items) | ExprKind::List(items) if target.has_yield() => {
+                for item in items {
+                    self.delete(item, out, span)?;
+                }
+            }
+            _ => {
+                let t = self.target(target, out, span)?;
+                out.push(stmt(StmtKind::Del(vec![t]), span));
+            }
+        }
+        Some(())
+    }
+
+    /// An attribute or item target with its object and index lowered (any other target with a
+    /// `yield` in it: None).
+    fn target(&mut self, target: &Expr, out: &mut Vec<Stmt>, span: Span) -> Option<Expr> {
+        if !target.has_yield() {
+            return Some(target.clone());
+        }
+        match &target.kind {
+            ExprKind::Attribute { .. } | ExprKind::Subscript { .. } => self.expr(target, out, span),
+            _ => None,
+        }
+    }
+
     /// The statements of a branch that computes `e` into the temporary `t`, its own
-    /// temporaries deleted at its end.
+    /// temporaries numbered after those live around it.
     fn branch(&mut self, e: &Expr, t: &Ident, span: Span) -> Option<Vec<Stmt>> {
-        let outer = std::mem::take(&mut self.temps);
+        let mark = self.live;
         let mut b = Vec::new();
         let r = self.expr(e, &mut b, span);
-        let mine = std::mem::replace(&mut self.temps, outer);
-        let v = r?;
+        self.live = mark;
         b.push(stmt(
             StmtKind::Assign {
                 targets: vec![name(t, e.span)],
-                value: v,
+                value: r?,
             },
             span,
         ));
-        if !mine.is_empty() {
-            let names = mine.iter().map(|n| name(n, span)).collect();
-            b.push(stmt(StmtKind::Del(names), span));
-        }
         Some(b)
     }
+}
+
+/// `items` split before the first one after the first that `pred` holds for (none: all in
+/// the head): `elif` tests and `with` items evaluated only after the earlier ones ran.
+fn split_at_later<T>(items: &[T], pred: impl Fn(&T) -> bool) -> (&[T], &[T]) {
+    let at = items
+        .iter()
+        .skip(1)
+        .position(pred)
+        .map_or(items.len(), |p| p + 1);
+    items.split_at(at)
 }
 
 /// A `break` or `continue` of this block's own loop (not one inside a nested loop or function).

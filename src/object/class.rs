@@ -864,7 +864,7 @@ pub fn generic_get_attr(
             "args" if inst.class().exception_base().is_some() => {
                 Some(Value::tuple(exception_args(this)))
             }
-            "__cause__" | "__context__" | "__suppress_context__"
+            "__cause__" | "__context__" | "__suppress_context__" | "__traceback__"
                 if inst.class().exception_base().is_some() =>
             {
                 Some(super::error::link_attr(

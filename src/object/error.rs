@@ -202,15 +202,20 @@ pub struct ExcLinks {
     /// Which exception this is, once an `except` clause caught it (0: none yet): a bare
     /// `raise` or `raise e` of it is the same exception, never chained to itself.
     pub serial: u64,
+    /// Where it had been when an `except` clause caught it, outermost frame first
+    /// (`__traceback__`; a later `raise e` or `raise X from e` shows it again).
+    pub trace: Option<Rc<[Frame]>>,
 }
 
-/// `e.__context__`, `e.__cause__` or `e.__suppress_context__` from its links.
+/// `e.__context__`, `e.__cause__`, `e.__suppress_context__` or `e.__traceback__` from its
+/// links.
 pub fn link_attr(links: Option<&ExcLinks>, name: &str) -> super::value::Value {
     use super::value::Value;
     let linked = |e: &Option<Rc<Exc>>| e.as_deref().map_or(Value::None, value_of);
     match (links, name) {
         (None, "__suppress_context__") => Value::Bool(false),
         (None, _) => Value::None,
+        (_, "__traceback__") => super::traceback::traceback_value(links),
         (Some(l), "__context__") => linked(&l.context),
         (Some(l), "__cause__") => linked(&l.cause),
         (Some(l), _) => Value::Bool(l.suppress_context),

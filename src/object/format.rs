@@ -460,6 +460,18 @@ fn format_error(e: display::pyfmt::FormatError) -> Exc {
 
 /// `format(v, spec)` / f-string `{v:spec}`.
 pub fn format_value(it: &mut dyn Interpreter, v: &Value, spec: &str) -> Result<String, Exc> {
+    // A class's own `__format__` gets every spec, the empty one included.
+    if let Value::Instance(_) = v {
+        if let Some(r) = super::class::call_special(it, v, "__format__", vec![Value::str(spec)])? {
+            return match &r {
+                Value::Str(s) => Ok(s.to_string()),
+                other => Err(Exc::type_error(format!(
+                    "__format__ must return a str, not {}",
+                    other.type_name()
+                ))),
+            };
+        }
+    }
     if spec.is_empty() {
         // PyTorch's Tensor.__format__: a 0-d tensor formats as its item (f"{loss}" is "2.3...").
         if let Value::Array(a) = v {

@@ -127,8 +127,12 @@ pub(super) fn owns_nested(v: &Value) -> bool {
 
 fn owned_children_nest(v: &Value) -> bool {
     match v {
-        Value::List(l) => l.try_borrow().is_ok_and(|l| l.iter().any(sole_container)),
-        Value::Tuple(t) => t.iter().any(sole_container),
+        // Generators too: taken out here, they drop last to first, the order CPython's list
+        // and tuple deallocation closes the suspended ones in.
+        Value::List(l) => l
+            .try_borrow()
+            .is_ok_and(|l| l.iter().any(|x| sole_container(x) || sole_generator(x))),
+        Value::Tuple(t) => t.iter().any(|x| sole_container(x) || sole_generator(x)),
         Value::Dict(d) => d.try_borrow().is_ok_and(|d| {
             d.entries
                 .iter()
@@ -143,6 +147,10 @@ fn owned_children_nest(v: &Value) -> bool {
         Value::Set(s) => s.table.try_borrow().is_ok_and(|t| t.holds_containers()),
         _ => false,
     }
+}
+
+fn sole_generator(v: &Value) -> bool {
+    matches!(v, Value::Generator(g) if Rc::strong_count(g) == 1)
 }
 
 /// Move the items of a container that only `v` holds onto `stack`.

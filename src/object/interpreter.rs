@@ -41,6 +41,11 @@ pub trait Interpreter {
     /// The scope of the function running now (`inspect.currentframe()`); None at the top level
     /// of the program or of a module.
     fn current_scope(&self) -> Option<super::state::Env>;
+    /// The exception being handled now (`sys.exc_info()`), as the value `except ... as e`
+    /// binds.
+    fn handled(&self) -> Option<Value> {
+        None
+    }
     fn import(&mut self, dotted: &str) -> Result<Rc<super::value::Module>, Exc>;
     /// Runs `source` (a library written in the language) as the body of `module`: its top-level
     /// names become the module's attributes, and the functions and classes it defines keep the

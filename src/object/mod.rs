@@ -33,10 +33,11 @@ pub mod pretty;
 pub mod set;
 pub mod stack;
 pub mod state;
+pub mod traceback;
 pub mod value;
 
 pub use error::{Exc, ExcKind};
 pub use interpreter::{builtin, hash_key, method, unbound_method, Interpreter};
 pub use output::{DisplayData, OutputSink, ProgressState};
-pub use state::{Env, InterruptHandle, NameMap, NameSet, Scope, State};
+pub use state::{Env, InterruptHandle, NameMap, NameSet, Scope, State, Vars};
 pub use value::{Args, Value};

@@ -21,9 +21,104 @@ pub type NameSet = HashSet<Ident, foldhash::fast::FixedState>;
 /// A function call's local scope. Closures keep their defining scope alive.
 pub type Env = Rc<RefCell<Scope>>;
 
+/// A scope's variables. A function's few locals live in a list searched in order, sized to
+/// what it holds (a suspended generator keeps its scope, and a hash table's smallest
+/// allocation is four buckets plus sixteen control bytes, most of a generator's size);
+/// past [`Vars::SMALL`] names, a hash table. Listing keeps binding order, as CPython's
+/// `locals()`.
+pub enum Vars {
+    List(Vec<(Ident, Value)>),
+    Map(NameMap<Value>),
+}
+
+impl Default for Vars {
+    fn default() -> Self {
+        Vars::List(Vec::new())
+    }
+}
+
+/// Identifiers are interned: the same pointer is the same name, without comparing text.
+fn same(key: &str, name: &str) -> bool {
+    std::ptr::eq(key, name) || key == name
+}
+
+impl Vars {
+    /// Names a list holds before it becomes a hash table.
+    pub const SMALL: usize = 8;
+
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        match self {
+            Vars::List(l) => l.iter().find(|(k, _)| same(k, name)).map(|(_, v)| v),
+            Vars::Map(m) => m.get(name),
+        }
+    }
+
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
+        match self {
+            Vars::List(l) => l.iter_mut().find(|(k, _)| same(k, name)).map(|(_, v)| v),
+            Vars::Map(m) => m.get_mut(name),
+        }
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Binds `name`, giving back what it was bound to.
+    pub fn insert(&mut self, name: Ident, value: Value) -> Option<Value> {
+        if let Some(slot) = self.get_mut(&name) {
+            return Some(std::mem::replace(slot, value));
+        }
+        match self {
+            Vars::List(l) if l.len() < Self::SMALL => {
+                // Grown one entry at a time: most scopes stop at a handful.
+                l.reserve_exact(1);
+                l.push((name, value));
+            }
+            Vars::List(l) => {
+                let mut m: NameMap<Value> = std::mem::take(l).into_iter().collect();
+                m.insert(name, value);
+                *self = Vars::Map(m);
+            }
+            Vars::Map(m) => {
+                m.insert(name, value);
+            }
+        }
+        None
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<Value> {
+        match self {
+            Vars::List(l) => {
+                let i = l.iter().position(|(k, _)| same(k, name))?;
+                Some(l.remove(i).1)
+            }
+            Vars::Map(m) => m.remove(name),
+        }
+    }
+
+    pub fn keys(&self) -> Box<dyn Iterator<Item = &Ident> + '_> {
+        match self {
+            Vars::List(l) => Box::new(l.iter().map(|(k, _)| k)),
+            Vars::Map(m) => Box::new(m.keys()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Vars::List(l) => l.len(),
+            Vars::Map(m) => m.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 #[derive(Default)]
 pub struct Scope {
-    pub vars: NameMap<Value>,
+    pub vars: Vars,
     pub parent: Option<Env>,
     /// A class body's namespace: functions defined in it do not close over it, and the names it
     /// binds are kept in order (`ScopeDecl::order`) for the class's `__dict__`.

@@ -640,6 +640,15 @@ impl Value {
             (Value::Type(a), Value::Type(b)) => a == b,
             (Value::ExcType(a), Value::ExcType(b)) => a == b,
             (Value::Range(..), Value::Range(..)) => false,
+            // A built-in exception is remade as a value each time it is read (`except E as e`,
+            // `__context__`, `sys.exc_info()`); once caught it has a serial, which is who it is.
+            (Value::Exception(a), Value::Exception(b)) => {
+                Rc::ptr_eq(a, b)
+                    || match (&a.links, &b.links) {
+                        (Some(x), Some(y)) => x.serial != 0 && x.serial == y.serial,
+                        _ => false,
+                    }
+            }
             (a, b) => {
                 std::mem::discriminant(a) == std::mem::discriminant(b)
                     && a.identity() == b.identity()

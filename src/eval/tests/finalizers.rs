@@ -55,6 +55,22 @@ fn a_dropped_generator_that_yields_again_is_reported_at_the_statement_that_dropp
 }
 
 #[test]
+fn a_generator_its_function_held_is_reported_at_the_callers_statement() {
+    // CPython clears the frame as it returns: the report names the caller's line.
+    let text = run(
+        "def ignoring():\n    try:\n        yield 1\n    except GeneratorExit:\n        \
+         yield 2\n\ndef holds():\n    g = ignoring()\n    next(g)\n    print('returning')\n\n\
+         holds()\nprint('goes on')\n",
+    );
+    assert_eq!(
+        text,
+        "returning\nException ignored in: <generator object ignoring at 0x…>\n  \
+         line 12, in <module>\n    holds()\n    ^^^^^^^\n\
+         RuntimeError: generator ignored GeneratorExit\ngoes on\n"
+    );
+}
+
+#[test]
 fn a_session_that_ends_closes_the_generators_its_variables_held() {
     let mut session = Session::new(SessionConfig::default());
     let out = session.eval(

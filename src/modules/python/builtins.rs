@@ -1775,7 +1775,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             {
                 Some(syntax_error_field(e, name))
             }
-            "__cause__" | "__context__" | "__suppress_context__" => {
+            "__cause__" | "__context__" | "__suppress_context__" | "__traceback__" => {
                 Some(crate::object::error::link_attr(e.links.as_deref(), name))
             }
             // `StopIteration.value`: what the generator returned.

@@ -1,4 +1,4 @@
-//! `sys`: the output streams, `argv`, version information, `exit`.
+//! `sys`: the output streams, `argv`, version information, `exit`, `exc_info`.
 
 use std::rc::Rc;
 
@@ -74,6 +74,33 @@ pub fn build() -> Rc<Module> {
         &m,
         &[
             ("exit", "exit(status=None): raise SystemExit(status).", exit),
+            (
+                "exc_info",
+                "exc_info(): (type, value, traceback) of the exception being handled, or three Nones.",
+                |it, a| {
+                    a.finish(0)?;
+                    Ok(match it.handled() {
+                        Some(e) => {
+                            let t = match &e {
+                                Value::Exception(x) => Value::ExcType(x.kind),
+                                Value::Instance(i) => i.class().value(),
+                                _ => Value::None,
+                            };
+                            let tb = it.get_attr(&e, "__traceback__").unwrap_or(Value::None);
+                            Value::tuple(vec![t, e, tb])
+                        }
+                        None => Value::tuple(vec![Value::None, Value::None, Value::None]),
+                    })
+                },
+            ),
+            (
+                "exception",
+                "exception(): the exception being handled, or None.",
+                |it, a| {
+                    a.finish(0)?;
+                    Ok(it.handled().unwrap_or(Value::None))
+                },
+            ),
             (
                 "getrecursionlimit",
                 "getrecursionlimit(): the nesting depth of calls before RecursionError.",

@@ -1,0 +1,119 @@
+//! Traceback objects (`e.__traceback__`, `sys.exc_info()[2]`): where a caught exception has
+//! been, outermost frame first, as a chain of `tb_next` entries with `tb_lineno` and
+//! `tb_frame.f_code.co_name`, read from the frames kept in its links once it was caught.
+
+use std::rc::Rc;
+
+use super::error::{ExcLinks, Frame};
+use super::value::{NativeObject, Value};
+
+/// `e.__traceback__`: None until an `except` clause caught it (CPython: until raised).
+pub fn traceback_value(links: Option<&ExcLinks>) -> Value {
+    match links.and_then(|l| l.trace.clone()) {
+        Some(trace) if !trace.is_empty() => entry(trace, 0),
+        _ => Value::None,
+    }
+}
+
+fn entry(trace: Rc<[Frame]>, at: usize) -> Value {
+    Value::Object(Rc::new(Traceback { trace, at }))
+}
+
+fn line(f: &Frame) -> i64 {
+    crate::lang::span::locate(&f.source, f.span).0 as i64
+}
+
+struct Traceback {
+    trace: Rc<[Frame]>,
+    at: usize,
+}
+
+impl NativeObject for Traceback {
+    fn type_name(&self) -> &str {
+        "traceback"
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn repr(&self) -> String {
+        format!("<traceback object at {:#x}>", self as *const Self as usize)
+    }
+    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        let f = self.trace.get(self.at)?;
+        Some(match name {
+            "tb_lineno" => Value::Int(line(f)),
+            "tb_next" if self.at + 1 < self.trace.len() => entry(self.trace.clone(), self.at + 1),
+            "tb_next" => Value::None,
+            "tb_frame" => Value::Object(Rc::new(FrameObject {
+                name: f.function.clone(),
+                line: line(f),
+            })),
+            _ => return None,
+        })
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["tb_frame", "tb_lineno", "tb_next"]
+    }
+}
+
+/// `tb.tb_frame`: the function the entry is in, at the entry's line.
+struct FrameObject {
+    name: Rc<str>,
+    line: i64,
+}
+
+impl NativeObject for FrameObject {
+    fn type_name(&self) -> &str {
+        "frame"
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn repr(&self) -> String {
+        format!(
+            "<frame at {:#x}, line {}, code {}>",
+            self as *const Self as usize, self.line, self.name
+        )
+    }
+    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        Some(match name {
+            "f_lineno" => Value::Int(self.line),
+            "f_code" => Value::Object(Rc::new(CodeObject {
+                name: self.name.clone(),
+            })),
+            _ => return None,
+        })
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["f_code", "f_lineno"]
+    }
+}
+
+/// `frame.f_code`: its function's name.
+struct CodeObject {
+    name: Rc<str>,
+}
+
+impl NativeObject for CodeObject {
+    fn type_name(&self) -> &str {
+        "code"
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn repr(&self) -> String {
+        format!(
+            "<code object {} at {:#x}>",
+            self.name, self as *const Self as usize
+        )
+    }
+    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        match name {
+            "co_name" => Some(Value::Str(self.name.clone())),
+            _ => None,
+        }
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec!["co_name"]
+    }
+}
