@@ -113,14 +113,7 @@ impl Lower {
                 // The value first, then each target left to right, its parts evaluated as
                 // it is stored.
                 let v = self.top(value, out, span)?;
-                let t = self.temp();
-                out.push(stmt(
-                    StmtKind::Assign {
-                        targets: vec![name(&t, value.span)],
-                        value: v,
-                    },
-                    span,
-                ));
+                let t = self.assign_temp(v, value.span, out, span);
                 for target in targets {
                     self.store(target, name(&t, value.span), out, span)?;
                 }
@@ -226,14 +219,7 @@ impl Lower {
                     }
                     _ => return None,
                 };
-                let t = self.temp();
-                out.push(stmt(
-                    StmtKind::Assign {
-                        targets: vec![name(&t, target.span)],
-                        value: current,
-                    },
-                    span,
-                ));
+                let t = self.assign_temp(current, target.span, out, span);
                 let value = self.expr(value, out, span)?;
                 out.push(stmt(
                     StmtKind::AugAssign {
@@ -541,16 +527,22 @@ impl Lower {
         if is_constant(&e) {
             return e;
         }
-        let t = self.temp();
         let at = e.span;
+        let t = self.assign_temp(e, at, out, span);
+        name(&t, at)
+    }
+
+    /// `.yN = value` appended to `out`; returns the temporary's name.
+    fn assign_temp(&mut self, value: Expr, at: Span, out: &mut Vec<Stmt>, span: Span) -> Ident {
+        let t = self.temp();
         out.push(stmt(
             StmtKind::Assign {
                 targets: vec![name(&t, at)],
-                value: e,
+                value,
             },
             span,
         ));
-        name(&t, at)
+        t
     }
 
     /// Operands evaluated left to right: those before the last one with a `yield` are
@@ -584,14 +576,7 @@ impl Lower {
         match &e.kind {
             ExprKind::Yield(_) | ExprKind::YieldFrom(_) => {
                 let y = self.top(e, out, span)?;
-                let t = self.temp();
-                out.push(stmt(
-                    StmtKind::Assign {
-                        targets: vec![name(&t, at)],
-                        value: y,
-                    },
-                    span,
-                ));
+                let t = self.assign_temp(y, at, out, span);
                 Some(name(&t, at))
             }
             ExprKind::NamedExpr { target, value } => rebuilt(ExprKind::NamedExpr {
@@ -721,14 +706,7 @@ impl Lower {
                     out,
                     span,
                 )?;
-                let t = self.temp();
-                out.push(stmt(
-                    StmtKind::Assign {
-                        targets: vec![name(&t, at)],
-                        value: head,
-                    },
-                    span,
-                ));
+                let t = self.assign_temp(head, at, out, span);
                 let rest = Expr {
                     kind: ExprKind::Compare {
                         left: Box::new(name(&m, at_m)),
@@ -782,14 +760,7 @@ impl Lower {
                 if rest.is_empty() {
                     return Some(head);
                 }
-                let t = self.temp();
-                out.push(stmt(
-                    StmtKind::Assign {
-                        targets: vec![name(&t, at)],
-                        value: head,
-                    },
-                    span,
-                ));
+                let t = self.assign_temp(head, at, out, span);
                 let rest = if rest.len() == 1 {
                     rest[0].clone()
                 } else {
