@@ -124,6 +124,10 @@ struct Node {
     saved_dropped: bool,
     /// The `grad_fn` name when the op's own name is not PyTorch's (`clone` is a copy).
     name: Option<&'static str>,
+    /// PyTorch nodes: each input's and the output's `Array::version` when recorded (0 for a
+    /// scalar input); a backward refuses values an in-place write changed since.
+    versions: Vec<u32>,
+    out_version: u32,
 }
 
 /// An array with a gradient: `attach_grad()`'s buffer, or a PyTorch leaf's `.grad`.
@@ -151,6 +155,9 @@ pub enum TorchBackwardError {
     DeviceMismatch(Device, Device),
     /// The graph was already freed by an earlier backward.
     Freed,
+    /// A value the backward needs was changed in place after it was recorded: PyTorch's
+    /// message.
+    Modified(String),
     /// `torch.autograd.grad` with respect to a tensor that does not require grad.
     InputNotRequiring,
     Runtime(RuntimeError),
@@ -238,6 +245,9 @@ pub struct Tape {
     has_auto: bool,
     /// While `torch.jit.trace` runs a forward: every op recorded, in order (`Tape::trace`).
     tracing: Option<Vec<Logged>>,
+    /// The inputs `start_trace` made require grad so that their ops are recorded: not the
+    /// user's leaves, so in-place ops on them are allowed (PyTorch traces `x += 1` on an input).
+    trace_inputs: Vec<usize>,
 }
 
 impl Default for Tape {
@@ -252,6 +262,7 @@ impl Default for Tape {
             collect_at: COLLECT_MIN,
             has_auto: false,
             tracing: None,
+            trace_inputs: Vec::new(),
         }
     }
 }
@@ -465,6 +476,7 @@ impl Tape {
     /// A leaf that requires grad, while grad mode is on: PyTorch refuses to change it in place.
     pub fn guards_leaf(&self, a: &Array) -> bool {
         self.grad_enabled
+            && !self.trace_inputs.contains(&a.id())
             && self
                 .attached
                 .get(&a.id())
@@ -493,10 +505,14 @@ impl Tape {
         for node in &mut self.nodes {
             if node.output.id() == tid {
                 node.output = before.clone();
+                node.out_version = before.version();
             }
-            for input in &mut node.inputs {
+            for (k, input) in node.inputs.iter_mut().enumerate() {
                 if matches!(input, Input::Array(a) if a.id() == tid) {
                     *input = Input::Array(before.clone());
+                    if let Some(v) = node.versions.get_mut(k) {
+                        *v = before.version();
+                    }
                 }
             }
         }
@@ -564,6 +580,7 @@ impl Tape {
         if let Some(&i) = self.outputs.get(&result.id()) {
             if let Some(node) = self.nodes.get_mut(i) {
                 node.output = target.clone();
+                node.out_version = target.version();
             }
             self.reindex();
             if let Some(log) = &mut self.tracing {
@@ -602,19 +619,18 @@ impl Tape {
     }
 
     fn push(&mut self, op: OpRecord, inputs: Vec<Input>, output: &Array, auto: bool) {
-        if let Some(log) = &mut self.tracing {
-            log.push(Logged::Op(Node {
-                op: op.clone(),
-                inputs: inputs.clone(),
-                output: output.clone(),
-                auto,
-                freed: false,
-                saved_dropped: false,
-                name: None,
-            }));
-        }
-        self.outputs.insert(output.id(), self.nodes.len());
-        self.nodes.push(Node {
+        let versions = if auto {
+            inputs
+                .iter()
+                .map(|i| match i {
+                    Input::Array(a) => a.version(),
+                    Input::Scalar(_) => 0,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let node = Node {
             op,
             inputs,
             output: output.clone(),
@@ -622,7 +638,20 @@ impl Tape {
             freed: false,
             saved_dropped: false,
             name: None,
-        });
+            versions,
+            out_version: output.version(),
+        };
+        if let Some(log) = &mut self.tracing {
+            log.push(Logged::Op(Node {
+                op: node.op.clone(),
+                inputs: node.inputs.clone(),
+                output: node.output.clone(),
+                versions: node.versions.clone(),
+                ..node
+            }));
+        }
+        self.outputs.insert(output.id(), self.nodes.len());
+        self.nodes.push(node);
         self.maybe_collect();
     }
 
@@ -1084,6 +1113,7 @@ impl Tape {
         retain_graph: bool,
     ) -> std::result::Result<(), TorchBackwardError> {
         let seed = self.torch_seed(rt, head, gradient)?;
+        self.check_saved_versions(head, &[])?;
         self.run_backward(rt, head, seed, retain_graph)?;
         Ok(())
     }
@@ -1145,6 +1175,91 @@ impl Tape {
             }
         }
         false
+    }
+
+    /// PyTorch's check that the values a backward will read are those its nodes saved: an
+    /// in-place write since (under `no_grad`: a parameter update, `load_state_dict`) is an
+    /// error naming the tensor and its versions, never a silently different gradient. Nodes
+    /// are checked in the order the backward reaches them; which values count as saved
+    /// follows PyTorch's rules (a product keeps each factor only for the other's gradient).
+    fn check_saved_versions(
+        &self,
+        head: &Array,
+        wanted: &[usize],
+    ) -> std::result::Result<(), TorchBackwardError> {
+        let kept: HashSet<usize> = (self.attached.values().map(|e| e.var.id()))
+            .chain(wanted.iter().copied())
+            .collect();
+        let needs = |a: &Array| kept.contains(&a.id()) || self.outputs.contains_key(&a.id());
+        let mut reached: HashSet<usize> = HashSet::from([head.id()]);
+        for node in self.nodes.iter().rev() {
+            if !reached.contains(&node.output.id()) {
+                continue;
+            }
+            for input in &node.inputs {
+                if let Input::Array(a) = input {
+                    reached.insert(a.id());
+                }
+            }
+            if !node.auto || node.freed {
+                continue;
+            }
+            let arrays: Vec<Option<&Array>> = node
+                .inputs
+                .iter()
+                .map(|i| match i {
+                    Input::Array(a) => Some(a),
+                    Input::Scalar(_) => None,
+                })
+                .collect();
+            for (k, a) in arrays.iter().enumerate() {
+                let (Some(a), Some(&v)) = (a, node.versions.get(k)) else {
+                    continue;
+                };
+                let other_needs = arrays
+                    .iter()
+                    .enumerate()
+                    .any(|(j, b)| j != k && b.is_some_and(|b| needs(b)));
+                if a.version() != v && saves_input(node, k, other_needs, needs(a)) {
+                    // A linear layer's weight is saved as PyTorch's `weight.t()`: a view.
+                    let transposed = matches!(node.op, OpRecord::MatmulNT) && k == 1;
+                    return Err(self.modified(a, v, transposed));
+                }
+            }
+            if node.output.version() != node.out_version && saves_result(&node.op) {
+                return Err(self.modified(&node.output, node.out_version, false));
+            }
+        }
+        Ok(())
+    }
+
+    /// PyTorch's message for a saved value changed in place.
+    fn modified(&self, a: &Array, expected: u32, transposed: bool) -> TorchBackwardError {
+        let cuda = if a.device().kind == crate::runtime::DeviceKind::Gpu {
+            "cuda."
+        } else {
+            ""
+        };
+        let mut shape = a.shape().to_vec();
+        let made_by = match self.outputs.get(&a.id()).and_then(|&i| self.nodes.get(i)) {
+            _ if transposed => {
+                shape.reverse();
+                ", which is output 0 of AsStrided,".to_string()
+            }
+            Some(node) => {
+                let name = node.name.unwrap_or_else(|| grad_fn_name(node));
+                let short = name.trim_end_matches(|c: char| c.is_ascii_digit());
+                let short = short.strip_suffix("Backward").unwrap_or(short);
+                format!(", which is output 0 of {short},")
+            }
+            None => String::new(),
+        };
+        TorchBackwardError::Modified(format!(
+            "one of the variables needed for gradient computation has been modified by an inplace operation: [torch.{cuda}{}Tensor {}]{made_by} is at version {}; expected version {expected} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).",
+            torch_scalar_type(a.dtype()),
+            shape_list(&shape),
+            a.version(),
+        ))
     }
 
     /// The gradients of `head` (seeded with `seed`) with respect to every array behind it, by
@@ -1243,6 +1358,7 @@ impl Tape {
             return Err(TorchBackwardError::InputNotRequiring);
         }
         let wanted: Vec<usize> = inputs.iter().map(Array::id).collect();
+        self.check_saved_versions(head, &wanted)?;
         let (grads, used) = self.propagate(rt, head, seed, &wanted)?;
         let mut out = Vec::with_capacity(inputs.len());
         for x in inputs {
@@ -1328,6 +1444,53 @@ fn saves_values(node: &Node) -> bool {
         | OpRecord::Stack(_)
         | OpRecord::Patches(_) => false,
         _ => true,
+    }
+}
+
+/// Whether PyTorch's node for `node` saves its `k`th input: a product keeps each factor only
+/// for the other's gradient, a quotient its divisor for either, ops that keep their result
+/// (`exp`, `relu`, ...) not their input, sums and shape changes nothing.
+fn saves_input(node: &Node, k: usize, other_needs: bool, self_needs: bool) -> bool {
+    match &node.op {
+        OpRecord::Binary(BinaryOp::Mul)
+        | OpRecord::Matmul
+        | OpRecord::MatmulNT
+        | OpRecord::Dot
+        | OpRecord::PatchMatmul { .. }
+        | OpRecord::BatchPatchMatmul { .. } => other_needs,
+        OpRecord::Binary(BinaryOp::Div) => {
+            if k == 1 {
+                other_needs || self_needs
+            } else {
+                other_needs
+            }
+        }
+        OpRecord::Unary(op) if saves_result_of(*op) => false,
+        OpRecord::BiasAct(_) => false,
+        // Beta only shifts: its gradient needs no saved value.
+        OpRecord::BatchNorm { .. } => k < 2,
+        _ => saves_values(node),
+    }
+}
+
+/// The unary ops whose PyTorch backward reads the result rather than the input.
+fn saves_result_of(op: UnaryOp) -> bool {
+    matches!(
+        op,
+        UnaryOp::Exp
+            | UnaryOp::Sqrt
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Relu
+            | UnaryOp::Tan
+            | UnaryOp::Reciprocal
+    )
+}
+
+fn saves_result(op: &OpRecord) -> bool {
+    match op {
+        OpRecord::Unary(op) | OpRecord::BiasAct(op) => saves_result_of(*op),
+        _ => false,
     }
 }
 
@@ -2373,6 +2536,7 @@ impl Tape {
         for x in inputs {
             if !self.requires_grad(x) {
                 self.set_requires_grad(x, true);
+                self.trace_inputs.push(x.id());
                 required.push(x.clone());
             }
         }
@@ -2424,6 +2588,7 @@ impl Tape {
         output: Option<&Array>,
     ) -> Option<Trace> {
         let log = self.tracing.take().unwrap_or_default();
+        self.trace_inputs.clear();
         for x in &start.required {
             self.set_requires_grad(x, false);
         }

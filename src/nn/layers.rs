@@ -266,7 +266,13 @@ impl Parameter {
         }
         let shape = self.shape();
         let values = self.draw(rt, &shape, init.unwrap_or(self.init.get()))?;
-        self.place(rt, tape, &values, devices)
+        self.place(rt, tape, &values, devices)?;
+        // PyTorch draws a layer's parameters in place (`init.uniform_`): version 1, which
+        // its "modified by an inplace operation" errors count from.
+        for a in self.data.borrow().iter() {
+            a.count_inplace_write();
+        }
+        Ok(())
     }
 
     fn draw(&self, rt: &Runtime, shape: &[usize], init: Init) -> Result<Array> {

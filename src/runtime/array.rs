@@ -20,7 +20,7 @@ use super::timeline::{current_op, op_scope, Lane};
 use super::Runtime;
 use crate::backend::{BackendStorage, CpuStorage, MatmulLayout, Placement, Storage, StridedView};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
@@ -118,6 +118,9 @@ struct ArrayInner {
     dtype: DType,
     device: Device,
     buffer: BufferHome,
+    /// How many in-place writes went through this array (PyTorch's version counter, per
+    /// array object: a view written through counts on the view, as `.data` does in PyTorch).
+    version: AtomicU32,
 }
 
 /// Where an array's bytes are. A fresh array holds its buffer inline, so making one is a
@@ -503,6 +506,18 @@ impl Array {
     }
 
     /// True when both arrays read the same bytes (one is a reshape of the other).
+    /// How many in-place writes this array has had (what a backward checks its saved
+    /// inputs against).
+    pub fn version(&self) -> u32 {
+        self.inner.version.load(Ordering::Relaxed)
+    }
+
+    /// Counts an in-place write made by drawing this array's values where the framework
+    /// initializes in place (PyTorch's layers `uniform_` their fresh parameters).
+    pub fn count_inplace_write(&self) {
+        self.inner.version.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub fn shares_buffer(&self, other: &Array) -> bool {
         std::ptr::eq(self.inner.buffer(), other.inner.buffer())
     }
@@ -544,6 +559,7 @@ impl Array {
     /// Writes into this array's buffer in stream order: now on a synchronous device, as a
     /// queued job on a stream device. `write` gets this array and takes the locks it needs.
     fn write_with(&self, write: impl FnOnce(&Array) -> Result<()> + Send + 'static) -> Result<()> {
+        self.inner.version.fetch_add(1, Ordering::Relaxed);
         let ctx = self.ctx();
         let Some(stream) = &ctx.stream else {
             let start = Instant::now();
@@ -603,6 +619,7 @@ impl Array {
                     write_seq: AtomicU64::new(0),
                     failed: OnceLock::new(),
                 }),
+                version: AtomicU32::new(0),
             }),
         }
     }
@@ -618,6 +635,7 @@ impl Array {
                     BufferHome::Own(_) => Arc::clone(&self.inner),
                     BufferHome::Shared(owner) => Arc::clone(owner),
                 }),
+                version: AtomicU32::new(0),
             }),
         }
     }

@@ -174,6 +174,7 @@ fn torch_backward_exc(e: TorchBackwardError) -> Exc {
         TorchBackwardError::Freed => runtime_error(
             "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.",
         ),
+        TorchBackwardError::Modified(message) => runtime_error(message),
         TorchBackwardError::InputNotRequiring => {
             runtime_error("One of the differentiated Tensors does not require grad")
         }
