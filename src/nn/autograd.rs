@@ -1219,7 +1219,7 @@ impl Tape {
                 let other_needs = arrays
                     .iter()
                     .enumerate()
-                    .any(|(j, b)| j != k && b.is_some_and(|b| needs(b)));
+                    .any(|(j, b)| j != k && b.is_some_and(&needs));
                 if a.version() != v && saves_input(node, k, other_needs, needs(a)) {
                     // A linear layer's weight is saved as PyTorch's `weight.t()`: a view.
                     let transposed = matches!(node.op, OpRecord::MatmulNT) && k == 1;
