@@ -17,6 +17,7 @@ use devarray::{DisplayPolicy, Session, SessionConfig};
 #[command(
     name = "devarray",
     version,
+    override_usage = "devarray [OPTIONS] [-c CODE | FILE | -] [ARGS]...",
     after_help = "Environment:\n  \
       DEVARRAY_SIM_GPUS=N           simulate N GPUs (as --sim-gpus)\n  \
       DEVARRAY_SIM_GPU_MEMORY=SIZE  memory of each simulated GPU, e.g. 64MiB (default 4GiB)\n  \
@@ -24,9 +25,14 @@ use devarray::{DisplayPolicy, Session, SessionConfig};
       DEVARRAY_BLAS=PATH|none       the OpenBLAS for large matrix products (default: the system's, if any)"
 )]
 struct Cli {
-    /// Program file to run (`-` reads standard input).
-    #[arg(value_name = "FILE", conflicts_with = "code")]
-    file: Option<PathBuf>,
+    /// Program file to run (`-` reads standard input), then the program's arguments (its
+    /// `sys.argv[1:]`; options after FILE are the program's, as with python).
+    #[arg(
+        value_name = "FILE",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    program: Vec<String>,
 
     /// Run CODE as the program.
     #[arg(short = 'c', value_name = "CODE")]
@@ -44,9 +50,26 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = parse_cli();
+    // As CPython: `-c CODE a b` gives ['-c', 'a', 'b'], `FILE a b` ['FILE', 'a', 'b'], no file
+    // at all (the REPL, a program piped in) [''].
+    let argv = match (&cli.code, cli.program.first()) {
+        (Some(_), _) => std::iter::once("-c".to_string())
+            .chain(cli.program.iter().cloned())
+            .collect(),
+        (None, None) => vec![String::new()],
+        (None, Some(_)) => cli.program.clone(),
+    };
     let config = SessionConfig {
         sim_gpus: cli.sim_gpus,
         display: DisplayPolicy::EveryExpression,
+        main_file: match (&cli.code, cli.program.first()) {
+            (None, Some(f)) if f != "-" => Some(f.clone()),
+            // The interactive REPL has none, as CPython's.
+            (None, None) if std::io::stdin().is_terminal() || cli.transcript => None,
+            (None, _) => Some("<stdin>".to_string()),
+            (Some(_), _) => None,
+        },
+        argv: Some(argv),
         ..SessionConfig::default()
     };
     let status = run(cli, config);
@@ -76,11 +99,15 @@ fn sim_gpu_count(text: &str) -> Result<usize, String> {
 
 fn run(cli: Cli, config: SessionConfig) -> i32 {
     // `devarray -` reads a program from stdin even on a terminal, like `python -`.
-    if cli.code.is_none() && cli.file.is_none() && !cli.transcript && std::io::stdin().is_terminal()
-    {
+    // With -c, the positional words are all the program's arguments.
+    let file = match &cli.code {
+        Some(_) => None,
+        None => cli.program.first().map(PathBuf::from),
+    };
+    if cli.code.is_none() && file.is_none() && !cli.transcript && std::io::stdin().is_terminal() {
         return interactive::run_repl(config);
     }
-    let source = match (&cli.code, &cli.file) {
+    let source = match (&cli.code, &file) {
         (Some(code), _) => Ok(code.clone()),
         (None, Some(file)) if file.as_os_str() != "-" => read_program_file(file),
         (None, _) => read_program_stdin(),

@@ -67,11 +67,11 @@ A device-aware array language (MXNet NDArray / PyTorch semantics).
 
 With no arguments: the interactive REPL when standard input is a terminal, otherwise the program read from standard input.
 
-Usage: devarray [OPTIONS] [FILE]
+Usage: devarray [OPTIONS] [-c CODE | FILE | -] [ARGS]...
 
 Arguments:
-  [FILE]
-          Program file to run (`-` reads standard input)
+  [FILE]...
+          Program file to run (`-` reads standard input), then the program's arguments (its `sys.argv[1:]`; options after FILE are the program's, as with python)
 
 Options:
   -c <CODE>
@@ -119,7 +119,10 @@ fn non_utf8_file_is_a_one_line_error_with_status_2() {
 
 #[test]
 fn bad_arguments_exit_2() {
-    devarray().args(["-c", "1", "file.da"]).assert().code(2);
+    devarray()
+        .args(["--no-such-option", "file.da"])
+        .assert()
+        .code(2);
     devarray().args(["--sim-gpus", "two"]).assert().code(2);
 }
 
@@ -246,4 +249,36 @@ fn exit_quit_and_sys_exit_set_the_status() {
         .assert()
         .code(0)
         .stdout_eq("True Use quit() or Ctrl-D (i.e. EOF) to exit\n");
+}
+
+#[test]
+fn program_arguments_reach_sys_argv_and_file_names_the_program() {
+    let path = temp_file(
+        "argv.py",
+        b"import sys\nprint(sys.argv[1:], __file__ == sys.argv[0])\n",
+    );
+    devarray()
+        .arg("--sim-gpus")
+        .arg("1")
+        .arg(&path)
+        .args(["1", "--sim-gpus", "-x"])
+        .assert()
+        .success()
+        .stdout_eq("['1', '--sim-gpus', '-x'] True\n");
+    devarray()
+        .args(["-c", "import sys; print(sys.argv)", "a", "-b"])
+        .assert()
+        .success()
+        .stdout_eq("['-c', 'a', '-b']\n");
+    devarray()
+        .args(["-", "a"])
+        .stdin("import sys; print(sys.argv, __file__)")
+        .assert()
+        .success()
+        .stdout_eq("['-', 'a'] <stdin>\n");
+    devarray()
+        .stdin("import sys; print(sys.argv)")
+        .assert()
+        .success()
+        .stdout_eq("['']\n");
 }

@@ -8,7 +8,7 @@ use crate::lang::{InputStatus, Span};
 use crate::runtime::{Runtime, RuntimeConfig};
 
 use super::interp::Interp;
-use crate::object::{Exc, ExcKind, State, Value};
+use crate::object::{Exc, ExcKind, Interpreter, State, Value};
 
 // The output protocol and the interrupt handle are the object layer's; frontends name them here.
 pub use crate::object::output::{DisplayData, OutputSink, ProgressState};
@@ -28,6 +28,11 @@ pub struct SessionConfig {
     pub cpu_memory: Option<u64>,
     /// Which top-level expression values are displayed.
     pub display: DisplayPolicy,
+    /// `sys.argv` (script mode: the program's name and its arguments, as CPython sets it);
+    /// None leaves `['devarray']`.
+    pub argv: Option<Vec<String>>,
+    /// The program file script mode runs: its `__file__`.
+    pub main_file: Option<String>,
 }
 
 /// Which top-level expression statements of one `eval` call show their value.
@@ -347,6 +352,26 @@ impl Session {
             config,
             warnings,
         }
+        .with_program()
+    }
+
+    /// Sets `sys.argv` and `__file__` from the configuration.
+    fn with_program(mut self) -> Session {
+        if let Some(file) = &self.config.main_file {
+            let name = crate::lang::lexer::intern("__file__");
+            self.state.globals.insert(&name, Value::str(file));
+        }
+        if let Some(argv) = self.config.argv.clone() {
+            let mut sink: Vec<Output> = Vec::new();
+            let mut interp = Interp::new(&mut self.state, &mut sink, Rc::from(""));
+            if let Ok(sys) = interp.import("sys") {
+                sys.set(
+                    "argv",
+                    Value::list(argv.iter().map(|a| Value::str(a)).collect()),
+                );
+            }
+        }
+        self
     }
 
     /// Run `code`, streaming output to `sink`. On an uncaught error, output
