@@ -153,7 +153,78 @@ impl ExcValue {
         match &self.args {
             Some(a) => a.to_vec(),
             None if self.message.is_empty() => Vec::new(),
-            None => vec![Value::str(&self.message)],
+            None => match self.os_error() {
+                // CPython's OSError keeps (errno, strerror); the file is `filename`.
+                Some((errno, strerror, _)) => vec![Value::Int(errno), Value::str(&strerror)],
+                None => vec![Value::str(&self.message)],
+            },
+        }
+    }
+
+    /// An OS error devarray raised, `[Errno N] reason` or `[Errno N] reason: 'file'`, as
+    /// CPython's fields (errno, strerror, filename).
+    pub fn os_error(&self) -> Option<(i64, String, Option<String>)> {
+        if !self.kind.is_subclass_of(super::error::ExcKind::OSError) || self.args.is_some() {
+            return None;
+        }
+        let rest = self.message.strip_prefix("[Errno ")?;
+        let (number, rest) = rest.split_once("] ")?;
+        let errno = number.parse().ok()?;
+        Some(match rest.split_once(": '") {
+            Some((reason, file)) if file.ends_with('\'') => (
+                errno,
+                reason.to_string(),
+                Some(file[..file.len() - 1].to_string()),
+            ),
+            _ => (errno, rest.to_string(), None),
+        })
+    }
+
+    /// A built-in exception's own fields (CPython's `SystemExit.code`, `OSError.errno`,
+    /// `strerror`, `filename`, `filename2`, `ImportError.name`), or None for another name.
+    pub fn field(&self, name: &str) -> Option<Value> {
+        use super::error::ExcKind;
+        let args = self.args();
+        let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::None);
+        match name {
+            "code" if self.kind == ExcKind::SystemExit => Some(match args.len() {
+                0 => Value::None,
+                1 => arg(0),
+                _ => Value::tuple(args.clone()),
+            }),
+            "errno" | "strerror" | "filename" | "filename2"
+                if self.kind.is_subclass_of(ExcKind::OSError) =>
+            {
+                if let Some((errno, strerror, file)) = self.os_error() {
+                    return Some(match name {
+                        "errno" => Value::Int(errno),
+                        "strerror" => Value::str(&strerror),
+                        "filename" => file.map_or(Value::None, |f| Value::str(&f)),
+                        _ => Value::None,
+                    });
+                }
+                // OSError(errno, strerror[, filename[, winerror, filename2]]), as CPython
+                // reads its arguments.
+                let numbered = (2..=5).contains(&args.len());
+                Some(match name {
+                    "errno" if numbered => arg(0),
+                    "strerror" if numbered => arg(1),
+                    "filename" if numbered => arg(2),
+                    "filename2" if numbered => arg(4),
+                    _ => Value::None,
+                })
+            }
+            "name" | "path" if self.kind.is_subclass_of(ExcKind::ImportError) => {
+                let module = self
+                    .message
+                    .strip_prefix("No module named '")
+                    .and_then(|m| m.split('\'').next());
+                Some(match (name, module) {
+                    ("name", Some(m)) => Value::str(m),
+                    _ => Value::None,
+                })
+            }
+            _ => None,
         }
     }
 }

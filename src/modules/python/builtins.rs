@@ -1782,7 +1782,15 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             "value" if e.kind.is_subclass_of(ExcKind::StopIteration) => {
                 Some(e.args().first().cloned().unwrap_or(Value::None))
             }
-            _ => None,
+            // `raise E(...).with_traceback(tb)`: the exception itself (its traceback is
+            // where it is raised from).
+            "with_traceback" => Some(method(
+                v,
+                "with_traceback",
+                "e.with_traceback(tb): e, to raise.",
+                |_, r, _| Ok(r.clone()),
+            )),
+            _ => e.field(name),
         },
         Value::Float(f) => match name {
             "is_integer" => Some(method(
