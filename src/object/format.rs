@@ -492,10 +492,17 @@ pub fn format_value(it: &mut dyn Interpreter, v: &Value, spec: &str) -> Result<S
 
 /// `fmt % args`.
 pub fn percent(it: &mut dyn Interpreter, fmt: &str, args: &Value) -> Result<Value, Exc> {
-    let items: Vec<Value> = match args {
-        Value::Tuple(t) => t.as_ref().clone(),
-        other => vec![other.clone()],
+    let (fmt, items): (std::borrow::Cow<str>, Vec<Value>) = match args {
+        Value::Dict(d) if fmt.contains("%(") => {
+            let (plain, values) = take_mapping_keys(it, fmt, &d.borrow())?;
+            (plain.into(), values)
+        }
+        // A mapping is one argument to `%s`, and a format without specs ignores it.
+        Value::Dict(_) if !fmt.contains('%') => return Ok(Value::str(fmt)),
+        Value::Tuple(t) => (fmt.into(), t.as_ref().clone()),
+        other => (fmt.into(), vec![other.clone()]),
     };
+    let fmt = fmt.as_ref();
     let mut owned = Vec::with_capacity(items.len());
     for x in &items {
         owned.push(fmt_arg(it, x)?);
@@ -504,6 +511,53 @@ pub fn percent(it: &mut dyn Interpreter, fmt: &str, args: &Value) -> Result<Valu
     display::pyfmt::percent_format(fmt, &fargs)
         .map(|s| Value::str(&s))
         .map_err(format_error)
+}
+
+/// `fmt % mapping`: each `%(key)...` spec becomes a plain spec, and the mapping's value for
+/// `key` its argument, in order (CPython's `'%(epoch)d: %(loss).3f' % d`).
+fn take_mapping_keys(
+    it: &mut dyn Interpreter,
+    fmt: &str,
+    map: &super::value::Dict,
+) -> Result<(String, Vec<Value>), Exc> {
+    let mut plain = String::with_capacity(fmt.len());
+    let mut values = Vec::new();
+    let mut rest = fmt;
+    while let Some(i) = rest.find('%') {
+        plain.push_str(&rest[..=i]);
+        rest = &rest[i + 1..];
+        if let Some(after) = rest.strip_prefix('%') {
+            plain.push('%');
+            rest = after;
+            continue;
+        }
+        // A spec without a key has no argument left: the plain format says so.
+        let Some(after) = rest.strip_prefix('(') else {
+            continue;
+        };
+        // The key runs to the matching parenthesis (CPython allows nested ones).
+        let mut depth = 1;
+        let end = after.char_indices().find_map(|(j, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(j)
+        });
+        let Some(j) = end else {
+            return Err(Exc::new(ExcKind::ValueError, "incomplete format key"));
+        };
+        let key = Value::str(&after[..j]);
+        let found = key
+            .hash_key()?
+            .and_then(|hk| map.get(&hk).cloned())
+            .ok_or_else(|| Exc::key_error(it, &key))?;
+        values.push(found);
+        rest = &after[j + 1..];
+    }
+    plain.push_str(rest);
+    Ok((plain, values))
 }
 
 /// `str(e)`: the message; a SyntaxError with its location adds `(file, line n)`, as CPython.
