@@ -468,7 +468,7 @@ impl<'s> Interp<'s> {
             Value::ExcType(k) => Exc::new(*k, ""),
             Value::Instance(inst) if inst.class().exception_base().is_some() => {
                 let kind = inst.class().exception_base().unwrap_or(ExcKind::Exception);
-                let message = crate::object::class::exception_str(self, &v)?;
+                let message = crate::object::class::exception_message(self, &v)?;
                 let mut x = Exc::new(kind, message);
                 x.instance = Some(inst.clone());
                 x.links = inst.exc_links.borrow().clone();

@@ -68,9 +68,18 @@ pub fn import(it: &mut dyn Interpreter, dotted: &str) -> Result<Rc<Module>, Exc>
             _ => "",
         };
         let hint = if hint.is_empty() {
+            // The standard modules, in Rust or in the language (`argparse`).
+            let mut names: Vec<&str> = stdlib::NAMES.to_vec();
+            names.extend(
+                library::SOURCES
+                    .iter()
+                    .map(|s| s.name)
+                    .filter(|n| !n.contains('.') && *n != "d2l"),
+            );
+            names.sort_unstable();
             format!(
                 ". Built-in modules: mxnet (nd, np, npx, gluon, autograd), torch (nn, cuda), numpy, {}",
-                stdlib::NAMES.join(", ")
+                names.join(", ")
             )
         } else {
             hint.to_string()

@@ -571,6 +571,25 @@ pub fn exception_str(it: &mut dyn Interpreter, this: &Value) -> Result<String, E
     }
 }
 
+/// What a raised exception instance shows after its class name: its class's own `__str__`
+/// when it has one (argparse's `ArgumentError`), else the text of its args.
+pub fn exception_message(it: &mut dyn Interpreter, this: &Value) -> Result<String, Exc> {
+    if let Value::Instance(inst) = this {
+        if inst.class().defines("__str__") {
+            if let Some(text) = call_special(it, this, "__str__", Vec::new())? {
+                return match &text {
+                    Value::Str(s) => Ok(s.to_string()),
+                    other => Err(Exc::type_error(format!(
+                        "__str__ returned non-string (type {})",
+                        other.type_name()
+                    ))),
+                };
+            }
+        }
+    }
+    exception_str(it, this)
+}
+
 /// An exception instance's `args`.
 pub fn exception_args(this: &Value) -> Vec<Value> {
     match this {

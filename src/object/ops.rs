@@ -1817,6 +1817,24 @@ pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(),
             l.borrow_mut().remove(i);
             Ok(())
         }
+        // `del a[i:j]`, `del a[::2]`: the positions the slice names go.
+        (Value::List(l), Index::Single(IndexItem::Slice(a, b, c))) => {
+            let len = l.borrow().len();
+            let mut gone = slice_positions(len, &(a, b, c))?;
+            gone.sort_unstable();
+            let mut list = l.borrow_mut();
+            let mut k = 0;
+            let mut position = 0;
+            list.retain(|_| {
+                let keep = gone.get(k) != Some(&position);
+                if !keep {
+                    k += 1;
+                }
+                position += 1;
+                keep
+            });
+            Ok(())
+        }
         (Value::Dict(d), Index::Single(IndexItem::Value(k))) => {
             let hk = hash_key(&k)?;
             let removed = d.borrow_mut().remove(&hk);

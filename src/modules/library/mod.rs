@@ -29,6 +29,7 @@ macro_rules! source {
 }
 
 pub const SOURCES: &[SourceModule] = &[
+    source!("argparse", "argparse.da"),
     source!("d2l", "d2l/__init__.da"),
     source!("d2l.torch", "d2l/torch.da"),
     source!("d2l.mxnet", "d2l/mxnet.da"),

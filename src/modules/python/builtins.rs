@@ -1584,7 +1584,7 @@ fn instance_exc(it: &mut dyn Interpreter, v: &Value) -> Result<Exc, Exc> {
         return Err(Exc::type_error("expected an exception instance"));
     };
     let kind = i.class().exception_base().unwrap_or(ExcKind::Exception);
-    let message = class::exception_str(it, v)?;
+    let message = class::exception_message(it, v)?;
     let mut e = Exc::new(kind, message);
     e.instance = Some(i.clone());
     Ok(e)
