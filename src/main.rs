@@ -32,7 +32,7 @@ struct Cli {
         trailing_var_arg = true,
         allow_hyphen_values = true
     )]
-    program: Vec<String>,
+    program: Vec<std::ffi::OsString>,
 
     /// Run CODE as the program.
     #[arg(short = 'c', value_name = "CODE")]
@@ -52,18 +52,17 @@ fn main() -> ExitCode {
     let cli = parse_cli();
     // As CPython: `-c CODE a b` gives ['-c', 'a', 'b'], `FILE a b` ['FILE', 'a', 'b'], no file
     // at all (the REPL, a program piped in) [''].
+    let words = cli.program.iter().map(|w| w.to_string_lossy().into_owned());
     let argv = match (&cli.code, cli.program.first()) {
-        (Some(_), _) => std::iter::once("-c".to_string())
-            .chain(cli.program.iter().cloned())
-            .collect(),
+        (Some(_), _) => std::iter::once("-c".to_string()).chain(words).collect(),
         (None, None) => vec![String::new()],
-        (None, Some(_)) => cli.program.clone(),
+        (None, Some(_)) => words.collect(),
     };
     let config = SessionConfig {
         sim_gpus: cli.sim_gpus,
         display: DisplayPolicy::EveryExpression,
         main_file: match (&cli.code, cli.program.first()) {
-            (None, Some(f)) if f != "-" => Some(f.clone()),
+            (None, Some(f)) if f != "-" => Some(f.to_string_lossy().into_owned()),
             // The interactive REPL has none, as CPython's.
             (None, None) if std::io::stdin().is_terminal() || cli.transcript => None,
             (None, _) => Some("<stdin>".to_string()),

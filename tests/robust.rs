@@ -188,7 +188,7 @@ fn command_line_errors_are_reported_not_panics() {
         .assert()
         .code(2)
         .stdout_eq("")
-        .stderr_eq("error: invalid UTF-8 was detected in one or more arguments\n\nUsage: devarray [OPTIONS] [FILE]\n\nFor more information, try '--help'.\n");
+        .stderr_eq("error: invalid UTF-8 was detected in one or more arguments\n\nUsage: devarray [OPTIONS] [-c CODE | FILE | -] [ARGS]...\n\nFor more information, try '--help'.\n");
     devarray()
         .args(["--sim-gpus", "100000", "-c", "print(1)"])
         .assert()
