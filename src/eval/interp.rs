@@ -1238,7 +1238,12 @@ impl<'s> Interp<'s> {
         ))
     }
 
+    /// Empty when no parameter has a default (a generator expression makes a function per
+    /// evaluation); `bind_params` reads a missing entry as no default.
     fn eval_defaults(&mut self, params: &[Param]) -> Result<Vec<Option<Value>>, Exc> {
+        if params.iter().all(|p| p.default.is_none()) {
+            return Ok(Vec::new());
+        }
         params
             .iter()
             .map(|p| p.default.as_ref().map(|d| self.eval(d)).transpose())
@@ -1854,8 +1859,13 @@ impl<'s> Interp<'s> {
     }
 
     fn bind_params(&mut self, f: &Function, args: Args) -> Result<Scope, Exc> {
+        let locals = match &f.body {
+            FunctionBody::Def(d) => d.locals,
+            FunctionBody::Lambda(_) => f.params.len(),
+        };
         let mut scope = Scope {
             parent: f.closure.clone(),
+            vars: Vars::with_capacity(locals),
             ..Scope::default()
         };
 

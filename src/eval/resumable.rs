@@ -29,8 +29,12 @@ pub(super) struct Flat {
     def: Rc<FuncDef>,
     env: Env,
     /// One per open block, outermost first; empty before the first resume.
-    levels: Vec<Level>,
+    levels: Levels,
 }
+
+/// A generator expression's depth (its `for` and `yield`) and a plain `def`'s loop and
+/// `yield` fit inline, in the generator's own allocation.
+type Levels = smallvec::SmallVec<[Level; 2]>;
 
 /// Where a block is: the statement it runs, and what that statement is doing.
 struct Level {
@@ -78,8 +82,7 @@ impl Flat {
             func,
             def,
             env,
-            // A generator expression's depth (its `for` and `yield`), without a regrowth.
-            levels: Vec::with_capacity(2),
+            levels: Levels::new(),
         }
     }
 }
@@ -135,7 +138,7 @@ impl Interp<'_> {
     fn run_block(
         &mut self,
         block: &[Stmt],
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         action: &mut Option<GenAction>,
     ) -> FlowResult {
@@ -185,7 +188,7 @@ impl Interp<'_> {
     fn run_stmt(
         &mut self,
         stmt: &Stmt,
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         part: Part,
         action: &mut Option<GenAction>,
@@ -436,7 +439,7 @@ impl Interp<'_> {
     fn run_try(
         &mut self,
         (body, handlers, orelse, finally): TryParts,
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         part: Part,
         action: &mut Option<GenAction>,
@@ -491,7 +494,7 @@ impl Interp<'_> {
         block: &[Stmt],
         n: usize,
         exc: Box<Exc>,
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         action: &mut Option<GenAction>,
     ) -> Ran {
@@ -510,7 +513,7 @@ impl Interp<'_> {
         &mut self,
         finally: Option<&[Stmt]>,
         outcome: Result<(), Ctl>,
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         action: &mut Option<GenAction>,
     ) -> FlowResult {
@@ -564,7 +567,7 @@ impl Interp<'_> {
         &mut self,
         items: &[WithItem],
         body: &[Stmt],
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         part: Part,
         action: &mut Option<GenAction>,
@@ -626,7 +629,7 @@ impl Interp<'_> {
         &mut self,
         block: &[Stmt],
         part: Part,
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         action: &mut Option<GenAction>,
     ) -> FlowResult {

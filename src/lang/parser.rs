@@ -1198,7 +1198,8 @@ impl<'s> Parser<'s> {
         Ok(Stmt {
             kind: StmtKind::Def(Rc::new(FuncDef {
                 name,
-                params,
+                locals: super::ast::count_locals(&params, &body, LOCALS_HINT_LIMIT),
+                params: params.into(),
                 body,
                 is_generator,
                 resumable,
@@ -1520,7 +1521,7 @@ impl<'s> Parser<'s> {
         let body = body?;
         Ok(Expr {
             kind: ExprKind::Lambda {
-                params,
+                params: params.into(),
                 body: Box::new(body),
             },
             span: self.since(start),
@@ -2575,6 +2576,9 @@ fn check_target(expr: &Expr, usage: TargetUse) -> PResult<()> {
 
 /// `(elt for ... in ... if ...)` as the generator function Python compiles it to:
 /// `def <genexpr>(.0): for t in .0: if c: yield elt`, applied to the first iterable.
+/// Past this many names a scope is a hash table anyway (`object::state::Vars::SMALL`).
+const LOCALS_HINT_LIMIT: usize = 8;
+
 fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -> Expr {
     let stmt = |kind: StmtKind, span: Span| Stmt { kind, span };
     let elt_span = elt.span;
@@ -2622,21 +2626,24 @@ fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -
         kind: ExprKind::Tuple(Vec::new()),
         span,
     });
+    // `.0` and the loop targets.
+    let locals = 1 + super::ast::count_locals(&[], &body, LOCALS_HINT_LIMIT - 1);
     Expr {
         kind: ExprKind::GeneratorExp {
             def: Rc::new(FuncDef {
                 name: Rc::from("<genexpr>"),
-                params: vec![Param {
+                params: Rc::new([Param {
                     name: Rc::from(".0"),
                     default: None,
                     kind: ParamKind::Normal,
                     span,
-                }],
+                }]),
                 resumable: super::ast::resumable_body(&body),
                 body,
                 is_generator: true,
                 doc: None,
                 span,
+                locals,
             }),
             iter: Box::new(iter),
         },
