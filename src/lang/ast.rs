@@ -261,6 +261,16 @@ pub struct Param {
     pub default: Option<Expr>,
     pub kind: ParamKind,
     pub span: Span,
+    /// How a `Normal` parameter may be passed: before a `/` marker positionally only, after
+    /// `*` or `*args` by keyword only.
+    pub passed: Passed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passed {
+    Either,
+    PositionalOnly,
+    KeywordOnly,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

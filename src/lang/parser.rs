@@ -1293,9 +1293,8 @@ impl<'s> Parser<'s> {
         })
     }
 
-    /// Parameters up to `)` (a def) or `:` (a lambda). A bare `*` or `/` marker
-    /// is accepted and ignored: the evaluator binds every parameter by name or
-    /// position, which accepts all calls Python accepts.
+    /// Parameters up to `)` (a def) or `:` (a lambda). Those before a `/` marker are
+    /// positional-only, those after `*` or `*args` keyword-only (`Param::passed`).
     fn parameters(&mut self, in_def: bool) -> PResult<Vec<Param>> {
         let mut params: Vec<Param> = Vec::new();
         let mut seen_default = false;
@@ -1321,6 +1320,11 @@ impl<'s> Parser<'s> {
             } else if self.eat_op(Op::Slash) {
                 if !self.eat_op(Op::Comma) && !self.check_op(closing) {
                     return Err(self.error_here("expected ',' or ')' after '/'"));
+                }
+                for p in params.iter_mut() {
+                    if p.kind == ParamKind::Normal {
+                        p.passed = Passed::PositionalOnly;
+                    }
                 }
                 continue;
             } else {
@@ -1363,11 +1367,17 @@ impl<'s> Parser<'s> {
                 }
                 seen_varargs = true;
             }
+            let passed = if kind == ParamKind::Normal && seen_varargs {
+                Passed::KeywordOnly
+            } else {
+                Passed::Either
+            };
             params.push(Param {
                 name,
                 default,
                 kind,
                 span: self.since(start),
+                passed,
             });
             if !self.eat_op(Op::Comma) {
                 break;
@@ -2637,6 +2647,7 @@ fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -
                     default: None,
                     kind: ParamKind::Normal,
                     span,
+                    passed: Passed::PositionalOnly,
                 }]),
                 resumable: super::ast::resumable_body(&body),
                 body,
