@@ -662,6 +662,9 @@ impl<'s> Interp<'s> {
                         self.add_context(new, handled);
                     }
                     self.handling = outer;
+                    if let Some(name) = &h.name {
+                        self.unbind_handler_name(name);
+                    }
                 }
                 Ok(None) => {}
                 Err(c) => result = Err(c),
@@ -732,6 +735,50 @@ impl<'s> Interp<'s> {
             }
         }
         Ok(None)
+    }
+
+    /// The end of an `except E as name:` block, however it ends: CPython compiles it to
+    /// `name = None; del name`, so the name is unbound after it (the exception, and the frames
+    /// its traceback holds, are not kept alive by it).
+    pub(super) fn unbind_handler_name(&mut self, name: &Ident) {
+        let removed = match self.env.clone() {
+            Some(env) => {
+                let (global, nonlocal) = env.borrow().decl.as_ref().map_or((false, false), |d| {
+                    (d.globals.contains(name), d.nonlocals.contains(name))
+                });
+                if nonlocal {
+                    let mut cur = env.borrow().parent.clone();
+                    let mut removed = None;
+                    while let Some(e) = cur {
+                        if e.borrow().vars.contains_key(name) {
+                            removed = e.borrow_mut().vars.remove(name);
+                            break;
+                        }
+                        cur = e.borrow().parent.clone();
+                    }
+                    removed
+                } else if global {
+                    match &self.module {
+                        Some(m) => m.attrs.borrow_mut().remove(&**name),
+                        None => self.st.globals.remove(name),
+                    }
+                } else {
+                    let mut scope = env.borrow_mut();
+                    if scope.class_body {
+                        if let Some(d) = scope.decl.as_mut() {
+                            d.order.retain(|n| n != name);
+                        }
+                    }
+                    scope.vars.remove(name)
+                }
+            }
+            None => match &self.module {
+                Some(m) => m.attrs.borrow_mut().remove(&**name),
+                None => self.st.globals.remove(name),
+            },
+        };
+        // Dropped here, with no scope borrowed.
+        drop(removed);
     }
 
     // ---------------------------------------------------------------- assignment
@@ -1942,7 +1989,8 @@ impl<'s> Interp<'s> {
                 }
             }
         }
-        let is_positional = |p: &Param| p.kind == ParamKind::Normal && p.passed != Passed::KeywordOnly;
+        let is_positional =
+            |p: &Param| p.kind == ParamKind::Normal && p.passed != Passed::KeywordOnly;
         let has_default = |i: usize| f.defaults.get(i).is_some_and(Option::is_some);
         if !rest.is_empty() && !varargs {
             let defcount = (0..params.len())
@@ -1970,7 +2018,11 @@ impl<'s> Interp<'s> {
                 "{}() takes {sig} positional argument{} but {given}{kwonly} {} given",
                 f.qualname(),
                 if plural { "s" } else { "" },
-                if given == 1 && kwonly_given == 0 { "was" } else { "were" }
+                if given == 1 && kwonly_given == 0 {
+                    "was"
+                } else {
+                    "were"
+                }
             )));
         }
         // Positional parameters first, then keyword-only ones, as CPython reports them.
@@ -2001,7 +2053,11 @@ impl<'s> Interp<'s> {
                 return Err(Exc::type_error(format!(
                     "{}() missing {n} required {} argument{}: {names}",
                     f.qualname(),
-                    if kind_kwonly { "keyword-only" } else { "positional" },
+                    if kind_kwonly {
+                        "keyword-only"
+                    } else {
+                        "positional"
+                    },
                     if n == 1 { "" } else { "s" },
                 )));
             }

@@ -450,7 +450,7 @@ impl Interp<'_> {
             }
             Part::TryHandler(n, exc) => {
                 let h = handlers.get(n).ok_or_else(lost)?;
-                self.run_handler(&h.body, n, exc, levels, k, action)
+                self.run_handler(h, n, exc, levels, k, action)
             }
             Part::TryElse => {
                 let orelse = orelse.ok_or_else(lost)?;
@@ -473,7 +473,7 @@ impl Interp<'_> {
                                 .iter()
                                 .position(|x| std::ptr::eq(x, h))
                                 .ok_or_else(lost)?;
-                            self.run_handler(&h.body, n, e, levels, k, action)
+                            self.run_handler(h, n, e, levels, k, action)
                         }
                         Ok(None) => Ran::Out(Err(Ctl::Exc(e))),
                         Err(c) => Ran::Out(Err(c)),
@@ -491,7 +491,7 @@ impl Interp<'_> {
     /// An `except` block (started or resumed), `exc` being what a bare `raise` re-raises in it.
     fn run_handler(
         &mut self,
-        block: &[Stmt],
+        h: &ExceptHandler,
         n: usize,
         exc: Box<Exc>,
         levels: &mut Levels,
@@ -499,11 +499,14 @@ impl Interp<'_> {
         action: &mut Option<GenAction>,
     ) -> Ran {
         let outer = self.handling.replace(exc.clone());
-        let mut r = ran(self.run_part(block, Part::TryHandler(n, exc), levels, k, action));
+        let mut r = ran(self.run_part(&h.body, Part::TryHandler(n, exc), levels, k, action));
         if let (Ran::Out(Err(Ctl::Exc(new))), Some(handled)) = (&mut r, &self.handling) {
             self.add_context(new, handled);
         }
         self.handling = outer;
+        if let (Ran::Out(_), Some(name)) = (&r, &h.name) {
+            self.unbind_handler_name(name);
+        }
         r
     }
 
