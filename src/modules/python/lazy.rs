@@ -89,7 +89,7 @@ pub struct Lazy {
 }
 
 impl Lazy {
-    fn new(kind: Kind, sources: Vec<Source>) -> Value {
+    fn value(kind: Kind, sources: Vec<Source>) -> Value {
         Value::Object(Rc::new(Lazy {
             kind: RefCell::new(kind),
             sources: RefCell::new(sources),
@@ -299,7 +299,7 @@ pub fn zip(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     for v in a.pos {
         sources.push(Source::of(it, v)?);
     }
-    Ok(Lazy::new(Kind::Zip, sources))
+    Ok(Lazy::value(Kind::Zip, sources))
 }
 
 /// `map(function, iterable, ...)`.
@@ -316,7 +316,7 @@ pub fn map(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     for v in pos {
         sources.push(Source::of(it, v)?);
     }
-    Ok(Lazy::new(Kind::Map(f), sources))
+    Ok(Lazy::value(Kind::Map(f), sources))
 }
 
 /// `filter(function or None, iterable)`.
@@ -333,7 +333,7 @@ pub fn filter(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
     let mut pos = a.pos.into_iter();
     let f = pos.next().unwrap_or(Value::None);
     let source = Source::of(it, pos.next().unwrap_or(Value::None))?;
-    Ok(Lazy::new(Kind::Filter(f), vec![source]))
+    Ok(Lazy::value(Kind::Filter(f), vec![source]))
 }
 
 /// `enumerate(iterable, start=0)`.
@@ -352,7 +352,7 @@ pub fn enumerate(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     };
     a.finish(2)?;
     let source = Source::of(it, v)?;
-    Ok(Lazy::new(Kind::Enumerate(start), vec![source]))
+    Ok(Lazy::value(Kind::Enumerate(start), vec![source]))
 }
 
 /// `reversed(seq)`: a sequence's items from the end (copied when it is made).
@@ -372,7 +372,7 @@ pub fn reversed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         _ => "reversed",
     };
     let items = it.iterate(&v)?;
-    Ok(Lazy::new(
+    Ok(Lazy::value(
         Kind::Reversed(name),
         vec![Source::Items(items.into_iter())],
     ))
@@ -387,5 +387,5 @@ pub fn callable_iterator(callable: Value, sentinel: Value) -> Result<Value, Exc>
     if !callable_ok {
         return Err(Exc::type_error("iter(v, w): v must be callable"));
     }
-    Ok(Lazy::new(Kind::Callable(callable, sentinel), Vec::new()))
+    Ok(Lazy::value(Kind::Callable(callable, sentinel), Vec::new()))
 }
