@@ -1920,6 +1920,18 @@ impl<'s> Interp<'s> {
         };
         let Args { pos, mut kw, .. } = args;
         let params = &*f.params;
+        // The common call: every parameter given by position, nothing else to check.
+        if kw.is_empty()
+            && pos.len() == params.len()
+            && params
+                .iter()
+                .all(|p| p.kind == ParamKind::Normal && p.passed != Passed::KeywordOnly)
+        {
+            for (p, v) in params.iter().zip(pos) {
+                scope.vars.insert(p.name.clone(), v);
+            }
+            return Ok(scope);
+        }
         let given = pos.len();
         let mut pos = pos.into_iter();
         // Each parameter's value by index; None while not given.
