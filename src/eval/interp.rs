@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use crate::lang::ast::{
     Arg, BinOp, BoolOpKind, Comprehension, Expr, ExprKind, FStringPart, FuncDef, Ident, NameRef,
-    Param, ParamKind, Program, Stmt, StmtKind, UnaryOp,
+    Param, ParamKind, Passed, Program, Stmt, StmtKind, UnaryOp,
 };
 use crate::lang::Span;
 
@@ -662,6 +662,9 @@ impl<'s> Interp<'s> {
                         self.add_context(new, handled);
                     }
                     self.handling = outer;
+                    if let Some(name) = &h.name {
+                        self.unbind_handler_name(name);
+                    }
                 }
                 Ok(None) => {}
                 Err(c) => result = Err(c),
@@ -732,6 +735,50 @@ impl<'s> Interp<'s> {
             }
         }
         Ok(None)
+    }
+
+    /// The end of an `except E as name:` block, however it ends: CPython compiles it to
+    /// `name = None; del name`, so the name is unbound after it (the exception, and the frames
+    /// its traceback holds, are not kept alive by it).
+    pub(super) fn unbind_handler_name(&mut self, name: &Ident) {
+        let removed = match self.env.clone() {
+            Some(env) => {
+                let (global, nonlocal) = env.borrow().decl.as_ref().map_or((false, false), |d| {
+                    (d.globals.contains(name), d.nonlocals.contains(name))
+                });
+                if nonlocal {
+                    let mut cur = env.borrow().parent.clone();
+                    let mut removed = None;
+                    while let Some(e) = cur {
+                        if e.borrow().vars.contains_key(name) {
+                            removed = e.borrow_mut().vars.remove(name);
+                            break;
+                        }
+                        cur = e.borrow().parent.clone();
+                    }
+                    removed
+                } else if global {
+                    match &self.module {
+                        Some(m) => m.attrs.borrow_mut().remove(&**name),
+                        None => self.st.globals.remove(name),
+                    }
+                } else {
+                    let mut scope = env.borrow_mut();
+                    if scope.class_body {
+                        if let Some(d) = scope.decl.as_mut() {
+                            d.order.retain(|n| n != name);
+                        }
+                    }
+                    scope.vars.remove(name)
+                }
+            }
+            None => match &self.module {
+                Some(m) => m.attrs.borrow_mut().remove(&**name),
+                None => self.st.globals.remove(name),
+            },
+        };
+        // Dropped here, with no scope borrowed.
+        drop(removed);
     }
 
     // ---------------------------------------------------------------- assignment
@@ -1238,7 +1285,12 @@ impl<'s> Interp<'s> {
         ))
     }
 
+    /// Empty when no parameter has a default (a generator expression makes a function per
+    /// evaluation); `bind_params` reads a missing entry as no default.
     fn eval_defaults(&mut self, params: &[Param]) -> Result<Vec<Option<Value>>, Exc> {
+        if params.iter().all(|p| p.default.is_none()) {
+            return Ok(Vec::new());
+        }
         params
             .iter()
             .map(|p| p.default.as_ref().map(|d| self.eval(d)).transpose())
@@ -1853,104 +1905,202 @@ impl<'s> Interp<'s> {
         })
     }
 
+    /// Binds a call's arguments to `f`'s parameters in CPython's order (`initialize_locals`):
+    /// positional ones, `*args`, keywords, then what is missing; each error in CPython's words,
+    /// naming the function by its `__qualname__`.
     fn bind_params(&mut self, f: &Function, args: Args) -> Result<Scope, Exc> {
+        let locals = match &f.body {
+            FunctionBody::Def(d) => d.locals,
+            FunctionBody::Lambda(_) => f.params.len(),
+        };
         let mut scope = Scope {
             parent: f.closure.clone(),
+            vars: Vars::with_capacity(locals),
             ..Scope::default()
         };
-
         let Args { pos, mut kw, .. } = args;
-        let mut pos = pos.into_iter();
-        let mut varargs: Option<Ident> = None;
-        let mut kwargs: Option<Ident> = None;
-        let mut missing = Vec::new();
-        for (i, p) in f.params.iter().enumerate() {
-            match p.kind {
-                ParamKind::VarArgs => varargs = Some(p.name.clone()),
-                ParamKind::KwArgs => kwargs = Some(p.name.clone()),
-                ParamKind::Normal => {
-                    let from_kw = kw
-                        .iter()
-                        .position(|(k, _)| *k == p.name)
-                        .map(|j| kw.remove(j).1);
-                    // Parameters after *args are keyword-only.
-                    let from_pos = if varargs.is_none() { pos.next() } else { None };
-                    let v = match (from_pos, from_kw) {
-                        (Some(_), Some(_)) => {
-                            return Err(Exc::type_error(format!(
-                                "{}() got multiple values for argument '{}'",
-                                f.name, p.name
-                            )))
-                        }
-                        (Some(v), None) | (None, Some(v)) => v,
-                        (None, None) => match f.defaults.get(i).cloned().flatten() {
-                            Some(d) => d,
-                            None => {
-                                missing.push(p.name.to_string());
-                                continue;
-                            }
-                        },
-                    };
-                    scope.vars.insert(p.name.clone(), v);
-                }
+        let params = &*f.params;
+        // The common call: every parameter given by position, nothing else to check.
+        if kw.is_empty()
+            && pos.len() == params.len()
+            && params
+                .iter()
+                .all(|p| p.kind == ParamKind::Normal && p.passed != Passed::KeywordOnly)
+        {
+            for (p, v) in params.iter().zip(pos) {
+                scope.vars.insert(p.name.clone(), v);
             }
+            return Ok(scope);
         }
-        if !missing.is_empty() {
-            return Err(Exc::type_error(format!(
-                "{}() missing {} required argument{}: {}",
-                f.name,
-                missing.len(),
-                if missing.len() == 1 { "" } else { "s" },
-                missing
-                    .iter()
-                    .map(|m| format!("'{m}'"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+        let given = pos.len();
+        let mut pos = pos.into_iter();
+        // Each parameter's value by index; None while not given.
+        let mut slots: smallvec::SmallVec<[Option<Value>; 8]> =
+            (0..params.len()).map(|_| None).collect();
+        let (mut varargs, mut kwargs, mut argcount) = (false, false, 0);
+        for (slot, p) in slots.iter_mut().zip(params) {
+            match p.kind {
+                ParamKind::VarArgs => varargs = true,
+                ParamKind::KwArgs => kwargs = true,
+                ParamKind::Normal if p.passed != Passed::KeywordOnly => {
+                    argcount += 1;
+                    *slot = pos.next();
+                }
+                ParamKind::Normal => {}
+            }
         }
         let rest: Vec<Value> = pos.collect();
-        match varargs {
-            Some(name) => {
-                scope.vars.insert(name, Value::tuple(rest));
-            }
-            None if !rest.is_empty() => {
-                let n = f
-                    .params
-                    .iter()
-                    .filter(|p| p.kind == ParamKind::Normal)
-                    .count();
-                return Err(Exc::type_error(format!(
-                    "{}() takes {} positional argument{} but {} were given",
-                    f.name,
-                    n,
-                    if n == 1 { "" } else { "s" },
-                    n + rest.len()
-                )));
-            }
-            None => {}
-        }
-        match kwargs {
-            Some(name) => {
-                let mut d = Dict::default();
-                for (k, v) in kw {
+        let mut kwdict = kwargs.then(Dict::default);
+        for i in 0..kw.len() {
+            let v = std::mem::replace(&mut kw[i].1, Value::None);
+            let k = &kw[i].0;
+            let found = params.iter().position(|p| {
+                p.kind == ParamKind::Normal && p.passed != Passed::PositionalOnly && p.name == *k
+            });
+            match (found, &mut kwdict) {
+                (Some(j), _) => {
+                    if slots[j].is_some() {
+                        return Err(Exc::type_error(format!(
+                            "{}() got multiple values for argument '{k}'",
+                            f.qualname()
+                        )));
+                    }
+                    slots[j] = Some(v);
+                }
+                (None, Some(d)) => {
                     d.insert(
                         crate::object::value::HashKey::Str(k.clone()),
-                        Value::Str(k),
+                        Value::Str(k.clone()),
                         v,
                     );
                 }
-                scope
-                    .vars
-                    .insert(name, Value::Dict(Rc::new(RefCell::new(d))));
-            }
-            None => {
-                if let Some((k, _)) = kw.first() {
-                    return Err(Exc::type_error(format!(
-                        "{}() got an unexpected keyword argument '{}'",
-                        f.name, k
-                    )));
+                (None, None) => {
+                    let posonly: Vec<&str> = kw
+                        .iter()
+                        .filter(|(k, _)| {
+                            params.iter().any(|p| {
+                                p.passed == Passed::PositionalOnly
+                                    && p.kind == ParamKind::Normal
+                                    && p.name == *k
+                            })
+                        })
+                        .map(|(k, _)| &**k)
+                        .collect();
+                    return Err(Exc::type_error(if posonly.is_empty() {
+                        format!(
+                            "{}() got an unexpected keyword argument '{k}'",
+                            f.qualname()
+                        )
+                    } else {
+                        format!(
+                            "{}() got some positional-only arguments passed as keyword arguments: '{}'",
+                            f.qualname(),
+                            posonly.join(", ")
+                        )
+                    }));
                 }
             }
+        }
+        let is_positional =
+            |p: &Param| p.kind == ParamKind::Normal && p.passed != Passed::KeywordOnly;
+        let has_default = |i: usize| f.defaults.get(i).is_some_and(Option::is_some);
+        if !rest.is_empty() && !varargs {
+            let defcount = (0..params.len())
+                .filter(|&i| is_positional(&params[i]) && has_default(i))
+                .count();
+            let kwonly_given = (0..params.len())
+                .filter(|&i| params[i].passed == Passed::KeywordOnly && slots[i].is_some())
+                .count();
+            let s = |n: usize| if n == 1 { "" } else { "s" };
+            let (sig, plural) = if defcount > 0 {
+                (format!("from {} to {argcount}", argcount - defcount), true)
+            } else {
+                (argcount.to_string(), argcount != 1)
+            };
+            let kwonly = if kwonly_given > 0 {
+                format!(
+                    " positional argument{} (and {kwonly_given} keyword-only argument{})",
+                    s(given),
+                    s(kwonly_given)
+                )
+            } else {
+                String::new()
+            };
+            return Err(Exc::type_error(format!(
+                "{}() takes {sig} positional argument{} but {given}{kwonly} {} given",
+                f.qualname(),
+                if plural { "s" } else { "" },
+                if given == 1 && kwonly_given == 0 {
+                    "was"
+                } else {
+                    "were"
+                }
+            )));
+        }
+        // Positional parameters first, then keyword-only ones, as CPython reports them.
+        for kind_kwonly in [false, true] {
+            let mut missing = Vec::new();
+            for (i, p) in params.iter().enumerate() {
+                if p.kind != ParamKind::Normal
+                    || (p.passed == Passed::KeywordOnly) != kind_kwonly
+                    || slots[i].is_some()
+                {
+                    continue;
+                }
+                match f.defaults.get(i).cloned().flatten() {
+                    Some(d) => slots[i] = Some(d),
+                    None => missing.push(format!("'{}'", p.name)),
+                }
+            }
+            if !missing.is_empty() {
+                let n = missing.len();
+                let names = match n {
+                    1 => missing.remove(0),
+                    2 => missing.join(" and "),
+                    _ => {
+                        let last = missing.pop().unwrap_or_default();
+                        format!("{}, and {last}", missing.join(", "))
+                    }
+                };
+                return Err(Exc::type_error(format!(
+                    "{}() missing {n} required {} argument{}: {names}",
+                    f.qualname(),
+                    if kind_kwonly {
+                        "keyword-only"
+                    } else {
+                        "positional"
+                    },
+                    if n == 1 { "" } else { "s" },
+                )));
+            }
+        }
+        // In CPython's order of locals: the named parameters, then `*args`, then `**kwargs`.
+        let mut rest = Some(rest);
+        let mut packed = None;
+        for (p, slot) in params.iter().zip(slots) {
+            match p.kind {
+                ParamKind::Normal => {
+                    scope
+                        .vars
+                        .insert(p.name.clone(), slot.unwrap_or(Value::None));
+                }
+                ParamKind::VarArgs => {
+                    let v = Value::tuple(rest.take().unwrap_or_default());
+                    packed = Some((p.name.clone(), v));
+                }
+                ParamKind::KwArgs => {
+                    if let Some((name, v)) = packed.take() {
+                        scope.vars.insert(name, v);
+                    }
+                    let d = kwdict.take().unwrap_or_default();
+                    scope
+                        .vars
+                        .insert(p.name.clone(), Value::Dict(Rc::new(RefCell::new(d))));
+                }
+            }
+        }
+        if let Some((name, v)) = packed {
+            scope.vars.insert(name, v);
         }
         Ok(scope)
     }

@@ -29,8 +29,12 @@ pub(super) struct Flat {
     def: Rc<FuncDef>,
     env: Env,
     /// One per open block, outermost first; empty before the first resume.
-    levels: Vec<Level>,
+    levels: Levels,
 }
+
+/// A generator expression's depth (its `for` and `yield`) and a plain `def`'s loop and
+/// `yield` fit inline, in the generator's own allocation.
+type Levels = smallvec::SmallVec<[Level; 2]>;
 
 /// Where a block is: the statement it runs, and what that statement is doing.
 struct Level {
@@ -78,8 +82,7 @@ impl Flat {
             func,
             def,
             env,
-            // A generator expression's depth (its `for` and `yield`), without a regrowth.
-            levels: Vec::with_capacity(2),
+            levels: Levels::new(),
         }
     }
 }
@@ -135,7 +138,7 @@ impl Interp<'_> {
     fn run_block(
         &mut self,
         block: &[Stmt],
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         action: &mut Option<GenAction>,
     ) -> FlowResult {
@@ -185,7 +188,7 @@ impl Interp<'_> {
     fn run_stmt(
         &mut self,
         stmt: &Stmt,
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         part: Part,
         action: &mut Option<GenAction>,
@@ -436,7 +439,7 @@ impl Interp<'_> {
     fn run_try(
         &mut self,
         (body, handlers, orelse, finally): TryParts,
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         part: Part,
         action: &mut Option<GenAction>,
@@ -447,7 +450,7 @@ impl Interp<'_> {
             }
             Part::TryHandler(n, exc) => {
                 let h = handlers.get(n).ok_or_else(lost)?;
-                self.run_handler(&h.body, n, exc, levels, k, action)
+                self.run_handler(h, n, exc, levels, k, action)
             }
             Part::TryElse => {
                 let orelse = orelse.ok_or_else(lost)?;
@@ -470,7 +473,7 @@ impl Interp<'_> {
                                 .iter()
                                 .position(|x| std::ptr::eq(x, h))
                                 .ok_or_else(lost)?;
-                            self.run_handler(&h.body, n, e, levels, k, action)
+                            self.run_handler(h, n, e, levels, k, action)
                         }
                         Ok(None) => Ran::Out(Err(Ctl::Exc(e))),
                         Err(c) => Ran::Out(Err(c)),
@@ -488,19 +491,22 @@ impl Interp<'_> {
     /// An `except` block (started or resumed), `exc` being what a bare `raise` re-raises in it.
     fn run_handler(
         &mut self,
-        block: &[Stmt],
+        h: &ExceptHandler,
         n: usize,
         exc: Box<Exc>,
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         action: &mut Option<GenAction>,
     ) -> Ran {
         let outer = self.handling.replace(exc.clone());
-        let mut r = ran(self.run_part(block, Part::TryHandler(n, exc), levels, k, action));
+        let mut r = ran(self.run_part(&h.body, Part::TryHandler(n, exc), levels, k, action));
         if let (Ran::Out(Err(Ctl::Exc(new))), Some(handled)) = (&mut r, &self.handling) {
             self.add_context(new, handled);
         }
         self.handling = outer;
+        if let (Ran::Out(_), Some(name)) = (&r, &h.name) {
+            self.unbind_handler_name(name);
+        }
         r
     }
 
@@ -510,7 +516,7 @@ impl Interp<'_> {
         &mut self,
         finally: Option<&[Stmt]>,
         outcome: Result<(), Ctl>,
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         action: &mut Option<GenAction>,
     ) -> FlowResult {
@@ -564,7 +570,7 @@ impl Interp<'_> {
         &mut self,
         items: &[WithItem],
         body: &[Stmt],
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         part: Part,
         action: &mut Option<GenAction>,
@@ -626,7 +632,7 @@ impl Interp<'_> {
         &mut self,
         block: &[Stmt],
         part: Part,
-        levels: &mut Vec<Level>,
+        levels: &mut Levels,
         k: usize,
         action: &mut Option<GenAction>,
     ) -> FlowResult {

@@ -228,7 +228,9 @@ pub struct ImportName {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FuncDef {
     pub name: Ident,
-    pub params: Vec<Param>,
+    /// Shared with every function object made from it (a generator expression makes one per
+    /// evaluation).
+    pub params: Rc<[Param]>,
     pub body: Vec<Stmt>,
     /// The body contains `yield` (not counting nested functions): calling it makes a generator.
     pub is_generator: bool,
@@ -237,6 +239,9 @@ pub struct FuncDef {
     /// The docstring, when the body starts with a string literal.
     pub doc: Option<Rc<str>>,
     pub span: Span,
+    /// How many names a call binds at most ([`count_locals`]): its scope is made that size
+    /// at once, instead of growing one name at a time.
+    pub locals: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -256,6 +261,16 @@ pub struct Param {
     pub default: Option<Expr>,
     pub kind: ParamKind,
     pub span: Span,
+    /// How a `Normal` parameter may be passed: before a `/` marker positionally only, after
+    /// `*` or `*args` by keyword only.
+    pub passed: Passed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passed {
+    Either,
+    PositionalOnly,
+    KeywordOnly,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -376,7 +391,7 @@ pub enum ExprKind {
         iter: Box<Expr>,
     },
     Lambda {
-        params: Vec<Param>,
+        params: Rc<[Param]>,
         body: Box<Expr>,
     },
     /// `*x` inside a list/tuple display or assignment target.
@@ -718,4 +733,91 @@ pub fn resumable_body(body: &[Stmt]) -> bool {
             _ => false,
         }
     })
+}
+
+/// The names a function body binds directly (parameters, assignment, `for`, `with ... as`,
+/// `except ... as`, imports, nested `def` and `class`; not nested functions' bodies), counted
+/// without duplicates up to `limit`: a size hint for the call's scope, never a resolution.
+pub fn count_locals(params: &[Param], body: &[Stmt], limit: usize) -> usize {
+    fn target<'a>(e: &'a Expr, names: &mut Vec<&'a str>) {
+        match &e.kind {
+            ExprKind::Name(n) => names.push(&n.id),
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                items.iter().for_each(|i| target(i, names))
+            }
+            ExprKind::Starred(inner) => target(inner, names),
+            _ => {}
+        }
+    }
+    fn block<'a>(b: &'a [Stmt], names: &mut Vec<&'a str>) {
+        for s in b {
+            match &s.kind {
+                StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target(t, names)),
+                StmtKind::AugAssign { target: t, .. } => target(t, names),
+                StmtKind::AnnAssign {
+                    target: t,
+                    value: Some(_),
+                    ..
+                } => target(t, names),
+                StmtKind::Def(d) => names.push(&d.name),
+                StmtKind::Class(c) => names.push(&c.name),
+                StmtKind::Decorated { def, .. } => block(std::slice::from_ref(def), names),
+                StmtKind::If { branches, orelse } => {
+                    branches.iter().for_each(|(_, b)| block(b, names));
+                    block(orelse.as_deref().unwrap_or_default(), names);
+                }
+                StmtKind::While { body, orelse, .. } => {
+                    block(body, names);
+                    block(orelse.as_deref().unwrap_or_default(), names);
+                }
+                StmtKind::For {
+                    target: t,
+                    body,
+                    orelse,
+                    ..
+                } => {
+                    target(t, names);
+                    block(body, names);
+                    block(orelse.as_deref().unwrap_or_default(), names);
+                }
+                StmtKind::With { items, body } => {
+                    for i in items {
+                        if let Some(t) = &i.target {
+                            target(t, names);
+                        }
+                    }
+                    block(body, names);
+                }
+                StmtKind::Try {
+                    body,
+                    handlers,
+                    orelse,
+                    finally,
+                } => {
+                    block(body, names);
+                    for h in handlers {
+                        if let Some(n) = &h.name {
+                            names.push(n);
+                        }
+                        block(&h.body, names);
+                    }
+                    block(orelse.as_deref().unwrap_or_default(), names);
+                    block(finally.as_deref().unwrap_or_default(), names);
+                }
+                StmtKind::Import(list) | StmtKind::FromImport { names: list, .. } => {
+                    for i in list {
+                        if let Some(n) = i.alias.as_ref().or(i.path.first()) {
+                            names.push(n);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut names: Vec<&str> = params.iter().map(|p| &*p.name).collect();
+    block(body, &mut names);
+    names.sort_unstable();
+    names.dedup();
+    names.len().min(limit)
 }

@@ -911,7 +911,7 @@ impl Lower {
         params: &[Param],
         out: &mut Vec<Stmt>,
         span: Span,
-    ) -> Option<Vec<Param>> {
+    ) -> Option<Rc<[Param]>> {
         let values: Vec<Expr> = params.iter().filter_map(|p| p.default.clone()).collect();
         let mut values = values.into_iter();
         let mut new = Vec::with_capacity(params.len());
@@ -923,7 +923,7 @@ impl Lower {
             }
             new.push(p);
         }
-        Some(new)
+        Some(new.into())
     }
 
     /// A `def` whose defaults hold a `yield`, its defaults computed first.

@@ -1198,7 +1198,8 @@ impl<'s> Parser<'s> {
         Ok(Stmt {
             kind: StmtKind::Def(Rc::new(FuncDef {
                 name,
-                params,
+                locals: super::ast::count_locals(&params, &body, LOCALS_HINT_LIMIT),
+                params: params.into(),
                 body,
                 is_generator,
                 resumable,
@@ -1292,9 +1293,8 @@ impl<'s> Parser<'s> {
         })
     }
 
-    /// Parameters up to `)` (a def) or `:` (a lambda). A bare `*` or `/` marker
-    /// is accepted and ignored: the evaluator binds every parameter by name or
-    /// position, which accepts all calls Python accepts.
+    /// Parameters up to `)` (a def) or `:` (a lambda). Those before a `/` marker are
+    /// positional-only, those after `*` or `*args` keyword-only (`Param::passed`).
     fn parameters(&mut self, in_def: bool) -> PResult<Vec<Param>> {
         let mut params: Vec<Param> = Vec::new();
         let mut seen_default = false;
@@ -1320,6 +1320,11 @@ impl<'s> Parser<'s> {
             } else if self.eat_op(Op::Slash) {
                 if !self.eat_op(Op::Comma) && !self.check_op(closing) {
                     return Err(self.error_here("expected ',' or ')' after '/'"));
+                }
+                for p in params.iter_mut() {
+                    if p.kind == ParamKind::Normal {
+                        p.passed = Passed::PositionalOnly;
+                    }
                 }
                 continue;
             } else {
@@ -1362,11 +1367,17 @@ impl<'s> Parser<'s> {
                 }
                 seen_varargs = true;
             }
+            let passed = if kind == ParamKind::Normal && seen_varargs {
+                Passed::KeywordOnly
+            } else {
+                Passed::Either
+            };
             params.push(Param {
                 name,
                 default,
                 kind,
                 span: self.since(start),
+                passed,
             });
             if !self.eat_op(Op::Comma) {
                 break;
@@ -1520,7 +1531,7 @@ impl<'s> Parser<'s> {
         let body = body?;
         Ok(Expr {
             kind: ExprKind::Lambda {
-                params,
+                params: params.into(),
                 body: Box::new(body),
             },
             span: self.since(start),
@@ -2575,6 +2586,9 @@ fn check_target(expr: &Expr, usage: TargetUse) -> PResult<()> {
 
 /// `(elt for ... in ... if ...)` as the generator function Python compiles it to:
 /// `def <genexpr>(.0): for t in .0: if c: yield elt`, applied to the first iterable.
+/// Past this many names a scope is a hash table anyway (`object::state::Vars::SMALL`).
+const LOCALS_HINT_LIMIT: usize = 8;
+
 fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -> Expr {
     let stmt = |kind: StmtKind, span: Span| Stmt { kind, span };
     let elt_span = elt.span;
@@ -2622,21 +2636,25 @@ fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -
         kind: ExprKind::Tuple(Vec::new()),
         span,
     });
+    // `.0` and the loop targets.
+    let locals = 1 + super::ast::count_locals(&[], &body, LOCALS_HINT_LIMIT - 1);
     Expr {
         kind: ExprKind::GeneratorExp {
             def: Rc::new(FuncDef {
                 name: Rc::from("<genexpr>"),
-                params: vec![Param {
+                params: Rc::new([Param {
                     name: Rc::from(".0"),
                     default: None,
                     kind: ParamKind::Normal,
                     span,
-                }],
+                    passed: Passed::PositionalOnly,
+                }]),
                 resumable: super::ast::resumable_body(&body),
                 body,
                 is_generator: true,
                 doc: None,
                 span,
+                locals,
             }),
             iter: Box::new(iter),
         },

@@ -1356,6 +1356,24 @@ pub fn as_super(v: &Value) -> Option<&Super> {
 }
 
 /// Whether a class with these attributes and bases has a property anywhere.
+/// A built-in type written in Rust, for `type(obj)` of a native object (`traceback`,
+/// `frame`): a class of module `builtins` with no methods of its own.
+pub fn builtin_type(name: &str, doc: &str) -> Rc<Class> {
+    Rc::new(Class {
+        name: Rc::from(name),
+        qualname: Rc::from(name),
+        module: Rc::from("builtins"),
+        bases: vec![Value::Type(TypeKind::Object)],
+        mro: vec![Value::Type(TypeKind::Object)],
+        attrs: RefCell::new(Attrs::default()),
+        doc: Some(Rc::from(doc)),
+        has_properties: std::cell::Cell::new(false),
+        native: true,
+        source: None,
+        subclasses: Default::default(),
+    })
+}
+
 pub fn any_properties(attrs: &Attrs, bases: &[Value]) -> bool {
     attrs.iter().any(|(_, v)| downcast::<Property>(v).is_some())
         || bases

@@ -28,7 +28,8 @@ pub type Env = Rc<RefCell<Scope>>;
 /// `locals()`.
 pub enum Vars {
     List(Vec<(Ident, Value)>),
-    Map(NameMap<Value>),
+    /// Boxed, so a `Vars` is a list's size (a scope is in every suspended generator).
+    Map(Box<NameMap<Value>>),
 }
 
 impl Default for Vars {
@@ -45,6 +46,11 @@ fn same(key: &str, name: &str) -> bool {
 impl Vars {
     /// Names a list holds before it becomes a hash table.
     pub const SMALL: usize = 8;
+
+    /// Room for `n` names at once (a call's scope, sized by `FuncDef::locals`).
+    pub fn with_capacity(n: usize) -> Vars {
+        Vars::List(Vec::with_capacity(n.min(Self::SMALL)))
+    }
 
     pub fn get(&self, name: &str) -> Option<&Value> {
         match self {
@@ -78,7 +84,7 @@ impl Vars {
             Vars::List(l) => {
                 let mut m: NameMap<Value> = std::mem::take(l).into_iter().collect();
                 m.insert(name, value);
-                *self = Vars::Map(m);
+                *self = Vars::Map(Box::new(m));
             }
             Vars::Map(m) => {
                 m.insert(name, value);

@@ -19,6 +19,24 @@ fn entry(trace: Rc<[Frame]>, at: usize) -> Value {
     Value::Object(Rc::new(Traceback { trace, at }))
 }
 
+/// `type(obj)` of these objects: `traceback`, `frame`, `code`, as CPython names them (one class
+/// per name and thread).
+fn class_named(name: &'static str) -> Value {
+    thread_local! {
+        static CLASSES: std::cell::RefCell<Vec<(&'static str, Value)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    CLASSES.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((_, v)) = c.iter().find(|(n, _)| *n == name) {
+            return v.clone();
+        }
+        let class = Value::Class(super::class::builtin_type(name, ""));
+        c.push((name, class.clone()));
+        class
+    })
+}
+
 fn line(f: &Frame) -> i64 {
     crate::lang::span::locate(&f.source, f.span).0 as i64
 }
@@ -31,6 +49,9 @@ struct Traceback {
 impl NativeObject for Traceback {
     fn type_name(&self) -> &str {
         "traceback"
+    }
+    fn class_value(&self) -> Option<Value> {
+        Some(class_named("traceback"))
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -66,6 +87,9 @@ impl NativeObject for FrameObject {
     fn type_name(&self) -> &str {
         "frame"
     }
+    fn class_value(&self) -> Option<Value> {
+        Some(class_named("frame"))
+    }
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
@@ -97,6 +121,9 @@ struct CodeObject {
 impl NativeObject for CodeObject {
     fn type_name(&self) -> &str {
         "code"
+    }
+    fn class_value(&self) -> Option<Value> {
+        Some(class_named("code"))
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

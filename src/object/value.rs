@@ -61,7 +61,7 @@ pub enum BuiltinKind {
 /// A function written in the language (`def` or `lambda`).
 pub struct Function {
     pub name: Ident,
-    pub params: Vec<Param>,
+    pub params: Rc<[Param]>,
     pub defaults: Vec<Option<Value>>,
     pub body: FunctionBody,
     pub doc: Option<Rc<str>>,

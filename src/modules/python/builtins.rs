@@ -55,13 +55,13 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         ("sum", "sum(iterable, start=0): add the items.", sum),
         (
             "zip",
-            "zip(*iterables): tuples of corresponding items.",
-            zip,
+            "zip(*iterables): an iterator of tuples of corresponding items.",
+            super::lazy::zip,
         ),
         (
             "enumerate",
-            "enumerate(iterable, start=0): (index, item) pairs.",
-            enumerate,
+            "enumerate(iterable, start=0): an iterator of (index, item) pairs.",
+            super::lazy::enumerate,
         ),
         (
             "isinstance",
@@ -82,20 +82,20 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         ),
         (
             "reversed",
-            "reversed(seq): the items in reverse order.",
-            reversed,
+            "reversed(seq): an iterator over the items in reverse order.",
+            super::lazy::reversed,
         ),
         ("any", "any(iterable): True if any item is true.", any),
         ("all", "all(iterable): True if every item is true.", all),
         (
             "map",
-            "map(func, iterable): func applied to each item (a list).",
-            map,
+            "map(func, *iterables): an iterator of func applied to each item.",
+            super::lazy::map,
         ),
         (
             "filter",
-            "filter(func, iterable): the items for which func is true (a list).",
-            filter,
+            "filter(func, iterable): an iterator of the items for which func is true.",
+            super::lazy::filter,
         ),
         (
             "getattr",
@@ -520,37 +520,6 @@ fn range_sum(first: i64, stop: i64, step: i64, start: i64) -> Option<i64> {
     i64::try_from(total).ok()
 }
 
-fn zip(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
-    a.finish(usize::MAX)?;
-    let mut lists = Vec::with_capacity(a.pos.len());
-    for v in &a.pos {
-        lists.push(it.iterate(v)?);
-    }
-    let n = lists.iter().map(Vec::len).min().unwrap_or(0);
-    Ok(Value::list(
-        (0..n)
-            .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
-            .collect(),
-    ))
-}
-
-fn enumerate(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let v = a.required(0, "iterable")?;
-    let start = match a.take(1, "start")? {
-        Some(s) => int_arg(&s, "enumerate() start")?,
-        None => 0,
-    };
-    a.finish(2)?;
-    let items = it.iterate(&v)?;
-    Ok(Value::list(
-        items
-            .into_iter()
-            .enumerate()
-            .map(|(i, x)| Value::tuple(vec![Value::Int(start + i as i64), x]))
-            .collect(),
-    ))
-}
-
 fn type_kind(v: &Value) -> TypeKind {
     match v {
         Value::None => TypeKind::NoneType,
@@ -857,20 +826,6 @@ fn sort_items(
     Ok(out)
 }
 
-fn reversed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let v = a.required(0, "sequence")?;
-    a.finish(1)?;
-    if let Value::Set(s) = &v {
-        return Err(Exc::type_error(format!(
-            "'{}' object is not reversible",
-            s.type_name()
-        )));
-    }
-    let mut items = it.iterate(&v)?;
-    items.reverse();
-    Ok(Value::list(items))
-}
-
 fn any(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
     a.finish(1)?;
@@ -891,42 +846,6 @@ fn all(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Ok(every)
     })?;
     Ok(Value::Bool(every))
-}
-
-fn map(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let f = a.required(0, "function")?;
-    a.finish(usize::MAX)?;
-    let mut lists = Vec::new();
-    for v in a.pos.iter().skip(1) {
-        lists.push(it.iterate(v)?);
-    }
-    let n = lists.iter().map(Vec::len).min().unwrap_or(0);
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let args: Vec<Value> = lists.iter().map(|l| l[i].clone()).collect();
-        out.push(it.call_value(&f, Args::new("map", args))?);
-    }
-    Ok(Value::list(out))
-}
-
-fn filter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let f = a.required(0, "function")?;
-    let v = a.required(1, "iterable")?;
-    a.finish(2)?;
-    let mut out = Vec::new();
-    for x in it.iterate(&v)? {
-        let keep = match &f {
-            Value::None => class::truthy(it, &x)?,
-            f => {
-                let r = it.call_value(f, Args::new("filter", vec![x.clone()]))?;
-                class::truthy(it, &r)?
-            }
-        };
-        if keep {
-            out.push(x);
-        }
-    }
-    Ok(Value::list(out))
 }
 
 fn str_arg(v: &Value, what: &str) -> Result<Rc<str>, Exc> {

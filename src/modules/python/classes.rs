@@ -266,7 +266,11 @@ impl NativeObject for SeqIterator {
 
 pub fn iter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "iterable")?;
-    a.finish(1)?;
+    let sentinel = a.take(1, "sentinel")?;
+    a.finish(2)?;
+    if let Some(sentinel) = sentinel {
+        return super::lazy::callable_iterator(v, sentinel);
+    }
     match &v {
         Value::Generator(_) => return Ok(v.clone()),
         Value::Instance(_) => {

@@ -264,7 +264,7 @@ fn getargvalues(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     };
     let (mut args, mut varargs, mut keywords) = (Vec::new(), Value::None, Value::None);
     if let Some(function) = f.scope.as_ref().and_then(|s| s.borrow().function.clone()) {
-        for p in &function.params {
+        for p in function.params.iter() {
             match p.kind {
                 ParamKind::Normal => args.push(Value::Str(p.name.clone())),
                 ParamKind::VarArgs => varargs = Value::Str(p.name.clone()),
