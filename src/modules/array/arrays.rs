@@ -1590,6 +1590,15 @@ pub fn protocol() -> crate::modules::python::hooks::ArrayProtocol {
             _ => None,
         },
         deep_copy: crate::modules::array::blocks::deep_copy,
+        numpy_instance: |v, t| match t {
+            Value::Type(crate::object::value::TypeKind::Float)
+                if crate::modules::array::scalars::is_python_float(v) =>
+            {
+                Some(true)
+            }
+            _ => crate::modules::array::scalars::instance_of(v, t),
+        },
+        dtype_type: crate::modules::array::scalars::dtype_type,
     }
 }
 
