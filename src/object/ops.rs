@@ -165,6 +165,21 @@ fn numpy_float64_operand(op: BinaryOp, l: &Value, r: &Value) -> bool {
     }
 }
 
+/// Both operands as NumPy scalars when one is a 0-d NumPy array and the other is one too or
+/// a scalar (a Python number or a NumPy scalar); None otherwise.
+fn numpy_0d_as_scalars(l: &Value, r: &Value) -> Result<Option<(Value, Value)>, Exc> {
+    let zero_d = |v: &Value| matches!(v, Value::Array(a) if a.flavor == Flavor::Numpy && a.array.ndim() == 0);
+    let scalar_like = |v: &Value| zero_d(v) || as_scalar(v).is_some();
+    if NUMPY_SCALAR.get().is_none() || !(scalar_like(l) && scalar_like(r)) {
+        return Ok(None);
+    }
+    let conv = |v: &Value| match v {
+        Value::Array(a) => numpy_scalar(&a.array),
+        other => Ok(other.clone()),
+    };
+    Ok(Some((conv(l)?, conv(r)?)))
+}
+
 pub fn runtime_binop(op: BinOp) -> Option<(BinaryOp, &'static str)> {
     Some(match op {
         BinOp::Add => (BinaryOp::Add, "add"),
@@ -285,6 +300,11 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
     // Arrays first: any array operand makes it an array operation, where a NumPy scalar
     // counts as the Python number it stands for (NumPy 1.x's value-based casting).
     if matches!(l, Value::Array(_)) || matches!(r, Value::Array(_)) {
+        // NumPy 1.x: with every operand 0-d, the dtypes promote as scalars do
+        // (`np.array(1.5, np.float32) + 0` is a float64).
+        if let Some((l, r)) = numpy_0d_as_scalars(l, r)? {
+            return binary(it, op, &l, &r);
+        }
         return array_binary(it, op, &as_number(l), &as_number(r));
     }
     if let Value::Object(o) = l {

@@ -109,6 +109,10 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
     match v {
         Value::None => Ok(None),
         Value::DType(d, _) => Ok(Some(*d)),
+        // NumPy's one-letter and sized codes.
+        Value::Str(s) if DType::from_name(s).is_none() && dtype_code(s).is_some() => {
+            Ok(dtype_code(s))
+        }
         Value::Str(s) => DType::from_name(s).map(Some).ok_or_else(|| {
             Exc::type_error(format!(
                 "data type '{s}' not understood; use float32, float64, int32, int64 or bool"
@@ -129,6 +133,18 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
             other.type_name()
         ))),
     }
+}
+
+/// A NumPy type code (`'f'`, `'f4'`, `'d'`, `'i8'`, `'?'`...) of a dtype the runtime has.
+fn dtype_code(s: &str) -> Option<DType> {
+    Some(match s {
+        "f" | "f4" | "<f4" | "single" => DType::Float32,
+        "d" | "f8" | "<f8" | "double" | "float" | "float_" => DType::Float64,
+        "i" | "i4" | "<i4" | "intc" => DType::Int32,
+        "l" | "q" | "i8" | "<i8" | "int" | "int_" | "long" | "longlong" => DType::Int64,
+        "?" | "b1" | "bool_" => DType::Bool,
+        _ => return None,
+    })
 }
 
 fn dim(v: &Value) -> Result<usize, Exc> {
@@ -331,7 +347,7 @@ fn flatten_nested(
                     "setting an array element with a sequence: the nested lists have different depths",
                 ));
             }
-            match other {
+            match &*crate::object::ops::as_number(other) {
                 Value::Float(_) => kinds.0 = true,
                 Value::Bool(_) => {}
                 Value::Int(_) => kinds.1 = true,
@@ -351,11 +367,34 @@ fn flatten_nested(
 pub fn array<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (device, mut dtype) = place_for::<F>(it, &mut a)?;
     let data = a.required(0, "data")?;
-    if F == NUMPY && a.pos.len() > 1 {
-        // np.array(data, dtype) positional form.
+    if F == NUMPY {
+        // np.array(object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0): the
+        // result is always a fresh array here, so copy and order change nothing.
+        for kw in ["copy", "order", "subok"] {
+            a.take_kw(kw);
+        }
+        let ndmin = match a.take_kw("ndmin") {
+            Some(v) => as_i64(&v).ok_or_else(|| {
+                Exc::type_error(format!(
+                    "'{}' object cannot be interpreted as an integer",
+                    v.type_name()
+                ))
+            })?,
+            None => 0,
+        };
         if let Some(d) = a.take(1, "dtype")? {
             dtype = dtype_arg(&d)?;
         }
+        a.finish(2)?;
+        let out = array_from(it, &data, device, dtype, F)?;
+        return match &out {
+            Value::Array(x) if (x.array.ndim() as i64) < ndmin => {
+                let mut shape: Vec<isize> = vec![1; ndmin as usize - x.array.ndim()];
+                shape.extend(x.array.shape().iter().map(|&n| n as isize));
+                Ok(wrap(x.array.reshape(&shape)?, x.flavor))
+            }
+            _ => Ok(out),
+        };
     }
     if a.pos.len() > 1 {
         // nd.array(data, ctx) positional form.
@@ -391,6 +430,9 @@ fn array_from(
         } else {
             src.array.dtype()
         }
+    } else if let Some(d) = super::scalars::leaves_dtype(data).filter(|_| f != ND) {
+        // NumPy's scalars keep their dtypes (`np.array([np.float32(1)])` is float32).
+        d
     } else if f == TORCH || f == NUMPY {
         if kinds.0 {
             float_default(f)

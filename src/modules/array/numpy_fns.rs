@@ -2072,7 +2072,7 @@ pub fn get_attr(_it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Opti
 }
 
 /// The functions of this file, for `import numpy`.
-fn functions() -> Vec<(&'static str, &'static str, BuiltinFn)> {
+pub(crate) fn functions() -> Vec<(&'static str, &'static str, BuiltinFn)> {
     vec![
         ("linspace", "linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None): num evenly spaced values.", linspace),
         ("asarray", "asarray(a, dtype=None): a as an array (a itself when it is one of that dtype).", asarray),

@@ -84,6 +84,33 @@ pub fn as_np_scalar(v: &Value) -> Option<&NpScalar> {
     }
 }
 
+/// The dtype NumPy gives an array made of `data` when NumPy scalars are among its items: the
+/// promotion of every item's dtype (a Python float counts as float64, an int as int64). None
+/// without NumPy scalars, or for deeper nesting than a few levels (the usual rules then).
+pub fn leaves_dtype(data: &Value) -> Option<DType> {
+    fn walk(v: &Value, depth: usize, seen: &mut bool, d: &mut Option<DType>) -> bool {
+        let here = match v {
+            Value::List(l) => {
+                let items = l.borrow().clone();
+                return depth < 8 && items.iter().all(|x| walk(x, depth + 1, seen, d));
+            }
+            Value::Tuple(t) => return depth < 8 && t.iter().all(|x| walk(x, depth + 1, seen, d)),
+            Value::Array(a) => a.array.dtype(),
+            other => match operand(other) {
+                Some((dt, _)) => {
+                    *seen |= as_np_scalar(other).is_some();
+                    dt
+                }
+                None => return false,
+            },
+        };
+        *d = Some(d.map_or(here, |p| promote(p, here)));
+        true
+    }
+    let (mut seen, mut d) = (false, None);
+    (walk(data, 0, &mut seen, &mut d) && seen).then_some(d).flatten()
+}
+
 /// The dtype and value of an operand of scalar arithmetic: a NumPy scalar, or a Python number
 /// as NumPy takes it (float64, int64, bool).
 fn operand(v: &Value) -> Option<(DType, Scalar)> {
@@ -311,6 +338,51 @@ fn abs_method(_it: &mut dyn Interpreter, r: &Value, a: Args) -> Result<Value, Ex
     })
 }
 
+/// `round(x)`: a Python int (ties to even); `round(x, n)`: a scalar of x's type, as NumPy's
+/// `around` computes it (`x * 10**n` rounded to even, divided back, in x's precision:
+/// `round(np.float64(2.675), 2)` is 2.68 where Python's float gives 2.67).
+fn round_method(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let n = a.take(0, "ndigits")?;
+    a.finish(1)?;
+    let s = this_scalar(r)?;
+    let number = s.number();
+    let n = match n {
+        None | Some(Value::None) => {
+            return crate::modules::python::builtins::round_number(it, &number, None)
+        }
+        Some(n) => crate::object::ops::as_i64(&n).ok_or_else(|| {
+            Exc::type_error(format!(
+                "'{}' object cannot be interpreted as an integer",
+                n.type_name()
+            ))
+        })?,
+    };
+    let Scalar::Float(x) = s.value else {
+        if n >= 0 {
+            return Ok(r.clone());
+        }
+        let p = 10i64.checked_pow(n.unsigned_abs().min(18) as u32).unwrap_or(i64::MAX);
+        let Scalar::Int(i) = s.value else {
+            return Ok(r.clone());
+        };
+        let q = (i as f64 / p as f64).round_ties_even() as i64;
+        return Ok(scalar(s.dtype, Scalar::Int(q.wrapping_mul(p))));
+    };
+    let y = if s.dtype == DType::Float32 {
+        let p = 10f32.powi(n.unsigned_abs().min(64) as i32);
+        let xf = x as f32;
+        (if n >= 0 { (xf * p).round_ties_even() / p } else { (xf / p).round_ties_even() * p }) as f64
+    } else {
+        let p = 10f64.powi(n.unsigned_abs().min(400) as i32);
+        if n >= 0 {
+            (x * p).round_ties_even() / p
+        } else {
+            (x / p).round_ties_even() * p
+        }
+    };
+    Ok(scalar(s.dtype, Scalar::Float(y)))
+}
+
 fn is_integer(_it: &mut dyn Interpreter, r: &Value, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
     let f = this_scalar(r)?.value.as_f64();
@@ -352,6 +424,7 @@ impl NativeObject for NpScalar {
             "astype" => method(&me, "astype", "the value as another NumPy type", astype),
             "conjugate" => method(&me, "conjugate", "the value itself", same),
             "__abs__" => method(&me, "__abs__", "abs(self)", abs_method),
+            "__round__" => method(&me, "__round__", "round(self, ndigits=None)", round_method),
             "is_integer" if self.dtype.is_float() => method(
                 &me,
                 "is_integer",

@@ -683,10 +683,21 @@ fn repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::str(&format::repr(it, &v)?))
 }
 
-fn round(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn round(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "number")?;
     let nd = a.take(1, "ndigits")?;
     a.finish(2)?;
+    if let Value::Object(o) = &v {
+        if let Some(f) = o.get_attr(o, "__round__") {
+            return it.call_value(&f, Args::new("__round__", nd.into_iter().collect()));
+        }
+    }
+    round_number(it, &v, nd)
+}
+
+/// `round(v, nd)` for a Python number.
+pub fn round_number(_it: &mut dyn Interpreter, v: &Value, nd: Option<Value>) -> Result<Value, Exc> {
+    let v = v.clone();
     let x = as_f64(&v).ok_or_else(|| {
         Exc::type_error(format!(
             "type {} doesn't define __round__ method",

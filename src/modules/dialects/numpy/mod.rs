@@ -49,6 +49,19 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     m.set(alias, f);
                 }
             }
+            for (name, _) in DTYPE_AT {
+                if let Some((doc, _)) = original(name) {
+                    m.set(name, builtin(name, doc, dtype_positional));
+                }
+            }
+            m.set(
+                "identity",
+                builtin(
+                    "identity",
+                    "identity(n, dtype=None): the n x n identity array.",
+                    identity,
+                ),
+            );
             for name in ["concatenate", "stack"] {
                 if let Some((doc, _)) = original(name) {
                     m.set(name, builtin(name, doc, arrays_first));
@@ -96,10 +109,12 @@ fn original(name: &str) -> Option<(&'static str, BuiltinFn)> {
             arrays::namespace_fns::<NUMPY>()
                 .into_iter()
                 .chain(crate::modules::array::array_more::namespace_fns::<NUMPY>())
+                .chain(crate::modules::array::numpy_fns::functions())
                 .collect()
         })
         .iter()
-        .find(|(n, _, _)| *n == name)
+        // The last definition is the one the module binds (each table overrides the one before).
+        .rfind(|(n, _, _)| *n == name)
         .map(|(_, doc, f)| (*doc, *f))
 }
 
@@ -127,6 +142,60 @@ fn array_first(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
         _ => Ok(out),
     }
+}
+
+/// The NumPy creation functions whose dtype may be given by position, and that position
+/// (`np.zeros(2, np.int32)`, `np.full(2, 3, np.float32)`, `np.arange(0, 4, 1, np.float32)`).
+const DTYPE_AT: &[(&str, usize)] = &[
+    ("zeros", 1),
+    ("ones", 1),
+    ("empty", 1),
+    ("full", 2),
+    ("arange", 3),
+    ("eye", 3),
+    ("zeros_like", 1),
+    ("ones_like", 1),
+    ("full_like", 2),
+    ("asarray", 1),
+];
+
+/// Calls the shared function with a positional dtype passed as `dtype=`, as NumPy's
+/// signatures take it.
+fn dtype_positional(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let Some((_, f)) = original(a.fname) else {
+        return Err(Exc::type_error(format!("{}() is not available", a.fname)));
+    };
+    let at = DTYPE_AT
+        .iter()
+        .find(|(n, _)| *n == a.fname)
+        .map_or(usize::MAX, |(_, i)| *i);
+    if a.pos.len() > at {
+        if a.kw.iter().any(|(k, _)| &**k == "dtype") {
+            return Err(Exc::type_error(format!(
+                "argument for {}() given by name ('dtype') and position ({})",
+                a.fname,
+                at + 1
+            )));
+        }
+        let d = a.pos.remove(at);
+        a.kw.push((Rc::from("dtype"), d));
+    }
+    f(it, a)
+}
+
+/// `np.identity(n, dtype=None)`.
+fn identity(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let n = a.required(0, "n")?;
+    let dtype = a.take(1, "dtype")?;
+    a.finish(2)?;
+    let Some((_, eye)) = original("eye") else {
+        return Err(Exc::type_error("identity() is not available"));
+    };
+    let mut args = Args::new("identity", vec![n]);
+    if let Some(d) = dtype.filter(|d| !matches!(d, Value::None)) {
+        args.kw.push((Rc::from("dtype"), d));
+    }
+    eye(it, args)
 }
 
 /// `np.concatenate([[1, 2], [3]])`, `np.stack`: each item of the sequence as a NumPy array.
