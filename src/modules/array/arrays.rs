@@ -894,7 +894,6 @@ fn tolist(a: &ArrayValue) -> Result<Value, Exc> {
     build(&flat, a.array.shape())
 }
 
-use crate::object::ops::shortest_f32_as_f64;
 
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
@@ -954,10 +953,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                         return Err(Exc::value_error("can only convert an array of size 1 to a Python scalar"));
                     }
                     let v = x.array.to_scalar(a.fname)?;
-                    // MXNet's asscalar() returns a numpy.float32, which prints its shortest
-                    // float32 digits (4.1618223, not 4.161822319030762); item() is a Python float.
-                    if let (Scalar::Float(f), DType::Float32, "asscalar") = (v, x.array.dtype(), a.fname) {
-                        return Ok(Value::Float(shortest_f32_as_f64(f as f32)));
+                    // MXNet's asscalar() is `self.asnumpy()[0]`, a NumPy scalar (a numpy.float32
+                    // prints 4.1618223, not 4.161822319030762); item() is a Python number.
+                    if a.fname == "asscalar" {
+                        return Ok(crate::modules::array::scalars::scalar(x.array.dtype(), v));
                     }
                     Ok(scalar_value(v))
                 }),
