@@ -113,6 +113,9 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
         Value::Str(s) if DType::from_name(s).is_none() && dtype_code(s).is_some() => {
             Ok(dtype_code(s))
         }
+        Value::Str(s) if super::scalars::MISSING.contains(&&**s) => {
+            Err(super::scalars::missing_error(s))
+        }
         Value::Str(s) => DType::from_name(s).map(Some).ok_or_else(|| {
             Exc::type_error(format!(
                 "data type '{s}' not understood; use float32, float64, int32, int64 or bool"
@@ -127,6 +130,13 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
                 Some(Value::DType(d, _)) => Ok(Some(d)),
                 _ => Ok(None),
             }
+        }
+        Value::Object(o) if matches!(o.get_attr(o, "__missing_dtype__"), Some(Value::Str(_))) => {
+            let name = match &o.get_attr(o, "__missing_dtype__") {
+                Some(Value::Str(s)) => s.to_string(),
+                _ => String::new(),
+            };
+            Err(super::scalars::missing_error(&name))
         }
         other => Err(Exc::type_error(format!(
             "data type not understood: {}",

@@ -514,6 +514,22 @@ pub enum Kind {
     SignedInteger,
     Inexact,
     Floating,
+    /// A NumPy type whose dtype the runtime lacks (`np.uint8`): it prints, and says so when
+    /// used.
+    Missing(&'static str),
+}
+
+/// NumPy's types of dtypes the runtime has no arrays of.
+pub const MISSING: [&str; 11] = [
+    "float16", "half", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "complex64",
+    "complex128", "longdouble",
+];
+
+/// The error for using a type of [`MISSING`] (as a dtype or by calling it).
+pub fn missing_error(name: &str) -> Exc {
+    Exc::type_error(format!(
+        "devarray has no {name} arrays or scalars: its dtypes are float32, float64, int32, int64 and bool (use one of those, e.g. np.float32 or np.int64)"
+    ))
 }
 
 pub const ABSTRACT: [(&str, Kind); 6] = [
@@ -529,6 +545,7 @@ impl Kind {
     fn name(self) -> &'static str {
         match self {
             Kind::Dtype(d) => &type_name(d)["numpy.".len()..],
+            Kind::Missing(name) => name,
             other => ABSTRACT
                 .iter()
                 .find(|(_, k)| *k == other)
@@ -552,6 +569,7 @@ impl Kind {
             Dtype(d) if d.is_float() => [vec![self], above(Floating)].concat(),
             Dtype(DType::Bool) => vec![self, Generic],
             Dtype(_) => [vec![self], above(SignedInteger)].concat(),
+            Missing(_) => vec![self, Generic],
             other => above(other),
         }
     }
@@ -622,6 +640,7 @@ impl NativeObject for ScalarType {
                 Some(Value::tuple(items))
             }
             ("__dtype__", Kind::Dtype(d)) => Some(Value::DType(d, Flavor::Numpy)),
+            ("__missing_dtype__", Kind::Missing(name)) => Some(Value::str(name)),
             ("__call__", _) => Some(method(
                 &me,
                 "__call__",
@@ -662,6 +681,9 @@ fn scalar_call(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value
     let Some(ty) = o.as_any().downcast_ref::<ScalarType>() else {
         return Err(Exc::type_error("not a NumPy type"));
     };
+    if let Kind::Missing(name) = ty.kind {
+        return Err(missing_error(name));
+    }
     let Kind::Dtype(d) = ty.kind else {
         return Err(Exc::type_error(format!(
             "cannot create '{}' instances",
@@ -750,6 +772,9 @@ pub fn install(m: &crate::object::value::Module) {
     }
     for (name, kind) in ABSTRACT {
         m.set(name, type_value(kind));
+    }
+    for name in MISSING {
+        m.set(name, type_value(Kind::Missing(name)));
     }
     m.set("True_", scalar(DType::Bool, Scalar::Bool(true)));
     m.set("False_", scalar(DType::Bool, Scalar::Bool(false)));
