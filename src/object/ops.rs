@@ -709,6 +709,13 @@ pub fn binary_inplace(
             }
         }
     }
+    // A native object that changes in place (`bytearray += b'...'`).
+    if let Value::Object(o) = cur {
+        let (_, _, inplace) = binop_methods(op);
+        if let Some(f) = o.get_attr(o, inplace) {
+            return it.call_value(&f, super::value::Args::positional(vec![rhs.clone()]));
+        }
+    }
     match (cur, op) {
         (Value::Array(a), _) if op != BinOp::MatMul && a.flavor == Flavor::Torch => {
             // PyTorch's rules: refused on a leaf that requires grad, recorded when it needs to be.
@@ -1884,6 +1891,13 @@ pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(),
                 obj.type_name()
             ))),
         };
+    }
+    if let Value::Object(o) = obj {
+        if let Some(f) = o.get_attr(o, "__delitem__") {
+            let key = index_value(&idx);
+            it.call_value(&f, super::value::Args::positional(vec![key]))?;
+            return Ok(());
+        }
     }
     match (obj, idx) {
         (Value::List(l), Index::Single(IndexItem::Value(v))) => {

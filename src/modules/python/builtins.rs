@@ -218,6 +218,10 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         Rc::from("bytes"),
         Value::Class(crate::modules::python::bytes::class()),
     );
+    b.insert(
+        Rc::from("bytearray"),
+        Value::Class(crate::modules::python::bytes::bytearray_class()),
+    );
     for class in crate::modules::python::bytes::unicode_errors() {
         b.insert(class.name.clone(), Value::Class(class));
     }
