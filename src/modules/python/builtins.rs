@@ -225,6 +225,9 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
     for class in crate::modules::python::bytes::unicode_errors() {
         b.insert(class.name.clone(), Value::Class(class));
     }
+    for class in crate::modules::python::stdlib::warnings::classes() {
+        b.insert(class.name.clone(), Value::Class(class));
+    }
     // Every program runs as the main module (`if __name__ == '__main__':`).
     b.insert(Rc::from("__name__"), Value::str("__main__"));
     crate::modules::python::classes::install(b);
