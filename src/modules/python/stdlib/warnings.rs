@@ -202,8 +202,5 @@ pub fn build() -> Rc<Module> {
             ),
         ],
     );
-    for class in classes() {
-        m.set(&class.name.clone(), Value::Class(class));
-    }
     m
 }
