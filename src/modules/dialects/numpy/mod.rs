@@ -55,6 +55,14 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 }
             }
             m.set(
+                "unravel_index",
+                builtin(
+                    "unravel_index",
+                    "unravel_index(indices, shape, order='C'): the coordinates of flat indices in an array of that shape.",
+                    unravel_index,
+                ),
+            );
+            m.set(
                 "identity",
                 builtin(
                     "identity",
@@ -181,6 +189,87 @@ fn dtype_positional(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc>
         a.kw.push((Rc::from("dtype"), d));
     }
     f(it, a)
+}
+
+/// `np.unravel_index(indices, shape, order='C')`: a tuple of int64 scalars for one index, of
+/// int64 arrays for an array of indices, as NumPy's.
+fn unravel_index(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    use crate::runtime::{DType, Device, HostData};
+    let indices = a.required(0, "indices")?;
+    let shape = a.required(1, "shape")?;
+    let order = a.take(2, "order")?;
+    a.finish(3)?;
+    let dims: Vec<i64> = it
+        .iterate(&shape)?
+        .iter()
+        .map(|d| crate::object::ops::as_i64(d).ok_or_else(|| Exc::type_error("'shape' must be a sequence of integers")))
+        .collect::<Result<_, _>>()?;
+    let fortran = matches!(&order, Some(Value::Str(s)) if &**s == "F");
+    let size: i64 = dims.iter().product();
+    let coords = |flat: i64| -> Result<Vec<i64>, Exc> {
+        if flat < 0 || flat >= size {
+            return Err(Exc::value_error(format!(
+                "index {flat} is out of bounds for array with size {size}"
+            )));
+        }
+        let mut out = vec![0; dims.len()];
+        let mut rest = flat;
+        let order: Vec<usize> = if fortran {
+            (0..dims.len()).collect()
+        } else {
+            (0..dims.len()).rev().collect()
+        };
+        for k in order {
+            let d = dims[k].max(1);
+            out[k] = rest % d;
+            rest /= d;
+        }
+        Ok(out)
+    };
+    let as_int = |v: &Value| {
+        crate::object::ops::as_i64(v).ok_or_else(|| {
+            Exc::type_error(format!(
+                "only int indices permitted, not {}",
+                v.type_name()
+            ))
+        })
+    };
+    match &indices {
+        Value::Array(x) if x.array.ndim() > 0 => {
+            let flat: Vec<i64> = x.array.to_host().to_f64_vec().iter().map(|&f| f as i64).collect();
+            let mut columns = vec![Vec::with_capacity(flat.len()); dims.len()];
+            for f in flat {
+                for (k, c) in coords(f)?.into_iter().enumerate() {
+                    columns[k].push(c);
+                }
+            }
+            let shape = x.array.shape().to_vec();
+            let mut out = Vec::new();
+            for col in columns {
+                let arr = it.state_mut().rt.from_host(HostData::I64(col), &shape, Device::cpu(0))?;
+                out.push(crate::object::ops::wrap(arr, crate::object::value::Flavor::Numpy));
+            }
+            Ok(Value::tuple(out))
+        }
+        other => {
+            let flat = as_int(&crate::object::ops::as_number(other))
+                .or_else(|_| match other {
+                    Value::Array(x) => Ok(x.array.to_host().to_f64_vec().first().copied().unwrap_or(0.0) as i64),
+                    _ => as_int(other),
+                })?;
+            Ok(Value::tuple(
+                coords(flat)?
+                    .into_iter()
+                    .map(|c| {
+                        crate::modules::array::scalars::scalar(
+                            DType::Int64,
+                            crate::runtime::Scalar::Int(c),
+                        )
+                    })
+                    .collect(),
+            ))
+        }
+    }
 }
 
 /// `np.identity(n, dtype=None)`.
