@@ -103,8 +103,10 @@ pub fn shortest_f32_as_f64(x: f32) -> f64 {
 
 /// Makes NumPy's scalar (`numpy.float32`...) of a one-element array; set once by the array
 /// layer, which owns the scalar types.
-pub static NUMPY_SCALAR: std::sync::OnceLock<fn(&Array) -> Result<Value, Exc>> =
-    std::sync::OnceLock::new();
+pub static NUMPY_SCALAR: std::sync::OnceLock<ScalarMaker> = std::sync::OnceLock::new();
+
+/// What [`NUMPY_SCALAR`] holds.
+pub type ScalarMaker = fn(&Array) -> Result<Value, Exc>;
 
 /// The value of a one-element NumPy result as NumPy gives it: a scalar of the array's dtype
 /// ([`NUMPY_SCALAR`]); without one registered, the Python number it prints as (a float32 keeps

@@ -904,7 +904,6 @@ fn tolist(a: &ArrayValue) -> Result<Value, Exc> {
     build(&flat, a.array.shape())
 }
 
-
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
     let dialect = hooks::dialect(x.flavor);

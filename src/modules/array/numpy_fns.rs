@@ -13,9 +13,7 @@ use std::rc::Rc;
 
 use crate::object::error::{Exc, ExcKind};
 use crate::object::ops::{as_f64, as_i64, wrap};
-use crate::object::value::{
-    Args, ArrayValue, BuiltinFn, Flavor, MethodFn, Module, Value,
-};
+use crate::object::value::{Args, ArrayValue, BuiltinFn, Flavor, MethodFn, Module, Value};
 use crate::object::{builtin, method, Interpreter};
 use crate::runtime::{
     Array, BinaryOp, DType, Device, HostData, IndexItem, Operand, ReduceOp, Scalar, UnaryOp,

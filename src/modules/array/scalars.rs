@@ -108,7 +108,9 @@ pub fn leaves_dtype(data: &Value) -> Option<DType> {
         true
     }
     let (mut seen, mut d) = (false, None);
-    (walk(data, 0, &mut seen, &mut d) && seen).then_some(d).flatten()
+    (walk(data, 0, &mut seen, &mut d) && seen)
+        .then_some(d)
+        .flatten()
 }
 
 /// The dtype and value of an operand of scalar arithmetic: a NumPy scalar, or a Python number
@@ -195,7 +197,11 @@ impl NpScalar {
 
 /// `l op r` on two scalar operands in the promoted dtype; None where NumPy has no such
 /// operation for these types (the caller's TypeError).
-fn arith(op: BinOp, (ld, lv): (DType, Scalar), (rd, rv): (DType, Scalar)) -> Option<Result<Value, Exc>> {
+fn arith(
+    op: BinOp,
+    (ld, lv): (DType, Scalar),
+    (rd, rv): (DType, Scalar),
+) -> Option<Result<Value, Exc>> {
     let d = promote(ld, rd);
     if d == DType::Bool {
         let (a, b) = (lv.as_f64() != 0.0, rv.as_f64() != 0.0);
@@ -361,7 +367,9 @@ fn round_method(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Valu
         if n >= 0 {
             return Ok(r.clone());
         }
-        let p = 10i64.checked_pow(n.unsigned_abs().min(18) as u32).unwrap_or(i64::MAX);
+        let p = 10i64
+            .checked_pow(n.unsigned_abs().min(18) as u32)
+            .unwrap_or(i64::MAX);
         let Scalar::Int(i) = s.value else {
             return Ok(r.clone());
         };
@@ -371,7 +379,11 @@ fn round_method(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Valu
     let y = if s.dtype == DType::Float32 {
         let p = 10f32.powi(n.unsigned_abs().min(64) as i32);
         let xf = x as f32;
-        (if n >= 0 { (xf * p).round_ties_even() / p } else { (xf / p).round_ties_even() * p }) as f64
+        (if n >= 0 {
+            (xf * p).round_ties_even() / p
+        } else {
+            (xf / p).round_ties_even() * p
+        }) as f64
     } else {
         let p = 10f64.powi(n.unsigned_abs().min(400) as i32);
         if n >= 0 {
@@ -395,8 +407,19 @@ fn same(_it: &mut dyn Interpreter, r: &Value, a: Args) -> Result<Value, Exc> {
 }
 
 const ATTRS: &[&str] = &[
-    "T", "astype", "conjugate", "dtype", "imag", "item", "itemsize", "nbytes", "ndim", "real",
-    "shape", "size", "tolist",
+    "T",
+    "astype",
+    "conjugate",
+    "dtype",
+    "imag",
+    "item",
+    "itemsize",
+    "nbytes",
+    "ndim",
+    "real",
+    "shape",
+    "size",
+    "tolist",
 ];
 
 impl NativeObject for NpScalar {
@@ -521,8 +544,17 @@ pub enum Kind {
 
 /// NumPy's types of dtypes the runtime has no arrays of.
 pub const MISSING: [&str; 11] = [
-    "float16", "half", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "complex64",
-    "complex128", "longdouble",
+    "float16",
+    "half",
+    "int8",
+    "int16",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "complex64",
+    "complex128",
+    "longdouble",
 ];
 
 /// The error for using a type of [`MISSING`] (as a dtype or by calling it).
@@ -652,7 +684,9 @@ impl NativeObject for ScalarType {
     }
     fn equals(&self, other: &Value) -> Option<bool> {
         let Kind::Dtype(d) = self.kind else {
-            return Some(matches!(other, Value::Object(o) if o.as_any().downcast_ref::<ScalarType>().is_some_and(|s| s.kind == self.kind)));
+            return Some(
+                matches!(other, Value::Object(o) if o.as_any().downcast_ref::<ScalarType>().is_some_and(|s| s.kind == self.kind)),
+            );
         };
         Some(match other {
             Value::DType(x, _) => *x == d,
@@ -748,8 +782,10 @@ pub fn isscalar(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "element")?;
     a.finish(1)?;
     Ok(Value::Bool(
-        matches!(x, Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_))
-            || as_np_scalar(&x).is_some()
+        matches!(
+            x,
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
+        ) || as_np_scalar(&x).is_some()
             || matches!(&x, Value::Object(o) if o.type_name() == "bytes"),
     ))
 }

@@ -424,7 +424,10 @@ pub(crate) fn abs(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Value::Array(_) => (hooks::arrays()?.abs)(it, &v),
         Value::Object(ref o) if o.number().is_some() => match o.get_attr(o, "__abs__") {
             Some(f) => it.call_value(&f, Args::new("__abs__", Vec::new())),
-            None => abs(it, Args::new("abs", vec![o.number().unwrap_or(Value::None)])),
+            None => abs(
+                it,
+                Args::new("abs", vec![o.number().unwrap_or(Value::None)]),
+            ),
         },
         other => Err(Exc::type_error(format!(
             "bad operand type for abs(): '{}'",

@@ -182,16 +182,13 @@ fn new_of(it: &mut dyn Interpreter, mut a: Args, mutable: bool) -> Result<Value,
             let mut out = Vec::with_capacity(items.len());
             for v in &items {
                 let n = as_i64(v).ok_or_else(|| not_integer(v))?;
-                out.push(
-                    u8::try_from(n)
-                        .map_err(|_| {
-                            Exc::value_error(if mutable {
-                                "byte must be in range(0, 256)"
-                            } else {
-                                "bytes must be in range(0, 256)"
-                            })
-                        })?,
-                );
+                out.push(u8::try_from(n).map_err(|_| {
+                    Exc::value_error(if mutable {
+                        "byte must be in range(0, 256)"
+                    } else {
+                        "bytes must be in range(0, 256)"
+                    })
+                })?);
             }
             Ok(Bytes::of_kind(mutable, out))
         }
@@ -719,67 +716,91 @@ const METHODS: &[(&str, &str, MethodFn)] = &[
 
 /// The methods only a `bytearray` has: it changes in place.
 const MUTATORS: &[(&str, &str, MethodFn)] = &[
-    ("append", "append(item): add one byte at the end.", |_, this, mut a| {
-        let v = a.required(0, "item")?;
-        a.finish(1)?;
-        let c = byte_value(&v)?;
-        data_mut(this)?.push(c);
-        Ok(Value::None)
-    }),
-    ("extend", "extend(iterable_of_ints): add the bytes at the end.", |it, this, mut a| {
-        let v = a.required(0, "iterable_of_ints")?;
-        a.finish(1)?;
-        let extra = bytes_of_iterable(it, &v)?;
-        data_mut(this)?.extend_from_slice(&extra);
-        Ok(Value::None)
-    }),
-    ("pop", "pop(index=-1): remove and return the byte at index.", |_, this, mut a| {
-        let i = a.take(0, "index")?;
-        a.finish(1)?;
-        let mut d = data_mut(this)?;
-        if d.is_empty() {
-            return Err(Exc::new(ExcKind::IndexError, "pop from empty bytearray"));
-        }
-        let i = match &i {
-            None => -1,
-            Some(v) => as_i64(v).ok_or_else(|| not_integer(v))?,
-        };
-        let at = if i < 0 { i + d.len() as i64 } else { i };
-        if at < 0 || at >= d.len() as i64 {
-            return Err(Exc::new(ExcKind::IndexError, "pop index out of range"));
-        }
-        Ok(Value::Int(d.remove(at as usize) as i64))
-    }),
-    ("insert", "insert(index, item): put one byte before index.", |_, this, mut a| {
-        let i = a.required(0, "index")?;
-        let v = a.required(1, "item")?;
-        a.finish(2)?;
-        let i = as_i64(&i).ok_or_else(|| not_integer(&i))?;
-        let c = byte_value(&v)?;
-        let mut d = data_mut(this)?;
-        let n = d.len() as i64;
-        let at = if i < 0 { (i + n).max(0) } else { i.min(n) };
-        d.insert(at as usize, c);
-        Ok(Value::None)
-    }),
-    ("remove", "remove(value): remove the first occurrence of a byte.", |_, this, mut a| {
-        let v = a.required(0, "value")?;
-        a.finish(1)?;
-        let c = byte_value(&v)?;
-        let mut d = data_mut(this)?;
-        match d.iter().position(|&x| x == c) {
-            Some(at) => {
-                d.remove(at);
-                Ok(Value::None)
+    (
+        "append",
+        "append(item): add one byte at the end.",
+        |_, this, mut a| {
+            let v = a.required(0, "item")?;
+            a.finish(1)?;
+            let c = byte_value(&v)?;
+            data_mut(this)?.push(c);
+            Ok(Value::None)
+        },
+    ),
+    (
+        "extend",
+        "extend(iterable_of_ints): add the bytes at the end.",
+        |it, this, mut a| {
+            let v = a.required(0, "iterable_of_ints")?;
+            a.finish(1)?;
+            let extra = bytes_of_iterable(it, &v)?;
+            data_mut(this)?.extend_from_slice(&extra);
+            Ok(Value::None)
+        },
+    ),
+    (
+        "pop",
+        "pop(index=-1): remove and return the byte at index.",
+        |_, this, mut a| {
+            let i = a.take(0, "index")?;
+            a.finish(1)?;
+            let mut d = data_mut(this)?;
+            if d.is_empty() {
+                return Err(Exc::new(ExcKind::IndexError, "pop from empty bytearray"));
             }
-            None => Err(Exc::value_error("value not found in bytearray")),
-        }
-    }),
-    ("reverse", "reverse(): reverse the bytes in place.", |_, this, a| {
-        a.finish(0)?;
-        data_mut(this)?.reverse();
-        Ok(Value::None)
-    }),
+            let i = match &i {
+                None => -1,
+                Some(v) => as_i64(v).ok_or_else(|| not_integer(v))?,
+            };
+            let at = if i < 0 { i + d.len() as i64 } else { i };
+            if at < 0 || at >= d.len() as i64 {
+                return Err(Exc::new(ExcKind::IndexError, "pop index out of range"));
+            }
+            Ok(Value::Int(d.remove(at as usize) as i64))
+        },
+    ),
+    (
+        "insert",
+        "insert(index, item): put one byte before index.",
+        |_, this, mut a| {
+            let i = a.required(0, "index")?;
+            let v = a.required(1, "item")?;
+            a.finish(2)?;
+            let i = as_i64(&i).ok_or_else(|| not_integer(&i))?;
+            let c = byte_value(&v)?;
+            let mut d = data_mut(this)?;
+            let n = d.len() as i64;
+            let at = if i < 0 { (i + n).max(0) } else { i.min(n) };
+            d.insert(at as usize, c);
+            Ok(Value::None)
+        },
+    ),
+    (
+        "remove",
+        "remove(value): remove the first occurrence of a byte.",
+        |_, this, mut a| {
+            let v = a.required(0, "value")?;
+            a.finish(1)?;
+            let c = byte_value(&v)?;
+            let mut d = data_mut(this)?;
+            match d.iter().position(|&x| x == c) {
+                Some(at) => {
+                    d.remove(at);
+                    Ok(Value::None)
+                }
+                None => Err(Exc::value_error("value not found in bytearray")),
+            }
+        },
+    ),
+    (
+        "reverse",
+        "reverse(): reverse the bytes in place.",
+        |_, this, a| {
+            a.finish(0)?;
+            data_mut(this)?.reverse();
+            Ok(Value::None)
+        },
+    ),
     ("clear", "clear(): remove every byte.", |_, this, a| {
         a.finish(0)?;
         data_mut(this)?.clear();
@@ -831,10 +852,9 @@ fn bytes_of_iterable(it: &mut dyn Interpreter, v: &Value) -> Result<Vec<u8>, Exc
         return Err(Exc::type_error("expected iterable of integers; got: 'str'"));
     }
     let items = it.iterate(v).map_err(|e| match e.kind {
-        ExcKind::TypeError => Exc::type_error(format!(
-            "can't extend bytearray with {}",
-            v.type_name()
-        )),
+        ExcKind::TypeError => {
+            Exc::type_error(format!("can't extend bytearray with {}", v.type_name()))
+        }
         _ => e,
     })?;
     items.iter().map(byte_value).collect()
@@ -897,7 +917,10 @@ fn set_item(it: &mut dyn Interpreter, this: &Value, mut a: Args) -> Result<Value
             *slot = c;
             Ok(Value::None)
         }
-        None => Err(Exc::new(ExcKind::IndexError, "bytearray index out of range")),
+        None => Err(Exc::new(
+            ExcKind::IndexError,
+            "bytearray index out of range",
+        )),
     }
 }
 
@@ -934,7 +957,10 @@ fn del_item(_: &mut dyn Interpreter, this: &Value, mut a: Args) -> Result<Value,
     };
     let at = if i < 0 { i + d.len() as i64 } else { i };
     if at < 0 || at >= d.len() as i64 {
-        return Err(Exc::new(ExcKind::IndexError, "bytearray index out of range"));
+        return Err(Exc::new(
+            ExcKind::IndexError,
+            "bytearray index out of range",
+        ));
     }
     d.remove(at as usize);
     Ok(Value::None)

@@ -498,9 +498,7 @@ impl NativeObject for BinaryFile {
                     Some(1) => st.pos as i64,
                     Some(2) => st.data.len() as i64,
                     Some(w) => {
-                        return Err(Exc::value_error(format!(
-                            "whence value {w} unsupported"
-                        )))
+                        return Err(Exc::value_error(format!("whence value {w} unsupported")))
                     }
                 };
                 let at = base + off;
@@ -526,7 +524,12 @@ impl NativeObject for BinaryFile {
             "seekable" => ("seekable", |_, _, _| Ok(Value::Bool(true))),
             _ => return None,
         };
-        Some(method(&r, name, "a method of a file open in binary mode", f))
+        Some(method(
+            &r,
+            name,
+            "a method of a file open in binary mode",
+            f,
+        ))
     }
     fn enter_value(
         &self,

@@ -202,7 +202,10 @@ fn unravel_index(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let dims: Vec<i64> = it
         .iterate(&shape)?
         .iter()
-        .map(|d| crate::object::ops::as_i64(d).ok_or_else(|| Exc::type_error("'shape' must be a sequence of integers")))
+        .map(|d| {
+            crate::object::ops::as_i64(d)
+                .ok_or_else(|| Exc::type_error("'shape' must be a sequence of integers"))
+        })
         .collect::<Result<_, _>>()?;
     let fortran = matches!(&order, Some(Value::Str(s)) if &**s == "F");
     let size: i64 = dims.iter().product();
@@ -228,15 +231,18 @@ fn unravel_index(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     };
     let as_int = |v: &Value| {
         crate::object::ops::as_i64(v).ok_or_else(|| {
-            Exc::type_error(format!(
-                "only int indices permitted, not {}",
-                v.type_name()
-            ))
+            Exc::type_error(format!("only int indices permitted, not {}", v.type_name()))
         })
     };
     match &indices {
         Value::Array(x) if x.array.ndim() > 0 => {
-            let flat: Vec<i64> = x.array.to_host().to_f64_vec().iter().map(|&f| f as i64).collect();
+            let flat: Vec<i64> = x
+                .array
+                .to_host()
+                .to_f64_vec()
+                .iter()
+                .map(|&f| f as i64)
+                .collect();
             let mut columns = vec![Vec::with_capacity(flat.len()); dims.len()];
             for f in flat {
                 for (k, c) in coords(f)?.into_iter().enumerate() {
@@ -246,17 +252,28 @@ fn unravel_index(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             let shape = x.array.shape().to_vec();
             let mut out = Vec::new();
             for col in columns {
-                let arr = it.state_mut().rt.from_host(HostData::I64(col), &shape, Device::cpu(0))?;
-                out.push(crate::object::ops::wrap(arr, crate::object::value::Flavor::Numpy));
+                let arr =
+                    it.state_mut()
+                        .rt
+                        .from_host(HostData::I64(col), &shape, Device::cpu(0))?;
+                out.push(crate::object::ops::wrap(
+                    arr,
+                    crate::object::value::Flavor::Numpy,
+                ));
             }
             Ok(Value::tuple(out))
         }
         other => {
-            let flat = as_int(&crate::object::ops::as_number(other))
-                .or_else(|_| match other {
-                    Value::Array(x) => Ok(x.array.to_host().to_f64_vec().first().copied().unwrap_or(0.0) as i64),
-                    _ => as_int(other),
-                })?;
+            let flat = as_int(&crate::object::ops::as_number(other)).or_else(|_| match other {
+                Value::Array(x) => Ok(x
+                    .array
+                    .to_host()
+                    .to_f64_vec()
+                    .first()
+                    .copied()
+                    .unwrap_or(0.0) as i64),
+                _ => as_int(other),
+            })?;
             Ok(Value::tuple(
                 coords(flat)?
                     .into_iter()
