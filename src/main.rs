@@ -120,6 +120,13 @@ fn run(cli: Cli, config: SessionConfig) -> i32 {
     };
     let mut session = Session::new(config);
     if !cli.transcript {
+        match (&cli.code, &file) {
+            (Some(_), _) => session.set_program("<string>"),
+            (None, Some(file)) if file.as_os_str() != "-" => {
+                session.set_program(&file.display().to_string())
+            }
+            _ => {}
+        }
         // Script mode: Ctrl-C raises KeyboardInterrupt at the program's next check, so its
         // `finally` blocks and `with` exits run and a traceback is printed, as in CPython
         // (before, the signal ended the process at once).

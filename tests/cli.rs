@@ -282,3 +282,27 @@ fn program_arguments_reach_sys_argv_and_file_names_the_program() {
         .success()
         .stdout_eq("['']\n");
 }
+
+/// A warning in script mode names the script and line and shows the source line, as CPython
+/// prints it; `-c` code is `<string>` and piped code `<stdin>`, without a source line.
+#[test]
+fn warnings_name_the_script_line_and_show_its_source() {
+    let script = temp_file(
+        "warn.py",
+        b"import warnings\nx = 1\nwarnings.warn('careful')\ndef f():\n    warnings.warn('inner', RuntimeWarning)\nf()\nf()\n",
+    );
+    let path = script.display().to_string();
+    devarray().arg(&script).assert().success().stderr_eq(format!(
+        "{path}:3: UserWarning: careful\n  warnings.warn('careful')\n{path}:5: RuntimeWarning: inner\n  warnings.warn('inner', RuntimeWarning)\n"
+    ));
+    devarray()
+        .args(["-c", "import warnings; warnings.warn('x', FutureWarning)"])
+        .assert()
+        .success()
+        .stderr_eq("<string>:1: FutureWarning: x\n");
+    devarray()
+        .stdin("import warnings\n\nwarnings.warn('piped')\n")
+        .assert()
+        .success()
+        .stderr_eq("<stdin>:3: UserWarning: piped\n");
+}

@@ -2395,6 +2395,23 @@ impl Interpreter for Interp<'_> {
         self.env.clone()
     }
 
+    fn statement_line(&self) -> Option<(Option<Rc<str>>, usize, String)> {
+        let span = self.stmt?;
+        let before = self.source.get(..span.start)?;
+        let line = before.matches('\n').count() + 1;
+        let start = before.rfind('\n').map_or(0, |i| i + 1);
+        let text = self.source[start..]
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        let file = self.module.as_ref().and_then(|m| match &m.get("__file__") {
+            Some(Value::Str(s)) => Some(s.clone()),
+            _ => None,
+        });
+        Some((file, line, text))
+    }
+
     fn handled(&self) -> Option<Value> {
         self.handling.as_deref().map(exception_value)
     }

@@ -348,6 +348,7 @@ impl Session {
                 default_device: crate::runtime::Device::cpu(0),
                 started: std::time::Instant::now(),
                 nn: crate::nn::NnState::default(),
+                program: None,
             },
             config,
             warnings,
@@ -372,6 +373,12 @@ impl Session {
             }
         }
         self
+    }
+
+    /// Names the program for warnings' locations, as CPython does: a script's path, or
+    /// `<string>` for `-c`.
+    pub fn set_program(&mut self, name: &str) {
+        self.state.program = Some(Rc::from(name));
     }
 
     /// Run `code`, streaming output to `sink`. On an uncaught error, output

@@ -179,6 +179,7 @@ pub fn install(b: &mut NameMap<Value>) {
 /// sessions find them set.
 fn connect_layers() {
     python::hooks::ARRAYS.register(arrays::protocol());
+    let _ = crate::object::ops::NUMPY_SCALAR.set(crate::modules::array::scalars::from_array);
     python::hooks::HELP.register(|it, v| notebook::pydoc::describe(it, "", v, 0, false));
     torch::register_hooks();
 }

@@ -440,6 +440,7 @@ fn fmt_arg(it: &mut dyn Interpreter, v: &Value) -> Result<FmtArg, Exc> {
         Value::Int(i) => FmtArg::Int(*i),
         Value::Float(f) => FmtArg::Float(*f),
         Value::Str(s) => FmtArg::Str(s.to_string()),
+        Value::Object(o) if o.number().is_some() => return fmt_arg(it, &super::ops::as_number(v)),
         Value::Array(a) if a.array.size() == 1 => match a.array.to_scalar("format")? {
             Scalar::Bool(b) => FmtArg::Bool(b),
             Scalar::Int(i) => FmtArg::Int(i),
@@ -484,7 +485,9 @@ pub fn format_value(it: &mut dyn Interpreter, v: &Value, spec: &str) -> Result<S
                 return to_str(it, &item);
             }
         }
-        return to_str(it, v);
+        // NumPy's scalars format as the Python number (`f"{np.float32(0.1)}"` shows the
+        // float64 digits, where `str()` shows the float32 ones).
+        return to_str(it, &super::ops::as_number(v));
     }
     let arg = fmt_arg(it, v)?;
     display::pyfmt::format_spec(arg.as_fmt(), spec).map_err(format_error)

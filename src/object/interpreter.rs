@@ -41,6 +41,12 @@ pub trait Interpreter {
     /// The scope of the function running now (`inspect.currentframe()`); None at the top level
     /// of the program or of a module.
     fn current_scope(&self) -> Option<super::state::Env>;
+    /// Where the running statement is, as a warning names it: the file (a library's
+    /// `__file__`; None for the session's own code), the line it starts on (1-based) and
+    /// that line's text.
+    fn statement_line(&self) -> Option<(Option<Rc<str>>, usize, String)> {
+        None
+    }
     /// The exception being handled now (`sys.exc_info()`), as the value `except ... as e`
     /// binds.
     fn handled(&self) -> Option<Value> {

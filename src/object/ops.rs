@@ -38,6 +38,7 @@ pub fn as_f64(v: &Value) -> Option<f64> {
         Value::Bool(b) => Some(*b as i64 as f64),
         Value::Int(i) => Some(*i as f64),
         Value::Float(f) => Some(*f),
+        Value::Object(o) => o.number().as_ref().and_then(as_f64),
         _ => None,
     }
 }
@@ -46,7 +47,22 @@ pub fn as_i64(v: &Value) -> Option<i64> {
     match v {
         Value::Bool(b) => Some(*b as i64),
         Value::Int(i) => Some(*i),
+        Value::Object(o) => o.number().as_ref().and_then(as_i64),
         _ => None,
+    }
+}
+
+/// The Python number an object stands for ([`NativeObject::number`]: NumPy's scalars), else
+/// the value itself.
+///
+/// [`NativeObject::number`]: super::value::NativeObject::number
+pub fn as_number(v: &Value) -> std::borrow::Cow<'_, Value> {
+    match v {
+        Value::Object(o) => match o.number() {
+            Some(n) => std::borrow::Cow::Owned(n),
+            None => std::borrow::Cow::Borrowed(v),
+        },
+        _ => std::borrow::Cow::Borrowed(v),
     }
 }
 
@@ -56,6 +72,7 @@ pub fn as_scalar(v: &Value) -> Option<Scalar> {
         Value::Bool(b) => Some(Scalar::Bool(*b)),
         Value::Int(i) => Some(Scalar::Int(*i)),
         Value::Float(f) => Some(Scalar::Float(*f)),
+        Value::Object(o) => o.number().as_ref().and_then(as_scalar),
         _ => None,
     }
 }
@@ -84,9 +101,20 @@ pub fn shortest_f32_as_f64(x: f32) -> f64 {
         .unwrap_or(wide)
 }
 
-/// The value of a one-element NumPy result as the number NumPy's scalar prints as: an int, a
-/// bool, or a float (a float32 keeps its shortest float32 digits: `np.float32(0.1)` is `0.1`).
+/// Makes NumPy's scalar (`numpy.float32`...) of a one-element array; set once by the array
+/// layer, which owns the scalar types.
+pub static NUMPY_SCALAR: std::sync::OnceLock<ScalarMaker> = std::sync::OnceLock::new();
+
+/// What [`NUMPY_SCALAR`] holds.
+pub type ScalarMaker = fn(&Array) -> Result<Value, Exc>;
+
+/// The value of a one-element NumPy result as NumPy gives it: a scalar of the array's dtype
+/// ([`NUMPY_SCALAR`]); without one registered, the Python number it prints as (a float32 keeps
+/// its shortest float32 digits).
 pub fn numpy_scalar(a: &Array) -> Result<Value, Exc> {
+    if let Some(make) = NUMPY_SCALAR.get() {
+        return make(a);
+    }
     Ok(match a.to_scalar("item")? {
         Scalar::Bool(b) => Value::Bool(b),
         Scalar::Int(i) => Value::Int(i),
@@ -137,6 +165,21 @@ fn numpy_float64_operand(op: BinaryOp, l: &Value, r: &Value) -> bool {
         (false, false) => (lk == 2 && rk == 1) || (lk == 1 && rk == 2),
         (true, true) => false,
     }
+}
+
+/// Both operands as NumPy scalars when one is a 0-d NumPy array and the other is one too or
+/// a scalar (a Python number or a NumPy scalar); None otherwise.
+fn numpy_0d_as_scalars(l: &Value, r: &Value) -> Result<Option<(Value, Value)>, Exc> {
+    let zero_d = |v: &Value| matches!(v, Value::Array(a) if a.flavor == Flavor::Numpy && a.array.ndim() == 0);
+    let scalar_like = |v: &Value| zero_d(v) || as_scalar(v).is_some();
+    if NUMPY_SCALAR.get().is_none() || !(scalar_like(l) && scalar_like(r)) {
+        return Ok(None);
+    }
+    let conv = |v: &Value| match v {
+        Value::Array(a) => numpy_scalar(&a.array),
+        other => Ok(other.clone()),
+    };
+    Ok(Some((conv(l)?, conv(r)?)))
 }
 
 pub fn runtime_binop(op: BinOp) -> Option<(BinaryOp, &'static str)> {
@@ -200,6 +243,9 @@ pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, 
         if let Some(e) = o.operand_error(unary_symbol(op)) {
             return Err(e);
         }
+        if let Some(r) = o.unary(op) {
+            return r;
+        }
     }
     match (op, v) {
         (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Ok(v.clone()),
@@ -209,13 +255,17 @@ pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, 
         (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
         (UnaryOp::Invert, Value::Int(i)) => Ok(Value::Int(!i)),
         (UnaryOp::Invert, Value::Bool(b)) => Ok(Value::Int(!(*b as i64))),
-        (UnaryOp::Neg, Value::Array(a)) => Ok(wrap(
-            it.state_mut()
+        (UnaryOp::Neg, Value::Array(a)) => {
+            let out = it
+                .state_mut()
                 .nn
                 .tape
-                .unary(&a.array, runtime::UnaryOp::Neg)?,
-            a.flavor,
-        )),
+                .unary(&a.array, runtime::UnaryOp::Neg)?;
+            if a.flavor == Flavor::Numpy && out.ndim() == 0 {
+                return numpy_scalar(&out);
+            }
+            Ok(wrap(out, a.flavor))
+        }
         (UnaryOp::Pos, Value::Array(_)) => Ok(v.clone()),
         (UnaryOp::Invert, Value::Array(a)) => {
             Ok(wrap(a.array.unary(runtime::UnaryOp::Not)?, a.flavor))
@@ -249,9 +299,15 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
     if matches!(l, Value::Instance(_)) || matches!(r, Value::Instance(_)) {
         return instance_binary(it, op, l, r);
     }
-    // Arrays first: any array operand makes it an array operation.
+    // Arrays first: any array operand makes it an array operation, where a NumPy scalar
+    // counts as the Python number it stands for (NumPy 1.x's value-based casting).
     if matches!(l, Value::Array(_)) || matches!(r, Value::Array(_)) {
-        return array_binary(it, op, l, r);
+        // NumPy 1.x: with every operand 0-d, the dtypes promote as scalars do
+        // (`np.array(1.5, np.float32) + 0` is a float64).
+        if let Some((l, r)) = numpy_0d_as_scalars(l, r)? {
+            return binary(it, op, &l, &r);
+        }
+        return array_binary(it, op, &as_number(l), &as_number(r));
     }
     if let Value::Object(o) = l {
         if let Some(v) = o.binary(op, r, false) {
@@ -493,6 +549,9 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
             .tape
             .binary(rop, lo, ro)
             .map_err(numpy_error)?;
+        if out.ndim() == 0 {
+            return numpy_scalar(&out);
+        }
         return Ok(wrap(out, flavor));
     }
     let result = it
@@ -505,6 +564,10 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
             Flavor::Numpy => numpy_error(e),
             _ => Exc::from(e),
         })?;
+    // A NumPy operation on 0-d operands gives a scalar, as NumPy's ufuncs do.
+    if flavor == Flavor::Numpy && result.ndim() == 0 {
+        return numpy_scalar(&result);
+    }
     Ok(wrap(result, flavor))
 }
 
@@ -648,6 +711,13 @@ pub fn binary_inplace(
             }
         }
     }
+    // A native object that changes in place (`bytearray += b'...'`).
+    if let Value::Object(o) = cur {
+        let (_, _, inplace) = binop_methods(op);
+        if let Some(f) = o.get_attr(o, inplace) {
+            return it.call_value(&f, super::value::Args::positional(vec![rhs.clone()]));
+        }
+    }
     match (cur, op) {
         (Value::Array(a), _) if op != BinOp::MatMul && a.flavor == Flavor::Torch => {
             // PyTorch's rules: refused on a leaf that requires grad, recorded when it needs to be.
@@ -705,6 +775,7 @@ pub fn compare(it: &mut dyn Interpreter, op: CmpOp, l: &Value, r: &Value) -> Res
         return instance_compare(it, op, l, r);
     }
     if matches!(l, Value::Array(_)) || matches!(r, Value::Array(_)) {
+        let (l, r) = (&*as_number(l), &*as_number(r));
         let rop = match op {
             CmpOp::Eq => BinaryOp::Eq,
             CmpOp::NotEq => BinaryOp::Ne,
@@ -730,7 +801,20 @@ pub fn compare(it: &mut dyn Interpreter, op: CmpOp, l: &Value, r: &Value) -> Res
             };
             result = result.astype(dtype)?;
         }
+        if flavor == Flavor::Numpy && result.ndim() == 0 {
+            return numpy_scalar(&result);
+        }
         return Ok(wrap(result, flavor));
+    }
+    if let Value::Object(o) = l {
+        if let Some(v) = o.compare(op, r, false) {
+            return v;
+        }
+    }
+    if let Value::Object(o) = r {
+        if let Some(v) = o.compare(op, l, true) {
+            return v;
+        }
     }
     Ok(Value::Bool(match op {
         CmpOp::Eq => equals(l, r)?,
@@ -1809,6 +1893,13 @@ pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(),
                 obj.type_name()
             ))),
         };
+    }
+    if let Value::Object(o) = obj {
+        if let Some(f) = o.get_attr(o, "__delitem__") {
+            let key = index_value(&idx);
+            it.call_value(&f, super::value::Args::positional(vec![key]))?;
+            return Ok(());
+        }
     }
     match (obj, idx) {
         (Value::List(l), Index::Single(IndexItem::Value(v))) => {

@@ -18,9 +18,12 @@ pub trait OutputSink {
     /// (a notebook's execute_result), false for explicit `display(...)` calls.
     fn display(&mut self, data: &DisplayData, is_result: bool);
     /// Clear the cell's output so far (`clear_output()`); `wait` defers it to
-    /// the next output. Only notebooks have a cell output to clear, so the
-    /// default does nothing.
-    fn clear_output(&mut self, _wait: bool) {}
+    /// the next output. Only notebooks have a cell output to clear; a terminal gets what
+    /// IPython's `DisplayPublisher.clear_output` prints there: "erase the line, return"
+    /// twice (once meant for stderr, but both go to stdout).
+    fn clear_output(&mut self, _wait: bool) {
+        self.stdout("\x1b[2K\r\x1b[2K\r");
+    }
     /// Whether this frontend shows images (a notebook): figures are then displayed as
     /// pictures, otherwise drawn as text.
     fn rich_display(&self) -> bool {

@@ -292,6 +292,14 @@ pub fn type_text(v: &Value) -> Option<String> {
         Value::ExcType(k) => Some(k.name().to_string()),
         // MXNet's legacy dtypes are NumPy's scalar classes (`<class 'numpy.float32'>`).
         Value::DType(d, super::value::Flavor::Nd) => Some(format!("numpy.{}", d.name())),
+        // A class written in Rust outside the class machinery (NumPy's `numpy.float32`).
+        Value::Object(o) if o.type_name() == "type" => {
+            let text = |name| match &o.get_attr(o, name) {
+                Some(Value::Str(s)) => Some(s.to_string()),
+                _ => None,
+            };
+            Some(format!("{}.{}", text("__module__")?, text("__name__")?))
+        }
         Value::Class(c) => Some(if &*c.module == "builtins" {
             c.qualname.to_string()
         } else {

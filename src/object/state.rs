@@ -183,6 +183,9 @@ pub struct State {
     pub started: std::time::Instant,
     /// Autograd tape and layer naming (`crate::nn`).
     pub nn: crate::nn::NnState,
+    /// What CPython calls the running program in a warning's location: a script's path,
+    /// `<string>` for `-c`; None for the REPL, piped stdin and notebooks (`<stdin>`).
+    pub program: Option<std::rc::Rc<str>>,
 }
 
 /// A cloneable, thread-safe handle that asks the running statement to stop.

@@ -379,6 +379,26 @@ pub trait NativeObject {
     fn hash_key(&self) -> Option<HashKey> {
         None
     }
+    /// The Python number the object stands for wherever one is expected (`float(x)`,
+    /// `range(x)`, an index, a format spec, an array operand): NumPy's scalars. None: not a
+    /// number.
+    fn number(&self) -> Option<Value> {
+        None
+    }
+    /// `self op other` (`other op self` when `reflected`) for an object whose comparisons
+    /// return something other than a bool (NumPy's `numpy.bool_`); None: the usual rules.
+    fn compare(
+        &self,
+        _op: crate::lang::ast::CmpOp,
+        _other: &Value,
+        _reflected: bool,
+    ) -> Option<Result<Value, Exc>> {
+        None
+    }
+    /// `-self`, `+self`, `~self`, `abs(self)` for an object with arithmetic of its own.
+    fn unary(&self, _op: crate::lang::ast::UnaryOp) -> Option<Result<Value, Exc>> {
+        None
+    }
     fn as_any(&self) -> &dyn std::any::Any;
 }
 

@@ -109,6 +109,13 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
     match v {
         Value::None => Ok(None),
         Value::DType(d, _) => Ok(Some(*d)),
+        // NumPy's one-letter and sized codes.
+        Value::Str(s) if DType::from_name(s).is_none() && dtype_code(s).is_some() => {
+            Ok(dtype_code(s))
+        }
+        Value::Str(s) if super::scalars::MISSING.contains(&&**s) => {
+            Err(super::scalars::missing_error(s))
+        }
         Value::Str(s) => DType::from_name(s).map(Some).ok_or_else(|| {
             Exc::type_error(format!(
                 "data type '{s}' not understood; use float32, float64, int32, int64 or bool"
@@ -124,11 +131,30 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
                 _ => Ok(None),
             }
         }
+        Value::Object(o) if matches!(o.get_attr(o, "__missing_dtype__"), Some(Value::Str(_))) => {
+            let name = match &o.get_attr(o, "__missing_dtype__") {
+                Some(Value::Str(s)) => s.to_string(),
+                _ => String::new(),
+            };
+            Err(super::scalars::missing_error(&name))
+        }
         other => Err(Exc::type_error(format!(
             "data type not understood: {}",
             other.type_name()
         ))),
     }
+}
+
+/// A NumPy type code (`'f'`, `'f4'`, `'d'`, `'i8'`, `'?'`...) of a dtype the runtime has.
+fn dtype_code(s: &str) -> Option<DType> {
+    Some(match s {
+        "f" | "f4" | "<f4" | "single" => DType::Float32,
+        "d" | "f8" | "<f8" | "double" | "float" | "float_" => DType::Float64,
+        "i" | "i4" | "<i4" | "intc" => DType::Int32,
+        "l" | "q" | "i8" | "<i8" | "int" | "int_" | "long" | "longlong" => DType::Int64,
+        "?" | "b1" | "bool_" => DType::Bool,
+        _ => return None,
+    })
 }
 
 fn dim(v: &Value) -> Result<usize, Exc> {
@@ -331,7 +357,7 @@ fn flatten_nested(
                     "setting an array element with a sequence: the nested lists have different depths",
                 ));
             }
-            match other {
+            match &*crate::object::ops::as_number(other) {
                 Value::Float(_) => kinds.0 = true,
                 Value::Bool(_) => {}
                 Value::Int(_) => kinds.1 = true,
@@ -351,11 +377,34 @@ fn flatten_nested(
 pub fn array<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (device, mut dtype) = place_for::<F>(it, &mut a)?;
     let data = a.required(0, "data")?;
-    if F == NUMPY && a.pos.len() > 1 {
-        // np.array(data, dtype) positional form.
+    if F == NUMPY {
+        // np.array(object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0): the
+        // result is always a fresh array here, so copy and order change nothing.
+        for kw in ["copy", "order", "subok"] {
+            a.take_kw(kw);
+        }
+        let ndmin = match a.take_kw("ndmin") {
+            Some(v) => as_i64(&v).ok_or_else(|| {
+                Exc::type_error(format!(
+                    "'{}' object cannot be interpreted as an integer",
+                    v.type_name()
+                ))
+            })?,
+            None => 0,
+        };
         if let Some(d) = a.take(1, "dtype")? {
             dtype = dtype_arg(&d)?;
         }
+        a.finish(2)?;
+        let out = array_from(it, &data, device, dtype, F)?;
+        return match &out {
+            Value::Array(x) if (x.array.ndim() as i64) < ndmin => {
+                let mut shape: Vec<isize> = vec![1; ndmin as usize - x.array.ndim()];
+                shape.extend(x.array.shape().iter().map(|&n| n as isize));
+                Ok(wrap(x.array.reshape(&shape)?, x.flavor))
+            }
+            _ => Ok(out),
+        };
     }
     if a.pos.len() > 1 {
         // nd.array(data, ctx) positional form.
@@ -391,6 +440,9 @@ fn array_from(
         } else {
             src.array.dtype()
         }
+    } else if let Some(d) = super::scalars::leaves_dtype(data).filter(|_| f != ND) {
+        // NumPy's scalars keep their dtypes (`np.array([np.float32(1)])` is float32).
+        d
     } else if f == TORCH || f == NUMPY {
         if kinds.0 {
             float_default(f)
@@ -852,8 +904,6 @@ fn tolist(a: &ArrayValue) -> Result<Value, Exc> {
     build(&flat, a.array.shape())
 }
 
-use crate::object::ops::shortest_f32_as_f64;
-
 pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     let x = recv(v)?;
     let dialect = hooks::dialect(x.flavor);
@@ -912,10 +962,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                         return Err(Exc::value_error("can only convert an array of size 1 to a Python scalar"));
                     }
                     let v = x.array.to_scalar(a.fname)?;
-                    // MXNet's asscalar() returns a numpy.float32, which prints its shortest
-                    // float32 digits (4.1618223, not 4.161822319030762); item() is a Python float.
-                    if let (Scalar::Float(f), DType::Float32, "asscalar") = (v, x.array.dtype(), a.fname) {
-                        return Ok(Value::Float(shortest_f32_as_f64(f as f32)));
+                    // MXNet's asscalar() is `self.asnumpy()[0]`, a NumPy scalar (a numpy.float32
+                    // prints 4.1618223, not 4.161822319030762); item() is a Python number.
+                    if a.fname == "asscalar" {
+                        return Ok(crate::modules::array::scalars::scalar(x.array.dtype(), v));
                     }
                     Ok(scalar_value(v))
                 }),
@@ -1590,6 +1640,15 @@ pub fn protocol() -> crate::modules::python::hooks::ArrayProtocol {
             _ => None,
         },
         deep_copy: crate::modules::array::blocks::deep_copy,
+        numpy_instance: |v, t| match t {
+            Value::Type(crate::object::value::TypeKind::Float)
+                if crate::modules::array::scalars::is_python_float(v) =>
+            {
+                Some(true)
+            }
+            _ => crate::modules::array::scalars::instance_of(v, t),
+        },
+        dtype_type: crate::modules::array::scalars::dtype_type,
     }
 }
 

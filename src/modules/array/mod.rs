@@ -7,6 +7,7 @@
 //! - `arrays.rs` — the core: creation, attributes, methods, the namespace functions;
 //! - `array_more.rs` — the functions and methods beyond that core (`view`, `cumsum`, `*_like`...);
 //! - `numpy_fns.rs` — what NumPy has beyond the core (`linspace`, `where`, `sort`, `split`...);
+//! - `scalars.rs` — NumPy's scalars (`numpy.float32`...) and their types;
 //! - `numpy_io.rs` — `.npy` and text files; `files.rs` — devarray's safetensors files (`save`/`load`);
 //! - `devices.rs` — `cpu`, `gpu`, `num_gpus`, `try_gpu`, `try_all_gpus`;
 //! - `data.rs` — data sets, transforms and loaders, bound as `gluon.data` and as `torchvision` /
@@ -26,3 +27,4 @@ pub mod graph;
 pub mod hooks;
 pub mod numpy_fns;
 pub mod numpy_io;
+pub mod scalars;

@@ -13,9 +13,7 @@ use std::rc::Rc;
 
 use crate::object::error::{Exc, ExcKind};
 use crate::object::ops::{as_f64, as_i64, wrap};
-use crate::object::value::{
-    Args, ArrayValue, BuiltinFn, Flavor, MethodFn, Module, NativeObject, Value,
-};
+use crate::object::value::{Args, ArrayValue, BuiltinFn, Flavor, MethodFn, Module, Value};
 use crate::object::{builtin, method, Interpreter};
 use crate::runtime::{
     Array, BinaryOp, DType, Device, HostData, IndexItem, Operand, ReduceOp, Scalar, UnaryOp,
@@ -1985,101 +1983,6 @@ pub(crate) fn meshgrid(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, E
     Ok(Value::list(out))
 }
 
-// ------------------------------------------------------------------ scalar types
-
-/// `np.float32`, `np.int64`...: NumPy's scalar types. They print as classes, compare equal to
-/// the dtype, convert when called (`np.float32(0.1)` is 0.1 as a float32), and serve as
-/// `dtype=` arguments.
-pub struct ScalarType {
-    dtype: DType,
-}
-
-impl NativeObject for ScalarType {
-    fn type_name(&self) -> &str {
-        "type"
-    }
-    fn repr(&self) -> String {
-        format!("<class 'numpy.{}'>", numpy_name(self.dtype))
-    }
-    fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
-        match name {
-            "__dtype__" => Some(Value::DType(self.dtype, Flavor::Numpy)),
-            "__name__" => Some(Value::str(numpy_name(self.dtype))),
-            "__call__" => Some(Value::DType(self.dtype, Flavor::Numpy)).map(|d| {
-                method(
-                    &d,
-                    "__call__",
-                    "convert a value to this NumPy type",
-                    scalar_call,
-                )
-            }),
-            _ => None,
-        }
-    }
-    fn equals(&self, other: &Value) -> Option<bool> {
-        Some(match other {
-            Value::DType(d, _) => *d == self.dtype,
-            Value::Object(o) => o
-                .as_any()
-                .downcast_ref::<ScalarType>()
-                .is_some_and(|s| s.dtype == self.dtype),
-            Value::Str(s) => DType::from_name(s) == Some(self.dtype),
-            _ => false,
-        })
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
-fn numpy_name(d: DType) -> &'static str {
-    if d == DType::Bool {
-        "bool_"
-    } else {
-        d.name()
-    }
-}
-
-fn scalar_call(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
-    let Value::DType(d, _) = r else {
-        return Err(Exc::type_error("not a NumPy type"));
-    };
-    let d = *d;
-    let x = a.take(0, "x")?.unwrap_or(Value::Int(0));
-    a.finish(1)?;
-    let arr = match &x {
-        Value::Array(v) if v.array.ndim() > 0 => {
-            return Ok(wrap(v.array.astype(d)?, Flavor::Numpy))
-        }
-        Value::Array(v) => v.array.clone(),
-        Value::Str(s) => {
-            let f: f64 = s.trim().parse().map_err(|_| {
-                Exc::value_error(format!(
-                    "could not convert string to float: {}",
-                    crate::object::format::repr(it, &x).unwrap_or_default()
-                ))
-            })?;
-            host_array(it, HostData::F64(vec![f]), &[])?
-        }
-        other => {
-            let s = crate::object::ops::as_scalar(other).ok_or_else(|| {
-                Exc::type_error(format!(
-                    "{}() argument must be a string or a number, not '{}'",
-                    numpy_name(d),
-                    other.type_name()
-                ))
-            })?;
-            let h = match s {
-                Scalar::Bool(b) => HostData::Bool(vec![b]),
-                Scalar::Int(i) => HostData::I64(vec![i]),
-                Scalar::Float(f) => HostData::F64(vec![f]),
-            };
-            host_array(it, h, &[])?
-        }
-    };
-    crate::object::ops::numpy_scalar(&arr.astype(d)?)
-}
-
 fn dtype_fn(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let d = a.required(0, "dtype")?;
     a.take_kw("align");
@@ -2167,7 +2070,7 @@ pub fn get_attr(_it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Opti
 }
 
 /// The functions of this file, for `import numpy`.
-fn functions() -> Vec<(&'static str, &'static str, BuiltinFn)> {
+pub(crate) fn functions() -> Vec<(&'static str, &'static str, BuiltinFn)> {
     vec![
         ("linspace", "linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None): num evenly spaced values.", linspace),
         ("asarray", "asarray(a, dtype=None): a as an array (a itself when it is one of that dtype).", asarray),
@@ -2242,26 +2145,7 @@ pub fn install(m: &Module) {
     for (name, doc, f) in functions() {
         m.set(name, builtin(name, doc, f));
     }
-    for d in [
-        DType::Float32,
-        DType::Float64,
-        DType::Int32,
-        DType::Int64,
-        DType::Bool,
-    ] {
-        m.set(
-            numpy_name(d),
-            Value::Object(Rc::new(ScalarType { dtype: d })),
-        );
-    }
-    for (alias, d) in [
-        ("float_", DType::Float64),
-        ("double", DType::Float64),
-        ("single", DType::Float32),
-        ("int_", DType::Int64),
-    ] {
-        m.set(alias, Value::Object(Rc::new(ScalarType { dtype: d })));
-    }
+    super::scalars::install(m);
     if let Some(Value::Module(linalg)) = &m.get("linalg") {
         linalg.set(
             "inv",

@@ -218,7 +218,14 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         Rc::from("bytes"),
         Value::Class(crate::modules::python::bytes::class()),
     );
+    b.insert(
+        Rc::from("bytearray"),
+        Value::Class(crate::modules::python::bytes::bytearray_class()),
+    );
     for class in crate::modules::python::bytes::unicode_errors() {
+        b.insert(class.name.clone(), Value::Class(class));
+    }
+    for class in crate::modules::python::stdlib::warnings::classes() {
         b.insert(class.name.clone(), Value::Class(class));
     }
     // Every program runs as the main module (`if __name__ == '__main__':`).
@@ -415,6 +422,13 @@ pub(crate) fn abs(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Value::Bool(b) => Ok(Value::Int(b as i64)),
         Value::Float(f) => Ok(Value::Float(f.abs())),
         Value::Array(_) => (hooks::arrays()?.abs)(it, &v),
+        Value::Object(ref o) if o.number().is_some() => match o.get_attr(o, "__abs__") {
+            Some(f) => it.call_value(&f, Args::new("__abs__", Vec::new())),
+            None => abs(
+                it,
+                Args::new("abs", vec![o.number().unwrap_or(Value::None)]),
+            ),
+        },
         other => Err(Exc::type_error(format!(
             "bad operand type for abs(): '{}'",
             other.type_name()
@@ -568,6 +582,9 @@ pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
             }
         });
     }
+    if let Some(known) = hooks::ARRAYS.get().and_then(|h| (h.numpy_instance)(v, t)) {
+        return Ok(known);
+    }
     Ok(match t {
         Value::Type(TypeKind::Object) => true,
         Value::Class(c) => match v {
@@ -645,10 +662,21 @@ fn repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::str(&format::repr(it, &v)?))
 }
 
-fn round(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn round(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "number")?;
     let nd = a.take(1, "ndigits")?;
     a.finish(2)?;
+    if let Value::Object(o) = &v {
+        if let Some(f) = o.get_attr(o, "__round__") {
+            return it.call_value(&f, Args::new("__round__", nd.into_iter().collect()));
+        }
+    }
+    round_number(it, &v, nd)
+}
+
+/// `round(v, nd)` for a Python number.
+pub fn round_number(_it: &mut dyn Interpreter, v: &Value, nd: Option<Value>) -> Result<Value, Exc> {
+    let v = v.clone();
     let x = as_f64(&v).ok_or_else(|| {
         Exc::type_error(format!(
             "type {} doesn't define __round__ method",
@@ -1293,6 +1321,7 @@ fn to_int(v: Option<Value>, base: Option<Value>) -> Result<Value, Exc> {
                     format::str_repr(s)
                 ))
             }),
+        Value::Object(o) if o.number().is_some() => to_int(o.number(), None),
         Value::Array(a) => match a.array.to_scalar("int")? {
             crate::runtime::Scalar::Int(i) => Ok(Value::Int(i)),
             crate::runtime::Scalar::Bool(b) => Ok(Value::Int(b as i64)),
@@ -1601,7 +1630,7 @@ pub fn attr_names(v: &Value) -> Vec<String> {
         Value::Module(m) => return m.attrs.borrow().keys().map(|k| k.to_string()).collect(),
         Value::Object(o) => return o.attr_names().iter().map(|s| s.to_string()).collect(),
         Value::Func(_) => &["__name__", "__doc__"],
-        Value::DType(..) => &["name", "itemsize"],
+        Value::DType(..) => &["name", "itemsize", "type"],
         _ => &[],
     };
     statics.iter().map(|s| s.to_string()).collect()
@@ -1743,6 +1772,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         Value::DType(d, _) => match name {
             "name" => Some(Value::str(d.name())),
             "itemsize" => Some(Value::Int(d.size_bytes() as i64)),
+            "type" => hooks::ARRAYS.get().map(|h| (h.dtype_type)(*d)),
             _ => None,
         },
         Value::Type(t) if name == "__name__" => Some(Value::str(t.name())),

@@ -1,8 +1,9 @@
 //! `open()`: text files as CPython's `io.TextIOWrapper` behaves for what programs do with them:
 //! `read`, `readline`, `readlines`, iteration by line, `write`, `writelines`, `close`, `with`.
-//! Modes `r`, `w`, `a`, `x` (and `+`), and `rb`: a binary file for reading (`read(size)` gives
-//! `bytes`, what `hashlib` checks a downloaded file with); the other binary modes are refused. A
-//! file opened for reading is read whole when opened: data files here are small.
+//! Modes `r`, `w`, `a`, `x` (and `+`), in text or binary (`b`): a binary file reads `bytes`
+//! (`read(size)`, what `hashlib` checks a downloaded file with) and writes bytes-like objects
+//! (`bytes`, `bytearray`), as CPython's `io.BufferedReader`/`BufferedWriter`/`BufferedRandom`.
+//! A file opened for reading is read whole when opened: data files here are small.
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -228,9 +229,11 @@ fn close(f: &TextFile) {
 pub fn open(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let path = a.required(0, "file")?;
     let mode = a.take(1, "mode")?.unwrap_or(Value::str("r"));
-    for k in ["buffering", "encoding", "errors", "newline"] {
-        a.take_kw(k);
-    }
+    a.take_kw("buffering");
+    let text_options: Vec<&str> = ["encoding", "errors", "newline"]
+        .into_iter()
+        .filter(|k| a.take_kw(k).is_some_and(|v| !matches!(v, Value::None)))
+        .collect();
     a.finish(2)?;
     let Value::Str(path) = &path else {
         return Err(Exc::type_error(format!(
@@ -244,21 +247,23 @@ pub fn open(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             mode.type_name()
         )));
     };
-    if mode.contains('b') {
-        if matches!(&**mode, "rb" | "br") {
-            let data = std::fs::read(&**path).map_err(|e| os_error(&e, path))?;
-            return Ok(Value::Object(Rc::new(BinaryFile {
-                name: path.clone(),
-                state: RefCell::new((data, 0, false)),
-            })));
-        }
-        return Err(Exc::value_error(format!(
-            "binary mode '{mode}' is not supported: devarray reads binary files ('rb') but does not write them; open the file in text mode ('w', 'a'), and save arrays with npx.save, nd.save or torch.save"
-        )));
-    }
     let kinds = mode.chars().filter(|c| "rwax".contains(*c)).count();
-    if kinds != 1 || mode.chars().any(|c| !"rwax+t".contains(c)) {
+    let repeated = "rwax+tb"
+        .chars()
+        .any(|c| mode.chars().filter(|&m| m == c).count() > 1);
+    if kinds != 1 || repeated || mode.chars().any(|c| !"rwax+tb".contains(c)) {
         return Err(Exc::value_error(format!("invalid mode: '{mode}'")));
+    }
+    if mode.contains('b') {
+        if mode.contains('t') {
+            return Err(Exc::value_error("can't have text and binary mode at once"));
+        }
+        if let Some(k) = text_options.first() {
+            return Err(Exc::value_error(format!(
+                "binary mode doesn't take an {k} argument"
+            )));
+        }
+        return open_binary(path, mode);
     }
     let mut opts = std::fs::OpenOptions::new();
     let plus = mode.contains('+');
@@ -295,35 +300,148 @@ pub fn open(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     })))
 }
 
-/// A file opened with `'rb'`: CPython's `io.BufferedReader` for reading it in pieces.
+/// A file opened in binary mode: CPython's `io.BufferedReader` (`rb`), `BufferedWriter`
+/// (`wb`, `ab`, `xb`) or `BufferedRandom` (with `+`). Its bytes are read whole when opened
+/// (unless truncated); writes go to the file at the position, or its end in append mode.
 struct BinaryFile {
     name: Rc<str>,
-    /// The file's bytes, the read position, and whether it is closed.
-    state: RefCell<(Vec<u8>, usize, bool)>,
+    /// CPython's normalised mode (`rb`, `wb`, `ab`, `xb`, `rb+`, `ab+`, `xb+`).
+    mode: &'static str,
+    readable: bool,
+    writable: bool,
+    append: bool,
+    state: RefCell<BinState>,
+}
+
+struct BinState {
+    /// The file's bytes as this object knows them (what was read, with its own writes).
+    data: Vec<u8>,
+    pos: usize,
+    writer: Option<std::fs::File>,
+    closed: bool,
+}
+
+/// `open(path, 'rb' / 'wb' / 'ab' / 'xb' / ... '+')`.
+fn open_binary(path: &Rc<str>, mode: &str) -> Result<Value, Exc> {
+    let plus = mode.contains('+');
+    let kind = mode.chars().find(|c| "rwax".contains(*c)).unwrap_or('r');
+    let mut opts = std::fs::OpenOptions::new();
+    let (normal, readable, writer) = match kind {
+        'r' => (
+            if plus { "rb+" } else { "rb" },
+            true,
+            plus.then(|| opts.read(true).write(true).clone()),
+        ),
+        'w' => (
+            if plus { "rb+" } else { "wb" },
+            plus,
+            Some(opts.write(true).create(true).truncate(true).clone()),
+        ),
+        'a' => (
+            if plus { "ab+" } else { "ab" },
+            plus,
+            Some(opts.append(true).create(true).clone()),
+        ),
+        _ => (
+            if plus { "xb+" } else { "xb" },
+            plus,
+            Some(opts.write(true).create_new(true).clone()),
+        ),
+    };
+    let writer = match writer {
+        Some(o) => Some(o.open(&**path).map_err(|e| os_error(&e, path))?),
+        None => None,
+    };
+    let data = match kind {
+        'r' | 'a' => match std::fs::read(&**path) {
+            Ok(d) => d,
+            Err(e) if kind == 'a' && e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(os_error(&e, path)),
+        },
+        _ => Vec::new(),
+    };
+    let pos = if kind == 'a' { data.len() } else { 0 };
+    Ok(Value::Object(Rc::new(BinaryFile {
+        name: path.clone(),
+        mode: normal,
+        readable,
+        writable: writer.is_some(),
+        append: kind == 'a',
+        state: RefCell::new(BinState {
+            data,
+            pos,
+            writer,
+            closed: false,
+        }),
+    })))
+}
+
+impl BinaryFile {
+    fn write(&self, b: &[u8]) -> Result<usize, Exc> {
+        let mut st = self.state.borrow_mut();
+        if st.closed {
+            return Err(Exc::value_error("write to closed file"));
+        }
+        let pos = if self.append { st.data.len() } else { st.pos };
+        let Some(w) = st.writer.as_mut() else {
+            return Err(unsupported("write"));
+        };
+        if !self.append {
+            std::io::Seek::seek(w, std::io::SeekFrom::Start(pos as u64))
+                .map_err(|e| os_error(&e, &self.name))?;
+        }
+        w.write_all(b).map_err(|e| os_error(&e, &self.name))?;
+        let end = pos + b.len();
+        if st.data.len() < end {
+            st.data.resize(end, 0);
+        }
+        st.data[pos..end].copy_from_slice(b);
+        st.pos = end;
+        Ok(b.len())
+    }
+}
+
+/// The bytes a binary file's `write` takes, with CPython's error for anything else.
+fn bytes_like(v: &Value) -> Result<Vec<u8>, Exc> {
+    crate::modules::python::bytes::of(v)
+        .map(|b| b.to_vec())
+        .ok_or_else(|| {
+            Exc::type_error(format!(
+                "a bytes-like object is required, not '{}'",
+                v.type_name()
+            ))
+        })
 }
 
 impl NativeObject for BinaryFile {
     fn type_name(&self) -> &str {
-        "_io.BufferedReader"
+        match (self.readable, self.writable) {
+            (true, true) => "_io.BufferedRandom",
+            (false, _) => "_io.BufferedWriter",
+            _ => "_io.BufferedReader",
+        }
     }
     fn repr(&self) -> String {
-        format!("<_io.BufferedReader name='{}'>", self.name)
+        format!("<{} name='{}'>", self.type_name(), self.name)
     }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         let r = Value::Object(this.clone());
         let (name, f): (&'static str, crate::object::value::MethodFn) = match name {
             "name" => return Some(Value::Str(self.name.clone())),
-            "mode" => return Some(Value::str("rb")),
-            "closed" => return Some(Value::Bool(self.state.borrow().2)),
+            "mode" => return Some(Value::str(self.mode)),
+            "closed" => return Some(Value::Bool(self.state.borrow().closed)),
             "read" => ("read", |_, r, mut a| {
                 let n = a.take(0, "size")?;
                 a.finish(1)?;
                 let f = binary(r)?;
                 let mut st = f.state.borrow_mut();
-                if st.2 {
+                if st.closed {
                     return Err(Exc::value_error("read of closed file"));
                 }
-                let rest = st.0.len() - st.1;
+                if !f.readable {
+                    return Err(unsupported("read"));
+                }
+                let rest = st.data.len().saturating_sub(st.pos);
                 let take = match n {
                     Some(Value::Int(n)) if n >= 0 => (n as usize).min(rest),
                     None | Some(Value::None) | Some(Value::Int(_)) => rest,
@@ -334,22 +452,82 @@ impl NativeObject for BinaryFile {
                         )))
                     }
                 };
-                let out = st.0[st.1..st.1 + take].to_vec();
-                st.1 += take;
+                let out = st.data[st.pos..st.pos + take].to_vec();
+                st.pos += take;
                 Ok(Bytes::value(out))
             }),
-            "close" => ("close", |_, r, _| {
-                binary(r)?.state.borrow_mut().2 = true;
+            "write" => ("write", |_, r, mut a| {
+                let b = a.required(0, "buffer")?;
+                a.finish(1)?;
+                let n = binary(r)?.write(&bytes_like(&b)?)?;
+                Ok(Value::Int(n as i64))
+            }),
+            "writelines" => ("writelines", |it, r, mut a| {
+                let lines = a.required(0, "lines")?;
+                a.finish(1)?;
+                for line in it.iterate(&lines)? {
+                    binary(r)?.write(&bytes_like(&line)?)?;
+                }
                 Ok(Value::None)
             }),
-            "readable" => ("readable", |_, _, _| Ok(Value::Bool(true))),
-            "writable" => ("writable", |_, _, _| Ok(Value::Bool(false))),
+            "tell" => ("tell", |_, r, a| {
+                a.finish(0)?;
+                let st = binary(r)?.state.borrow();
+                if st.closed {
+                    return Err(Exc::value_error("I/O operation on closed file."));
+                }
+                Ok(Value::Int(st.pos as i64))
+            }),
+            "seek" => ("seek", |_, r, mut a| {
+                let off = a.required(0, "offset")?;
+                let whence = a.take(1, "whence")?;
+                a.finish(2)?;
+                let f = binary(r)?;
+                let mut st = f.state.borrow_mut();
+                if st.closed {
+                    return Err(Exc::value_error("I/O operation on closed file."));
+                }
+                let off = crate::object::ops::as_i64(&off).ok_or_else(|| {
+                    Exc::type_error(format!(
+                        "'{}' object cannot be interpreted as an integer",
+                        off.type_name()
+                    ))
+                })?;
+                let base = match whence.as_ref().and_then(crate::object::ops::as_i64) {
+                    None | Some(0) => 0,
+                    Some(1) => st.pos as i64,
+                    Some(2) => st.data.len() as i64,
+                    Some(w) => {
+                        return Err(Exc::value_error(format!("whence value {w} unsupported")))
+                    }
+                };
+                let at = base + off;
+                if at < 0 {
+                    return Err(Exc::value_error(format!("negative seek position {at}")));
+                }
+                st.pos = at as usize;
+                Ok(Value::Int(at))
+            }),
+            "flush" => ("flush", |_, r, _| {
+                let f = binary(r)?;
+                if let Some(w) = f.state.borrow_mut().writer.as_mut() {
+                    w.flush().map_err(|e| os_error(&e, &f.name))?;
+                }
+                Ok(Value::None)
+            }),
+            "close" => ("close", |_, r, _| {
+                binary(r)?.close();
+                Ok(Value::None)
+            }),
+            "readable" => ("readable", |_, r, _| Ok(Value::Bool(binary(r)?.readable))),
+            "writable" => ("writable", |_, r, _| Ok(Value::Bool(binary(r)?.writable))),
+            "seekable" => ("seekable", |_, _, _| Ok(Value::Bool(true))),
             _ => return None,
         };
         Some(method(
             &r,
             name,
-            "a method of a file open for reading bytes",
+            "a method of a file open in binary mode",
             f,
         ))
     }
@@ -358,17 +536,27 @@ impl NativeObject for BinaryFile {
         this: &Rc<dyn NativeObject>,
         _it: &mut dyn Interpreter,
     ) -> Result<Value, Exc> {
-        if self.state.borrow().2 {
+        if self.state.borrow().closed {
             return Err(Exc::value_error("I/O operation on closed file."));
         }
         Ok(Value::Object(this.clone()))
     }
     fn exit(&self, _it: &mut dyn Interpreter) -> Result<(), Exc> {
-        self.state.borrow_mut().2 = true;
+        self.close();
         Ok(())
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+impl BinaryFile {
+    fn close(&self) {
+        let mut st = self.state.borrow_mut();
+        if let Some(mut w) = st.writer.take() {
+            let _ = w.flush();
+        }
+        st.closed = true;
     }
 }
 

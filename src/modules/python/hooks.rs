@@ -54,6 +54,11 @@ pub struct ArrayProtocol {
     /// `copy.deepcopy` of a value the array layer owns (a model's core, a parameter): None
     /// when the value is not one, and the copy module copies it its own way.
     pub deep_copy: DeepCopyFn,
+    /// `isinstance(v, t)` where NumPy's scalar types decide it (`t` is `np.floating`, or
+    /// `float` for a `numpy.float64`); None: the usual rules.
+    pub numpy_instance: fn(&Value, &Value) -> Option<bool>,
+    /// `dtype.type`: the NumPy scalar type of a dtype.
+    pub dtype_type: fn(crate::runtime::DType) -> Value,
 }
 
 /// See [`ArrayProtocol::deep_copy`].

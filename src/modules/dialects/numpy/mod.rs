@@ -49,6 +49,27 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     m.set(alias, f);
                 }
             }
+            for (name, _) in DTYPE_AT {
+                if let Some((doc, _)) = original(name) {
+                    m.set(name, builtin(name, doc, dtype_positional));
+                }
+            }
+            m.set(
+                "unravel_index",
+                builtin(
+                    "unravel_index",
+                    "unravel_index(indices, shape, order='C'): the coordinates of flat indices in an array of that shape.",
+                    unravel_index,
+                ),
+            );
+            m.set(
+                "identity",
+                builtin(
+                    "identity",
+                    "identity(n, dtype=None): the n x n identity array.",
+                    identity,
+                ),
+            );
             for name in ["concatenate", "stack"] {
                 if let Some((doc, _)) = original(name) {
                     m.set(name, builtin(name, doc, arrays_first));
@@ -96,10 +117,12 @@ fn original(name: &str) -> Option<(&'static str, BuiltinFn)> {
             arrays::namespace_fns::<NUMPY>()
                 .into_iter()
                 .chain(crate::modules::array::array_more::namespace_fns::<NUMPY>())
+                .chain(crate::modules::array::numpy_fns::functions())
                 .collect()
         })
         .iter()
-        .find(|(n, _, _)| *n == name)
+        // The last definition is the one the module binds (each table overrides the one before).
+        .rfind(|(n, _, _)| *n == name)
         .map(|(_, doc, f)| (*doc, *f))
 }
 
@@ -127,6 +150,158 @@ fn array_first(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
         _ => Ok(out),
     }
+}
+
+/// The NumPy creation functions whose dtype may be given by position, and that position
+/// (`np.zeros(2, np.int32)`, `np.full(2, 3, np.float32)`, `np.arange(0, 4, 1, np.float32)`).
+const DTYPE_AT: &[(&str, usize)] = &[
+    ("zeros", 1),
+    ("ones", 1),
+    ("empty", 1),
+    ("full", 2),
+    ("arange", 3),
+    ("eye", 3),
+    ("zeros_like", 1),
+    ("ones_like", 1),
+    ("full_like", 2),
+    ("asarray", 1),
+];
+
+/// Calls the shared function with a positional dtype passed as `dtype=`, as NumPy's
+/// signatures take it.
+fn dtype_positional(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let Some((_, f)) = original(a.fname) else {
+        return Err(Exc::type_error(format!("{}() is not available", a.fname)));
+    };
+    let at = DTYPE_AT
+        .iter()
+        .find(|(n, _)| *n == a.fname)
+        .map_or(usize::MAX, |(_, i)| *i);
+    if a.pos.len() > at {
+        if a.kw.iter().any(|(k, _)| &**k == "dtype") {
+            return Err(Exc::type_error(format!(
+                "argument for {}() given by name ('dtype') and position ({})",
+                a.fname,
+                at + 1
+            )));
+        }
+        let d = a.pos.remove(at);
+        a.kw.push((Rc::from("dtype"), d));
+    }
+    f(it, a)
+}
+
+/// `np.unravel_index(indices, shape, order='C')`: a tuple of int64 scalars for one index, of
+/// int64 arrays for an array of indices, as NumPy's.
+fn unravel_index(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    use crate::runtime::{DType, Device, HostData};
+    let indices = a.required(0, "indices")?;
+    let shape = a.required(1, "shape")?;
+    let order = a.take(2, "order")?;
+    a.finish(3)?;
+    let dims: Vec<i64> = it
+        .iterate(&shape)?
+        .iter()
+        .map(|d| {
+            crate::object::ops::as_i64(d)
+                .ok_or_else(|| Exc::type_error("'shape' must be a sequence of integers"))
+        })
+        .collect::<Result<_, _>>()?;
+    let fortran = matches!(&order, Some(Value::Str(s)) if &**s == "F");
+    let size: i64 = dims.iter().product();
+    let coords = |flat: i64| -> Result<Vec<i64>, Exc> {
+        if flat < 0 || flat >= size {
+            return Err(Exc::value_error(format!(
+                "index {flat} is out of bounds for array with size {size}"
+            )));
+        }
+        let mut out = vec![0; dims.len()];
+        let mut rest = flat;
+        let order: Vec<usize> = if fortran {
+            (0..dims.len()).collect()
+        } else {
+            (0..dims.len()).rev().collect()
+        };
+        for k in order {
+            let d = dims[k].max(1);
+            out[k] = rest % d;
+            rest /= d;
+        }
+        Ok(out)
+    };
+    let as_int = |v: &Value| {
+        crate::object::ops::as_i64(v).ok_or_else(|| {
+            Exc::type_error(format!("only int indices permitted, not {}", v.type_name()))
+        })
+    };
+    match &indices {
+        Value::Array(x) if x.array.ndim() > 0 => {
+            let flat: Vec<i64> = x
+                .array
+                .to_host()
+                .to_f64_vec()
+                .iter()
+                .map(|&f| f as i64)
+                .collect();
+            let mut columns = vec![Vec::with_capacity(flat.len()); dims.len()];
+            for f in flat {
+                for (k, c) in coords(f)?.into_iter().enumerate() {
+                    columns[k].push(c);
+                }
+            }
+            let shape = x.array.shape().to_vec();
+            let mut out = Vec::new();
+            for col in columns {
+                let arr =
+                    it.state_mut()
+                        .rt
+                        .from_host(HostData::I64(col), &shape, Device::cpu(0))?;
+                out.push(crate::object::ops::wrap(
+                    arr,
+                    crate::object::value::Flavor::Numpy,
+                ));
+            }
+            Ok(Value::tuple(out))
+        }
+        other => {
+            let flat = as_int(&crate::object::ops::as_number(other)).or_else(|_| match other {
+                Value::Array(x) => Ok(x
+                    .array
+                    .to_host()
+                    .to_f64_vec()
+                    .first()
+                    .copied()
+                    .unwrap_or(0.0) as i64),
+                _ => as_int(other),
+            })?;
+            Ok(Value::tuple(
+                coords(flat)?
+                    .into_iter()
+                    .map(|c| {
+                        crate::modules::array::scalars::scalar(
+                            DType::Int64,
+                            crate::runtime::Scalar::Int(c),
+                        )
+                    })
+                    .collect(),
+            ))
+        }
+    }
+}
+
+/// `np.identity(n, dtype=None)`.
+fn identity(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let n = a.required(0, "n")?;
+    let dtype = a.take(1, "dtype")?;
+    a.finish(2)?;
+    let Some((_, eye)) = original("eye") else {
+        return Err(Exc::type_error("identity() is not available"));
+    };
+    let mut args = Args::new("identity", vec![n]);
+    if let Some(d) = dtype.filter(|d| !matches!(d, Value::None)) {
+        args.kw.push((Rc::from("dtype"), d));
+    }
+    eye(it, args)
 }
 
 /// `np.concatenate([[1, 2], [3]])`, `np.stack`: each item of the sequence as a NumPy array.

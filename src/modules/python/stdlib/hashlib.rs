@@ -83,8 +83,8 @@ impl Hash {
             }));
         };
         match &mut *self.0.borrow_mut() {
-            State::Sha1(h) => h.update(b),
-            State::Sha256(h) => h.update(b),
+            State::Sha1(h) => h.update(&b),
+            State::Sha256(h) => h.update(&*b),
         }
         Ok(())
     }

@@ -402,8 +402,8 @@ fn sink_of(v: Option<Value>, what: &str) -> Result<Sink, Exc> {
 fn text_of(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
     match v {
         Value::Str(s) => Ok(s.to_string()),
-        Value::Object(o) => match o.as_any().downcast_ref::<Bytes>() {
-            Some(b) => Ok(String::from_utf8_lossy(&b.0).into_owned()),
+        Value::Object(_) => match crate::modules::python::bytes::of(v) {
+            Some(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
             None => crate::object::format::to_str(it, v),
         },
         _ => crate::object::format::to_str(it, v),
@@ -598,7 +598,7 @@ fn output_value(bytes: Vec<u8>, text: bool) -> Value {
         let s = String::from_utf8_lossy(&bytes).replace("\r\n", "\n");
         Value::str(&s.replace('\r', "\n"))
     } else {
-        crate::modules::python::native::object(Bytes(bytes))
+        Bytes::value(bytes)
     }
 }
 
