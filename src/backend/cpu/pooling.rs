@@ -134,30 +134,50 @@ fn sweep_with<T: Float, const S: usize>(
     offsets: &[usize],
     best: &mut [T],
     tap: &mut [u32],
-    better: impl Fn(T, T) -> bool,
+    better: impl Fn(T, T) -> bool + Copy,
 ) {
-    // A stride known here (1 and 2 are what networks use) makes the loads a fixed pattern.
+    // A stride known here (1 and 2 are what networks use) makes the loads a fixed pattern:
+    // the compiler then loads whole vectors (and deinterleaves them for stride 2).
     let sw = if S > 0 { S } else { sw };
-    let n = best.len();
+    let n = best.len().min(tap.len());
     let Some(span) = n.checked_sub(1).map(|last| last * sw + 1) else {
         return;
     };
     for (t, &o) in offsets.iter().enumerate() {
         let row = &src[base + o..][..span];
-        if t == 0 {
-            for (i, (b, a)) in best.iter_mut().zip(tap.iter_mut()).enumerate() {
-                *b = row[i * sw];
-                *a = 0;
+        let (first, t) = (t == 0, t as u32);
+        match S {
+            1 => take_better(best, tap, row.iter().copied(), first, t, better),
+            2 => {
+                // Every window's tap but the last window's (the last element) as the first
+                // of a pair.
+                let pairs = row.chunks_exact(2).map(|p| p[0]);
+                let (head, last) = best.split_at_mut(n - 1);
+                let (head_tap, last_tap) = tap.split_at_mut(n - 1);
+                take_better(head, head_tap, pairs, first, t, better);
+                take_better(last, last_tap, row[span - 1..].iter().copied(), first, t, better);
             }
-            continue;
+            _ => take_better(best, tap, row.iter().step_by(sw).copied(), first, t, better),
         }
-        let t = t as u32;
-        for (i, (b, a)) in best.iter_mut().zip(tap.iter_mut()).enumerate() {
-            let v = row[i * sw];
-            let take = better(v, *b);
-            *a = if take { t } else { *a };
-            *b = if take { v } else { *b };
-        }
+    }
+}
+
+/// One tap of a sweep: each window's value `vals` taken where `better` than its running best
+/// (or always, for the `first` tap). A loop over slices with selects, which the compiler turns
+/// into vector compares and blends (a loop over fixed-size blocks it left scalar, branching).
+#[inline(always)]
+fn take_better<T: Float>(
+    best: &mut [T],
+    tap: &mut [u32],
+    vals: impl Iterator<Item = T>,
+    first: bool,
+    t: u32,
+    better: impl Fn(T, T) -> bool,
+) {
+    for ((b, a), v) in best.iter_mut().zip(tap.iter_mut()).zip(vals) {
+        let take = first | better(v, *b);
+        *a = if take { t } else { *a };
+        *b = if take { v } else { *b };
     }
 }
 
@@ -490,8 +510,11 @@ mod tests {
     /// across its padded edges.
     #[test]
     fn max_pooling_takes_the_first_maximum_of_each_window() {
-        let (planes, h, w) = (3, 11, 13);
-        for (k, s, pad, dil) in [(3, 2, 1, 1), (3, 1, 1, 1), (2, 2, 0, 1), (3, 2, 2, 2)] {
+        // The wide planes' rows hold blocks of 16 inside windows and a tail.
+        let sizes = [(3, 11, 13), (2, 7, 45), (2, 6, 77)];
+        for ((planes, h, w), (k, s, pad, dil)) in sizes.into_iter().flat_map(|size| {
+            [(3, 2, 1, 1), (3, 1, 1, 1), (2, 2, 0, 1), (3, 2, 2, 2)].map(|win| (size, win))
+        }) {
             let out = |size: usize| (size + 2 * pad - dil * (k - 1) - 1) / s + 1;
             let p = Patches {
                 kernel: [k, k],
