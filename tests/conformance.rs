@@ -1106,7 +1106,15 @@ fn relu_gradient_is_the_gradient_times_its_mask() {
         sim_gpus: 1,
         ..RuntimeConfig::default()
     });
-    let special = [f64::NAN, 0.0, -0.0, 1e-30, -1e-30, f64::INFINITY, f64::NEG_INFINITY];
+    let special = [
+        f64::NAN,
+        0.0,
+        -0.0,
+        1e-30,
+        -1e-30,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
     let shape = [3usize, 70_000];
     for d in [Device::cpu(0), Device::gpu(0)] {
         for dtype in [DType::Float32, DType::Float64] {
@@ -1128,7 +1136,10 @@ fn relu_gradient_is_the_gradient_times_its_mask() {
                 .iter()
                 .map(|v| v.to_bits())
                 .collect();
-            assert!(bits == want, "{d} {dtype}: ReLU's gradient is not g * (x > 0)");
+            assert!(
+                bits == want,
+                "{d} {dtype}: ReLU's gradient is not g * (x > 0)"
+            );
         }
     }
 }

@@ -553,15 +553,26 @@ mod tests {
         let rt = runtime();
         for dtype in [DType::Float32, DType::Float64] {
             let n = 100_003;
-            let w: Vec<f64> = (0..n).map(|i| ((i * 7919) % 2001) as f64 / 997.0 - 1.0).collect();
-            let g: Vec<f64> = (0..n).map(|i| ((i * 104729) % 1999) as f64 / 313.0 - 3.0).collect();
+            let w: Vec<f64> = (0..n)
+                .map(|i| ((i * 7919) % 2001) as f64 / 997.0 - 1.0)
+                .collect();
+            let g: Vec<f64> = (0..n)
+                .map(|i| ((i * 104729) % 1999) as f64 / 313.0 - 3.0)
+                .collect();
             let w = rt.from_f64(w, &[n], dtype, Device::cpu(0)).unwrap();
             let g = rt.from_f64(g, &[n], dtype, Device::cpu(0)).unwrap();
             let bits = |a: &Array| -> Vec<u64> {
-                a.to_host().to_f64_vec().iter().map(|v| v.to_bits()).collect()
+                a.to_host()
+                    .to_f64_vec()
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect()
             };
             let composed = bin(BinaryOp::Add, &w, &scale(&g, -0.05).unwrap()).unwrap();
-            assert!(bits(&axpy(&w, -0.05, &g).unwrap()) == bits(&composed), "{dtype} axpy");
+            assert!(
+                bits(&axpy(&w, -0.05, &g).unwrap()) == bits(&composed),
+                "{dtype} axpy"
+            );
             let (lr, wd, rescale) = (0.1, 3e-4, 1.0 / 3.0);
             let algorithm = Algorithm::MxSgd {
                 momentum: 0.0,

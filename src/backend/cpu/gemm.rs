@@ -527,26 +527,56 @@ mod tests {
         let cases: [([usize; 3], &[u32], &[u32], &[u32]); 2] = [
             (
                 [3, 3, 4],
-                &[0x3b71dba5, 0x3f656fc3, 0xbf5289b2, 0xc02afe5f, 0xbfae97f5, 0xc03e6569, 0x3e38c2db, 0x4080a921, 0xbfbd01df],
-                &[0xbfee432a, 0x3fbc196f, 0x3f890b6c, 0x3ea1ea92, 0xc032a65e, 0xbdb3b923, 0x40057f8b, 0xc0810b6b, 0xbfafb976, 0xc0b68473, 0xc077975c, 0xc0b0ce7b],
-                &[0xbfb09613, 0x4093c2f3, 0x40a1c2b9, 0x3f6e53e4, 0x414dd6dd, 0x41529599, 0x40b9b326, 0x41a8be0c, 0xc11882cc, 0x410559f5, 0x4164ad7b, 0xc0fff0cc],
+                &[
+                    0x3b71dba5, 0x3f656fc3, 0xbf5289b2, 0xc02afe5f, 0xbfae97f5, 0xc03e6569,
+                    0x3e38c2db, 0x4080a921, 0xbfbd01df,
+                ],
+                &[
+                    0xbfee432a, 0x3fbc196f, 0x3f890b6c, 0x3ea1ea92, 0xc032a65e, 0xbdb3b923,
+                    0x40057f8b, 0xc0810b6b, 0xbfafb976, 0xc0b68473, 0xc077975c, 0xc0b0ce7b,
+                ],
+                &[
+                    0xbfb09613, 0x4093c2f3, 0x40a1c2b9, 0x3f6e53e4, 0x414dd6dd, 0x41529599,
+                    0x40b9b326, 0x41a8be0c, 0xc11882cc, 0x410559f5, 0x4164ad7b, 0xc0fff0cc,
+                ],
             ),
             (
                 [2, 7, 3],
-                &[0xbf348ccc, 0xc0735988, 0x3f5054be, 0x3ef0c509, 0xbf0f901f, 0xc0f19be3, 0xbfcedbab, 0xbe14feb2, 0x3eae0ae8, 0xc092e49e, 0xbfb7750f, 0xc03be02b, 0xc01b4bf8, 0x404bb14a],
-                &[0xc01b0bf2, 0xbdc7d038, 0x4029cd88, 0xbfe01a42, 0xbeab92fe, 0x3ea9ac45, 0x3e43f007, 0xc06b35f2, 0x3e69e71d, 0x40827272, 0xc09486a1, 0x40250061, 0x3eb753ea, 0xbff6531b, 0x40c00a3d, 0x40125a97, 0xc0664373, 0x3e64e9f2, 0x3fdd72e5, 0xbf10fc13, 0x40031e68],
-                &[0xc11d2f97, 0x41caa189, 0xc1218e41, 0xc100eafc, 0x42100029, 0xc1853f9e],
+                &[
+                    0xbf348ccc, 0xc0735988, 0x3f5054be, 0x3ef0c509, 0xbf0f901f, 0xc0f19be3,
+                    0xbfcedbab, 0xbe14feb2, 0x3eae0ae8, 0xc092e49e, 0xbfb7750f, 0xc03be02b,
+                    0xc01b4bf8, 0x404bb14a,
+                ],
+                &[
+                    0xc01b0bf2, 0xbdc7d038, 0x4029cd88, 0xbfe01a42, 0xbeab92fe, 0x3ea9ac45,
+                    0x3e43f007, 0xc06b35f2, 0x3e69e71d, 0x40827272, 0xc09486a1, 0x40250061,
+                    0x3eb753ea, 0xbff6531b, 0x40c00a3d, 0x40125a97, 0xc0664373, 0x3e64e9f2,
+                    0x3fdd72e5, 0xbf10fc13, 0x40031e68,
+                ],
+                &[
+                    0xc11d2f97, 0x41caa189, 0xc1218e41, 0xc100eafc, 0x42100029, 0xc1853f9e,
+                ],
             ),
         ];
         let transpose = |x: &[f32], rows: usize, cols: usize| -> Vec<f32> {
-            (0..rows * cols).map(|t| x[(t % rows) * cols + t / rows]).collect()
+            (0..rows * cols)
+                .map(|t| x[(t % rows) * cols + t / rows])
+                .collect()
         };
         for ([m, k, n], a, b, want) in cases {
             let a: Vec<f32> = a.iter().map(|&v| f32::from_bits(v)).collect();
             let b: Vec<f32> = b.iter().map(|&v| f32::from_bits(v)).collect();
             for trans in [[false, false], [true, false], [false, true], [true, true]] {
-                let a = if trans[0] { transpose(&a, m, k) } else { a.clone() };
-                let b = if trans[1] { transpose(&b, k, n) } else { b.clone() };
+                let a = if trans[0] {
+                    transpose(&a, m, k)
+                } else {
+                    a.clone()
+                };
+                let b = if trans[1] {
+                    transpose(&b, k, n)
+                } else {
+                    b.clone()
+                };
                 let one = MatmulLayout {
                     trans,
                     ..layout(1, m, k, n)

@@ -155,7 +155,14 @@ fn sweep_with<T: Float, const S: usize>(
                 let (head, last) = best.split_at_mut(n - 1);
                 let (head_tap, last_tap) = tap.split_at_mut(n - 1);
                 take_better(head, head_tap, pairs, first, t, better);
-                take_better(last, last_tap, row[span - 1..].iter().copied(), first, t, better);
+                take_better(
+                    last,
+                    last_tap,
+                    row[span - 1..].iter().copied(),
+                    first,
+                    t,
+                    better,
+                );
             }
             _ => take_better(best, tap, row.iter().step_by(sw).copied(), first, t, better),
         }
@@ -574,7 +581,10 @@ mod tests {
                 let y32 = pool(&x32, [h, w], &p, PoolKind::Max).unwrap();
                 let dx32 = pool_grad(&x32, &g32, [h, w], &p, PoolKind::Max).unwrap();
                 for (a, b) in y32.iter().zip(&y) {
-                    assert!(*a as f64 == *b || a.is_nan() && b.is_nan(), "float32 output");
+                    assert!(
+                        *a as f64 == *b || a.is_nan() && b.is_nan(),
+                        "float32 output"
+                    );
                 }
                 let dx32: Vec<f64> = dx32.iter().map(|&v| v as f64).collect();
                 assert_eq!(dx32, want_dx, "float32, kernel {k}, stride {s}, pad {pad}");
