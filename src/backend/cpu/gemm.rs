@@ -524,7 +524,9 @@ mod tests {
         // Inputs and NumPy 1.23.5's `np.dot(a, b)` bits (random normals x3, float32); a fused
         // multiply-add gives other bits in 5 and 3 of these elements. Each operand is also
         // given transposed, and in a batch of two (the threaded path).
-        let cases: [([usize; 3], &[u32], &[u32], &[u32]); 2] = [
+        // (m, k, n), a, b, the product's bits.
+        type Case = ([usize; 3], &'static [u32], &'static [u32], &'static [u32]);
+        let cases: [Case; 2] = [
             (
                 [3, 3, 4],
                 &[
