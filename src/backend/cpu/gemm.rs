@@ -323,7 +323,10 @@ fn gemm_into<T: GemmFloat>(
     cancel: &Cancel,
 ) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
-    if k <= SEQUENTIAL_K {
+    // Not with b read transposed: that is a dense layer's `x @ W^T`, which MXNet (oneDNN's inner
+    // product) and PyTorch compute with fused multiply-adds, as the crate does
+    // (tests/transcripts/programs/mxnet_crash_create_nn.txt holds MXNet's digits).
+    if k <= SEQUENTIAL_K && !trans[1] {
         multiply_then_add([m, k, n], a, b, trans, c);
         return;
     }
@@ -522,8 +525,8 @@ mod tests {
     #[test]
     fn short_inner_products_round_as_numpy_does() {
         // Inputs and NumPy 1.23.5's `np.dot(a, b)` bits (random normals x3, float32); a fused
-        // multiply-add gives other bits in 5 and 3 of these elements. Each operand is also
-        // given transposed, and in a batch of two (the threaded path).
+        // multiply-add gives other bits in 5 and 3 of these elements. a is also given
+        // transposed, and each product in a batch of two (the threaded path).
         // (m, k, n), a, b, the product's bits.
         type Case = ([usize; 3], &'static [u32], &'static [u32], &'static [u32]);
         let cases: [Case; 2] = [
@@ -568,7 +571,7 @@ mod tests {
         for ([m, k, n], a, b, want) in cases {
             let a: Vec<f32> = a.iter().map(|&v| f32::from_bits(v)).collect();
             let b: Vec<f32> = b.iter().map(|&v| f32::from_bits(v)).collect();
-            for trans in [[false, false], [true, false], [false, true], [true, true]] {
+            for trans in [[false, false], [true, false]] {
                 let a = if trans[0] {
                     transpose(&a, m, k)
                 } else {
