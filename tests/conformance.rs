@@ -1094,3 +1094,52 @@ fn bias_activation_fused_equals_composed() {
         }
     }
 }
+
+/// ReLU's gradient, one fused pass (g * sign(relu(x))), against the mask it stands for,
+/// g * (x > 0), bit for bit: NaN, infinities and zeros of both signs included (a gradient of
+/// either sign times a zero mask keeps its sign: -0.0 where g < 0). Both float dtypes, on the
+/// CPU and a simulated GPU.
+#[test]
+fn relu_gradient_is_the_gradient_times_its_mask() {
+    use devarray::runtime::UnaryOp;
+    let rt = Runtime::new(RuntimeConfig {
+        sim_gpus: 1,
+        ..RuntimeConfig::default()
+    });
+    let special = [
+        f64::NAN,
+        0.0,
+        -0.0,
+        1e-30,
+        -1e-30,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    let shape = [3usize, 70_000];
+    for d in [Device::cpu(0), Device::gpu(0)] {
+        for dtype in [DType::Float32, DType::Float64] {
+            let mut data = varied(&rt, d, &shape, 1, dtype).to_host().to_f64_vec();
+            for (i, v) in special.iter().enumerate() {
+                data[i * 977] = *v;
+            }
+            let x = rt.from_f64(data.clone(), &shape, dtype, d).expect("input");
+            let got = recorded(&rt, &[x], &|_, t, xs| t.unary(&xs[0], UnaryOp::Relu));
+            let proj = varied(&rt, d, &shape, 7, dtype).to_host().to_f64_vec();
+            let want: Vec<u64> = data
+                .iter()
+                .zip(&proj)
+                .map(|(&x, &g)| (g * if x > 0.0 { 1.0 } else { 0.0 }).to_bits())
+                .collect();
+            let bits: Vec<u64> = got[1]
+                .to_host()
+                .to_f64_vec()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            assert!(
+                bits == want,
+                "{d} {dtype}: ReLU's gradient is not g * (x > 0)"
+            );
+        }
+    }
+}

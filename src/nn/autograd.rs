@@ -2153,12 +2153,24 @@ fn unary_backward(op: UnaryOp, x: &Array, out: &Array, g: &Array) -> Result<Arra
             )?;
             mul(&bin(BinaryOp::Mul, out, &one_minus)?)
         }
-        UnaryOp::Relu => mul(&mask(
-            BinaryOp::Gt,
-            Operand::Array(x),
-            Operand::Scalar(Scalar::Float(0.0)),
-            g.dtype(),
-        )?),
+        UnaryOp::Relu => {
+            // g * (x > 0) in one pass where the fused kernel runs it: sign(relu(x)) is that
+            // mask (1 where x > 0; 0 elsewhere, NaN included), so the bits are the same.
+            let expr = Binary(
+                BinaryOp::Mul,
+                input(0),
+                Unary(UnaryOp::Sign, Unary(UnaryOp::Relu, input(1)).into()).into(),
+            );
+            if let Some(r) = Array::fused(&expr, &[g.clone(), x.clone()])? {
+                return Ok(r);
+            }
+            mul(&mask(
+                BinaryOp::Gt,
+                Operand::Array(x),
+                Operand::Scalar(Scalar::Float(0.0)),
+                g.dtype(),
+            )?)
+        }
         UnaryOp::Sin => mul(&x.unary(UnaryOp::Cos)?),
         UnaryOp::Cos => mul(&x.unary(UnaryOp::Sin)?)?.unary(UnaryOp::Neg),
         UnaryOp::Tan => {

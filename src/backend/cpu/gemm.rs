@@ -31,7 +31,9 @@ const MIN_TILE: usize = 512;
 /// The most multiply-adds in one tile (see `tile_shape`).
 const MAX_TILE_FLOPS: usize = 2048 * 2048 * 4096;
 
-pub trait GemmFloat: super::element::Element + std::ops::Add<Output = Self> {
+pub trait GemmFloat:
+    super::element::Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
+{
     const ZERO: Self;
     const ONE: Self;
     /// This type's CBLAS routine in a loaded OpenBLAS.
@@ -266,6 +268,47 @@ fn tile_shape(m: usize, n: usize, k: usize, threads: usize) -> (usize, usize) {
     (tm, tn)
 }
 
+/// Products whose inner dimension is at most this long round as NumPy's do (`multiply_then_add`).
+const SEQUENTIAL_K: usize = 7;
+
+/// c = a * b with each product rounded and then added, in order k = 0, 1, ..., from zero: no
+/// fused multiply-add. NumPy 1.23.5 (its OpenBLAS) and MXNet 1.9.1 give these bits for every
+/// matrix-matrix and matrix-vector shape tried up to k = 7 (from k = 8 their kernels differ by
+/// shape), and programs compare such products with the sum written out (d2l's 1x1 convolution
+/// as `np.dot(K, X)` against the channel-by-channel sum, within 1e-6). Arguments as `gemm_into`.
+fn multiply_then_add<T: GemmFloat>(
+    [m, k, n]: [usize; 3],
+    a: &[T],
+    b: &[T],
+    trans: [bool; 2],
+    c: &mut [MaybeUninit<T>],
+) {
+    if n == 0 {
+        return;
+    }
+    let a_at = |i: usize, p: usize| if trans[0] { a[p * m + i] } else { a[i * k + p] };
+    let mut acc = vec![T::ZERO; n];
+    for (i, row) in c.chunks_exact_mut(n).take(m).enumerate() {
+        acc.fill(T::ZERO);
+        for p in 0..k {
+            let x = a_at(i, p);
+            if trans[1] {
+                for (j, s) in acc.iter_mut().enumerate() {
+                    *s = *s + x * b[j * k + p];
+                }
+            } else {
+                // A row of b: the loop vectorises.
+                for (s, &y) in acc.iter_mut().zip(&b[p * n..][..n]) {
+                    *s = *s + x * y;
+                }
+            }
+        }
+        for (out, &v) in row.iter_mut().zip(&acc) {
+            out.write(v);
+        }
+    }
+}
+
 /// c (m x n, row-major) = a (m x k) * b (k x n), overwriting c (which may be uninitialised:
 /// it is only written). `trans[0]`: a is stored as (k x m); `trans[1]`: b as (n x k).
 #[allow(clippy::too_many_arguments)]
@@ -280,6 +323,13 @@ fn gemm_into<T: GemmFloat>(
     cancel: &Cancel,
 ) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
+    // Not with b read transposed: that is a dense layer's `x @ W^T`, which MXNet (oneDNN's inner
+    // product) and PyTorch compute with fused multiply-adds, as the crate does
+    // (tests/transcripts/programs/mxnet_crash_create_nn.txt holds MXNet's digits).
+    if k <= SEQUENTIAL_K && !trans[1] {
+        multiply_then_add([m, k, n], a, b, trans, c);
+        return;
+    }
     let (a_rs, a_cs) = if trans[0] { (1, m) } else { (k, 1) };
     let (b_rs, b_cs) = if trans[1] { (1, k) } else { (n, 1) };
     let whole = Product {
@@ -468,6 +518,86 @@ mod tests {
             for j in 0..n {
                 let want: f32 = (0..k).map(|p| a[i * k + p] * b[j * k + p]).sum();
                 assert_eq!(got[i * n + j], want, "element ({i}, {j})");
+            }
+        }
+    }
+
+    #[test]
+    fn short_inner_products_round_as_numpy_does() {
+        // Inputs and NumPy 1.23.5's `np.dot(a, b)` bits (random normals x3, float32); a fused
+        // multiply-add gives other bits in 5 and 3 of these elements. a is also given
+        // transposed, and each product in a batch of two (the threaded path).
+        // (m, k, n), a, b, the product's bits.
+        type Case = ([usize; 3], &'static [u32], &'static [u32], &'static [u32]);
+        let cases: [Case; 2] = [
+            (
+                [3, 3, 4],
+                &[
+                    0x3b71dba5, 0x3f656fc3, 0xbf5289b2, 0xc02afe5f, 0xbfae97f5, 0xc03e6569,
+                    0x3e38c2db, 0x4080a921, 0xbfbd01df,
+                ],
+                &[
+                    0xbfee432a, 0x3fbc196f, 0x3f890b6c, 0x3ea1ea92, 0xc032a65e, 0xbdb3b923,
+                    0x40057f8b, 0xc0810b6b, 0xbfafb976, 0xc0b68473, 0xc077975c, 0xc0b0ce7b,
+                ],
+                &[
+                    0xbfb09613, 0x4093c2f3, 0x40a1c2b9, 0x3f6e53e4, 0x414dd6dd, 0x41529599,
+                    0x40b9b326, 0x41a8be0c, 0xc11882cc, 0x410559f5, 0x4164ad7b, 0xc0fff0cc,
+                ],
+            ),
+            (
+                [2, 7, 3],
+                &[
+                    0xbf348ccc, 0xc0735988, 0x3f5054be, 0x3ef0c509, 0xbf0f901f, 0xc0f19be3,
+                    0xbfcedbab, 0xbe14feb2, 0x3eae0ae8, 0xc092e49e, 0xbfb7750f, 0xc03be02b,
+                    0xc01b4bf8, 0x404bb14a,
+                ],
+                &[
+                    0xc01b0bf2, 0xbdc7d038, 0x4029cd88, 0xbfe01a42, 0xbeab92fe, 0x3ea9ac45,
+                    0x3e43f007, 0xc06b35f2, 0x3e69e71d, 0x40827272, 0xc09486a1, 0x40250061,
+                    0x3eb753ea, 0xbff6531b, 0x40c00a3d, 0x40125a97, 0xc0664373, 0x3e64e9f2,
+                    0x3fdd72e5, 0xbf10fc13, 0x40031e68,
+                ],
+                &[
+                    0xc11d2f97, 0x41caa189, 0xc1218e41, 0xc100eafc, 0x42100029, 0xc1853f9e,
+                ],
+            ),
+        ];
+        let transpose = |x: &[f32], rows: usize, cols: usize| -> Vec<f32> {
+            (0..rows * cols)
+                .map(|t| x[(t % rows) * cols + t / rows])
+                .collect()
+        };
+        for ([m, k, n], a, b, want) in cases {
+            let a: Vec<f32> = a.iter().map(|&v| f32::from_bits(v)).collect();
+            let b: Vec<f32> = b.iter().map(|&v| f32::from_bits(v)).collect();
+            for trans in [[false, false], [true, false]] {
+                let a = if trans[0] {
+                    transpose(&a, m, k)
+                } else {
+                    a.clone()
+                };
+                let b = if trans[1] {
+                    transpose(&b, k, n)
+                } else {
+                    b.clone()
+                };
+                let one = MatmulLayout {
+                    trans,
+                    ..layout(1, m, k, n)
+                };
+                let got = gemm_batched(&a, &b, &one).unwrap();
+                let bits: Vec<u32> = got.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(bits, want, "{m}x{k}x{n}, transposed {trans:?}");
+                let two = MatmulLayout {
+                    trans,
+                    lhs_offsets: vec![0, 0],
+                    rhs_offsets: vec![0, 0],
+                    ..layout(2, m, k, n)
+                };
+                let got = gemm_batched(&a, &b, &two).unwrap();
+                let bits: Vec<u32> = got.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(bits, [want, want].concat(), "batch of two, {trans:?}");
             }
         }
     }

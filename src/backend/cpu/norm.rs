@@ -71,8 +71,14 @@ fn sum_into<T: Float>(acc: &mut [f64; LANES], xs: &[T], f: impl Fn(f64) -> f64) 
 
 /// Per-channel mean and biased variance of `x`, in f64.
 pub fn stats<T: Float>(x: &[T], d: Dims) -> Vec<(f64, f64)> {
-    let m = d.count().max(1) as f64;
-    per_channel(d, |ch| {
+    per_channel(d, |ch| channel_stats(x, d, ch))
+}
+
+multiversion! {
+    /// One channel's mean and biased variance, in the widest vectors the CPU has (the f64 sums
+    /// take twice the lanes of the values).
+    fn channel_stats<T: Float>(x: &[T], d: Dims, ch: usize) -> (f64, f64) {
+        let m = d.count().max(1) as f64;
         let mut acc = [0.0; LANES];
         for r in runs(d, ch) {
             sum_into(&mut acc, &x[r], |v| v);
@@ -86,7 +92,7 @@ pub fn stats<T: Float>(x: &[T], d: Dims) -> Vec<(f64, f64)> {
             });
         }
         (mean, lanes_total(acc) / m)
-    })
+    }
 }
 
 /// `((x - mean) * invstd) * gamma + beta` per channel, in the element type, in the order the
@@ -104,12 +110,20 @@ pub fn normalize<T: Float>(
         for ch in 0..d.c {
             let at = ch * d.inner;
             let src = &x[b * plane + at..][..d.inner];
-            let (m, s, g, bt) = (mean[ch], invstd[ch], gamma[ch], beta[ch]);
-            for (o, &v) in out[at..at + d.inner].iter_mut().zip(src) {
-                o.write(v.sub(m).mul(s).mul(g).add(bt));
-            }
+            let coef = [mean[ch], invstd[ch], gamma[ch], beta[ch]];
+            normalize_run(src, &mut out[at..at + d.inner], coef);
         }
     })
+}
+
+multiversion! {
+    /// One run of `normalize`: `((v - mean) * invstd) * gamma + beta`.
+    fn normalize_run<T: Float>(src: &[T], out: &mut [MaybeUninit<T>], coef: [T; 4]) -> () {
+        let [m, s, g, bt] = coef;
+        for (o, &v) in out.iter_mut().zip(src) {
+            o.write(v.sub(m).mul(s).mul(g).add(bt));
+        }
+    }
 }
 
 /// A new vector of `len` elements written one sample's plane of `plane` at a time by `fill`
@@ -141,6 +155,31 @@ fn by_sample<T: Float>(
     Ok(out)
 }
 
+multiversion! {
+    /// One channel's sum(g) and sum(g * (x - mu)), in f64, in the widest vectors the CPU has.
+    fn channel_grad_sums<T: Float>(x: &[T], g: &[T], d: Dims, ch: usize, mu: f64) -> (f64, f64) {
+        let (mut sg, mut sgc) = ([0.0; LANES], [0.0; LANES]);
+        for r in runs(d, ch) {
+            let (xs, gs) = (&x[r.clone()], &g[r]);
+            sum_into(&mut sg, gs, |gv| gv);
+            let xc = xs.chunks_exact(LANES);
+            let tail = xc
+                .remainder()
+                .iter()
+                .zip(gs.chunks_exact(LANES).remainder());
+            for (xc, gc) in xc.zip(gs.chunks_exact(LANES)) {
+                for ((a, &v), &gv) in sgc.iter_mut().zip(xc).zip(gc) {
+                    *a += gv.to_f64() * (v.to_f64() - mu);
+                }
+            }
+            for (a, (&v, &gv)) in sgc.iter_mut().zip(tail) {
+                *a += gv.to_f64() * (v.to_f64() - mu);
+            }
+        }
+        (lanes_total(sg), lanes_total(sgc))
+    }
+}
+
 /// What the backward returns: the input's gradient and the per-channel scale and shift ones.
 pub struct Grads<T> {
     pub dx: Vec<T>,
@@ -163,28 +202,7 @@ pub fn backward<T: Float>(
     batch_stats: bool,
 ) -> Result<Grads<T>> {
     // Pass 1: per channel, sum(g) and sum(g * (x - mean)) in f64.
-    let sums = per_channel(d, |ch| {
-        let mu = mean[ch].to_f64();
-        let (mut sg, mut sgc) = ([0.0; LANES], [0.0; LANES]);
-        for r in runs(d, ch) {
-            let (xs, gs) = (&x[r.clone()], &g[r]);
-            sum_into(&mut sg, gs, |gv| gv);
-            let xc = xs.chunks_exact(LANES);
-            let tail = xc
-                .remainder()
-                .iter()
-                .zip(gs.chunks_exact(LANES).remainder());
-            for (xc, gc) in xc.zip(gs.chunks_exact(LANES)) {
-                for ((a, &v), &gv) in sgc.iter_mut().zip(xc).zip(gc) {
-                    *a += gv.to_f64() * (v.to_f64() - mu);
-                }
-            }
-            for (a, (&v, &gv)) in sgc.iter_mut().zip(tail) {
-                *a += gv.to_f64() * (v.to_f64() - mu);
-            }
-        }
-        (lanes_total(sg), lanes_total(sgc))
-    });
+    let sums = per_channel(d, |ch| channel_grad_sums(x, g, d, ch, mean[ch].to_f64()));
     let m = d.count().max(1) as f64;
     let mut dgamma = Vec::with_capacity(d.c);
     let mut dbeta = Vec::with_capacity(d.c);
@@ -213,18 +231,33 @@ pub fn backward<T: Float>(
             let (xs, gs) = (&x[at..at + d.inner], &g[at..at + d.inner]);
             let mu = mean[ch];
             let out = &mut out[ch * d.inner..(ch + 1) * d.inner];
-            if batch_stats {
-                for ((o, &v), &gv) in out.iter_mut().zip(xs).zip(gs) {
-                    o.write(gv.mul(a).sub(bb).sub(v.sub(mu).mul(k)));
-                }
-            } else {
-                for (o, &gv) in out.iter_mut().zip(gs) {
-                    o.write(gv.mul(a));
-                }
-            }
+            grad_run(xs, gs, out, [a, bb, k, mu], batch_stats);
         }
     })?;
     Ok(Grads { dx, dgamma, dbeta })
+}
+
+multiversion! {
+    /// One run of the backward's dx: `g * a - b - (x - mu) * k` with batch statistics, else
+    /// `g * a`.
+    fn grad_run<T: Float>(
+        xs: &[T],
+        gs: &[T],
+        out: &mut [MaybeUninit<T>],
+        coef: [T; 4],
+        batch_stats: bool,
+    ) -> () {
+        let [a, bb, k, mu] = coef;
+        if batch_stats {
+            for ((o, &v), &gv) in out.iter_mut().zip(xs).zip(gs) {
+                o.write(gv.mul(a).sub(bb).sub(v.sub(mu).mul(k)));
+            }
+        } else {
+            for (o, &gv) in out.iter_mut().zip(gs) {
+                o.write(gv.mul(a));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

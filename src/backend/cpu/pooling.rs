@@ -68,9 +68,9 @@ fn argmax_plane<T: Float>(
     let (Some(first_cols), Some(last_cols)) = (t.cols.first(), t.cols.last()) else {
         return;
     };
-    let Some((&first_offset, later_offsets)) = offsets.split_first() else {
+    if offsets.is_empty() {
         return;
-    };
+    }
     // The run of output columns whose windows lie inside the plane's columns, and the input
     // column of the first one's corner.
     let inside_col = |ow: usize| first_cols[ow].is_some() && last_cols[ow].is_some();
@@ -78,24 +78,23 @@ fn argmax_plane<T: Float>(
     let hi = lo + (lo..wo).take_while(|&ow| inside_col(ow)).count();
     let c_lo = first_cols.get(lo).copied().flatten().unwrap_or(0);
     let mut best = vec![T::zero(); hi - lo];
-    // Without a NaN in the plane (one pass that vectorises) "better" is a plain comparison.
-    let has_nan = src.iter().any(|v| v.is_nan());
+    let mut tap = vec![0u32; hi - lo];
+    // Without a NaN in the plane "better" is a plain comparison. A fold, not `any`: one pass
+    // that vectorises.
+    let has_nan = src.iter().fold(false, |seen, v| seen | v.is_nan());
     for oh in 0..ho {
         let inside_rows = last_rows[oh].and(first_rows[oh]);
         let arg_row = &mut arg[oh * wo..][..wo];
         let run = match inside_rows {
             Some(r) if hi > lo => {
                 let base = r * w + c_lo;
-                let run = &mut arg_row[lo..hi];
-                for (i, (b, a)) in best.iter_mut().zip(run.iter_mut()).enumerate() {
-                    let at = base + i * sw + first_offset;
-                    *b = src[at];
-                    *a = at;
-                }
                 if has_nan {
-                    sweep(src, [base, sw], later_offsets, &mut best, run, better);
+                    sweep_nan(src, [base, sw], offsets, &mut best, &mut tap);
                 } else {
-                    sweep(src, [base, sw], later_offsets, &mut best, run, |v, b| v > b);
+                    sweep_ordered(src, base, sw, offsets, &mut best, &mut tap);
+                }
+                for (i, (a, &t)) in arg_row[lo..hi].iter_mut().zip(&tap).enumerate() {
+                    *a = base + i * sw + offsets[t as usize];
                 }
                 lo..hi
             }
@@ -124,26 +123,100 @@ fn argmax_plane<T: Float>(
     }
 }
 
-/// The later taps (`offsets` from corners `base + i * sw`) of a run of inside windows swept
-/// over their running best values and indices, taking a tap where `better(tap, best)`.
+/// A run of inside windows (corners `base + i * sw`) swept tap by tap: per window the running
+/// best value and its tap's number (into `offsets`), taking a later tap where `better(tap,
+/// best)`. Tap numbers are u32 like the f32 values, so a compare's mask selects both in one
+/// vector; the windows are independent chains, so nothing waits on a compare.
 #[inline(always)]
-fn sweep<T: Float>(
+fn sweep_with<T: Float, const S: usize>(
     src: &[T],
     [base, sw]: [usize; 2],
     offsets: &[usize],
     best: &mut [T],
-    arg: &mut [usize],
-    better: impl Fn(T, T) -> bool,
+    tap: &mut [u32],
+    better: impl Fn(T, T) -> bool + Copy,
 ) {
-    for &o in offsets {
-        for (i, (b, a)) in best.iter_mut().zip(arg.iter_mut()).enumerate() {
-            let at = base + i * sw + o;
-            let v = src[at];
-            let take = better(v, *b);
-            *a = if take { at } else { *a };
-            *b = if take { v } else { *b };
+    // A stride known here (1 and 2 are what networks use) makes the loads a fixed pattern:
+    // the compiler then loads whole vectors (and deinterleaves them for stride 2).
+    let sw = if S > 0 { S } else { sw };
+    let n = best.len().min(tap.len());
+    let Some(span) = n.checked_sub(1).map(|last| last * sw + 1) else {
+        return;
+    };
+    for (t, &o) in offsets.iter().enumerate() {
+        let row = &src[base + o..][..span];
+        let (first, t) = (t == 0, t as u32);
+        match S {
+            1 => take_better(best, tap, row.iter().copied(), first, t, better),
+            2 => {
+                // Every window's tap but the last window's (the last element) as the first
+                // of a pair.
+                let pairs = row.chunks_exact(2).map(|p| p[0]);
+                let (head, last) = best.split_at_mut(n - 1);
+                let (head_tap, last_tap) = tap.split_at_mut(n - 1);
+                take_better(head, head_tap, pairs, first, t, better);
+                take_better(
+                    last,
+                    last_tap,
+                    row[span - 1..].iter().copied(),
+                    first,
+                    t,
+                    better,
+                );
+            }
+            _ => take_better(best, tap, row.iter().step_by(sw).copied(), first, t, better),
         }
     }
+}
+
+/// One tap of a sweep: each window's value `vals` taken where `better` than its running best
+/// (or always, for the `first` tap). A loop over slices with selects, which the compiler turns
+/// into vector compares and blends (a loop over fixed-size blocks it left scalar, branching).
+#[inline(always)]
+fn take_better<T: Float>(
+    best: &mut [T],
+    tap: &mut [u32],
+    vals: impl Iterator<Item = T>,
+    first: bool,
+    t: u32,
+    better: impl Fn(T, T) -> bool,
+) {
+    for ((b, a), v) in best.iter_mut().zip(tap.iter_mut()).zip(vals) {
+        let take = first | better(v, *b);
+        *a = if take { t } else { *a };
+        *b = if take { v } else { *b };
+    }
+}
+
+multiversion! {
+    /// `sweep_with` on a plane without NaN: a plain comparison, in the widest vectors the CPU
+    /// has.
+    fn sweep_ordered<T: Float>(
+        src: &[T],
+        base: usize,
+        sw: usize,
+        offsets: &[usize],
+        best: &mut [T],
+        tap: &mut [u32],
+    ) -> () {
+        let better = |v: T, b: T| v > b;
+        match sw {
+            1 => sweep_with::<T, 1>(src, [base, sw], offsets, best, tap, better),
+            2 => sweep_with::<T, 2>(src, [base, sw], offsets, best, tap, better),
+            _ => sweep_with::<T, 0>(src, [base, sw], offsets, best, tap, better),
+        }
+    }
+}
+
+/// `sweep_with` on a plane holding a NaN (which wins; the first stays).
+fn sweep_nan<T: Float>(
+    src: &[T],
+    at: [usize; 2],
+    offsets: &[usize],
+    best: &mut [T],
+    tap: &mut [u32],
+) {
+    sweep_with::<T, 0>(src, at, offsets, best, tap, better);
 }
 
 /// Each tap's offset from its window's top-left input element, row-major kernel order.
@@ -444,8 +517,11 @@ mod tests {
     /// across its padded edges.
     #[test]
     fn max_pooling_takes_the_first_maximum_of_each_window() {
-        let (planes, h, w) = (3, 11, 13);
-        for (k, s, pad, dil) in [(3, 2, 1, 1), (3, 1, 1, 1), (2, 2, 0, 1), (3, 2, 2, 2)] {
+        // The wide planes' rows hold blocks of 16 inside windows and a tail.
+        let sizes = [(3, 11, 13), (2, 7, 45), (2, 6, 77)];
+        for ((planes, h, w), (k, s, pad, dil)) in sizes.into_iter().flat_map(|size| {
+            [(3, 2, 1, 1), (3, 1, 1, 1), (2, 2, 0, 1), (3, 2, 2, 2)].map(|win| (size, win))
+        }) {
             let out = |size: usize| (size + 2 * pad - dil * (k - 1) - 1) / s + 1;
             let p = Patches {
                 kernel: [k, k],
@@ -498,6 +574,20 @@ mod tests {
                     dx, want_dx,
                     "kernel {k}, stride {s}, pad {pad}, dilation {dil}"
                 );
+                // float32 (its own vectorised sweep) finds the same maxima: these values and
+                // sums are exact in it.
+                let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+                let g32: Vec<f32> = g.iter().map(|&v| v as f32).collect();
+                let y32 = pool(&x32, [h, w], &p, PoolKind::Max).unwrap();
+                let dx32 = pool_grad(&x32, &g32, [h, w], &p, PoolKind::Max).unwrap();
+                for (a, b) in y32.iter().zip(&y) {
+                    assert!(
+                        *a as f64 == *b || a.is_nan() && b.is_nan(),
+                        "float32 output"
+                    );
+                }
+                let dx32: Vec<f64> = dx32.iter().map(|&v| v as f64).collect();
+                assert_eq!(dx32, want_dx, "float32, kernel {k}, stride {s}, pad {pad}");
             }
         }
     }
