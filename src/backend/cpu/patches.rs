@@ -192,7 +192,9 @@ impl Taps {
         // Output element e (in rows lo..hi) reads input element e + off.
         let off = self.row0[i] * w as isize + c0 as isize - first as isize;
         let from = ((lo * w) as isize).max(-off) as usize;
-        let to = ((hi * w) as isize).min(src.len() as isize - off).max(from as isize) as usize;
+        let to = ((hi * w) as isize)
+            .min(src.len() as isize - off)
+            .max(from as isize) as usize;
         let s0 = (from as isize + off) as usize;
         copy_long(&mut dst[from..to], &src[s0..s0 + (to - from)]);
         for d in &mut dst[..lo * w] {
@@ -568,9 +570,10 @@ mod tests {
                     for pad in [0, 1, 2, 4] {
                         for d in [1, 2] {
                             let ext = d * (k - 1) + 1;
-                            let (Some(sh), Some(sw)) =
-                                ((h + 2 * pad).checked_sub(ext), (w + 2 * pad).checked_sub(ext))
-                            else {
+                            let (Some(sh), Some(sw)) = (
+                                (h + 2 * pad).checked_sub(ext),
+                                (w + 2 * pad).checked_sub(ext),
+                            ) else {
                                 continue;
                             };
                             let mut p = window(k, s, pad, 0);
