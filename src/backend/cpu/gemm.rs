@@ -56,10 +56,11 @@ impl GemmFloat for f64 {
     }
 }
 
-/// One product c (m x n, row-major, row stride ldc) = a (m x k) * b (k x n), computed on the
-/// calling thread unless `parallelism` says otherwise. Element (i, p) of a is at
-/// `a + i * a_rs + p * a_cs` (likewise b): one of the two strides is 1, the other the leading
-/// dimension, so a transposed operand is read where it lies.
+/// One product c (m x n, row-major with row stride ldc, or column-major with column stride ldc
+/// when `c_col`) = a (m x k) * b (k x n), computed on the calling thread unless `parallelism`
+/// says otherwise. Element (i, p) of a is at `a + i * a_rs + p * a_cs` (likewise b): one of the
+/// two strides is 1, the other the leading dimension, so a transposed operand is read where it
+/// lies.
 #[derive(Clone, Copy)]
 struct Product<T> {
     m: usize,
@@ -73,6 +74,7 @@ struct Product<T> {
     b_cs: usize,
     c: *mut T,
     ldc: usize,
+    c_col: bool,
 }
 
 // SAFETY: a Product is only a description of memory that the caller of `gemm_into` borrows for
@@ -83,6 +85,7 @@ unsafe impl<T> Sync for Product<T> {}
 impl<T: GemmFloat> Product<T> {
     /// The sub-product for output rows i0..i0+m and columns j0..j0+n.
     fn tile(&self, i0: usize, m: usize, j0: usize, n: usize) -> Self {
+        debug_assert!(!self.c_col, "tiles are cut from row-major outputs only");
         // SAFETY (of the pointer offsets): callers keep i0+m <= self.m and j0+n <= self.n.
         unsafe {
             Product {
@@ -101,13 +104,20 @@ impl<T: GemmFloat> Product<T> {
     /// # Safety
     /// The pointers must cover the described matrices; c is only written (read_dst = false).
     unsafe fn with_gemm_crate(&self, parallelism: Parallelism) {
+        // The crate takes (column stride, row stride) of c, and computes the transposed product
+        // when c's rows are contiguous (it keeps c's columns contiguous for its micro-kernel).
+        let (c_cs, c_rs) = if self.c_col {
+            (self.ldc, 1)
+        } else {
+            (1, self.ldc)
+        };
         gemm::gemm(
             self.m,
             self.n,
             self.k,
             self.c,
-            1,
-            self.ldc as isize,
+            c_cs as isize,
+            c_rs as isize,
             false,
             self.a,
             self.a_cs as isize,
@@ -142,7 +152,7 @@ impl<T: GemmFloat> Product<T> {
         let (ta, lda) = blas_side(self.a_rs, self.a_cs);
         let (tb, ldb) = blas_side(self.b_rs, self.b_cs);
         let dims = [self.m, self.n, self.k, lda, ldb, self.ldc].map(i32::try_from);
-        match (blas::system(), dims) {
+        match (blas::system().filter(|_| !self.c_col), dims) {
             (Some(lib), [Ok(m), Ok(n), Ok(k), Ok(lda), Ok(ldb), Ok(ldc)]) => (T::cblas(lib))(
                 CBLAS_ROW_MAJOR,
                 ta,
@@ -199,44 +209,117 @@ impl<T: GemmFloat> Product<T> {
     /// As for `with_gemm_crate`.
     unsafe fn split_k(&self, parts: usize, c: &mut [MaybeUninit<T>], cancel: &Cancel) {
         let (m, n) = (self.m, self.n);
+        if m == 0 || n == 0 {
+            return;
+        }
         let chunk = self.k.div_ceil(parts);
+        // With both operands contiguous along k (a weight gradient: g (O x N*L) times the patch
+        // matrix read transposed), the crate transposes one of them while packing, the one that
+        // becomes its left operand: b when c is row-major. That is the patch matrix, k x n with
+        // n = C*kh*kw, nine times the size of g for a 3x3 kernel, and by profile the packing was
+        // a third of the product's time. With m < n the partial products are written
+        // column-major instead, so the crate packs a, and the sum below transposes them back.
+        let col = self.a_cs == 1 && self.b_rs == 1 && m < n;
         let partials: Vec<Vec<T>> = (0..parts)
             .into_par_iter()
             .map(|p| {
                 let k0 = p * chunk;
                 let len = chunk.min(self.k.saturating_sub(k0));
-                let mut buf = vec![T::ZERO; m * n];
-                if len > 0 && !cancel.requested() {
-                    let part = Product {
-                        k: len,
-                        a: self.a.add(k0 * self.a_cs),
-                        b: self.b.add(k0 * self.b_rs),
-                        c: buf.as_mut_ptr(),
-                        ldc: n,
-                        ..*self
-                    };
-                    part.with_gemm_crate(Parallelism::None);
+                if len == 0 || cancel.requested() {
+                    return vec![T::ZERO; m * n];
                 }
+                // Not zeroed first: the crate writes every element (read_dst = false).
+                let mut buf = Vec::with_capacity(m * n);
+                let part = Product {
+                    k: len,
+                    a: self.a.add(k0 * self.a_cs),
+                    b: self.b.add(k0 * self.b_rs),
+                    c: buf.as_mut_ptr(),
+                    ldc: if col { m } else { n },
+                    c_col: col,
+                    ..*self
+                };
+                part.with_gemm_crate(Parallelism::None);
+                // SAFETY: the product wrote all m*n elements.
+                buf.set_len(m * n);
                 buf
             })
             .collect();
-        let sum_row = |(i, row): (usize, &mut [MaybeUninit<T>])| {
-            for (j, slot) in row[..n].iter_mut().enumerate() {
-                let mut acc = partials[0][i * n + j];
-                for part in &partials[1..] {
-                    acc = acc + part[i * n + j];
-                }
-                slot.write(acc);
-            }
+        sum_partials(&partials, m, n, col, c, self.ldc);
+    }
+
+    /// The product threaded by the crate into a column-major scratch buffer, then transposed
+    /// into c: for `col_major_pays` shapes, where the crate would otherwise transpose all of b
+    /// while packing it, on one thread while the others wait.
+    ///
+    /// # Safety
+    /// As for `with_gemm_crate`.
+    unsafe fn via_column_major(&self, threads: usize, c: &mut [MaybeUninit<T>]) {
+        let (m, n) = (self.m, self.n);
+        // Without memory for the scratch buffer, the product is made the usual way.
+        let Ok(mut scratch) = alloc::<T>(m * n) else {
+            return self.with_gemm_crate(Parallelism::Rayon(threads));
         };
-        // A large output (a weight gradient over a few hundred thousand weights) is summed on
-        // every thread.
-        if m * n >= 1 << 16 {
-            let rows = c.par_chunks_mut(self.ldc).take(m);
-            rows.enumerate().for_each(sum_row);
-        } else {
-            c.chunks_mut(self.ldc).take(m).enumerate().for_each(sum_row);
+        let part = Product {
+            c: scratch.spare_capacity_mut().as_mut_ptr().cast::<T>(),
+            ldc: m,
+            c_col: true,
+            ..*self
+        };
+        part.with_gemm_crate(Parallelism::Rayon(threads));
+        // SAFETY: the crate wrote all m*n elements (k > 0: `gemm_batched` handles k = 0).
+        scratch.set_len(m * n);
+        sum_partials(&[scratch], m, n, true, c, self.ldc);
+    }
+}
+
+/// Whether a product whose operands are both contiguous along k (a weight gradient, g times the
+/// patch matrix read transposed) is cheaper with a column-major result: the crate then packs
+/// (transposing) a, m x k, instead of b, k x n, at the cost of transposing the m x n result.
+fn col_major_pays(m: usize, k: usize, n: usize, trans: [bool; 2]) -> bool {
+    !trans[0] && trans[1] && n > m && (n - m).saturating_mul(k) > 2 * m * n
+}
+
+/// c (m x n, row-major, row stride ldc) = the sum of `partials` in order, each m x n,
+/// row-major or (`col`) column-major.
+fn sum_partials<T: GemmFloat>(
+    partials: &[Vec<T>],
+    m: usize,
+    n: usize,
+    col: bool,
+    c: &mut [MaybeUninit<T>],
+    ldc: usize,
+) {
+    if m == 0 || n == 0 || partials.is_empty() {
+        return;
+    }
+    let at = |i: usize, j: usize| if col { j * m + i } else { i * n + j };
+    // Rows in blocks of `rb`, column by column inside a block: column-major partials are then
+    // read a cache line at a time.
+    let rb = if col { 16 } else { 1 };
+    let sum_rows = |(blk, rows): (usize, &mut [MaybeUninit<T>])| {
+        let i0 = blk * rb;
+        let count = rows.len().div_ceil(ldc);
+        for j in 0..n {
+            for r in 0..count {
+                let idx = at(i0 + r, j);
+                let mut acc = partials[0][idx];
+                for part in &partials[1..] {
+                    acc = acc + part[idx];
+                }
+                if let Some(slot) = rows.get_mut(r * ldc + j) {
+                    slot.write(acc);
+                }
+            }
         }
+    };
+    let c = &mut c[..(m - 1) * ldc + n];
+    // A large output (a weight gradient over a few hundred thousand weights) is summed on every
+    // thread.
+    if m * n >= 1 << 16 {
+        c.par_chunks_mut(rb * ldc).enumerate().for_each(sum_rows);
+    } else {
+        c.chunks_mut(rb * ldc).enumerate().for_each(sum_rows);
     }
 }
 
@@ -344,6 +427,7 @@ fn gemm_into<T: GemmFloat>(
         b_cs,
         c: c.as_mut_ptr().cast::<T>(),
         ldc: n,
+        c_col: false,
     };
     let work = m.saturating_mul(k).saturating_mul(n);
     let threads = rayon::current_num_threads();
@@ -354,6 +438,8 @@ fn gemm_into<T: GemmFloat>(
             whole.with_gemm_crate(Parallelism::None);
         } else if let Some(parts) = split_k_parts(m, k, n, threads, trans[1]) {
             whole.split_k(parts, c, cancel);
+        } else if work < TILED_FLOPS && col_major_pays(m, k, n, trans) {
+            whole.via_column_major(threads, c);
         } else if work < TILED_FLOPS {
             whole.with_gemm_crate(Parallelism::Rayon(threads));
         } else {
@@ -487,6 +573,7 @@ mod tests {
             b_cs: 1,
             c: want.as_mut_ptr(),
             ldc: n,
+            c_col: false,
         };
         // SAFETY: the three buffers hold exactly the described matrices.
         unsafe { whole.with_gemm_crate(Parallelism::None) };
@@ -499,25 +586,34 @@ mod tests {
     fn split_k_products_match_the_naive_product() {
         // A convolution weight gradient's shape (a small output, a long k, b read transposed);
         // small integers keep every partial sum exact.
-        let (m, k, n) = (6, 20000, 25);
-        assert_eq!(split_k_parts(m, k, n, 2, true), Some(2));
-        assert_eq!(split_k_parts(m, 3000, n, 2, true), None);
-        assert_eq!(split_k_parts(256, k, 256, 2, false), None);
-        assert_eq!(split_k_parts(256, k, 256, 2, true), Some(2));
-        assert_eq!(split_k_parts(2048, k, 2048, 2, true), None);
-        let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
-        let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 4) as f32 - 1.0).collect();
-        let mut l = layout(1, m, k, n);
-        l.trans = [false, true];
+        assert_eq!(split_k_parts(6, 20000, 25, 2, true), Some(2));
+        assert_eq!(split_k_parts(6, 3000, 25, 2, true), None);
+        assert_eq!(split_k_parts(256, 20000, 256, 2, false), None);
+        assert_eq!(split_k_parts(256, 20000, 256, 2, true), Some(2));
+        assert_eq!(split_k_parts(2048, 20000, 2048, 2, true), None);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
             .unwrap();
-        let got = pool.install(|| gemm_batched(&a, &b, &l)).unwrap();
-        for i in 0..m {
-            for j in 0..n {
-                let want: f32 = (0..k).map(|p| a[i * k + p] * b[j * k + p]).sum();
-                assert_eq!(got[i * n + j], want, "element ({i}, {j})");
+        // m < n: the partial products are column-major (the crate packs `a`); m > n: row-major;
+        // 40 rows: a last block of 8 rows in the column-major sum; and b not transposed.
+        for (m, k, n, trans_b) in [
+            (6, 20000, 25, true),
+            (40, 9000, 70, true),
+            (25, 20000, 6, true),
+            (6, 20000, 25, false),
+        ] {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 4) as f32 - 1.0).collect();
+            let mut l = layout(1, m, k, n);
+            l.trans = [false, trans_b];
+            let got = pool.install(|| gemm_batched(&a, &b, &l)).unwrap();
+            for i in 0..m {
+                for j in 0..n {
+                    let bv = |p: usize| if trans_b { b[j * k + p] } else { b[p * n + j] };
+                    let want: f32 = (0..k).map(|p| a[i * k + p] * bv(p)).sum();
+                    assert_eq!(got[i * n + j], want, "{m}x{k}x{n}: element ({i}, {j})");
+                }
             }
         }
     }
@@ -648,6 +744,13 @@ mod tests {
 
     #[test]
     fn transposed_operands_are_read_in_place() {
+        // ResNet-18's weight gradients at 96x96: the 6x6 stage's (256 x 2304 over 1152) is
+        // made column-major, the 3x3 stage's (512 x 4608 over 288) is not (its result is the
+        // larger part).
+        assert!(col_major_pays(256, 1152, 2304, [false, true]));
+        assert!(!col_major_pays(512, 288, 4608, [false, true]));
+        assert!(!col_major_pays(256, 1152, 2304, [false, false]));
+        assert!(col_major_pays(40, 1500, 700, [false, true]));
         // Every regime: one thread, rayon-threaded, batched small products, tiled (OpenBLAS's
         // transposed calls when it is installed). Small integers keep every sum exact.
         for &(batch, m, k, n) in &[
@@ -655,6 +758,8 @@ mod tests {
             (3, 17, 33, 9),
             (1, 200, 210, 190),
             (1, 1100, 3000, 1300),
+            // Threaded into a column-major result (`col_major_pays`).
+            (1, 40, 1500, 700),
         ] {
             let a: Vec<f32> = (0..batch * m * k)
                 .map(|i| ((i * 7) % 11) as f32 - 5.0)

@@ -88,13 +88,20 @@ fn add_run<T: Copy + AddAssign>(dst: &mut [T], src: &[T]) {
     }
 }
 
-/// Where each kernel tap reads: per tap row the source row of every output row, per tap column
-/// the source column of every output column, and with stride 1 the one contiguous in-bounds run
-/// of each tap column (first output column, length, first input column).
+/// Where each kernel tap reads: per tap row the source row of every output row, and per tap
+/// column the one contiguous run of output columns whose source is inside the plane (first
+/// output column, length, first input column; the source then advances by the stride).
 struct Taps {
     rows: Vec<Vec<Option<usize>>>,
-    cols: Vec<Vec<Option<usize>>>,
-    runs: Vec<Option<(usize, usize, usize)>>,
+    runs: Vec<(usize, usize, usize)>,
+    /// The source row of output row 0 for each tap row, as a signed offset (with `rows`).
+    row0: Vec<isize>,
+    stride: usize,
+    /// Stride 1 on both axes and as many output columns as input columns (a "same" 3x3
+    /// convolution): output row r of a tap is input row r + `row0` shifted by a fixed column
+    /// offset, so a tap's block is one contiguous copy of the plane, with the columns that fall
+    /// in the padding fixed afterwards.
+    shifted: bool,
     w: usize,
     wo: usize,
 }
@@ -102,22 +109,27 @@ struct Taps {
 impl Taps {
     fn new(p: &Patches, [h, w]: [usize; 2]) -> Taps {
         let rows: Vec<_> = (0..p.kernel[0]).map(|i| sources(p, 0, i, h)).collect();
-        let cols: Vec<_> = (0..p.kernel[1]).map(|j| sources(p, 1, j, w)).collect();
-        let runs = cols
-            .iter()
-            .map(|cj| {
-                if p.stride[1] != 1 {
-                    return None;
-                }
-                let first = cj.iter().position(Option::is_some)?;
+        let runs = (0..p.kernel[1])
+            .map(|j| {
+                // The sources of one tap column rise with the output column, so the ones inside
+                // the plane are one run.
+                let cj = sources(p, 1, j, w);
+                let Some(first) = cj.iter().position(Option::is_some) else {
+                    return (0, 0, 0);
+                };
                 let len = cj[first..].iter().take_while(|c| c.is_some()).count();
-                Some((first, len, cj[first]?))
+                (first, len, cj[first].unwrap_or(0))
             })
+            .collect();
+        let row0 = (0..p.kernel[0])
+            .map(|i| (i * p.dilation[0]) as isize - p.pad[0] as isize)
             .collect();
         Taps {
             rows,
-            cols,
             runs,
+            row0,
+            stride: p.stride[1],
+            shifted: p.stride == [1, 1] && p.out[1] == w,
             w,
             wo: p.out[1],
         }
@@ -127,9 +139,13 @@ impl Taps {
     /// element is written, so `dst` may be uninitialised.
     #[inline]
     fn gather<T: Copy>(&self, t: usize, src: &[T], dst: &mut [MaybeUninit<T>], fill: T) {
-        let kw = self.cols.len();
+        let kw = self.runs.len();
         let (i, j) = (t / kw, t % kw);
-        let (w, wo, cj) = (self.w, self.wo, &self.cols[j]);
+        let (w, wo) = (self.w, self.wo);
+        let (first, len, c0) = self.runs[j];
+        if self.shifted {
+            return self.gather_shifted(i, (first, len, c0), src, dst, fill);
+        }
         for (oh, r) in self.rows[i].iter().enumerate() {
             let dst_row = &mut dst[oh * wo..][..wo];
             let Some(r) = *r else {
@@ -137,17 +153,63 @@ impl Taps {
                 continue;
             };
             let row = &src[r * w..][..w];
-            if let Some((first, len, c0)) = self.runs[j] {
-                for d in &mut dst_row[..first] {
-                    d.write(fill);
-                }
+            for d in &mut dst_row[..first] {
+                d.write(fill);
+            }
+            if self.stride == 1 {
                 copy_run(&mut dst_row[first..first + len], &row[c0..c0 + len]);
-                for d in &mut dst_row[first + len..] {
+            } else {
+                let taken = row[c0..].iter().step_by(self.stride);
+                for (d, v) in dst_row[first..first + len].iter_mut().zip(taken) {
+                    d.write(*v);
+                }
+            }
+            for d in &mut dst_row[first + len..] {
+                d.write(fill);
+            }
+        }
+    }
+
+    /// `gather` for a `shifted` window: the rows whose source is inside the plane as one copy,
+    /// then `fill` in the rows and columns outside.
+    #[inline]
+    fn gather_shifted<T: Copy>(
+        &self,
+        i: usize,
+        (first, len, c0): (usize, usize, usize),
+        src: &[T],
+        dst: &mut [MaybeUninit<T>],
+        fill: T,
+    ) {
+        let w = self.w;
+        let rows = &self.rows[i];
+        let lo = rows.iter().position(Option::is_some).unwrap_or(rows.len());
+        let hi = lo + rows[lo..].iter().take_while(|r| r.is_some()).count();
+        if lo == hi {
+            dst.fill(MaybeUninit::new(fill));
+            return;
+        }
+        // Output element e (in rows lo..hi) reads input element e + off.
+        let off = self.row0[i] * w as isize + c0 as isize - first as isize;
+        let from = ((lo * w) as isize).max(-off) as usize;
+        let to = ((hi * w) as isize)
+            .min(src.len() as isize - off)
+            .max(from as isize) as usize;
+        let s0 = (from as isize + off) as usize;
+        copy_long(&mut dst[from..to], &src[s0..s0 + (to - from)]);
+        for d in &mut dst[..lo * w] {
+            d.write(fill);
+        }
+        for d in &mut dst[hi * w..] {
+            d.write(fill);
+        }
+        if len < w {
+            for row in dst[lo * w..hi * w].chunks_exact_mut(w) {
+                for d in &mut row[..first] {
                     d.write(fill);
                 }
-            } else {
-                for (d, c) in dst_row.iter_mut().zip(cj) {
-                    d.write(c.map_or(fill, |c| row[c]));
+                for d in &mut row[first + len..] {
+                    d.write(fill);
                 }
             }
         }
@@ -156,24 +218,33 @@ impl Taps {
     /// The adjoint of `gather`: tap `t`'s windows `g` (Ho*Wo) summed onto one plane.
     #[inline]
     fn scatter<T: Copy + AddAssign>(&self, t: usize, g: &[T], dst: &mut [T]) {
-        let kw = self.cols.len();
+        let kw = self.runs.len();
         let (i, j) = (t / kw, t % kw);
-        let (w, wo, cj) = (self.w, self.wo, &self.cols[j]);
+        let (w, wo) = (self.w, self.wo);
+        let (first, len, c0) = self.runs[j];
         for (oh, r) in self.rows[i].iter().enumerate() {
             let Some(r) = *r else { continue };
             let row = &mut dst[r * w..][..w];
             let g_row = &g[oh * wo..][..wo];
-            if let Some((first, len, c0)) = self.runs[j] {
+            if self.stride == 1 {
                 add_run(&mut row[c0..c0 + len], &g_row[first..first + len]);
             } else {
-                for (v, c) in g_row.iter().zip(cj) {
-                    if let Some(c) = *c {
-                        row[c] += *v;
-                    }
+                let taken = row[c0..].iter_mut().step_by(self.stride);
+                for (d, v) in taken.zip(&g_row[first..first + len]) {
+                    *d += *v;
                 }
             }
         }
     }
+}
+
+/// `dst = src` (equal lengths) for a long run: one `memcpy`.
+#[inline]
+fn copy_long<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) {
+    let n = dst.len().min(src.len());
+    // SAFETY: both ranges hold n elements of T (MaybeUninit<T> has T's layout) and a shared
+    // and a mutable borrow cannot overlap.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<T>(), n) };
 }
 
 /// Runs `f` over matching chunks of `a` and `b`, on rayon's threads when `work` is large.
@@ -463,5 +534,82 @@ mod tests {
             let back_cols = patches_cols_adjoint(&cols, [n, c, h, w], &p, 0.0);
             assert_eq!(back_planes, back_cols);
         }
+    }
+
+    /// im2col element by element, from `Patches::source`: (N, C, kh*kw, Ho, Wo).
+    fn reference(x: &[f64], [n, c, h, w]: [usize; 4], p: &Patches, fill: f64) -> Vec<f64> {
+        let (taps, [ho, wo]) = (p.kernel[0] * p.kernel[1], p.out);
+        let mut out = Vec::with_capacity(n * c * taps * ho * wo);
+        for plane in x.chunks(h * w).take(n * c) {
+            for t in 0..taps {
+                let (i, j) = (t / p.kernel[1], t % p.kernel[1]);
+                for oh in 0..ho {
+                    for ow in 0..wo {
+                        let v = match (p.source(0, oh, i, h), p.source(1, ow, j, w)) {
+                            (Some(r), Some(q)) => plane[r * w + q],
+                            _ => fill,
+                        };
+                        out.push(v);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn patches_match_a_window_by_window_reference() {
+        // Every fast form of a tap's gather: whole-plane shifted copies (stride 1, as many
+        // output columns as input columns), runs (stride 1), strided runs (stride 2 and 3),
+        // dilation, taps wholly in the padding, and 1-wide planes; the adjoint against the
+        // transposed reference (sums of small integers are exact in any order).
+        let mut tried = 0;
+        for (h, w) in [(7usize, 7usize), (5, 9), (1, 1), (2, 3), (6, 1)] {
+            for k in [1, 3, 5] {
+                for s in [1, 2, 3] {
+                    for pad in [0, 1, 2, 4] {
+                        for d in [1, 2] {
+                            let ext = d * (k - 1) + 1;
+                            let (Some(sh), Some(sw)) = (
+                                (h + 2 * pad).checked_sub(ext),
+                                (w + 2 * pad).checked_sub(ext),
+                            ) else {
+                                continue;
+                            };
+                            let mut p = window(k, s, pad, 0);
+                            p.dilation = [d, d];
+                            p.out = [sh / s + 1, sw / s + 1];
+                            let (n, c) = (2, 3);
+                            let x: Vec<f64> =
+                                (0..n * c * h * w).map(|i| (i % 17) as f64 - 8.0).collect();
+                            let want = reference(&x, [n, c, h, w], &p, -100.0);
+                            let got = patches(&x, [h, w], &p, -100.0).unwrap();
+                            assert_eq!(got, want, "{h}x{w} k{k} s{s} p{pad} d{d}");
+                            let g: Vec<f64> =
+                                (0..want.len()).map(|i| (i % 5) as f64 - 2.0).collect();
+                            let mut back = vec![0.0; n * c * h * w];
+                            let mask = reference(
+                                &(0..n * c * h * w).map(|i| i as f64).collect::<Vec<_>>(),
+                                [n, c, h, w],
+                                &p,
+                                -1.0,
+                            );
+                            for (src, v) in mask.iter().zip(&g) {
+                                if *src >= 0.0 {
+                                    back[*src as usize] += v;
+                                }
+                            }
+                            assert_eq!(
+                                patches_adjoint(&g, [h, w], &p, 0.0),
+                                back,
+                                "adjoint {h}x{w} k{k} s{s} p{pad} d{d}"
+                            );
+                            tried += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(tried > 100);
     }
 }
