@@ -127,6 +127,12 @@ fn numbers(line: &str) -> (String, Vec<f64>) {
 }
 
 fn compare(name: &str, expected: &str, actual: &str) -> Result<(), String> {
+    // As the transcript harness (snapbox) reads them: a carriage return ends a line
+    // (`clear_output` writes `ESC[2K\r`).
+    let (expected, actual) = (
+        expected.replace("\r\n", "\n").replace('\r', "\n"),
+        actual.replace("\r\n", "\n").replace('\r', "\n"),
+    );
     let (want, got): (Vec<&str>, Vec<&str>) =
         (expected.lines().collect(), actual.lines().collect());
     if want.len() != got.len() {
