@@ -62,7 +62,7 @@ fn main() -> ExitCode {
         sim_gpus: cli.sim_gpus,
         display: DisplayPolicy::EveryExpression,
         main_file: match (&cli.code, cli.program.first()) {
-            (None, Some(f)) if f != "-" => Some(f.to_string_lossy().into_owned()),
+            (None, Some(f)) if f != "-" => Some(absolute_program_path(f)),
             // The interactive REPL has none, as CPython's.
             (None, None) if std::io::stdin().is_terminal() || cli.transcript => None,
             (None, _) => Some("<stdin>".to_string()),
@@ -96,6 +96,17 @@ fn sim_gpu_count(text: &str) -> Result<usize, String> {
     }
 }
 
+/// The script's path as CPython 3.11 names it in `__file__`, tracebacks and warnings: joined
+/// to the working directory when relative, not normalised (`./a/../b.py` stays).
+fn absolute_program_path(file: &std::ffi::OsStr) -> String {
+    let path = std::path::Path::new(file);
+    let full = match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() => cwd.join(path),
+        _ => path.to_path_buf(),
+    };
+    full.to_string_lossy().into_owned()
+}
+
 fn run(cli: Cli, config: SessionConfig) -> i32 {
     // `devarray -` reads a program from stdin even on a terminal, like `python -`.
     // With -c, the positional words are all the program's arguments.
@@ -123,7 +134,7 @@ fn run(cli: Cli, config: SessionConfig) -> i32 {
         match (&cli.code, &file) {
             (Some(_), _) => session.set_program("<string>"),
             (None, Some(file)) if file.as_os_str() != "-" => {
-                session.set_program(&file.display().to_string())
+                session.set_program(&absolute_program_path(file.as_os_str()))
             }
             _ => {}
         }

@@ -306,3 +306,84 @@ fn warnings_name_the_script_line_and_show_its_source() {
         .success()
         .stderr_eq("<stdin>:3: UserWarning: piped\n");
 }
+
+/// A script's frames in the `traceback` module's text name the script by its absolute path and
+/// show the source line with CPython 3.11's carets (`~` under a binary operation's operands, `^`
+/// under its operator or a subscript); recursion is folded. Expected text: python3 3.11.
+#[test]
+fn traceback_module_shows_the_scripts_lines_as_cpython() {
+    let script = temp_file(
+        "tb.py",
+        br#"import traceback, sys
+def f(x):
+    return 1 / x
+def g(items):
+    return items[5]
+def rec(n):
+    return rec(n + 1) if n < 10 else 1 / 0
+for call in (lambda: f(0), lambda: g([1, 2]), lambda: rec(0)):
+    try:
+        call()
+    except Exception:
+        traceback.print_exc(file=sys.stdout)
+try:
+    x = [1, 2]
+    y = x[0] +  x[1] * None
+except TypeError:
+    traceback.print_exc(limit=1)
+print(__file__.endswith('/tb.py'))
+"#,
+    );
+    let dir = script.parent().map(|d| d.to_path_buf()).unwrap_or_default();
+    let path = script.display().to_string();
+    let frame = |line: usize, name: &str, text: &str, carets: &str| {
+        let mut s = format!("  File \"{path}\", line {line}, in {name}\n    {text}\n");
+        if !carets.is_empty() {
+            s.push_str(&format!("    {carets}\n"));
+        }
+        s
+    };
+    let head = "Traceback (most recent call last):\n";
+    let rec = frame(
+        7,
+        "rec",
+        "return rec(n + 1) if n < 10 else 1 / 0",
+        "       ^^^^^^^^^^",
+    );
+    let stdout = [
+        head.to_string(),
+        frame(10, "<module>", "call()", ""),
+        frame(8, "<lambda>", "for call in (lambda: f(0), lambda: g([1, 2]), lambda: rec(0)):", "                     ^^^^"),
+        frame(3, "f", "return 1 / x", "       ~~^~~"),
+        "ZeroDivisionError: division by zero\n".into(),
+        head.into(),
+        frame(10, "<module>", "call()", ""),
+        frame(8, "<lambda>", "for call in (lambda: f(0), lambda: g([1, 2]), lambda: rec(0)):", "                                   ^^^^^^^^^"),
+        frame(5, "g", "return items[5]", "       ~~~~~^^^"),
+        "IndexError: list index out of range\n".into(),
+        head.into(),
+        frame(10, "<module>", "call()", ""),
+        frame(8, "<lambda>", "for call in (lambda: f(0), lambda: g([1, 2]), lambda: rec(0)):", "                                                      ^^^^^^"),
+        rec.clone(),
+        rec.clone(),
+        rec,
+        "  [Previous line repeated 8 more times]\n".into(),
+        "ZeroDivisionError: division by zero\n".into(),
+        "True\n".into(),
+    ]
+    .concat();
+    let stderr = [
+        head.to_string(),
+        frame(15, "<module>", "y = x[0] +  x[1] * None", "            ~~~~~^~~~~~"),
+        "TypeError: unsupported operand type(s) for *: 'int' and 'NoneType'\n".into(),
+    ]
+    .concat();
+    // Run from the script's folder by its relative name: `__file__` is still absolute.
+    devarray()
+        .current_dir(&dir)
+        .arg("tb.py")
+        .assert()
+        .success()
+        .stdout_eq(stdout)
+        .stderr_eq(stderr);
+}

@@ -2467,7 +2467,11 @@ impl Interpreter for Interp<'_> {
         // A module's body runs at its own top level: no enclosing function, its own globals.
         let saved_env = self.env.take();
         let saved_module = self.module.replace(module.clone());
-        let result = self.run_snippet(source);
+        let file = match &module.get("__file__") {
+            Some(Value::Str(f)) => Some(f.clone()),
+            _ => None,
+        };
+        let result = self.run_source(source, file);
         self.module = saved_module;
         self.env = saved_env;
         result.map_err(|mut e| {
@@ -2486,6 +2490,16 @@ impl Interpreter for Interp<'_> {
     }
 
     fn run_snippet(&mut self, code: &str) -> Result<Option<Value>, Exc> {
+        self.run_source(code, None)
+    }
+    fn check_interrupt(&mut self) -> Result<(), Exc> {
+        Interp::check_interrupt(self)
+    }
+}
+
+impl Interp<'_> {
+    /// Parse and run `code`, the text of `file` when it has one (tracebacks name it).
+    fn run_source(&mut self, code: &str, file: Option<Rc<str>>) -> Result<Option<Value>, Exc> {
         // Enough stack for the parser's bounded nesting, on a generator's stack too.
         let parsed = crate::object::stack::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {
             crate::lang::parse(code)
@@ -2502,6 +2516,9 @@ impl Interpreter for Interp<'_> {
             x
         })?;
         let source: Rc<str> = Rc::from(code);
+        if let Some(file) = file {
+            crate::object::traceback::name_source(&source, file);
+        }
         let saved = std::mem::replace(&mut self.source, source);
         let mut last = None;
         let mut result = Ok(());
@@ -2531,9 +2548,6 @@ impl Interpreter for Interp<'_> {
         }
         self.source = saved;
         result.map(|()| last)
-    }
-    fn check_interrupt(&mut self) -> Result<(), Exc> {
-        Interp::check_interrupt(self)
     }
 }
 

@@ -425,6 +425,9 @@ impl Session {
             });
         }
         let source: Rc<str> = Rc::from(code);
+        if let Some(program) = &self.state.program {
+            crate::object::traceback::name_source(&source, program.clone());
+        }
         let last_only = self.config.display == DisplayPolicy::LastExpression;
         // CPU kernels check the session's interrupt flag between blocks while this runs.
         let flag = self.state.rt.interrupt_flag();

@@ -37,6 +37,51 @@ fn class_named(name: &'static str) -> Value {
     })
 }
 
+/// The frames of traceback `v` from its entry on (what `traceback.extract_tb` walks); None
+/// when `v` is not a traceback.
+pub fn frames_of(v: &Value) -> Option<Vec<Frame>> {
+    match v {
+        Value::Object(o) => {
+            let tb = o.as_any().downcast_ref::<Traceback>()?;
+            Some(tb.trace.get(tb.at..).unwrap_or_default().to_vec())
+        }
+        _ => None,
+    }
+}
+
+thread_local! {
+    /// Which file each running source text came from (a script's path, a library module's
+    /// `__file__`), keyed by the text's address: frames keep only the text.
+    static FILES: std::cell::RefCell<Vec<(std::rc::Weak<str>, Rc<str>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Records that `source` is the text of `file`, for tracebacks' `File "..."` lines.
+pub fn name_source(source: &Rc<str>, file: Rc<str>) {
+    FILES.with(|f| {
+        let mut f = f.borrow_mut();
+        f.retain(|(s, _)| s.strong_count() > 0);
+        f.push((Rc::downgrade(source), file));
+    })
+}
+
+/// The file `source` was read from, as [`name_source`] recorded it.
+pub fn source_file(source: &Rc<str>) -> Option<Rc<str>> {
+    FILES.with(|f| {
+        f.borrow()
+            .iter()
+            .find(|(s, _)| {
+                s.strong_count() > 0 && std::ptr::addr_eq(s.as_ptr(), Rc::as_ptr(source))
+            })
+            .map(|(_, file)| file.clone())
+    })
+}
+
+/// The file a frame's code came from; `<stdin>` for what was typed (CPython's REPL name).
+pub fn file_of(f: &Frame) -> Rc<str> {
+    source_file(&f.source).unwrap_or_else(|| Rc::from("<stdin>"))
+}
+
 fn line(f: &Frame) -> i64 {
     crate::lang::span::locate(&f.source, f.span).0 as i64
 }
@@ -67,6 +112,7 @@ impl NativeObject for Traceback {
             "tb_next" => Value::None,
             "tb_frame" => Value::Object(Rc::new(FrameObject {
                 name: f.function.clone(),
+                file: file_of(f),
                 line: line(f),
             })),
             _ => return None,
@@ -80,6 +126,7 @@ impl NativeObject for Traceback {
 /// `tb.tb_frame`: the function the entry is in, at the entry's line.
 struct FrameObject {
     name: Rc<str>,
+    file: Rc<str>,
     line: i64,
 }
 
@@ -104,6 +151,7 @@ impl NativeObject for FrameObject {
             "f_lineno" => Value::Int(self.line),
             "f_code" => Value::Object(Rc::new(CodeObject {
                 name: self.name.clone(),
+                file: self.file.clone(),
             })),
             _ => return None,
         })
@@ -113,9 +161,10 @@ impl NativeObject for FrameObject {
     }
 }
 
-/// `frame.f_code`: its function's name.
+/// `frame.f_code`: its function's name and file.
 struct CodeObject {
     name: Rc<str>,
+    file: Rc<str>,
 }
 
 impl NativeObject for CodeObject {
@@ -137,10 +186,11 @@ impl NativeObject for CodeObject {
     fn get_attr(&self, _this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
         match name {
             "co_name" => Some(Value::Str(self.name.clone())),
+            "co_filename" => Some(Value::Str(self.file.clone())),
             _ => None,
         }
     }
     fn attr_names(&self) -> Vec<&'static str> {
-        vec!["co_name"]
+        vec!["co_filename", "co_name"]
     }
 }

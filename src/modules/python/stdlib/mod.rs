@@ -1,7 +1,7 @@
 //! The standard modules deep-learning programs import, with CPython 3.11's behaviour for what
 //! they offer: `__future__`, `os` / `os.path`, `subprocess`, `random`, `math`, `time`, `sys`, `collections`,
 //! `itertools`, `functools`, `hashlib`, `copy`, `json`, `re`, `typing`, `dataclasses`, `operator`, `string`,
-//! `warnings`, `inspect`, `zipfile`/`tarfile` (reading, `archive.rs`). One file per module; `build` dispatches.
+//! `warnings`, `inspect`, `traceback`, `zipfile`/`tarfile` (reading, `archive.rs`). One file per module; `build` dispatches.
 //!
 //! Classes these modules define (`deque`, `Counter`, namedtuples, `JSONDecodeError`) are real
 //! classes (`Value::Class`) made here from Rust: their special methods are built-ins named
@@ -26,6 +26,7 @@ mod string;
 pub mod subprocess;
 pub(crate) mod sys;
 mod time;
+mod traceback;
 mod typing;
 pub mod warnings;
 
@@ -56,6 +57,7 @@ pub const NAMES: &[&str] = &[
     "sys",
     "tarfile",
     "time",
+    "traceback",
     "typing",
     "warnings",
     "zipfile",
@@ -103,6 +105,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "operator" => operator::build(),
         "string" => string::build(),
         "subprocess" => subprocess::build(),
+        "traceback" => traceback::build(),
         "warnings" => warnings::build(),
         "zipfile" => archive::build_zipfile(),
         "tarfile" => archive::build_tarfile(),
