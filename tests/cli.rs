@@ -181,6 +181,8 @@ fn transcript_mode_continues_after_errors_and_keeps_stderr_empty() {
 // The tests below need the evaluator: they fail while Session is a stub.
 
 #[test]
+/// A script's uncaught error is reported as CPython reports it (no caret when the failing
+/// expression is the whole line).
 fn script_output_then_error_report_and_status_1() {
     let path = temp_file("name_error.da", b"print(1)\nundefined_name\nprint(2)\n");
     devarray()
@@ -188,13 +190,14 @@ fn script_output_then_error_report_and_status_1() {
         .assert()
         .code(1)
         .stdout_eq("1\n")
-        .stderr_eq(
-            "  line 2, in <module>
+        .stderr_eq(format!(
+            "Traceback (most recent call last):
+  File \"{}\", line 2, in <module>
     undefined_name
-    ^^^^^^^^^^^^^^
 NameError: name 'undefined_name' is not defined
 ",
-        );
+            path.display()
+        ));
 }
 
 #[test]
@@ -353,17 +356,32 @@ print(__file__.endswith('/tb.py'))
     let stdout = [
         head.to_string(),
         frame(10, "<module>", "call()", ""),
-        frame(8, "<lambda>", "for call in (lambda: f(0), lambda: g([1, 2]), lambda: rec(0)):", "                     ^^^^"),
+        frame(
+            8,
+            "<lambda>",
+            "for call in (lambda: f(0), lambda: g([1, 2]), lambda: rec(0)):",
+            "                     ^^^^",
+        ),
         frame(3, "f", "return 1 / x", "       ~~^~~"),
         "ZeroDivisionError: division by zero\n".into(),
         head.into(),
         frame(10, "<module>", "call()", ""),
-        frame(8, "<lambda>", "for call in (lambda: f(0), lambda: g([1, 2]), lambda: rec(0)):", "                                   ^^^^^^^^^"),
+        frame(
+            8,
+            "<lambda>",
+            "for call in (lambda: f(0), lambda: g([1, 2]), lambda: rec(0)):",
+            "                                   ^^^^^^^^^",
+        ),
         frame(5, "g", "return items[5]", "       ~~~~~^^^"),
         "IndexError: list index out of range\n".into(),
         head.into(),
         frame(10, "<module>", "call()", ""),
-        frame(8, "<lambda>", "for call in (lambda: f(0), lambda: g([1, 2]), lambda: rec(0)):", "                                                      ^^^^^^"),
+        frame(
+            8,
+            "<lambda>",
+            "for call in (lambda: f(0), lambda: g([1, 2]), lambda: rec(0)):",
+            "                                                      ^^^^^^",
+        ),
         rec.clone(),
         rec.clone(),
         rec,
@@ -374,7 +392,12 @@ print(__file__.endswith('/tb.py'))
     .concat();
     let stderr = [
         head.to_string(),
-        frame(15, "<module>", "y = x[0] +  x[1] * None", "            ~~~~~^~~~~~"),
+        frame(
+            15,
+            "<module>",
+            "y = x[0] +  x[1] * None",
+            "            ~~~~~^~~~~~",
+        ),
         "TypeError: unsupported operand type(s) for *: 'int' and 'NoneType'\n".into(),
     ]
     .concat();

@@ -646,6 +646,7 @@ mod tests {
                 function: "<module>".into(),
                 source: code.to_string(),
                 span: devarray::lang::Span::new(0, code.len()),
+                file: None,
             }],
             chained: None,
         }

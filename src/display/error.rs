@@ -48,7 +48,7 @@ fn chain_message(cause: bool) -> &'static str {
 }
 
 /// The chain ending in `err`, oldest first, each with the line that leads to the next.
-fn chain(err: &Traceback) -> Vec<(&Traceback, Option<&'static str>)> {
+pub(super) fn chain(err: &Traceback) -> Vec<(&Traceback, Option<&'static str>)> {
     let mut links = vec![(err, None)];
     let mut cur = err;
     while let Some(c) = &cur.chained {
@@ -66,6 +66,8 @@ pub struct TraceFrame {
     pub function: String,
     pub source: String,
     pub span: Span,
+    /// The file `source` was read from, when it was one (a script; a library module).
+    pub file: Option<String>,
 }
 
 /// The source line of `span` and the caret line under it. Columns are measured
@@ -106,7 +108,7 @@ fn caret_line(source: &str, span: Span) -> (usize, String, String) {
 
 /// Syntax errors point at source, not at a running frame: CPython prints no
 /// `in <name>` for them.
-fn is_syntax_error(ename: &str) -> bool {
+pub(super) fn is_syntax_error(ename: &str) -> bool {
     matches!(ename, "SyntaxError" | "IndentationError" | "TabError")
 }
 
@@ -337,6 +339,7 @@ mod tests {
                     function,
                     source: source.into(),
                     span,
+                    file: None,
                 })
                 .collect(),
         }
@@ -389,6 +392,7 @@ mod tests {
                 function: "<module>".into(),
                 source: src.into(),
                 span: Span::new(start, start + text.len()),
+                file: None,
             }
         };
         let context = Traceback {
@@ -442,6 +446,7 @@ mod tests {
                 function: "<module>".into(),
                 source: "x = (1 +".into(),
                 span: Span::new(8, 8),
+                file: None,
             }],
         };
         assert_eq!(
@@ -553,6 +558,7 @@ mod tests {
                 function: "<module>".into(),
                 source: "x = (1 +".into(),
                 span: Span::new(8, 8),
+                file: None,
             }],
         };
         assert_eq!(

@@ -8,6 +8,7 @@ mod floatfmt;
 pub mod html;
 pub mod plot;
 pub mod pyfmt;
+pub mod pytrace;
 pub mod timeline;
 pub mod torch;
 

@@ -126,6 +126,8 @@ pub struct ErrorFrame {
     pub function: String,
     pub source: String,
     pub span: Span,
+    /// The file `source` was read from, when it was one (a script; a library module).
+    pub file: Option<String>,
 }
 
 impl EvalError {
@@ -134,6 +136,12 @@ impl EvalError {
     /// NO_COLOR and whether the output is a terminal).
     pub fn render(&self, color: bool) -> String {
         crate::display::error::render_error(&self.to_traceback(), color)
+    }
+
+    /// The report as CPython prints an uncaught error in a script: `Traceback (most recent
+    /// call last):`, a `File "...", line N, in f` entry per frame, then `ename: evalue`.
+    pub fn render_python(&self) -> String {
+        crate::display::pytrace::render_python(&self.to_traceback())
     }
 
     /// The error as the plain data `display` renders.
@@ -149,6 +157,7 @@ impl EvalError {
                     function: f.function.clone(),
                     source: f.source.clone(),
                     span: f.span,
+                    file: f.file.clone(),
                 })
                 .collect(),
             chained: None,
@@ -409,17 +418,13 @@ impl Session {
         });
         if let Some(e) = syntax {
             return Err(EvalError {
-                ename: if e.too_deep {
-                    "RecursionError"
-                } else {
-                    "SyntaxError"
-                }
-                .into(),
+                ename: e.exception_name().into(),
                 evalue: e.message,
                 frames: vec![ErrorFrame {
                     function: "<module>".into(),
                     source: code.to_string(),
                     span: e.span,
+                    file: self.state.program.as_deref().map(str::to_string),
                 }],
                 chained: None,
             });
@@ -759,6 +764,11 @@ fn shown_link(e: &Exc) -> Option<(Rc<Exc>, bool)> {
     }
 }
 
+/// The file a frame's source was read from, as the session recorded it.
+fn file_of(source: &Rc<str>) -> Option<String> {
+    crate::object::traceback::source_file(source).map(|f| f.to_string())
+}
+
 fn one_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
     let mut frames = Vec::with_capacity(e.frames.len() + 1);
     if let Some(span) = e.span {
@@ -767,6 +777,7 @@ fn one_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
             function: "<module>".into(),
             source: source.to_string(),
             span,
+            file: file_of(source),
         });
     }
     for f in &e.frames {
@@ -774,6 +785,7 @@ fn one_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
             function: f.function.to_string(),
             source: f.source.to_string(),
             span: f.span,
+            file: file_of(&f.source),
         });
     }
     EvalError {

@@ -27,6 +27,25 @@ pub struct SyntaxError {
     pub too_deep: bool,
 }
 
+impl SyntaxError {
+    /// The exception CPython raises for it: `IndentationError` (a `SyntaxError`) for blocks
+    /// and indentation, `RecursionError` for a tree too deep, else `SyntaxError`.
+    pub fn exception_name(&self) -> &'static str {
+        const INDENTATION: [&str; 3] = [
+            "unexpected indent",
+            "expected an indented block",
+            "unindent does not match",
+        ];
+        if self.too_deep {
+            "RecursionError"
+        } else if INDENTATION.iter().any(|m| self.message.starts_with(m)) {
+            "IndentationError"
+        } else {
+            "SyntaxError"
+        }
+    }
+}
+
 impl fmt::Display for SyntaxError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)

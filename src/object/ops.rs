@@ -352,6 +352,12 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
         {
             super::set::binary(it, op, a, r)
         }
+        // PEP 584: `a | b` is a copy of `a` updated with `b`.
+        (Value::Dict(a), Value::Dict(b)) if op == BinOp::BitOr => {
+            let mut merged = a.borrow().clone();
+            merge_dict(&mut merged, &b.borrow())?;
+            Ok(Value::Dict(Rc::new(RefCell::new(merged))))
+        }
         (Value::List(a), Value::List(b)) if op == BinOp::Add => {
             let mut v = a.borrow().clone();
             v.extend(b.borrow().iter().cloned());
@@ -740,6 +746,14 @@ pub fn binary_inplace(
             let (rop, _) = runtime_binop(op).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
             let ro = operand(rhs).ok_or_else(|| unsupported(op.symbol(), cur, rhs))?;
             a.array.binary_inplace(rop, ro)?;
+            Ok(cur.clone())
+        }
+        // `d |= other` updates `d` in place (PEP 584); a dict is the common operand.
+        (Value::Dict(d), BinOp::BitOr) if matches!(rhs, Value::Dict(_)) => {
+            if let Value::Dict(other) = rhs {
+                let other = other.borrow().clone();
+                merge_dict(&mut d.borrow_mut(), &other)?;
+            }
             Ok(cur.clone())
         }
         (Value::List(l), BinOp::Add) => {
@@ -1942,6 +1956,14 @@ pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(),
 }
 
 /// A fresh dict value.
+/// `into.update(from)` for two dicts.
+fn merge_dict(into: &mut super::value::Dict, from: &super::value::Dict) -> Result<(), Exc> {
+    for (k, v) in from.entries.iter() {
+        into.insert(hash_key(k)?, k.clone(), v.clone());
+    }
+    Ok(())
+}
+
 pub fn new_dict() -> Value {
     Value::Dict(Rc::new(RefCell::new(super::value::Dict::default())))
 }

@@ -43,6 +43,14 @@ impl StdioSink {
         }
     }
 
+    /// Writes a script's uncaught error to stderr as CPython prints it.
+    pub fn report_error_python(&mut self, error: &EvalError) {
+        self.finish_line();
+        let mut report = error.render_python();
+        report.push('\n');
+        self.stderr(&report);
+    }
+
     /// Writes an uncaught error's report to stderr.
     pub fn report_error(&mut self, error: &EvalError, color: bool) {
         self.finish_line();

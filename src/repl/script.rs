@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::output::{stderr_color, StdioSink};
+use super::output::StdioSink;
 use super::{requested_exit_status, Evaluator};
 
 /// Exit status when the program ran to the end.
@@ -58,7 +58,7 @@ pub fn run_program(evaluator: &mut dyn Evaluator, source: &str) -> i32 {
         Err(error) => match requested_exit_status(&error) {
             Some(status) => status,
             None => {
-                sink.report_error(&error, stderr_color());
+                sink.report_error_python(&error);
                 // CPython ends an uncaught KeyboardInterrupt by SIGINT: the shell sees 130.
                 if error.ename == "KeyboardInterrupt" {
                     EXIT_INTERRUPTED

@@ -117,6 +117,16 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
             "dir([obj]): names in scope, or attributes of obj.",
             dir,
         ),
+        (
+            "globals",
+            "globals(): the module's global names and values, as a dict (a snapshot: assigning into it does not bind names).",
+            globals_fn,
+        ),
+        (
+            "locals",
+            "locals(): the current function's local names and values, as a dict (the globals at top level).",
+            locals_fn,
+        ),
         ("id", "id(obj): the identity of obj.", id),
         ("hash", "hash(obj): the hash of a hashable value.", hash),
         (
@@ -308,6 +318,55 @@ fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         it.out().stdout(&text);
     }
     Ok(Value::None)
+}
+
+/// `float.as_integer_ratio`: the exact fraction of a finite float, in lowest terms.
+fn float_ratio(x: f64) -> Result<Value, Exc> {
+    if x.is_nan() {
+        return Err(Exc::value_error("cannot convert NaN to integer ratio"));
+    }
+    if x.is_infinite() {
+        return Err(Exc::new(
+            ExcKind::OverflowError,
+            "cannot convert Infinity to integer ratio",
+        ));
+    }
+    // x = mantissa * 2^exp with an integer mantissa; halve both while the mantissa is even.
+    let (mut mantissa, mut exp) = {
+        let bits = x.abs().to_bits();
+        let e = ((bits >> 52) & 0x7ff) as i64;
+        let m = bits & ((1 << 52) - 1);
+        if e == 0 {
+            (m as i128, -1074)
+        } else {
+            ((m | (1 << 52)) as i128, e - 1075)
+        }
+    };
+    while mantissa != 0 && mantissa % 2 == 0 && exp < 0 {
+        mantissa /= 2;
+        exp += 1;
+    }
+    let sign = if x < 0.0 { -1 } else { 1 };
+    let too_big = || {
+        Exc::new(
+            ExcKind::OverflowError,
+            "integer result does not fit in 64 bits",
+        )
+    };
+    let (num, den) = if exp >= 0 {
+        let num = mantissa
+            .checked_shl(exp as u32)
+            .filter(|n| *n <= i64::MAX as i128);
+        (num.ok_or_else(too_big)?, 1i128)
+    } else if exp > -63 {
+        (mantissa, 1i128 << (-exp))
+    } else {
+        return Err(too_big());
+    };
+    Ok(Value::tuple(vec![
+        Value::Int((sign * num) as i64),
+        Value::Int(den as i64),
+    ]))
 }
 
 pub fn length(v: &Value) -> Result<usize, Exc> {
@@ -929,6 +988,43 @@ fn dir(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     names.sort();
     names.dedup();
     Ok(Value::list(names.iter().map(|n| Value::str(n)).collect()))
+}
+
+/// A dict of `(name, value)` pairs, in their order.
+fn names_dict(pairs: Vec<(crate::lang::ast::Ident, Value)>) -> Value {
+    let mut d = crate::object::value::Dict::default();
+    for (k, v) in pairs {
+        d.insert(
+            crate::object::value::HashKey::Str(k.clone()),
+            Value::Str(k),
+            v,
+        );
+    }
+    Value::Dict(Rc::new(std::cell::RefCell::new(d)))
+}
+
+fn globals_fn(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    let g = &it.state().globals;
+    let pairs = g
+        .keys()
+        .filter_map(|k| g.get(k).map(|v| (k.clone(), v.clone())))
+        .collect();
+    Ok(names_dict(pairs))
+}
+
+fn locals_fn(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    let Some(env) = it.current_scope() else {
+        return globals_fn(it, a);
+    };
+    let scope = env.borrow();
+    let pairs = scope
+        .vars
+        .keys()
+        .filter_map(|k| scope.vars.get(k).map(|v| (k.clone(), v.clone())))
+        .collect();
+    Ok(names_dict(pairs))
 }
 
 fn id(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1621,7 +1717,23 @@ pub fn attr_names(v: &Value) -> Vec<String> {
         Value::Set(_) => crate::object::set::SET_METHODS,
         Value::Device(_) => &["device_type", "device_id"],
         Value::Exception(_) => &["args"],
-        Value::Float(_) => &["is_integer", "real", "imag"],
+        Value::Float(_) => &[
+            "as_integer_ratio",
+            "conjugate",
+            "imag",
+            "is_integer",
+            "real",
+        ],
+        Value::Int(_) => &[
+            "as_integer_ratio",
+            "bit_count",
+            "bit_length",
+            "conjugate",
+            "denominator",
+            "imag",
+            "numerator",
+            "real",
+        ],
         Value::Array(_) => {
             return hooks::ARRAYS
                 .get()
@@ -1740,7 +1852,68 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             )),
             _ => e.field(name),
         },
+        Value::Int(i) => match name {
+            "real" | "numerator" => Some(Value::Int(*i)),
+            "imag" => Some(Value::Int(0)),
+            "denominator" => Some(Value::Int(1)),
+            "bit_length" => Some(method(
+                v,
+                "bit_length",
+                "x.bit_length(): the number of bits needed to write abs(x) in binary.",
+                |_, r, a| {
+                    a.finish(0)?;
+                    let n = match r {
+                        Value::Int(n) => n.unsigned_abs(),
+                        _ => 0,
+                    };
+                    Ok(Value::Int(i64::from(64 - n.leading_zeros())))
+                },
+            )),
+            "bit_count" => Some(method(
+                v,
+                "bit_count",
+                "x.bit_count(): the number of ones in the binary form of abs(x).",
+                |_, r, a| {
+                    a.finish(0)?;
+                    let n = match r {
+                        Value::Int(n) => n.unsigned_abs(),
+                        _ => 0,
+                    };
+                    Ok(Value::Int(i64::from(n.count_ones())))
+                },
+            )),
+            "conjugate" => Some(method(v, "conjugate", "x.conjugate(): x.", |_, r, a| {
+                a.finish(0)?;
+                Ok(r.clone())
+            })),
+            "as_integer_ratio" => Some(method(
+                v,
+                "as_integer_ratio",
+                "x.as_integer_ratio(): (x, 1).",
+                |_, r, a| {
+                    a.finish(0)?;
+                    Ok(Value::tuple(vec![r.clone(), Value::Int(1)]))
+                },
+            )),
+            _ => None,
+        },
         Value::Float(f) => match name {
+            "conjugate" => Some(method(v, "conjugate", "x.conjugate(): x.", |_, r, a| {
+                a.finish(0)?;
+                Ok(r.clone())
+            })),
+            "as_integer_ratio" => Some(method(
+                v,
+                "as_integer_ratio",
+                "x.as_integer_ratio(): the fraction (numerator, denominator) equal to x exactly.",
+                |_, r, a| {
+                    a.finish(0)?;
+                    let Value::Float(x) = r else {
+                        return Ok(Value::None);
+                    };
+                    float_ratio(*x)
+                },
+            )),
             "is_integer" => Some(method(
                 v,
                 "is_integer",
@@ -1775,6 +1948,12 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             "type" => hooks::ARRAYS.get().map(|h| (h.dtype_type)(*d)),
             _ => None,
         },
+        Value::Builtin(b) if matches!(b.kind, crate::object::value::BuiltinKind::Free(_)) => {
+            match name {
+                "__name__" | "__qualname__" => Some(Value::str(b.name)),
+                _ => None,
+            }
+        }
         Value::Type(t) if name == "__name__" => Some(Value::str(t.name())),
         Value::Type(t @ (TypeKind::Set | TypeKind::FrozenSet)) if !name.starts_with("__") => {
             crate::object::set::unbound_method(*t == TypeKind::FrozenSet, name)

@@ -2,17 +2,12 @@
 //! (`print_exc`, `format_exc`, `print_exception`, `format_exception`, `format_exception_only`,
 //! `extract_tb`, `format_tb`, `print_tb`, `format_list`, `print_list`) and its `FrameSummary`.
 //!
-//! The layout follows CPython's `StackSummary.format_frame_summary`: `File "...", line N, in f`,
-//! the source line, and a caret line when the failing expression is not the whole line (`~`
-//! under a binary operation's operands and `^` under its operator, as 3.11's anchors). Like
-//! CPython, a frame whose file has no readable lines (`<stdin>`, `<string>`) shows no source.
+//! The frames are laid out by `display::pytrace`, which also prints a script's uncaught errors.
 
 use std::rc::Rc;
 
-use unicode_width::UnicodeWidthChar;
-
 use super::{module, native_class, new_instance, set_fns, this_state};
-use crate::lang::ast::ExprKind;
+use crate::display::pytrace::{format_entries, Entry, HEADER};
 use crate::object::class::Class;
 use crate::object::error::Frame;
 use crate::object::value::{Module, TypeKind};
@@ -42,175 +37,6 @@ pub fn build() -> Rc<Module> {
     m
 }
 
-/// One frame as `traceback` shows it.
-struct Entry {
-    file: Rc<str>,
-    line: usize,
-    name: Rc<str>,
-    /// The whole source line (empty when the file has no readable lines).
-    text: String,
-    /// Character offsets of the failing expression in `text`; the end is None when it goes on
-    /// past the line.
-    cols: Option<(usize, Option<usize>)>,
-    /// The expression's source, for the operator anchors of a binary operation.
-    segment: String,
-}
-
-fn entry(f: &Frame) -> Entry {
-    let file = crate::object::traceback::file_of(f);
-    let (line, col, text) = crate::lang::span::locate(&f.source, f.span);
-    // CPython reads lines through linecache: pseudo-files (`<stdin>`) have none.
-    let readable = !file.starts_with('<');
-    let start = f.span.start.min(f.source.len());
-    let end = f.span.end.clamp(start, f.source.len());
-    let segment = f.source.get(start..end).unwrap_or("");
-    let one_line = !segment.contains('\n');
-    Entry {
-        file,
-        line,
-        name: f.function.clone(),
-        text: if readable {
-            text.to_string()
-        } else {
-            String::new()
-        },
-        cols: readable.then(|| {
-            let from = col - 1;
-            (from, one_line.then(|| from + segment.chars().count()))
-        }),
-        segment: if one_line {
-            segment.to_string()
-        } else {
-            String::new()
-        },
-    }
-}
-
-fn display_width(s: &str) -> usize {
-    s.chars().map(|c| c.width().unwrap_or(0)).sum()
-}
-
-/// CPython 3.11's anchors in a one-line expression: a binary operation's operator, or a
-/// subscript's brackets, as character offsets in `segment` (`_extract_caret_anchors_from_line_segment`).
-fn anchors(segment: &str) -> Option<(usize, usize)> {
-    let expr = crate::lang::parse_expression(segment).ok()?;
-    let chars: Vec<char> = segment.chars().collect();
-    let char_at = |byte: usize| segment.get(..byte).map_or(0, |s| s.chars().count());
-    match &expr.kind {
-        ExprKind::Binary { left, right, .. } => {
-            let op_start = char_at(left.span.end);
-            let op_end = char_at(right.span.start);
-            let op: String = chars.get(op_start..op_end).unwrap_or(&[]).iter().collect();
-            let lead = op.chars().count() - op.trim_start().chars().count();
-            let mut left_anchor = op_start + lead;
-            let mut right_anchor = left_anchor + 1;
-            if op.chars().nth(lead + 1).is_some_and(|c| !c.is_whitespace()) {
-                right_anchor += 1;
-            }
-            while chars
-                .get(left_anchor)
-                .is_some_and(|c| c.is_whitespace() || *c == ')' || *c == '#')
-            {
-                left_anchor += 1;
-                right_anchor += 1;
-            }
-            Some((left_anchor, right_anchor))
-        }
-        ExprKind::Subscript { value, index } => {
-            let mut left_anchor = char_at(value.span.end);
-            let mut right_anchor = char_at(index.span.end) + 1;
-            while chars.get(left_anchor).is_some_and(|c| *c != '[') {
-                left_anchor += 1;
-            }
-            while chars.get(right_anchor).is_some_and(|c| *c != ']') {
-                right_anchor += 1;
-            }
-            if right_anchor < chars.len() {
-                right_anchor += 1;
-            }
-            Some((left_anchor, right_anchor))
-        }
-        _ => None,
-    }
-}
-
-/// One frame's lines, as `StackSummary.format_frame_summary`.
-fn format_entry(e: &Entry) -> String {
-    let mut row = format!("  File \"{}\", line {}, in {}\n", e.file, e.line, e.name);
-    let stripped = e.text.trim();
-    if stripped.is_empty() {
-        return row;
-    }
-    row.push_str(&format!("    {stripped}\n"));
-    let Some((start, end)) = e.cols else {
-        return row;
-    };
-    let line: Vec<char> = e.text.chars().collect();
-    let leading = line.len() - e.text.trim_start().chars().count();
-    let (end, anchors) = match end {
-        Some(end) => (end, anchors(&e.segment)),
-        None => (e.text.trim_end().chars().count(), None),
-    };
-    let stripped_len = stripped.chars().count();
-    let spans_operator = anchors.is_some_and(|(l, r)| r > l);
-    if end.saturating_sub(start) >= stripped_len && !spans_operator {
-        return row;
-    }
-    let width_to = |n: usize| display_width(&line.iter().take(n).collect::<String>());
-    let (dp_start, dp_end) = (width_to(start), width_to(end));
-    row.push_str("    ");
-    row.push_str(&" ".repeat(dp_start.saturating_sub(leading)));
-    match anchors {
-        Some((left, right)) => {
-            let seg: Vec<char> = e.segment.chars().collect();
-            let seg_width = |n: usize| display_width(&seg.iter().take(n).collect::<String>());
-            let (dl, dr) = (seg_width(left), seg_width(right));
-            row.push_str(&"~".repeat(dl));
-            row.push_str(&"^".repeat(dr.saturating_sub(dl)));
-            row.push_str(&"~".repeat((dp_end - dp_start).saturating_sub(dr)));
-        }
-        None => row.push_str(&"^".repeat(dp_end.saturating_sub(dp_start))),
-    }
-    row.push('\n');
-    row
-}
-
-/// CPython shows a line repeated by recursion three times, then counts the rest.
-const RECURSIVE_CUTOFF: usize = 3;
-
-/// `StackSummary.format`: one string per frame, recursion folded.
-fn format_entries(entries: &[Entry]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut last: Option<(&str, usize, &str)> = None;
-    let mut count = 0;
-    let repeated = |count: usize| {
-        let more = count - RECURSIVE_CUTOFF;
-        format!(
-            "  [Previous line repeated {more} more time{}]\n",
-            if more > 1 { "s" } else { "" }
-        )
-    };
-    for e in entries {
-        let key = (&*e.file, e.line, &*e.name);
-        if last != Some(key) {
-            if count > RECURSIVE_CUTOFF {
-                out.push(repeated(count));
-            }
-            last = Some(key);
-            count = 0;
-        }
-        count += 1;
-        if count > RECURSIVE_CUTOFF {
-            continue;
-        }
-        out.push(format_entry(e));
-    }
-    if count > RECURSIVE_CUTOFF {
-        out.push(repeated(count));
-    }
-    out
-}
-
 /// `limit` as CPython reads it: the first N frames, or the last N when negative.
 fn limited(mut frames: Vec<Frame>, limit: &Option<Value>) -> Result<Vec<Frame>, Exc> {
     match limit {
@@ -226,6 +52,11 @@ fn limited(mut frames: Vec<Frame>, limit: &Option<Value>) -> Result<Vec<Frame>, 
         }
     }
     Ok(frames)
+}
+
+fn entry(f: &Frame) -> Entry {
+    let file = crate::object::traceback::file_of(f);
+    Entry::at(&file, &f.function, &f.source, f.span)
 }
 
 fn traceback_frames(tb: &Value) -> Result<Vec<Frame>, Exc> {
@@ -280,8 +111,7 @@ fn exception_only(it: &mut dyn Interpreter, exc: &Value) -> Result<Vec<String>, 
 }
 
 const CAUSE: &str = "\nThe above exception was the direct cause of the following exception:\n\n";
-const CONTEXT: &str =
-    "\nDuring handling of the above exception, another exception occurred:\n\n";
+const CONTEXT: &str = "\nDuring handling of the above exception, another exception occurred:\n\n";
 
 fn is_same(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -342,7 +172,7 @@ fn exception_lines(
         }
         let frames = limited(traceback_frames(&tb)?, limit)?;
         if !frames.is_empty() {
-            out.push("Traceback (most recent call last):\n".to_string());
+            out.push(HEADER.to_string());
             let entries: Vec<Entry> = frames.iter().map(entry).collect();
             out.extend(format_entries(&entries));
         }
@@ -353,10 +183,7 @@ fn exception_lines(
 
 /// The `(exc, value, tb)` of `print_exception`/`format_exception`: the exception alone (3.10+),
 /// or CPython's older three arguments.
-fn exception_args(
-    a: &mut Args,
-    it: &mut dyn Interpreter,
-) -> Result<(Value, Option<Value>), Exc> {
+fn exception_args(a: &mut Args, it: &mut dyn Interpreter) -> Result<(Value, Option<Value>), Exc> {
     let first = a.required(0, "exc")?;
     let value = a.take(1, "value")?;
     let tb = a.take(2, "tb")?;
@@ -459,7 +286,9 @@ fn tb_entries(a: &mut Args) -> Result<Vec<Entry>, Exc> {
 fn extract_tb(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let entries = tb_entries(&mut a)?;
     a.finish(2)?;
-    Ok(Value::list(entries.into_iter().map(summary_value).collect()))
+    Ok(Value::list(
+        entries.into_iter().map(summary_value).collect(),
+    ))
 }
 
 fn format_tb(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -488,17 +317,16 @@ fn listed_entries(it: &mut dyn Interpreter, list: &Value) -> Result<Vec<Entry>, 
         let [file, line, name, text] = fields.as_slice() else {
             return Err(Exc::value_error("too many values to unpack (expected 4)"));
         };
-        out.push(Entry {
-            file: Rc::from(format::to_str(it, file)?.as_str()),
-            line: super::int(line)?.max(0) as usize,
-            name: Rc::from(format::to_str(it, name)?.as_str()),
-            text: match text {
-                Value::None => String::new(),
-                t => format::to_str(it, t)?,
-            },
-            cols: None,
-            segment: String::new(),
-        });
+        let text = match text {
+            Value::None => String::new(),
+            t => format::to_str(it, t)?,
+        };
+        out.push(Entry::listed(
+            format::to_str(it, file)?,
+            super::int(line)?.max(0) as usize,
+            format::to_str(it, name)?,
+            text,
+        ));
     }
     Ok(out)
 }
@@ -546,9 +374,9 @@ fn is_summary(class: &Rc<Class>) -> bool {
 fn summary_value(e: Entry) -> Value {
     let line = Value::str(e.text.trim());
     let fields = [
-        ("filename", Value::Str(e.file.clone())),
+        ("filename", Value::str(&e.file)),
         ("lineno", Value::Int(e.line as i64)),
-        ("name", Value::Str(e.name.clone())),
+        ("name", Value::str(&e.name)),
         ("line", line),
     ];
     let v = new_instance(
