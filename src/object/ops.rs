@@ -687,6 +687,10 @@ fn instance_binary(
             }
         }
     }
+    // `'%r' % obj`: an instance is the one value formatted (its `__rmod__` came first).
+    if let (BinOp::Mod, Value::Str(fmt)) = (op, l) {
+        return format::percent(it, fmt, r);
+    }
     // A class extending a built-in type computes with the value it holds.
     let (lb, rb) = (class::base_value(l), class::base_value(r));
     if lb.is_some() || rb.is_some() {
@@ -1157,7 +1161,7 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
             return found;
         }
     }
-    if let Value::Instance(_) = container {
+    if class::has_special_methods(container) {
         if let Some(v) = class::call_special(it, container, "__contains__", vec![item.clone()])? {
             return class::truthy(it, &v);
         }
@@ -1485,7 +1489,7 @@ fn range_item(start: i64, stop: i64, step: i64, item: IndexItem) -> Result<Value
 
 pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Value, Exc> {
     let idx = unwrap_slices(idx);
-    if let Value::Instance(_) = obj {
+    if class::has_special_methods(obj) {
         if let Some(v) = class::call_special(it, obj, "__getitem__", vec![index_value(&idx)])? {
             return Ok(v);
         }

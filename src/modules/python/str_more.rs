@@ -57,6 +57,22 @@ fn rfind(s: &str, a: &mut Args) -> Result<i64, Exc> {
         .map_or(-1, |b| (start + hay[..b].chars().count()) as i64))
 }
 
+/// `str.find(sub, start=None, end=None)`: the first index of `sub` in `s[start:end]`, or -1.
+pub(crate) fn find(s: &str, a: &mut Args) -> Result<i64, Exc> {
+    let sub = str_of(&a.required(0, "sub")?, "sub")?;
+    let chars: Vec<char> = s.chars().collect();
+    let start = bound(a.take(1, "start")?, chars.len(), 0)?;
+    let end = bound(a.take(2, "end")?, chars.len(), chars.len())?;
+    a.finish(3)?;
+    if start > end {
+        return Ok(-1);
+    }
+    let hay: String = chars[start..end].iter().collect();
+    Ok(hay
+        .find(&*sub)
+        .map_or(-1, |b| (start + hay[..b].chars().count()) as i64))
+}
+
 fn partition(s: &str, a: &mut Args, right: bool) -> Result<Value, Exc> {
     let sep = str_of(&a.required(0, "sep")?, "sep")?;
     a.finish(1)?;

@@ -20,14 +20,18 @@ mod json;
 pub(crate) mod math;
 mod operator;
 pub(crate) mod os;
+mod os_more;
+mod platform;
 pub(crate) mod random;
 mod re;
 mod string;
+mod struct_codec;
 pub mod subprocess;
 pub(crate) mod sys;
 mod time;
 mod typing;
 pub mod warnings;
+mod zlib;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -49,6 +53,7 @@ pub const NAMES: &[&str] = &[
     "math",
     "operator",
     "os",
+    "platform",
     "random",
     "re",
     "string",
@@ -59,6 +64,7 @@ pub const NAMES: &[&str] = &[
     "typing",
     "warnings",
     "zipfile",
+    "zlib",
 ];
 
 pub fn build(dotted: &str) -> Option<Rc<Module>> {
@@ -104,6 +110,9 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "string" => string::build(),
         "subprocess" => subprocess::build(),
         "warnings" => warnings::build(),
+        "platform" => platform::build(),
+        "_struct" => struct_codec::build(),
+        "zlib" => zlib::build(),
         "zipfile" => archive::build_zipfile(),
         "tarfile" => archive::build_tarfile(),
         _ => return None,
