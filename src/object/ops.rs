@@ -820,10 +820,52 @@ pub fn compare(it: &mut dyn Interpreter, op: CmpOp, l: &Value, r: &Value) -> Res
             return v;
         }
     }
+    // Tuples or lists holding instances compare item by item through their special methods.
+    let items = match (l, r) {
+        (Value::Tuple(a), Value::Tuple(b)) => Some((a.to_vec(), b.to_vec())),
+        (Value::List(a), Value::List(b)) => Some((a.borrow().clone(), b.borrow().clone())),
+        _ => None,
+    };
+    if let Some((a, b)) = items {
+        if a.iter()
+            .chain(b.iter())
+            .any(|v| matches!(v, Value::Instance(_)))
+        {
+            return sequence_compare(it, op, &a, &b);
+        }
+    }
     Ok(Value::Bool(match op {
         CmpOp::Eq => equals(l, r)?,
         CmpOp::NotEq => !equals(l, r)?,
         _ => ordered(op, l, r)?,
+    }))
+}
+
+/// CPython's sequence comparison: the first pair of items that differ decides, else the lengths.
+fn sequence_compare(
+    it: &mut dyn Interpreter,
+    op: CmpOp,
+    a: &[Value],
+    b: &[Value],
+) -> Result<Value, Exc> {
+    for (x, y) in a.iter().zip(b.iter()) {
+        let same = compare(it, CmpOp::Eq, x, y)?;
+        if !class::truthy(it, &same)? {
+            return match op {
+                CmpOp::Eq => Ok(Value::Bool(false)),
+                CmpOp::NotEq => Ok(Value::Bool(true)),
+                _ => compare(it, op, x, y),
+            };
+        }
+    }
+    let (m, n) = (a.len(), b.len());
+    Ok(Value::Bool(match op {
+        CmpOp::Eq => m == n,
+        CmpOp::NotEq => m != n,
+        CmpOp::Lt => m < n,
+        CmpOp::LtE => m <= n,
+        CmpOp::Gt => m > n,
+        _ => m >= n,
     }))
 }
 

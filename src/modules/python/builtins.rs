@@ -287,24 +287,29 @@ fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         None => false,
     };
     a.finish(usize::MAX)?;
-    let mut text = String::new();
+    let mut pieces = Vec::with_capacity(2 * a.pos.len() + 1);
     for (i, v) in a.pos.iter().enumerate() {
         if i > 0 {
-            text.push_str(&sep);
+            pieces.push(sep.clone());
         }
-        text.push_str(&format::to_str(it, v)?);
+        pieces.push(format::to_str(it, v)?);
     }
-    text.push_str(&end);
+    pieces.push(end);
     // Without `file=`, print goes where `sys.stdout` points now (`contextlib.redirect_stdout`).
     let file = match file {
         Value::None => crate::modules::python::stdlib::sys::current_stream(it, "stdout"),
         other => Some(other),
     };
     match &file {
-        None => it.out().stdout(&text),
+        None => it.out().stdout(&pieces.concat()),
+        // The session's own streams take the line whole; a program's file object gets each
+        // piece by a `write` call of its own, as CPython's print makes them.
+        Some(f @ Value::Module(_)) => write_to_stream(it, f, &pieces.concat())?,
         Some(f) => {
-            write_to_stream(it, f, &text)?;
-            if flush && !matches!(f, Value::Module(_)) {
+            for piece in &pieces {
+                write_to_stream(it, f, piece)?;
+            }
+            if flush {
                 let flush = it.get_attr(f, "flush")?;
                 it.call_value(&flush, Args::positional(vec![]))?;
             }
@@ -881,7 +886,7 @@ fn sort_items(
         keyed.reverse();
     }
     let keys: Vec<Value> = keyed.iter().map(|(k, _)| k.clone()).collect();
-    let order = if keys.iter().any(|k| matches!(k, Value::Instance(_))) {
+    let order = if keys.iter().any(holds_instance) {
         // Keys of user classes are ordered by their `__lt__`, the one comparison sort asks.
         let mut lt = |a: usize, b: usize| -> Result<bool, Exc> {
             let r = ops::compare(it, crate::lang::ast::CmpOp::Lt, &keys[a], &keys[b])?;
@@ -896,6 +901,17 @@ fn sort_items(
         out.reverse();
     }
     Ok(out)
+}
+
+/// Whether `v` is an instance or a tuple/list holding one (at any depth): keys ordered by
+/// special methods.
+fn holds_instance(v: &Value) -> bool {
+    match v {
+        Value::Instance(_) => true,
+        Value::Tuple(t) => t.iter().any(holds_instance),
+        Value::List(l) => l.borrow().iter().any(holds_instance),
+        _ => false,
+    }
 }
 
 fn any(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -2074,9 +2090,18 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             };
             Ok(Value::list(parts))
         },
-        "splitlines" => |_, r, a| {
-            a.finish(0)?;
-            Ok(Value::list(recv_str(r).lines().map(Value::str).collect()))
+        "splitlines" => |it, r, mut a| {
+            let keepends = match a.take(0, "keepends")? {
+                Some(v) => class::truthy(it, &v)?,
+                None => false,
+            };
+            a.finish(1)?;
+            Ok(Value::list(
+                super::str_more::splitlines(&recv_str(r), keepends)
+                    .into_iter()
+                    .map(Value::str)
+                    .collect(),
+            ))
         },
         "strip" | "lstrip" | "rstrip" => match name {
             "strip" => |_, r, mut a| {

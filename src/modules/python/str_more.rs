@@ -57,6 +57,48 @@ fn rfind(s: &str, a: &mut Args) -> Result<i64, Exc> {
         .map_or(-1, |b| (start + hay[..b].chars().count()) as i64))
 }
 
+/// `str.splitlines(keepends)`: lines split at every line boundary CPython knows (`\n`,
+/// `\r\n`, `\r`, `\v`, `\f`, `\x1c`-`\x1e`, `\x85`, `\u2028`, `\u2029`).
+pub(crate) fn splitlines(s: &str, keepends: bool) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let is_break = matches!(
+            c,
+            '\n' | '\r'
+                | '\x0b'
+                | '\x0c'
+                | '\x1c'
+                | '\x1d'
+                | '\x1e'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        );
+        if !is_break {
+            continue;
+        }
+        let mut end = i + c.len_utf8();
+        if c == '\r' {
+            if let Some((_, '\n')) = chars.peek() {
+                chars.next();
+                end += 1;
+            }
+        }
+        out.push(if keepends {
+            &s[start..end]
+        } else {
+            &s[start..i]
+        });
+        start = end;
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
 /// `str.find(sub, start=None, end=None)`: the first index of `sub` in `s[start:end]`, or -1.
 pub(crate) fn find(s: &str, a: &mut Args) -> Result<i64, Exc> {
     let sub = str_of(&a.required(0, "sub")?, "sub")?;
