@@ -1237,8 +1237,9 @@ pub fn finish_class(
         // `metaclass=type` is what every class has.
         Some(Value::Builtin(b)) if b.name == "type" => {}
         Some(other) => {
+            // CPython calls the metaclass to make the class.
             return Err(Exc::type_error(format!(
-                "metaclass must be a class, not {}",
+                "'{}' object is not callable",
                 other.type_name()
             )))
         }
