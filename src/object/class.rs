@@ -1241,7 +1241,7 @@ pub fn finish_class(
             return Err(Exc::type_error(format!(
                 "'{}' object is not callable",
                 other.type_name()
-            )))
+            )));
         }
     }
     let hook = class.mro.iter().find_map(|c| match c {

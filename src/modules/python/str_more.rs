@@ -499,3 +499,19 @@ pub fn method_of(v: &Value, name: &str) -> Option<Value> {
     };
     Some(method(v, name, "str method", f))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::splitlines;
+
+    #[test]
+    fn splitlines_knows_every_line_boundary() {
+        assert_eq!(
+            splitlines("a\nb\r\nc\rd\x0be", false),
+            ["a", "b", "c", "d", "e"]
+        );
+        assert_eq!(splitlines("a\r\nb\n", true), ["a\r\n", "b\n"]);
+        assert_eq!(splitlines("", false), Vec::<&str>::new());
+        assert_eq!(splitlines("x\n\n", false), ["x", ""]);
+    }
+}

@@ -1,7 +1,10 @@
 //! The standard modules deep-learning programs import, with CPython 3.11's behaviour for what
 //! they offer: `__future__`, `os` / `os.path`, `subprocess`, `random`, `math`, `time`, `sys`, `collections`,
 //! `itertools`, `functools`, `hashlib`, `copy`, `json`, `re`, `typing`, `dataclasses`, `operator`, `string`,
-//! `warnings`, `inspect`, `zipfile`/`tarfile` (reading, `archive.rs`). One file per module; `build` dispatches.
+//! `warnings`, `inspect`, `zipfile`/`tarfile` (reading, `archive.rs`), `platform`, `zlib`, `_struct`
+//! (what `library/struct.da` wraps). One file per module; `build` dispatches. The standard
+//! modules that are Python in CPython (`pathlib`, `logging`, `enum`, ...) are written in the
+//! language, in `crate::modules::library`.
 //!
 //! Classes these modules define (`deque`, `Counter`, namedtuples, `JSONDecodeError`) are real
 //! classes (`Value::Class`) made here from Rust: their special methods are built-ins named

@@ -518,3 +518,28 @@ fn round_even(x: f64) -> f64 {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{f64_to_half, half_to_f64};
+
+    #[test]
+    fn half_precision_round_trips_and_rounds_to_even() {
+        for x in [
+            0.0,
+            1.0,
+            -2.5,
+            65504.0,
+            6.103515625e-05,
+            5.960464477539063e-08,
+        ] {
+            assert_eq!(half_to_f64(f64_to_half(x).unwrap()), x);
+        }
+        // 0.1 is not a half; CPython packs it as 0x2e66 (0.0999755859375).
+        assert_eq!(f64_to_half(0.1), Some(0x2e66));
+        // Halfway between 1 and the next half (1 + 2**-10): rounds to the even one, 1.
+        assert_eq!(f64_to_half(1.0 + 2f64.powi(-11)), Some(0x3c00));
+        assert_eq!(f64_to_half(65520.0), None);
+        assert_eq!(f64_to_half(f64::INFINITY), Some(0x7c00));
+    }
+}
