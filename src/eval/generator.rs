@@ -433,7 +433,7 @@ impl Interp<'_> {
     /// reported.
     pub(super) fn delegate(&mut self, v: Value, span: Span) -> Result<Delegate, Exc> {
         let v = match &v {
-            Value::Instance(_) => self.instance_iter(&v)?,
+            v if crate::object::class::has_special_methods(v) => self.instance_iter(v)?,
             _ => v,
         };
         let type_name = iterator_name(&v);
@@ -500,7 +500,7 @@ impl Interp<'_> {
     /// What a `for` loop over `v` draws from (an instance's `__iter__` is called first).
     pub(super) fn iter_source(&mut self, v: &Value) -> Result<Source, Exc> {
         match v {
-            Value::Instance(_) => {
+            v if crate::object::class::has_special_methods(v) => {
                 let it = self.instance_iter(v)?;
                 self.source_of(&it)
             }

@@ -1138,11 +1138,11 @@ impl<'s> Interp<'s> {
     /// Runs a class body in its own namespace and builds the class from what it bound.
     fn make_class(&mut self, def: &Rc<crate::lang::ast::ClassDef>) -> Result<Value, Exc> {
         let mut args = self.eval_args(&def.bases)?;
-        if let Some((k, _)) = args.kw.first() {
-            return Err(Exc::type_error(format!(
-                "class keyword '{k}' is not supported (metaclasses and __init_subclass__ keywords are not available in devarray)"
-            )));
-        }
+        let metaclass = args
+            .kw
+            .iter()
+            .position(|(k, _)| &**k == "metaclass")
+            .map(|i| args.kw.remove(i).1);
         let mut bases = Vec::new();
         for b in args.pos.drain(..) {
             match &b {
@@ -1157,6 +1157,8 @@ impl<'s> Interp<'s> {
                     | TypeKind::Tuple
                     | TypeKind::Dict,
                 ) => bases.push(b),
+                // A metaclass derives from `type`: its instances are the classes it makes.
+                Value::Builtin(t) if t.name == "type" => {}
                 Value::Type(t) => {
                     return Err(Exc::type_error(format!(
                         "type '{}' is not an acceptable base type",
@@ -1244,6 +1246,7 @@ impl<'s> Interp<'s> {
             }
         }
         crate::object::class::adopt_methods(&class);
+        crate::object::class::finish_class(self, &class, metaclass, args.kw)?;
         Ok(Value::Class(class))
     }
 
@@ -2141,7 +2144,7 @@ impl<'s> Interp<'s> {
             return Ok(());
         }
         // An instance of a class with `__iter__` is drawn from one `__next__` at a time.
-        if let Value::Instance(_) = iterable {
+        if crate::object::class::has_special_methods(iterable) {
             let source = self.instance_iter(iterable)?;
             let Some(next) = next_method(self, &source)? else {
                 return self.for_each(&source, f);
@@ -2254,7 +2257,7 @@ impl<'s> Interp<'s> {
         if let Value::Generator(g) = v {
             return self.drain_generator(g);
         }
-        if let Value::Instance(_) = v {
+        if crate::object::class::has_special_methods(v) {
             let source = self.instance_iter(v)?;
             let Some(next) = next_method(self, &source)? else {
                 return self.iterate(&source);

@@ -464,6 +464,20 @@ impl Session {
     /// the generators they held suspended are closed (their `finally` blocks and `__exit__`s
     /// run), as CPython's shutdown does.
     pub fn shutdown(&mut self, sink: &mut dyn OutputSink) {
+        // `atexit`'s functions first, while the variables are still there (CPython's order).
+        if let Some(run) = self
+            .state
+            .modules
+            .get("atexit")
+            .and_then(|m| m.get("_run_exitfuncs"))
+        {
+            let mut interp = Interp::new(&mut self.state, sink, Rc::from(""));
+            let _ = crate::object::Interpreter::call_value(
+                &mut interp,
+                &run,
+                crate::object::Args::default(),
+            );
+        }
         let names: Vec<_> = self.state.globals.keys().cloned().collect();
         let values: Vec<Value> = names
             .iter()

@@ -945,14 +945,36 @@ pub fn class_get_attr(
             ))
         }
         "__dict__" => return Ok(attrs_dict(&class.attrs.borrow())),
+        "__subclasses__" => {
+            return Ok(super::method(
+                &class.value(),
+                "__subclasses__",
+                "__subclasses__(): the live direct subclasses, oldest first.",
+                |_, r, a| {
+                    a.finish(0)?;
+                    Ok(Value::list(match r {
+                        Value::Class(c) => c.live_subclasses().iter().map(|c| c.value()).collect(),
+                        _ => Vec::new(),
+                    }))
+                },
+            ))
+        }
         _ => {}
     }
     match class.lookup_with_builtins(name) {
         Some(attr) => descriptor_get(it, attr, None, class),
-        None => Err(Exc::new(
-            ExcKind::AttributeError,
-            format!("type object '{}' has no attribute '{name}'", class.name),
-        )),
+        None => {
+            // The metaclass's methods and properties, bound to the class (`ABC.register`).
+            if let Some(meta) = metaclass_of(class) {
+                if let Some(attr) = meta.lookup(name) {
+                    return descriptor_get(it, attr, Some(&class.value()), &meta);
+                }
+            }
+            Err(Exc::new(
+                ExcKind::AttributeError,
+                format!("type object '{}' has no attribute '{name}'", class.name),
+            ))
+        }
     }
 }
 
@@ -1129,12 +1151,123 @@ pub fn special_method(
     name: &str,
 ) -> Result<Option<Value>, Exc> {
     let Value::Instance(inst) = v else {
+        // A class's own operations come from its metaclass.
+        if let Value::Class(c) = v {
+            if let Some(meta) = metaclass_of(c) {
+                return match meta.lookup(name) {
+                    Some(attr) => descriptor_get(it, attr, Some(v), &meta).map(Some),
+                    None => Ok(None),
+                };
+            }
+        }
         return Ok(None);
     };
     match inst.class().lookup(name) {
         Some(attr) => descriptor_get(it, attr, Some(v), &inst.class()).map(Some),
         None => Ok(None),
     }
+}
+
+/// Where a class keeps the metaclass it was made with (`class C(metaclass=M)`); a subclass
+/// finds its base's along the MRO, as CPython derives the metaclass from the bases.
+pub const METACLASS_ATTR: &str = "__metaclass__";
+
+/// The metaclass of a class, if one was given. Its special methods answer the operations on
+/// the class itself (`iter(C)`, `len(C)`, `x in C`, `C[k]`, `C(...)`, `repr(C)`), which is
+/// what `enum` needs; the class itself is made as `type` makes it (no metaclass `__new__`,
+/// `__init__` or `__prepare__`).
+pub fn metaclass_of(c: &Rc<Class>) -> Option<Rc<Class>> {
+    match &c.lookup(METACLASS_ATTR)? {
+        Value::Class(m) => Some(m.clone()),
+        _ => None,
+    }
+}
+
+/// Whether `v`'s operations are looked up as special methods: an instance, or a class that
+/// has a metaclass.
+pub fn has_special_methods(v: &Value) -> bool {
+    match v {
+        Value::Instance(_) => true,
+        Value::Class(c) => metaclass_of(c).is_some(),
+        _ => false,
+    }
+}
+
+/// `isinstance`/`issubclass` beyond the class tree: what the `__instancecheck__` (or
+/// `__subclasscheck__`) of a metaclass of `classes` (a class or a tuple) says of `v`
+/// (`abc.ABCMeta`'s registered classes, `numbers`).
+pub fn metaclass_check(
+    it: &mut dyn Interpreter,
+    classes: &Value,
+    v: &Value,
+    hook: &str,
+) -> Result<bool, Exc> {
+    match classes {
+        Value::Tuple(items) => {
+            for c in items.iter() {
+                if metaclass_check(it, c, v, hook)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        Value::Class(_) => match call_special(it, classes, hook, vec![v.clone()])? {
+            Some(r) => truthy(it, &r),
+            None => Ok(false),
+        },
+        _ => Ok(false),
+    }
+}
+
+/// What a class statement does once the class exists: records the metaclass given, then
+/// calls the first `__init_subclass__` along the MRO (an implicit class method) with the
+/// class keywords, as CPython's `type.__new__` does.
+pub fn finish_class(
+    it: &mut dyn Interpreter,
+    class: &Rc<Class>,
+    metaclass: Option<Value>,
+    kw: Vec<(Rc<str>, Value)>,
+) -> Result<(), Exc> {
+    match &metaclass {
+        None => {}
+        Some(m @ Value::Class(_)) => class
+            .attrs
+            .borrow_mut()
+            .set(Rc::from(METACLASS_ATTR), m.clone()),
+        // `metaclass=type` is what every class has.
+        Some(Value::Builtin(b)) if b.name == "type" => {}
+        Some(other) => {
+            // CPython calls the metaclass to make the class.
+            return Err(Exc::type_error(format!(
+                "'{}' object is not callable",
+                other.type_name()
+            )));
+        }
+    }
+    let hook = class.mro.iter().find_map(|c| match c {
+        Value::Class(c) => c.attrs.borrow().get("__init_subclass__").cloned(),
+        _ => None,
+    });
+    let Some(hook) = hook else {
+        if kw.is_empty() {
+            return Ok(());
+        }
+        return Err(Exc::type_error(format!(
+            "{}.__init_subclass__() takes no keyword arguments",
+            class.name
+        )));
+    };
+    let f = match downcast::<ClassMethod>(&hook) {
+        Some(ClassMethod(f)) => f.clone(),
+        None => hook,
+    };
+    let args = Args {
+        pos: vec![class.value()],
+        kw,
+        fname: "__init_subclass__",
+    };
+    it.call_value(&f, args)?;
+    Ok(())
 }
 
 /// Calls `v.name(*args)` when `v`'s class defines the special method; None when it does not.
@@ -1153,6 +1286,9 @@ pub fn call_special(
 /// `C(*args)`: the class's `__new__` makes the object, then, when it is an instance of `C`,
 /// its `__init__` runs with `args` (CPython's `type.__call__`).
 pub fn instantiate(it: &mut dyn Interpreter, class: &Rc<Class>, args: Args) -> Result<Value, Exc> {
+    if let Some(call) = special_method(it, &class.value(), "__call__")? {
+        return it.call_value(&call, args);
+    }
     // A library class whose objects are not instances (`torch.nn.Parameter(t)` is a tensor)
     // makes them in its own `__new__`, which gets the arguments.
     if class.native {

@@ -256,7 +256,10 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
             }
         }
         Value::Object(o) => o.repr(),
-        Value::Class(c) => c.repr(),
+        Value::Class(c) => match super::class::call_special(it, v, "__repr__", Vec::new())? {
+            Some(r) => return special_text(r, "__repr__"),
+            None => c.repr(),
+        },
         Value::Generator(g) => format!("<generator object {} at {:#x}>", g.name, v.identity()),
         Value::Instance(inst) => {
             if let Some(r) = super::class::call_special(it, v, "__repr__", Vec::new())? {

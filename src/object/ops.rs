@@ -693,6 +693,10 @@ fn instance_binary(
             }
         }
     }
+    // `'%r' % obj`: an instance is the one value formatted (its `__rmod__` came first).
+    if let (BinOp::Mod, Value::Str(fmt)) = (op, l) {
+        return format::percent(it, fmt, r);
+    }
     // A class extending a built-in type computes with the value it holds.
     let (lb, rb) = (class::base_value(l), class::base_value(r));
     if lb.is_some() || rb.is_some() {
@@ -830,10 +834,52 @@ pub fn compare(it: &mut dyn Interpreter, op: CmpOp, l: &Value, r: &Value) -> Res
             return v;
         }
     }
+    // Tuples or lists holding instances compare item by item through their special methods.
+    let items = match (l, r) {
+        (Value::Tuple(a), Value::Tuple(b)) => Some((a.to_vec(), b.to_vec())),
+        (Value::List(a), Value::List(b)) => Some((a.borrow().clone(), b.borrow().clone())),
+        _ => None,
+    };
+    if let Some((a, b)) = items {
+        if a.iter()
+            .chain(b.iter())
+            .any(|v| matches!(v, Value::Instance(_)))
+        {
+            return sequence_compare(it, op, &a, &b);
+        }
+    }
     Ok(Value::Bool(match op {
         CmpOp::Eq => equals(l, r)?,
         CmpOp::NotEq => !equals(l, r)?,
         _ => ordered(op, l, r)?,
+    }))
+}
+
+/// CPython's sequence comparison: the first pair of items that differ decides, else the lengths.
+fn sequence_compare(
+    it: &mut dyn Interpreter,
+    op: CmpOp,
+    a: &[Value],
+    b: &[Value],
+) -> Result<Value, Exc> {
+    for (x, y) in a.iter().zip(b.iter()) {
+        let same = compare(it, CmpOp::Eq, x, y)?;
+        if !class::truthy(it, &same)? {
+            return match op {
+                CmpOp::Eq => Ok(Value::Bool(false)),
+                CmpOp::NotEq => Ok(Value::Bool(true)),
+                _ => compare(it, op, x, y),
+            };
+        }
+    }
+    let (m, n) = (a.len(), b.len());
+    Ok(Value::Bool(match op {
+        CmpOp::Eq => m == n,
+        CmpOp::NotEq => m != n,
+        CmpOp::Lt => m < n,
+        CmpOp::LtE => m <= n,
+        CmpOp::Gt => m > n,
+        _ => m >= n,
     }))
 }
 
@@ -1171,7 +1217,7 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
             return found;
         }
     }
-    if let Value::Instance(_) = container {
+    if class::has_special_methods(container) {
         if let Some(v) = class::call_special(it, container, "__contains__", vec![item.clone()])? {
             return class::truthy(it, &v);
         }
@@ -1499,7 +1545,7 @@ fn range_item(start: i64, stop: i64, step: i64, item: IndexItem) -> Result<Value
 
 pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Value, Exc> {
     let idx = unwrap_slices(idx);
-    if let Value::Instance(_) = obj {
+    if class::has_special_methods(obj) {
         if let Some(v) = class::call_special(it, obj, "__getitem__", vec![index_value(&idx)])? {
             return Ok(v);
         }

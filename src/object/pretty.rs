@@ -310,6 +310,14 @@ pub fn type_text(v: &Value) -> Option<String> {
 }
 
 fn pp(it: &mut dyn Interpreter, p: &mut Printer, v: &Value) -> Result<(), Exc> {
+    // A class whose metaclass has a `__repr__` (`<enum 'Color'>`) shows that, as IPython does.
+    if let Value::Class(c) = v {
+        if super::class::metaclass_of(c).is_some_and(|m| m.lookup("__repr__").is_some()) {
+            let text = super::format::repr(it, v)?;
+            p.text(&text);
+            return Ok(());
+        }
+    }
     if let Some(t) = type_text(v) {
         p.text(&t);
         return Ok(());

@@ -427,7 +427,11 @@ fn mx_save(it: &mut dyn Interpreter, mut a: Args, d: Dialect) -> Result<Value, E
     let file = a.required(0, fname)?;
     let value = a.required(1, data)?;
     a.finish(2)?;
-    let path = path_arg(d, &file, fname)?;
+    let path = path_arg(
+        d,
+        &crate::modules::python::stdlib::os::fspath_arg(it, &file)?,
+        fname,
+    )?;
     let is_array = |v: &Value| match v {
         Value::Array(x) => match d {
             Dialect::Np => x.flavor == Flavor::Np,
@@ -504,7 +508,11 @@ pub fn torch_save(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take(4, "_use_new_zipfile_serialization")?;
     a.take(5, "_disable_byteorder_record")?;
     a.finish(6)?;
-    let path = path_arg(Dialect::Torch, &f, "save")?;
+    let path = path_arg(
+        Dialect::Torch,
+        &crate::modules::python::stdlib::os::fspath_arg(it, &f)?,
+        "save",
+    )?;
     // PyTorch opens the file before it writes the object.
     check_writable(Dialect::Torch, &path)?;
     let mut enc = Encoder::new(Dialect::Torch);
@@ -829,7 +837,11 @@ fn mx_load(it: &mut dyn Interpreter, mut a: Args, d: Dialect) -> Result<Value, E
     let fname = if d == Dialect::Nd { "fname" } else { "file" };
     let file = a.required(0, fname)?;
     a.finish(1)?;
-    let path = path_arg(d, &file, fname)?;
+    let path = path_arg(
+        d,
+        &crate::modules::python::stdlib::os::fspath_arg(it, &file)?,
+        fname,
+    )?;
     let (tf, root) = read_file(d, &path)?;
     let obj = root.as_object().and_then(|o| o.iter().next());
     let root = match obj {
@@ -894,7 +906,11 @@ pub fn torch_load(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take_kw("mmap");
     a.take_kw("encoding");
     a.finish(3)?;
-    let path = path_arg(Dialect::Torch, &f, "load")?;
+    let path = path_arg(
+        Dialect::Torch,
+        &crate::modules::python::stdlib::os::fspath_arg(it, &f)?,
+        "load",
+    )?;
     let map = map_location_arg(map)?;
     let (tf, root) = read_file(Dialect::Torch, &path)?;
     let mut dec = Decoder {

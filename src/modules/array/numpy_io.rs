@@ -140,7 +140,10 @@ fn save(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take_kw("allow_pickle");
     a.take_kw("fix_imports");
     a.finish(2)?;
-    let mut path = path_arg(&file, "save")?;
+    let mut path = path_arg(
+        &crate::modules::python::stdlib::os::fspath_arg(it, &file)?,
+        "save",
+    )?;
     // NumPy adds the extension to a name without it.
     if !path.ends_with(".npy") {
         path.push_str(".npy");
@@ -278,7 +281,10 @@ fn load(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take_kw("fix_imports");
     a.take_kw("encoding");
     a.finish(1)?;
-    let path = path_arg(&file, "load")?;
+    let path = path_arg(
+        &crate::modules::python::stdlib::os::fspath_arg(it, &file)?,
+        "load",
+    )?;
     let meta = std::fs::metadata(&path).map_err(|e| os_error(&e, &path))?;
     if meta.is_dir() {
         return Err(Exc::new(
@@ -334,7 +340,10 @@ fn loadtxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take_kw("ndmin");
     a.take_kw("encoding");
     a.finish(6)?;
-    let path = path_arg(&file, "loadtxt")?;
+    let path = path_arg(
+        &crate::modules::python::stdlib::os::fspath_arg(it, &file)?,
+        "loadtxt",
+    )?;
     let text = std::fs::read_to_string(&path).map_err(|e| os_error(&e, &path))?;
     let delim = match &delimiter {
         None | Some(Value::None) => None,
@@ -431,7 +440,10 @@ fn savetxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let comments = text_kw(a.take(7, "comments")?, "# ", "comments")?;
     a.take_kw("encoding");
     a.finish(8)?;
-    let path = path_arg(&file, "savetxt")?;
+    let path = path_arg(
+        &crate::modules::python::stdlib::os::fspath_arg(it, &file)?,
+        "savetxt",
+    )?;
     let x = as_array(it, &x)?;
     let shape = x.array.shape().to_vec();
     // A 1-D array is written as one column, as NumPy does.

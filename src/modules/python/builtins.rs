@@ -291,31 +291,39 @@ fn print(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             )))
         }
     };
-    let to_stderr = match &a.take_kw("file") {
-        Some(Value::Module(m)) => m.name == "sys.stderr",
-        Some(Value::None) | None => false,
-        Some(Value::Object(o)) => o.type_name() == "stderr",
-        Some(other) => {
-            return Err(Exc::type_error(format!(
-                "print(file=...) takes sys.stdout or sys.stderr, not {}",
-                other.type_name()
-            )))
-        }
+    let file = a.take_kw("file").unwrap_or(Value::None);
+    let flush = match a.take_kw("flush") {
+        Some(v) => crate::object::class::truthy(it, &v)?,
+        None => false,
     };
-    a.take_kw("flush");
     a.finish(usize::MAX)?;
-    let mut text = String::new();
+    let mut pieces = Vec::with_capacity(2 * a.pos.len() + 1);
     for (i, v) in a.pos.iter().enumerate() {
         if i > 0 {
-            text.push_str(&sep);
+            pieces.push(sep.clone());
         }
-        text.push_str(&format::to_str(it, v)?);
+        pieces.push(format::to_str(it, v)?);
     }
-    text.push_str(&end);
-    if to_stderr {
-        it.out().stderr(&text);
-    } else {
-        it.out().stdout(&text);
+    pieces.push(end);
+    // Without `file=`, print goes where `sys.stdout` points now (`contextlib.redirect_stdout`).
+    let file = match file {
+        Value::None => crate::modules::python::stdlib::sys::current_stream(it, "stdout"),
+        other => Some(other),
+    };
+    match &file {
+        None => it.out().stdout(&pieces.concat()),
+        // The session's own streams take the line whole; a program's file object gets each
+        // piece by a `write` call of its own, as CPython's print makes them.
+        Some(f @ Value::Module(_)) => write_to_stream(it, f, &pieces.concat())?,
+        Some(f) => {
+            for piece in &pieces {
+                write_to_stream(it, f, piece)?;
+            }
+            if flush {
+                let flush = it.get_attr(f, "flush")?;
+                it.call_value(&flush, Args::positional(vec![]))?;
+            }
+        }
     }
     Ok(Value::None)
 }
@@ -367,6 +375,25 @@ fn float_ratio(x: f64) -> Result<Value, Exc> {
         Value::Int((sign * num) as i64),
         Value::Int(den as i64),
     ]))
+}
+
+/// Writes `text` to a stream: the session's own stdout/stderr, or any object with a `write`
+/// method (an open file, `io.StringIO`, a program's class), as `print(file=...)` does.
+pub(crate) fn write_to_stream(
+    it: &mut dyn Interpreter,
+    file: &Value,
+    text: &str,
+) -> Result<(), Exc> {
+    match file {
+        Value::Module(m) if m.name == "sys.stdout" => it.out().stdout(text),
+        Value::Module(m) if m.name == "sys.stderr" => it.out().stderr(text),
+        Value::Object(o) if o.type_name() == "stderr" => it.out().stderr(text),
+        other => {
+            let write = it.get_attr(other, "write")?;
+            it.call_value(&write, Args::positional(vec![Value::str(text)]))?;
+        }
+    }
+    Ok(())
 }
 
 pub fn length(v: &Value) -> Result<usize, Exc> {
@@ -481,6 +508,16 @@ pub(crate) fn abs(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Value::Bool(b) => Ok(Value::Int(b as i64)),
         Value::Float(f) => Ok(Value::Float(f.abs())),
         Value::Array(_) => (hooks::arrays()?.abs)(it, &v),
+        Value::Instance(_) => match class::call_special(it, &v, "__abs__", Vec::new())? {
+            Some(r) => Ok(r),
+            None => match class::base_value(&v) {
+                Some(base) => abs(it, Args::new("abs", vec![base])),
+                None => Err(Exc::type_error(format!(
+                    "bad operand type for abs(): '{}'",
+                    v.type_name()
+                ))),
+            },
+        },
         Value::Object(ref o) if o.number().is_some() => match o.get_attr(o, "__abs__") {
             Some(f) => it.call_value(&f, Args::new("__abs__", Vec::new())),
             None => abs(
@@ -685,7 +722,15 @@ fn isinstance(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             return Ok(Value::Bool(true));
         }
     }
-    Ok(Value::Bool(instance_of(&v, &t)?))
+    if instance_of(&v, &t)? {
+        return Ok(Value::Bool(true));
+    }
+    Ok(Value::Bool(class::metaclass_check(
+        it,
+        &t,
+        &v,
+        "__instancecheck__",
+    )?))
 }
 
 /// The class of an array that has one of its own (a PyTorch parameter's `torch.nn.Parameter`).
@@ -711,6 +756,10 @@ fn type_of(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(match &v {
         Value::Exception(e) => Value::ExcType(e.kind),
         Value::Instance(inst) => inst.class().value(),
+        Value::Class(c) => match class::metaclass_of(c) {
+            Some(meta) => meta.value(),
+            None => Value::Type(type_kind(&v)),
+        },
         other => Value::Type(type_kind(other)),
     })
 }
@@ -896,7 +945,7 @@ fn sort_items(
         keyed.reverse();
     }
     let keys: Vec<Value> = keyed.iter().map(|(k, _)| k.clone()).collect();
-    let order = if keys.iter().any(|k| matches!(k, Value::Instance(_))) {
+    let order = if keys.iter().any(holds_instance) {
         // Keys of user classes are ordered by their `__lt__`, the one comparison sort asks.
         let mut lt = |a: usize, b: usize| -> Result<bool, Exc> {
             let r = ops::compare(it, crate::lang::ast::CmpOp::Lt, &keys[a], &keys[b])?;
@@ -911,6 +960,17 @@ fn sort_items(
         out.reverse();
     }
     Ok(out)
+}
+
+/// Whether `v` is an instance or a tuple/list holding one (at any depth): keys ordered by
+/// special methods.
+fn holds_instance(v: &Value) -> bool {
+    match v {
+        Value::Instance(_) => true,
+        Value::Tuple(t) => t.iter().any(holds_instance),
+        Value::List(l) => l.borrow().iter().any(holds_instance),
+        _ => false,
+    }
 }
 
 fn any(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1033,9 +1093,28 @@ fn id(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::Int(v.identity() as i64))
 }
 
-fn hash(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn hash(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
+    // A class's own `__hash__` (`None` there makes its instances unhashable).
+    if let Value::Instance(inst) = &v {
+        match inst.class().lookup("__hash__") {
+            Some(Value::None) => {
+                return Err(Exc::type_error(format!(
+                    "unhashable type: '{}'",
+                    v.type_name()
+                )))
+            }
+            Some(Value::Func(_)) => {
+                return match class::call_special(it, &v, "__hash__", Vec::new())? {
+                    Some(Value::Int(h)) => Ok(Value::Int(if h == -1 { -2 } else { h })),
+                    Some(Value::Bool(b)) => Ok(Value::Int(b as i64)),
+                    _ => Err(Exc::type_error("__hash__ method should return an integer")),
+                };
+            }
+            _ => {}
+        }
+    }
     Ok(Value::Int(py_hash(&v)?))
 }
 
@@ -2190,9 +2269,18 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             };
             Ok(Value::list(parts))
         },
-        "splitlines" => |_, r, a| {
-            a.finish(0)?;
-            Ok(Value::list(recv_str(r).lines().map(Value::str).collect()))
+        "splitlines" => |it, r, mut a| {
+            let keepends = match a.take(0, "keepends")? {
+                Some(v) => class::truthy(it, &v)?,
+                None => false,
+            };
+            a.finish(1)?;
+            Ok(Value::list(
+                super::str_more::splitlines(&recv_str(r), keepends)
+                    .into_iter()
+                    .map(Value::str)
+                    .collect(),
+            ))
         },
         "strip" | "lstrip" | "rstrip" => match name {
             "strip" => |_, r, mut a| {
@@ -2281,12 +2369,8 @@ fn str_method(v: &Value, name: &str) -> Option<Value> {
             }))
         },
         "find" => |_, r, mut a| {
-            let sub = str_arg(&a.required(0, "sub")?, "sub")?;
-            a.finish(1)?;
             let s = recv_str(r);
-            Ok(Value::Int(
-                s.find(&*sub).map_or(-1, |b| s[..b].chars().count() as i64),
-            ))
+            Ok(Value::Int(super::str_more::find(&s, &mut a)?))
         },
         "count" => |_, r, mut a| {
             let sub = str_arg(&a.required(0, "sub")?, "sub")?;

@@ -160,11 +160,19 @@ fn subclass_of(c: &Value, t: &Value) -> Result<bool, Exc> {
     })
 }
 
-pub fn issubclass(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub fn issubclass(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let c = a.required(0, "cls")?;
     let t = a.required(1, "class_or_tuple")?;
     a.finish(2)?;
-    Ok(Value::Bool(subclass_of(&c, &t)?))
+    if subclass_of(&c, &t)? {
+        return Ok(Value::Bool(true));
+    }
+    Ok(Value::Bool(class::metaclass_check(
+        it,
+        &t,
+        &c,
+        "__subclasscheck__",
+    )?))
 }
 
 pub fn vars(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -273,8 +281,8 @@ pub fn iter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
     match &v {
         Value::Generator(_) => return Ok(v.clone()),
-        Value::Instance(_) => {
-            if let Some(r) = class::call_special(it, &v, "__iter__", Vec::new())? {
+        v if class::has_special_methods(v) => {
+            if let Some(r) = class::call_special(it, v, "__iter__", Vec::new())? {
                 if matches!(r, Value::Instance(_))
                     && class::special_method(it, &r, "__next__")?.is_none()
                 {

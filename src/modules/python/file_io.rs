@@ -226,8 +226,9 @@ fn close(f: &TextFile) {
 }
 
 /// `open(file, mode='r', encoding=None, ...)`.
-pub fn open(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub fn open(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let path = a.required(0, "file")?;
+    let path = super::stdlib::os::fspath_arg(it, &path)?;
     let mode = a.take(1, "mode")?.unwrap_or(Value::str("r"));
     a.take_kw("buffering");
     let text_options: Vec<&str> = ["encoding", "errors", "newline"]

@@ -57,6 +57,64 @@ fn rfind(s: &str, a: &mut Args) -> Result<i64, Exc> {
         .map_or(-1, |b| (start + hay[..b].chars().count()) as i64))
 }
 
+/// `str.splitlines(keepends)`: lines split at every line boundary CPython knows (`\n`,
+/// `\r\n`, `\r`, `\v`, `\f`, `\x1c`-`\x1e`, `\x85`, `\u2028`, `\u2029`).
+pub(crate) fn splitlines(s: &str, keepends: bool) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let is_break = matches!(
+            c,
+            '\n' | '\r'
+                | '\x0b'
+                | '\x0c'
+                | '\x1c'
+                | '\x1d'
+                | '\x1e'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        );
+        if !is_break {
+            continue;
+        }
+        let mut end = i + c.len_utf8();
+        if c == '\r' {
+            if let Some((_, '\n')) = chars.peek() {
+                chars.next();
+                end += 1;
+            }
+        }
+        out.push(if keepends {
+            &s[start..end]
+        } else {
+            &s[start..i]
+        });
+        start = end;
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+/// `str.find(sub, start=None, end=None)`: the first index of `sub` in `s[start:end]`, or -1.
+pub(crate) fn find(s: &str, a: &mut Args) -> Result<i64, Exc> {
+    let sub = str_of(&a.required(0, "sub")?, "sub")?;
+    let chars: Vec<char> = s.chars().collect();
+    let start = bound(a.take(1, "start")?, chars.len(), 0)?;
+    let end = bound(a.take(2, "end")?, chars.len(), chars.len())?;
+    a.finish(3)?;
+    if start > end {
+        return Ok(-1);
+    }
+    let hay: String = chars[start..end].iter().collect();
+    Ok(hay
+        .find(&*sub)
+        .map_or(-1, |b| (start + hay[..b].chars().count()) as i64))
+}
+
 fn partition(s: &str, a: &mut Args, right: bool) -> Result<Value, Exc> {
     let sep = str_of(&a.required(0, "sep")?, "sep")?;
     a.finish(1)?;
@@ -440,4 +498,20 @@ pub fn method_of(v: &Value, name: &str) -> Option<Value> {
         _ => return None,
     };
     Some(method(v, name, "str method", f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::splitlines;
+
+    #[test]
+    fn splitlines_knows_every_line_boundary() {
+        assert_eq!(
+            splitlines("a\nb\r\nc\rd\x0be", false),
+            ["a", "b", "c", "d", "e"]
+        );
+        assert_eq!(splitlines("a\r\nb\n", true), ["a\r\n", "b\n"]);
+        assert_eq!(splitlines("", false), Vec::<&str>::new());
+        assert_eq!(splitlines("x\n\n", false), ["x", ""]);
+    }
 }

@@ -765,9 +765,12 @@ pub fn io_exc(e: ParamsIoError) -> Exc {
     }
 }
 
-fn save_parameters(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn save_parameters(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (_, core) = this_core(&mut a)?;
-    let path = path_arg(&a.required(0, "filename")?)?;
+    let path = path_arg(&crate::modules::python::stdlib::os::fspath_arg(
+        it,
+        &a.required(0, "filename")?,
+    )?)?;
     let dedupe = flag(&mut a, 1, "deduplicate", false)?;
     a.finish(2)?;
     // Every structural name, a shared parameter under each of its places (MXNet's default).
@@ -777,7 +780,10 @@ fn save_parameters(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 fn load_parameters(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, core) = this_core(&mut a)?;
-    let path = path_arg(&a.required(0, "filename")?)?;
+    let path = path_arg(&crate::modules::python::stdlib::os::fspath_arg(
+        it,
+        &a.required(0, "filename")?,
+    )?)?;
     let ctx = a.take(1, "ctx")?.or_else(|| a.take_kw("device"));
     let allow_missing = flag(&mut a, 2, "allow_missing", false)?;
     let ignore_extra = flag(&mut a, 3, "ignore_extra", false)?;

@@ -1,7 +1,10 @@
 //! The standard modules deep-learning programs import, with CPython 3.11's behaviour for what
 //! they offer: `__future__`, `os` / `os.path`, `subprocess`, `random`, `math`, `time`, `sys`, `collections`,
 //! `itertools`, `functools`, `hashlib`, `copy`, `json`, `re`, `typing`, `dataclasses`, `operator`, `string`,
-//! `warnings`, `inspect`, `traceback`, `zipfile`/`tarfile` (reading, `archive.rs`). One file per module; `build` dispatches.
+//! `warnings`, `inspect`, `traceback`, `zipfile`/`tarfile` (reading, `archive.rs`), `platform`, `zlib`, `_struct`
+//! (what `library/struct.da` wraps). One file per module; `build` dispatches. The standard
+//! modules that are Python in CPython (`pathlib`, `logging`, `enum`, ...) are written in the
+//! language, in `crate::modules::library`.
 //!
 //! Classes these modules define (`deque`, `Counter`, namedtuples, `JSONDecodeError`) are real
 //! classes (`Value::Class`) made here from Rust: their special methods are built-ins named
@@ -20,15 +23,19 @@ mod json;
 pub(crate) mod math;
 mod operator;
 pub(crate) mod os;
+mod os_more;
+mod platform;
 pub(crate) mod random;
 mod re;
 mod string;
+mod struct_codec;
 pub mod subprocess;
 pub(crate) mod sys;
 mod time;
 mod traceback;
 mod typing;
 pub mod warnings;
+mod zlib;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -50,6 +57,7 @@ pub const NAMES: &[&str] = &[
     "math",
     "operator",
     "os",
+    "platform",
     "random",
     "re",
     "string",
@@ -61,6 +69,7 @@ pub const NAMES: &[&str] = &[
     "typing",
     "warnings",
     "zipfile",
+    "zlib",
 ];
 
 pub fn build(dotted: &str) -> Option<Rc<Module>> {
@@ -107,6 +116,9 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "subprocess" => subprocess::build(),
         "traceback" => traceback::build(),
         "warnings" => warnings::build(),
+        "platform" => platform::build(),
+        "_struct" => struct_codec::build(),
+        "zlib" => zlib::build(),
         "zipfile" => archive::build_zipfile(),
         "tarfile" => archive::build_tarfile(),
         _ => return None,

@@ -33,8 +33,8 @@ pub fn build() -> Rc<Module> {
             (
                 "chdir",
                 "chdir(path): make path the working folder (of the whole process).",
-                |_, mut a| {
-                    let p = path_arg(&mut a, 0, "path")?;
+                |it, mut a| {
+                    let p = path_arg(it, &mut a, 0, "path")?;
                     a.finish(1)?;
                     std::env::set_current_dir(&*p).map_err(|e| os_error(&e, &p))?;
                     Ok(Value::None)
@@ -65,8 +65,8 @@ pub fn build() -> Rc<Module> {
                 "makedirs(name, mode=0o777, exist_ok=False): a folder and its missing parents.",
                 makedirs,
             ),
-            ("mkdir", "mkdir(path, mode=0o777): a folder.", |_, mut a| {
-                let p = path_arg(&mut a, 0, "path")?;
+            ("mkdir", "mkdir(path, mode=0o777): a folder.", |it, mut a| {
+                let p = path_arg(it, &mut a, 0, "path")?;
                 a.take(1, "mode")?;
                 a.finish(2)?;
                 std::fs::create_dir(&*p).map_err(|e| os_error(&e, &p))?;
@@ -78,8 +78,8 @@ pub fn build() -> Rc<Module> {
             (
                 "rmdir",
                 "rmdir(path): delete an empty folder.",
-                |_, mut a| {
-                    let p = path_arg(&mut a, 0, "path")?;
+                |it, mut a| {
+                    let p = path_arg(it, &mut a, 0, "path")?;
                     a.finish(1)?;
                     std::fs::remove_dir(&*p).map_err(|e| os_error(&e, &p))?;
                     Ok(Value::None)
@@ -88,9 +88,9 @@ pub fn build() -> Rc<Module> {
             (
                 "rename",
                 "rename(src, dst): move a file or folder.",
-                |_, mut a| {
-                    let s = path_arg(&mut a, 0, "src")?;
-                    let d = path_arg(&mut a, 1, "dst")?;
+                |it, mut a| {
+                    let s = path_arg(it, &mut a, 0, "src")?;
+                    let d = path_arg(it, &mut a, 1, "dst")?;
                     a.finish(2)?;
                     std::fs::rename(&*s, &*d).map_err(|e| {
                         let mut x = os_error(&e, &s);
@@ -117,6 +117,7 @@ pub fn build() -> Rc<Module> {
         ],
     );
     m.set("path", Value::Module(build_path()));
+    super::os_more::register(&m);
     m
 }
 
@@ -129,7 +130,7 @@ pub fn build_path() -> Rc<Module> {
             (
                 "join",
                 "join(a, *p): join path components, a later absolute one restarting.",
-                |_, a| {
+                |it, a| {
                     a.finish(usize::MAX)?;
                     if a.pos.is_empty() {
                         return Err(Exc::type_error(
@@ -138,7 +139,7 @@ pub fn build_path() -> Rc<Module> {
                     }
                     let mut out = String::new();
                     for (i, p) in a.pos.iter().enumerate() {
-                        let p = path_str(p, "join")?;
+                        let p = path_str(it, p, "join")?;
                         if p.starts_with('/') {
                             out = p.to_string();
                         } else if i == 0 || out.is_empty() || out.ends_with('/') {
@@ -154,23 +155,23 @@ pub fn build_path() -> Rc<Module> {
             (
                 "exists",
                 "exists(path): whether the path names something.",
-                |_, a| test_path(a, |m| m.is_ok()),
+                |it, a| test_path(it, a, |m| m.is_ok()),
             ),
             (
                 "isfile",
                 "isfile(path): whether the path is a regular file.",
-                |_, a| test_path(a, |m| m.as_ref().is_ok_and(|m| m.is_file())),
+                |it, a| test_path(it, a, |m| m.as_ref().is_ok_and(|m| m.is_file())),
             ),
             (
                 "isdir",
                 "isdir(path): whether the path is a folder.",
-                |_, a| test_path(a, |m| m.as_ref().is_ok_and(|m| m.is_dir())),
+                |it, a| test_path(it, a, |m| m.as_ref().is_ok_and(|m| m.is_dir())),
             ),
             (
                 "isabs",
                 "isabs(path): whether the path starts at the root.",
-                |_, mut a| {
-                    let p = path_arg(&mut a, 0, "s")?;
+                |it, mut a| {
+                    let p = path_arg(it, &mut a, 0, "s")?;
                     a.finish(1)?;
                     Ok(Value::Bool(p.starts_with('/')))
                 },
@@ -178,8 +179,8 @@ pub fn build_path() -> Rc<Module> {
             (
                 "getsize",
                 "getsize(path): the file's size in bytes.",
-                |_, mut a| {
-                    let p = path_arg(&mut a, 0, "filename")?;
+                |it, mut a| {
+                    let p = path_arg(it, &mut a, 0, "filename")?;
                     a.finish(1)?;
                     let m = std::fs::metadata(&*p).map_err(|e| os_error(&e, &p))?;
                     Ok(Value::Int(m.len() as i64))
@@ -188,8 +189,8 @@ pub fn build_path() -> Rc<Module> {
             (
                 "basename",
                 "basename(p): the final component.",
-                |_, mut a| {
-                    let p = path_arg(&mut a, 0, "p")?;
+                |it, mut a| {
+                    let p = path_arg(it, &mut a, 0, "p")?;
                     a.finish(1)?;
                     Ok(Value::str(split(&p).1))
                 },
@@ -197,14 +198,14 @@ pub fn build_path() -> Rc<Module> {
             (
                 "dirname",
                 "dirname(p): everything but the final component.",
-                |_, mut a| {
-                    let p = path_arg(&mut a, 0, "p")?;
+                |it, mut a| {
+                    let p = path_arg(it, &mut a, 0, "p")?;
                     a.finish(1)?;
                     Ok(Value::str(&split(&p).0))
                 },
             ),
-            ("split", "split(p): (dirname, basename).", |_, mut a| {
-                let p = path_arg(&mut a, 0, "p")?;
+            ("split", "split(p): (dirname, basename).", |it, mut a| {
+                let p = path_arg(it, &mut a, 0, "p")?;
                 a.finish(1)?;
                 let (h, t) = split(&p);
                 Ok(Value::tuple(vec![Value::str(&h), Value::str(t)]))
@@ -212,8 +213,8 @@ pub fn build_path() -> Rc<Module> {
             (
                 "splitext",
                 "splitext(p): (root, extension); a leading dot is no extension.",
-                |_, mut a| {
-                    let p = path_arg(&mut a, 0, "p")?;
+                |it, mut a| {
+                    let p = path_arg(it, &mut a, 0, "p")?;
                     a.finish(1)?;
                     let (root, ext) = splitext(&p);
                     Ok(Value::tuple(vec![Value::str(root), Value::str(ext)]))
@@ -222,8 +223,8 @@ pub fn build_path() -> Rc<Module> {
             (
                 "normpath",
                 "normpath(path): the path without redundant separators and up-level references.",
-                |_, mut a| {
-                    let p = path_arg(&mut a, 0, "path")?;
+                |it, mut a| {
+                    let p = path_arg(it, &mut a, 0, "path")?;
                     a.finish(1)?;
                     Ok(Value::str(&normpath(&p)))
                 },
@@ -247,8 +248,8 @@ pub fn build_path() -> Rc<Module> {
             (
                 "expanduser",
                 "expanduser(path): a leading ~ replaced by the home folder.",
-                |_, mut a| {
-                    let p = path_arg(&mut a, 0, "path")?;
+                |it, mut a| {
+                    let p = path_arg(it, &mut a, 0, "path")?;
                     a.finish(1)?;
                     if p.as_ref() == "~" || p.starts_with("~/") {
                         if let Ok(home) = std::env::var("HOME") {
@@ -268,6 +269,7 @@ pub fn build_path() -> Rc<Module> {
             ),
         ],
     );
+    super::os_more::register_path(&m);
     m
 }
 
@@ -291,7 +293,41 @@ pub(crate) fn os_error(e: &std::io::Error, path: &str) -> Exc {
     super::raise(&super::exc_class(sub, "builtins", ExcKind::OSError), msg)
 }
 
-fn path_str(v: &Value, fname: &str) -> Result<Rc<str>, Exc> {
+/// The path an object stands for, by `os.PathLike`'s protocol (`__fspath__`, what
+/// `pathlib.Path` has); None for an object without one. Every function that takes a file name
+/// reads it through here (`open`, `os.*`, `np.save`, `torch.save`).
+pub(crate) fn fspath(it: &mut dyn Interpreter, v: &Value) -> Result<Option<Rc<str>>, Exc> {
+    match v {
+        Value::Str(s) => Ok(Some(s.clone())),
+        Value::Instance(_) => {
+            let Ok(method) = it.get_attr(v, "__fspath__") else {
+                return Ok(None);
+            };
+            match &it.call_value(&method, Args::positional(vec![]))? {
+                Value::Str(s) => Ok(Some(s.clone())),
+                other => Err(Exc::type_error(format!(
+                    "expected {}.__fspath__() to return str or bytes, not {}",
+                    v.type_name(),
+                    other.type_name()
+                ))),
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A file-name argument as a string: a str or an `os.PathLike` object.
+pub(crate) fn fspath_arg(it: &mut dyn Interpreter, v: &Value) -> Result<Value, Exc> {
+    Ok(match fspath(it, v)? {
+        Some(s) => Value::Str(s),
+        None => v.clone(),
+    })
+}
+
+fn path_str(it: &mut dyn Interpreter, v: &Value, fname: &str) -> Result<Rc<str>, Exc> {
+    if let Some(s) = fspath(it, v)? {
+        return Ok(s);
+    }
     match v {
         Value::Str(s) => Ok(s.clone()),
         other if fname == "join" => Err(Exc::type_error(format!(
@@ -305,16 +341,18 @@ fn path_str(v: &Value, fname: &str) -> Result<Rc<str>, Exc> {
     }
 }
 
-fn path_arg(a: &mut Args, i: usize, name: &str) -> Result<Rc<str>, Exc> {
+fn path_arg(it: &mut dyn Interpreter, a: &mut Args, i: usize, name: &str) -> Result<Rc<str>, Exc> {
     let v = a.required(i, name)?;
-    path_str(&v, a.fname)
+    path_str(it, &v, a.fname)
 }
 
 fn test_path(
+    it: &mut dyn Interpreter,
     mut a: Args,
     f: fn(&std::io::Result<std::fs::Metadata>) -> bool,
 ) -> Result<Value, Exc> {
     let v = a.required(0, "path")?;
+    let v = fspath_arg(it, &v)?;
     a.finish(1)?;
     // Like CPython, a path that is not a string is simply not there.
     let Value::Str(ref p) = v else {
@@ -376,8 +414,8 @@ fn normpath(p: &str) -> String {
     }
 }
 
-fn abspath(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let p = path_arg(&mut a, 0, "path")?;
+fn abspath(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let p = path_arg(it, &mut a, 0, "path")?;
     a.finish(1)?;
     let full = if p.starts_with('/') {
         p.to_string()
@@ -388,10 +426,10 @@ fn abspath(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::str(&normpath(&full)))
 }
 
-fn listdir(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn listdir(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let p = match a.take(0, "path")? {
         None | Some(Value::None) => Rc::from("."),
-        Some(v) => path_str(&v, "listdir")?,
+        Some(v) => path_str(it, &v, "listdir")?,
     };
     a.finish(1)?;
     let rd = std::fs::read_dir(&*p).map_err(|e| os_error(&e, &p))?;
@@ -403,8 +441,8 @@ fn listdir(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::list(names))
 }
 
-fn makedirs(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let p = path_arg(&mut a, 0, "name")?;
+fn makedirs(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let p = path_arg(it, &mut a, 0, "name")?;
     a.take(1, "mode")?;
     let exist_ok = match a.take(2, "exist_ok")? {
         Some(v) => v.truthy()?,
@@ -422,8 +460,8 @@ fn makedirs(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
-fn remove(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let p = path_arg(&mut a, 0, "path")?;
+fn remove(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let p = path_arg(it, &mut a, 0, "path")?;
     a.finish(1)?;
     if std::path::Path::new(&*p).is_dir() {
         let e = std::io::Error::from_raw_os_error(libc::EISDIR);
@@ -433,8 +471,8 @@ fn remove(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
-fn walk(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let top = path_arg(&mut a, 0, "top")?;
+fn walk(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let top = path_arg(it, &mut a, 0, "top")?;
     let topdown = a.flag(1, "topdown", true)?;
     a.take(2, "onerror")?;
     let followlinks = a.flag(3, "followlinks", false)?;

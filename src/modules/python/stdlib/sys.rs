@@ -139,6 +139,16 @@ pub fn exit(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Err(Exc::new(ExcKind::SystemExit, msg))
 }
 
+/// What `sys.stdout` (or `sys.stderr`) is now, when a program has replaced it
+/// (`sys.stdout = f`, `contextlib.redirect_stdout`); None for the session's own stream.
+pub(crate) fn current_stream(it: &mut dyn Interpreter, name: &str) -> Option<Value> {
+    let stream = it.state().modules.get("sys")?.get(name)?;
+    match &stream {
+        Value::Module(m) if m.name == format!("sys.{name}") => None,
+        _ => Some(stream),
+    }
+}
+
 fn stream_text(mut a: Args) -> Result<String, Exc> {
     let v = a.required(0, "text")?;
     a.finish(1)?;

@@ -200,19 +200,19 @@ fn exception_args(a: &mut Args, it: &mut dyn Interpreter) -> Result<(Value, Opti
     }
 }
 
+/// Writes to `file`, or to where `sys.stderr` points now (CPython's default).
 fn write(it: &mut dyn Interpreter, file: Option<Value>, text: &str) -> Result<(), Exc> {
-    match &file {
-        None | Some(Value::None) => it.out().stderr(text),
-        Some(Value::Module(m)) if m.name == "sys.stderr" => it.out().stderr(text),
-        Some(Value::Module(m)) if m.name == "sys.stdout" => it.out().stdout(text),
-        Some(Value::Object(o)) if o.type_name() == "stderr" => it.out().stderr(text),
-        Some(Value::Object(o)) if o.type_name() == "stdout" => it.out().stdout(text),
-        Some(f) => {
-            let w = it.get_attr(f, "write")?;
-            it.call_value(&w, Args::positional(vec![Value::str(text)]))?;
+    let file = match file {
+        None | Some(Value::None) => super::sys::current_stream(it, "stderr"),
+        Some(f) => Some(f),
+    };
+    match file {
+        Some(f) => crate::modules::python::builtins::write_to_stream(it, &f, text),
+        None => {
+            it.out().stderr(text);
+            Ok(())
         }
     }
-    Ok(())
 }
 
 fn lines_value(lines: Vec<String>) -> Value {
