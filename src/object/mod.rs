@@ -23,6 +23,7 @@ pub mod class;
 pub mod error;
 pub mod finalize;
 pub mod format;
+pub mod generic_alias;
 pub mod globals;
 pub mod guard;
 pub mod hash;

@@ -319,6 +319,12 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
             return v;
         }
     }
+    // `int | None` in an annotation: a `types.UnionType`.
+    if op == BinOp::BitOr {
+        if let Some(u) = super::generic_alias::union(l, r) {
+            return Ok(u);
+        }
+    }
     match (l, r) {
         (Value::Int(_) | Value::Bool(_), Value::Int(_) | Value::Bool(_)) => {
             let (a, b) = (as_i64(l).unwrap_or(0), as_i64(r).unwrap_or(0));
@@ -1594,6 +1600,14 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
                 None => Err(Exc::key_error(it, &k)),
             }
         }
+        // `list[int]`: a generic alias (PEP 585).
+        Value::Builtin(b) if b.name == "type" => Ok(super::generic_alias::subscript(
+            obj.clone(),
+            index_value(&idx),
+        )),
+        Value::Type(t) if super::generic_alias::is_generic(*t) => Ok(
+            super::generic_alias::subscript(obj.clone(), index_value(&idx)),
+        ),
         Value::Object(o) => match o.get_attr(o, "__getitem__") {
             Some(f) => {
                 // `obj[a, b]` passes the tuple (a, b), slices included, as Python does.

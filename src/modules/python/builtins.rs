@@ -713,6 +713,8 @@ fn isinstance(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     let t = a.required(1, "class_or_tuple")?;
     a.finish(2)?;
+    // `isinstance(x, int | str)` is `isinstance(x, (int, str))`.
+    let t = crate::object::generic_alias::union_members(&t).map_or(t, Value::tuple);
     if let Some(class) = array_class(it, &v) {
         let classes = match &t {
             Value::Tuple(items) => items.to_vec(),
