@@ -61,6 +61,13 @@ pub enum Algorithm {
         initial_accumulator_value: f64,
         maximize: bool,
     },
+    /// `torch.optim.Adadelta`.
+    TorchAdadelta {
+        rho: f64,
+        eps: f64,
+        weight_decay: f64,
+        maximize: bool,
+    },
     /// MXNet's `rmsprop` (Tieleman and Hinton's, not centered).
     MxRmsprop {
         gamma1: f64,
@@ -98,6 +105,7 @@ impl Algorithm {
             }
             Algorithm::TorchAdagrad { .. } | Algorithm::MxAdagrad { .. } => vec!["sum"],
             Algorithm::MxRmsprop { .. } => vec!["n"],
+            Algorithm::TorchAdadelta { .. } => vec!["square_avg", "acc_delta"],
         }
     }
 }
@@ -456,6 +464,42 @@ pub fn update(
                 SlotState {
                     step,
                     buffers: vec![sum],
+                },
+            ))
+        }
+        Algorithm::TorchAdadelta {
+            rho,
+            eps,
+            weight_decay,
+            maximize,
+        } => {
+            let mut g = if maximize {
+                grad.unary(UnaryOp::Neg)?
+            } else {
+                grad.clone()
+            };
+            if weight_decay != 0.0 {
+                g = axpy(&g, weight_decay, weight)?;
+            }
+            let (square_avg, acc_delta) = match state.buffers.as_slice() {
+                [s, a, ..] => (s.clone(), a.clone()),
+                _ => (scale(weight, 0.0)?, scale(weight, 0.0)?),
+            };
+            // addcmul_(t, t, value=v) is self + (v * t) * t, in that order.
+            let addcmul = |acc: &Array, t: &Array, v: f64| -> Result<Array> {
+                bin(BinaryOp::Add, acc, &bin(BinaryOp::Mul, &scale(t, v)?, t)?)
+            };
+            let square_avg = addcmul(&scale(&square_avg, rho)?, &g, 1.0 - rho)?;
+            let std = add_scalar(&square_avg, eps)?.unary(UnaryOp::Sqrt)?;
+            let delta = add_scalar(&acc_delta, eps)?.unary(UnaryOp::Sqrt)?;
+            let delta = bin(BinaryOp::Mul, &bin(BinaryOp::Div, &delta, &std)?, &g)?;
+            let acc_delta = addcmul(&scale(&acc_delta, rho)?, &delta, 1.0 - rho)?;
+            let new = axpy(weight, -lr, &delta)?;
+            Ok((
+                new,
+                SlotState {
+                    step,
+                    buffers: vec![square_avg, acc_delta],
                 },
             ))
         }
