@@ -35,6 +35,7 @@ pub const NN_NAMES: &[&str] = &[
     "TransformerEncoderLayer",
     "TransformerEncoder",
     "KLDivLoss",
+    "ConvTranspose2d",
 ];
 
 /// `torch.nn.functional`'s functions that `torch.nn._functional_more` defines.
@@ -54,6 +55,7 @@ pub const FUNCTIONAL_NAMES: &[&str] = &[
     "cosine_similarity",
     "pairwise_distance",
     "kl_div",
+    "conv_transpose2d",
 ];
 
 /// `name` from library module `source` when `names` lists it.
