@@ -34,6 +34,9 @@ pub const NN_NAMES: &[&str] = &[
     "MultiheadAttention",
     "TransformerEncoderLayer",
     "TransformerEncoder",
+    "TransformerDecoderLayer",
+    "TransformerDecoder",
+    "Transformer",
     "KLDivLoss",
     "ConvTranspose2d",
 ];
