@@ -198,6 +198,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.gluon.nn" => {
             let m = Rc::new(Module::new("mxnet.gluon.nn", "neural network layers"));
             super::gluon_blocks::set_nn_classes(&m);
+            super::gluon_more::register(&m);
             m
         }
         "mxnet.gluon.loss" => super::gluon_train::loss_module(),
