@@ -690,4 +690,39 @@ mod tests {
         let (w1, _) = update(&alg, 0.5, 0.5, &w, &g, &SlotState::default()).unwrap();
         close(&host(&w1), &[0.5, 0.75]);
     }
+
+    /// Adadelta by PyTorch's formulas, two steps from zero state (square_avg and acc_delta),
+    /// checked against the same arithmetic written out in f64.
+    #[test]
+    fn adadelta_follows_pytorch() {
+        let rt = runtime();
+        let (rho, eps, lr, wd) = (0.9, 1e-6, 1.0, 0.1);
+        let alg = Algorithm::TorchAdadelta {
+            rho,
+            eps,
+            weight_decay: wd,
+            maximize: false,
+        };
+        let w0 = [1.0, -2.0, 0.5];
+        let grads = [[0.3, -1.0, 2.0], [0.1, 0.2, -0.4]];
+        let mut w = arr(&rt, &w0);
+        let mut state = SlotState::default();
+        let (mut ew, mut sq, mut acc) = (w0.to_vec(), vec![0.0; 3], vec![0.0; 3]);
+        for g in grads {
+            let (new, s) = update(&alg, lr, 1.0, &w, &arr(&rt, &g), &state).expect("step");
+            w = new;
+            state = s;
+            for i in 0..3 {
+                let gi = g[i] + wd * ew[i];
+                sq[i] = sq[i] * rho + (1.0 - rho) * gi * gi;
+                let delta = (acc[i] + eps).sqrt() / (sq[i] + eps).sqrt() * gi;
+                acc[i] = acc[i] * rho + (1.0 - rho) * delta * delta;
+                ew[i] -= lr * delta;
+            }
+        }
+        close(&host(&w), &ew);
+        close(&host(&state.buffers[0]), &sq);
+        close(&host(&state.buffers[1]), &acc);
+        assert_eq!(alg.buffer_names(), vec!["square_avg", "acc_delta"]);
+    }
 }
