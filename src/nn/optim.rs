@@ -68,6 +68,13 @@ pub enum Algorithm {
         weight_decay: f64,
         maximize: bool,
     },
+    /// MXNet's `adadelta` (no learning rate: the step is the delta itself).
+    MxAdadelta {
+        rho: f64,
+        epsilon: f64,
+        wd: f64,
+        clip_gradient: Option<f64>,
+    },
     /// MXNet's `rmsprop` (Tieleman and Hinton's, not centered).
     MxRmsprop {
         gamma1: f64,
@@ -106,6 +113,7 @@ impl Algorithm {
             Algorithm::TorchAdagrad { .. } | Algorithm::MxAdagrad { .. } => vec!["sum"],
             Algorithm::MxRmsprop { .. } => vec!["n"],
             Algorithm::TorchAdadelta { .. } => vec!["square_avg", "acc_delta"],
+            Algorithm::MxAdadelta { .. } => vec!["acc_g", "acc_delta"],
         }
     }
 }
@@ -500,6 +508,46 @@ pub fn update(
                 SlotState {
                     step,
                     buffers: vec![square_avg, acc_delta],
+                },
+            ))
+        }
+        Algorithm::MxAdadelta {
+            rho,
+            epsilon,
+            wd,
+            clip_gradient,
+        } => {
+            // MXNet 1.9.1's AdaDelta.update, op by op: acc_g = rho acc_g + ((1 - rho) g) g;
+            // delta = sqrt(acc_delta + eps) / sqrt(acc_g + eps) * g;
+            // acc_delta = rho acc_delta + ((1 - rho) delta) delta; w -= delta + wd w.
+            let g = mx_grad(grad, rescale, clip_gradient)?;
+            let (acc_g, acc_delta) = match state.buffers.as_slice() {
+                [a, b, ..] => (a.clone(), b.clone()),
+                _ => (scale(weight, 0.0)?, scale(weight, 0.0)?),
+            };
+            let acc_g = bin(
+                BinaryOp::Add,
+                &scale(&acc_g, rho)?,
+                &bin(BinaryOp::Mul, &scale(&g, 1.0 - rho)?, &g)?,
+            )?;
+            let delta = bin(
+                BinaryOp::Div,
+                &add_scalar(&acc_delta, epsilon)?.unary(UnaryOp::Sqrt)?,
+                &add_scalar(&acc_g, epsilon)?.unary(UnaryOp::Sqrt)?,
+            )?;
+            let delta = bin(BinaryOp::Mul, &delta, &g)?;
+            let acc_delta = bin(
+                BinaryOp::Add,
+                &scale(&acc_delta, rho)?,
+                &bin(BinaryOp::Mul, &scale(&delta, 1.0 - rho)?, &delta)?,
+            )?;
+            let shift = bin(BinaryOp::Add, &delta, &scale(weight, wd)?)?;
+            let new = bin(BinaryOp::Sub, weight, &shift)?;
+            Ok((
+                new,
+                SlotState {
+                    step,
+                    buffers: vec![acc_g, acc_delta],
                 },
             ))
         }

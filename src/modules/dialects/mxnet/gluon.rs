@@ -220,7 +220,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "Trainer",
                 builtin(
                     "Trainer",
-                    "Trainer(params, optimizer, optimizer_params=None): 'sgd' (momentum, wd), 'nag', 'adam' (beta1, beta2, epsilon, wd), 'rmsprop' (gamma1), 'adagrad' (eps); trainer.step(batch_size).",
+                    "Trainer(params, optimizer, optimizer_params=None): 'sgd' (momentum, wd), 'nag', 'adam' (beta1, beta2, epsilon, wd), 'rmsprop' (gamma1), 'adagrad' (eps), 'adadelta' (rho, epsilon); trainer.step(batch_size).",
                     super::gluon_train::trainer,
                 ),
             );
