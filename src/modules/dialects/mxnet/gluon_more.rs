@@ -1,12 +1,21 @@
 //! The names of `gluon.nn` written in the language (`library/mxnet/gluon_nn_more.da`:
-//! LeakyReLU, PReLU, ELU, SELU, Swish, Embedding), loaded on first use by the module's
-//! `__getattr__`.
+//! LeakyReLU, PReLU, ELU, SELU, Swish, Embedding, Lambda, HybridLambda), loaded on first use
+//! by the module's `__getattr__`.
 use crate::object::error::{Exc, ExcKind};
 use crate::object::value::{Module, Value};
 use crate::object::{builtin, Interpreter};
 
 /// `gluon.nn`'s classes that `mxnet.gluon.nn._more` defines.
-pub const NN_NAMES: &[&str] = &["LeakyReLU", "PReLU", "ELU", "SELU", "Swish", "Embedding"];
+pub const NN_NAMES: &[&str] = &[
+    "LeakyReLU",
+    "PReLU",
+    "ELU",
+    "SELU",
+    "Swish",
+    "Embedding",
+    "Lambda",
+    "HybridLambda",
+];
 
 fn nn_attr(it: &mut dyn Interpreter, name: &str) -> Result<Option<Value>, Exc> {
     if !NN_NAMES.contains(&name) {
