@@ -167,7 +167,7 @@ fn alias(this: &Value) -> String {
         _ => "block".into(),
     };
     match name.as_str() {
-        "conv2d" | "conv1d" => "conv".into(),
+        "conv2d" | "conv1d" | "conv2dtranspose" => "conv".into(),
         "maxpool1d" | "avgpool1d" | "globalavgpool1d" | "globalmaxpool1d" | "maxpool2d"
         | "avgpool2d" | "globalavgpool2d" | "globalmaxpool2d" => "pool".into(),
         // gluon.rnn's cells name themselves after their layers (`_alias`).

@@ -1,6 +1,6 @@
 //! The names of `gluon.nn` written in the language (`library/mxnet/gluon_nn_more.da`:
 //! LeakyReLU, PReLU, ELU, SELU, Swish, Embedding, Lambda, HybridLambda, GroupNorm,
-//! InstanceNorm), loaded on first use by the module's `__getattr__`.
+//! InstanceNorm, Conv2DTranspose), loaded on first use by the module's `__getattr__`.
 use crate::object::error::{Exc, ExcKind};
 use crate::object::value::{Module, Value};
 use crate::object::{builtin, Interpreter};
@@ -17,6 +17,7 @@ pub const NN_NAMES: &[&str] = &[
     "HybridLambda",
     "GroupNorm",
     "InstanceNorm",
+    "Conv2DTranspose",
 ];
 
 fn nn_attr(it: &mut dyn Interpreter, name: &str) -> Result<Option<Value>, Exc> {
