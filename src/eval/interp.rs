@@ -1227,7 +1227,11 @@ impl<'s> Interp<'s> {
         let class = Rc::new(crate::object::class::Class {
             name: def.name.clone(),
             qualname,
-            module: Rc::from(self.module.as_ref().map_or("__main__", |m| m.name.as_str())),
+            // A `__module__` the body sets names the class's module, as in CPython.
+            module: match attrs.get("__module__") {
+                Some(Value::Str(m)) => m.clone(),
+                _ => Rc::from(self.module.as_ref().map_or("__main__", |m| m.name.as_str())),
+            },
             bases,
             mro,
             attrs: RefCell::new(attrs),

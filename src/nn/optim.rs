@@ -61,6 +61,20 @@ pub enum Algorithm {
         initial_accumulator_value: f64,
         maximize: bool,
     },
+    /// `torch.optim.Adadelta`.
+    TorchAdadelta {
+        rho: f64,
+        eps: f64,
+        weight_decay: f64,
+        maximize: bool,
+    },
+    /// MXNet's `adadelta` (no learning rate: the step is the delta itself).
+    MxAdadelta {
+        rho: f64,
+        epsilon: f64,
+        wd: f64,
+        clip_gradient: Option<f64>,
+    },
     /// MXNet's `rmsprop` (Tieleman and Hinton's, not centered).
     MxRmsprop {
         gamma1: f64,
@@ -98,6 +112,8 @@ impl Algorithm {
             }
             Algorithm::TorchAdagrad { .. } | Algorithm::MxAdagrad { .. } => vec!["sum"],
             Algorithm::MxRmsprop { .. } => vec!["n"],
+            Algorithm::TorchAdadelta { .. } => vec!["square_avg", "acc_delta"],
+            Algorithm::MxAdadelta { .. } => vec!["acc_g", "acc_delta"],
         }
     }
 }
@@ -459,6 +475,82 @@ pub fn update(
                 },
             ))
         }
+        Algorithm::TorchAdadelta {
+            rho,
+            eps,
+            weight_decay,
+            maximize,
+        } => {
+            let mut g = if maximize {
+                grad.unary(UnaryOp::Neg)?
+            } else {
+                grad.clone()
+            };
+            if weight_decay != 0.0 {
+                g = axpy(&g, weight_decay, weight)?;
+            }
+            let (square_avg, acc_delta) = match state.buffers.as_slice() {
+                [s, a, ..] => (s.clone(), a.clone()),
+                _ => (scale(weight, 0.0)?, scale(weight, 0.0)?),
+            };
+            // addcmul_(t, t, value=v) is self + (v * t) * t, in that order.
+            let addcmul = |acc: &Array, t: &Array, v: f64| -> Result<Array> {
+                bin(BinaryOp::Add, acc, &bin(BinaryOp::Mul, &scale(t, v)?, t)?)
+            };
+            let square_avg = addcmul(&scale(&square_avg, rho)?, &g, 1.0 - rho)?;
+            let std = add_scalar(&square_avg, eps)?.unary(UnaryOp::Sqrt)?;
+            let delta = add_scalar(&acc_delta, eps)?.unary(UnaryOp::Sqrt)?;
+            let delta = bin(BinaryOp::Mul, &bin(BinaryOp::Div, &delta, &std)?, &g)?;
+            let acc_delta = addcmul(&scale(&acc_delta, rho)?, &delta, 1.0 - rho)?;
+            let new = axpy(weight, -lr, &delta)?;
+            Ok((
+                new,
+                SlotState {
+                    step,
+                    buffers: vec![square_avg, acc_delta],
+                },
+            ))
+        }
+        Algorithm::MxAdadelta {
+            rho,
+            epsilon,
+            wd,
+            clip_gradient,
+        } => {
+            // MXNet 1.9.1's AdaDelta.update, op by op: acc_g = rho acc_g + ((1 - rho) g) g;
+            // delta = sqrt(acc_delta + eps) / sqrt(acc_g + eps) * g;
+            // acc_delta = rho acc_delta + ((1 - rho) delta) delta; w -= delta + wd w.
+            let g = mx_grad(grad, rescale, clip_gradient)?;
+            let (acc_g, acc_delta) = match state.buffers.as_slice() {
+                [a, b, ..] => (a.clone(), b.clone()),
+                _ => (scale(weight, 0.0)?, scale(weight, 0.0)?),
+            };
+            let acc_g = bin(
+                BinaryOp::Add,
+                &scale(&acc_g, rho)?,
+                &bin(BinaryOp::Mul, &scale(&g, 1.0 - rho)?, &g)?,
+            )?;
+            let delta = bin(
+                BinaryOp::Div,
+                &add_scalar(&acc_delta, epsilon)?.unary(UnaryOp::Sqrt)?,
+                &add_scalar(&acc_g, epsilon)?.unary(UnaryOp::Sqrt)?,
+            )?;
+            let delta = bin(BinaryOp::Mul, &delta, &g)?;
+            let acc_delta = bin(
+                BinaryOp::Add,
+                &scale(&acc_delta, rho)?,
+                &bin(BinaryOp::Mul, &scale(&delta, 1.0 - rho)?, &delta)?,
+            )?;
+            let shift = bin(BinaryOp::Add, &delta, &scale(weight, wd)?)?;
+            let new = bin(BinaryOp::Sub, weight, &shift)?;
+            Ok((
+                new,
+                SlotState {
+                    step,
+                    buffers: vec![acc_g, acc_delta],
+                },
+            ))
+        }
         Algorithm::MxRmsprop {
             gamma1,
             epsilon,
@@ -645,5 +737,40 @@ mod tests {
         let (w, g) = (arr(&rt, &[1.0, 1.0]), arr(&rt, &[4.0, 1.0]));
         let (w1, _) = update(&alg, 0.5, 0.5, &w, &g, &SlotState::default()).unwrap();
         close(&host(&w1), &[0.5, 0.75]);
+    }
+
+    /// Adadelta by PyTorch's formulas, two steps from zero state (square_avg and acc_delta),
+    /// checked against the same arithmetic written out in f64.
+    #[test]
+    fn adadelta_follows_pytorch() {
+        let rt = runtime();
+        let (rho, eps, lr, wd) = (0.9, 1e-6, 1.0, 0.1);
+        let alg = Algorithm::TorchAdadelta {
+            rho,
+            eps,
+            weight_decay: wd,
+            maximize: false,
+        };
+        let w0 = [1.0, -2.0, 0.5];
+        let grads = [[0.3, -1.0, 2.0], [0.1, 0.2, -0.4]];
+        let mut w = arr(&rt, &w0);
+        let mut state = SlotState::default();
+        let (mut ew, mut sq, mut acc) = (w0.to_vec(), vec![0.0; 3], vec![0.0; 3]);
+        for g in grads {
+            let (new, s) = update(&alg, lr, 1.0, &w, &arr(&rt, &g), &state).expect("step");
+            w = new;
+            state = s;
+            for i in 0..3 {
+                let gi = g[i] + wd * ew[i];
+                sq[i] = sq[i] * rho + (1.0 - rho) * gi * gi;
+                let delta = (acc[i] + eps).sqrt() / (sq[i] + eps).sqrt() * gi;
+                acc[i] = acc[i] * rho + (1.0 - rho) * delta * delta;
+                ew[i] -= lr * delta;
+            }
+        }
+        close(&host(&w), &ew);
+        close(&host(&state.buffers[0]), &sq);
+        close(&host(&state.buffers[1]), &acc);
+        assert_eq!(alg.buffer_names(), vec!["square_avg", "acc_delta"]);
     }
 }

@@ -432,7 +432,7 @@ fn get_attr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 /// `out_channels`, `num_features`, ...), read from the layer; a lazy layer's input size is 0
 /// until its first input, as in PyTorch.
 fn torch_layer_attr(layer: &Block, name: &str) -> Option<Value> {
-    use crate::nn::cnn::{BatchNormLayer, ConvLayer};
+    use crate::nn::cnn::{BatchNormLayer, ConvLayer, LayerNormLayer};
     let ints = |v: Vec<usize>| Value::tuple(v.into_iter().map(|d| Value::Int(d as i64)).collect());
     match &layer.kind {
         crate::nn::layers::BlockKind::Dense {
@@ -458,6 +458,14 @@ fn torch_layer_attr(layer: &Block, name: &str) -> Option<Value> {
                     "stride" => Some(ints(used(c.stride))),
                     "dilation" => Some(ints(used(c.dilation))),
                     "groups" => Some(Value::Int(c.groups as i64)),
+                    _ => None,
+                };
+            }
+            if let Some(l) = op.as_any().downcast_ref::<LayerNormLayer>() {
+                return match name {
+                    "normalized_shape" => Some(ints(l.shape.clone())),
+                    "eps" => Some(Value::Float(l.eps)),
+                    "elementwise_affine" => Some(Value::Bool(l.weight.is_some())),
                     _ => None,
                 };
             }

@@ -69,6 +69,10 @@ pub const SOURCES: &[SourceModule] = &[
     source!("torch.jit._trace", "torch/jit/_trace.da"),
     source!("torch.jit.frontend", "torch/jit/frontend.da"),
     source!("torch.nn.parallel.data_parallel", "torch/data_parallel.da"),
+    source!("torch.nn._more", "torch/nn_more.da"),
+    source!("torch.nn._functional_more", "torch/functional_more.da"),
+    source!("mxnet.gluon.nn._more", "mxnet/gluon_nn_more.da"),
+    source!("mxnet.gluon.rnn", "mxnet/gluon_rnn.da"),
 ];
 
 /// The library module named `dotted`, if it is one.

@@ -198,6 +198,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "mxnet.gluon.nn" => {
             let m = Rc::new(Module::new("mxnet.gluon.nn", "neural network layers"));
             super::gluon_blocks::set_nn_classes(&m);
+            super::gluon_more::register(&m);
             m
         }
         "mxnet.gluon.loss" => super::gluon_train::loss_module(),
@@ -219,7 +220,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "Trainer",
                 builtin(
                     "Trainer",
-                    "Trainer(params, optimizer, optimizer_params=None): 'sgd' (momentum, wd), 'nag', 'adam' (beta1, beta2, epsilon, wd), 'rmsprop' (gamma1), 'adagrad' (eps); trainer.step(batch_size).",
+                    "Trainer(params, optimizer, optimizer_params=None): 'sgd' (momentum, wd), 'nag', 'adam' (beta1, beta2, epsilon, wd), 'rmsprop' (gamma1), 'adagrad' (eps), 'adadelta' (rho, epsilon); trainer.step(batch_size).",
                     super::gluon_train::trainer,
                 ),
             );

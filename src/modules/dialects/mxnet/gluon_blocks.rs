@@ -167,9 +167,11 @@ fn alias(this: &Value) -> String {
         _ => "block".into(),
     };
     match name.as_str() {
-        "conv2d" | "conv1d" => "conv".into(),
+        "conv2d" | "conv1d" | "conv2dtranspose" => "conv".into(),
         "maxpool1d" | "avgpool1d" | "globalavgpool1d" | "globalmaxpool1d" | "maxpool2d"
         | "avgpool2d" | "globalavgpool2d" | "globalmaxpool2d" => "pool".into(),
+        // gluon.rnn's cells name themselves after their layers (`_alias`).
+        "rnncell" | "lstmcell" | "grucell" => name.trim_end_matches("cell").into(),
         _ => name,
     }
 }
@@ -886,6 +888,30 @@ impl NativeObject for ParamObj {
             "shape" => shape_tuple(&self.param, self.np),
             "dtype" => Value::DType(self.param.dtype.get(), crate::object::value::Flavor::Nd),
             "grad_req" => Value::str("write"),
+            // What a layer written in the language calls once its input gives the shape a
+            // deferred parameter waits for (MXNet infers it from the graph).
+            "_finish_deferred_init" => bound(
+                this,
+                "_finish_deferred_init",
+                "p._finish_deferred_init(shape): the deferred initialization, now that shape is known.",
+                |it, r, mut a| {
+                    let shape = a.required(0, "shape")?;
+                    a.finish(1)?;
+                    let mut dims = Vec::new();
+                    for d in it.iterate(&shape)? {
+                        let d = crate::object::ops::as_i64(&d)
+                            .filter(|d| *d > 0)
+                            .ok_or_else(|| Exc::value_error("shape: positive ints expected"))?;
+                        dims.push(d as usize);
+                    }
+                    let p = downcast::<ParamObj>(r, "a Parameter")?;
+                    let st = it.state_mut();
+                    p.param
+                        .infer(&st.rt, &mut st.nn.tape, dims)
+                        .map_err(Exc::from)?;
+                    Ok(Value::None)
+                },
+            ),
             "data" => bound(
                 this,
                 "data",

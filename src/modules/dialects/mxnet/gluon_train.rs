@@ -119,6 +119,16 @@ fn options_of(optimizer: &str) -> &'static [&'static str] {
             "clip_gradient",
             "multi_precision",
         ],
+        "adadelta" => &[
+            "learning_rate",
+            "lr_scheduler",
+            "rho",
+            "epsilon",
+            "wd",
+            "rescale_grad",
+            "clip_gradient",
+            "multi_precision",
+        ],
         "adagrad" => &[
             "learning_rate",
             "lr_scheduler",
@@ -169,10 +179,10 @@ pub(crate) fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
     };
     if !matches!(
         name.as_str(),
-        "sgd" | "nag" | "adam" | "rmsprop" | "adagrad"
+        "sgd" | "nag" | "adam" | "rmsprop" | "adagrad" | "adadelta"
     ) {
         return Err(Exc::value_error(format!(
-            "Cannot find optimizer {name}: devarray's Trainer has 'sgd', 'nag', 'adam', 'rmsprop' and 'adagrad'"
+            "Cannot find optimizer {name}: devarray's Trainer has 'sgd', 'nag', 'adam', 'rmsprop', 'adagrad' and 'adadelta'"
         )));
     }
     let allowed = options_of(&name);
@@ -247,6 +257,15 @@ pub(crate) fn trainer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Ex
                 0.001,
             )
         }
+        "adadelta" => (
+            Algorithm::MxAdadelta {
+                rho: num("rho", 0.9),
+                epsilon: num("epsilon", 1e-5),
+                wd: num("wd", 0.0),
+                clip_gradient: clip,
+            },
+            0.01,
+        ),
         "adagrad" => (
             Algorithm::MxAdagrad {
                 eps: num("eps", 1e-7),

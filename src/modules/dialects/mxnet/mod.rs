@@ -6,6 +6,7 @@ pub mod conv_ops;
 pub mod gluon;
 pub mod gluon_blocks;
 pub mod gluon_conv;
+pub mod gluon_more;
 pub mod gluon_train;
 pub mod np_more;
 pub mod symbol;

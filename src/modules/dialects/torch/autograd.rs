@@ -98,7 +98,7 @@ fn device_name(d: crate::runtime::Device) -> String {
 const NON_LEAF_FLAG: &str = "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().";
 
 /// `x.requires_grad_(flag)` / `x.requires_grad = flag`.
-fn set_requires(it: &mut dyn Interpreter, x: &Array, flag: bool) -> Result<(), Exc> {
+pub(crate) fn set_requires(it: &mut dyn Interpreter, x: &Array, flag: bool) -> Result<(), Exc> {
     let tape = &mut it.state_mut().nn.tape;
     if !tape.is_leaf(x) {
         if flag {

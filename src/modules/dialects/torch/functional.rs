@@ -620,6 +620,21 @@ pub fn build() -> Rc<Module> {
         ),
     );
     m.set("binary_cross_entropy_with_logits", builtin("binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits(input, target, reduction='mean'): sigmoid and BCE in one stable step.", |it, a| functional_loss(it, a, |_| Ok(TorchLoss::BceWithLogits))));
+    // `F.pad`, `F.interpolate`, ... are written in the language.
+    super::nn_more::register_functional(&m);
+    m.set(
+        "__getattr__",
+        builtin("__getattr__", "", |it, mut a| {
+            let name = a.required(0, "name")?;
+            let text = crate::object::format::to_str(it, &name)?;
+            super::nn_more::functional_attr(it, &text)?.ok_or_else(|| {
+                Exc::new(
+                    ExcKind::AttributeError,
+                    format!("module 'torch.nn.functional' has no attribute '{text}'"),
+                )
+            })
+        }),
+    );
     m
 }
 

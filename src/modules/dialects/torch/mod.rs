@@ -17,6 +17,7 @@ pub mod lazy;
 pub mod lr_scheduler;
 pub mod math;
 pub mod nn;
+pub mod nn_more;
 pub mod optim;
 pub mod parallel;
 pub mod size;

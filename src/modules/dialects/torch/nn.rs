@@ -97,6 +97,7 @@ fn make_classes() -> TorchClasses {
     );
     let mut list = blocks::container_methods();
     list.push(("__init__", module_list_init as BuiltinFn));
+    list.push(("__repr__", module_list_repr as BuiltinFn));
     list.push(("forward", |_, _| {
         Err(Exc::new(
             ExcKind::NotImplementedError,
@@ -220,6 +221,39 @@ fn module_list_init(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc>
         }
     }
     Ok(Value::None)
+}
+
+/// ModuleList's repr: a run of equal reprs is one line, `(0-5): 6 x Linear(...)`, as PyTorch
+/// prints it.
+fn module_list_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = blocks::this_core(&mut a)?;
+    let name = match &this {
+        Value::Instance(i) => i.class().name.to_string(),
+        other => other.type_name(),
+    };
+    let mut runs: Vec<(usize, usize, String)> = Vec::new();
+    for (i, c) in blocks::children(&core).iter().enumerate() {
+        let text = crate::object::format::repr(it, &c.block)?;
+        match runs.last_mut() {
+            Some((_, end, last)) if *last == text => *end = i,
+            _ => runs.push((i, i, text)),
+        }
+    }
+    if runs.is_empty() {
+        return Ok(Value::str(&format!("{name}()")));
+    }
+    let lines: Vec<String> = runs
+        .iter()
+        .map(|(start, end, text)| {
+            let line = if start == end {
+                format!("({start}): {text}")
+            } else {
+                format!("({start}-{end}): {} x {text}", end - start + 1)
+            };
+            line.replace('\n', "\n  ")
+        })
+        .collect();
+    Ok(Value::str(&format!("{name}(\n  {}\n)", lines.join("\n  "))))
 }
 
 fn add_child(core: &Core, key: Option<String>, m: Value) -> Result<(), Exc> {
@@ -981,7 +1015,10 @@ fn zero_grad(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 /// registers when it is assigned to an attribute.
 fn parameter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let data = a.take(0, "data")?;
-    a.take(1, "requires_grad")?;
+    let requires_grad = match a.take(1, "requires_grad")? {
+        Some(v) => v.truthy()?,
+        None => true,
+    };
     a.finish(2)?;
     let data = match &data {
         None | Some(Value::None) => {
@@ -1004,6 +1041,9 @@ fn parameter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let st = it.state_mut();
     p.adopt(&st.rt, &mut st.nn.tape, view.clone())?;
     st.nn.note_param_array(&view, &p);
+    if !requires_grad {
+        super::autograd::set_requires(it, &view, false)?;
+    }
     Ok(wrap(view, Flavor::Torch))
 }
 
@@ -1274,7 +1314,7 @@ pub fn build() -> Rc<Module> {
             let text = crate::object::format::to_str(it, &name)?;
             let found = match text.as_str() {
                 "DataParallel" => super::parallel::library_attr(it, &text)?,
-                _ => None,
+                _ => super::nn_more::nn_attr(it, &text)?,
             };
             found.ok_or_else(|| {
                 Exc::new(

@@ -51,6 +51,7 @@ enum Kind {
     AdamW,
     Rmsprop,
     Adagrad,
+    Adadelta,
 }
 
 impl Kind {
@@ -61,6 +62,7 @@ impl Kind {
             Kind::AdamW => "AdamW",
             Kind::Rmsprop => "RMSprop",
             Kind::Adagrad => "Adagrad",
+            Kind::Adadelta => "Adadelta",
         }
     }
 
@@ -70,6 +72,7 @@ impl Kind {
             Kind::Sgd => &["lr", "momentum", "dampening", "weight_decay", "nesterov"],
             Kind::Adam | Kind::AdamW => &["lr", "betas", "eps", "weight_decay", "amsgrad"],
             Kind::Rmsprop => &["lr", "alpha", "eps", "weight_decay", "momentum", "centered"],
+            Kind::Adadelta => &["lr", "rho", "eps", "weight_decay"],
             Kind::Adagrad => &[
                 "lr",
                 "lr_decay",
@@ -110,6 +113,16 @@ impl Kind {
                 ("capturable", Value::Bool(false)),
                 ("foreach", Value::None),
                 ("maximize", Value::Bool(false)),
+                ("differentiable", Value::Bool(false)),
+            ],
+            Kind::Adadelta => vec![
+                ("lr", Value::Float(1.0)),
+                ("rho", Value::Float(0.9)),
+                ("eps", Value::Float(1e-6)),
+                ("weight_decay", Value::Int(0)),
+                ("maximize", Value::Bool(false)),
+                ("capturable", Value::Bool(false)),
+                ("foreach", Value::None),
                 ("differentiable", Value::Bool(false)),
             ],
             Kind::Adagrad => {
@@ -247,6 +260,12 @@ impl Optimizer {
                 eps: number(d, "eps")?,
                 weight_decay: number(d, "weight_decay")?,
                 initial_accumulator_value: number(d, "initial_accumulator_value")?,
+                maximize: flag(d, "maximize")?,
+            },
+            Kind::Adadelta => Algorithm::TorchAdadelta {
+                rho: number(d, "rho")?,
+                eps: number(d, "eps")?,
+                weight_decay: number(d, "weight_decay")?,
                 maximize: flag(d, "maximize")?,
             },
             Kind::Adam | Kind::AdamW => {
@@ -590,6 +609,22 @@ fn validate(kind: Kind, d: &Dict) -> Result<(), Exc> {
                 )));
             }
         }
+        Kind::Adadelta => {
+            let rho = number(d, "rho")?;
+            if !(0.0..=1.0).contains(&rho) {
+                return Err(Exc::value_error(format!(
+                    "Invalid rho value: {}",
+                    simple_repr(&dict_get(d, "rho").unwrap_or(Value::None))
+                )));
+            }
+            let eps = number(d, "eps")?;
+            if eps < 0.0 {
+                return Err(Exc::value_error(format!(
+                    "Invalid epsilon value: {}",
+                    simple_repr(&dict_get(d, "eps").unwrap_or(Value::None))
+                )));
+            }
+        }
         Kind::Adam | Kind::AdamW => {
             let eps = number(d, "eps")?;
             if eps < 0.0 {
@@ -695,6 +730,7 @@ pub fn build() -> Rc<Module> {
     );
     m.set("RMSprop", builtin("RMSprop", "RMSprop(params, lr=0.01, alpha=0.99, eps=1e-08, weight_decay=0, momentum=0, centered=False)", |it, a| construct(it, a, Kind::Rmsprop)));
     m.set("Adagrad", builtin("Adagrad", "Adagrad(params, lr=0.01, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10)", |it, a| construct(it, a, Kind::Adagrad)));
+    m.set("Adadelta", builtin("Adadelta", "Adadelta(params, lr=1.0, rho=0.9, eps=1e-06, weight_decay=0): the per-element step size from running averages of squared gradients and updates.", |it, a| construct(it, a, Kind::Adadelta)));
     m.set("AdamW", builtin("AdamW", "AdamW(params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.01, amsgrad=False): Adam with decoupled weight decay.", |it, a| construct(it, a, Kind::AdamW)));
     m
 }
