@@ -277,7 +277,12 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             let x = recv(r)?;
             Ok(wrap(it.state_mut().nn.tape.transpose(&x.array, Some(&dims))?, x.flavor))
         }),
-        _ => return crate::modules::array::numpy_fns::get_attr(it, v, name),
+        _ => {
+            if let Some(found) = crate::modules::array::numpy_fns::get_attr(it, v, name)? {
+                return Ok(Some(found));
+            }
+            return crate::modules::array::math_more::get_attr(it, v, name);
+        }
     };
     let name: &'static str = ATTRS
         .iter()

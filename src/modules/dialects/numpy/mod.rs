@@ -6,6 +6,7 @@
 //! `RandomState` number for number (`random.rs`); any other name is an AttributeError that
 //! lists what there is.
 
+pub mod options;
 pub mod random;
 
 use std::rc::Rc;
@@ -75,6 +76,10 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     m.set(name, builtin(name, doc, arrays_first));
                 }
             }
+            crate::modules::array::math_more::install::<NUMPY>(&m);
+            crate::modules::array::linalg::install::<NUMPY>(&m);
+            crate::modules::array::reductions::install::<NUMPY>(&m);
+            options::install(&m);
             m.set("AxisError", Value::ExcType(ExcKind::AxisError));
             Some(m)
         }

@@ -399,6 +399,9 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             }
             autograd::install(&m);
             math::install(&m);
+            crate::modules::array::math_more::install::<{ arrays::TORCH }>(&m);
+            crate::modules::array::linalg::install::<{ arrays::TORCH }>(&m);
+            crate::modules::array::reductions::install::<{ arrays::TORCH }>(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),
