@@ -897,7 +897,7 @@ fn matrix_arg(
         DType::Float64 => DType::Float64,
         other if flavor == Flavor::Torch => {
             return Err(Exc::new(
-                ExcKind::RuntimeError,
+                ExcKind::NotImplementedError,
                 format!(
                     "linalg.{fname}: Expected a floating point or complex tensor as input. Got {}",
                     super::math_more::torch_type_name(other)
@@ -1263,6 +1263,29 @@ fn svd(a: &Mat) -> (Mat, Vec<f64>, Mat) {
 }
 
 /// The pseudo-inverse V diag(1/s) U^T, singular values below `rcond * max(s)` dropped.
+/// The least-squares solution of `a x = b` (a: rows x cols row-major, b: rows x k), with
+/// singular values below `rcond * max` dropped: what `polyfit` solves.
+pub(super) fn least_squares(
+    rows: usize,
+    cols: usize,
+    a: &[f64],
+    b: &[f64],
+    k: usize,
+    rcond: f64,
+) -> Vec<f64> {
+    let m = Mat {
+        rows,
+        cols,
+        d: a.to_vec(),
+    };
+    let rhs = Mat {
+        rows,
+        cols: k,
+        d: b.to_vec(),
+    };
+    pinv_of(&m, rcond).mul(&rhs).d
+}
+
 fn pinv_of(a: &Mat, rcond: f64) -> Mat {
     let (u, s, v) = svd(a);
     let cutoff = rcond * s.iter().copied().fold(0.0, f64::max);
@@ -1793,6 +1816,76 @@ fn multi_dot<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value
     result(acc, out_flavor)
 }
 
+/// `addmm(input, mat1, mat2, *, beta=1, alpha=1)` and `baddbmm` (batches): beta * input +
+/// alpha * (mat1 @ mat2), on the tape.
+fn add_product(it: &mut dyn Interpreter, x: &Value, mut a: Args) -> Result<Value, Exc> {
+    let fname = a.fname;
+    let x = array_arg(it, Flavor::Torch, fname, "input", 1, x)?;
+    let (n1, n2) = if fname.starts_with("baddbmm") {
+        ("batch1", "batch2")
+    } else {
+        ("mat1", "mat2")
+    };
+    let p = a.required(0, n1)?;
+    let q = a.required(1, n2)?;
+    let beta = a
+        .take_kw("beta")
+        .and_then(|v| ops::as_f64(&v))
+        .unwrap_or(1.0);
+    let alpha = a
+        .take_kw("alpha")
+        .and_then(|v| ops::as_f64(&v))
+        .unwrap_or(1.0);
+    a.take_kw("out");
+    a.finish(2)?;
+    let p = array_arg(it, Flavor::Torch, fname, n1, 2, &p)?;
+    let q = array_arg(it, Flavor::Torch, fname, n2, 3, &q)?;
+    let want = if fname.starts_with("baddbmm") { 3 } else { 2 };
+    if p.array.ndim() != want || q.array.ndim() != want {
+        return Err(Exc::new(
+            ExcKind::RuntimeError,
+            format!(
+                "{}: Expected {want}-D tensors, but got {}-D and {}-D tensors",
+                if want == 3 {
+                    "batch1 and batch2"
+                } else {
+                    "mat1 and mat2"
+                },
+                p.array.ndim(),
+                q.array.ndim()
+            ),
+        ));
+    }
+    let tape = &mut it.state_mut().nn.tape;
+    let k = |v: f64| Operand::Scalar(crate::runtime::Scalar::Float(v));
+    let mut prod = tape.matmul(&p.array, &q.array)?;
+    if alpha != 1.0 {
+        prod = tape.binary(BinaryOp::Mul, Operand::Array(&prod), k(alpha))?;
+    }
+    let out = if beta == 0.0 {
+        prod
+    } else {
+        let base = if beta == 1.0 {
+            x.array.clone()
+        } else {
+            tape.binary(BinaryOp::Mul, Operand::Array(&x.array), k(beta))?
+        };
+        tape.binary(BinaryOp::Add, Operand::Array(&base), Operand::Array(&prod))?
+    };
+    Ok(wrap(out, x.flavor))
+}
+
+fn add_product_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = if a.pos.is_empty() {
+        a.take_kw("input").ok_or_else(|| {
+            Exc::type_error(format!("{}() missing required argument 'input'", a.fname))
+        })?
+    } else {
+        a.pos.remove(0)
+    };
+    add_product(it, &x, a)
+}
+
 // ------------------------------------------------------------------ installation
 
 fn torch_trace_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -1807,7 +1900,7 @@ fn torch_trace_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 pub fn install<const F: u8>(m: &Module) {
     let flavor = flavor_of::<F>();
     let set = |m: &Module, name: &'static str, doc: &'static str, f: BuiltinFn| {
-        if m.get(name).is_none() {
+        if m.get(name).is_none() && !super::math_more::mxnet_lacks(flavor, name) {
             m.set(name, builtin(name, doc, f));
         }
     };
@@ -1861,6 +1954,13 @@ pub fn install<const F: u8>(m: &Module) {
             "trace(input): the sum of the main diagonal of a matrix.",
             torch_trace_fn,
         );
+        set(
+            m,
+            "addmm",
+            "addmm(input, mat1, mat2, *, beta=1, alpha=1): beta * input + alpha * (mat1 @ mat2).",
+            add_product_fn,
+        );
+        set(m, "baddbmm", "baddbmm(input, batch1, batch2, *, beta=1, alpha=1): beta * input + alpha * (batch1 @ batch2), batch by batch.", add_product_fn);
         set(
             m,
             "dist",
@@ -2114,6 +2214,16 @@ pub fn get_attr(v: &Value, name: &str) -> Option<Value> {
                 a.pos.insert(0, r.clone());
                 inv_any(it, a)
             },
+        ),
+        "addmm" => (
+            "addmm",
+            "x.addmm(mat1, mat2, *, beta=1, alpha=1): beta * x + alpha * (mat1 @ mat2).",
+            add_product,
+        ),
+        "baddbmm" => (
+            "baddbmm",
+            "x.baddbmm(batch1, batch2, *, beta=1, alpha=1): beta * x + alpha * (batch1 @ batch2).",
+            add_product,
         ),
         "det" => ("det", "x.det(): the determinant.", |it, r, mut a| {
             a.pos.insert(0, r.clone());

@@ -77,6 +77,52 @@ fn d_erfc(x: f64, _: f64) -> f64 {
     -std::f64::consts::FRAC_2_SQRT_PI * (-x * x).exp()
 }
 
+/// The digamma function: the recurrence up to x >= 6, then the asymptotic series (and the
+/// reflection formula below zero).
+fn digamma(x: f64) -> f64 {
+    if x.is_nan() || x == f64::NEG_INFINITY {
+        return f64::NAN;
+    }
+    if x <= 0.0 && x == x.floor() {
+        return if x == 0.0 {
+            f64::NEG_INFINITY.copysign(-x)
+        } else {
+            f64::NAN
+        };
+    }
+    if x < 0.0 {
+        return digamma(1.0 - x) - std::f64::consts::PI / (std::f64::consts::PI * x).tan();
+    }
+    let (mut x, mut acc) = (x, 0.0);
+    while x < 6.0 {
+        acc -= 1.0 / x;
+        x += 1.0;
+    }
+    let f = 1.0 / (x * x);
+    let series = f
+        * (1.0 / 12.0
+            - f * (1.0 / 120.0 - f * (1.0 / 252.0 - f * (1.0 / 240.0 - f * (1.0 / 132.0)))));
+    acc + x.ln() - 0.5 / x - series
+}
+
+/// The trigamma function (digamma's derivative), for digamma's gradient.
+fn trigamma(x: f64) -> f64 {
+    if x <= 0.0 && x == x.floor() {
+        return f64::INFINITY;
+    }
+    if x < 0.0 {
+        let s = (std::f64::consts::PI * x).sin();
+        return -trigamma(1.0 - x) + std::f64::consts::PI * std::f64::consts::PI / (s * s);
+    }
+    let (mut x, mut acc) = (x, 0.0);
+    while x < 6.0 {
+        acc += 1.0 / (x * x);
+        x += 1.0;
+    }
+    let f = 1.0 / (x * x);
+    acc + 1.0 / x + f / 2.0 + f / x * (1.0 / 6.0 - f * (1.0 / 30.0 - f * (1.0 / 42.0 - f / 30.0)))
+}
+
 /// NumPy's `npy_remainder`: the sign of the divisor, as Python's `%`.
 fn remainder(a: f64, b: f64) -> f64 {
     if b == 0.0 {
@@ -334,6 +380,78 @@ static SPECS: &[Spec] = &[
         op: Op::Composed(|t, x| t.unary(x, UnaryOp::Trunc)),
         int_keeps: true,
         grad_fn: "",
+    },
+    Spec {
+        numpy: &["ceil"],
+        torch: &["ceil"],
+        doc: "ceil(x): the smallest integer >= x, elementwise.",
+        op: Op::Composed(|t, x| t.unary(x, UnaryOp::Ceil)),
+        int_keeps: true,
+        grad_fn: "",
+    },
+    Spec {
+        numpy: &["floor"],
+        torch: &["floor"],
+        doc: "floor(x): the largest integer <= x, elementwise.",
+        op: Op::Composed(|t, x| t.unary(x, UnaryOp::Floor)),
+        int_keeps: true,
+        grad_fn: "",
+    },
+    Spec {
+        numpy: &["round", "around"],
+        torch: &["round"],
+        doc: "round(x, decimals=0): rounded half to even, elementwise.",
+        op: Op::Composed(|t, x| t.unary(x, UnaryOp::Round)),
+        int_keeps: true,
+        grad_fn: "",
+    },
+    Spec {
+        numpy: &["sign"],
+        torch: &["sign"],
+        doc: "sign(x): -1, 0 or 1, elementwise.",
+        op: Op::Composed(|t, x| t.unary(x, UnaryOp::Sign)),
+        int_keeps: true,
+        grad_fn: "",
+    },
+    Spec {
+        numpy: &["tan"],
+        torch: &["tan"],
+        doc: "tan(x): tangent, elementwise.",
+        op: Op::Composed(|t, x| t.unary(x, UnaryOp::Tan)),
+        int_keeps: false,
+        grad_fn: "",
+    },
+    Spec {
+        numpy: &["log2"],
+        torch: &["log2"],
+        doc: "log2(x): base-2 logarithm, elementwise.",
+        op: Op::Composed(|t, x| t.unary(x, UnaryOp::Log2)),
+        int_keeps: false,
+        grad_fn: "",
+    },
+    Spec {
+        numpy: &["log10"],
+        torch: &["log10"],
+        doc: "log10(x): base-10 logarithm, elementwise.",
+        op: Op::Composed(|t, x| t.unary(x, UnaryOp::Log10)),
+        int_keeps: false,
+        grad_fn: "",
+    },
+    Spec {
+        numpy: &[],
+        torch: &["lgamma"],
+        doc: "lgamma(input): log |gamma(input)|, elementwise.",
+        op: Op::Host1(libm::lgamma, |x, _| digamma(x)),
+        int_keeps: false,
+        grad_fn: "LgammaBackward0",
+    },
+    Spec {
+        numpy: &[],
+        torch: &["digamma"],
+        doc: "digamma(input): the derivative of lgamma, elementwise.",
+        op: Op::Host1(digamma, |x, _| trigamma(x)),
+        int_keeps: false,
+        grad_fn: "DigammaBackward0",
     },
     Spec {
         numpy: &["arctan2"],
@@ -750,12 +868,30 @@ fn apply(
     it: &mut dyn Interpreter,
     flavor: Flavor,
     receiver: Option<&Value>,
-    a: Args,
+    mut a: Args,
 ) -> Result<Value, Exc> {
     let fname = a.fname;
     let spec = spec_of(flavor, fname)
         .ok_or_else(|| Exc::type_error(format!("{fname}() is not available")))?;
+    let decimals = if fname == "round" {
+        a.take_kw("decimals")
+            .and_then(|v| crate::object::ops::as_i64(&v))
+            .unwrap_or(0)
+    } else {
+        0
+    };
     let args = call_args(it, spec, flavor, receiver, a)?;
+    if decimals != 0 {
+        if let [Arg::Array(x)] = args.as_slice() {
+            let scale = 10f64.powi(decimals as i32);
+            let tape = &mut it.state_mut().nn.tape;
+            let k = |v: f64| Operand::Scalar(Scalar::Float(v));
+            let up = tape.binary(BinaryOp::Mul, Operand::Array(&x.array), k(scale))?;
+            let r = tape.unary(&up, UnaryOp::Round)?;
+            let out = tape.binary(BinaryOp::Div, Operand::Array(&r), k(scale))?;
+            return finish(out, x.flavor);
+        }
+    }
     let out_flavor = args
         .iter()
         .find_map(|a| match a {
@@ -1291,12 +1427,56 @@ fn isclose_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 // ------------------------------------------------------------------ installation
 
+/// Names of this family that MXNet 1.9.1's `mxnet.np` (Np) or `mxnet.nd` (Nd) lacks, so its
+/// modules do not grow them.
+pub(crate) fn mxnet_lacks(flavor: Flavor, name: &str) -> bool {
+    const NP_LACKS: &[&str] = &[
+        "exp2",
+        "fmod",
+        "fmax",
+        "fmin",
+        "logaddexp",
+        "logaddexp2",
+        "kron",
+        "cross",
+        "nansum",
+        "nanmean",
+        "nanstd",
+        "nanvar",
+    ];
+    const ND_LACKS: &[&str] = &[
+        "exp2",
+        "deg2rad",
+        "rad2deg",
+        "fabs",
+        "around",
+        "arctan2",
+        "hypot",
+        "fmod",
+        "remainder",
+        "mod",
+        "fmax",
+        "fmin",
+        "logaddexp",
+        "logaddexp2",
+        "copysign",
+        "less",
+        "less_equal",
+        "nan_to_num",
+    ];
+    match flavor {
+        Flavor::Np => NP_LACKS.contains(&name),
+        Flavor::Nd => ND_LACKS.contains(&name),
+        _ => false,
+    }
+}
+
 /// Adds this file's functions to dialect `F`'s module (`numpy`, `torch`, `mxnet.np`,
 /// `mxnet.nd`); names the module already has from a more specific file are kept.
 pub fn install<const F: u8>(m: &Module) {
     let flavor = flavor_of::<F>();
     let set = |name: &'static str, doc: &'static str, f: crate::object::value::BuiltinFn| {
-        if m.get(name).is_none() {
+        if m.get(name).is_none() && !mxnet_lacks(flavor, name) {
             m.set(name, builtin(name, doc, f));
         }
     };
@@ -1365,31 +1545,30 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
         return Ok(Some(found));
     }
     type M = crate::object::value::MethodFn;
-    let found: Option<(&'static str, &'static str, M)> = if let Some(spec) =
-        spec_of(Flavor::Torch, name)
-    {
-        let mname = static_name(name, spec);
-        Some((
-            mname,
-            spec.doc,
-            (|it, r, a| {
-                if a.fname.ends_with('_') {
-                    inplace_form(it, r, a)
-                } else {
-                    apply(it, Flavor::Torch, Some(r), a)
-                }
-            }) as M,
-        ))
-    } else if let Some((mname, _)) = COMPARISONS.iter().find(|(n, _)| *n == name) {
-        comparison_of(Flavor::Torch, mname).map(|_| {
-            (
-                *mname,
-                "x.op(other): the comparison, elementwise.",
-                (|it, r, a| compare(it, Flavor::Torch, Some(r), a)) as M,
-            )
-        })
-    } else {
-        let (mname, doc, f): (&'static str, &'static str, M) = match name {
+    let found: Option<(&'static str, &'static str, M)> =
+        if let Some(spec) = spec_of(Flavor::Torch, name) {
+            let mname = static_name(name, spec);
+            Some((
+                mname,
+                spec.doc,
+                (|it, r, a| {
+                    if a.fname.ends_with('_') {
+                        inplace_form(it, r, a)
+                    } else {
+                        apply(it, Flavor::Torch, Some(r), a)
+                    }
+                }) as M,
+            ))
+        } else if let Some((mname, _)) = COMPARISONS.iter().find(|(n, _)| *n == name) {
+            comparison_of(Flavor::Torch, mname).map(|_| {
+                (
+                    *mname,
+                    "x.op(other): the comparison, elementwise.",
+                    (|it, r, a| compare(it, Flavor::Torch, Some(r), a)) as M,
+                )
+            })
+        } else {
+            let (mname, doc, f): (&'static str, &'static str, M) = match name {
             "isnan" | "isinf" | "isfinite" | "isposinf" | "isneginf" => (
                 ["isnan", "isinf", "isfinite", "isposinf", "isneginf"]
                     .into_iter()
@@ -1451,8 +1630,8 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             ),
             _ => return Ok(None),
         };
-        Some((mname, doc, f))
-    };
+            Some((mname, doc, f))
+        };
     Ok(found.map(|(mname, doc, f)| method(v, mname, doc, f)))
 }
 
@@ -1489,6 +1668,15 @@ fn static_name(name: &str, spec: &'static Spec) -> &'static str {
         "fmod_",
         "remainder_",
         "copysign_",
+        "ceil_",
+        "floor_",
+        "round_",
+        "sign_",
+        "tan_",
+        "log2_",
+        "log10_",
+        "lgamma_",
+        "digamma_",
     ];
     spec.torch
         .iter()

@@ -11,6 +11,8 @@
 //!   factorisations (`solve`, `qr`, `eigh`, `svd`, `cholesky`, `pinv`...) on the host;
 //! - `math_more.rs` — elementwise math beyond the primitive ops (`arcsin`, `atan2`, `fmod`,
 //!   `clamp` with tensor bounds, the comparison functions), in every dialect's names;
+//! - `poly.rs` — `interp`, `gradient`, `trapz`/`trapezoid`, `convolve`, `polyfit`, `polyval`,
+//!   `vander`;
 //! - `reductions.rs` — `nansum`/`nanmean`/..., `ptp`, `average`, `cov`, `corrcoef`,
 //!   `histogram2d`, and PyTorch's `logsumexp`, `std`/`var`, `cumprod`, `histc`;
 //! - `scalars.rs` — NumPy's scalars (`numpy.float32`...) and their types;
@@ -35,5 +37,6 @@ pub mod linalg;
 pub mod math_more;
 pub mod numpy_fns;
 pub mod numpy_io;
+pub mod poly;
 pub mod reductions;
 pub mod scalars;

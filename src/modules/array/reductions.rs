@@ -846,6 +846,31 @@ fn moment(it: &mut dyn Interpreter, r: &Value, mut a: Args, root: bool) -> Resul
     Ok(wrap(out, x.flavor))
 }
 
+/// `x.amax(dim=(), keepdim=False)` / `amin`: the extreme over several dims, on the tape.
+fn extreme(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: ReduceOp) -> Result<Value, Exc> {
+    let fname = a.fname;
+    let x = array_arg(it, Flavor::Torch, fname, r)?;
+    let dim = a.take(0, "dim")?;
+    let keepdim = a.flag(1, "keepdim", false)?;
+    a.finish(2)?;
+    let dims = match &dim {
+        Some(Value::Tuple(t)) if t.is_empty() => None,
+        Some(Value::List(l)) if l.borrow().is_empty() => None,
+        _ => dims_arg(dim, x.array.ndim())?,
+    };
+    if x.array.size() == 0 {
+        return Err(Exc::new(ExcKind::IndexError, format!(
+            "{fname}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+        )));
+    }
+    let out = it
+        .state_mut()
+        .nn
+        .tape
+        .reduce(&x.array, op, dims.as_deref(), keepdim)?;
+    Ok(wrap(out, x.flavor))
+}
+
 /// `x.cumprod(dim)`: running products along an axis (computed on the host, not recorded).
 fn cumprod(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
     let x = array_arg(it, Flavor::Torch, "cumprod", r)?;
@@ -910,6 +935,8 @@ fn tensor_method(
         "std" => ("std", "std(input, dim=None, unbiased=True, keepdim=False, *, correction=None): the standard deviation.", |it, r, a| moment(it, r, a, true)),
         "var" => ("var", "var(input, dim=None, unbiased=True, keepdim=False, *, correction=None): the variance.", |it, r, a| moment(it, r, a, false)),
         "cumprod" => ("cumprod", "cumprod(input, dim): running products along dim.", cumprod),
+        "amax" => ("amax", "amax(input, dim=(), keepdim=False): the maximum over the dims (all when empty).", |it, r, a| extreme(it, r, a, ReduceOp::Max)),
+        "amin" => ("amin", "amin(input, dim=(), keepdim=False): the minimum over the dims (all when empty).", |it, r, a| extreme(it, r, a, ReduceOp::Min)),
         "histc" => ("histc", "histc(input, bins=100, min=0, max=0): counts in equal-width bins.", |it, r, a| {
             let x = array_arg(it, Flavor::Torch, "histc", r)?;
             histc_impl(it, &x, a, 0)
@@ -949,12 +976,14 @@ pub fn get_attr(v: &Value, name: &str) -> Option<Value> {
 pub fn install<const F: u8>(m: &Module) {
     let flavor = flavor_of::<F>();
     let set = |name: &'static str, doc: &'static str, f: BuiltinFn| {
-        if m.get(name).is_none() {
+        if m.get(name).is_none() && !super::math_more::mxnet_lacks(flavor, name) {
             m.set(name, builtin(name, doc, f));
         }
     };
     if flavor == Flavor::Torch {
         for name in [
+            "amax",
+            "amin",
             "logsumexp",
             "std",
             "var",

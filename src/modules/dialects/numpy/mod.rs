@@ -80,6 +80,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             crate::modules::array::linalg::install::<NUMPY>(&m);
             crate::modules::array::reductions::install::<NUMPY>(&m);
             options::install(&m);
+            crate::modules::array::poly::install_numpy(&m);
             m.set("AxisError", Value::ExcType(ExcKind::AxisError));
             Some(m)
         }

@@ -402,6 +402,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             crate::modules::array::math_more::install::<{ arrays::TORCH }>(&m);
             crate::modules::array::linalg::install::<{ arrays::TORCH }>(&m);
             crate::modules::array::reductions::install::<{ arrays::TORCH }>(&m);
+            crate::modules::array::poly::install_torch(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),
