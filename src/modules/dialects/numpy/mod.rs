@@ -8,6 +8,7 @@
 
 pub mod options;
 pub mod random;
+pub mod rng;
 
 use std::rc::Rc;
 
@@ -34,10 +35,9 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("nan", Value::Float(f64::NAN));
             m.set("newaxis", Value::None);
             m.set("__version__", Value::str("1.23.5 (devarray)"));
-            m.set(
-                "random",
-                Value::Module(crate::modules::dialects::numpy::random::build()),
-            );
+            let random = crate::modules::dialects::numpy::random::build();
+            rng::install(&random);
+            m.set("random", Value::Module(random));
             crate::modules::array::numpy_fns::install(&m);
             crate::modules::array::numpy_io::install(&m);
             for name in ARRAY_FIRST {

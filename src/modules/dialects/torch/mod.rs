@@ -19,6 +19,7 @@ pub mod math;
 pub mod nn;
 pub mod optim;
 pub mod parallel;
+pub mod print_options;
 pub mod size;
 
 use std::rc::Rc;
@@ -403,6 +404,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             crate::modules::array::linalg::install::<{ arrays::TORCH }>(&m);
             crate::modules::array::reductions::install::<{ arrays::TORCH }>(&m);
             crate::modules::array::poly::install_torch(&m);
+            print_options::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),
