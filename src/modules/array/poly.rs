@@ -113,7 +113,7 @@ fn lanes(shape: &[usize], axis: usize) -> (usize, usize, usize) {
 fn axis_arg(v: Option<Value>, ndim: usize, default: i64) -> Result<usize, Exc> {
     let i = match v {
         None => default,
-        Some(v) if matches!(v, Value::None) => default,
+        Some(Value::None) => default,
         Some(v) => as_i64(&v).ok_or_else(|| Exc::type_error("axis must be an integer"))?,
     };
     let n = ndim as i64;
@@ -147,7 +147,7 @@ fn gradient(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let nd = shape.len();
     let axes: Vec<usize> = match axis {
         None => (0..nd).collect(),
-        Some(v) if matches!(v, Value::None) => (0..nd).collect(),
+        Some(Value::None) => (0..nd).collect(),
         Some(v) => match as_i64(&v) {
             Some(_) => vec![axis_arg(Some(v), nd, 0)?],
             None => it

@@ -765,7 +765,7 @@ fn logsumexp(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, 
             .shape()
             .iter()
             .enumerate()
-            .filter(|(k, _)| dims.as_ref().map_or(false, |d| !d.contains(&(*k as isize))))
+            .filter(|(k, _)| dims.as_ref().is_some_and(|d| !d.contains(&(*k as isize))))
             .map(|(_, d)| *d as isize)
             .collect();
         out = tape.reshape(&out, &shape)?;
@@ -782,7 +782,7 @@ fn moment(it: &mut dyn Interpreter, r: &Value, mut a: Args, root: bool) -> Resul
     if !x.array.dtype().is_float() {
         return Err(Exc::new(
             ExcKind::RuntimeError,
-            format!("std and var only support floating point and complex dtypes"),
+            "std and var only support floating point and complex dtypes",
         ));
     }
     // `x.std(False)`: the first positional is `unbiased` when it is a bool.

@@ -44,7 +44,7 @@ fn options_from(a: &mut Args, base: PrintOptions) -> Result<PrintOptions, Exc> {
     let count = |v: Option<Value>, name: &str| -> Result<Option<usize>, Exc> {
         match v {
             None => Ok(None),
-            Some(v) if matches!(v, Value::None) => Ok(None),
+            Some(Value::None) => Ok(None),
             Some(v) => {
                 let n = as_i64(&v)
                     .ok_or_else(|| Exc::type_error(format!("{name} must be an integer")))?;
@@ -69,7 +69,7 @@ fn options_from(a: &mut Args, base: PrintOptions) -> Result<PrintOptions, Exc> {
     }
     match a.take(4, "suppress")? {
         None => {}
-        Some(v) if matches!(v, Value::None) => {}
+        Some(Value::None) => {}
         Some(v) => o.suppress = v.truthy()?,
     }
     for (k, name) in ["nanstr", "infstr", "formatter", "sign", "floatmode"]

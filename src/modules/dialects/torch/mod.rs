@@ -20,6 +20,7 @@ pub mod nn;
 pub mod optim;
 pub mod parallel;
 pub mod print_options;
+pub mod random_more;
 pub mod size;
 
 use std::rc::Rc;
@@ -405,6 +406,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             crate::modules::array::reductions::install::<{ arrays::TORCH }>(&m);
             crate::modules::array::poly::install_torch(&m);
             print_options::install(&m);
+            random_more::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),

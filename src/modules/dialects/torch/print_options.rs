@@ -13,7 +13,7 @@ fn set_printoptions(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc
     let number = |v: Option<Value>, name: &str| -> Result<Option<usize>, Exc> {
         match v {
             None => Ok(None),
-            Some(v) if matches!(v, Value::None) => Ok(None),
+            Some(Value::None) => Ok(None),
             Some(Value::Float(f)) if f.is_infinite() => Ok(Some(usize::MAX)),
             Some(v) => as_i64(&v).map(|n| Some(n.max(0) as usize)).ok_or_else(|| {
                 Exc::type_error(format!("{name} must be an int, not {}", v.type_name()))
