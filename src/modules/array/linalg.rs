@@ -1618,7 +1618,7 @@ fn lstsq(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (m, dtype, device) = matrix_arg(it, flavor, "lstsq", &x, false)?;
     let bv = array_arg(it, flavor, "lstsq", "b", 2, &b)?;
     let vector = bv.array.ndim() == 1;
-    if bv.array.shape().first() != Some(&m.rows) {
+    if bv.array.shape().first() != Some(&m.rows) || bv.array.ndim() > 2 {
         return Err(Exc::new(ExcKind::LinAlgError, "Incompatible dimensions"));
     }
     let eps = if dtype == DType::Float32 {

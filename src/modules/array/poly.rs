@@ -6,8 +6,10 @@
 use crate::modules::array::numpy_fns::as_array;
 use crate::object::error::{Exc, ExcKind};
 use crate::object::ops::{self, as_f64, as_i64, wrap};
-use crate::object::value::{Args, ArrayValue, BuiltinFn, Flavor, Module, Value};
-use crate::object::{builtin, Interpreter};
+use std::rc::Rc;
+
+use crate::object::value::{Args, ArrayValue, BuiltinFn, Flavor, Module, NativeObject, Value};
+use crate::object::{builtin, method, Interpreter};
 use crate::runtime::{Array, DType, Device, HostData};
 
 fn make(
@@ -305,6 +307,15 @@ fn trapezoid(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         )));
     };
     let shape = y.array.shape().to_vec();
+    if shape.is_empty() {
+        return Err(Exc::new(
+            ExcKind::IndexError,
+            format!(
+                "Dimension specified as {} but tensor has no dimensions",
+                dim.as_ref().and_then(as_i64).unwrap_or(-1)
+            ),
+        ));
+    }
     let ax = crate::modules::array::array_more::norm_axis(
         dim.as_ref().and_then(as_i64).unwrap_or(-1),
         shape.len(),
@@ -433,6 +444,11 @@ fn vander(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             .ok_or_else(|| Exc::type_error("N must be an integer"))?
             .max(0) as usize,
     };
+    let cells = xv
+        .len()
+        .checked_mul(n)
+        .ok_or_else(crate::object::alloc::memory_error)?;
+    crate::object::alloc::vec::<f64>(cells)?;
     let out = vander_values(&xv, n, increasing);
     let dtype = if x.array.dtype().is_float() {
         DType::Float64
@@ -516,9 +532,212 @@ fn polyfit(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     numpy_value(make(it, c, &shape, DType::Float64, Device::cpu(0))?)
 }
 
+// ------------------------------------------------------------------ poly1d
+
+/// `np.poly1d(c)`: a polynomial (coefficients highest power first, leading zeros dropped) that
+/// calls as `polyval`, prints as NumPy's two-line form and reprs as `poly1d([...])`.
+struct Poly1d {
+    coeffs: Value,
+    order: i64,
+    repr: String,
+    text: String,
+}
+
+impl NativeObject for Poly1d {
+    fn type_name(&self) -> &str {
+        "poly1d"
+    }
+    fn repr(&self) -> String {
+        self.repr.clone()
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        let me = Value::Object(this.clone());
+        Some(match name {
+            "coeffs" | "c" | "coef" | "coefficients" => self.coeffs.clone(),
+            "order" | "o" => Value::Int(self.order),
+            "variable" => Value::str("x"),
+            "__str__" => Value::str(&self.text),
+            "__call__" => method(
+                &me,
+                "__call__",
+                "p(x): the polynomial at x.",
+                |it, r, mut a| {
+                    let x = a.required(0, "val")?;
+                    a.finish(1)?;
+                    let c = poly_of(r)?.coeffs.clone();
+                    polyval(it, Args::new("polyval", vec![c, x]))
+                },
+            ),
+            "deriv" => method(
+                &me,
+                "deriv",
+                "p.deriv(m=1): the m-th derivative.",
+                |it, r, mut a| {
+                    let m = a.take(0, "m")?.and_then(|v| as_i64(&v)).unwrap_or(1);
+                    a.finish(1)?;
+                    let coeffs = poly_of(r)?.coeffs.clone();
+                    let mut c = values(&as_array(it, &coeffs)?);
+                    for _ in 0..m.max(0) {
+                        let n = c.len();
+                        c = c
+                            .iter()
+                            .take(n.saturating_sub(1))
+                            .enumerate()
+                            .map(|(k, v)| v * (n - 1 - k) as f64)
+                            .collect();
+                    }
+                    let is_int = matches!(&coeffs, Value::Array(x) if !x.array.dtype().is_float());
+                    make_poly(it, c, is_int)
+                },
+            ),
+            _ => return None,
+        })
+    }
+    fn attr_names(&self) -> Vec<&'static str> {
+        vec![
+            "c",
+            "coef",
+            "coefficients",
+            "coeffs",
+            "deriv",
+            "o",
+            "order",
+            "variable",
+        ]
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn poly_of(v: &Value) -> Result<&Poly1d, Exc> {
+    match v {
+        Value::Object(o) => o
+            .as_any()
+            .downcast_ref::<Poly1d>()
+            .ok_or_else(|| Exc::type_error("expected a poly1d")),
+        _ => Err(Exc::type_error("expected a poly1d")),
+    }
+}
+
+/// NumPy's `poly1d.__str__`: the terms with '%.4g' coefficients, powers raised to a line above.
+fn poly_text(c: &[f64]) -> String {
+    let first = c.iter().position(|v| *v != 0.0).unwrap_or(c.len());
+    let c = &c[first..];
+    let n = c.len().saturating_sub(1);
+    let fmt = |q: f64| {
+        let s = crate::display::format_spec(crate::display::FmtValue::Float(q), ".4g")
+            .unwrap_or_default();
+        s.strip_suffix(".0000").map(str::to_string).unwrap_or(s)
+    };
+    let mut text = "0".to_string();
+    for (k, q) in c.iter().enumerate() {
+        let coef = fmt(*q);
+        let power = n - k;
+        let term = match (power, coef.as_str()) {
+            (0, "0") => {
+                if k == 0 {
+                    "0".to_string()
+                } else {
+                    String::new()
+                }
+            }
+            (0, _) => coef.clone(),
+            (_, "0") => String::new(),
+            (1, _) => format!("{coef} x"),
+            _ => format!("{coef} x**{power}"),
+        };
+        if k == 0 {
+            text = term;
+        } else if !term.is_empty() {
+            text = match term.strip_prefix('-') {
+                Some(rest) => format!("{text} - {rest}"),
+                None => format!("{text} + {term}"),
+            };
+        }
+    }
+    raise_power(&text)
+}
+
+/// NumPy's `_raise_power`: every `**n` moved to the line above its term, wrapped at 70.
+fn raise_power(s: &str) -> String {
+    let (mut line1, mut line2, mut output) = (String::new(), String::new(), " ".to_string());
+    let mut rest = s;
+    while let Some(at) = rest.find("**") {
+        let part = &rest[..at];
+        let digits: String = rest[at + 2..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        rest = &rest[at + 2 + digits.len()..];
+        let to_add2 = format!("{part}{}", " ".repeat(digits.len().saturating_sub(1)));
+        let to_add1 = format!("{}{digits}", " ".repeat(part.len().saturating_sub(1)));
+        if line2.len() + to_add2.len() > 70 || line1.len() + to_add1.len() > 70 {
+            output.push_str(&format!("{line1}\n{line2}\n "));
+            line1 = to_add1;
+            line2 = to_add2;
+        } else {
+            line2.push_str(&to_add2);
+            line1.push_str(&to_add1);
+        }
+    }
+    format!("{output}{line1}\n{line2}{rest}")
+}
+
+fn make_poly(it: &mut dyn Interpreter, c: Vec<f64>, is_int: bool) -> Result<Value, Exc> {
+    let first = c
+        .iter()
+        .position(|v| *v != 0.0)
+        .unwrap_or(c.len().saturating_sub(1));
+    let c: Vec<f64> = if c.is_empty() {
+        vec![0.0]
+    } else {
+        c[first..].to_vec()
+    };
+    let text = poly_text(&c);
+    let n = c.len();
+    let dtype = if is_int { DType::Int64 } else { DType::Float64 };
+    let arr = wrap(make(it, c, &[n], dtype, Device::cpu(0))?, Flavor::Numpy);
+    let body = crate::object::format::repr(it, &arr)?;
+    let repr = format!("poly1d{}", body.strip_prefix("array").unwrap_or(&body));
+    Ok(Value::Object(Rc::new(Poly1d {
+        coeffs: arr,
+        order: n as i64 - 1,
+        repr,
+        text,
+    })))
+}
+
+fn poly1d(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let c = a.required(0, "c_or_r")?;
+    let r = a.flag(1, "r", false)?;
+    a.take(2, "variable")?;
+    a.finish(3)?;
+    if let Ok(p) = poly_of(&c) {
+        return Ok(Value::Object(Rc::new(Poly1d {
+            coeffs: p.coeffs.clone(),
+            order: p.order,
+            repr: p.repr.clone(),
+            text: p.text.clone(),
+        })));
+    }
+    if r {
+        return Err(Exc::value_error(
+            "poly1d(r=True) (from roots) is not supported here",
+        ));
+    }
+    let x = as_array(it, &c)?;
+    if x.array.ndim() > 1 {
+        return Err(Exc::value_error("Polynomial must be 1d only."));
+    }
+    let is_int = !x.array.dtype().is_float();
+    make_poly(it, values(&x), is_int)
+}
+
 /// Adds the functions to `numpy` (and `trapezoid` to `torch`).
 pub fn install_numpy(m: &Module) {
-    let fns: [(&'static str, &'static str, BuiltinFn); 7] = [
+    let fns: [(&'static str, &'static str, BuiltinFn); 8] = [
+        ("poly1d", "poly1d(c): the polynomial with coefficients c (highest power first); p(x) evaluates it.", poly1d),
         ("interp", "interp(x, xp, fp, left=None, right=None): piecewise-linear interpolation of the points (xp, fp) at x.", interp),
         ("gradient", "gradient(f, *varargs, axis=None): the derivative by central differences (one-sided at the edges).", gradient),
         ("trapz", "trapz(y, x=None, dx=1.0, axis=-1): the integral by the trapezoidal rule.", trapz),

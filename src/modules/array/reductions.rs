@@ -604,7 +604,11 @@ fn histogram2d(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             }
         }
     };
-    let mut h = vec![0.0; bx * by];
+    let cells = bx
+        .checked_mul(by)
+        .ok_or_else(crate::object::alloc::memory_error)?;
+    crate::object::alloc::vec::<f64>(cells)?;
+    let mut h = vec![0.0; cells];
     for (p, q) in xv.iter().zip(&yv) {
         if let (Some(i), Some(j)) = (bin_of(*p, xl, xh, bx), bin_of(*q, yl, yh, by)) {
             h[i * by + j] += 1.0;
@@ -687,6 +691,7 @@ fn histc_impl(
         ));
     }
     let bins = bins as usize;
+    crate::object::alloc::vec::<f64>(bins)?;
     let mut h = vec![0.0; bins];
     for p in &v {
         if let Some(k) = bin_of(*p, lo, hi, bins) {

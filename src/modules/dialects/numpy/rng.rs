@@ -325,6 +325,18 @@ fn host(it: &mut dyn Interpreter, data: HostData, shape: &[usize]) -> Result<Val
     Ok(wrap(arr, Flavor::Numpy))
 }
 
+/// The number of elements of `shape`, or MemoryError when it cannot be held.
+fn count(shape: &[usize]) -> Result<usize, Exc> {
+    let n = shape
+        .iter()
+        .try_fold(1usize, |n, d| n.checked_mul(*d))
+        .filter(|n| *n <= isize::MAX as usize / 8)
+        .ok_or_else(crate::object::alloc::memory_error)?;
+    // Reserve once, so a refused size is an error here rather than an abort later.
+    crate::object::alloc::vec::<u64>(n)?;
+    Ok(n)
+}
+
 fn floats(
     it: &mut dyn Interpreter,
     r: &Value,
@@ -334,7 +346,7 @@ fn floats(
     let Some(shape) = shape else {
         return Ok(Value::Float(with(r, |g| draw(g))?));
     };
-    let n: usize = shape.iter().product();
+    let n = count(&shape)?;
     let out: Vec<f64> = with(r, |g| (0..n).map(|_| draw(g)).collect())?;
     host(it, HostData::F64(out), &shape)
 }
@@ -420,7 +432,7 @@ fn integers(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, E
         None => DType::Int64,
     };
     let rng = (hi_incl as i128 - lo as i128) as u64;
-    let n: usize = size.as_ref().map_or(1, |s| s.iter().product());
+    let n = size.as_deref().map_or(Ok(1), count)?;
     let out: Vec<i64> = with(r, |g| {
         (0..n)
             .map(|_| lo.wrapping_add(bounded(g, rng, &mut |g| g.next_u32()) as i64))
@@ -495,7 +507,7 @@ fn choice(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc
             (Some(arr), n)
         }
     };
-    let count: usize = size.as_ref().map_or(1, |s| s.iter().product());
+    let count = size.as_deref().map_or(Ok(1), count)?;
     let probs = match &p {
         None | Some(Value::None) => None,
         Some(v) => {
@@ -634,7 +646,8 @@ fn permutation(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value
     a.take(1, "axis")?;
     a.finish(2)?;
     if let (Some(n), false) = (as_i64(&x), matches!(x, Value::Array(_))) {
-        let order = shuffled_order(r, n.max(0) as usize)?;
+        let n = count(&[n.max(0) as usize])?;
+        let order = shuffled_order(r, n)?;
         let len = order.len();
         return host(
             it,

@@ -50,6 +50,7 @@ fn randperm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         ));
     }
     let device = device_arg(device)?;
+    crate::object::alloc::vec::<usize>(n as usize)?;
     let rt = it.state().rt.clone();
     let order = rt.with_torch_gen(Device::cpu(0), |g| g.randperm(n as usize))?;
     let values: Vec<i64> = order.into_iter().map(|i| i as i64).collect();
