@@ -728,7 +728,7 @@ pub fn zeros_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Valu
 }
 
 /// `linalg.norm(x, ord=None, axis=None, keepdims=False)` (`dim=`/`keepdim=` for PyTorch).
-fn linalg_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn linalg_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "x")?;
     let ord = a.take(1, "ord")?;
     let axis = a.take(2, "axis")?.or_else(|| a.take_kw("dim"));

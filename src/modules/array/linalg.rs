@@ -1887,6 +1887,106 @@ fn add_product_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     add_product(it, &x, a)
 }
 
+/// NumPy's `linalg.norm(x, ord=None, axis=None, keepdims=False)`: the matrix norms ('fro',
+/// 'nuc', 1, -1, 2, -2, inf, -inf) of a 2-D array (or over a pair of axes of one), here;
+/// vector norms go to the shared `linalg.norm`.
+fn np_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = a.required(0, "x")?;
+    let ord = a.take(1, "ord")?;
+    let axis = a.take(2, "axis")?;
+    let keepdims = a.flag(3, "keepdims", false)?;
+    a.finish(4)?;
+    let xv = as_array(it, &x)?;
+    let nd = xv.array.ndim();
+    let pair = match &axis {
+        None | Some(Value::None) => (nd == 2).then_some((0usize, 1usize)),
+        Some(v @ (Value::Tuple(_) | Value::List(_))) => {
+            let axes = axis_list(it, v, nd)?;
+            match axes.as_slice() {
+                [p, q] if p != q => Some((*p, *q)),
+                [_, _] => return Err(Exc::value_error("Duplicate axes given.")),
+                _ => None,
+            }
+        }
+        Some(_) => None,
+    };
+    let ord_name = match &ord {
+        Some(Value::Str(s)) => Some(s.to_string()),
+        _ => None,
+    };
+    let ord_num = ord.as_ref().and_then(ops::as_f64);
+    let matrix_ord = ord_name.is_some() || (ord_num.is_some() && pair.is_some());
+    if !matrix_ord || pair.is_none() {
+        if let Some(name) = &ord_name {
+            return Err(Exc::value_error(format!(
+                "Invalid norm order '{name}' for vectors"
+            )));
+        }
+        let mut call = Args::new("norm", vec![Value::Array(xv)]);
+        for (k, v) in [("ord", ord), ("axis", axis)] {
+            if let Some(v) = v {
+                call.kw.push((Rc::from(k), v));
+            }
+        }
+        if keepdims {
+            call.kw.push((Rc::from("keepdims"), Value::Bool(true)));
+        }
+        return super::array_more::linalg_norm(it, call);
+    }
+    let Some((p, q)) = pair else {
+        return Err(Exc::value_error("Improper number of dimensions to norm."));
+    };
+    if nd != 2 {
+        return Err(Exc::value_error("matrix norms over a pair of axes of an array of more than 2 dimensions are not supported here"));
+    }
+    let shape = xv.array.shape().to_vec();
+    let data = xv.array.to_host().to_f64_vec();
+    let mut m = Mat {
+        rows: shape[0],
+        cols: shape[1],
+        d: data,
+    };
+    if (p, q) == (1, 0) {
+        m = m.t();
+    }
+    let col_sums = || -> Vec<f64> {
+        (0..m.cols)
+            .map(|c| (0..m.rows).map(|r| m.at(r, c).abs()).sum())
+            .collect()
+    };
+    let row_sums = || -> Vec<f64> {
+        (0..m.rows)
+            .map(|r| (0..m.cols).map(|c| m.at(r, c).abs()).sum())
+            .collect()
+    };
+    let max = |v: Vec<f64>| v.into_iter().fold(f64::NEG_INFINITY, f64::max);
+    let min = |v: Vec<f64>| v.into_iter().fold(f64::INFINITY, f64::min);
+    let value = match (ord_name.as_deref(), ord_num) {
+        (Some("fro"), _) => m.d.iter().map(|v| v * v).sum::<f64>().sqrt(),
+        (Some("nuc"), _) => svd(&m).1.iter().sum(),
+        (None, Some(o)) if o == 1.0 => max(col_sums()),
+        (None, Some(o)) if o == -1.0 => min(col_sums()),
+        (None, Some(o)) if o == f64::INFINITY => max(row_sums()),
+        (None, Some(o)) if o == f64::NEG_INFINITY => min(row_sums()),
+        (None, Some(o)) if o == 2.0 => max(svd(&m).1),
+        (None, Some(o)) if o == -2.0 => min(svd(&m).1),
+        _ => return Err(Exc::value_error("Invalid norm order for matrices.")),
+    };
+    let out_shape: Vec<usize> = if keepdims { vec![1, 1] } else { vec![] };
+    to_array(
+        it,
+        &Mat {
+            rows: 1,
+            cols: 1,
+            d: vec![value],
+        },
+        &out_shape,
+        DType::Float64,
+        Device::cpu(0),
+        Flavor::Numpy,
+    )
+}
+
 // ------------------------------------------------------------------ installation
 
 fn torch_trace_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -2009,6 +2109,9 @@ pub fn install<const F: u8>(m: &Module) {
         }
     };
     let l = &*linalg;
+    if flavor == Flavor::Numpy {
+        l.set("norm", builtin("norm", "norm(x, ord=None, axis=None, keepdims=False): a vector norm, or a matrix norm ('fro', 'nuc', 1, -1, 2, -2, inf, -inf) of a 2-D array.", np_norm));
+    }
     set(
         l,
         "solve",
