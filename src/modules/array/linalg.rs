@@ -1964,12 +1964,23 @@ fn np_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let value = match (ord_name.as_deref(), ord_num) {
         (Some("fro"), _) => m.d.iter().map(|v| v * v).sum::<f64>().sqrt(),
         (Some("nuc"), _) => svd(&m).1.iter().sum(),
-        (None, Some(o)) if o == 1.0 => max(col_sums()),
-        (None, Some(o)) if o == -1.0 => min(col_sums()),
-        (None, Some(o)) if o == f64::INFINITY => max(row_sums()),
-        (None, Some(o)) if o == f64::NEG_INFINITY => min(row_sums()),
-        (None, Some(o)) if o == 2.0 => max(svd(&m).1),
-        (None, Some(o)) if o == -2.0 => min(svd(&m).1),
+        (None, Some(o)) => {
+            if o == 1.0 {
+                max(col_sums())
+            } else if o == -1.0 {
+                min(col_sums())
+            } else if o == f64::INFINITY {
+                max(row_sums())
+            } else if o == f64::NEG_INFINITY {
+                min(row_sums())
+            } else if o == 2.0 {
+                max(svd(&m).1)
+            } else if o == -2.0 {
+                min(svd(&m).1)
+            } else {
+                return Err(Exc::value_error("Invalid norm order for matrices."));
+            }
+        }
         _ => return Err(Exc::value_error("Invalid norm order for matrices.")),
     };
     let out_shape: Vec<usize> = if keepdims { vec![1, 1] } else { vec![] };

@@ -977,6 +977,22 @@ pub fn get_attr(v: &Value, name: &str) -> Option<Value> {
     Some(method(v, n, doc, f))
 }
 
+/// `mxnet.np.std(a, ...)` / `var`: the array's own method (MXNet's numpy mode shares NumPy's).
+fn np_moment_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let fname = a.fname;
+    let x = match a.pos.is_empty() {
+        false => a.pos.remove(0),
+        true => a
+            .take_kw("a")
+            .ok_or_else(|| Exc::type_error(format!("{fname}() missing required argument 'a'")))?,
+    };
+    let x = array_arg(it, Flavor::Np, fname, &x)?;
+    let receiver = Value::Array(x);
+    let m = super::arrays::get_attr(it, &receiver, fname)?
+        .ok_or_else(|| Exc::new(ExcKind::AttributeError, format!("no array method {fname}")))?;
+    it.call_value(&m, a)
+}
+
 /// Adds the functions to dialect `F`'s module (names it already has are kept).
 pub fn install<const F: u8>(m: &Module) {
     let flavor = flavor_of::<F>();
@@ -1034,6 +1050,14 @@ pub fn install<const F: u8>(m: &Module) {
     );
     set("cov", "cov(m, y=None, rowvar=True, bias=False, ddof=None): the covariance matrix of the variables (rows).", cov::<F>);
     set("corrcoef", "corrcoef(x, y=None, rowvar=True): the Pearson correlation coefficients of the variables (rows).", corrcoef::<F>);
+    if flavor == Flavor::Np {
+        set("std", "std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False): the standard deviation.", np_moment_fn);
+        set(
+            "var",
+            "var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False): the variance.",
+            np_moment_fn,
+        );
+    }
     if flavor == Flavor::Numpy {
         set("average", "average(a, axis=None, weights=None, returned=False, keepdims=False): the (weighted) mean.", average);
         set("histogram2d", "histogram2d(x, y, bins=10, range=None): (H, xedges, yedges), counts in equal-width 2-D bins.", histogram2d);
