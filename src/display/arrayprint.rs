@@ -16,6 +16,44 @@ pub(crate) const EDGE_ITEMS: usize = 3;
 const LINE_WIDTH: usize = 75;
 const PRECISION: usize = 8;
 
+/// NumPy's print options (`np.set_printoptions`): what the printer reads for NumPy's and
+/// MXNet's arrays. One set per thread (a session runs on one thread).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrintOptions {
+    pub precision: usize,
+    pub threshold: usize,
+    pub edgeitems: usize,
+    pub linewidth: usize,
+    /// Never switch to scientific notation (small values print as zeros).
+    pub suppress: bool,
+}
+
+impl Default for PrintOptions {
+    fn default() -> Self {
+        PrintOptions {
+            precision: PRECISION,
+            threshold: THRESHOLD,
+            edgeitems: EDGE_ITEMS,
+            linewidth: LINE_WIDTH,
+            suppress: false,
+        }
+    }
+}
+
+thread_local! {
+    static OPTIONS: std::cell::Cell<PrintOptions> = std::cell::Cell::new(PrintOptions::default());
+}
+
+/// The print options in effect.
+pub fn print_options() -> PrintOptions {
+    OPTIONS.with(|o| o.get())
+}
+
+/// Sets the print options; returns the ones they replace.
+pub fn set_print_options(options: PrintOptions) -> PrintOptions {
+    OPTIONS.with(|o| o.replace(options))
+}
+
 /// Host copies of an array's elements, row-major, in the array's own type.
 #[derive(Debug, Clone, Copy)]
 pub enum HostValues<'a> {
@@ -205,10 +243,12 @@ impl FloatFormat {
             .copied()
             .filter(|v| v.as_f64().is_finite())
             .collect();
-        let exp_mode = needs_exponent(&finite);
+        let options = print_options();
+        let precision_opt = options.precision;
+        let exp_mode = !options.suppress && needs_exponent(&finite);
         let mut format = FloatFormat {
             exp_size: None,
-            precision: PRECISION,
+            precision: precision_opt,
             pad_left: 0,
             pad_right: 0,
         };
@@ -219,7 +259,7 @@ impl FloatFormat {
             let mut exp_size = 0;
             let mut pad_left = 0;
             for &value in &finite {
-                let digits = scientific_unique(value, PRECISION, 0);
+                let digits = scientific_unique(value, precision_opt, 0);
                 precision = precision.max(digits.digits.len() - 1);
                 exp_size = exp_size.max(exponent_text(digits.exp10(), 2).len() - 1);
                 pad_left = pad_left.max(sign_of(value).len() + 1);
@@ -232,7 +272,7 @@ impl FloatFormat {
             };
         } else {
             for &value in &finite {
-                let (int_part, frac_part) = positional_unique(value, PRECISION);
+                let (int_part, frac_part) = positional_unique(value, precision_opt);
                 format.pad_left = format.pad_left.max(sign_of(value).len() + int_part.len());
                 format.pad_right = format.pad_right.max(frac_part.len());
             }
@@ -391,12 +431,9 @@ impl Layout<'_> {
         let next_width = width - 1;
         let len = self.view.shape[axis];
         let stride = self.strides[axis];
-        let show_summary = self.summarize && 2 * EDGE_ITEMS < len;
-        let (leading, trailing) = if show_summary {
-            (EDGE_ITEMS, EDGE_ITEMS)
-        } else {
-            (0, len)
-        };
+        let edge = print_options().edgeitems;
+        let show_summary = self.summarize && 2 * edge < len;
+        let (leading, trailing) = if show_summary { (edge, edge) } else { (0, len) };
         let child =
             |i: usize| self.recurse(axis + 1, offset + i * stride, &next_indent, next_width);
         let mut s = String::new();
@@ -476,8 +513,9 @@ fn extend_line(s: &mut String, line: &mut String, word: &str, width: isize, inde
 
 /// numpy's `array2string` for a non-empty array.
 fn array2string(view: &ArrayView, separator: &str, prefix: &str, line_width: usize) -> String {
-    let summarize = view.size() > THRESHOLD;
-    let shown: Vec<Scalar> = shown_offsets(view.shape, summarize, EDGE_ITEMS)
+    let options = print_options();
+    let summarize = view.size() > options.threshold;
+    let shown: Vec<Scalar> = shown_offsets(view.shape, summarize, options.edgeitems)
         .into_iter()
         .filter_map(|offset| view.values.get(offset))
         .collect();
@@ -545,7 +583,7 @@ pub fn numpy_str(a: &ArrayView) -> String {
     if a.size() == 0 {
         return "[]".into();
     }
-    array2string(a, " ", "", LINE_WIDTH)
+    array2string(a, " ", "", print_options().linewidth)
 }
 
 /// dtypes numpy's repr leaves implicit.
@@ -558,7 +596,7 @@ pub fn numpy_repr(a: &ArrayView, dtype_name: &str) -> String {
     const PREFIX: &str = "array(";
     let body = if a.size() > 0 {
         // numpy keeps room for the closing ")" on every line
-        array2string(a, ", ", PREFIX, LINE_WIDTH - 1)
+        array2string(a, ", ", PREFIX, print_options().linewidth.saturating_sub(1))
     } else if a.shape == [0] {
         "[]".into()
     } else {
@@ -571,7 +609,7 @@ pub fn numpy_repr(a: &ArrayView, dtype_name: &str) -> String {
     let dtype_str = format!("dtype={dtype_name})");
     let arr_str = format!("{arr_str},");
     let last_line_len = arr_str.len() - arr_str.rfind('\n').map_or(0, |i| i + 1);
-    let spacer = if last_line_len + dtype_str.len() + 1 > LINE_WIDTH {
+    let spacer = if last_line_len + dtype_str.len() + 1 > print_options().linewidth {
         format!("\n{}", " ".repeat(PREFIX.len()))
     } else {
         " ".into()

@@ -7,6 +7,43 @@ use super::floatfmt::{exponent_text, rounded_fixed, rounded_sig};
 const PRECISION: usize = 4;
 const LINE_WIDTH: usize = 80;
 
+/// PyTorch's print options (`torch.set_printoptions`), one set per thread (a session).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TorchPrintOptions {
+    pub precision: usize,
+    pub threshold: usize,
+    pub edgeitems: usize,
+    pub linewidth: usize,
+    /// `Some(true)` always scientific, `Some(false)` never; None decides per tensor.
+    pub sci_mode: Option<bool>,
+}
+
+impl Default for TorchPrintOptions {
+    fn default() -> Self {
+        TorchPrintOptions {
+            precision: PRECISION,
+            threshold: THRESHOLD,
+            edgeitems: EDGE_ITEMS,
+            linewidth: LINE_WIDTH,
+            sci_mode: None,
+        }
+    }
+}
+
+thread_local! {
+    static OPTIONS: std::cell::Cell<TorchPrintOptions> = std::cell::Cell::new(TorchPrintOptions::default());
+}
+
+/// The PyTorch print options in effect.
+pub fn torch_print_options() -> TorchPrintOptions {
+    OPTIONS.with(|o| o.get())
+}
+
+/// Sets PyTorch's print options; returns the ones they replace.
+pub fn set_torch_print_options(options: TorchPrintOptions) -> TorchPrintOptions {
+    OPTIONS.with(|o| o.replace(options))
+}
+
 /// Python's `'{:.4f}'.format(x)` / `'{:.4e}'` for the values PyTorch prints.
 fn python_fixed(x: f64, precision: usize) -> String {
     if let Some(text) = non_finite(x) {
@@ -85,19 +122,21 @@ impl Formatter {
             .fold(f64::INFINITY, f64::min);
         formatter.int_mode = nonzero_finite.iter().all(|x| x.ceil() == *x);
         let wide_range = max / min > 1000.0 || max > 1.0e8;
-        formatter.sci_mode = if formatter.int_mode {
-            wide_range
-        } else {
-            wide_range || min < 1.0e-4
+        let options = torch_print_options();
+        formatter.sci_mode = match options.sci_mode {
+            Some(forced) => forced,
+            None if formatter.int_mode => wide_range,
+            None => wide_range || min < 1.0e-4,
         };
+        let precision = options.precision;
         for &x in &nonzero_finite {
             let width = if formatter.sci_mode {
-                python_exp(x, PRECISION).len()
+                python_exp(x, precision).len()
             } else if formatter.int_mode {
                 // room for the "." that marks a float tensor
                 python_fixed(x, 0).len() + 1
             } else {
-                python_fixed(x, PRECISION).len()
+                python_fixed(x, precision).len()
             };
             formatter.max_width = formatter.max_width.max(width);
         }
@@ -110,7 +149,7 @@ impl Formatter {
         } else {
             let x = value.as_f64();
             if self.sci_mode {
-                python_exp(x, PRECISION)
+                python_exp(x, torch_print_options().precision)
             } else if self.int_mode {
                 let mut text = python_fixed(x, 0);
                 if x.is_finite() {
@@ -118,7 +157,7 @@ impl Formatter {
                 }
                 text
             } else {
-                python_fixed(x, PRECISION)
+                python_fixed(x, torch_print_options().precision)
             }
         };
         format!("{text:>width$}", width = self.max_width)
@@ -150,11 +189,12 @@ impl TensorLayout<'_> {
 
     /// The rows of a summarised axis: edge items and `None` for the elision.
     fn indices(&self, len: usize) -> Vec<Option<usize>> {
-        if self.summarize && len > 2 * EDGE_ITEMS {
-            (0..EDGE_ITEMS)
+        let edge = torch_print_options().edgeitems;
+        if self.summarize && len > 2 * edge {
+            (0..edge)
                 .map(Some)
                 .chain(std::iter::once(None))
-                .chain((len - EDGE_ITEMS..len).map(Some))
+                .chain((len - edge..len).map(Some))
                 .collect()
         } else {
             (0..len).map(Some).collect()
@@ -188,7 +228,8 @@ impl TensorLayout<'_> {
     /// `_vector_str`: elements packed `elements_per_line` to a line.
     fn vector(&self, offset: usize, len: usize, stride: usize, indent: usize) -> String {
         let element_length = self.formatter.max_width + 2;
-        let per_line = (LINE_WIDTH.saturating_sub(indent) / element_length).max(1);
+        let per_line =
+            (torch_print_options().linewidth.saturating_sub(indent) / element_length).max(1);
         let data: Vec<String> = self
             .indices(len)
             .into_iter()
@@ -246,8 +287,9 @@ pub fn torch_repr_with(
         if !implied {
             suffixes.push(format!("dtype={dtype_text}"));
         }
-        let summarize = a.size() > THRESHOLD;
-        let shown: Vec<Scalar> = shown_offsets(a.shape, summarize, EDGE_ITEMS)
+        let options = torch_print_options();
+        let summarize = a.size() > options.threshold;
+        let shown: Vec<Scalar> = shown_offsets(a.shape, summarize, options.edgeitems)
             .into_iter()
             .filter_map(|offset| a.values.get(offset))
             .collect();
@@ -281,7 +323,7 @@ fn add_suffixes(tensor_str: &str, suffixes: &[String], indent: usize) -> String 
     let rfind = tensor_str.rfind('\n').map_or(-1, |i| i as isize);
     let mut last_line_len = (tensor_str.len() as isize - rfind + 1) as usize;
     for suffix in suffixes {
-        if last_line_len + suffix.len() + 2 > LINE_WIDTH {
+        if last_line_len + suffix.len() + 2 > torch_print_options().linewidth {
             out.push_str(&format!(",\n{}{suffix}", " ".repeat(indent)));
             last_line_len = indent + suffix.len();
         } else {

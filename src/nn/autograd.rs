@@ -72,6 +72,10 @@ enum OpRecord {
     Concat(isize),
     Stack(isize),
     Clip(Option<f64>, Option<f64>),
+    /// An elementwise function computed outside the runtime's ops (`asin`, `erf`, `atan2` on
+    /// the host), with each input's local derivative d out / d input (out's shape, out's
+    /// dtype) taken at forward: backward multiplies the gradient by it.
+    Local(Vec<Array>),
     /// im2col (`Array::patches`); its gradient is the adjoint.
     Patches(Patches),
     /// A convolution's GEMM over im2col, `w @ patches(x)` with the patches viewed as `cols`:
@@ -1035,6 +1039,25 @@ impl Tape {
         Ok(out)
     }
 
+    /// Records `out`, an elementwise function of `inputs` computed outside the tape's ops, when
+    /// an input is tracked: `derivatives` (called only then) gives d out / d input for each
+    /// input, in out's shape; `name` is its `grad_fn` (PyTorch's `AsinBackward0`).
+    pub fn local(
+        &mut self,
+        inputs: &[&Array],
+        out: &Array,
+        derivatives: impl FnOnce() -> Result<Vec<Array>>,
+        name: &'static str,
+    ) -> Result<()> {
+        if let Some(auto) = self.wants(inputs) {
+            let d = derivatives()?;
+            let inputs = inputs.iter().map(|a| Input::Array((*a).clone())).collect();
+            self.push(OpRecord::Local(d), inputs, out, auto);
+            self.rename(out, name);
+        }
+        Ok(())
+    }
+
     /// `x.norm(ord, axes, keepdims)`: recorded for the L2 norm and ord=1; other orders are
     /// computed without a gradient.
     pub fn norm(
@@ -1601,6 +1624,7 @@ fn grad_fn_name(node: &Node) -> &'static str {
         OpRecord::Pool(_, crate::runtime::PoolKind::Max) => "MaxPool2DWithIndicesBackward0",
         OpRecord::Pool(..) => "AvgPool2DBackward0",
         OpRecord::Clip(..) => "ClampBackward1",
+        OpRecord::Local(_) => "Backward0",
         OpRecord::Norm { .. } => "LinalgVectorNormBackward0",
     }
 }
@@ -1934,6 +1958,19 @@ fn node_backward(
             let safe = bin(BinaryOp::Add, &out_kd, &zero)?;
             let scale = bin(BinaryOp::Div, &g_kd, &safe)?;
             vec![Some(bin(BinaryOp::Mul, x, &scale)?)]
+        }
+        OpRecord::Local(derivatives) => {
+            let mut grads = Vec::with_capacity(node.inputs.len());
+            for (input, d) in node.inputs.iter().zip(derivatives) {
+                grads.push(match input {
+                    Input::Array(a) => {
+                        let gd = bin(BinaryOp::Mul, g, d)?;
+                        Some(unbroadcast(gd, a.shape())?)
+                    }
+                    Input::Scalar(_) => None,
+                });
+            }
+            grads
         }
         OpRecord::Clip(min, max) => {
             let x = first()?;

@@ -725,6 +725,18 @@ impl Runtime {
         Ok((rng.torch.random64() % (1u64 << 63)) as i64)
     }
 
+    /// Runs `draw` on PyTorch's generator of `device` (the samplers PyTorch writes over its
+    /// `random()`/`random64()`: `randperm`, `bernoulli`, `multinomial`), in stream order.
+    pub fn with_torch_gen<T>(
+        &self,
+        device: Device,
+        draw: impl FnOnce(&mut random::TorchGen) -> T,
+    ) -> Result<T> {
+        let rng = Arc::clone(&self.state(device)?.rng);
+        let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(draw(&mut rng.torch))
+    }
+
     /// PyTorch's `torch.randint(low, high, size)`: `random() % range + low` (`random64()` when
     /// the range needs more than 32 bits), as its CPU generator computes it.
     pub fn torch_randint(

@@ -277,7 +277,12 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             let x = recv(r)?;
             Ok(wrap(it.state_mut().nn.tape.transpose(&x.array, Some(&dims))?, x.flavor))
         }),
-        _ => return crate::modules::array::numpy_fns::get_attr(it, v, name),
+        _ => {
+            if let Some(found) = crate::modules::array::numpy_fns::get_attr(it, v, name)? {
+                return Ok(Some(found));
+            }
+            return crate::modules::array::math_more::get_attr(it, v, name);
+        }
     };
     let name: &'static str = ATTRS
         .iter()
@@ -723,7 +728,7 @@ pub fn zeros_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Valu
 }
 
 /// `linalg.norm(x, ord=None, axis=None, keepdims=False)` (`dim=`/`keepdim=` for PyTorch).
-fn linalg_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn linalg_norm(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = a.required(0, "x")?;
     let ord = a.take(1, "ord")?;
     let axis = a.take(2, "axis")?.or_else(|| a.take_kw("dim"));

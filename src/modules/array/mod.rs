@@ -7,6 +7,14 @@
 //! - `arrays.rs` — the core: creation, attributes, methods, the namespace functions;
 //! - `array_more.rs` — the functions and methods beyond that core (`view`, `cumsum`, `*_like`...);
 //! - `numpy_fns.rs` — what NumPy has beyond the core (`linspace`, `where`, `sort`, `split`...);
+//! - `linalg.rs` — `einsum`, `tensordot`, `kron`, `cross`... and `numpy.linalg`/`torch.linalg`'s
+//!   factorisations (`solve`, `qr`, `eigh`, `svd`, `cholesky`, `pinv`...) on the host;
+//! - `math_more.rs` — elementwise math beyond the primitive ops (`arcsin`, `atan2`, `fmod`,
+//!   `clamp` with tensor bounds, the comparison functions), in every dialect's names;
+//! - `poly.rs` — `interp`, `gradient`, `trapz`/`trapezoid`, `convolve`, `polyfit`, `polyval`,
+//!   `vander`;
+//! - `reductions.rs` — `nansum`/`nanmean`/..., `ptp`, `average`, `cov`, `corrcoef`,
+//!   `histogram2d`, and PyTorch's `logsumexp`, `std`/`var`, `cumprod`, `histc`;
 //! - `scalars.rs` — NumPy's scalars (`numpy.float32`...) and their types;
 //! - `numpy_io.rs` — `.npy` and text files; `files.rs` — devarray's safetensors files (`save`/`load`);
 //! - `devices.rs` — `cpu`, `gpu`, `num_gpus`, `try_gpu`, `try_all_gpus`;
@@ -25,6 +33,10 @@ pub mod devices;
 pub mod files;
 pub mod graph;
 pub mod hooks;
+pub mod linalg;
+pub mod math_more;
 pub mod numpy_fns;
 pub mod numpy_io;
+pub mod poly;
+pub mod reductions;
 pub mod scalars;

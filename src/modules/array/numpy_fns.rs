@@ -91,7 +91,7 @@ fn norm_axis(i: i64, ndim: usize) -> Result<usize, Exc> {
 }
 
 /// The shape NumPy broadcasts several shapes to, or its error naming them all.
-fn broadcast_all(shapes: &[&[usize]]) -> Result<Vec<usize>, Exc> {
+pub(crate) fn broadcast_all(shapes: &[&[usize]]) -> Result<Vec<usize>, Exc> {
     let ndim = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out = vec![1usize; ndim];
     for s in shapes {
@@ -113,7 +113,7 @@ fn broadcast_all(shapes: &[&[usize]]) -> Result<Vec<usize>, Exc> {
 
 /// For each element of `out` (row-major), the flat position in an array of shape `src`
 /// broadcast to it.
-fn broadcast_positions(src: &[usize], out: &[usize]) -> Vec<usize> {
+pub(crate) fn broadcast_positions(src: &[usize], out: &[usize]) -> Vec<usize> {
     let n: usize = out.iter().product();
     let off = out.len() - src.len();
     let mut strides = vec![0usize; out.len()];

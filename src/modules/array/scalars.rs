@@ -401,6 +401,65 @@ fn is_integer(_it: &mut dyn Interpreter, r: &Value, a: Args) -> Result<Value, Ex
     Ok(Value::Bool(f.is_finite() && f.fract() == 0.0))
 }
 
+/// The ndarray methods NumPy's scalars have too (`np.mean(x).round(4)`, `s.sum()`): run on the
+/// scalar as a 0-d array, a 0-d result given back as a scalar.
+const ARRAY_METHODS: &[&str] = &[
+    "round",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "std",
+    "var",
+    "argmax",
+    "argmin",
+    "all",
+    "any",
+    "clip",
+    "cumsum",
+    "reshape",
+    "flatten",
+    "ravel",
+    "squeeze",
+    "copy",
+    "transpose",
+];
+
+fn as_array_method(it: &mut dyn Interpreter, r: &Value, a: Args) -> Result<Value, Exc> {
+    let s = this_scalar(r)?;
+    let arr = it.state_mut().rt.from_host(
+        match s.value {
+            Scalar::Float(f) => crate::runtime::HostData::F64(vec![f]),
+            Scalar::Int(i) => crate::runtime::HostData::I64(vec![i]),
+            Scalar::Bool(b) => crate::runtime::HostData::Bool(vec![b]),
+        },
+        &[],
+        crate::runtime::Device::cpu(0),
+    )?;
+    let arr = if arr.dtype() == s.dtype {
+        arr
+    } else {
+        arr.astype(s.dtype)?
+    };
+    let receiver = crate::object::ops::wrap(arr, Flavor::Numpy);
+    let m = super::arrays::get_attr(it, &receiver, a.fname)?.ok_or_else(|| {
+        Exc::new(
+            crate::object::error::ExcKind::AttributeError,
+            format!(
+                "'{}' object has no attribute '{}'",
+                type_name(s.dtype),
+                a.fname
+            ),
+        )
+    })?;
+    let out = it.call_value(&m, a)?;
+    match &out {
+        Value::Array(x) if x.array.ndim() == 0 => crate::object::ops::numpy_scalar(&x.array),
+        _ => Ok(out),
+    }
+}
+
 fn same(_it: &mut dyn Interpreter, r: &Value, a: Args) -> Result<Value, Exc> {
     a.finish(0)?;
     Ok(r.clone())
@@ -455,7 +514,15 @@ impl NativeObject for NpScalar {
                 is_integer,
             ),
             "__class__" => type_value(Kind::Dtype(self.dtype)),
-            _ => return None,
+            _ => {
+                let name = ARRAY_METHODS.iter().find(|n| **n == name)?;
+                method(
+                    &me,
+                    name,
+                    "the ndarray method, on the scalar as a 0-d array",
+                    as_array_method,
+                )
+            }
         })
     }
     fn attr_names(&self) -> Vec<&'static str> {

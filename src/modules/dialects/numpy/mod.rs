@@ -6,7 +6,9 @@
 //! `RandomState` number for number (`random.rs`); any other name is an AttributeError that
 //! lists what there is.
 
+pub mod options;
 pub mod random;
+pub mod rng;
 
 use std::rc::Rc;
 
@@ -33,10 +35,9 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             m.set("nan", Value::Float(f64::NAN));
             m.set("newaxis", Value::None);
             m.set("__version__", Value::str("1.23.5 (devarray)"));
-            m.set(
-                "random",
-                Value::Module(crate::modules::dialects::numpy::random::build()),
-            );
+            let random = crate::modules::dialects::numpy::random::build();
+            rng::install(&random);
+            m.set("random", Value::Module(random));
             crate::modules::array::numpy_fns::install(&m);
             crate::modules::array::numpy_io::install(&m);
             for name in ARRAY_FIRST {
@@ -75,6 +76,11 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     m.set(name, builtin(name, doc, arrays_first));
                 }
             }
+            crate::modules::array::math_more::install::<NUMPY>(&m);
+            crate::modules::array::linalg::install::<NUMPY>(&m);
+            crate::modules::array::reductions::install::<NUMPY>(&m);
+            options::install(&m);
+            crate::modules::array::poly::install_numpy(&m);
             m.set("AxisError", Value::ExcType(ExcKind::AxisError));
             Some(m)
         }

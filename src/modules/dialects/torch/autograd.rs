@@ -499,7 +499,8 @@ pub fn tensor_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Op
         "data" => wrap(alias(arr)?, Flavor::Torch),
         _ => {
             let Some((mname, doc, f)) = tensor_method(name) else {
-                return Ok(super::math::tensor_attr(v, name));
+                return Ok(super::math::tensor_attr(v, name)
+                    .or_else(|| super::random_more::tensor_attr(v, name)));
             };
             method(v, mname, doc, f)
         }

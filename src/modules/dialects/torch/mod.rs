@@ -20,6 +20,8 @@ pub mod nn;
 pub mod nn_more;
 pub mod optim;
 pub mod parallel;
+pub mod print_options;
+pub mod random_more;
 pub mod size;
 
 use std::rc::Rc;
@@ -400,6 +402,12 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             }
             autograd::install(&m);
             math::install(&m);
+            crate::modules::array::math_more::install::<{ arrays::TORCH }>(&m);
+            crate::modules::array::linalg::install::<{ arrays::TORCH }>(&m);
+            crate::modules::array::reductions::install::<{ arrays::TORCH }>(&m);
+            crate::modules::array::poly::install_torch(&m);
+            print_options::install(&m);
+            random_more::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),
