@@ -387,13 +387,11 @@ fn scalar_storage(placement: &Placement, value: Scalar, dtype: DType) -> Result<
 
 /// The f64 that a fill of `dtype` turns into the same element `scalar_host` makes.
 pub(super) fn scalar_fill_value(value: Scalar, dtype: DType) -> f64 {
-    match scalar_host(value, dtype) {
-        HostData::F32(v) => v.first().map_or(0.0, |&x| f64::from(x)),
-        HostData::F64(v) => v.first().copied().unwrap_or(0.0),
-        HostData::I32(v) => v.first().map_or(0.0, |&x| f64::from(x)),
-        HostData::I64(v) => v.first().map_or(0.0, |&x| x as f64),
-        HostData::Bool(v) => v.first().map_or(0.0, |&x| f64::from(u8::from(x))),
-    }
+    scalar_host(value, dtype)
+        .to_f64_vec()
+        .first()
+        .copied()
+        .unwrap_or(0.0)
 }
 
 /// The right side of `x[...] = value` once validated.
@@ -418,6 +416,11 @@ fn scalar_host(value: Scalar, dtype: DType) -> HostData {
         (s, DType::Int32) => HostData::I32(vec![s.as_f64() as i32]),
         (s, DType::Int64) => HostData::I64(vec![s.as_f64() as i64]),
         (s, DType::Bool) => HostData::Bool(vec![s.as_f64() != 0.0]),
+        // Python ints wrap into the small types (the dialects check the range first).
+        (Scalar::Int(i), d) if d.is_int() => {
+            HostData::from_le_bytes(&i.to_le_bytes()[..d.size_bytes()], d)
+        }
+        (s, d) => HostData::from_f64_values(&[s.as_f64()], d),
     }
 }
 
@@ -429,6 +432,21 @@ fn dtype_with_scalar(array: DType, scalar: Scalar) -> DType {
         Scalar::Int(_) if array == DType::Bool => DType::Int64,
         _ => array,
     }
+}
+
+/// The dtype `op` gives for two operands, each an array's dtype or a Python scalar (None for
+/// two scalars or an op the dtypes refuse).
+pub fn binary_result_dtype(
+    op: BinaryOp,
+    l: std::result::Result<DType, Scalar>,
+    r: std::result::Result<DType, Scalar>,
+) -> Option<DType> {
+    let base = match (l, r) {
+        (Ok(a), Ok(b)) => a.promote(b),
+        (Ok(a), Err(s)) | (Err(s), Ok(a)) => dtype_with_scalar(a, s),
+        (Err(_), Err(_)) => return None,
+    };
+    binary_dtypes(op, base).ok().map(|(_, out)| out)
 }
 
 /// (compute dtype, output dtype) of a binary op.
@@ -1358,6 +1376,8 @@ impl Array {
         let (compute, out_dtype) = match op {
             ReduceOp::Sum | ReduceOp::Prod if dtype == DType::Bool => (DType::Int64, DType::Int64),
             ReduceOp::Sum | ReduceOp::Prod => (dtype, dtype),
+            // NumPy averages float16 in float32 and rounds once.
+            ReduceOp::Mean if dtype == DType::Float16 => (DType::Float32, dtype),
             ReduceOp::Mean if dtype.is_float() => (dtype, dtype),
             ReduceOp::Mean => (DType::Float64, DType::Float32),
             ReduceOp::Max | ReduceOp::Min if dtype == DType::Bool => (DType::Int64, DType::Bool),
@@ -2431,6 +2451,13 @@ fn cpu_le_chunks<E>(
         CpuStorage::I32(v) => chunks(v, chunk_bytes, i32::to_le_bytes, sink),
         CpuStorage::I64(v) => chunks(v, chunk_bytes, i64::to_le_bytes, sink),
         CpuStorage::Bool(v) => chunks(v, chunk_bytes, |b: bool| [u8::from(b)], sink),
+        CpuStorage::F16(v) => chunks(v, chunk_bytes, crate::vocab::f16::to_le_bytes, sink),
+        CpuStorage::I8(v) => chunks(v, chunk_bytes, i8::to_le_bytes, sink),
+        CpuStorage::I16(v) => chunks(v, chunk_bytes, i16::to_le_bytes, sink),
+        CpuStorage::U8(v) => chunks(v, chunk_bytes, u8::to_le_bytes, sink),
+        CpuStorage::U16(v) => chunks(v, chunk_bytes, u16::to_le_bytes, sink),
+        CpuStorage::U32(v) => chunks(v, chunk_bytes, u32::to_le_bytes, sink),
+        CpuStorage::U64(v) => chunks(v, chunk_bytes, u64::to_le_bytes, sink),
     }
 }
 
@@ -2460,6 +2487,7 @@ mod tests {
             HostData::I32(v) => v.iter().map(|&x| x as u64).collect(),
             HostData::I64(v) => v.iter().map(|&x| x as u64).collect(),
             HostData::Bool(v) => v.iter().map(|&x| u64::from(x)).collect(),
+            other => other.to_f64_vec().iter().map(|x| x.to_bits()).collect(),
         };
         (a.dtype(), raw)
     }

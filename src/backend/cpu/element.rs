@@ -310,12 +310,12 @@ macro_rules! float_element {
 }
 
 macro_rules! int_element {
-    ($t:ident, $dtype:expr, $variant:ident) => {
+    ($t:ident, $dtype:expr, $variant:ident, $from_f64:expr) => {
         impl Element for $t {
             element_common!($t, $dtype, $variant);
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                v as $t
+                $from_f64(v)
             }
             #[inline(always)]
             fn to_f64(self) -> f64 {
@@ -446,8 +446,189 @@ float_element!(f32, DType::Float32, F32, super::vmath::exp_f32_inplace);
 float_element!(f64, DType::Float64, F64, |buf: &mut [f64]| buf
     .iter_mut()
     .for_each(|x| *x = x.exp()));
-int_element!(i32, DType::Int32, I32);
-int_element!(i64, DType::Int64, I64);
+int_element!(i32, DType::Int32, I32, x86::to_i32);
+int_element!(i64, DType::Int64, I64, x86::to_i64);
+int_element!(i8, DType::Int8, I8, |v| x86::to_i32(v) as i8);
+int_element!(i16, DType::Int16, I16, |v| x86::to_i32(v) as i16);
+
+/// Float to integer conversions as NumPy computes them on x86 (C casts compiled to
+/// `cvttsd2si`): truncation toward zero; NaN and values out of range give the type's minimum
+/// (int32, int64); 8- and 16-bit types take the low bits of the int32 conversion, unsigned
+/// 32- and 64-bit ones convert values from 2^31 (2^63) up by subtracting it first.
+/// `np.array([300.7, -1, 3e9]).astype(np.uint8)` is `[44, 255, 0]`.
+pub mod x86 {
+    #[inline(always)]
+    pub fn to_i32(v: f64) -> i32 {
+        if v > -2147483649.0 && v < 2147483648.0 {
+            v as i32
+        } else {
+            i32::MIN
+        }
+    }
+    #[inline(always)]
+    pub fn to_i64(v: f64) -> i64 {
+        if v >= -9.223372036854776e18 && v < 9.223372036854776e18 {
+            v as i64
+        } else {
+            i64::MIN
+        }
+    }
+    #[inline(always)]
+    pub fn to_u32(v: f64) -> u32 {
+        if v < 2147483648.0 || v.is_nan() {
+            to_i32(v) as u32
+        } else {
+            (to_i32(v - 2147483648.0) as u32) ^ 0x8000_0000
+        }
+    }
+    #[inline(always)]
+    pub fn to_u64(v: f64) -> u64 {
+        if v < 9.223372036854776e18 || v.is_nan() {
+            to_i64(v) as u64
+        } else {
+            (to_i64(v - 9.223372036854776e18) as u64) ^ (1 << 63)
+        }
+    }
+}
+
+/// The unsigned integers: as `int_element`, without signs (negation wraps, abs and a
+/// negative power cannot occur).
+macro_rules! uint_element {
+    ($t:ident, $dtype:expr, $variant:ident, $from_f64:expr) => {
+        impl Element for $t {
+            element_common!($t, $dtype, $variant);
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                $from_f64(v)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                self != 0
+            }
+        }
+
+        impl Num for $t {
+            #[inline(always)]
+            fn zero() -> Self {
+                0
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                1
+            }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                self.floor_div(o)
+            }
+            #[inline(always)]
+            fn floor_div(self, o: Self) -> Self {
+                self.checked_div(o).unwrap_or(0)
+            }
+            #[inline(always)]
+            fn modulo(self, o: Self) -> Self {
+                self.checked_rem(o).unwrap_or(0)
+            }
+            #[inline(always)]
+            fn pow(self, o: Self) -> Self {
+                self.wrapping_pow(u32::try_from(o).unwrap_or(u32::MAX))
+            }
+            #[inline(always)]
+            fn maximum(self, o: Self) -> Self {
+                self.max(o)
+            }
+            #[inline(always)]
+            fn minimum(self, o: Self) -> Self {
+                self.min(o)
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                self
+            }
+            #[inline(always)]
+            fn sign(self) -> Self {
+                Self::from(self != 0)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn bit_and(self, o: Self) -> Self {
+                self & o
+            }
+            #[inline(always)]
+            fn bit_or(self, o: Self) -> Self {
+                self | o
+            }
+            #[inline(always)]
+            fn bit_xor(self, o: Self) -> Self {
+                self ^ o
+            }
+        }
+    };
+}
+uint_element!(u8, DType::UInt8, U8, |v| x86::to_i32(v) as u8);
+uint_element!(u16, DType::UInt16, U16, |v| x86::to_i32(v) as u16);
+uint_element!(u32, DType::UInt32, U32, x86::to_u32);
+uint_element!(u64, DType::UInt64, U64, x86::to_u64);
+
+/// float16 is a storage type: its arithmetic runs in float32 and rounds back (NumPy's half
+/// loops do the same), so it needs only `Element`.
+impl Element for half::f16 {
+    element_common!(half::f16, DType::Float16, F16);
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        half::f16::from_f64(v)
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self.to_f64()
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        half::f16::from_f64(v as f64)
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        x86::to_i64(self.to_f64())
+    }
+    #[inline(always)]
+    fn is_nonzero(self) -> bool {
+        self.to_f32() != 0.0
+    }
+    #[inline(always)]
+    fn cast<U: Element>(self) -> U {
+        U::from_f64(self.to_f64())
+    }
+}
 
 impl Element for bool {
     element_common!(bool, DType::Bool, Bool);

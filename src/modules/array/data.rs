@@ -127,16 +127,28 @@ impl Dataset {
                 for t in pipeline {
                     img = t.apply(img).map_err(Exc::value_error)?;
                 }
-                let x = host_array(it, img, Device::cpu(0))?;
+                let mut x = host_array(it, img, Device::cpu(0))?;
                 let fl = if self.torch {
                     Flavor::Torch
                 } else {
                     flavor(it)
                 };
-                Ok(Value::tuple(vec![
-                    wrap(x, fl),
-                    Value::Int(i64::from(label)),
-                ]))
+                if !self.torch && keeps_bytes(pipeline) {
+                    // Gluon's vision data sets hold uint8 images.
+                    x = x.astype(DType::UInt8)?;
+                }
+                let label = if fl == Flavor::Np {
+                    // In numpy mode the label is a 0-d int32 array, as MXNet's is.
+                    let y = it.state().rt.from_host(
+                        HostData::I32(vec![i32::from(label)]),
+                        &[],
+                        Device::cpu(0),
+                    )?;
+                    wrap(y, fl)
+                } else {
+                    Value::Int(i64::from(label))
+                };
+                Ok(Value::tuple(vec![wrap(x, fl), label]))
             }
             Source::Items(items) => items
                 .get(i)
@@ -247,9 +259,22 @@ fn image_batch(it: &mut dyn Interpreter, d: &Dataset, picked: &[usize]) -> Resul
     let mut full = vec![picked.len()];
     full.extend(shape);
     let rt = &it.state().rt;
-    let x = rt.from_f64(values, &full, DType::Float32, Device::cpu(0))?;
+    let dtype = if !d.torch && keeps_bytes(pipeline) {
+        DType::UInt8
+    } else {
+        DType::Float32
+    };
+    let x = rt.from_f64(values, &full, dtype, Device::cpu(0))?;
     let y = rt.from_f64(labels, &[picked.len()], DType::Int32, Device::cpu(0))?;
     Ok(Value::tuple(vec![wrap(x, fl), wrap(y, fl)]))
+}
+
+/// Whether images through `pipeline` stay 8-bit (only resizes: Gluon's sets and transforms
+/// keep uint8 until ToTensor).
+fn keeps_bytes(pipeline: &[Transform]) -> bool {
+    pipeline
+        .iter()
+        .all(|t| matches!(t, Transform::Resize { .. }))
 }
 
 fn out_of_range(i: usize, n: usize) -> Exc {
@@ -618,7 +643,11 @@ impl NativeObject for TransformObj {
                     for t in &chain {
                         img = t.apply(img).map_err(Exc::value_error)?;
                     }
-                    let out = host_array(it, img, xv.array.device())?;
+                    let mut out = host_array(it, img, xv.array.device())?;
+                    if xv.array.dtype().is_int() && keeps_bytes(&chain) {
+                        // A resized uint8 image stays uint8; ToTensor makes float32.
+                        out = out.astype(xv.array.dtype())?;
+                    }
                     Ok(wrap(out, xv.flavor))
                 },
             )),
@@ -876,6 +905,7 @@ impl NativeObject for LoaderObj {
                     let l = downcast::<LoaderObj>(r, "a DataLoader")?;
                     let plan = l.plan(it)?;
                     let fl = if l.torch { Flavor::Torch } else { flavor(it) };
+                    let bytes = matches!(&l.dataset.source, Source::Images { pipeline, .. } if !l.torch && keeps_bytes(pipeline));
                     let state = match (&l.dataset.source, l.workers) {
                         (Source::Images { set, pipeline }, w) if w > 0 => IterState::Worker {
                             // Each worker keeps one batch ready; more would only hold memory.
@@ -891,6 +921,7 @@ impl NativeObject for LoaderObj {
                         state: RefCell::new(state),
                         flavor: fl,
                         torch: l.torch,
+                        bytes,
                     }))
                 },
             ),
@@ -917,6 +948,8 @@ struct LoaderIter {
     state: RefCell<IterState>,
     flavor: Flavor,
     torch: bool,
+    /// Batches of a Gluon image set without ToTensor: uint8 images.
+    bytes: bool,
 }
 
 fn stop() -> Exc {
@@ -926,7 +959,10 @@ fn stop() -> Exc {
 impl LoaderIter {
     fn host_batch(&self, it: &dyn Interpreter, b: HostBatch) -> Result<Value, Exc> {
         let n = b.labels.len();
-        let x = host_array(it, b.data, Device::cpu(0))?;
+        let mut x = host_array(it, b.data, Device::cpu(0))?;
+        if self.bytes {
+            x = x.astype(DType::UInt8)?;
+        }
         let y = it
             .state()
             .rt

@@ -1666,7 +1666,7 @@ pub fn is_mxnet_params(bytes: &[u8]) -> bool {
 }
 
 /// The named arrays of a file MXNet wrote (`NDArray::Save` of each dense array after the list
-/// header, then the names), as host data: float32, float64, int32, int64 and uint8.
+/// header, then the names), as host data of the array's own dtype.
 pub fn read_mxnet_params(
     bytes: &[u8],
     path: &str,
@@ -1721,39 +1721,28 @@ pub fn read_mxnet_params(
             .ok_or_else(|| bad("an array too large"))?;
         take(8)?; // the device it was saved from
         let flag = u32_of(take(4)?);
-        let width = match flag {
-            0 | 4 => 4,
-            1 | 6 => 8,
-            3 => 1,
-            _ => return Err(bad("an array of a type devarray does not read (float16?)")),
+        // MXNet's type flags (mshadow's kFloat32 = 0, ... kUint64 = 11).
+        use crate::runtime::DType;
+        let dtype = match flag {
+            0 => DType::Float32,
+            1 => DType::Float64,
+            2 => DType::Float16,
+            3 => DType::UInt8,
+            4 => DType::Int32,
+            5 => DType::Int8,
+            6 => DType::Int64,
+            7 => DType::Bool,
+            8 => DType::Int16,
+            9 => DType::UInt16,
+            10 => DType::UInt32,
+            11 => DType::UInt64,
+            _ => return Err(bad("an array of a type devarray does not read")),
         };
         let raw = take(
-            n.checked_mul(width)
+            n.checked_mul(dtype.size_bytes())
                 .ok_or_else(|| bad("an array too large"))?,
         )?;
-        let data = match flag {
-            0 => HostData::F32(
-                raw.chunks_exact(4)
-                    .map(|c| f32::from_le_bytes(c.try_into().unwrap_or([0; 4])))
-                    .collect(),
-            ),
-            1 => HostData::F64(
-                raw.chunks_exact(8)
-                    .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                    .collect(),
-            ),
-            4 => HostData::I32(
-                raw.chunks_exact(4)
-                    .map(|c| i32::from_le_bytes(c.try_into().unwrap_or([0; 4])))
-                    .collect(),
-            ),
-            6 => HostData::I64(
-                raw.chunks_exact(8)
-                    .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                    .collect(),
-            ),
-            _ => HostData::I32(raw.iter().map(|&b| i32::from(b)).collect()),
-        };
+        let data = HostData::from_le_bytes(raw, dtype);
         arrays.push((shape, data));
     }
     let names = u64_of(take(8)?) as usize;
