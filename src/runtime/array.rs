@@ -1229,7 +1229,7 @@ impl Array {
             return Ok(None);
         };
         let dtype = first.dtype();
-        let fits = dtype.is_float()
+        let fits = dtype.has_float_kernels()
             && inputs.iter().all(|a| {
                 a.device() == first.device() && a.dtype() == dtype && a.shape() == first.shape()
             })
@@ -1260,7 +1260,7 @@ impl Array {
     pub fn bias_act_rows(&self, b: &Array, act: UnaryOp) -> Result<Option<Array>> {
         let _op = op_scope("bias_act");
         let dtype = self.dtype();
-        let fits = dtype.is_float()
+        let fits = dtype.has_float_kernels()
             && b.dtype() == dtype
             && b.device() == self.device()
             && b.ndim() == 1
@@ -1482,7 +1482,7 @@ impl Array {
             axes.swap((n - 1) as usize, (n - 2) as usize);
             x.transpose(Some(&axes))
         };
-        let host_float = |x: &Array| x.dtype().is_float() && !x.ctx().placement.is_cuda();
+        let host_float = |x: &Array| x.dtype().has_float_kernels() && !x.ctx().placement.is_cuda();
         if self.ndim() < 2
             || other.ndim() < 2
             || !host_float(self)
@@ -1997,7 +1997,7 @@ impl Array {
     /// CUDA GPU through kernels/window.cu). Elsewhere callers compose the windows from strided
     /// slices.
     pub fn has_patches(&self) -> bool {
-        self.dtype().is_float() && self.ndim() == 4
+        self.dtype().has_float_kernels() && self.ndim() == 4
     }
 
     /// im2col: every window of `p` over axes 2 and 3 of this (N, C, H, W) array, as
@@ -2026,7 +2026,8 @@ impl Array {
         let &[n, c, kk, ho, wo] = self.shape() else {
             return Err(patches_refused("patches_adjoint", self));
         };
-        if kk != p.kernel[0] * p.kernel[1] || [ho, wo] != p.out || !self.dtype().is_float() {
+        if kk != p.kernel[0] * p.kernel[1] || [ho, wo] != p.out || !self.dtype().has_float_kernels()
+        {
             return Err(patches_refused("patches_adjoint", self));
         }
         let (g, p) = (self.clone(), *p);
@@ -2076,7 +2077,7 @@ impl Array {
         };
         let fits =
             |b: &Array| b.size() == o && b.dtype() == self.dtype() && b.device() == self.device();
-        if n == 0 || nl % n != 0 || !self.dtype().is_float() || !bias.is_none_or(fits) {
+        if n == 0 || nl % n != 0 || !self.dtype().has_float_kernels() || !bias.is_none_or(fits) {
             return Err(patches_refused("cols_to_batch", self));
         }
         let onl = [o, n, nl / n];
@@ -2113,7 +2114,7 @@ impl Array {
         let fits = |m: &Array| {
             m.shape() == self.shape() && m.dtype() == self.dtype() && m.device() == self.device()
         };
-        if n == 0 || o == 0 || !self.dtype().is_float() || !mask.is_none_or(fits) {
+        if n == 0 || o == 0 || !self.dtype().has_float_kernels() || !mask.is_none_or(fits) {
             return Err(patches_refused("batch_to_cols", self));
         }
         let onl = [o, n, total / (n * o)];
@@ -2140,7 +2141,7 @@ impl Array {
     pub fn patches_cols_adjoint(&self, p: &Patches, nchw: [usize; 4]) -> Result<Array> {
         let [n, c, _, _] = nchw;
         let want = [c * p.kernel[0] * p.kernel[1], n * p.out[0] * p.out[1]];
-        if self.shape() != want || !self.dtype().is_float() {
+        if self.shape() != want || !self.dtype().has_float_kernels() {
             return Err(patches_refused("patches_cols_adjoint", self));
         }
         let (g, p) = (self.clone(), *p);

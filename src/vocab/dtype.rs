@@ -85,6 +85,12 @@ impl DType {
         matches!(self, DType::Float16 | DType::Float32 | DType::Float64)
     }
 
+    /// The dtypes the float kernels (fused expressions, im2col, pooling, batch norm) are
+    /// written for; float16 computes through float32 and takes the composed paths.
+    pub fn has_float_kernels(self) -> bool {
+        matches!(self, DType::Float32 | DType::Float64)
+    }
+
     /// Any integer type, signed or not (never bool).
     pub fn is_int(self) -> bool {
         !self.is_float() && self != DType::Bool

@@ -451,11 +451,14 @@ fn cumsum(
     let mut src = src;
     if let Some(d) = dtype.as_ref().map(dtype_arg).transpose()?.flatten() {
         src = tape.astype(&src, d)?;
-    } else if src.dtype() == DType::Bool
-        || (src.dtype() == DType::Int32 && x.flavor == Flavor::Torch)
-    {
-        // Sums of bools (and PyTorch's of int32) are int64.
+    } else if src.dtype() == DType::Bool {
+        // Sums of bools are int64.
         src = tape.astype(&src, DType::Int64)?;
+    } else if let Some(wide) =
+        super::arrays::accumulate_dtype(x.flavor, crate::runtime::ReduceOp::Sum, src.dtype())
+    {
+        // Running sums accumulate as sums do (NumPy's uint8 in uint64, PyTorch's in int64).
+        src = tape.astype(&src, wide)?;
     }
     if src.ndim() == 0 {
         return Ok(wrap(tape.reshape(&src, &[1])?, x.flavor));

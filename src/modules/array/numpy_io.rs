@@ -488,9 +488,64 @@ fn savetxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
+/// `np.frombuffer(buffer, dtype=float, count=-1, offset=0)`: the bytes of a `bytes` or
+/// `bytearray` read as little-endian elements of `dtype` (a copy: devarray arrays own their
+/// memory).
+fn frombuffer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let buffer = a.required(0, "buffer")?;
+    let dtype = match a.take(1, "dtype")? {
+        Some(d) => super::arrays::dtype_arg(&d)?,
+        None => None,
+    }
+    .unwrap_or(DType::Float64);
+    let count = a.take(2, "count")?.map_or(Ok(-1), |v| {
+        crate::object::ops::as_i64(&v).ok_or_else(|| Exc::type_error("count must be an integer"))
+    })?;
+    let offset = a.take(3, "offset")?.map_or(Ok(0), |v| {
+        crate::object::ops::as_i64(&v).ok_or_else(|| Exc::type_error("offset must be an integer"))
+    })?;
+    a.finish(4)?;
+    let bytes = crate::modules::python::bytes::of(&buffer).ok_or_else(|| {
+        Exc::type_error(format!(
+            "a bytes-like object is required, not '{}'",
+            buffer.type_name()
+        ))
+    })?;
+    let size = dtype.size_bytes();
+    let offset = usize::try_from(offset)
+        .ok()
+        .filter(|&o| o <= bytes.len())
+        .ok_or_else(|| {
+            Exc::value_error("offset must be non-negative and no greater than buffer length")
+        })?;
+    let rest = &bytes[offset..];
+    let n = if count < 0 {
+        if rest.len() % size != 0 {
+            return Err(Exc::value_error(
+                "buffer size must be a multiple of element size",
+            ));
+        }
+        rest.len() / size
+    } else {
+        let n = count as usize;
+        if n.saturating_mul(size) > rest.len() {
+            return Err(Exc::value_error("buffer is smaller than requested size"));
+        }
+        n
+    };
+    let data = HostData::from_le_bytes(&rest[..n * size], dtype);
+    drop(bytes);
+    let arr = it.state_mut().rt.from_host(data, &[n], Device::cpu(0))?;
+    Ok(crate::object::ops::wrap(
+        arr,
+        crate::object::value::Flavor::Numpy,
+    ))
+}
+
 /// The functions of this file, for `import numpy`.
 pub fn install(m: &crate::object::value::Module) {
     use crate::object::builtin;
+    m.set("frombuffer", builtin("frombuffer", "frombuffer(buffer, dtype=float, count=-1, offset=0): the bytes of a bytes object as a 1-D array of dtype.", frombuffer));
     m.set("save", builtin("save", "save(file, arr): write arr to a .npy file (the extension is added when missing), readable by NumPy.", save));
     m.set(
         "load",
