@@ -133,7 +133,7 @@ impl Dataset {
                 } else {
                     flavor(it)
                 };
-                if !self.torch && keeps_bytes(pipeline) {
+                if byte_images(self.torch, pipeline) {
                     // Gluon's vision data sets hold uint8 images.
                     x = x.astype(DType::UInt8)?;
                 }
@@ -259,7 +259,7 @@ fn image_batch(it: &mut dyn Interpreter, d: &Dataset, picked: &[usize]) -> Resul
     let mut full = vec![picked.len()];
     full.extend(shape);
     let rt = &it.state().rt;
-    let dtype = if !d.torch && keeps_bytes(pipeline) {
+    let dtype = if byte_images(d.torch, pipeline) {
         DType::UInt8
     } else {
         DType::Float32
@@ -269,12 +269,18 @@ fn image_batch(it: &mut dyn Interpreter, d: &Dataset, picked: &[usize]) -> Resul
     Ok(Value::tuple(vec![wrap(x, fl), wrap(y, fl)]))
 }
 
-/// Whether images through `pipeline` stay 8-bit (only resizes: Gluon's sets and transforms
-/// keep uint8 until ToTensor).
+/// Whether images through `pipeline` stay 8-bit (only resizes and PILToTensor: Gluon's sets
+/// and transforms keep uint8 until ToTensor).
 fn keeps_bytes(pipeline: &[Transform]) -> bool {
     pipeline
         .iter()
-        .all(|t| matches!(t, Transform::Resize { .. }))
+        .all(|t| matches!(t, Transform::Resize { .. } | Transform::PilToTensor))
+}
+
+/// Whether a data set's images come out as uint8 arrays: Gluon's until ToTensor; torchvision's
+/// (PIL images here kept as float tensors) once PILToTensor made them tensors.
+fn byte_images(torch: bool, pipeline: &[Transform]) -> bool {
+    keeps_bytes(pipeline) && (!torch || pipeline.contains(&Transform::PilToTensor))
 }
 
 fn out_of_range(i: usize, n: usize) -> Exc {
@@ -555,6 +561,7 @@ fn native_pipeline(v: &Value) -> Option<Vec<Transform>> {
 fn transform_repr(t: &Transform) -> String {
     match t {
         Transform::ToTensor => "ToTensor".into(),
+        Transform::PilToTensor => "PILToTensor()".into(),
         Transform::Normalize { mean, std } => {
             let list = |v: &[f32]| match v {
                 [one] => format!("{one}"),
@@ -589,6 +596,7 @@ impl NativeObject for TransformObj {
     fn type_name(&self) -> &str {
         match self.0.as_slice() {
             [Transform::ToTensor] => "ToTensor",
+            [Transform::PilToTensor] => "PILToTensor",
             [Transform::Normalize { .. }] => "Normalize",
             [Transform::Resize { .. }] => "Resize",
             _ => "Compose",
@@ -644,7 +652,9 @@ impl NativeObject for TransformObj {
                         img = t.apply(img).map_err(Exc::value_error)?;
                     }
                     let mut out = host_array(it, img, xv.array.device())?;
-                    if xv.array.dtype().is_int() && keeps_bytes(&chain) {
+                    if chain.contains(&Transform::PilToTensor) && keeps_bytes(&chain) {
+                        out = out.astype(DType::UInt8)?;
+                    } else if xv.array.dtype().is_int() && keeps_bytes(&chain) {
                         // A resized uint8 image stays uint8; ToTensor makes float32.
                         out = out.astype(xv.array.dtype())?;
                     }
@@ -905,7 +915,7 @@ impl NativeObject for LoaderObj {
                     let l = downcast::<LoaderObj>(r, "a DataLoader")?;
                     let plan = l.plan(it)?;
                     let fl = if l.torch { Flavor::Torch } else { flavor(it) };
-                    let bytes = matches!(&l.dataset.source, Source::Images { pipeline, .. } if !l.torch && keeps_bytes(pipeline));
+                    let bytes = matches!(&l.dataset.source, Source::Images { pipeline, .. } if byte_images(l.torch, pipeline));
                     let state = match (&l.dataset.source, l.workers) {
                         (Source::Images { set, pipeline }, w) if w > 0 => IterState::Worker {
                             // Each worker keeps one batch ready; more would only hold memory.
@@ -1391,6 +1401,17 @@ pub fn build_torch(dotted: &str) -> Option<Rc<Module>> {
                     m.set(name, v);
                 }
             }
+            m.set(
+                "PILToTensor",
+                builtin(
+                    "PILToTensor",
+                    "PILToTensor(): an (H, W, C) image to a (C, H, W) uint8 tensor, values kept.",
+                    |_, a| {
+                        a.finish(0)?;
+                        Ok(object(TransformObj(vec![Transform::PilToTensor])))
+                    },
+                ),
+            );
             m.set(
                 "Lambda",
                 builtin(
