@@ -249,4 +249,16 @@ mod tests {
         assert_eq!(rounded_sig(9.99, 2).digits, "10");
         assert_eq!(rounded_sig(9.99, 2).decpt, 2);
     }
+
+    #[test]
+    fn float16_shortest_digits() {
+        let digits = |x: f64| {
+            let d = shortest_f16(half::f16::from_f64(x));
+            (d.digits, d.decpt)
+        };
+        assert_eq!(digits(0.1), ("1".to_string(), 0));
+        assert_eq!(digits(1000.7), ("10005".to_string(), 4));
+        assert_eq!(digits(65504.0), ("655".to_string(), 5));
+        assert_eq!(digits(1e-5), ("1".to_string(), -4));
+    }
 }

@@ -53,7 +53,7 @@ pub trait HostElement: Copy + Send + Sync + 'static {
 }
 
 macro_rules! host_int {
-    ($t:ty, $d:expr, $variant:ident) => {
+    ($t:ty, $d:expr, $variant:ident, $from_f64:expr) => {
         impl HostElement for $t {
             const DTYPE: DType = $d;
             fn host_f64(self) -> f64 {
@@ -63,7 +63,7 @@ macro_rules! host_int {
                 Scalar::Int(self as i64)
             }
             fn from_f64_cast(v: f64) -> Self {
-                float_to_int(v) as $t
+                $from_f64(v)
             }
             fn into_host(v: Vec<Self>) -> HostData {
                 HostData::$variant(v)
@@ -72,24 +72,53 @@ macro_rules! host_int {
     };
 }
 
-/// A float's integer value as x86 NumPy computes a cast to a small integer type: truncated
-/// toward zero through int64 and then wrapped (`np.float64(300.7).astype(np.uint8)` is 44,
-/// `-1.0` gives 255); NaN and out-of-range values give int64's minimum, as `cvttsd2si` does.
-pub fn float_to_int(v: f64) -> i64 {
-    if v.is_nan() || v >= 9.223372036854776e18 || v < -9.223372036854776e18 {
-        i64::MIN
-    } else {
-        v as i64
+/// Float to integer conversions as NumPy computes them on x86 (C casts compiled to
+/// `cvttsd2si`): truncation toward zero; NaN and values out of range give the type's minimum
+/// (int32, int64); 8- and 16-bit types take the low bits of the int32 conversion, unsigned
+/// 32- and 64-bit ones convert values from 2^31 (2^63) up by subtracting it first.
+/// `np.array([300.7, -1, 3e9]).astype(np.uint8)` is `[44, 255, 0]`.
+pub mod x86 {
+    #[inline(always)]
+    pub fn to_i32(v: f64) -> i32 {
+        if v > -2147483649.0 && v < 2147483648.0 {
+            v as i32
+        } else {
+            i32::MIN
+        }
+    }
+    #[inline(always)]
+    pub fn to_i64(v: f64) -> i64 {
+        if (-9.223372036854776e18..9.223372036854776e18).contains(&v) {
+            v as i64
+        } else {
+            i64::MIN
+        }
+    }
+    #[inline(always)]
+    pub fn to_u32(v: f64) -> u32 {
+        if v < 2147483648.0 || v.is_nan() {
+            to_i32(v) as u32
+        } else {
+            (to_i32(v - 2147483648.0) as u32) ^ 0x8000_0000
+        }
+    }
+    #[inline(always)]
+    pub fn to_u64(v: f64) -> u64 {
+        if v < 9.223372036854776e18 || v.is_nan() {
+            to_i64(v) as u64
+        } else {
+            (to_i64(v - 9.223372036854776e18) as u64) ^ (1 << 63)
+        }
     }
 }
 
-host_int!(i32, DType::Int32, I32);
-host_int!(i64, DType::Int64, I64);
-host_int!(i8, DType::Int8, I8);
-host_int!(i16, DType::Int16, I16);
-host_int!(u8, DType::UInt8, U8);
-host_int!(u16, DType::UInt16, U16);
-host_int!(u32, DType::UInt32, U32);
+host_int!(i32, DType::Int32, I32, x86::to_i32);
+host_int!(i64, DType::Int64, I64, x86::to_i64);
+host_int!(i8, DType::Int8, I8, |v| x86::to_i32(v) as i8);
+host_int!(i16, DType::Int16, I16, |v| x86::to_i32(v) as i16);
+host_int!(u8, DType::UInt8, U8, |v| x86::to_i32(v) as u8);
+host_int!(u16, DType::UInt16, U16, |v| x86::to_i32(v) as u16);
+host_int!(u32, DType::UInt32, U32, x86::to_u32);
 
 impl HostElement for u64 {
     const DTYPE: DType = DType::UInt64;
@@ -100,11 +129,7 @@ impl HostElement for u64 {
         Scalar::Int(self as i64)
     }
     fn from_f64_cast(v: f64) -> Self {
-        if v >= 0.0 && v < 1.8446744073709552e19 {
-            v as u64
-        } else {
-            float_to_int(v) as u64
-        }
+        x86::to_u64(v)
     }
     fn into_host(v: Vec<Self>) -> HostData {
         HostData::U64(v)

@@ -451,45 +451,7 @@ int_element!(i64, DType::Int64, I64, x86::to_i64);
 int_element!(i8, DType::Int8, I8, |v| x86::to_i32(v) as i8);
 int_element!(i16, DType::Int16, I16, |v| x86::to_i32(v) as i16);
 
-/// Float to integer conversions as NumPy computes them on x86 (C casts compiled to
-/// `cvttsd2si`): truncation toward zero; NaN and values out of range give the type's minimum
-/// (int32, int64); 8- and 16-bit types take the low bits of the int32 conversion, unsigned
-/// 32- and 64-bit ones convert values from 2^31 (2^63) up by subtracting it first.
-/// `np.array([300.7, -1, 3e9]).astype(np.uint8)` is `[44, 255, 0]`.
-pub mod x86 {
-    #[inline(always)]
-    pub fn to_i32(v: f64) -> i32 {
-        if v > -2147483649.0 && v < 2147483648.0 {
-            v as i32
-        } else {
-            i32::MIN
-        }
-    }
-    #[inline(always)]
-    pub fn to_i64(v: f64) -> i64 {
-        if v >= -9.223372036854776e18 && v < 9.223372036854776e18 {
-            v as i64
-        } else {
-            i64::MIN
-        }
-    }
-    #[inline(always)]
-    pub fn to_u32(v: f64) -> u32 {
-        if v < 2147483648.0 || v.is_nan() {
-            to_i32(v) as u32
-        } else {
-            (to_i32(v - 2147483648.0) as u32) ^ 0x8000_0000
-        }
-    }
-    #[inline(always)]
-    pub fn to_u64(v: f64) -> u64 {
-        if v < 9.223372036854776e18 || v.is_nan() {
-            to_i64(v) as u64
-        } else {
-            (to_i64(v - 9.223372036854776e18) as u64) ^ (1 << 63)
-        }
-    }
-}
+pub use crate::vocab::host::x86;
 
 /// The unsigned integers: as `int_element`, without signs (negation wraps, abs and a
 /// negative power cannot occur).
@@ -651,5 +613,79 @@ impl Element for bool {
     #[inline(always)]
     fn is_nonzero(self) -> bool {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::x86;
+    use super::Element;
+
+    #[test]
+    fn float_to_int_casts_are_numpys_on_x86() {
+        // `np.array([300.7, -1.0, 3e9, -3e9, 1e10, nan, inf, -0.5, 255.9, 65536.5, 1e20, -1e20])
+        //  .astype(t)` on numpy 1.23.5, x86-64.
+        let v = [
+            300.7,
+            -1.0,
+            3e9,
+            -3e9,
+            1e10,
+            f64::NAN,
+            f64::INFINITY,
+            -0.5,
+            255.9,
+            65536.5,
+            1e20,
+            -1e20,
+        ];
+        let u8s: Vec<u8> = v.iter().map(|&x| u8::from_f64(x)).collect();
+        assert_eq!(u8s, [44, 255, 0, 0, 0, 0, 0, 0, 255, 0, 0, 0]);
+        let i16s: Vec<i16> = v.iter().map(|&x| i16::from_f64(x)).collect();
+        assert_eq!(i16s, [300, -1, 0, 0, 0, 0, 0, 0, 255, 0, 0, 0]);
+        let i32s: Vec<i32> = v.iter().map(|&x| x86::to_i32(x)).collect();
+        let min = i32::MIN;
+        assert_eq!(
+            i32s,
+            [300, -1, min, min, min, min, min, 0, 255, 65536, min, min]
+        );
+        let u32s: Vec<u32> = v.iter().map(|&x| x86::to_u32(x)).collect();
+        assert_eq!(
+            u32s,
+            [
+                300, 4294967295, 3000000000, 2147483648, 0, 2147483648, 0, 0, 255, 65536, 0,
+                2147483648
+            ]
+        );
+        let u64s: Vec<u64> = v.iter().map(|&x| x86::to_u64(x)).collect();
+        assert_eq!(
+            u64s,
+            [
+                300,
+                18446744073709551615,
+                3000000000,
+                18446744070709551616,
+                10000000000,
+                9223372036854775808,
+                0,
+                0,
+                255,
+                65536,
+                0,
+                9223372036854775808
+            ]
+        );
+    }
+
+    #[test]
+    fn integer_casts_wrap_and_half_rounds_to_nearest_even() {
+        assert_eq!(300i64.cast::<u8>(), 44);
+        assert_eq!((-1i32).cast::<u16>(), 65535);
+        assert_eq!(u64::MAX.cast::<i64>(), -1);
+        assert_eq!(half::f16::from_f64(0.1).to_bits(), 0x2e66);
+        // 2049 is halfway between 2048 and 2050: to even.
+        assert_eq!(2049.0f64.cast::<half::f16>().to_f64(), 2048.0);
+        assert_eq!(65520.0f64.cast::<half::f16>().to_f64(), f64::INFINITY);
+        assert_eq!(half::f16::from_f64(300.7).cast::<u8>(), 44);
     }
 }
