@@ -25,6 +25,7 @@ pub mod devices;
 pub mod files;
 pub mod graph;
 pub mod hooks;
+pub mod mxnet_params;
 pub mod numpy_fns;
 pub mod numpy_io;
 pub mod scalars;
