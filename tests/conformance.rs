@@ -204,7 +204,11 @@ fn check(case: Case, backend: Backend) {
             continue;
         }
         if backend.tolerance() == 0.0 {
-            assert_eq!(g, w, "{name}: values");
+            // Bit for bit (a NaN equals the same NaN).
+            assert!(
+                g.dtype() == w.dtype() && g.to_le_bytes() == w.to_le_bytes(),
+                "{name}: values {g:?} vs {w:?}"
+            );
         } else {
             for (a, b) in w.to_f64_vec().iter().zip(g.to_f64_vec()) {
                 let scale = a.abs().max(1.0);
@@ -248,6 +252,7 @@ conformance!(
     convolution_and_gradients,
     pooling_and_gradients,
     batch_norm_and_gradients,
+    small_ints_and_half,
 );
 
 fn f32s(rt: &Runtime, d: Device, data: &[f64], shape: &[usize]) -> Array {
@@ -539,6 +544,138 @@ fn astype_and_clip(rt: &Runtime, d: Device) -> Outputs {
         ("clip", a.clip(Some(0.0), Some(3.0)).unwrap()),
         ("reshape", a.reshape(&[2, -1]).unwrap()),
     ]
+}
+
+/// uint8, int8, int16, the unsigned types and float16: NumPy's x86 casts (wrapping, NaN and
+/// out-of-range values to the minimum), wrapping integer arithmetic, reductions, fills, data
+/// movement, and float16 computed through float32 (CUDA's conversion is its own bit code).
+fn small_ints_and_half(rt: &Runtime, d: Device) -> Outputs {
+    let wide = rt
+        .from_f64(
+            vec![300.7, -1.0, 3e9, -3e9, 0.5, f64::NAN, 65519.0, 1e-6],
+            &[8],
+            DType::Float64,
+            d,
+        )
+        .unwrap();
+    let mut out: Outputs = Vec::new();
+    for to in [
+        DType::UInt8,
+        DType::Int8,
+        DType::Int16,
+        DType::UInt16,
+        DType::Int32,
+        DType::UInt32,
+        DType::UInt64,
+        DType::Float16,
+    ] {
+        out.push(("cast from float64", wide.astype(to).unwrap()));
+        out.push((
+            "cast from float32",
+            wide.astype(DType::Float32).unwrap().astype(to).unwrap(),
+        ));
+    }
+    let u = rt
+        .from_host(HostData::U8(vec![1, 200, 255, 7, 0, 128]), &[2, 3], d)
+        .unwrap();
+    let i = rt
+        .from_host(HostData::I8(vec![-128, -7, 5, 127, 3, -1]), &[2, 3], d)
+        .unwrap();
+    let row16 = rt
+        .from_host(HostData::I16(vec![-300, 2, 30000]), &[3], d)
+        .unwrap();
+    out.push(("u8 add wraps", bin(BinaryOp::Add, &u, &u)));
+    out.push(("u8 mul scalar", bin_s(BinaryOp::Mul, &u, Scalar::Int(3))));
+    out.push(("u8 neg", u.unary(UnaryOp::Neg).unwrap()));
+    out.push(("i8 floordiv", bin_s(BinaryOp::FloorDiv, &i, Scalar::Int(2))));
+    out.push(("i8 mod", bin_s(BinaryOp::Mod, &i, Scalar::Int(-3))));
+    out.push(("i8 abs", i.unary(UnaryOp::Abs).unwrap()));
+    out.push((
+        "i16 broadcast max",
+        bin(BinaryOp::Maximum, &u.astype(DType::Int16).unwrap(), &row16),
+    ));
+    out.push((
+        "u8 > i8 as i16",
+        bin(
+            BinaryOp::Gt,
+            &u.astype(DType::Int16).unwrap(),
+            &i.astype(DType::Int16).unwrap(),
+        ),
+    ));
+    out.push(("u8 and", bin_s(BinaryOp::And, &u, Scalar::Int(0x0f))));
+    out.push((
+        "u8 sum wraps",
+        u.reduce(ReduceOp::Sum, None, false).unwrap(),
+    ));
+    out.push((
+        "u8 sum axis 0",
+        u.reduce(ReduceOp::Sum, Some(&[0]), false).unwrap(),
+    ));
+    out.push((
+        "u8 argmax",
+        u.reduce(ReduceOp::ArgMax, Some(&[1]), false).unwrap(),
+    ));
+    out.push((
+        "i8 min",
+        i.reduce(ReduceOp::Min, Some(&[0]), false).unwrap(),
+    ));
+    out.push((
+        "u8 to u64 sum",
+        u.astype(DType::UInt64)
+            .unwrap()
+            .reduce(ReduceOp::Sum, None, false)
+            .unwrap(),
+    ));
+    out.push((
+        "u8 transpose",
+        u.transpose(None).unwrap().astype(DType::UInt8).unwrap(),
+    ));
+    out.push(("u8 fill", rt.full(&[3], 300.0, DType::UInt8, d).unwrap()));
+    out.push(("u32 fill", rt.full(&[2], 4e9, DType::UInt32, d).unwrap()));
+    out.push(("f16 fill", rt.full(&[2], 0.1, DType::Float16, d).unwrap()));
+    out.push((
+        "i16 concat",
+        Array::concat(&[row16.clone(), row16.clone()], 0).unwrap(),
+    ));
+    let h = rt
+        .from_f64(
+            vec![0.1, 2.5, 1000.7, -3.0, 65504.0, 1e-5],
+            &[2, 3],
+            DType::Float16,
+            d,
+        )
+        .unwrap();
+    out.push(("f16 add", bin(BinaryOp::Add, &h, &h)));
+    out.push((
+        "f16 mul scalar",
+        bin_s(BinaryOp::Mul, &h, Scalar::Float(1.5)),
+    ));
+    out.push((
+        "f16 div",
+        bin(
+            BinaryOp::Div,
+            &h,
+            &h.transpose(None).unwrap().reshape(&[2, 3]).unwrap(),
+        ),
+    ));
+    out.push((
+        "f16 sqrt",
+        h.unary(UnaryOp::Abs).unwrap().unary(UnaryOp::Sqrt).unwrap(),
+    ));
+    out.push((
+        "f16 sum axis 1",
+        h.reduce(ReduceOp::Sum, Some(&[1]), false).unwrap(),
+    ));
+    out.push((
+        "f16 mean",
+        h.reduce(ReduceOp::Mean, Some(&[0]), false).unwrap(),
+    ));
+    out.push(("f16 max", h.reduce(ReduceOp::Max, None, false).unwrap()));
+    out.push(("f16 compare", bin_s(BinaryOp::Lt, &h, Scalar::Float(2.0))));
+    out.push(("f16 matmul", h.matmul(&h.transpose(None).unwrap()).unwrap()));
+    out.push(("f16 to u8", h.astype(DType::UInt8).unwrap()));
+    out.push(("f16 to f64", h.astype(DType::Float64).unwrap()));
+    out
 }
 
 fn random_with_seed(rt: &Runtime, d: Device) -> Outputs {

@@ -140,6 +140,13 @@ pub fn host_sum(parts: &[HostData]) -> Result<HostData> {
             (HostData::I32(a), HostData::I32(b)) => add(a, b, i32::wrapping_add),
             (HostData::I64(a), HostData::I64(b)) => add(a, b, i64::wrapping_add),
             (HostData::Bool(a), HostData::Bool(b)) => add(a, b, |x, y| x | y),
+            (HostData::F16(a), HostData::F16(b)) => add(a, b, |x, y| x + y),
+            (HostData::I8(a), HostData::I8(b)) => add(a, b, i8::wrapping_add),
+            (HostData::I16(a), HostData::I16(b)) => add(a, b, i16::wrapping_add),
+            (HostData::U8(a), HostData::U8(b)) => add(a, b, u8::wrapping_add),
+            (HostData::U16(a), HostData::U16(b)) => add(a, b, u16::wrapping_add),
+            (HostData::U32(a), HostData::U32(b)) => add(a, b, u32::wrapping_add),
+            (HostData::U64(a), HostData::U64(b)) => add(a, b, u64::wrapping_add),
             _ => return Err(mismatch()),
         }
     }
@@ -379,7 +386,7 @@ impl Placement {
     /// which has no literal for an infinite or NaN scalar.
     pub fn can_fuse(&self, expr: &FusedExpr, dtype: DType) -> bool {
         match self {
-            Placement::Host => dtype.is_float(),
+            Placement::Host => matches!(dtype, DType::Float32 | DType::Float64),
             Placement::Cuda(_) => cuda::fused::fusable_inputs(expr, dtype).is_some(),
         }
     }
@@ -421,13 +428,9 @@ impl Placement {
             (Placement::Host, Storage::Cuda(s)) => {
                 Ok(Storage::Cpu(CpuStorage::from_host(s.to_host()?)?))
             }
-            (Placement::Cuda(device), Storage::Cpu(s)) => Ok(Storage::Cuda(match s {
-                CpuStorage::F32(v) => CudaStorage::from_values(device, v, DType::Float32)?,
-                CpuStorage::F64(v) => CudaStorage::from_values(device, v, DType::Float64)?,
-                CpuStorage::I32(v) => CudaStorage::from_values(device, v, DType::Int32)?,
-                CpuStorage::I64(v) => CudaStorage::from_values(device, v, DType::Int64)?,
-                CpuStorage::Bool(v) => CudaStorage::from_bools(device, v)?,
-            })),
+            (Placement::Cuda(device), Storage::Cpu(s)) => {
+                Ok(Storage::Cuda(CudaStorage::from_host(device, &s.to_host())?))
+            }
             (Placement::Cuda(device), Storage::Cuda(s)) => {
                 Ok(Storage::Cuda(s.copy_to_device(device)?))
             }

@@ -7,7 +7,8 @@
 //! laid out with line wrapping at 75 columns.
 
 use super::floatfmt::{
-    exponent_text, repr_style, rounded_fixed, rounded_sig, shortest_f32, shortest_f64, Digits,
+    exponent_text, repr_style, rounded_fixed, rounded_sig, shortest_f16, shortest_f32,
+    shortest_f64, Digits,
 };
 
 /// numpy's default print options.
@@ -62,6 +63,7 @@ pub enum HostValues<'a> {
     I32(&'a [i32]),
     I64(&'a [i64]),
     Bool(&'a [bool]),
+    F16(&'a [half::f16]),
 }
 
 impl HostValues<'_> {
@@ -72,6 +74,7 @@ impl HostValues<'_> {
             HostValues::I32(v) => v.len(),
             HostValues::I64(v) => v.len(),
             HostValues::Bool(v) => v.len(),
+            HostValues::F16(v) => v.len(),
         }
     }
 
@@ -86,11 +89,15 @@ impl HostValues<'_> {
             HostValues::I32(v) => v.get(index).map(|&x| Scalar::Int(i64::from(x))),
             HostValues::I64(v) => v.get(index).map(|&x| Scalar::Int(x)),
             HostValues::Bool(v) => v.get(index).map(|&x| Scalar::Bool(x)),
+            HostValues::F16(v) => v.get(index).map(|&x| Scalar::F16(x)),
         }
     }
 
     pub(crate) fn is_float(&self) -> bool {
-        matches!(self, HostValues::F32(_) | HostValues::F64(_))
+        matches!(
+            self,
+            HostValues::F32(_) | HostValues::F64(_) | HostValues::F16(_)
+        )
     }
 }
 
@@ -125,6 +132,7 @@ impl ArrayView<'_> {
 /// One element, widened: f32 stays f32 so it prints with f32's shortest digits.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Scalar {
+    F16(half::f16),
     F32(f32),
     F64(f64),
     Int(i64),
@@ -135,6 +143,7 @@ impl Scalar {
     pub(crate) fn as_f64(self) -> f64 {
         match self {
             Scalar::F32(x) => f64::from(x),
+            Scalar::F16(x) => x.to_f64(),
             Scalar::F64(x) => x,
             Scalar::Int(x) => x as f64,
             Scalar::Bool(x) => f64::from(u8::from(x)),
@@ -144,6 +153,7 @@ impl Scalar {
     fn shortest(self) -> Digits {
         match self {
             Scalar::F32(x) => shortest_f32(x),
+            Scalar::F16(x) => shortest_f16(x),
             other => shortest_f64(other.as_f64()),
         }
     }
@@ -355,6 +365,8 @@ fn needs_exponent(finite: &[Scalar]) -> bool {
     // numpy divides in the array's dtype: float32 quotients round (and may overflow) as f32.
     let ratio = if matches!(abs_non_zero.first(), Some(Scalar::F32(_))) {
         f64::from((max as f32) / (min as f32))
+    } else if matches!(abs_non_zero.first(), Some(Scalar::F16(_))) {
+        half::f16::from_f64(max / min).to_f64()
     } else {
         max / min
     };

@@ -88,6 +88,26 @@ pub(crate) fn shortest_f32(x: f32) -> Digits {
     })
 }
 
+/// Shortest round-trip digits of `|x|` as a float16: the fewest significant digits whose
+/// nearest (ties to even) rounding reads back as the same half.
+pub(crate) fn shortest_f16(x: half::f16) -> Digits {
+    let exact = x.to_f64().abs();
+    if exact == 0.0 || !exact.is_finite() {
+        return shortest_f64(exact);
+    }
+    for sig in 1..=5 {
+        let d = rounded_sig(exact, sig);
+        let text = format!("0.{}e{}", d.digits, d.decpt);
+        if text
+            .parse::<f64>()
+            .is_ok_and(|y| half::f16::from_f64(y).to_f64() == exact)
+        {
+            return d.trimmed();
+        }
+    }
+    shortest_f64(exact)
+}
+
 /// When two shortest candidates are equally near the exact value, Rust rounds
 /// up but Dragon4 (numpy) and dtoa (Python) pick the even digit: use the exact
 /// value rounded (ties to even) to the same length whenever it still round-trips.
@@ -228,5 +248,17 @@ mod tests {
         assert_eq!(rounded_sig(12345.678, 3).digits, "123");
         assert_eq!(rounded_sig(9.99, 2).digits, "10");
         assert_eq!(rounded_sig(9.99, 2).decpt, 2);
+    }
+
+    #[test]
+    fn float16_shortest_digits() {
+        let digits = |x: f64| {
+            let d = shortest_f16(half::f16::from_f64(x));
+            (d.digits, d.decpt)
+        };
+        assert_eq!(digits(0.1), ("1".to_string(), 0));
+        assert_eq!(digits(1000.7), ("10005".to_string(), 4));
+        assert_eq!(digits(65504.0), ("655".to_string(), 5));
+        assert_eq!(digits(1e-5), ("1".to_string(), -4));
     }
 }

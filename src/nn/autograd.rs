@@ -196,6 +196,13 @@ pub(crate) fn torch_scalar_type(d: DType) -> &'static str {
         DType::Int32 => "Int",
         DType::Int64 => "Long",
         DType::Bool => "Bool",
+        DType::Float16 => "Half",
+        DType::Int8 => "Char",
+        DType::Int16 => "Short",
+        DType::UInt8 => "Byte",
+        DType::UInt16 => "UInt16",
+        DType::UInt32 => "UInt32",
+        DType::UInt64 => "UInt64",
     }
 }
 

@@ -544,7 +544,11 @@ fn lowest(dtype: DType) -> f64 {
     match dtype {
         DType::Float64 => f64::MIN,
         DType::Float32 => f32::MIN as f64,
+        DType::Float16 => -65504.0,
         DType::Int32 => i32::MIN as f64,
+        DType::Int8 => i8::MIN as f64,
+        DType::Int16 => i16::MIN as f64,
+        DType::UInt8 | DType::UInt16 | DType::UInt32 | DType::UInt64 => 0.0,
         DType::Int64 | DType::Bool => i64::MIN as f64,
     }
 }

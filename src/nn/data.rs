@@ -251,6 +251,8 @@ pub struct HostImage {
 pub enum Transform {
     /// (H, W, C) values 0..=255 to (C, H, W) values in [0, 1]; (N, H, W, C) to (N, C, H, W).
     ToTensor,
+    /// torchvision's `PILToTensor`: (H, W, C) to (C, H, W), the 8-bit values kept.
+    PilToTensor,
     /// `(x - mean[c]) / std[c]` per channel of a (C, H, W) or (N, C, H, W) image.
     Normalize { mean: Vec<f32>, std: Vec<f32> },
     /// Bilinear resize to (height, width) (`nn::resize`): an (H, W, C) image of 0..=255
@@ -270,7 +272,8 @@ pub enum Transform {
 impl Transform {
     pub fn apply(&self, img: HostImage) -> Result<HostImage, String> {
         match self {
-            Transform::ToTensor => to_tensor(img),
+            Transform::ToTensor => to_tensor(img, 255.0),
+            Transform::PilToTensor => to_tensor(img, 1.0),
             Transform::Normalize { mean, std } => normalize(img, mean, std),
             Transform::Resize {
                 height,
@@ -294,7 +297,8 @@ fn shape_text(shape: &[usize]) -> String {
     }
 }
 
-fn to_tensor(img: HostImage) -> Result<HostImage, String> {
+/// (H, W, C) to (C, H, W) (and a batch likewise), every value divided by `scale`.
+fn to_tensor(img: HostImage, scale: f32) -> Result<HostImage, String> {
     let (n, h, w, c) = match *img.shape.as_slice() {
         [h, w, c] => (None, h, w, c),
         [n, h, w, c] => (Some(n), h, w, c),
@@ -323,7 +327,7 @@ fn to_tensor(img: HostImage) -> Result<HostImage, String> {
         for (p, pixel) in src.chunks_exact(c.max(1)).enumerate() {
             for (ch, &v) in pixel.iter().enumerate() {
                 if let Some(slot) = dst.get_mut(ch * plane + p) {
-                    *slot = v / 255.0;
+                    *slot = v / scale;
                 }
             }
         }

@@ -63,7 +63,7 @@ pub fn batch_norm(
     eps: f64,
 ) -> Result<BatchNormOut> {
     let same = |a: Option<&Array>| a.is_none_or(|a| a.dtype() == x.dtype());
-    let fused = x.dtype().is_float() && same(gamma) && same(beta) && !super::conv::plain();
+    let fused = x.dtype().has_float_kernels() && same(gamma) && same(beta) && !super::conv::plain();
     if !fused {
         return batch_norm_plain(tape, x, gamma, beta, running, training, update, eps);
     }

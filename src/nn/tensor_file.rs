@@ -101,6 +101,13 @@ fn st_dtype(d: DType) -> Dtype {
         DType::Int32 => Dtype::I32,
         DType::Int64 => Dtype::I64,
         DType::Bool => Dtype::BOOL,
+        DType::Float16 => Dtype::F16,
+        DType::Int8 => Dtype::I8,
+        DType::Int16 => Dtype::I16,
+        DType::UInt8 => Dtype::U8,
+        DType::UInt16 => Dtype::U16,
+        DType::UInt32 => Dtype::U32,
+        DType::UInt64 => Dtype::U64,
     }
 }
 
@@ -175,9 +182,16 @@ fn decode(view: &TensorView<'_>) -> std::result::Result<HostData, String> {
             }
             HostData::Bool(data.iter().map(|&b| b == 1).collect())
         }
+        Dtype::F16 => HostData::from_le_bytes(data, DType::Float16),
+        Dtype::I8 => HostData::from_le_bytes(data, DType::Int8),
+        Dtype::I16 => HostData::from_le_bytes(data, DType::Int16),
+        Dtype::U8 => HostData::from_le_bytes(data, DType::UInt8),
+        Dtype::U16 => HostData::from_le_bytes(data, DType::UInt16),
+        Dtype::U32 => HostData::from_le_bytes(data, DType::UInt32),
+        Dtype::U64 => HostData::from_le_bytes(data, DType::UInt64),
         other => {
             return Err(format!(
-                "it is stored as {other:?}; devarray reads float32, float64, int32, int64 and bool"
+                "it is stored as {other:?}; devarray reads bool, the integers and float16/32/64"
             ))
         }
     })
@@ -279,6 +293,7 @@ fn write_host(file: &mut SaveFile, data: &HostData) -> Result<()> {
         HostData::I32(v) => put(file, v, i32::to_le_bytes),
         HostData::I64(v) => put(file, v, i64::to_le_bytes),
         HostData::Bool(v) => put(file, v, |b: bool| [u8::from(b)]),
+        other => Ok(file.write_bytes(&other.to_le_bytes())?),
     }
 }
 

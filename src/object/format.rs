@@ -23,12 +23,24 @@ fn with_view_again<R>(a: &ArrayValue, f: impl FnOnce(&ArrayView) -> R) -> R {
 
 fn with_host<R>(a: &ArrayValue, host: HostData, f: impl FnOnce(&ArrayView) -> R) -> R {
     let shape = a.array.shape().to_vec();
+    // The display formats every integer width as int64 (a uint64 past 2^63 excepted).
+    let wide: Vec<i64> = match &host {
+        HostData::I8(v) => v.iter().map(|&x| i64::from(x)).collect(),
+        HostData::I16(v) => v.iter().map(|&x| i64::from(x)).collect(),
+        HostData::U8(v) => v.iter().map(|&x| i64::from(x)).collect(),
+        HostData::U16(v) => v.iter().map(|&x| i64::from(x)).collect(),
+        HostData::U32(v) => v.iter().map(|&x| i64::from(x)).collect(),
+        HostData::U64(v) => v.iter().map(|&x| x as i64).collect(),
+        _ => Vec::new(),
+    };
     let values = match &host {
         HostData::F32(v) => HostValues::F32(v),
         HostData::F64(v) => HostValues::F64(v),
         HostData::I32(v) => HostValues::I32(v),
         HostData::I64(v) => HostValues::I64(v),
         HostData::Bool(v) => HostValues::Bool(v),
+        HostData::F16(v) => HostValues::F16(v),
+        _ => HostValues::I64(&wide),
     };
     f(&ArrayView {
         values,

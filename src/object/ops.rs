@@ -136,35 +136,82 @@ pub fn numpy_error(e: runtime::RuntimeError) -> Exc {
     }
 }
 
-/// NumPy 1.23's result type where it differs from the runtime's (float32-first) promotion: an
-/// integer or bool array with a Python float, an integer array with a float array, and true
-/// division of integers all compute in float64. The operand to cast first, if any.
-fn numpy_float64_operand(op: BinaryOp, l: &Value, r: &Value) -> bool {
-    let kind = |v: &Value| match v {
-        Value::Array(a) if a.array.dtype().is_float() => Some((2, false, a.array.dtype())),
-        Value::Array(a) if a.array.dtype() == runtime::DType::Bool => {
-            Some((0, false, a.array.dtype()))
-        }
-        Value::Array(a) => Some((1, false, a.array.dtype())),
-        Value::Float(_) => Some((2, true, runtime::DType::Float64)),
-        Value::Int(_) => Some((1, true, runtime::DType::Int64)),
-        Value::Bool(_) => Some((0, true, runtime::DType::Bool)),
+/// NumPy 1.23's result type of `l op r` (an array with an array or a Python number), or None
+/// for operands it does not type. A Python number with arrays of its category or a higher one
+/// counts as the smallest type that holds its value (value-based casting: `uint8 + 3` is uint8,
+/// `uint8 + 300` uint16, `uint8 - 1` int16, `float16 * 2.5` float16); otherwise as int64,
+/// float64 or bool. True division of integers is float64.
+pub fn numpy_result_dtype(op: BinaryOp, l: &Value, r: &Value) -> Option<runtime::DType> {
+    use runtime::DType;
+    let array = |v: &Value| match v {
+        Value::Array(a) => Some(a.array.dtype()),
         _ => None,
     };
-    let (Some((lk, lw, _)), Some((rk, rw, _))) = (kind(l), kind(r)) else {
-        return false;
+    let scalar = |v: &Value, against: DType| -> Option<DType> {
+        let (category, default, min) = match v {
+            Value::Bool(_) => (0, DType::Bool, DType::Bool),
+            Value::Int(i) => (1, DType::Int64, min_int_type(*i)),
+            Value::Float(f) => (2, DType::Float64, min_float_type(*f)),
+            _ => return None,
+        };
+        Some(if category <= against.category() {
+            min
+        } else {
+            default
+        })
     };
-    if op == BinaryOp::Div && lk < 2 && rk < 2 {
-        return true;
+    let d = match (array(l), array(r)) {
+        (Some(a), Some(b)) => a.numpy_promote(b),
+        (Some(a), None) => a.numpy_promote(scalar(r, a)?),
+        (None, Some(b)) => scalar(l, b)?.numpy_promote(b),
+        (None, None) => return None,
+    };
+    Some(if op == BinaryOp::Div && !d.is_float() {
+        DType::Float64
+    } else {
+        d
+    })
+}
+
+/// NumPy's `min_scalar_type` of a Python int: the smallest unsigned type for a non-negative
+/// value, the smallest signed one for a negative value.
+fn min_int_type(i: i64) -> runtime::DType {
+    use runtime::DType;
+    match i {
+        0..=255 => DType::UInt8,
+        256..=65535 => DType::UInt16,
+        65536..=4294967295 => DType::UInt32,
+        -128..=-1 => DType::Int8,
+        -32768..=-129 => DType::Int16,
+        -2147483648..=-32769 => DType::Int32,
+        i if i > 0 => DType::UInt64,
+        _ => DType::Int64,
     }
-    match (lw, rw) {
-        // An int/bool array with a Python float.
-        (false, true) => rk == 2 && lk < 2,
-        (true, false) => lk == 2 && rk < 2,
-        // Two arrays: integer with float.
-        (false, false) => (lk == 2 && rk == 1) || (lk == 1 && rk == 2),
-        (true, true) => false,
+}
+
+/// NumPy's `min_scalar_type` of a Python float: the smallest float type whose range holds it.
+fn min_float_type(f: f64) -> runtime::DType {
+    use runtime::DType;
+    let a = f.abs();
+    if !a.is_finite() || a <= 65504.0 {
+        DType::Float16
+    } else if a <= f64::from(f32::MAX) {
+        DType::Float32
+    } else {
+        DType::Float64
     }
+}
+
+/// The dtype the runtime computes `l op r` in, when both sides are arrays or numbers.
+fn runtime_result_dtype(op: BinaryOp, l: &Value, r: &Value) -> Option<runtime::DType> {
+    let probe = |v: &Value| match v {
+        Value::Array(a) => Some(Ok(a.array.dtype())),
+        Value::Bool(b) => Some(Err(runtime::Scalar::Bool(*b))),
+        Value::Int(i) => Some(Err(runtime::Scalar::Int(*i))),
+        Value::Float(f) => Some(Err(runtime::Scalar::Float(*f))),
+        _ => None,
+    };
+    runtime::binary_result_dtype(op, probe(l)?, probe(r)?)
 }
 
 /// Both operands as NumPy scalars when one is a 0-d NumPy array and the other is one too or
@@ -541,11 +588,22 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
             int_fits(scalar, a.array.dtype())?;
         }
     }
-    if flavor == Flavor::Numpy && numpy_float64_operand(rop, l, r) {
+    // A comparison computes in its operands' common type, as addition would.
+    let typed_op = if rop.is_comparison() {
+        BinaryOp::Add
+    } else {
+        rop
+    };
+    let numpy_dtype = (flavor == Flavor::Numpy)
+        .then(|| numpy_result_dtype(typed_op, l, r))
+        .flatten()
+        .filter(|&d| Some(d) != runtime_result_dtype(typed_op, l, r));
+    if let Some(target) = numpy_dtype {
+        // NumPy's result type differs from the runtime's: compute in NumPy's.
         let widen = |v: &Value| -> Result<Value, Exc> {
             match v {
-                Value::Array(a) if a.array.dtype() != runtime::DType::Float64 => {
-                    Ok(wrap(a.array.astype(runtime::DType::Float64)?, a.flavor))
+                Value::Array(a) if a.array.dtype() != target => {
+                    Ok(wrap(a.array.astype(target)?, a.flavor))
                 }
                 other => Ok(other.clone()),
             }

@@ -387,13 +387,11 @@ fn scalar_storage(placement: &Placement, value: Scalar, dtype: DType) -> Result<
 
 /// The f64 that a fill of `dtype` turns into the same element `scalar_host` makes.
 pub(super) fn scalar_fill_value(value: Scalar, dtype: DType) -> f64 {
-    match scalar_host(value, dtype) {
-        HostData::F32(v) => v.first().map_or(0.0, |&x| f64::from(x)),
-        HostData::F64(v) => v.first().copied().unwrap_or(0.0),
-        HostData::I32(v) => v.first().map_or(0.0, |&x| f64::from(x)),
-        HostData::I64(v) => v.first().map_or(0.0, |&x| x as f64),
-        HostData::Bool(v) => v.first().map_or(0.0, |&x| f64::from(u8::from(x))),
-    }
+    scalar_host(value, dtype)
+        .to_f64_vec()
+        .first()
+        .copied()
+        .unwrap_or(0.0)
 }
 
 /// The right side of `x[...] = value` once validated.
@@ -418,6 +416,11 @@ fn scalar_host(value: Scalar, dtype: DType) -> HostData {
         (s, DType::Int32) => HostData::I32(vec![s.as_f64() as i32]),
         (s, DType::Int64) => HostData::I64(vec![s.as_f64() as i64]),
         (s, DType::Bool) => HostData::Bool(vec![s.as_f64() != 0.0]),
+        // Python ints wrap into the small types (the dialects check the range first).
+        (Scalar::Int(i), d) if d.is_int() => {
+            HostData::from_le_bytes(&i.to_le_bytes()[..d.size_bytes()], d)
+        }
+        (s, d) => HostData::from_f64_values(&[s.as_f64()], d),
     }
 }
 
@@ -429,6 +432,21 @@ fn dtype_with_scalar(array: DType, scalar: Scalar) -> DType {
         Scalar::Int(_) if array == DType::Bool => DType::Int64,
         _ => array,
     }
+}
+
+/// The dtype `op` gives for two operands, each an array's dtype or a Python scalar (None for
+/// two scalars or an op the dtypes refuse).
+pub fn binary_result_dtype(
+    op: BinaryOp,
+    l: std::result::Result<DType, Scalar>,
+    r: std::result::Result<DType, Scalar>,
+) -> Option<DType> {
+    let base = match (l, r) {
+        (Ok(a), Ok(b)) => a.promote(b),
+        (Ok(a), Err(s)) | (Err(s), Ok(a)) => dtype_with_scalar(a, s),
+        (Err(_), Err(_)) => return None,
+    };
+    binary_dtypes(op, base).ok().map(|(_, out)| out)
 }
 
 /// (compute dtype, output dtype) of a binary op.
@@ -1211,7 +1229,7 @@ impl Array {
             return Ok(None);
         };
         let dtype = first.dtype();
-        let fits = dtype.is_float()
+        let fits = dtype.has_float_kernels()
             && inputs.iter().all(|a| {
                 a.device() == first.device() && a.dtype() == dtype && a.shape() == first.shape()
             })
@@ -1242,7 +1260,7 @@ impl Array {
     pub fn bias_act_rows(&self, b: &Array, act: UnaryOp) -> Result<Option<Array>> {
         let _op = op_scope("bias_act");
         let dtype = self.dtype();
-        let fits = dtype.is_float()
+        let fits = dtype.has_float_kernels()
             && b.dtype() == dtype
             && b.device() == self.device()
             && b.ndim() == 1
@@ -1358,6 +1376,8 @@ impl Array {
         let (compute, out_dtype) = match op {
             ReduceOp::Sum | ReduceOp::Prod if dtype == DType::Bool => (DType::Int64, DType::Int64),
             ReduceOp::Sum | ReduceOp::Prod => (dtype, dtype),
+            // NumPy averages float16 in float32 and rounds once.
+            ReduceOp::Mean if dtype == DType::Float16 => (DType::Float32, dtype),
             ReduceOp::Mean if dtype.is_float() => (dtype, dtype),
             ReduceOp::Mean => (DType::Float64, DType::Float32),
             ReduceOp::Max | ReduceOp::Min if dtype == DType::Bool => (DType::Int64, DType::Bool),
@@ -1462,7 +1482,7 @@ impl Array {
             axes.swap((n - 1) as usize, (n - 2) as usize);
             x.transpose(Some(&axes))
         };
-        let host_float = |x: &Array| x.dtype().is_float() && !x.ctx().placement.is_cuda();
+        let host_float = |x: &Array| x.dtype().has_float_kernels() && !x.ctx().placement.is_cuda();
         if self.ndim() < 2
             || other.ndim() < 2
             || !host_float(self)
@@ -1977,7 +1997,7 @@ impl Array {
     /// CUDA GPU through kernels/window.cu). Elsewhere callers compose the windows from strided
     /// slices.
     pub fn has_patches(&self) -> bool {
-        self.dtype().is_float() && self.ndim() == 4
+        self.dtype().has_float_kernels() && self.ndim() == 4
     }
 
     /// im2col: every window of `p` over axes 2 and 3 of this (N, C, H, W) array, as
@@ -2006,7 +2026,8 @@ impl Array {
         let &[n, c, kk, ho, wo] = self.shape() else {
             return Err(patches_refused("patches_adjoint", self));
         };
-        if kk != p.kernel[0] * p.kernel[1] || [ho, wo] != p.out || !self.dtype().is_float() {
+        if kk != p.kernel[0] * p.kernel[1] || [ho, wo] != p.out || !self.dtype().has_float_kernels()
+        {
             return Err(patches_refused("patches_adjoint", self));
         }
         let (g, p) = (self.clone(), *p);
@@ -2056,7 +2077,7 @@ impl Array {
         };
         let fits =
             |b: &Array| b.size() == o && b.dtype() == self.dtype() && b.device() == self.device();
-        if n == 0 || nl % n != 0 || !self.dtype().is_float() || !bias.is_none_or(fits) {
+        if n == 0 || nl % n != 0 || !self.dtype().has_float_kernels() || !bias.is_none_or(fits) {
             return Err(patches_refused("cols_to_batch", self));
         }
         let onl = [o, n, nl / n];
@@ -2093,7 +2114,7 @@ impl Array {
         let fits = |m: &Array| {
             m.shape() == self.shape() && m.dtype() == self.dtype() && m.device() == self.device()
         };
-        if n == 0 || o == 0 || !self.dtype().is_float() || !mask.is_none_or(fits) {
+        if n == 0 || o == 0 || !self.dtype().has_float_kernels() || !mask.is_none_or(fits) {
             return Err(patches_refused("batch_to_cols", self));
         }
         let onl = [o, n, total / (n * o)];
@@ -2120,7 +2141,7 @@ impl Array {
     pub fn patches_cols_adjoint(&self, p: &Patches, nchw: [usize; 4]) -> Result<Array> {
         let [n, c, _, _] = nchw;
         let want = [c * p.kernel[0] * p.kernel[1], n * p.out[0] * p.out[1]];
-        if self.shape() != want || !self.dtype().is_float() {
+        if self.shape() != want || !self.dtype().has_float_kernels() {
             return Err(patches_refused("patches_cols_adjoint", self));
         }
         let (g, p) = (self.clone(), *p);
@@ -2431,6 +2452,13 @@ fn cpu_le_chunks<E>(
         CpuStorage::I32(v) => chunks(v, chunk_bytes, i32::to_le_bytes, sink),
         CpuStorage::I64(v) => chunks(v, chunk_bytes, i64::to_le_bytes, sink),
         CpuStorage::Bool(v) => chunks(v, chunk_bytes, |b: bool| [u8::from(b)], sink),
+        CpuStorage::F16(v) => chunks(v, chunk_bytes, crate::vocab::f16::to_le_bytes, sink),
+        CpuStorage::I8(v) => chunks(v, chunk_bytes, i8::to_le_bytes, sink),
+        CpuStorage::I16(v) => chunks(v, chunk_bytes, i16::to_le_bytes, sink),
+        CpuStorage::U8(v) => chunks(v, chunk_bytes, u8::to_le_bytes, sink),
+        CpuStorage::U16(v) => chunks(v, chunk_bytes, u16::to_le_bytes, sink),
+        CpuStorage::U32(v) => chunks(v, chunk_bytes, u32::to_le_bytes, sink),
+        CpuStorage::U64(v) => chunks(v, chunk_bytes, u64::to_le_bytes, sink),
     }
 }
 
@@ -2460,6 +2488,7 @@ mod tests {
             HostData::I32(v) => v.iter().map(|&x| x as u64).collect(),
             HostData::I64(v) => v.iter().map(|&x| x as u64).collect(),
             HostData::Bool(v) => v.iter().map(|&x| u64::from(x)).collect(),
+            other => other.to_f64_vec().iter().map(|x| x.to_bits()).collect(),
         };
         (a.dtype(), raw)
     }

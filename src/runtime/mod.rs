@@ -28,10 +28,10 @@ pub mod timeline;
 // The shared vocabulary (`crate::vocab`) is part of the runtime's API: layers above name it here.
 pub use crate::vocab::{device, dtype, error, host, ops};
 pub use crate::vocab::{
-    BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, Patches, PoolKind, ReduceOp, Result,
-    RuntimeError, Scalar, UnaryOp,
+    f16, BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, Patches, PoolKind, ReduceOp,
+    Result, RuntimeError, Scalar, UnaryOp,
 };
-pub use array::Array;
+pub use array::{binary_result_dtype, Array};
 pub use engine::{TransferKind, TransferRecord};
 pub use operand::{IndexItem, Operand};
 
@@ -643,6 +643,12 @@ impl Runtime {
                 "{op}: dtype {dtype} is not supported; sample float32 or float64 and convert with astype"
             )));
         }
+        if dtype == DType::Float16 {
+            // Drawn in float32 and rounded (CUDA's `on_cuda` does the same itself).
+            return self
+                .sample_with(op, shape, DType::Float32, device, fill32, fill64, on_cuda)?
+                .astype(DType::Float16);
+        }
         // Drawn in stream order, so seeds and samples interleave as the program wrote them.
         let rng = Arc::clone(&self.state(device)?.rng);
         self.create(shape, dtype, device, move |n, placement| {
@@ -753,10 +759,7 @@ impl Runtime {
                 "random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
             )));
         }
-        if !matches!(
-            dtype,
-            DType::Int64 | DType::Int32 | DType::Float32 | DType::Float64
-        ) {
+        if dtype == DType::Bool {
             return Err(RuntimeError::DType(format!(
                 "randint: dtype {dtype} is not supported"
             )));
@@ -779,10 +782,11 @@ impl Runtime {
                     .collect()
             };
             placement.from_host(match dtype {
-                DType::Int32 => HostData::I32(values.iter().map(|v| *v as i32).collect()),
-                DType::Float32 => HostData::F32(values.iter().map(|v| *v as f32).collect()),
-                DType::Float64 => HostData::F64(values.iter().map(|v| *v as f64).collect()),
-                _ => HostData::I64(values),
+                DType::Int64 => HostData::I64(values),
+                other => {
+                    let wide: Vec<f64> = values.iter().map(|&v| v as f64).collect();
+                    HostData::from_f64_values(&wide, other)
+                }
             })
         })
     }

@@ -310,12 +310,12 @@ macro_rules! float_element {
 }
 
 macro_rules! int_element {
-    ($t:ident, $dtype:expr, $variant:ident) => {
+    ($t:ident, $dtype:expr, $variant:ident, $from_f64:expr) => {
         impl Element for $t {
             element_common!($t, $dtype, $variant);
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                v as $t
+                $from_f64(v)
             }
             #[inline(always)]
             fn to_f64(self) -> f64 {
@@ -446,8 +446,151 @@ float_element!(f32, DType::Float32, F32, super::vmath::exp_f32_inplace);
 float_element!(f64, DType::Float64, F64, |buf: &mut [f64]| buf
     .iter_mut()
     .for_each(|x| *x = x.exp()));
-int_element!(i32, DType::Int32, I32);
-int_element!(i64, DType::Int64, I64);
+int_element!(i32, DType::Int32, I32, x86::to_i32);
+int_element!(i64, DType::Int64, I64, x86::to_i64);
+int_element!(i8, DType::Int8, I8, |v| x86::to_i32(v) as i8);
+int_element!(i16, DType::Int16, I16, |v| x86::to_i32(v) as i16);
+
+pub use crate::vocab::host::x86;
+
+/// The unsigned integers: as `int_element`, without signs (negation wraps, abs and a
+/// negative power cannot occur).
+macro_rules! uint_element {
+    ($t:ident, $dtype:expr, $variant:ident, $from_f64:expr) => {
+        impl Element for $t {
+            element_common!($t, $dtype, $variant);
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                $from_f64(v)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                self != 0
+            }
+        }
+
+        impl Num for $t {
+            #[inline(always)]
+            fn zero() -> Self {
+                0
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                1
+            }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                self.floor_div(o)
+            }
+            #[inline(always)]
+            fn floor_div(self, o: Self) -> Self {
+                self.checked_div(o).unwrap_or(0)
+            }
+            #[inline(always)]
+            fn modulo(self, o: Self) -> Self {
+                self.checked_rem(o).unwrap_or(0)
+            }
+            #[inline(always)]
+            fn pow(self, o: Self) -> Self {
+                self.wrapping_pow(u32::try_from(o).unwrap_or(u32::MAX))
+            }
+            #[inline(always)]
+            fn maximum(self, o: Self) -> Self {
+                self.max(o)
+            }
+            #[inline(always)]
+            fn minimum(self, o: Self) -> Self {
+                self.min(o)
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                self
+            }
+            #[inline(always)]
+            fn sign(self) -> Self {
+                Self::from(self != 0)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn bit_and(self, o: Self) -> Self {
+                self & o
+            }
+            #[inline(always)]
+            fn bit_or(self, o: Self) -> Self {
+                self | o
+            }
+            #[inline(always)]
+            fn bit_xor(self, o: Self) -> Self {
+                self ^ o
+            }
+        }
+    };
+}
+uint_element!(u8, DType::UInt8, U8, |v| x86::to_i32(v) as u8);
+uint_element!(u16, DType::UInt16, U16, |v| x86::to_i32(v) as u16);
+uint_element!(u32, DType::UInt32, U32, x86::to_u32);
+uint_element!(u64, DType::UInt64, U64, x86::to_u64);
+
+/// float16 is a storage type: its arithmetic runs in float32 and rounds back (NumPy's half
+/// loops do the same), so it needs only `Element`.
+impl Element for half::f16 {
+    element_common!(half::f16, DType::Float16, F16);
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        half::f16::from_f64(v)
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self.to_f64()
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        half::f16::from_f64(v as f64)
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        x86::to_i64(self.to_f64())
+    }
+    #[inline(always)]
+    fn is_nonzero(self) -> bool {
+        self.to_f32() != 0.0
+    }
+    #[inline(always)]
+    fn cast<U: Element>(self) -> U {
+        U::from_f64(self.to_f64())
+    }
+}
 
 impl Element for bool {
     element_common!(bool, DType::Bool, Bool);
@@ -470,5 +613,79 @@ impl Element for bool {
     #[inline(always)]
     fn is_nonzero(self) -> bool {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::x86;
+    use super::Element;
+
+    #[test]
+    fn float_to_int_casts_are_numpys_on_x86() {
+        // `np.array([300.7, -1.0, 3e9, -3e9, 1e10, nan, inf, -0.5, 255.9, 65536.5, 1e20, -1e20])
+        //  .astype(t)` on numpy 1.23.5, x86-64.
+        let v = [
+            300.7,
+            -1.0,
+            3e9,
+            -3e9,
+            1e10,
+            f64::NAN,
+            f64::INFINITY,
+            -0.5,
+            255.9,
+            65536.5,
+            1e20,
+            -1e20,
+        ];
+        let u8s: Vec<u8> = v.iter().map(|&x| u8::from_f64(x)).collect();
+        assert_eq!(u8s, [44, 255, 0, 0, 0, 0, 0, 0, 255, 0, 0, 0]);
+        let i16s: Vec<i16> = v.iter().map(|&x| i16::from_f64(x)).collect();
+        assert_eq!(i16s, [300, -1, 0, 0, 0, 0, 0, 0, 255, 0, 0, 0]);
+        let i32s: Vec<i32> = v.iter().map(|&x| x86::to_i32(x)).collect();
+        let min = i32::MIN;
+        assert_eq!(
+            i32s,
+            [300, -1, min, min, min, min, min, 0, 255, 65536, min, min]
+        );
+        let u32s: Vec<u32> = v.iter().map(|&x| x86::to_u32(x)).collect();
+        assert_eq!(
+            u32s,
+            [
+                300, 4294967295, 3000000000, 2147483648, 0, 2147483648, 0, 0, 255, 65536, 0,
+                2147483648
+            ]
+        );
+        let u64s: Vec<u64> = v.iter().map(|&x| x86::to_u64(x)).collect();
+        assert_eq!(
+            u64s,
+            [
+                300,
+                18446744073709551615,
+                3000000000,
+                18446744070709551616,
+                10000000000,
+                9223372036854775808,
+                0,
+                0,
+                255,
+                65536,
+                0,
+                9223372036854775808
+            ]
+        );
+    }
+
+    #[test]
+    fn integer_casts_wrap_and_half_rounds_to_nearest_even() {
+        assert_eq!(300i64.cast::<u8>(), 44);
+        assert_eq!((-1i32).cast::<u16>(), 65535);
+        assert_eq!(u64::MAX.cast::<i64>(), -1);
+        assert_eq!(half::f16::from_f64(0.1).to_bits(), 0x2e66);
+        // 2049 is halfway between 2048 and 2050: to even.
+        assert_eq!(2049.0f64.cast::<half::f16>().to_f64(), 2048.0);
+        assert_eq!(65520.0f64.cast::<half::f16>().to_f64(), f64::INFINITY);
+        assert_eq!(half::f16::from_f64(300.7).cast::<u8>(), 44);
     }
 }

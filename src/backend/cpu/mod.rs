@@ -29,6 +29,13 @@ pub enum CpuStorage {
     I32(Vec<i32>),
     I64(Vec<i64>),
     Bool(Vec<bool>),
+    F16(Vec<half::f16>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
 }
 
 /// Runs `$body` with `$v` bound to the typed vector, whatever the dtype.
@@ -40,6 +47,53 @@ macro_rules! with_any {
             CpuStorage::I32($v) => $body,
             CpuStorage::I64($v) => $body,
             CpuStorage::Bool($v) => $body,
+            CpuStorage::F16($v) => $body,
+            CpuStorage::I8($v) => $body,
+            CpuStorage::I16($v) => $body,
+            CpuStorage::U8($v) => $body,
+            CpuStorage::U16($v) => $body,
+            CpuStorage::U32($v) => $body,
+            CpuStorage::U64($v) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with `$v` bound to the typed vector of an integer storage (every signed and
+/// unsigned width); `$other` for floats and bool.
+macro_rules! with_int {
+    ($storage:expr, $v:ident => $body:expr, $rest:ident => $other:expr) => {
+        match $storage {
+            CpuStorage::I32($v) => $body,
+            CpuStorage::I64($v) => $body,
+            CpuStorage::I8($v) => $body,
+            CpuStorage::I16($v) => $body,
+            CpuStorage::U8($v) => $body,
+            CpuStorage::U16($v) => $body,
+            CpuStorage::U32($v) => $body,
+            CpuStorage::U64($v) => $body,
+            $rest => $other,
+        }
+    };
+}
+
+/// Runs `$body` with `$a` and `$b` bound to two storages' vectors of one dtype; `$other`
+/// when the dtypes differ.
+macro_rules! with_pair {
+    ($pair:expr, ($a:ident, $b:ident) => $body:expr, $rest:pat => $other:expr) => {
+        match $pair {
+            (CpuStorage::F32($a), CpuStorage::F32($b)) => $body,
+            (CpuStorage::F64($a), CpuStorage::F64($b)) => $body,
+            (CpuStorage::I32($a), CpuStorage::I32($b)) => $body,
+            (CpuStorage::I64($a), CpuStorage::I64($b)) => $body,
+            (CpuStorage::Bool($a), CpuStorage::Bool($b)) => $body,
+            (CpuStorage::F16($a), CpuStorage::F16($b)) => $body,
+            (CpuStorage::I8($a), CpuStorage::I8($b)) => $body,
+            (CpuStorage::I16($a), CpuStorage::I16($b)) => $body,
+            (CpuStorage::U8($a), CpuStorage::U8($b)) => $body,
+            (CpuStorage::U16($a), CpuStorage::U16($b)) => $body,
+            (CpuStorage::U32($a), CpuStorage::U32($b)) => $body,
+            (CpuStorage::U64($a), CpuStorage::U64($b)) => $body,
+            $rest => $other,
         }
     };
 }
@@ -89,6 +143,30 @@ fn cast_to<T: Element>(v: &[T], dtype: DType) -> Result<CpuStorage> {
         DType::Int32 => cast_vec::<T, i32>(v),
         DType::Int64 => cast_vec::<T, i64>(v),
         DType::Bool => cast_vec::<T, bool>(v),
+        DType::Float16 => cast_vec::<T, half::f16>(v),
+        DType::Int8 => cast_vec::<T, i8>(v),
+        DType::Int16 => cast_vec::<T, i16>(v),
+        DType::UInt8 => cast_vec::<T, u8>(v),
+        DType::UInt16 => cast_vec::<T, u16>(v),
+        DType::UInt32 => cast_vec::<T, u32>(v),
+        DType::UInt64 => cast_vec::<T, u64>(v),
+    }
+}
+
+/// float16 computes in float32: the op runs on a float32 copy and a float32 result rounds
+/// back to float16 (bool and index results stay as they are), as NumPy's half loops do.
+fn via_f32(
+    v: &[half::f16],
+    op: impl FnOnce(&CpuStorage) -> Result<CpuStorage>,
+) -> Result<CpuStorage> {
+    let wide = cast_vec::<half::f16, f32>(v)?;
+    narrow_f32(op(&wide)?)
+}
+
+fn narrow_f32(out: CpuStorage) -> Result<CpuStorage> {
+    match &out {
+        CpuStorage::F32(r) => cast_vec::<f32, half::f16>(r),
+        _ => Ok(out),
     }
 }
 
@@ -227,6 +305,13 @@ impl BackendStorage for CpuStorage {
             CpuStorage::I32(_) => DType::Int32,
             CpuStorage::I64(_) => DType::Int64,
             CpuStorage::Bool(_) => DType::Bool,
+            CpuStorage::F16(_) => DType::Float16,
+            CpuStorage::I8(_) => DType::Int8,
+            CpuStorage::I16(_) => DType::Int16,
+            CpuStorage::U8(_) => DType::UInt8,
+            CpuStorage::U16(_) => DType::UInt16,
+            CpuStorage::U32(_) => DType::UInt32,
+            CpuStorage::U64(_) => DType::UInt64,
         }
     }
 
@@ -235,13 +320,25 @@ impl BackendStorage for CpuStorage {
     }
 
     fn full(n: usize, value: f64, dtype: DType) -> Result<Self> {
-        Ok(match dtype {
-            DType::Float32 => CpuStorage::F32(fill(n, value as f32)?),
-            DType::Float64 => CpuStorage::F64(fill(n, value)?),
-            DType::Int32 => CpuStorage::I32(fill(n, value as i32)?),
-            DType::Int64 => CpuStorage::I64(fill(n, value as i64)?),
-            DType::Bool => CpuStorage::Bool(fill(n, value != 0.0)?),
-        })
+        fn filled<T: Element>(n: usize, value: f64) -> Result<CpuStorage> {
+            Ok(T::into_storage(fill(n, T::from_f64(value))?))
+        }
+        match dtype {
+            // Integer fills keep every int64 exactly (a fill value past 2^53 is already
+            // rounded; `scalar_storage` uploads those instead).
+            DType::Int32 => Ok(CpuStorage::I32(fill(n, value as i32)?)),
+            DType::Int64 => Ok(CpuStorage::I64(fill(n, value as i64)?)),
+            DType::Float32 => filled::<f32>(n, value),
+            DType::Float64 => filled::<f64>(n, value),
+            DType::Bool => filled::<bool>(n, value),
+            DType::Float16 => filled::<half::f16>(n, value),
+            DType::Int8 => filled::<i8>(n, value),
+            DType::Int16 => filled::<i16>(n, value),
+            DType::UInt8 => filled::<u8>(n, value),
+            DType::UInt16 => filled::<u16>(n, value),
+            DType::UInt32 => filled::<u32>(n, value),
+            DType::UInt64 => filled::<u64>(n, value),
+        }
     }
 
     fn from_host(data: HostData) -> Result<Self> {
@@ -251,6 +348,13 @@ impl BackendStorage for CpuStorage {
             HostData::I32(v) => CpuStorage::I32(v),
             HostData::I64(v) => CpuStorage::I64(v),
             HostData::Bool(v) => CpuStorage::Bool(v),
+            HostData::F16(v) => CpuStorage::F16(v),
+            HostData::I8(v) => CpuStorage::I8(v),
+            HostData::I16(v) => CpuStorage::I16(v),
+            HostData::U8(v) => CpuStorage::U8(v),
+            HostData::U16(v) => CpuStorage::U16(v),
+            HostData::U32(v) => CpuStorage::U32(v),
+            HostData::U64(v) => CpuStorage::U64(v),
         })
     }
 
@@ -261,18 +365,19 @@ impl BackendStorage for CpuStorage {
             CpuStorage::I32(v) => HostData::I32(v.clone()),
             CpuStorage::I64(v) => HostData::I64(v.clone()),
             CpuStorage::Bool(v) => HostData::Bool(v.clone()),
+            CpuStorage::F16(v) => HostData::F16(v.clone()),
+            CpuStorage::I8(v) => HostData::I8(v.clone()),
+            CpuStorage::I16(v) => HostData::I16(v.clone()),
+            CpuStorage::U8(v) => HostData::U8(v.clone()),
+            CpuStorage::U16(v) => HostData::U16(v.clone()),
+            CpuStorage::U32(v) => HostData::U32(v.clone()),
+            CpuStorage::U64(v) => HostData::U64(v.clone()),
         }
     }
 
     fn scalar_at(&self, index: usize) -> Option<crate::vocab::Scalar> {
-        use crate::vocab::Scalar;
-        Some(match self {
-            CpuStorage::F32(v) => Scalar::Float(f64::from(*v.get(index)?)),
-            CpuStorage::F64(v) => Scalar::Float(*v.get(index)?),
-            CpuStorage::I32(v) => Scalar::Int(i64::from(*v.get(index)?)),
-            CpuStorage::I64(v) => Scalar::Int(*v.get(index)?),
-            CpuStorage::Bool(v) => Scalar::Bool(*v.get(index)?),
-        })
+        use crate::vocab::HostElement;
+        with_any!(self, v => v.get(index).map(|x| x.host_scalar()))
     }
 
     fn cast(&self, dtype: DType) -> Result<Self> {
@@ -280,14 +385,13 @@ impl BackendStorage for CpuStorage {
     }
 
     fn unary(&self, op: UnaryOp) -> Result<Self> {
-        match self {
+        with_int!(self, v => unary_num(v, op), other => match other {
             CpuStorage::F32(v) => unary_float(v, op),
             CpuStorage::F64(v) => unary_float(v, op),
-            CpuStorage::I32(v) => unary_num(v, op),
-            CpuStorage::I64(v) => unary_num(v, op),
+            CpuStorage::F16(v) => via_f32(v, |w| w.unary(op)),
             CpuStorage::Bool(v) if op == UnaryOp::Not => Ok(CpuStorage::Bool(map1(v, |x| !x)?)),
-            CpuStorage::Bool(_) => Err(internal(&format!("{} reached the bool kernel", op.name()))),
-        }
+            _ => Err(internal(&format!("{} reached the bool kernel", op.name()))),
+        })
     }
 
     fn binary(
@@ -302,21 +406,30 @@ impl BackendStorage for CpuStorage {
         match (self, rhs) {
             (F32(a), F32(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
             (F64(a), F64(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
+            (Bool(a), Bool(b)) => binary_bool(a, strides, b, rhs_strides, shape, op),
+            (F16(a), F16(b)) => {
+                let (a, b) = (cast_vec::<_, f32>(a)?, cast_vec::<_, f32>(b)?);
+                narrow_f32(a.binary(strides, &b, rhs_strides, shape, op)?)
+            }
             (I32(a), I32(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
             (I64(a), I64(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
-            (Bool(a), Bool(b)) => binary_bool(a, strides, b, rhs_strides, shape, op),
+            (I8(a), I8(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
+            (I16(a), I16(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
+            (U8(a), U8(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
+            (U16(a), U16(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
+            (U32(a), U32(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
+            (U64(a), U64(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
             _ => Err(self.dtype_mismatch(rhs)),
         }
     }
 
     fn reduce(&self, op: ReduceOp, outer: usize, len: usize, inner: usize) -> Result<Self> {
-        match self {
+        with_int!(self, v => reduce_num(v, op, outer, len, inner), other => match other {
             CpuStorage::F32(v) => reduce_num(v, op, outer, len, inner),
             CpuStorage::F64(v) => reduce_num(v, op, outer, len, inner),
-            CpuStorage::I32(v) => reduce_num(v, op, outer, len, inner),
-            CpuStorage::I64(v) => reduce_num(v, op, outer, len, inner),
-            CpuStorage::Bool(_) => Err(internal("a bool reduction reached the backend")),
-        }
+            CpuStorage::F16(v) => via_f32(v, |w| w.reduce(op, outer, len, inner)),
+            _ => Err(internal("a bool reduction reached the backend")),
+        })
     }
 
     fn matmul(&self, rhs: &Self, layout: &MatmulLayout) -> Result<Self> {
@@ -324,8 +437,19 @@ impl BackendStorage for CpuStorage {
         match (self, rhs) {
             (F32(a), F32(b)) => Ok(F32(gemm::gemm_batched(a, b, layout)?)),
             (F64(a), F64(b)) => Ok(F64(gemm::gemm_batched(a, b, layout)?)),
+            // float16 products accumulate in float32 and round once.
+            (F16(a), F16(b)) => {
+                let (a, b) = (cast_vec::<_, f32>(a)?, cast_vec::<_, f32>(b)?);
+                narrow_f32(a.matmul(&b, layout)?)
+            }
             (I32(a), I32(b)) => matmul_int(a, b, layout),
             (I64(a), I64(b)) => matmul_int(a, b, layout),
+            (I8(a), I8(b)) => matmul_int(a, b, layout),
+            (I16(a), I16(b)) => matmul_int(a, b, layout),
+            (U8(a), U8(b)) => matmul_int(a, b, layout),
+            (U16(a), U16(b)) => matmul_int(a, b, layout),
+            (U32(a), U32(b)) => matmul_int(a, b, layout),
+            (U64(a), U64(b)) => matmul_int(a, b, layout),
             _ => Err(self.dtype_mismatch(rhs)),
         }
     }
@@ -340,16 +464,9 @@ impl BackendStorage for CpuStorage {
     }
 
     fn scatter(&mut self, view: &StridedView, src: &Self, src_strides: &[usize]) -> Result<()> {
-        use CpuStorage::*;
         let (o, sh, st) = (view.offset, &view.shape, &view.strides);
-        match (self, src) {
-            (F32(d), F32(s)) => kernels::scatter(d, o, sh, st, s, src_strides),
-            (F64(d), F64(s)) => kernels::scatter(d, o, sh, st, s, src_strides),
-            (I32(d), I32(s)) => kernels::scatter(d, o, sh, st, s, src_strides),
-            (I64(d), I64(s)) => kernels::scatter(d, o, sh, st, s, src_strides),
-            (Bool(d), Bool(s)) => kernels::scatter(d, o, sh, st, s, src_strides),
-            (dst, src) => return Err(dst.dtype_mismatch(src)),
-        }
+        with_pair!((self, src), (d, s) => kernels::scatter(d, o, sh, st, s, src_strides),
+            (dst, src) => return Err(dst.dtype_mismatch(src)));
         Ok(())
     }
 
@@ -357,17 +474,20 @@ impl BackendStorage for CpuStorage {
         let Some(first) = parts.first() else {
             return Err(internal("concat of no parts"));
         };
-        Ok(match first.dtype() {
-            DType::Float32 => {
-                CpuStorage::F32(kernels::concat(&typed_parts(parts)?, chunks, outer)?)
-            }
-            DType::Float64 => {
-                CpuStorage::F64(kernels::concat(&typed_parts(parts)?, chunks, outer)?)
-            }
-            DType::Int32 => CpuStorage::I32(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
-            DType::Int64 => CpuStorage::I64(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
-            DType::Bool => CpuStorage::Bool(kernels::concat(&typed_parts(parts)?, chunks, outer)?),
-        })
+        fn join<T: Element>(
+            first: &[T],
+            parts: &[&CpuStorage],
+            chunks: &[usize],
+            outer: usize,
+        ) -> Result<CpuStorage> {
+            let _ = first;
+            Ok(T::into_storage(kernels::concat(
+                &typed_parts(parts)?,
+                chunks,
+                outer,
+            )?))
+        }
+        with_any!(*first, v => join(v, parts, chunks, outer))
     }
 
     fn fused(inputs: &[&Self], expr: &FusedExpr, len: usize) -> Result<Self> {

@@ -56,7 +56,12 @@ fn nccl_type(dtype: DType) -> Option<nccl::ncclDataType_t> {
         DType::Float64 => nccl::ncclDataType_t::ncclFloat64,
         DType::Int32 => nccl::ncclDataType_t::ncclInt32,
         DType::Int64 => nccl::ncclDataType_t::ncclInt64,
-        DType::Bool => return None,
+        DType::Float16 => nccl::ncclDataType_t::ncclFloat16,
+        DType::Int8 => nccl::ncclDataType_t::ncclInt8,
+        DType::UInt8 => nccl::ncclDataType_t::ncclUint8,
+        DType::UInt32 => nccl::ncclDataType_t::ncclUint32,
+        DType::UInt64 => nccl::ncclDataType_t::ncclUint64,
+        DType::Bool | DType::Int16 | DType::UInt16 => return None,
     })
 }
 

@@ -137,13 +137,7 @@ pub fn with_prelude(body: &str) -> String {
     format!("{COMMON}\n{body}")
 }
 
-pub const DTYPES: [DType; 5] = [
-    DType::Float32,
-    DType::Float64,
-    DType::Int32,
-    DType::Int64,
-    DType::Bool,
-];
+pub const DTYPES: [DType; 12] = DType::ALL;
 
 pub(crate) const UNARY_OPS: [UnaryOp; 21] = [
     UnaryOp::Neg,
@@ -186,16 +180,25 @@ pub fn dtype_tag(dtype: DType) -> &'static str {
         DType::Int32 => "i32",
         DType::Int64 => "i64",
         DType::Bool => "bool",
+        DType::Float16 => "f16",
+        DType::Int8 => "i8",
+        DType::Int16 => "i16",
+        DType::UInt8 => "u8",
+        DType::UInt16 => "u16",
+        DType::UInt32 => "u32",
+        DType::UInt64 => "u64",
     }
 }
 
 /// The kernel for `op` on `dtype`, or None where the runtime never sends that pair (float-only
-/// ops on integers are computed in float32 by the runtime; bools only know logical not).
+/// ops on integers are computed in float32 by the runtime; bools only know logical not;
+/// float16 computes in float32, `CudaStorage` casting around the float32 kernels).
 pub fn unary_entry(op: UnaryOp, dtype: DType) -> Option<String> {
     let supported = match dtype {
         DType::Float32 | DType::Float64 => true,
-        DType::Int32 | DType::Int64 => !op.is_float_only(),
+        DType::Float16 => false,
         DType::Bool => op == UnaryOp::Not,
+        _ => !op.is_float_only(),
     };
     supported.then(|| format!("unary_{}_{}", op.name(), dtype_tag(dtype)))
 }
@@ -204,12 +207,13 @@ pub fn unary_entry(op: UnaryOp, dtype: DType) -> Option<String> {
 pub fn binary_entry(op: BinaryOp, dtype: DType, contiguous: bool) -> Option<String> {
     let supported = match dtype {
         DType::Float32 | DType::Float64 => !op.is_bitwise(),
-        DType::Int32 | DType::Int64 => op != BinaryOp::Div,
+        DType::Float16 => false,
         DType::Bool => {
             op.is_comparison()
                 || op.is_bitwise()
                 || matches!(op, BinaryOp::Maximum | BinaryOp::Minimum)
         }
+        _ => op != BinaryOp::Div,
     };
     let suffix = if contiguous { "_contig" } else { "" };
     supported.then(|| format!("binary_{}_{}{suffix}", op.name(), dtype_tag(dtype)))
@@ -220,6 +224,7 @@ pub fn reduce_entry(op: ReduceOp, dtype: DType, rows: bool) -> Option<String> {
     let arg = matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
     let supported = match op {
         ReduceOp::Mean => false,
+        _ if dtype == DType::Float16 => false,
         ReduceOp::Sum | ReduceOp::Prod => dtype != DType::Bool,
         _ => true,
     };

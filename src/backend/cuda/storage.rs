@@ -177,13 +177,20 @@ impl CudaStorage {
             return Ok(out);
         }
         let entry = kernels::fill_entry(dtype);
-        // The value is passed as the kernel's own element type.
+        // The value is passed as the kernel's own element type; the later dtypes take the
+        // bits of one element (converted as the host converts) in a u64.
         let value = match dtype {
             DType::Float32 => Arg::F32(value as f32),
             DType::Float64 => Arg::F64(value),
             DType::Int32 => Arg::I32(value as i32),
             DType::Int64 => Arg::I64(value as i64),
             DType::Bool => Arg::U8(u8::from(value != 0.0)),
+            other => {
+                let mut bits = [0u8; 8];
+                let one = HostData::from_f64_values(&[value], other).to_le_bytes();
+                bits[..one.len().min(8)].copy_from_slice(&one[..one.len().min(8)]);
+                Arg::I64(i64::from_le_bytes(bits))
+            }
         };
         out.launch(
             Module::Copy,
@@ -203,6 +210,9 @@ impl CudaStorage {
         high: f64,
         dtype: DType,
     ) -> Result<CudaStorage> {
+        if dtype == DType::Float16 {
+            return CudaStorage::uniform(device, n, low, high, DType::Float32)?.cast(dtype);
+        }
         let unit = CudaStorage::alloc(device, n, dtype)?;
         if n == 0 {
             return Ok(unit);
@@ -227,6 +237,9 @@ impl CudaStorage {
         std: f64,
         dtype: DType,
     ) -> Result<CudaStorage> {
+        if dtype == DType::Float16 {
+            return CudaStorage::normal(device, n, mean, std, DType::Float32)?.cast(dtype);
+        }
         if n == 0 {
             return CudaStorage::alloc(device, 0, dtype);
         }
@@ -254,15 +267,14 @@ impl CudaStorage {
     /// stage it anyway, synchronously and slower).
     pub fn from_host(device: &Arc<CudaDevice>, data: &HostData) -> Result<CudaStorage> {
         match data {
-            HostData::F32(v) => CudaStorage::from_values(device, v, DType::Float32),
-            HostData::F64(v) => CudaStorage::from_values(device, v, DType::Float64),
-            HostData::I32(v) => CudaStorage::from_values(device, v, DType::Int32),
-            HostData::I64(v) => CudaStorage::from_values(device, v, DType::Int64),
             HostData::Bool(v) => CudaStorage::from_bools(device, v),
+            other => {
+                crate::host_any!(other, v => CudaStorage::from_values(device, v, other.dtype()))
+            }
         }
     }
 
-    /// Uploads host numbers of `dtype` (f32/f64/i32/i64) straight from the caller's memory:
+    /// Uploads host numbers of `dtype` (any but bool) straight from the caller's memory:
     /// a host array is not cloned first.
     pub fn from_values<T: Copy>(
         device: &Arc<CudaDevice>,
@@ -290,6 +302,13 @@ impl CudaStorage {
             DType::Float64 => HostData::F64(self.read_values(0.0)?),
             DType::Int32 => HostData::I32(self.read_values(0)?),
             DType::Int64 => HostData::I64(self.read_values(0)?),
+            DType::Float16 => HostData::F16(self.read_values(crate::vocab::f16::ZERO)?),
+            DType::Int8 => HostData::I8(self.read_values(0)?),
+            DType::Int16 => HostData::I16(self.read_values(0)?),
+            DType::UInt8 => HostData::U8(self.read_values(0)?),
+            DType::UInt16 => HostData::U16(self.read_values(0)?),
+            DType::UInt32 => HostData::U32(self.read_values(0)?),
+            DType::UInt64 => HostData::U64(self.read_values(0)?),
             DType::Bool => {
                 let mut raw = vec![0u8; self.len];
                 super::transfer::device_to_host(self.device(), self.ptr(), &mut raw)?;
@@ -315,14 +334,7 @@ impl CudaStorage {
             self.ptr() + (index * size) as u64,
             &mut raw,
         )?;
-        let host = match self.dtype {
-            DType::Float32 => HostData::F32(from_bytes(&raw, f32::from_ne_bytes)),
-            DType::Float64 => HostData::F64(from_bytes(&raw, f64::from_ne_bytes)),
-            DType::Int32 => HostData::I32(from_bytes(&raw, i32::from_ne_bytes)),
-            DType::Int64 => HostData::I64(from_bytes(&raw, i64::from_ne_bytes)),
-            DType::Bool => HostData::Bool(vec![raw.first().is_some_and(|&b| b != 0)]),
-        };
-        Ok(host.scalar_at(0))
+        Ok(HostData::from_le_bytes(&raw, self.dtype).scalar_at(0))
     }
 
     /// A copy of this array on `target` (another GPU): a peer copy where the two cards can reach
@@ -357,7 +369,21 @@ impl CudaStorage {
         Ok(out)
     }
 
+    /// float16 computes in float32: `op` runs on a float32 copy and a float32 result rounds
+    /// back (bool and index results stay), as on the host.
+    fn via_f32(&self, op: impl FnOnce(&CudaStorage) -> Result<CudaStorage>) -> Result<CudaStorage> {
+        let out = op(&self.cast(DType::Float32)?)?;
+        if out.dtype == DType::Float32 {
+            out.cast(DType::Float16)
+        } else {
+            Ok(out)
+        }
+    }
+
     pub fn unary(&self, op: UnaryOp) -> Result<CudaStorage> {
+        if self.dtype == DType::Float16 {
+            return self.via_f32(|w| w.unary(op));
+        }
         let entry = kernels::unary_entry(op, self.dtype)
             .ok_or_else(|| unsupported(op.name(), self.dtype))?;
         let out_dtype = if op == UnaryOp::Not {
@@ -390,6 +416,10 @@ impl CudaStorage {
         op: BinaryOp,
     ) -> Result<CudaStorage> {
         same_device(self, rhs, op.name())?;
+        if self.dtype == DType::Float16 {
+            let rhs = rhs.cast(DType::Float32)?;
+            return self.via_f32(|w| w.binary(strides, &rhs, rhs_strides, shape, op));
+        }
         let n: usize = shape.iter().product();
         let out_dtype = if op.is_comparison() {
             DType::Bool
@@ -448,6 +478,9 @@ impl CudaStorage {
         len: usize,
         inner: usize,
     ) -> Result<CudaStorage> {
+        if self.dtype == DType::Float16 {
+            return self.via_f32(|w| w.reduce(op, outer, len, inner));
+        }
         let arg = matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
         let out_dtype = if arg { DType::Int64 } else { self.dtype };
         let n = outer * inner;
@@ -491,6 +524,10 @@ impl CudaStorage {
 
     pub fn matmul(&self, rhs: &CudaStorage, layout: &MatmulLayout) -> Result<CudaStorage> {
         same_device(self, rhs, "matmul")?;
+        if self.dtype == DType::Float16 {
+            let rhs = rhs.cast(DType::Float32)?;
+            return self.via_f32(|w| w.matmul(&rhs, layout));
+        }
         let MatmulLayout { batch, m, k, n, .. } = *layout;
         let out = CudaStorage::alloc(self.device(), batch * m * n, self.dtype)?;
         if batch * m * n == 0 {
@@ -1136,12 +1173,6 @@ fn bytes_of_mut<T: Copy>(values: &mut [T]) -> &mut [u8] {
     unsafe {
         std::slice::from_raw_parts_mut(values.as_mut_ptr().cast(), std::mem::size_of_val(values))
     }
-}
-
-fn from_bytes<T, const N: usize>(raw: &[u8], convert: fn([u8; N]) -> T) -> Vec<T> {
-    raw.chunks_exact(N)
-        .filter_map(|chunk| chunk.try_into().ok().map(convert))
-        .collect()
 }
 
 #[cfg(test)]

@@ -233,6 +233,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
         "long" => ("x.long(): x as int64.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Int64) }),
         "int" => ("x.int(): x as int32.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Int32) }),
         "bool" => ("x.bool(): x as bool.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Bool) }),
+        "half" => ("x.half(): x as float16.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Float16) }),
+        "byte" => ("x.byte(): x as uint8.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::UInt8) }),
+        "char" => ("x.char(): x as int8.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Int8) }),
+        "short" => ("x.short(): x as int16.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Int16) }),
         "type" => ("x.type(dtype=None): the tensor type's name ('torch.FloatTensor'), or x converted to dtype.", |it, r, mut a| {
             let d = a.take(0, "dtype")?;
             a.finish(1)?;
@@ -452,11 +456,14 @@ fn cumsum(
     let mut src = src;
     if let Some(d) = dtype.as_ref().map(dtype_arg).transpose()?.flatten() {
         src = tape.astype(&src, d)?;
-    } else if src.dtype() == DType::Bool
-        || (src.dtype() == DType::Int32 && x.flavor == Flavor::Torch)
-    {
-        // Sums of bools (and PyTorch's of int32) are int64.
+    } else if src.dtype() == DType::Bool {
+        // Sums of bools are int64.
         src = tape.astype(&src, DType::Int64)?;
+    } else if let Some(wide) =
+        super::arrays::accumulate_dtype(x.flavor, crate::runtime::ReduceOp::Sum, src.dtype())
+    {
+        // Running sums accumulate as sums do (NumPy's uint8 in uint64, PyTorch's in int64).
+        src = tape.astype(&src, wide)?;
     }
     if src.ndim() == 0 {
         return Ok(wrap(tape.reshape(&src, &[1])?, x.flavor));

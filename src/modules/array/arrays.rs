@@ -116,11 +116,9 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>, Exc> {
         Value::Str(s) if super::scalars::MISSING.contains(&&**s) => {
             Err(super::scalars::missing_error(s))
         }
-        Value::Str(s) => DType::from_name(s).map(Some).ok_or_else(|| {
-            Exc::type_error(format!(
-                "data type '{s}' not understood; use float32, float64, int32, int64 or bool"
-            ))
-        }),
+        Value::Str(s) => DType::from_name(s)
+            .map(Some)
+            .ok_or_else(|| Exc::type_error(format!("data type '{s}' not understood"))),
         Value::Type(crate::object::value::TypeKind::Float) => Ok(Some(DType::Float64)),
         Value::Type(crate::object::value::TypeKind::Int) => Ok(Some(DType::Int64)),
         Value::Type(crate::object::value::TypeKind::Bool) => Ok(Some(DType::Bool)),
@@ -153,6 +151,13 @@ fn dtype_code(s: &str) -> Option<DType> {
         "i" | "i4" | "<i4" | "intc" => DType::Int32,
         "l" | "q" | "i8" | "<i8" | "int" | "int_" | "long" | "longlong" => DType::Int64,
         "?" | "b1" | "bool_" => DType::Bool,
+        "e" | "<f2" | "float16" => DType::Float16,
+        "b" | "|i1" | "byte" => DType::Int8,
+        "h" | "<i2" => DType::Int16,
+        "B" | "|u1" | "ubyte" => DType::UInt8,
+        "H" | "<u2" | "ushort" => DType::UInt16,
+        "I" | "<u4" | "uintc" => DType::UInt32,
+        "L" | "Q" | "<u8" | "uint" | "ulonglong" => DType::UInt64,
         _ => return None,
     })
 }
@@ -342,11 +347,8 @@ fn flatten_nested(
             out.try_reserve(a.array.size())
                 .map_err(|_| crate::object::alloc::memory_error())?;
             match a.array.try_to_host()? {
-                HostData::F32(d) => out.extend(d.iter().map(|x| *x as f64)),
                 HostData::F64(d) => out.extend(d),
-                HostData::I32(d) => out.extend(d.iter().map(|x| *x as f64)),
-                HostData::I64(d) => out.extend(d.iter().map(|x| *x as f64)),
-                HostData::Bool(d) => out.extend(d.iter().map(|x| *x as u8 as f64)),
+                other => out.extend(other.to_f64_vec()),
             }
             kinds.0 |= a.array.dtype().is_float();
             Ok(())
@@ -764,16 +766,21 @@ pub(crate) fn reduce(
     }
     let whole = axes.is_none() && !keepdims;
     let tape = &mut it.state_mut().nn.tape;
-    let input = if x.flavor == Flavor::Numpy && op == ReduceOp::Mean && !x.array.dtype().is_float()
-    {
+    let dtype = x.array.dtype();
+    if x.flavor == Flavor::Torch && op == ReduceOp::Mean && !dtype.is_float() {
+        return Err(Exc::new(
+            ExcKind::NotImplementedError,
+            format!(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                torch_scalar_type_name(dtype)
+            ),
+        ));
+    }
+    let input = if x.flavor == Flavor::Numpy && op == ReduceOp::Mean && !dtype.is_float() {
         // NumPy averages integers in float64.
         x.array.astype(DType::Float64)?
-    } else if matches!(op, ReduceOp::Sum | ReduceOp::Prod)
-        && x.array.dtype() == DType::Int32
-        && matches!(x.flavor, Flavor::Torch | Flavor::Numpy)
-    {
-        // PyTorch and NumPy sum and multiply int32 in int64 (MXNet keeps int32).
-        tape.astype(&x.array, DType::Int64)?
+    } else if let Some(wide) = accumulate_dtype(x.flavor, op, dtype) {
+        tape.astype(&x.array, wide)?
     } else {
         x.array.clone()
     };
@@ -795,6 +802,26 @@ pub(crate) fn reduce(
     Ok(wrap(out, x.flavor))
 }
 
+/// The dtype a sum or product of `dtype` accumulates in, where it is not the array's own:
+/// NumPy sums the integers narrower than 64 bits in int64 (signed) or uint64 (unsigned),
+/// PyTorch sums every integer in int64; MXNet keeps the array's dtype.
+pub fn accumulate_dtype(flavor: Flavor, op: ReduceOp, dtype: DType) -> Option<DType> {
+    if !matches!(op, ReduceOp::Sum | ReduceOp::Prod) || !dtype.is_int() {
+        return None;
+    }
+    let wide = match flavor {
+        Flavor::Numpy if dtype.is_unsigned() => DType::UInt64,
+        Flavor::Numpy | Flavor::Torch => DType::Int64,
+        _ => return None,
+    };
+    (wide != dtype).then_some(wide)
+}
+
+/// PyTorch's C++ name of a dtype in its messages (`Byte` for uint8, `Long` for int64).
+pub fn torch_scalar_type_name(dtype: DType) -> &'static str {
+    crate::nn::autograd::torch_scalar_type(dtype)
+}
+
 pub fn unary_fn(it: &mut dyn Interpreter, v: &Value, op: UnaryOp) -> Result<Value, Exc> {
     let x = recv(v)?;
     let float_op = !matches!(
@@ -811,8 +838,10 @@ pub fn unary_fn(it: &mut dyn Interpreter, v: &Value, op: UnaryOp) -> Result<Valu
             | UnaryOp::Trunc
     );
     if x.flavor == Flavor::Numpy && float_op && !x.array.dtype().is_float() {
-        // NumPy computes float functions of integers in float64.
-        let wide = x.array.astype(DType::Float64)?;
+        // NumPy computes float functions of integers in the smallest float holding them.
+        let wide = x
+            .array
+            .astype(super::numpy_fns::numpy_float_for(x.array.dtype()))?;
         return Ok(wrap(it.state_mut().nn.tape.unary(&wide, op)?, x.flavor));
     }
     Ok(wrap(it.state_mut().nn.tape.unary(&x.array, op)?, x.flavor))
@@ -900,6 +929,12 @@ fn tolist(a: &ArrayValue) -> Result<Value, Exc> {
         HostData::I32(d) => flat.extend(d.iter().map(|x| Value::Int(*x as i64))),
         HostData::I64(d) => flat.extend(d.into_iter().map(Value::Int)),
         HostData::Bool(d) => flat.extend(d.into_iter().map(Value::Bool)),
+        other => flat.extend((0..other.len()).map(|i| match other.scalar_at(i) {
+            Some(Scalar::Float(f)) => Value::Float(f),
+            Some(Scalar::Int(n)) => Value::Int(n),
+            Some(Scalar::Bool(b)) => Value::Bool(b),
+            None => Value::None,
+        })),
     };
     build(&flat, a.array.shape())
 }
@@ -1552,13 +1587,7 @@ pub fn fill_namespace<const F: u8>(m: &crate::object::value::Module) {
         m.set(name, builtin(name, doc, f));
     }
     crate::modules::array::array_more::fill_namespace::<F>(m);
-    for d in [
-        DType::Float32,
-        DType::Float64,
-        DType::Int32,
-        DType::Int64,
-        DType::Bool,
-    ] {
+    for d in DType::ALL {
         let flavor = match F {
             TORCH => Flavor::Torch,
             NP => Flavor::Np,

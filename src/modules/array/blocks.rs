@@ -21,7 +21,7 @@ use crate::object::format::repr;
 use crate::object::ops::wrap;
 use crate::object::value::{Args, BuiltinFn, Flavor, NativeObject, Value};
 use crate::object::{unbound_method, Interpreter};
-use crate::runtime::{Array, DType, Device, RuntimeError};
+use crate::runtime::{Array, Device, RuntimeError};
 
 /// Which framework a block belongs to: names, reprs and error wording follow it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -555,10 +555,7 @@ fn uninitialized_move(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
         "double" => Some(DType::Float64),
         "int" => Some(DType::Int32),
         "long" => Some(DType::Int64),
-        "half" => return Err(Exc::new(
-            ExcKind::NotImplementedError,
-            "half(): devarray has no float16 tensors; keep the parameter float32 or use double()",
-        )),
+        "half" => Some(DType::Float16),
         "to" => a
             .pos
             .iter()
@@ -1358,13 +1355,7 @@ fn check_torch_dtypes(core: &Core, layer: &Block, x: &Array) -> Result<(), Exc> 
         return Ok(());
     };
     // PyTorch's scalar type names: `Float`, `Double`, `Long`, ...
-    let torch_name = |d: DType| match d {
-        DType::Float32 => "Float",
-        DType::Float64 => "Double",
-        DType::Int32 => "Int",
-        DType::Int64 => "Long",
-        DType::Bool => "Bool",
-    };
+    let torch_name = crate::nn::autograd::torch_scalar_type;
     let error = |m: String| Err(Exc::new(ExcKind::RuntimeError, m));
     match &layer.kind {
         BlockKind::Dense { .. } if x_dt != w => error(format!(

@@ -95,16 +95,11 @@ pub fn torch_type_name(a: &Array) -> String {
 }
 
 fn type_name(dtype: DType, device: Device) -> String {
-    let base = match dtype {
-        DType::Float32 => "FloatTensor",
-        DType::Float64 => "DoubleTensor",
-        DType::Int32 => "IntTensor",
-        DType::Int64 => "LongTensor",
-        DType::Bool => "BoolTensor",
-    };
+    // PyTorch's legacy type names: the scalar type's name (`Byte`, `Half`...) + `Tensor`.
+    let base = super::arrays::torch_scalar_type_name(dtype);
     match device.kind {
-        DeviceKind::Gpu => format!("torch.cuda.{base}"),
-        DeviceKind::Cpu => format!("torch.{base}"),
+        DeviceKind::Gpu => format!("torch.cuda.{base}Tensor"),
+        DeviceKind::Cpu => format!("torch.{base}Tensor"),
     }
 }
 

@@ -127,16 +127,28 @@ impl Dataset {
                 for t in pipeline {
                     img = t.apply(img).map_err(Exc::value_error)?;
                 }
-                let x = host_array(it, img, Device::cpu(0))?;
+                let mut x = host_array(it, img, Device::cpu(0))?;
                 let fl = if self.torch {
                     Flavor::Torch
                 } else {
                     flavor(it)
                 };
-                Ok(Value::tuple(vec![
-                    wrap(x, fl),
-                    Value::Int(i64::from(label)),
-                ]))
+                if byte_images(self.torch, pipeline) {
+                    // Gluon's vision data sets hold uint8 images.
+                    x = x.astype(DType::UInt8)?;
+                }
+                let label = if fl == Flavor::Np {
+                    // In numpy mode the label is a 0-d int32 array, as MXNet's is.
+                    let y = it.state().rt.from_host(
+                        HostData::I32(vec![i32::from(label)]),
+                        &[],
+                        Device::cpu(0),
+                    )?;
+                    wrap(y, fl)
+                } else {
+                    Value::Int(i64::from(label))
+                };
+                Ok(Value::tuple(vec![wrap(x, fl), label]))
             }
             Source::Items(items) => items
                 .get(i)
@@ -247,9 +259,28 @@ fn image_batch(it: &mut dyn Interpreter, d: &Dataset, picked: &[usize]) -> Resul
     let mut full = vec![picked.len()];
     full.extend(shape);
     let rt = &it.state().rt;
-    let x = rt.from_f64(values, &full, DType::Float32, Device::cpu(0))?;
+    let dtype = if byte_images(d.torch, pipeline) {
+        DType::UInt8
+    } else {
+        DType::Float32
+    };
+    let x = rt.from_f64(values, &full, dtype, Device::cpu(0))?;
     let y = rt.from_f64(labels, &[picked.len()], DType::Int32, Device::cpu(0))?;
     Ok(Value::tuple(vec![wrap(x, fl), wrap(y, fl)]))
+}
+
+/// Whether images through `pipeline` stay 8-bit (only resizes and PILToTensor: Gluon's sets
+/// and transforms keep uint8 until ToTensor).
+fn keeps_bytes(pipeline: &[Transform]) -> bool {
+    pipeline
+        .iter()
+        .all(|t| matches!(t, Transform::Resize { .. } | Transform::PilToTensor))
+}
+
+/// Whether a data set's images come out as uint8 arrays: Gluon's until ToTensor; torchvision's
+/// (PIL images here kept as float tensors) once PILToTensor made them tensors.
+fn byte_images(torch: bool, pipeline: &[Transform]) -> bool {
+    keeps_bytes(pipeline) && (!torch || pipeline.contains(&Transform::PilToTensor))
 }
 
 fn out_of_range(i: usize, n: usize) -> Exc {
@@ -530,6 +561,7 @@ fn native_pipeline(v: &Value) -> Option<Vec<Transform>> {
 fn transform_repr(t: &Transform) -> String {
     match t {
         Transform::ToTensor => "ToTensor".into(),
+        Transform::PilToTensor => "PILToTensor()".into(),
         Transform::Normalize { mean, std } => {
             let list = |v: &[f32]| match v {
                 [one] => format!("{one}"),
@@ -564,6 +596,7 @@ impl NativeObject for TransformObj {
     fn type_name(&self) -> &str {
         match self.0.as_slice() {
             [Transform::ToTensor] => "ToTensor",
+            [Transform::PilToTensor] => "PILToTensor",
             [Transform::Normalize { .. }] => "Normalize",
             [Transform::Resize { .. }] => "Resize",
             _ => "Compose",
@@ -618,7 +651,13 @@ impl NativeObject for TransformObj {
                     for t in &chain {
                         img = t.apply(img).map_err(Exc::value_error)?;
                     }
-                    let out = host_array(it, img, xv.array.device())?;
+                    let mut out = host_array(it, img, xv.array.device())?;
+                    if chain.contains(&Transform::PilToTensor) && keeps_bytes(&chain) {
+                        out = out.astype(DType::UInt8)?;
+                    } else if xv.array.dtype().is_int() && keeps_bytes(&chain) {
+                        // A resized uint8 image stays uint8; ToTensor makes float32.
+                        out = out.astype(xv.array.dtype())?;
+                    }
                     Ok(wrap(out, xv.flavor))
                 },
             )),
@@ -876,6 +915,7 @@ impl NativeObject for LoaderObj {
                     let l = downcast::<LoaderObj>(r, "a DataLoader")?;
                     let plan = l.plan(it)?;
                     let fl = if l.torch { Flavor::Torch } else { flavor(it) };
+                    let bytes = matches!(&l.dataset.source, Source::Images { pipeline, .. } if byte_images(l.torch, pipeline));
                     let state = match (&l.dataset.source, l.workers) {
                         (Source::Images { set, pipeline }, w) if w > 0 => IterState::Worker {
                             // Each worker keeps one batch ready; more would only hold memory.
@@ -891,6 +931,7 @@ impl NativeObject for LoaderObj {
                         state: RefCell::new(state),
                         flavor: fl,
                         torch: l.torch,
+                        bytes,
                     }))
                 },
             ),
@@ -917,6 +958,8 @@ struct LoaderIter {
     state: RefCell<IterState>,
     flavor: Flavor,
     torch: bool,
+    /// Batches of a Gluon image set without ToTensor: uint8 images.
+    bytes: bool,
 }
 
 fn stop() -> Exc {
@@ -926,7 +969,10 @@ fn stop() -> Exc {
 impl LoaderIter {
     fn host_batch(&self, it: &dyn Interpreter, b: HostBatch) -> Result<Value, Exc> {
         let n = b.labels.len();
-        let x = host_array(it, b.data, Device::cpu(0))?;
+        let mut x = host_array(it, b.data, Device::cpu(0))?;
+        if self.bytes {
+            x = x.astype(DType::UInt8)?;
+        }
         let y = it
             .state()
             .rt
@@ -1355,6 +1401,17 @@ pub fn build_torch(dotted: &str) -> Option<Rc<Module>> {
                     m.set(name, v);
                 }
             }
+            m.set(
+                "PILToTensor",
+                builtin(
+                    "PILToTensor",
+                    "PILToTensor(): an (H, W, C) image to a (C, H, W) uint8 tensor, values kept.",
+                    |_, a| {
+                        a.finish(0)?;
+                        Ok(object(TransformObj(vec![Transform::PilToTensor])))
+                    },
+                ),
+            );
             m.set(
                 "Lambda",
                 builtin(

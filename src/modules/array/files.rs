@@ -842,6 +842,9 @@ fn mx_load(it: &mut dyn Interpreter, mut a: Args, d: Dialect) -> Result<Value, E
         &crate::modules::python::stdlib::os::fspath_arg(it, &file)?,
         fname,
     )?;
+    if let Some(loaded) = mxnet_file(it, &path, d)? {
+        return Ok(loaded);
+    }
     let (tf, root) = read_file(d, &path)?;
     let obj = root.as_object().and_then(|o| o.iter().next());
     let root = match obj {
@@ -876,6 +879,45 @@ fn mx_load(it: &mut dyn Interpreter, mut a: Args, d: Dialect) -> Result<Value, E
         built: HashMap::new(),
     };
     dec.value(it, &root, 0)
+}
+
+/// A file real MXNet wrote (`nd.save` of a list or a dict of arrays), as MXNet's `load` gives
+/// it; None for any other file (devarray's own format is read by the caller).
+fn mxnet_file(it: &mut dyn Interpreter, path: &Path, d: Dialect) -> Result<Option<Value>, Exc> {
+    use super::mxnet_params::{is_mxnet_params, read_mxnet_params};
+    let mut head = [0u8; 8];
+    let is_mx = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && is_mxnet_params(&head);
+    if !is_mx {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| Exc::new(ExcKind::OSError, format!("{}: {e}", path.display())))?;
+    let flavor = if d == Dialect::Np {
+        Flavor::Np
+    } else {
+        Flavor::Nd
+    };
+    let arrays = read_mxnet_params(&bytes, &path.display().to_string())?;
+    let named = arrays.first().is_some_and(|(name, _, _)| !name.is_empty());
+    let mut items = Vec::with_capacity(arrays.len());
+    for (name, shape, data) in arrays {
+        let a = it.state().rt.from_host(data, &shape, Device::cpu(0))?;
+        items.push((name, crate::object::ops::wrap(a, flavor)));
+    }
+    if !named {
+        return Ok(Some(Value::list(
+            items.into_iter().map(|(_, v)| v).collect(),
+        )));
+    }
+    let mut dict = Dict::default();
+    for (name, v) in items {
+        let key = Value::str(&name);
+        dict.insert(hash_key(&key)?, key, v);
+    }
+    Ok(Some(Value::Dict(Rc::new(std::cell::RefCell::new(dict)))))
 }
 
 fn not_mxnet(path: &Path) -> Exc {

@@ -35,6 +35,7 @@ pub mod graph;
 pub mod hooks;
 pub mod linalg;
 pub mod math_more;
+pub mod mxnet_params;
 pub mod numpy_fns;
 pub mod numpy_io;
 pub mod poly;

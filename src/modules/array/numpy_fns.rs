@@ -41,13 +41,19 @@ pub(crate) fn as_array(it: &mut dyn Interpreter, v: &Value) -> Result<ArrayValue
     }
 }
 
-/// The input of a float computation: integers and bools become float64, as NumPy computes them.
+/// The input of a float computation: integers and bools become the smallest float that holds
+/// them (uint8 float16, int16 float32, int32 and int64 float64), as NumPy computes them.
 fn floated(a: &Array) -> Result<Array, Exc> {
     if a.dtype().is_float() {
         Ok(a.clone())
     } else {
-        Ok(a.astype(DType::Float64)?)
+        Ok(a.astype(numpy_float_for(a.dtype()))?)
     }
+}
+
+/// The float type NumPy computes float functions of `d` in (`np.sqrt` of a uint8 is float16).
+pub fn numpy_float_for(d: DType) -> DType {
+    d.numpy_promote(DType::Float16)
 }
 
 fn host_array(it: &mut dyn Interpreter, data: HostData, shape: &[usize]) -> Result<Array, Exc> {
@@ -55,13 +61,7 @@ fn host_array(it: &mut dyn Interpreter, data: HostData, shape: &[usize]) -> Resu
 }
 
 fn f64s(h: &HostData) -> Vec<f64> {
-    match h {
-        HostData::F32(d) => d.iter().map(|x| f64::from(*x)).collect(),
-        HostData::F64(d) => d.clone(),
-        HostData::I32(d) => d.iter().map(|x| f64::from(*x)).collect(),
-        HostData::I64(d) => d.iter().map(|x| *x as f64).collect(),
-        HostData::Bool(d) => d.iter().map(|x| f64::from(u8::from(*x))).collect(),
-    }
+    h.to_f64_vec()
 }
 
 fn axis_of(v: Option<Value>, ndim: usize) -> Result<Option<usize>, Exc> {
@@ -138,13 +138,10 @@ pub(crate) fn broadcast_positions(src: &[usize], out: &[usize]) -> Vec<usize> {
 }
 
 fn pick(h: &HostData, pos: &[usize]) -> HostData {
-    match h {
-        HostData::F32(d) => HostData::F32(pos.iter().map(|p| d[*p]).collect()),
-        HostData::F64(d) => HostData::F64(pos.iter().map(|p| d[*p]).collect()),
-        HostData::I32(d) => HostData::I32(pos.iter().map(|p| d[*p]).collect()),
-        HostData::I64(d) => HostData::I64(pos.iter().map(|p| d[*p]).collect()),
-        HostData::Bool(d) => HostData::Bool(pos.iter().map(|p| d[*p]).collect()),
+    fn take<T: crate::runtime::host::HostElement>(d: &[T], pos: &[usize]) -> HostData {
+        T::into_host(pos.iter().filter_map(|p| d.get(*p).copied()).collect())
     }
+    crate::host_any!(h, d => take(d, pos))
 }
 
 /// The dtype NumPy gives an operand: an array's own, a Python scalar's default (weak: it
@@ -161,22 +158,12 @@ fn operand_dtype(v: &Value) -> Option<(DType, bool)> {
 
 /// NumPy 1.23's result type of two operands (value-based for Python scalars).
 fn result_type(a: (DType, bool), b: (DType, bool)) -> DType {
-    let kind = |d: DType| match d {
-        DType::Bool => 0,
-        DType::Int32 | DType::Int64 => 1,
-        DType::Float32 | DType::Float64 => 2,
-    };
     match (a.1, b.1) {
         (true, false) => return result_type(b, a),
-        (false, true) if kind(b.0) <= kind(a.0) => return a.0,
+        (false, true) if b.0.category() <= a.0.category() => return a.0,
         _ => {}
     }
-    let (x, y) = (a.0, b.0);
-    if kind(x) != kind(y) && kind(x) > 0 && kind(y) > 0 {
-        // An integer with a float: float64 (float32 holds no int32/int64 exactly).
-        return DType::Float64;
-    }
-    x.promote(y)
+    a.0.numpy_promote(b.0)
 }
 
 // ------------------------------------------------------------------ creation

@@ -1,8 +1,7 @@
 //! NumPy's array files: `np.save` / `np.load` in the `.npy` format (version 1.0, little-endian,
 //! C order, the header padded to 64 bytes as NumPy 1.23 writes it), so files pass both ways
 //! between devarray and NumPy; `np.savetxt` / `np.loadtxt` for whitespace- or comma-separated
-//! text. `.npy` files of dtypes devarray lacks (uint8, int16...) load widened to int32/int64;
-//! `.npz` archives and pickled object arrays are not read.
+//! text. `.npz` archives and pickled object arrays are not read.
 
 use std::path::Path;
 
@@ -54,6 +53,13 @@ fn descr(d: DType) -> &'static str {
         DType::Int32 => "<i4",
         DType::Int64 => "<i8",
         DType::Bool => "|b1",
+        DType::Float16 => "<f2",
+        DType::Int8 => "|i1",
+        DType::Int16 => "<i2",
+        DType::UInt8 => "|u1",
+        DType::UInt16 => "<u2",
+        DType::UInt32 => "<u4",
+        DType::UInt64 => "<u8",
     }
 }
 
@@ -98,21 +104,7 @@ fn npy_header(dtype: DType, shape: &[usize]) -> Vec<u8> {
 #[cfg(test)]
 fn encode(data: &HostData, shape: &[usize]) -> Vec<u8> {
     let mut out = npy_header(data.dtype(), shape);
-    match data {
-        HostData::F32(d) => d
-            .iter()
-            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        HostData::F64(d) => d
-            .iter()
-            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        HostData::I32(d) => d
-            .iter()
-            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        HostData::I64(d) => d
-            .iter()
-            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        HostData::Bool(d) => out.extend(d.iter().map(|b| u8::from(*b))),
-    }
+    out.extend(data.to_le_bytes());
     out
 }
 
@@ -252,25 +244,31 @@ fn decode(bytes: &[u8], path: &str) -> Result<(HostData, Vec<usize>, bool), Exc>
         }
         b
     };
-    let out = match (code.as_bytes().first(), width) {
-        (Some(b'f'), 4) => HostData::F32((0..count).map(|i| { let b = chunk(i); f32::from_le_bytes([b[0], b[1], b[2], b[3]]) }).collect()),
-        (Some(b'f'), 8) => HostData::F64((0..count).map(|i| f64::from_le_bytes(chunk(i))).collect()),
-        (Some(b'b'), 1) => HostData::Bool((0..count).map(|i| chunk(i)[0] != 0).collect()),
-        (Some(b'i'), 8) => HostData::I64((0..count).map(|i| i64::from_le_bytes(chunk(i))).collect()),
-        (Some(b'i'), 4) => HostData::I32((0..count).map(|i| { let b = chunk(i); i32::from_le_bytes([b[0], b[1], b[2], b[3]]) }).collect()),
-        // Narrower integers widen to int32, as devarray has no int8/int16/uint8/uint16.
-        (Some(b'i'), 1) => HostData::I32((0..count).map(|i| i32::from(chunk(i)[0] as i8)).collect()),
-        (Some(b'i'), 2) => HostData::I32((0..count).map(|i| { let b = chunk(i); i32::from(i16::from_le_bytes([b[0], b[1]])) }).collect()),
-        (Some(b'u'), 1) => HostData::I32((0..count).map(|i| i32::from(chunk(i)[0])).collect()),
-        (Some(b'u'), 2) => HostData::I32((0..count).map(|i| { let b = chunk(i); i32::from(u16::from_le_bytes([b[0], b[1]])) }).collect()),
-        (Some(b'u'), 4) => HostData::I64((0..count).map(|i| { let b = chunk(i); i64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])) }).collect()),
+    let dtype = match (code.as_bytes().first(), width) {
+        (Some(b'f'), 2) => DType::Float16,
+        (Some(b'f'), 4) => DType::Float32,
+        (Some(b'f'), 8) => DType::Float64,
+        (Some(b'b'), 1) => DType::Bool,
+        (Some(b'i'), 1) => DType::Int8,
+        (Some(b'i'), 2) => DType::Int16,
+        (Some(b'i'), 4) => DType::Int32,
+        (Some(b'i'), 8) => DType::Int64,
+        (Some(b'u'), 1) => DType::UInt8,
+        (Some(b'u'), 2) => DType::UInt16,
+        (Some(b'u'), 4) => DType::UInt32,
+        (Some(b'u'), 8) => DType::UInt64,
         _ => {
             return Err(bad_file(
                 path,
-                &format!("devarray cannot load arrays of dtype '{descr}' (it has float32/64, int32/64, bool and narrower ints)"),
+                &format!("devarray cannot load arrays of dtype '{descr}' (it has bool, int8-64, uint8-64 and float16-64)"),
             ))
         }
     };
+    // Big-endian elements are flipped into little-endian order first.
+    let raw: Vec<u8> = (0..count)
+        .flat_map(|i| chunk(i)[..width].to_vec())
+        .collect();
+    let out = HostData::from_le_bytes(&raw, dtype);
     Ok((out, shape, fortran))
 }
 
@@ -460,12 +458,11 @@ fn savetxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let host = x.array.to_host();
     let value = |i: usize| -> crate::display::pyfmt::FmtValue<'static> {
         use crate::display::pyfmt::FmtValue;
-        match &host {
-            HostData::F32(d) => FmtValue::Float(f64::from(d[i])),
-            HostData::F64(d) => FmtValue::Float(d[i]),
-            HostData::I32(d) => FmtValue::Int(i64::from(d[i])),
-            HostData::I64(d) => FmtValue::Int(d[i]),
-            HostData::Bool(d) => FmtValue::Int(i64::from(d[i])),
+        match host.scalar_at(i) {
+            Some(crate::runtime::Scalar::Float(f)) => FmtValue::Float(f),
+            Some(crate::runtime::Scalar::Int(n)) => FmtValue::Int(n),
+            Some(crate::runtime::Scalar::Bool(b)) => FmtValue::Int(i64::from(b)),
+            None => FmtValue::Int(0),
         }
     };
     // Written row by row (the file is buffered), so the text never exists whole in memory.
@@ -503,9 +500,64 @@ fn savetxt(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::None)
 }
 
+/// `np.frombuffer(buffer, dtype=float, count=-1, offset=0)`: the bytes of a `bytes` or
+/// `bytearray` read as little-endian elements of `dtype` (a copy: devarray arrays own their
+/// memory).
+fn frombuffer(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let buffer = a.required(0, "buffer")?;
+    let dtype = match a.take(1, "dtype")? {
+        Some(d) => super::arrays::dtype_arg(&d)?,
+        None => None,
+    }
+    .unwrap_or(DType::Float64);
+    let count = a.take(2, "count")?.map_or(Ok(-1), |v| {
+        crate::object::ops::as_i64(&v).ok_or_else(|| Exc::type_error("count must be an integer"))
+    })?;
+    let offset = a.take(3, "offset")?.map_or(Ok(0), |v| {
+        crate::object::ops::as_i64(&v).ok_or_else(|| Exc::type_error("offset must be an integer"))
+    })?;
+    a.finish(4)?;
+    let bytes = crate::modules::python::bytes::of(&buffer).ok_or_else(|| {
+        Exc::type_error(format!(
+            "a bytes-like object is required, not '{}'",
+            buffer.type_name()
+        ))
+    })?;
+    let size = dtype.size_bytes();
+    let offset = usize::try_from(offset)
+        .ok()
+        .filter(|&o| o <= bytes.len())
+        .ok_or_else(|| {
+            Exc::value_error("offset must be non-negative and no greater than buffer length")
+        })?;
+    let rest = &bytes[offset..];
+    let n = if count < 0 {
+        if rest.len() % size != 0 {
+            return Err(Exc::value_error(
+                "buffer size must be a multiple of element size",
+            ));
+        }
+        rest.len() / size
+    } else {
+        let n = count as usize;
+        if n.saturating_mul(size) > rest.len() {
+            return Err(Exc::value_error("buffer is smaller than requested size"));
+        }
+        n
+    };
+    let data = HostData::from_le_bytes(&rest[..n * size], dtype);
+    drop(bytes);
+    let arr = it.state_mut().rt.from_host(data, &[n], Device::cpu(0))?;
+    Ok(crate::object::ops::wrap(
+        arr,
+        crate::object::value::Flavor::Numpy,
+    ))
+}
+
 /// The functions of this file, for `import numpy`.
 pub fn install(m: &crate::object::value::Module) {
     use crate::object::builtin;
+    m.set("frombuffer", builtin("frombuffer", "frombuffer(buffer, dtype=float, count=-1, offset=0): the bytes of a bytes object as a 1-D array of dtype.", frombuffer));
     m.set("save", builtin("save", "save(file, arr): write arr to a .npy file (the extension is added when missing), readable by NumPy.", save));
     m.set(
         "load",

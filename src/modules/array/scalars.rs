@@ -11,8 +11,8 @@
 //! `numpy.bool_`. Where a Python number is expected (`float(x)`, `range(x)`, an index, a format
 //! spec) the scalar is its Python number; `str`/`repr` show the shortest digits of its own
 //! precision (`0.1` for a float32), and `format(x, '')` the Python number's, as NumPy's do.
-//! Float16, int8/16 and the unsigned and complex types are absent, as the runtime has no such
-//! dtype. NumPy's RuntimeWarnings for division by zero and overflow are not printed.
+//! The complex types and longdouble are absent, as the runtime has no such dtype. NumPy's
+//! RuntimeWarnings for division by zero and overflow are not printed.
 
 use std::rc::Rc;
 
@@ -23,13 +23,7 @@ use crate::object::{method, Interpreter};
 use crate::runtime::{Array, DType, Scalar};
 
 /// The runtime's dtypes, each with a NumPy scalar type.
-pub const DTYPES: [DType; 5] = [
-    DType::Float32,
-    DType::Float64,
-    DType::Int32,
-    DType::Int64,
-    DType::Bool,
-];
+pub const DTYPES: [DType; 12] = DType::ALL;
 
 /// A NumPy scalar: a value of one dtype (a float32 is held as the f64 it equals exactly).
 pub struct NpScalar {
@@ -43,23 +37,29 @@ fn cast(dtype: DType, value: Scalar) -> Scalar {
     match dtype {
         DType::Float32 => Scalar::Float(f as f32 as f64),
         DType::Float64 => Scalar::Float(f),
-        DType::Int32 | DType::Int64 => {
-            let i = match value {
-                Scalar::Int(i) => i,
-                Scalar::Bool(b) => b as i64,
-                Scalar::Float(f) => f as i64,
-            };
-            Scalar::Int(if dtype == DType::Int32 {
-                i as i32 as i64
-            } else {
-                i
-            })
-        }
+        DType::Float16 => Scalar::Float(crate::runtime::f16::from_f64(f).to_f64()),
         DType::Bool => Scalar::Bool(match value {
             Scalar::Bool(b) => b,
             Scalar::Int(i) => i != 0,
             Scalar::Float(f) => f != 0.0,
         }),
+        int => {
+            let i = match value {
+                Scalar::Int(i) => i,
+                Scalar::Bool(b) => b as i64,
+                Scalar::Float(f) => f as i64,
+            };
+            // Wrapped to the type's width: the host's own conversion of the int64 bits.
+            let wrapped = crate::runtime::HostData::from_le_bytes(&i.to_le_bytes(), DType::Int64);
+            let narrowed = match int {
+                DType::Int64 => wrapped,
+                _ => crate::runtime::HostData::from_le_bytes(
+                    &i.to_le_bytes()[..int.size_bytes()],
+                    int,
+                ),
+            };
+            narrowed.scalar_at(0).unwrap_or(Scalar::Int(0))
+        }
     }
 }
 
@@ -126,14 +126,7 @@ fn operand(v: &Value) -> Option<(DType, Scalar)> {
 
 /// NumPy's promotion of two dtypes (`np.promote_types`) over the runtime's dtypes.
 pub fn promote(a: DType, b: DType) -> DType {
-    use DType::*;
-    match (a, b) {
-        _ if a == b => a,
-        (Bool, x) | (x, Bool) => x,
-        (Float64, _) | (_, Float64) => Float64,
-        (Float32, Int32 | Int64) | (Int32 | Int64, Float32) => Float64,
-        _ => Int64,
-    }
+    a.numpy_promote(b)
 }
 
 /// NumPy's module-qualified name of a dtype's scalar type (`bool_` for bool).
@@ -144,7 +137,31 @@ pub fn type_name(d: DType) -> &'static str {
         DType::Int32 => "numpy.int32",
         DType::Int64 => "numpy.int64",
         DType::Bool => "numpy.bool_",
+        DType::Float16 => "numpy.float16",
+        DType::Int8 => "numpy.int8",
+        DType::Int16 => "numpy.int16",
+        DType::UInt8 => "numpy.uint8",
+        DType::UInt16 => "numpy.uint16",
+        DType::UInt32 => "numpy.uint32",
+        DType::UInt64 => "numpy.uint64",
     }
+}
+
+/// `float_repr` in the precision of `dtype` (float16, float32 or float64).
+pub fn float_repr_of(x: f64, dtype: DType) -> String {
+    if dtype != DType::Float16 || !x.is_finite() || x == 0.0 {
+        return float_repr(x, dtype == DType::Float32);
+    }
+    // The shortest digits that give back the same half, laid out as NumPy lays out floats.
+    let digits = (1..=5)
+        .map(|sig| format!("{:.*e}", sig - 1, x))
+        .find(|t| {
+            t.parse::<f64>()
+                .is_ok_and(|y| crate::runtime::f16::from_f64(y).to_f64() == x)
+        })
+        .and_then(|t| t.parse::<f64>().ok())
+        .unwrap_or(x);
+    float_repr(digits, false)
 }
 
 /// The shortest digits that give back `x` in its own precision, laid out as NumPy 1.23's
@@ -489,7 +506,7 @@ impl NativeObject for NpScalar {
         match self.value {
             Scalar::Bool(b) => if b { "True" } else { "False" }.into(),
             Scalar::Int(i) => i.to_string(),
-            Scalar::Float(f) => float_repr(f, self.dtype == DType::Float32),
+            Scalar::Float(f) => float_repr_of(f, self.dtype),
         }
     }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
@@ -602,6 +619,7 @@ pub enum Kind {
     Number,
     Integer,
     SignedInteger,
+    UnsignedInteger,
     Inexact,
     Floating,
     /// A NumPy type whose dtype the runtime lacks (`np.uint8`): it prints, and says so when
@@ -610,32 +628,21 @@ pub enum Kind {
 }
 
 /// NumPy's types of dtypes the runtime has no arrays of.
-pub const MISSING: [&str; 11] = [
-    "float16",
-    "half",
-    "int8",
-    "int16",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "complex64",
-    "complex128",
-    "longdouble",
-];
+pub const MISSING: [&str; 3] = ["complex64", "complex128", "longdouble"];
 
 /// The error for using a type of [`MISSING`] (as a dtype or by calling it).
 pub fn missing_error(name: &str) -> Exc {
     Exc::type_error(format!(
-        "devarray has no {name} arrays or scalars: its dtypes are float32, float64, int32, int64 and bool (use one of those, e.g. np.float32 or np.int64)"
+        "devarray has no {name} arrays or scalars: its dtypes are bool, int8/16/32/64, uint8/16/32/64 and float16/32/64 (use one of those, e.g. np.float32 or np.int64)"
     ))
 }
 
-pub const ABSTRACT: [(&str, Kind); 6] = [
+pub const ABSTRACT: [(&str, Kind); 7] = [
     ("generic", Kind::Generic),
     ("number", Kind::Number),
     ("integer", Kind::Integer),
     ("signedinteger", Kind::SignedInteger),
+    ("unsignedinteger", Kind::UnsignedInteger),
     ("inexact", Kind::Inexact),
     ("floating", Kind::Floating),
 ];
@@ -658,6 +665,7 @@ impl Kind {
             match k {
                 Floating => vec![Floating, Inexact, Number, Generic],
                 SignedInteger => vec![SignedInteger, Integer, Number, Generic],
+                UnsignedInteger => vec![UnsignedInteger, Integer, Number, Generic],
                 Integer => vec![Integer, Number, Generic],
                 Inexact => vec![Inexact, Number, Generic],
                 Number => vec![Number, Generic],
@@ -667,6 +675,7 @@ impl Kind {
         match self {
             Dtype(d) if d.is_float() => [vec![self], above(Floating)].concat(),
             Dtype(DType::Bool) => vec![self, Generic],
+            Dtype(d) if d.is_unsigned() => [vec![self], above(UnsignedInteger)].concat(),
             Dtype(_) => [vec![self], above(SignedInteger)].concat(),
             Missing(_) => vec![self, Generic],
             other => above(other),
@@ -870,6 +879,14 @@ pub fn install(m: &crate::object::value::Module) {
         ("intc", DType::Int32),
         ("longlong", DType::Int64),
         ("bool8", DType::Bool),
+        ("half", DType::Float16),
+        ("byte", DType::Int8),
+        ("short", DType::Int16),
+        ("ubyte", DType::UInt8),
+        ("ushort", DType::UInt16),
+        ("uintc", DType::UInt32),
+        ("uint", DType::UInt64),
+        ("ulonglong", DType::UInt64),
     ] {
         m.set(alias, dtype_type(d));
     }

@@ -57,10 +57,7 @@ pub fn numbers(it: &mut dyn Interpreter, v: &Value) -> Result<Data, Exc> {
     let shape = arr.array.shape().to_vec();
     let values = match arr.array.to_host() {
         HostData::F64(d) => d,
-        HostData::F32(d) => d.into_iter().map(f64::from).collect(),
-        HostData::I32(d) => d.into_iter().map(f64::from).collect(),
-        HostData::I64(d) => d.into_iter().map(|x| x as f64).collect(),
-        HostData::Bool(d) => d.into_iter().map(|x| f64::from(u8::from(x))).collect(),
+        other => other.to_f64_vec(),
     };
     let _ = DType::Float64;
     Ok(Data { values, shape })

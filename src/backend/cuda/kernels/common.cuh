@@ -3,6 +3,11 @@
 typedef unsigned char u8;
 typedef long long i64;
 typedef int i32;
+typedef signed char i8;
+typedef short i16;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
 
 // Arrays up to this many dimensions; the runtime rejects higher ranks before any launch.
 #define DA_MAX_DIMS 8

@@ -7,15 +7,117 @@
         DA_FOR_EACH(i, n) out[i] = value;                                                   \
     }
 
-// Float to integer conversions saturate and map NaN to 0 (PTX cvt.rzi semantics), like Rust's
-// `as` in the CPU backend; anything to bool is "not zero".
+// float16 is stored as its IEEE bits (u16) and converted in integer arithmetic, so no half
+// instructions are needed.
+__device__ __forceinline__ float da_half_to_float(u16 h) {
+    unsigned int sign = ((unsigned int)h & 0x8000u) << 16;
+    unsigned int exp = ((unsigned int)h >> 10) & 0x1fu;
+    unsigned int mant = (unsigned int)h & 0x3ffu;
+    if (exp == 0) {
+        // Zero or subnormal: mant * 2^-24, exact in float.
+        float f = (float)mant * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    unsigned int bits = exp == 0x1fu ? (sign | 0x7f800000u | (mant << 13))
+                                     : (sign | ((exp + 112u) << 23) | (mant << 13));
+    return __int_as_float((int)bits);
+}
+// Round to nearest even, as NumPy's npy_float_to_half.
+__device__ __forceinline__ u16 da_float_to_half(float f) {
+    unsigned int x = (unsigned int)__float_as_int(f);
+    unsigned int sign = (x >> 16) & 0x8000u;
+    unsigned int ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (u16)(sign | 0x7e00u);
+    if (ax >= 0x477ff000u) return (u16)(sign | 0x7c00u);  // 65520 and up round to infinity
+    if (ax < 0x38800000u) {                                 // below 2^-14: subnormal or zero
+        float q = rintf(__int_as_float((int)ax) * 16777216.0f);
+        return (u16)(sign | (unsigned int)q);
+    }
+    unsigned int h = (((ax >> 23) - 112u) << 10) | ((ax & 0x7fffffu) >> 13);
+    unsigned int rest = ax & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h += 1u;
+    return (u16)(sign | h);
+}
+// double to half without double rounding: to float rounding toward zero with a sticky bit
+// (round to odd), then to nearest even.
+__device__ __forceinline__ u16 da_double_to_half(double d) {
+    float f = __double2float_rz(d);
+    if ((double)f != d && d == d && f == f) {
+        f = __int_as_float(__float_as_int(f) | 1);
+    }
+    return da_float_to_half(f);
+}
+
+// Float to integer conversions as NumPy computes them on x86 (the CPU backend's
+// `element::x86`): truncation; NaN and out-of-range values give the minimum of int32/int64;
+// 8- and 16-bit types keep the low bits of the int32 conversion; uint32/uint64 subtract 2^31
+// (2^63) from large values first. Integer to integer conversions wrap.
+__device__ __forceinline__ i32 da_f2i32(double v) {
+    return (v > -2147483649.0 && v < 2147483648.0) ? (i32)v : (i32)0x80000000u;
+}
+__device__ __forceinline__ i64 da_f2i64(double v) {
+    return (v >= -9.223372036854776e18 && v < 9.223372036854776e18) ? (i64)v : (i64)0x8000000000000000ull;
+}
+__device__ __forceinline__ u32 da_f2u32(double v) {
+    return (v < 2147483648.0 || v != v) ? (u32)da_f2i32(v) : ((u32)da_f2i32(v - 2147483648.0)) ^ 0x80000000u;
+}
+__device__ __forceinline__ u64 da_f2u64(double v) {
+    return (v < 9.223372036854776e18 || v != v) ? (u64)da_f2i64(v)
+                                                : ((u64)da_f2i64(v - 9.223372036854776e18)) ^ 0x8000000000000000ull;
+}
+
+// Loads widen every element to double (floats), i64 or u64 (integers); stores convert from
+// those, so one cast kernel is a load and a store.
+__device__ __forceinline__ double da_ld_f32(float x) { return x; }
+__device__ __forceinline__ double da_ld_f64(double x) { return x; }
+__device__ __forceinline__ double da_ld_f16(u16 x) { return da_half_to_float(x); }
+__device__ __forceinline__ i64 da_ld_i32(i32 x) { return x; }
+__device__ __forceinline__ i64 da_ld_i64(i64 x) { return x; }
+__device__ __forceinline__ i64 da_ld_i8(i8 x) { return x; }
+__device__ __forceinline__ i64 da_ld_i16(i16 x) { return x; }
+__device__ __forceinline__ u64 da_ld_u8(u8 x) { return x; }
+__device__ __forceinline__ u64 da_ld_u16(u16 x) { return x; }
+__device__ __forceinline__ u64 da_ld_u32(u32 x) { return x; }
+__device__ __forceinline__ u64 da_ld_u64(u64 x) { return x; }
+__device__ __forceinline__ u64 da_ld_bool(u8 x) { return x != 0; }
+
+#define DA_STORE_INT(T, TAG, FROM_FLOAT)                                                     \
+    __device__ __forceinline__ T da_st_##TAG(double v) { return (T)FROM_FLOAT(v); }         \
+    __device__ __forceinline__ T da_st_##TAG(i64 v) { return (T)v; }                        \
+    __device__ __forceinline__ T da_st_##TAG(u64 v) { return (T)v; }
+#define DA_STORE_FLOAT(T, TAG)                                                               \
+    __device__ __forceinline__ T da_st_##TAG(double v) { return (T)v; }                     \
+    __device__ __forceinline__ T da_st_##TAG(i64 v) { return (T)v; }                        \
+    __device__ __forceinline__ T da_st_##TAG(u64 v) { return (T)v; }
+DA_STORE_INT(i32, i32, da_f2i32)
+DA_STORE_INT(i64, i64, da_f2i64)
+DA_STORE_INT(i8, i8, da_f2i32)
+DA_STORE_INT(i16, i16, da_f2i32)
+DA_STORE_INT(u8, u8, da_f2i32)
+DA_STORE_INT(u16, u16, da_f2i32)
+DA_STORE_INT(u32, u32, da_f2u32)
+DA_STORE_INT(u64, u64, da_f2u64)
+DA_STORE_FLOAT(float, f32)
+DA_STORE_FLOAT(double, f64)
+__device__ __forceinline__ u16 da_st_f16(double v) { return da_double_to_half(v); }
+__device__ __forceinline__ u16 da_st_f16(i64 v) { return da_double_to_half((double)v); }
+__device__ __forceinline__ u16 da_st_f16(u64 v) { return da_double_to_half((double)v); }
+__device__ __forceinline__ u8 da_st_bool(double v) { return v != 0.0; }
+__device__ __forceinline__ u8 da_st_bool(i64 v) { return v != 0; }
+__device__ __forceinline__ u8 da_st_bool(u64 v) { return v != 0; }
+
 #define DA_CAST(FROM, FTAG, TO, TTAG)                                                       \
     extern "C" __global__ void cast_##FTAG##_##TTAG(TO* __restrict__ out, const FROM* __restrict__ in, i64 n) { \
-        DA_FOR_EACH(i, n) out[i] = (TO)in[i];                                               \
+        DA_FOR_EACH(i, n) out[i] = da_st_##TTAG(da_ld_##FTAG(in[i]));                        \
     }
-#define DA_CAST_TO_BOOL(FROM, FTAG)                                                         \
-    extern "C" __global__ void cast_##FTAG##_bool(u8* __restrict__ out, const FROM* __restrict__ in, i64 n) { \
-        DA_FOR_EACH(i, n) out[i] = in[i] != (FROM)0;                                        \
+
+// The dtypes added after the first five take their fill value as the bits of one element
+// in the low bytes of a u64.
+#define DA_FILL_BITS(T, TAG)                                                                \
+    extern "C" __global__ void fill_##TAG(T* __restrict__ out, u64 bits, i64 n) {           \
+        union { u64 b; T v; } u;                                                            \
+        u.b = bits;                                                                         \
+        DA_FOR_EACH(i, n) out[i] = u.v;                                                     \
     }
 
 #define DA_MOVE(T, TAG)                                                                     \
@@ -34,7 +136,14 @@
     DA_CAST(FROM, FTAG, double, f64)                                                        \
     DA_CAST(FROM, FTAG, i32, i32)                                                           \
     DA_CAST(FROM, FTAG, i64, i64)                                                           \
-    DA_CAST_TO_BOOL(FROM, FTAG)
+    DA_CAST(FROM, FTAG, u8, bool)                                                           \
+    DA_CAST(FROM, FTAG, u16, f16)                                                           \
+    DA_CAST(FROM, FTAG, i8, i8)                                                             \
+    DA_CAST(FROM, FTAG, i16, i16)                                                           \
+    DA_CAST(FROM, FTAG, u8, u8)                                                             \
+    DA_CAST(FROM, FTAG, u16, u16)                                                           \
+    DA_CAST(FROM, FTAG, u32, u32)                                                           \
+    DA_CAST(FROM, FTAG, u64, u64)
 
 DA_FILL(float, f32)
 DA_FILL(double, f64)
@@ -51,3 +160,24 @@ DA_MOVE(double, f64)
 DA_MOVE(i32, i32)
 DA_MOVE(i64, i64)
 DA_MOVE(u8, bool)
+DA_FILL_BITS(u16, f16)
+DA_FILL_BITS(i8, i8)
+DA_FILL_BITS(i16, i16)
+DA_FILL_BITS(u8, u8)
+DA_FILL_BITS(u16, u16)
+DA_FILL_BITS(u32, u32)
+DA_FILL_BITS(u64, u64)
+DA_ALL_CASTS_FROM(u16, f16)
+DA_ALL_CASTS_FROM(i8, i8)
+DA_ALL_CASTS_FROM(i16, i16)
+DA_ALL_CASTS_FROM(u8, u8)
+DA_ALL_CASTS_FROM(u16, u16)
+DA_ALL_CASTS_FROM(u32, u32)
+DA_ALL_CASTS_FROM(u64, u64)
+DA_MOVE(u16, f16)
+DA_MOVE(i8, i8)
+DA_MOVE(i16, i16)
+DA_MOVE(u8, u8)
+DA_MOVE(u16, u16)
+DA_MOVE(u32, u32)
+DA_MOVE(u64, u64)

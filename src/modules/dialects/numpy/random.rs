@@ -663,11 +663,8 @@ fn host(it: &mut dyn Interpreter, data: HostData, shape: &[usize]) -> Result<Val
 
 fn host_f64(a: &crate::object::value::ArrayValue) -> Vec<f64> {
     match a.array.to_host() {
-        HostData::F32(d) => d.into_iter().map(f64::from).collect(),
         HostData::F64(d) => d,
-        HostData::I32(d) => d.into_iter().map(f64::from).collect(),
-        HostData::I64(d) => d.into_iter().map(|x| x as f64).collect(),
-        HostData::Bool(d) => d.into_iter().map(|x| f64::from(u8::from(x))).collect(),
+        other => other.to_f64_vec(),
     }
 }
 

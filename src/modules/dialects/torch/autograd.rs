@@ -469,11 +469,7 @@ fn sample_dtype(x: &Array, what: &str) -> Result<DType, Exc> {
     } else {
         Err(runtime_error(format!(
             "\"{what}\" not implemented for '{}'",
-            match x.dtype() {
-                DType::Int64 => "Long",
-                DType::Int32 => "Int",
-                _ => "Bool",
-            }
+            crate::modules::array::arrays::torch_scalar_type_name(x.dtype())
         )))
     }
 }

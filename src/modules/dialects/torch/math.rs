@@ -24,6 +24,7 @@ pub fn install(m: &Module) {
     for (name, doc, f) in fns {
         m.set(name, builtin(name, doc, f));
     }
+    m.set("result_type", builtin("result_type", "result_type(tensor, other): the dtype an arithmetic operation on the two (tensors or numbers) gives.", result_type));
 }
 
 /// `torch.name(input, ...)`: the tensor method on `input`.
@@ -422,4 +423,36 @@ fn meshgrid(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         out.push(wrap(moved, Flavor::Torch));
     }
     Ok(Value::tuple(out))
+}
+
+/// `torch.result_type(tensor, other)`: PyTorch's promotion, the runtime's own (a number keeps a
+/// tensor's category: `uint8` with 300 is uint8, with 2.5 the default float).
+fn result_type(_it: &mut dyn crate::object::Interpreter, mut a: Args) -> Result<Value, Exc> {
+    use crate::runtime::{BinaryOp, Scalar};
+    let x = a.required(0, "tensor")?;
+    let y = a.required(1, "other")?;
+    a.finish(2)?;
+    let side = |v: &Value| match v {
+        Value::Array(t) => Ok(Ok(t.array.dtype())),
+        Value::Bool(b) => Ok(Err(Scalar::Bool(*b))),
+        Value::Int(i) => Ok(Err(Scalar::Int(*i))),
+        Value::Float(f) => Ok(Err(Scalar::Float(*f))),
+        other => Err(Exc::type_error(format!(
+            "result_type(): argument 'other' must be Tensor or Number, not {}",
+            other.type_name()
+        ))),
+    };
+    let d = match (side(&x)?, side(&y)?) {
+        (Err(l), Err(r)) => {
+            let kind = |s: Scalar| match s {
+                Scalar::Bool(_) => crate::runtime::DType::Bool,
+                Scalar::Int(_) => crate::runtime::DType::Int64,
+                Scalar::Float(_) => crate::runtime::DType::Float32,
+            };
+            kind(l).promote(kind(r))
+        }
+        (l, r) => crate::runtime::binary_result_dtype(BinaryOp::Add, l, r)
+            .ok_or_else(|| Exc::type_error("result_type(): no common dtype"))?,
+    };
+    Ok(Value::DType(d, crate::object::value::Flavor::Torch))
 }

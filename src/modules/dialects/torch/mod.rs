@@ -414,6 +414,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 ("double", "float64"),
                 ("long", "int64"),
                 ("int", "int32"),
+                ("half", "float16"),
+                ("short", "int16"),
             ] {
                 if let Some(d) = m.get(name) {
                     m.set(alias, d);

@@ -67,7 +67,7 @@ fn make_classes() -> TorchClasses {
         ("cpu", cpu),
         ("float", float),
         ("double", double),
-        ("half", other_float),
+        ("half", half),
         ("train", train),
         ("eval", eval),
         ("add_module", add_module),
@@ -839,21 +839,10 @@ fn double(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     cast_module(it, this, &core, DType::Float64)
 }
 
-/// `half()`: devarray's arrays have no 16-bit floats.
-fn other_float(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let (this, _) = this_core(&mut a)?;
+fn half(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = this_core(&mut a)?;
     a.finish(0)?;
-    let class = match &this {
-        Value::Instance(i) => i.class().name.to_string(),
-        other => other.type_name(),
-    };
-    let method = a.fname.rsplit('.').next().unwrap_or(a.fname);
-    Err(Exc::new(
-        ExcKind::NotImplementedError,
-        format!(
-            "{class}.{method}(): devarray has no float16 tensors; keep the module float32 or call double()"
-        ),
-    ))
+    cast_module(it, this, &core, DType::Float16)
 }
 
 fn set_training(this: &Value, mode: bool) {
