@@ -68,7 +68,7 @@ fn recv(r: &Value) -> Result<&ArrayValue, Exc> {
 }
 
 /// An axis, counted from the end when negative, checked against `ndim` in the dialect's words.
-pub(super) fn norm_axis(axis: i64, ndim: usize, flavor: Flavor) -> Result<usize, Exc> {
+pub(crate) fn norm_axis(axis: i64, ndim: usize, flavor: Flavor) -> Result<usize, Exc> {
     let n = ndim as i64;
     let pos = if axis < 0 { axis + n } else { axis };
     if pos < 0 || pos >= n.max(1) {
@@ -277,7 +277,14 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             let x = recv(r)?;
             Ok(wrap(it.state_mut().nn.tape.transpose(&x.array, Some(&dims))?, x.flavor))
         }),
-        _ => return crate::modules::array::numpy_fns::get_attr(it, v, name),
+        _ => {
+            if let Some(dialect) = super::selection::DIALECT_METHODS.get() {
+                if let Some(found) = dialect(it, v, name)? {
+                    return Ok(Some(found));
+                }
+            }
+            return crate::modules::array::numpy_fns::get_attr(it, v, name);
+        }
     };
     let name: &'static str = ATTRS
         .iter()

@@ -14,7 +14,9 @@
 //!   `torch.utils.data`;
 //! - `blocks.rs` — the model layer (Gluon's `Block`, PyTorch's `Module`) both dialects bind;
 //! - `conv_args.rs` — the arguments convolution and pooling layers read in both dialects;
-//! - `graph.rs` — traced graphs and the plan that runs them (`hybridize`, `torch.jit`).
+//! - `graph.rs` — traced graphs and the plan that runs them (`hybridize`, `torch.jit`);
+//! - `selection.rs` — sorting, gathers, `where`, flips and rolls, composed from the runtime's
+//!   selection primitives, for every dialect to bind.
 
 pub mod array_more;
 pub mod arrays;
@@ -28,3 +30,4 @@ pub mod hooks;
 pub mod numpy_fns;
 pub mod numpy_io;
 pub mod scalars;
+pub mod selection;

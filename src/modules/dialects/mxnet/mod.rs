@@ -8,6 +8,7 @@ pub mod gluon_blocks;
 pub mod gluon_conv;
 pub mod gluon_train;
 pub mod np_more;
+pub mod selection;
 pub mod symbol;
 
 use std::rc::Rc;
@@ -72,6 +73,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 Value::Module(arrays::random_module::<ND>("mxnet.ndarray.random")),
             );
             set_legacy_aliases(&m);
+            selection::install_nd(&m);
             m.set("save", builtin("save", "save(fname, data): write an NDArray, a list of NDArrays or a dict str -> NDArray to a file (devarray's safetensors format; atomically).", files::nd_save));
             m.set("load", builtin("load", "load(fname): the arrays of a file written by nd.save: a list of NDArrays or a dict str -> NDArray, each on the device it was saved from (cpu(0) when there is no GPU).", files::nd_load));
             m
@@ -88,6 +90,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 Value::Module(arrays::random_module::<NP>("mxnet.numpy.random")),
             );
             np_more::install(&m);
+            selection::install_np(&m);
             m.set("pi", Value::Float(std::f64::consts::PI));
             m.set("e", Value::Float(std::f64::consts::E));
             m

@@ -1,0 +1,253 @@
+//! The sorting and selection family every dialect shares, composed from the runtime's two
+//! selection primitives (`Array::take_along_axis`/`scatter_along_axis` and `sort_positions`)
+//! and recorded ops, so gradients flow through the values of a sort, a top-k, a gather, a
+//! `where` or a flip without rules of their own (a gather's is a scatter-add). Dialects bind
+//! these under their own names, signatures and messages (`dialects/*/selection.rs`).
+use crate::modules::python::hooks::{AttrGetter, Hook};
+use crate::nn::autograd::Tape;
+use crate::runtime::{Array, BinaryOp, DType, IndexItem, Operand, Result, Runtime, RuntimeError};
+
+/// Array methods of this family a dialect serves for its own arrays (MXNet's `NDArray.sort`,
+/// `pick`, ...), asked after the shared methods; set once by the dialect at start-up.
+pub static DIALECT_METHODS: Hook<AttrGetter> = Hook::new();
+
+/// `shape` with `axis` sized `len`.
+fn with_axis(shape: &[usize], axis: usize, len: usize) -> Vec<usize> {
+    let mut s = shape.to_vec();
+    if let Some(d) = s.get_mut(axis) {
+        *d = len;
+    }
+    s
+}
+
+fn to_isize(shape: &[usize]) -> Vec<isize> {
+    shape.iter().map(|&d| d as isize).collect()
+}
+
+/// The index items that select `start..stop` along `axis` and everything elsewhere.
+pub fn axis_slice(axis: usize, start: i64, stop: i64) -> Vec<IndexItem> {
+    let mut items: Vec<IndexItem> = (0..axis)
+        .map(|_| IndexItem::Slice {
+            start: None,
+            stop: None,
+            step: None,
+        })
+        .collect();
+    items.push(IndexItem::Slice {
+        start: Some(start),
+        stop: Some(stop),
+        step: None,
+    });
+    items
+}
+
+/// `x` broadcast to `shape` as an array of its own (a recorded product with ones, exact for
+/// every value, -0.0 and NaN included; `and` for bools), or `x` itself when it has that shape.
+pub fn broadcast(tape: &mut Tape, rt: &Runtime, x: &Array, shape: &[usize]) -> Result<Array> {
+    if x.shape() == shape {
+        return Ok(x.clone());
+    }
+    let ones = rt.full(shape, 1.0, x.dtype(), x.device())?;
+    let op = if x.dtype() == DType::Bool {
+        BinaryOp::And
+    } else {
+        BinaryOp::Mul
+    };
+    tape.binary(op, Operand::Array(x), Operand::Array(&ones))
+}
+
+/// Positions `index` (1-D) laid along `axis` of an array of `shape`, repeated elsewhere: the
+/// index `take_along_axis` needs for `index_select`.
+fn spread_index(rt: &Runtime, index: &Array, shape: &[usize], axis: usize) -> Result<Array> {
+    let mut lined = vec![1isize; shape.len()];
+    if let Some(d) = lined.get_mut(axis) {
+        *d = index.size() as isize;
+    }
+    let index = index.astype(DType::Int64)?.reshape(&lined)?;
+    let target = with_axis(shape, axis, index.size());
+    let zeros = rt.zeros(&target, DType::Int64, index.device())?;
+    Array::binary(
+        BinaryOp::Add,
+        Operand::Array(&index),
+        Operand::Array(&zeros),
+    )
+}
+
+/// `(values, indices)` of `x` sorted along `axis` (stable; NaN last, first when descending).
+pub fn sort(tape: &mut Tape, x: &Array, axis: isize, descending: bool) -> Result<(Array, Array)> {
+    let positions = x.sort_positions(axis, descending)?;
+    let values = tape.take_along(x, &positions, axis, true)?;
+    Ok((values, positions))
+}
+
+/// The `k` largest (or smallest) along `axis`, in order, with their positions.
+pub fn topk(
+    tape: &mut Tape,
+    x: &Array,
+    k: usize,
+    axis: usize,
+    largest: bool,
+) -> Result<(Array, Array)> {
+    let positions = x.sort_positions(axis as isize, largest)?;
+    let first = positions.index(&axis_slice(axis, 0, k as i64))?;
+    let values = tape.take_along(x, &first, axis as isize, true)?;
+    Ok((values, first))
+}
+
+/// The `rank`-th smallest along `axis` (0-based) and its position; `keepdim` keeps the axis.
+pub fn kth(
+    tape: &mut Tape,
+    x: &Array,
+    rank: usize,
+    axis: usize,
+    keepdim: bool,
+) -> Result<(Array, Array)> {
+    let positions = x.sort_positions(axis as isize, false)?;
+    let r = rank as i64;
+    let picked = positions.index(&axis_slice(axis, r, r + 1))?;
+    let mut values = tape.take_along(x, &picked, axis as isize, true)?;
+    let mut indices = picked;
+    if !keepdim {
+        let mut shape = x.shape().to_vec();
+        if axis < shape.len() {
+            shape.remove(axis);
+        }
+        values = tape.reshape(&values, &to_isize(&shape))?;
+        indices = indices.reshape(&to_isize(&shape))?;
+    }
+    Ok((values, indices))
+}
+
+/// Elements of `x` at `index` along `axis`, where `index` has `x`'s rank and no larger a size
+/// on any other axis (PyTorch's `gather`; NumPy's `take_along_axis` after broadcasting).
+pub fn gather(tape: &mut Tape, x: &Array, axis: usize, index: &Array) -> Result<Array> {
+    let mut source = x.clone();
+    if index.ndim() == x.ndim() {
+        let items: Vec<IndexItem> = (0..x.ndim())
+            .map(|d| IndexItem::Slice {
+                start: None,
+                stop: (d != axis && index.shape()[d] < x.shape()[d])
+                    .then_some(index.shape()[d] as i64),
+                step: None,
+            })
+            .collect();
+        if items
+            .iter()
+            .any(|i| matches!(i, IndexItem::Slice { stop: Some(_), .. }))
+        {
+            source = tape.index(x, &items)?;
+        }
+    }
+    tape.take_along(&source, index, axis as isize, false)
+}
+
+/// The slices of `x` at the positions of the 1-D `index` along `axis`.
+pub fn index_select(
+    tape: &mut Tape,
+    rt: &Runtime,
+    x: &Array,
+    axis: usize,
+    index: &Array,
+) -> Result<Array> {
+    let spread = spread_index(rt, index, x.shape(), axis)?;
+    tape.take_along(x, &spread, axis as isize, false)
+}
+
+/// `where(cond, x, y)`: x's element where cond holds, else y's, broadcast together. `x` and
+/// `y` have one dtype (the caller promotes).
+pub fn select_where(
+    tape: &mut Tape,
+    rt: &Runtime,
+    cond: &Array,
+    x: &Array,
+    y: &Array,
+) -> Result<Array> {
+    if x.dtype() != y.dtype() {
+        return Err(RuntimeError::DType(format!(
+            "where: the two choices differ in dtype ({} and {})",
+            x.dtype(),
+            y.dtype()
+        )));
+    }
+    let shape = crate::runtime::shape::broadcast_shapes(
+        &crate::runtime::shape::broadcast_shapes(cond.shape(), x.shape())?,
+        y.shape(),
+    )?;
+    let (xb, yb) = (
+        broadcast(tape, rt, x, &shape)?,
+        broadcast(tape, rt, y, &shape)?,
+    );
+    let stacked = tape.stack(&[yb, xb], 0)?;
+    let mask = cond.astype(DType::Bool)?;
+    let ones = rt.full(&shape, 1.0, DType::Bool, cond.device())?;
+    let mask = Array::binary(BinaryOp::And, Operand::Array(&mask), Operand::Array(&ones))?;
+    let mut lined = vec![1isize];
+    lined.extend(to_isize(&shape));
+    let pick = mask.astype(DType::Int64)?.reshape(&lined)?;
+    let out = tape.take_along(&stacked, &pick, 0, true)?;
+    tape.reshape(&out, &to_isize(&shape))
+}
+
+/// `x` reversed along each of `axes`.
+pub fn flip(tape: &mut Tape, x: &Array, axes: &[usize]) -> Result<Array> {
+    let items: Vec<IndexItem> = (0..x.ndim())
+        .map(|d| IndexItem::Slice {
+            start: None,
+            stop: None,
+            step: axes.contains(&d).then_some(-1),
+        })
+        .collect();
+    tape.index(x, &items)
+}
+
+/// `x` rolled by `shift` along `axis`: element i moves to i + shift (mod the length).
+pub fn roll(tape: &mut Tape, x: &Array, shift: i64, axis: usize) -> Result<Array> {
+    let n = x.shape().get(axis).copied().unwrap_or(0) as i64;
+    if n == 0 {
+        return Ok(x.clone());
+    }
+    let s = shift.rem_euclid(n);
+    if s == 0 {
+        return Ok(x.clone());
+    }
+    let tail = tape.index(x, &axis_slice(axis, n - s, n))?;
+    let head = tape.index(x, &axis_slice(axis, 0, n - s))?;
+    tape.concat(&[tail, head], axis as isize)
+}
+
+/// Whether element (i, j) of the last two axes is kept by `tril` (j - i <= k) or `triu`
+/// (j - i >= k), as a bool array of shape (rows, cols).
+pub fn tri_mask(
+    rt: &Runtime,
+    rows: usize,
+    cols: usize,
+    k: i64,
+    lower: bool,
+    device: crate::runtime::Device,
+) -> Result<Array> {
+    let keep: Vec<bool> = (0..rows)
+        .flat_map(|i| (0..cols).map(move |j| (j as i64 - i as i64, i)))
+        .map(|(d, _)| if lower { d <= k } else { d >= k })
+        .collect();
+    rt.from_host(crate::runtime::HostData::Bool(keep), &[rows, cols], device)
+}
+
+/// `tril`/`triu` of the last two axes of `x` (zeros elsewhere).
+pub fn tri(tape: &mut Tape, rt: &Runtime, x: &Array, k: i64, lower: bool) -> Result<Array> {
+    let nd = x.ndim();
+    if nd < 2 {
+        return Err(RuntimeError::Shape(
+            "tril/triu: the input must have at least 2 dimensions".into(),
+        ));
+    }
+    let mask = tri_mask(
+        rt,
+        x.shape()[nd - 2],
+        x.shape()[nd - 1],
+        k,
+        lower,
+        x.device(),
+    )?;
+    let zero = rt.zeros(&[], x.dtype(), x.device())?;
+    select_where(tape, rt, &mask, x, &zero)
+}
