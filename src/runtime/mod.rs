@@ -31,7 +31,7 @@ pub use crate::vocab::{
     BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, Patches, PoolKind, ReduceOp, Result,
     RuntimeError, Scalar, UnaryOp,
 };
-pub use array::Array;
+pub use array::{check_positions, Array};
 pub use engine::{TransferKind, TransferRecord};
 pub use operand::{IndexItem, Operand};
 

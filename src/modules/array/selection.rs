@@ -251,3 +251,44 @@ pub fn tri(tape: &mut Tape, rt: &Runtime, x: &Array, k: i64, lower: bool) -> Res
     let zero = rt.zeros(&[], x.dtype(), x.device())?;
     select_where(tape, rt, &mask, x, &zero)
 }
+
+/// The coordinates of the nonzero elements of `x` in row-major order, as an int64 array of
+/// shape (count, ndim) on `x`'s device (read on the host: the count decides the shape).
+pub fn nonzero_coords(rt: &Runtime, x: &Array) -> Result<Array> {
+    let host = x.try_to_host()?.to_f64_vec();
+    let shape = x.shape();
+    let strides = crate::runtime::shape::contiguous_strides(shape);
+    let mut coords: Vec<i64> = Vec::new();
+    let mut count = 0usize;
+    for (flat, v) in host.iter().enumerate() {
+        if *v != 0.0 {
+            count += 1;
+            for d in 0..shape.len() {
+                coords.push(((flat / strides[d]) % shape[d]) as i64);
+            }
+        }
+    }
+    rt.from_host(
+        crate::runtime::HostData::I64(coords),
+        &[count, shape.len()],
+        x.device(),
+    )
+}
+
+/// [`nonzero_coords`] as one 1-D array per axis (NumPy's `nonzero`, `as_tuple=True`).
+pub fn nonzero_per_axis(rt: &Runtime, x: &Array) -> Result<Vec<Array>> {
+    let coords = nonzero_coords(rt, x)?;
+    let mut parts = Vec::with_capacity(x.ndim());
+    for d in 0..x.ndim() {
+        let column = coords.index(&[
+            IndexItem::Slice {
+                start: None,
+                stop: None,
+                step: None,
+            },
+            IndexItem::Int(d as i64),
+        ])?;
+        parts.push(column);
+    }
+    Ok(parts)
+}

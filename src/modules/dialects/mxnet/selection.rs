@@ -64,14 +64,17 @@ fn tape(it: &mut dyn Interpreter) -> (&mut crate::nn::autograd::Tape, &crate::ru
     (&mut st.nn.tape, &st.rt)
 }
 
-/// `data` as the receiver of a method, or the first argument (`data=`) of a function.
+/// `data` as the receiver of a method, or the first argument (`data=`) of a function. A
+/// method's arguments are shifted by one so both read the same positions.
 fn data_arg(r: Option<&Value>, a: &mut Args) -> Result<ArrayValue, Exc> {
     match r {
-        Some(r) => array_of(r, a.fname),
+        Some(r) => {
+            a.pos.insert(0, Value::None);
+            array_of(r, a.fname)
+        }
         None => {
             let name = if a.fname == "take" { "a" } else { "data" };
             let v = a.required(0, name)?;
-            a.pos.insert(0, Value::None);
             array_of(&v, a.fname)
         }
     }
@@ -146,7 +149,15 @@ pub fn register_hooks() {
 
 /// An NDArray method of this file (legacy arrays only), or None.
 pub fn array_attr(_it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
-    if v.as_array().map(|x| x.flavor) != Some(Flavor::Nd) {
+    let flavor = v.as_array().map(|x| x.flavor);
+    if flavor == Some(Flavor::Np) && name == "argsort" {
+        let f: MethodFn = |it, r, mut a| {
+            a.pos.insert(0, r.clone());
+            np_sort(it, a)
+        };
+        return Ok(Some(method(v, "argsort", "x.argsort(axis=-1): the int64 indices that sort x along axis (None: flattened).", f)));
+    }
+    if flavor != Some(Flavor::Nd) {
         return Ok(None);
     }
     let Some((mname, doc, _)) = ND_OPS.iter().find(|(n, _, _)| *n == name && *n != "where") else {
@@ -493,6 +504,7 @@ pub fn install_np(m: &Module) {
             np_tril,
         ),
     );
+    m.set("take", builtin("take", "take(a, indices, axis=None, mode='raise'): the elements (or slices along axis) of a at indices.", np_take));
 }
 
 fn np_array(v: &Value, what: &str) -> Result<ArrayValue, Exc> {
@@ -557,9 +569,14 @@ fn np_operand(
 
 fn np_where(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let cond = np_array(&a.required(0, "condition")?, "where")?;
-    let x = a.required(1, "x")?;
-    let y = a.required(2, "y")?;
+    let x = a.take(1, "x")?;
+    let y = a.take(2, "y")?;
     a.finish(3)?;
+    let (x, y) = match (x, y) {
+        (Some(x), Some(y)) => (x, y),
+        (None, None) => return nonzero(it, &cond),
+        _ => return Err(Exc::value_error("either both or neither of x and y should be given")),
+    };
     let device = cond.array.device();
     let (xa, ya) = (
         x.as_array().map(|v| v.array.clone()),
@@ -594,6 +611,55 @@ fn np_where(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         sel::select_where(tape, rt, &mask, &xv, &yv)?,
         cond.flavor,
     ))
+}
+
+/// The positions of the nonzero elements, one int64 array per axis (row-major order).
+fn nonzero(it: &mut dyn Interpreter, x: &ArrayValue) -> Result<Value, Exc> {
+    let per_axis = sel::nonzero_per_axis(&it.state().rt, &x.array)?;
+    Ok(Value::tuple(
+        per_axis.into_iter().map(|a| wrap(a, x.flavor)).collect(),
+    ))
+}
+
+fn np_take(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = np_array(&a.required(0, "a")?, "take")?;
+    let index = np_array(&a.required(1, "indices")?, "take")?.array;
+    let axis = a.take(2, "axis")?;
+    let mode = match a.take(3, "mode")? {
+        None => Some(Value::str("raise")),
+        m => m,
+    };
+    let mode = mode_arg(mode)?;
+    a.finish(4)?;
+    let (array, axis) = match axis {
+        None | Some(Value::None) => (x.array.reshape(&[-1])?, 0),
+        some => {
+            let ax = axis_of(some, 0, x.array.ndim(), "take")?;
+            (x.array.clone(), ax)
+        }
+    };
+    let shape = array.shape().to_vec();
+    let len = shape[axis];
+    if mode == "raise" {
+        crate::runtime::check_positions(&index, len).map_err(|_| {
+            Exc::new(ExcKind::IndexError, format!("index out of bounds for axis {axis} with size {len}"))
+        })?;
+    }
+    let p = if mode == "raise" {
+        let whole = index.astype(DType::Int64)?;
+        let neg = Array::binary(BinaryOp::Lt, Operand::Array(&whole), Operand::Scalar(Scalar::Int(0)))?.astype(DType::Int64)?;
+        let shift = Array::binary(BinaryOp::Mul, Operand::Array(&neg), Operand::Scalar(Scalar::Int(len as i64)))?;
+        Array::binary(BinaryOp::Add, Operand::Array(&whole), Operand::Array(&shift))?
+    } else {
+        positions(&index, len, &mode)?
+    }
+    .reshape(&[-1])?;
+    let (tape, rt) = tape(it);
+    let y = sel::index_select(tape, rt, &array, axis, &p)?;
+    let mut out_shape: Vec<isize> = shape[..axis].iter().map(|&d| d as isize).collect();
+    out_shape.extend(index.shape().iter().map(|&d| d as isize));
+    out_shape.extend(shape[axis + 1..].iter().map(|&d| d as isize));
+    Ok(wrap(tape.reshape(&y, &out_shape)?, x.flavor))
 }
 
 fn np_tril(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {

@@ -183,6 +183,9 @@ pub fn tensor_method(name: &str) -> Option<(&'static str, &'static str, MethodFn
         "narrow" => ("narrow", "x.narrow(dim, start, length): the slice start:start+length along dim.", narrow),
         "unbind" => ("unbind", "x.unbind(dim=0): the slices along dim, as a tuple.", unbind),
         "chunk" => ("chunk", "x.chunk(chunks, dim=0): at most chunks pieces of equal size along dim (the last smaller).", chunk),
+        "nonzero" => ("nonzero", "x.nonzero(as_tuple=False): the indices of the nonzero elements, as an (n, x.dim()) tensor or a tuple per dim.", nonzero),
+        "argwhere" => ("argwhere", "x.argwhere(): the indices of the nonzero elements, as an (n, x.dim()) tensor.", argwhere),
+        "count_nonzero" => ("count_nonzero", "x.count_nonzero(dim=None): how many elements are nonzero (along dim).", count_nonzero),
         _ => return None,
     };
     Some((mname, doc, f))
@@ -196,7 +199,8 @@ pub fn tensor_attr(v: &Value, name: &str) -> Option<Value> {
 
 /// The functions of `torch` this file adds: each the method on its first argument `input`.
 pub fn install(m: &Module) {
-    const FUNCTIONS: [&str; 23] = [
+    const FUNCTIONS: [&str; 26] = [
+        "nonzero", "argwhere", "count_nonzero",
         "sort",
         "argsort",
         "topk",
@@ -344,11 +348,11 @@ fn median(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc
     a.finish(2)?;
     let Some(dim) = dim else {
         if x.size() == 0 {
-            return Err(runtime_error("median() input tensor cannot be empty"));
+            let (_, rt) = tape_rt(it);
+            return Ok(out(rt.full(&[], f64::NAN, x.dtype(), x.device()).map_err(rt_err)?));
         }
-        let flat = x.reshape(&[-1]).map_err(rt_err)?;
         let (tape, _) = tape_rt(it);
-        let flat = tape.reshape(&x, &[-1]).map_err(rt_err).unwrap_or(flat);
+        let flat = tape.reshape(&x, &[-1]).map_err(rt_err)?;
         let rank = (x.size() - 1) / 2;
         let (values, _) = sel::kth(tape, &flat, rank, 0, false).map_err(rt_err)?;
         tape.rename(&values, "MedianBackward0");
@@ -374,9 +378,9 @@ fn median(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc
 /// An index tensor argument: int64 (PyTorch's gather and scatter take no other).
 fn index_tensor<'a>(v: &'a Value, fname: &str, pos: usize) -> Result<&'a Array, Exc> {
     let index = tensor_arg(v, fname, "index", pos)?;
-    if index.dtype() != DType::Int64 {
+    if !matches!(index.dtype(), DType::Int64 | DType::Int32) {
         return Err(runtime_error(format!(
-            "{fname}(): Expected dtype int64 for index"
+            "{fname}(): Expected dtype int32/int64 for index"
         )));
     }
     Ok(index)
@@ -556,7 +560,10 @@ fn index_select(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Valu
     let len = x.shape().get(dim).copied().unwrap_or(1) as i64;
     for v in index.try_to_host().map_err(rt_err)?.to_f64_vec() {
         if v < 0.0 || v as i64 >= len {
-            return Err(Exc::new(ExcKind::IndexError, "index out of range in self"));
+            return Err(runtime_error(format!(
+                "INDICES element is out of DATA bounds, id={} axis_dim={len}",
+                v as i64
+            )));
         }
     }
     let (tape, rt) = tape_rt(it);
@@ -681,7 +688,13 @@ fn bool_mask<'a>(v: &'a Value, fname: &str) -> Result<&'a Array, Exc> {
     if mask.dtype() != DType::Bool {
         return Err(runtime_error(format!(
             "{fname} only supports boolean masks, but got mask with dtype {}",
-            scalar_type(mask.dtype())
+            match mask.dtype() {
+                DType::Float32 => "float",
+                DType::Float64 => "double",
+                DType::Int32 => "int",
+                DType::Int64 => "long int",
+                DType::Bool => "bool",
+            }
         )));
     }
     Ok(mask)
@@ -1107,4 +1120,50 @@ fn chunk(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc>
         }
     }
     Ok(Value::tuple(parts))
+}
+
+// ------------------------------------------------------------------ nonzero
+
+fn nonzero(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let x = tensor(r)?.array.clone();
+    let as_tuple = flag(a.take_kw("as_tuple"), false)?;
+    a.finish(0)?;
+    let rt = &it.state().rt;
+    if as_tuple {
+        let parts = sel::nonzero_per_axis(rt, &x).map_err(rt_err)?;
+        return Ok(Value::tuple(parts.into_iter().map(out).collect()));
+    }
+    Ok(out(sel::nonzero_coords(rt, &x).map_err(rt_err)?))
+}
+
+fn argwhere(it: &mut dyn Interpreter, r: &Value, a: Args) -> Result<Value, Exc> {
+    a.finish(0)?;
+    let x = tensor(r)?.array.clone();
+    Ok(out(sel::nonzero_coords(&it.state().rt, &x).map_err(rt_err)?))
+}
+
+fn count_nonzero(_it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let x = tensor(r)?.array.clone();
+    let dim = a.take(0, "dim")?.filter(|v| !matches!(v, Value::None));
+    a.finish(1)?;
+    let axes = match &dim {
+        None => None,
+        Some(d) => Some(
+            dims_list(d, "count_nonzero", 1)?
+                .into_iter()
+                .map(|d| norm_axis(d, x.ndim(), T).map(|a| a as isize))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    let nonzero = Array::binary(
+        crate::runtime::BinaryOp::Ne,
+        Operand::Array(&x),
+        Operand::Scalar(crate::runtime::Scalar::Int(0)),
+    )
+    .and_then(|m| m.astype(DType::Int64))
+    .map_err(rt_err)?;
+    let counted = nonzero
+        .reduce(crate::runtime::ReduceOp::Sum, axes.as_deref(), false)
+        .map_err(rt_err)?;
+    Ok(out(counted))
 }
