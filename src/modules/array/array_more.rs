@@ -316,7 +316,7 @@ fn clone(it: &mut dyn Interpreter, x: &ArrayValue) -> Result<Value, Exc> {
 }
 
 /// `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(torch.Size([2, 3]))` as a list of ints.
-fn shape_list(a: &mut Args) -> Result<Vec<isize>, Exc> {
+pub(crate) fn shape_list(a: &mut Args) -> Result<Vec<isize>, Exc> {
     let pos = std::mem::take(&mut a.pos);
     let items: Vec<Value> = match pos.as_slice() {
         [one] => match &tuple_like(one) {

@@ -292,3 +292,170 @@ pub fn nonzero_per_axis(rt: &Runtime, x: &Array) -> Result<Vec<Array>> {
     }
     Ok(parts)
 }
+
+/// `x` repeated `reps[d]` times along each axis (NumPy's `tile`, PyTorch's `repeat`): `reps`
+/// has at least `x`'s rank, and leading axes of one are added to `x` first.
+pub fn tile(tape: &mut Tape, x: &Array, reps: &[usize]) -> Result<Array> {
+    let mut padded = vec![1isize; reps.len().saturating_sub(x.ndim())];
+    padded.extend(to_isize(x.shape()));
+    let mut y = tape.reshape(x, &padded)?;
+    for (d, &r) in reps.iter().enumerate() {
+        if r == 1 {
+            continue;
+        }
+        y = if r == 0 {
+            tape.index(&y, &axis_slice(d, 0, 0))?
+        } else {
+            tape.concat(&vec![y; r], d as isize)?
+        };
+    }
+    Ok(y)
+}
+
+/// The elements (i, i + offset) of axes `d1` and `d2` of `x`, as a last axis after the others.
+pub fn diagonal(
+    tape: &mut Tape,
+    rt: &Runtime,
+    x: &Array,
+    offset: i64,
+    d1: usize,
+    d2: usize,
+) -> Result<Array> {
+    let nd = x.ndim();
+    let mut perm: Vec<isize> = (0..nd)
+        .filter(|&d| d != d1 && d != d2)
+        .map(|d| d as isize)
+        .collect();
+    perm.extend([d1 as isize, d2 as isize]);
+    let moved = tape.transpose(x, Some(&perm))?;
+    let (rows, cols) = (x.shape()[d1] as i64, x.shape()[d2] as i64);
+    let positions: Vec<i64> = (0..rows)
+        .filter_map(|i| {
+            let j = i + offset;
+            (j >= 0 && j < cols).then_some(i * cols + j)
+        })
+        .collect();
+    let mut flat_shape: Vec<isize> = to_isize(&moved.shape()[..nd - 2]);
+    flat_shape.push((rows * cols) as isize);
+    let flat = tape.reshape(&moved, &flat_shape)?;
+    let n = positions.len();
+    let index = rt.from_host(crate::runtime::HostData::I64(positions), &[n], x.device())?;
+    index_select(tape, rt, &flat, nd - 2, &index)
+}
+
+/// Square matrices of the last axis of `x` on diagonal `offset` (zeros elsewhere), as new
+/// last two axes: PyTorch's `diag_embed` and, for a vector, `diag`.
+pub fn diag_embed(tape: &mut Tape, rt: &Runtime, x: &Array, offset: i64) -> Result<Array> {
+    let nd = x.ndim();
+    let n = x.shape().last().copied().unwrap_or(1);
+    let size = n + offset.unsigned_abs() as usize;
+    // Every output element reads the input's element on its diagonal, or a zero after the last.
+    let mut zero_shape = x.shape().to_vec();
+    if let Some(last) = zero_shape.last_mut() {
+        *last = 1;
+    }
+    let zeros = rt.zeros(&zero_shape, x.dtype(), x.device())?;
+    let padded = tape.concat(&[x.clone(), zeros], nd as isize - 1)?;
+    let mut positions = Vec::with_capacity(size * size);
+    for i in 0..size as i64 {
+        for j in 0..size as i64 {
+            let k = if offset >= 0 { i } else { j };
+            positions.push(if j - i == offset { k } else { n as i64 });
+        }
+    }
+    let index = rt.from_host(
+        crate::runtime::HostData::I64(positions),
+        &[size * size],
+        x.device(),
+    )?;
+    let picked = index_select(tape, rt, &padded, nd - 1, &index)?;
+    let mut shape = to_isize(&x.shape()[..nd - 1]);
+    shape.extend([size as isize, size as isize]);
+    tape.reshape(&picked, &shape)
+}
+
+/// The row and column indices of the lower (`lower`) or upper triangle of a rows x cols
+/// matrix with diagonal offset `k`, row by row: (2, n) int64.
+pub fn tri_indices(rows: usize, cols: usize, k: i64, lower: bool) -> (Vec<i64>, usize) {
+    let mut r = Vec::new();
+    let mut c = Vec::new();
+    for i in 0..rows as i64 {
+        for j in 0..cols as i64 {
+            if (lower && j - i <= k) || (!lower && j - i >= k) {
+                r.push(i);
+                c.push(j);
+            }
+        }
+    }
+    let n = r.len();
+    r.extend(c);
+    (r, n)
+}
+
+/// `x` rotated by 90 degrees `k` times in the plane of axes (`a`, `b`), from `a` towards `b`.
+pub fn rot90(tape: &mut Tape, x: &Array, k: i64, a: usize, b: usize) -> Result<Array> {
+    let swap = |tape: &mut Tape, y: &Array| -> Result<Array> {
+        let mut perm: Vec<isize> = (0..y.ndim() as isize).collect();
+        perm.swap(a, b);
+        tape.transpose(y, Some(&perm))
+    };
+    match k.rem_euclid(4) {
+        1 => {
+            let f = flip(tape, x, &[b])?;
+            swap(tape, &f)
+        }
+        2 => flip(tape, x, &[a, b]),
+        3 => {
+            let f = flip(tape, x, &[a])?;
+            swap(tape, &f)
+        }
+        _ => Ok(x.clone()),
+    }
+}
+
+/// Pieces of `x` along `axis` with the given sizes (they sum to the axis's length).
+pub fn split_sizes(tape: &mut Tape, x: &Array, axis: usize, sizes: &[usize]) -> Result<Vec<Array>> {
+    let mut start = 0i64;
+    let mut parts = Vec::with_capacity(sizes.len());
+    for &s in sizes {
+        let stop = start + s as i64;
+        parts.push(tape.index(x, &axis_slice(axis, start, stop))?);
+        start = stop;
+    }
+    Ok(parts)
+}
+
+/// Positions of each of `values` in the sorted `sequence`: the first where it could be
+/// inserted keeping the order (`right`: the last).
+pub fn search_sorted(sequence: &[f64], values: &[f64], right: bool) -> Vec<i64> {
+    values
+        .iter()
+        .map(|&v| {
+            let p = if right {
+                sequence.partition_point(|&s| s <= v)
+            } else {
+                sequence.partition_point(|&s| s < v)
+            };
+            p as i64
+        })
+        .collect()
+}
+
+/// The distinct values of `values` in ascending order, with each element's position among
+/// them (inverse) and each value's count.
+pub fn unique_values(values: &[f64]) -> (Vec<f64>, Vec<i64>, Vec<i64>) {
+    let mut sorted: Vec<f64> = values.to_vec();
+    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Greater));
+    sorted.dedup_by(|a, b| a == b || (a.is_nan() && b.is_nan()));
+    let inverse: Vec<i64> = values
+        .iter()
+        .map(|v| sorted.partition_point(|s| s < v) as i64)
+        .collect();
+    let mut counts = vec![0i64; sorted.len()];
+    for &i in &inverse {
+        if let Some(c) = counts.get_mut(i as usize) {
+            *c += 1;
+        }
+    }
+    (sorted, inverse, counts)
+}

@@ -155,7 +155,12 @@ pub fn array_attr(_it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Op
             a.pos.insert(0, r.clone());
             np_sort(it, a)
         };
-        return Ok(Some(method(v, "argsort", "x.argsort(axis=-1): the int64 indices that sort x along axis (None: flattened).", f)));
+        return Ok(Some(method(
+            v,
+            "argsort",
+            "x.argsort(axis=-1): the int64 indices that sort x along axis (None: flattened).",
+            f,
+        )));
     }
     if flavor != Some(Flavor::Nd) {
         return Ok(None);
@@ -575,7 +580,11 @@ fn np_where(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (x, y) = match (x, y) {
         (Some(x), Some(y)) => (x, y),
         (None, None) => return nonzero(it, &cond),
-        _ => return Err(Exc::value_error("either both or neither of x and y should be given")),
+        _ => {
+            return Err(Exc::value_error(
+                "either both or neither of x and y should be given",
+            ))
+        }
     };
     let device = cond.array.device();
     let (xa, ya) = (
@@ -642,14 +651,30 @@ fn np_take(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let len = shape[axis];
     if mode == "raise" {
         crate::runtime::check_positions(&index, len).map_err(|_| {
-            Exc::new(ExcKind::IndexError, format!("index out of bounds for axis {axis} with size {len}"))
+            Exc::new(
+                ExcKind::IndexError,
+                format!("index out of bounds for axis {axis} with size {len}"),
+            )
         })?;
     }
     let p = if mode == "raise" {
         let whole = index.astype(DType::Int64)?;
-        let neg = Array::binary(BinaryOp::Lt, Operand::Array(&whole), Operand::Scalar(Scalar::Int(0)))?.astype(DType::Int64)?;
-        let shift = Array::binary(BinaryOp::Mul, Operand::Array(&neg), Operand::Scalar(Scalar::Int(len as i64)))?;
-        Array::binary(BinaryOp::Add, Operand::Array(&whole), Operand::Array(&shift))?
+        let neg = Array::binary(
+            BinaryOp::Lt,
+            Operand::Array(&whole),
+            Operand::Scalar(Scalar::Int(0)),
+        )?
+        .astype(DType::Int64)?;
+        let shift = Array::binary(
+            BinaryOp::Mul,
+            Operand::Array(&neg),
+            Operand::Scalar(Scalar::Int(len as i64)),
+        )?;
+        Array::binary(
+            BinaryOp::Add,
+            Operand::Array(&whole),
+            Operand::Array(&shift),
+        )?
     } else {
         positions(&index, len, &mode)?
     }

@@ -19,6 +19,7 @@ pub mod math;
 pub mod nn;
 pub mod optim;
 pub mod parallel;
+pub mod reshaping;
 pub mod selection;
 pub mod size;
 
@@ -401,6 +402,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             autograd::install(&m);
             math::install(&m);
             selection::install(&m);
+            reshaping::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),

@@ -105,7 +105,7 @@ thread_local! {
 }
 
 /// `torch.return_types.<name>(values=..., indices=...)`: a named tuple printed as PyTorch's.
-fn return_type(
+pub(super) fn return_type(
     it: &mut dyn Interpreter,
     name: &'static str,
     values: Array,
@@ -193,14 +193,18 @@ pub fn tensor_method(name: &str) -> Option<(&'static str, &'static str, MethodFn
 
 /// A bound tensor method of this file, or None.
 pub fn tensor_attr(v: &Value, name: &str) -> Option<Value> {
-    let (mname, doc, f) = tensor_method(name)?;
+    let Some((mname, doc, f)) = tensor_method(name) else {
+        return super::reshaping::tensor_attr(v, name);
+    };
     Some(method(v, mname, doc, f))
 }
 
 /// The functions of `torch` this file adds: each the method on its first argument `input`.
 pub fn install(m: &Module) {
     const FUNCTIONS: [&str; 26] = [
-        "nonzero", "argwhere", "count_nonzero",
+        "nonzero",
+        "argwhere",
+        "count_nonzero",
         "sort",
         "argsort",
         "topk",
@@ -349,7 +353,9 @@ fn median(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc
     let Some(dim) = dim else {
         if x.size() == 0 {
             let (_, rt) = tape_rt(it);
-            return Ok(out(rt.full(&[], f64::NAN, x.dtype(), x.device()).map_err(rt_err)?));
+            return Ok(out(rt
+                .full(&[], f64::NAN, x.dtype(), x.device())
+                .map_err(rt_err)?));
         }
         let (tape, _) = tape_rt(it);
         let flat = tape.reshape(&x, &[-1]).map_err(rt_err)?;
