@@ -278,10 +278,8 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             Ok(wrap(it.state_mut().nn.tape.transpose(&x.array, Some(&dims))?, x.flavor))
         }),
         _ => {
-            if let Some(dialect) = super::selection::DIALECT_METHODS.get() {
-                if let Some(found) = dialect(it, v, name)? {
-                    return Ok(Some(found));
-                }
+            if let Some(found) = super::selection::dialect_method(it, v, name)? {
+                return Ok(Some(found));
             }
             return crate::modules::array::numpy_fns::get_attr(it, v, name);
         }

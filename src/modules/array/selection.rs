@@ -5,11 +5,41 @@
 //! these under their own names, signatures and messages (`dialects/*/selection.rs`).
 use crate::modules::python::hooks::{AttrGetter, Hook};
 use crate::nn::autograd::Tape;
+use crate::object::value::Flavor;
 use crate::runtime::{Array, BinaryOp, DType, IndexItem, Operand, Result, Runtime, RuntimeError};
 
 /// Array methods of this family a dialect serves for its own arrays (MXNet's `NDArray.sort`,
-/// `pick`, ...), asked after the shared methods; set once by the dialect at start-up.
-pub static DIALECT_METHODS: Hook<AttrGetter> = Hook::new();
+/// `pick`, NumPy's `take`, ...), asked after the shared methods; each set once at start-up by
+/// the dialect that owns the flavor (MXNet for its legacy and numpy-mode arrays).
+static METHODS: [Hook<AttrGetter>; 2] = [Hook::new(), Hook::new()];
+
+fn methods_slot(flavor: Flavor) -> &'static Hook<AttrGetter> {
+    match flavor {
+        Flavor::Numpy => &METHODS[1],
+        _ => &METHODS[0],
+    }
+}
+
+/// Registers a dialect's methods for its arrays: NumPy's for `Flavor::Numpy`, MXNet's for
+/// the others (the getter answers None for arrays not its own).
+pub fn register_methods(flavor: Flavor, getter: AttrGetter) {
+    methods_slot(flavor).register(getter);
+}
+
+/// The method `name` a dialect serves for `v` (see [`register_methods`]), if any.
+pub fn dialect_method(
+    it: &mut dyn crate::object::Interpreter,
+    v: &crate::object::Value,
+    name: &str,
+) -> std::result::Result<Option<crate::object::Value>, crate::object::Exc> {
+    let Some(flavor) = v.as_array().map(|x| x.flavor) else {
+        return Ok(None);
+    };
+    match methods_slot(flavor).get() {
+        Some(getter) => getter(it, v, name),
+        None => Ok(None),
+    }
+}
 
 /// `shape` with `axis` sized `len`.
 fn with_axis(shape: &[usize], axis: usize, len: usize) -> Vec<usize> {
@@ -458,4 +488,73 @@ pub fn unique_values(values: &[f64]) -> (Vec<f64>, Vec<i64>, Vec<i64>) {
         }
     }
     (sorted, inverse, counts)
+}
+
+/// How `pad` fills: one value, the edge element repeated, or the elements mirrored about the
+/// edge (NumPy's `reflect`, PyTorch's `reflect`: the edge itself not repeated).
+#[derive(Clone, Copy, Debug)]
+pub enum PadMode {
+    Constant(f64),
+    Edge,
+    Reflect,
+}
+
+/// `x` padded by (before, after) elements on each axis in order (NumPy's `pad`; PyTorch's
+/// `F.pad` names its widths from the last axis, its caller reorders them): each axis one
+/// recorded gather, from `x` itself or, for a constant, from `x` with one slice of it after.
+pub fn pad(
+    tape: &mut Tape,
+    rt: &Runtime,
+    x: &Array,
+    widths: &[(usize, usize)],
+    mode: PadMode,
+) -> Result<Array> {
+    let mut y = x.clone();
+    for (ax, &(before, after)) in widths.iter().enumerate() {
+        if (before, after) == (0, 0) || ax >= y.ndim() {
+            continue;
+        }
+        let n = y.shape()[ax];
+        let total = before + n + after;
+        let source = match mode {
+            PadMode::Constant(v) => {
+                let slab = rt.full(&with_axis(y.shape(), ax, 1), v, y.dtype(), y.device())?;
+                tape.concat(&[y.clone(), slab], ax as isize)?
+            }
+            _ if n == 0 => {
+                return Err(RuntimeError::Value(
+                    "can't extend empty axis using modes other than 'constant' or 'empty'".into(),
+                ))
+            }
+            _ => y.clone(),
+        };
+        let positions: Vec<i64> = (0..total as i64)
+            .map(|i| {
+                let j = i - before as i64;
+                let last = n as i64 - 1;
+                match mode {
+                    PadMode::Constant(_) if j < 0 || j > last => n as i64,
+                    PadMode::Constant(_) => j,
+                    PadMode::Edge => j.clamp(0, last),
+                    PadMode::Reflect if last == 0 => 0,
+                    PadMode::Reflect => {
+                        let period = 2 * last;
+                        let k = j.rem_euclid(period);
+                        if k > last {
+                            period - k
+                        } else {
+                            k
+                        }
+                    }
+                }
+            })
+            .collect();
+        let index = rt.from_host(
+            crate::runtime::HostData::I64(positions),
+            &[total],
+            y.device(),
+        )?;
+        y = index_select(tape, rt, &source, ax, &index)?;
+    }
+    Ok(y)
 }

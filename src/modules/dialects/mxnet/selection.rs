@@ -144,7 +144,7 @@ pub fn install_nd(m: &Module) {
 
 /// Serves the NDArray methods of this file through the shared array API.
 pub fn register_hooks() {
-    crate::modules::array::selection::DIALECT_METHODS.register(array_attr);
+    crate::modules::array::selection::register_methods(Flavor::Nd, array_attr);
 }
 
 /// An NDArray method of this file (legacy arrays only), or None.

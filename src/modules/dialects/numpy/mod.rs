@@ -7,6 +7,7 @@
 //! lists what there is.
 
 pub mod random;
+pub mod selection;
 
 use std::rc::Rc;
 
@@ -39,6 +40,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             );
             crate::modules::array::numpy_fns::install(&m);
             crate::modules::array::numpy_io::install(&m);
+            selection::install(&m);
             for name in ARRAY_FIRST {
                 if let Some((doc, _)) = original(name) {
                     m.set(name, builtin(name, doc, array_first));
