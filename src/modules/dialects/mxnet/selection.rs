@@ -223,7 +223,7 @@ fn topk(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<Valu
     a.finish(6)?;
     if !matches!(ret.as_str(), "value" | "indices" | "both" | "mask") {
         return Err(mx_error(format!(
-            "Invalid Input: '{ret}', valid values are: {{'both', 'indices', 'mask', 'value'}}"
+            "MXNetError: Invalid Input: '{ret}', valid values are: {{'both', 'indices', 'mask', 'value'}}, in operator topk(name=\"\", ret_typ=\"{ret}\")"
         )));
     }
     let axis = axis_of(axis, -1, x.array.ndim(), "topk")?;
@@ -232,7 +232,7 @@ fn topk(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<Valu
     let k = if k < 1 { len } else { k as usize };
     if k > len {
         return Err(mx_error(format!(
-            "Check failed: k <= element_num ({k} vs. {len}) : k must be smaller than {len}"
+            "Traceback (most recent call last):\n  File \"../src/operator/numpy/../tensor/ordering_op-inl.h\", line 184\nMXNetError: Check failed: *k >= 0 && *k <= *element_num: k must be smaller than {len}, get k = {k}"
         )));
     }
     let (tape_, rt) = tape(it);

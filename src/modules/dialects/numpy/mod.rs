@@ -40,7 +40,6 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             );
             crate::modules::array::numpy_fns::install(&m);
             crate::modules::array::numpy_io::install(&m);
-            selection::install(&m);
             for name in ARRAY_FIRST {
                 if let Some((doc, _)) = original(name) {
                     m.set(name, builtin(name, doc, array_first));
@@ -78,6 +77,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 }
             }
             m.set("AxisError", Value::ExcType(ExcKind::AxisError));
+            // Last: it replaces `repeat`, `unique` and `count_nonzero` with fuller forms.
+            selection::install(&m);
             Some(m)
         }
         _ => None,

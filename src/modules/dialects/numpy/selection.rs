@@ -119,6 +119,9 @@ pub fn install(m: &Module) {
         ("diagonal", "diagonal(a, offset=0, axis1=0, axis2=1): the diagonal of axes axis1 and axis2, as a last axis.", diagonal),
         ("pad", "pad(array, pad_width, mode='constant', constant_values=0): array padded on each axis ('constant', 'edge' or 'reflect').", pad),
         ("rollaxis", "rollaxis(a, axis, start=0): axis moved to before position start.", rollaxis),
+        ("repeat", "repeat(a, repeats, axis=None): each element (or slice along axis) repeated repeats times (an int, or one count each).", repeat),
+        ("count_nonzero", "count_nonzero(a, axis=None, *, keepdims=False): how many elements are nonzero (along axis).", count_nonzero),
+        ("unique", "unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None): the sorted distinct values (or distinct slices along axis).", unique),
     ];
     for (name, doc, f) in fns {
         m.set(name, builtin(name, doc, f));
@@ -885,4 +888,122 @@ fn pad(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     };
     let (tape, rt) = tape_rt(it);
     Ok(out(sel::pad(tape, rt, &x, &widths, mode)?))
+}
+
+// ------------------------------------------------------------------ repeat, count_nonzero, unique
+
+fn repeat(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = arr(it, &a.required(0, "a")?)?;
+    let repeats = a.required(1, "repeats")?;
+    let ax = a.take(2, "axis")?;
+    a.finish(3)?;
+    let (source, ax) = match ax {
+        None | Some(Value::None) => (x.reshape(&[-1])?, 0),
+        Some(v) => (x.clone(), axis(int(&v, "axis")?, x.ndim().max(1))?),
+    };
+    let source = if source.ndim() == 0 {
+        source.reshape(&[1])?
+    } else {
+        source
+    };
+    let len = source.shape()[ax];
+    let counts = ints(&repeats, "repeats")?;
+    let counts = match counts.len() {
+        1 => vec![counts[0]; len],
+        n if n == len => counts,
+        n => {
+            return Err(Exc::value_error(format!(
+                "operands could not be broadcast together with shape ({len},) ({n},)"
+            )))
+        }
+    };
+    if counts.iter().any(|&c| c < 0) {
+        return Err(Exc::value_error("repeats may not contain negative values."));
+    }
+    let positions: Vec<i64> = counts
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &c)| std::iter::repeat(i as i64).take(c as usize))
+        .collect();
+    let n = positions.len();
+    let index = host_i64(it, positions, &[n])?;
+    let (tape, rt) = tape_rt(it);
+    Ok(out(sel::index_select(tape, rt, &source, ax, &index)?))
+}
+
+fn count_nonzero(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = arr(it, &a.required(0, "a")?)?;
+    let ax = a.take(1, "axis")?;
+    let keepdims = flag(a.take_kw("keepdims"), false)?;
+    a.finish(2)?;
+    let nonzero = Array::binary(
+        crate::runtime::BinaryOp::Ne,
+        crate::runtime::Operand::Array(&x),
+        crate::runtime::Operand::Scalar(crate::runtime::Scalar::Int(0)),
+    )?
+    .astype(DType::Int64)?;
+    let axes = match &ax {
+        None | Some(Value::None) => None,
+        Some(v) => Some(
+            ints(v, "axis")?
+                .into_iter()
+                .map(|d| axis(d, x.ndim()).map(|d| d as isize))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    let counted = nonzero.reduce(crate::runtime::ReduceOp::Sum, axes.as_deref(), keepdims)?;
+    if axes.is_none() && !keepdims {
+        // NumPy answers a plain int for the whole array.
+        return Ok(Value::Int(
+            counted.to_scalar("count_nonzero")?.as_f64() as i64
+        ));
+    }
+    Ok(out(counted))
+}
+
+fn unique(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let ax = a
+        .take_kw("axis")
+        .or_else(|| (a.pos.len() > 4).then(|| std::mem::replace(&mut a.pos[4], Value::None)));
+    let Some(ax) = ax.filter(|v| !matches!(v, Value::None)) else {
+        return crate::modules::array::numpy_fns::unique(it, a);
+    };
+    let x = arr(it, &a.required(0, "ar")?)?;
+    let flags = [
+        flag(a.take(1, "return_index")?, false)?,
+        flag(a.take(2, "return_inverse")?, false)?,
+        flag(a.take(3, "return_counts")?, false)?,
+    ];
+    a.take_kw("equal_nan");
+    a.finish(5)?;
+    if flags.iter().any(|f| *f) {
+        return Err(Exc::new(
+            ExcKind::NotImplementedError,
+            "unique(axis=...): devarray returns the distinct slices only (no return_index, return_inverse or return_counts)",
+        ));
+    }
+    let ax = axis(int(&ax, "axis")?, x.ndim())?;
+    // Slices along the axis as rows, ordered lexicographically, duplicates dropped.
+    let mut perm: Vec<isize> = vec![ax as isize];
+    perm.extend((0..x.ndim() as isize).filter(|&d| d as usize != ax));
+    let moved = x.transpose(Some(&perm))?;
+    let len = x.shape()[ax];
+    let width = if len == 0 { 0 } else { x.size() / len };
+    let vals = values(&moved)?;
+    let row = |i: usize| &vals[i * width..(i + 1) * width];
+    let mut order: Vec<usize> = (0..len).collect();
+    order.sort_by(|&i, &j| {
+        row(i)
+            .iter()
+            .zip(row(j))
+            .map(|(p, q)| p.partial_cmp(q).unwrap_or(std::cmp::Ordering::Equal))
+            .find(|o| *o != std::cmp::Ordering::Equal)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    order.dedup_by(|i, j| row(*i) == row(*j));
+    let kept: Vec<i64> = order.iter().map(|&i| i as i64).collect();
+    let n = kept.len();
+    let index = host_i64(it, kept, &[n])?;
+    let (tape, rt) = tape_rt(it);
+    Ok(out(sel::index_select(tape, rt, &x, ax, &index)?))
 }
