@@ -112,7 +112,7 @@ fn mode_arg(v: Option<Value>) -> Result<String, Exc> {
 type Op = fn(&mut dyn Interpreter, Option<&Value>, Args) -> Result<Value, Exc>;
 
 /// The legacy operators of this file: (name, doc, code) for `nd.X` and `NDArray.X`.
-const ND_OPS: [(&str, &str, Op); 11] = [
+const ND_OPS: &[(&str, &str, Op)] = &[
     ("sort", "sort(data, axis=-1, is_ascend=True): data sorted along axis.", sort),
     ("argsort", "argsort(data, axis=-1, is_ascend=True, dtype='float32'): the indices that sort data along axis.", argsort),
     ("topk", "topk(data, axis=-1, k=1, ret_typ='indices', is_ascend=False, dtype='float32'): the top k elements along axis: their indices, values, both, or a mask.", topk),
@@ -124,6 +124,13 @@ const ND_OPS: [(&str, &str, Op); 11] = [
     ("slice_axis", "slice_axis(data, axis, begin, end): the slice begin:end along axis (end None for the rest).", slice_axis),
     ("shape_array", "shape_array(data): the shape as a 1-D int64 array.", shape_array),
     ("broadcast_axis", "broadcast_axis(data, axis=(), size=()): data repeated along axes of size 1 to the sizes given.", broadcast_axis),
+    ("broadcast_to", "broadcast_to(data, shape=()): data repeated along axes of size 1 to shape (0 keeps an axis).", broadcast_to),
+    ("split", "split(data, num_outputs, axis=1, squeeze_axis=False): num_outputs equal pieces along axis (a list).", split),
+    ("squeeze", "squeeze(data, axis=None): data without its axes of size 1 (or those of axis).", squeeze),
+    ("swapaxes", "swapaxes(data, dim1=0, dim2=0): data with two axes exchanged.", swapaxes),
+    ("tile", "tile(data, reps): data repeated reps[d] times along each axis (ones prepended to the shorter).", tile),
+    ("repeat", "repeat(data, repeats, axis=None): each element (or slice along axis) repeated (of the flattened data when None).", repeat),
+    ("expand_dims", "expand_dims(data, axis): data with a new axis of size 1 at axis.", expand_dims),
 ];
 
 fn nd_function(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
@@ -165,7 +172,10 @@ pub fn array_attr(_it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Op
     if flavor != Some(Flavor::Nd) {
         return Ok(None);
     }
-    let Some((mname, doc, _)) = ND_OPS.iter().find(|(n, _, _)| *n == name && *n != "where") else {
+    // `expand_dims`, `squeeze` and `broadcast_to` are methods of the shared API already.
+    let Some((mname, doc, _)) = ND_OPS.iter().find(|(n, _, _)| {
+        *n == name && !matches!(*n, "where" | "expand_dims" | "squeeze" | "broadcast_to")
+    }) else {
         return Ok(None);
     };
     let f: MethodFn = |it, r, a| {
@@ -465,6 +475,186 @@ fn broadcast_axis(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> R
     Ok(wrap(sel::broadcast(tape, rt, &x.array, &shape)?, x.flavor))
 }
 
+fn shape_ints(v: Option<Value>, what: &str) -> Result<Vec<i64>, Exc> {
+    match v {
+        None | Some(Value::None) => Ok(Vec::new()),
+        Some(v) => ints(&v, what),
+    }
+}
+
+fn broadcast_to(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<Value, Exc> {
+    let x = data_arg(r, &mut a)?;
+    let shape = shape_ints(a.take(1, "shape")?, "shape")?;
+    a.finish(2)?;
+    let src = x.array.shape();
+    if shape.len() != src.len() {
+        return Err(mx_error(format!(
+            "broadcast_to: the new shape {} must have the input's {} axes",
+            crate::runtime::shape::shape_tuple(
+                &shape.iter().map(|&d| d.max(0) as usize).collect::<Vec<_>>()
+            ),
+            src.len()
+        )));
+    }
+    let mut target = Vec::with_capacity(shape.len());
+    for (d, (&want, &have)) in shape.iter().zip(src).enumerate() {
+        let size = if want == 0 {
+            have
+        } else {
+            want.max(0) as usize
+        };
+        if have != 1 && size != have {
+            return Err(mx_error(format!(
+                "broadcast_to: axis {d} of size {have} cannot be broadcast to {size}"
+            )));
+        }
+        target.push(size);
+    }
+    let (tape, rt) = tape(it);
+    Ok(wrap(sel::broadcast(tape, rt, &x.array, &target)?, x.flavor))
+}
+
+fn split(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<Value, Exc> {
+    let x = data_arg(r, &mut a)?;
+    let n = int_of(&a.required(1, "num_outputs")?, "num_outputs")?;
+    let axis = a.take(2, "axis")?;
+    let squeeze_axis = flag(a.take(3, "squeeze_axis")?, false)?;
+    a.finish(4)?;
+    let shape = x.array.shape().to_vec();
+    let ax = axis_of(axis, 1, shape.len(), "split")?;
+    let len = shape[ax];
+    if n <= 0 || len % n as usize != 0 {
+        let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
+        return Err(mx_error(format!(
+            "Traceback (most recent call last):\n  File \"../src/operator/./slice_channel-inl.h\", line 202\nMXNetError: Check failed: dshape[real_axis] % param_.num_outputs == 0U ({} vs. 0) : You are trying to split the {ax}-th axis of input tensor with shape [{}] into num_outputs={n} evenly sized chunks, but this is not possible because {n} does not evenly divide {len}",
+            len % n.max(1) as usize,
+            dims.join(",")
+        )));
+    }
+    let size = len / n as usize;
+    let (tape, _) = tape(it);
+    let parts = sel::split_sizes(tape, &x.array, ax, &vec![size; n as usize])?;
+    let mut outs = Vec::with_capacity(parts.len());
+    for p in parts {
+        let p = if squeeze_axis && size == 1 {
+            let mut s: Vec<isize> = p.shape().iter().map(|&d| d as isize).collect();
+            s.remove(ax);
+            tape.reshape(&p, &s)?
+        } else {
+            p
+        };
+        outs.push(wrap(p, x.flavor));
+    }
+    Ok(Value::list(outs))
+}
+
+fn squeeze(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<Value, Exc> {
+    let x = data_arg(r, &mut a)?;
+    let axes = shape_ints(a.take(1, "axis")?, "axis")?;
+    a.finish(2)?;
+    let shape = x.array.shape();
+    let drop: Vec<usize> = if axes.is_empty() {
+        (0..shape.len()).filter(|&d| shape[d] == 1).collect()
+    } else {
+        let mut v = Vec::new();
+        for d in axes {
+            let d = axis_of(Some(Value::Int(d)), 0, shape.len(), "squeeze")?;
+            if shape[d] != 1 {
+                return Err(mx_error(format!(
+                    "squeeze: cannot select an axis to squeeze out which has size={} not equal to one",
+                    shape[d]
+                )));
+            }
+            v.push(d);
+        }
+        v
+    };
+    let kept: Vec<isize> = (0..shape.len())
+        .filter(|d| !drop.contains(d))
+        .map(|d| shape[d] as isize)
+        .collect();
+    // MXNet keeps one axis of a squeezed (1,)-shaped result.
+    let kept = if kept.is_empty() && !shape.is_empty() {
+        vec![1]
+    } else {
+        kept
+    };
+    let (tape, _) = tape(it);
+    Ok(wrap(tape.reshape(&x.array, &kept)?, x.flavor))
+}
+
+fn swapaxes(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<Value, Exc> {
+    let x = data_arg(r, &mut a)?;
+    let d1 = a.take(1, "dim1")?;
+    let d2 = a.take(2, "dim2")?;
+    a.finish(3)?;
+    let nd = x.array.ndim();
+    let d1 = axis_of(d1, 0, nd, "swapaxes")?;
+    let d2 = axis_of(d2, 0, nd, "swapaxes")?;
+    let mut perm: Vec<isize> = (0..nd as isize).collect();
+    perm.swap(d1, d2);
+    let (tape, _) = tape(it);
+    Ok(wrap(tape.transpose(&x.array, Some(&perm))?, x.flavor))
+}
+
+fn tile(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<Value, Exc> {
+    let x = data_arg(r, &mut a)?;
+    let reps = shape_ints(Some(a.required(1, "reps")?), "reps")?;
+    a.finish(2)?;
+    if reps.iter().any(|&r| r < 0) {
+        return Err(mx_error("tile: reps must not be negative"));
+    }
+    let mut full = vec![1usize; x.array.ndim().saturating_sub(reps.len())];
+    full.extend(reps.iter().map(|&r| r as usize));
+    let (tape, _) = tape(it);
+    Ok(wrap(sel::tile(tape, &x.array, &full)?, x.flavor))
+}
+
+fn repeat(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<Value, Exc> {
+    let x = data_arg(r, &mut a)?;
+    let n = int_of(&a.required(1, "repeats")?, "repeats")?;
+    let axis = a.take(2, "axis")?;
+    a.finish(3)?;
+    let (source, ax) = match axis {
+        None | Some(Value::None) => (x.array.reshape(&[-1])?, 0),
+        some => {
+            let ax = axis_of(some, 0, x.array.ndim(), "repeat")?;
+            (x.array.clone(), ax)
+        }
+    };
+    if n < 0 {
+        return Err(mx_error("repeat: repeats must not be negative"));
+    }
+    let len = source.shape()[ax];
+    let positions: Vec<i64> = (0..len as i64)
+        .flat_map(|i| std::iter::repeat(i).take(n as usize))
+        .collect();
+    let count = positions.len();
+    let (tape, rt) = tape(it);
+    let index = rt.from_host(HostData::I64(positions), &[count], source.device())?;
+    Ok(wrap(
+        sel::index_select(tape, rt, &source, ax, &index)?,
+        x.flavor,
+    ))
+}
+
+fn expand_dims(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<Value, Exc> {
+    let x = data_arg(r, &mut a)?;
+    let ax = int_of(&a.required(1, "axis")?, "axis")?;
+    a.finish(2)?;
+    let nd = x.array.ndim() as i64;
+    let at = if ax < 0 { ax + nd + 1 } else { ax };
+    if at < 0 || at > nd {
+        return Err(mx_error(format!(
+            "expand_dims: axis {ax} is out of range for an array of {nd} dimensions"
+        )));
+    }
+    let mut shape: Vec<isize> = x.array.shape().iter().map(|&d| d as isize).collect();
+    shape.insert(at as usize, 1);
+    let (tape, _) = tape(it);
+    Ok(wrap(tape.reshape(&x.array, &shape)?, x.flavor))
+}
+
 // ------------------------------------------------------------------ mxnet.np
 
 /// Adds `sort`, `argsort`, `flip`, `where` and `tril` to `mxnet.np`.
@@ -510,6 +700,19 @@ pub fn install_np(m: &Module) {
         ),
     );
     m.set("take", builtin("take", "take(a, indices, axis=None, mode='raise'): the elements (or slices along axis) of a at indices.", np_take));
+    let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 8] = [
+        ("repeat", "repeat(a, repeats, axis=None): each element (or slice along axis) repeated (of the flattened a when None).", |it, a| via_nd(it, a, repeat)),
+        ("tile", "tile(A, reps): A repeated reps[d] times along each axis.", |it, a| via_nd(it, a, tile)),
+        ("swapaxes", "swapaxes(a, axis1, axis2): a with two axes exchanged.", |it, a| via_nd(it, a, swapaxes)),
+        ("squeeze", "squeeze(a, axis=None): a without its axes of size 1 (or those of axis).", np_squeeze),
+        ("broadcast_to", "broadcast_to(array, shape): array repeated along axes of size 1 (and new leading axes) to shape.", np_broadcast_to),
+        ("moveaxis", "moveaxis(a, source, destination): the axes at source moved to destination.", np_moveaxis),
+        ("split", "split(ary, indices_or_sections, axis=0): equal pieces, or pieces cut before the given indices, along axis (a list).", np_split),
+        ("unique", "unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None): the sorted distinct values.", np_unique),
+    ];
+    for (name, doc, f) in fns {
+        m.set(name, builtin(name, doc, f));
+    }
 }
 
 fn np_array(v: &Value, what: &str) -> Result<ArrayValue, Exc> {
@@ -703,4 +906,185 @@ fn np_tril(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         x.array.clone()
     };
     Ok(wrap(sel::tri(tape, rt, &array, k, true)?, x.flavor))
+}
+
+/// A numpy-mode function served by the legacy operator of the same computation: NumPy's
+/// keyword names become MXNet's.
+fn via_nd(it: &mut dyn Interpreter, mut a: Args, op: Op) -> Result<Value, Exc> {
+    for (k, _) in a.kw.iter_mut() {
+        let renamed = match &**k {
+            "a" | "A" => "data",
+            "axis1" => "dim1",
+            "axis2" => "dim2",
+            _ => continue,
+        };
+        *k = std::rc::Rc::from(renamed);
+    }
+    op(it, None, a)
+}
+
+fn np_squeeze(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = np_array(&a.required(0, "a")?, "squeeze")?;
+    let axes = shape_ints(a.take(1, "axis")?, "axis")?;
+    a.finish(2)?;
+    let shape = x.array.shape();
+    let mut drop = Vec::new();
+    if axes.is_empty() {
+        drop.extend((0..shape.len()).filter(|&d| shape[d] == 1));
+    }
+    for d in axes {
+        let d = axis_of(Some(Value::Int(d)), 0, shape.len(), "squeeze")?;
+        if shape[d] != 1 {
+            return Err(Exc::value_error(
+                "cannot select an axis to squeeze out which has size not equal to one",
+            ));
+        }
+        drop.push(d);
+    }
+    let kept: Vec<isize> = (0..shape.len())
+        .filter(|d| !drop.contains(d))
+        .map(|d| shape[d] as isize)
+        .collect();
+    let (tape, _) = tape(it);
+    Ok(wrap(tape.reshape(&x.array, &kept)?, x.flavor))
+}
+
+fn np_broadcast_to(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = np_array(&a.required(0, "array")?, "broadcast_to")?;
+    let shape: Vec<usize> = shape_ints(Some(a.required(1, "shape")?), "shape")?
+        .into_iter()
+        .map(|d| d.max(0) as usize)
+        .collect();
+    a.finish(2)?;
+    let fits = crate::runtime::shape::broadcast_shapes(x.array.shape(), &shape)
+        .map(|s| s == shape)
+        .unwrap_or(false);
+    if !fits {
+        return Err(Exc::value_error(format!(
+            "operands could not be broadcast together with remapped shapes [original->remapped]: {} and requested shape {}",
+            crate::runtime::shape::shape_tuple(x.array.shape()),
+            crate::runtime::shape::shape_tuple(&shape)
+        )));
+    }
+    let (tape, rt) = tape(it);
+    Ok(wrap(sel::broadcast(tape, rt, &x.array, &shape)?, x.flavor))
+}
+
+fn np_moveaxis(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = np_array(&a.required(0, "a")?, "moveaxis")?;
+    let source = ints(&a.required(1, "source")?, "source")?;
+    let destination = ints(&a.required(2, "destination")?, "destination")?;
+    a.finish(3)?;
+    if source.len() != destination.len() {
+        return Err(Exc::value_error(
+            "`source` and `destination` arguments must have the same number of elements",
+        ));
+    }
+    let nd = x.array.ndim();
+    let fix = |d: &i64| axis_of(Some(Value::Int(*d)), 0, nd, "moveaxis");
+    let src: Vec<usize> = source.iter().map(fix).collect::<Result<_, _>>()?;
+    let dst: Vec<usize> = destination.iter().map(fix).collect::<Result<_, _>>()?;
+    let mut order: Vec<usize> = (0..nd).filter(|d| !src.contains(d)).collect();
+    let mut pairs: Vec<(usize, usize)> = dst.iter().copied().zip(src.iter().copied()).collect();
+    pairs.sort_unstable();
+    for (d, s) in pairs {
+        order.insert(d.min(order.len()), s);
+    }
+    let perm: Vec<isize> = order.iter().map(|&d| d as isize).collect();
+    let (tape, _) = tape(it);
+    Ok(wrap(tape.transpose(&x.array, Some(&perm))?, x.flavor))
+}
+
+fn np_split(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = np_array(&a.required(0, "ary")?, "split")?;
+    let how = a.required(1, "indices_or_sections")?;
+    let axis = a.take(2, "axis")?;
+    a.finish(3)?;
+    let ax = axis_of(axis, 0, x.array.ndim(), "split")?;
+    let len = x.array.shape()[ax];
+    let sizes: Vec<usize> = match &how {
+        Value::Int(n) => {
+            if *n <= 0 || len % *n as usize != 0 {
+                return Err(Exc::value_error(
+                    "array split does not result in an equal division",
+                ));
+            }
+            vec![len / *n as usize; *n as usize]
+        }
+        other => {
+            let mut sizes = Vec::new();
+            let mut prev = 0usize;
+            for c in ints(other, "indices")?
+                .into_iter()
+                .chain(std::iter::once(len as i64))
+            {
+                let c = (if c < 0 { c + len as i64 } else { c }).clamp(0, len as i64) as usize;
+                let c = c.max(prev);
+                sizes.push(c - prev);
+                prev = c;
+            }
+            sizes
+        }
+    };
+    let (tape, _) = tape(it);
+    let parts = sel::split_sizes(tape, &x.array, ax, &sizes)?;
+    Ok(Value::list(
+        parts.into_iter().map(|p| wrap(p, x.flavor)).collect(),
+    ))
+}
+
+fn np_unique(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let x = np_array(&a.required(0, "ar")?, "unique")?;
+    let want_index = flag(a.take(1, "return_index")?, false)?;
+    let want_inverse = flag(a.take(2, "return_inverse")?, false)?;
+    let want_counts = flag(a.take(3, "return_counts")?, false)?;
+    let axis = a.take(4, "axis")?;
+    a.finish(5)?;
+    if !matches!(axis, None | Some(Value::None)) {
+        return Err(Exc::new(
+            ExcKind::NotImplementedError,
+            "unique(axis=...): devarray's mxnet.np finds the distinct elements of the flattened array only",
+        ));
+    }
+    let host = x.array.try_to_host()?.to_f64_vec();
+    let (values, inverse, counts) = sel::unique_values(&host);
+    let rt = &it.state().rt;
+    let device = x.array.device();
+    let n = values.len();
+    let vals = rt
+        .from_host(HostData::F64(values), &[n], device)?
+        .astype(x.array.dtype())?;
+    let mut parts = vec![wrap(vals, x.flavor)];
+    if want_index {
+        let mut first = vec![-1i64; n];
+        for (p, &u) in inverse.iter().enumerate() {
+            if let Some(f) = first.get_mut(u as usize) {
+                if *f < 0 {
+                    *f = p as i64;
+                }
+            }
+        }
+        parts.push(wrap(
+            rt.from_host(HostData::I64(first), &[n], device)?,
+            x.flavor,
+        ));
+    }
+    if want_inverse {
+        let m = inverse.len();
+        parts.push(wrap(
+            rt.from_host(HostData::I64(inverse), &[m], device)?,
+            x.flavor,
+        ));
+    }
+    if want_counts {
+        parts.push(wrap(
+            rt.from_host(HostData::I64(counts), &[n], device)?,
+            x.flavor,
+        ));
+    }
+    Ok(if parts.len() == 1 {
+        parts.remove(0)
+    } else {
+        Value::tuple(parts)
+    })
 }
