@@ -558,3 +558,22 @@ pub fn pad(
     }
     Ok(y)
 }
+
+/// Slice i of `x` along `axis` repeated `counts[i]` times, in order (NumPy's and MXNet's
+/// `repeat`, PyTorch's `repeat_interleave`): one recorded gather.
+pub fn repeat_along(
+    tape: &mut Tape,
+    rt: &Runtime,
+    x: &Array,
+    axis: usize,
+    counts: &[usize],
+) -> Result<Array> {
+    let positions: Vec<i64> = counts
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &c)| std::iter::repeat_n(i as i64, c))
+        .collect();
+    let n = positions.len();
+    let index = rt.from_host(crate::runtime::HostData::I64(positions), &[n], x.device())?;
+    index_select(tape, rt, x, axis, &index)
+}

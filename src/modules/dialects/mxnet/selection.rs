@@ -331,7 +331,7 @@ fn nd_where(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<
     } else if c.ndim() == 1 && c.shape().first() == x.array.shape().first() {
         // A 1-D condition picks whole rows.
         let mut lined = vec![-1isize];
-        lined.extend(std::iter::repeat(1).take(x.array.ndim().saturating_sub(1)));
+        lined.extend(std::iter::repeat_n(1, x.array.ndim().saturating_sub(1)));
         c.reshape(&lined)?
     } else {
         return Err(mx_error(
@@ -625,15 +625,10 @@ fn repeat(it: &mut dyn Interpreter, r: Option<&Value>, mut a: Args) -> Result<Va
     if n < 0 {
         return Err(mx_error("repeat: repeats must not be negative"));
     }
-    let len = source.shape()[ax];
-    let positions: Vec<i64> = (0..len as i64)
-        .flat_map(|i| std::iter::repeat(i).take(n as usize))
-        .collect();
-    let count = positions.len();
+    let counts = vec![n as usize; source.shape()[ax]];
     let (tape, rt) = tape(it);
-    let index = rt.from_host(HostData::I64(positions), &[count], source.device())?;
     Ok(wrap(
-        sel::index_select(tape, rt, &source, ax, &index)?,
+        sel::repeat_along(tape, rt, &source, ax, &counts)?,
         x.flavor,
     ))
 }
@@ -796,12 +791,11 @@ fn np_where(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     );
     let xv = np_operand(it, &x, ya.as_ref(), device)?;
     let yv = np_operand(it, &y, xa.as_ref(), device)?;
-    let dtype = if xv.dtype() == yv.dtype() {
-        xv.dtype()
-    } else if xv.dtype().is_float() || !yv.dtype().is_float() {
-        xv.dtype()
-    } else {
+    // The float of the two wins; otherwise the first's dtype.
+    let dtype = if yv.dtype().is_float() && !xv.dtype().is_float() {
         yv.dtype()
+    } else {
+        xv.dtype()
     };
     let (tape, rt) = tape(it);
     let xv = if xv.dtype() == dtype {

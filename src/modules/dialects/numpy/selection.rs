@@ -920,15 +920,9 @@ fn repeat(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if counts.iter().any(|&c| c < 0) {
         return Err(Exc::value_error("repeats may not contain negative values."));
     }
-    let positions: Vec<i64> = counts
-        .iter()
-        .enumerate()
-        .flat_map(|(i, &c)| std::iter::repeat(i as i64).take(c as usize))
-        .collect();
-    let n = positions.len();
-    let index = host_i64(it, positions, &[n])?;
+    let counts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
     let (tape, rt) = tape_rt(it);
-    Ok(out(sel::index_select(tape, rt, &source, ax, &index)?))
+    Ok(out(sel::repeat_along(tape, rt, &source, ax, &counts)?))
 }
 
 fn count_nonzero(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -988,7 +982,7 @@ fn unique(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     perm.extend((0..x.ndim() as isize).filter(|&d| d as usize != ax));
     let moved = x.transpose(Some(&perm))?;
     let len = x.shape()[ax];
-    let width = if len == 0 { 0 } else { x.size() / len };
+    let width = x.size().checked_div(len).unwrap_or(0);
     let vals = values(&moved)?;
     let row = |i: usize| &vals[i * width..(i + 1) * width];
     let mut order: Vec<usize> = (0..len).collect();

@@ -316,22 +316,14 @@ fn repeat_interleave(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result
     if counts.iter().any(|&c| c < 0) {
         return Err(runtime_error("repeats can not be negative"));
     }
-    let positions: Vec<i64> = counts
-        .iter()
-        .enumerate()
-        .flat_map(|(i, &c)| std::iter::repeat(i as i64).take(c as usize))
-        .collect();
-    let n = positions.len();
+    let counts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
     let (tape, rt) = tape_rt(it);
-    let index = rt
-        .from_host(HostData::I64(positions), &[n], source.device())
-        .map_err(rt_err)?;
     let source = if dim == 0 && source.ndim() == 1 && x.ndim() != 1 {
         tape.reshape(&x, &[-1]).map_err(rt_err)?
     } else {
         source
     };
-    let y = sel::index_select(tape, rt, &source, dim, &index).map_err(rt_err)?;
+    let y = sel::repeat_along(tape, rt, &source, dim, &counts).map_err(rt_err)?;
     tape.rename(&y, "IndexSelectBackward0");
     Ok(out(y))
 }
