@@ -908,6 +908,7 @@ fn repeat(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     };
     let len = source.shape()[ax];
     let counts = ints(&repeats, "repeats")?;
+    let one_count = !matches!(repeats, Value::List(_) | Value::Tuple(_) | Value::Array(_));
     let counts = match counts.len() {
         1 => vec![counts[0]; len],
         n if n == len => counts,
@@ -918,7 +919,12 @@ fn repeat(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
     };
     if counts.iter().any(|&c| c < 0) {
-        return Err(Exc::value_error("repeats may not contain negative values."));
+        // NumPy's words differ for one count and for a count per element.
+        return Err(Exc::value_error(if one_count {
+            "negative dimensions are not allowed"
+        } else {
+            "repeats may not contain negative values."
+        }));
     }
     let counts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
     let (tape, rt) = tape_rt(it);
