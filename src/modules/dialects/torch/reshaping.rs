@@ -93,6 +93,22 @@ pub fn tensor_method(name: &str) -> Option<(&'static str, &'static str, MethodFn
         "cummin" => ("cummin", "x.cummin(dim): the running minimum along dim, with the index of each.", |it, r, a| cumulative(it, r, a, false)),
         "mode" => ("mode", "x.mode(dim=-1, keepdim=False): the most frequent value along dim (the smallest of ties), with an index of it.", mode),
         "unique" => ("unique", "x.unique(sorted=True, return_inverse=False, return_counts=False, dim=None): the distinct values, sorted.", unique),
+        "hsplit" => ("hsplit", "x.hsplit(sections): split along dim 1 (dim 0 for 1-D), into equal sections or before the given indices.", |it, r, a| split_at(it, r, a, 1)),
+        "vsplit" => ("vsplit", "x.vsplit(sections): split along dim 0 (2-D or more).", |it, r, a| split_at(it, r, a, 0)),
+        "dsplit" => ("dsplit", "x.dsplit(sections): split along dim 2 (3-D or more).", |it, r, a| split_at(it, r, a, 2)),
+        "broadcast_to" => ("broadcast_to", "x.broadcast_to(size): x.expand(size).", |it, r, mut a| {
+            let x = tensor(r)?;
+            let sizes = shape_list(&mut a)?;
+            a.finish(0)?;
+            expand_to(it, &x, &sizes)
+        }),
+        "ravel" => ("ravel", "x.ravel(): the elements as a 1-D tensor.", |it, r, a| {
+            a.finish(0)?;
+            let x = tensor(r)?;
+            let (tape, _) = tape_rt(it);
+            Ok(out(tape.reshape(&x, &[-1]).map_err(rt_err)?))
+        }),
+        "quantile" => ("quantile", "x.quantile(q, dim=None, keepdim=False, interpolation='linear'): the q-th quantiles (linear interpolation between sorted values).", quantile),
         _ => return None,
     };
     Some((mname, doc, f))
@@ -107,6 +123,12 @@ pub fn tensor_attr(v: &Value, name: &str) -> Option<Value> {
 /// Adds this file's functions to `torch`.
 pub fn install(m: &Module) {
     for name in [
+        "hsplit",
+        "vsplit",
+        "dsplit",
+        "broadcast_to",
+        "ravel",
+        "quantile",
         "repeat_interleave",
         "movedim",
         "moveaxis",
@@ -129,7 +151,9 @@ pub fn install(m: &Module) {
         };
         m.set(name, builtin(fname, doc, function_form));
     }
-    let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 6] = [
+    let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 8] = [
+        ("hstack", "hstack(tensors): joined along dim 1 (dim 0 for 1-D tensors).", |it, a| stack_like(it, a, 1)),
+        ("vstack", "vstack(tensors): 1-D tensors as rows, joined with 2-D ones along dim 0.", |it, a| stack_like(it, a, 0)),
         ("tril_indices", "tril_indices(row, col, offset=0, *, dtype=torch.long, device='cpu'): the (2, n) indices of the lower triangle of a row x col matrix.", |it, a| tri_indices(it, a, true)),
         ("triu_indices", "triu_indices(row, col, offset=0, *, dtype=torch.long, device='cpu'): the (2, n) indices of the upper triangle of a row x col matrix.", |it, a| tri_indices(it, a, false)),
         ("column_stack", "column_stack(tensors): 1-D tensors as columns, joined with 2-D ones along dim 1.", |it, a| stack_like(it, a, 2)),
@@ -657,6 +681,9 @@ fn stack_like(it: &mut dyn Interpreter, mut a: Args, rank: usize) -> Result<Valu
     for v in &items {
         let t = tensor(v)?;
         let shape: Vec<isize> = match (rank, t.shape()) {
+            (0, []) => vec![1, 1],
+            (0, [n]) => vec![1, *n as isize],
+            (1, []) => vec![1],
             (2, []) => vec![1, 1],
             (2, [n]) => vec![*n as isize, 1],
             (3, []) => vec![1, 1, 1],
@@ -666,9 +693,14 @@ fn stack_like(it: &mut dyn Interpreter, mut a: Args, rank: usize) -> Result<Valu
         };
         parts.push(tape.reshape(&t, &shape).map_err(rt_err)?);
     }
-    Ok(out(tape
-        .concat(&parts, rank as isize - 1)
-        .map_err(rt_err)?))
+    // vstack joins along dim 0, hstack along 1 (0 when every part is 1-D), the others last.
+    let dim = match rank {
+        0 => 0,
+        1 if parts.iter().all(|p| p.ndim() == 1) => 0,
+        1 => 1,
+        r => r as isize - 1,
+    };
+    Ok(out(tape.concat(&parts, dim).map_err(rt_err)?))
 }
 
 // ------------------------------------------------------------------ host-computed searches
@@ -974,4 +1006,149 @@ fn unique(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc
     } else {
         Value::tuple(parts)
     })
+}
+
+/// `hsplit`/`vsplit`/`dsplit`: equal sections of dim `dim` (dim 0 for a 1-D `hsplit`), or the
+/// pieces before each index of a list.
+fn split_at(it: &mut dyn Interpreter, r: &Value, mut a: Args, dim: usize) -> Result<Value, Exc> {
+    let fname = a.fname;
+    let x = tensor(r)?;
+    let how = a.required(0, "sections")?;
+    a.finish(1)?;
+    let need = if dim == 1 { 1 } else { dim + 1 };
+    if x.ndim() < need {
+        return Err(runtime_error(format!(
+            "torch.{fname} requires a tensor with at least {need} dimension, but got a tensor with {} dimensions!",
+            x.ndim()
+        )));
+    }
+    let dim = if dim == 1 && x.ndim() == 1 { 0 } else { dim };
+    let len = x.shape()[dim];
+    let sizes: Vec<usize> = match &how {
+        Value::Int(n) => {
+            let n = *n;
+            if n <= 0 || len % n as usize != 0 {
+                return Err(runtime_error(format!(
+                    "torch.{fname} attempted to split along dimension {dim}, but the size of the dimension {len} is not divisible by the split_size {n}!"
+                )));
+            }
+            vec![len / n as usize; n as usize]
+        }
+        other => {
+            let mut sizes = Vec::new();
+            let mut prev = 0usize;
+            for c in ints(other, fname, "indices")?
+                .into_iter()
+                .chain(std::iter::once(len as i64))
+            {
+                let c = (if c < 0 { c + len as i64 } else { c }).clamp(0, len as i64) as usize;
+                let c = c.max(prev);
+                sizes.push(c - prev);
+                prev = c;
+            }
+            sizes
+        }
+    };
+    let (tape, _) = tape_rt(it);
+    let parts = sel::split_sizes(tape, &x, dim, &sizes).map_err(rt_err)?;
+    Ok(Value::tuple(parts.into_iter().map(out).collect()))
+}
+
+/// `quantile`: linear interpolation between the sorted values around position q * (n - 1),
+/// through recorded ops (so it is differentiable), from the nearer end as PyTorch's `lerp`.
+fn quantile(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    use crate::runtime::{BinaryOp, Operand, Scalar};
+    let x = tensor(r)?;
+    let q = a.required(0, "q")?;
+    let dim = a.take(1, "dim")?.filter(|v| !matches!(v, Value::None));
+    let keepdim = flag(a.take(2, "keepdim")?, false)?;
+    if let Some(Value::Str(s)) = &a.take(3, "interpolation")? {
+        if &**s != "linear" {
+            return Err(Exc::new(
+                ExcKind::NotImplementedError,
+                "quantile(interpolation=...): devarray interpolates linearly only",
+            ));
+        }
+    }
+    a.finish(4)?;
+    if !x.dtype().is_float() {
+        return Err(runtime_error(
+            "quantile() input tensor must be either float or double dtype",
+        ));
+    }
+    let (qs, q_shape): (Vec<f64>, Vec<usize>) = match &q {
+        Value::Array(t) => (
+            t.array.try_to_host().map_err(rt_err)?.to_f64_vec(),
+            t.array.shape().to_vec(),
+        ),
+        other => (
+            vec![crate::object::ops::as_f64(other).ok_or_else(|| {
+                Exc::type_error("quantile(): argument 'q' must be float or Tensor")
+            })?],
+            Vec::new(),
+        ),
+    };
+    if let Some(bad) = qs.iter().find(|q| !(0.0..=1.0).contains(*q)) {
+        return Err(runtime_error(format!(
+            "quantile() q must be in the range [0, 1] but got {bad}"
+        )));
+    }
+    let (tape, _) = tape_rt(it);
+    let (source, axis) = match &dim {
+        None => (tape.reshape(&x, &[-1]).map_err(rt_err)?, 0),
+        Some(d) => (
+            x.clone(),
+            norm_axis(int(d, "quantile", "dim")?, x.ndim(), T)?,
+        ),
+    };
+    let n = source.shape().get(axis).copied().unwrap_or(0);
+    if n == 0 {
+        return Err(runtime_error("quantile() input tensor must be non-empty"));
+    }
+    let (sorted, _) = sel::sort(tape, &source, axis as isize, false).map_err(rt_err)?;
+    let mut shape: Vec<isize> = to_isize(source.shape());
+    match (&dim, keepdim) {
+        (None, true) => shape = vec![1; x.ndim()],
+        (Some(_), true) => shape[axis] = 1,
+        _ => {
+            shape.remove(axis);
+        }
+    }
+    let mut results = Vec::with_capacity(qs.len());
+    for &q in &qs {
+        let pos = q * (n - 1) as f64;
+        let (lo, hi) = (pos.floor() as i64, pos.ceil() as i64);
+        let w = pos - lo as f64;
+        let low = tape
+            .index(&sorted, &sel::axis_slice(axis, lo, lo + 1))
+            .map_err(rt_err)?;
+        let high = tape
+            .index(&sorted, &sel::axis_slice(axis, hi, hi + 1))
+            .map_err(rt_err)?;
+        let span = tape
+            .binary(BinaryOp::Sub, Operand::Array(&high), Operand::Array(&low))
+            .map_err(rt_err)?;
+        let (from, factor, op) = if w < 0.5 {
+            (&low, w, BinaryOp::Add)
+        } else {
+            (&high, 1.0 - w, BinaryOp::Sub)
+        };
+        let step = tape
+            .binary(
+                BinaryOp::Mul,
+                Operand::Array(&span),
+                Operand::Scalar(Scalar::Float(factor)),
+            )
+            .map_err(rt_err)?;
+        let v = tape
+            .binary(op, Operand::Array(from), Operand::Array(&step))
+            .map_err(rt_err)?;
+        results.push(tape.reshape(&v, &shape).map_err(rt_err)?);
+    }
+    let y = if q_shape.is_empty() {
+        results.remove(0)
+    } else {
+        tape.stack(&results, 0).map_err(rt_err)?
+    };
+    Ok(out(y))
 }
