@@ -522,9 +522,9 @@ pub fn pad(
                 tape.concat(&[y.clone(), slab], ax as isize)?
             }
             _ if n == 0 => {
-                return Err(RuntimeError::Value(
-                    "can't extend empty axis using modes other than 'constant' or 'empty'".into(),
-                ))
+                return Err(RuntimeError::Value(format!(
+                    "can't extend empty axis {ax} using modes other than 'constant' or 'empty'"
+                )))
             }
             _ => y.clone(),
         };

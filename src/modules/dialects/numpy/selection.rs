@@ -195,7 +195,8 @@ fn take(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let ax = a.take(2, "axis")?;
     a.take(3, "mode")?;
     a.finish(4)?;
-    if index.dtype().is_float() {
+    // An empty list is a float64 array that NumPy still accepts.
+    if index.dtype().is_float() && index.size() > 0 {
         return Err(Exc::type_error(
             "Cannot cast array data from dtype('float64') to dtype('int64') according to the rule 'safe'",
         ));
@@ -657,6 +658,9 @@ fn partition(it: &mut dyn Interpreter, mut a: Args, positions: bool) -> Result<V
         Some(v) => (x.clone(), axis(int(&v, "axis")?, x.ndim())?),
     };
     let len = source.shape().get(ax).copied().unwrap_or(0) as i64;
+    if len == 0 {
+        return Ok(out(source));
+    }
     for k in kth {
         if k < -len || k >= len {
             return Err(Exc::value_error(format!("kth(={k}) out of bounds ({len})")));

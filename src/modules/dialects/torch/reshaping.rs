@@ -846,7 +846,7 @@ fn cumulative(it: &mut dyn Interpreter, r: &Value, mut a: Args, max: bool) -> Re
     let x = tensor(r)?;
     let dim = a.required(0, "dim")?;
     a.finish(1)?;
-    let axis = norm_axis(int(&dim, fname, "dim")?, x.ndim(), T)?;
+    let axis = norm_axis(int(&dim, fname, "dim")?, x.ndim().max(1), T)?;
     let len = x.shape().get(axis).copied().unwrap_or(1);
     let positions = lane_positions(&x, axis, len, |lane| {
         let mut best = 0usize;
@@ -913,7 +913,11 @@ fn mode(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> 
     let dim = a.take(0, "dim")?;
     let keepdim = flag(a.take(1, "keepdim")?, false)?;
     a.finish(2)?;
-    let axis = norm_axis(dim.map_or(Ok(-1), |v| int(&v, "mode", "dim"))?, x.ndim(), T)?;
+    let axis = norm_axis(
+        dim.map_or(Ok(-1), |v| int(&v, "mode", "dim"))?,
+        x.ndim().max(1),
+        T,
+    )?;
     let source = if x.ndim() == 0 {
         x.reshape(&[1]).map_err(rt_err)?
     } else {

@@ -69,7 +69,7 @@ fn dim_of(
         None => default,
         Some(v) => int_arg(&v, fname, "dim", pos)?,
     };
-    norm_axis(d, ndim, T)
+    norm_axis(d, ndim.max(1), T)
 }
 
 fn out(a: Array) -> Value {
@@ -319,7 +319,18 @@ fn topk(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> 
         return Err(runtime_error("selected index k out of range"));
     }
     let (tape, _) = tape_rt(it);
-    let (values, indices) = sel::topk(tape, &x, k as usize, dim, largest).map_err(rt_err)?;
+    let (values, indices) = if x.ndim() == 0 {
+        // A 0-d tensor is one lane of one element, and stays 0-d.
+        let lane = tape.reshape(&x, &[1]).map_err(rt_err)?;
+        let (v, i) = sel::topk(tape, &lane, k as usize, 0, largest).map_err(rt_err)?;
+        let shape: &[isize] = if k == 1 { &[] } else { &[0] };
+        (
+            tape.reshape(&v, shape).map_err(rt_err)?,
+            i.reshape(shape).map_err(rt_err)?,
+        )
+    } else {
+        sel::topk(tape, &x, k as usize, dim, largest).map_err(rt_err)?
+    };
     tape.rename(&values, "TopkBackward0");
     return_type(it, "topk", values, indices)
 }
@@ -339,8 +350,12 @@ fn kthvalue(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, E
         )));
     }
     let (tape, _) = tape_rt(it);
-    let (values, indices) =
-        sel::kth(tape, &x, (k - 1) as usize, dim, keepdim && x.ndim() > 0).map_err(rt_err)?;
+    let (values, indices) = if x.ndim() == 0 {
+        let lane = tape.reshape(&x, &[1]).map_err(rt_err)?;
+        sel::kth(tape, &lane, 0, 0, false).map_err(rt_err)?
+    } else {
+        sel::kth(tape, &x, (k - 1) as usize, dim, keepdim).map_err(rt_err)?
+    };
     tape.rename(&values, "KthvalueBackward0");
     return_type(it, "kthvalue", values, indices)
 }
