@@ -245,6 +245,7 @@ conformance!(
     matmul_and_dot,
     indexing_and_set_index,
     concat_and_stack,
+    take_and_scatter_along_axis,
     astype_and_clip,
     random_with_seed,
     copies_between_devices,
@@ -532,6 +533,42 @@ fn concat_and_stack(rt: &Runtime, d: Device) -> Outputs {
         ),
         ("stack 0", Array::stack(&[a.clone(), b.clone()], 0).unwrap()),
         ("stack -1", Array::stack(&[a, b], -1).unwrap()),
+    ]
+}
+
+/// The selection primitives (`gather`, `index_select`, `where`, a gather's gradient): picks
+/// along the middle axis with repeats and negative positions, scatters that overwrite and add
+/// at repeated positions, in every dtype's kernel.
+fn take_and_scatter_along_axis(rt: &Runtime, d: Device) -> Outputs {
+    let a = range(rt, d, 24, &[2, 3, 4]);
+    let index = rt
+        .from_host(
+            HostData::I64(vec![2, 0, -1, 1, 0, 0, 2, 2, 1, 1, 1, 0, 0, 1, 2, -3]),
+            &[2, 2, 4],
+            d,
+        )
+        .unwrap();
+    let taken = a.take_along_axis(&index, 1).unwrap();
+    let ints = a.astype(DType::Int64).unwrap();
+    let taken_int = ints.take_along_axis(&index, 1).unwrap();
+    let mask = bin_s(BinaryOp::Gt, &a, Scalar::Int(10));
+    let taken_bool = mask.take_along_axis(&index, 1).unwrap();
+    let src = bin_s(BinaryOp::Add, &taken, Scalar::Int(100));
+    let added = rt.zeros(&[2, 3, 4], DType::Float32, d).unwrap();
+    added.scatter_along_axis(&index, &src, 1, true).unwrap();
+    let written = a.copy_to(rt, d).unwrap();
+    written.scatter_along_axis(&index, &src, 1, false).unwrap();
+    let written_int = ints.copy_to(rt, d).unwrap();
+    written_int
+        .scatter_along_axis(&index, &taken_int, 1, false)
+        .unwrap();
+    vec![
+        ("take f32", taken),
+        ("take i64", taken_int),
+        ("take bool", taken_bool),
+        ("scatter add", added),
+        ("scatter write", written),
+        ("scatter write i64", written_int),
     ]
 }
 

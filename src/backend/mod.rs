@@ -22,6 +22,7 @@
 //! below; runtime code does not change.
 pub mod cpu;
 pub mod cuda;
+pub mod select;
 pub mod sim;
 
 use crate::vocab::error::{Result, RuntimeError};

@@ -182,6 +182,7 @@ fn connect_layers() {
     let _ = crate::object::ops::NUMPY_SCALAR.set(crate::modules::array::scalars::from_array);
     python::hooks::HELP.register(|it, v| notebook::pydoc::describe(it, "", v, 0, false));
     torch::register_hooks();
+    mxnet::selection::register_hooks();
 }
 
 /// The native globals: devices, the d2l helpers and the array functions.

@@ -67,6 +67,8 @@ enum OpRecord {
     Reshape,
     Transpose(Option<Vec<isize>>),
     Index(Vec<IndexItem>),
+    /// `take_along_axis(x, index, axis)`: inputs x and the index.
+    TakeAlong(isize),
     /// A device move or dtype change: the gradient goes back where the input was.
     Copy,
     Concat(isize),
@@ -873,6 +875,27 @@ impl Tape {
         Ok(out)
     }
 
+    /// `x` picked along `axis` by `index` (`Array::take_along_axis`, or the trusted form for
+    /// positions the caller computed); the gradient adds `g` back at the picked positions.
+    pub fn take_along(
+        &mut self,
+        x: &Array,
+        index: &Array,
+        axis: isize,
+        trusted: bool,
+    ) -> Result<Array> {
+        let out = if trusted {
+            x.take_along_trusted(index, axis)?
+        } else {
+            x.take_along_axis(index, axis)?
+        };
+        if let Some(auto) = self.wants(&[x]) {
+            let inputs = vec![Input::Array(x.clone()), Input::Array(index.clone())];
+            self.push(OpRecord::TakeAlong(axis), inputs, &out, auto);
+        }
+        Ok(out)
+    }
+
     /// `as_in_context`: the same array when already on `device` (nothing to record), else a copy.
     pub fn as_in_device(&mut self, rt: &Runtime, x: &Array, device: Device) -> Result<Array> {
         if x.device() == device {
@@ -1622,6 +1645,7 @@ fn grad_fn_name(node: &Node) -> &'static str {
                 None => "AliasBackward0",
             }
         }
+        OpRecord::TakeAlong(_) => "GatherBackward0",
         OpRecord::Copy => "ToCopyBackward0",
         OpRecord::Concat(_) => "CatBackward0",
         OpRecord::Stack(_) => "StackBackward0",
@@ -1900,6 +1924,14 @@ fn node_backward(
             let gx = rt.zeros(x.shape(), g.dtype(), g.device())?;
             gx.set_index(items, Operand::Array(g))?;
             vec![Some(gx)]
+        }
+        OpRecord::TakeAlong(axis) => {
+            let (Some(x), Some(index)) = (arr(0), arr(1)) else {
+                return Err(value_err("autograd: a gather lost an input"));
+            };
+            let gx = rt.zeros(x.shape(), g.dtype(), g.device())?;
+            gx.scatter_along_axis(index, g, *axis, true)?;
+            vec![Some(gx), None]
         }
         OpRecord::Copy => {
             let x = first()?;

@@ -2473,7 +2473,9 @@ fn patches_refused(op: &str, a: &Array) -> RuntimeError {
 }
 
 mod batch_norm;
+mod select;
 pub use batch_norm::BatchNormOutputs;
+pub use select::check_positions;
 
 #[cfg(test)]
 mod tests {

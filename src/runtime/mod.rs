@@ -31,7 +31,7 @@ pub use crate::vocab::{
     f16, BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, Patches, PoolKind, ReduceOp,
     Result, RuntimeError, Scalar, UnaryOp,
 };
-pub use array::{binary_result_dtype, Array};
+pub use array::{binary_result_dtype, check_positions, Array};
 pub use engine::{TransferKind, TransferRecord};
 pub use operand::{IndexItem, Operand};
 

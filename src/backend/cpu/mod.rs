@@ -98,6 +98,9 @@ macro_rules! with_pair {
     };
 }
 
+// After `with_any!`, which it uses.
+pub mod select;
+
 impl CpuStorage {
     /// The Frobenius norm of every element, as a 1-element storage (float dtypes only).
     pub fn norm2(&self) -> Result<CpuStorage> {

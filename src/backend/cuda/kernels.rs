@@ -108,6 +108,7 @@ impl Module {
                     names.push(fill_entry(dtype));
                     names.push(gather_entry(dtype));
                     names.push(scatter_entry(dtype));
+                    names.extend(select_entries(dtype));
                     names.extend(DTYPES.iter().map(|&to| cast_entry(dtype, to)));
                 }
             }
@@ -246,6 +247,12 @@ pub fn fill_entry(dtype: DType) -> String {
 
 pub fn gather_entry(dtype: DType) -> String {
     format!("gather_{}", dtype_tag(dtype))
+}
+
+/// `take_along_<dtype>` and `scatter_along_<dtype>` (copy.cu's `DA_SELECT`).
+pub fn select_entries(dtype: DType) -> [String; 2] {
+    let tag = dtype_tag(dtype);
+    [format!("take_along_{tag}"), format!("scatter_along_{tag}")]
 }
 
 pub fn scatter_entry(dtype: DType) -> String {

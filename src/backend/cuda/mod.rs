@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod nvrtc;
 pub mod probe;
 pub mod random;
+pub mod select;
 pub mod storage;
 pub mod transfer;
 

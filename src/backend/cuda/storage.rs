@@ -141,7 +141,7 @@ impl CudaStorage {
     }
 
     /// Uninitialised storage for `len` elements (kernels fill it before anyone reads it).
-    fn alloc(device: &Arc<CudaDevice>, len: usize, dtype: DType) -> Result<CudaStorage> {
+    pub(crate) fn alloc(device: &Arc<CudaDevice>, len: usize, dtype: DType) -> Result<CudaStorage> {
         let bytes = len.checked_mul(dtype.size_bytes()).ok_or_else(|| {
             RuntimeError::Value(format!("{len} elements of {dtype} do not fit in memory"))
         })?;
@@ -152,7 +152,7 @@ impl CudaStorage {
         })
     }
 
-    fn ptr(&self) -> u64 {
+    pub(crate) fn ptr(&self) -> u64 {
         self.buffer.ptr()
     }
 
@@ -162,7 +162,7 @@ impl CudaStorage {
     }
 
     /// Launches `entry` of `module` over `n` elements with the arguments `push` adds.
-    fn launch(&self, module: Module, entry: &str, n: usize, args: &[Arg]) -> Result<()> {
+    pub(crate) fn launch(&self, module: Module, entry: &str, n: usize, args: &[Arg]) -> Result<()> {
         launch_on(self.device(), module, entry, n, args)
     }
 

@@ -68,7 +68,7 @@ fn recv(r: &Value) -> Result<&ArrayValue, Exc> {
 }
 
 /// An axis, counted from the end when negative, checked against `ndim` in the dialect's words.
-pub(super) fn norm_axis(axis: i64, ndim: usize, flavor: Flavor) -> Result<usize, Exc> {
+pub(crate) fn norm_axis(axis: i64, ndim: usize, flavor: Flavor) -> Result<usize, Exc> {
     let n = ndim as i64;
     let pos = if axis < 0 { axis + n } else { axis };
     if pos < 0 || pos >= n.max(1) {
@@ -282,6 +282,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             Ok(wrap(it.state_mut().nn.tape.transpose(&x.array, Some(&dims))?, x.flavor))
         }),
         _ => {
+            if let Some(found) = super::selection::dialect_method(it, v, name)? {
+                return Ok(Some(found));
+            }
             if let Some(found) = crate::modules::array::numpy_fns::get_attr(it, v, name)? {
                 return Ok(Some(found));
             }
@@ -318,7 +321,7 @@ fn clone(it: &mut dyn Interpreter, x: &ArrayValue) -> Result<Value, Exc> {
 }
 
 /// `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(torch.Size([2, 3]))` as a list of ints.
-fn shape_list(a: &mut Args) -> Result<Vec<isize>, Exc> {
+pub(crate) fn shape_list(a: &mut Args) -> Result<Vec<isize>, Exc> {
     let pos = std::mem::take(&mut a.pos);
     let items: Vec<Value> = match pos.as_slice() {
         [one] => match &tuple_like(one) {

@@ -22,7 +22,9 @@
 //!   `torch.utils.data`;
 //! - `blocks.rs` — the model layer (Gluon's `Block`, PyTorch's `Module`) both dialects bind;
 //! - `conv_args.rs` — the arguments convolution and pooling layers read in both dialects;
-//! - `graph.rs` — traced graphs and the plan that runs them (`hybridize`, `torch.jit`).
+//! - `graph.rs` — traced graphs and the plan that runs them (`hybridize`, `torch.jit`);
+//! - `selection.rs` — sorting, gathers, `where`, flips and rolls, composed from the runtime's
+//!   selection primitives, for every dialect to bind.
 
 pub mod array_more;
 pub mod arrays;
@@ -41,3 +43,4 @@ pub mod numpy_io;
 pub mod poly;
 pub mod reductions;
 pub mod scalars;
+pub mod selection;

@@ -991,7 +991,7 @@ fn argsort(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(wrap(sorted(it, &x, axis, true)?, x.flavor))
 }
 
-fn unique(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub(crate) fn unique(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let x = take_array(it, &mut a)?;
     let return_index = a.flag(0, "return_index", false)?;
     let return_inverse = a.flag(1, "return_inverse", false)?;

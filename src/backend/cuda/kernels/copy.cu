@@ -181,3 +181,54 @@ DA_MOVE(u8, u8)
 DA_MOVE(u16, u16)
 DA_MOVE(u32, u32)
 DA_MOVE(u64, u64)
+
+// Selection along one axis by an int64 index array (runtime/array/select.rs), an array seen as
+// (outer, len, inner). take_along: out[o, j, k] = in[o, index[o, j, k], k], one thread per
+// output element. scatter_along: out[o, index[o, j, k], k] = (or +=) in[o, j, k], one thread
+// per (o, k) lane walking j in order, so repeated positions resolve as on the CPU (the last
+// write wins; sums are added in index order) and need no atomics. The runtime checks every
+// position first; a position out of range is clamped (take) or skipped (scatter) here, never
+// read or written out of bounds.
+#define DA_SELECT(T, TAG)                                                                   \
+    extern "C" __global__ void take_along_##TAG(T* __restrict__ out, const T* __restrict__ in, \
+                                                const i64* __restrict__ index, i64 src_len, \
+                                                i64 len, i64 inner, i64 n) {                \
+        DA_FOR_EACH(i, n) {                                                                 \
+            i64 k = i % inner;                                                              \
+            i64 o = i / (inner * len);                                                      \
+            i64 p = index[i];                                                               \
+            if (p < 0) p += src_len;                                                        \
+            p = p < 0 ? 0 : (p >= src_len ? src_len - 1 : p);                               \
+            out[i] = in[(o * src_len + p) * inner + k];                                     \
+        }                                                                                   \
+    }                                                                                       \
+    extern "C" __global__ void scatter_along_##TAG(T* __restrict__ out,                     \
+                                                   const i64* __restrict__ index,           \
+                                                   const T* __restrict__ in, i64 dst_len,   \
+                                                   i64 len, i64 inner, i64 lanes, i32 add) { \
+        DA_FOR_EACH(l, lanes) {                                                             \
+            i64 o = l / inner, k = l % inner;                                               \
+            for (i64 j = 0; j < len; ++j) {                                                 \
+                i64 at = (o * len + j) * inner + k;                                         \
+                i64 p = index[at];                                                          \
+                if (p < 0) p += dst_len;                                                    \
+                if (p < 0 || p >= dst_len) continue;                                        \
+                T* d = &out[(o * dst_len + p) * inner + k];                                 \
+                *d = add ? (T)(*d + in[at]) : in[at];                                       \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+DA_SELECT(float, f32)
+DA_SELECT(double, f64)
+DA_SELECT(i32, i32)
+DA_SELECT(i64, i64)
+DA_SELECT(u8, bool)
+// float16 is moved as its bits (a scatter that adds goes through float32: select.rs).
+DA_SELECT(u16, f16)
+DA_SELECT(i8, i8)
+DA_SELECT(i16, i16)
+DA_SELECT(u8, u8)
+DA_SELECT(u16, u16)
+DA_SELECT(u32, u32)
+DA_SELECT(u64, u64)

@@ -9,6 +9,7 @@ pub mod gluon_conv;
 pub mod gluon_more;
 pub mod gluon_train;
 pub mod np_more;
+pub mod selection;
 pub mod symbol;
 
 use std::rc::Rc;
@@ -74,6 +75,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             );
             set_legacy_aliases(&m);
             crate::modules::array::math_more::install::<ND>(&m);
+            selection::install_nd(&m);
             m.set("save", builtin("save", "save(fname, data): write an NDArray, a list of NDArrays or a dict str -> NDArray to a file (devarray's safetensors format; atomically).", files::nd_save));
             m.set("load", builtin("load", "load(fname): the arrays of a file written by nd.save: a list of NDArrays or a dict str -> NDArray, each on the device it was saved from (cpu(0) when there is no GPU).", files::nd_load));
             m
@@ -93,6 +95,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             crate::modules::array::math_more::install::<NP>(&m);
             crate::modules::array::linalg::install::<NP>(&m);
             crate::modules::array::reductions::install::<NP>(&m);
+            selection::install_np(&m);
             m.set("pi", Value::Float(std::f64::consts::PI));
             m.set("e", Value::Float(std::f64::consts::E));
             m

@@ -9,6 +9,7 @@
 pub mod options;
 pub mod random;
 pub mod rng;
+pub mod selection;
 
 use std::rc::Rc;
 
@@ -82,6 +83,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             options::install(&m);
             crate::modules::array::poly::install_numpy(&m);
             m.set("AxisError", Value::ExcType(ExcKind::AxisError));
+            // Last: it replaces `repeat`, `unique` and `count_nonzero` with fuller forms.
+            selection::install(&m);
             Some(m)
         }
         _ => None,

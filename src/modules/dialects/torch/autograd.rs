@@ -239,6 +239,23 @@ fn inplace(
     Ok(r.clone())
 }
 
+/// [`inplace`] for the compositions of other files, whose `compute` needs the runtime too.
+pub(super) fn inplace_value(
+    it: &mut dyn Interpreter,
+    r: &Value,
+    others: &[&Array],
+    compute: impl FnOnce(&mut Tape, &crate::runtime::Runtime, &Array) -> RtResult<Array>,
+) -> Result<Value, Exc> {
+    let x = tensor_of(r)?;
+    let st = it.state_mut();
+    let rt = &st.rt;
+    st.nn
+        .tape
+        .inplace(rt, &x.array, others, |tape, src| compute(tape, rt, src))
+        .map_err(inplace_exc)?;
+    Ok(r.clone())
+}
+
 fn number(v: &Value, what: &str) -> Result<f64, Exc> {
     match v {
         Value::Array(a) if a.array.size() == 1 => Ok(a.array.to_scalar(what)?.as_f64()),
@@ -496,7 +513,8 @@ pub fn tensor_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Op
         _ => {
             let Some((mname, doc, f)) = tensor_method(name) else {
                 return Ok(super::math::tensor_attr(v, name)
-                    .or_else(|| super::random_more::tensor_attr(v, name)));
+                    .or_else(|| super::random_more::tensor_attr(v, name))
+                    .or_else(|| super::selection::tensor_attr(v, name)));
             };
             method(v, mname, doc, f)
         }

@@ -22,6 +22,8 @@ pub mod optim;
 pub mod parallel;
 pub mod print_options;
 pub mod random_more;
+pub mod reshaping;
+pub mod selection;
 pub mod size;
 
 use std::rc::Rc;
@@ -408,6 +410,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             crate::modules::array::poly::install_torch(&m);
             print_options::install(&m);
             random_more::install(&m);
+            selection::install(&m);
+            reshaping::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),

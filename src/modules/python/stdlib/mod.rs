@@ -12,7 +12,7 @@
 //! built-in `__getattr__`, and a built-in base's data lives in the instance's `base_state`.
 
 mod archive;
-mod collections;
+pub(crate) mod collections;
 mod copy;
 mod dataclasses;
 mod functools;
