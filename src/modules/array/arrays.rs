@@ -1080,7 +1080,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
                     }
                     Ok(wrap(out, x.flavor))
                 }),
-                "transpose" => ("x.transpose(*axes): axes permuted (reversed by default).", |it, r, mut a| {
+                "transpose" => ("x.transpose(*axes): axes permuted (reversed by default); a PyTorch tensor's transpose(dim0, dim1) exchanges two dims.", |it, r, mut a| {
+                    if recv(r)?.flavor == Flavor::Torch {
+                        return torch_transpose(it, r, a);
+                    }
                     let axes = if a.pos.is_empty() && a.kw.is_empty() { None } else { Some(shape_args(&mut a)?) };
                     a.finish(0)?;
                     let x = recv(r)?;
@@ -1688,6 +1691,62 @@ pub fn mxnet_flavor(it: &dyn Interpreter) -> Flavor {
     } else {
         Flavor::Nd
     }
+}
+
+/// PyTorch's `x.transpose(dim0, dim1)` / `torch.transpose(x, dim0, dim1)`: the two dims
+/// exchanged (NumPy's `transpose` permutes all of them instead).
+fn torch_transpose(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    let x = recv(r)?;
+    let dims = [a.take(0, "dim0")?, a.take(1, "dim1")?];
+    a.finish(2)?;
+    // PyTorch's own wording for missing dims (its grammar included).
+    let (d0, d1) = match dims {
+        [Some(d0), Some(d1)] => (d0, d1),
+        [Some(_), None] => {
+            return Err(Exc::type_error(
+                "transpose() missing 1 required positional arguments: \"dim1\"",
+            ))
+        }
+        _ => {
+            return Err(Exc::type_error(
+                "transpose() missing 2 required positional argument: \"dim0\", \"dim1\"",
+            ))
+        }
+    };
+    let nd = x.array.ndim();
+    let span = nd.max(1) as i64;
+    let dim = |v: &Value| -> Result<usize, Exc> {
+        let d = match v {
+            Value::Int(i) => *i,
+            other => {
+                return Err(Exc::type_error(format!(
+                    "transpose(): argument 'dim0' must be int, not {}",
+                    other.type_name()
+                )))
+            }
+        };
+        let n = if d < 0 { d + span } else { d };
+        if n < 0 || n >= span {
+            return Err(Exc::new(
+                ExcKind::IndexError,
+                format!(
+                    "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
+                    -span,
+                    span - 1
+                ),
+            ));
+        }
+        Ok(n as usize)
+    };
+    let (d0, d1) = (dim(&d0)?, dim(&d1)?);
+    let mut perm: Vec<isize> = (0..nd as isize).collect();
+    if nd > 1 {
+        perm.swap(d0, d1);
+    }
+    Ok(wrap(
+        it.state_mut().nn.tape.transpose(&x.array, Some(&perm))?,
+        x.flavor,
+    ))
 }
 
 #[cfg(test)]
