@@ -1,7 +1,7 @@
 //! Selection along one axis for either backend (`cpu/select.rs`, `cuda/select.rs`).
 use super::{mixed_backends, Storage};
 pub use crate::backend::cpu::select::Lanes;
-use crate::vocab::{Result, RuntimeError};
+use crate::vocab::Result;
 
 impl Storage {
     /// `out[o, j, k] = self[o, index[o, j, k], k]` with an int64 `index` of (outer, len, inner).
@@ -37,14 +37,17 @@ impl Storage {
     pub fn sort_positions(&self, lanes: Lanes, descending: bool) -> Result<Storage> {
         match self {
             Storage::Cpu(s) => Ok(Storage::Cpu(s.sort_positions(lanes, descending))),
-            Storage::Cuda(_) => Err(no_cuda_sort()),
+            // No sort kernel yet: the lanes are sorted on the host, as nonzero and unique are,
+            // and the positions go back to the card.
+            Storage::Cuda(s) => {
+                use super::BackendStorage;
+                let host = super::cpu::CpuStorage::from_host(s.to_host()?)?;
+                let positions = host.sort_positions(lanes, descending).to_host();
+                Ok(Storage::Cuda(super::cuda::CudaStorage::from_host(
+                    s.device(),
+                    &positions,
+                )?))
+            }
         }
     }
-}
-
-/// Sorting has no CUDA kernel yet: the error that says so.
-pub fn no_cuda_sort() -> RuntimeError {
-    RuntimeError::Value(
-        "sort is not implemented on CUDA devices in devarray yet; copy the array to the CPU first (x.cpu() / x.as_in_context(mx.cpu()))".into(),
-    )
 }

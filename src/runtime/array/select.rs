@@ -143,7 +143,7 @@ impl Array {
 
     /// The int64 positions that sort this array along `axis` (stable: equal elements keep
     /// their order, descending too; NaN sorts after every number). The values in order are
-    /// `take_along_axis` of these. Not on CUDA devices yet (an error that says so).
+    /// `take_along_axis` of these. On CUDA devices the lanes are sorted on the host.
     pub fn sort_positions(&self, axis: isize, descending: bool) -> Result<Array> {
         let _op = op_scope("sort");
         if self.ndim() == 0 {
@@ -153,10 +153,6 @@ impl Array {
                 .reshape(&[]);
         }
         let axis = normalize_axis(axis, self.ndim(), "sort")?;
-        if self.ctx().placement.is_cuda() {
-            // Raised now rather than from a queued job.
-            return Err(crate::backend::select::no_cuda_sort());
-        }
         let lanes = Lanes::of(self.shape(), axis);
         let x = self.clone();
         self.derive(self.shape().to_vec(), DType::Int64, move || {
