@@ -966,13 +966,19 @@ fn sort_items(
 
 /// Whether `v` is an instance or a tuple/list holding one (at any depth): keys ordered by
 /// special methods.
+/// Walked with a stack of its own, not by recursion: a list nested 200,000 deep must not
+/// overflow the native stack (the comparison then raises RecursionError, as CPython's).
 fn holds_instance(v: &Value) -> bool {
-    match v {
-        Value::Instance(_) => true,
-        Value::Tuple(t) => t.iter().any(holds_instance),
-        Value::List(l) => l.borrow().iter().any(holds_instance),
-        _ => false,
+    let mut pending = vec![v.clone()];
+    while let Some(v) = pending.pop() {
+        match &v {
+            Value::Instance(_) => return true,
+            Value::Tuple(t) => pending.extend(t.iter().cloned()),
+            Value::List(l) => pending.extend(l.borrow().iter().cloned()),
+            _ => {}
+        }
     }
+    false
 }
 
 fn any(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
