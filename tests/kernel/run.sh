@@ -15,7 +15,10 @@ fi
 # older .venv when the pins move.
 .venv/bin/pip install --quiet --disable-pip-version-check -r tests/kernel/requirements.txt
 
-cargo build -p devarray-kernel
+# Built with the workspace's test targets, so the devarray library is the one `cargo test
+# --workspace` already built (dev-dependencies add regex features; `-p devarray-kernel` alone
+# would compile the library a second time).
+cargo build --workspace --bins --tests
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps |
     .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 KERNEL="$TARGET_DIR/debug/devarray-kernel"
