@@ -42,10 +42,8 @@ fn to_hessenberg(a: &mut [Vec<f64>], n: usize) {
                 a[i][j] = a[m][j];
                 a[m][j] = t;
             }
-            for j in 1..=n {
-                let t = a[j][i];
-                a[j][i] = a[j][m];
-                a[j][m] = t;
+            for row in a.iter_mut().skip(1).take(n) {
+                row.swap(i, m);
             }
         }
         if x != 0.0 {

@@ -5,11 +5,11 @@
 use std::rc::Rc;
 
 use super::tensor_args::{
-    function_form, out, rt_err, runtime_error, tape_rt, tensor_arg, TensorMethod,
+    function_form, int_arg, out, rt_err, runtime_error, tape_rt, tensor_arg, TensorMethod,
 };
 use crate::modules::array::array_more::norm_axis;
+use crate::modules::array::selection::axis_slice;
 use crate::object::error::Exc;
-use crate::object::ops::as_i64;
 use crate::object::value::{Args, Module, TypeKind, Value};
 use crate::object::{builtin, method, Interpreter};
 use crate::runtime::{BinaryOp, DType, Device, HostData, IndexItem, Operand};
@@ -71,36 +71,6 @@ fn t(it: &mut dyn Interpreter, r: &Value, a: Args) -> Result<Value, Exc> {
     }
 }
 
-fn int_arg(v: &Value, fname: &str, name: &str, pos: usize) -> Result<i64, Exc> {
-    match v {
-        Value::Bool(_) | Value::Float(_) => None,
-        other => as_i64(other),
-    }
-    .ok_or_else(|| {
-        Exc::type_error(format!(
-            "{fname}(): argument '{name}' (position {pos}) must be int, not {}",
-            v.type_name()
-        ))
-    })
-}
-
-/// The items that select `start..stop` along `axis`.
-fn along(axis: usize, start: Option<i64>, stop: Option<i64>) -> Vec<IndexItem> {
-    let mut items: Vec<IndexItem> = (0..axis)
-        .map(|_| IndexItem::Slice {
-            start: None,
-            stop: None,
-            step: None,
-        })
-        .collect();
-    items.push(IndexItem::Slice {
-        start,
-        stop,
-        step: None,
-    });
-    items
-}
-
 fn diff(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
     let n = a.take(0, "n")?;
     let dim = a.take(1, "dim")?;
@@ -147,14 +117,13 @@ fn diff(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> 
         tape.concat(&parts, axis as isize).map_err(rt_err)?
     };
     for _ in 0..n {
-        if y.shape().get(axis).copied().unwrap_or(0) == 0 {
+        let len = y.shape().get(axis).copied().unwrap_or(0) as i64;
+        if len == 0 {
             break;
         }
-        let later = tape
-            .index(&y, &along(axis, Some(1), None))
-            .map_err(rt_err)?;
+        let later = tape.index(&y, &axis_slice(axis, 1, len)).map_err(rt_err)?;
         let earlier = tape
-            .index(&y, &along(axis, None, Some(-1)))
+            .index(&y, &axis_slice(axis, 0, len - 1))
             .map_err(rt_err)?;
         // PyTorch: booleans differ where they are unequal (logical_xor).
         let op = if y.dtype() == DType::Bool {

@@ -4,7 +4,7 @@
 use crate::modules::array::array_more::norm_axis;
 use crate::modules::array::selection as sel;
 use crate::object::error::{Exc, ExcKind};
-use crate::object::ops::{as_f64, as_i64};
+use crate::object::ops::as_f64;
 use crate::object::value::{Args, ArrayValue, BuiltinFn, MethodFn, Module, Value};
 use crate::object::{builtin, method, Interpreter};
 use crate::runtime::{Array, DType, IndexItem, Operand, RuntimeError};
@@ -13,25 +13,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::tensor_args::{
-    flag, out, rt_err, runtime_error, size_text, tape_rt, tensor_arg, TensorMethod, T,
+    flag, int_arg, out, rt_err, runtime_error, size_text, tape_rt, tensor_arg, TensorMethod, T,
 };
 
 fn tensor(v: &Value) -> Result<&ArrayValue, Exc> {
     v.as_array()
         .ok_or_else(|| Exc::type_error(format!("expected a Tensor, got {}", v.type_name())))
-}
-
-fn int_arg(v: &Value, fname: &str, name: &str, pos: usize) -> Result<i64, Exc> {
-    match v {
-        Value::Bool(_) | Value::Float(_) => None,
-        other => as_i64(other),
-    }
-    .ok_or_else(|| {
-        Exc::type_error(format!(
-            "{fname}(): argument '{name}' (position {pos}) must be int, not {}",
-            v.type_name()
-        ))
-    })
 }
 
 /// The dim argument (`-1` when absent), checked against `ndim` in PyTorch's words.

@@ -30,6 +30,20 @@ pub fn tensor_arg<'a>(v: &'a Value, fname: &str, name: &str, pos: usize) -> Resu
     })
 }
 
+/// An argument that must be an int (not a bool or a float), in PyTorch's words.
+pub fn int_arg(v: &Value, fname: &str, name: &str, pos: usize) -> Result<i64, Exc> {
+    match v {
+        Value::Bool(_) | Value::Float(_) => None,
+        other => crate::object::ops::as_i64(other),
+    }
+    .ok_or_else(|| {
+        Exc::type_error(format!(
+            "{fname}(): argument '{name}' (position {pos}) must be int, not {}",
+            v.type_name()
+        ))
+    })
+}
+
 /// An optional flag argument (None is the default).
 pub fn flag(v: Option<Value>, default: bool) -> Result<bool, Exc> {
     match v {
