@@ -451,9 +451,15 @@ pub fn try_fuse(it: &mut Interp, e: &Expr) -> Attempt {
         // Tensors that require grad are recorded op by op (PyTorch records without record()).
         if !it.st.nn.tape.would_record(&builder.leaves) {
             if let Ok(Some(out)) = Array::fused(&expr, &builder.leaves) {
-                #[cfg(test)]
-                tests::count(|c| c.fused += 1);
-                return Attempt::Done(wrap(out, flavor));
+                // NumPy reports a division by zero, an overflow or an invalid value op by op
+                // (`object::ops::NUMPY_FP_CHECK`): a non-finite NumPy result takes that path.
+                let reported = flavor == crate::object::value::Flavor::Numpy
+                    && !out.to_host().to_f64_vec().iter().all(|v| v.is_finite());
+                if !reported {
+                    #[cfg(test)]
+                    tests::count(|c| c.fused += 1);
+                    return Attempt::Done(wrap(out, flavor));
+                }
             }
         }
     }

@@ -180,6 +180,8 @@ pub fn install(b: &mut NameMap<Value>) {
 fn connect_layers() {
     python::hooks::ARRAYS.register(arrays::protocol());
     let _ = crate::object::ops::NUMPY_SCALAR.set(crate::modules::array::scalars::from_array);
+    let _ = crate::object::ops::NUMPY_FP_CHECK
+        .set(crate::modules::dialects::numpy::fp_errors::check_values);
     python::hooks::HELP.register(|it, v| notebook::pydoc::describe(it, "", v, 0, false));
     torch::register_hooks();
     mxnet::selection::register_hooks();

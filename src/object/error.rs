@@ -19,6 +19,7 @@ pub enum ExcKind {
     ArithmeticError,
     ZeroDivisionError,
     OverflowError,
+    FloatingPointError,
     LookupError,
     IndexError,
     KeyError,
@@ -51,7 +52,7 @@ pub enum ExcKind {
 }
 
 impl ExcKind {
-    pub const ALL: [ExcKind; 33] = [
+    pub const ALL: [ExcKind; 34] = [
         ExcKind::BaseException,
         ExcKind::Exception,
         ExcKind::KeyboardInterrupt,
@@ -60,6 +61,7 @@ impl ExcKind {
         ExcKind::ArithmeticError,
         ExcKind::ZeroDivisionError,
         ExcKind::OverflowError,
+        ExcKind::FloatingPointError,
         ExcKind::LookupError,
         ExcKind::IndexError,
         ExcKind::KeyError,
@@ -97,6 +99,7 @@ impl ExcKind {
             ExcKind::ArithmeticError => "ArithmeticError",
             ExcKind::ZeroDivisionError => "ZeroDivisionError",
             ExcKind::OverflowError => "OverflowError",
+            ExcKind::FloatingPointError => "FloatingPointError",
             ExcKind::LookupError => "LookupError",
             ExcKind::IndexError => "IndexError",
             ExcKind::KeyError => "KeyError",
@@ -134,7 +137,7 @@ impl ExcKind {
         Some(match self {
             BaseException => return None,
             Exception | KeyboardInterrupt | SystemExit | GeneratorExit => BaseException,
-            ZeroDivisionError | OverflowError => ArithmeticError,
+            ZeroDivisionError | OverflowError | FloatingPointError => ArithmeticError,
             IndexError | KeyError => LookupError,
             RecursionError | NotImplementedError => RuntimeError,
             ModuleNotFoundError => ImportError,

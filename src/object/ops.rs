@@ -105,6 +105,27 @@ pub fn shortest_f32_as_f64(x: f32) -> f64 {
 /// layer, which owns the scalar types.
 pub static NUMPY_SCALAR: std::sync::OnceLock<ScalarMaker> = std::sync::OnceLock::new();
 
+/// Reports the floating-point conditions (divide by zero, overflow, invalid value) of a NumPy
+/// operation as NumPy's error modes say; set once by the NumPy dialect, which owns them.
+pub static NUMPY_FP_CHECK: std::sync::OnceLock<FpCheck> = std::sync::OnceLock::new();
+
+/// What [`NUMPY_FP_CHECK`] holds: called with the operation's name (the runtime's, e.g.
+/// `divide`, `mod`, `power`), its operands and its result.
+pub type FpCheck = fn(&mut dyn Interpreter, &str, &[&Value], &Value) -> Result<(), Exc>;
+
+/// Runs [`NUMPY_FP_CHECK`] for a NumPy operation, when one is registered.
+pub fn numpy_fp_check(
+    it: &mut dyn Interpreter,
+    name: &str,
+    inputs: &[&Value],
+    out: &Value,
+) -> Result<(), Exc> {
+    match NUMPY_FP_CHECK.get() {
+        Some(check) => check(it, name, inputs, out),
+        None => Ok(()),
+    }
+}
+
 /// What [`NUMPY_SCALAR`] holds.
 pub type ScalarMaker = fn(&Array) -> Result<Value, Exc>;
 
@@ -356,14 +377,15 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
         }
         return array_binary(it, op, &as_number(l), &as_number(r));
     }
-    if let Value::Object(o) = l {
-        if let Some(v) = o.binary(op, r, false) {
-            return v;
-        }
-    }
-    if let Value::Object(o) = r {
-        if let Some(v) = o.binary(op, l, true) {
-            return v;
+    for (o, other, reflected) in [(l, r, false), (r, l, true)] {
+        if let Value::Object(obj) = o {
+            if let Some(v) = obj.binary(op, other, reflected) {
+                // A NumPy scalar's operation reports its floating-point conditions.
+                if let (Ok(out), Some((_, name))) = (&v, runtime_binop(op)) {
+                    numpy_fp_check(it, name, &[l, r], out)?;
+                }
+                return v;
+            }
         }
     }
     // `int | None` in an annotation: a `types.UnionType`.
@@ -582,7 +604,6 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
     let (rop, name) = runtime_binop(op).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let lo = operand(l).ok_or_else(|| unsupported(op.symbol(), l, r))?;
     let ro = operand(r).ok_or_else(|| unsupported(op.symbol(), l, r))?;
-    let _ = name;
     for (scalar, other) in [(l, r), (r, l)] {
         if let Value::Array(a) = other {
             int_fits(scalar, a.array.dtype())?;
@@ -619,10 +640,14 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
             .tape
             .binary(rop, lo, ro)
             .map_err(numpy_error)?;
-        if out.ndim() == 0 {
-            return numpy_scalar(&out);
+        let out = wrap(out, flavor);
+        numpy_fp_check(it, name, &[l, r], &out)?;
+        if let Value::Array(a) = &out {
+            if a.array.ndim() == 0 {
+                return numpy_scalar(&a.array);
+            }
         }
-        return Ok(wrap(out, flavor));
+        return Ok(out);
     }
     let result = it
         .state_mut()
@@ -634,11 +659,17 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
             Flavor::Numpy => numpy_error(e),
             _ => Exc::from(e),
         })?;
-    // A NumPy operation on 0-d operands gives a scalar, as NumPy's ufuncs do.
-    if flavor == Flavor::Numpy && result.ndim() == 0 {
-        return numpy_scalar(&result);
+    let result = wrap(result, flavor);
+    if flavor == Flavor::Numpy {
+        numpy_fp_check(it, name, &[l, r], &result)?;
+        // A NumPy operation on 0-d operands gives a scalar, as NumPy's ufuncs do.
+        if let Value::Array(a) = &result {
+            if a.array.ndim() == 0 {
+                return numpy_scalar(&a.array);
+            }
+        }
     }
-    Ok(wrap(result, flavor))
+    Ok(result)
 }
 
 /// A Python int combined with or stored into an integer array must fit its dtype: NumPy

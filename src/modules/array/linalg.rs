@@ -26,40 +26,7 @@ use crate::runtime::{Array, BinaryOp, DType, Device, HostData, IndexItem, Operan
 
 type RtResult<T> = crate::runtime::Result<T>;
 
-fn flavor_of<const F: u8>() -> Flavor {
-    match F {
-        TORCH => Flavor::Torch,
-        NUMPY => Flavor::Numpy,
-        _ => Flavor::Np,
-    }
-}
-
-/// An array argument: arrays as they are, lists and numbers as NumPy arrays (PyTorch refuses
-/// them in its words).
-fn array_arg(
-    it: &mut dyn Interpreter,
-    flavor: Flavor,
-    fname: &str,
-    name: &str,
-    position: usize,
-    v: &Value,
-) -> Result<ArrayValue, Exc> {
-    match v {
-        Value::Array(a) => Ok(a.clone()),
-        other if flavor == Flavor::Torch => Err(Exc::type_error(format!(
-            "{fname}(): argument '{name}' (position {position}) must be Tensor, not {}",
-            other.type_name()
-        ))),
-        other => as_array(it, other),
-    }
-}
-
-fn result(out: Array, flavor: Flavor) -> Result<Value, Exc> {
-    if flavor == Flavor::Numpy && out.ndim() == 0 {
-        return ops::numpy_scalar(&out);
-    }
-    Ok(wrap(out, flavor))
-}
+use crate::modules::array::fn_args::{array_arg, flavor_of, result};
 
 fn isz(v: &[usize]) -> Vec<isize> {
     v.iter().map(|d| *d as isize).collect()
@@ -1463,6 +1430,51 @@ fn eigvalsh<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
     vec_value(it, w, dtype, device, flavor)
 }
 
+/// The eigenvalues (and with `vectors` the unit eigenvectors, as columns) of a general real
+/// square matrix (`array::eig`); complex ones are refused, devarray having no complex dtype.
+fn eig_general<const F: u8>(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+    vectors: bool,
+) -> Result<Value, Exc> {
+    let flavor = flavor_of::<F>();
+    let x = one_matrix(&mut a, flavor)?;
+    a.finish(1)?;
+    let (m, dtype, device) = matrix_arg(it, flavor, a.fname, &x, true)?;
+    let n = m.rows;
+    let values = crate::modules::array::eig::eigenvalues(n, &m.d)
+        .ok_or_else(|| Exc::new(ExcKind::LinAlgError, "Eigenvalues did not converge"))?;
+    if let Some(&(re, im)) = values.iter().find(|(_, im)| *im != 0.0) {
+        return Err(Exc::new(
+            ExcKind::NotImplementedError,
+            format!(
+                "{}: the matrix has complex eigenvalues ({re}{im:+}j, ...), and devarray has no complex dtype",
+                a.fname
+            ),
+        ));
+    }
+    let w: Vec<f64> = values.iter().map(|(re, _)| *re).collect();
+    let wv = vec_value(it, w.clone(), dtype, device, flavor)?;
+    if !vectors {
+        return Ok(wv);
+    }
+    let mut v = Mat {
+        rows: n,
+        cols: n,
+        d: vec![0.0; n * n],
+    };
+    for (c, lambda) in w.iter().enumerate() {
+        for (r, x) in crate::modules::array::eig::eigenvector(n, &m.d, *lambda)
+            .into_iter()
+            .enumerate()
+        {
+            v.set(r, c, x);
+        }
+    }
+    let vv = mat_value(it, &v, dtype, device, flavor)?;
+    Ok(Value::tuple(vec![wv, vv]))
+}
+
 fn svd_fn<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let flavor = flavor_of::<F>();
     let x = one_matrix(&mut a, flavor)?;
@@ -2159,6 +2171,20 @@ pub fn install<const F: u8>(m: &Module) {
         "eigvalsh(a, UPLO='L'): the eigenvalues (ascending) of a symmetric matrix.",
         eigvalsh::<F>,
     );
+    if F == NUMPY {
+        set(
+            l,
+            "eig",
+            "eig(a): the eigenvalues and unit eigenvectors (columns) of a real square matrix with real eigenvalues.",
+            |it, a| eig_general::<F>(it, a, true),
+        );
+        set(
+            l,
+            "eigvals",
+            "eigvals(a): the eigenvalues of a real square matrix with real eigenvalues.",
+            |it, a| eig_general::<F>(it, a, false),
+        );
+    }
     set(
         l,
         "svd",

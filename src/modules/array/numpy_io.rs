@@ -1,7 +1,7 @@
 //! NumPy's array files: `np.save` / `np.load` in the `.npy` format (version 1.0, little-endian,
 //! C order, the header padded to 64 bytes as NumPy 1.23 writes it), so files pass both ways
 //! between devarray and NumPy; `np.savetxt` / `np.loadtxt` for whitespace- or comma-separated
-//! text. `.npz` archives and pickled object arrays are not read.
+//! text; `.npz` archives are `npz.rs`'s. Pickled object arrays are not read.
 
 use std::path::Path;
 
@@ -18,7 +18,7 @@ use crate::modules::array::numpy_fns::as_array;
 const MAGIC: &[u8] = b"\x93NUMPY";
 
 /// An OS error as Python words it (`[Errno 2] No such file or directory: 'x.npy'`).
-fn os_error(e: &std::io::Error, path: &str) -> Exc {
+pub(super) fn os_error(e: &std::io::Error, path: &str) -> Exc {
     let p = str_repr(path);
     match e.kind() {
         std::io::ErrorKind::NotFound => Exc::new(
@@ -36,7 +36,7 @@ fn os_error(e: &std::io::Error, path: &str) -> Exc {
     }
 }
 
-fn path_arg(v: &Value, what: &str) -> Result<String, Exc> {
+pub(super) fn path_arg(v: &Value, what: &str) -> Result<String, Exc> {
     match v {
         Value::Str(s) => Ok(s.to_string()),
         other => Err(Exc::type_error(format!(
@@ -79,7 +79,7 @@ fn shape_repr(shape: &[usize]) -> String {
 }
 
 /// The header of a `.npy` file holding an array of `dtype` and `shape` (magic to newline).
-fn npy_header(dtype: DType, shape: &[usize]) -> Vec<u8> {
+pub(super) fn npy_header(dtype: DType, shape: &[usize]) -> Vec<u8> {
     let dict = format!(
         "{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
         descr(dtype),
@@ -101,15 +101,14 @@ fn npy_header(dtype: DType, shape: &[usize]) -> Vec<u8> {
 }
 
 /// The bytes of a `.npy` file holding `data` of `shape`.
-#[cfg(test)]
-fn encode(data: &HostData, shape: &[usize]) -> Vec<u8> {
+pub(super) fn encode(data: &HostData, shape: &[usize]) -> Vec<u8> {
     let mut out = npy_header(data.dtype(), shape);
     out.extend(data.to_le_bytes());
     out
 }
 
 /// A failed save as Python words it; an interrupt is KeyboardInterrupt.
-fn save_error(e: SaveError, path: &str) -> Exc {
+pub(super) fn save_error(e: SaveError, path: &str) -> Exc {
     match e {
         SaveError::Io { error, .. } => os_error(&error, path),
         SaveError::Interrupted => RuntimeError::Interrupted.into(),
@@ -169,7 +168,7 @@ fn bad_file(path: &str, why: &str) -> Exc {
     Exc::value_error(format!("{why} (reading {})", str_repr(path)))
 }
 
-fn decode(bytes: &[u8], path: &str) -> Result<(HostData, Vec<usize>, bool), Exc> {
+pub(super) fn decode(bytes: &[u8], path: &str) -> Result<(HostData, Vec<usize>, bool), Exc> {
     if !bytes.starts_with(MAGIC) || bytes.len() < 10 {
         return Err(Exc::new(
             ExcKind::ValueError,
@@ -291,13 +290,15 @@ fn load(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         ));
     }
     let bytes = read_whole(&path)?;
-    if bytes.starts_with(b"PK") {
-        return Err(Exc::value_error(format!(
-            "{} is an .npz archive: devarray reads .npy files only",
-            str_repr(&path)
-        )));
+    if bytes.starts_with(b"PK\x03\x04") {
+        return super::npz::open(it, &path, &bytes);
     }
-    let (data, shape, fortran) = decode(&bytes, &path)?;
+    npy_array(it, &bytes, &path)
+}
+
+/// The NumPy array a `.npy` file's bytes hold.
+pub(super) fn npy_array(it: &mut dyn Interpreter, bytes: &[u8], path: &str) -> Result<Value, Exc> {
+    let (data, shape, fortran) = decode(bytes, path)?;
     let rt = &it.state_mut().rt;
     let arr = if fortran {
         // Column-major data: read with the axes reversed, then transpose back.
@@ -563,10 +564,11 @@ pub fn install(m: &crate::object::value::Module) {
         "load",
         builtin(
             "load",
-            "load(file): the array of a .npy file (as NumPy writes them).",
+            "load(file): the array of a .npy file, or the NpzFile of a .npz archive (as NumPy writes them).",
             load,
         ),
     );
+    super::npz::install(m);
     m.set("savetxt", builtin("savetxt", "savetxt(fname, X, fmt='%.18e', delimiter=' ', newline='\\n', header='', footer='', comments='# '): write a 1-D or 2-D array as text.", savetxt));
     m.set("loadtxt", builtin("loadtxt", "loadtxt(fname, dtype=float, delimiter=None, skiprows=0): an array from a text file of numbers ('#' starts a comment).", loadtxt));
 }

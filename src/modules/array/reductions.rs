@@ -5,46 +5,17 @@
 //! tensor methods. The NaN-aware ones run on host copies along one axis (or all), in double
 //! precision, rounded once to the result dtype.
 
-use crate::modules::array::arrays::{NUMPY, TORCH};
+use crate::modules::array::arrays::TORCH;
 use crate::modules::array::numpy_fns::as_array;
 use crate::object::error::{Exc, ExcKind};
-use crate::object::ops::{self, as_f64, as_i64, wrap};
+use crate::object::ops::{as_f64, as_i64, wrap};
 use crate::object::value::{Args, ArrayValue, BuiltinFn, Flavor, Module, Value};
 use crate::object::{builtin, method, Interpreter};
 use crate::runtime::{
     Array, BinaryOp, DType, Device, HostData, Operand, ReduceOp, Scalar, UnaryOp,
 };
 
-fn flavor_of<const F: u8>() -> Flavor {
-    match F {
-        TORCH => Flavor::Torch,
-        NUMPY => Flavor::Numpy,
-        _ => Flavor::Np,
-    }
-}
-
-fn array_arg(
-    it: &mut dyn Interpreter,
-    flavor: Flavor,
-    fname: &str,
-    v: &Value,
-) -> Result<ArrayValue, Exc> {
-    match v {
-        Value::Array(a) => Ok(a.clone()),
-        other if flavor == Flavor::Torch => Err(Exc::type_error(format!(
-            "{fname}(): argument 'input' (position 1) must be Tensor, not {}",
-            other.type_name()
-        ))),
-        other => as_array(it, other),
-    }
-}
-
-fn result(out: Array, flavor: Flavor) -> Result<Value, Exc> {
-    if flavor == Flavor::Numpy && out.ndim() == 0 {
-        return ops::numpy_scalar(&out);
-    }
-    Ok(wrap(out, flavor))
-}
+use crate::modules::array::fn_args::{array_arg, first_array, flavor_of, result};
 
 /// An axis in range, in the dialect's words when not.
 fn axis_in(i: i64, ndim: usize, flavor: Flavor) -> Result<usize, Exc> {
@@ -165,16 +136,7 @@ fn nan_reduce(
     mut a: Args,
     kind: Nan,
 ) -> Result<Value, Exc> {
-    let fname = a.fname;
-    let x = a.required(
-        0,
-        if flavor == Flavor::Torch {
-            "input"
-        } else {
-            "a"
-        },
-    )?;
-    let x = array_arg(it, flavor, fname, &x)?;
+    let x = first_array(it, flavor, &mut a, "a")?;
     let nd = x.array.ndim();
     let axis_name = if flavor == Flavor::Torch {
         "dim"
@@ -428,15 +390,7 @@ fn cov_or_corr(
     corr: bool,
 ) -> Result<Value, Exc> {
     let fname = a.fname;
-    let x = a.required(
-        0,
-        if flavor == Flavor::Torch {
-            "input"
-        } else {
-            "m"
-        },
-    )?;
-    let x = array_arg(it, flavor, fname, &x)?;
+    let x = first_array(it, flavor, &mut a, "m")?;
     let (ddof, rowvar) = if flavor == Flavor::Torch {
         let correction = if corr {
             1.0
@@ -732,7 +686,7 @@ fn dims_arg(v: Option<Value>, ndim: usize) -> Result<Option<Vec<isize>>, Exc> {
 /// `x.logsumexp(dim, keepdim=False)`: max + log(sum(exp(x - max))), composed on the tape
 /// (the max itself is a constant, as PyTorch's).
 fn logsumexp(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
-    let x = array_arg(it, Flavor::Torch, "logsumexp", r)?;
+    let x = array_arg(it, Flavor::Torch, "logsumexp", "input", 1, r)?;
     let dim = a.required(0, "dim")?;
     let keepdim = a.flag(1, "keepdim", false)?;
     a.finish(2)?;
@@ -783,7 +737,7 @@ fn logsumexp(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, 
 /// the tape.
 fn moment(it: &mut dyn Interpreter, r: &Value, mut a: Args, root: bool) -> Result<Value, Exc> {
     let fname = a.fname;
-    let x = array_arg(it, Flavor::Torch, fname, r)?;
+    let x = array_arg(it, Flavor::Torch, fname, "input", 1, r)?;
     if !x.array.dtype().is_float() {
         return Err(Exc::new(
             ExcKind::RuntimeError,
@@ -854,7 +808,7 @@ fn moment(it: &mut dyn Interpreter, r: &Value, mut a: Args, root: bool) -> Resul
 /// `x.amax(dim=(), keepdim=False)` / `amin`: the extreme over several dims, on the tape.
 fn extreme(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: ReduceOp) -> Result<Value, Exc> {
     let fname = a.fname;
-    let x = array_arg(it, Flavor::Torch, fname, r)?;
+    let x = array_arg(it, Flavor::Torch, fname, "input", 1, r)?;
     let dim = a.take(0, "dim")?;
     let keepdim = a.flag(1, "keepdim", false)?;
     a.finish(2)?;
@@ -878,7 +832,7 @@ fn extreme(it: &mut dyn Interpreter, r: &Value, mut a: Args, op: ReduceOp) -> Re
 
 /// `x.cumprod(dim)`: running products along an axis (computed on the host, not recorded).
 fn cumprod(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
-    let x = array_arg(it, Flavor::Torch, "cumprod", r)?;
+    let x = array_arg(it, Flavor::Torch, "cumprod", "input", 1, r)?;
     let dim = a.required(0, "dim")?;
     a.take_kw("dtype");
     a.finish(1)?;
@@ -943,7 +897,7 @@ fn tensor_method(
         "amax" => ("amax", "amax(input, dim=(), keepdim=False): the maximum over the dims (all when empty).", |it, r, a| extreme(it, r, a, ReduceOp::Max)),
         "amin" => ("amin", "amin(input, dim=(), keepdim=False): the minimum over the dims (all when empty).", |it, r, a| extreme(it, r, a, ReduceOp::Min)),
         "histc" => ("histc", "histc(input, bins=100, min=0, max=0): counts in equal-width bins.", |it, r, a| {
-            let x = array_arg(it, Flavor::Torch, "histc", r)?;
+            let x = array_arg(it, Flavor::Torch, "histc", "input", 1, r)?;
             histc_impl(it, &x, a, 0)
         }),
         "nansum" => ("nansum", "nansum(input, dim=None, keepdim=False): the sum, NaN counted as zero.", |it, r, mut a| {
@@ -986,7 +940,7 @@ fn np_moment_fn(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
             .take_kw("a")
             .ok_or_else(|| Exc::type_error(format!("{fname}() missing required argument 'a'")))?,
     };
-    let x = array_arg(it, Flavor::Np, fname, &x)?;
+    let x = array_arg(it, Flavor::Np, fname, "input", 1, &x)?;
     let receiver = Value::Array(x);
     let m = super::arrays::get_attr(it, &receiver, fname)?
         .ok_or_else(|| Exc::new(ExcKind::AttributeError, format!("no array method {fname}")))?;

@@ -2,6 +2,7 @@
 //! `mxnet.context`, and through `gluon.rs` (and `array/data.rs`) `mxnet.gluon`, `mxnet.autograd`,
 //! `mxnet.init`. The array functions themselves are `crate::modules::array::arrays`, shared with every dialect.
 
+pub mod api_more;
 pub mod conv_ops;
 pub mod gluon;
 pub mod gluon_blocks;
@@ -76,6 +77,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             set_legacy_aliases(&m);
             crate::modules::array::math_more::install::<ND>(&m);
             selection::install_nd(&m);
+            api_more::install_nd(&m);
             m.set("save", builtin("save", "save(fname, data): write an NDArray, a list of NDArrays or a dict str -> NDArray to a file (devarray's safetensors format; atomically).", files::nd_save));
             m.set("load", builtin("load", "load(fname): the arrays of a file written by nd.save: a list of NDArrays or a dict str -> NDArray, each on the device it was saved from (cpu(0) when there is no GPU).", files::nd_load));
             m
@@ -96,6 +98,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             crate::modules::array::linalg::install::<NP>(&m);
             crate::modules::array::reductions::install::<NP>(&m);
             selection::install_np(&m);
+            api_more::install_np(&m);
             m.set("pi", Value::Float(std::f64::consts::PI));
             m.set("e", Value::Float(std::f64::consts::E));
             m

@@ -25,15 +25,35 @@ pub fn install(m: &Module) {
 
 /// `v` (an array) as an MXNet numpy array of `dtype` on `device`.
 fn to_np(it: &mut dyn Interpreter, v: &Value, dtype: DType, device: Device) -> Result<Value, Exc> {
+    to_mx(it, v, dtype, device, Flavor::Np)
+}
+
+/// `v` (an array) as an MXNet array of `flavor` and `dtype` on `device`.
+fn to_mx(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    dtype: DType,
+    device: Device,
+    flavor: Flavor,
+) -> Result<Value, Exc> {
     let Some(x) = v.as_array() else {
         return Ok(v.clone());
     };
     let st = it.state();
     let c = x.array.astype(dtype)?.copy_to(&st.rt, device)?;
-    Ok(wrap(c, Flavor::Np))
+    Ok(wrap(c, flavor))
 }
 
-fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn linspace(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    linspace_as(it, a, Flavor::Np)
+}
+
+/// NumPy's linspace as an MXNet array of `flavor` (numpy-mode or legacy NDArray).
+pub(super) fn linspace_as(
+    it: &mut dyn Interpreter,
+    mut a: Args,
+    flavor: Flavor,
+) -> Result<Value, Exc> {
     let ctx = a.take_kw("ctx");
     let dtype = match a.take(5, "dtype")? {
         None | Some(Value::None) => DType::Float32,
@@ -47,10 +67,10 @@ fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let out = numpy_fns::linspace(it, a)?;
     match &out {
         Value::Tuple(t) if t.len() == 2 => {
-            let arr = to_np(it, &t[0], dtype, device)?;
+            let arr = to_mx(it, &t[0], dtype, device, flavor)?;
             Ok(Value::tuple(vec![arr, t[1].clone()]))
         }
-        other => to_np(it, other, dtype, device),
+        other => to_mx(it, other, dtype, device, flavor),
     }
 }
 
@@ -222,7 +242,7 @@ pub fn batch_dot(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 /// An `MXNetError` as MXNet 1.9.1 prints a failed check: the C++ file and line, then the
 /// message.
-fn mx_error(file: &str, line: u32, msg: String) -> Exc {
+pub(super) fn mx_error(file: &str, line: u32, msg: String) -> Exc {
     Exc::new(
         ExcKind::MXNetError,
         format!(

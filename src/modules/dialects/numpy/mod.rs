@@ -6,6 +6,8 @@
 //! `RandomState` number for number (`random.rs`); any other name is an AttributeError that
 //! lists what there is.
 
+pub mod fp_errors;
+pub mod more;
 pub mod options;
 pub mod random;
 pub mod rng;
@@ -81,6 +83,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             crate::modules::array::linalg::install::<NUMPY>(&m);
             crate::modules::array::reductions::install::<NUMPY>(&m);
             options::install(&m);
+            more::install(&m);
             crate::modules::array::poly::install_numpy(&m);
             m.set("AxisError", Value::ExcType(ExcKind::AxisError));
             // Last: it replaces `repeat`, `unique` and `count_nonzero` with fuller forms.
@@ -148,7 +151,13 @@ fn array_first(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
     }
     let keep_0d = matches!(a.fname, "reshape" | "transpose");
+    let operand = a.pos.first().cloned();
+    let fname = a.fname;
     let out = f(it, a)?;
+    // The elementwise functions that can divide by zero, overflow or be undefined report it.
+    if let (Some(x), "exp" | "log" | "sqrt") = (&operand, fname) {
+        fp_errors::check_values(it, fname, &[x], &out)?;
+    }
     match &out {
         Value::Array(x)
             if x.array.ndim() == 0

@@ -144,6 +144,12 @@ thread_local! {
     static ERR: RefCell<[&'static str; 4]> = const { RefCell::new(["warn", "warn", "ignore", "warn"]) };
 }
 
+/// The current mode for error kind `k` (an index of `ERR_KEYS`: divide, over, under,
+/// invalid), as `seterr`/`errstate` set it.
+pub fn err_mode(k: usize) -> &'static str {
+    ERR.with(|e| e.borrow().get(k).copied().unwrap_or("warn"))
+}
+
 fn err_dict(e: &[&'static str; 4]) -> Value {
     dict(
         ERR_KEYS

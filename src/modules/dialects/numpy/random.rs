@@ -37,6 +37,49 @@ fn gen_mask(max: u64) -> u64 {
     }
 }
 
+/// A generator's raw words, as NumPy's bit generators give them to the distributions they
+/// share (`RandomState`'s Mersenne Twister here, `Generator`'s PCG64 in `rng.rs`).
+pub(super) trait BitSource {
+    fn next_u32(&mut self) -> u32;
+    fn next_u64(&mut self) -> u64;
+
+    /// NumPy's `random_interval`: a value in [0, max] by masked rejection (shuffles and
+    /// permutations), 32-bit words while max fits in them.
+    fn interval(&mut self, max: u64) -> u64 {
+        if max == 0 {
+            return 0;
+        }
+        let mask = gen_mask(max);
+        if max <= 0xffff_ffff {
+            loop {
+                let v = u64::from(self.next_u32()) & mask;
+                if v <= max {
+                    return v;
+                }
+            }
+        }
+        loop {
+            let v = self.next_u64() & mask;
+            if v <= max {
+                return v;
+            }
+        }
+    }
+}
+
+impl BitSource for Legacy {
+    fn next_u32(&mut self) -> u32 {
+        self.mt.next_u32()
+    }
+
+    /// Two draws, the first the high word (NumPy's `mt19937_next64`).
+    fn next_u64(&mut self) -> u64 {
+        let hi = u64::from(self.mt.next_u32());
+        let lo = u64::from(self.mt.next_u32());
+        (hi << 32) | lo
+    }
+}
+
 impl Legacy {
     fn from_u32(seed: u32) -> Legacy {
         Legacy {
@@ -50,17 +93,6 @@ impl Legacy {
             mt: Mt::from_key(key),
             gauss: None,
         }
-    }
-
-    fn next_u32(&mut self) -> u32 {
-        self.mt.next_u32()
-    }
-
-    /// Two draws, the first the high word (NumPy's `mt19937_next64`).
-    fn next_u64(&mut self) -> u64 {
-        let hi = u64::from(self.mt.next_u32());
-        let lo = u64::from(self.mt.next_u32());
-        (hi << 32) | lo
     }
 
     /// A double in [0, 1) from 53 random bits.
@@ -87,28 +119,6 @@ impl Legacy {
 
     fn standard_exponential(&mut self) -> f64 {
         -(1.0 - self.double()).ln()
-    }
-
-    /// A value in [0, max] by masked rejection (shuffles and permutations).
-    fn interval(&mut self, max: u64) -> u64 {
-        if max == 0 {
-            return 0;
-        }
-        let mask = gen_mask(max);
-        if max <= 0xffff_ffff {
-            loop {
-                let v = u64::from(self.next_u32()) & mask;
-                if v <= max {
-                    return v;
-                }
-            }
-        }
-        loop {
-            let v = self.next_u64() & mask;
-            if v <= max {
-                return v;
-            }
-        }
     }
 
     /// A value in [0, rng] as `randint` draws it for 32- and 64-bit integer types: no draw when

@@ -12,6 +12,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use super::random::BitSource;
 use crate::modules::array::numpy_fns::as_array;
 use crate::modules::array::scalars::scalar;
 use crate::object::error::{Exc, ExcKind};
@@ -87,6 +88,23 @@ struct Pcg64 {
     buffered: Option<u32>,
 }
 
+impl BitSource for Pcg64 {
+    fn next_u64(&mut self) -> u64 {
+        self.step();
+        let s = self.state;
+        let x = ((s >> 64) as u64) ^ (s as u64);
+        x.rotate_right((s >> 122) as u32)
+    }
+    fn next_u32(&mut self) -> u32 {
+        if let Some(b) = self.buffered.take() {
+            return b;
+        }
+        let n = self.next_u64();
+        self.buffered = Some((n >> 32) as u32);
+        n as u32
+    }
+}
+
 impl Pcg64 {
     fn from_entropy(entropy: &[u32]) -> Pcg64 {
         let w = seed_sequence_state(entropy, 8);
@@ -105,20 +123,6 @@ impl Pcg64 {
     }
     fn step(&mut self) {
         self.state = self.state.wrapping_mul(PCG_MULT).wrapping_add(self.inc);
-    }
-    fn next_u64(&mut self) -> u64 {
-        self.step();
-        let s = self.state;
-        let x = ((s >> 64) as u64) ^ (s as u64);
-        x.rotate_right((s >> 122) as u32)
-    }
-    fn next_u32(&mut self) -> u32 {
-        if let Some(b) = self.buffered.take() {
-            return b;
-        }
-        let n = self.next_u64();
-        self.buffered = Some((n >> 32) as u32);
-        n as u32
     }
     fn next_double(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
@@ -161,28 +165,6 @@ fn bounded(g: &mut Pcg64, rng: u64, draw32: &mut dyn FnMut(&mut Pcg64) -> u32) -
         }
     }
     (m >> 64) as u64
-}
-
-/// NumPy's `random_interval`: a draw in [0, max] by masked rejection.
-fn interval(g: &mut Pcg64, max: u64) -> u64 {
-    if max == 0 {
-        return 0;
-    }
-    let mask = u64::MAX >> max.leading_zeros();
-    if max <= 0xFFFF_FFFF {
-        loop {
-            let v = u64::from(g.next_u32()) & mask;
-            if v <= max {
-                return v;
-            }
-        }
-    }
-    loop {
-        let v = g.next_u64() & mask;
-        if v <= max {
-            return v;
-        }
-    }
 }
 
 // ------------------------------------------------------------------ the ziggurat
@@ -461,7 +443,7 @@ fn integers(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, E
 /// Fisher-Yates from the end, as NumPy's `_shuffle_raw` (first index kept at `first`).
 fn shuffle_indices(g: &mut Pcg64, data: &mut [usize], first: usize) {
     for i in (first.max(1)..data.len()).rev() {
-        let j = interval(g, i as u64) as usize;
+        let j = g.interval(i as u64) as usize;
         data.swap(i, j);
     }
 }

@@ -514,7 +514,8 @@ pub fn tensor_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Op
             let Some((mname, doc, f)) = tensor_method(name) else {
                 return Ok(super::math::tensor_attr(v, name)
                     .or_else(|| super::random_more::tensor_attr(v, name))
-                    .or_else(|| super::selection::tensor_attr(v, name)));
+                    .or_else(|| super::selection::tensor_attr(v, name))
+                    .or_else(|| super::api_more::tensor_attr(v, name)));
             };
             method(v, mname, doc, f)
         }

@@ -131,6 +131,19 @@ fn softmax_like(
     out(named(tape, r, name))
 }
 
+/// `x.softmax(dim, dtype=None)`: `torch.softmax(x, dim)`.
+pub fn softmax_method(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc> {
+    a.pos.insert(0, r.clone());
+    // Its dtype is keyword-only here, where the function takes `_stacklevel` second.
+    if let Some(d) = a.take_kw("dtype") {
+        while a.pos.len() < 3 {
+            a.pos.push(Value::None);
+        }
+        a.pos.insert(3, d);
+    }
+    softmax_like(it, a, losses::softmax)
+}
+
 /// `nn.Softmax(dim=None)` and `nn.LogSoftmax(dim=None)`: modules over the functions, keeping
 /// PyTorch's `dim` attribute (read at each call) and its repr (`Softmax(dim=1)`).
 pub fn softmax_modules(base: Value) -> Vec<Rc<crate::object::class::Class>> {

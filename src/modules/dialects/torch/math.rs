@@ -12,8 +12,9 @@ use crate::runtime::{BinaryOp, DType, Device, HostData, Operand, Scalar, UnaryOp
 
 /// Adds the functions to `torch`.
 pub fn install(m: &Module) {
-    let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 7] = [
+    let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 8] = [
         ("linspace", "linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False): steps evenly spaced values from start to end, both included.", linspace),
+        ("logspace", "logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False): base to the powers of linspace(start, end, steps).", logspace),
         ("meshgrid", "meshgrid(*tensors, indexing=None): coordinate grids from 1-D tensors; indexing='ij' (the default, with a warning) or 'xy'.", meshgrid),
         ("sinh", "sinh(input): hyperbolic sine, elementwise.", |it, a| as_function(it, a, "sinh")),
         ("cosh", "cosh(input): hyperbolic cosine, elementwise.", |it, a| as_function(it, a, "cosh")),
@@ -236,17 +237,31 @@ fn check_broadcast(a: &[usize], b: &[usize]) -> Result<(), Exc> {
 /// `torch.linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)`:
 /// PyTorch's symmetric formula (the first half counted from `start`, the second from `end`),
 /// float32 unless `dtype` says otherwise.
-fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn linspace(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    spaced(it, a, false)
+}
+
+/// `torch.logspace(start, end, steps, base=10.0, *, dtype=None, device=None,
+/// requires_grad=False)`: base to the powers linspace gives, as PyTorch's kernel computes them
+/// (in double precision from the dtype's start and end, then rounded to the dtype).
+pub fn logspace(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    spaced(it, a, true)
+}
+
+/// linspace's values, or base to their powers when `log`.
+fn spaced(it: &mut dyn Interpreter, mut a: Args, log: bool) -> Result<Value, Exc> {
+    let fname = a.fname;
     let start = a.take(0, "start")?;
     let end = a.take(1, "end")?;
     let steps = a.take(2, "steps")?;
+    let base = if log { a.take(3, "base")? } else { None };
     let dtype = a.take_kw("dtype");
     let device = a.take_kw("device");
     let requires_grad = a.take_kw("requires_grad");
     a.take_kw("out");
     a.take_kw("layout");
     a.take_kw("pin_memory");
-    a.finish(3)?;
+    a.finish(if log { 4 } else { 3 })?;
     let (Some(start), Some(end), Some(steps)) = (start.clone(), end.clone(), steps) else {
         // PyTorch's overload report (its steps has no default).
         let got: Vec<String> = [start, end]
@@ -257,9 +272,10 @@ fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 other => other.type_name(),
             })
             .collect();
-        let rest = "int steps, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False)";
+        let base = if log { "float base = 10.0, " } else { "" };
+        let rest = format!("int steps, {base}*, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False)");
         return Err(Exc::type_error(format!(
-            "linspace() received an invalid combination of arguments - got ({}), but expected one of:\n * (Tensor start, Tensor end, {rest}\n * (Number start, Tensor end, {rest}\n * (Tensor start, Number end, {rest}\n * (Number start, Number end, {rest}\n",
+            "{fname}() received an invalid combination of arguments - got ({}), but expected one of:\n * (Tensor start, Tensor end, {rest}\n * (Number start, Tensor end, {rest}\n * (Tensor start, Number end, {rest}\n * (Number start, Number end, {rest}\n",
             got.join(", ")
         )));
     };
@@ -273,7 +289,7 @@ fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
         as_f64(v).ok_or_else(|| {
             Exc::type_error(format!(
-                "linspace(): argument '{what}' must be Number, not {}",
+                "{fname}(): argument '{what}' must be Number, not {}",
                 v.type_name()
             ))
         })
@@ -289,7 +305,7 @@ fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         }
         None => {
             return Err(Exc::type_error(format!(
-                "linspace(): argument 'steps' (position 3) must be int, not {}",
+                "{fname}(): argument 'steps' (position 3) must be int, not {}",
                 steps.type_name()
             )))
         }
@@ -299,12 +315,39 @@ fn linspace(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         Some(Value::DType(d, _)) => *d,
         Some(v) => {
             return Err(Exc::type_error(format!(
-                "linspace(): argument 'dtype' must be torch.dtype, not {}",
+                "{fname}(): argument 'dtype' must be torch.dtype, not {}",
                 v.type_name()
             )))
         }
     };
-    let values: Vec<f64> = if dtype == DType::Float32 {
+    let values: Vec<f64> = if log {
+        let base = match &base {
+            None => 10.0,
+            Some(v) => number(v, "base")?,
+        };
+        // PyTorch: the dtype's start, end and base, the exponent in double precision.
+        let (s, e, base) = match dtype {
+            DType::Float32 | DType::Float16 => (
+                f64::from(s as f32),
+                f64::from(e as f32),
+                f64::from(base as f32),
+            ),
+            d if d.is_float() => (s, e, base),
+            _ => (s.trunc(), e.trunc(), base.trunc()),
+        };
+        let step = if n > 1 { (e - s) / (n - 1) as f64 } else { 0.0 };
+        // One step is `start`; otherwise the first half counts from start, the rest from end.
+        let half = if n == 1 { 1 } else { n / 2 };
+        (0..n)
+            .map(|i| {
+                base.powf(if i < half {
+                    s + step * i as f64
+                } else {
+                    e - step * (n - 1 - i) as f64
+                })
+            })
+            .collect()
+    } else if dtype == DType::Float32 {
         // Computed in float32, as PyTorch's kernel does for a float32 result.
         let (s32, e32) = (s as f32, e as f32);
         let step = if n > 1 {

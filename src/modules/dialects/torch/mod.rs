@@ -7,6 +7,7 @@
 //! `torch.nn` lives in `torch_nn.rs`; `build` hands it out so that both
 //! `torch.nn.Linear` and `from torch import nn` find it.
 
+pub mod api_more;
 pub mod autograd;
 pub mod conv;
 pub mod cuda;
@@ -25,6 +26,7 @@ pub mod random_more;
 pub mod reshaping;
 pub mod selection;
 pub mod size;
+pub mod tensor_args;
 
 use std::rc::Rc;
 
@@ -412,6 +414,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             random_more::install(&m);
             selection::install(&m);
             reshaping::install(&m);
+            api_more::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),

@@ -59,6 +59,7 @@ pub const FUNCTIONAL_NAMES: &[&str] = &[
     "pairwise_distance",
     "kl_div",
     "conv_transpose2d",
+    "grid_sample",
 ];
 
 /// `name` from library module `source` when `names` lists it.
@@ -108,6 +109,7 @@ const GRAD_FN_NAMES: &[&str] = &[
     "NativeGroupNormBackward0",
     "SumBackward1",
     "NormBackward1",
+    "GridSampler2DBackward0",
 ];
 
 /// `torch.nn.functional._grad_fn_as(tensor, name)`: the library's way to name the op that

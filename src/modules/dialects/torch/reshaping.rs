@@ -5,30 +5,18 @@
 //! `Tensor.X` with PyTorch's signatures and messages (`array::selection` computes).
 use crate::modules::array::array_more::{norm_axis, shape_list};
 use crate::modules::array::selection as sel;
-use crate::object::error::{torch_error, Exc, ExcKind};
-use crate::object::ops::{as_i64, wrap};
-use crate::object::value::{Args, Flavor, MethodFn, Module, Value};
+use crate::object::error::{Exc, ExcKind};
+use crate::object::ops::as_i64;
+use crate::object::value::{Args, MethodFn, Module, Value};
 use crate::object::{builtin, method, Interpreter};
-use crate::runtime::{Array, DType, HostData, IndexItem, RuntimeError};
+use crate::runtime::{Array, DType, HostData, IndexItem};
 
-const T: Flavor = Flavor::Torch;
-
-fn rt_err(e: RuntimeError) -> Exc {
-    torch_error(e)
-}
-
-fn runtime_error(message: impl Into<String>) -> Exc {
-    Exc::new(ExcKind::RuntimeError, message.into())
-}
+use super::tensor_args::{flag, out, rt_err, runtime_error, size_text, tape_rt, TensorMethod, T};
 
 fn tensor(v: &Value) -> Result<Array, Exc> {
     v.as_array()
         .map(|a| a.array.clone())
         .ok_or_else(|| Exc::type_error(format!("expected a Tensor, got {}", v.type_name())))
-}
-
-fn out(a: Array) -> Value {
-    wrap(a, T)
 }
 
 fn int(v: &Value, fname: &str, name: &str) -> Result<i64, Exc> {
@@ -52,29 +40,12 @@ fn ints(v: &Value, fname: &str, name: &str) -> Result<Vec<i64>, Exc> {
     }
 }
 
-fn flag(v: Option<Value>, default: bool) -> Result<bool, Exc> {
-    match v {
-        None | Some(Value::None) => Ok(default),
-        Some(v) => v.truthy(),
-    }
-}
-
-fn tape_rt(it: &mut dyn Interpreter) -> (&mut crate::nn::autograd::Tape, &crate::runtime::Runtime) {
-    let st = it.state_mut();
-    (&mut st.nn.tape, &st.rt)
-}
-
-fn size_text(shape: &[usize]) -> String {
-    let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
-    format!("[{}]", dims.join(", "))
-}
-
 fn to_isize(shape: &[usize]) -> Vec<isize> {
     shape.iter().map(|&d| d as isize).collect()
 }
 
 /// `x.name`'s documentation and code, or None when this file has no such method.
-pub fn tensor_method(name: &str) -> Option<(&'static str, &'static str, MethodFn)> {
+pub fn tensor_method(name: &str) -> Option<TensorMethod> {
     let (mname, doc, f): (&'static str, &'static str, MethodFn) = match name {
         "expand" => ("expand", "x.expand(*sizes): x broadcast to sizes (-1 keeps a dim; new dims lead).", expand),
         "expand_as" => ("expand_as", "x.expand_as(other): x.expand(other.size()).", expand_as),
@@ -167,30 +138,8 @@ pub fn install(m: &Module) {
 }
 
 /// `torch.name(input, ...)`: the method on `input`.
-fn function_form(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let name = a.fname;
-    let x = if a.pos.is_empty() {
-        match a.kw.iter().position(|(k, _)| &**k == "input") {
-            Some(i) => a.kw.remove(i).1,
-            None => {
-                return Err(Exc::type_error(format!(
-                    "{name}() missing 1 required positional arguments: \"input\""
-                )))
-            }
-        }
-    } else {
-        a.pos.remove(0)
-    };
-    if x.as_array().is_none() {
-        return Err(Exc::type_error(format!(
-            "{name}(): argument 'input' (position 1) must be Tensor, not {}",
-            x.type_name()
-        )));
-    }
-    let Some((_, _, f)) = tensor_method(name) else {
-        return Err(Exc::type_error(format!("torch has no function {name}")));
-    };
-    f(it, &x, a)
+fn function_form(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    super::tensor_args::function_form(it, a, tensor_method)
 }
 
 // ------------------------------------------------------------------ expand, repeat

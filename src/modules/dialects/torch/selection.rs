@@ -3,58 +3,22 @@
 //! and messages, over the shared compositions of `array::selection`.
 use crate::modules::array::array_more::norm_axis;
 use crate::modules::array::selection as sel;
-use crate::object::error::{torch_error, Exc, ExcKind};
-use crate::object::ops::{as_f64, as_i64, wrap};
-use crate::object::value::{Args, ArrayValue, BuiltinFn, Flavor, MethodFn, Module, Value};
+use crate::object::error::{Exc, ExcKind};
+use crate::object::ops::as_f64;
+use crate::object::value::{Args, ArrayValue, BuiltinFn, MethodFn, Module, Value};
 use crate::object::{builtin, method, Interpreter};
 use crate::runtime::{Array, DType, IndexItem, Operand, RuntimeError};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-const T: Flavor = Flavor::Torch;
-
-fn rt_err(e: RuntimeError) -> Exc {
-    torch_error(e)
-}
-
-fn runtime_error(message: impl Into<String>) -> Exc {
-    Exc::new(ExcKind::RuntimeError, message.into())
-}
+use super::tensor_args::{
+    flag, int_arg, out, rt_err, runtime_error, size_text, tape_rt, tensor_arg, TensorMethod, T,
+};
 
 fn tensor(v: &Value) -> Result<&ArrayValue, Exc> {
     v.as_array()
         .ok_or_else(|| Exc::type_error(format!("expected a Tensor, got {}", v.type_name())))
-}
-
-/// An argument that must be a tensor, in PyTorch's words.
-fn tensor_arg<'a>(v: &'a Value, fname: &str, name: &str, pos: usize) -> Result<&'a Array, Exc> {
-    v.as_array().map(|a| &a.array).ok_or_else(|| {
-        Exc::type_error(format!(
-            "{fname}(): argument '{name}' (position {pos}) must be Tensor, not {}",
-            v.type_name()
-        ))
-    })
-}
-
-fn int_arg(v: &Value, fname: &str, name: &str, pos: usize) -> Result<i64, Exc> {
-    match v {
-        Value::Bool(_) | Value::Float(_) => None,
-        other => as_i64(other),
-    }
-    .ok_or_else(|| {
-        Exc::type_error(format!(
-            "{fname}(): argument '{name}' (position {pos}) must be int, not {}",
-            v.type_name()
-        ))
-    })
-}
-
-fn flag(v: Option<Value>, default: bool) -> Result<bool, Exc> {
-    match v {
-        None | Some(Value::None) => Ok(default),
-        Some(v) => v.truthy(),
-    }
 }
 
 /// The dim argument (`-1` when absent), checked against `ndim` in PyTorch's words.
@@ -70,21 +34,6 @@ fn dim_of(
         Some(v) => int_arg(&v, fname, "dim", pos)?,
     };
     norm_axis(d, ndim.max(1), T)
-}
-
-fn out(a: Array) -> Value {
-    wrap(a, T)
-}
-
-fn tape_rt(it: &mut dyn Interpreter) -> (&mut crate::nn::autograd::Tape, &crate::runtime::Runtime) {
-    let st = it.state_mut();
-    (&mut st.nn.tape, &st.rt)
-}
-
-/// `torch.Size([2, 3])`, as PyTorch's messages print a shape.
-fn size_text(shape: &[usize]) -> String {
-    let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
-    format!("[{}]", dims.join(", "))
 }
 
 /// PyTorch's scalar type name of a dtype (`Float`, `Long`), as its messages print it.
@@ -147,7 +96,7 @@ fn return_type_repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc>
 // ------------------------------------------------------------------ the methods
 
 /// `x.name`'s documentation and code, or None when this file has no such method.
-pub fn tensor_method(name: &str) -> Option<(&'static str, &'static str, MethodFn)> {
+pub fn tensor_method(name: &str) -> Option<TensorMethod> {
     let (mname, doc, f): (&'static str, &'static str, MethodFn) = match name {
         "sort" => ("sort", "x.sort(dim=-1, descending=False, stable=False): (values, indices) sorted along dim.", sort),
         "argsort" => ("argsort", "x.argsort(dim=-1, descending=False, stable=False): the indices that sort x along dim.", argsort),
@@ -240,25 +189,8 @@ fn builtin_named(name: &'static str, doc: &'static str, f: BuiltinFn) -> Value {
 }
 
 /// `torch.name(input, ...)`: the method on `input`.
-fn function_form(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let name = a.fname;
-    let x = if a.pos.is_empty() {
-        match a.kw.iter().position(|(k, _)| &**k == "input") {
-            Some(i) => a.kw.remove(i).1,
-            None => {
-                return Err(Exc::type_error(format!(
-                    "{name}() missing 1 required positional arguments: \"input\""
-                )))
-            }
-        }
-    } else {
-        a.pos.remove(0)
-    };
-    tensor_arg(&x, name, "input", 1)?;
-    let Some((_, _, f)) = tensor_method(name) else {
-        return Err(Exc::type_error(format!("torch has no function {name}")));
-    };
-    f(it, &x, a)
+fn function_form(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
+    super::tensor_args::function_form(it, a, tensor_method)
 }
 
 // ------------------------------------------------------------------ sorting

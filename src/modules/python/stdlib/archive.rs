@@ -131,9 +131,9 @@ fn bad(it: &mut dyn Interpreter, module: &str, msg: &str) -> Exc {
 }
 
 /// One member: its name in the archive, and its bytes (None for a folder).
-struct Member {
-    name: String,
-    data: Option<Vec<u8>>,
+pub struct Member {
+    pub name: String,
+    pub data: Option<Vec<u8>>,
 }
 
 struct Archive {
@@ -161,7 +161,7 @@ fn u32_at(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The members of a ZIP file, through its central directory.
-fn zip_members(b: &[u8]) -> Result<Vec<Member>, String> {
+pub fn zip_members(b: &[u8]) -> Result<Vec<Member>, String> {
     let not_zip = || "File is not a zip file".to_string();
     let lowest = b.len().saturating_sub(22 + 65535);
     let eocd = (lowest..=b.len().saturating_sub(22))
@@ -231,6 +231,65 @@ fn zip_members(b: &[u8]) -> Result<Vec<Member>, String> {
         });
     }
     Ok(out)
+}
+
+/// A ZIP file of these members (name, bytes), stored or deflated, dated 1980-01-01 00:00 (what
+/// `np.savez` writes; CPython's `zipfile` and NumPy read it back).
+pub fn zip_archive(members: &[(String, Vec<u8>)], deflate: bool) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    let u16le = |v: usize| (v as u16).to_le_bytes();
+    let u32le = |v: usize| (v as u32).to_le_bytes();
+    for (name, data) in members {
+        let crc = crc32fast::hash(data);
+        let packed = if deflate {
+            let mut e =
+                flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+            // Writing into a Vec cannot fail.
+            let _ = e.write_all(data);
+            e.finish().unwrap_or_default()
+        } else {
+            data.clone()
+        };
+        let method: usize = if deflate { 8 } else { 0 };
+        let offset = out.len();
+        // The version needed, flags, method, time, date (1980-01-01), CRC and sizes.
+        let common = |buf: &mut Vec<u8>| {
+            buf.extend(u16le(20));
+            buf.extend(u16le(0));
+            buf.extend(u16le(method));
+            buf.extend(u16le(0));
+            buf.extend(u16le(0x21));
+            buf.extend(crc.to_le_bytes());
+            buf.extend(u32le(packed.len()));
+            buf.extend(u32le(data.len()));
+            buf.extend(u16le(name.len()));
+            buf.extend(u16le(0));
+        };
+        out.extend([0x50, 0x4b, 0x03, 0x04]);
+        common(&mut out);
+        out.extend(name.as_bytes());
+        out.extend(&packed);
+        central.extend([0x50, 0x4b, 0x01, 0x02]);
+        central.extend(u16le(20));
+        common(&mut central);
+        central.extend(u16le(0));
+        central.extend(u16le(0));
+        central.extend(u16le(0));
+        central.extend(u32le(0o600 << 16));
+        central.extend(u32le(offset));
+        central.extend(name.as_bytes());
+    }
+    let at = out.len();
+    out.extend(&central);
+    out.extend([0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0]);
+    out.extend(u16le(members.len()));
+    out.extend(u16le(members.len()));
+    out.extend(u32le(central.len()));
+    out.extend(u32le(at));
+    out.extend(u16le(0));
+    out
 }
 
 /// A NUL-terminated text field of a tar header.

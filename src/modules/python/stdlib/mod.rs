@@ -11,7 +11,7 @@
 //! `__x__` (which bind to the instance like methods), their ordinary methods are answered by a
 //! built-in `__getattr__`, and a built-in base's data lives in the instance's `base_state`.
 
-mod archive;
+pub mod archive;
 pub(crate) mod collections;
 mod copy;
 mod dataclasses;

@@ -94,6 +94,12 @@ pub fn warn(it: &mut dyn Interpreter, category: &str, text: &str) -> Result<(), 
     warn_at(it, category, text, false)
 }
 
+/// [`warn`], shown once per location (the program's line), as CPython's default filter shows a
+/// warning that C code raises at the caller's line (NumPy's RuntimeWarnings).
+pub fn warn_at_line(it: &mut dyn Interpreter, category: &str, text: &str) -> Result<(), Exc> {
+    warn_at(it, category, text, true)
+}
+
 /// [`warn`], deduplicated per location when `by_location` (`warnings.warn` in the program's
 /// own code: CPython's default filter keys on the module and line).
 fn warn_at(
