@@ -58,11 +58,13 @@ fn eq_that_empties_the_dict_it_is_looked_up_in_does_not_crash() {
     let mut s = Session::new(SessionConfig::default());
     eval_ok(
         &mut s,
-        "class K:\n    def __hash__(self): return 5\n    def __eq__(self, o):\n        d.clear()\n        st.clear()\n        return False\nd = {K(): 1, K(): 2}\nst = {K(), K()}\n",
+        "armed = False\nclass K:\n    def __hash__(self): return 5\n    def __eq__(self, o):\n        if armed:\n            d.clear()\n            st.clear()\n        return False\nd = {K(): 1, K(): 2}\nst = {K(), K()}\narmed = True\n",
     );
-    let out = s.eval("r = (K() in d, K() in st, len(d), len(st))\nprint(r)");
-    assert!(out.error.is_none() || out.error.is_some());
-    assert_eq!(eval_ok(&mut s, "print(type(d).__name__)"), "dict\n");
+    // CPython gives False for both (the lookup goes on over what it read); so does this.
+    assert_eq!(
+        eval_ok(&mut s, "print(K() in d, K() in st, len(d), len(st))"),
+        "False False 0 0\n"
+    );
 }
 
 #[test]
