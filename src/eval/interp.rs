@@ -44,13 +44,50 @@ fn bind(vars: &mut Vars, name: &Ident, value: Value) {
 /// A name's value in `env` or the scopes around it. Given the `Ident` itself, keys compare by
 /// pointer first (identifiers are interned), which spares a string comparison per lookup.
 fn lookup_in_scopes(env: &Env, name: &str) -> Option<Value> {
-    let scope = env.borrow();
-    if let Some(v) = scope.vars.get(name) {
-        return Some(v.clone());
+    match resolve_in_scopes(env, name) {
+        Resolved::Bound(v) => Some(v),
+        Resolved::Unbound { .. } | Resolved::Outside => None,
     }
-    match &scope.parent {
-        Some(parent) => lookup_in_scopes(parent, name),
-        None => None,
+}
+
+/// Where a name read inside functions lands.
+enum Resolved {
+    Bound(Value),
+    /// A function on the way has the name as a local (`FuncDef::local_names`) not bound now:
+    /// the search stops there, as CPython's compiled scopes do. `innermost`: the function
+    /// running now (UnboundLocalError), not an enclosing one (a free variable's NameError).
+    Unbound {
+        innermost: bool,
+    },
+    /// No function scope has it: a global or a built-in.
+    Outside,
+}
+
+fn resolve_in_scopes(env: &Env, name: &str) -> Resolved {
+    let mut innermost = true;
+    let mut cur = env.clone();
+    loop {
+        let next = {
+            let scope = cur.borrow();
+            if let Some(v) = scope.vars.get(name) {
+                return Resolved::Bound(v.clone());
+            }
+            if let Some(f) = &scope.function {
+                if let FunctionBody::Def(d) = &f.body {
+                    if d.local_names.binary_search_by(|n| (**n).cmp(name)).is_ok() {
+                        return Resolved::Unbound { innermost };
+                    }
+                }
+            }
+            // Past the running scope, a name is a free variable (comprehensions and class
+            // bodies are scopes of their own in CPython too).
+            innermost = false;
+            match &scope.parent {
+                Some(parent) => parent.clone(),
+                None => return Resolved::Outside,
+            }
+        };
+        cur = next;
     }
 }
 
@@ -856,8 +893,10 @@ impl<'s> Interp<'s> {
     #[inline]
     pub fn lookup_name(&self, name: &NameRef) -> Option<Value> {
         if let Some(env) = &self.env {
-            if let Some(v) = lookup_in_scopes(env, &name.id) {
-                return Some(v);
+            match resolve_in_scopes(env, &name.id) {
+                Resolved::Bound(v) => return Some(v),
+                Resolved::Unbound { .. } => return None,
+                Resolved::Outside => {}
             }
         }
         if let Some(m) = &self.module {
@@ -873,8 +912,10 @@ impl<'s> Interp<'s> {
 
     pub fn lookup(&self, name: &str) -> Option<Value> {
         if let Some(env) = &self.env {
-            if let Some(v) = lookup_in_scopes(env, name) {
-                return Some(v);
+            match resolve_in_scopes(env, name) {
+                Resolved::Bound(v) => return Some(v),
+                Resolved::Unbound { .. } => return None,
+                Resolved::Outside => {}
             }
         }
         if let Some(m) = &self.module {
@@ -971,7 +1012,7 @@ impl<'s> Interp<'s> {
             ExprKind::Name(n) => {
                 let cur = self
                     .lookup_name(n)
-                    .ok_or_else(|| name_error(n).at(target.span, &self.source))?;
+                    .ok_or_else(|| self.missing_name(n).at(target.span, &self.source))?;
                 let new = ops::binary_inplace(self, op, &cur, &rhs)
                     .map_err(|e| e.at(target.span.to(value.span), &self.source))?;
                 self.set_name(n, new);
@@ -1014,7 +1055,7 @@ impl<'s> Interp<'s> {
                 if removed {
                     Ok(())
                 } else {
-                    Err(name_error(n).at(target.span, &self.source))
+                    Err(self.missing_name(n).at(target.span, &self.source))
                 }
             }
             ExprKind::Subscript { value, index } => {
@@ -1112,7 +1153,7 @@ impl<'s> Interp<'s> {
             }
         };
         for (k, v) in items.entries {
-            let hk = hash_key(&k)?;
+            let hk = crate::object::keys::key_among(self, &k, &|h| d.same_hash(h))?;
             d.insert(hk, k, v);
         }
         Ok(())
@@ -1143,40 +1184,6 @@ impl<'s> Interp<'s> {
             .iter()
             .position(|(k, _)| &**k == "metaclass")
             .map(|i| args.kw.remove(i).1);
-        let mut bases = Vec::new();
-        for b in args.pos.drain(..) {
-            match &b {
-                Value::Class(_) | Value::ExcType(_) | Value::Type(TypeKind::Object) => {
-                    bases.push(b)
-                }
-                Value::Type(
-                    TypeKind::Int
-                    | TypeKind::Float
-                    | TypeKind::Str
-                    | TypeKind::List
-                    | TypeKind::Tuple
-                    | TypeKind::Dict,
-                ) => bases.push(b),
-                // A metaclass derives from `type`: its instances are the classes it makes.
-                Value::Builtin(t) if t.name == "type" => {}
-                Value::Type(t) => {
-                    return Err(Exc::type_error(format!(
-                        "type '{}' is not an acceptable base type",
-                        t.name()
-                    )))
-                }
-                other => {
-                    return Err(Exc::type_error(format!(
-                        "a class can only derive from classes, not from a {} value",
-                        other.type_name()
-                    )))
-                }
-            }
-        }
-        if bases.is_empty() {
-            bases.push(Value::Type(TypeKind::Object));
-        }
-        let mro = crate::object::class::compute_mro(&bases)?;
         // `A.B` for a class in a class body, `f.<locals>.C` for one in a function.
         let enclosing_class = self
             .env
@@ -1222,35 +1229,19 @@ impl<'s> Interp<'s> {
                 attrs.set(name, v);
             }
         }
-        crate::object::class::prepare_namespace(&mut attrs);
-        let has_properties = crate::object::class::any_properties(&attrs, &bases);
-        let class = Rc::new(crate::object::class::Class {
+        drop(scope);
+        let parts = crate::object::make_class::ClassParts {
             name: def.name.clone(),
             qualname,
-            // A `__module__` the body sets names the class's module, as in CPython.
-            module: match attrs.get("__module__") {
-                Some(Value::Str(m)) => m.clone(),
-                _ => Rc::from(self.module.as_ref().map_or("__main__", |m| m.name.as_str())),
-            },
-            bases,
-            mro,
-            attrs: RefCell::new(attrs),
+            module: Rc::from(self.module.as_ref().map_or("__main__", |m| m.name.as_str())),
+            bases: std::mem::take(&mut args.pos),
+            attrs,
             doc: def.doc.clone(),
-            has_properties: std::cell::Cell::new(has_properties),
-            native: false,
             source: Some((self.source.clone(), def.span)),
-            subclasses: Default::default(),
-        });
-        for base in &class.bases {
-            if let Value::Class(b) = base {
-                // Dead entries go as new ones come, so redefining a class in a loop stays small.
-                let mut subclasses = b.subclasses.borrow_mut();
-                subclasses.retain(|w| w.strong_count() > 0);
-                subclasses.push(Rc::downgrade(&class));
-            }
-        }
-        crate::object::class::adopt_methods(&class);
-        crate::object::class::finish_class(self, &class, metaclass, args.kw)?;
+            metaclass,
+            keywords: std::mem::take(&mut args.kw),
+        };
+        let class = crate::object::make_class::make_class(self, parts)?;
         Ok(Value::Class(class))
     }
 
@@ -1316,7 +1307,7 @@ impl<'s> Interp<'s> {
         if let ExprKind::Name(n) = &e.kind {
             return self
                 .lookup_name(n)
-                .ok_or_else(|| name_error(n).at(e.span, &self.source));
+                .ok_or_else(|| self.missing_name(n).at(e.span, &self.source));
         }
         // `obj.attr` with `obj` a name: an instance's own attribute is found without the stack
         // check and the fusion attempt (it is no array op), which halves an attribute read.
@@ -1331,7 +1322,7 @@ impl<'s> Interp<'s> {
             if let (ExprKind::Name(n), None) = (&value.kind, &self.fuse_fallback) {
                 let obj = self
                     .lookup_name(n)
-                    .ok_or_else(|| name_error(n).at(value.span, &self.source))?;
+                    .ok_or_else(|| self.missing_name(n).at(value.span, &self.source))?;
                 if let Some(v) = own_attribute(&obj, attr, hint) {
                     return Ok(v);
                 }
@@ -1357,7 +1348,7 @@ impl<'s> Interp<'s> {
 
     fn eval_usual(&mut self, e: &Expr) -> Result<Value, Exc> {
         Ok(match &e.kind {
-            ExprKind::Name(n) => return self.lookup_name(n).ok_or_else(|| name_error(n)),
+            ExprKind::Name(n) => return self.lookup_name(n).ok_or_else(|| self.missing_name(n)),
             ExprKind::Int(i) => Value::Int(*i),
             ExprKind::Float(f) => Value::Float(*f),
             ExprKind::Str(s) => Value::Str(s.clone()),
@@ -1377,7 +1368,8 @@ impl<'s> Interp<'s> {
                     };
                     let key = self.eval(k)?;
                     let val = self.eval(v)?;
-                    let hk = hash_key(&key).map_err(|x| x.at(k.span, &self.source))?;
+                    let hk = crate::object::keys::key_among(self, &key, &|h| d.same_hash(h))
+                        .map_err(|x| x.at(k.span, &self.source))?;
                     d.insert(hk, key, val);
                 }
                 Value::Dict(Rc::new(RefCell::new(d)))
@@ -1400,7 +1392,7 @@ impl<'s> Interp<'s> {
                     values
                         .iter()
                         .try_for_each(|x| {
-                            set::entry(x).map(|e| {
+                            set::entry_in(self, x, &|h| t.same_hash(h)).map(|e| {
                                 t.add(e);
                             })
                         })
@@ -1411,7 +1403,9 @@ impl<'s> Interp<'s> {
             ExprKind::SetComp { elt, generators } => {
                 let mut t = crate::object::set::Table::new();
                 self.comprehension(generators, &mut |me| {
-                    t.add(crate::object::set::entry(&me.eval(elt)?)?);
+                    let x = me.eval(elt)?;
+                    let e = crate::object::set::entry_in(me, &x, &|h| t.same_hash(h))?;
+                    t.add(e);
                     Ok(())
                 })?;
                 crate::object::set::value(false, t)
@@ -1425,7 +1419,7 @@ impl<'s> Interp<'s> {
                 self.comprehension(generators, &mut |me| {
                     let k = me.eval(key)?;
                     let v = me.eval(value)?;
-                    let hk = hash_key(&k)?;
+                    let hk = crate::object::keys::key_among(me, &k, &|h| d.same_hash(h))?;
                     d.insert(hk, k, v);
                     Ok(())
                 })?;
@@ -1814,11 +1808,16 @@ impl<'s> Interp<'s> {
                     [v] => format::to_str(self, v)?,
                     several => format::repr(self, &Value::tuple(several.to_vec()))?,
                 };
+                // Its identity from the start, so `raise e` ... `except E as f` gives `f is e`.
+                let links = crate::object::error::ExcLinks {
+                    serial: crate::object::error::fresh_serial(),
+                    ..Default::default()
+                };
                 Ok(Value::Exception(Rc::new(ExcValue {
                     kind: *k,
                     message: msg,
                     args: Some(Rc::new(args.pos)),
-                    links: None,
+                    links: Some(Box::new(links)),
                 })))
             }
             Value::Class(c) => crate::object::class::instantiate(self, c, args),
@@ -2560,6 +2559,54 @@ impl Interp<'_> {
 
 pub fn name_error(name: &str) -> Exc {
     Exc::new(ExcKind::NameError, format!("name '{name}' is not defined"))
+}
+
+impl Interp<'_> {
+    /// The error for a name that [`Interp::lookup_name`] did not find, in CPython's words:
+    /// a local of the running function not bound yet, a free variable of an enclosing one,
+    /// or a name defined nowhere.
+    pub fn missing_name(&self, name: &str) -> Exc {
+        match self.env.as_ref().map(|env| resolve_in_scopes(env, name)) {
+            Some(Resolved::Unbound { innermost: true }) => Exc::new(
+                ExcKind::UnboundLocalError,
+                format!("cannot access local variable '{name}' where it is not associated with a value"),
+            ),
+            Some(Resolved::Unbound { innermost: false }) => Exc::new(
+                ExcKind::NameError,
+                format!("cannot access free variable '{name}' where it is not associated with a value in enclosing scope"),
+            ),
+            _ => match self.nearest_name(name) {
+                Some(found) => name_error(name)
+                    .suggesting(crate::object::error::Suggestion::Found(found)),
+                None => name_error(name),
+            },
+        }
+    }
+
+    /// CPython 3.11's search for a NameError's hint: the running function's locals, then the
+    /// globals, then the built-ins, each on its own.
+    fn nearest_name(&self, name: &str) -> Option<Rc<str>> {
+        use crate::object::suggest::nearest;
+        let locals: Vec<Rc<str>> = self
+            .env
+            .as_ref()
+            .and_then(|env| env.borrow().function.clone())
+            .and_then(|f| match &f.body {
+                FunctionBody::Def(d) => Some(d.local_names.to_vec()),
+                FunctionBody::Lambda(_) => None,
+            })
+            .unwrap_or_default();
+        let globals: Vec<Rc<str>> = match &self.module {
+            Some(m) => m.attrs.borrow().keys().cloned().collect(),
+            None => self.st.globals.keys().cloned().collect(),
+        };
+        let mut builtins: Vec<Rc<str>> = self.st.builtins.keys().cloned().collect();
+        builtins.sort_unstable();
+        [locals, globals, builtins].iter().find_map(|names| {
+            let refs: Vec<&str> = names.iter().map(|n| &**n).collect();
+            nearest(name, &refs).map(Rc::from)
+        })
+    }
 }
 
 /// Does an exception of `kind` match the `except` clause value `clause`?

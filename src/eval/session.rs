@@ -443,12 +443,13 @@ impl Session {
             crate::object::stack::maybe_grow(256 * 1024, 4 * 1024 * 1024, || statements.next())
                 .and_then(Result::ok)
         });
-        let mut result =
+        let result =
             crate::runtime::interruptible(&flag, || interp.run_statements(statements, last_only));
         // A notebook shows the figures a cell left open at its end (matplotlib-inline).
         if last_only {
             crate::modules::matplotlib::flush_inline(&mut interp);
         }
+        let mut result = result.map_err(|e| attribute_suggestion(&mut interp, e));
         // A request that came during a statement that never checked (one long sort, a str of
         // a big list) is not dropped: the cell ends in KeyboardInterrupt, as Python raises it
         // when control comes back from the long call.
@@ -783,6 +784,39 @@ fn file_of(source: &Rc<str>) -> Option<String> {
     crate::object::traceback::source_file(source).map(|f| f.to_string())
 }
 
+/// An uncaught AttributeError's "Did you mean", searched in `dir(obj)` now that it is shown.
+fn attribute_suggestion(interp: &mut Interp, mut e: Exc) -> Exc {
+    use crate::object::error::Suggestion;
+    let Some(Suggestion::Attribute { obj, name }) = e.suggestion().cloned() else {
+        return e;
+    };
+    e.links_mut().suggestion = None;
+    let Some(dir) = interp.lookup("dir") else {
+        return e;
+    };
+    let Ok(listed) = crate::object::Interpreter::call_value(
+        interp,
+        &dir,
+        crate::object::Args::positional(vec![obj]),
+    ) else {
+        return e;
+    };
+    let Ok(items) = crate::object::Interpreter::iterate(interp, &listed) else {
+        return e;
+    };
+    let names: Vec<&str> = items
+        .iter()
+        .filter_map(|v| match v {
+            Value::Str(s) => Some(&**s),
+            _ => None,
+        })
+        .collect();
+    if let Some(found) = crate::object::suggest::nearest(&name, &names) {
+        e.links_mut().suggestion = Some(Suggestion::Found(Rc::from(found)));
+    }
+    e
+}
+
 fn one_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
     let mut frames = Vec::with_capacity(e.frames.len() + 1);
     if let Some(span) = e.span {
@@ -802,9 +836,15 @@ fn one_error(e: Exc, cell_source: &Rc<str>) -> EvalError {
             file: file_of(&f.source),
         });
     }
+    let evalue = match e.suggestion() {
+        Some(crate::object::error::Suggestion::Found(name)) => {
+            format!("{}. Did you mean: '{name}'?", e.message)
+        }
+        _ => e.message.clone(),
+    };
     EvalError {
         ename: e.class_name(),
-        evalue: e.message,
+        evalue,
         frames,
         chained: None,
     }

@@ -239,9 +239,11 @@ pub struct FuncDef {
     /// The docstring, when the body starts with a string literal.
     pub doc: Option<Rc<str>>,
     pub span: Span,
-    /// How many names a call binds at most ([`count_locals`]): its scope is made that size
+    /// How many names a call binds at most ([`local_names`]): its scope is made that size
     /// at once, instead of growing one name at a time.
     pub locals: usize,
+    /// The names local to every call ([`local_names`]), sorted.
+    pub local_names: Rc<[Ident]>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -735,13 +737,15 @@ pub fn resumable_body(body: &[Stmt]) -> bool {
     })
 }
 
-/// The names a function body binds directly (parameters, assignment, `for`, `with ... as`,
-/// `except ... as`, imports, nested `def` and `class`; not nested functions' bodies), counted
-/// without duplicates up to `limit`: a size hint for the call's scope, never a resolution.
-pub fn count_locals(params: &[Param], body: &[Stmt], limit: usize) -> usize {
-    fn target<'a>(e: &'a Expr, names: &mut Vec<&'a str>) {
+/// The names local to a function, sorted: those its body binds directly (parameters,
+/// assignment, `for`, `with ... as`, `except ... as`, `del`, imports, nested `def` and `class`;
+/// not nested functions' bodies), less those it declares `global` or `nonlocal`. CPython
+/// decides this when compiling: a local read before it is bound is an `UnboundLocalError`,
+/// never the global of that name.
+pub fn local_names(params: &[Param], body: &[Stmt]) -> Vec<Ident> {
+    fn target(e: &Expr, names: &mut Vec<Ident>) {
         match &e.kind {
-            ExprKind::Name(n) => names.push(&n.id),
+            ExprKind::Name(n) => names.push(n.id.clone()),
             ExprKind::Tuple(items) | ExprKind::List(items) => {
                 items.iter().for_each(|i| target(i, names))
             }
@@ -749,7 +753,7 @@ pub fn count_locals(params: &[Param], body: &[Stmt], limit: usize) -> usize {
             _ => {}
         }
     }
-    fn block<'a>(b: &'a [Stmt], names: &mut Vec<&'a str>) {
+    fn block(b: &[Stmt], names: &mut Vec<Ident>, declared: &mut Vec<Ident>) {
         for s in b {
             match &s.kind {
                 StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target(t, names)),
@@ -759,16 +763,22 @@ pub fn count_locals(params: &[Param], body: &[Stmt], limit: usize) -> usize {
                     value: Some(_),
                     ..
                 } => target(t, names),
-                StmtKind::Def(d) => names.push(&d.name),
-                StmtKind::Class(c) => names.push(&c.name),
-                StmtKind::Decorated { def, .. } => block(std::slice::from_ref(def), names),
+                StmtKind::Del(targets) => targets.iter().for_each(|t| target(t, names)),
+                StmtKind::Global(list) | StmtKind::Nonlocal(list) => {
+                    declared.extend(list.iter().cloned())
+                }
+                StmtKind::Def(d) => names.push(d.name.clone()),
+                StmtKind::Class(c) => names.push(c.name.clone()),
+                StmtKind::Decorated { def, .. } => {
+                    block(std::slice::from_ref(def), names, declared)
+                }
                 StmtKind::If { branches, orelse } => {
-                    branches.iter().for_each(|(_, b)| block(b, names));
-                    block(orelse.as_deref().unwrap_or_default(), names);
+                    branches.iter().for_each(|(_, b)| block(b, names, declared));
+                    block(orelse.as_deref().unwrap_or_default(), names, declared);
                 }
                 StmtKind::While { body, orelse, .. } => {
-                    block(body, names);
-                    block(orelse.as_deref().unwrap_or_default(), names);
+                    block(body, names, declared);
+                    block(orelse.as_deref().unwrap_or_default(), names, declared);
                 }
                 StmtKind::For {
                     target: t,
@@ -777,8 +787,8 @@ pub fn count_locals(params: &[Param], body: &[Stmt], limit: usize) -> usize {
                     ..
                 } => {
                     target(t, names);
-                    block(body, names);
-                    block(orelse.as_deref().unwrap_or_default(), names);
+                    block(body, names, declared);
+                    block(orelse.as_deref().unwrap_or_default(), names, declared);
                 }
                 StmtKind::With { items, body } => {
                     for i in items {
@@ -786,7 +796,7 @@ pub fn count_locals(params: &[Param], body: &[Stmt], limit: usize) -> usize {
                             target(t, names);
                         }
                     }
-                    block(body, names);
+                    block(body, names, declared);
                 }
                 StmtKind::Try {
                     body,
@@ -794,20 +804,20 @@ pub fn count_locals(params: &[Param], body: &[Stmt], limit: usize) -> usize {
                     orelse,
                     finally,
                 } => {
-                    block(body, names);
+                    block(body, names, declared);
                     for h in handlers {
                         if let Some(n) = &h.name {
-                            names.push(n);
+                            names.push(n.clone());
                         }
-                        block(&h.body, names);
+                        block(&h.body, names, declared);
                     }
-                    block(orelse.as_deref().unwrap_or_default(), names);
-                    block(finally.as_deref().unwrap_or_default(), names);
+                    block(orelse.as_deref().unwrap_or_default(), names, declared);
+                    block(finally.as_deref().unwrap_or_default(), names, declared);
                 }
                 StmtKind::Import(list) | StmtKind::FromImport { names: list, .. } => {
                     for i in list {
                         if let Some(n) = i.alias.as_ref().or(i.path.first()) {
-                            names.push(n);
+                            names.push(n.clone());
                         }
                     }
                 }
@@ -815,9 +825,11 @@ pub fn count_locals(params: &[Param], body: &[Stmt], limit: usize) -> usize {
             }
         }
     }
-    let mut names: Vec<&str> = params.iter().map(|p| &*p.name).collect();
-    block(body, &mut names);
+    let mut names: Vec<Ident> = params.iter().map(|p| p.name.clone()).collect();
+    let mut declared = Vec::new();
+    block(body, &mut names, &mut declared);
+    names.retain(|n| !declared.contains(n));
     names.sort_unstable();
     names.dedup();
-    names.len().min(limit)
+    names
 }

@@ -1214,10 +1214,12 @@ impl<'s> Parser<'s> {
             _ => None,
         };
         let span = self.since(start);
+        let local_names = super::ast::local_names(&params, &body);
         Ok(Stmt {
             kind: StmtKind::Def(Rc::new(FuncDef {
                 name,
-                locals: super::ast::count_locals(&params, &body, LOCALS_HINT_LIMIT),
+                locals: local_names.len().min(LOCALS_HINT_LIMIT),
+                local_names: local_names.into(),
                 params: params.into(),
                 body,
                 is_generator,
@@ -2656,7 +2658,8 @@ fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -
         span,
     });
     // `.0` and the loop targets.
-    let locals = 1 + super::ast::count_locals(&[], &body, LOCALS_HINT_LIMIT - 1);
+    let local_names = super::ast::local_names(&[], &body);
+    let locals = 1 + local_names.len().min(LOCALS_HINT_LIMIT - 1);
     Expr {
         kind: ExprKind::GeneratorExp {
             def: Rc::new(FuncDef {
@@ -2674,6 +2677,7 @@ fn generator_expression(elt: Expr, generators: Vec<Comprehension>, span: Span) -
                 doc: None,
                 span,
                 locals,
+                local_names: local_names.into(),
             }),
             iter: Box::new(iter),
         },

@@ -141,6 +141,9 @@ pub struct Instance {
     pub base_state: RefCell<Value>,
     /// An exception instance's `__context__`/`__cause__` once raised (None for the rest).
     pub exc_links: RefCell<Option<Box<super::error::ExcLinks>>>,
+    /// What its class's `__hash__` returned last (`object::keys`): the key a dict copying its
+    /// entries without running code (`Value::hash_key`) files it under.
+    hash: std::cell::Cell<Option<i64>>,
 }
 
 impl Instance {
@@ -151,7 +154,17 @@ impl Instance {
             attrs: RefCell::new(Attrs::default()),
             base_state: RefCell::new(state),
             exc_links: RefCell::new(None),
+            hash: std::cell::Cell::new(None),
         }
+    }
+
+    pub fn remember_hash(&self, hash: i64) {
+        self.hash.set(Some(hash));
+    }
+
+    /// The hash its class's `__hash__` gave last, if it ran.
+    pub fn remembered_hash(&self) -> Option<i64> {
+        self.hash.get()
     }
 
     /// The instance's class now.
@@ -921,7 +934,12 @@ pub fn instance_get_attr(
         let f = descriptor_get(it, getattr, Some(this), &inst.class())?;
         return it.call_value(&f, Args::positional(vec![Value::str(name)]));
     }
-    Err(no_attribute(&inst.class(), name))
+    Err(
+        no_attribute(&inst.class(), name).suggesting(super::error::Suggestion::Attribute {
+            obj: this.clone(),
+            name: Rc::from(name),
+        }),
+    )
 }
 
 /// `C.name` for a class.
@@ -1341,10 +1359,15 @@ fn program_new(class: &Rc<Class>) -> Option<Value> {
 }
 
 /// What a class statement does to its namespace before the class exists: `__new__` becomes a
-/// static method (it takes the class explicitly), as in CPython's `type.__new__`.
+/// static method (it takes the class explicitly), as in CPython's `type.__new__`, and `__eq__`
+/// without `__hash__` sets `__hash__ = None`.
 pub fn prepare_namespace(attrs: &mut Attrs) {
     if let Some(f @ Value::Func(_)) = attrs.get("__new__").cloned() {
         attrs.set(Rc::from("__new__"), Value::Object(Rc::new(StaticMethod(f))));
+    }
+    // A class that defines equality but not a hash is unhashable (`type_new`'s rule).
+    if attrs.get("__eq__").is_some() && attrs.get("__hash__").is_none() {
+        attrs.set(Rc::from("__hash__"), Value::None);
     }
 }
 

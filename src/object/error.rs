@@ -26,6 +26,8 @@ pub enum ExcKind {
     TypeError,
     ValueError,
     NameError,
+    /// A function's local read before it is bound.
+    UnboundLocalError,
     AttributeError,
     RuntimeError,
     RecursionError,
@@ -68,6 +70,7 @@ impl ExcKind {
         ExcKind::TypeError,
         ExcKind::ValueError,
         ExcKind::NameError,
+        ExcKind::UnboundLocalError,
         ExcKind::AttributeError,
         ExcKind::RuntimeError,
         ExcKind::RecursionError,
@@ -106,6 +109,7 @@ impl ExcKind {
             ExcKind::TypeError => "TypeError",
             ExcKind::ValueError => "ValueError",
             ExcKind::NameError => "NameError",
+            ExcKind::UnboundLocalError => "UnboundLocalError",
             ExcKind::AttributeError => "AttributeError",
             ExcKind::RuntimeError => "RuntimeError",
             ExcKind::RecursionError => "RecursionError",
@@ -141,6 +145,7 @@ impl ExcKind {
             IndexError | KeyError => LookupError,
             RecursionError | NotImplementedError => RuntimeError,
             ModuleNotFoundError => ImportError,
+            UnboundLocalError => NameError,
             FileNotFoundError => OSError,
             DeviceError | ShapeError | OutOfMemoryError | NotImplementedForSymbol => MXNetError,
             AxisError | LinAlgError => ValueError,
@@ -193,6 +198,19 @@ pub struct Exc {
     pub links: Option<Box<ExcLinks>>,
 }
 
+/// The "Did you mean" of a NameError or AttributeError the interpreter raised.
+#[derive(Debug, Clone)]
+pub enum Suggestion {
+    /// The nearest name, found when the error was raised.
+    Found(Rc<str>),
+    /// An attribute `obj` lacks: searched in `dir(obj)` only if the traceback is printed (a
+    /// program that catches it, `hasattr`'s way, pays nothing).
+    Attribute {
+        obj: super::value::Value,
+        name: Rc<str>,
+    },
+}
+
 /// How an exception is chained to others (PEP 3134), and which one it is.
 #[derive(Debug, Clone, Default)]
 pub struct ExcLinks {
@@ -208,6 +226,9 @@ pub struct ExcLinks {
     /// Where it had been when an `except` clause caught it, outermost frame first
     /// (`__traceback__`; a later `raise e` or `raise X from e` shows it again).
     pub trace: Option<Rc<[Frame]>>,
+    /// What a printed traceback adds after the message ("Did you mean: 'print'?"), as CPython
+    /// 3.11's excepthook does; `str(e)` never shows it.
+    pub suggestion: Option<Suggestion>,
 }
 
 /// `e.__context__`, `e.__cause__`, `e.__suppress_context__` or `e.__traceback__` from its
@@ -249,6 +270,14 @@ thread_local! {
     static SERIAL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
+/// A new exception identity (`ExcLinks::serial`).
+pub fn fresh_serial() -> u64 {
+    SERIAL.with(|s| {
+        s.set(s.get() + 1);
+        s.get()
+    })
+}
+
 impl Exc {
     pub fn new(kind: ExcKind, message: impl Into<String>) -> Exc {
         Exc {
@@ -263,6 +292,17 @@ impl Exc {
         }
     }
 
+    /// With a "Did you mean" for its printed traceback.
+    pub fn suggesting(mut self, suggestion: Suggestion) -> Exc {
+        self.links_mut().suggestion = Some(suggestion);
+        self
+    }
+
+    /// Its "Did you mean", if it has one.
+    pub fn suggestion(&self) -> Option<&Suggestion> {
+        self.links.as_ref()?.suggestion.as_ref()
+    }
+
     /// Its links, made when first needed.
     pub fn links_mut(&mut self) -> &mut ExcLinks {
         self.links.get_or_insert_with(Box::default)
@@ -272,10 +312,7 @@ impl Exc {
     pub fn mark_caught(&mut self) -> u64 {
         let links = self.links_mut();
         if links.serial == 0 {
-            links.serial = SERIAL.with(|s| {
-                s.set(s.get() + 1);
-                s.get()
-            });
+            links.serial = fresh_serial();
         }
         links.serial
     }

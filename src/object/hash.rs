@@ -13,6 +13,7 @@ pub fn key_hash(k: &super::value::HashKey) -> i64 {
         HashKey::Int(n) => int_hash(*n),
         HashKey::Float(bits) => float_hash(f64::from_bits(*bits)),
         HashKey::FrozenSet(f) => f.hash,
+        HashKey::Object(o) => o.hash,
         HashKey::Tuple(items) => {
             // CPython 3.8+'s tuple hash (xxHash's mixing).
             const P1: u64 = 11400714785074694791;

@@ -12,6 +12,9 @@
 //! - `pretty.rs` — the display form of a result, IPython's pretty printer ported;
 //! - `globals.rs` — the global scope as slots that name nodes cache;
 //! - `hash.rs` — CPython's hash values for numbers, tuples and frozensets;
+//! - `keys.rs` — dict keys and set members through a class's `__hash__` and `__eq__`;
+//! - `make_class.rs` — a class from its name, bases and namespace (`class`, `type(n, b, d)`);
+//! - `suggest.rs` — the "Did you mean" of NameError and AttributeError tracebacks;
 //! - `guard.rs` — the one recursion guard for walks over values (compare, hash, repr, copy, drop);
 //! - `stack.rs` — native stack growth, and the pooled stacks generators run on;
 //! - `alloc.rs` — allocation that can fail (MemoryError) for user-sized strings and lists;
@@ -28,12 +31,15 @@ pub mod globals;
 pub mod guard;
 pub mod hash;
 pub mod interpreter;
+pub mod keys;
+pub mod make_class;
 pub mod ops;
 pub mod output;
 pub mod pretty;
 pub mod set;
 pub mod stack;
 pub mod state;
+pub mod suggest;
 pub mod traceback;
 pub mod value;
 

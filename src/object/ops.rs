@@ -13,7 +13,7 @@ use super::class;
 use super::error::{Exc, ExcKind};
 use super::format;
 use super::guard::{self, Walk};
-use super::interpreter::{hash_key, Interpreter};
+use super::interpreter::Interpreter;
 use super::value::{ArrayValue, Flavor, Value};
 
 /// A subscript: one item, or several separated by commas (`x[1:3, 0]`).
@@ -429,9 +429,10 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
         }
         // PEP 584: `a | b` is a copy of `a` updated with `b`.
         (Value::Dict(a), Value::Dict(b)) if op == BinOp::BitOr => {
-            let mut merged = a.borrow().clone();
-            merge_dict(&mut merged, &b.borrow())?;
-            Ok(Value::Dict(Rc::new(RefCell::new(merged))))
+            let merged = Rc::new(RefCell::new(a.borrow().clone()));
+            let entries = b.borrow().entries.clone();
+            merge_entries(it, &merged, entries)?;
+            Ok(Value::Dict(merged))
         }
         (Value::List(a), Value::List(b)) if op == BinOp::Add => {
             let mut v = a.borrow().clone();
@@ -847,11 +848,15 @@ pub fn binary_inplace(
             a.array.binary_inplace(rop, ro)?;
             Ok(cur.clone())
         }
-        // `d |= other` updates `d` in place (PEP 584); a dict is the common operand.
-        (Value::Dict(d), BinOp::BitOr) if matches!(rhs, Value::Dict(_)) => {
+        // `d |= other` updates `d` in place (PEP 584), as `d.update(other)`: another dict,
+        // a mapping, or an iterable of pairs.
+        (Value::Dict(d), BinOp::BitOr) => {
             if let Value::Dict(other) = rhs {
-                let other = other.borrow().clone();
-                merge_dict(&mut d.borrow_mut(), &other)?;
+                let entries = other.borrow().entries.clone();
+                merge_entries(it, d, entries)?;
+            } else {
+                let update = it.get_attr(cur, "update")?;
+                it.call_value(&update, super::value::Args::positional(vec![rhs.clone()]))?;
             }
             Ok(cur.clone())
         }
@@ -927,6 +932,26 @@ pub fn compare(it: &mut dyn Interpreter, op: CmpOp, l: &Value, r: &Value) -> Res
     if let Value::Object(o) = r {
         if let Some(v) = o.compare(op, l, true) {
             return v;
+        }
+    }
+    // Dicts whose keys or values may run the program's `__eq__`.
+    if let (Value::Dict(a), Value::Dict(b), CmpOp::Eq | CmpOp::NotEq) = (l, r, op) {
+        let runs_code = |d: &RefCell<super::value::Dict>| {
+            let d = d.borrow();
+            d.has_object_keys()
+                || d.entries
+                    .iter()
+                    .any(|(_, v)| matches!(v, Value::Instance(_)))
+        };
+        if runs_code(a) || runs_code(b) {
+            let equal = super::keys::dicts_equal(it, a, b)?;
+            return Ok(Value::Bool(equal == (op == CmpOp::Eq)));
+        }
+    }
+    if let (Value::Set(a), Value::Set(b), CmpOp::Eq | CmpOp::NotEq) = (l, r, op) {
+        if a.has_object_members() || b.has_object_members() {
+            let equal = super::keys::sets_equal(it, a, b)?;
+            return Ok(Value::Bool(equal == (op == CmpOp::Eq)));
         }
     }
     // Tuples or lists holding instances compare item by item through their special methods.
@@ -1334,11 +1359,11 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
                 other.type_name()
             ))),
         },
-        Value::Set(s) => super::set::contains(s, item),
-        Value::Dict(d) => Ok(item
-            .hash_key()?
-            .map(|k| d.borrow().get(&k).is_some())
-            .unwrap_or(false)),
+        Value::Set(s) => super::set::contains(it, s, item),
+        Value::Dict(d) => {
+            let k = super::keys::dict_key(it, d, item)?;
+            Ok(d.borrow().get(&k).is_some())
+        }
         Value::Range(start, stop, step) => Ok(match as_i64(item) {
             Some(i) => {
                 let in_bounds = if *step > 0 {
@@ -1682,7 +1707,7 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
             let Index::Single(IndexItem::Value(k)) = idx else {
                 return Err(Exc::type_error("unhashable type: 'slice'"));
             };
-            let hk = hash_key(&k)?;
+            let hk = super::keys::dict_key(it, d, &k)?;
             let found = d.borrow().get(&hk).cloned();
             match found {
                 Some(v) => Ok(v),
@@ -2029,7 +2054,7 @@ pub fn set_item(
             let Index::Single(IndexItem::Value(k)) = idx else {
                 return Err(Exc::type_error("unhashable type: 'slice'"));
             };
-            let hk = hash_key(&k)?;
+            let hk = super::keys::dict_key(it, d, &k)?;
             d.borrow_mut().insert(hk, k, value);
             Ok(())
         }
@@ -2090,7 +2115,7 @@ pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(),
             Ok(())
         }
         (Value::Dict(d), Index::Single(IndexItem::Value(k))) => {
-            let hk = hash_key(&k)?;
+            let hk = super::keys::dict_key(it, d, &k)?;
             let removed = d.borrow_mut().remove(&hk);
             match removed {
                 Some(_) => Ok(()),
@@ -2105,10 +2130,15 @@ pub fn del_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<(),
 }
 
 /// A fresh dict value.
-/// `into.update(from)` for two dicts.
-fn merge_dict(into: &mut super::value::Dict, from: &super::value::Dict) -> Result<(), Exc> {
-    for (k, v) in from.entries.iter() {
-        into.insert(hash_key(k)?, k.clone(), v.clone());
+/// `into.update(entries)`: each key finds an equal one already there (`object::keys`).
+fn merge_entries(
+    it: &mut dyn Interpreter,
+    into: &RefCell<super::value::Dict>,
+    entries: Vec<(Value, Value)>,
+) -> Result<(), Exc> {
+    for (k, v) in entries {
+        let hk = super::keys::dict_key(it, into, &k)?;
+        into.borrow_mut().insert(hk, k, v);
     }
     Ok(())
 }

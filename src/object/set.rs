@@ -142,6 +142,31 @@ impl Table {
         self.find(hash, key).is_some()
     }
 
+    /// The members on `hash`'s probe sequence filed under that hash whose equality is a
+    /// class's `__eq__` (`object::keys`): where an equal but distinct object is found.
+    pub fn same_hash(&self, hash: i64) -> Vec<(HashKey, Value)> {
+        let mask = self.mask();
+        let (mut i, mut perturb) = start(hash, mask);
+        let mut found = Vec::new();
+        loop {
+            let probes = if i + LINEAR_PROBES <= mask {
+                LINEAR_PROBES
+            } else {
+                0
+            };
+            for j in i..=i + probes {
+                match &self.slots[j] {
+                    Slot::Empty => return found,
+                    Slot::Active(e) if e.hash == hash && e.key.needs_eq() => {
+                        found.push((e.key.clone(), e.value.clone()))
+                    }
+                    _ => {}
+                }
+            }
+            i = next(i, &mut perturb, mask);
+        }
+    }
+
     /// `set_add_entry`: false when an equal key is already there (it is kept).
     pub fn add(&mut self, e: Entry) -> bool {
         let mask = self.mask();
@@ -307,6 +332,11 @@ impl SetObj {
             hash: Cell::new(None),
         }
     }
+    /// Whether some member's equality is a class's `__eq__`.
+    pub fn has_object_members(&self) -> bool {
+        self.table.borrow().iter().any(|e| e.key.needs_eq())
+    }
+
     pub fn type_name(&self) -> &'static str {
         if self.frozen {
             "frozenset"
@@ -419,6 +449,26 @@ pub fn entry(v: &Value) -> Result<Entry, Exc> {
     })
 }
 
+/// The entry for a value while the program runs: its class's `__hash__`, and an equal member
+/// of the table (by `__eq__`, among those `candidates` gives for the hash) stands for it.
+/// `candidates` borrows the table only while it runs, so `__eq__` may change the set.
+pub fn entry_in(
+    it: &mut dyn Interpreter,
+    v: &Value,
+    candidates: &dyn Fn(i64) -> Vec<(HashKey, Value)>,
+) -> Result<Entry, Exc> {
+    if let Value::Set(_) = v {
+        return lookup_entry(v);
+    }
+    let key = super::keys::key_among(it, v, candidates)?;
+    let hash = super::hash::key_hash(&key);
+    Ok(Entry {
+        hash,
+        key,
+        value: v.clone(),
+    })
+}
+
 /// The entry to look a value up by: a set stands for the frozenset of its contents
 /// (`{frozenset({1})}.remove({1})` works in CPython).
 fn lookup_entry(v: &Value) -> Result<Entry, Exc> {
@@ -440,8 +490,8 @@ fn lookup_entry(v: &Value) -> Result<Entry, Exc> {
 }
 
 /// `x in s`.
-pub fn contains(s: &SetObj, item: &Value) -> Result<bool, Exc> {
-    let e = lookup_entry(item)?;
+pub fn contains(it: &mut dyn Interpreter, s: &SetObj, item: &Value) -> Result<bool, Exc> {
+    let e = entry_in(it, item, &|h| s.table.borrow().same_hash(h))?;
     Ok(s.table.borrow().contains(e.hash, &e.key))
 }
 
@@ -468,7 +518,8 @@ fn update(it: &mut dyn Interpreter, t: &mut Table, v: &Value) -> Result<(), Exc>
         }
         _ => {
             for x in it.iterate(v)? {
-                t.add(entry(&x)?);
+                let e = entry_in(it, &x, &|h| t.same_hash(h))?;
+                t.add(e);
             }
         }
     }
@@ -658,7 +709,7 @@ fn intersection(
     }
     let mut out = Table::new();
     for x in it.iterate(other)? {
-        let e = entry(&x)?;
+        let e = entry_in(it, &x, &|h| t.same_hash(h))?;
         if t.contains(e.hash, &e.key) {
             out.add(e);
         }
@@ -688,7 +739,7 @@ fn difference_update(it: &mut dyn Interpreter, t: &mut Table, other: &Value) -> 
         }
         _ => {
             for x in it.iterate(other)? {
-                let e = lookup_entry(&x)?;
+                let e = entry_in(it, &x, &|h| t.same_hash(h))?;
                 t.discard(e.hash, &e.key);
             }
         }
@@ -964,24 +1015,24 @@ pub fn get_method(v: &Value, s: &SetObj, name: &str) -> Option<Value> {
     };
     let name: &'static str = names.iter().find(|n| **n == name)?;
     let f: MethodFn = match name {
-        "add" => |_, r, a| {
+        "add" => |it, r, a| {
             let s = recv(r)?;
             let x = one_arg(a, "set", "add")?;
-            let e = entry(&x)?;
+            let e = entry_in(it, &x, &|h| s.table.borrow().same_hash(h))?;
             s.table.borrow_mut().add(e);
             Ok(Value::None)
         },
-        "discard" => |_, r, a| {
+        "discard" => |it, r, a| {
             let s = recv(r)?;
             let x = one_arg(a, "set", "discard")?;
-            let e = lookup_entry(&x)?;
+            let e = entry_in(it, &x, &|h| s.table.borrow().same_hash(h))?;
             s.table.borrow_mut().discard(e.hash, &e.key);
             Ok(Value::None)
         },
         "remove" => |it, r, a| {
             let s = recv(r)?;
             let x = one_arg(a, "set", "remove")?;
-            let e = lookup_entry(&x)?;
+            let e = entry_in(it, &x, &|h| s.table.borrow().same_hash(h))?;
             let removed = s.table.borrow_mut().discard(e.hash, &e.key);
             if removed.is_none() {
                 return Err(Exc::key_error(it, &x));
@@ -1113,7 +1164,7 @@ pub fn get_method(v: &Value, s: &SetObj, name: &str) -> Option<Value> {
                 return Ok(Value::Bool(is_subset(&x.table.borrow(), &t)));
             }
             for x in it.iterate(&o)? {
-                let e = entry(&x)?;
+                let e = entry_in(it, &x, &|h| t.same_hash(h))?;
                 if !t.contains(e.hash, &e.key) {
                     return Ok(Value::Bool(false));
                 }
@@ -1129,7 +1180,7 @@ pub fn get_method(v: &Value, s: &SetObj, name: &str) -> Option<Value> {
                 return Ok(Value::Bool(!t.iter().any(|e| xt.contains(e.hash, &e.key))));
             }
             for x in it.iterate(&o)? {
-                let e = entry(&x)?;
+                let e = entry_in(it, &x, &|h| t.same_hash(h))?;
                 if t.contains(e.hash, &e.key) {
                     return Ok(Value::Bool(false));
                 }

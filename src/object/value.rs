@@ -416,6 +416,9 @@ pub struct Args {
 pub struct Dict {
     pub entries: Vec<(Value, Value)>,
     index: HashMap<HashKey, usize>,
+    /// The keys whose equality is a class's `__eq__` (`HashKey::needs_eq`), by hash: where a
+    /// lookup of an equal but distinct object finds them (`object::keys`).
+    by_hash: HashMap<i64, Vec<HashKey>>,
 }
 
 /// The hashable part of a key. Arrays, lists and dicts are unhashable.
@@ -433,6 +436,20 @@ pub enum HashKey {
     FrozenSet(super::set::FrozenKey),
     Device(Device),
     Ptr(usize),
+    /// An instance whose class defines `__hash__`: equal to another such key only when it is
+    /// the same object; `object::keys` finds an equal one by `__eq__` before a lookup.
+    Object(super::keys::ObjectKey),
+}
+
+impl HashKey {
+    /// Whether finding this key takes the program's `__eq__` (it holds an `Object` key).
+    pub fn needs_eq(&self) -> bool {
+        match self {
+            HashKey::Object(_) => true,
+            HashKey::Tuple(items) => items.iter().any(HashKey::needs_eq),
+            _ => false,
+        }
+    }
 }
 
 impl Dict {
@@ -449,11 +466,40 @@ impl Dict {
                 return;
             }
         }
+        if hk.needs_eq() {
+            let hash = super::hash::key_hash(&hk);
+            self.by_hash.entry(hash).or_default().push(hk.clone());
+        }
         self.index.insert(hk, self.entries.len());
         self.entries.push((key, value));
     }
+    /// Whether some key's equality is a class's `__eq__`.
+    pub fn has_object_keys(&self) -> bool {
+        !self.by_hash.is_empty()
+    }
+    /// The keys and values filed under `hash` whose equality is a class's `__eq__`.
+    pub fn same_hash(&self, hash: i64) -> Vec<(HashKey, Value)> {
+        let Some(keys) = self.by_hash.get(&hash) else {
+            return Vec::new();
+        };
+        keys.iter()
+            .filter_map(|k| {
+                let i = *self.index.get(k)?;
+                Some((k.clone(), self.entries.get(i)?.0.clone()))
+            })
+            .collect()
+    }
     pub fn remove(&mut self, hk: &HashKey) -> Option<Value> {
         let i = self.index.remove(hk)?;
+        if hk.needs_eq() {
+            let hash = super::hash::key_hash(hk);
+            if let Some(keys) = self.by_hash.get_mut(&hash) {
+                keys.retain(|k| k != hk);
+                if keys.is_empty() {
+                    self.by_hash.remove(&hash);
+                }
+            }
+        }
         let (_, v) = self.entries.remove(i);
         for idx in self.index.values_mut() {
             if *idx > i {
@@ -673,6 +719,16 @@ impl Value {
             },
             Value::Set(s) if s.frozen => super::set::frozen_key(s),
             Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Array(_) => return Ok(None),
+            // Keyed by its class's `__hash__` when that ran (`object::keys`), or unhashable.
+            Value::Instance(i) if i.remembered_hash().is_some() => {
+                HashKey::Object(super::keys::ObjectKey {
+                    hash: i.remembered_hash().unwrap_or_default(),
+                    value: self.clone(),
+                })
+            }
+            Value::Instance(i) if matches!(i.class().lookup("__hash__"), Some(Value::None)) => {
+                return Ok(None)
+            }
             // A tuple subclass (a namedtuple) hashes as its tuple, as CPython's tuple.__hash__
             // does, unless the class defines __hash__ in Python.
             Value::Instance(i)

@@ -744,6 +744,16 @@ fn array_class(it: &dyn Interpreter, v: &Value) -> Option<Value> {
 }
 
 fn type_of(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    if a.pos.len() == 3 && a.kw.is_empty() {
+        let mut parts = std::mem::take(&mut a.pos).into_iter();
+        let (Some(name), Some(bases), Some(ns)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(Exc::type_error("type() takes 1 or 3 arguments"));
+        };
+        return crate::object::make_class::type_new(it, name, bases, ns);
+    }
+    if a.pos.len() != 1 || !a.kw.is_empty() {
+        return Err(Exc::type_error("type() takes 1 or 3 arguments"));
+    }
     let v = a.required(0, "obj")?;
     a.finish(1)?;
     if let Some(class) = array_class(it, &v) {
@@ -1104,26 +1114,7 @@ fn id(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 fn hash(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     a.finish(1)?;
-    // A class's own `__hash__` (`None` there makes its instances unhashable).
-    if let Value::Instance(inst) = &v {
-        match inst.class().lookup("__hash__") {
-            Some(Value::None) => {
-                return Err(Exc::type_error(format!(
-                    "unhashable type: '{}'",
-                    v.type_name()
-                )))
-            }
-            Some(Value::Func(_)) => {
-                return match class::call_special(it, &v, "__hash__", Vec::new())? {
-                    Some(Value::Int(h)) => Ok(Value::Int(if h == -1 { -2 } else { h })),
-                    Some(Value::Bool(b)) => Ok(Value::Int(b as i64)),
-                    _ => Err(Exc::type_error("__hash__ method should return an integer")),
-                };
-            }
-            _ => {}
-        }
-    }
-    Ok(Value::Int(py_hash(&v)?))
+    Ok(Value::Int(crate::object::keys::hash(it, &v)?))
 }
 
 /// `hash(v)`: CPython's values for numbers and tuples of them (hash(n) is n modulo 2**61 - 1,
@@ -1407,7 +1398,8 @@ pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<V
                         &v,
                         ops::Index::Single(ops::IndexItem::Value(k.clone())),
                     )?;
-                    dst.borrow_mut().insert(hash_key(&k)?, k, val);
+                    let hk = crate::object::keys::dict_key(it, dst, &k)?;
+                    dst.borrow_mut().insert(hk, k, val);
                 }
                 return Ok(d);
             }
@@ -1418,7 +1410,7 @@ pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<V
                         "dictionary update sequence element has the wrong length; 2 is required",
                     )
                 })?;
-                let hk = hash_key(&k)?;
+                let hk = crate::object::keys::dict_key(it, dst, &k)?;
                 dst.borrow_mut().insert(hk, k, val);
             }
             d
@@ -1548,35 +1540,6 @@ pub fn to_float(v: &Value) -> Result<f64, Exc> {
 }
 
 // ------------------------------------------------------------------ attributes
-
-/// The closest known name, for "Did you mean" hints.
-pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    let mut best: Option<(usize, &str)> = None;
-    for c in candidates {
-        let d = edit_distance(name, c);
-        // Ties go to the first in sorted order, as CPython scans `dir()` (sorted): the hint must
-        // not depend on a table's iteration order.
-        if d <= 2.max(name.len() / 3) && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
-            best = Some((d, c));
-        }
-    }
-    best.map(|(_, c)| c.to_string())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + (ca != *cb) as usize)
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
 
 /// `gen.__next__`, `gen.send(v)`, `gen.throw(e)`, `gen.close()`, `iter(gen)`.
 fn generator_method(v: &Value, name: &str) -> Option<Value> {
@@ -1756,20 +1719,14 @@ fn class_attr_names(c: &Rc<class::Class>) -> Vec<String> {
 }
 
 fn no_attr(v: &Value, name: &str) -> Exc {
-    let names = attr_names(v);
-    let hint = suggest(name, names.iter().map(String::as_str))
-        .map(|s| format!(". Did you mean: '{s}'?"))
-        .unwrap_or_default();
     let msg = match v {
-        Value::Module(m) => format!("module '{}' has no attribute '{}'{}", m.name, name, hint),
-        other => format!(
-            "'{}' object has no attribute '{}'{}",
-            other.type_name(),
-            name,
-            hint
-        ),
+        Value::Module(m) => format!("module '{}' has no attribute '{}'", m.name, name),
+        other => format!("'{}' object has no attribute '{}'", other.type_name(), name),
     };
-    Exc::new(ExcKind::AttributeError, msg)
+    Exc::new(ExcKind::AttributeError, msg).suggesting(crate::object::error::Suggestion::Attribute {
+        obj: v.clone(),
+        name: Rc::from(name),
+    })
 }
 
 /// Attribute names a value offers (for completion, `dir` and hints).
@@ -2059,7 +2016,8 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
                 a.finish(2)?;
                 let mut d = Dict::default();
                 for k in it.iterate(&keys)? {
-                    d.insert(hash_key(&k)?, k, value.clone());
+                    let hk = crate::object::keys::key_among(it, &k, &|h| d.same_hash(h))?;
+                    d.insert(hk, k, value.clone());
                 }
                 Ok(Value::Dict(Rc::new(std::cell::RefCell::new(d))))
             },
@@ -2758,19 +2716,21 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
                     .collect(),
             ))
         },
-        "get" => |_, r, mut a| {
+        "get" => |it, r, mut a| {
             let k = a.required(0, "key")?;
             let d = a.take(1, "default")?.unwrap_or(Value::None);
             a.finish(2)?;
-            let hk = hash_key(&k)?;
-            Ok(recv_dict(r)?.borrow().get(&hk).cloned().unwrap_or(d))
+            let dict = recv_dict(r)?;
+            let hk = crate::object::keys::dict_key(it, dict, &k)?;
+            Ok(dict.borrow().get(&hk).cloned().unwrap_or(d))
         },
         "pop" => |it, r, mut a| {
             let k = a.required(0, "key")?;
             let d = a.take(1, "default")?;
             a.finish(2)?;
-            let hk = hash_key(&k)?;
-            let removed = recv_dict(r)?.borrow_mut().remove(&hk);
+            let dict = recv_dict(r)?;
+            let hk = crate::object::keys::dict_key(it, dict, &k)?;
+            let removed = dict.borrow_mut().remove(&hk);
             match (removed, d) {
                 (Some(v), _) | (None, Some(v)) => Ok(v),
                 (None, None) => Err(Exc::key_error(it, &k)),
@@ -2789,12 +2749,12 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
             dict.borrow_mut().remove(&hash_key(&k)?);
             Ok(Value::tuple(vec![k, v]))
         },
-        "setdefault" => |_, r, mut a| {
+        "setdefault" => |it, r, mut a| {
             let k = a.required(0, "key")?;
             let d = a.take(1, "default")?.unwrap_or(Value::None);
             a.finish(2)?;
-            let hk = hash_key(&k)?;
             let dict = recv_dict(r)?;
+            let hk = crate::object::keys::dict_key(it, dict, &k)?;
             let existing = dict.borrow().get(&hk).cloned();
             match existing {
                 Some(v) => Ok(v),
@@ -2810,9 +2770,10 @@ fn dict_method(v: &Value, name: &str) -> Option<Value> {
             if let Some(o) = other {
                 let src = call_type(it, TypeKind::Dict, Args::new("dict", vec![o]))?;
                 if let Value::Dict(s) = &src {
-                    for (k, v) in s.borrow().entries.iter() {
-                        let hk = hash_key(k)?;
-                        dict.borrow_mut().insert(hk, k.clone(), v.clone());
+                    let entries = s.borrow().entries.clone();
+                    for (k, v) in entries {
+                        let hk = crate::object::keys::dict_key(it, dict, &k)?;
+                        dict.borrow_mut().insert(hk, k, v);
                     }
                 }
             }

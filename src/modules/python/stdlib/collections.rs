@@ -203,7 +203,7 @@ fn update(
             }
         };
         for (k, v) in pairs {
-            let hk = hash_key(&k)?;
+            let hk = crate::object::keys::dict_key(it, d, &k)?;
             d.borrow_mut().insert(hk, k, v);
         }
     }
@@ -285,16 +285,18 @@ fn dd_missing(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         return Err(Exc::key_error(it, &key));
     };
     let v = it.call_value(&factory, Args::default())?;
-    let hk = hash_key(&key)?;
-    dict_of(&state)?.borrow_mut().insert(hk, key, v.clone());
+    let d = dict_of(&state)?;
+    let hk = crate::object::keys::dict_key(it, &d, &key)?;
+    d.borrow_mut().insert(hk, key, v.clone());
     Ok(v)
 }
 
 fn d_getitem(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, state) = this_state(&mut a)?;
     let key = a.required(1, "key")?;
-    let hk = hash_key(&key)?;
-    let found = dict_of(&state)?.borrow().get(&hk).cloned();
+    let d = dict_of(&state)?;
+    let hk = crate::object::keys::dict_key(it, &d, &key)?;
+    let found = d.borrow().get(&hk).cloned();
     if let Some(v) = found {
         return Ok(v);
     }
@@ -305,37 +307,34 @@ fn d_getitem(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     }
 }
 
-fn d_setitem(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn d_setitem(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (_, state) = this_state(&mut a)?;
     let key = a.required(1, "key")?;
     let v = a.required(2, "value")?;
-    let hk = hash_key(&key)?;
-    dict_of(&state)?.borrow_mut().insert(hk, key, v);
+    let d = dict_of(&state)?;
+    let hk = crate::object::keys::dict_key(it, &d, &key)?;
+    d.borrow_mut().insert(hk, key, v);
     Ok(Value::None)
 }
 
 fn d_delitem(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (_, state) = this_state(&mut a)?;
     let key = a.required(1, "key")?;
-    let hk = hash_key(&key)?;
-    let removed = dict_of(&state)?.borrow_mut().remove(&hk);
+    let d = dict_of(&state)?;
+    let hk = crate::object::keys::dict_key(it, &d, &key)?;
+    let removed = d.borrow_mut().remove(&hk);
     match removed {
         Some(_) => Ok(Value::None),
         None => Err(Exc::key_error(it, &key)),
     }
 }
 
-fn d_contains(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+fn d_contains(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (_, state) = this_state(&mut a)?;
     let key = a.required(1, "key")?;
-    let found = match key.hash_key()? {
-        Some(hk) => dict_of(&state)?.borrow().get(&hk).is_some(),
-        None => {
-            return Err(hash_key(&key)
-                .err()
-                .unwrap_or_else(|| Exc::type_error("unhashable")))
-        }
-    };
+    let d = dict_of(&state)?;
+    let hk = crate::object::keys::dict_key(it, &d, &key)?;
+    let found = d.borrow().get(&hk).is_some();
     Ok(Value::Bool(found))
 }
 
@@ -549,7 +548,7 @@ fn d_getattr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                 let last = a.flag(1, "last", true)?;
                 a.finish(2)?;
                 let d = dict_of(&state_of(r))?;
-                let hk = hash_key(&key)?;
+                let hk = crate::object::keys::dict_key(it, &d, &key)?;
                 let Some(v) = d.borrow_mut().remove(&hk) else {
                     return Err(Exc::key_error(it, &key));
                 };
@@ -627,7 +626,7 @@ fn count_into(
         crate::lang::ast::BinOp::Sub
     };
     for (k, n) in pairs {
-        let hk = hash_key(&k)?;
+        let hk = crate::object::keys::dict_key(it, d, &k)?;
         let cur = d.borrow().get(&hk).cloned().unwrap_or(Value::Int(0));
         let new = ops::binary(it, op, &cur, &n)?;
         d.borrow_mut().insert(hk, k, new);

@@ -419,6 +419,22 @@ fn process(it: &mut dyn Interpreter, cls: Value, opts: Options) -> Result<Value,
             ),
         );
     }
+    // `__hash__` by dataclasses' table (unsafe_hash=False): a frozen class with eq hashes its
+    // fields; eq alone makes it unhashable; a `__hash__` the class wrote itself stays (a
+    // `None` the class statement set for its own `__eq__` is not one).
+    let explicit_hash = match attrs.get("__hash__") {
+        None => false,
+        Some(Value::None) => !own(&attrs, "__eq__"),
+        Some(_) => true,
+    };
+    if opts.eq && !explicit_hash {
+        let hash = if opts.frozen {
+            um("__hash__", "the hash of the fields' tuple", hash_fields)
+        } else {
+            Value::None
+        };
+        attrs.set(Rc::from("__hash__"), hash);
+    }
     if opts.order {
         attrs.set(
             Rc::from("__lt__"),
@@ -619,6 +635,28 @@ fn repr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         class.qualname,
         parts.join(", ")
     )))
+}
+
+/// A frozen dataclass's `__hash__`: `hash((self.f1, self.f2, ...))` over the compared fields.
+fn hash_fields(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let this = a.required(0, "self")?;
+    a.finish(1)?;
+    let Some(class) = class_of(&this) else {
+        return Err(Exc::type_error("expected a dataclass instance"));
+    };
+    let mut values = Vec::new();
+    for f in field_list(&class)
+        .iter()
+        .filter_map(as_field)
+        .filter(|f| f.compare)
+    {
+        let name = f.name.borrow().clone();
+        values.push(it.get_attr(&this, &name)?);
+    }
+    Ok(Value::Int(crate::object::keys::hash(
+        it,
+        &Value::tuple(values),
+    )?))
 }
 
 fn compare(it: &mut dyn Interpreter, mut a: Args, op: &str) -> Result<Value, Exc> {

@@ -299,8 +299,8 @@ fn cached(func: Value, maxsize: Option<usize>) -> Value {
 struct Cached {
     func: Value,
     maxsize: Option<usize>,
-    /// Arguments -> (result, last use).
-    map: RefCell<HashMap<HashKey, (Value, u64)>>,
+    /// Arguments' key -> (result, last use, the arguments).
+    map: RefCell<HashMap<HashKey, (Value, u64, Value)>>,
     tick: Cell<u64>,
     hits: Cell<u64>,
     misses: Cell<u64>,
@@ -323,10 +323,17 @@ fn cached_call(it: &mut dyn Interpreter, r: &Value, a: Args) -> Result<Value, Ex
         key.push(Value::Str(k.clone()));
         key.push(v.clone());
     }
-    for v in &key {
-        crate::object::hash_key(v)?;
-    }
-    let key = crate::object::hash_key(&Value::tuple(key))?;
+    let args = Value::tuple(key);
+    // Arguments equal by a class's `__eq__` share an entry; the stored arguments are what
+    // the new ones are compared with.
+    let key = crate::object::keys::key_among(it, &args, &|h| {
+        c.map
+            .borrow()
+            .iter()
+            .filter(|(k, _)| k.needs_eq() && crate::object::hash::key_hash(k) == h)
+            .map(|(k, (_, _, stored))| (k.clone(), stored.clone()))
+            .collect()
+    })?;
     let t = c.tick.get() + 1;
     c.tick.set(t);
     if let Some(entry) = c.map.borrow_mut().get_mut(&key) {
@@ -345,13 +352,13 @@ fn cached_call(it: &mut dyn Interpreter, r: &Value, a: Args) -> Result<Value, Ex
     if c.maxsize.is_some_and(|m| map.len() >= m) {
         if let Some(oldest) = map
             .iter()
-            .min_by_key(|(_, (_, used))| *used)
+            .min_by_key(|(_, (_, used, _))| *used)
             .map(|(k, _)| k.clone())
         {
             map.remove(&oldest);
         }
     }
-    map.insert(key, (v.clone(), t));
+    map.insert(key, (v.clone(), t, args));
     Ok(v)
 }
 
