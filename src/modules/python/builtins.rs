@@ -355,27 +355,15 @@ fn float_ratio(x: f64) -> Result<Value, Exc> {
         mantissa /= 2;
         exp += 1;
     }
-    let sign = if x < 0.0 { -1 } else { 1 };
-    let too_big = || {
-        Exc::new(
-            ExcKind::OverflowError,
-            "integer result does not fit in 64 bits",
-        )
-    };
+    // Exact at any size: 1e300 and 5e-324 have ratios far past 64 bits.
+    let magnitude = num_bigint::BigInt::from(mantissa);
     let (num, den) = if exp >= 0 {
-        let num = mantissa
-            .checked_shl(exp as u32)
-            .filter(|n| *n <= i64::MAX as i128);
-        (num.ok_or_else(too_big)?, 1i128)
-    } else if exp > -63 {
-        (mantissa, 1i128 << (-exp))
+        (magnitude << exp as u64, num_bigint::BigInt::from(1))
     } else {
-        return Err(too_big());
+        (magnitude, num_bigint::BigInt::from(1) << (-exp) as u64)
     };
-    Ok(Value::tuple(vec![
-        Value::Int((sign * num) as i64),
-        Value::Int(den as i64),
-    ]))
+    let num = if x < 0.0 { -num } else { num };
+    Ok(Value::tuple(vec![bigint::int_value(num), bigint::int_value(den)]))
 }
 
 /// Writes `text` to a stream: the session's own stdout/stderr, or any object with a `write`
