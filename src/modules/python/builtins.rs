@@ -363,7 +363,10 @@ fn float_ratio(x: f64) -> Result<Value, Exc> {
         (magnitude, num_bigint::BigInt::from(1) << (-exp) as u64)
     };
     let num = if x < 0.0 { -num } else { num };
-    Ok(Value::tuple(vec![bigint::int_value(num), bigint::int_value(den)]))
+    Ok(Value::tuple(vec![
+        bigint::int_value(num),
+        bigint::int_value(den),
+    ]))
 }
 
 /// Writes `text` to a stream: the session's own stdout/stderr, or any object with a `write`
