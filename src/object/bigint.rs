@@ -373,8 +373,9 @@ pub fn digits_limit_error(digits: Option<usize>) -> Exc {
 pub fn to_decimal(n: &BigInt) -> Result<String, Exc> {
     let limit = max_str_digits();
     if limit > 0 {
-        // log10(2) < 0.30103: the number has at least floor((bits - 1) * 0.30103) + 1 digits.
-        let at_least = ((n.bits().saturating_sub(1)) as f64 * 0.301_029) as usize + 1;
+        // n >= 2**(bits - 1): it has at least floor((bits - 1) * log10(2)) + 1 digits.
+        let at_least =
+            ((n.bits().saturating_sub(1)) as f64 * std::f64::consts::LOG10_2) as usize + 1;
         if at_least > limit {
             return Err(digits_limit_error(None));
         }
@@ -596,7 +597,7 @@ mod tests {
     fn bytes_round_trip() {
         let n = -(BigInt::one() << 100u32);
         let b = to_bytes(&n, 16, false, true).unwrap_or_default();
-        assert!(matches!(from_bytes(&b, false, true), Value::BigInt(m) if *m == n));
+        assert!(matches!(&from_bytes(&b, false, true), Value::BigInt(m) if **m == n));
         assert!(to_bytes(&(BigInt::one() << 100u32), 8, false, false).is_err());
     }
 }
