@@ -13,6 +13,8 @@ use super::floatfmt::{
 #[derive(Debug, Clone, PartialEq)]
 pub enum FmtValue<'a> {
     Int(i64),
+    /// An int past i64.
+    BigInt(&'a num_bigint::BigInt),
     Float(f64),
     Str(&'a str),
     Bool(bool),
@@ -26,7 +28,7 @@ pub enum FmtValue<'a> {
 impl FmtValue<'_> {
     fn type_name(&self) -> &str {
         match self {
-            FmtValue::Int(_) => "int",
+            FmtValue::Int(_) | FmtValue::BigInt(_) => "int",
             FmtValue::Float(_) => "float",
             FmtValue::Str(_) => "str",
             FmtValue::Bool(_) => "bool",
@@ -38,6 +40,7 @@ impl FmtValue<'_> {
     pub fn to_str(&self) -> String {
         match self {
             FmtValue::Int(i) => i.to_string(),
+            FmtValue::BigInt(n) => n.to_string(),
             FmtValue::Float(x) => py_float_repr(*x),
             FmtValue::Str(s) => (*s).to_string(),
             FmtValue::Bool(b) => bool_text(*b).into(),
@@ -482,7 +485,61 @@ fn split_int_digits(body: &str) -> (&str, &str) {
     body.split_at(end)
 }
 
-fn format_int(value: i64, s: &Spec) -> Result<String, FormatError> {
+/// An int to format: its sign and the digits of its magnitude in a base.
+trait IntDigits {
+    fn negative(&self) -> bool;
+    fn digits(&self, radix: u32, upper: bool) -> String;
+    /// The value as a character code, where it fits an i64.
+    fn code(&self) -> Option<i64>;
+}
+
+impl IntDigits for i64 {
+    fn negative(&self) -> bool {
+        *self < 0
+    }
+    fn digits(&self, radix: u32, upper: bool) -> String {
+        let magnitude = self.unsigned_abs();
+        match (radix, upper) {
+            (2, _) => format!("{magnitude:b}"),
+            (8, _) => format!("{magnitude:o}"),
+            (16, false) => format!("{magnitude:x}"),
+            (16, true) => format!("{magnitude:X}"),
+            _ => magnitude.to_string(),
+        }
+    }
+    fn code(&self) -> Option<i64> {
+        Some(*self)
+    }
+}
+
+impl IntDigits for num_bigint::BigInt {
+    fn negative(&self) -> bool {
+        self.sign() == num_bigint::Sign::Minus
+    }
+    fn digits(&self, radix: u32, upper: bool) -> String {
+        let digits = self.magnitude().to_str_radix(radix);
+        if upper {
+            digits.to_uppercase()
+        } else {
+            digits
+        }
+    }
+    fn code(&self) -> Option<i64> {
+        None
+    }
+}
+
+/// A big int as a float for the float format codes: CPython's OverflowError past the range.
+fn big_as_float(n: &num_bigint::BigInt) -> Result<f64, FormatError> {
+    num_traits::ToPrimitive::to_f64(n)
+        .filter(|f| f.is_finite())
+        .ok_or_else(|| FormatError {
+            ename: "OverflowError",
+            message: "int too large to convert to float".into(),
+        })
+}
+
+fn format_int(value: &dyn IntDigits, s: &Spec) -> Result<String, FormatError> {
     if s.precision.is_some() {
         return Err(value_error(
             "Precision not allowed in integer format specifier",
@@ -493,14 +550,13 @@ fn format_int(value: i64, s: &Spec) -> Result<String, FormatError> {
             "Negative zero coercion (z) not allowed in integer format specifier",
         ));
     }
-    let magnitude = value.unsigned_abs();
     let kind = s.kind.unwrap_or('d');
     let (digits, prefix, group) = match kind {
-        'd' | 'n' => (magnitude.to_string(), "", 3),
-        'b' => (format!("{magnitude:b}"), "0b", 4),
-        'o' => (format!("{magnitude:o}"), "0o", 4),
-        'x' => (format!("{magnitude:x}"), "0x", 4),
-        'X' => (format!("{magnitude:X}"), "0X", 4),
+        'd' | 'n' => (value.digits(10, false), "", 3),
+        'b' => (value.digits(2, false), "0b", 4),
+        'o' => (value.digits(8, false), "0o", 4),
+        'x' => (value.digits(16, false), "0x", 4),
+        'X' => (value.digits(16, true), "0X", 4),
         'c' => {
             if s.sign.is_some() {
                 return Err(value_error(
@@ -512,8 +568,9 @@ fn format_int(value: i64, s: &Spec) -> Result<String, FormatError> {
                     "Alternate form (#) not allowed with integer format specifier 'c'",
                 ));
             }
-            let c = u32::try_from(value)
-                .ok()
+            let c = value
+                .code()
+                .and_then(|i| u32::try_from(i).ok())
                 .and_then(char::from_u32)
                 .ok_or_else(|| FormatError {
                     ename: "OverflowError",
@@ -531,7 +588,7 @@ fn format_int(value: i64, s: &Spec) -> Result<String, FormatError> {
     let prefix = if s.alt { prefix } else { "" };
     Ok(pad_number(
         s,
-        sign_text(value < 0, s.sign),
+        sign_text(value.negative(), s.sign),
         prefix,
         &digits,
         "",
@@ -636,12 +693,21 @@ pub fn format_spec(value: FmtValue, spec: &str) -> Result<String, FormatError> {
     }
     let default_kind = match value {
         FmtValue::Str(_) => Some('s'),
-        FmtValue::Int(_) | FmtValue::Bool(_) => Some('d'),
+        FmtValue::Int(_) | FmtValue::BigInt(_) | FmtValue::Bool(_) => Some('d'),
         _ => None,
     };
     let s = parse_spec(spec, &type_name, default_kind)?;
     match value {
         FmtValue::Int(i) => format_number_from_int(i, &s, &type_name),
+        FmtValue::BigInt(n) => match s.kind {
+            Some('e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%') => {
+                format_float(big_as_float(n)?, &s, &type_name)
+            }
+            None | Some('d' | 'n' | 'b' | 'o' | 'x' | 'X' | 'c') => format_int(n, &s),
+            Some(other) => Err(value_error(format!(
+                "Unknown format code '{other}' for object of type '{type_name}'"
+            ))),
+        },
         // bool formats as an int once there is a spec (format(True, '>5') == '    1')
         FmtValue::Bool(b) => format_number_from_int(i64::from(b), &s, &type_name),
         FmtValue::Float(x) => format_float(x, &s, &type_name),
@@ -655,7 +721,7 @@ pub fn format_spec(value: FmtValue, spec: &str) -> Result<String, FormatError> {
 fn format_number_from_int(i: i64, s: &Spec, type_name: &str) -> Result<String, FormatError> {
     match s.kind {
         Some('e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%') => format_float(i as f64, s, type_name),
-        None | Some('d' | 'n' | 'b' | 'o' | 'x' | 'X' | 'c') => format_int(i, s),
+        None | Some('d' | 'n' | 'b' | 'o' | 'x' | 'X' | 'c') => format_int(&i, s),
         Some(other) => Err(value_error(format!(
             "Unknown format code '{other}' for object of type '{type_name}'"
         ))),
@@ -722,6 +788,15 @@ fn percent_int(value: &FmtValue, conversion: char) -> Result<(bool, String), For
     };
     match value {
         FmtValue::Int(i) => Ok(in_base(*i)),
+        FmtValue::BigInt(n) => {
+            let (radix, upper) = match conversion {
+                'x' => (16, false),
+                'X' => (16, true),
+                'o' => (8, false),
+                _ => (10, false),
+            };
+            Ok((n.negative(), n.digits(radix, upper)))
+        }
         FmtValue::Bool(b) => Ok(in_base(i64::from(*b))),
         FmtValue::Float(x) if matches!(conversion, 'd' | 'i' | 'u') => {
             if x.is_nan() {
@@ -751,6 +826,7 @@ fn percent_int(value: &FmtValue, conversion: char) -> Result<(bool, String), For
 fn percent_float(value: &FmtValue) -> Result<f64, FormatError> {
     match value {
         FmtValue::Int(i) => Ok(*i as f64),
+        FmtValue::BigInt(n) => big_as_float(n),
         FmtValue::Bool(b) => Ok(f64::from(u8::from(*b))),
         FmtValue::Float(x) => Ok(*x),
         other => Err(type_error(format!(

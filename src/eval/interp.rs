@@ -1350,6 +1350,7 @@ impl<'s> Interp<'s> {
         Ok(match &e.kind {
             ExprKind::Name(n) => return self.lookup_name(n).ok_or_else(|| self.missing_name(n)),
             ExprKind::Int(i) => Value::Int(*i),
+            ExprKind::BigInt(n) => Value::BigInt(n.clone()),
             ExprKind::Float(f) => Value::Float(*f),
             ExprKind::Str(s) => Value::Str(s.clone()),
             ExprKind::Bytes(b) => crate::modules::python::bytes::Bytes::value(b.to_vec()),

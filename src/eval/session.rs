@@ -340,6 +340,8 @@ impl Session {
 
     pub fn new(config: SessionConfig) -> Session {
         crate::runtime::memory::hold_freed_memory();
+        // A new session starts at CPython's digit limit (the limit is kept per thread).
+        crate::object::bigint::set_max_str_digits(crate::object::bigint::DEFAULT_MAX_STR_DIGITS);
         let mut warnings = Vec::new();
         let rt = Runtime::new(runtime_config(&config, &mut warnings));
         // Shared with the runtime, so an interrupt also ends a wait for device work.

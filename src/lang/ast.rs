@@ -300,6 +300,8 @@ pub enum ExprKind {
         value: Box<Expr>,
     },
     Int(i64),
+    /// An int literal past i64.
+    BigInt(Rc<num_bigint::BigInt>),
     Float(f64),
     Str(Rc<str>),
     /// b"..."
@@ -532,6 +534,7 @@ impl Expr {
             ExprKind::Yield(_) | ExprKind::YieldFrom(_) => true,
             ExprKind::Name(_)
             | ExprKind::Int(_)
+            | ExprKind::BigInt(_)
             | ExprKind::Float(_)
             | ExprKind::Str(_)
             | ExprKind::Bytes(_)

@@ -205,6 +205,8 @@ pub enum Op {
 pub enum Tok {
     Name(Ident),
     Int(i64),
+    /// An int literal past i64.
+    BigInt(Rc<num_bigint::BigInt>),
     Float(f64),
     /// A plain string literal, escapes already decoded.
     Str(Rc<str>),
@@ -813,7 +815,7 @@ impl<'s> Lexer<'s> {
                 return Err(error(format!("invalid {radix_name} literal"), span));
             }
             let value = parse_int(&clean, radix, span)?;
-            self.push(Tok::Int(value), start);
+            self.push(value, start);
             return Ok(());
         }
         let mut is_float = false;
@@ -878,7 +880,7 @@ impl<'s> Lexer<'s> {
                 return Ok(());
             }
             let value = parse_int(&clean, 10, span)?;
-            self.push(Tok::Int(value), start);
+            self.push(value, start);
         }
         Ok(())
     }
@@ -1022,18 +1024,15 @@ fn closing_for(open: char) -> char {
 
 const I64_MIN_MAGNITUDE: &str = "9223372036854775808";
 
-pub(crate) fn int_too_large(span: Span) -> SyntaxError {
-    error(
-        format!(
-            "integer literal is too large: the limit is {} (2**63 - 1); write a float such as 1e20 for bigger numbers",
-            i64::MAX
-        ),
-        span,
-    )
-}
-
-fn parse_int(digits: &str, radix: u32, span: Span) -> LexResult<i64> {
-    i64::from_str_radix(digits, radix).map_err(|_| int_too_large(span))
+/// An int literal's token: `Int` when it fits an i64, else `BigInt` (Python's ints have no
+/// bound).
+fn parse_int(digits: &str, radix: u32, span: Span) -> LexResult<Tok> {
+    if let Ok(i) = i64::from_str_radix(digits, radix) {
+        return Ok(Tok::Int(i));
+    }
+    num_bigint::BigInt::parse_bytes(digits.as_bytes(), radix)
+        .map(|n| Tok::BigInt(Rc::new(n)))
+        .ok_or_else(|| error("invalid integer literal", span))
 }
 
 /// Decodes a bytes literal's (ASCII) body as CPython does: `\\xhh`, octal (modulo 256) and

@@ -66,6 +66,7 @@ fn is_constant(e: &Expr) -> bool {
     matches!(
         e.kind,
         ExprKind::Int(_)
+            | ExprKind::BigInt(_)
             | ExprKind::Float(_)
             | ExprKind::Str(_)
             | ExprKind::Bytes(_)

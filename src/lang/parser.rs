@@ -10,7 +10,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use super::ast::*;
-use super::lexer::{decode_escapes, int_too_large, tokenize, Keyword, Op, Tok, Token, TokenStream};
+use super::lexer::{decode_escapes, tokenize, Keyword, Op, Tok, Token, TokenStream};
 use super::span::{locate, Span};
 
 /// A syntax error: what was expected, where.
@@ -1808,6 +1808,7 @@ impl<'s> Parser<'s> {
             self.peek(),
             Tok::Name(_)
                 | Tok::Int(_)
+                | Tok::BigInt(_)
                 | Tok::IntMinMagnitude
                 | Tok::Float(_)
                 | Tok::Str(_)
@@ -2023,11 +2024,19 @@ impl<'s> Parser<'s> {
                 self.advance();
                 ExprKind::Int(value)
             }
+            Tok::BigInt(value) => {
+                self.advance();
+                ExprKind::BigInt(value)
+            }
             Tok::Float(value) => {
                 self.advance();
                 ExprKind::Float(value)
             }
-            Tok::IntMinMagnitude => return Err(int_too_large(self.span())),
+            // 2**63 without a minus before it: an int past i64.
+            Tok::IntMinMagnitude => {
+                self.advance();
+                ExprKind::BigInt(Rc::new(num_bigint::BigInt::from(1u64 << 63)))
+            }
             Tok::Str(_) | Tok::Bytes(_) | Tok::FStr { .. } => return self.strings(),
             Tok::Keyword(Keyword::True) => {
                 self.advance();
@@ -2532,7 +2541,7 @@ fn reject_bare_star(expr: &Expr) -> PResult<()> {
 fn describe(expr: &Expr) -> &'static str {
     match &expr.kind {
         ExprKind::Call { .. } => "function call",
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) => "literal",
+        ExprKind::Int(_) | ExprKind::BigInt(_) | ExprKind::Float(_) | ExprKind::Str(_) => "literal",
         ExprKind::FString(_) => "f-string expression",
         ExprKind::Bool(true) => "True",
         ExprKind::Bool(false) => "False",

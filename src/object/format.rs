@@ -201,6 +201,7 @@ fn repr_inner(it: &mut dyn Interpreter, v: &Value) -> Result<String, Exc> {
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
         Value::Int(i) => i.to_string(),
+        Value::BigInt(n) => super::bigint::to_decimal(n)?,
         Value::Float(f) => float_repr(*f),
         Value::Str(s) => str_repr(s),
         Value::List(l) => {
@@ -419,6 +420,7 @@ fn enclose(open: &str, mut body: String, trailing: &str, close: &str) -> Result<
 /// to the display formatter.
 enum FmtArg {
     Int(i64),
+    BigInt(std::rc::Rc<num_bigint::BigInt>),
     Float(f64),
     Bool(bool),
     Str(String),
@@ -433,6 +435,7 @@ impl FmtArg {
     fn as_fmt(&self) -> FmtValue<'_> {
         match self {
             FmtArg::Int(i) => FmtValue::Int(*i),
+            FmtArg::BigInt(n) => FmtValue::BigInt(n),
             FmtArg::Float(f) => FmtValue::Float(*f),
             FmtArg::Bool(b) => FmtValue::Bool(*b),
             FmtArg::Str(s) => FmtValue::Str(s),
@@ -453,6 +456,7 @@ fn fmt_arg(it: &mut dyn Interpreter, v: &Value) -> Result<FmtArg, Exc> {
     Ok(match v {
         Value::Bool(b) => FmtArg::Bool(*b),
         Value::Int(i) => FmtArg::Int(*i),
+        Value::BigInt(n) => FmtArg::BigInt(n.clone()),
         Value::Float(f) => FmtArg::Float(*f),
         Value::Str(s) => FmtArg::Str(s.to_string()),
         Value::Object(o) if o.number().is_some() => return fmt_arg(it, &super::ops::as_number(v)),

@@ -11,6 +11,7 @@ pub fn key_hash(k: &super::value::HashKey) -> i64 {
     use std::hash::{Hash, Hasher};
     match k {
         HashKey::Int(n) => int_hash(*n),
+        HashKey::BigInt(n) => super::bigint::hash(n),
         HashKey::Float(bits) => float_hash(f64::from_bits(*bits)),
         HashKey::FrozenSet(f) => f.hash,
         HashKey::Object(o) => o.hash,

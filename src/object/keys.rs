@@ -95,6 +95,8 @@ fn user_hash(it: &mut dyn Interpreter, v: &Value) -> Result<i64, Exc> {
     match number {
         Value::Int(-1) => Ok(-2),
         Value::Int(h) => Ok(h),
+        // A big result is reduced as CPython reduces it: the int's own hash.
+        Value::BigInt(ref n) => Ok(super::bigint::hash(n)),
         Value::Bool(b) => Ok(b as i64),
         _ => Err(Exc::type_error("__hash__ method should return an integer")),
     }

@@ -9,6 +9,7 @@ use crate::lang::ast::{BinOp, CmpOp, UnaryOp};
 use crate::runtime::{self, Array, BinaryOp, Operand, Scalar};
 
 use super::alloc;
+use super::bigint;
 use super::class;
 use super::error::{Exc, ExcKind};
 use super::format;
@@ -38,6 +39,8 @@ pub fn as_f64(v: &Value) -> Option<f64> {
         Value::Bool(b) => Some(*b as i64 as f64),
         Value::Int(i) => Some(*i as f64),
         Value::Float(f) => Some(*f),
+        // Past the float range a big int is no float (`float(n)` raises OverflowError).
+        Value::BigInt(n) => bigint::to_f64(n).ok(),
         Value::Object(o) => o.number().as_ref().and_then(as_f64),
         _ => None,
     }
@@ -318,7 +321,13 @@ pub fn unary(it: &mut dyn Interpreter, op: UnaryOp, v: &Value) -> Result<Value, 
     match (op, v) {
         (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Ok(v.clone()),
         (UnaryOp::Pos, Value::Bool(b)) => Ok(Value::Int(*b as i64)),
-        (UnaryOp::Neg, Value::Int(i)) => i.checked_neg().map(Value::Int).ok_or_else(overflow),
+        (UnaryOp::Neg, Value::Int(i)) => Ok(i
+            .checked_neg()
+            .map(Value::Int)
+            .unwrap_or_else(|| bigint::neg(&(*i).into()))),
+        (UnaryOp::Pos, Value::BigInt(_)) => Ok(v.clone()),
+        (UnaryOp::Neg, Value::BigInt(n)) => Ok(bigint::neg(n)),
+        (UnaryOp::Invert, Value::BigInt(n)) => Ok(bigint::invert(n)),
         (UnaryOp::Neg, Value::Bool(b)) => Ok(Value::Int(-(*b as i64))),
         (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
         (UnaryOp::Invert, Value::Int(i)) => Ok(Value::Int(!i)),
@@ -375,6 +384,21 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
         if let Some((l, r)) = numpy_0d_as_scalars(l, r)? {
             return binary(it, op, &l, &r);
         }
+        // No object arrays: an int past 64 bits is no array operand (PyTorch's and NumPy's
+        // words for converting it).
+        if matches!(l, Value::BigInt(_)) || matches!(r, Value::BigInt(_)) {
+            let torch = [l, r]
+                .iter()
+                .any(|v| matches!(v, Value::Array(a) if a.flavor == Flavor::Torch));
+            return Err(Exc::new(
+                ExcKind::OverflowError,
+                if torch {
+                    "int too big to convert"
+                } else {
+                    "Python int too large to convert to C long"
+                },
+            ));
+        }
         return array_binary(it, op, &as_number(l), &as_number(r));
     }
     for (o, other, reflected) in [(l, r, false), (r, l, true)] {
@@ -398,6 +422,9 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
         (Value::Int(_) | Value::Bool(_), Value::Int(_) | Value::Bool(_)) => {
             let (a, b) = (as_i64(l).unwrap_or(0), as_i64(r).unwrap_or(0));
             int_binary(op, a, b)
+        }
+        (Value::BigInt(_), _) | (_, Value::BigInt(_)) if big_operands(l, r) => {
+            big_binary(op, l, r).unwrap_or_else(|| Err(unsupported(op.symbol(), l, r)))
         }
         (
             Value::Int(_) | Value::Bool(_) | Value::Float(_),
@@ -453,6 +480,13 @@ pub fn binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Resu
             let k = as_i64(n).unwrap_or(0).max(0) as usize;
             Ok(Value::tuple(repeat_items(a, k)?))
         }
+        // A repeat count past i64, of either sign.
+        (Value::List(_) | Value::Tuple(_) | Value::Str(_), Value::BigInt(_))
+        | (Value::BigInt(_), Value::List(_) | Value::Tuple(_) | Value::Str(_))
+            if op == BinOp::Mul =>
+        {
+            Err(bigint::index_overflow())
+        }
         _ => Err(unsupported(op.symbol(), l, r)),
     }
 }
@@ -468,14 +502,69 @@ fn repeat_items(items: &[Value], k: usize) -> Result<Vec<Value>, Exc> {
     Ok(out)
 }
 
+/// Whether `l op r` is arithmetic on a big int: both ints, or an int and a float.
+fn big_operands(l: &Value, r: &Value) -> bool {
+    let number = |v: &Value| {
+        matches!(
+            v,
+            Value::Int(_) | Value::Bool(_) | Value::BigInt(_) | Value::Float(_)
+        )
+    };
+    number(l) && number(r)
+}
+
+/// `l op r` where one operand is a big int and the other an int or a float: exact with ints;
+/// with a float, the int converts (CPython's OverflowError past the float range). None when
+/// the operator does not apply to floats.
+fn big_binary(op: BinOp, l: &Value, r: &Value) -> Option<Result<Value, Exc>> {
+    if let (Some(a), Some(b)) = (bigint::as_big(l), bigint::as_big(r)) {
+        return Some(bigint::binary(op, &a, &b));
+    }
+    let float = |v: &Value| match v {
+        Value::BigInt(n) => bigint::to_f64(n),
+        other => Ok(as_f64(other).unwrap_or(0.0)),
+    };
+    if matches!(
+        op,
+        BinOp::BitAnd
+            | BinOp::BitOr
+            | BinOp::BitXor
+            | BinOp::LShift
+            | BinOp::RShift
+            | BinOp::MatMul
+    ) {
+        return None;
+    }
+    match (float(l), float(r)) {
+        (Ok(a), Ok(b)) => float_binary(op, a, b),
+        (Err(e), _) | (_, Err(e)) => Some(Err(e)),
+    }
+}
+
+/// `a op b` on i64s; a result past i64 is computed again exactly as a big int.
 fn int_binary(op: BinOp, a: i64, b: i64) -> Result<Value, Exc> {
+    let big = || bigint::binary(op, &a.into(), &b.into());
     Ok(Value::Int(match op {
-        BinOp::Add => a.checked_add(b).ok_or_else(overflow)?,
-        BinOp::Sub => a.checked_sub(b).ok_or_else(overflow)?,
-        BinOp::Mul => a.checked_mul(b).ok_or_else(overflow)?,
+        BinOp::Add => match a.checked_add(b) {
+            Some(v) => v,
+            None => return big(),
+        },
+        BinOp::Sub => match a.checked_sub(b) {
+            Some(v) => v,
+            None => return big(),
+        },
+        BinOp::Mul => match a.checked_mul(b) {
+            Some(v) => v,
+            None => return big(),
+        },
         BinOp::Div => {
             if b == 0 {
                 return Err(zero_div("division by zero"));
+            }
+            // Past 2**53 an i64 is no exact float: divide exactly, round once.
+            const EXACT: u64 = 1 << 53;
+            if a.unsigned_abs() > EXACT || b.unsigned_abs() > EXACT {
+                return big();
             }
             return Ok(Value::Float(a as f64 / b as f64));
         }
@@ -483,7 +572,9 @@ fn int_binary(op: BinOp, a: i64, b: i64) -> Result<Value, Exc> {
             if b == 0 {
                 return Err(zero_div("integer division or modulo by zero"));
             }
-            let q = a.checked_div(b).ok_or_else(overflow)?;
+            let Some(q) = a.checked_div(b) else {
+                return big();
+            };
             if (a % b != 0) && ((a < 0) != (b < 0)) {
                 q - 1
             } else {
@@ -508,17 +599,20 @@ fn int_binary(op: BinOp, a: i64, b: i64) -> Result<Value, Exc> {
                 }
                 return Ok(Value::Float((a as f64).powf(b as f64)));
             }
-            let e = u32::try_from(b).map_err(|_| overflow())?;
-            a.checked_pow(e).ok_or_else(overflow)?
+            match u32::try_from(b).ok().and_then(|e| a.checked_pow(e)) {
+                Some(v) => v,
+                None => return big(),
+            }
         }
         BinOp::BitAnd => a & b,
         BinOp::BitOr => a | b,
         BinOp::BitXor => a ^ b,
         BinOp::LShift => {
             let s = u32::try_from(b).map_err(|_| Exc::value_error("negative shift count"))?;
-            a.checked_shl(s)
-                .filter(|r| r >> s == a)
-                .ok_or_else(overflow)?
+            match a.checked_shl(s).filter(|r| r >> s == a) {
+                Some(v) => v,
+                None => return big(),
+            }
         }
         BinOp::RShift => {
             let s = u32::try_from(b).map_err(|_| Exc::value_error("negative shift count"))?;
@@ -1099,6 +1193,9 @@ pub fn item_equals(it: &mut dyn Interpreter, a: &Value, b: &Value) -> Result<boo
 }
 
 pub fn equals(l: &Value, r: &Value) -> Result<bool, Exc> {
+    if let Some(order) = big_less(l, r) {
+        return Ok(order == Some(std::cmp::Ordering::Equal));
+    }
     if let (Some(a), Some(b)) = (as_f64(l), as_f64(r)) {
         if let (Some(x), Some(y)) = (as_i64(l), as_i64(r)) {
             return Ok(x == y);
@@ -1163,6 +1260,9 @@ pub fn less(l: &Value, r: &Value) -> Result<Option<bool>, Exc> {
     if let (Some(x), Some(y)) = (as_i64(l), as_i64(r)) {
         return Ok(Some(x < y));
     }
+    if let Some(order) = big_less(l, r) {
+        return Ok(Some(order == Some(std::cmp::Ordering::Less)));
+    }
     if let (Some(a), Some(b)) = (as_f64(l), as_f64(r)) {
         return Ok(Some(a < b));
     }
@@ -1175,6 +1275,23 @@ pub fn less(l: &Value, r: &Value) -> Result<Option<bool>, Exc> {
         (Value::Object(a), b) => a.less(b),
         _ => None,
     })
+}
+
+/// The exact order of two numbers where a float comparison could be wrong: one is a big int,
+/// or an int past 2**53 meets a float (CPython compares them exactly: `2**53 + 1 > 2.0**53`).
+/// None otherwise, or when they are not both numbers.
+fn big_less(l: &Value, r: &Value) -> Option<Option<std::cmp::Ordering>> {
+    const EXACT: u64 = 1 << 53;
+    let inexact = |a: &Value, b: &Value| matches!((a, b), (Value::Int(i), Value::Float(_)) if i.unsigned_abs() > EXACT);
+    if matches!(l, Value::BigInt(_))
+        || matches!(r, Value::BigInt(_))
+        || inexact(l, r)
+        || inexact(r, l)
+    {
+        bigint::compare_numbers(l, r)
+    } else {
+        None
+    }
 }
 
 /// Sequences order by their first unequal items, then by length (CPython's rule).
@@ -1195,6 +1312,14 @@ fn ordered(op: CmpOp, l: &Value, r: &Value) -> Result<bool, Exc> {
         CmpOp::Lt | CmpOp::LtE => (l, r),
         _ => (r, l),
     };
+    if let Some(strict) = big_less(x, y) {
+        // NaN: every ordering is False.
+        return Ok(match strict {
+            Some(std::cmp::Ordering::Less) => true,
+            Some(std::cmp::Ordering::Equal) => matches!(op, CmpOp::LtE | CmpOp::GtE),
+            _ => false,
+        });
+    }
     if let (Some(a), Some(b)) = (as_f64(x), as_f64(y)) {
         if as_i64(x).is_none() || as_i64(y).is_none() {
             return Ok(if matches!(op, CmpOp::Lt | CmpOp::Gt) {
@@ -1403,6 +1528,12 @@ pub fn slice_indices(
     let get = |v: &Option<Value>| -> Result<Option<i64>, Exc> {
         match v {
             None | Some(Value::None) => Ok(None),
+            // Past i64 a bound clamps to the sequence's ends, as CPython's.
+            Some(Value::BigInt(n)) => Ok(Some(if n.sign() == num_bigint::Sign::Minus {
+                i64::MIN / 2
+            } else {
+                i64::MAX / 2
+            })),
             Some(x) => as_i64(x).map(Some).ok_or_else(|| {
                 Exc::type_error(format!(
                     "slice indices must be integers or None, not {}",
@@ -1467,6 +1598,9 @@ fn array_as_index(v: &Value) -> Result<Option<i64>, Exc> {
 }
 
 fn seq_index(len: usize, v: &Value, what: &str) -> Result<usize, Exc> {
+    if let Value::BigInt(_) = v {
+        return Err(bigint::index_error());
+    }
     let i = match as_i64(v) {
         Some(i) => Some(i),
         None => array_as_index(v)?,
@@ -1527,6 +1661,7 @@ fn seq_get_item(obj: &Value, idx: Index) -> Result<Value, Exc> {
         })
     };
     let item = match idx {
+        Index::Single(IndexItem::Value(Value::BigInt(_))) => return Err(bigint::index_error()),
         Index::Single(IndexItem::Value(v))
             if as_i64(&v).is_none() && array_as_index(&v)?.is_none() =>
         {

@@ -644,6 +644,7 @@ pub fn is_constant(e: &crate::lang::ast::Expr) -> bool {
     use crate::lang::ast::{BinOp, ExprKind};
     match &e.kind {
         ExprKind::Int(_)
+        | ExprKind::BigInt(_)
         | ExprKind::Float(_)
         | ExprKind::Str(_)
         | ExprKind::Bytes(_)

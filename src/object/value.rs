@@ -426,6 +426,8 @@ pub struct Dict {
 pub enum HashKey {
     None,
     Int(i64),
+    /// An int past i64 (a whole float past i64 too, so `2.0**70` and `2**70` are one key).
+    BigInt(Rc<num_bigint::BigInt>),
     /// Floats that are not whole numbers, by bit pattern (whole floats hash as Int like Python: 1.0 == 1).
     Float(u64),
     Str(Rc<str>),
@@ -521,6 +523,8 @@ pub enum Value {
     None,
     Bool(bool),
     Int(i64),
+    /// An int that does not fit an i64 (never one that does: `bigint::int_value` normalises).
+    BigInt(Rc<num_bigint::BigInt>),
     Float(f64),
     Str(Rc<str>),
     List(Rc<RefCell<Vec<Value>>>),
@@ -616,7 +620,7 @@ impl Value {
         match self {
             Value::None => "NoneType".into(),
             Value::Bool(_) => "bool".into(),
-            Value::Int(_) => "int".into(),
+            Value::Int(_) | Value::BigInt(_) => "int".into(),
             Value::Float(_) => "float".into(),
             Value::Str(_) => "str".into(),
             Value::List(_) => "list".into(),
@@ -653,6 +657,7 @@ impl Value {
             Value::None => false,
             Value::Bool(b) => *b,
             Value::Int(i) => *i != 0,
+            Value::BigInt(_) => true,
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
             Value::List(l) => !l.borrow().is_empty(),
@@ -688,9 +693,16 @@ impl Value {
             Value::None => HashKey::None,
             Value::Bool(b) => HashKey::Int(*b as i64),
             Value::Int(i) => HashKey::Int(*i),
+            Value::BigInt(n) => HashKey::BigInt(n.clone()),
             Value::Float(f) => {
                 if f.fract() == 0.0 && f.abs() < 9.2e18 {
                     HashKey::Int(*f as i64)
+                } else if f.fract() == 0.0 && f.is_finite() {
+                    match &super::bigint::from_float(*f) {
+                        Ok(Value::BigInt(n)) => HashKey::BigInt(n.clone()),
+                        Ok(Value::Int(i)) => HashKey::Int(*i),
+                        _ => HashKey::Float(f.to_bits()),
+                    }
                 } else {
                     HashKey::Float(f.to_bits())
                 }
@@ -749,6 +761,7 @@ impl Value {
             Value::None => 0,
             Value::Bool(b) => 1 + *b as usize,
             Value::Int(i) => *i as usize,
+            Value::BigInt(n) => Rc::as_ptr(n) as usize,
             Value::Float(f) => f.to_bits() as usize,
             Value::Str(s) => Rc::as_ptr(s) as *const u8 as usize,
             Value::List(l) => Rc::as_ptr(l) as *const u8 as usize,

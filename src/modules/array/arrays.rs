@@ -360,6 +360,14 @@ fn flatten_nested(
                 ));
             }
             match &*crate::object::ops::as_number(other) {
+                // No object arrays: an int past 64 bits has no dtype here (NumPy's words
+                // for it as int64; PyTorch's are put in `array_from`).
+                Value::BigInt(_) => {
+                    return Err(Exc::new(
+                        ExcKind::OverflowError,
+                        "Python int too large to convert to C long",
+                    ))
+                }
                 Value::Float(_) => kinds.0 = true,
                 Value::Bool(_) => {}
                 Value::Int(_) => kinds.1 = true,
@@ -431,7 +439,13 @@ fn array_from(
     let mut shape = Vec::new();
     let mut flat = Vec::new();
     let mut kinds = (false, false);
-    flatten_nested(data, &mut shape, 0, &mut flat, &mut kinds)?;
+    flatten_nested(data, &mut shape, 0, &mut flat, &mut kinds).map_err(|e| {
+        if f == TORCH && e.kind == ExcKind::OverflowError {
+            Exc::value_error("Overflow when unpacking long long")
+        } else {
+            e
+        }
+    })?;
     let default = if let (Value::Array(src), true) = (data, f != ND) {
         // torch.tensor(a), np.array(a), mx.np.array(a) keep the source's dtype.
         src.array.dtype()

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use crate::runtime::DeviceKind;
 
 use crate::object::alloc;
+use crate::object::bigint;
 use crate::object::class;
 use crate::object::error::{Exc, ExcKind};
 use crate::object::format;
@@ -354,26 +355,17 @@ fn float_ratio(x: f64) -> Result<Value, Exc> {
         mantissa /= 2;
         exp += 1;
     }
-    let sign = if x < 0.0 { -1 } else { 1 };
-    let too_big = || {
-        Exc::new(
-            ExcKind::OverflowError,
-            "integer result does not fit in 64 bits",
-        )
-    };
+    // Exact at any size: 1e300 and 5e-324 have ratios far past 64 bits.
+    let magnitude = num_bigint::BigInt::from(mantissa);
     let (num, den) = if exp >= 0 {
-        let num = mantissa
-            .checked_shl(exp as u32)
-            .filter(|n| *n <= i64::MAX as i128);
-        (num.ok_or_else(too_big)?, 1i128)
-    } else if exp > -63 {
-        (mantissa, 1i128 << (-exp))
+        (magnitude << exp as u64, num_bigint::BigInt::from(1))
     } else {
-        return Err(too_big());
+        (magnitude, num_bigint::BigInt::from(1) << (-exp) as u64)
     };
+    let num = if x < 0.0 { -num } else { num };
     Ok(Value::tuple(vec![
-        Value::Int((sign * num) as i64),
-        Value::Int(den as i64),
+        bigint::int_value(num),
+        bigint::int_value(den),
     ]))
 }
 
@@ -474,6 +466,12 @@ pub fn class_len(n: Value) -> Result<Value, Exc> {
 }
 
 fn int_arg(v: &Value, what: &str) -> Result<i64, Exc> {
+    if let Value::BigInt(_) = v {
+        return Err(Exc::new(
+            ExcKind::OverflowError,
+            "Python int too large to convert to C long",
+        ));
+    }
     as_i64(v)
         .ok_or_else(|| Exc::type_error(format!("{what} must be an integer, not {}", v.type_name())))
 }
@@ -501,10 +499,11 @@ pub(crate) fn abs(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "x")?;
     a.finish(1)?;
     match v {
-        Value::Int(i) => i
+        Value::Int(i) => Ok(i
             .checked_abs()
             .map(Value::Int)
-            .ok_or_else(|| Exc::new(ExcKind::OverflowError, "integer overflow in abs()")),
+            .unwrap_or_else(|| bigint::abs(&i.into()))),
+        Value::BigInt(ref n) => Ok(bigint::abs(n)),
         Value::Bool(b) => Ok(Value::Int(b as i64)),
         Value::Float(f) => Ok(Value::Float(f.abs())),
         Value::Array(_) => (hooks::arrays()?.abs)(it, &v),
@@ -634,7 +633,7 @@ fn type_kind(v: &Value) -> TypeKind {
     match v {
         Value::None => TypeKind::NoneType,
         Value::Bool(_) => TypeKind::Bool,
-        Value::Int(_) => TypeKind::Int,
+        Value::Int(_) | Value::BigInt(_) => TypeKind::Int,
         Value::Float(_) => TypeKind::Float,
         Value::Str(_) => TypeKind::Str,
         Value::List(_) => TypeKind::List,
@@ -689,7 +688,9 @@ pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
             }
             _ => false,
         },
-        Value::Type(TypeKind::Int) => matches!(v, Value::Int(_) | Value::Bool(_)),
+        Value::Type(TypeKind::Int) => {
+            matches!(v, Value::Int(_) | Value::BigInt(_) | Value::Bool(_))
+        }
         Value::Type(k) => type_kind(v) == *k,
         Value::ExcType(k) => matches!(v, Value::Exception(e) if e.kind.is_subclass_of(*k)),
         Value::Tuple(items) => {
@@ -796,6 +797,21 @@ fn round(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 
 /// `round(v, nd)` for a Python number.
 pub fn round_number(_it: &mut dyn Interpreter, v: &Value, nd: Option<Value>) -> Result<Value, Exc> {
+    if let Value::BigInt(n) = v {
+        return match nd {
+            None | Some(Value::None) => Ok(v.clone()),
+            Some(k) => match bigint::as_big(&k) {
+                Some(k) if k.sign() == num_bigint::Sign::Minus => {
+                    Ok(bigint::round_to_tens(n, &-k.into_owned()))
+                }
+                Some(_) => Ok(v.clone()),
+                None => Err(Exc::type_error(format!(
+                    "'{}' object cannot be interpreted as an integer",
+                    k.type_name()
+                ))),
+            },
+        };
+    }
     let v = v.clone();
     let x = as_f64(&v).ok_or_else(|| {
         Exc::type_error(format!(
@@ -1154,42 +1170,19 @@ fn pow(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         None | Some(Value::None) => return ops::binary(it, crate::lang::ast::BinOp::Pow, &x, &y),
         Some(m) => m,
     };
-    // Three-argument pow: modular exponentiation on integers.
-    let (Some(base), Some(exp), Some(modulus)) = (as_i64(&x), as_i64(&y), as_i64(&m)) else {
+    // Three-argument pow: modular exponentiation on integers of any size.
+    let (Some(base), Some(exp), Some(modulus)) =
+        (bigint::as_big(&x), bigint::as_big(&y), bigint::as_big(&m))
+    else {
         return Err(Exc::type_error(
             "pow() 3rd argument not allowed unless all arguments are integers",
         ));
     };
-    if modulus == 0 {
-        return Err(Exc::value_error("pow() 3rd argument cannot be 0"));
-    }
-    if exp < 0 {
-        return Err(Exc::value_error(
-            "base is not invertible for the given modulus",
-        ));
-    }
-    let md = modulus.unsigned_abs() as u128;
-    let mut result: u128 = 1 % md;
-    let mut b = base.rem_euclid(modulus.abs()) as u128;
-    let mut e = exp as u64;
-    while e > 0 {
-        if e & 1 == 1 {
-            result = result * b % md;
-        }
-        b = b * b % md;
-        e >>= 1;
-    }
-    let r = result as i64;
-    // The result takes the modulus's sign, as Python's % does.
-    Ok(Value::Int(if modulus < 0 && r != 0 {
-        r + modulus
-    } else {
-        r
-    }))
+    bigint::pow_mod(&base, &exp, &modulus)
 }
 
 fn radix_text(it: &mut dyn Interpreter, x: &Value, spec: &str) -> Result<Value, Exc> {
-    if !matches!(x, Value::Int(_) | Value::Bool(_)) {
+    if !matches!(x, Value::Int(_) | Value::BigInt(_) | Value::Bool(_)) {
         return Err(Exc::type_error(format!(
             "'{}' object cannot be interpreted as an integer",
             x.type_name()
@@ -1216,7 +1209,14 @@ fn ascii(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 }
 
 fn chr(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let i = int_arg(&a.required(0, "i")?, "chr() argument")?;
+    let arg = a.required(0, "i")?;
+    if let Value::BigInt(_) = arg {
+        return Err(Exc::new(
+            ExcKind::OverflowError,
+            "Python int too large to convert to C int",
+        ));
+    }
+    let i = int_arg(&arg, "chr() argument")?;
     a.finish(1)?;
     let c = u32::try_from(i)
         .ok()
@@ -1456,46 +1456,47 @@ fn to_int(v: Option<Value>, base: Option<Value>) -> Result<Value, Exc> {
         let parsed = if base == 99 || body.is_empty() || body.starts_with(['+', '-']) {
             None
         } else {
-            i64::from_str_radix(body, base).ok()
+            match i64::from_str_radix(body, base) {
+                Ok(n) => Some(Value::Int(n)),
+                Err(_) => bigint::parse_digits(body, base)?,
+            }
         };
-        return parsed
-            .map(|n| Value::Int(if negative { -n } else { n }))
-            .ok_or_else(|| {
-                Exc::value_error(format!(
-                    "invalid literal for int() with base {b}: {}",
-                    format::str_repr(s)
-                ))
-            });
+        let negate = |v: Value| if negative { bigint::negate(&v) } else { v };
+        return parsed.map(negate).ok_or_else(|| {
+            Exc::value_error(format!(
+                "invalid literal for int() with base {b}: {}",
+                format::str_repr(s)
+            ))
+        });
     }
     match &v {
         Value::Int(i) => Ok(Value::Int(*i)),
+        Value::BigInt(_) => Ok(v.clone()),
         Value::Bool(b) => Ok(Value::Int(*b as i64)),
-        Value::Float(f) => {
-            if !f.is_finite() {
-                return Err(Exc::value_error(format!(
-                    "cannot convert float {} to integer",
-                    format::float_repr(*f)
-                )));
+        Value::Float(f) => bigint::from_float(*f),
+        Value::Str(s) => {
+            let text = s.trim().replace('_', "");
+            if let Ok(i) = text.parse::<i64>() {
+                return Ok(Value::Int(i));
             }
-            if f.abs() >= 9.2e18 {
-                return Err(Exc::new(
-                    ExcKind::OverflowError,
-                    "float too large to convert to a 64-bit integer",
-                ));
-            }
-            Ok(Value::Int(f.trunc() as i64))
-        }
-        Value::Str(s) => s
-            .trim()
-            .replace('_', "")
-            .parse::<i64>()
-            .map(Value::Int)
-            .map_err(|_| {
-                Exc::value_error(format!(
+            let (negative, digits) = match text.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, text.strip_prefix('+').unwrap_or(&text)),
+            };
+            let parsed = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                bigint::parse_digits(digits, 10)?
+            } else {
+                None
+            };
+            match parsed {
+                Some(v) if negative => Ok(bigint::negate(&v)),
+                Some(v) => Ok(v),
+                None => Err(Exc::value_error(format!(
                     "invalid literal for int() with base 10: {}",
                     format::str_repr(s)
-                ))
-            }),
+                ))),
+            }
+        }
         Value::Object(o) if o.number().is_some() => to_int(o.number(), None),
         Value::Array(a) => match a.array.to_scalar("int")? {
             crate::runtime::Scalar::Int(i) => Ok(Value::Int(i)),
@@ -1511,6 +1512,7 @@ fn to_int(v: Option<Value>, base: Option<Value>) -> Result<Value, Exc> {
 
 pub fn to_float(v: &Value) -> Result<f64, Exc> {
     match v {
+        Value::BigInt(n) => bigint::to_f64(n),
         Value::Str(s) => {
             let t = s.trim().to_ascii_lowercase();
             match t.as_str() {
@@ -1939,8 +1941,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
                     Ok(Value::tuple(vec![r.clone(), Value::Int(1)]))
                 },
             )),
-            _ => None,
+            _ => super::int_more::attr(v, name),
         },
+        Value::BigInt(_) => super::int_more::attr(v, name),
         Value::Float(f) => match name {
             "conjugate" => Some(method(v, "conjugate", "x.conjugate(): x.", |_, r, a| {
                 a.finish(0)?;
@@ -2023,6 +2026,9 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             },
         )),
         // `str.lower`, `list.append`: the method as a function taking the object first.
+        Value::Type(TypeKind::Int) if name == "from_bytes" => {
+            Some(super::int_more::from_bytes_fn())
+        }
         Value::Type(t) => unbound_type_method(*t, name),
         Value::Object(o) => o.get_attr(o, name),
         _ => None,

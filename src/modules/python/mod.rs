@@ -16,6 +16,7 @@ pub mod classes;
 pub mod code;
 pub mod file_io;
 pub mod hooks;
+pub mod int_more;
 pub mod lazy;
 pub mod native;
 pub mod stdlib;

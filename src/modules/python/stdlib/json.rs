@@ -155,6 +155,7 @@ fn key_text(k: &Value, o: &Options) -> Result<Option<String>, Exc> {
         Value::Str(s) => s.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
+        Value::BigInt(n) => crate::object::bigint::to_decimal(n)?,
         Value::Float(f) => float_text(*f),
         Value::None => "null".into(),
         other if o.skipkeys => {
@@ -228,6 +229,7 @@ fn encode_value(
         Value::None => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(&i.to_string()),
+        Value::BigInt(n) => out.push_str(&crate::object::bigint::to_decimal(n)?),
         Value::Float(f) => out.push_str(&float_text(*f)),
         Value::Str(s) => quote(s, o.ensure_ascii, out),
         Value::List(_) | Value::Tuple(_) => {
@@ -523,6 +525,17 @@ impl Parser<'_> {
         if !float {
             if let Ok(i) = text.parse::<i64>() {
                 return Ok(Value::Int(i));
+            }
+            let (negative, digits) = match text.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, text.as_str()),
+            };
+            if let Some(v) = crate::object::bigint::parse_digits(digits, 10)? {
+                return Ok(if negative {
+                    crate::object::bigint::negate(&v)
+                } else {
+                    v
+                });
             }
         }
         Ok(Value::Float(text.parse::<f64>().unwrap_or(f64::NAN)))

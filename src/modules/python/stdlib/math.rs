@@ -1,4 +1,4 @@
-//! `math`: CPython's math module for floats and (64-bit) ints, with its error rules: a NaN from
+//! `math`: CPython's math module for floats and ints (`math_int.rs`: the integer functions), with its error rules: a NaN from
 //! a non-NaN argument is `ValueError: math domain error`, an infinity from a finite argument is
 //! `OverflowError: math range error` for the functions that can overflow (else a domain error).
 
@@ -74,8 +74,6 @@ pub fn build() -> Rc<Module> {
         ("exp2", unary!(f64::exp2, true)),
         ("expm1", unary!(f64::exp_m1, true)),
         ("log1p", unary!(f64::ln_1p, false)),
-        ("log2", unary!(f64::log2, false)),
-        ("log10", unary!(f64::log10, false)),
         ("sin", unary!(f64::sin, false)),
         ("cos", unary!(f64::cos, false)),
         ("tan", unary!(f64::tan, false)),
@@ -102,7 +100,6 @@ pub fn build() -> Rc<Module> {
         ("erfc", unary!(|x| unsafe { erfc(x) }, false)),
         ("gamma", unary!(gamma_fn, true)),
         ("lgamma", unary!(lgamma_fn, true)),
-        ("log", log),
         ("pow", pow),
         ("atan2", |_, mut a| {
             let (y, x) = two(&mut a)?;
@@ -220,80 +217,6 @@ pub fn build() -> Rc<Module> {
             Ok(Value::Float(hypot(&xs)))
         }),
         ("dist", dist),
-        ("factorial", factorial),
-        ("gcd", |_, a| {
-            a.finish(usize::MAX)?;
-            let mut g = 0i64;
-            for v in &a.pos {
-                g = gcd(g, int(v)?);
-            }
-            Ok(Value::Int(g))
-        }),
-        ("lcm", |_, a| {
-            a.finish(usize::MAX)?;
-            let mut l = 1i64;
-            for v in &a.pos {
-                let x = int(v)?;
-                if x == 0 || l == 0 {
-                    l = 0;
-                    continue;
-                }
-                let g = gcd(l, x);
-                let x = x.checked_abs().ok_or_else(too_big)?;
-                l = (l / g).checked_mul(x).ok_or_else(too_big)?;
-            }
-            Ok(Value::Int(l))
-        }),
-        ("comb", |_, mut a| {
-            let n = int(&a.required(0, "n")?)?;
-            let k = int(&a.required(1, "k")?)?;
-            a.finish(2)?;
-            nonneg(n, k)?;
-            if k > n {
-                return Ok(Value::Int(0));
-            }
-            let k = k.min(n - k);
-            let mut r: i128 = 1;
-            for i in 0..k {
-                r = r * (n - i) as i128 / (i + 1) as i128;
-                if r > i64::MAX as i128 {
-                    return Err(too_big());
-                }
-            }
-            Ok(Value::Int(r as i64))
-        }),
-        ("perm", |_, mut a| {
-            let n = int(&a.required(0, "n")?)?;
-            let k = match a.take(1, "k")? {
-                None | Some(Value::None) => n,
-                Some(v) => int(&v)?,
-            };
-            a.finish(2)?;
-            nonneg(n, k)?;
-            if k > n {
-                return Ok(Value::Int(0));
-            }
-            let mut r: i64 = 1;
-            for i in 0..k {
-                r = r.checked_mul(n - i).ok_or_else(too_big)?;
-            }
-            Ok(Value::Int(r))
-        }),
-        ("isqrt", |_, mut a| {
-            let n = int(&a.required(0, "n")?)?;
-            a.finish(1)?;
-            if n < 0 {
-                return Err(Exc::value_error("isqrt() argument must be nonnegative"));
-            }
-            let mut r = (n as f64).sqrt() as i64;
-            while r.checked_mul(r).is_none_or(|sq| sq > n) {
-                r -= 1;
-            }
-            while (r + 1).checked_mul(r + 1).is_some_and(|sq| sq <= n) {
-                r += 1;
-            }
-            Ok(Value::Int(r))
-        }),
         ("prod", prod),
         ("fsum", fsum),
     ];
@@ -303,6 +226,7 @@ pub fn build() -> Rc<Module> {
             builtin(name, "a function of CPython's math module", f),
         );
     }
+    super::math_int::register(&m);
     m
 }
 
@@ -325,37 +249,15 @@ fn lgamma_fn(x: f64) -> f64 {
     unsafe { lgamma(x) }
 }
 
-fn too_big() -> Exc {
-    Exc::new(
-        ExcKind::OverflowError,
-        "the result does not fit in devarray's 64-bit integers",
-    )
-}
-
-fn nonneg(n: i64, k: i64) -> Result<(), Exc> {
-    if n < 0 {
-        return Err(Exc::value_error("n must be a non-negative integer"));
-    }
-    if k < 0 {
-        return Err(Exc::value_error("k must be a non-negative integer"));
-    }
-    Ok(())
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a as i64
-}
-
 /// floor/ceil/trunc: ints pass through, floats convert with CPython's errors.
 fn to_int(mut a: Args, f: fn(f64) -> f64) -> Result<Value, Exc> {
     let v = a.required(0, "x")?;
     a.finish(1)?;
     if let Value::Int(_) | Value::Bool(_) = v {
         return Ok(Value::Int(int(&v)?));
+    }
+    if let Value::BigInt(_) = v {
+        return Ok(v);
     }
     let r = f(num(&v)?);
     if r.is_nan() {
@@ -367,39 +269,7 @@ fn to_int(mut a: Args, f: fn(f64) -> f64) -> Result<Value, Exc> {
             "cannot convert float infinity to integer",
         ));
     }
-    if r.abs() >= 9.223_372_036_854_776e18 {
-        return Err(too_big());
-    }
-    Ok(Value::Int(r as i64))
-}
-
-fn log(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let x = num(&a.required(0, "x")?)?;
-    let base = a.take(1, "base")?;
-    a.finish(2)?;
-    let ln = |x: f64| -> Result<f64, Exc> {
-        if x.is_nan() {
-            return Ok(x);
-        }
-        if x <= 0.0 {
-            return Err(domain());
-        }
-        Ok(x.ln())
-    };
-    let lx = ln(x)?;
-    match base {
-        None => Ok(Value::Float(lx)),
-        Some(b) => {
-            let lb = ln(num(&b)?)?;
-            if lb == 0.0 {
-                return Err(Exc::new(
-                    ExcKind::ZeroDivisionError,
-                    "float division by zero",
-                ));
-            }
-            Ok(Value::Float(lx / lb))
-        }
-    }
+    crate::object::bigint::from_float(r)
 }
 
 fn pow(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -482,21 +352,6 @@ fn dist(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::Float(hypot(&d)))
 }
 
-fn factorial(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let n = int(&a.required(0, "n")?)?;
-    a.finish(1)?;
-    if n < 0 {
-        return Err(Exc::value_error(
-            "factorial() not defined for negative values",
-        ));
-    }
-    let mut r: i64 = 1;
-    for i in 2..=n {
-        r = r.checked_mul(i).ok_or_else(too_big)?;
-    }
-    Ok(Value::Int(r))
-}
-
 fn prod(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let items = a.required(0, "iterable")?;
     let start = a.take_kw("start").unwrap_or(Value::Int(1));
@@ -504,8 +359,10 @@ fn prod(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let mut acc = start;
     for x in it.iterate(&items)? {
         if let (Value::Int(p), Value::Int(q)) = (&acc, &x) {
-            acc = Value::Int(p.checked_mul(*q).ok_or_else(too_big)?);
-            continue;
+            if let Some(r) = p.checked_mul(*q) {
+                acc = Value::Int(r);
+                continue;
+            }
         }
         acc = crate::object::ops::binary(it, BinOp::Mul, &acc, &x)?;
     }

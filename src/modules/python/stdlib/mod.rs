@@ -21,6 +21,7 @@ pub mod inspect;
 mod itertools;
 mod json;
 pub(crate) mod math;
+mod math_int;
 mod operator;
 pub(crate) mod os;
 mod os_more;
@@ -138,6 +139,9 @@ pub(crate) fn set_fns(m: &Module, fns: &[(&'static str, &'static str, BuiltinFn)
 
 /// A float argument (ints and bools convert).
 pub(crate) fn num(v: &Value) -> Result<f64, Exc> {
+    if let Value::BigInt(n) = v {
+        return crate::object::bigint::to_f64(n);
+    }
     crate::object::ops::as_f64(v)
         .ok_or_else(|| Exc::type_error(format!("must be real number, not {}", v.type_name())))
 }
@@ -147,6 +151,10 @@ pub(crate) fn int(v: &Value) -> Result<i64, Exc> {
     match v {
         Value::Int(i) => Ok(*i),
         Value::Bool(b) => Ok(*b as i64),
+        Value::BigInt(_) => Err(Exc::new(
+            ExcKind::OverflowError,
+            "Python int too large to convert to C long",
+        )),
         other => Err(Exc::type_error(format!(
             "'{}' object cannot be interpreted as an integer",
             other.type_name()

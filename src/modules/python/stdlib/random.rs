@@ -138,6 +138,33 @@ impl Mt {
         lo | (hi << 32)
     }
 
+    /// `getrandbits(k)` for any k: 32-bit words from the least significant up, the last one
+    /// cut to size (CPython's `_random_Random_getrandbits_impl`).
+    pub fn getrandbits_big(&mut self, k: u64) -> num_bigint::BigInt {
+        let mut words = Vec::with_capacity(k.div_ceil(32) as usize);
+        let mut left = k;
+        while left > 0 {
+            let r = self.next_u32();
+            words.push(if left < 32 { r >> (32 - left) } else { r });
+            left = left.saturating_sub(32);
+        }
+        num_bigint::BigInt::from_biguint(
+            num_bigint::Sign::Plus,
+            num_bigint::BigUint::from_slice(&words),
+        )
+    }
+
+    /// A uniform int in [0, n) for n > 0 of any size (`_randbelow_with_getrandbits`).
+    pub fn below_big(&mut self, n: &num_bigint::BigInt) -> num_bigint::BigInt {
+        let k = n.bits();
+        loop {
+            let r = self.getrandbits_big(k);
+            if r < *n {
+                return r;
+            }
+        }
+    }
+
     /// A uniform int in [0, n), n > 0.
     pub fn below(&mut self, n: u64) -> u64 {
         let k = 64 - n.leading_zeros();
@@ -272,18 +299,23 @@ fn methods() -> Methods {
         ),
         (
             "getrandbits",
-            "getrandbits(k): an int with k random bits (k <= 63 here).",
+            "getrandbits(k): an int with k random bits.",
             |_, r, mut a| {
                 let k = int(&a.required(0, "k")?)?;
                 a.finish(1)?;
                 if k < 0 {
                     return Err(Exc::value_error("number of bits must be non-negative"));
                 }
-                if k > 63 {
-                    return Err(too_big());
+                if k > 1 << 32 {
+                    return Err(crate::object::alloc::memory_error());
                 }
                 with(r, |s| {
-                    Ok(Value::Int(s.mt.borrow_mut().getrandbits(k as u32) as i64))
+                    if k <= 63 {
+                        return Ok(Value::Int(s.mt.borrow_mut().getrandbits(k as u32) as i64));
+                    }
+                    Ok(crate::object::bigint::int_value(
+                        s.mt.borrow_mut().getrandbits_big(k as u64),
+                    ))
                 })
             },
         ),
@@ -343,6 +375,8 @@ fn seed(_it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc>
         Value::None => entropy_seed(),
         Value::Int(n) => Mt::from_int(*n),
         Value::Bool(b) => Mt::from_int(*b as i64),
+        // A big int seeds by the bytes of its absolute value, as CPython's.
+        Value::BigInt(n) => Mt::from_be_bytes(&n.magnitude().to_bytes_be()),
         // As CPython: a float seeds by its hash, a str by the integer its UTF-8 bytes and
         // their SHA-512 spell (version 2 seeding).
         Value::Float(f) => Mt::from_int(crate::modules::python::builtins::float_hash(*f)),
@@ -366,6 +400,43 @@ fn seed(_it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Value, Exc>
     })
 }
 
+/// `randrange` with a bound past i64: the same steps on big ints.
+fn randrange_big(
+    r: &Value,
+    start: &Value,
+    stop: Option<&Value>,
+    step: &Value,
+) -> Result<Value, Exc> {
+    use num_bigint::BigInt;
+    use num_integer::Integer;
+    let big = |v: &Value, pos: usize| -> Result<BigInt, Exc> {
+        match crate::object::bigint::as_big(v) {
+            Some(n) => Ok(n.into_owned()),
+            None => index(v, pos).map(BigInt::from),
+        }
+    };
+    let (start, stop) = match stop {
+        None => (BigInt::from(0), big(start, 1)?),
+        Some(stop) => (big(start, 1)?, big(stop, 2)?),
+    };
+    let step = big(step, 3)?;
+    let zero = BigInt::from(0);
+    if step == zero {
+        return Err(Exc::value_error("zero step for randrange()"));
+    }
+    let width = &stop - &start;
+    let n: BigInt = if step > zero {
+        (width + &step - 1u32).div_floor(&step)
+    } else {
+        (width + &step + 1u32).div_floor(&step)
+    };
+    if n <= zero {
+        return Err(Exc::value_error("empty range for randrange()"));
+    }
+    let k = with(r, |s| Ok(s.mt.borrow_mut().below_big(&n)))?;
+    Ok(crate::object::bigint::int_value(start + step * k))
+}
+
 /// An int argument of randrange: floats with an integer value pass, as in CPython 3.11.
 fn index(v: &Value, pos: usize) -> Result<i64, Exc> {
     match v {
@@ -383,6 +454,10 @@ fn index(v: &Value, pos: usize) -> Result<i64, Exc> {
 }
 
 fn randrange_impl(r: &Value, start: Value, stop: Option<Value>, step: Value) -> Result<Value, Exc> {
+    let is_big = |v: &Value| matches!(v, Value::BigInt(_));
+    if is_big(&start) || stop.as_ref().is_some_and(is_big) || is_big(&step) {
+        return randrange_big(r, &start, stop.as_ref(), &step);
+    }
     let istart = index(&start, 1)?;
     let Some(stop) = stop else {
         if istart > 0 {

@@ -260,14 +260,7 @@ impl Format {
                 '?' => Value::Bool(data[at] != 0),
                 'b' | 'h' | 'i' | 'l' | 'q' | 'n' => Value::Int(signed(size)),
                 'B' | 'H' | 'I' | 'L' | 'Q' | 'N' | 'P' => {
-                    let v = raw(size);
-                    if v > i64::MAX as u64 {
-                        return Err(Exc::new(
-                            ExcKind::OverflowError,
-                            "devarray's integers are 64-bit signed: an unsigned value above 2**63-1 does not fit",
-                        ));
-                    }
-                    Value::Int(v as i64)
+                    crate::object::bigint::int_value(raw(size).into())
                 }
                 'e' => Value::Float(half_to_f64(raw(2) as u16)),
                 'f' => Value::Float(f32::from_bits(raw(4) as u32) as f64),
@@ -362,7 +355,11 @@ fn pack(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                     4 => (i32::MIN as i64, i32::MAX as i64),
                     _ => (i64::MIN, i64::MAX),
                 };
-                if x < lo || x > hi {
+                if x < lo as i128 || x > hi as i128 {
+                    // Past a C long long: CPython's conversion error.
+                    if size == 8 {
+                        return Err(struct_error("argument out of range"));
+                    }
                     return Err(struct_error(&match item.code {
                         'b' => format!("byte format requires {lo} <= number <= {hi}"),
                         'h' => format!("short format requires {lo} <= number <= {hi}"),
@@ -386,8 +383,9 @@ fn pack(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
                         c => format!("'{c}' format requires 0 <= number <= {hi}"),
                     }));
                 }
-                if (x as u64) > hi {
+                if x > hi as i128 {
                     return Err(struct_error(&match item.code {
+                        _ if size == 8 => "argument out of range".to_string(),
                         'B' => format!("ubyte format requires 0 <= number <= {hi}"),
                         'H' => format!("ushort format requires 0 <= number <= {hi}"),
                         c => format!("'{c}' format requires 0 <= number <= {hi}"),
@@ -447,10 +445,19 @@ fn pack(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Bytes::value(out))
 }
 
-fn integer(v: &Value) -> Result<i64, Exc> {
+/// An int to pack, widened so every C type's range check can be made; one past i128 reads as
+/// i128's end of its sign (out of every range).
+fn integer(v: &Value) -> Result<i128, Exc> {
     match v {
-        Value::Int(i) => Ok(*i),
-        Value::Bool(b) => Ok(*b as i64),
+        Value::Int(i) => Ok(*i as i128),
+        Value::Bool(b) => Ok(*b as i128),
+        Value::BigInt(n) => Ok(num_traits::ToPrimitive::to_i128(&**n).unwrap_or(
+            if n.sign() == num_bigint::Sign::Minus {
+                i128::MIN
+            } else {
+                i128::MAX
+            },
+        )),
         _ => Err(struct_error("required argument is not an integer")),
     }
 }

@@ -44,6 +44,37 @@ pub fn build() -> Rc<Module> {
     m.set("platform", Value::str(std::env::consts::OS));
     m.set("maxsize", Value::Int(i64::MAX));
     m.set(
+        "get_int_max_str_digits",
+        builtin(
+            "get_int_max_str_digits",
+            "get_int_max_str_digits(): the digit limit of int <-> decimal str conversion.",
+            |_, a| {
+                a.finish(0)?;
+                Ok(Value::Int(crate::object::bigint::max_str_digits() as i64))
+            },
+        ),
+    );
+    m.set(
+        "set_int_max_str_digits",
+        builtin(
+            "set_int_max_str_digits",
+            "set_int_max_str_digits(maxdigits): set the digit limit (0: none, else >= 640).",
+            |_, mut a| {
+                let n = a.required(0, "maxdigits")?;
+                a.finish(1)?;
+                let n = super::int(&n)?;
+                let min = crate::object::bigint::MIN_MAX_STR_DIGITS as i64;
+                if n != 0 && n < min {
+                    return Err(crate::object::Exc::value_error(format!(
+                        "maxdigits must be 0 or larger than {min}"
+                    )));
+                }
+                crate::object::bigint::set_max_str_digits(n as usize);
+                Ok(Value::None)
+            },
+        ),
+    );
+    m.set(
         "byteorder",
         Value::str(if cfg!(target_endian = "little") {
             "little"
