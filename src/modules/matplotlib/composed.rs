@@ -687,6 +687,52 @@ fn bounds_error(given: usize) -> Exc {
     ))
 }
 
+// ------------------------------------------------------------------ backends
+
+/// Backends that draw to files only: with one of them `show()` shows nothing and keeps the
+/// figures open, as matplotlib's Agg does in a script.
+const FILE_BACKENDS: &[&str] = &["agg", "svg", "pdf", "ps", "pgf", "cairo", "template"];
+
+/// `matplotlib.use(backend, force=True)`: remembered in `rcParams['backend']`.
+pub(crate) fn use_backend(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let backend = match &a.required(0, "backend")? {
+        Value::Str(s) => s.clone(),
+        other => {
+            return Err(Exc::type_error(format!(
+                "backend must be a str, not {}",
+                other.type_name()
+            )))
+        }
+    };
+    a.take(1, "force")?;
+    a.finish(2)?;
+    if let Some(Value::Dict(d)) = &it.import("matplotlib")?.get("rcParams") {
+        d.borrow_mut().insert(
+            crate::object::value::HashKey::Str(Rc::from("backend")),
+            Value::str("backend"),
+            Value::Str(backend),
+        );
+    }
+    Ok(Value::None)
+}
+
+/// Whether the program chose a backend that only writes files (`matplotlib.use('Agg')`).
+pub(crate) fn file_backend(it: &mut dyn Interpreter) -> bool {
+    let Ok(m) = it.import("matplotlib") else {
+        return false;
+    };
+    match &m.get("rcParams") {
+        Some(Value::Dict(d)) => match d
+            .borrow()
+            .get(&crate::object::value::HashKey::Str(Rc::from("backend")))
+        {
+            Some(Value::Str(b)) => FILE_BACKENDS.contains(&b.to_lowercase().as_str()),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 // ------------------------------------------------------------------ matplotlib.colors
 
 /// `matplotlib.colors`: colour conversions (`to_rgba`, `to_rgb`, `to_hex`, `is_color_like`).

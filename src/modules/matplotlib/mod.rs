@@ -588,6 +588,9 @@ pub(crate) fn show_figure(it: &mut dyn Interpreter, f: &Rc<FigObj>) {
 fn show(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take(0, "block")?;
     a.finish(1)?;
+    if composed::file_backend(it) {
+        return Ok(Value::None);
+    }
     let figs = with_state(it, |p| p.figs.borrow().clone())?;
     for f in &figs {
         show_figure(it, f);
@@ -2685,7 +2688,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             ));
             m.set("__version__", Value::str("3.8.4"));
             m.set("rcParams", rc_params());
-            m.set("use", builtin("use", "use(backend): accepted; devarray picks the backend (inline in notebooks, text in terminals).", |_, _| Ok(Value::None)));
+            m.set("use", builtin("use", "use(backend): 'Agg' (or another file backend) makes show() show nothing, as in a script; otherwise devarray shows figures inline in notebooks, as text in terminals.", composed::use_backend));
             m
         }
         "matplotlib.pyplot" => {
