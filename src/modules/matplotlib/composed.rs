@@ -190,6 +190,9 @@ fn check_positional(a: &Args, max: usize) -> Result<(), Exc> {
     .finish(max)
 }
 
+/// How far each error bar reaches below and above its point.
+type ErrorBounds = (Vec<f64>, Vec<f64>);
+
 /// An error argument as (below, above) per point: a scalar, one value per point, or a
 /// (2, n) pair of rows, all non-negative, in matplotlib's words when not.
 fn error_bounds(
@@ -197,7 +200,7 @@ fn error_bounds(
     err: Option<Value>,
     name: &str,
     along: &[f64],
-) -> Result<Option<(Vec<f64>, Vec<f64>)>, Exc> {
+) -> Result<Option<ErrorBounds>, Exc> {
     let err = match err {
         None | Some(Value::None) => return Ok(None),
         Some(v) => v,
