@@ -1,10 +1,10 @@
 """How much of the NumPy / PyTorch / MXNet surface that tutorials and the book use devarray has.
 
-    python3 tools/api_coverage.py DEVARRAY [--only numpy|torch|mxnet] [--real-python PY]
+    python3 tools/api_coverage.py DEVARRAY [--only numpy|torch|mxnet|matplotlib] [--real-python PY]
 
 For each group (numpy functions, numpy.linalg, numpy.random, torch functions, Tensor
-methods, torch.nn.functional, torch.nn, torch.optim, mxnet.np, ...) it asks devarray which
-of the listed names exist (`hasattr`) and prints `present/listed` and the missing names.
+methods, torch.nn.functional, torch.nn, torch.optim, mxnet.np, matplotlib's pyplot, Axes and
+Figure, ...) it asks devarray which of the listed names exist (`hasattr`) and prints `present/listed` and the missing names.
 With --real-python (a Python with the real frameworks), names the real module lacks are
 reported too, so the lists stay honest. The lists are the names programs commonly use, not
 whole modules; add to them as programs show more. A report, not a test: exit status 0.
@@ -96,6 +96,38 @@ expand_dims flip full linspace log max maximum mean min minimum ones ones_like o
 prod random relu reshape shape_array sigmoid slice slice_axis softmax sort split sqrt
 square squeeze stack sum swapaxes take tanh tile topk transpose waitall where zeros
 zeros_like"""),
+    # matplotlib as the pyplot tutorial, "Quick start", d2l's plotting and the PyTorch and
+    # MXNet tutorials use it (the real one needs `matplotlib.use('Agg')` first: no display).
+    "matplotlib": ("import matplotlib as m; m.use('Agg'); import matplotlib.pyplot", """
+rcParams use colors cm ticker pyplot rc rcdefaults __version__"""),
+    "matplotlib.pyplot": ("import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as m", """
+figure subplots subplot plot scatter bar barh hist imshow matshow colorbar errorbar
+fill_between axhline axvline axhspan axvspan text annotate legend grid xlim ylim xscale
+yscale xticks yticks xlabel ylabel title suptitle tight_layout subplots_adjust savefig show
+close gcf gca clf cla twinx axis semilogy semilogx loglog step stem pie boxplot contour
+contourf pcolormesh figtext tick_params margins get_fignums ion ioff pause draw rcParams
+style get_cmap colormaps"""),
+    "matplotlib Axes": ("import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as _p; m = _p.subplots()[1]", """
+plot scatter bar barh hist imshow matshow errorbar fill_between axhline axvline axhspan
+axvspan text annotate legend grid set_xlim set_ylim get_xlim get_ylim set_xscale set_yscale
+get_xscale get_yscale set_xticks set_yticks get_xticks get_yticks set_xticklabels
+set_yticklabels get_xticklabels get_yticklabels set_xlabel set_ylabel set_title get_xlabel
+get_ylabel get_title set_aspect axis twinx twiny cla clear set tick_params invert_xaxis
+invert_yaxis get_legend get_lines semilogy semilogx loglog step stem pie boxplot contour
+contourf pcolormesh margins set_axis_off set_axis_on label_outer set_facecolor get_figure
+figure xaxis yaxis spines transAxes transData lines"""),
+    "matplotlib Figure": ("import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as _p; m = _p.figure()", """
+add_subplot add_axes subplots savefig suptitle supxlabel supylabel tight_layout colorbar
+set_size_inches get_size_inches set_figwidth set_figheight get_figwidth get_figheight
+set_dpi get_dpi dpi number axes get_axes gca sca clf clear show subplots_adjust text legend
+canvas delaxes"""),
+    "matplotlib.colors / cm / ticker": ("import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot\nclass _All:\n    def __getattr__(self, n):\n        import matplotlib\n        mod, _, name = n.partition('.')\n        return getattr(getattr(matplotlib, mod), name)\nm = _All()", """
+colors.to_rgba colors.to_rgb colors.to_hex colors.Normalize colors.LogNorm
+colors.ListedColormap colors.LinearSegmentedColormap cm.viridis cm.gray cm.jet
+cm.ScalarMappable ticker.MaxNLocator ticker.MultipleLocator ticker.FixedLocator
+ticker.NullLocator ticker.LogLocator ticker.AutoMinorLocator ticker.FuncFormatter
+ticker.FormatStrFormatter ticker.ScalarFormatter ticker.PercentFormatter
+ticker.NullFormatter"""),
 }
 
 

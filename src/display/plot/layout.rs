@@ -100,6 +100,29 @@ pub struct AxesLayout {
 }
 
 impl AxesLayout {
+    /// Where text `t` is anchored, in points: its data position moved by its offset.
+    pub fn text_at(&self, t: &super::Text) -> (f64, f64) {
+        (self.px(t.x) + t.offset.0, self.py(t.y) - t.offset.1)
+    }
+    /// The box text `t` covers, in points (left, top, right, bottom); None where its
+    /// position is not finite (a log axis at zero).
+    pub fn text_box(&self, t: &super::Text) -> Option<[f64; 4]> {
+        let (px, py) = self.text_at(t);
+        let tw = font::width(&t.text, t.size);
+        let th = LABEL_BOX * t.size;
+        let x0 = match t.ha.as_str() {
+            "center" => px - tw / 2.0,
+            "right" => px - tw,
+            _ => px,
+        };
+        let y0 = match t.va.as_str() {
+            "top" => py,
+            "center" | "center_baseline" => py - th / 2.0,
+            "bottom" => py - th,
+            _ => py - BOX_ASCENT * t.size,
+        };
+        (px.is_finite() && py.is_finite()).then_some([x0, y0, x0 + tw, y0 + th])
+    }
     pub fn px(&self, v: f64) -> f64 {
         self.bx[0] + self.x.frac(v) * self.bx[2]
     }
@@ -165,7 +188,7 @@ fn has_image(ax: &Axes) -> bool {
 pub fn view_limits(ax: &Axes, is_x: bool) -> (f64, f64) {
     let spec = if is_x { &ax.x } else { &ax.y };
     let (data, sticky) = data_of(ax, is_x);
-    let auto = || ticks::autoscale(&data, &sticky, spec.scale, 0.05);
+    let auto = || ticks::autoscale(&data, &sticky, spec.scale, spec.margin);
     let (mut lo, mut hi) = match spec.lim {
         (Some(a), Some(b)) => (a, b),
         (Some(a), None) => (a, auto().1),
@@ -510,22 +533,8 @@ pub fn tight_bbox(fig: &Figure, pad_inches: f64) -> [f64; 4] {
         // Text placed outside the axes box widens the page too.
         for a in &ax.artists {
             if let Artist::Text(tx) = a {
-                let (px, py) = (lay.px(tx.x), lay.py(tx.y));
-                let tw = font::width(&tx.text, tx.size);
-                let th = LABEL_BOX * tx.size;
-                let x0 = match tx.ha.as_str() {
-                    "center" => px - tw / 2.0,
-                    "right" => px - tw,
-                    _ => px,
-                };
-                let y0 = match tx.va.as_str() {
-                    "top" => py,
-                    "center" | "center_baseline" => py - th / 2.0,
-                    "bottom" => py - th,
-                    _ => py - BOX_ASCENT * tx.size,
-                };
-                if px.is_finite() && py.is_finite() {
-                    grow([x0, y0, x0 + tw, y0 + th]);
+                if let Some(b) = lay.text_box(tx) {
+                    grow(b);
                 }
             }
         }

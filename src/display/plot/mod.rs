@@ -114,6 +114,29 @@ pub struct Text {
     pub size: f64,
     pub ha: String,
     pub va: String,
+    /// Points right and up from (x, y) (`annotate(textcoords='offset points')`).
+    pub offset: (f64, f64),
+    /// An annotation's arrow from the text to a point.
+    pub arrow: Option<Arrow>,
+}
+
+/// `annotate(arrowprops=...)`: a line from the text to the point it annotates.
+#[derive(Clone, Debug)]
+pub struct Arrow {
+    /// The annotated point, in data coordinates.
+    pub to: (f64, f64),
+    pub color: Rgba,
+    pub width: f64,
+    pub head: ArrowHead,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrowHead {
+    None,
+    /// `->`: two strokes.
+    Open,
+    /// `-|>` and the default arrow of `arrowprops=dict(facecolor=...)`: a filled triangle.
+    Filled,
 }
 
 #[derive(Clone, Debug)]
@@ -219,6 +242,8 @@ pub struct AxisSpec {
     pub share: Option<usize>,
     /// Ticks and labels on the far side (right of a y axis, as a colorbar has them).
     pub opposite: bool,
+    /// The autoscale margin, a fraction of the data interval (`margins()`).
+    pub margin: f64,
 }
 
 impl Default for AxisSpec {
@@ -238,6 +263,7 @@ impl Default for AxisSpec {
             tick_ha: None,
             share: None,
             opposite: false,
+            margin: 0.05,
         }
     }
 }
@@ -277,6 +303,8 @@ pub struct Axes {
     pub colorbar: Option<ColorbarOf>,
     /// The next colour of the property cycle.
     pub cycle: usize,
+    /// Drawn over another axes (`twinx`): no background of its own, so that one shows.
+    pub twin: bool,
 }
 
 impl Axes {
@@ -297,6 +325,7 @@ impl Axes {
             anchor: (0.5, 0.5),
             colorbar: None,
             cycle: 0,
+            twin: false,
         }
     }
 
@@ -307,10 +336,15 @@ impl Axes {
             (self.x.share, self.x.ticklabels_on),
             (self.y.share, self.y.ticklabels_on),
         );
+        // A twin stays one: its hidden x axis and its y axis on the right.
+        let twin = self.twin.then_some((self.x.visible, self.y.opposite));
         *self = Axes::new(rect);
         self.grid = grid;
         (self.x.share, self.x.ticklabels_on) = xs;
         (self.y.share, self.y.ticklabels_on) = ys;
+        if let Some((x_visible, y_opposite)) = twin {
+            (self.twin, self.x.visible, self.y.opposite) = (true, x_visible, y_opposite);
+        }
     }
 
     pub fn next_color(&mut self) -> Rgba {

@@ -4,6 +4,7 @@
 //! matplotlib-inline shows them (`flush_inline`); in a terminal `show()` draws them as text
 //! and writes an SVG file.
 
+pub mod composed;
 pub mod data;
 pub mod objects;
 
@@ -587,6 +588,9 @@ pub(crate) fn show_figure(it: &mut dyn Interpreter, f: &Rc<FigObj>) {
 fn show(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     a.take(0, "block")?;
     a.finish(1)?;
+    if composed::file_backend(it) {
+        return Ok(Value::None);
+    }
     let figs = with_state(it, |p| p.figs.borrow().clone())?;
     for f in &figs {
         show_figure(it, f);
@@ -993,16 +997,11 @@ fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
     let cmap = a.take(5, "cmap")?.map(|v| text_of(&v));
     let alpha = kw_f64(&mut a, &["alpha"])?;
     let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
-    for k in [
-        "edgecolors",
-        "edgecolor",
-        "linewidths",
-        "zorder",
-        "vmin",
-        "vmax",
-    ] {
+    for k in ["edgecolors", "edgecolor", "linewidths", "zorder"] {
         a.take_kw(k);
     }
+    let vmin = kw_f64(&mut a, &["vmin"])?;
+    let vmax = kw_f64(&mut a, &["vmax"])?;
     finish_kw(&a, "PathCollection", 6)?;
     let xs = vector(it, &x)?;
     let ys = vector(it, &y)?;
@@ -1013,6 +1012,8 @@ fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
         Some(Value::None) | None => vec![20.0],
         Some(v) => vector(it, &v)?,
     };
+    // Colours from values through a colormap make the scatter a mappable, for colorbar().
+    let mut mapped = None;
     let colors = match c {
         Some(Value::None) | None => vec![ax.with(|axr| axr.next_color())?],
         Some(v @ Value::Str(_)) => vec![data::color_arg(&v)?],
@@ -1030,10 +1031,17 @@ fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
             }
             let (lo, hi) = vals
                 .iter()
+                .filter(|v| v.is_finite())
                 .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
                     (a.min(*v), b.max(*v))
                 });
+            let (lo, hi) = (vmin.unwrap_or(lo), vmax.unwrap_or(hi));
             let name = cmap.clone().unwrap_or_else(|| "viridis".into());
+            mapped = Some(plot::Norm {
+                cmap: name.clone(),
+                lo,
+                hi,
+            });
             vals.iter()
                 .map(|v| {
                     let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
@@ -1053,7 +1061,12 @@ fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
             label,
         }))
     })?;
-    Ok(handle("matplotlib.collections.PathCollection"))
+    Ok(Value::Object(Rc::new(objects::Handle {
+        class: "matplotlib.collections.PathCollection",
+        repr: None,
+        artist: None,
+        image: mapped.map(|norm| (ax.clone(), norm)),
+    })))
 }
 
 fn colormap(name: &str, t: f64) -> Result<Rgba, Exc> {
@@ -1141,7 +1154,7 @@ fn bars(
         bn,
     )?;
     let xs = bcast(&xs, xn)?;
-    let rects = (0..n)
+    let rects: Vec<[f64; 4]> = (0..n)
         .map(|i| {
             let left = if align == "edge" {
                 xs[i]
@@ -1151,8 +1164,10 @@ fn bars(
             [left, ws[i], bs[i], hs[i]]
         })
         .collect();
+    let mut count = 0;
     ax.with(|axr| {
         let c = color.unwrap_or_else(|| axr.next_color());
+        let n = rects.len();
         axr.artists.push(Artist::Bars(Bars {
             rects,
             color: apply_alpha(c, alpha),
@@ -1160,13 +1175,14 @@ fn bars(
             label,
             vertical,
         }));
+        count = n;
         if let Some(c) = cats {
             let spec = if vertical { &mut axr.x } else { &mut axr.y };
             spec.ticks = Some((0..c.len()).map(|i| i as f64).collect());
             spec.ticklabels = Some(c);
         }
     })?;
-    Ok(handle("matplotlib.container.BarContainer"))
+    Ok(objects::bar_container(count))
 }
 
 fn ax_bar(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
@@ -1238,15 +1254,13 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
         hi += 0.5;
     }
     let edges: Vec<f64> = match &bins {
-        Some(Value::None) | None => (0..=10).map(|i| lo + (hi - lo) * i as f64 / 10.0).collect(),
+        Some(Value::None) | None => uniform_edges(lo, hi, 10),
         Some(Value::Int(n)) if *n > 1_000_000 => {
             return Err(Exc::value_error(format!(
                 "{n} bins are more than devarray draws (1000000)"
             )))
         }
-        Some(Value::Int(n)) if *n >= 1 => (0..=*n)
-            .map(|i| lo + (hi - lo) * i as f64 / *n as f64)
-            .collect(),
+        Some(Value::Int(n)) if *n >= 1 => uniform_edges(lo, hi, *n as usize),
         Some(Value::Int(_)) => {
             return Err(Exc::value_error("`bins` must be positive, when an integer"))
         }
@@ -1303,11 +1317,18 @@ fn ax_hist(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
     })?;
     let n = numpy_value(it, counts)?;
     let e = numpy_value(it, edges)?;
-    Ok(Value::tuple(vec![
-        n,
-        e,
-        handle("matplotlib.container.BarContainer"),
-    ]))
+    Ok(Value::tuple(vec![n, e, objects::bar_container(nb)]))
+}
+
+/// `np.linspace(lo, hi, n + 1)` as NumPy computes it (start plus i steps, the last edge
+/// exactly `hi`), so the largest value falls in the last bin as `np.histogram` puts it.
+fn uniform_edges(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    let step = (hi - lo) / n as f64;
+    let mut edges: Vec<f64> = (0..=n).map(|i| lo + i as f64 * step).collect();
+    if let Some(last) = edges.last_mut() {
+        *last = hi;
+    }
+    edges
 }
 
 fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
@@ -1333,7 +1354,29 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
             }
         }
     };
-    for k in ["interpolation", "aspect", "origin", "alpha", "norm"] {
+    let origin = match a.take_kw("origin") {
+        None | Some(Value::None) => "upper".to_string(),
+        Some(v) => text_of(&v),
+    };
+    if origin != "upper" && origin != "lower" {
+        return Err(data::not_in_list(&origin, "origin", &["upper", "lower"]));
+    }
+    // 'equal' (imshow's default) keeps pixels square; 'auto' fills the axes.
+    let square = match &a.take_kw("aspect") {
+        None | Some(Value::None) => true,
+        Some(Value::Str(s)) if &**s == "auto" => false,
+        Some(Value::Str(s)) if &**s == "equal" => true,
+        Some(Value::Str(s)) => {
+            return Err(Exc::value_error(format!(
+                "could not convert string to float: {}",
+                crate::object::format::str_repr(s)
+            )))
+        }
+        Some(v) => as_f64(v) == Some(1.0),
+    };
+    // Interpolation is for screens showing the image larger than its pixels: drawn as
+    // pixels here.
+    for k in ["interpolation", "alpha", "norm", "resample", "filternorm"] {
         a.take_kw(k);
     }
     finish_kw(&a, "AxesImage", 2)?;
@@ -1393,6 +1436,14 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
     }
     // Checked here, as matplotlib checks it when the colorbar or the image is drawn.
     colormap(&norm.cmap, 0.0)?;
+    // origin='lower': row 0 at the bottom, the y axis upright.
+    let extent = if origin == "lower" {
+        let rows: Vec<&[u8]> = rgba.chunks(w * 4).collect();
+        rgba = rows.into_iter().rev().flatten().copied().collect();
+        Some(extent.unwrap_or([-0.5, w as f64 - 0.5, -0.5, h as f64 - 0.5]))
+    } else {
+        extent
+    };
     let index = ax.with(|axr| {
         axr.artists.push(Artist::Image(plot::Image {
             width: w,
@@ -1401,7 +1452,7 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
             extent,
             norm: Some(norm.clone()),
         }));
-        axr.equal_aspect = true;
+        axr.equal_aspect = square;
         axr.artists.len() - 1
     })?;
     Ok(Value::Object(Rc::new(objects::Handle {
@@ -1726,6 +1777,8 @@ fn ax_text(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<V
             size: size.unwrap_or(10.0),
             ha,
             va,
+            offset: (0.0, 0.0),
+            arrow: None,
         }))
     })?;
     Ok(h)
@@ -2505,7 +2558,7 @@ pub(crate) const AXES_METHODS: &[(&str, AxFn)] = &[
     ("get_title", |it, ax, a| ax_get_text(2)(it, ax, a)),
 ];
 
-/// Names of Figure and Axes methods, as `&'static str` for the registration API.
+/// Names of Figure methods, as `&'static str` for the registration API.
 pub(crate) const METHOD_NAMES: &[&str] = &[
     "add_subplot",
     "colorbar",
@@ -2520,68 +2573,27 @@ pub(crate) const METHOD_NAMES: &[&str] = &[
     "clear",
     "show",
     "subplots_adjust",
-    "plot",
-    "scatter",
-    "bar",
-    "barh",
-    "hist",
-    "imshow",
-    "fill_between",
-    "axhline",
-    "axvline",
-    "text",
-    "legend",
-    "set_xlabel",
-    "set_ylabel",
-    "set_title",
-    "set_xlim",
-    "set_ylim",
-    "get_xlim",
-    "get_ylim",
-    "set_xscale",
-    "set_yscale",
-    "set_xticks",
-    "set_yticks",
-    "get_xticks",
-    "get_yticks",
-    "get_xticklabels",
-    "get_yticklabels",
-    "set_xticklabels",
-    "set_yticklabels",
-    "grid",
-    "cla",
-    "get_xaxis",
-    "get_yaxis",
-    "axis",
-    "set_aspect",
-    "invert_yaxis",
-    "tick_params",
-    "set",
-    "semilogy",
-    "semilogx",
-    "loglog",
-    "get_xlabel",
-    "get_ylabel",
-    "get_title",
 ];
 
-/// The Axes method `name` as a method of the object it is looked up on.
-pub(crate) fn axes_method(name: &str) -> Option<MethodFn> {
-    let i = AXES_METHODS.iter().position(|(n, _)| *n == name)?;
-    // One trampoline per table slot: a MethodFn cannot capture the slot.
-    macro_rules! slots {
-        ($($n:literal),*) => {
-            [$(|it: &mut dyn Interpreter, r: &Value, a: Args| -> Result<Value, Exc> {
-                let ax = as_axes(r).ok_or_else(|| Exc::type_error("an Axes method called on something else"))?;
-                (AXES_METHODS[$n].1)(it, &ax, a)
-            }),*]
-        };
-    }
-    const SLOTS: [MethodFn; 40] = slots!(
-        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
-        25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39
-    );
-    SLOTS.get(i).copied()
+/// Every Axes method: this file's and those composed of them (`composed.rs`).
+pub(crate) fn all_axes_methods() -> impl Iterator<Item = &'static (&'static str, AxFn)> {
+    AXES_METHODS.iter().chain(composed::AXES_METHODS)
+}
+
+/// The Axes method `name` as a method of the object it is looked up on: its name as the
+/// registration API keeps it, and one function that finds the method by the name it was
+/// called by (a `MethodFn` cannot capture which one it is).
+pub(crate) fn axes_method(name: &str) -> Option<(&'static str, MethodFn)> {
+    let (name, _) = all_axes_methods().find(|(n, _)| *n == name)?;
+    Some((name, |it: &mut dyn Interpreter, r: &Value, a: Args| {
+        let ax =
+            as_axes(r).ok_or_else(|| Exc::type_error("an Axes method called on something else"))?;
+        let f = all_axes_methods()
+            .find(|(n, _)| *n == a.fname)
+            .map(|(_, f)| *f)
+            .ok_or_else(|| Exc::type_error(format!("Axes has no method {}", a.fname)))?;
+        f(it, &ax, a)
+    }))
 }
 
 // ------------------------------------------------------------------ pyplot functions
@@ -2676,7 +2688,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             ));
             m.set("__version__", Value::str("3.8.4"));
             m.set("rcParams", rc_params());
-            m.set("use", builtin("use", "use(backend): accepted; devarray picks the backend (inline in notebooks, text in terminals).", |_, _| Ok(Value::None)));
+            m.set("use", builtin("use", "use(backend): 'Agg' (or another file backend) makes show() show nothing, as in a script; otherwise devarray shows figures inline in notebooks, as text in terminals.", composed::use_backend));
             m
         }
         "matplotlib.pyplot" => {
@@ -2684,11 +2696,12 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "matplotlib.pyplot",
                 "pyplot: figures, axes and plots as matplotlib draws them",
             ));
-            for (name, doc, f) in pyplot_fns() {
+            for (name, doc, f) in pyplot_fns().into_iter().chain(composed::pyplot_fns()) {
                 m.set(name, builtin(name, doc, f));
             }
             m
         }
+        "matplotlib.colors" => composed::colors_module(),
         "matplotlib_inline" => Rc::new(Module::new("matplotlib_inline", "the inline backend")),
         "matplotlib_inline.backend_inline" => {
             let m = Rc::new(Module::new(
@@ -2712,6 +2725,8 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
 /// Finishes `matplotlib.pyplot` after it is built: its state and the shared `rcParams`.
 pub fn init_pyplot(it: &mut dyn Interpreter, m: &Rc<Module>) -> Result<(), Exc> {
     let mpl = it.import("matplotlib")?;
+    // pyplot imports matplotlib.colors, so `matplotlib.colors` is there after it.
+    it.import("matplotlib.colors")?;
     let rc = mpl.get("rcParams").unwrap_or_else(rc_params);
     m.set("rcParams", rc.clone());
     let state = Pyplot {

@@ -260,7 +260,10 @@ impl NativeObject for FigValue {
                     "clf" | "clear" => ("clf(): remove all Axes.", |_, r, _| { fig_of(r)?.clf(); Ok(Value::None) }),
                     "show" => ("show(): draw the figure.", |it, r, _| { super::show_figure(it, &fig_of(r)?); Ok(Value::None) }),
                     "subplots_adjust" => ("subplots_adjust(left, bottom, right, top, wspace, hspace): the grid's margins.", |it, r, a| super::subplots_adjust(it, &fig_of(r)?, a)),
-                    _ => return None,
+                    _ => {
+                        let (name, doc, m) = super::composed::figure_method(name)?;
+                        return Some(method(&r, name, doc, m));
+                    }
                 };
                 method(&r, leak(name), doc, m)
             }
@@ -284,6 +287,9 @@ impl NativeObject for FigValue {
             "suptitle",
             "tight_layout",
         ]
+        .into_iter()
+        .chain(super::composed::FIGURE_METHODS.iter().map(|(n, _, _)| *n))
+        .collect()
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -340,11 +346,11 @@ impl NativeObject for AxesValue {
             "yaxis" => return Some(axis_value(&self.0, false)),
             _ => {}
         }
-        let f = super::axes_method(name)?;
-        Some(method(&r, leak(name), "", f))
+        let (name, f) = super::axes_method(name)?;
+        Some(method(&r, name, "", f))
     }
     fn attr_names(&self) -> Vec<&'static str> {
-        super::AXES_METHODS.iter().map(|(n, _)| *n).collect()
+        super::all_axes_methods().map(|(n, _)| *n).collect()
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -441,6 +447,16 @@ pub fn handle(class: &'static str) -> Value {
     Value::Object(Rc::new(Handle {
         class,
         repr: None,
+        artist: None,
+        image: None,
+    }))
+}
+
+/// What `bar` and `hist` return: `<BarContainer object of 3 artists>`.
+pub fn bar_container(count: usize) -> Value {
+    Value::Object(Rc::new(Handle {
+        class: "matplotlib.container.BarContainer",
+        repr: Some(format!("<BarContainer object of {count} artists>")),
         artist: None,
         image: None,
     }))
