@@ -172,13 +172,84 @@ fn fresh(a: &Array) -> Result<Array> {
     scale(a, 1.0)
 }
 
-/// MXNet's gradient preprocessing: `clip(rescale_grad * grad, -c, c)`.
-fn mx_grad(grad: &Array, rescale: f64, clip: Option<f64>) -> Result<Array> {
-    let g = scale(grad, rescale)?;
+/// PyTorch's gradient as each of its rules first forms it: negated to maximize, then
+/// `+ weight_decay * weight` (one pass).
+fn torch_grad(grad: &Array, weight: &Array, maximize: bool, weight_decay: f64) -> Result<Array> {
+    let g = if maximize {
+        grad.unary(UnaryOp::Neg)?
+    } else {
+        grad.clone()
+    };
+    if weight_decay != 0.0 {
+        axpy(&g, weight_decay, weight)
+    } else {
+        Ok(g)
+    }
+}
+
+/// State buffer `index`, or zeros shaped as `like` before the first step (both frameworks
+/// create the state lazily).
+fn buffer_or_zeros(state: &SlotState, index: usize, like: &Array) -> Result<Array> {
+    match state.buffers.get(index) {
+        Some(kept) => Ok(kept.clone()),
+        None => scale(like, 0.0),
+    }
+}
+
+/// `rho * acc + ((1 - rho) * t) * t`: PyTorch's `mul_(rho).addcmul_(t, t, value=1 - rho)` and
+/// MXNet's Python AdaDelta alike, op for op.
+fn decayed_square_sum(acc: &Array, rho: f64, t: &Array) -> Result<Array> {
+    bin(
+        BinaryOp::Add,
+        &scale(acc, rho)?,
+        &bin(BinaryOp::Mul, &scale(t, 1.0 - rho)?, t)?,
+    )
+}
+
+/// One Adadelta step, the same in both frameworks (they differ only in how the weight decay
+/// and the learning rate enter): returns the new squared-gradient average, the delta and the
+/// new squared-delta average.
+fn adadelta_step(
+    g: &Array,
+    square_avg: &Array,
+    acc_delta: &Array,
+    rho: f64,
+    eps: f64,
+) -> Result<(Array, Array, Array)> {
+    let square_avg = decayed_square_sum(square_avg, rho, g)?;
+    let ratio = bin(
+        BinaryOp::Div,
+        &add_scalar(acc_delta, eps)?.unary(UnaryOp::Sqrt)?,
+        &add_scalar(&square_avg, eps)?.unary(UnaryOp::Sqrt)?,
+    )?;
+    let delta = bin(BinaryOp::Mul, &ratio, g)?;
+    let acc_delta = decayed_square_sum(acc_delta, rho, &delta)?;
+    Ok((square_avg, delta, acc_delta))
+}
+
+/// MXNet's `clip_gradient`: `clip(g, -c, c)` where it is set (non-negative).
+fn mx_clip(g: Array, clip: Option<f64>) -> Result<Array> {
     match clip {
         Some(c) if c >= 0.0 => g.clip(Some(-c), Some(c)),
         _ => Ok(g),
     }
+}
+
+/// MXNet's gradient preprocessing: `clip(rescale_grad * grad, -c, c)`.
+fn mx_grad(grad: &Array, rescale: f64, clip: Option<f64>) -> Result<Array> {
+    mx_clip(scale(grad, rescale)?, clip)
+}
+
+/// The preprocessing of MXNet's fused `adam_update` and `rmsprop_update`, which fold the
+/// weight decay in before clipping: `clip(rescale_grad * grad + wd * weight, -c, c)`.
+fn mx_decayed_grad(
+    grad: &Array,
+    weight: &Array,
+    rescale: f64,
+    wd: f64,
+    clip: Option<f64>,
+) -> Result<Array> {
+    mx_clip(axpy(&scale(grad, rescale)?, wd, weight)?, clip)
 }
 
 /// One update of `weight` by `grad` at learning rate `lr`. `rescale` is MXNet's `rescale_grad`
@@ -200,14 +271,7 @@ pub fn update(
             nesterov,
             maximize,
         } => {
-            let mut g = if maximize {
-                grad.unary(UnaryOp::Neg)?
-            } else {
-                grad.clone()
-            };
-            if weight_decay != 0.0 {
-                g = axpy(&g, weight_decay, weight)?;
-            }
+            let mut g = torch_grad(grad, weight, maximize, weight_decay)?;
             let mut buffers = Vec::new();
             if momentum != 0.0 {
                 // The first step's buffer is the gradient itself, undamped (PyTorch).
@@ -234,23 +298,16 @@ pub fn update(
             maximize,
             decoupled,
         } => {
-            let mut g = if maximize {
-                grad.unary(UnaryOp::Neg)?
+            // AdamW decays the weight itself instead of adding to the gradient.
+            let coupled_decay = if decoupled { 0.0 } else { weight_decay };
+            let g = torch_grad(grad, weight, maximize, coupled_decay)?;
+            let w = if decoupled && weight_decay != 0.0 {
+                scale(weight, 1.0 - lr * weight_decay)?
             } else {
-                grad.clone()
+                weight.clone()
             };
-            let mut w = weight.clone();
-            if weight_decay != 0.0 {
-                if decoupled {
-                    w = scale(weight, 1.0 - lr * weight_decay)?;
-                } else {
-                    g = axpy(&g, weight_decay, weight)?;
-                }
-            }
-            let (m, v) = match state.buffers.as_slice() {
-                [m, v, ..] => (m.clone(), v.clone()),
-                _ => (scale(&g, 0.0)?, scale(&g, 0.0)?),
-            };
+            let m = buffer_or_zeros(state, 0, &g)?;
+            let v = buffer_or_zeros(state, 1, &g)?;
             // exp_avg.lerp_(grad, 1 - beta1): m + (1 - beta1) * (g - m).
             let m = axpy(&m, 1.0 - beta1, &bin(BinaryOp::Sub, &g, &m)?)?;
             let v = axpy(
@@ -306,10 +363,7 @@ pub fn update(
                     },
                 ));
             }
-            let mom = match state.buffers.first() {
-                Some(b) => b.clone(),
-                None => scale(weight, 0.0)?,
-            };
+            let mom = buffer_or_zeros(state, 0, weight)?;
             if nag {
                 // MXNet 1.9.1's nag_mom_update writes the weight first and then reads the
                 // new weight for the momentum's wd term (the op runs with out=weight):
@@ -346,17 +400,11 @@ pub fn update(
             wd,
             clip_gradient,
         } => {
-            // adam_update: g = rescale * grad + wd * weight, then clipped; the bias correction
-            // is folded into the learning rate by the Python side of MXNet's Adam.
-            let g = axpy(&scale(grad, rescale)?, wd, weight)?;
-            let g = match clip_gradient {
-                Some(c) if c >= 0.0 => g.clip(Some(-c), Some(c))?,
-                _ => g,
-            };
-            let (m, v) = match state.buffers.as_slice() {
-                [m, v, ..] => (m.clone(), v.clone()),
-                _ => (scale(weight, 0.0)?, scale(weight, 0.0)?),
-            };
+            // adam_update; the bias correction is folded into the learning rate by the Python
+            // side of MXNet's Adam.
+            let g = mx_decayed_grad(grad, weight, rescale, wd, clip_gradient)?;
+            let m = buffer_or_zeros(state, 0, weight)?;
+            let v = buffer_or_zeros(state, 1, weight)?;
             // The kernel takes beta1/beta2 as float32 and forms 1 - beta there.
             let (b1, b2) = (beta1 as f32, beta2 as f32);
             let m = axpy(&scale(&m, b1.into())?, (1.0 - b1).into(), &g)?;
@@ -385,14 +433,7 @@ pub fn update(
             centered,
             maximize,
         } => {
-            let mut g = if maximize {
-                grad.unary(UnaryOp::Neg)?
-            } else {
-                grad.clone()
-            };
-            if weight_decay != 0.0 {
-                g = axpy(&g, weight_decay, weight)?;
-            }
+            let g = torch_grad(grad, weight, maximize, weight_decay)?;
             let mut old = state.buffers.iter();
             let zeros = || scale(weight, 0.0);
             let sq = match old.next() {
@@ -451,14 +492,7 @@ pub fn update(
             initial_accumulator_value,
             maximize,
         } => {
-            let mut g = if maximize {
-                grad.unary(UnaryOp::Neg)?
-            } else {
-                grad.clone()
-            };
-            if weight_decay != 0.0 {
-                g = axpy(&g, weight_decay, weight)?;
-            }
+            let g = torch_grad(grad, weight, maximize, weight_decay)?;
             let clr = lr / (1.0 + (step - 1) as f64 * lr_decay);
             let sum = match state.buffers.first() {
                 Some(b) => b.clone(),
@@ -481,27 +515,11 @@ pub fn update(
             weight_decay,
             maximize,
         } => {
-            let mut g = if maximize {
-                grad.unary(UnaryOp::Neg)?
-            } else {
-                grad.clone()
-            };
-            if weight_decay != 0.0 {
-                g = axpy(&g, weight_decay, weight)?;
-            }
-            let (square_avg, acc_delta) = match state.buffers.as_slice() {
-                [s, a, ..] => (s.clone(), a.clone()),
-                _ => (scale(weight, 0.0)?, scale(weight, 0.0)?),
-            };
-            // addcmul_(t, t, value=v) is self + (v * t) * t, in that order.
-            let addcmul = |acc: &Array, t: &Array, v: f64| -> Result<Array> {
-                bin(BinaryOp::Add, acc, &bin(BinaryOp::Mul, &scale(t, v)?, t)?)
-            };
-            let square_avg = addcmul(&scale(&square_avg, rho)?, &g, 1.0 - rho)?;
-            let std = add_scalar(&square_avg, eps)?.unary(UnaryOp::Sqrt)?;
-            let delta = add_scalar(&acc_delta, eps)?.unary(UnaryOp::Sqrt)?;
-            let delta = bin(BinaryOp::Mul, &bin(BinaryOp::Div, &delta, &std)?, &g)?;
-            let acc_delta = addcmul(&scale(&acc_delta, rho)?, &delta, 1.0 - rho)?;
+            let g = torch_grad(grad, weight, maximize, weight_decay)?;
+            let square_avg = buffer_or_zeros(state, 0, weight)?;
+            let acc_delta = buffer_or_zeros(state, 1, weight)?;
+            let (square_avg, delta, acc_delta) =
+                adadelta_step(&g, &square_avg, &acc_delta, rho, eps)?;
             let new = axpy(weight, -lr, &delta)?;
             Ok((
                 new,
@@ -517,30 +535,12 @@ pub fn update(
             wd,
             clip_gradient,
         } => {
-            // MXNet 1.9.1's AdaDelta.update, op by op: acc_g = rho acc_g + ((1 - rho) g) g;
-            // delta = sqrt(acc_delta + eps) / sqrt(acc_g + eps) * g;
-            // acc_delta = rho acc_delta + ((1 - rho) delta) delta; w -= delta + wd w.
+            // MXNet 1.9.1's AdaDelta.update: the common step on the rescaled, clipped gradient,
+            // then w -= delta + wd w (no learning rate).
             let g = mx_grad(grad, rescale, clip_gradient)?;
-            let (acc_g, acc_delta) = match state.buffers.as_slice() {
-                [a, b, ..] => (a.clone(), b.clone()),
-                _ => (scale(weight, 0.0)?, scale(weight, 0.0)?),
-            };
-            let acc_g = bin(
-                BinaryOp::Add,
-                &scale(&acc_g, rho)?,
-                &bin(BinaryOp::Mul, &scale(&g, 1.0 - rho)?, &g)?,
-            )?;
-            let delta = bin(
-                BinaryOp::Div,
-                &add_scalar(&acc_delta, epsilon)?.unary(UnaryOp::Sqrt)?,
-                &add_scalar(&acc_g, epsilon)?.unary(UnaryOp::Sqrt)?,
-            )?;
-            let delta = bin(BinaryOp::Mul, &delta, &g)?;
-            let acc_delta = bin(
-                BinaryOp::Add,
-                &scale(&acc_delta, rho)?,
-                &bin(BinaryOp::Mul, &scale(&delta, 1.0 - rho)?, &delta)?,
-            )?;
+            let acc_g = buffer_or_zeros(state, 0, weight)?;
+            let acc_delta = buffer_or_zeros(state, 1, weight)?;
+            let (acc_g, delta, acc_delta) = adadelta_step(&g, &acc_g, &acc_delta, rho, epsilon)?;
             let shift = bin(BinaryOp::Add, &delta, &scale(weight, wd)?)?;
             let new = bin(BinaryOp::Sub, weight, &shift)?;
             Ok((
@@ -559,15 +559,8 @@ pub fn update(
         } => {
             // rmsprop_update: g = clip(rescale * grad + wd * weight);
             // n = (1 - gamma1) g^2 + gamma1 n; weight -= lr * g / sqrt(n + epsilon).
-            let g = axpy(&scale(grad, rescale)?, wd, weight)?;
-            let g = match clip_gradient {
-                Some(c) if c >= 0.0 => g.clip(Some(-c), Some(c))?,
-                _ => g,
-            };
-            let n = match state.buffers.first() {
-                Some(b) => b.clone(),
-                None => scale(weight, 0.0)?,
-            };
+            let g = mx_decayed_grad(grad, weight, rescale, wd, clip_gradient)?;
+            let n = buffer_or_zeros(state, 0, weight)?;
             let g1 = gamma1 as f32;
             let n = axpy(
                 &scale(&n, g1.into())?,
@@ -591,10 +584,7 @@ pub fn update(
         } => {
             // history += g^2; weight += (g / sqrt(history + eps) + weight * wd) * -lr.
             let g = mx_grad(grad, rescale, clip_gradient)?;
-            let history = match state.buffers.first() {
-                Some(b) => b.clone(),
-                None => scale(weight, 0.0)?,
-            };
+            let history = buffer_or_zeros(state, 0, weight)?;
             let history = bin(BinaryOp::Add, &history, &g.unary(UnaryOp::Square)?)?;
             let div = bin(
                 BinaryOp::Div,

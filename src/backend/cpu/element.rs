@@ -309,8 +309,10 @@ macro_rules! float_element {
     };
 }
 
-macro_rules! int_element {
-    ($t:ident, $dtype:expr, $variant:ident, $from_f64:expr) => {
+/// The integer dtypes, signed and unsigned: everything but the methods where a sign matters
+/// (`floor_div`, `modulo`, `pow`, `abs`, `sign`), which each caller passes in `$signed`.
+macro_rules! integer_element {
+    ($t:ident, $dtype:expr, $variant:ident, $from_f64:expr, { $($signed:tt)* }) => {
         impl Element for $t {
             element_common!($t, $dtype, $variant);
             #[inline(always)]
@@ -360,6 +362,44 @@ macro_rules! int_element {
             fn div(self, o: Self) -> Self {
                 self.floor_div(o)
             }
+            #[inline(always)]
+            fn maximum(self, o: Self) -> Self {
+                self.max(o)
+            }
+            #[inline(always)]
+            fn minimum(self, o: Self) -> Self {
+                self.min(o)
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn bit_and(self, o: Self) -> Self {
+                self & o
+            }
+            #[inline(always)]
+            fn bit_or(self, o: Self) -> Self {
+                self | o
+            }
+            #[inline(always)]
+            fn bit_xor(self, o: Self) -> Self {
+                self ^ o
+            }
+            $($signed)*
+        }
+    };
+}
+
+/// The signed integers: floor division and a modulo with the divisor's sign (Python's), and
+/// NumPy's answers for division by zero and negative powers.
+macro_rules! int_element {
+    ($t:ident, $dtype:expr, $variant:ident, $from_f64:expr) => {
+        integer_element!($t, $dtype, $variant, $from_f64, {
             #[inline(always)]
             fn floor_div(self, o: Self) -> Self {
                 if o == 0 {
@@ -403,18 +443,6 @@ macro_rules! int_element {
                 self.wrapping_pow(u32::try_from(o).unwrap_or(u32::MAX))
             }
             #[inline(always)]
-            fn maximum(self, o: Self) -> Self {
-                self.max(o)
-            }
-            #[inline(always)]
-            fn minimum(self, o: Self) -> Self {
-                self.min(o)
-            }
-            #[inline(always)]
-            fn neg(self) -> Self {
-                self.wrapping_neg()
-            }
-            #[inline(always)]
             fn abs(self) -> Self {
                 self.wrapping_abs()
             }
@@ -422,23 +450,7 @@ macro_rules! int_element {
             fn sign(self) -> Self {
                 self.signum()
             }
-            #[inline(always)]
-            fn is_nan(self) -> bool {
-                false
-            }
-            #[inline(always)]
-            fn bit_and(self, o: Self) -> Self {
-                self & o
-            }
-            #[inline(always)]
-            fn bit_or(self, o: Self) -> Self {
-                self | o
-            }
-            #[inline(always)]
-            fn bit_xor(self, o: Self) -> Self {
-                self ^ o
-            }
-        }
+        });
     };
 }
 
@@ -457,55 +469,7 @@ pub use crate::vocab::host::x86;
 /// negative power cannot occur).
 macro_rules! uint_element {
     ($t:ident, $dtype:expr, $variant:ident, $from_f64:expr) => {
-        impl Element for $t {
-            element_common!($t, $dtype, $variant);
-            #[inline(always)]
-            fn from_f64(v: f64) -> Self {
-                $from_f64(v)
-            }
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn from_i64(v: i64) -> Self {
-                v as $t
-            }
-            #[inline(always)]
-            fn to_i64(self) -> i64 {
-                self as i64
-            }
-            #[inline(always)]
-            fn is_nonzero(self) -> bool {
-                self != 0
-            }
-        }
-
-        impl Num for $t {
-            #[inline(always)]
-            fn zero() -> Self {
-                0
-            }
-            #[inline(always)]
-            fn one() -> Self {
-                1
-            }
-            #[inline(always)]
-            fn add(self, o: Self) -> Self {
-                self.wrapping_add(o)
-            }
-            #[inline(always)]
-            fn sub(self, o: Self) -> Self {
-                self.wrapping_sub(o)
-            }
-            #[inline(always)]
-            fn mul(self, o: Self) -> Self {
-                self.wrapping_mul(o)
-            }
-            #[inline(always)]
-            fn div(self, o: Self) -> Self {
-                self.floor_div(o)
-            }
+        integer_element!($t, $dtype, $variant, $from_f64, {
             #[inline(always)]
             fn floor_div(self, o: Self) -> Self {
                 self.checked_div(o).unwrap_or(0)
@@ -519,18 +483,6 @@ macro_rules! uint_element {
                 self.wrapping_pow(u32::try_from(o).unwrap_or(u32::MAX))
             }
             #[inline(always)]
-            fn maximum(self, o: Self) -> Self {
-                self.max(o)
-            }
-            #[inline(always)]
-            fn minimum(self, o: Self) -> Self {
-                self.min(o)
-            }
-            #[inline(always)]
-            fn neg(self) -> Self {
-                self.wrapping_neg()
-            }
-            #[inline(always)]
             fn abs(self) -> Self {
                 self
             }
@@ -538,23 +490,7 @@ macro_rules! uint_element {
             fn sign(self) -> Self {
                 Self::from(self != 0)
             }
-            #[inline(always)]
-            fn is_nan(self) -> bool {
-                false
-            }
-            #[inline(always)]
-            fn bit_and(self, o: Self) -> Self {
-                self & o
-            }
-            #[inline(always)]
-            fn bit_or(self, o: Self) -> Self {
-                self | o
-            }
-            #[inline(always)]
-            fn bit_xor(self, o: Self) -> Self {
-                self ^ o
-            }
-        }
+        });
     };
 }
 uint_element!(u8, DType::UInt8, U8, |v| x86::to_i32(v) as u8);
