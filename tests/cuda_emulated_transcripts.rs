@@ -177,7 +177,11 @@ fn sim_gpu_transcripts_on_emulated_cuda_cards() {
             .flatten()
             .flatten()
         {
-            files.push(file.path());
+            // Transcripts only: a folder beside them holds the programs some of them name.
+            let path = file.path();
+            if path.extension().is_some_and(|e| e == "txt") {
+                files.push(path);
+            }
         }
     }
     files.sort();
