@@ -27,4 +27,5 @@ pub mod vocab;
 pub use eval::session::{
     ChainedError, Completeness, Completion, DisplayData, DisplayPolicy, ErrorFrame, EvalError,
     EvalOutput, InterruptHandle, Output, OutputSink, ProgressState, Session, SessionConfig,
+    StdinReply, StdinRequest,
 };

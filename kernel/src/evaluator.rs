@@ -9,7 +9,7 @@ use std::sync::mpsc;
 
 use devarray::{
     Completeness, Completion, DisplayData, DisplayPolicy, EvalError, EvalOutput, InterruptHandle,
-    Output, OutputSink, ProgressState, Session, SessionConfig,
+    Output, OutputSink, ProgressState, Session, SessionConfig, StdinReply, StdinRequest,
 };
 use jupyter_protocol::{
     ClearOutput, CompleteReply, DisplayData as DisplayDataContent, ErrorOutput, ExecuteResult,
@@ -19,6 +19,7 @@ use jupyter_protocol::{
 use tokio::sync::oneshot;
 
 use crate::iopub::Iopub;
+use crate::stdin_channel::StdinAsker;
 use crate::stream_buffer::StreamBuffer;
 
 /// The part of `Session` the kernel uses; a trait so the thread, the IOPub
@@ -68,6 +69,8 @@ pub struct ExecuteJob {
     pub user_expressions: HashMap<String, String>,
     /// The request, so that every output is sent as its child.
     pub parent: JupyterMessage,
+    /// The stdin channel, when the request allows input (`allow_stdin`).
+    pub stdin: Option<StdinAsker>,
     pub done: oneshot::Sender<ExecuteOutcome>,
 }
 
@@ -347,6 +350,7 @@ fn execute(
         silent: job.silent,
         result_plain: None,
         streams: None,
+        stdin: job.stdin.as_ref(),
     };
     let error = match catch_unwind(AssertUnwindSafe(|| session.eval_with(&job.code, &mut sink))) {
         Ok(Ok(())) => None,
@@ -434,6 +438,7 @@ struct IopubSink<'a> {
     result_plain: Option<String>,
     /// Printed text not yet published (made at the cell's first print).
     streams: Option<StreamBuffer>,
+    stdin: Option<&'a StdinAsker>,
 }
 
 impl IopubSink<'_> {
@@ -491,6 +496,15 @@ impl OutputSink for IopubSink<'_> {
         true
     }
 
+    /// ipykernel's `raw_input`: what was printed goes out first, then the client is asked.
+    fn read_stdin(&mut self, request: StdinRequest<'_>, interrupt: &InterruptHandle) -> StdinReply {
+        let Some(stdin) = self.stdin else {
+            return StdinReply::Unsupported;
+        };
+        self.flush_streams();
+        stdin.read_line(self.parent, request, interrupt)
+    }
+
     fn clear_output(&mut self, wait: bool) {
         self.flush_streams();
         if !self.silent {
@@ -542,7 +556,9 @@ pub fn error_output(error: &EvalError, cells: &Cells) -> ErrorOutput {
     let mut error = error.clone();
     error.evalue = kernel_hint(&error.evalue);
     ErrorOutput {
-        ename: error.ename.clone(),
+        // ipykernel's `ename` is the class's `__name__`; the traceback's last line keeps the
+        // module (`json.decoder.JSONDecodeError: ...`), as IPython prints it.
+        ename: short_class_name(&error.ename).to_string(),
         evalue: error.evalue.clone(),
         traceback: devarray::display::error::render_ipython(
             &error.to_traceback(),
@@ -550,6 +566,11 @@ pub fn error_output(error: &EvalError, cells: &Cells) -> ErrorOutput {
             tracebacks_in_colour(),
         ),
     }
+}
+
+/// `IPython.core.error.StdinNotImplementedError` -> `StdinNotImplementedError`.
+fn short_class_name(qualified: &str) -> &str {
+    qualified.rsplit('.').next().unwrap_or(qualified)
 }
 
 /// The runtime's no-GPU hint names command-line switches a notebook user
@@ -775,6 +796,7 @@ mod tests {
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect(),
                 parent: JupyterMessage::new(ExecuteRequest::new(code.to_string()), None),
+                stdin: None,
                 done,
             };
             assert!(self.evaluator.submit(Job::Execute(Box::new(job))));

@@ -11,6 +11,7 @@ mod kernel_info;
 mod parent_watch;
 mod pub_socket;
 mod server;
+mod stdin_channel;
 mod stream_buffer;
 mod wire;
 

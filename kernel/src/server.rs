@@ -24,6 +24,7 @@ use crate::iopub::Iopub;
 use crate::kernel_info::kernel_info_reply;
 use crate::parent_watch::ParentWatch;
 use crate::pub_socket::PubSocket;
+use crate::stdin_channel::StdinAsker;
 use crate::wire::{child_of, read_message, ReadError};
 
 /// Why the kernel stops.
@@ -73,8 +74,7 @@ pub async fn serve(info: ConnectionInfo) -> Result<(), String> {
     let control = create_kernel_control_connection(&info, &session_id)
         .await
         .map_err(bind_error("control", info.control_url()))?;
-    // Bound so clients can connect; devarray never asks for input.
-    let _stdin = create_kernel_stdin_connection(&info, &session_id)
+    let stdin = create_kernel_stdin_connection(&info, &session_id)
         .await
         .map_err(bind_error("stdin", info.stdin_url()))?;
     // IOPub is our own PUB socket (a high-water mark per subscriber), signed as the others.
@@ -108,6 +108,7 @@ pub async fn serve(info: ConnectionInfo) -> Result<(), String> {
 
     let shell_task = ShellChannel {
         connection: shell,
+        stdin: StdinAsker::start(stdin),
         iopub: iopub.clone(),
         evaluator,
         exit: exit_tx.clone(),
@@ -214,6 +215,8 @@ impl ControlChannel {
 
 struct ShellChannel {
     connection: KernelShellConnection,
+    /// Where a cell's `input()` asks the client that sent it.
+    stdin: StdinAsker,
     iopub: Iopub,
     evaluator: std::sync::Arc<Evaluator>,
     exit: mpsc::UnboundedSender<Exit>,
@@ -382,6 +385,7 @@ impl ShellChannel {
             execution_count,
             user_expressions: execute.user_expressions.clone().unwrap_or_default(),
             parent: request.clone(),
+            stdin: execute.allow_stdin.then(|| self.stdin.clone()),
             done,
         }));
         let outcome =

@@ -51,10 +51,12 @@ pub enum ExcKind {
     AxisError,
     /// NumPy's `numpy.linalg.LinAlgError`.
     LinAlgError,
+    /// `input()` at end of input.
+    EOFError,
 }
 
 impl ExcKind {
-    pub const ALL: [ExcKind; 35] = [
+    pub const ALL: [ExcKind; 36] = [
         ExcKind::BaseException,
         ExcKind::Exception,
         ExcKind::KeyboardInterrupt,
@@ -90,6 +92,7 @@ impl ExcKind {
         ExcKind::NotImplementedForSymbol,
         ExcKind::AxisError,
         ExcKind::LinAlgError,
+        ExcKind::EOFError,
     ];
 
     pub fn name(self) -> &'static str {
@@ -129,6 +132,7 @@ impl ExcKind {
             ExcKind::NotImplementedForSymbol => "NotImplementedForSymbol",
             ExcKind::AxisError => "AxisError",
             ExcKind::LinAlgError => "LinAlgError",
+            ExcKind::EOFError => "EOFError",
         }
     }
 

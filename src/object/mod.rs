@@ -46,6 +46,6 @@ pub mod value;
 
 pub use error::{Exc, ExcKind};
 pub use interpreter::{builtin, hash_key, method, unbound_method, Interpreter};
-pub use output::{DisplayData, OutputSink, ProgressState};
+pub use output::{DisplayData, OutputSink, ProgressState, StdinReply, StdinRequest};
 pub use state::{Env, InterruptHandle, NameMap, NameSet, Scope, State, Vars};
 pub use value::{Args, Value};

@@ -1,5 +1,8 @@
 //! Where a running program's output goes: the [`OutputSink`] a frontend supplies, and the
-//! displayable values and progress lines sent to it.
+//! displayable values and progress lines sent to it, and the program's standard input, which the
+//! same frontend supplies.
+
+use super::state::InterruptHandle;
 
 /// A displayable value: always text/plain, and text/html for arrays and tables.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -41,6 +44,41 @@ pub trait OutputSink {
             ProgressState::End => self.stdout("\n"),
         }
     }
+    /// One line of the program's standard input, for `input()`, `getpass` and `sys.stdin`: the
+    /// frontend shows the prompt (through its line editor, or as a notebook's input box) and
+    /// waits, answering `Interrupted` if `interrupt` is set meanwhile. A frontend with no input
+    /// (a transcript, a collected evaluation) is at end of input.
+    fn read_stdin(&mut self, request: StdinRequest<'_>, interrupt: &InterruptHandle) -> StdinReply {
+        let _ = (request, interrupt);
+        StdinReply::Eof(EOF_WHEN_READING)
+    }
+}
+
+/// CPython's `input()` at end of input: `EOFError: EOF when reading a line`.
+pub const EOF_WHEN_READING: &str = "EOF when reading a line";
+
+/// What a program asks of its standard input (see [`OutputSink::read_stdin`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StdinRequest<'a> {
+    /// `input(prompt)`'s prompt; None for a read of `sys.stdin`, which shows none.
+    pub prompt: Option<&'a str>,
+    /// `getpass.getpass()`: the line is not echoed.
+    pub password: bool,
+}
+
+/// A frontend's answer to a [`StdinRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StdinReply {
+    /// One line, with its newline when it had one.
+    Line(Vec<u8>),
+    /// End of input; `input()` raises EOFError with this message (CPython's
+    /// [`EOF_WHEN_READING`]; none when a notebook's user ends input, as ipykernel).
+    Eof(&'static str),
+    /// An interrupt came while waiting: KeyboardInterrupt with this message.
+    Interrupted(&'static str),
+    /// This frontend cannot answer input requests now (a notebook client that said
+    /// `allow_stdin: false`): ipykernel's StdinNotImplementedError.
+    Unsupported,
 }
 
 /// Where a progress line is in its life (see [`OutputSink::progress`]).

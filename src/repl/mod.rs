@@ -9,6 +9,7 @@ pub mod history;
 pub mod interactive;
 pub mod output;
 pub mod script;
+pub mod stdin;
 pub mod transcript;
 
 #[cfg(test)]

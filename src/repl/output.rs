@@ -2,7 +2,9 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use crate::eval::session::{DisplayData, EvalError, OutputSink};
+use crate::eval::session::{
+    DisplayData, EvalError, InterruptHandle, OutputSink, StdinReply, StdinRequest,
+};
 
 /// Whether to colour text for a stream: only on a terminal, and never when
 /// `NO_COLOR` is set to a non-empty value (<https://no-color.org>).
@@ -88,6 +90,14 @@ impl OutputSink for StdioSink {
         text.push_str(&data.plain);
         text.push('\n');
         self.stdout(&text);
+    }
+
+    fn read_stdin(&mut self, request: StdinRequest<'_>, interrupt: &InterruptHandle) -> StdinReply {
+        let reply = super::stdin::read(self, request, interrupt);
+        // A typed line's newline was echoed; a piped one leaves the prompt's line as CPython
+        // leaves it (what follows is not moved to a new line).
+        self.at_line_start = true;
+        reply
     }
 }
 

@@ -243,6 +243,7 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
     b.insert(Rc::from("__name__"), Value::str("__main__"));
     crate::modules::python::classes::install(b);
     crate::modules::python::code::install(b);
+    crate::modules::python::stdin::install(b);
 }
 
 thread_local! {

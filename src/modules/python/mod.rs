@@ -8,6 +8,7 @@
 //! - `code.rs` — `compile`, `exec`, `eval` and code objects;
 //! - `str_more.rs` — the rest of `str`'s methods; `file_io.rs` — `open()`: text files, and
 //!   binary files for reading; `bytes.rs` — what those and `subprocess` give as `bytes`;
+//! - `stdin.rs` — reading input: `input()`, `sys.stdin`, `getpass`;
 //! - `stdlib/` — the standard modules, one file each.
 
 pub mod builtins;
@@ -19,5 +20,6 @@ pub mod hooks;
 pub mod int_more;
 pub mod lazy;
 pub mod native;
+pub mod stdin;
 pub mod stdlib;
 pub mod str_more;

@@ -99,6 +99,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
         "time" => time::build(),
         "inspect" => inspect::build(),
         "sys" => sys::build(),
+        "getpass" => crate::modules::python::stdin::build_getpass(),
         "math" => math::build(),
         "os" => os::build(),
         "os.path" => os::build_path(),

@@ -40,6 +40,9 @@ pub fn build() -> Rc<Module> {
             Value::Int(0),
         ]),
     );
+    let stdin = crate::modules::python::stdin::stdin_object();
+    m.set("stdin", stdin.clone());
+    m.set("__stdin__", stdin);
     m.set("argv", Value::list(vec![Value::str("devarray")]));
     m.set("platform", Value::str(std::env::consts::OS));
     m.set("maxsize", Value::Int(i64::MAX));
