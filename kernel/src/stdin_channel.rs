@@ -31,26 +31,6 @@ impl StdinAsker {
         StdinAsker(asks)
     }
 
-    /// An asker whose requests go nowhere (tests of the evaluation thread).
-    #[cfg(test)]
-    pub fn detached() -> (
-        StdinAsker,
-        mpsc::UnboundedReceiver<(InputRequest, oneshot::Sender<String>)>,
-    ) {
-        let (asks, mut queue) = mpsc::unbounded_channel::<Ask>();
-        let (requests, seen) = mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            while let Some(ask) = queue.blocking_recv() {
-                if let JupyterMessageContent::InputRequest(request) = ask.request.content {
-                    if requests.send((request, ask.answer)).is_err() {
-                        return;
-                    }
-                }
-            }
-        });
-        (StdinAsker(asks), seen)
-    }
-
     /// Asks the client for a line on behalf of the cell `parent`, waiting until it answers or
     /// `interrupt` is set. The value `"\x04"` is the user ending input (ipykernel's EOFError).
     pub fn read_line(

@@ -55,16 +55,24 @@ fn read_password(
     terminal: bool,
     interrupt: &InterruptHandle,
 ) -> StdinReply {
-    if !terminal {
+    let reply = if terminal {
+        sink.stdout(prompt);
+        let echo = EchoOff::new();
+        let reply = read_line(interrupt);
+        drop(echo);
+        reply
+    } else {
         sink.stderr(&format!("Warning: Password input may be echoed.\n{prompt}"));
-        return read_line(interrupt);
+        read_line(interrupt)
+    };
+    // The newline typed was not echoed; getpass ends the line (not when input ended).
+    if matches!(reply, StdinReply::Line(_)) {
+        if terminal {
+            sink.stdout("\n");
+        } else {
+            sink.stderr("\n");
+        }
     }
-    sink.stdout(prompt);
-    let echo = EchoOff::new();
-    let reply = read_line(interrupt);
-    drop(echo);
-    // The newline the user typed was not echoed.
-    sink.stdout("\n");
     reply
 }
 
