@@ -8,7 +8,17 @@ use std::process::{Command, Stdio};
 /// Runs devarray with `args`, `input` piped to its stdin: (exit status, stdout, stderr). Compared
 /// exactly (snapbox would read `\n` inside a repr as a path separator).
 fn run<S: AsRef<std::ffi::OsStr>>(args: &[S], input: &str) -> (i32, String, String) {
+    run_in(&std::env::temp_dir(), args, input)
+}
+
+/// [`run`] in the folder `dir`.
+fn run_in<S: AsRef<std::ffi::OsStr>>(
+    dir: &std::path::Path,
+    args: &[S],
+    input: &str,
+) -> (i32, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_devarray"))
+        .current_dir(dir)
         .args(args)
         .env("NO_COLOR", "1")
         .env_remove("DEVARRAY_SIM_GPUS")
@@ -148,6 +158,55 @@ fn a_non_str_prompt_is_converted_and_bad_arguments_are_type_errors() {
         "Traceback (most recent call last):
   File \"<string>\", line 1, in <module>
 TypeError: input expected at most 1 argument, got 2
+"
+    );
+}
+
+/// `fileinput` reads the files named (or `sys.argv[1:]`), `-` and no file at all meaning stdin.
+#[test]
+fn fileinput_reads_files_and_stdin_in_turn() {
+    let program = temp_file(
+        "fi.py",
+        "import fileinput, sys
+for line in fileinput.input():
+    print(fileinput.filename(), fileinput.lineno(), fileinput.filelineno(), fileinput.isfirstline(), fileinput.isstdin(), repr(line))
+with fileinput.input(files=('fa.txt', '-', 'fb.txt')) as f:
+    for line in f:
+        print(f.filename(), f.lineno(), f.filelineno(), f.isfirstline(), repr(line))
+print(list(fileinput.input('fa.txt', mode='rb')))
+fileinput.close()
+",
+    );
+    temp_file("fa.txt", "one\ntwo\n");
+    temp_file("fb.txt", "three\n");
+    let dir = program.parent().expect("a temp folder");
+    let second = "fa.txt 1 1 True 'one\\n'
+fa.txt 2 2 False 'two\\n'
+fb.txt 3 1 True 'three\\n'
+[b'one\\n', b'two\\n']
+";
+    let (status, out, err) = run_in(dir, &[&program], "a\nb\n");
+    assert_eq!((status, err.as_str()), (0, ""));
+    assert_eq!(
+        out,
+        format!("<stdin> 1 1 True True 'a\\n'\n<stdin> 2 2 False True 'b\\n'\n{second}")
+    );
+    let (_, out, _) = run_in(
+        dir,
+        &[program.as_os_str(), "fb.txt".as_ref(), "fa.txt".as_ref()],
+        "a\nb\n",
+    );
+    assert_eq!(
+        out,
+        "fb.txt 1 1 True False 'three\\n'
+fa.txt 2 1 True False 'one\\n'
+fa.txt 3 2 False False 'two\\n'
+fa.txt 1 1 True 'one\\n'
+fa.txt 2 2 False 'two\\n'
+<stdin> 3 1 True 'a\\n'
+<stdin> 4 2 False 'b\\n'
+fb.txt 5 1 True 'three\\n'
+[b'one\\n', b'two\\n']
 "
     );
 }

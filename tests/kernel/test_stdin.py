@@ -100,6 +100,9 @@ def test_without_allow_stdin_input_is_stdin_not_implemented(
         allow_stdin=False,
     )
     assert result_text(outputs) == "'StdinNotImplementedError'"
+    # sys.stdin is then the kernel's own stdin, which nobody writes to: a read finds nothing.
+    _, outputs = execute(kc, "import sys\nsys.stdin.readline()", allow_stdin=False)
+    assert result_text(outputs) == "''"
 
 
 def test_interrupt_while_waiting_for_input_keeps_variables(

@@ -61,6 +61,7 @@ pub const SOURCES: &[SourceModule] = &[
     source!("struct", "struct.da"),
     source!("gzip", "gzip.da"),
     source!("pickle", "pickle.da"),
+    source!("fileinput", "fileinput.da"),
     source!("d2l", "d2l/__init__.da"),
     source!("d2l.torch", "d2l/torch.da"),
     source!("d2l.mxnet", "d2l/mxnet.da"),

@@ -457,6 +457,24 @@ impl NativeObject for BinaryFile {
                 st.pos += take;
                 Ok(Bytes::value(out))
             }),
+            "readline" => ("readline", |_, r, a| {
+                a.finish(0)?;
+                let f = binary(r)?;
+                let mut st = f.state.borrow_mut();
+                if st.closed {
+                    return Err(Exc::value_error("readline of closed file"));
+                }
+                if !f.readable {
+                    return Err(unsupported("read"));
+                }
+                let start = st.pos.min(st.data.len());
+                let end = st.data[start..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(st.data.len(), |i| start + i + 1);
+                st.pos = end;
+                Ok(Bytes::value(st.data[start..end].to_vec()))
+            }),
             "write" => ("write", |_, r, mut a| {
                 let b = a.required(0, "buffer")?;
                 a.finish(1)?;

@@ -58,14 +58,14 @@ enum Asker {
     File,
 }
 
-/// One line (with its newline when it had one) from the pending bytes or the frontend; None at
-/// the end of input, with the message `input()` raises EOFError with.
+/// One line (with its newline when it had one) from the pending bytes or the frontend; at the
+/// end of input, `Err` with the message `input()` raises EOFError with.
 fn next_line(
     it: &mut dyn Interpreter,
     prompt: Option<&str>,
     asker: Asker,
 ) -> Result<Result<Vec<u8>, &'static str>, Exc> {
-    let mut line = PENDING.with(|p| {
+    let waiting = PENDING.with(|p| {
         let mut p = p.borrow_mut();
         match p.iter().position(|&b| b == b'\n') {
             Some(end) => {
@@ -75,7 +75,7 @@ fn next_line(
             None => None,
         }
     });
-    if let Some(line) = line.take() {
+    if let Some(line) = waiting {
         if let Some(prompt) = prompt {
             it.out().stdout(prompt);
         }
@@ -99,13 +99,17 @@ fn next_line(
         StdinReply::Eof(message) if line.is_empty() => return Ok(Err(message)),
         StdinReply::Eof(_) => {}
         StdinReply::Interrupted(message) => {
-            PENDING.with(|p| *p.borrow_mut() = line);
+            unread(line);
             return Err(Exc::new(ExcKind::KeyboardInterrupt, message));
         }
         // A notebook client without an input box: ipykernel refuses `input()` and
-        // `getpass()`; its `sys.stdin` is the kernel's own (never written) stdin, so a read
-        // finds nothing, not a prompt nobody sees.
-        StdinReply::Unsupported if asker == Asker::File => return Ok(Err("")),
+        // `getpass()`, and its `sys.stdin` is the kernel process's own, which nobody writes
+        // (a read hangs the cell until interrupted); here such a read finds the end at once.
+        StdinReply::Unsupported if asker == Asker::File => {
+            if line.is_empty() {
+                return Ok(Err(""));
+            }
+        }
         StdinReply::Unsupported => {
             let caller = if asker == Asker::Getpass {
                 "getpass"
@@ -169,20 +173,22 @@ fn read_text_line(it: &mut dyn Interpreter, limit: Option<usize>) -> Result<Stri
     Ok(keep_rest(line, limit))
 }
 
-/// The first `limit` characters of `text` (all when None); the rest goes back to the pending
-/// bytes, ahead of what is there.
+/// The first `limit` characters of `text` (all when None); the rest is [`unread`].
 fn keep_rest(text: String, limit: Option<usize>) -> String {
     let Some((cut, _)) = limit.and_then(|n| text.char_indices().nth(n)) else {
         return text;
     };
-    let rest = text[cut..].as_bytes().to_vec();
+    unread(text.as_bytes()[cut..].to_vec());
+    text[..cut].to_string()
+}
+
+/// Puts `rest` back ahead of the pending bytes: the next read starts with it.
+fn unread(mut rest: Vec<u8>) {
     PENDING.with(|p| {
         let mut p = p.borrow_mut();
-        let after = std::mem::take(&mut *p);
+        rest.append(&mut p);
         *p = rest;
-        p.extend(after);
     });
-    text[..cut].to_string()
 }
 
 /// What is left of standard input, up to `limit` characters when given.
@@ -215,13 +221,7 @@ fn read_bytes(
         }
     }
     if let Some(n) = limit.filter(|&n| n < out.len()) {
-        let rest = out.split_off(n);
-        PENDING.with(|p| {
-            let mut p = p.borrow_mut();
-            let after = std::mem::take(&mut *p);
-            *p = rest;
-            p.extend(after);
-        });
+        unread(out.split_off(n));
     }
     Ok(out)
 }
@@ -369,11 +369,11 @@ impl NativeObject for StdinBytes {
         Some(Value::Class(BYTES_CLASS.with(Rc::clone)))
     }
     fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        if name == "mode" {
+            return Some(Value::str("rb"));
+        }
         if let Some(v) = common_attr(name) {
-            return Some(Value::str(match name {
-                "mode" => "rb",
-                _ => return Some(v),
-            }));
+            return Some(v);
         }
         let r = Value::Object(this.clone());
         let (name, f): (&'static str, crate::object::value::MethodFn) = match name {
