@@ -56,8 +56,9 @@ fn read_password(
     interrupt: &InterruptHandle,
 ) -> StdinReply {
     let reply = if terminal {
-        sink.stdout(prompt);
+        // Echo goes off before the prompt, so nothing typed after it shows.
         let echo = EchoOff::new();
+        sink.stdout(prompt);
         let reply = read_line(interrupt);
         drop(echo);
         reply

@@ -51,6 +51,7 @@ pub const NAMES: &[&str] = &[
     "copy",
     "dataclasses",
     "functools",
+    "getpass",
     "hashlib",
     "inspect",
     "itertools",
