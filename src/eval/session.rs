@@ -11,7 +11,9 @@ use super::interp::Interp;
 use crate::object::{Exc, ExcKind, Interpreter, State, Value};
 
 // The output protocol and the interrupt handle are the object layer's; frontends name them here.
-pub use crate::object::output::{DisplayData, OutputSink, ProgressState, StdinReply, StdinRequest};
+pub use crate::object::output::{
+    DisplayData, OutputSink, ProgressState, StdinReply, StdinRequest, EOF_WHEN_READING,
+};
 pub use crate::object::state::InterruptHandle;
 
 /// How a session is set up. `Default` gives a CPU-only session configured from

@@ -9,8 +9,9 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::eval::session::{InterruptHandle, OutputSink, StdinReply, StdinRequest};
-use crate::object::output::EOF_WHEN_READING;
+use crate::eval::session::{
+    InterruptHandle, OutputSink, StdinReply, StdinRequest, EOF_WHEN_READING,
+};
 
 /// Answers a program's request for a line; `sink` shows the prompt where no line editor does.
 pub fn read(
