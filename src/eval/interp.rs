@@ -273,6 +273,12 @@ impl<'s> Interp<'s> {
                     return self.exec_block(body);
                 }
             }
+            StmtKind::Match { subject, cases } => {
+                let chosen = self.choose_case(subject, cases)?;
+                if let Some(case) = chosen.and_then(|i| cases.get(i)) {
+                    return self.exec_block(&case.body);
+                }
+            }
             StmtKind::While { cond, body, orelse } => {
                 let mut broke = false;
                 while self.eval_truthy(cond)? {
