@@ -1862,6 +1862,8 @@ impl<'s> Interp<'s> {
         }
         let mut scope = self.bind_params(f, args)?;
         scope.function = Some(f.clone());
+        // A generator expression is a comprehension: its `:=` binds in the scope around it.
+        scope.comprehension = &*f.name == "<genexpr>";
         scope.caller = self.env.as_ref().map(Rc::downgrade);
         let env = Rc::new(RefCell::new(scope));
         if matches!(&f.body, FunctionBody::Def(d) if d.is_generator) {

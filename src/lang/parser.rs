@@ -281,8 +281,8 @@ struct Parser<'s> {
     /// Checkpoints open ([`Parser::checkpoint`]): consumed tokens are kept for a backtrack.
     held: usize,
     /// The names `:=` binds in the function (or class body, or module) being parsed, where
-    /// they are local (PEP 572), and where each is bound.
-    walrus: Vec<(Ident, Span)>,
+    /// they are local (PEP 572), with the target's span and the whole expression's.
+    walrus: Vec<(Ident, Span, Span)>,
     /// The first compile-time error in the `match` statement being read, reported at its end.
     pattern_error: Option<SyntaxError>,
     eof: Token,
@@ -1085,7 +1085,8 @@ impl<'s> Parser<'s> {
             ));
         };
         let value = self.expression()?;
-        self.walrus.push((target.id.clone(), self.since(start)));
+        self.walrus
+            .push((target.id.clone(), expr.span, self.since(start)));
         Ok(Expr {
             kind: ExprKind::NamedExpr {
                 target,
@@ -1292,7 +1293,11 @@ impl<'s> Parser<'s> {
         };
         let span = self.since(start);
         let mut local_names = super::ast::local_names(&params, &body);
-        super::ast::add_assigned_names(&mut local_names, walrus.into_iter().map(|(n, _)| n), &body);
+        super::ast::add_assigned_names(
+            &mut local_names,
+            walrus.into_iter().map(|(n, _, _)| n),
+            &body,
+        );
         Ok(Stmt {
             kind: StmtKind::Def(Rc::new(FuncDef {
                 name,
@@ -1578,6 +1583,15 @@ impl<'s> Parser<'s> {
             kind: ExprKind::Tuple(items),
             span: self.since(start),
         })
+    }
+
+    /// A display's item: `*operand`, or an expression that may be `name := value`.
+    fn star_named_expression(&mut self) -> PResult<Expr> {
+        if self.check_op(Op::Star) {
+            self.star_expression()
+        } else {
+            self.named_expression()
+        }
     }
 
     /// An expression, or `*operand` where unpacking is allowed.
@@ -2081,7 +2095,7 @@ impl<'s> Parser<'s> {
             let before_iter = self.yields;
             let walrus_before_iter = self.walrus.len();
             let iter = self.or_test()?;
-            if let Some((_, span)) = self.walrus.get(walrus_before_iter) {
+            if let Some((_, _, span)) = self.walrus.get(walrus_before_iter) {
                 return Err(err(
                     "assignment expression cannot be used in a comprehension iterable expression",
                     *span,
@@ -2103,7 +2117,7 @@ impl<'s> Parser<'s> {
             super::ast::target_names(&g.target, &mut loop_names);
         }
         let own = self.walrus.get(yields_before.walrus..).unwrap_or_default();
-        if let Some((name, span)) = own.iter().find(|(n, _)| loop_names.contains(n)) {
+        if let Some((name, span, _)) = own.iter().find(|(n, _, _)| loop_names.contains(n)) {
             return Err(err(
                 format!(
                     "assignment expression cannot rebind comprehension iteration variable '{name}'"
@@ -2229,7 +2243,7 @@ impl<'s> Parser<'s> {
                 break;
             }
             let item_start = self.start();
-            items.push(self.star_expression()?);
+            items.push(self.star_named_expression()?);
             self.after_item(item_start, closing)?;
         }
         self.expect_op(closing, "invalid syntax")?;
@@ -2245,7 +2259,7 @@ impl<'s> Parser<'s> {
         }
         let first_start = self.start();
         let yields_before = self.mark();
-        let first = self.star_expression()?;
+        let first = self.star_named_expression()?;
         if self.check_kw(Keyword::For) {
             reject_bare_star(&first)?;
             let generators = self.comprehension_clauses(yields_before, "list comprehension")?;
