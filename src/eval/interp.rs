@@ -802,7 +802,7 @@ impl<'s> Interp<'s> {
                     removed
                 } else if global {
                     match &self.module {
-                        Some(m) => m.attrs.borrow_mut().remove(&**name),
+                        Some(m) => m.remove(name),
                         None => self.st.globals.remove(name),
                     }
                 } else {
@@ -816,7 +816,7 @@ impl<'s> Interp<'s> {
                 }
             }
             None => match &self.module {
-                Some(m) => m.attrs.borrow_mut().remove(&**name),
+                Some(m) => m.remove(name),
                 None => self.st.globals.remove(name),
             },
         };
@@ -1054,7 +1054,7 @@ impl<'s> Interp<'s> {
                 let removed = match &self.env {
                     Some(env) => env.borrow_mut().vars.remove(&n.id).is_some(),
                     None => match &self.module {
-                        Some(m) => m.attrs.borrow_mut().remove(&*n.id).is_some(),
+                        Some(m) => m.remove(&n.id).is_some(),
                         None => self.st.globals.remove(n).is_some(),
                     },
                 };
@@ -2606,7 +2606,7 @@ impl Interp<'_> {
             })
             .unwrap_or_default();
         let globals: Vec<Rc<str>> = match &self.module {
-            Some(m) => m.attrs.borrow().keys().cloned().collect(),
+            Some(m) => m.names(),
             None => self.st.globals.keys().cloned().collect(),
         };
         let mut builtins: Vec<Rc<str>> = self.st.builtins.keys().cloned().collect();
