@@ -47,6 +47,9 @@ impl NativeObject for Code {
         })
     }
     fn class_value(&self) -> Option<Value> {
+        /// A dictionary `exec` ran code in, and the module over it.
+        type Namespace = (std::rc::Weak<std::cell::RefCell<Dict>>, Rc<Module>);
+
         thread_local! {
             static CLASS: Value = Value::Class(crate::modules::python::stdlib::native_class(
                 "code",
@@ -367,11 +370,14 @@ fn run_in(
     result
 }
 
+/// A dictionary `exec` ran code in, and the module over it.
+type Namespace = (std::rc::Weak<std::cell::RefCell<Dict>>, Rc<Module>);
+
 thread_local! {
     /// The module over each dictionary `exec` has run code in: the same one every time, so
     /// functions defined by one `exec` and another share their globals. Dropped with the
     /// dictionary (its functions then find no globals, as they find no more of the module).
-    static NAMESPACES: std::cell::RefCell<Vec<(std::rc::Weak<std::cell::RefCell<Dict>>, Rc<Module>)>> =
+    static NAMESPACES: std::cell::RefCell<Vec<Namespace>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
