@@ -47,9 +47,6 @@ impl NativeObject for Code {
         })
     }
     fn class_value(&self) -> Option<Value> {
-        /// A dictionary `exec` ran code in, and the module over it.
-        type Namespace = (std::rc::Weak<std::cell::RefCell<Dict>>, Rc<Module>);
-
         thread_local! {
             static CLASS: Value = Value::Class(crate::modules::python::stdlib::native_class(
                 "code",
