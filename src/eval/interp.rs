@@ -1178,7 +1178,10 @@ impl<'s> Interp<'s> {
             span: def.span,
             owner: RefCell::new(None),
             dict: Default::default(),
-            module: self.module.as_ref().map(Rc::downgrade),
+            module: self
+                .module
+                .as_ref()
+                .map(|m| Rc::downgrade(m.for_functions())),
         })))
     }
 
@@ -1551,7 +1554,10 @@ impl<'s> Interp<'s> {
                     source: self.source.clone(),
                     closure: self.closure_env(),
                     span: e.span,
-                    module: self.module.as_ref().map(Rc::downgrade),
+                    module: self
+                        .module
+                        .as_ref()
+                        .map(|m| Rc::downgrade(m.for_functions())),
                     owner: RefCell::new(None),
                     dict: Default::default(),
                 }))

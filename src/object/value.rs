@@ -122,6 +122,10 @@ pub struct Module {
     /// (read and written live, as CPython's functions see their `__globals__`), not `attrs`.
     /// Weak: the dictionary's owner keeps it alive, and functions keep this module.
     pub namespace: Option<std::rc::Weak<RefCell<Dict>>>,
+    /// For `exec(code, globals, locals)`: the module over the globals, where a name not in
+    /// this one's (the locals') is looked up, and the globals of the functions the code
+    /// defines.
+    pub outer: Option<Rc<Module>>,
 }
 
 impl Module {
@@ -131,6 +135,7 @@ impl Module {
             doc,
             attrs: RefCell::new(HashMap::new()),
             namespace: None,
+            outer: None,
         }
     }
     /// A module whose names live in a dictionary (`exec(code, ns)`).
@@ -153,10 +158,15 @@ impl Module {
         }
     }
     pub fn get(&self, name: &str) -> Option<Value> {
-        match self.namespace.as_ref().map(std::rc::Weak::upgrade) {
-            Some(d) => d?.borrow().get(&HashKey::Str(Rc::from(name))).cloned(),
+        let own = match self.namespace.as_ref().map(std::rc::Weak::upgrade) {
+            Some(d) => d.and_then(|d| d.borrow().get(&HashKey::Str(Rc::from(name))).cloned()),
             None => self.attrs.borrow().get(name).cloned(),
-        }
+        };
+        own.or_else(|| self.outer.as_ref()?.get(name))
+    }
+    /// The module whose names the functions defined here see as their globals.
+    pub fn for_functions(self: &Rc<Module>) -> &Rc<Module> {
+        self.outer.as_ref().unwrap_or(self)
     }
     /// Unbinds a name (`del name` at the module's top level, `global` then `del`).
     pub fn remove(&self, name: &str) -> Option<Value> {

@@ -302,8 +302,9 @@ fn frame_of_code(mut e: Exc) -> Exc {
 /// Runs with a dictionary of globals (and one of locals). With globals alone (or the same
 /// dictionary twice) the dictionary itself is the module's namespace, read and written live:
 /// what the code binds is in it at once, and functions it defines see later changes to it.
-/// With a separate locals dictionary the names are copied into a module for the run and what
-/// the code bound is written back to the locals.
+/// With a separate locals dictionary the code binds into the locals, and the functions it
+/// defines see the globals. (A locals mapping that is not a dict: the names are copied into a
+/// module for the run and what the code bound is written back.)
 fn run_in(
     it: &mut dyn Interpreter,
     source: &str,
@@ -326,6 +327,15 @@ fn run_in(
     };
     if let Some(g) = shared {
         let module = namespace_module(g);
+        return it.run_module(&module, source);
+    }
+    if let (Some(Value::Dict(g)), Some(Value::Dict(l))) = (&globals, &locals) {
+        // The code binds into the locals and reads them first; the functions it defines
+        // see the globals, live.
+        let module = Rc::new(Module {
+            outer: Some(namespace_module(g)),
+            ..Module::over_dict("__main__", l)
+        });
         return it.run_module(&module, source);
     }
     let module = Rc::new(Module::new("__main__", ""));
