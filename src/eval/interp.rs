@@ -273,6 +273,12 @@ impl<'s> Interp<'s> {
                     return self.exec_block(body);
                 }
             }
+            StmtKind::Match { subject, cases } => {
+                let chosen = self.choose_case(subject, cases)?;
+                if let Some(case) = chosen.and_then(|i| cases.get(i)) {
+                    return self.exec_block(&case.body);
+                }
+            }
             StmtKind::While { cond, body, orelse } => {
                 let mut broke = false;
                 while self.eval_truthy(cond)? {
@@ -796,7 +802,7 @@ impl<'s> Interp<'s> {
                     removed
                 } else if global {
                     match &self.module {
-                        Some(m) => m.attrs.borrow_mut().remove(&**name),
+                        Some(m) => m.remove(name),
                         None => self.st.globals.remove(name),
                     }
                 } else {
@@ -810,7 +816,7 @@ impl<'s> Interp<'s> {
                 }
             }
             None => match &self.module {
-                Some(m) => m.attrs.borrow_mut().remove(&**name),
+                Some(m) => m.remove(name),
                 None => self.st.globals.remove(name),
             },
         };
@@ -1048,7 +1054,7 @@ impl<'s> Interp<'s> {
                 let removed = match &self.env {
                     Some(env) => env.borrow_mut().vars.remove(&n.id).is_some(),
                     None => match &self.module {
-                        Some(m) => m.attrs.borrow_mut().remove(&*n.id).is_some(),
+                        Some(m) => m.remove(&n.id).is_some(),
                         None => self.st.globals.remove(n).is_some(),
                     },
                 };
@@ -1172,7 +1178,10 @@ impl<'s> Interp<'s> {
             span: def.span,
             owner: RefCell::new(None),
             dict: Default::default(),
-            module: self.module.as_ref().map(Rc::downgrade),
+            module: self
+                .module
+                .as_ref()
+                .map(|m| Rc::downgrade(m.for_functions())),
         })))
     }
 
@@ -1545,7 +1554,10 @@ impl<'s> Interp<'s> {
                     source: self.source.clone(),
                     closure: self.closure_env(),
                     span: e.span,
-                    module: self.module.as_ref().map(Rc::downgrade),
+                    module: self
+                        .module
+                        .as_ref()
+                        .map(|m| Rc::downgrade(m.for_functions())),
                     owner: RefCell::new(None),
                     dict: Default::default(),
                 }))
@@ -1856,6 +1868,8 @@ impl<'s> Interp<'s> {
         }
         let mut scope = self.bind_params(f, args)?;
         scope.function = Some(f.clone());
+        // A generator expression is a comprehension: its `:=` binds in the scope around it.
+        scope.comprehension = &*f.name == "<genexpr>";
         scope.caller = self.env.as_ref().map(Rc::downgrade);
         let env = Rc::new(RefCell::new(scope));
         if matches!(&f.body, FunctionBody::Def(d) if d.is_generator) {
@@ -2598,7 +2612,7 @@ impl Interp<'_> {
             })
             .unwrap_or_default();
         let globals: Vec<Rc<str>> = match &self.module {
-            Some(m) => m.attrs.borrow().keys().cloned().collect(),
+            Some(m) => m.names(),
             None => self.st.globals.keys().cloned().collect(),
         };
         let mut builtins: Vec<Rc<str>> = self.st.builtins.keys().cloned().collect();

@@ -49,7 +49,7 @@ enum Part {
     AtYield,
     /// Suspended in this `yield from` statement, delegating to the source.
     YieldFrom(Box<Delegate>),
-    /// In the branch of this `if` (`branches.len()`: the `else`).
+    /// In the branch of this `if` (`branches.len()`: the `else`), or this case of a `match`.
     If(usize),
     /// In this `for` loop's body, drawing from the source (boxed: a `Part` is in every level
     /// of every suspended generator, and a source holds two values).
@@ -228,6 +228,26 @@ impl Interp<'_> {
                     Some((_, body)) => body,
                     None => orelse.as_deref().ok_or_else(lost)?,
                 };
+                Self::set_part(levels, k, Part::If(b));
+                self.run_block(body, levels, k + 1, action)
+                    .map_err(|c| at(c, span, &self.source))
+            }
+            StmtKind::Match { subject, cases } => {
+                let b = match part {
+                    Part::If(b) => b,
+                    _ => {
+                        self.check_interrupt()
+                            .map_err(|e| e.at(span, &self.source))?;
+                        match self
+                            .choose_case(subject, cases)
+                            .map_err(|e| e.at(span, &self.source))?
+                        {
+                            Some(n) => n,
+                            None => return Ok(Flow::Done),
+                        }
+                    }
+                };
+                let body = &cases.get(b).ok_or_else(lost)?.body;
                 Self::set_part(levels, k, Part::If(b));
                 self.run_block(body, levels, k + 1, action)
                     .map_err(|c| at(c, span, &self.source))

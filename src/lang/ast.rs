@@ -133,6 +133,12 @@ pub enum StmtKind {
         branches: Vec<(Expr, Vec<Stmt>)>,
         orelse: Option<Vec<Stmt>>,
     },
+    /// `match subject: case ...`: the first case whose pattern matches (and guard holds) runs
+    /// (`super::pattern`).
+    Match {
+        subject: Expr,
+        cases: Vec<super::pattern::MatchCase>,
+    },
     /// `orelse` runs when the loop ends without `break`.
     While {
         cond: Expr,
@@ -624,6 +630,12 @@ impl Stmt {
             StmtKind::While { cond, body, orelse } => {
                 cond.has_yield() || block(body) || opt_block(orelse)
             }
+            StmtKind::Match { subject, cases } => {
+                subject.has_yield()
+                    || cases
+                        .iter()
+                        .any(|c| c.guard.as_ref().is_some_and(Expr::has_yield) || block(&c.body))
+            }
             StmtKind::For {
                 target,
                 iter,
@@ -706,6 +718,12 @@ pub fn resumable_body(body: &[Stmt]) -> bool {
                     && resumable_body(body)
                     && orelse.as_deref().is_none_or(resumable_body)
             }
+            StmtKind::Match { subject, cases } => {
+                !subject.has_yield()
+                    && cases.iter().all(|c| {
+                        !c.guard.as_ref().is_some_and(Expr::has_yield) && resumable_body(&c.body)
+                    })
+            }
             StmtKind::For {
                 target,
                 iter,
@@ -740,22 +758,74 @@ pub fn resumable_body(body: &[Stmt]) -> bool {
     })
 }
 
+/// The names an assignment target binds (`a`, `a, *b`, `[a, (b, c)]`), in order.
+pub fn target_names(e: &Expr, names: &mut Vec<Ident>) {
+    match &e.kind {
+        ExprKind::Name(n) => names.push(n.id.clone()),
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter().for_each(|i| target_names(i, names))
+        }
+        ExprKind::Starred(inner) => target_names(inner, names),
+        _ => {}
+    }
+}
+
+/// Adds the names `:=` binds in a function's body (`assigned`) to its sorted local names,
+/// less those the body declares `global` or `nonlocal` (PEP 572: they bind where an
+/// assignment in the body would).
+pub fn add_assigned_names(
+    locals: &mut Vec<Ident>,
+    assigned: impl Iterator<Item = Ident>,
+    body: &[Stmt],
+) {
+    let mut declared = Vec::new();
+    declared_names(body, &mut declared);
+    locals.extend(assigned.filter(|n| !declared.contains(n)));
+    locals.sort_unstable();
+    locals.dedup();
+}
+
+/// The names a body declares `global` or `nonlocal` (its nested blocks included, not nested
+/// functions).
+fn declared_names(body: &[Stmt], out: &mut Vec<Ident>) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Global(list) | StmtKind::Nonlocal(list) => out.extend(list.iter().cloned()),
+            StmtKind::If { branches, orelse } => {
+                branches.iter().for_each(|(_, b)| declared_names(b, out));
+                declared_names(orelse.as_deref().unwrap_or_default(), out);
+            }
+            StmtKind::While { body, orelse, .. } | StmtKind::For { body, orelse, .. } => {
+                declared_names(body, out);
+                declared_names(orelse.as_deref().unwrap_or_default(), out);
+            }
+            StmtKind::With { body, .. } => declared_names(body, out),
+            StmtKind::Match { cases, .. } => {
+                cases.iter().for_each(|c| declared_names(&c.body, out))
+            }
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finally,
+            } => {
+                declared_names(body, out);
+                handlers.iter().for_each(|h| declared_names(&h.body, out));
+                declared_names(orelse.as_deref().unwrap_or_default(), out);
+                declared_names(finally.as_deref().unwrap_or_default(), out);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// The names local to a function, sorted: those its body binds directly (parameters,
 /// assignment, `for`, `with ... as`, `except ... as`, `del`, imports, nested `def` and `class`;
 /// not nested functions' bodies), less those it declares `global` or `nonlocal`. CPython
 /// decides this when compiling: a local read before it is bound is an `UnboundLocalError`,
 /// never the global of that name.
 pub fn local_names(params: &[Param], body: &[Stmt]) -> Vec<Ident> {
-    fn target(e: &Expr, names: &mut Vec<Ident>) {
-        match &e.kind {
-            ExprKind::Name(n) => names.push(n.id.clone()),
-            ExprKind::Tuple(items) | ExprKind::List(items) => {
-                items.iter().for_each(|i| target(i, names))
-            }
-            ExprKind::Starred(inner) => target(inner, names),
-            _ => {}
-        }
-    }
+    use target_names as target;
     fn block(b: &[Stmt], names: &mut Vec<Ident>, declared: &mut Vec<Ident>) {
         for s in b {
             match &s.kind {
@@ -782,6 +852,15 @@ pub fn local_names(params: &[Param], body: &[Stmt]) -> Vec<Ident> {
                 StmtKind::While { body, orelse, .. } => {
                     block(body, names, declared);
                     block(orelse.as_deref().unwrap_or_default(), names, declared);
+                }
+                StmtKind::Match { cases, .. } => {
+                    for c in cases {
+                        // Checked by the parser: a pattern's names are well formed.
+                        if let Ok(bound) = c.pattern.bound_names() {
+                            names.extend(bound.into_iter().map(|(n, _)| n));
+                        }
+                        block(&c.body, names, declared);
+                    }
                 }
                 StmtKind::For {
                     target: t,

@@ -487,6 +487,24 @@ impl Lower {
                     },
                 }
             }
+            StmtKind::Match { subject, cases } => {
+                // The subject is evaluated first; a guard is evaluated between patterns, so
+                // one with a `yield` stays on a stack of its own.
+                let subject = self.expr(subject, out, span)?;
+                let mut new = Vec::with_capacity(cases.len());
+                for case in cases {
+                    if case.guard.as_ref().is_some_and(Expr::has_yield) {
+                        return None;
+                    }
+                    let mut c = case.clone();
+                    c.body = self.block_own(&case.body)?;
+                    new.push(c);
+                }
+                StmtKind::Match {
+                    subject,
+                    cases: new,
+                }
+            }
             _ => return None,
         };
         out.push(stmt(kind, span));
@@ -1090,6 +1108,7 @@ fn breaks(body: &[Stmt]) -> bool {
             branches.iter().any(|(_, b)| breaks(b)) || orelse.as_deref().is_some_and(breaks)
         }
         StmtKind::With { body, .. } => breaks(body),
+        StmtKind::Match { cases, .. } => cases.iter().any(|c| breaks(&c.body)),
         StmtKind::Try {
             body,
             handlers,

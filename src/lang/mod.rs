@@ -5,6 +5,7 @@ pub mod ast;
 pub mod lexer;
 pub mod lower;
 pub mod parser;
+pub mod pattern;
 pub mod span;
 
 #[cfg(test)]

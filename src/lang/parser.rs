@@ -13,6 +13,8 @@ use super::ast::*;
 use super::lexer::{decode_escapes, tokenize, Keyword, Op, Tok, Token, TokenStream};
 use super::span::{locate, Span};
 
+mod match_stmt;
+
 /// A syntax error: what was expected, where.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyntaxError {
@@ -148,10 +150,11 @@ pub enum InputStatus {
 /// the parser says more input could fix it, and also when it parses but ends
 /// inside an indented block without a final blank line (the block may go on).
 pub fn input_status(source: &str) -> InputStatus {
+    // An error CPython's compiler finds waits, as a complete statement does, for the block's end.
     match parse(source) {
         Err(e) if e.incomplete => InputStatus::Incomplete,
-        Err(e) => InputStatus::Invalid(e),
-        Ok(_) => {
+        Err(e) if !super::pattern::found_by_compiler(&e) => InputStatus::Invalid(e),
+        _ => {
             let last_line = source.rsplit('\n').next().unwrap_or("");
             let last_code_line = source
                 .lines()
@@ -239,6 +242,24 @@ fn binary_op(tok: &Tok) -> Option<(BinOp, u8)> {
     })
 }
 
+/// How much was parsed before a comprehension ([`Parser::mark`]).
+#[derive(Clone, Copy)]
+struct Mark {
+    yields: usize,
+    walrus: usize,
+}
+
+/// What [`Parser::restore`] puts back.
+struct Checkpoint {
+    walrus: usize,
+    pos: usize,
+    last_end: usize,
+    links: usize,
+    saw_yield: bool,
+    yields: usize,
+    yield_span: Span,
+}
+
 struct Parser<'s> {
     src: &'s str,
     tokens: Vec<Token>,
@@ -257,6 +278,13 @@ struct Parser<'s> {
     yield_span: Span,
     /// Parsing a lambda's body (where devarray has no generators).
     in_lambda: bool,
+    /// Checkpoints open ([`Parser::checkpoint`]): consumed tokens are kept for a backtrack.
+    held: usize,
+    /// The names `:=` binds in the function (or class body, or module) being parsed, where
+    /// they are local (PEP 572), with the target's span and the whole expression's.
+    walrus: Vec<(Ident, Span, Span)>,
+    /// The first compile-time error in the `match` statement being read, reported at its end.
+    pattern_error: Option<SyntaxError>,
     eof: Token,
     /// Where more tokens come from when they are lexed as the parse goes (a program), None
     /// when `tokens` holds them all (an expression, an f-string piece).
@@ -279,6 +307,9 @@ impl<'s> Parser<'s> {
             yields: 0,
             yield_span: Span::new(0, 0),
             in_lambda: false,
+            held: 0,
+            walrus: Vec::new(),
+            pattern_error: None,
             eof: Token {
                 kind: Tok::Eof,
                 span: Span::new(end, end),
@@ -303,7 +334,7 @@ impl<'s> Parser<'s> {
         let Some(stream) = self.stream.as_mut() else {
             return;
         };
-        if self.pos >= 1024 {
+        if self.pos >= 1024 && self.held == 0 {
             self.tokens.drain(..self.pos);
             self.pos = 0;
         }
@@ -354,6 +385,45 @@ impl<'s> Parser<'s> {
             self.last_end = token.span.end;
         }
         token
+    }
+
+    /// Where the parse is, to come back to when a soft keyword turns out to be a name.
+    fn checkpoint(&mut self) -> Checkpoint {
+        self.held += 1;
+        Checkpoint {
+            walrus: self.walrus.len(),
+            pos: self.pos,
+            last_end: self.last_end,
+            links: self.links,
+            saw_yield: self.saw_yield,
+            yields: self.yields,
+            yield_span: self.yield_span,
+        }
+    }
+
+    /// Back to the checkpoint.
+    fn restore(&mut self, c: Checkpoint) {
+        self.held -= 1;
+        self.walrus.truncate(c.walrus);
+        self.pos = c.pos;
+        self.last_end = c.last_end;
+        self.links = c.links;
+        self.saw_yield = c.saw_yield;
+        self.yields = c.yields;
+        self.yield_span = c.yield_span;
+    }
+
+    /// Where a comprehension starts: the `yield`s and `:=` parsed before it.
+    fn mark(&self) -> Mark {
+        Mark {
+            yields: self.yields,
+            walrus: self.walrus.len(),
+        }
+    }
+
+    /// The parse goes on from here: the checkpoint is not needed.
+    fn release(&mut self, _: Checkpoint) {
+        self.held -= 1;
     }
 
     fn check_op(&self, op: Op) -> bool {
@@ -520,6 +590,10 @@ impl<'s> Parser<'s> {
     fn statement(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
         if self.check_op(Op::At) {
             out.push(self.decorated()?);
+            return Ok(());
+        }
+        if let Some(stmt) = self.match_statement()? {
+            out.push(stmt);
             return Ok(());
         }
         let Tok::Keyword(kw) = self.peek() else {
@@ -1011,6 +1085,8 @@ impl<'s> Parser<'s> {
             ));
         };
         let value = self.expression()?;
+        self.walrus
+            .push((target.id.clone(), expr.span, self.since(start)));
         Ok(Expr {
             kind: ExprKind::NamedExpr {
                 target,
@@ -1188,12 +1264,14 @@ impl<'s> Parser<'s> {
         }
         self.expect_colon()?;
         let saved = (self.loop_depth, self.in_function, self.saw_yield);
+        let outer_walrus = std::mem::take(&mut self.walrus);
         self.loop_depth = 0;
         self.in_function = true;
         self.saw_yield = false;
         let body = self.block("function definition", start);
         let is_generator = self.saw_yield;
         (self.loop_depth, self.in_function, self.saw_yield) = saved;
+        let walrus = std::mem::replace(&mut self.walrus, outer_walrus);
         let mut body = body?;
         let mut resumable = is_generator && super::ast::resumable_body(&body);
         if is_generator && !resumable {
@@ -1214,7 +1292,12 @@ impl<'s> Parser<'s> {
             _ => None,
         };
         let span = self.since(start);
-        let local_names = super::ast::local_names(&params, &body);
+        let mut local_names = super::ast::local_names(&params, &body);
+        super::ast::add_assigned_names(
+            &mut local_names,
+            walrus.into_iter().map(|(n, _, _)| n),
+            &body,
+        );
         Ok(Stmt {
             kind: StmtKind::Def(Rc::new(FuncDef {
                 name,
@@ -1289,10 +1372,12 @@ impl<'s> Parser<'s> {
         };
         self.expect_colon()?;
         let saved = (self.loop_depth, self.in_function);
+        let outer_walrus = std::mem::take(&mut self.walrus);
         self.loop_depth = 0;
         self.in_function = false;
         let body = self.block("class definition", start);
         (self.loop_depth, self.in_function) = saved;
+        self.walrus = outer_walrus;
         let body = body?;
         let doc = match body.first().map(|s| &s.kind) {
             Some(StmtKind::Expr(Expr {
@@ -1500,6 +1585,15 @@ impl<'s> Parser<'s> {
         })
     }
 
+    /// A display's item: `*operand`, or an expression that may be `name := value`.
+    fn star_named_expression(&mut self) -> PResult<Expr> {
+        if self.check_op(Op::Star) {
+            self.star_expression()
+        } else {
+            self.named_expression()
+        }
+    }
+
     /// An expression, or `*operand` where unpacking is allowed.
     fn star_expression(&mut self) -> PResult<Expr> {
         let start = self.start();
@@ -1547,8 +1641,10 @@ impl<'s> Parser<'s> {
         let params = self.parameters(false)?;
         self.expect_colon()?;
         let saved = std::mem::replace(&mut self.in_lambda, true);
+        let outer_walrus = std::mem::take(&mut self.walrus);
         let body = self.expression();
         self.in_lambda = saved;
+        self.walrus = outer_walrus;
         let body = body?;
         Ok(Expr {
             kind: ExprKind::Lambda {
@@ -1839,7 +1935,7 @@ impl<'s> Parser<'s> {
                 }
                 Arg::Star(self.expression()?)
             } else {
-                let yields_before = self.yields;
+                let yields_before = self.mark();
                 let value = self.expression()?;
                 if self.check_op(Op::Assign) {
                     let ExprKind::Name(name) = &value.kind else {
@@ -1985,7 +2081,7 @@ impl<'s> Parser<'s> {
     /// the enclosing function evaluates) is CPython's SyntaxError.
     fn comprehension_clauses(
         &mut self,
-        yields_before: usize,
+        yields_before: Mark,
         what: &str,
     ) -> PResult<Vec<Comprehension>> {
         let mut generators = Vec::new();
@@ -1997,7 +2093,14 @@ impl<'s> Parser<'s> {
                 return Err(self.error_here("expected 'in' after the loop variable"));
             }
             let before_iter = self.yields;
+            let walrus_before_iter = self.walrus.len();
             let iter = self.or_test()?;
+            if let Some((_, _, span)) = self.walrus.get(walrus_before_iter) {
+                return Err(err(
+                    "assignment expression cannot be used in a comprehension iterable expression",
+                    *span,
+                ));
+            }
             if generators.is_empty() {
                 in_first_iter = self.yields - before_iter;
             }
@@ -2007,7 +2110,22 @@ impl<'s> Parser<'s> {
             }
             generators.push(Comprehension { target, iter, ifs });
         }
-        if self.yields - yields_before > in_first_iter {
+        // PEP 572: `:=` in a comprehension binds in the function around it, never one of the
+        // comprehension's own loop variables.
+        let mut loop_names = Vec::new();
+        for g in &generators {
+            super::ast::target_names(&g.target, &mut loop_names);
+        }
+        let own = self.walrus.get(yields_before.walrus..).unwrap_or_default();
+        if let Some((name, span, _)) = own.iter().find(|(n, _, _)| loop_names.contains(n)) {
+            return Err(err(
+                format!(
+                    "assignment expression cannot rebind comprehension iteration variable '{name}'"
+                ),
+                *span,
+            ));
+        }
+        if self.yields - yields_before.yields > in_first_iter {
             return Err(err(format!("'yield' inside {what}"), self.yield_span));
         }
         Ok(generators)
@@ -2091,7 +2209,7 @@ impl<'s> Parser<'s> {
             return Ok(y);
         }
         let first_start = self.start();
-        let yields_before = self.yields;
+        let yields_before = self.mark();
         let first = if self.check_op(Op::Star) {
             self.star_expression()?
         } else {
@@ -2125,7 +2243,7 @@ impl<'s> Parser<'s> {
                 break;
             }
             let item_start = self.start();
-            items.push(self.star_expression()?);
+            items.push(self.star_named_expression()?);
             self.after_item(item_start, closing)?;
         }
         self.expect_op(closing, "invalid syntax")?;
@@ -2140,8 +2258,8 @@ impl<'s> Parser<'s> {
             });
         }
         let first_start = self.start();
-        let yields_before = self.yields;
-        let first = self.star_expression()?;
+        let yields_before = self.mark();
+        let first = self.star_named_expression()?;
         if self.check_kw(Keyword::For) {
             reject_bare_star(&first)?;
             let generators = self.comprehension_clauses(yields_before, "list comprehension")?;
@@ -2172,7 +2290,7 @@ impl<'s> Parser<'s> {
         let mut pairs = Vec::new();
         loop {
             let item_start = self.start();
-            let yields_before = self.yields;
+            let yields_before = self.mark();
             if self.eat_op(Op::DoubleStar) {
                 let mapping = self.binary(1)?;
                 pairs.push((None, mapping));
@@ -2222,7 +2340,7 @@ impl<'s> Parser<'s> {
         start: usize,
         first_start: usize,
         first: Expr,
-        yields_before: usize,
+        yields_before: Mark,
     ) -> PResult<Expr> {
         if self.check_kw(Keyword::For) {
             reject_bare_star(&first)?;

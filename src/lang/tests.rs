@@ -286,6 +286,13 @@ fn st(s: &Stmt) -> String {
             format!("(from {} {})", module.join("."), imports(names))
         }
         StmtKind::Magic { name, arg, .. } => format!("(magic {name:?} {arg:?})"),
+        StmtKind::Match { subject, cases } => {
+            let cases = cases.iter().map(|c| match &c.guard {
+                Some(g) => format!("(case {:?} if {} {})", c.pattern.kind, sx(g), body(&c.body)),
+                None => format!("(case {:?} {})", c.pattern.kind, body(&c.body)),
+            });
+            format!("(match {} {})", sx(subject), list(cases))
+        }
     }
 }
 

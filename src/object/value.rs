@@ -118,6 +118,14 @@ pub struct Module {
     pub name: String,
     pub doc: &'static str,
     pub attrs: RefCell<HashMap<Rc<str>, Value>>,
+    /// The globals of code run by `exec(code, ns)`: the dictionary itself holds the names
+    /// (read and written live, as CPython's functions see their `__globals__`), not `attrs`.
+    /// Weak: the dictionary's owner keeps it alive, and functions keep this module.
+    pub namespace: Option<std::rc::Weak<RefCell<Dict>>>,
+    /// For `exec(code, globals, locals)`: the module over the globals, where a name not in
+    /// this one's (the locals') is looked up, and the globals of the functions the code
+    /// defines.
+    pub outer: Option<Rc<Module>>,
 }
 
 impl Module {
@@ -126,13 +134,62 @@ impl Module {
             name: name.to_string(),
             doc,
             attrs: RefCell::new(HashMap::new()),
+            namespace: None,
+            outer: None,
+        }
+    }
+    /// A module whose names live in a dictionary (`exec(code, ns)`).
+    pub fn over_dict(name: &str, dict: &Rc<RefCell<Dict>>) -> Module {
+        Module {
+            namespace: Some(Rc::downgrade(dict)),
+            ..Module::new(name, "")
         }
     }
     pub fn set(&self, name: &str, value: Value) {
-        self.attrs.borrow_mut().insert(Rc::from(name), value);
+        match self.namespace.as_ref().map(std::rc::Weak::upgrade) {
+            Some(Some(d)) => {
+                let key = HashKey::Str(Rc::from(name));
+                d.borrow_mut().insert(key, Value::str(name), value);
+            }
+            Some(None) => {}
+            None => {
+                self.attrs.borrow_mut().insert(Rc::from(name), value);
+            }
+        }
     }
     pub fn get(&self, name: &str) -> Option<Value> {
-        self.attrs.borrow().get(name).cloned()
+        let own = match self.namespace.as_ref().map(std::rc::Weak::upgrade) {
+            Some(d) => d.and_then(|d| d.borrow().get(&HashKey::Str(Rc::from(name))).cloned()),
+            None => self.attrs.borrow().get(name).cloned(),
+        };
+        own.or_else(|| self.outer.as_ref()?.get(name))
+    }
+    /// The module whose names the functions defined here see as their globals.
+    pub fn for_functions(self: &Rc<Module>) -> &Rc<Module> {
+        self.outer.as_ref().unwrap_or(self)
+    }
+    /// Unbinds a name (`del name` at the module's top level, `global` then `del`).
+    pub fn remove(&self, name: &str) -> Option<Value> {
+        match self.namespace.as_ref().map(std::rc::Weak::upgrade) {
+            Some(d) => d?.borrow_mut().remove(&HashKey::Str(Rc::from(name))),
+            None => self.attrs.borrow_mut().remove(name),
+        }
+    }
+    /// The names bound now (for "Did you mean").
+    pub fn names(&self) -> Vec<Rc<str>> {
+        match self.namespace.as_ref().map(std::rc::Weak::upgrade) {
+            Some(Some(d)) => d
+                .borrow()
+                .entries
+                .iter()
+                .filter_map(|(k, _)| match k {
+                    Value::Str(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect(),
+            Some(None) => Vec::new(),
+            None => self.attrs.borrow().keys().cloned().collect(),
+        }
     }
 }
 

@@ -711,7 +711,7 @@ pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
     })
 }
 
-fn isinstance(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+pub fn isinstance(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "obj")?;
     let t = a.required(1, "class_or_tuple")?;
     a.finish(2)?;

@@ -4,8 +4,8 @@
 //! A code object keeps its source, checked once by the parser when it is made (a syntax error
 //! is raised by `compile`, with CPython's `SyntaxError` arguments: message, file name, line,
 //! column and text), and runs through the interpreter's snippet runner. A dictionary of globals
-//! becomes a module for the run (library modules keep their globals the same way) and receives
-//! back every name the code bound.
+//! is the namespace of a module over it (`Module::over_dict`): the code and the functions it
+//! defines read and write the dictionary itself.
 
 use std::rc::Rc;
 
@@ -299,14 +299,45 @@ fn frame_of_code(mut e: Exc) -> Exc {
     e
 }
 
-/// Runs with a dictionary of globals (and one of locals): the names are a module's for the
-/// run, and what the code binds is written back (to the locals when given).
+/// Runs with a dictionary of globals (and one of locals). With globals alone (or the same
+/// dictionary twice) the dictionary itself is the module's namespace, read and written live:
+/// what the code binds is in it at once, and functions it defines see later changes to it.
+/// With a separate locals dictionary the code binds into the locals, and the functions it
+/// defines see the globals. (A locals mapping that is not a dict: the names are copied into a
+/// module for the run and what the code bound is written back.)
 fn run_in(
     it: &mut dyn Interpreter,
     source: &str,
     globals: Option<Value>,
     locals: Option<Value>,
 ) -> Result<Option<Value>, Exc> {
+    // CPython puts the built-ins into a globals dictionary that lacks them.
+    if let Some(Value::Dict(g)) = &globals {
+        let key = Value::str("__builtins__");
+        let hk = crate::object::hash_key(&key)?;
+        if g.borrow().get(&hk).is_none() {
+            let builtins = builtins_module(it);
+            g.borrow_mut().insert(hk, key, builtins);
+        }
+    }
+    let shared = match (&globals, &locals) {
+        (Some(Value::Dict(g)), None) => Some(g),
+        (Some(Value::Dict(g)), Some(Value::Dict(l))) if Rc::ptr_eq(g, l) => Some(g),
+        _ => None,
+    };
+    if let Some(g) = shared {
+        let module = namespace_module(g);
+        return it.run_module(&module, source);
+    }
+    if let (Some(Value::Dict(g)), Some(Value::Dict(l))) = (&globals, &locals) {
+        // The code binds into the locals and reads them first; the functions it defines
+        // see the globals, live.
+        let module = Rc::new(Module {
+            outer: Some(namespace_module(g)),
+            ..Module::over_dict("__main__", l)
+        });
+        return it.run_module(&module, source);
+    }
     let module = Rc::new(Module::new("__main__", ""));
     let dicts: Vec<&Value> = globals.iter().chain(locals.iter()).collect();
     for d in &dicts {
@@ -318,23 +349,71 @@ fn run_in(
             }
         }
     }
-    // CPython puts the built-ins into a globals dictionary that lacks them.
-    if let Some(Value::Dict(g)) = &globals {
-        let key = Value::str("__builtins__");
-        let hk = crate::object::hash_key(&key)?;
-        if g.borrow().get(&hk).is_none() {
-            let builtins = it.import("builtins").map(Value::Module);
-            if let Ok(b) = builtins {
-                g.borrow_mut().insert(hk, key, b);
-            }
-        }
-    }
+    let before: Vec<(Rc<str>, Value)> = module
+        .attrs
+        .borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let result = it.run_module(&module, source);
-    // Written back even after an error: what ran before it stays done, as in CPython.
+    // Written back even after an error: what ran before it stays done, as in CPython. Only
+    // what the code bound: the globals copied in stay out of the locals.
     if let Some(Value::Dict(d)) = locals.as_ref().or(globals.as_ref()) {
+        let unchanged: Vec<Rc<str>> = before
+            .iter()
+            .filter(|(k, v)| module.get(k).is_some_and(|now| now.is(v)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let in_target = |name: &Rc<str>| {
+            let hk = crate::object::value::HashKey::Str(name.clone());
+            d.borrow().get(&hk).is_some()
+        };
+        let keep: Vec<Rc<str>> = unchanged.into_iter().filter(|n| !in_target(n)).collect();
+        for name in &keep {
+            module.attrs.borrow_mut().remove(name);
+        }
         write_back(&module, d)?;
     }
     result
+}
+
+/// A dictionary `exec` ran code in, and the module over it.
+type Namespace = (std::rc::Weak<std::cell::RefCell<Dict>>, Rc<Module>);
+
+thread_local! {
+    /// The module over each dictionary `exec` has run code in: the same one every time, so
+    /// functions defined by one `exec` and another share their globals. Dropped with the
+    /// dictionary (its functions then find no globals, as they find no more of the module).
+    static NAMESPACES: std::cell::RefCell<Vec<Namespace>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn namespace_module(dict: &Rc<std::cell::RefCell<Dict>>) -> Rc<Module> {
+    NAMESPACES.with(|n| {
+        let mut n = n.borrow_mut();
+        n.retain(|(d, _)| d.strong_count() > 0);
+        if let Some((_, m)) = n
+            .iter()
+            .find(|(d, _)| std::ptr::eq(d.as_ptr(), Rc::as_ptr(dict)))
+        {
+            return m.clone();
+        }
+        let module = Rc::new(Module::over_dict("__main__", dict));
+        n.push((Rc::downgrade(dict), module.clone()));
+        module
+    })
+}
+
+/// The `builtins` module a globals dictionary receives as `__builtins__`.
+fn builtins_module(it: &mut dyn Interpreter) -> Value {
+    if let Ok(m) = it.import("builtins") {
+        return Value::Module(m);
+    }
+    let module = Module::new("builtins", "");
+    for (name, value) in it.state().builtins.iter() {
+        module.set(name, value.clone());
+    }
+    Value::Module(Rc::new(module))
 }
 
 /// The names the code bound or rebound, into the dictionary. (A module keeps no order of its

@@ -1142,6 +1142,11 @@ pub(crate) fn namedtuple(it: &mut dyn Interpreter, mut a: Args) -> Result<Value,
             Rc::from("_fields"),
             Value::tuple(names.iter().map(|n| Value::str(n)).collect()),
         );
+        // Class patterns match the fields by position (`case Point(x, y)`).
+        attrs.set(
+            Rc::from("__match_args__"),
+            Value::tuple(names.iter().map(|n| Value::str(n)).collect()),
+        );
         let mut fd = Dict::default();
         let first_default = names.len() - defaults.len();
         for (n, v) in names[first_default..].iter().zip(defaults) {

@@ -390,7 +390,18 @@ fn process(it: &mut dyn Interpreter, cls: Value, opts: Options) -> Result<Value,
         }
         seen_default |= has_default;
     }
+    // Class patterns match `__init__`'s fields by position (`case Point(x, y)`).
+    let match_args: Vec<Value> = fields
+        .entries
+        .iter()
+        .filter_map(|(_, f)| as_field(f))
+        .filter(|f| f.init)
+        .map(|f| Value::str(&f.name.borrow().to_string()))
+        .collect();
     let mut attrs = class.attrs.borrow_mut();
+    if attrs.get("__match_args__").is_none() {
+        attrs.set(Rc::from("__match_args__"), Value::tuple(match_args));
+    }
     attrs.set(
         Rc::from("__dataclass_fields__"),
         Value::Dict(Rc::new(RefCell::new(fields))),
