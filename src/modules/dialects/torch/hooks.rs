@@ -6,11 +6,12 @@
 //! stops its walk where one is due, so the user's code runs with no borrow of the tape held.
 use std::rc::Rc;
 
+use crate::modules::array::block_hooks::{HookHandle, HookTarget};
+use crate::modules::array::blocks::Dialect;
 use crate::modules::python::builtins::get_attr;
-use crate::modules::python::native::{bound, downcast};
 use crate::object::error::{torch_error, Exc, ExcKind};
 use crate::object::ops::wrap;
-use crate::object::value::{Args, Flavor, NativeObject, Value};
+use crate::object::value::{Args, Flavor, Value};
 use crate::object::{method, Interpreter};
 use crate::runtime::Array;
 
@@ -44,59 +45,10 @@ fn register_hook(it: &mut dyn Interpreter, r: &Value, mut a: Args) -> Result<Val
         ));
     }
     let handle = tape.add_hook(&x.array, Rc::new(hook));
-    Ok(Value::Object(Rc::new(RemovableHandle { handle })))
-}
-
-/// `torch.utils.hooks.RemovableHandle`: what `register_hook` returns.
-struct RemovableHandle {
-    handle: u64,
-}
-
-impl NativeObject for RemovableHandle {
-    fn type_name(&self) -> &str {
-        "RemovableHandle"
-    }
-    fn repr(&self) -> String {
-        format!(
-            "<torch.utils.hooks.RemovableHandle object at {:#x}>",
-            self as *const _ as usize
-        )
-    }
-    fn class_value(&self) -> Option<Value> {
-        thread_local! {
-            static CLASS: Value = Value::Class(crate::modules::python::stdlib::native_class(
-                "RemovableHandle",
-                "torch.utils.hooks",
-                Value::Type(crate::object::value::TypeKind::Object),
-                "A handle which provides the capability to remove a hook.",
-                &[],
-            ));
-        }
-        Some(CLASS.with(Value::clone))
-    }
-    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
-        match name {
-            "id" => Some(Value::Int(self.handle as i64)),
-            "remove" => Some(bound(
-                this,
-                "remove",
-                "handle.remove(): take the hook off (nothing if it is already off).",
-                |it, r, a| {
-                    a.finish(0)?;
-                    let h = downcast::<RemovableHandle>(r, "a RemovableHandle")?;
-                    it.state_mut().nn.tape.remove_hook(h.handle);
-                    Ok(Value::None)
-                },
-            )),
-            _ => None,
-        }
-    }
-    fn attr_names(&self) -> Vec<&'static str> {
-        vec!["id", "remove"]
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
+    Ok(HookHandle::value(
+        Dialect::Torch,
+        HookTarget::Tensor(handle),
+    ))
 }
 
 /// `y.backward(...)` with hooks: the tape's walk, stopping where a hooked tensor's gradient is
