@@ -25,10 +25,10 @@ pub fn tensor_method(name: &str) -> Option<TensorMethod> {
         "unfold" => ("unfold", "x.unfold(dimension, size, step): the windows of size elements every step along dimension, as a new last dim.", unfold),
         "softmax" => ("softmax", "x.softmax(dim, dtype=None): exp(x) normalised along dim.", super::functional::softmax_method),
         "type_as" => ("type_as", "x.type_as(other): x in other's dtype (x itself when it has it).", type_as),
-        "is_contiguous" => ("is_contiguous", "x.is_contiguous(memory_format=torch.contiguous_format): True (arrays here are stored in row-major order).", |_, _, mut a| {
+        "is_contiguous" => ("is_contiguous", "x.is_contiguous(memory_format=torch.contiguous_format): False for a transposed view (t(), transpose, permute, .T), as PyTorch's strides say.", |_, r, mut a| {
             a.take(0, "memory_format")?;
             a.finish(1)?;
-            Ok(Value::Bool(true))
+            Ok(Value::Bool(!r.as_array().is_some_and(|x| x.array.strided())))
         }),
         _ => return None,
     };
