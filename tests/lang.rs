@@ -4,22 +4,8 @@
 
 use devarray::{Session, SessionConfig};
 
-fn eval_ok(s: &mut Session, code: &str) -> String {
-    let out = s.eval(code);
-    if let Some(e) = &out.error {
-        panic!("unexpected error for {code:?}: {}", e.render(false));
-    }
-    out.text()
-}
-
-/// `(ename, evalue)` of the error `code` must raise.
-fn eval_err(s: &mut Session, code: &str) -> (String, String) {
-    let out = s.eval(code);
-    let e = out
-        .error
-        .unwrap_or_else(|| panic!("expected an error for {code:?}"));
-    (e.ename, e.evalue)
-}
+mod common;
+use common::{eval_err, eval_ok};
 
 #[test]
 fn eq_raising_inside_a_lookup_propagates_and_keeps_the_dict() {

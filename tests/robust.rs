@@ -2,29 +2,15 @@
 //! Python-style error, with the session alive and its variables intact.
 
 use devarray::{Completeness, Session, SessionConfig};
+
+mod common;
+use common::{eval_err, eval_ok};
 use snapbox::cmd::{cargo_bin, Command};
 
 fn devarray() -> Command {
     Command::new(cargo_bin!("devarray"))
         .env("NO_COLOR", "1")
         .env_remove("DEVARRAY_SIM_GPUS")
-}
-
-fn eval_ok(s: &mut Session, code: &str) -> String {
-    let out = s.eval(code);
-    if let Some(e) = &out.error {
-        panic!("unexpected error for {code:?}: {}", e.render(false));
-    }
-    out.text()
-}
-
-/// `(ename, evalue)` of the error `code` must raise.
-fn eval_err(s: &mut Session, code: &str) -> (String, String) {
-    let out = s.eval(code);
-    let e = out
-        .error
-        .unwrap_or_else(|| panic!("expected an error for {code:?}"));
-    (e.ename, e.evalue)
 }
 
 /// Runs `f` on a thread with a 1 MiB stack, less than either frontend gives (the REPL's main

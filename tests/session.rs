@@ -5,13 +5,8 @@ use std::time::{Duration, Instant};
 
 use devarray::{Session, SessionConfig};
 
-fn eval_ok(s: &mut Session, code: &str) -> String {
-    let out = s.eval(code);
-    if let Some(e) = &out.error {
-        panic!("unexpected error for {code:?}: {}", e.render(false));
-    }
-    out.text()
-}
+mod common;
+use common::eval_ok;
 
 #[test]
 fn an_interrupt_stops_a_busy_loop_and_keeps_every_variable() {

@@ -261,6 +261,12 @@ pub struct Tape {
     /// The inputs `start_trace` made require grad so that their ops are recorded: not the
     /// user's leaves, so in-place ops on them are allowed (PyTorch traces `x += 1` on an input).
     trace_inputs: Vec<usize>,
+    /// Gradient hooks (`register_hook`), in registration order, and the last handle given.
+    hooks: Vec<walk::TensorHook>,
+    hook_count: u64,
+    /// Backward walks in progress (a hook's code runs inside one): collection waits for them,
+    /// since a walk holds node indices.
+    walks: usize,
 }
 
 impl Default for Tape {
@@ -276,6 +282,9 @@ impl Default for Tape {
             has_auto: false,
             tracing: None,
             trace_inputs: Vec::new(),
+            hooks: Vec::new(),
+            hook_count: 0,
+            walks: 0,
         }
     }
 }
@@ -693,6 +702,9 @@ impl Tape {
     /// needs as an input. Recording order is topological, so one sweep from the newest node
     /// finds them; dropping arrays can release views of others, hence a few sweeps.
     pub fn collect(&mut self) {
+        if self.walks > 0 {
+            return;
+        }
         for _ in 0..4 {
             let mut internal: HashMap<usize, usize> = HashMap::new();
             let mut count = |a: &Array| *internal.entry(a.id()).or_default() += 1;
@@ -709,6 +721,9 @@ impl Tape {
                 if let Some(g) = &e.grad {
                     count(g);
                 }
+            }
+            for h in &self.hooks {
+                count(&h.var);
             }
             let held = |a: &Array| a.holders() > internal.get(&a.id()).copied().unwrap_or(0);
             let mut needed: HashSet<usize> = HashSet::new();
@@ -738,6 +753,12 @@ impl Tape {
             let mut flags = keep.into_iter();
             self.nodes.retain(|_| flags.next().unwrap_or(true));
             self.attached.retain(|id, _| !dropped.contains(id));
+            // A hook lives as long as its tensor.
+            let unheld: HashSet<u64> = (self.hooks.iter())
+                .filter(|h| !held(&h.var))
+                .map(|h| h.handle)
+                .collect();
+            self.hooks.retain(|h| !unheld.contains(&h.handle));
             self.reindex();
             if self.nodes.len() + self.attached.len() == before {
                 break;
@@ -1316,7 +1337,7 @@ impl Tape {
     }
 
     /// The gradients of `head` (seeded with `seed`) with respect to every array behind it, by
-    /// identity, and which nodes the walk used.
+    /// identity, and which nodes the walk used: a walk run through, no hooks.
     fn propagate(
         &self,
         rt: &Runtime,
@@ -1324,48 +1345,9 @@ impl Tape {
         seed: Array,
         wanted: &[usize],
     ) -> Result<(HashMap<usize, Array>, Vec<bool>)> {
-        let mut grads: HashMap<usize, Array> = HashMap::new();
-        grads.insert(head.id(), seed);
-        let mut used = vec![false; self.nodes.len()];
-        // An intermediate gradient is dropped once its node has passed it on, so the backward
-        // holds the gradients of one frontier at a time, not of the whole graph; those the
-        // caller reads (attached arrays, `wanted`) stay.
-        let kept: HashSet<usize> = (self.attached.values().map(|e| e.var.id()))
-            .chain(wanted.iter().copied())
-            .collect();
-        let keep = |id: usize| kept.contains(&id);
-        // An input that is neither read by the caller nor made by a recorded op (the data a
-        // network is fed) needs no gradient; a rule may skip computing it.
-        let produced: HashSet<usize> = self.nodes.iter().map(|n| n.output.id()).collect();
-        let needs = |a: &Array| keep(a.id()) || produced.contains(&a.id());
-        for (i, node) in self.nodes.iter().enumerate().rev() {
-            let id = node.output.id();
-            let g = if keep(id) {
-                grads.get(&id).cloned()
-            } else {
-                grads.remove(&id)
-            };
-            let Some(g) = g else {
-                continue;
-            };
-            if let Some(flag) = used.get_mut(i) {
-                *flag = true;
-            }
-            let input_grads = node_backward(rt, node, &g, &needs)?;
-            for (input, grad) in node.inputs.iter().zip(input_grads) {
-                let (Input::Array(x), Some(grad)) = (input, grad) else {
-                    continue;
-                };
-                let merged = match grads.remove(&x.id()) {
-                    Some(prev) => {
-                        Array::binary(BinaryOp::Add, Operand::Array(&prev), Operand::Array(&grad))?
-                    }
-                    None => grad,
-                };
-                grads.insert(x.id(), merged);
-            }
-        }
-        Ok((grads, used))
+        let mut walk = self.begin_walk(head, seed, wanted, false);
+        while self.walk_step(rt, &mut walk)?.is_some() {}
+        Ok((walk.grads, walk.used))
     }
 
     /// Frees (auto) or forgets (MXNet) the nodes a backward used, unless the graph is retained.
@@ -1432,6 +1414,48 @@ impl Tape {
         retain_graph: bool,
     ) -> Result<()> {
         let (grads, used) = self.propagate(rt, head, seed, &[])?;
+        self.accumulate(rt, &grads, used, retain_graph)
+    }
+
+    /// PyTorch's `y.backward(...)` as a walk that stops for hooks ([`Tape::walk_step`]): its
+    /// checks, then the walk, which [`Tape::end_torch_backward`] must end.
+    pub fn begin_torch_backward(
+        &mut self,
+        rt: &Runtime,
+        head: &Array,
+        gradient: Option<&Array>,
+    ) -> std::result::Result<walk::Walk, TorchBackwardError> {
+        let seed = self.torch_seed(rt, head, gradient)?;
+        self.check_saved_versions(head, &[])?;
+        self.walks += 1;
+        Ok(self.begin_walk(head, seed, &[], true))
+    }
+
+    /// Ends a walk [`Tape::begin_torch_backward`] began: when it `completed`, its gradients
+    /// are written into `.grad` and the graph freed unless retained; a walk a hook's error
+    /// stopped changes nothing.
+    pub fn end_torch_backward(
+        &mut self,
+        rt: &Runtime,
+        walk: walk::Walk,
+        completed: bool,
+        retain_graph: bool,
+    ) -> Result<()> {
+        self.walks = self.walks.saturating_sub(1);
+        if !completed {
+            return Ok(());
+        }
+        self.accumulate(rt, &walk.grads, walk.used, retain_graph)
+    }
+
+    /// Writes a finished walk's gradients into the `.grad` of the arrays that keep one.
+    fn accumulate(
+        &mut self,
+        rt: &Runtime,
+        grads: &HashMap<usize, Array>,
+        used: Vec<bool>,
+        retain_graph: bool,
+    ) -> Result<()> {
         // Every new gradient first (accumulation allocates and can fail), then the writes, so
         // a failed backward leaves every gradient buffer as it was.
         let mut writes = Vec::new();
@@ -2388,6 +2412,9 @@ fn shared_matrix_grad_right(a: &Array, g: &Array) -> Result<Array> {
     let g_flat = g.reshape(&[(batch * m) as isize, n as isize])?;
     a_flat.matmul_t(&g_flat, [true, false])
 }
+
+mod walk;
+pub use walk::Walk;
 
 #[cfg(test)]
 mod tests;

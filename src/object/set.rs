@@ -117,25 +117,39 @@ impl Table {
         self.iter().map(|e| e.value.clone()).collect()
     }
 
-    /// `set_lookkey`: the slot holding an equal key.
-    fn find(&self, hash: i64, key: &HashKey) -> Option<usize> {
+    /// The occupied slots (active or dummy) on `hash`'s probe sequence, up to the first empty
+    /// one: CPython's probe order (a few linear probes, then the perturbed jump).
+    fn probe(&self, hash: i64) -> impl Iterator<Item = (usize, &Slot)> + '_ {
         let mask = self.mask();
-        let (mut i, mut perturb) = start(hash, mask);
-        loop {
-            let probes = if i + LINEAR_PROBES <= mask {
+        let (start_at, perturb) = start(hash, mask);
+        let mut state = (start_at, perturb, 0usize);
+        std::iter::from_fn(move || {
+            let (i, perturb, k) = &mut state;
+            let probes = if *i + LINEAR_PROBES <= mask {
                 LINEAR_PROBES
             } else {
                 0
             };
-            for j in i..=i + probes {
-                match &self.slots[j] {
-                    Slot::Empty => return None,
-                    Slot::Active(e) if e.hash == hash && e.key == *key => return Some(j),
-                    _ => {}
-                }
+            if *k > probes {
+                *i = next(*i, perturb, mask);
+                *k = 0;
             }
-            i = next(i, &mut perturb, mask);
-        }
+            let j = *i + *k;
+            *k += 1;
+            Some(j)
+        })
+        .map_while(|j| match self.slots.get(j) {
+            None | Some(Slot::Empty) => None,
+            Some(slot) => Some((j, slot)),
+        })
+    }
+
+    /// `set_lookkey`: the slot holding an equal key.
+    fn find(&self, hash: i64, key: &HashKey) -> Option<usize> {
+        self.probe(hash).find_map(|(j, slot)| match slot {
+            Slot::Active(e) if e.hash == hash && e.key == *key => Some(j),
+            _ => None,
+        })
     }
 
     pub fn contains(&self, hash: i64, key: &HashKey) -> bool {
@@ -145,26 +159,14 @@ impl Table {
     /// The members on `hash`'s probe sequence filed under that hash whose equality is a
     /// class's `__eq__` (`object::keys`): where an equal but distinct object is found.
     pub fn same_hash(&self, hash: i64) -> Vec<(HashKey, Value)> {
-        let mask = self.mask();
-        let (mut i, mut perturb) = start(hash, mask);
-        let mut found = Vec::new();
-        loop {
-            let probes = if i + LINEAR_PROBES <= mask {
-                LINEAR_PROBES
-            } else {
-                0
-            };
-            for j in i..=i + probes {
-                match &self.slots[j] {
-                    Slot::Empty => return found,
-                    Slot::Active(e) if e.hash == hash && e.key.needs_eq() => {
-                        found.push((e.key.clone(), e.value.clone()))
-                    }
-                    _ => {}
+        (self.probe(hash))
+            .filter_map(|(_, slot)| match slot {
+                Slot::Active(e) if e.hash == hash && e.key.needs_eq() => {
+                    Some((e.key.clone(), e.value.clone()))
                 }
-            }
-            i = next(i, &mut perturb, mask);
-        }
+                _ => None,
+            })
+            .collect()
     }
 
     /// `set_add_entry`: false when an equal key is already there (it is kept).

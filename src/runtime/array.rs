@@ -20,7 +20,7 @@ use super::timeline::{current_op, op_scope, Lane};
 use super::Runtime;
 use crate::backend::{BackendStorage, CpuStorage, MatmulLayout, Placement, Storage, StridedView};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
@@ -121,6 +121,9 @@ struct ArrayInner {
     /// How many in-place writes went through this array (PyTorch's version counter, per
     /// array object: a view written through counts on the view, as `.data` does in PyTorch).
     version: AtomicU32,
+    /// Made by a transpose that reorders dims of more than one element: what PyTorch would
+    /// hold as a view with other strides (the bytes here are row-major all the same).
+    strided: AtomicBool,
 }
 
 /// Where an array's bytes are. A fresh array holds its buffer inline, so making one is a
@@ -530,6 +533,12 @@ impl Array {
         self.inner.version.load(Ordering::Relaxed)
     }
 
+    /// Whether PyTorch would see this array as a non-contiguous view (`is_contiguous()`):
+    /// the result of a transpose that reorders dims of more than one element.
+    pub fn strided(&self) -> bool {
+        self.inner.strided.load(Ordering::Relaxed)
+    }
+
     /// Counts an in-place write made by drawing this array's values where the framework
     /// initializes in place (PyTorch's layers `uniform_` their fresh parameters).
     pub fn count_inplace_write(&self) {
@@ -638,6 +647,7 @@ impl Array {
                     failed: OnceLock::new(),
                 }),
                 version: AtomicU32::new(0),
+                strided: AtomicBool::new(false),
             }),
         }
     }
@@ -654,6 +664,7 @@ impl Array {
                     BufferHome::Shared(owner) => Arc::clone(owner),
                 }),
                 version: AtomicU32::new(0),
+                strided: AtomicBool::new(false),
             }),
         }
     }
@@ -1725,10 +1736,17 @@ impl Array {
             shape: perm.iter().map(|&p| self.shape()[p]).collect(),
             strides: perm.iter().map(|&p| strides[p] as isize).collect(),
         };
+        // Dims of one element have no stride that matters (PyTorch's contiguity rule).
+        let moved: Vec<usize> = (perm.iter().copied())
+            .filter(|&p| self.shape().get(p).is_some_and(|&n| n > 1))
+            .collect();
+        let reorders = moved.windows(2).any(|w| w[0] > w[1]);
         let x = self.clone();
-        self.derive(view.shape.clone(), self.dtype(), move || {
+        let out = self.derive(view.shape.clone(), self.dtype(), move || {
             x.read().gather(&view)
-        })
+        })?;
+        out.inner.strided.store(reorders, Ordering::Relaxed);
+        Ok(out)
     }
 
     // ---- indexing ------------------------------------------------------------------------

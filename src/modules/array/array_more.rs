@@ -162,10 +162,17 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
             tape.rename(&out, "TBackward0");
             Ok(wrap(out, x.flavor))
         }),
-        "contiguous" => ("x.contiguous(): x (arrays here are always contiguous).", |_, r, mut a| {
+        "contiguous" => ("x.contiguous(): x, or a contiguous copy of x when it is a transposed view.", |it, r, mut a| {
             a.take_kw("memory_format");
             a.finish(0)?;
-            Ok(r.clone())
+            let Some(x) = r.as_array().filter(|x| x.array.strided()) else {
+                return Ok(r.clone());
+            };
+            let shape: Vec<isize> = x.array.shape().iter().map(|&n| n as isize).collect();
+            let tape = &mut it.state_mut().nn.tape;
+            let out = tape.reshape(&x.array, &shape)?;
+            tape.rename(&out, "CloneBackward0");
+            Ok(wrap(out, x.flavor))
         }),
         "view" => (
             "x.view(*shape): the same memory seen with a new shape (one -1 is inferred).",

@@ -292,17 +292,19 @@ pub fn zeros_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Valu
     like::<F>(it, a, 0.0)
 }
 
-/// Flatten nested lists/tuples of numbers into data + shape.
+/// Flatten nested lists/tuples of numbers into data + shape. While every leaf is an integer,
+/// `exact` keeps their values too (an int64 past 2**53 is not an f64).
 fn flatten_nested(
     v: &Value,
     shape: &mut Vec<usize>,
     depth: usize,
     out: &mut Vec<f64>,
     kinds: &mut (bool, bool),
+    exact: &mut Option<Vec<i64>>,
 ) -> Result<(), Exc> {
     if let Some(t @ Value::Tuple(_)) = crate::object::class::base_value(v) {
         // A tuple subclass (`torch.Size`) holds its items as a tuple.
-        return flatten_nested(&t, shape, depth, out, kinds);
+        return flatten_nested(&t, shape, depth, out, kinds, exact);
     }
     match v {
         Value::List(_) | Value::Tuple(_) => {
@@ -331,7 +333,7 @@ fn flatten_nested(
                 ));
             }
             for x in &items {
-                flatten_nested(x, shape, depth + 1, out, kinds)?;
+                flatten_nested(x, shape, depth + 1, out, kinds, exact)?;
             }
             Ok(())
         }
@@ -348,9 +350,19 @@ fn flatten_nested(
                 .map_err(|_| crate::object::alloc::memory_error())?;
             match a.array.try_to_host()? {
                 HostData::F64(d) => out.extend(d),
-                other => out.extend(other.to_f64_vec()),
+                HostData::I64(d) => {
+                    out.extend(d.iter().map(|&x| x as f64));
+                    if let Some(e) = exact {
+                        e.extend(d);
+                    }
+                }
+                other => {
+                    *exact = None;
+                    out.extend(other.to_f64_vec())
+                }
             }
             kinds.0 |= a.array.dtype().is_float();
+            kinds.1 |= a.array.dtype().is_int();
             Ok(())
         }
         other => {
@@ -368,10 +380,22 @@ fn flatten_nested(
                         "Python int too large to convert to C long",
                     ))
                 }
-                Value::Float(_) => kinds.0 = true,
-                Value::Bool(_) => {}
-                Value::Int(_) => kinds.1 = true,
-                _ => {}
+                Value::Float(_) => {
+                    kinds.0 = true;
+                    *exact = None;
+                }
+                Value::Bool(b) => {
+                    if let Some(e) = exact {
+                        e.push(i64::from(*b));
+                    }
+                }
+                Value::Int(i) => {
+                    kinds.1 = true;
+                    if let Some(e) = exact {
+                        e.push(*i);
+                    }
+                }
+                _ => *exact = None,
             }
             let x = as_f64(other).ok_or_else(|| {
                 Exc::type_error(format!(
@@ -439,7 +463,8 @@ fn array_from(
     let mut shape = Vec::new();
     let mut flat = Vec::new();
     let mut kinds = (false, false);
-    flatten_nested(data, &mut shape, 0, &mut flat, &mut kinds).map_err(|e| {
+    let mut exact = Some(Vec::new());
+    flatten_nested(data, &mut shape, 0, &mut flat, &mut kinds, &mut exact).map_err(|e| {
         if f == TORCH && e.kind == ExcKind::OverflowError {
             Exc::value_error("Overflow when unpacking long long")
         } else {
@@ -472,10 +497,14 @@ fn array_from(
     } else {
         DType::Float32
     };
-    let arr = it
-        .state_mut()
-        .rt
-        .from_f64(flat, &shape, dtype.unwrap_or(default), device)?;
+    let dtype = dtype.unwrap_or(default);
+    let rt = &it.state_mut().rt;
+    let arr = match exact {
+        Some(ints) if dtype == DType::Int64 && ints.len() == flat.len() => {
+            rt.from_host(HostData::I64(ints), &shape, device)?
+        }
+        _ => rt.from_f64(flat, &shape, dtype, device)?,
+    };
     Ok(wrap(arr, flavor_for(it, f)))
 }
 

@@ -64,6 +64,8 @@ pub struct CoreData {
     pub hybridized: Cell<bool>,
     /// That graph once the first call traced it; opaque here. Cleared by `hybridize()`.
     pub compiled: RefCell<Option<Rc<dyn std::any::Any>>>,
+    /// Forward hooks (`register_forward_hook`...; `block_hooks.rs`).
+    pub hooks: super::block_hooks::BlockHooks,
 }
 
 /// A shared handle on a block's [`CoreData`], kept in the instance's `base_state`.
@@ -174,6 +176,7 @@ impl CoreData {
             sequential: false,
             hybridized: Cell::new(false),
             compiled: RefCell::new(None),
+            hooks: Default::default(),
         }
     }
 }
@@ -918,6 +921,7 @@ pub fn deep_copy(
         hybridized: Cell::new(core.hybridized.get()),
         // The copy traces its own graph on its first call.
         compiled: RefCell::new(None),
+        hooks: Default::default(),
     };
     Ok(Some(Value::Object(Rc::new(Core(Rc::new(data))))))
 }
@@ -1181,11 +1185,14 @@ fn finish_custom_init(it: &mut dyn Interpreter, layer: &Block, x: &Array) -> Res
 pub fn call(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let this = a.required(0, "self")?;
     a.pos.remove(0);
-    if core_of(&this).is_none() {
+    let Some(core) = core_of(&this) else {
         return Err(not_set_up(&this));
-    }
+    };
     let forward = it.get_attr(&this, "forward")?;
-    it.call_value(&forward, a)
+    if core.hooks.is_empty() {
+        return it.call_value(&forward, a);
+    }
+    super::block_hooks::call_with_hooks(it, &this, &core, a, &forward)
 }
 
 /// The built-in `forward`: a layer's computation, a container's children in order, or (for a
@@ -1617,14 +1624,17 @@ pub fn move_params(it: &mut dyn Interpreter, core: &Core, devices: &[Device]) ->
 
 /// The methods every block has, whatever its dialect.
 pub fn common_methods() -> Vec<(&'static str, BuiltinFn)> {
-    vec![
+    let own: [(&'static str, BuiltinFn); 6] = [
         ("__setattr__", set_attr),
         ("__getattr__", get_attr),
         ("__call__", call),
         ("__repr__", block_repr),
         ("forward", forward),
         ("apply", apply),
-    ]
+    ];
+    own.into_iter()
+        .chain(super::block_hooks::methods())
+        .collect()
 }
 
 /// The methods of containers (`Sequential`, `ModuleList`).

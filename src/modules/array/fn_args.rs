@@ -1,8 +1,8 @@
-//! The argument handling `linalg.rs` and `reductions.rs` share: which dialect a function's
+//! The argument handling `linalg.rs`, `reductions.rs` and `math_more.rs` share: which dialect a function's
 //! const parameter names, an array argument (lists and numbers become NumPy arrays; PyTorch
 //! refuses them in its words), and a result as the dialect returns it (NumPy's 0-d results
 //! are NumPy scalars).
-use crate::modules::array::arrays::{NUMPY, TORCH};
+use crate::modules::array::arrays::{NP, NUMPY, TORCH};
 use crate::modules::array::numpy_fns::as_array;
 use crate::object::error::Exc;
 use crate::object::ops::{self, wrap};
@@ -10,12 +10,13 @@ use crate::object::value::{ArrayValue, Flavor, Value};
 use crate::object::Interpreter;
 use crate::runtime::Array;
 
-/// The flavor of a function's const dialect code (MXNet's numpy-mode for the others).
+/// The flavor of a function's const dialect code.
 pub fn flavor_of<const F: u8>() -> Flavor {
     match F {
         TORCH => Flavor::Torch,
+        NP => Flavor::Np,
         NUMPY => Flavor::Numpy,
-        _ => Flavor::Np,
+        _ => Flavor::Nd,
     }
 }
 

@@ -15,7 +15,7 @@
 //! PyTorch's dimension priority).
 
 use crate::lang::ast::CmpOp;
-use crate::modules::array::arrays::{NP, NUMPY, TORCH};
+use crate::modules::array::fn_args::{array_arg, flavor_of};
 use crate::modules::array::numpy_fns::{as_array, broadcast_all, broadcast_positions};
 use crate::nn::autograd::Tape;
 use crate::object::error::{Exc, ExcKind};
@@ -550,15 +550,6 @@ fn spec_of(flavor: Flavor, name: &str) -> Option<&'static Spec> {
     })
 }
 
-fn flavor_of<const F: u8>() -> Flavor {
-    match F {
-        TORCH => Flavor::Torch,
-        NP => Flavor::Np,
-        NUMPY => Flavor::Numpy,
-        _ => Flavor::Nd,
-    }
-}
-
 // ------------------------------------------------------------------ operands
 
 /// One operand: an array, or a Python number (which never decides the dtype).
@@ -597,10 +588,7 @@ fn operand(
         );
         return match as_f64(v) {
             Some(f) if position > 1 && takes_number => Ok(Arg::Number(f)),
-            _ => Err(Exc::type_error(format!(
-                "{fname}(): argument '{name}' (position {position}) must be Tensor, not {}",
-                v.type_name()
-            ))),
+            _ => array_arg(it, flavor, fname, name, position, v).map(Arg::Array),
         };
     }
     if !matches!(v, Value::Bool(_)) {

@@ -28,6 +28,7 @@
 
 pub mod array_more;
 pub mod arrays;
+pub mod block_hooks;
 pub mod blocks;
 pub mod conv_args;
 pub mod data;

@@ -598,19 +598,54 @@ fn histogram(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(Value::tuple(vec![c, e]))
 }
 
-fn arrays_of(it: &mut dyn Interpreter, a: &mut Args) -> Result<Vec<ArrayValue>, Exc> {
+pub fn arrays_of(it: &mut dyn Interpreter, a: &mut Args) -> Result<Vec<ArrayValue>, Exc> {
     let seq = a.required(0, "tup")?;
     let items = it.iterate(&seq)?;
     items.iter().map(|v| as_array(it, v)).collect()
 }
 
-fn joined(it: &mut dyn Interpreter, parts: Vec<ArrayValue>, axis: isize) -> Result<Value, Exc> {
-    if parts.is_empty() {
-        return Err(Exc::value_error("need at least one array to concatenate"));
-    }
+/// NumPy's `concatenate` of `parts` along `axis`, with its checks and messages (the
+/// runtime's own are the dialect-neutral ones).
+pub fn joined(it: &mut dyn Interpreter, parts: Vec<ArrayValue>, axis: isize) -> Result<Value, Exc> {
+    let shapes: Vec<&[usize]> = parts.iter().map(|p| p.array.shape()).collect();
+    let axis = concat_axis(&shapes, axis as i64)?;
     let flavor = parts[0].flavor;
     let raw: Vec<Array> = parts.into_iter().map(|p| p.array).collect();
-    Ok(wrap(it.state_mut().nn.tape.concat(&raw, axis)?, flavor))
+    Ok(wrap(
+        it.state_mut().nn.tape.concat(&raw, axis as isize)?,
+        flavor,
+    ))
+}
+
+/// NumPy 1.23's checks of a concatenation, in its order: some arrays, not 0-d, the axis, the
+/// same number of dimensions, the same sizes off the axis. The axis, normalised.
+fn concat_axis(shapes: &[&[usize]], axis: i64) -> Result<usize, Exc> {
+    let Some(first) = shapes.first() else {
+        return Err(Exc::value_error("need at least one array to concatenate"));
+    };
+    if first.is_empty() {
+        return Err(Exc::value_error(
+            "zero-dimensional arrays cannot be concatenated",
+        ));
+    }
+    let axis = norm_axis(axis, first.len())?;
+    for (i, shape) in shapes.iter().enumerate().skip(1) {
+        if shape.len() != first.len() {
+            return Err(Exc::value_error(format!(
+                "all the input arrays must have same number of dimensions, but the array at index 0 has {} dimension(s) and the array at index {i} has {} dimension(s)",
+                first.len(),
+                shape.len()
+            )));
+        }
+        let mismatch =
+            (first.iter().zip(shape.iter()).enumerate()).find(|&(d, (a, b))| d != axis && a != b);
+        if let Some((d, (a, b))) = mismatch {
+            return Err(Exc::value_error(format!(
+                "all the input array dimensions for the concatenation axis must match exactly, but along dimension {d}, the array at index 0 has size {a} and the array at index {i} has size {b}"
+            )));
+        }
+    }
+    Ok(axis)
 }
 
 fn vstack(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {

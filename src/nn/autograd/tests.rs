@@ -454,3 +454,48 @@ fn in_place_on_a_leaf_that_requires_grad_is_refused() {
     tape.set_grad_enabled(prev);
     assert_eq!(values(&x), vec![2.0, 3.0]);
 }
+
+#[test]
+fn a_walk_stops_for_hooked_tensors_in_order_and_takes_replacements() {
+    let rt = rt();
+    let mut tape = Tape::default();
+    let x = arr(&rt, &[1.0, 2.0], &[2]);
+    tape.set_requires_grad(&x, true);
+    let y = tape
+        .binary(
+            BinaryOp::Mul,
+            Operand::Array(&x),
+            Operand::Scalar(Scalar::Float(3.0)),
+        )
+        .expect("mul");
+    let z = tape.reduce(&y, ReduceOp::Sum, None, false).expect("sum");
+    let leaf_hook = tape.add_hook(&x, Rc::new("x"));
+    tape.add_hook(&y, Rc::new("y"));
+    let mut walk = tape.begin_torch_backward(&rt, &z, None).expect("begin");
+    // The non-leaf first, with its complete gradient; replaced by 10x.
+    let (id, g) = tape
+        .walk_step(&rt, &mut walk)
+        .expect("step")
+        .expect("y's hook");
+    assert_eq!((id, values(&g)), (y.id(), vec![1.0, 1.0]));
+    assert_eq!(tape.hooks_of(id).len(), 1);
+    walk.set_grad(id, arr(&rt, &[10.0, 10.0], &[2]));
+    // Then the leaf, before accumulation, with what flowed from the replacement.
+    let (id, g) = tape
+        .walk_step(&rt, &mut walk)
+        .expect("step")
+        .expect("x's hook");
+    assert_eq!((id, values(&g)), (x.id(), vec![30.0, 30.0]));
+    assert!(tape.walk_step(&rt, &mut walk).expect("step").is_none());
+    tape.end_torch_backward(&rt, walk, true, false)
+        .expect("end");
+    assert_eq!(values(&tape.grad(&x).expect("grad")), vec![30.0, 30.0]);
+    // A removed hook no longer stops the walk; a walk a hook stopped writes nothing.
+    tape.remove_hook(leaf_hook);
+    assert!(tape.hooks_of(x.id()).is_empty());
+    let y2 = scalar_sum(&mut tape, &x);
+    let walk = tape.begin_torch_backward(&rt, &y2, None).expect("begin");
+    tape.end_torch_backward(&rt, walk, false, false)
+        .expect("end");
+    assert_eq!(values(&tape.grad(&x).expect("grad")), vec![30.0, 30.0]);
+}

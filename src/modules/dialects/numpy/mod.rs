@@ -7,6 +7,7 @@
 //! lists what there is.
 
 pub mod fp_errors;
+pub mod joining;
 pub mod more;
 pub mod options;
 pub mod random;
@@ -74,11 +75,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                     identity,
                 ),
             );
-            for name in ["concatenate", "stack"] {
-                if let Some((doc, _)) = original(name) {
-                    m.set(name, builtin(name, doc, arrays_first));
-                }
-            }
+            joining::install(&m);
             crate::modules::array::math_more::install::<NUMPY>(&m);
             crate::modules::array::linalg::install::<NUMPY>(&m);
             crate::modules::array::reductions::install::<NUMPY>(&m);
@@ -320,22 +317,4 @@ fn identity(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         args.kw.push((Rc::from("dtype"), d));
     }
     eye(it, args)
-}
-
-/// `np.concatenate([[1, 2], [3]])`, `np.stack`: each item of the sequence as a NumPy array.
-fn arrays_first(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
-    let Some((_, f)) = original(a.fname) else {
-        return Err(Exc::type_error(format!("{}() is not available", a.fname)));
-    };
-    if let Some(first) = a.pos.first_mut() {
-        if matches!(first, Value::List(_) | Value::Tuple(_)) {
-            let items = it.iterate(first)?;
-            let arrays = items
-                .iter()
-                .map(|v| crate::modules::array::numpy_fns::as_array(it, v).map(Value::Array))
-                .collect::<Result<Vec<_>, _>>()?;
-            *first = Value::list(arrays);
-        }
-    }
-    f(it, a)
 }

@@ -5,13 +5,14 @@
 use std::rc::Rc;
 
 use super::tensor_args::{
-    function_form, int_arg, out, rt_err, runtime_error, tape_rt, tensor_arg, TensorMethod,
+    function_form, install_forms, int_arg, out, rt_err, runtime_error, tape_rt, tensor_arg,
+    TensorMethod,
 };
 use crate::modules::array::array_more::norm_axis;
 use crate::modules::array::selection::axis_slice;
 use crate::object::error::Exc;
 use crate::object::value::{Args, Module, TypeKind, Value};
-use crate::object::{builtin, method, Interpreter};
+use crate::object::{builtin, Interpreter};
 use crate::runtime::{BinaryOp, DType, Device, HostData, IndexItem, Operand};
 
 use super::tensor_args::T;
@@ -24,10 +25,10 @@ pub fn tensor_method(name: &str) -> Option<TensorMethod> {
         "unfold" => ("unfold", "x.unfold(dimension, size, step): the windows of size elements every step along dimension, as a new last dim.", unfold),
         "softmax" => ("softmax", "x.softmax(dim, dtype=None): exp(x) normalised along dim.", super::functional::softmax_method),
         "type_as" => ("type_as", "x.type_as(other): x in other's dtype (x itself when it has it).", type_as),
-        "is_contiguous" => ("is_contiguous", "x.is_contiguous(memory_format=torch.contiguous_format): True (arrays here are stored in row-major order).", |_, _, mut a| {
+        "is_contiguous" => ("is_contiguous", "x.is_contiguous(memory_format=torch.contiguous_format): False for a transposed view (t(), transpose, permute, .T), as PyTorch's strides say.", |_, r, mut a| {
             a.take(0, "memory_format")?;
             a.finish(1)?;
-            Ok(Value::Bool(true))
+            Ok(Value::Bool(!r.as_array().is_some_and(|x| x.array.strided())))
         }),
         _ => return None,
     };
@@ -36,20 +37,14 @@ pub fn tensor_method(name: &str) -> Option<TensorMethod> {
 
 /// A bound tensor method of this file, or None.
 pub fn tensor_attr(v: &Value, name: &str) -> Option<Value> {
-    let (mname, doc, f) = tensor_method(name)?;
-    Some(method(v, mname, doc, f))
+    super::tensor_args::bound_method(tensor_method, v, name)
 }
 
 /// Adds `torch.t`, `torch.diff`, `torch.dtype` and `torch.backends`.
 pub fn install(m: &Module) {
-    for name in ["t", "diff"] {
-        if let Some((fname, doc, _)) = tensor_method(name) {
-            m.set(
-                fname,
-                builtin(fname, doc, |it, a| function_form(it, a, tensor_method)),
-            );
-        }
-    }
+    install_forms(m, &["t", "diff"], tensor_method, |it, a| {
+        function_form(it, a, tensor_method)
+    });
     m.set("dtype", Value::Type(TypeKind::DType));
     m.set("backends", Value::Module(backends()));
 }

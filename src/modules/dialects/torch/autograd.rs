@@ -32,6 +32,7 @@ pub const TENSOR_ATTRS: &[&str] = &[
     "grad_fn",
     "retain_grad",
     "retains_grad",
+    "register_hook",
     "data",
     "numpy",
     "backward",
@@ -153,7 +154,7 @@ impl NativeObject for GradFn {
     }
 }
 
-fn torch_backward_exc(e: TorchBackwardError) -> Exc {
+pub(super) fn torch_backward_exc(e: TorchBackwardError) -> Exc {
     match e {
         TorchBackwardError::NotRequiring => runtime_error(
             "element 0 of tensors does not require grad and does not have a grad_fn",
@@ -207,11 +208,7 @@ fn run_backward(
             )
         }
     };
-    let st = it.state_mut();
-    st.nn
-        .tape
-        .torch_backward(&st.rt, head, gradient.as_ref(), retain)
-        .map_err(torch_backward_exc)
+    super::hooks::backward_with_hooks(it, head, gradient.as_ref(), retain)
 }
 
 fn flag_arg(v: Option<Value>, default: bool) -> Result<bool, Exc> {
@@ -515,7 +512,8 @@ pub fn tensor_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Op
                 return Ok(super::math::tensor_attr(v, name)
                     .or_else(|| super::random_more::tensor_attr(v, name))
                     .or_else(|| super::selection::tensor_attr(v, name))
-                    .or_else(|| super::api_more::tensor_attr(v, name)));
+                    .or_else(|| super::api_more::tensor_attr(v, name))
+                    .or_else(|| super::hooks::tensor_attr(v, name)));
             };
             method(v, mname, doc, f)
         }

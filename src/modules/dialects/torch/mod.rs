@@ -12,6 +12,7 @@ pub mod autograd;
 pub mod conv;
 pub mod cuda;
 pub mod functional;
+pub mod hooks;
 pub mod jit;
 pub mod jit_script;
 pub mod lazy;

@@ -8,7 +8,7 @@ use crate::modules::array::selection as sel;
 use crate::object::error::{Exc, ExcKind};
 use crate::object::ops::as_i64;
 use crate::object::value::{Args, MethodFn, Module, Value};
-use crate::object::{builtin, method, Interpreter};
+use crate::object::{builtin, Interpreter};
 use crate::runtime::{Array, DType, HostData, IndexItem};
 
 use super::tensor_args::{flag, out, rt_err, runtime_error, size_text, tape_rt, TensorMethod, T};
@@ -87,13 +87,12 @@ pub fn tensor_method(name: &str) -> Option<TensorMethod> {
 
 /// A bound tensor method of this file, or None.
 pub fn tensor_attr(v: &Value, name: &str) -> Option<Value> {
-    let (mname, doc, f) = tensor_method(name)?;
-    Some(method(v, mname, doc, f))
+    super::tensor_args::bound_method(tensor_method, v, name)
 }
 
 /// Adds this file's functions to `torch`.
 pub fn install(m: &Module) {
-    for name in [
+    const FORMS: &[&str] = &[
         "hsplit",
         "vsplit",
         "dsplit",
@@ -116,12 +115,8 @@ pub fn install(m: &Module) {
         "mode",
         "unique",
         "tile",
-    ] {
-        let Some((fname, doc, _)) = tensor_method(name) else {
-            continue;
-        };
-        m.set(name, builtin(fname, doc, function_form));
-    }
+    ];
+    super::tensor_args::install_forms(m, FORMS, tensor_method, function_form);
     let fns: [(&'static str, &'static str, crate::object::value::BuiltinFn); 8] = [
         ("hstack", "hstack(tensors): joined along dim 1 (dim 0 for 1-D tensors).", |it, a| stack_like(it, a, 1)),
         ("vstack", "vstack(tensors): 1-D tensors as rows, joined with 2-D ones along dim 0.", |it, a| stack_like(it, a, 0)),

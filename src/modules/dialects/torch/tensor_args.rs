@@ -3,8 +3,8 @@
 //! `function_form`, which serves `torch.X(input, ...)` as the method `input.X(...)`.
 use crate::object::error::{torch_error, Exc, ExcKind};
 use crate::object::ops::wrap;
-use crate::object::value::{Args, Flavor, MethodFn, Value};
-use crate::object::Interpreter;
+use crate::object::value::{Args, BuiltinFn, Flavor, MethodFn, Module, Value};
+use crate::object::{builtin, method, Interpreter};
 use crate::runtime::{Array, RuntimeError};
 
 pub const T: Flavor = Flavor::Torch;
@@ -67,6 +67,32 @@ pub fn tape_rt(
 pub fn size_text(shape: &[usize]) -> String {
     let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
     format!("[{}]", dims.join(", "))
+}
+
+/// The method `name` of a file's table of tensor methods, bound to `v`; None when the table
+/// lacks it.
+pub fn bound_method(
+    table: fn(&str) -> Option<TensorMethod>,
+    v: &Value,
+    name: &str,
+) -> Option<Value> {
+    let (mname, doc, f) = table(name)?;
+    Some(method(v, mname, doc, f))
+}
+
+/// Sets `torch.name` for each of `names` the table has, as `form` (the file's
+/// [`function_form`] over that table).
+pub fn install_forms(
+    m: &Module,
+    names: &[&str],
+    table: fn(&str) -> Option<TensorMethod>,
+    form: BuiltinFn,
+) {
+    for &name in names {
+        if let Some((fname, doc, _)) = table(name) {
+            m.set(name, builtin(fname, doc, form));
+        }
+    }
 }
 
 /// `torch.name(input, ...)`: the method `lookup(name)` on `input`.
