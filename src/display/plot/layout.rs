@@ -120,20 +120,9 @@ impl AxesLayout {
     /// position is not finite (a log axis at zero).
     pub fn text_box(&self, t: &super::Text) -> Option<[f64; 4]> {
         let (px, py) = self.text_at(t);
-        let tw = font::width(&t.text, t.size);
-        let th = LABEL_BOX * t.size;
-        let x0 = match t.ha.as_str() {
-            "center" => px - tw / 2.0,
-            "right" => px - tw,
-            _ => px,
-        };
-        let y0 = match t.va.as_str() {
-            "top" => py,
-            "center" | "center_baseline" => py - th / 2.0,
-            "bottom" => py - th,
-            _ => py - BOX_ASCENT * t.size,
-        };
-        (px.is_finite() && py.is_finite()).then_some([x0, y0, x0 + tw, y0 + th])
+        let size = (font::width(&t.text, t.size), LABEL_BOX * t.size);
+        let b = aligned_box((px, py), size, &t.ha, &t.va, BOX_ASCENT * t.size);
+        (px.is_finite() && py.is_finite()).then_some(b)
     }
     pub fn px(&self, v: f64) -> f64 {
         self.bx[0] + self.x.frac(v) * self.bx[2]
@@ -598,25 +587,32 @@ pub fn tight_bbox(fig: &Figure, pad_inches: f64) -> [f64; 4] {
 /// The box (left, top, right, bottom, in points) of text placed in figure fractions on a
 /// page of `w` x `h` points.
 pub fn fig_text_box(t: &super::FigText, w: f64, h: f64) -> [f64; 4] {
-    let (x, y) = (t.x * w, (1.0 - t.y) * h);
     let (along, across) = (font::width(&t.text, t.size), LABEL_BOX * t.size);
-    let (tw, th) = if t.vertical {
+    let size = if t.vertical {
         (across, along)
     } else {
         (along, across)
     };
-    let x0 = match t.ha.as_str() {
-        "center" => x - tw / 2.0,
-        "right" => x - tw,
+    let at = (t.x * w, (1.0 - t.y) * h);
+    aligned_box(at, size, &t.ha, &t.va, BOX_ASCENT * t.size)
+}
+
+/// The box (left, top, right, bottom) of a `w` x `h` text box aligned at `at` by `ha` and
+/// `va` (a baseline `ascent` below the top), as matplotlib aligns a text's extent.
+fn aligned_box(at: (f64, f64), (w, h): (f64, f64), ha: &str, va: &str, ascent: f64) -> [f64; 4] {
+    let (x, y) = at;
+    let x0 = match ha {
+        "center" => x - w / 2.0,
+        "right" => x - w,
         _ => x,
     };
-    let y0 = match t.va.as_str() {
+    let y0 = match va {
         "top" => y,
-        "center" | "center_baseline" => y - th / 2.0,
-        "bottom" => y - th,
-        _ => y - BOX_ASCENT * th,
+        "center" | "center_baseline" => y - h / 2.0,
+        "bottom" => y - h,
+        _ => y - ascent,
     };
-    [x0, y0, x0 + tw, y0 + th]
+    [x0, y0, x0 + w, y0 + h]
 }
 
 /// `tight_layout()`: margins and gaps between subplots just wide enough for their tick labels,

@@ -109,13 +109,8 @@ fn text(out: &mut String, t: &Text, body: &str) {
         return;
     }
     let (x, y) = if t.rotate {
-        // Rotated 90°: `va` is along x.
-        let bx = match t.va {
-            "bottom" => t.x - 0.24 * t.size,
-            "top" => t.x + 0.76 * t.size,
-            _ => t.x,
-        };
-        (bx, t.y)
+        // Rotated 90°: `va` is along x, the baseline placed as an upright one.
+        (baseline(t.x, t.va, t.size), t.y)
     } else {
         (t.x, baseline(t.y, t.va, t.size))
     };

@@ -361,7 +361,7 @@ fn ax_pie(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Val
     // matplotlib takes the sizes as float32.
     let xs: Vec<f32> = values.iter().map(|v| *v as f32).collect();
     let total: f32 = xs.iter().sum();
-    if !(total > 0.0) {
+    if total.is_nan() || total <= 0.0 {
         return Err(Exc::value_error(
             "Wedge sizes 'x' must be non negative values",
         ));
