@@ -114,6 +114,17 @@ pub fn parse(s: &str) -> Option<Rgba> {
         }
         return None;
     }
+    // The one-letter colours are matplotlib's BASE_COLORS, in thirds and quarters exactly.
+    let base = match t {
+        "g" => Some(Rgba(0.0, 0.5, 0.0, 1.0)),
+        "c" => Some(Rgba(0.0, 0.75, 0.75, 1.0)),
+        "m" => Some(Rgba(0.75, 0.0, 0.75, 1.0)),
+        "y" => Some(Rgba(0.75, 0.75, 0.0, 1.0)),
+        _ => None,
+    };
+    if base.is_some() {
+        return base;
+    }
     let lower = t.to_ascii_lowercase();
     // Single letters are case-sensitive in matplotlib ('B' is not blue).
     let key = if t.len() == 1 { t } else { lower.as_str() };
@@ -123,55 +134,168 @@ pub fn parse(s: &str) -> Option<Rgba> {
         .and_then(|(_, h)| parse(h))
 }
 
-/// Anchor colours of the colormaps learners use, evenly spaced from 0 to 1; values between
-/// are interpolated linearly (matplotlib's LinearSegmentedColormap does the same with 256
-/// entries; viridis's anchors are its listed colours at k/8).
-fn anchors(name: &str) -> Option<&'static [[f64; 3]]> {
+use super::colormap_data as data;
+
+/// How a colormap is defined in matplotlib: 256 listed colours, or segment data per
+/// channel (x, value below x, value above x), or colours spaced evenly (`from_list`).
+enum Source {
+    Listed(&'static [[f64; 3]]),
+    Segments([&'static [[f64; 3]]; 3]),
+    Even(&'static [[f64; 3]]),
+}
+
+fn source(name: &str) -> Option<Source> {
     Some(match name {
-        "viridis" => &[
-            [0.267004, 0.004874, 0.329415],
-            [0.275191, 0.194905, 0.496005],
-            [0.212395, 0.359683, 0.55171],
-            [0.153364, 0.497, 0.557724],
-            [0.122312, 0.633153, 0.530398],
-            [0.288921, 0.758394, 0.428426],
-            [0.626579, 0.854645, 0.223353],
-            [0.993248, 0.906157, 0.143936],
-        ],
-        "gray" | "Greys_r" | "binary_r" => &[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]],
-        "gray_r" | "Greys" | "binary" => &[[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]],
-        "hot" => &[
-            [0.0416, 0.0, 0.0],
-            [1.0, 0.0, 0.0],
-            [1.0, 1.0, 0.0],
-            [1.0, 1.0, 1.0],
-        ],
-        "coolwarm" => &[
-            [0.2298, 0.2987, 0.7537],
-            [0.8654, 0.8654, 0.8654],
-            [0.7057, 0.0156, 0.1502],
-        ],
-        "Blues" => &[[0.9686, 0.9843, 1.0], [0.0314, 0.1882, 0.4196]],
-        "Reds" => &[[1.0, 0.9608, 0.9412], [0.4039, 0.0, 0.0510]],
+        "viridis" => Source::Listed(&data::VIRIDIS),
+        "plasma" => Source::Listed(&data::PLASMA),
+        "inferno" => Source::Listed(&data::INFERNO),
+        "magma" => Source::Listed(&data::MAGMA),
+        "cividis" => Source::Listed(&data::CIVIDIS),
+        "gray" | "grey" => Source::Segments(data::GRAY_SEGMENTS),
+        "binary" => Source::Segments(data::BINARY_SEGMENTS),
+        "jet" => Source::Segments(data::JET_SEGMENTS),
+        "hot" => Source::Segments(data::HOT_SEGMENTS),
+        "coolwarm" => Source::Segments(data::COOLWARM_SEGMENTS),
+        "Blues" => Source::Even(data::BLUES_LIST),
+        "Reds" => Source::Even(data::REDS_LIST),
+        "Greys" => Source::Even(data::GREYS_LIST),
+        "Greens" => Source::Even(data::GREENS_LIST),
+        "Oranges" => Source::Even(data::ORANGES_LIST),
+        "Purples" => Source::Even(data::PURPLES_LIST),
         _ => return None,
     })
 }
 
-/// The colormap names [`colormap`] knows.
+/// The colormap names [`lut`] knows, in the order of matplotlib's registry; each also
+/// reversed with `_r`.
 pub const COLORMAPS: &[&str] = &[
-    "viridis", "gray", "gray_r", "Greys", "Greys_r", "binary", "binary_r", "hot", "coolwarm",
-    "Blues", "Reds",
+    "magma", "inferno", "plasma", "viridis", "cividis", "Blues", "Greens", "Greys", "Oranges",
+    "Purples", "Reds", "binary", "coolwarm", "gray", "hot", "jet", "grey",
 ];
 
-/// The colour of `t` in [0, 1] on the colormap `name`; None for an unknown name.
+/// Every colormap name, `_r` ones after the others, as `pyplot.colormaps()` lists them.
+pub fn colormap_names() -> Vec<String> {
+    COLORMAPS
+        .iter()
+        .map(|n| n.to_string())
+        .chain(COLORMAPS.iter().map(|n| format!("{n}_r")))
+        .collect()
+}
+
+/// `LinearSegmentedColormap`'s `_lutsize`-entry table from segment data (matplotlib's
+/// `_create_lookup_table` with gamma 1).
+fn segment_lut(points: &[[f64; 3]], n: usize) -> Vec<f64> {
+    if n == 1 {
+        return vec![points.last().map_or(0.0, |p| p[1])];
+    }
+    // matplotlib scales both the points and the table positions by n - 1 (the table's
+    // positions are numpy.linspace(0, 1, n): i times the step), and so does this, to the bit.
+    let last = (n - 1) as f64;
+    let xs: Vec<f64> = points.iter().map(|p| p[0] * last).collect();
+    (0..n)
+        .map(|i| {
+            let x = last * (i as f64 * (1.0 / last));
+            if i == 0 {
+                return points.first().map_or(0.0, |p| p[2]);
+            }
+            if i == n - 1 {
+                return points.last().map_or(0.0, |p| p[1]);
+            }
+            // searchsorted(xs, x) (left): the first point at or past x.
+            let k = xs
+                .iter()
+                .position(|p| *p >= x)
+                .unwrap_or(xs.len() - 1)
+                .max(1);
+            let d = (x - xs[k - 1]) / (xs[k] - xs[k - 1]);
+            (d * (points[k][1] - points[k - 1][2]) + points[k - 1][2]).clamp(0.0, 1.0)
+        })
+        .collect()
+}
+
+/// The colormap `name` (or `name_r`) as matplotlib's lookup table of `n` colours.
+pub fn lut(name: &str, n: usize) -> Option<Vec<[f64; 3]>> {
+    let (base, reversed) = match name.strip_suffix("_r") {
+        Some(b) => (b, true),
+        None => (name, false),
+    };
+    let n = n.max(1);
+    let mut table: Vec<[f64; 3]> = match source(base)? {
+        Source::Listed(colors) if n == colors.len() => colors.to_vec(),
+        // `resampled(n)`: the colours at n evenly spaced points.
+        Source::Listed(colors) => (0..n)
+            .map(|i| {
+                let x = if n == 1 {
+                    0.0
+                } else {
+                    i as f64 / (n - 1) as f64
+                };
+                colors[index_of(x, colors.len())]
+            })
+            .collect(),
+        Source::Segments(ch) => {
+            let [r, g, b] = ch.map(|pts| segment_lut(pts, n));
+            (0..n).map(|i| [r[i], g[i], b[i]]).collect()
+        }
+        Source::Even(colors) => {
+            let m = colors.len().max(2) - 1;
+            let channel = |c: usize| -> Vec<[f64; 3]> {
+                colors
+                    .iter()
+                    .enumerate()
+                    .map(|(i, col)| [i as f64 * (1.0 / m as f64), col[c], col[c]])
+                    .collect()
+            };
+            let [r, g, b] = [0, 1, 2].map(|c| segment_lut(&channel(c), n));
+            (0..n).map(|i| [r[i], g[i], b[i]]).collect()
+        }
+    };
+    if reversed {
+        table.reverse();
+    }
+    Some(table)
+}
+
+/// Where a value in [0, 1] falls in a table of `n`: matplotlib's `int(x * n)`, 1.0 in the
+/// last entry.
+pub fn index_of(x: f64, n: usize) -> usize {
+    ((x * n as f64).floor().max(0.0) as usize).min(n.max(1) - 1)
+}
+
+thread_local! {
+    /// Tables by name: the built-in ones once made, and those a program made
+    /// (`ListedColormap`, `LinearSegmentedColormap.from_list`), which images and scatter
+    /// plots then find by name.
+    static TABLES: std::cell::RefCell<Vec<(String, Vec<[f64; 3]>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Makes `table` the colormap `name` (a program's own colormap).
+pub fn register(name: &str, table: Vec<[f64; 3]>) {
+    TABLES.with(|t| {
+        let mut t = t.borrow_mut();
+        t.retain(|(n, _)| n != name);
+        t.push((name.to_string(), table));
+    });
+}
+
+/// The colour of `t` in [0, 1] on the colormap `name` (its table; 256 colours for the
+/// built-in ones, as matplotlib's); None for an unknown name. NaN takes the lowest colour.
 pub fn colormap(name: &str, t: f64) -> Option<Rgba> {
-    let a = anchors(name)?;
     let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
-    let pos = t * (a.len() - 1) as f64;
-    let i = (pos.floor() as usize).min(a.len() - 2);
-    let f = pos - i as f64;
-    let mix = |k: usize| a[i][k] + (a[i + 1][k] - a[i][k]) * f;
-    Some(Rgba(mix(0), mix(1), mix(2), 1.0))
+    TABLES.with(|c| {
+        let mut c = c.borrow_mut();
+        let i = match c.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                c.push((name.to_string(), lut(name, 256)?));
+                c.len() - 1
+            }
+        };
+        let table = &c[i].1;
+        let [r, g, b] = *table.get(index_of(t, table.len()))?;
+        Some(Rgba(r, g, b, 1.0))
+    })
 }
 
 #[cfg(test)]
@@ -185,5 +309,9 @@ mod tests {
         assert_eq!(parse("0.5"), Some(Rgba(0.5, 0.5, 0.5, 1.0)));
         assert_eq!(parse("nonsense"), None);
         assert_eq!(colormap("gray", 1.0), Some(Rgba(1.0, 1.0, 1.0, 1.0)));
+        // cm.gray(0.5) is the 129th of 256 levels; cm.jet(0.3) as matplotlib gives it.
+        assert_eq!(colormap("gray", 0.5).map(|c| c.0), Some(128.0 / 255.0));
+        let jet = colormap("jet", 0.3).map(|c| (c.0, c.1, c.2));
+        assert_eq!(jet, Some((0.0, 0.692156862745098, 1.0)));
     }
 }

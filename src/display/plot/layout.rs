@@ -102,26 +102,27 @@ pub struct AxesLayout {
 impl AxesLayout {
     /// Where text `t` is anchored, in points: its data position moved by its offset.
     pub fn text_at(&self, t: &super::Text) -> (f64, f64) {
-        (self.px(t.x) + t.offset.0, self.py(t.y) - t.offset.1)
+        let (x, y) = if t.in_axes {
+            self.axes_point(t.x, t.y)
+        } else {
+            (self.px(t.x), self.py(t.y))
+        };
+        (x + t.offset.0, y - t.offset.1)
+    }
+    /// The point at fractions (fx, fy) of the box, fy up (`transAxes`).
+    pub fn axes_point(&self, fx: f64, fy: f64) -> (f64, f64) {
+        (
+            self.bx[0] + fx * self.bx[2],
+            self.bx[1] + self.bx[3] - fy * self.bx[3],
+        )
     }
     /// The box text `t` covers, in points (left, top, right, bottom); None where its
     /// position is not finite (a log axis at zero).
     pub fn text_box(&self, t: &super::Text) -> Option<[f64; 4]> {
         let (px, py) = self.text_at(t);
-        let tw = font::width(&t.text, t.size);
-        let th = LABEL_BOX * t.size;
-        let x0 = match t.ha.as_str() {
-            "center" => px - tw / 2.0,
-            "right" => px - tw,
-            _ => px,
-        };
-        let y0 = match t.va.as_str() {
-            "top" => py,
-            "center" | "center_baseline" => py - th / 2.0,
-            "bottom" => py - th,
-            _ => py - BOX_ASCENT * t.size,
-        };
-        (px.is_finite() && py.is_finite()).then_some([x0, y0, x0 + tw, y0 + th])
+        let size = (font::width(&t.text, t.size), LABEL_BOX * t.size);
+        let b = aligned_box((px, py), size, &t.ha, &t.va, BOX_ASCENT * t.size);
+        (px.is_finite() && py.is_finite()).then_some(b)
     }
     pub fn px(&self, v: f64) -> f64 {
         self.bx[0] + self.x.frac(v) * self.bx[2]
@@ -136,6 +137,7 @@ fn data_of(ax: &Axes, is_x: bool) -> (Vec<f64>, Vec<f64>) {
     let (mut data, mut sticky) = (Vec::new(), Vec::new());
     for a in &ax.artists {
         match a {
+            Artist::Line(l) if l.in_axes => {}
             Artist::Line(l) => data.extend(if is_x { &l.xs } else { &l.ys }),
             Artist::Scatter(s) => data.extend(if is_x { &s.xs } else { &s.ys }),
             Artist::Bars(b) => {
@@ -166,6 +168,11 @@ fn data_of(ax: &Axes, is_x: bool) -> (Vec<f64>, Vec<f64>) {
                 }
             }
             Artist::Text(_) => {}
+            Artist::Span(sp) => {
+                if sp.horizontal != is_x {
+                    data.extend([sp.lo, sp.hi])
+                }
+            }
             Artist::Image(im) => {
                 let [l, r, b, t] = im.extent();
                 let ends = if is_x { [l, r] } else { [b, t] };
@@ -208,16 +215,19 @@ fn axis_layout(ax: &Axes, is_x: bool, length: f64) -> AxisLayout {
     let view = view_limits(ax, is_x);
     let (lo, hi) = (view.0.min(view.1), view.0.max(view.1));
     let space = ticks::tick_space(length, is_x, spec.tick_size);
-    let (locs, minor) = match (&spec.ticks, spec.scale) {
-        (Some(t), _) => (t.clone(), Vec::new()),
-        (None, Scale::Linear) => (ticks::max_n_locator(lo, hi, space), Vec::new()),
-        (None, Scale::Log) => ticks::log_locator(lo.max(f64::MIN_POSITIVE), hi, space),
-    };
+    let (locs, minor) = locate(spec, lo, hi, space);
     let eps = (hi - lo).abs() * 1e-10;
     let inside = |v: &f64| *v >= lo - eps && *v <= hi + eps;
     let visible: Vec<f64> = locs.iter().copied().filter(inside).collect();
     let minor: Vec<f64> = minor.into_iter().filter(inside).collect();
-    let (labels, offset): (Vec<TickLabel>, String) = if let Some(given) = &spec.ticklabels {
+    let (labels, offset): (Vec<TickLabel>, String) = if let Some(f) = spec
+        .formatter
+        .as_ref()
+        .filter(|_| spec.ticklabels.is_none())
+    {
+        let (l, o) = f.labels(&visible, lo, hi);
+        (l.into_iter().map(TickLabel::Plain).collect(), o)
+    } else if let Some(given) = &spec.ticklabels {
         // Labels given with the ticks belong to them in order, whichever are visible.
         let all: Vec<(f64, String)> = locs.iter().copied().zip(given.iter().cloned()).collect();
         (
@@ -265,12 +275,30 @@ fn axis_layout(ax: &Axes, is_x: bool, length: f64) -> AxisLayout {
         view,
         scale: spec.scale,
         major: visible.into_iter().zip(labels).collect(),
-        minor: if spec.scale == Scale::Log {
+        minor: if spec.scale == Scale::Log || spec.minor_locator.is_some() {
             minor
         } else {
             Vec::new()
         },
         offset,
+    }
+}
+
+/// One axis's major and minor tick locations over the view (lo, hi): the ticks the program
+/// gave, else its locator's, else the scale's default locator.
+fn locate(spec: &super::AxisSpec, lo: f64, hi: f64, space: usize) -> (Vec<f64>, Vec<f64>) {
+    let (major, minor) = match (&spec.ticks, &spec.locator, spec.scale) {
+        (Some(t), _, _) => (t.clone(), Vec::new()),
+        (None, Some(l), _) => (l.values(lo, hi, space), Vec::new()),
+        (None, None, Scale::Linear) => (ticks::max_n_locator(lo, hi, space), Vec::new()),
+        (None, None, Scale::Log) => ticks::log_locator(lo.max(f64::MIN_POSITIVE), hi, space),
+    };
+    match &spec.minor_locator {
+        Some(m) => {
+            let minor = m.minor_values(&major, lo, hi);
+            (major, minor)
+        }
+        None => (major, minor),
     }
 }
 
@@ -283,12 +311,12 @@ pub fn major_ticks(ax: &Axes, size: (f64, f64), is_x: bool) -> (Vec<f64>, Vec<St
     let (lo, hi) = (view.0.min(view.1), view.0.max(view.1));
     let [_, _, w, h] = box_of(ax, size);
     let space = ticks::tick_space(if is_x { w } else { h }, is_x, spec.tick_size);
-    let locs = match (&spec.ticks, spec.scale) {
-        (Some(t), _) => t.clone(),
-        (None, Scale::Linear) => ticks::max_n_locator(lo, hi, space),
-        (None, Scale::Log) => ticks::log_locator(lo.max(f64::MIN_POSITIVE), hi, space).0,
-    };
+    let locs = locate(spec, lo, hi, space).0;
     let labels = match &spec.ticklabels {
+        None if spec.formatter.is_some() => match &spec.formatter {
+            Some(f) => f.labels(&locs, lo, hi).0,
+            None => Vec::new(),
+        },
         Some(given) => (0..locs.len())
             .map(|i| given.get(i).cloned().unwrap_or_default())
             .collect(),
@@ -525,7 +553,7 @@ pub fn tight_bbox(fig: &Figure, pad_inches: f64) -> [f64; 4] {
             ],
         })
     };
-    for ax in &fig.axes {
+    for ax in fig.axes.iter().filter(|a| !a.removed) {
         let lay = axes_layout(ax, fig.size);
         let [l, r, t, bo] = decorations(ax, &lay);
         let [x, y, bw, bh] = lay.bx;
@@ -539,6 +567,9 @@ pub fn tight_bbox(fig: &Figure, pad_inches: f64) -> [f64; 4] {
             }
         }
     }
+    for t in &fig.texts {
+        grow(fig_text_box(t, w, h));
+    }
     if let Some(s) = &fig.suptitle {
         let tw = font::width(s, fig.suptitle_size);
         grow([
@@ -551,6 +582,37 @@ pub fn tight_bbox(fig: &Figure, pad_inches: f64) -> [f64; 4] {
     let pad = pad_inches * 72.0;
     let [x0, y0, x1, y1] = b.unwrap_or([0.0, 0.0, w, h]);
     [x0 - pad, y0 - pad, x1 + pad, y1 + pad]
+}
+
+/// The box (left, top, right, bottom, in points) of text placed in figure fractions on a
+/// page of `w` x `h` points.
+pub fn fig_text_box(t: &super::FigText, w: f64, h: f64) -> [f64; 4] {
+    let (along, across) = (font::width(&t.text, t.size), LABEL_BOX * t.size);
+    let size = if t.vertical {
+        (across, along)
+    } else {
+        (along, across)
+    };
+    let at = (t.x * w, (1.0 - t.y) * h);
+    aligned_box(at, size, &t.ha, &t.va, BOX_ASCENT * t.size)
+}
+
+/// The box (left, top, right, bottom) of a `w` x `h` text box aligned at `at` by `ha` and
+/// `va` (a baseline `ascent` below the top), as matplotlib aligns a text's extent.
+fn aligned_box(at: (f64, f64), (w, h): (f64, f64), ha: &str, va: &str, ascent: f64) -> [f64; 4] {
+    let (x, y) = at;
+    let x0 = match ha {
+        "center" => x - w / 2.0,
+        "right" => x - w,
+        _ => x,
+    };
+    let y0 = match va {
+        "top" => y,
+        "center" | "center_baseline" => y - h / 2.0,
+        "bottom" => y - h,
+        _ => y - ascent,
+    };
+    [x0, y0, x0 + w, y0 + h]
 }
 
 /// `tight_layout()`: margins and gaps between subplots just wide enough for their tick labels,
@@ -573,7 +635,7 @@ pub fn tight_layout(fig: &mut Figure) {
         None if ax.colorbar.is_none() && single_parent(&resolved, i) => Some((0, 0)),
         _ => None,
     };
-    for (i, ax) in resolved.axes.iter().enumerate() {
+    for (i, ax) in resolved.axes.iter().enumerate().filter(|(_, a)| !a.removed) {
         let lay = axes_layout(ax, fig.size);
         let [l, mut r, t, b] = decorations(ax, &lay);
         let (row, col) = match (ax.colorbar, cell_of(i, ax)) {
@@ -679,6 +741,8 @@ mod tests {
             marker: None,
             marker_size: 6.0,
             label: None,
+            in_axes: false,
+            marker_face: None,
         }));
         fig.axes.push(ax);
         let lay = axes_layout(&fig.axes[0], fig.size);

@@ -5,11 +5,13 @@
 //! Nothing here knows the language: coordinates are f64s, colours RGBA.
 
 pub mod color;
+mod colormap_data;
 pub mod font;
 pub mod layout;
 pub mod raster;
 pub mod svg;
 pub mod term;
+pub mod tickers;
 pub mod ticks;
 
 pub use color::Rgba;
@@ -60,6 +62,10 @@ pub struct Line {
     pub marker: Option<Marker>,
     pub marker_size: f64,
     pub label: Option<String>,
+    /// `transform=ax.transAxes`: the points are fractions of the axes box, not data.
+    pub in_axes: bool,
+    /// The markers' inside (`markerfacecolor`); None: the line's colour.
+    pub marker_face: Option<Rgba>,
 }
 
 #[derive(Clone, Debug)]
@@ -85,12 +91,28 @@ pub struct Bars {
     pub vertical: bool,
 }
 
+/// The area between (xs, y1) and (xs, y2) (`fill_between`); with `y2` empty, the polygon
+/// through (xs, y1) (`pie`'s wedges).
 #[derive(Clone, Debug)]
 pub struct Fill {
     pub xs: Vec<f64>,
     pub y1: Vec<f64>,
     pub y2: Vec<f64>,
     pub color: Rgba,
+    pub label: Option<String>,
+}
+
+/// `axhspan`/`axvspan`: a band from `lo` to `hi` in data units across the axes, from
+/// `across.0` to `across.1` of its box the other way.
+#[derive(Clone, Debug)]
+pub struct Span {
+    pub lo: f64,
+    pub hi: f64,
+    pub horizontal: bool,
+    pub across: (f64, f64),
+    pub color: Rgba,
+    /// `color=` colours the edge too (1pt); `facecolor=` only the inside.
+    pub edge: bool,
     pub label: Option<String>,
 }
 
@@ -118,6 +140,8 @@ pub struct Text {
     pub offset: (f64, f64),
     /// An annotation's arrow from the text to a point.
     pub arrow: Option<Arrow>,
+    /// `transform=ax.transAxes`: x and y are fractions of the axes box, not data.
+    pub in_axes: bool,
 }
 
 /// `annotate(arrowprops=...)`: a line from the text to the point it annotates.
@@ -203,6 +227,7 @@ pub enum Artist {
     RefLine(RefLine),
     Text(Text),
     Image(Image),
+    Span(Span),
 }
 
 impl Artist {
@@ -213,6 +238,7 @@ impl Artist {
             Artist::Bars(b) => &b.label,
             Artist::Fill(f) => &f.label,
             Artist::RefLine(r) => &r.label,
+            Artist::Span(s) => &s.label,
             _ => return None,
         };
         // matplotlib leaves out labels starting with an underscore.
@@ -244,6 +270,11 @@ pub struct AxisSpec {
     pub opposite: bool,
     /// The autoscale margin, a fraction of the data interval (`margins()`).
     pub margin: f64,
+    /// `set_major_locator`/`set_major_formatter`: where ticks go and how they read.
+    pub locator: Option<tickers::Locator>,
+    pub formatter: Option<tickers::Formatter>,
+    /// `set_minor_locator`: minor ticks on a linear axis.
+    pub minor_locator: Option<tickers::Locator>,
 }
 
 impl Default for AxisSpec {
@@ -264,6 +295,9 @@ impl Default for AxisSpec {
             share: None,
             opposite: false,
             margin: 0.05,
+            locator: None,
+            formatter: None,
+            minor_locator: None,
         }
     }
 }
@@ -305,6 +339,18 @@ pub struct Axes {
     pub cycle: usize,
     /// Drawn over another axes (`twinx`): no background of its own, so that one shows.
     pub twin: bool,
+    /// The background (`set_facecolor`).
+    pub facecolor: Rgba,
+    /// Which sides of the frame show: left, right, bottom, top (`ax.spines[...]`).
+    pub spines: [bool; 4],
+    /// The frame's colour (axes.edgecolor) and the grid's (grid.color).
+    pub edgecolor: Rgba,
+    pub grid_color: Rgba,
+    /// The colour cycle (axes.prop_cycle); empty: tab10.
+    pub colors: Vec<Rgba>,
+    /// Taken off its figure (`fig.delaxes`): kept in place so other axes keep their index,
+    /// but neither drawn nor listed.
+    pub removed: bool,
 }
 
 impl Axes {
@@ -326,6 +372,12 @@ impl Axes {
             colorbar: None,
             cycle: 0,
             twin: false,
+            facecolor: Rgba::WHITE,
+            spines: [true; 4],
+            removed: false,
+            edgecolor: Rgba::BLACK,
+            grid_color: Rgba(0.690196, 0.690196, 0.690196, 1.0),
+            colors: Vec::new(),
         }
     }
 
@@ -338,7 +390,15 @@ impl Axes {
         );
         // A twin stays one: its hidden x axis and its y axis on the right.
         let twin = self.twin.then_some((self.x.visible, self.y.opposite));
+        // What rcParams gave it (a style's colours) stays.
+        let style = (
+            self.facecolor,
+            self.edgecolor,
+            self.grid_color,
+            std::mem::take(&mut self.colors),
+        );
         *self = Axes::new(rect);
+        (self.facecolor, self.edgecolor, self.grid_color, self.colors) = style;
         self.grid = grid;
         (self.x.share, self.x.ticklabels_on) = xs;
         (self.y.share, self.y.ticklabels_on) = ys;
@@ -348,7 +408,10 @@ impl Axes {
     }
 
     pub fn next_color(&mut self) -> Rgba {
-        let c = color::parse(TAB10[self.cycle % TAB10.len()]).unwrap_or(Rgba::BLACK);
+        let c = match self.colors.len() {
+            0 => color::parse(TAB10[self.cycle % TAB10.len()]).unwrap_or(Rgba::BLACK),
+            n => self.colors[self.cycle % n],
+        };
         self.cycle += 1;
         c
     }
@@ -365,6 +428,24 @@ pub struct Figure {
     /// `suptitle(fontsize=)` in points (figure.titlesize, 'large', by default).
     pub suptitle_size: f64,
     pub facecolor: Rgba,
+    /// Text placed in figure fractions (`figtext`, `fig.text`, `supxlabel`, `supylabel`).
+    pub texts: Vec<FigText>,
+}
+
+/// Text at (x, y) in fractions of the figure, y up, as matplotlib's figure coordinates.
+#[derive(Clone, Debug)]
+pub struct FigText {
+    pub x: f64,
+    pub y: f64,
+    pub text: String,
+    pub size: f64,
+    pub color: Rgba,
+    pub ha: String,
+    pub va: String,
+    /// Turned 90° counter-clockwise (`supylabel`).
+    pub vertical: bool,
+    /// `supxlabel`/`supylabel`: a second call replaces the text of the same role.
+    pub role: Option<&'static str>,
 }
 
 impl Figure {
@@ -377,6 +458,7 @@ impl Figure {
             suptitle: None,
             suptitle_size: layout::SUPTITLE_FONT,
             facecolor: Rgba::WHITE,
+            texts: Vec::new(),
         }
     }
 

@@ -109,13 +109,8 @@ fn text(out: &mut String, t: &Text, body: &str) {
         return;
     }
     let (x, y) = if t.rotate {
-        // Rotated 90°: `va` is along x.
-        let bx = match t.va {
-            "bottom" => t.x - 0.24 * t.size,
-            "top" => t.x + 0.76 * t.size,
-            _ => t.x,
-        };
-        (bx, t.y)
+        // Rotated 90°: `va` is along x, the baseline placed as an upright one.
+        (baseline(t.x, t.va, t.size), t.y)
     } else {
         (t.x, baseline(t.y, t.va, t.size))
     };
@@ -268,11 +263,15 @@ fn marker_at(out: &mut String, m: Marker, size: f64, x: f64, y: f64, face: Rgba,
 }
 
 /// A polyline through the finite points; NaNs break it, as in matplotlib.
-fn polyline(lay: &AxesLayout, xs: &[f64], ys: &[f64]) -> String {
+fn polyline(lay: &AxesLayout, xs: &[f64], ys: &[f64], in_axes: bool) -> String {
     let mut d = String::new();
     let mut pen = false;
     for (x, y) in xs.iter().zip(ys) {
-        let (px, py) = (lay.px(*x), lay.py(*y));
+        let (px, py) = if in_axes {
+            lay.axes_point(*x, *y)
+        } else {
+            (lay.px(*x), lay.py(*y))
+        };
         if px.is_finite() && py.is_finite() {
             let _ = write!(d, "{} {} {} ", if pen { "L" } else { "M" }, n(px), n(py));
             pen = true;
@@ -375,7 +374,7 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
     match a {
         Artist::Line(l) => {
             if l.style != LineStyle::None {
-                let d = polyline(lay, &l.xs, &l.ys);
+                let d = polyline(lay, &l.xs, &l.ys, l.in_axes);
                 if !d.is_empty() {
                     let _ = writeln!(
                         out,
@@ -387,9 +386,21 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
             }
             if let Some(m) = l.marker {
                 for (x, y) in l.xs.iter().zip(&l.ys) {
-                    let (px, py) = (lay.px(*x), lay.py(*y));
+                    let (px, py) = if l.in_axes {
+                        lay.axes_point(*x, *y)
+                    } else {
+                        (lay.px(*x), lay.py(*y))
+                    };
                     if px.is_finite() && py.is_finite() {
-                        marker_at(out, m, l.marker_size, px, py, l.color, l.color);
+                        marker_at(
+                            out,
+                            m,
+                            l.marker_size,
+                            px,
+                            py,
+                            l.marker_face.unwrap_or(l.color),
+                            l.color,
+                        );
                     }
                 }
             }
@@ -444,6 +455,33 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
             }
             if !d.is_empty() {
                 let _ = writeln!(out, "<path d=\"{}Z\"{}/>", d, paint("fill", f.color));
+            }
+        }
+        Artist::Span(sp) => {
+            // Data units along its axis, fractions of the box across it.
+            let (x0, y0, x1, y1) = if sp.horizontal {
+                let (l, _) = lay.axes_point(sp.across.0, 0.0);
+                let (r, _) = lay.axes_point(sp.across.1, 0.0);
+                (l, lay.py(sp.lo), r, lay.py(sp.hi))
+            } else {
+                let (_, b) = lay.axes_point(0.0, sp.across.0);
+                let (_, t) = lay.axes_point(0.0, sp.across.1);
+                (lay.px(sp.lo), b, lay.px(sp.hi), t)
+            };
+            if [x0, y0, x1, y1].iter().all(|v| v.is_finite()) {
+                let edge = match sp.edge {
+                    true => format!("{} stroke-width=\"1\"", paint("stroke", sp.color)),
+                    false => String::new(),
+                };
+                let _ = writeln!(
+                    out,
+                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{}{edge}/>",
+                    n(x0.min(x1)),
+                    n(y0.min(y1)),
+                    n((x1 - x0).abs()),
+                    n((y1 - y0).abs()),
+                    paint("fill", sp.color)
+                );
             }
         }
         Artist::RefLine(r) => {
@@ -729,7 +767,9 @@ fn legend(out: &mut String, ax: &Axes, lay: &AxesLayout) {
                 let size = s.sizes.first().copied().unwrap_or(20.0).sqrt();
                 marker_at(out, s.marker, size, hx + handle_len / 2.0, cy, c, c);
             }
-            Artist::Bars(Bars { color, .. }) | Artist::Fill(Fill { color, .. }) => {
+            Artist::Bars(Bars { color, .. })
+            | Artist::Fill(Fill { color, .. })
+            | Artist::Span(super::Span { color, .. }) => {
                 let _ = writeln!(
                     out,
                     "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{}/>",
@@ -769,11 +809,12 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
     if ax.axis_on && !ax.twin {
         let _ = writeln!(
             out,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>",
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"{}/>",
             n(bx),
             n(by),
             n(bw),
-            n(bh)
+            n(bh),
+            paint("fill", ax.facecolor)
         );
     }
     let clip = format!("clip{}", i + 1);
@@ -788,7 +829,7 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
     let black = Rgba::BLACK;
     // Grid lines under the data (axes.axisbelow 'line').
     if ax.grid_on && ax.axis_on {
-        let grid = Rgba(0.690196, 0.690196, 0.690196, 1.0);
+        let grid = ax.grid_color;
         let mut d = String::new();
         for (v, _) in &lay.x.major {
             let x = lay.px(*v);
@@ -808,10 +849,14 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
         }
     }
     let _ = writeln!(out, "<g clip-path=\"url(#{clip})\">");
-    for a in &ax.artists {
-        if !matches!(a, Artist::Text(_)) {
-            artist(out, a, lay, opts);
-        }
+    // Spans are patches (zorder 1): under the lines whichever came first.
+    let spans = ax.artists.iter().filter(|a| matches!(a, Artist::Span(_)));
+    let rest = ax
+        .artists
+        .iter()
+        .filter(|a| !matches!(a, Artist::Text(_) | Artist::Span(_)));
+    for a in spans.chain(rest) {
+        artist(out, a, lay, opts);
     }
     out.push_str("</g>\n");
     if ax.axis_on {
@@ -983,15 +1028,37 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
             artist(out, a, lay, opts);
         }
     }
-    if ax.axis_on {
+    if ax.axis_on && ax.spines == [true; 4] {
         let _ = writeln!(
             out,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#000000\" stroke-width=\"0.8\" stroke-linejoin=\"miter\" stroke-linecap=\"square\"/>",
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\"{} stroke-width=\"0.8\" stroke-linejoin=\"miter\" stroke-linecap=\"square\"/>",
             n(bx),
             n(by),
             n(bw),
-            n(bh)
+            n(bh),
+            paint("stroke", ax.edgecolor)
         );
+    } else if ax.axis_on {
+        // Only the spines left showing: left, right, bottom, top.
+        let sides = [
+            (bx, by, bx, by + bh),
+            (bx + bw, by, bx + bw, by + bh),
+            (bx, by + bh, bx + bw, by + bh),
+            (bx, by, bx + bw, by),
+        ];
+        for ((x0, y0, x1, y1), shown) in sides.into_iter().zip(ax.spines) {
+            if shown {
+                let _ = writeln!(
+                    out,
+                    "<path d=\"M {} {} L {} {}\" fill=\"none\"{} stroke-width=\"0.8\" stroke-linecap=\"square\"/>",
+                    n(x0),
+                    n(y0),
+                    n(x1),
+                    n(y1),
+                    paint("stroke", ax.edgecolor)
+                );
+            }
+        }
     }
     legend(out, ax, lay);
     text(
@@ -1042,9 +1109,44 @@ pub fn render(fig: &Figure, opts: Options) -> String {
         n(ph),
         paint("fill", fig.facecolor)
     );
-    for (i, ax) in fig.axes.iter().enumerate() {
+    for (i, ax) in fig.axes.iter().enumerate().filter(|(_, a)| !a.removed) {
         let lay = layout::axes_layout(ax, fig.size);
         axes(&mut out, ax, &lay, i, opts);
+    }
+    for t in &fig.texts {
+        // Turned 90°, the box's left edge (ha) is the text's top and its centre (va) the
+        // middle of the line.
+        let (anchor, va) = match (t.vertical, t.ha.as_str(), t.va.as_str()) {
+            (false, "center", va) => ("middle", va),
+            (false, "right", va) => ("end", va),
+            (false, _, va) => ("start", va),
+            (true, ha, va) => (
+                match va {
+                    "top" => "end",
+                    "bottom" => "start",
+                    _ => "middle",
+                },
+                match ha {
+                    "left" => "top",
+                    "right" => "bottom",
+                    _ => "center",
+                },
+            ),
+        };
+        text(
+            &mut out,
+            &Text {
+                x: t.x * w,
+                y: (1.0 - t.y) * h,
+                size: t.size,
+                anchor,
+                va,
+                rotate: t.vertical,
+                color: t.color,
+                weight: None,
+            },
+            &t.text,
+        );
     }
     if let Some(s) = &fig.suptitle {
         text(

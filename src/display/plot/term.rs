@@ -72,7 +72,13 @@ fn draw(ax: &Axes, lay: &AxesLayout) -> Canvas {
         match a {
             Artist::Line(l) => {
                 let pts: Vec<(f64, f64)> =
-                    l.xs.iter().zip(&l.ys).map(|(x, y)| to(*x, *y)).collect();
+                    l.xs.iter()
+                        .zip(&l.ys)
+                        .map(|(x, y)| match l.in_axes {
+                            true => (x * w, h - y * h),
+                            false => to(*x, *y),
+                        })
+                        .collect();
                 if l.style != LineStyle::None {
                     for p in pts.windows(2) {
                         cv.line(p[0], p[1], l.color, l.style != LineStyle::Solid);
@@ -119,10 +125,29 @@ fn draw(ax: &Axes, lay: &AxesLayout) -> Canvas {
                     }
                 }
             }
+            Artist::Fill(f) if f.y2.len() != f.xs.len() => {
+                // A polygon (`pie`'s wedges): its outline.
+                let pts: Vec<(f64, f64)> =
+                    f.xs.iter().zip(&f.y1).map(|(x, y)| to(*x, *y)).collect();
+                for (i, p) in pts.iter().enumerate() {
+                    cv.line(*p, pts[(i + 1) % pts.len()], f.color, false);
+                }
+            }
             Artist::Fill(f) => {
-                for i in 0..f.xs.len() {
-                    let (a, b) = (to(f.xs[i], f.y1[i]), to(f.xs[i], f.y2[i]));
-                    cv.line(a, b, f.color, true);
+                for ((x, y1), y2) in f.xs.iter().zip(&f.y1).zip(&f.y2) {
+                    cv.line(to(*x, *y1), to(*x, *y2), f.color, true);
+                }
+            }
+            Artist::Span(sp) => {
+                // Its two edges, dashed.
+                for at in [sp.lo, sp.hi] {
+                    if sp.horizontal {
+                        let y = to(0.0, at).1;
+                        cv.line((0.0, y), (w, y), sp.color, true);
+                    } else {
+                        let x = to(at, 0.0).0;
+                        cv.line((x, 0.0), (x, h), sp.color, true);
+                    }
                 }
             }
             Artist::RefLine(r) => {
@@ -289,7 +314,7 @@ pub fn render(fig: &Figure, color: bool) -> String {
     if let Some(s) = &fig.suptitle {
         out.push_str(&format!("{s}\n"));
     }
-    for (i, ax) in fig.axes.iter().enumerate() {
+    for (i, ax) in fig.axes.iter().enumerate().filter(|(_, a)| !a.removed) {
         if i > 0 {
             out.push('\n');
         }

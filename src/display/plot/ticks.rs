@@ -5,7 +5,7 @@
 use super::Scale;
 
 /// Python's float `divmod`, which `_Edge_integer` relies on.
-fn py_divmod(x: f64, y: f64) -> (f64, f64) {
+pub(crate) fn py_divmod(x: f64, y: f64) -> (f64, f64) {
     let mut m = x % y;
     let mut div = (x - m) / y;
     if m != 0.0 {
@@ -140,14 +140,41 @@ fn scale_range(vmin: f64, vmax: f64, n: f64) -> (f64, f64) {
 /// (vmin, vmax); `nbins` is the axis's tick space clipped to 1..=9. Ticks just outside the
 /// view are included, as matplotlib returns them; the axis draws only those inside.
 pub fn max_n_locator(vmin: f64, vmax: f64, tick_space: usize) -> Vec<f64> {
+    max_n(
+        vmin,
+        vmax,
+        tick_space.clamp(1, 9) as f64,
+        &AUTO_STEPS,
+        false,
+    )
+}
+
+/// `AutoLocator`'s steps; `MaxNLocator`'s own default is [`MAXN_STEPS`].
+pub const AUTO_STEPS: [f64; 5] = [1.0, 2.0, 2.5, 5.0, 10.0];
+pub const MAXN_STEPS: [f64; 10] = [1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0];
+
+/// `MaxNLocator(nbins, steps, integer=)`: at most `nbins` intervals of a step from `steps`
+/// (1 to 10) times a power of ten; with `integer`, whole steps of at least 1.
+pub fn max_n(vmin: f64, vmax: f64, nbins: f64, steps: &[f64], integer: bool) -> Vec<f64> {
     let (vmin, vmax) = nonsingular(vmin.min(vmax), vmin.max(vmax));
-    let nbins = tick_space.clamp(1, 9) as f64;
     let (scale, offset) = scale_range(vmin, vmax, nbins);
     let (v0, v1) = (vmin - offset, vmax - offset);
-    let steps: Vec<f64> = [0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0, 20.0]
+    // `_staircase`: a tenth of each step below 10, the steps, ten times the second.
+    let mut extended: Vec<f64> = steps[..steps.len().saturating_sub(1)]
+        .iter()
+        .map(|s| 0.1 * s)
+        .collect();
+    extended.extend(steps);
+    extended.extend(steps.get(1).map(|s| 10.0 * s));
+    let steps: Vec<f64> = extended
         .iter()
         .map(|s| s * scale)
+        .filter(|s| !integer || *s < 1.0 || (s - s.round()).abs() < 0.001)
         .collect();
+    if steps.is_empty() {
+        return Vec::new();
+    }
+    let whole = integer && v1.floor() - v0.ceil() >= 1.0;
     let raw_step = (v1 - v0) / nbins;
     let istep = steps
         .iter()
@@ -155,6 +182,7 @@ pub fn max_n_locator(vmin: f64, vmax: f64, tick_space: usize) -> Vec<f64> {
         .unwrap_or(steps.len() - 1);
     let mut ticks = Vec::new();
     for &step in steps[..=istep].iter().rev() {
+        let step = if whole { step.max(1.0) } else { step };
         let best_vmin = (v0 / step).floor() * step;
         // _Edge_integer with offset `best_vmin`.
         let tol = if best_vmin > 0.0 {
@@ -217,7 +245,7 @@ pub fn log_locator(vmin: f64, vmax: f64, tick_space: usize) -> (Vec<f64>, Vec<f6
 }
 
 /// matplotlib's minus sign (axes.unicode_minus).
-fn minus(s: String) -> String {
+pub(crate) fn minus(s: String) -> String {
     s.replace('-', "\u{2212}")
 }
 

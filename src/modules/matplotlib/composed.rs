@@ -149,6 +149,8 @@ fn ax_errorbar(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Resul
                 marker: Some(if vertical { '_' } else { '|' }),
                 marker_size: 2.0 * capsize,
                 label: None,
+                in_axes: false,
+                marker_face: None,
             });
         }
         drawn.insert(
@@ -162,6 +164,8 @@ fn ax_errorbar(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Resul
                 marker: None,
                 marker_size: 0.0,
                 label: None,
+                in_axes: false,
+                marker_face: None,
             },
         );
     }
@@ -172,6 +176,7 @@ fn ax_errorbar(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Resul
         axr.artists.len() - 1
     })?;
     Ok(Value::Object(Rc::new(objects::Handle {
+        text: None,
         class: "matplotlib.container.ErrorbarContainer",
         repr: Some("<ErrorbarContainer object of 3 artists>".into()),
         artist: Some(index),
@@ -802,6 +807,7 @@ pub(crate) fn colors_module() -> Rc<Module> {
             },
         ),
     );
+    super::colormaps::add_to_colors(&m);
     m
 }
 

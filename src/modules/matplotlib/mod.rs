@@ -4,9 +4,14 @@
 //! matplotlib-inline shows them (`flush_inline`); in a terminal `show()` draws them as text
 //! and writes an SVG file.
 
+pub mod axes_more;
+pub mod charts;
+pub mod colormaps;
 pub mod composed;
 pub mod data;
+pub mod figure_more;
 pub mod objects;
+pub mod ticker;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -560,6 +565,10 @@ fn show_path(number: i64) -> std::path::PathBuf {
 
 /// Shows one figure: in a notebook as an image now, in a terminal as text plus an SVG file.
 pub(crate) fn show_figure(it: &mut dyn Interpreter, f: &Rc<FigObj>) {
+    if let Err(e) = ticker::resolve_functions(it, f) {
+        it.out()
+            .stderr(&format!("{}: {}\n", e.class_name(), e.message));
+    }
     if it.out().rich_display() {
         let plain = f.repr();
         match f.image() {
@@ -616,6 +625,7 @@ pub fn flush_inline(it: &mut dyn Interpreter) {
 }
 
 pub(crate) fn savefig(it: &mut dyn Interpreter, f: &Rc<FigObj>, mut a: Args) -> Result<Value, Exc> {
+    ticker::resolve_functions(it, f)?;
     let fname = a.required(0, "fname")?;
     let dpi = a.take_kw("dpi").and_then(|v| as_f64(&v));
     let format = a.take_kw("format").map(|v| text_of(&v));
@@ -862,11 +872,13 @@ fn ax_plot(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
     let msize = kw_f64(&mut a, &["markersize", "ms"])?;
     let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
     let alpha = kw_f64(&mut a, &["alpha"])?;
+    let in_axes = axes_more::in_axes(a.take_kw("transform"))?;
+    let marker_face = kw_val(&mut a, &["markerfacecolor", "mfc"])
+        .map(|v| data::color_arg(&v))
+        .transpose()?;
     for k in [
         "zorder",
-        "markerfacecolor",
         "markeredgecolor",
-        "mfc",
         "mec",
         "drawstyle",
         "scalex",
@@ -955,6 +967,8 @@ fn ax_plot(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Va
                 marker: marker.unwrap_or(fmk),
                 marker_size: msize.unwrap_or(6.0),
                 label: label.clone(),
+                in_axes,
+                marker_face,
             };
             let index = ax.with(|axr| {
                 axr.artists.push(Artist::Line(line));
@@ -994,14 +1008,13 @@ fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
         Some(v) => data::marker_arg(&v)?,
         None => Some('o'),
     };
-    let cmap = a.take(5, "cmap")?.map(|v| text_of(&v));
+    let cmap = a.take(5, "cmap")?.map(|v| colormaps::cmap_name(&v));
     let alpha = kw_f64(&mut a, &["alpha"])?;
     let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
     for k in ["edgecolors", "edgecolor", "linewidths", "zorder"] {
         a.take_kw(k);
     }
-    let vmin = kw_f64(&mut a, &["vmin"])?;
-    let vmax = kw_f64(&mut a, &["vmax"])?;
+    let (vmin, vmax) = colormaps::limits_with_norm(&mut a)?;
     finish_kw(&a, "PathCollection", 6)?;
     let xs = vector(it, &x)?;
     let ys = vector(it, &y)?;
@@ -1062,6 +1075,7 @@ fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
         }))
     })?;
     Ok(Value::Object(Rc::new(objects::Handle {
+        text: None,
         class: "matplotlib.collections.PathCollection",
         repr: None,
         artist: None,
@@ -1073,11 +1087,7 @@ fn colormap(name: &str, t: f64) -> Result<Rgba, Exc> {
     color::colormap(name, t).ok_or_else(|| {
         Exc::value_error(format!(
             "'{name}' is not a valid value for cmap; supported values are {}",
-            color::COLORMAPS
-                .iter()
-                .map(|n| format!("'{n}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            colormaps::supported_list()
         ))
     })
 }
@@ -1193,7 +1203,7 @@ fn ax_barh(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value,
     bars(it, ax, a, false)
 }
 
-fn numpy_value(it: &mut dyn Interpreter, v: Vec<f64>) -> Result<Value, Exc> {
+pub(crate) fn numpy_value(it: &mut dyn Interpreter, v: Vec<f64>) -> Result<Value, Exc> {
     let n = v.len();
     let arr = it.state_mut().rt.from_host(
         crate::runtime::HostData::F64(v),
@@ -1336,9 +1346,8 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
     let cmap = a
         .take(1, "cmap")?
         .filter(|v| !matches!(v, Value::None))
-        .map(|v| text_of(&v));
-    let vmin = kw_f64(&mut a, &["vmin"])?;
-    let vmax = kw_f64(&mut a, &["vmax"])?;
+        .map(|v| colormaps::cmap_name(&v));
+    let (vmin, vmax) = colormaps::limits_with_norm(&mut a)?;
     let extent = match a.take_kw("extent") {
         None | Some(Value::None) => None,
         Some(v) => {
@@ -1456,6 +1465,7 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
         axr.artists.len() - 1
     })?;
     Ok(Value::Object(Rc::new(objects::Handle {
+        text: None,
         class: "matplotlib.image.AxesImage",
         repr: None,
         artist: Some(index),
@@ -1522,7 +1532,14 @@ pub(crate) fn fig_colorbar(
                     ..
                 }) => (ax.clone(), norm.clone()),
                 Some(h) => return Err(no_cmap(h.type_name())),
-                None => return Err(not_mappable(v, ax_arg.is_some())),
+                None => match colormaps::mappable_norm(v) {
+                    // A ScalarMappable belongs to no Axes: it takes room from ax= only.
+                    Some(norm) => match ax_arg.as_ref().and_then(as_axes) {
+                        Some(ax) => (ax, norm),
+                        None => return Err(Exc::value_error("Unable to determine Axes to steal space for Colorbar. Either provide the *cax* argument to use as the Axes for the Colorbar, provide the *ax* argument to steal space from it, or add *mappable* to an Axes.")),
+                    },
+                    None => return Err(not_mappable(v, ax_arg.is_some())),
+                },
             },
             _ => return Err(not_mappable(v, ax_arg.is_some())),
         },
@@ -1756,8 +1773,8 @@ fn ax_text(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<V
     let va = kw_val(&mut a, &["va", "verticalalignment"])
         .map(|v| text_of(&v))
         .unwrap_or_else(|| "baseline".into());
+    let in_axes = axes_more::in_axes(a.take_kw("transform"))?;
     for k in [
-        "transform",
         "fontweight",
         "bbox",
         "rotation",
@@ -1779,6 +1796,7 @@ fn ax_text(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<V
             va,
             offset: (0.0, 0.0),
             arrow: None,
+            in_axes,
         }))
     })?;
     Ok(h)
@@ -2577,7 +2595,11 @@ pub(crate) const METHOD_NAMES: &[&str] = &[
 
 /// Every Axes method: this file's and those composed of them (`composed.rs`).
 pub(crate) fn all_axes_methods() -> impl Iterator<Item = &'static (&'static str, AxFn)> {
-    AXES_METHODS.iter().chain(composed::AXES_METHODS)
+    AXES_METHODS
+        .iter()
+        .chain(composed::AXES_METHODS)
+        .chain(axes_more::AXES_METHODS)
+        .chain(charts::AXES_METHODS)
 }
 
 /// The Axes method `name` as a method of the object it is looked up on: its name as the
@@ -2673,6 +2695,7 @@ fn rc_params() -> Value {
         ("axes.grid", Value::Bool(false)),
         ("figure.max_open_warning", Value::Int(20)),
     ];
+    let entries = entries.into_iter().chain(figure_more::rc_defaults());
     for (k, v) in entries {
         d.insert(HashKey::Str(Rc::from(k)), Value::str(k), v);
     }
@@ -2688,6 +2711,12 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             ));
             m.set("__version__", Value::str("3.8.4"));
             m.set("rcParams", rc_params());
+            m.set("colormaps", Value::Object(Rc::new(colormaps::Registry)));
+            for (name, doc, f) in figure_more::pyplot_fns() {
+                if matches!(name, "rc" | "rcdefaults") {
+                    m.set(name, builtin(name, doc, f));
+                }
+            }
             m.set("use", builtin("use", "use(backend): 'Agg' (or another file backend) makes show() show nothing, as in a script; otherwise devarray shows figures inline in notebooks, as text in terminals.", composed::use_backend));
             m
         }
@@ -2696,12 +2725,19 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 "matplotlib.pyplot",
                 "pyplot: figures, axes and plots as matplotlib draws them",
             ));
-            for (name, doc, f) in pyplot_fns().into_iter().chain(composed::pyplot_fns()) {
+            for (name, doc, f) in pyplot_fns()
+                .into_iter()
+                .chain(composed::pyplot_fns())
+                .chain(figure_more::pyplot_fns())
+            {
                 m.set(name, builtin(name, doc, f));
             }
             m
         }
         "matplotlib.colors" => composed::colors_module(),
+        "matplotlib.ticker" => ticker::module(),
+        "matplotlib.cm" => colormaps::cm_module(),
+        "matplotlib.style" => figure_more::style_module(),
         "matplotlib_inline" => Rc::new(Module::new("matplotlib_inline", "the inline backend")),
         "matplotlib_inline.backend_inline" => {
             let m = Rc::new(Module::new(
@@ -2727,6 +2763,18 @@ pub fn init_pyplot(it: &mut dyn Interpreter, m: &Rc<Module>) -> Result<(), Exc> 
     let mpl = it.import("matplotlib")?;
     // pyplot imports matplotlib.colors, so `matplotlib.colors` is there after it.
     it.import("matplotlib.colors")?;
+    // pyplot's `cm` and `style`, and matplotlib's submodules as attributes.
+    for (sub, short) in [
+        ("matplotlib.ticker", "ticker"),
+        ("matplotlib.cm", "cm"),
+        ("matplotlib.style", "style"),
+    ] {
+        let sm = Value::Module(it.import(sub)?);
+        mpl.set(short, sm.clone());
+        if short != "ticker" {
+            m.set(short, sm);
+        }
+    }
     let rc = mpl.get("rcParams").unwrap_or_else(rc_params);
     m.set("rcParams", rc.clone());
     let state = Pyplot {
@@ -2734,6 +2782,7 @@ pub fn init_pyplot(it: &mut dyn Interpreter, m: &Rc<Module>) -> Result<(), Exc> 
         current: RefCell::new(None),
         shared: Rc::new(Shared {
             format: Cell::new(Format::Png),
+            rc: rc.clone(),
         }),
         rc,
     };

@@ -22,6 +22,8 @@ pub enum Format {
 /// What every figure of a session shares.
 pub struct Shared {
     pub format: Cell<Format>,
+    /// `rcParams`, which new Axes read (`figure_more::apply_rc`).
+    pub rc: Value,
 }
 
 pub struct FigObj {
@@ -36,6 +38,8 @@ pub struct FigObj {
     value: RefCell<Weak<FigValue>>,
     /// One handle per axes of `fig.axes`, made again when none is held.
     handles: RefCell<Vec<Weak<AxesObj>>>,
+    /// Function tick formatters (axes index, x axis?, function), run before each drawing.
+    pub func_formatters: RefCell<Vec<(usize, bool, Value)>>,
 }
 
 pub struct AxesObj {
@@ -66,11 +70,13 @@ impl FigObj {
             closed: Cell::new(false),
             value: RefCell::new(Weak::new()),
             handles: RefCell::new(Vec::new()),
+            func_formatters: RefCell::new(Vec::new()),
         })
     }
 
     /// Adds an axes at `rect` and makes it current.
-    pub fn add_axes(self: &Rc<Self>, ax: Axes) -> Rc<AxesObj> {
+    pub fn add_axes(self: &Rc<Self>, mut ax: Axes) -> Rc<AxesObj> {
+        super::figure_more::apply_rc(&mut ax, &self.shared.rc);
         let index = {
             let mut f = self.fig.borrow_mut();
             f.axes.push(ax);
@@ -109,8 +115,11 @@ impl FigObj {
 
     /// Every axes' handle, in order.
     pub fn all_axes(self: &Rc<Self>) -> Vec<Rc<AxesObj>> {
-        let n = self.fig.borrow().axes.len();
-        (0..n).filter_map(|i| self.axes_at(i)).collect()
+        let shown: Vec<usize> = {
+            let f = self.fig.borrow();
+            (0..f.axes.len()).filter(|i| !f.axes[*i].removed).collect()
+        };
+        shown.into_iter().filter_map(|i| self.axes_at(i)).collect()
     }
 
     /// The current axes, made when there is none (`gca()`).
@@ -129,6 +138,7 @@ impl FigObj {
         self.fig.borrow_mut().axes.clear();
         self.fig.borrow_mut().suptitle = None;
         self.handles.borrow_mut().clear();
+        self.func_formatters.borrow_mut().clear();
         self.current.set(None);
     }
 
@@ -139,7 +149,7 @@ impl FigObj {
             "<Figure size {}x{} with {} Axes>",
             fmt_num(w),
             fmt_num(h),
-            f.axes.len()
+            f.axes.iter().filter(|a| !a.removed).count()
         )
     }
 
@@ -261,7 +271,11 @@ impl NativeObject for FigValue {
                     "show" => ("show(): draw the figure.", |it, r, _| { super::show_figure(it, &fig_of(r)?); Ok(Value::None) }),
                     "subplots_adjust" => ("subplots_adjust(left, bottom, right, top, wspace, hspace): the grid's margins.", |it, r, a| super::subplots_adjust(it, &fig_of(r)?, a)),
                     _ => {
-                        let (name, doc, m) = super::composed::figure_method(name)?;
+                        if let Some(v) = super::figure_more::figure_attr(f, name) {
+                            return Some(v);
+                        }
+                        let (name, doc, m) = super::composed::figure_method(name)
+                            .or_else(|| super::figure_more::figure_method(name))?;
                         return Some(method(&r, name, doc, m));
                     }
                 };
@@ -289,6 +303,12 @@ impl NativeObject for FigValue {
         ]
         .into_iter()
         .chain(super::composed::FIGURE_METHODS.iter().map(|(n, _, _)| *n))
+        .chain(
+            super::figure_more::FIGURE_METHODS
+                .iter()
+                .map(|(n, _, _)| *n),
+        )
+        .chain(["canvas"])
         .collect()
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -345,6 +365,9 @@ impl NativeObject for AxesValue {
             "xaxis" => return Some(axis_value(&self.0, true)),
             "yaxis" => return Some(axis_value(&self.0, false)),
             _ => {}
+        }
+        if let Some(v) = super::axes_more::axes_attr(&self.0, name) {
+            return Some(v);
         }
         let (name, f) = super::axes_method(name)?;
         Some(method(&r, name, "", f))
@@ -406,7 +429,10 @@ impl NativeObject for AxisValue {
                     Ok(Value::None)
                 },
             )),
-            _ => None,
+            _ => {
+                let (name, f) = super::ticker::axis_method(name)?;
+                Some(method(&r, name, "", f))
+            }
         }
     }
     fn as_any(&self) -> &dyn std::any::Any {
@@ -423,11 +449,34 @@ pub struct Handle {
     pub artist: Option<usize>,
     /// An image's axes and norm, for `colorbar(im)`.
     pub image: Option<(Rc<AxesObj>, plot::Norm)>,
+    /// A `Text`'s string, for `get_text()`.
+    pub text: Option<String>,
 }
 
 impl NativeObject for Handle {
     fn type_name(&self) -> &str {
         self.class.rsplit('.').next().unwrap_or(self.class)
+    }
+    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
+        match (name, &self.text) {
+            ("get_text", Some(_)) => Some(method(
+                &Value::Object(this.clone()),
+                "get_text",
+                "get_text(): the string.",
+                |_, r, a| {
+                    a.finish(0)?;
+                    Ok(match r {
+                        Value::Object(o) => o
+                            .as_any()
+                            .downcast_ref::<Handle>()
+                            .and_then(|h| h.text.clone())
+                            .map_or(Value::None, |t| Value::str(&t)),
+                        _ => Value::None,
+                    })
+                },
+            )),
+            _ => None,
+        }
     }
     fn repr(&self) -> String {
         match &self.repr {
@@ -445,6 +494,7 @@ impl NativeObject for Handle {
 
 pub fn handle(class: &'static str) -> Value {
     Value::Object(Rc::new(Handle {
+        text: None,
         class,
         repr: None,
         artist: None,
@@ -455,6 +505,7 @@ pub fn handle(class: &'static str) -> Value {
 /// What `bar` and `hist` return: `<BarContainer object of 3 artists>`.
 pub fn bar_container(count: usize) -> Value {
     Value::Object(Rc::new(Handle {
+        text: None,
         class: "matplotlib.container.BarContainer",
         repr: Some(format!("<BarContainer object of {count} artists>")),
         artist: None,
@@ -465,6 +516,7 @@ pub fn bar_container(count: usize) -> Value {
 /// The handle of the line at `index` in its axes (what `plot` returns).
 pub fn line_handle(index: usize) -> Value {
     Value::Object(Rc::new(Handle {
+        text: None,
         class: "matplotlib.lines.Line2D",
         repr: None,
         artist: Some(index),
@@ -475,6 +527,7 @@ pub fn line_handle(index: usize) -> Value {
 /// A `Text` handle: `Text(x, y, 'text')` with x and y as the program gave them.
 pub fn text_handle(x: &str, y: &str, text: &str) -> Value {
     Value::Object(Rc::new(Handle {
+        text: Some(text.to_string()),
         class: "matplotlib.text.Text",
         artist: None,
         image: None,
