@@ -1138,6 +1138,21 @@ mod fast_paths {
         });
     }
 
+    /// The input gradient made a block of samples at a time (`Array::conv_input_grad`: at
+    /// least 256 columns per block and two blocks per thread, so 16x16 maps and 8 samples on
+    /// up to 4 threads) against the plain path, with and without a fused ReLU.
+    #[test]
+    fn convolution_input_gradient_in_blocks() {
+        let win = Window::new([3, 3], [1, 1], [1, 1]);
+        compare(
+            &[&[8, 3, 16, 16], &[9, 3, 3, 3], &[9]],
+            &move |rt, t, xs| conv::conv2d(rt, t, &xs[0], &xs[1], Some(&xs[2]), &win, 1),
+        );
+        compare(&[&[8, 2, 16, 16], &[8, 2, 3, 3]], &move |rt, t, xs| {
+            conv::conv2d_act(rt, t, &xs[0], &xs[1], None, &win, 1, true)
+        });
+    }
+
     #[test]
     fn max_and_average_pooling_padded_ceil_mode() {
         let win = Window::new([3, 3], [2, 2], [1, 1]);

@@ -2526,10 +2526,7 @@ fn batch_patch_backward(
     let gw = gt.matmul_t(&cols, [false, true])?;
     drop(cols);
     let gx = if want_x {
-        Some(
-            w.matmul_t(&gt, [true, false])?
-                .patches_cols_adjoint(p, nchw)?,
-        )
+        Some(w.conv_input_grad(&gt, p, nchw)?)
     } else {
         None
     };

@@ -2491,6 +2491,7 @@ fn patches_refused(op: &str, a: &Array) -> RuntimeError {
 }
 
 mod batch_norm;
+mod conv_grad;
 mod select;
 pub use batch_norm::BatchNormOutputs;
 pub use select::check_positions;

@@ -293,22 +293,49 @@ fn sum_partials<T: GemmFloat>(
     if m == 0 || n == 0 || partials.is_empty() {
         return;
     }
-    let at = |i: usize, j: usize| if col { j * m + i } else { i * n + j };
-    // Rows in blocks of `rb`, column by column inside a block: column-major partials are then
-    // read a cache line at a time.
-    let rb = if col { 16 } else { 1 };
+    // Rows in blocks of `rb`; column-major partials are summed a tile of rb x rb at a time
+    // (reads along their columns, writes along c's rows, the transpose in a local tile).
+    const TILE: usize = 16;
+    let rb = if col { TILE } else { 1 };
+    let (first, rest) = (&partials[0], &partials[1..]);
+    // The same additions in the same order as one accumulator per element: the first partial,
+    // then each further one added.
+    let sum_run = |dst: &mut [T], at: usize| {
+        let len = dst.len();
+        dst.copy_from_slice(&first[at..at + len]);
+        for part in rest {
+            for (d, v) in dst.iter_mut().zip(&part[at..at + len]) {
+                *d = *d + *v;
+            }
+        }
+    };
     let sum_rows = |(blk, rows): (usize, &mut [MaybeUninit<T>])| {
         let i0 = blk * rb;
         let count = rows.len().div_ceil(ldc);
-        for j in 0..n {
-            for r in 0..count {
-                let idx = at(i0 + r, j);
-                let mut acc = partials[0][idx];
-                for part in &partials[1..] {
-                    acc = acc + part[idx];
+        if !col {
+            let out = &mut rows[..n];
+            for (d, v) in out.iter_mut().zip(&first[i0 * n..][..n]) {
+                d.write(*v);
+            }
+            // SAFETY: every element was written just above.
+            let out = unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [T]) };
+            for part in rest {
+                for (d, v) in out.iter_mut().zip(&part[i0 * n..][..n]) {
+                    *d = *d + *v;
                 }
-                if let Some(slot) = rows.get_mut(r * ldc + j) {
-                    slot.write(acc);
+            }
+            return;
+        }
+        let mut tile = [T::ZERO; TILE * TILE];
+        for j0 in (0..n).step_by(TILE) {
+            let jn = TILE.min(n - j0);
+            for jj in 0..jn {
+                sum_run(&mut tile[jj * TILE..][..count], (j0 + jj) * m + i0);
+            }
+            for r in 0..count {
+                let out = &mut rows[r * ldc + j0..][..jn];
+                for (jj, d) in out.iter_mut().enumerate() {
+                    d.write(tile[jj * TILE + r]);
                 }
             }
         }
@@ -352,7 +379,7 @@ fn tile_shape(m: usize, n: usize, k: usize, threads: usize) -> (usize, usize) {
 }
 
 /// Products whose inner dimension is at most this long round as NumPy's do (`multiply_then_add`).
-const SEQUENTIAL_K: usize = 7;
+pub(super) const SEQUENTIAL_K: usize = 7;
 
 /// c = a * b with each product rounded and then added, in order k = 0, 1, ..., from zero: no
 /// fused multiply-add. NumPy 1.23.5 (its OpenBLAS) and MXNet 1.9.1 give these bits for every
@@ -457,6 +484,49 @@ fn gemm_into<T: GemmFloat>(
             });
         }
     }
+}
+
+/// c (m x n, row-major, row stride `ldc`) = a (m x k) * b (k x n) on the calling thread by the
+/// `gemm` crate, each operand read by its (row, column) strides: element (i, p) of a is
+/// `a[i * a_rs + p * a_cs]`. For products inside an already parallel loop (a convolution's
+/// input gradient block by block, `conv_grad.rs`); each element is the dot product the crate's
+/// whole product computes (same micro-kernel, same order along k).
+pub fn gemm_strided_serial<T: GemmFloat>(
+    [m, k, n]: [usize; 3],
+    a: &[T],
+    [a_rs, a_cs]: [usize; 2],
+    b: &[T],
+    [b_rs, b_cs]: [usize; 2],
+    c: &mut [MaybeUninit<T>],
+    ldc: usize,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(ldc >= n && c.len() >= (m - 1) * ldc + n);
+    if k == 0 {
+        for row in c.chunks_mut(ldc).take(m) {
+            row[..n].fill(MaybeUninit::new(T::ZERO));
+        }
+        return;
+    }
+    assert!(a.len() > (m - 1) * a_rs + (k - 1) * a_cs && b.len() > (k - 1) * b_rs + (n - 1) * b_cs);
+    let product = Product {
+        m,
+        k,
+        n,
+        a: a.as_ptr(),
+        a_rs,
+        a_cs,
+        b: b.as_ptr(),
+        b_rs,
+        b_cs,
+        c: c.as_mut_ptr().cast::<T>(),
+        ldc,
+        c_col: false,
+    };
+    // SAFETY: the asserts keep every element the product reads or writes inside the slices.
+    unsafe { product.with_gemm_crate(Parallelism::None) }
 }
 
 pub fn gemm_batched<T: GemmFloat>(a: &[T], b: &[T], l: &MatmulLayout) -> Result<Vec<T>> {

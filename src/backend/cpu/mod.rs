@@ -4,6 +4,7 @@ mod element;
 mod simd;
 mod blas;
 pub mod cancel;
+pub mod conv_grad;
 mod fused;
 mod gemm;
 pub mod kernels;
@@ -620,6 +621,28 @@ impl CpuStorage {
             CpuStorage::F64(v) => Some(CpuStorage::F64(patches::patches_cols_adjoint(
                 v, nchw, p, 0.0,
             ))),
+            _ => None,
+        }
+    }
+
+    /// A batch-folded convolution's input gradient for this weight (O, C*kh*kw) and the
+    /// gradient `g` (O, N*L) of the same float dtype, `per` samples at a time
+    /// (`conv_grad.rs`); None for other dtypes.
+    pub fn conv_input_grad(
+        &self,
+        g: &CpuStorage,
+        nchw: [usize; 4],
+        o: usize,
+        p: &Patches,
+        per: usize,
+    ) -> Option<Result<CpuStorage>> {
+        match (self, g) {
+            (CpuStorage::F32(w), CpuStorage::F32(g)) => {
+                Some(conv_grad::conv_input_grad(w, g, nchw, o, p, per).map(CpuStorage::F32))
+            }
+            (CpuStorage::F64(w), CpuStorage::F64(g)) => {
+                Some(conv_grad::conv_input_grad(w, g, nchw, o, p, per).map(CpuStorage::F64))
+            }
             _ => None,
         }
     }

@@ -91,7 +91,7 @@ fn add_run<T: Copy + AddAssign>(dst: &mut [T], src: &[T]) {
 /// Where each kernel tap reads: per tap row the source row of every output row, and per tap
 /// column the one contiguous run of output columns whose source is inside the plane (first
 /// output column, length, first input column; the source then advances by the stride).
-struct Taps {
+pub(super) struct Taps {
     rows: Vec<Vec<Option<usize>>>,
     runs: Vec<(usize, usize, usize)>,
     /// The source row of output row 0 for each tap row, as a signed offset (with `rows`).
@@ -107,7 +107,7 @@ struct Taps {
 }
 
 impl Taps {
-    fn new(p: &Patches, [h, w]: [usize; 2]) -> Taps {
+    pub(super) fn new(p: &Patches, [h, w]: [usize; 2]) -> Taps {
         let rows: Vec<_> = (0..p.kernel[0]).map(|i| sources(p, 0, i, h)).collect();
         let runs = (0..p.kernel[1])
             .map(|j| {
@@ -217,7 +217,7 @@ impl Taps {
 
     /// The adjoint of `gather`: tap `t`'s windows `g` (Ho*Wo) summed onto one plane.
     #[inline]
-    fn scatter<T: Copy + AddAssign>(&self, t: usize, g: &[T], dst: &mut [T]) {
+    pub(super) fn scatter<T: Copy + AddAssign>(&self, t: usize, g: &[T], dst: &mut [T]) {
         let kw = self.runs.len();
         let (i, j) = (t / kw, t % kw);
         let (w, wo) = (self.w, self.wo);
