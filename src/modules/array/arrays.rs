@@ -353,6 +353,8 @@ fn flatten_nested(
                 HostData::I64(d) => {
                     out.extend(d.iter().map(|&x| x as f64));
                     if let Some(e) = exact {
+                        e.try_reserve(d.len())
+                            .map_err(|_| crate::object::alloc::memory_error())?;
                         e.extend(d);
                     }
                 }
@@ -386,13 +388,13 @@ fn flatten_nested(
                 }
                 Value::Bool(b) => {
                     if let Some(e) = exact {
-                        e.push(i64::from(*b));
+                        crate::object::alloc::push(e, i64::from(*b))?;
                     }
                 }
                 Value::Int(i) => {
                     kinds.1 = true;
                     if let Some(e) = exact {
-                        e.push(*i);
+                        crate::object::alloc::push(e, *i)?;
                     }
                 }
                 _ => *exact = None,
