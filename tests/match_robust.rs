@@ -2,34 +2,10 @@
 //! `__match_args__`, a guard that raises. Each ends in a value or CPython's error, never a
 //! crash, and the session's variables stay as CPython leaves them.
 
-use devarray::{Completeness, Session, SessionConfig};
+use devarray::{Session, SessionConfig};
 
-fn eval_ok(s: &mut Session, code: &str) -> String {
-    let out = s.eval(code);
-    if let Some(e) = &out.error {
-        panic!("unexpected error for {code:?}: {}", e.render(false));
-    }
-    out.text()
-}
-
-/// `(ename, evalue)` of the error `code` must raise.
-fn eval_err(s: &mut Session, code: &str) -> (String, String) {
-    let out = s.eval(code);
-    let e = out
-        .error
-        .unwrap_or_else(|| panic!("expected an error for {code:?}"));
-    (e.ename, e.evalue)
-}
-
-/// On a 1 MiB stack, less than either frontend gives: the parser's caps must not depend on it.
-fn on_small_stack(f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(1024 * 1024)
-        .spawn(f)
-        .expect("thread")
-        .join()
-        .expect("the session must not crash");
-}
+mod common;
+use common::{assert_no_prefix_is_invalid, eval_err, eval_ok, on_small_stack};
 
 #[test]
 fn deep_patterns_are_refused_or_matched_without_crashing() {
@@ -141,17 +117,8 @@ fn a_guard_that_raises_leaves_the_case_names_bound() {
 
 #[test]
 fn no_prefix_of_a_match_statement_is_invalid() {
-    let s = Session::new(SessionConfig::default());
-    let programs = [
+    assert_no_prefix_is_invalid(&[
         "match command.split():\n    case [action]:\n        pass\n    case [action, obj] if obj:\n        match obj:\n            case {'k': v, **rest}:\n                pass\n    case Point(x=0) | Point(y=0) as p:\n        pass\n    case _:\n        pass\n",
         "def f(data):\n    while (chunk := data.read()):\n        match chunk:\n            case b'':\n                break\n",
-    ];
-    for program in programs {
-        assert!(devarray::lang::parse(program).is_ok(), "{program}");
-        let lines: Vec<&str> = program.lines().collect();
-        for k in 1..=lines.len() {
-            let prefix = lines[..k].join("\n");
-            assert_ne!(s.is_complete(&prefix), Completeness::Invalid, "{prefix:?}");
-        }
-    }
+    ]);
 }

@@ -4,24 +4,13 @@
 use devarray::{Completeness, Session, SessionConfig};
 
 mod common;
-use common::{eval_err, eval_ok};
+use common::{assert_no_prefix_is_invalid, eval_err, eval_ok, on_small_stack};
 use snapbox::cmd::{cargo_bin, Command};
 
 fn devarray() -> Command {
     Command::new(cargo_bin!("devarray"))
         .env("NO_COLOR", "1")
         .env_remove("DEVARRAY_SIM_GPUS")
-}
-
-/// Runs `f` on a thread with a 1 MiB stack, less than either frontend gives (the REPL's main
-/// thread and the kernel's evaluation thread have 8 MiB): the guards must not depend on it.
-fn on_small_stack(f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(1024 * 1024)
-        .spawn(f)
-        .expect("thread")
-        .join()
-        .expect("the session must not crash");
 }
 
 #[test]
@@ -194,20 +183,12 @@ fn command_line_errors_are_reported_not_panics() {
 #[test]
 fn no_prefix_of_a_valid_program_is_invalid() {
     let s = Session::new(SessionConfig::default());
-    let programs = [
+    assert_no_prefix_is_invalid(&[
         "def f():\n    try:\n        z = 1\n    except ValueError as e:\n        z = 2\n    else:\n        z = 3\n    finally:\n        z = 4\n    return z\n",
         "for i in range(3):\n    while i:\n        if i > 1:\n            try:\n                i -= 1\n            finally:\n                pass\n        elif i:\n            break\n        else:\n            continue\n",
         "with open('x') as f:\n    def g(a,\n          b):\n        with f:\n            try:\n                return (a +\n                        b)\n            except (TypeError,\n                    ValueError):\n                raise\n",
         "if x:\n    def h():\n        for j in y:\n            try:\n                pass\n            except Exception:\n                pass\n",
-    ];
-    for program in programs {
-        assert!(devarray::lang::parse(program).is_ok(), "{program}");
-        let lines: Vec<&str> = program.lines().collect();
-        for k in 1..=lines.len() {
-            let prefix = lines[..k].join("\n");
-            assert_ne!(s.is_complete(&prefix), Completeness::Invalid, "{prefix:?}");
-        }
-    }
+    ]);
     // And what can never be valid is still said at once.
     assert_eq!(
         s.is_complete("def f():\n    try:\n        z = 1\n    z = 2"),

@@ -758,8 +758,20 @@ impl<'s> Interp<'s> {
             let matches = match &h.kind {
                 None => true,
                 Some(k) => {
-                    let kv = self.eval(k)?;
-                    exc_matches(exc, &kv).map_err(|e| Ctl::from(e.at(k.span, &self.source)))?
+                    // The exception is being handled while its clauses are matched: what
+                    // one raises (a NameError, a TypeError, a `throw` into a `yield` there)
+                    // has it as its context.
+                    let matched = self.eval(k).and_then(|kv| {
+                        // CPython points at the whole `except` line, no caret.
+                        exc_matches(exc, &kv).map_err(|e| e.at(h.span, &self.source))
+                    });
+                    match matched {
+                        Ok(m) => m,
+                        Err(mut new) => {
+                            self.add_context(&mut new, exc);
+                            return Err(new.into());
+                        }
+                    }
                 }
             };
             if matches {
@@ -2661,10 +2673,9 @@ pub(super) fn exc_matches(exc: &Exc, clause: &Value) -> Result<bool, Exc> {
             }
             Ok(false)
         }
-        other => Err(Exc::type_error(format!(
-            "catching classes that do not inherit from BaseException is not allowed (got {})",
-            other.type_name()
-        ))),
+        _ => Err(Exc::type_error(
+            "catching classes that do not inherit from BaseException is not allowed",
+        )),
     }
 }
 

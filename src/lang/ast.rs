@@ -611,7 +611,6 @@ impl Stmt {
     /// functions' bodies. A magic line whose text holds `yield` counts as one.
     pub fn has_yield(&self) -> bool {
         let block = |b: &[Stmt]| b.iter().any(Stmt::has_yield);
-        let opt_block = |b: &Option<Vec<Stmt>>| b.as_deref().is_some_and(block);
         match &self.kind {
             StmtKind::Expr(e) | StmtKind::Raise(Some(e)) => e.has_yield(),
             StmtKind::Assign { targets, value } => {
@@ -624,24 +623,6 @@ impl Stmt {
                 decorators.iter().any(Expr::has_yield) || def.has_yield()
             }
             StmtKind::Return(e) => e.as_ref().is_some_and(Expr::has_yield),
-            StmtKind::If { branches, orelse } => {
-                branches.iter().any(|(t, b)| t.has_yield() || block(b)) || opt_block(orelse)
-            }
-            StmtKind::While { cond, body, orelse } => {
-                cond.has_yield() || block(body) || opt_block(orelse)
-            }
-            StmtKind::Match { subject, cases } => {
-                subject.has_yield()
-                    || cases
-                        .iter()
-                        .any(|c| c.guard.as_ref().is_some_and(Expr::has_yield) || block(&c.body))
-            }
-            StmtKind::For {
-                target,
-                iter,
-                body,
-                orelse,
-            } => target.has_yield() || iter.has_yield() || block(body) || opt_block(orelse),
             StmtKind::Break
             | StmtKind::Continue
             | StmtKind::Pass
@@ -659,24 +640,6 @@ impl Stmt {
                     || annotation.has_yield()
                     || value.as_ref().is_some_and(Expr::has_yield)
             }
-            StmtKind::With { items, body } => {
-                items.iter().any(|i| {
-                    i.context.has_yield() || i.target.as_ref().is_some_and(Expr::has_yield)
-                }) || block(body)
-            }
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finally,
-            } => {
-                block(body)
-                    || handlers
-                        .iter()
-                        .any(|h| h.kind.as_ref().is_some_and(Expr::has_yield) || block(&h.body))
-                    || opt_block(orelse)
-                    || opt_block(finally)
-            }
             StmtKind::RaiseFrom { exc, cause } => exc.has_yield() || cause.has_yield(),
             StmtKind::Assert { test, msg } => {
                 test.has_yield() || msg.as_ref().is_some_and(Expr::has_yield)
@@ -684,6 +647,11 @@ impl Stmt {
             StmtKind::Del(targets) => targets.iter().any(Expr::has_yield),
             // Its text is parsed when it runs: a `yield` there needs the generator's stack.
             StmtKind::Magic { arg, .. } => arg.contains("yield"),
+            // A compound statement.
+            kind => {
+                kind.header_exprs().into_iter().any(Expr::has_yield)
+                    || kind.blocks().into_iter().any(block)
+            }
         }
     }
 }
@@ -707,51 +675,9 @@ pub fn resumable_body(body: &[Stmt]) -> bool {
             StmtKind::Assign { targets, value } => {
                 yield_value(value) && !targets.iter().any(Expr::has_yield)
             }
-            StmtKind::If { branches, orelse } => {
-                branches
-                    .iter()
-                    .all(|(t, b)| !t.has_yield() && resumable_body(b))
-                    && orelse.as_deref().is_none_or(resumable_body)
-            }
-            StmtKind::While { cond, body, orelse } => {
-                !cond.has_yield()
-                    && resumable_body(body)
-                    && orelse.as_deref().is_none_or(resumable_body)
-            }
-            StmtKind::Match { subject, cases } => {
-                !subject.has_yield()
-                    && cases.iter().all(|c| {
-                        !c.guard.as_ref().is_some_and(Expr::has_yield) && resumable_body(&c.body)
-                    })
-            }
-            StmtKind::For {
-                target,
-                iter,
-                body,
-                orelse,
-            } => {
-                !target.has_yield()
-                    && !iter.has_yield()
-                    && resumable_body(body)
-                    && orelse.as_deref().is_none_or(resumable_body)
-            }
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finally,
-            } => {
-                resumable_body(body)
-                    && handlers.iter().all(|h| {
-                        !h.kind.as_ref().is_some_and(Expr::has_yield) && resumable_body(&h.body)
-                    })
-                    && orelse.as_deref().is_none_or(resumable_body)
-                    && finally.as_deref().is_none_or(resumable_body)
-            }
-            StmtKind::With { items, body } => {
-                items.iter().all(|i| {
-                    !i.context.has_yield() && !i.target.as_ref().is_some_and(Expr::has_yield)
-                }) && resumable_body(body)
+            kind if kind.is_compound() => {
+                !kind.header_exprs().into_iter().any(Expr::has_yield)
+                    && kind.blocks().into_iter().all(resumable_body)
             }
             _ => false,
         }
@@ -791,30 +717,10 @@ fn declared_names(body: &[Stmt], out: &mut Vec<Ident>) {
     for s in body {
         match &s.kind {
             StmtKind::Global(list) | StmtKind::Nonlocal(list) => out.extend(list.iter().cloned()),
-            StmtKind::If { branches, orelse } => {
-                branches.iter().for_each(|(_, b)| declared_names(b, out));
-                declared_names(orelse.as_deref().unwrap_or_default(), out);
-            }
-            StmtKind::While { body, orelse, .. } | StmtKind::For { body, orelse, .. } => {
-                declared_names(body, out);
-                declared_names(orelse.as_deref().unwrap_or_default(), out);
-            }
-            StmtKind::With { body, .. } => declared_names(body, out),
-            StmtKind::Match { cases, .. } => {
-                cases.iter().for_each(|c| declared_names(&c.body, out))
-            }
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finally,
-            } => {
-                declared_names(body, out);
-                handlers.iter().for_each(|h| declared_names(&h.body, out));
-                declared_names(orelse.as_deref().unwrap_or_default(), out);
-                declared_names(finally.as_deref().unwrap_or_default(), out);
-            }
-            _ => {}
+            kind => kind
+                .blocks()
+                .into_iter()
+                .for_each(|b| declared_names(b, out)),
         }
     }
 }
@@ -845,56 +751,22 @@ pub fn local_names(params: &[Param], body: &[Stmt]) -> Vec<Ident> {
                 StmtKind::Decorated { def, .. } => {
                     block(std::slice::from_ref(def), names, declared)
                 }
-                StmtKind::If { branches, orelse } => {
-                    branches.iter().for_each(|(_, b)| block(b, names, declared));
-                    block(orelse.as_deref().unwrap_or_default(), names, declared);
-                }
-                StmtKind::While { body, orelse, .. } => {
-                    block(body, names, declared);
-                    block(orelse.as_deref().unwrap_or_default(), names, declared);
-                }
                 StmtKind::Match { cases, .. } => {
                     for c in cases {
                         // Checked by the parser: a pattern's names are well formed.
                         if let Ok(bound) = c.pattern.bound_names() {
                             names.extend(bound.into_iter().map(|(n, _)| n));
                         }
-                        block(&c.body, names, declared);
                     }
                 }
-                StmtKind::For {
-                    target: t,
-                    body,
-                    orelse,
-                    ..
-                } => {
-                    target(t, names);
-                    block(body, names, declared);
-                    block(orelse.as_deref().unwrap_or_default(), names, declared);
-                }
-                StmtKind::With { items, body } => {
-                    for i in items {
-                        if let Some(t) = &i.target {
-                            target(t, names);
-                        }
+                StmtKind::For { target: t, .. } => target(t, names),
+                StmtKind::With { items, .. } => {
+                    for t in items.iter().filter_map(|i| i.target.as_ref()) {
+                        target(t, names);
                     }
-                    block(body, names, declared);
                 }
-                StmtKind::Try {
-                    body,
-                    handlers,
-                    orelse,
-                    finally,
-                } => {
-                    block(body, names, declared);
-                    for h in handlers {
-                        if let Some(n) = &h.name {
-                            names.push(n.clone());
-                        }
-                        block(&h.body, names, declared);
-                    }
-                    block(orelse.as_deref().unwrap_or_default(), names, declared);
-                    block(finally.as_deref().unwrap_or_default(), names, declared);
+                StmtKind::Try { handlers, .. } => {
+                    names.extend(handlers.iter().filter_map(|h| h.name.clone()));
                 }
                 StmtKind::Import(list) | StmtKind::FromImport { names: list, .. } => {
                     for i in list {
@@ -904,6 +776,9 @@ pub fn local_names(params: &[Param], body: &[Stmt]) -> Vec<Ident> {
                     }
                 }
                 _ => {}
+            }
+            for b in s.kind.blocks() {
+                block(b, names, declared);
             }
         }
     }

@@ -403,25 +403,16 @@ impl Lower {
                     }
                 }
             }
-            StmtKind::For {
-                target,
-                iter,
-                body,
-                orelse,
-            } => {
+            StmtKind::For { target, iter, .. } => {
                 if target.has_yield() {
                     return None;
                 }
-                let iter = self.expr(iter, out, span)?;
-                StmtKind::For {
-                    target: target.clone(),
-                    iter,
-                    body: self.block_own(body)?,
-                    orelse: match orelse {
-                        Some(b) => Some(self.block_own(b)?),
-                        None => None,
-                    },
+                let hoisted = self.expr(iter, out, span)?;
+                let mut kind = self.blocks_own(&s.kind)?;
+                if let StmtKind::For { iter, .. } = &mut kind {
+                    *iter = hoisted;
                 }
+                kind
             }
             StmtKind::With { items, body } => {
                 if items
@@ -459,56 +450,41 @@ impl Lower {
                 }
                 StmtKind::With { items: new, body }
             }
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finally,
-            } => {
-                let mut hs = Vec::with_capacity(handlers.len());
-                for h in handlers {
-                    if h.kind.as_ref().is_some_and(Expr::has_yield) {
-                        return None;
-                    }
-                    let mut h2 = h.clone();
-                    h2.body = self.block_own(&h.body)?;
-                    hs.push(h2);
+            StmtKind::Try { handlers, .. } => {
+                if handlers
+                    .iter()
+                    .any(|h| h.kind.as_ref().is_some_and(Expr::has_yield))
+                {
+                    return None;
                 }
-                StmtKind::Try {
-                    body: self.block_own(body)?,
-                    handlers: hs,
-                    orelse: match orelse {
-                        Some(b) => Some(self.block_own(b)?),
-                        None => None,
-                    },
-                    finally: match finally {
-                        Some(b) => Some(self.block_own(b)?),
-                        None => None,
-                    },
-                }
+                self.blocks_own(&s.kind)?
             }
             StmtKind::Match { subject, cases } => {
                 // The subject is evaluated first; a guard is evaluated between patterns, so
                 // one with a `yield` stays on a stack of its own.
-                let subject = self.expr(subject, out, span)?;
-                let mut new = Vec::with_capacity(cases.len());
-                for case in cases {
-                    if case.guard.as_ref().is_some_and(Expr::has_yield) {
-                        return None;
-                    }
-                    let mut c = case.clone();
-                    c.body = self.block_own(&case.body)?;
-                    new.push(c);
+                if cases
+                    .iter()
+                    .any(|c| c.guard.as_ref().is_some_and(Expr::has_yield))
+                {
+                    return None;
                 }
-                StmtKind::Match {
-                    subject,
-                    cases: new,
+                let hoisted = self.expr(subject, out, span)?;
+                let mut kind = self.blocks_own(&s.kind)?;
+                if let StmtKind::Match { subject, .. } = &mut kind {
+                    *subject = hoisted;
                 }
+                kind
             }
             _ => return None,
         };
         out.push(stmt(kind, span));
         self.done(mark)
+    }
+
+    /// The statement with each of its nested blocks lowered (its header as it was).
+    fn blocks_own(&mut self, kind: &StmtKind) -> Option<StmtKind> {
+        let mut kind = kind.clone();
+        kind.replace_blocks(|b| self.block_own(b)).then_some(kind)
     }
 
     /// A nested block, its statements' temporaries numbered after those live around it.
@@ -1104,22 +1080,10 @@ fn split_at_later<T>(items: &[T], pred: impl Fn(&T) -> bool) -> (&[T], &[T]) {
 fn breaks(body: &[Stmt]) -> bool {
     body.iter().any(|s| match &s.kind {
         StmtKind::Break | StmtKind::Continue => true,
-        StmtKind::If { branches, orelse } => {
-            branches.iter().any(|(_, b)| breaks(b)) || orelse.as_deref().is_some_and(breaks)
+        // A nested loop's own `break`s leave it; one in its `else` leaves this loop.
+        StmtKind::While { orelse, .. } | StmtKind::For { orelse, .. } => {
+            orelse.as_deref().is_some_and(breaks)
         }
-        StmtKind::With { body, .. } => breaks(body),
-        StmtKind::Match { cases, .. } => cases.iter().any(|c| breaks(&c.body)),
-        StmtKind::Try {
-            body,
-            handlers,
-            orelse,
-            finally,
-        } => {
-            breaks(body)
-                || handlers.iter().any(|h| breaks(&h.body))
-                || orelse.as_deref().is_some_and(breaks)
-                || finally.as_deref().is_some_and(breaks)
-        }
-        _ => false,
+        kind => kind.blocks().into_iter().any(breaks),
     })
 }

@@ -2,6 +2,7 @@
 //! Nothing here knows about arrays, devices or the evaluator.
 
 pub mod ast;
+mod blocks;
 pub mod lexer;
 pub mod lower;
 pub mod parser;

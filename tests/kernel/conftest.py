@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+from helpers import Kernel, running_kernel
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -33,3 +36,10 @@ def kernel_binary() -> Path:
     path = Path(configured) if configured else Path(KernelSpecManager().get_kernel_spec("devarray").argv[0])
     assert path.is_file(), f"devarray-kernel not found at {path}"
     return path
+
+
+@pytest.fixture()
+def kernel() -> Iterator[Kernel]:
+    """A fresh `devarray` kernel per test, for tests that interrupt or restart it."""
+    with running_kernel() as started:
+        yield started

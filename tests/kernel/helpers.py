@@ -4,15 +4,32 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import KernelManager, start_new_kernel
+
+# What the `kernel` fixture (conftest.py) gives a test: the manager, to interrupt or restart
+# the kernel, and a started client.
+Kernel = tuple[KernelManager, BlockingKernelClient]
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def strip_ansi(text: str) -> str:
     return ANSI.sub("", text)
+
+
+@contextmanager
+def running_kernel(kernel_name: str = "devarray", **options: Any) -> Iterator[Kernel]:
+    """A started kernel and its client, shut down on leaving (also when the test fails)."""
+    km, kc = start_new_kernel(kernel_name=kernel_name, **options)
+    try:
+        yield km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
 
 
 def collect(kc: BlockingKernelClient, msg_id: str, timeout: float = 15) -> list[dict[str, Any]]:
@@ -48,6 +65,13 @@ def execute(
     msg_id = kc.execute(code, **options)
     reply = shell_reply(kc, msg_id, timeout)
     return reply, collect(kc, msg_id, timeout)
+
+
+def execute_ok(kc: BlockingKernelClient, code: str, timeout: float = 60) -> list[dict[str, Any]]:
+    """Run code that must succeed; return its IOPub messages."""
+    reply, outputs = execute(kc, code, timeout=timeout)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return outputs
 
 
 def result_text(outputs: list[dict[str, Any]]) -> str | None:

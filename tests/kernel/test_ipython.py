@@ -12,25 +12,20 @@ from typing import Iterator
 
 import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
-from jupyter_client.manager import start_new_kernel
 
-from helpers import collect, execute, result_text, shell_reply, strip_ansi
+from helpers import collect, execute, result_text, running_kernel, shell_reply, strip_ansi
 
 
 @pytest.fixture(scope="module")
 def kc() -> Iterator[BlockingKernelClient]:
-    km, client = start_new_kernel(kernel_name="devarray")
-    yield client
-    client.stop_channels()
-    km.shutdown_kernel(now=True)
+    with running_kernel() as (_, client):
+        yield client
 
 
 @pytest.fixture(scope="module")
 def sim2() -> Iterator[BlockingKernelClient]:
-    km, client = start_new_kernel(kernel_name="devarray-sim2")
-    yield client
-    client.stop_channels()
-    km.shutdown_kernel(now=True)
+    with running_kernel("devarray-sim2") as (_, client):
+        yield client
 
 
 def inspect_text(kc: BlockingKernelClient, code: str, cursor: int, detail: int = 0) -> str | None:

@@ -24,10 +24,9 @@ from typing import Any
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from jupyter_client.manager import start_new_kernel
 from nbclient.exceptions import CellExecutionError
 
-from helpers import execute
+from helpers import execute, running_kernel
 
 REPO = Path(__file__).resolve().parents[2]
 TUTORIALS = sorted((REPO / "tutorials").glob("*.ipynb"))
@@ -81,17 +80,13 @@ def uses_torch(notebook: nbformat.NotebookNode) -> bool:
 def kernel_has_torch(kernel_name: str) -> bool:
     """Whether the kernel's build has the PyTorch dialect: it was written
     beside these tests, and its notebook can only run once both are merged."""
-    km, kc = start_new_kernel(kernel_name=kernel_name)
-    try:
+    with running_kernel(kernel_name) as (_, kc):
         reply, _ = execute(kc, "import torch")
         content = reply["content"]
         if content["status"] == "ok":
             return True
         assert content["ename"] == "ModuleNotFoundError", content
         return False
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
 
 
 def test_a_small_notebook_runs_with_outputs_in_order() -> None:

@@ -10,17 +10,14 @@ from typing import Iterator
 import pytest
 import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
-from jupyter_client.manager import start_new_kernel
 
-from helpers import collect, execute, shell_reply
+from helpers import collect, execute, running_kernel, shell_reply
 
 
 @pytest.fixture(scope="module")
 def kc() -> Iterator[BlockingKernelClient]:
-    km, client = start_new_kernel(kernel_name="devarray")
-    yield client
-    client.stop_channels()
-    km.shutdown_kernel(now=True)
+    with running_kernel() as (_, client):
+        yield client
 
 
 def test_a_print_loop_sends_few_stream_messages(kc: BlockingKernelClient) -> None:
@@ -58,8 +55,7 @@ def test_shell_output_arrives_whole(kc: BlockingKernelClient) -> None:
 def test_shell_output_is_streamed_not_hoarded() -> None:
     """Issue 29, finding 5: 100 MB of `!cmd` output reaches the client in chunks as it comes,
     and the kernel does not hold it all (it peaked at 2302 MiB for 200 MB)."""
-    km, client = start_new_kernel(kernel_name="devarray")
-    try:
+    with running_kernel() as (km, client):
         pid = km.provisioner.pid
         execute(client, "1 + 1")
         before = peak_rss_mib(pid)
@@ -70,9 +66,6 @@ def test_shell_output_is_streamed_not_hoarded() -> None:
         assert len(streams) > 10, "the output came in one piece, not as it was printed"
         grown = peak_rss_mib(pid) - before
         assert grown < 200, f"the kernel grew by {grown:.0f} MiB for 100 MB of shell output"
-    finally:
-        client.stop_channels()
-        km.shutdown_kernel(now=True)
 
 
 def test_user_expressions_run_no_statements(kc: BlockingKernelClient) -> None:
@@ -103,8 +96,7 @@ def test_a_subscriber_that_never_reads_cannot_grow_the_kernel() -> None:
     """Issue 29, finding 5: output queued for a client that never reads is bounded by that
     subscriber's high-water mark, as a zmq PUB socket bounds it: that client loses output past
     the mark, and every other client still gets all of it."""
-    km, kc = start_new_kernel(kernel_name="devarray")
-    try:
+    with running_kernel() as (km, kc):
         pid = km.provisioner.pid
         # A subscriber needs no key: this one subscribes to everything and never reads.
         stuck = zmq.Context.instance().socket(zmq.SUB)
@@ -135,9 +127,6 @@ def test_a_subscriber_that_never_reads_cannot_grow_the_kernel() -> None:
         _, outputs = execute(kc, "print('after')")
         text = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
         assert text == "after\n", text[-500:]
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
 
 
 def test_the_heartbeat_answers_while_a_cell_floods_output(kc: BlockingKernelClient) -> None:

@@ -11,24 +11,15 @@ from typing import Iterator
 
 import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
-from jupyter_client.manager import start_new_kernel
 
-from helpers import execute
+from helpers import execute_ok, running_kernel
 
 
 @pytest.fixture()
 def kc() -> Iterator[BlockingKernelClient]:
     # A fresh kernel per test: the picture format is a session setting.
-    km, client = start_new_kernel(kernel_name="devarray")
-    yield client
-    client.stop_channels()
-    km.shutdown_kernel(now=True)
-
-
-def ok(kc: BlockingKernelClient, code: str) -> list[dict]:
-    reply, outputs = execute(kc, code, timeout=60)
-    assert reply["content"]["status"] == "ok", reply["content"]
-    return outputs
+    with running_kernel() as (_, client):
+        yield client
 
 
 def shown(outputs: list[dict]) -> list[dict]:
@@ -37,7 +28,7 @@ def shown(outputs: list[dict]) -> list[dict]:
 
 
 def test_a_figure_made_in_a_cell_is_shown_once_at_its_end_as_png(kc: BlockingKernelClient) -> None:
-    outputs = ok(kc, "import matplotlib.pyplot as plt\n_ = plt.plot([1, 2, 3], [4, 5, 7])\nprint('drawn')")
+    outputs = execute_ok(kc, "import matplotlib.pyplot as plt\n_ = plt.plot([1, 2, 3], [4, 5, 7])\nprint('drawn')")
     kinds = [m["msg_type"] for m in outputs if m["msg_type"] in ("stream", "display_data")]
     assert kinds == ["stream", "display_data"]
     data = shown(outputs)[0]["content"]["data"]
@@ -49,24 +40,24 @@ def test_a_figure_made_in_a_cell_is_shown_once_at_its_end_as_png(kc: BlockingKer
     assert int.from_bytes(png[16:20], "big") == 548
     assert int.from_bytes(png[20:24], "big") == 413
     # Closed after it was shown: the next cell shows nothing.
-    assert shown(ok(kc, "x = 1")) == []
+    assert shown(execute_ok(kc, "x = 1")) == []
 
 
 def test_set_matplotlib_formats_svg_switches_to_svg_and_back(kc: BlockingKernelClient) -> None:
-    ok(kc, "import matplotlib.pyplot as plt\nfrom matplotlib_inline import backend_inline\nbackend_inline.set_matplotlib_formats('svg')")
-    data = shown(ok(kc, "plt.plot([1, 2], [3, 4], label='loss')\nplt.legend()\nplt.xlabel('epoch');"))[0]["content"]["data"]
+    execute_ok(kc, "import matplotlib.pyplot as plt\nfrom matplotlib_inline import backend_inline\nbackend_inline.set_matplotlib_formats('svg')")
+    data = shown(execute_ok(kc, "plt.plot([1, 2], [3, 4], label='loss')\nplt.legend()\nplt.xlabel('epoch');"))[0]["content"]["data"]
     svg = data["image/svg+xml"]
     assert "image/png" not in data
     # The page cut to the content, x label included (matplotlib: 394.423125pt x 311.512781pt).
     assert svg.startswith("<?xml") and 'width="394.42332pt" height="311.912pt"' in svg
     assert ">epoch</text>" in svg and ">loss</text>" in svg
-    ok(kc, "from IPython import display\ndisplay.set_matplotlib_formats('png')")
-    data = shown(ok(kc, "plt.plot([1, 2], [3, 4]);"))[0]["content"]["data"]
+    execute_ok(kc, "from IPython import display\ndisplay.set_matplotlib_formats('png')")
+    data = shown(execute_ok(kc, "plt.plot([1, 2], [3, 4]);"))[0]["content"]["data"]
     assert "image/png" in data and "image/svg+xml" not in data
 
 
 def test_show_displays_now_and_closes(kc: BlockingKernelClient) -> None:
-    outputs = ok(kc, "import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()\nprint('after')")
+    outputs = execute_ok(kc, "import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()\nprint('after')")
     kinds = [m["msg_type"] for m in outputs if m["msg_type"] in ("stream", "display_data")]
     assert kinds == ["display_data", "stream"]
 
@@ -88,7 +79,7 @@ for epoch in range(3):
     display.display(fig)
     display.clear_output(wait=True)
 """
-    seq = shown(ok(kc, code))
+    seq = shown(execute_ok(kc, code))
     kinds = [m["msg_type"] for m in seq]
     # Three frames each followed by a deferred clear, then the figure once more at the end
     # of the cell (matplotlib-inline's flush), which the last clear makes the only one left.
@@ -107,7 +98,7 @@ for epoch in range(3):
 
 
 def test_figure_as_a_cell_result_carries_its_picture(kc: BlockingKernelClient) -> None:
-    outputs = ok(kc, "import matplotlib.pyplot as plt\nfig = plt.figure()\nfig")
+    outputs = execute_ok(kc, "import matplotlib.pyplot as plt\nfig = plt.figure()\nfig")
     results = [m for m in outputs if m["msg_type"] == "execute_result"]
     assert results[0]["content"]["data"]["text/plain"] == "<Figure size 640x480 with 0 Axes>"
     assert "image/png" in results[0]["content"]["data"]

@@ -9,17 +9,14 @@ from typing import Iterator
 
 import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
-from jupyter_client.manager import start_new_kernel
 
-from helpers import collect, execute, result_text, shell_reply, strip_ansi
+from helpers import collect, execute, result_text, running_kernel, shell_reply, strip_ansi
 
 
 @pytest.fixture(scope="module")
 def kc() -> Iterator[BlockingKernelClient]:
-    km, client = start_new_kernel(kernel_name="devarray")
-    yield client
-    client.stop_channels()
-    km.shutdown_kernel(now=True)
+    with running_kernel() as (_, client):
+        yield client
 
 
 def test_error_is_in_the_reply_and_on_iopub(kc: BlockingKernelClient) -> None:
@@ -179,13 +176,9 @@ def test_failed_cell_aborts_the_queued_ones(kc: BlockingKernelClient) -> None:
 
 
 def test_sim2_kernelspec_has_two_simulated_gpus() -> None:
-    km, kc = start_new_kernel(kernel_name="devarray-sim2")
-    try:
+    with running_kernel("devarray-sim2") as (km, kc):
         assert km.kernel_spec.display_name == "devarray (2 simulated GPUs)"
         assert km.kernel_spec.env == {"DEVARRAY_SIM_GPUS": "2"}
         assert km.kernel_spec.interrupt_mode == "message"
         _, outputs = execute(kc, "num_gpus()")
         assert result_text(outputs) == "2"
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)

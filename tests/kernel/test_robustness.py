@@ -11,26 +11,16 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import zmq
-from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.connect import write_connection_file
-from jupyter_client.manager import KernelManager, start_new_kernel
+from jupyter_client.manager import KernelManager
 from jupyter_client.session import Session
 
-from helpers import execute, result_text, shell_reply
+from helpers import Kernel, execute, result_text, shell_reply
 
 BUSY_LOOP = "counter = 0\nwhile True:\n    counter += 1\n"
-
-
-@pytest.fixture()
-def kernel() -> Iterator[tuple[KernelManager, BlockingKernelClient]]:
-    km, kc = start_new_kernel(kernel_name="devarray")
-    yield km, kc
-    kc.stop_channels()
-    km.shutdown_kernel(now=True)
 
 
 def dealer(km: KernelManager, port: int) -> zmq.Socket:
@@ -51,9 +41,7 @@ def assert_still_answers(km: KernelManager, socket: zmq.Socket) -> None:
 
 
 @pytest.mark.parametrize("channel", ["shell", "control"])
-def test_badly_signed_and_unsigned_messages_are_dropped(
-    kernel: tuple[KernelManager, BlockingKernelClient], channel: str
-) -> None:
+def test_badly_signed_and_unsigned_messages_are_dropped(kernel: Kernel, channel: str) -> None:
     km, _ = kernel
     socket = dealer(km, km.shell_port if channel == "shell" else km.control_port)
     forger = Session(key=b"not-the-connection-key", signature_scheme="hmac-sha256")
@@ -68,7 +56,7 @@ def test_badly_signed_and_unsigned_messages_are_dropped(
     socket.close()
 
 
-def test_forged_execute_request_does_not_run(kernel: tuple[KernelManager, BlockingKernelClient]) -> None:
+def test_forged_execute_request_does_not_run(kernel: Kernel) -> None:
     km, kc = kernel
     socket = dealer(km, km.shell_port)
     forger = Session(key=b"not-the-connection-key", signature_scheme="hmac-sha256")
@@ -82,7 +70,7 @@ def test_forged_execute_request_does_not_run(kernel: tuple[KernelManager, Blocki
     socket.close()
 
 
-def test_malformed_frames_are_survived(kernel: tuple[KernelManager, BlockingKernelClient]) -> None:
+def test_malformed_frames_are_survived(kernel: Kernel) -> None:
     km, _ = kernel
     good = Session(key=km.session.key, signature_scheme="hmac-sha256")
     for port in (km.shell_port, km.control_port):
@@ -102,9 +90,7 @@ def test_malformed_frames_are_survived(kernel: tuple[KernelManager, BlockingKern
 
 
 @pytest.mark.parametrize("channel", ["shell", "control"])
-def test_a_replayed_signed_message_is_dropped(
-    kernel: tuple[KernelManager, BlockingKernelClient], channel: str
-) -> None:
+def test_a_replayed_signed_message_is_dropped(kernel: Kernel, channel: str) -> None:
     """As ipykernel keeps a digest history: the same correctly signed frames sent again run once."""
     km, kc = kernel
     assert execute(kc, "hits = 0")[0]["content"]["status"] == "ok"
@@ -128,9 +114,7 @@ def test_a_replayed_signed_message_is_dropped(
     socket.close()
 
 
-def test_deep_values_and_long_chains_keep_the_kernel_alive(
-    kernel: tuple[KernelManager, BlockingKernelClient],
-) -> None:
+def test_deep_values_and_long_chains_keep_the_kernel_alive(kernel: Kernel) -> None:
     """The evaluation thread has the REPL's limits: deep values and long chains end in
     RecursionError (or a value), never in a dead kernel."""
     _, kc = kernel
@@ -146,7 +130,7 @@ def test_deep_values_and_long_chains_keep_the_kernel_alive(
     assert result_text(outputs) == "2990"
 
 
-def test_heartbeat_echoes(kernel: tuple[KernelManager, BlockingKernelClient]) -> None:
+def test_heartbeat_echoes(kernel: Kernel) -> None:
     km, _ = kernel
     socket = zmq.Context.instance().socket(zmq.REQ)
     socket.linger = 0
@@ -157,9 +141,7 @@ def test_heartbeat_echoes(kernel: tuple[KernelManager, BlockingKernelClient]) ->
     socket.close()
 
 
-def test_interrupt_stops_a_busy_loop_within_a_second_and_keeps_variables(
-    kernel: tuple[KernelManager, BlockingKernelClient],
-) -> None:
+def test_interrupt_stops_a_busy_loop_within_a_second_and_keeps_variables(kernel: Kernel) -> None:
     km, kc = kernel
     assert execute(kc, "kept = 41")[0]["content"]["status"] == "ok"
     msg_id = kc.execute(BUSY_LOOP)
@@ -178,9 +160,7 @@ def test_interrupt_stops_a_busy_loop_within_a_second_and_keeps_variables(
 
 
 @pytest.mark.parametrize("code", ["!sleep 30", "c = ones(6000, 6000)\nd = c @ c\nd = c @ c\nd = c @ c"])
-def test_interrupt_stops_a_shell_command_and_a_cpu_kernel(
-    kernel: tuple[KernelManager, BlockingKernelClient], code: str
-) -> None:
+def test_interrupt_stops_a_shell_command_and_a_cpu_kernel(kernel: Kernel, code: str) -> None:
     km, kc = kernel
     assert execute(kc, "kept = 41")[0]["content"]["status"] == "ok"
     msg_id = kc.execute(code)
@@ -195,9 +175,7 @@ def test_interrupt_stops_a_shell_command_and_a_cpu_kernel(
     assert result_text(outputs) == "42"
 
 
-def test_interrupt_while_idle_does_not_hit_the_next_cell(
-    kernel: tuple[KernelManager, BlockingKernelClient],
-) -> None:
+def test_interrupt_while_idle_does_not_hit_the_next_cell(kernel: Kernel) -> None:
     km, kc = kernel
     km.interrupt_kernel()
     time.sleep(0.2)
@@ -205,7 +183,7 @@ def test_interrupt_while_idle_does_not_hit_the_next_cell(
     assert result_text(outputs) == "2"
 
 
-def test_shutdown_is_answered_while_a_cell_runs(kernel: tuple[KernelManager, BlockingKernelClient]) -> None:
+def test_shutdown_is_answered_while_a_cell_runs(kernel: Kernel) -> None:
     km, kc = kernel
     kc.execute(BUSY_LOOP)
     time.sleep(0.3)

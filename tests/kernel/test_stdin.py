@@ -5,21 +5,11 @@ the kernel waits for the answer."""
 from __future__ import annotations
 
 import time
-from typing import Iterator
 
 import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
-from jupyter_client.manager import KernelManager, start_new_kernel
 
-from helpers import collect, execute, result_text, shell_reply
-
-
-@pytest.fixture()
-def kernel() -> Iterator[tuple[KernelManager, BlockingKernelClient]]:
-    km, kc = start_new_kernel(kernel_name="devarray")
-    yield km, kc
-    kc.stop_channels()
-    km.shutdown_kernel(now=True)
+from helpers import Kernel, collect, execute, result_text, shell_reply
 
 
 def stdout_text(outputs: list[dict]) -> str:
@@ -38,9 +28,7 @@ def answer(kc: BlockingKernelClient, value: str) -> dict:
     return request
 
 
-def test_input_is_asked_of_the_client_and_answered(
-    kernel: tuple[KernelManager, BlockingKernelClient],
-) -> None:
+def test_input_is_asked_of_the_client_and_answered(kernel: Kernel) -> None:
     _, kc = kernel
     msg_id = kc.execute("print('before')\nname = input('name? ')\nprint('hi', name)", allow_stdin=True)
     request = answer(kc, "Ada")
@@ -52,9 +40,7 @@ def test_input_is_asked_of_the_client_and_answered(
     assert result_text(outputs) == "'Ada'"
 
 
-def test_getpass_and_sys_stdin_go_through_the_channel(
-    kernel: tuple[KernelManager, BlockingKernelClient],
-) -> None:
+def test_getpass_and_sys_stdin_go_through_the_channel(kernel: Kernel) -> None:
     _, kc = kernel
     msg_id = kc.execute("import getpass\nsecret = getpass.getpass()", allow_stdin=True)
     assert answer(kc, "hunter2")["content"] == {"prompt": "Password: ", "password": True}
@@ -70,7 +56,7 @@ def test_getpass_and_sys_stdin_go_through_the_channel(
     assert shell_reply(kc, msg_id)["content"]["status"] == "ok"
 
 
-def test_ctrl_d_is_eof_error(kernel: tuple[KernelManager, BlockingKernelClient]) -> None:
+def test_ctrl_d_is_eof_error(kernel: Kernel) -> None:
     _, kc = kernel
     msg_id = kc.execute("input()", allow_stdin=True)
     answer(kc, "\x04")
@@ -84,7 +70,7 @@ def test_ctrl_d_is_eof_error(kernel: tuple[KernelManager, BlockingKernelClient])
     [("input('x')", "raw_input"), ("import getpass\ngetpass.getpass()", "getpass")],
 )
 def test_without_allow_stdin_input_is_stdin_not_implemented(
-    kernel: tuple[KernelManager, BlockingKernelClient], code: str, caller: str
+    kernel: Kernel, code: str, caller: str
 ) -> None:
     _, kc = kernel
     reply, _ = execute(kc, code, allow_stdin=False)
@@ -105,9 +91,7 @@ def test_without_allow_stdin_input_is_stdin_not_implemented(
     assert result_text(outputs) == "''"
 
 
-def test_interrupt_while_waiting_for_input_keeps_variables(
-    kernel: tuple[KernelManager, BlockingKernelClient],
-) -> None:
+def test_interrupt_while_waiting_for_input_keeps_variables(kernel: Kernel) -> None:
     km, kc = kernel
     assert execute(kc, "kept = 41")[0]["content"]["status"] == "ok"
     msg_id = kc.execute("kept = 0\nvalue = input('never answered? ')", allow_stdin=True)

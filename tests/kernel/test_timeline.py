@@ -11,34 +11,25 @@ from typing import Iterator
 
 import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
-from jupyter_client.manager import start_new_kernel
 
-from helpers import execute
+from helpers import execute_ok, running_kernel
 
 
-def start(deterministic: bool) -> tuple:
+def timeline_env(deterministic: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "DEVARRAY_DETERMINISTIC"}
     if deterministic:
         env["DEVARRAY_DETERMINISTIC"] = "1"
-    return start_new_kernel(kernel_name="devarray-sim2", env=env)
+    return env
 
 
 @pytest.fixture()
 def kc() -> Iterator[BlockingKernelClient]:
-    km, client = start(deterministic=False)
-    yield client
-    client.stop_channels()
-    km.shutdown_kernel(now=True)
-
-
-def ok(kc: BlockingKernelClient, code: str) -> list[dict]:
-    reply, outputs = execute(kc, code, timeout=60)
-    assert reply["content"]["status"] == "ok", reply["content"]
-    return outputs
+    with running_kernel("devarray-sim2", env=timeline_env(deterministic=False)) as (_, client):
+        yield client
 
 
 def timeline(kc: BlockingKernelClient) -> dict:
-    shown = [m for m in ok(kc, "%timeline") if m["msg_type"] == "display_data"]
+    shown = [m for m in execute_ok(kc, "%timeline") if m["msg_type"] == "display_data"]
     assert len(shown) == 1
     return shown[0]["content"]["data"]
 
@@ -54,7 +45,7 @@ WORK = (
 
 
 def test_timeline_draws_the_last_cell_as_svg_lanes_with_hover_titles(kc: BlockingKernelClient) -> None:
-    ok(kc, WORK)
+    execute_ok(kc, WORK)
     data = timeline(kc)
     html = data["text/html"]
     svg = html[html.index("<svg") : html.index("</svg>") + 6]
@@ -73,9 +64,8 @@ def test_timeline_draws_the_last_cell_as_svg_lanes_with_hover_titles(kc: Blockin
 
 
 def test_the_deterministic_text_lists_the_work_in_order_without_times() -> None:
-    km, kc = start(deterministic=True)
-    try:
-        ok(kc, WORK)
+    with running_kernel("devarray-sim2", env=timeline_env(deterministic=True)) as (km, kc):
+        execute_ok(kc, WORK)
         plain = timeline(kc)["text/plain"]
         assert plain == (
             "Timeline of the last cell: 8 ops and 1 copy on 4 lanes\n"
@@ -85,10 +75,7 @@ def test_the_deterministic_text_lists_the_work_in_order_without_times() -> None:
             "gpu(0)→cpu(0)  copy (16.0 KiB)"
         )
         # A cell without device work says so, and %timeline itself is not counted.
-        ok(kc, "x = 1")
-        out = ok(kc, "%timeline")
+        execute_ok(kc, "x = 1")
+        out = execute_ok(kc, "%timeline")
         text = "".join(m["content"].get("text", "") for m in out if m["msg_type"] == "stream")
         assert text == "No device work in the last cell: nothing was computed or copied.\n"
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)

@@ -10,9 +10,9 @@ use crate::object::ops::as_f64;
 use crate::object::value::{Args, NativeObject, Value};
 use crate::object::{method, Exc, ExcKind, Interpreter};
 
-use super::data::{self, text_of};
+use super::data;
 use super::objects::{self, AxesObj};
-use super::{finish_kw, kw_f64, kw_val, AxFn};
+use super::{AxFn, FaceStyle};
 
 pub(crate) const AXES_METHODS: &[(&str, AxFn)] = &[
     ("set_facecolor", |_, ax, mut a| {
@@ -132,35 +132,32 @@ fn span(ax: &Rc<AxesObj>, mut a: Args, horizontal: bool) -> Result<Value, Exc> {
     let from = num(a.take(2, names[2])?, names[2], Some(0.0))?;
     let to = num(a.take(3, names[3])?, names[3], Some(1.0))?;
     let edge = a.kw.iter().any(|(k, _)| &**k == "color");
-    let color = kw_val(&mut a, &["color", "facecolor", "fc"])
-        .map(|v| data::color_arg(&v))
-        .transpose()?;
-    let alpha = kw_f64(&mut a, &["alpha"])?;
-    let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
-    for k in [
-        "edgecolor",
-        "ec",
-        "linewidth",
-        "lw",
-        "linestyle",
-        "ls",
-        "zorder",
-        "hatch",
-        "fill",
-    ] {
-        a.take_kw(k);
-    }
-    finish_kw(&a, "Rectangle", 4)?;
-    let c = color.unwrap_or_else(|| color::parse("C0").unwrap_or(Rgba::BLACK));
+    let style = FaceStyle::take(
+        &mut a,
+        &[
+            "edgecolor",
+            "ec",
+            "linewidth",
+            "lw",
+            "linestyle",
+            "ls",
+            "zorder",
+            "hatch",
+            "fill",
+        ],
+        "Rectangle",
+        4,
+    )?;
+    let color = style.face(|| color::parse("C0").unwrap_or(Rgba::BLACK));
     ax.with(|x| {
         x.artists.push(Artist::Span(Span {
             lo,
             hi,
             horizontal,
             across: (from, to),
-            color: alpha.map_or(c, |al| c.with_alpha(al)),
+            color,
             edge,
-            label,
+            label: style.label,
         }))
     })?;
     Ok(objects::handle("matplotlib.patches.Rectangle"))

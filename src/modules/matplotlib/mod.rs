@@ -857,6 +857,40 @@ fn finish_kw(a: &Args, class: &str, max_pos: usize) -> Result<(), Exc> {
     a.finish(max_pos)
 }
 
+/// What a filled patch's call says about its face: `color` (or `facecolor`, `fc`), `alpha`
+/// and `label`.
+struct FaceStyle {
+    color: Option<Rgba>,
+    alpha: Option<f64>,
+    label: Option<String>,
+}
+
+impl FaceStyle {
+    /// Reads the face keywords, drops those the patch accepts but does not draw (`ignored`),
+    /// and refuses any other keyword as `class` does.
+    fn take(a: &mut Args, ignored: &[&str], class: &str, max_pos: usize) -> Result<Self, Exc> {
+        let color = kw_val(a, &["color", "facecolor", "fc"])
+            .map(|v| data::color_arg(&v))
+            .transpose()?;
+        let alpha = kw_f64(a, &["alpha"])?;
+        let label = kw_val(a, &["label"]).map(|v| text_of(&v));
+        for k in ignored {
+            a.take_kw(k);
+        }
+        finish_kw(a, class, max_pos)?;
+        Ok(FaceStyle {
+            color,
+            alpha,
+            label,
+        })
+    }
+
+    /// The face colour: the given one, else `default`, with the alpha applied.
+    fn face(&self, default: impl FnOnce() -> Rgba) -> Rgba {
+        apply_alpha(self.color.unwrap_or_else(default), self.alpha)
+    }
+}
+
 fn ax_plot(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
     let color = kw_val(&mut a, &["color", "c"])
         .map(|v| data::color_arg(&v))
@@ -1657,22 +1691,19 @@ fn ax_fill_between(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> R
     let x = a.required(0, "x")?;
     let y1 = a.required(1, "y1")?;
     let y2 = a.take(2, "y2")?;
-    let color = kw_val(&mut a, &["color", "facecolor", "fc"])
-        .map(|v| data::color_arg(&v))
-        .transpose()?;
-    let alpha = kw_f64(&mut a, &["alpha"])?;
-    let label = kw_val(&mut a, &["label"]).map(|v| text_of(&v));
-    for k in [
-        "where",
-        "interpolate",
-        "step",
-        "edgecolor",
-        "linewidth",
-        "zorder",
-    ] {
-        a.take_kw(k);
-    }
-    finish_kw(&a, "PolyCollection", 3)?;
+    let style = FaceStyle::take(
+        &mut a,
+        &[
+            "where",
+            "interpolate",
+            "step",
+            "edgecolor",
+            "linewidth",
+            "zorder",
+        ],
+        "PolyCollection",
+        3,
+    )?;
     let xs = vector(it, &x)?;
     let n = xs.len();
     let fit = |v: Vec<f64>, name: &str| -> Result<Vec<f64>, Exc> {
@@ -1693,13 +1724,13 @@ fn ax_fill_between(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> R
         "y2",
     )?;
     ax.with(|axr| {
-        let c = color.unwrap_or_else(|| axr.next_color());
+        let color = style.face(|| axr.next_color());
         axr.artists.push(Artist::Fill(Fill {
             xs,
             y1,
             y2,
-            color: apply_alpha(c, alpha),
-            label,
+            color,
+            label: style.label,
         }))
     })?;
     Ok(handle("matplotlib.collections.PolyCollection"))
