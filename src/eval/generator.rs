@@ -285,9 +285,8 @@ impl Interp<'_> {
             let FunctionBody::Def(def) = &func.body else {
                 return Err(lost());
             };
-            let def = def.clone();
             if def.resumable {
-                *st = GenState::Flat(Flat::new(func, def, env));
+                *st = GenState::Flat(Flat::new(func, env));
             } else {
                 let stack = match PooledStack::take() {
                     Ok(s) => s,
@@ -304,6 +303,7 @@ impl Interp<'_> {
                     }
                 };
                 let bounds = stack.bounds();
+                let def = def.clone();
                 let coro = Coro::with_stack(stack, move |y, first| {
                     run_body(y, first, func, def, env, bounds)
                 });
