@@ -755,41 +755,50 @@ impl<'s> Interp<'s> {
         handlers: &'h [crate::lang::ast::ExceptHandler],
     ) -> Result<Option<&'h crate::lang::ast::ExceptHandler>, Ctl> {
         for h in handlers {
-            let matches = match &h.kind {
-                None => true,
-                Some(k) => {
-                    // The exception is being handled while its clauses are matched: what
-                    // one raises (a NameError, a TypeError, a `throw` into a `yield` there)
-                    // has it as its context.
-                    let matched = self.eval(k).and_then(|kv| {
-                        // CPython points at the whole `except` line, no caret.
-                        exc_matches(exc, &kv).map_err(|e| e.at(h.span, &self.source))
-                    });
-                    match matched {
-                        Ok(m) => m,
-                        Err(mut new) => {
-                            self.add_context(&mut new, exc);
-                            return Err(new.into());
-                        }
-                    }
-                }
-            };
-            if matches {
-                // Caught while another is handled: that one is its context.
-                if let Some(outer) = &self.handling {
-                    let outer = outer.clone();
-                    self.add_context(exc, &outer);
-                }
-                exc.mark_caught();
-                exc.links_mut().trace = Some(self.trace_of(exc));
-                if let Some(name) = &h.name {
-                    let v = exception_value(exc);
-                    self.set_var(name, v);
-                }
+            let clause = h.kind.as_ref().map(|k| self.eval(k));
+            if self.clause_matches(exc, h, clause)? {
+                self.catch(exc, h);
                 return Ok(Some(h));
             }
         }
         Ok(None)
+    }
+
+    /// Whether clause `h` catches `exc`, given what its expression evaluated to (None for a
+    /// bare `except:`). The exception is being handled while its clauses are matched: what
+    /// one raises (a NameError, a TypeError, a `throw` into a `yield` there) has it as its
+    /// context.
+    pub(super) fn clause_matches(
+        &self,
+        exc: &Exc,
+        h: &crate::lang::ast::ExceptHandler,
+        clause: Option<Result<Value, Exc>>,
+    ) -> Result<bool, Ctl> {
+        let Some(clause) = clause else {
+            return Ok(true);
+        };
+        // CPython points at the whole `except` line for a clause that is no exception class.
+        let matched =
+            clause.and_then(|kv| exc_matches(exc, &kv).map_err(|e| e.at(h.span, &self.source)));
+        matched.map_err(|mut new| {
+            self.add_context(&mut new, exc);
+            new.into()
+        })
+    }
+
+    /// Clause `h` caught `exc`: it is caught (its context the one handled around it, its
+    /// traceback ending here), and bound to the clause's name.
+    pub(super) fn catch(&mut self, exc: &mut Exc, h: &crate::lang::ast::ExceptHandler) {
+        if let Some(outer) = &self.handling {
+            let outer = outer.clone();
+            self.add_context(exc, &outer);
+        }
+        exc.mark_caught();
+        exc.links_mut().trace = Some(self.trace_of(exc));
+        if let Some(name) = &h.name {
+            let v = exception_value(exc);
+            self.set_var(name, v);
+        }
     }
 
     /// The end of an `except E as name:` block, however it ends: CPython compiles it to

@@ -9,6 +9,9 @@
 //! resume walks back down the cursors to the `yield` and goes on from there; every statement
 //! without a `yield` runs through the tree walker as usual.
 //!
+//! A clause `except (yield v):` suspends while the clauses are matched (`Part::TryMatch`
+//! keeps the exception being matched; the value sent in is the clause's class).
+//!
 //! The result of a `yield` (the sent value, or `throw`'s exception or `close`'s GeneratorExit
 //! raised there) is delivered as in `generator.rs`'s stackful path, which runs every other
 //! body; both share the resume protocol (`Interp::resume_with`).
@@ -62,6 +65,9 @@ enum Part {
     /// handles), its `else`. (A u32 index: with the tag it fits beside the box, so a `Part`
     /// is two words.)
     TryBody,
+    /// Suspended at the `yield` of `except (yield v):` (by index) while matching this
+    /// exception against the clauses.
+    TryMatch(u32, Box<Exc>),
     TryHandler(u32, Box<Exc>),
     TryElse,
     /// In its `finally`, with how the rest of the statement ended (re-raised after it).
@@ -99,6 +105,7 @@ impl Flat {
             matches!(
                 l.part,
                 Part::TryBody
+                    | Part::TryMatch(..)
                     | Part::TryHandler(..)
                     | Part::TryElse
                     | Part::TryFinally(_)
@@ -412,16 +419,7 @@ impl Interp<'_> {
             }
             // Raised at the `yield` itself (CPython's caret under `yield 1` in
             // `print((yield 1))`, hoisted to `.y0 = yield 1` by `lang::lower`).
-            (Part::AtYield, _) => match action.take() {
-                Some(GenAction::Send(v)) => v,
-                Some(GenAction::Throw(e)) => return Err(e.at(value.span, &self.source).into()),
-                Some(GenAction::Close) => {
-                    return Err(Exc::new(ExcKind::GeneratorExit, "")
-                        .at(value.span, &self.source)
-                        .into())
-                }
-                None => return Err(lost().into()),
-            },
+            (Part::AtYield, _) => self.sent(action, value.span)?,
             (Part::Start, ExprKind::YieldFrom(e)) => {
                 self.check_interrupt()
                     .map_err(|e| e.at(span, &self.source))?;
@@ -476,6 +474,12 @@ impl Interp<'_> {
             Part::TryFinally(outcome) => {
                 return self.run_finally(finally, *outcome, levels, k, action)
             }
+            Part::TryMatch(n, exc) => {
+                let h = handlers.get(n as usize).ok_or_else(lost)?;
+                let span = h.kind.as_ref().map_or(h.span, |k| k.span);
+                let sent = self.sent(action, span);
+                self.match_clauses(exc, handlers, n as usize, Some(sent), levels, k, action)
+            }
             Part::TryHandler(n, exc) => {
                 let h = handlers.get(n as usize).ok_or_else(lost)?;
                 self.run_handler(h, n, exc, levels, k, action)
@@ -495,18 +499,9 @@ impl Interp<'_> {
                         }
                         None => Ran::Out(Ok(())),
                     },
-                    Ran::Out(Err(Ctl::Exc(mut e))) => match self.find_handler(&mut e, handlers) {
-                        Ok(Some(h)) => {
-                            let n = handlers
-                                .iter()
-                                .position(|x| std::ptr::eq(x, h))
-                                .and_then(|n| u32::try_from(n).ok())
-                                .ok_or_else(lost)?;
-                            self.run_handler(h, n, e, levels, k, action)
-                        }
-                        Ok(None) => Ran::Out(Err(Ctl::Exc(e))),
-                        Err(c) => Ran::Out(Err(c)),
-                    },
+                    Ran::Out(Err(Ctl::Exc(e))) => {
+                        self.match_clauses(e, handlers, 0, None, levels, k, action)
+                    }
                     other => other,
                 }
             }
@@ -671,6 +666,70 @@ impl Interp<'_> {
     }
 
     /// What level `k` recorded, taken back after its block ran.
+    /// What the `yield` at `span` evaluates to on this resume: the value sent, or `throw`'s
+    /// exception or `close`'s GeneratorExit raised there.
+    fn sent(&self, action: &mut Option<GenAction>, span: crate::lang::Span) -> Result<Value, Exc> {
+        match action.take() {
+            Some(GenAction::Send(v)) => Ok(v),
+            Some(GenAction::Throw(e)) => Err(e.at(span, &self.source)),
+            Some(GenAction::Close) => {
+                Err(Exc::new(ExcKind::GeneratorExit, "").at(span, &self.source))
+            }
+            None => Err(lost()),
+        }
+    }
+
+    /// Matches `e` against the `except` clauses from `from` on, as `find_handler` does, and
+    /// runs the one that catches it. `except (yield v):` suspends there (`Part::TryMatch`);
+    /// `resumed` is then what that clause's `yield` evaluated to.
+    #[allow(clippy::too_many_arguments)]
+    fn match_clauses(
+        &mut self,
+        mut e: Box<Exc>,
+        handlers: &[ExceptHandler],
+        from: usize,
+        mut resumed: Option<Result<Value, Exc>>,
+        levels: &mut Levels,
+        k: usize,
+        action: &mut Option<GenAction>,
+    ) -> Ran {
+        for (n, h) in handlers.iter().enumerate().skip(from) {
+            let clause = match (&h.kind, resumed.take()) {
+                (None, _) => None,
+                (Some(_), Some(sent)) => Some(sent),
+                (Some(k_expr), None) => match clause_yield(k_expr) {
+                    Some(v) => {
+                        let y = match v {
+                            Some(v) => self.eval(v),
+                            None => Ok(Value::None),
+                        };
+                        match (y, u32::try_from(n)) {
+                            (Ok(y), Ok(n)) => {
+                                Self::set_part(levels, k, Part::TryMatch(n, e));
+                                return Ran::Yield(y);
+                            }
+                            (Err(x), _) => Some(Err(x)),
+                            (_, Err(_)) => Some(Err(lost())),
+                        }
+                    }
+                    None => Some(self.eval(k_expr)),
+                },
+            };
+            match self.clause_matches(&e, h, clause) {
+                Ok(true) => {
+                    self.catch(&mut e, h);
+                    let Ok(n) = u32::try_from(n) else {
+                        return Ran::Out(Err(lost().into()));
+                    };
+                    return self.run_handler(h, n, e, levels, k, action);
+                }
+                Ok(false) => {}
+                Err(c) => return Ran::Out(Err(c)),
+            }
+        }
+        Ran::Out(Err(Ctl::Exc(e)))
+    }
+
     fn take_part(levels: &mut [Level], k: usize) -> Part {
         levels
             .get_mut(k)
@@ -696,6 +755,15 @@ fn ran(r: FlowResult) -> Ran {
         Ok(Flow::Yield(v)) => Ran::Yield(v),
         Ok(Flow::Done) => Ran::Out(Ok(())),
         Err(c) => Ran::Out(Err(c)),
+    }
+}
+
+/// The value expression of a clause `except (yield v):` (None for a bare `yield`), which
+/// suspends while the clauses are matched; None for any other clause.
+fn clause_yield(e: &Expr) -> Option<Option<&Expr>> {
+    match &e.kind {
+        ExprKind::Yield(v) => Some(v.as_deref()),
+        _ => None,
     }
 }
 

@@ -675,6 +675,13 @@ pub fn resumable_body(body: &[Stmt]) -> bool {
             StmtKind::Assign { targets, value } => {
                 yield_value(value) && !targets.iter().any(Expr::has_yield)
             }
+            // `except (yield v):` suspends while the clauses are matched.
+            StmtKind::Try { handlers, .. } => {
+                handlers
+                    .iter()
+                    .all(|h| h.kind.as_ref().is_none_or(clause_resumable))
+                    && s.kind.blocks().into_iter().all(resumable_body)
+            }
             kind if kind.is_compound() => {
                 !kind.header_exprs().into_iter().any(Expr::has_yield)
                     && kind.blocks().into_iter().all(resumable_body)
@@ -682,6 +689,15 @@ pub fn resumable_body(body: &[Stmt]) -> bool {
             _ => false,
         }
     })
+}
+
+/// An `except` clause's expression the stackless runner evaluates: one without a `yield`, or
+/// a `yield v` (`v` without one), which suspends while the clauses are matched.
+pub fn clause_resumable(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Yield(v) => !v.as_deref().is_some_and(Expr::has_yield),
+        _ => !e.has_yield(),
+    }
 }
 
 /// The names an assignment target binds (`a`, `a, *b`, `[a, (b, c)]`), in order.

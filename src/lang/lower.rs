@@ -22,17 +22,19 @@
 //! the frame ends, and no `del` statement runs per hoisted statement.
 //!
 //! What is not lowered (the body then runs on a stack of its own, `crate::eval::generator`):
-//! a `yield` in an `except` clause's expression (evaluated only while an exception is being
-//! matched: lowering it means re-raising that exception from a nested `try`, which would add a
-//! traceback entry and change what handlers' exceptions chain to), a class body (a `yield`
+//! a `yield` inside an `except` clause's expression (evaluated only while an exception is
+//! being matched: lowering it means re-raising that exception from a nested `try`, which would
+//! add a traceback entry and change what handlers' exceptions chain to; a clause that is
+//! `except (yield v):` itself is left as it is, and the stackless runner suspends there), a
+//! `match` guard holding `yield` (evaluated between patterns), a class body (a `yield`
 //! there is CPython's SyntaxError), a starred assignment target's own expression, and a magic
 //! line whose text holds `yield` (it is parsed only when it runs).
 
 use std::rc::Rc;
 
 use super::ast::{
-    fstring_has_yield, Arg, BoolOpKind, ClassDef, Expr, ExprKind, FStringPart, FuncDef, Ident,
-    NameRef, Param, Stmt, StmtKind, UnaryOp, WithItem,
+    clause_resumable, fstring_has_yield, Arg, BoolOpKind, ClassDef, Expr, ExprKind, FStringPart,
+    FuncDef, Ident, NameRef, Param, Stmt, StmtKind, UnaryOp, WithItem,
 };
 use super::span::Span;
 
@@ -451,9 +453,11 @@ impl Lower {
                 StmtKind::With { items: new, body }
             }
             StmtKind::Try { handlers, .. } => {
-                if handlers
+                // An `except` clause is evaluated only while an exception is matched: its
+                // `yield` cannot be hoisted, and only `except (yield v):` suspends there.
+                if !handlers
                     .iter()
-                    .any(|h| h.kind.as_ref().is_some_and(Expr::has_yield))
+                    .all(|h| h.kind.as_ref().is_none_or(clause_resumable))
                 {
                     return None;
                 }
