@@ -7,6 +7,26 @@ mod common;
 use common::{assert_no_prefix_is_invalid, eval_err, eval_ok, on_small_stack};
 use snapbox::cmd::{cargo_bin, Command};
 
+/// Runs `program` with `-c` under an address-space limit of `kb` KiB; it must exit 0, and
+/// its standard output is returned.
+fn run_under_memory_limit(kb: u64, program: &str) -> String {
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kb} && exec \"$0\" -c \"$1\""))
+        .arg(cargo_bin!("devarray"))
+        .arg(program)
+        .env("NO_COLOR", "1")
+        .env_remove("DEVARRAY_SIM_GPUS")
+        .output()
+        .expect("sh");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 fn devarray() -> Command {
     Command::new(cargo_bin!("devarray"))
         .env("NO_COLOR", "1")
@@ -137,21 +157,7 @@ fn strings_the_system_cannot_hold_are_memory_errors() {
 #[test]
 fn a_huge_repr_under_a_memory_limit_is_a_memory_error() {
     let program = "x = 3\ntry:\n    y = str(list(range(10**8)))\nexcept MemoryError:\n    print('MemoryError', x)\n";
-    let output = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 3000000 && exec \"$0\" -c \"$1\"")
-        .arg(cargo_bin!("devarray"))
-        .arg(program)
-        .env("NO_COLOR", "1")
-        .env_remove("DEVARRAY_SIM_GPUS")
-        .output()
-        .expect("sh");
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "MemoryError 3\n");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_eq!(run_under_memory_limit(3000000, program), "MemoryError 3\n");
 }
 
 #[test]
@@ -284,23 +290,9 @@ fn memory_follows_the_statement_not_the_program() {
 #[test]
 fn huge_tolist_and_nested_lists_under_a_memory_limit_are_memory_errors() {
     let program = "x = 3\nimport numpy as np\ntry:\n    np.zeros(10**8, dtype=bool).tolist()\nexcept MemoryError:\n    print('tolist MemoryError', x)\nbig = [0] * 10**6\ntry:\n    np.array([big] * 100)\nexcept MemoryError:\n    print('array MemoryError', x)\n";
-    let output = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 1000000 && exec \"$0\" -c \"$1\"")
-        .arg(cargo_bin!("devarray"))
-        .arg(program)
-        .env("NO_COLOR", "1")
-        .env_remove("DEVARRAY_SIM_GPUS")
-        .output()
-        .expect("sh");
     assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
+        run_under_memory_limit(1000000, program),
         "tolist MemoryError 3\narray MemoryError 3\n"
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
     );
 }
 

@@ -2260,24 +2260,7 @@ impl<'s> Parser<'s> {
         let first_start = self.start();
         let yields_before = self.mark();
         let first = self.star_named_expression()?;
-        if self.check_kw(Keyword::For) {
-            reject_bare_star(&first)?;
-            let generators = self.comprehension_clauses(yields_before, "list comprehension")?;
-            self.expect_op(Op::RBracket, "expected ']'")?;
-            return Ok(Expr {
-                kind: ExprKind::ListComp {
-                    elt: Box::new(first),
-                    generators,
-                },
-                span: self.since(start),
-            });
-        }
-        self.after_item(first_start, Op::RBracket)?;
-        let items = self.rest_of_items(first, Op::RBracket)?;
-        Ok(Expr {
-            kind: ExprKind::List(items),
-            span: self.since(start),
-        })
+        self.display_rest(Display::List, start, first_start, first, yields_before)
     }
 
     fn dict_display(&mut self, start: usize) -> PResult<Expr> {
@@ -2303,7 +2286,7 @@ impl<'s> Parser<'s> {
             let key = self.star_expression()?;
             if !self.eat_op(Op::Colon) {
                 if pairs.is_empty() {
-                    return self.set_display(start, item_start, key, yields_before);
+                    return self.display_rest(Display::Set, start, item_start, key, yields_before);
                 }
                 return Err(self.error_here("expected ':' after a dict key"));
             }
@@ -2335,29 +2318,45 @@ impl<'s> Parser<'s> {
     }
 
     /// `{a, b}` or `{x for x in xs}`, after its first item.
-    fn set_display(
+    /// The rest of a list or set display after its first item: a comprehension when `for`
+    /// follows, else the remaining items up to the closing bracket.
+    fn display_rest(
         &mut self,
+        display: Display,
         start: usize,
         first_start: usize,
         first: Expr,
         yields_before: Mark,
     ) -> PResult<Expr> {
-        if self.check_kw(Keyword::For) {
+        let (close, expected) = match display {
+            Display::List => (Op::RBracket, "expected ']'"),
+            Display::Set => (Op::RBrace, "expected '}'"),
+        };
+        let kind = if self.check_kw(Keyword::For) {
             reject_bare_star(&first)?;
-            let generators = self.comprehension_clauses(yields_before, "set comprehension")?;
-            self.expect_op(Op::RBrace, "expected '}'")?;
-            return Ok(Expr {
-                kind: ExprKind::SetComp {
-                    elt: Box::new(first),
+            let (what, comp): (_, fn(_, _) -> _) = match display {
+                Display::List => ("list comprehension", |elt, generators| ExprKind::ListComp {
+                    elt,
                     generators,
-                },
-                span: self.since(start),
-            });
-        }
-        self.after_item(first_start, Op::RBrace)?;
-        let items = self.rest_of_items(first, Op::RBrace)?;
+                }),
+                Display::Set => ("set comprehension", |elt, generators| ExprKind::SetComp {
+                    elt,
+                    generators,
+                }),
+            };
+            let generators = self.comprehension_clauses(yields_before, what)?;
+            self.expect_op(close, expected)?;
+            comp(Box::new(first), generators)
+        } else {
+            self.after_item(first_start, close)?;
+            let items = self.rest_of_items(first, close)?;
+            match display {
+                Display::List => ExprKind::List(items),
+                Display::Set => ExprKind::Set(items),
+            }
+        };
         Ok(Expr {
-            kind: ExprKind::Set(items),
+            kind,
             span: self.since(start),
         })
     }
@@ -2646,6 +2645,13 @@ fn unreachable_expr(at: usize) -> Expr {
         kind: ExprKind::None,
         span: Span::new(at, at),
     }
+}
+
+/// A bracketed display that may be a comprehension: `[...]` or `{...}` without `:`.
+#[derive(Clone, Copy)]
+enum Display {
+    List,
+    Set,
 }
 
 fn reject_bare_star(expr: &Expr) -> PResult<()> {

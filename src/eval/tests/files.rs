@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crate::eval::session::{Output, Session, SessionConfig};
+use super::{error, run};
+use crate::eval::session::{Session, SessionConfig};
 use crate::nn::tensor_file::{self, HostTensor};
 use crate::runtime::HostData;
 
@@ -20,26 +21,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
-}
-
-/// Runs `code` and returns its printed and displayed text; panics on an error.
-fn run(s: &mut Session, code: &str) -> String {
-    let out = s.eval(code);
-    if let Some(e) = &out.error {
-        panic!("{code:?} failed: {}: {}", e.ename, e.evalue);
-    }
-    out.outputs
-        .iter()
-        .map(|o| match o {
-            Output::Stdout(t) | Output::Stderr(t) => t.clone(),
-            Output::Display { data, .. } => format!("{}\n", data.plain),
-        })
-        .collect()
-}
-
-fn error(s: &mut Session, code: &str) -> (String, String) {
-    let e = s.eval(code).error.expect("an error");
-    (e.ename, e.evalue)
 }
 
 #[test]

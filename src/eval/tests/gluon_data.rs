@@ -1,5 +1,6 @@
 //! `mxnet.gluon.data` through a whole session: FashionMNIST files, transforms, loaders, progress.
-use crate::eval::session::{Output, Session, SessionConfig};
+use super::{error, run};
+use crate::eval::session::{Session, SessionConfig};
 use crate::nn::data::tests::{scratch, write_tiny_set};
 
 fn session() -> Session {
@@ -7,26 +8,6 @@ fn session() -> Session {
         sim_gpus: Some(0),
         ..SessionConfig::default()
     })
-}
-
-/// Runs `code` and returns its printed and displayed text; panics on an error.
-fn run(s: &mut Session, code: &str) -> String {
-    let out = s.eval(code);
-    if let Some(e) = &out.error {
-        panic!("{code:?} failed: {}: {}", e.ename, e.evalue);
-    }
-    out.outputs
-        .iter()
-        .map(|o| match o {
-            Output::Stdout(t) | Output::Stderr(t) => t.clone(),
-            Output::Display { data, .. } => format!("{}\n", data.plain),
-        })
-        .collect()
-}
-
-fn error(s: &mut Session, code: &str) -> (String, String) {
-    let e = s.eval(code).error.expect("an error");
-    (e.ename, e.evalue)
 }
 
 #[test]
