@@ -101,7 +101,7 @@ LATER = {
 }
 # Later names whose base class devarray's framework does not offer yet: what each needs.
 LACKS = {
-    "torch": {"MaskedSoftmaxCELoss": "nn.CrossEntropyLoss as a class to subclass"},
+    "torch": {},
     "mxnet": {
         "MaskedSoftmaxCELoss": "gluon.loss.SoftmaxCELoss as a class to subclass",
         "BPRLoss": "gluon.loss.Loss", "HingeLossbRec": "gluon.loss.Loss",
@@ -263,8 +263,7 @@ def why(name, defs, source, served, lacks=None):
         return (f"it reads {data}, which the real library downloads, and devarray never "
                 f"downloads. devarray's d2l.download and d2l.download_extract find such a file "
                 f"in ../data when you put it there, but {name} itself is not ported")
-    return ("it is not ported yet (devarray's d2l serves the chapters up to ResNet, "
-            "computational performance, and the data-file and text helpers)")
+    return "it is not ported yet"
 
 
 def final_definitions(tree, source):
