@@ -105,8 +105,6 @@ LACKS = {
     "mxnet": {
         "MaskedSoftmaxCELoss": "gluon.loss.SoftmaxCELoss as a class to subclass",
         "BPRLoss": "gluon.loss.Loss", "HingeLossbRec": "gluon.loss.Loss",
-        "_WikiTextDataset": "gluon.data.Dataset", "SNLIDataset": "gluon.data.Dataset",
-        "CTRDataset": "gluon.data.Dataset",
     },
 }
 for _dialect, _names in LATER.items():

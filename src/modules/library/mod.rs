@@ -75,6 +75,7 @@ pub const SOURCES: &[SourceModule] = &[
     source!("mxnet.gluon.nn._more", "mxnet/gluon_nn_more.da"),
     source!("mxnet.gluon.rnn", "mxnet/gluon_rnn.da"),
     source!("mxnet.numpy_extension._more", "mxnet/npx_more.da"),
+    source!("mxnet.gluon.data._more", "mxnet/gluon_data_more.da"),
     source!("numpy._more", "numpy/more.da"),
 ];
 

@@ -2,9 +2,9 @@
 //! LeakyReLU, PReLU, ELU, SELU, Swish, Embedding, Lambda, HybridLambda, GroupNorm,
 //! InstanceNorm, Conv2DTranspose; `library/mxnet/npx_more.da`: sequence_mask), loaded on first
 //! use by the modules' `__getattr__`.
-use crate::object::error::{Exc, ExcKind};
-use crate::object::value::{Args, Module, Value};
-use crate::object::{builtin, Interpreter};
+use crate::modules::python::library_names::library_attr;
+use crate::object::builtin;
+use crate::object::value::Module;
 
 /// `gluon.nn`'s classes that `mxnet.gluon.nn._more` defines.
 pub const NN_NAMES: &[&str] = &[
@@ -23,30 +23,6 @@ pub const NN_NAMES: &[&str] = &[
 
 /// `npx`'s functions that `mxnet.numpy_extension._more` defines.
 pub const NPX_NAMES: &[&str] = &["sequence_mask"];
-
-/// `name` from library module `source` when `names` lists it, else module `shown`'s
-/// AttributeError.
-fn library_attr(
-    it: &mut dyn Interpreter,
-    mut a: Args,
-    shown: &str,
-    source: &str,
-    names: &[&str],
-) -> Result<Value, Exc> {
-    let name = a.required(0, "name")?;
-    let text = crate::object::format::to_str(it, &name)?;
-    let found = if names.contains(&text.as_str()) {
-        it.import(source)?.get(&text)
-    } else {
-        None
-    };
-    found.ok_or_else(|| {
-        Exc::new(
-            ExcKind::AttributeError,
-            format!("module '{shown}' has no attribute '{text}'"),
-        )
-    })
-}
 
 /// Adds `gluon.nn`'s `__getattr__` for the names written in the language.
 pub fn register(m: &Module) {
