@@ -102,10 +102,7 @@ LATER = {
 # Later names whose base class devarray's framework does not offer yet: what each needs.
 LACKS = {
     "torch": {},
-    "mxnet": {
-        "MaskedSoftmaxCELoss": "gluon.loss.SoftmaxCELoss as a class to subclass",
-        "BPRLoss": "gluon.loss.Loss", "HingeLossbRec": "gluon.loss.Loss",
-    },
+    "mxnet": {},
 }
 for _dialect, _names in LATER.items():
     SERVED[_dialect] += [n for n in _names if n not in LACKS[_dialect]]
