@@ -49,6 +49,64 @@ SERVED = {
     ] + TEXT,
 }
 
+# The later chapters' names (attention, transformers, seq2seq, RNNs, optimization, object
+# detection, NLP pretraining, recommender systems), in the real file's order: their data sets
+# come from ../data, as `download` finds them there.
+LATER = {
+    "torch": [
+        "RNNScratch", "RNNLMScratch", "RNN", "RNNLM", "GRU", "show_list_len_pair_hist", "Encoder",
+        "Decoder", "EncoderDecoder", "init_seq2seq", "Seq2SeqEncoder", "Seq2Seq", "show_heatmaps",
+        "masked_softmax", "DotProductAttention", "AdditiveAttention", "AttentionDecoder",
+        "MultiHeadAttention", "PositionalEncoding", "PositionWiseFFN", "AddNorm",
+        "TransformerEncoderBlock", "TransformerEncoder", "annotate", "train_2d", "show_trace_2d",
+        "get_data_ch11", "train_ch11", "train_concise_ch11", "box_corner_to_center",
+        "box_center_to_corner", "bbox_to_rect", "multibox_prior", "show_bboxes", "box_iou",
+        "assign_anchor_to_bbox", "offset_boxes", "multibox_target", "offset_inverse", "nms",
+        "multibox_detection", "voc_colormap2label", "voc_label_indices", "voc_rand_crop",
+        "read_csv_labels", "copyfile", "reorg_train_valid", "reorg_test", "read_ptb", "subsample",
+        "get_centers_and_contexts", "RandomGenerator", "get_negatives", "batchify",
+        "load_data_ptb", "TokenEmbedding", "get_tokens_and_segments", "BERTEncoder", "MaskLM",
+        "NextSentencePred", "BERTModel", "_read_wiki", "_get_next_sentence",
+        "_get_nsp_data_from_paragraph", "_replace_mlm_tokens", "_get_mlm_data_from_tokens",
+        "_pad_bert_inputs", "_WikiTextDataset", "load_data_wiki", "_get_batch_loss_bert",
+        "read_imdb", "load_data_imdb", "predict_sentiment", "read_snli", "SNLIDataset",
+        "load_data_snli", "predict_snli", "HPOTrainer", "HPOSearcher", "RandomSearcher",
+        "HPOScheduler", "BasicScheduler", "HPOTuner", "hpo_objective_lenet",
+        "SuccessiveHalvingScheduler", "update_D", "update_G", "show_value_function_progress",
+        "show_Q_function_progress", "sequence_mask", "MaskedSoftmaxCELoss", "train_seq2seq",
+        "predict_seq2seq",
+    ],
+    "mxnet": [
+        "RNNScratch", "RNNLMScratch", "RNN", "RNNLM", "GRU", "show_list_len_pair_hist", "Encoder",
+        "Decoder", "EncoderDecoder", "Seq2SeqEncoder", "Seq2Seq", "show_heatmaps",
+        "masked_softmax", "DotProductAttention", "AdditiveAttention", "AttentionDecoder",
+        "MultiHeadAttention", "PositionalEncoding", "PositionWiseFFN", "AddNorm",
+        "TransformerEncoderBlock", "TransformerEncoder", "annotate", "train_2d", "show_trace_2d",
+        "get_data_ch11", "train_ch11", "train_concise_ch11", "box_corner_to_center",
+        "box_center_to_corner", "bbox_to_rect", "multibox_prior", "show_bboxes", "box_iou",
+        "assign_anchor_to_bbox", "offset_boxes", "multibox_target", "offset_inverse", "nms",
+        "multibox_detection", "voc_colormap2label", "voc_label_indices", "voc_rand_crop",
+        "read_csv_labels", "copyfile", "reorg_train_valid", "reorg_test", "read_ptb", "subsample",
+        "get_centers_and_contexts", "RandomGenerator", "get_negatives", "batchify",
+        "load_data_ptb", "TokenEmbedding", "get_tokens_and_segments", "BERTEncoder", "MaskLM",
+        "NextSentencePred", "BERTModel", "_read_wiki", "_get_next_sentence",
+        "_get_nsp_data_from_paragraph", "_replace_mlm_tokens", "_get_mlm_data_from_tokens",
+        "_pad_bert_inputs", "_WikiTextDataset", "load_data_wiki", "_get_batch_loss_bert",
+        "read_imdb", "load_data_imdb", "predict_sentiment", "read_snli", "SNLIDataset",
+        "load_data_snli", "split_batch_multi_inputs", "predict_snli", "update_D", "update_G",
+        "load_data_ml100k", "train_recsys_rating", "BPRLoss", "HingeLossbRec", "hit_and_auc",
+        "evaluate_ranking", "train_ranking", "CTRDataset", "MaskedSoftmaxCELoss", "train_seq2seq",
+        "predict_seq2seq",
+    ],
+}
+# Later names whose base class devarray's framework does not offer yet: what each needs.
+LACKS = {
+    "torch": {},
+    "mxnet": {},
+}
+for _dialect, _names in LATER.items():
+    SERVED[_dialect] += [n for n in _names if n not in LACKS[_dialect]]
+
 # Aliases whose framework function devarray does not have yet: left out, and the module's
 # `__getattr__` names the missing function.
 MISSING_TARGETS = {
@@ -87,6 +145,7 @@ import math
 import os
 import random
 import re
+import shutil
 import sys
 import tarfile
 import time
@@ -117,6 +176,7 @@ import math
 import os
 import random
 import re
+import shutil
 import sys
 import tarfile
 import time
@@ -127,7 +187,7 @@ from matplotlib import pyplot as plt
 from matplotlib_inline import backend_inline
 
 from mxnet import autograd, context, gluon, init, np, npx
-from mxnet.gluon import nn
+from mxnet.gluon import nn, rnn
 from mxnet.gluon.data.vision import transforms
 
 nn_Module = nn.Block
@@ -169,12 +229,14 @@ def data_hub(tree, source):
 
 
 PACKAGES = [("pd.", "pandas"), ("gym", "gym"), ("Image.", "PIL"), ("distance_matrix", "scipy"),
-            ("rnn.", "gluon.rnn"), ("image.imread", "mxnet.image"), ("torchvision.io", "torchvision.io")]
+            ("image.imread", "mxnet.image"), ("torchvision.io", "torchvision.io")]
 
 
-def why(name, defs, source, served):
+def why(name, defs, source, served, lacks=None):
     """Why `name` is not in devarray's d2l: the data it downloads or the package it needs,
     looking through the library's names it uses in turn."""
+    if lacks and name in lacks:
+        return f"it needs {lacks[name]}, which devarray does not have yet"
     seen, todo, text = set(), [name], []
     while todo:
         n = todo.pop()
@@ -189,15 +251,14 @@ def why(name, defs, source, served):
     files = re.findall(r"download(?:_extract)?\(\s*'([^']+)'", text)
     files += re.findall(r"d2l\.DATA_URL\s*\+\s*'([^']+)'", text)
     packages = [p for pat, p in PACKAGES if pat in text]
+    if packages:
+        return f"it needs {', '.join(dict.fromkeys(packages))}, which devarray does not have"
     if files:
         data = ", ".join(dict.fromkeys(files))
         return (f"it reads {data}, which the real library downloads, and devarray never "
                 f"downloads. devarray's d2l.download and d2l.download_extract find such a file "
                 f"in ../data when you put it there, but {name} itself is not ported")
-    if packages:
-        return f"it needs {', '.join(dict.fromkeys(packages))}, which devarray does not have"
-    return ("it is not ported yet (devarray's d2l serves the chapters up to ResNet, "
-            "computational performance, and the data-file and text helpers)")
+    return "it is not ported yet"
 
 
 def final_definitions(tree, source):
@@ -263,7 +324,7 @@ def main(pkg):
         parts.append(
             "# Why each name the real library has is not here (tools/d2l_port.py's `why`).\n"
             "_NOT_IN_DEVARRAY = {\n"
-            + "".join(f"    '{n}': {why(n, defs, source, served)!r},\n" for n in others)
+            + "".join(f"    '{n}': {why(n, defs, source, served, LACKS[dialect])!r},\n" for n in others)
             + "}\n\n\n"
             "_MISSING_TARGETS = {\n"
             + "".join(f"    '{k}': '{v}',\n" for k, v in missing_targets.items())

@@ -1823,6 +1823,9 @@ pub fn get_item(it: &mut dyn Interpreter, obj: &Value, idx: Index) -> Result<Val
                 }
                 None => items,
             };
+            if let Some(out) = one_array_among_basic(it, &a.array, &items)? {
+                return Ok(wrap(out, a.flavor));
+            }
             let tape = &mut it.state_mut().nn.tape;
             let mut out = tape.index(&a.array, &items)?;
             if a.flavor == Flavor::Nd && out.ndim() == 0 {
@@ -1991,6 +1994,70 @@ fn paired_index(
     Ok(Some((shape, flat)))
 }
 
+/// `x[idx, :]`, `x[..., idx]`, `x[0, idx, 1:]`: one integer index array among basic items.
+/// NumPy selects with the basic items (the array's axis kept whole), then gathers along that
+/// axis and puts the index's dimensions where the axis was; composed here of a view, two
+/// transposes and a gather, so autograd sees the same steps. None for any other index.
+fn one_array_among_basic(
+    it: &mut dyn Interpreter,
+    x: &runtime::Array,
+    items: &[runtime::IndexItem],
+) -> Result<Option<runtime::Array>, Exc> {
+    use runtime::IndexItem as I;
+    let mut arrays = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| matches!(i, I::Array(_)));
+    let (Some((at, I::Array(index))), None, true) = (arrays.next(), arrays.next(), items.len() > 1)
+    else {
+        return Ok(None);
+    };
+    if !index.dtype().is_int() {
+        return Ok(None);
+    }
+    let consumed = items
+        .iter()
+        .filter(|i| matches!(i, I::Int(_) | I::Slice { .. } | I::Array(_)))
+        .count();
+    // The axis of the selected view that the index array gathers along.
+    let axis: usize = items[..at]
+        .iter()
+        .map(|i| match i {
+            I::Slice { .. } | I::NewAxis => 1,
+            I::Ellipsis => x.ndim().saturating_sub(consumed),
+            _ => 0,
+        })
+        .sum();
+    let mut basic = items.to_vec();
+    basic[at] = I::Slice {
+        start: None,
+        stop: None,
+        step: None,
+    };
+    let index = index.clone();
+    let tape = &mut it.state_mut().nn.tape;
+    let view = tape.index(x, &basic)?;
+    let n = view.ndim() as isize;
+    let to_front: Vec<isize> = std::iter::once(axis as isize)
+        .chain((0..n).filter(|&k| k != axis as isize))
+        .collect();
+    let front = tape.transpose(&view, Some(&to_front))?;
+    let gathered = tape.index(&front, &[I::Array(index.clone())])?;
+    if axis == 0 {
+        return Ok(Some(gathered));
+    }
+    let k = index.ndim() as isize;
+    let m = gathered.ndim() as isize;
+    let back: Vec<isize> = (k..k + axis as isize)
+        .chain(0..k)
+        .chain(k + axis as isize..m)
+        .collect();
+    let out = tape.transpose(&gathered, Some(&back))?;
+    // PyTorch records the whole selection as one op.
+    tape.rename(&out, "IndexBackward0");
+    Ok(Some(out))
+}
+
 /// A list of ints or a range used as an array index (`y_hat[range(n), y]`, `x[[0, 2]]`): the
 /// int64 index array NumPy and PyTorch make of it; None for anything else.
 fn int_sequence_index(
@@ -2039,9 +2106,19 @@ fn array_index(
         Index::Single(i) => vec![i.clone()],
         Index::Multi(v) => v.clone(),
     };
+    let several = items.len() > 1;
     items
         .into_iter()
         .map(|i| {
+            // Beside other items a 0-d integer array is an integer, as in NumPy and PyTorch
+            // (`boxes[i, :]` with `i = order[0]`); alone it stays an array index.
+            if let IndexItem::Value(Value::Array(a)) = &i {
+                if several && a.array.ndim() == 0 && a.array.dtype().is_int() {
+                    if let runtime::Scalar::Int(k) = a.array.to_scalar("index")? {
+                        return Ok(runtime::IndexItem::Int(k));
+                    }
+                }
+            }
             if let IndexItem::Value(v @ (Value::List(_) | Value::Range(..))) = &i {
                 if let Some(arr) = int_sequence_index(it, v, device)? {
                     return Ok(runtime::IndexItem::Array(arr));

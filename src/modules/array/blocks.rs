@@ -422,6 +422,21 @@ fn get_attr(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
         ("_children", Dialect::Gluon) | ("_modules", Dialect::Torch) => {
             Ok(Value::Object(Rc::new(ChildrenView(core.clone()))))
         }
+        // PyTorch's dict of the module's own parameters, by name (a snapshot: initialisers
+        // such as d2l's `init_seq2seq` read it; assigning an attribute replaces a parameter).
+        ("_parameters", Dialect::Torch) => {
+            let params: Vec<_> = core.params.borrow().iter().cloned().collect();
+            let mut dict = crate::object::value::Dict::default();
+            for (key, p) in params {
+                let value = param_value(it, core.dialect, &p);
+                dict.insert(
+                    crate::object::value::HashKey::Str(key.clone()),
+                    Value::Str(key),
+                    value,
+                );
+            }
+            Ok(Value::Dict(Rc::new(std::cell::RefCell::new(dict))))
+        }
         (_, Dialect::Torch) => core
             .layer
             .as_ref()

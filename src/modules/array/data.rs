@@ -1517,11 +1517,35 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
                 ),
             );
             m.set("DataLoader", builtin("DataLoader", "DataLoader(dataset, batch_size, shuffle=False, last_batch='keep', num_workers=0): batches of (data, label); with num_workers > 0 a worker thread prepares the next batch (for native data sets).", data_loader));
+            // `Dataset`, `SimpleDataset` and the samplers are written in the language.
+            m.set(
+                "__getattr__",
+                builtin("__getattr__", "", |it, a| {
+                    crate::modules::python::library_names::library_attr(
+                        it,
+                        a,
+                        "mxnet.gluon.data",
+                        "mxnet.gluon.data._more",
+                        GLUON_DATA_NAMES,
+                    )
+                }),
+            );
             m
         }
         _ => return None,
     })
 }
+
+/// `gluon.data`'s classes that `mxnet.gluon.data._more` defines.
+const GLUON_DATA_NAMES: &[&str] = &[
+    "Dataset",
+    "SimpleDataset",
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "BatchSampler",
+    "FilterSampler",
+];
 
 // ---- progress ------------------------------------------------------------------------------
 

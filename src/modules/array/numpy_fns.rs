@@ -849,7 +849,7 @@ fn choose<T: Copy>(c: &[bool], x: Vec<T>, y: Vec<T>) -> Vec<T> {
 }
 
 /// The indices of the nonzero elements, one int64 array per axis.
-fn nonzero_of(it: &mut dyn Interpreter, x: &ArrayValue) -> Result<Value, Exc> {
+pub(crate) fn nonzero_of(it: &mut dyn Interpreter, x: &ArrayValue) -> Result<Value, Exc> {
     let shape = x.array.shape().to_vec();
     let vals = x.array.astype(DType::Bool)?.to_host();
     let HostData::Bool(vals) = vals else {
@@ -2017,12 +2017,33 @@ fn dtype_fn(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 // ------------------------------------------------------------------ installation
 
 /// Methods NumPy arrays have beyond the shared ones.
+/// `x.name(...)` as the array's own module's `name(x, ...)` (`numpy` or `mxnet.np`): one
+/// implementation per dialect serves the function and the method.
+fn module_function(
+    it: &mut dyn Interpreter,
+    x: &Value,
+    name: &str,
+    mut a: Args,
+) -> Result<Value, Exc> {
+    let module = match x.as_array().map(|x| x.flavor) {
+        Some(Flavor::Np) => "mxnet.np",
+        _ => "numpy",
+    };
+    let f = it
+        .import(module)?
+        .get(name)
+        .ok_or_else(|| Exc::type_error(format!("{name}() is not available")))?;
+    a.pos.insert(0, x.clone());
+    it.call_value(&f, a)
+}
+
 pub fn get_attr(_it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Option<Value>, Exc> {
     // PyTorch's methods of these names differ (`std` is unbiased, `sort` returns values and
     // indices, `nonzero` one index matrix) and MXNet's legacy NDArray lacks them; MXNet's numpy
-    // mode shares NumPy's `std`/`var`/`ravel`.
+    // mode shares NumPy's `std`/`var`/`ravel` (and `repeat` and `nonzero`, which call the
+    // array's module's functions).
     let flavor = v.as_array().map(|x| x.flavor);
-    let shared = matches!(name, "std" | "var" | "ravel");
+    let shared = matches!(name, "std" | "var" | "ravel" | "repeat" | "nonzero");
     if !(flavor == Some(Flavor::Numpy) || (flavor == Some(Flavor::Np) && shared)) {
         return Ok(None);
     }
@@ -2065,6 +2086,9 @@ pub fn get_attr(_it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Opti
             a.pos.insert(0, r.clone());
             ravel(it, a)
         }),
+        "repeat" => ("repeat", "x.repeat(repeats, axis=None): the array's module's repeat(x, repeats, axis).", |it, r, a| {
+            module_function(it, r, "repeat", a)
+        }),
         "argsort" => ("argsort", "x.argsort(axis=-1): the indices that sort x along an axis.", |it, r, mut a| {
             a.pos.insert(0, r.clone());
             argsort(it, a)
@@ -2082,9 +2106,7 @@ pub fn get_attr(_it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Opti
             round_array(&x, decimals)
         }),
         "nonzero" => ("nonzero", "x.nonzero(): the indices of the nonzero elements, per axis.", |it, r, a| {
-            a.finish(0)?;
-            let x = r.as_array().cloned().ok_or_else(|| Exc::type_error("nonzero() needs an array"))?;
-            nonzero_of(it, &x)
+            module_function(it, r, "nonzero", a)
         }),
         _ => return Ok(None),
     };

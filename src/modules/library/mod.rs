@@ -74,6 +74,9 @@ pub const SOURCES: &[SourceModule] = &[
     source!("torch.nn._functional_more", "torch/functional_more.da"),
     source!("mxnet.gluon.nn._more", "mxnet/gluon_nn_more.da"),
     source!("mxnet.gluon.rnn", "mxnet/gluon_rnn.da"),
+    source!("mxnet.numpy_extension._more", "mxnet/npx_more.da"),
+    source!("mxnet.gluon.data._more", "mxnet/gluon_data_more.da"),
+    source!("mxnet.gluon.loss._more", "mxnet/gluon_loss.da"),
     source!("numpy._more", "numpy/more.da"),
 ];
 

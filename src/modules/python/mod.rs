@@ -19,6 +19,7 @@ pub mod file_io;
 pub mod hooks;
 pub mod int_more;
 pub mod lazy;
+pub mod library_names;
 pub mod native;
 pub mod stdin;
 pub mod stdlib;

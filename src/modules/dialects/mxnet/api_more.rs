@@ -1,5 +1,6 @@
 //! MXNet names beyond the shared API: `mxnet.np.diag` (a vector as a diagonal matrix, a
-//! matrix's diagonal; on the tape through `array::selection`), `nd.linspace` (`np.linspace`'s
+//! matrix's diagonal; on the tape through `array::selection`), `mxnet.np.nonzero` (NumPy's
+//! indices, as int64 arrays on the input's device), `nd.linspace` (`np.linspace`'s
 //! values as an NDArray) and `nd.one_hot` (MXNet's `one_hot` operator: indices outside
 //! [0, depth) give a row of `off_value`).
 use crate::modules::array::arrays::dtype_arg;
@@ -9,8 +10,16 @@ use crate::object::value::{Args, Flavor, Module, Value};
 use crate::object::{builtin, Exc, Interpreter};
 use crate::runtime::{DType, Device, HostData};
 
-/// Adds `diag` to `mxnet.np`.
+/// Adds `diag` and `nonzero` to `mxnet.np`.
 pub fn install_np(m: &Module) {
+    m.set(
+        "nonzero",
+        builtin(
+            "nonzero",
+            "nonzero(a): the indices of the nonzero elements, one int64 array per axis.",
+            nonzero,
+        ),
+    );
     m.set(
         "diag",
         builtin(
@@ -39,6 +48,30 @@ pub fn install_nd(m: &Module) {
             one_hot,
         ),
     );
+}
+
+/// NumPy's `nonzero` (the host computes the indices), as MXNet's arrays where the input is.
+pub(crate) fn nonzero(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let v = a.required(0, "a")?;
+    a.finish(1)?;
+    let Some(x) = v.as_array() else {
+        return Err(Exc::type_error(format!(
+            "nonzero(): a must be an ndarray, not {}",
+            v.type_name()
+        )));
+    };
+    let device = x.array.device();
+    let found = crate::modules::array::numpy_fns::nonzero_of(it, x)?;
+    let Value::Tuple(per_axis) = &found else {
+        return Err(Exc::type_error("nonzero(): no indices"));
+    };
+    let mut out = Vec::with_capacity(per_axis.len());
+    for index in per_axis.iter() {
+        if let Some(i) = index.as_array() {
+            out.push(wrap(i.array.copy_to(&it.state().rt, device)?, Flavor::Np));
+        }
+    }
+    Ok(Value::tuple(out))
 }
 
 fn diag(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {

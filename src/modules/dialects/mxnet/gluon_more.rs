@@ -1,9 +1,10 @@
-//! The names of `gluon.nn` written in the language (`library/mxnet/gluon_nn_more.da`:
+//! The names of `gluon.nn` and `npx` written in the language (`library/mxnet/gluon_nn_more.da`:
 //! LeakyReLU, PReLU, ELU, SELU, Swish, Embedding, Lambda, HybridLambda, GroupNorm,
-//! InstanceNorm, Conv2DTranspose), loaded on first use by the module's `__getattr__`.
-use crate::object::error::{Exc, ExcKind};
-use crate::object::value::{Module, Value};
-use crate::object::{builtin, Interpreter};
+//! InstanceNorm, Conv2DTranspose; `library/mxnet/npx_more.da`: sequence_mask), loaded on first
+//! use by the modules' `__getattr__`.
+use crate::modules::python::library_names::library_attr;
+use crate::object::builtin;
+use crate::object::value::Module;
 
 /// `gluon.nn`'s classes that `mxnet.gluon.nn._more` defines.
 pub const NN_NAMES: &[&str] = &[
@@ -20,26 +21,31 @@ pub const NN_NAMES: &[&str] = &[
     "Conv2DTranspose",
 ];
 
-fn nn_attr(it: &mut dyn Interpreter, name: &str) -> Result<Option<Value>, Exc> {
-    if !NN_NAMES.contains(&name) {
-        return Ok(None);
-    }
-    Ok(it.import("mxnet.gluon.nn._more")?.get(name))
-}
+/// `npx`'s functions that `mxnet.numpy_extension._more` defines.
+pub const NPX_NAMES: &[&str] = &["sequence_mask"];
 
 /// Adds `gluon.nn`'s `__getattr__` for the names written in the language.
 pub fn register(m: &Module) {
     m.set(
         "__getattr__",
-        builtin("__getattr__", "", |it, mut a| {
-            let name = a.required(0, "name")?;
-            let text = crate::object::format::to_str(it, &name)?;
-            nn_attr(it, &text)?.ok_or_else(|| {
-                Exc::new(
-                    ExcKind::AttributeError,
-                    format!("module 'mxnet.gluon.nn' has no attribute '{text}'"),
-                )
-            })
+        builtin("__getattr__", "", |it, a| {
+            library_attr(it, a, "mxnet.gluon.nn", "mxnet.gluon.nn._more", NN_NAMES)
+        }),
+    );
+}
+
+/// Adds `npx`'s `__getattr__` for the functions written in the language.
+pub fn register_npx(m: &Module) {
+    m.set(
+        "__getattr__",
+        builtin("__getattr__", "", |it, a| {
+            library_attr(
+                it,
+                a,
+                "mxnet.numpy_extension",
+                "mxnet.numpy_extension._more",
+                NPX_NAMES,
+            )
         }),
     );
 }

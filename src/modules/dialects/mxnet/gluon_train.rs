@@ -476,32 +476,55 @@ fn huber(_: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     Ok(loss_obj(GluonLoss::Huber { rho }, common))
 }
 
+/// The public loss classes, written in the language over the kernels below
+/// (`library/mxnet/gluon_loss.da`, `mxnet.gluon.loss._more`): subclassable Blocks, as
+/// MXNet's.
+const LOSS_NAMES: &[&str] = &[
+    "Loss",
+    "L2Loss",
+    "L1Loss",
+    "SoftmaxCrossEntropyLoss",
+    "SoftmaxCELoss",
+    "SigmoidBinaryCrossEntropyLoss",
+    "SigmoidBCELoss",
+    "HuberLoss",
+];
+
+/// `mxnet.gluon.loss`: the loss kernels as private constructors (`_L2Loss(weight,
+/// batch_axis)`, ...) that the language's loss classes call, and those classes by name.
 pub(crate) fn loss_module() -> Rc<Module> {
     let m = Rc::new(Module::new("mxnet.gluon.loss", "loss functions"));
     m.set(
-        "L2Loss",
+        "_L2Loss",
         builtin(
-            "L2Loss",
-            "L2Loss(weight=1.0, batch_axis=0): 0.5 * (pred - label)^2, averaged per sample.",
+            "_L2Loss",
+            "_L2Loss(weight=1.0, batch_axis=0): 0.5 * (pred - label)^2, averaged per sample.",
             l2,
         ),
     );
     m.set(
-        "L1Loss",
+        "_L1Loss",
         builtin(
-            "L1Loss",
-            "L1Loss(weight=None, batch_axis=0): |pred - label|, averaged per sample.",
+            "_L1Loss",
+            "_L1Loss(weight=None, batch_axis=0): |pred - label|, averaged per sample.",
             l1,
         ),
     );
-    let ce: &[&'static str] = &["SoftmaxCrossEntropyLoss", "SoftmaxCELoss"];
-    for name in ce {
-        m.set(name, builtin(name, "SoftmaxCrossEntropyLoss(axis=-1, sparse_label=True, from_logits=False, weight=None, batch_axis=0): -log softmax(pred)[label] per sample.", softmax_ce));
-    }
-    for name in ["SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss"] {
-        m.set(name, builtin(name, "SigmoidBinaryCrossEntropyLoss(from_sigmoid=False, weight=None, batch_axis=0): binary cross-entropy of sigmoid(pred) (or of pred with from_sigmoid=True).", sigmoid_bce));
-    }
-    m.set("HuberLoss", builtin("HuberLoss", "HuberLoss(rho=1, weight=None, batch_axis=0): 0.5/rho * d^2 where |d| <= rho, else |d| - rho/2.", huber));
+    m.set("_SoftmaxCrossEntropyLoss", builtin("_SoftmaxCrossEntropyLoss", "_SoftmaxCrossEntropyLoss(axis=-1, sparse_label=True, from_logits=False, weight=None, batch_axis=0): -log softmax(pred)[label] per sample.", softmax_ce));
+    m.set("_SigmoidBinaryCrossEntropyLoss", builtin("_SigmoidBinaryCrossEntropyLoss", "_SigmoidBinaryCrossEntropyLoss(from_sigmoid=False, weight=None, batch_axis=0): binary cross-entropy of sigmoid(pred) (or of pred with from_sigmoid=True).", sigmoid_bce));
+    m.set("_HuberLoss", builtin("_HuberLoss", "_HuberLoss(rho=1, weight=None, batch_axis=0): 0.5/rho * d^2 where |d| <= rho, else |d| - rho/2.", huber));
+    m.set(
+        "__getattr__",
+        builtin("__getattr__", "", |it, a| {
+            crate::modules::python::library_names::library_attr(
+                it,
+                a,
+                "mxnet.gluon.loss",
+                "mxnet.gluon.loss._more",
+                LOSS_NAMES,
+            )
+        }),
+    );
     m
 }
 

@@ -119,6 +119,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             devices::set_memory_info(&m);
             gluon_train::set_npx_activations(&m);
             conv_ops::register_npx(&m);
+            gluon_more::register_npx(&m);
             m.set("batch_dot", builtin("batch_dot", "batch_dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, out=None): the matrix product of the last two axes, batch by batch (N-D arrays, N >= 3).", np_more::batch_dot));
             m.set(
                 "set_np",

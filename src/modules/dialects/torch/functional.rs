@@ -7,13 +7,11 @@ use crate::nn::autograd::Tape;
 use crate::nn::losses::{self, Reduction, TorchLoss};
 use crate::object::error::{torch_error, Exc, ExcKind};
 use crate::object::ops::{as_f64, as_i64, wrap};
-use crate::object::value::{Args, Flavor, Module, NativeObject, Value};
+use crate::object::value::{Args, Flavor, Module, Value};
 use crate::object::{builtin, Interpreter};
 use crate::runtime::{
     Array, BinaryOp, DType, Operand, ReduceOp, Result as RtResult, Runtime, Scalar, UnaryOp,
 };
-
-use crate::modules::python::native::{bound, downcast, object};
 
 /// A tensor argument (a parameter is its tensor: `F.linear(x, net.weight)`).
 fn tensor(v: &Value, what: &str) -> Result<Array, Exc> {
@@ -649,137 +647,4 @@ pub fn build() -> Rc<Module> {
         }),
     );
     m
-}
-
-// ---- loss modules ------------------------------------------------------------------------------
-
-struct TorchLossObj {
-    loss: TorchLoss,
-    reduction: Reduction,
-}
-
-impl NativeObject for TorchLossObj {
-    fn type_name(&self) -> &str {
-        self.loss.class_name()
-    }
-    fn repr(&self) -> String {
-        format!("{}()", self.loss.class_name())
-    }
-    fn attr_names(&self) -> Vec<&'static str> {
-        vec!["forward", "reduction"]
-    }
-    fn get_attr(&self, this: &Rc<dyn NativeObject>, name: &str) -> Option<Value> {
-        Some(match name {
-            "reduction" => Value::str(match self.reduction {
-                Reduction::Mean => "mean",
-                Reduction::Sum => "sum",
-                Reduction::None => "none",
-            }),
-            "__call__" | "forward" => bound(
-                this,
-                "forward",
-                "loss(input, target): the loss, reduced as the module's reduction says.",
-                |it, r, mut a| {
-                    let l = downcast::<TorchLossObj>(r, "a loss module")?;
-                    let what = l.loss.class_name();
-                    let input = tensor(&a.required(0, "input")?, what)?;
-                    let target = tensor(&a.required(1, "target")?, what)?;
-                    a.finish(2)?;
-                    let st = it.state_mut();
-                    let r = l
-                        .loss
-                        .apply(&st.rt, &mut st.nn.tape, &input, &target, l.reduction);
-                    out(named(&mut st.nn.tape, r, loss_grad_fn(&l.loss)))
-                },
-            ),
-            "to" | "cuda" | "cpu" | "train" | "eval" => bound(
-                this,
-                "to",
-                "A loss has no parameters: returns itself.",
-                |_, r, _| Ok(r.clone()),
-            ),
-            _ => return None,
-        })
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
-fn loss_module(mut a: Args, make: fn(&mut Args) -> Result<TorchLoss, Exc>) -> Result<Value, Exc> {
-    a.take_kw("size_average");
-    a.take_kw("reduce");
-    let reduction = reduction_arg(a.take_kw("reduction"))?;
-    unsupported(&mut a, "weight")?;
-    unsupported(&mut a, "pos_weight")?;
-    ignore_index(&mut a)?;
-    let loss = make(&mut a)?;
-    a.finish(0)?;
-    Ok(object(TorchLossObj { loss, reduction }))
-}
-
-/// `nn.MSELoss`, `nn.CrossEntropyLoss`, ... into `torch.nn`.
-pub fn register_losses(m: &Module) {
-    m.set(
-        "MSELoss",
-        builtin(
-            "MSELoss",
-            "MSELoss(reduction='mean'): mean squared error.",
-            |_, a| loss_module(a, no_option),
-        ),
-    );
-    m.set(
-        "L1Loss",
-        builtin(
-            "L1Loss",
-            "L1Loss(reduction='mean'): mean absolute error.",
-            |_, a| loss_module(a, |_| Ok(TorchLoss::L1)),
-        ),
-    );
-    m.set("CrossEntropyLoss", builtin("CrossEntropyLoss", "CrossEntropyLoss(reduction='mean', label_smoothing=0.0): log-softmax and NLL in one stable step.", |_, a| loss_module(a, |a| Ok(TorchLoss::CrossEntropy { label_smoothing: float_arg(a.take_kw("label_smoothing"), "label_smoothing", 0.0)? }))));
-    m.set(
-        "NLLLoss",
-        builtin(
-            "NLLLoss",
-            "NLLLoss(reduction='mean'): -input[target] for log-probabilities.",
-            |_, a| loss_module(a, |_| Ok(TorchLoss::Nll)),
-        ),
-    );
-    m.set(
-        "BCELoss",
-        builtin(
-            "BCELoss",
-            "BCELoss(reduction='mean'): binary cross-entropy of probabilities.",
-            |_, a| loss_module(a, |_| Ok(TorchLoss::Bce)),
-        ),
-    );
-    m.set("BCEWithLogitsLoss", builtin("BCEWithLogitsLoss", "BCEWithLogitsLoss(reduction='mean'): sigmoid and binary cross-entropy in one stable step.", |_, a| loss_module(a, |_| Ok(TorchLoss::BceWithLogits))));
-    m.set(
-        "SmoothL1Loss",
-        builtin(
-            "SmoothL1Loss",
-            "SmoothL1Loss(reduction='mean', beta=1.0)",
-            |_, a| {
-                loss_module(a, |a| {
-                    Ok(TorchLoss::SmoothL1 {
-                        beta: float_arg(a.take_kw("beta"), "beta", 1.0)?,
-                    })
-                })
-            },
-        ),
-    );
-    m.set(
-        "HuberLoss",
-        builtin(
-            "HuberLoss",
-            "HuberLoss(reduction='mean', delta=1.0)",
-            |_, a| {
-                loss_module(a, |a| {
-                    Ok(TorchLoss::Huber {
-                        delta: float_arg(a.take_kw("delta"), "delta", 1.0)?,
-                    })
-                })
-            },
-        ),
-    );
 }

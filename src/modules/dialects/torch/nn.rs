@@ -1274,7 +1274,6 @@ pub fn build() -> Rc<Module> {
     m.set("functional", Value::Module(super::functional::build()));
     m.set("parallel", Value::Module(super::parallel::build()));
     m.set("utils", Value::Module(super::optim::nn_utils()));
-    super::functional::register_losses(&m);
     let k = classes();
     for c in [
         &k.module,

@@ -38,6 +38,14 @@ pub const NN_NAMES: &[&str] = &[
     "TransformerDecoder",
     "Transformer",
     "KLDivLoss",
+    "MSELoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "NLLLoss",
+    "CrossEntropyLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
     "ConvTranspose2d",
 ];
 
