@@ -867,13 +867,13 @@ pub(crate) fn pyplot_fns() -> Vec<(&'static str, &'static str, crate::object::va
                     _ => None,
                 }
                 .filter(|v| !matches!(v, Value::None));
+                // pyplot's twinx(ax) is ax.twinx(): anything else has no such attribute.
                 let ax = match given {
                     Some(v) => objects::as_axes(&v).ok_or_else(|| {
-                        Exc::type_error(format!(
-                            "{}() ax must be an Axes, not {}",
-                            a.fname,
-                            v.type_name()
-                        ))
+                        Exc::new(
+                            crate::object::ExcKind::AttributeError,
+                            format!("'{}' object has no attribute '{}'", v.type_name(), a.fname),
+                        )
                     })?,
                     None => super::gca(it)?,
                 };

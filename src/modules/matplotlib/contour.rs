@@ -547,10 +547,11 @@ fn ax_clabel(it: &mut dyn Interpreter, _ax: &Rc<AxesObj>, mut a: Args) -> Result
     a.pos.remove(0);
     match &cs {
         Value::Object(o) if o.as_any().downcast_ref::<ContourSet>().is_some() => clabel(it, o, a),
-        other => Err(Exc::new(
-            ExcKind::AttributeError,
-            format!("'{}' object has no attribute 'clabel'", other.type_name()),
-        )),
+        // Anything else: `CS.clabel(...)` as Python looks it up, with its AttributeError.
+        other => {
+            let m = it.get_attr(other, "clabel")?;
+            it.call_value(&m, a)
+        }
     }
 }
 
@@ -588,16 +589,10 @@ fn clabel(it: &mut dyn Interpreter, o: &Rc<dyn NativeObject>, mut a: Args) -> Re
                 .map(|w| cs.levels.iter().position(|l| l == w))
                 .collect();
             if found.iter().any(Option::is_none) {
-                let list = |v: &[f64]| {
-                    v.iter()
-                        .map(|x| float_repr(*x))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
+                let wanted = crate::object::format::to_str(it, v)?;
+                let available = crate::object::format::to_str(it, &cs.levels_value)?;
                 return Err(Exc::value_error(format!(
-                    "Specified levels [{}] don't match available levels [{}]",
-                    list(&want),
-                    list(&cs.levels)
+                    "Specified levels {wanted} don't match available levels {available}"
                 )));
             }
             found.into_iter().flatten().collect()

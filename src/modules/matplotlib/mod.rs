@@ -1935,7 +1935,18 @@ pub(crate) fn legend_args(mut a: Args) -> Result<Legend, Exc> {
             .iter()
             .position(|l| *l == s.as_ref())
             .map(|i| i as u8)
-            .ok_or_else(|| data::not_in_list(s, "loc", &LOCS))?,
+            .ok_or_else(|| {
+                // `_api.check_getitem`'s words: the whole list, no suggestion.
+                let all: Vec<String> = LOCS
+                    .iter()
+                    .map(|l| crate::object::format::str_repr(l))
+                    .collect();
+                Exc::value_error(format!(
+                    "{} is not a valid value for loc; supported values are {}",
+                    crate::object::format::str_repr(s),
+                    all.join(", ")
+                ))
+            })?,
         Some(other) => {
             return Err(Exc::value_error(format!(
                 "{} is not a valid value for loc",
