@@ -249,10 +249,10 @@ fn axes_text(ax: &Axes, lay: &AxesLayout, color: bool, out: &mut String) {
         };
         out.push_str(&format!("{label:>lw$}{tick}"));
         for c in 0..COLS {
-            if let Some(ch) = cv.shade[r][c] {
-                out.push(ch);
-            } else if cv.dots[r][c] == 0 {
-                out.push(' ');
+            // Lines and markers draw over images and filled areas, as matplotlib's zorder has
+            // them.
+            if cv.dots[r][c] == 0 {
+                out.push(cv.shade[r][c].unwrap_or(' '));
             } else {
                 let ch = char::from_u32(0x2800 + u32::from(cv.dots[r][c])).unwrap_or(' ');
                 out.push_str(&paint(&ch.to_string(), cv.color[r][c], color));
