@@ -184,61 +184,186 @@ pub fn lines(g: &Grid, level: f64) -> Vec<Vec<[f64; 2]>> {
     out
 }
 
-/// The region lo <= z <= hi as polygons, one per quad it touches (each counter-clockwise in
-/// index space), to be filled together as one path.
-pub fn band(g: &Grid, lo: f64, hi: f64) -> Vec<Vec<[f64; 2]>> {
-    let mut out = Vec::new();
-    if g.nx < 2 || g.ny < 2 || g.x.len() < g.nx * g.ny || g.z.len() < g.nx * g.ny {
-        return out;
+/// A vertex of a band's boundary, named exactly so that neighbouring quads agree on it: a
+/// grid corner, or where an edge crosses the band's lower (`upper` false) or upper level.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Vertex {
+    Corner(usize, usize),
+    Cross(Edge, bool),
+}
+
+impl<'a> Grid<'a> {
+    /// A vertex in index space (corner (i, j) at (i, j)) and in data space.
+    fn place(&self, v: Vertex, lo: f64, hi: f64) -> ([f64; 2], [f64; 2]) {
+        match v {
+            Vertex::Corner(i, j) => {
+                let k = self.at(i, j);
+                ([i as f64, j as f64], [self.x[k], self.y[k]])
+            }
+            Vertex::Cross(e, upper) => {
+                let level = if upper { hi } else { lo };
+                let (a, b) = self.ends(e);
+                let t = (level - self.z[a]) / (self.z[b] - self.z[a]);
+                let index = if e.along_x {
+                    [e.i as f64 + t, e.j as f64]
+                } else {
+                    [e.i as f64, e.j as f64 + t]
+                };
+                (index, self.crossing(e, level))
+            }
+        }
     }
+
+    /// The boundary of lo <= z <= hi inside quad (i, j), counter-clockwise in index space.
+    fn band_in_quad(&self, i: usize, j: usize, lo: f64, hi: f64) -> Vec<Vertex> {
+        let inside = |z: f64| lo <= z && z <= hi;
+        let mut out = Vec::new();
+        for (e, (ci, cj)) in Self::quad_edges(i, j) {
+            let (a, b) = self.ends(e);
+            // Walking counter-clockwise, the bottom and right edges run from their first
+            // corner, the top and left ones toward it.
+            let forward = (ci, cj) == (e.i, e.j);
+            let (from, to) = if forward { (a, b) } else { (b, a) };
+            let (zf, zt) = (self.z[from], self.z[to]);
+            if inside(zf) {
+                out.push(Vertex::Corner(ci, cj));
+            }
+            let mut cuts: Vec<(f64, bool)> = [(lo, false), (hi, true)]
+                .into_iter()
+                .filter(|(level, upper)| {
+                    let side = |z: f64| if *upper { z <= *level } else { z >= *level };
+                    side(zf) != side(zt)
+                })
+                .map(|(level, upper)| ((level - zf) / (zt - zf), upper))
+                .collect();
+            cuts.sort_by(|p, q| p.0.total_cmp(&q.0));
+            out.extend(cuts.into_iter().map(|(_, upper)| Vertex::Cross(e, upper)));
+        }
+        out
+    }
+}
+
+/// The region lo <= z <= hi as contourpy's `OuterCode` fill gives it: one entry per outer
+/// boundary (counter-clockwise in index space, closed by repeating its first point) followed
+/// by the holes inside it (clockwise, closed), each ring starting at its lowest point.
+pub fn band(g: &Grid, lo: f64, hi: f64) -> Vec<Vec<[f64; 2]>> {
+    use std::collections::HashMap;
+    if g.nx < 2 || g.ny < 2 || g.x.len() < g.nx * g.ny || g.z.len() < g.nx * g.ny {
+        return Vec::new();
+    }
+    // Every quad's piece, its edges inside the region cancelling their neighbours'.
+    let mut edges: HashMap<(Vertex, Vertex), usize> = HashMap::new();
+    let mut order = Vec::new();
     for j in 0..g.ny - 1 {
         for i in 0..g.nx - 1 {
             if !g.quad_ok(i, j) {
                 continue;
             }
-            let corners: Vec<[f64; 3]> = Grid::quad_edges(i, j)
-                .iter()
-                .map(|(_, (a, b))| {
-                    let k = g.at(*a, *b);
-                    [g.x[k], g.y[k], g.z[k]]
-                })
-                .collect();
-            let (zmin, zmax) = corners
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| {
-                    (a.min(c[2]), b.max(c[2]))
-                });
-            if zmax < lo || zmin > hi {
+            let ring = g.band_in_quad(i, j, lo, hi);
+            if ring.len() < 3 {
                 continue;
             }
-            let clipped = clip(&clip(&corners, lo, true), hi, false);
-            if clipped.len() >= 3 {
-                out.push(clipped.iter().map(|p| [p[0], p[1]]).collect());
+            for k in 0..ring.len() {
+                let (a, b) = (ring[k], ring[(k + 1) % ring.len()]);
+                if a == b {
+                    continue;
+                }
+                if let Some(n) = edges.get_mut(&(b, a)) {
+                    *n -= 1;
+                    if *n == 0 {
+                        edges.remove(&(b, a));
+                    }
+                } else {
+                    *edges.entry((a, b)).or_insert(0) += 1;
+                    order.push((a, b));
+                }
             }
         }
     }
-    out
-}
-
-/// Sutherland–Hodgman on the value: keeps the part of the polygon with z >= level (`keep_above`)
-/// or z <= level, cutting edges where the value crosses it.
-fn clip(poly: &[[f64; 3]], level: f64, keep_above: bool) -> Vec<[f64; 3]> {
-    let keep = |p: &[f64; 3]| {
-        if keep_above {
-            p[2] >= level
-        } else {
-            p[2] <= level
+    let mut next: HashMap<Vertex, Vec<Vertex>> = HashMap::new();
+    for e in order.iter().filter(|e| edges.contains_key(e)) {
+        next.entry(e.0).or_default().push(e.1);
+    }
+    // Chain the boundary into rings.
+    let mut rings: Vec<Vec<Vertex>> = Vec::new();
+    for &(start, _) in &order {
+        while next.get(&start).is_some_and(|v| !v.is_empty()) {
+            let mut ring = vec![start];
+            let mut at = start;
+            while let Some(to) = next
+                .get_mut(&at)
+                .and_then(|v| (!v.is_empty()).then(|| v.remove(0)))
+            {
+                if to == start {
+                    break;
+                }
+                ring.push(to);
+                at = to;
+            }
+            rings.push(ring);
         }
+    }
+    // In index space: orientation, the lowest point, containment.
+    let placed: Vec<Vec<([f64; 2], [f64; 2])>> = rings
+        .iter()
+        .map(|r| r.iter().map(|v| g.place(*v, lo, hi)).collect())
+        .collect();
+    let area = |r: &[([f64; 2], [f64; 2])]| {
+        (0..r.len())
+            .map(|k| {
+                let (a, b) = (r[k].0, r[(k + 1) % r.len()].0);
+                a[0] * b[1] - b[0] * a[1]
+            })
+            .sum::<f64>()
     };
-    let mut out = Vec::with_capacity(poly.len() + 2);
-    for (k, p) in poly.iter().enumerate() {
-        let q = &poly[(k + 1) % poly.len()];
-        if keep(p) {
-            out.push(*p);
+    let lowest = |r: &[([f64; 2], [f64; 2])]| {
+        (0..r.len())
+            .min_by(|&p, &q| {
+                let (a, b) = (r[p].0, r[q].0);
+                a[1].total_cmp(&b[1]).then(a[0].total_cmp(&b[0]))
+            })
+            .unwrap_or(0)
+    };
+    let starting_low = |r: &[([f64; 2], [f64; 2])]| {
+        let k = lowest(r);
+        let mut out: Vec<([f64; 2], [f64; 2])> = r[k..].iter().chain(&r[..k]).copied().collect();
+        out.extend(out.first().copied());
+        out
+    };
+    let (mut outers, mut holes) = (Vec::new(), Vec::new());
+    for r in placed.iter().filter(|r| r.len() >= 3) {
+        if area(r) > 0.0 {
+            outers.push(starting_low(r));
+        } else {
+            holes.push(starting_low(r));
         }
-        if keep(p) != keep(q) {
-            let t = (level - p[2]) / (q[2] - p[2]);
-            out.push([p[0] + (q[0] - p[0]) * t, p[1] + (q[1] - p[1]) * t, level]);
+    }
+    let key = |r: &Vec<([f64; 2], [f64; 2])>| r.first().map_or([0.0, 0.0], |p| p.0);
+    outers.sort_by(|a, b| {
+        let (p, q) = (key(a), key(b));
+        p[1].total_cmp(&q[1]).then(p[0].total_cmp(&q[0]))
+    });
+    holes.sort_by(|a, b| {
+        let (p, q) = (key(a), key(b));
+        p[1].total_cmp(&q[1]).then(p[0].total_cmp(&q[0]))
+    });
+    let index_ring = |r: &[([f64; 2], [f64; 2])]| r.iter().map(|p| p.0).collect::<Vec<_>>();
+    let mut out: Vec<Vec<[f64; 2]>> = outers
+        .iter()
+        .map(|r| r.iter().map(|p| p.1).collect())
+        .collect();
+    for h in &holes {
+        // A hole belongs to the outer boundary around a point just inside it.
+        let probe = {
+            let (a, b) = (h[0].0, h[1].0);
+            [(a[0] + b[0]) / 2.0, (a[1] + b[1]) / 2.0]
+        };
+        let owner = outers
+            .iter()
+            .position(|o| inside(&index_ring(o), probe[0], probe[1]));
+        match owner {
+            Some(k) => out[k].extend(h.iter().map(|p| p.1)),
+            None => out.push(h.iter().map(|p| p.1).collect()),
         }
     }
     out
