@@ -30,8 +30,13 @@ pub(crate) fn py_divmod(x: f64, y: f64) -> (f64, f64) {
 }
 
 /// `mtransforms.nonsingular`: widen an empty or degenerate interval.
-pub fn nonsingular(mut v0: f64, mut v1: f64) -> (f64, f64) {
-    let (expander, tiny) = (0.05, 1e-15);
+pub fn nonsingular(v0: f64, v1: f64) -> (f64, f64) {
+    nonsingular_with(v0, v1, 0.05, 1e-15)
+}
+
+/// `transforms.nonsingular(v0, v1, expander, tiny)` (`MaxNLocator.tick_values` uses 1e-13
+/// and 1e-14).
+pub fn nonsingular_with(mut v0: f64, mut v1: f64, expander: f64, tiny: f64) -> (f64, f64) {
     if !v0.is_finite() || !v1.is_finite() {
         return (-expander, expander);
     }

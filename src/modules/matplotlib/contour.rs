@@ -129,7 +129,9 @@ fn grid_args(
 /// `ContourSet._autolev(N)`: `MaxNLocator(N + 1, min_n_ticks=1)` over the data, keeping one
 /// level below the data and one above at most.
 fn auto_levels(n: usize, zmin: f64, zmax: f64) -> Vec<f64> {
-    let lev = ticks::max_n_with(zmin, zmax, (n + 1) as f64, &ticks::MAXN_STEPS, false, 1);
+    // MaxNLocator.tick_values widens a constant range by a hair only.
+    let (lo, hi) = ticks::nonsingular_with(zmin, zmax, 1e-13, 1e-14);
+    let lev = ticks::max_n_with(lo, hi, (n + 1) as f64, &ticks::MAXN_STEPS, false, 1);
     let i0 = lev.iter().rposition(|l| *l < zmin).unwrap_or(0);
     let i1 = lev
         .iter()
@@ -151,9 +153,8 @@ fn levels_arg(
     match v {
         None => Ok(auto_levels(7, zmin, zmax)),
         Some(Value::Int(n)) => {
-            let n = usize::try_from(n).map_err(|_| {
-                Exc::value_error(format!("Number of levels must be at least 0, not {n}"))
-            })?;
+            // A negative count reaches MaxNLocator's log10 as matplotlib's does.
+            let n = usize::try_from(n).map_err(|_| Exc::value_error("math domain error"))?;
             Ok(auto_levels(n.min(1000), zmin, zmax))
         }
         Some(v) => data::vector(it, &v),
@@ -246,10 +247,12 @@ fn contour_set(
     let finite = g.z.iter().copied().filter(|v| v.is_finite());
     let zmin = finite.clone().fold(f64::INFINITY, f64::min);
     let zmax = finite.fold(f64::NEG_INFINITY, f64::max);
+    // All missing: matplotlib's minimum and maximum are masked, which widen to a hair
+    // around 0 and trim nothing; NaN does the same here.
     let (zlo, zhi) = if zmin <= zmax {
         (zmin, zmax)
     } else {
-        (0.0, 1.0)
+        (f64::NAN, f64::NAN)
     };
     let levels = levels_arg(it, levels_kw.or(levels_pos), zlo, zhi)?;
     if filled && levels.len() < 2 {

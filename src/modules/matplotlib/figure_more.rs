@@ -48,7 +48,7 @@ pub(crate) const FIGURE_METHODS: &[(&str, &str, MethodFn)] = &[
     (
         "legend",
         "legend(labels=None, loc='upper right', fontsize=None): one legend for the artists of all the Axes.",
-        |_, r, a| fig_legend(&fig_of(r)?, a),
+        |it, r, a| fig_legend(it, &fig_of(r)?, a),
     ),
     ("sca", "sca(a): make a the current Axes.", |it, r, mut a| {
         let v = a.required(0, "a")?;
@@ -318,7 +318,7 @@ pub(crate) fn pyplot_fns() -> Vec<(&'static str, &'static str, crate::object::va
 
 /// `fig.legend()`: the labelled artists of every Axes (or every artist, named by `labels`),
 /// copied into a legend the figure draws over its Axes.
-fn fig_legend(f: &Rc<FigObj>, a: Args) -> Result<Value, Exc> {
+fn fig_legend(it: &mut dyn Interpreter, f: &Rc<FigObj>, a: Args) -> Result<Value, Exc> {
     let legend = super::legend_args(a)?;
     if legend.artists.is_some() {
         return Err(Exc::new(
@@ -342,6 +342,11 @@ fn fig_legend(f: &Rc<FigObj>, a: Args) -> Result<Value, Exc> {
             .map(|(art, l)| (l.clone(), art.clone()))
             .collect(),
     };
+    if legend.labels.is_none() && entries.is_empty() {
+        drop(fig);
+        super::warn_no_labels(it)?;
+        fig = f.fig.borrow_mut();
+    }
     fig.legends.push(plot::FigLegend {
         entries,
         loc: legend.loc,

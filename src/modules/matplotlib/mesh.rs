@@ -194,7 +194,12 @@ fn mesh(
             )))
         }
     };
-    let (gx, gy) = corner_grids(it, fname, xy, (rows, cols), &shading)?;
+    let (gx, gy) = if rows == 0 || cols == 0 {
+        // Nothing to draw (and no cells to find edges between).
+        (Vec::new(), Vec::new())
+    } else {
+        corner_grids(it, fname, xy, (rows, cols), &shading)?
+    };
     let finite = cd.values.iter().copied().filter(|v| v.is_finite());
     let lo = vmin.unwrap_or_else(|| finite.clone().fold(f64::INFINITY, f64::min));
     let hi = vmax.unwrap_or_else(|| finite.fold(f64::NEG_INFINITY, f64::max));
@@ -302,7 +307,14 @@ pub(crate) fn plt_matshow(it: &mut dyn Interpreter, mut a: Args) -> Result<Value
         let d = numbers(it, &m)?;
         let (rows, cols) = match d.shape.as_slice() {
             [r, c, ..] if *r > 0 && *c > 0 => (*r, *c),
-            _ => (1, 1),
+            [_, _, ..] => (1, 1),
+            // figaspect's `nr, nc = arg.shape[:2]`.
+            s => {
+                return Err(Exc::value_error(format!(
+                    "not enough values to unpack (expected 2, got {})",
+                    s.len()
+                )))
+            }
         };
         let height = super::with_state(it, super::rc_figsize)?.1;
         let size = figaspect(rows, cols, height);

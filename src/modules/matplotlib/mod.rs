@@ -1874,10 +1874,23 @@ const LOCS: [&str; 11] = [
     "center",
 ];
 
-fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+fn ax_legend(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
     let legend = legend_args(a)?;
+    let labelled = ax.with(|axr| axr.artists.iter().any(|art| art.label().is_some()))?;
+    if legend.labels.is_none() && legend.artists.is_none() && !labelled {
+        warn_no_labels(it)?;
+    }
     ax.with(|axr| axr.legend = Some(legend))?;
     Ok(handle("matplotlib.legend.Legend"))
+}
+
+/// matplotlib's warning for `legend()` with nothing labelled.
+pub(crate) fn warn_no_labels(it: &mut dyn Interpreter) -> Result<(), Exc> {
+    crate::modules::python::stdlib::warnings::warn(
+        it,
+        "UserWarning",
+        "No artists with labels found to put in legend.  Note that artists whose label start with an underscore are ignored when legend() is called with no argument.",
+    )
 }
 
 /// `legend`'s arguments, as the Axes's and the Figure's legends take them.
