@@ -179,6 +179,20 @@ fn data_of(ax: &Axes, is_x: bool) -> (Vec<f64>, Vec<f64>) {
                 data.extend(ends);
                 sticky.extend(ends);
             }
+            // A mesh or a contour set's grid: its bounds are sticky, as matplotlib's are.
+            Artist::Patches(p) => {
+                let k = usize::from(!is_x);
+                let vals = p.rings.iter().flatten().map(|pt| pt[k]);
+                let (lo, hi) = vals
+                    .filter(|v| v.is_finite())
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                        (a.min(v), b.max(v))
+                    });
+                if lo <= hi {
+                    data.extend([lo, hi]);
+                    sticky.extend([lo, hi]);
+                }
+            }
         }
     }
     (data, sticky)
@@ -409,24 +423,49 @@ fn decorations(ax: &Axes, lay: &AxesLayout) -> [f64; 4] {
         }
     }
     if ax.x.visible {
-        let size = ax.x.tick_size;
-        let mut tallest = 0.0f64;
         for (v, s) in &lay.x.major {
             if s.text().is_empty() {
                 continue;
             }
-            let (x0, x1, h) = x_tick_extent(&ax.x, lay.px(*v), s.width(size));
-            tallest = tallest.max(h);
+            let (x0, x1, _) = x_tick_extent(&ax.x, lay.px(*v), s.width(ax.x.tick_size));
             // Labels at the ends hang over the box's sides.
             l = l.max(lay.bx[0] - x0);
             r = r.max(x1 - (lay.bx[0] + lay.bx[2]));
         }
-        b = b.max(TICK_LEN + TICK_PAD + tallest);
-        if !ax.x.label.is_empty() {
-            b = b.max(TICK_LEN + TICK_PAD + tallest + LABEL_PAD + LABEL_BOX * ax.x.label_size);
+        let side = x_axis_depth(ax, lay);
+        if ax.x.opposite {
+            t = t.max(title + side);
+        } else {
+            b = b.max(side);
         }
     }
     [l, r, t, b]
+}
+
+/// How far an x axis's ticks, tick labels and label reach from the box's edge (points).
+fn x_axis_depth(ax: &Axes, lay: &AxesLayout) -> f64 {
+    let tallest = lay
+        .x
+        .major
+        .iter()
+        .filter(|(_, s)| !s.text().is_empty())
+        .map(|(v, s)| x_tick_extent(&ax.x, lay.px(*v), s.width(ax.x.tick_size)).2)
+        .fold(0.0f64, f64::max);
+    let mut depth = TICK_LEN + TICK_PAD + tallest;
+    if !ax.x.label.is_empty() {
+        depth += LABEL_PAD + LABEL_BOX * ax.x.label_size;
+    }
+    depth
+}
+
+/// How far the title rises to clear an x axis on top (`tick_top`, `twiny`), as matplotlib
+/// moves it above the top tick labels; 0 otherwise.
+pub fn title_lift(ax: &Axes, lay: &AxesLayout) -> f64 {
+    if ax.axis_on && ax.x.visible && ax.x.opposite {
+        x_axis_depth(ax, lay)
+    } else {
+        0.0
+    }
 }
 
 /// The horizontal span and height of an x tick label of width `w` at `cx`, rotated as the

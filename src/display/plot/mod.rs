@@ -6,6 +6,7 @@
 
 pub mod color;
 mod colormap_data;
+pub mod contour;
 pub mod font;
 pub mod layout;
 pub mod raster;
@@ -190,6 +191,11 @@ pub struct Norm {
     pub cmap: String,
     pub lo: f64,
     pub hi: f64,
+    /// A contour set's levels: its colorbar shows one band per pair, ticked at the levels;
+    /// empty for a continuous colorbar.
+    pub levels: Vec<f64>,
+    /// The colour of each band between `levels` (a filled contour set's layer colours).
+    pub band_colors: Vec<Rgba>,
 }
 
 /// What makes an axes a colorbar: its parent's index and the `colorbar()` geometry, so
@@ -218,6 +224,18 @@ pub fn colorbar_split(cell: [f64; 4], c: &ColorbarOf) -> ([f64; 4], [f64; 4]) {
     )
 }
 
+/// Filled polygons in data coordinates (`contourf`'s bands, `pcolormesh`'s quads), drawn
+/// without antialiasing as matplotlib draws them, so neighbours meet without seams.
+#[derive(Clone, Debug)]
+pub struct Patches {
+    pub rings: Vec<Vec<[f64; 2]>>,
+    /// One colour for all rings (filled together as one path), or one per ring; none: the
+    /// rings only claim their area for autoscaling (a line contour set's grid).
+    pub colors: Vec<Rgba>,
+    /// How data became colours, for `colorbar()` without a mappable.
+    pub norm: Option<Norm>,
+}
+
 #[derive(Clone, Debug)]
 pub enum Artist {
     Line(Line),
@@ -228,6 +246,7 @@ pub enum Artist {
     Text(Text),
     Image(Image),
     Span(Span),
+    Patches(Patches),
 }
 
 impl Artist {
@@ -268,6 +287,8 @@ pub struct AxisSpec {
     pub share: Option<usize>,
     /// Ticks and labels on the far side (right of a y axis, as a colorbar has them).
     pub opposite: bool,
+    /// Ticks on both sides, labels on one (`set_ticks_position('both')`, as `matshow`'s x).
+    pub mirror: bool,
     /// The autoscale margin, a fraction of the data interval (`margins()`).
     pub margin: f64,
     /// `set_major_locator`/`set_major_formatter`: where ticks go and how they read.
@@ -294,6 +315,7 @@ impl Default for AxisSpec {
             tick_ha: None,
             share: None,
             opposite: false,
+            mirror: false,
             margin: 0.05,
             locator: None,
             formatter: None,
@@ -388,8 +410,11 @@ impl Axes {
             (self.x.share, self.x.ticklabels_on),
             (self.y.share, self.y.ticklabels_on),
         );
-        // A twin stays one: its hidden x axis and its y axis on the right.
-        let twin = self.twin.then_some((self.x.visible, self.y.opposite));
+        // A twin stays one: its hidden shared axis and its other axis on the far side.
+        let twin = self.twin.then_some((
+            (self.x.visible, self.x.opposite),
+            (self.y.visible, self.y.opposite),
+        ));
         // What rcParams gave it (a style's colours) stays.
         let style = (
             self.facecolor,
@@ -402,8 +427,14 @@ impl Axes {
         self.grid = grid;
         (self.x.share, self.x.ticklabels_on) = xs;
         (self.y.share, self.y.ticklabels_on) = ys;
-        if let Some((x_visible, y_opposite)) = twin {
-            (self.twin, self.x.visible, self.y.opposite) = (true, x_visible, y_opposite);
+        if let Some(((xv, xo), (yv, yo))) = twin {
+            self.twin = true;
+            (
+                self.x.visible,
+                self.x.opposite,
+                self.y.visible,
+                self.y.opposite,
+            ) = (xv, xo, yv, yo);
         }
     }
 
@@ -430,6 +461,17 @@ pub struct Figure {
     pub facecolor: Rgba,
     /// Text placed in figure fractions (`figtext`, `fig.text`, `supxlabel`, `supylabel`).
     pub texts: Vec<FigText>,
+    /// `fig.legend()`s, drawn over the axes.
+    pub legends: Vec<FigLegend>,
+}
+
+/// A legend of the figure (`fig.legend`): its labels with copies of the artists they name.
+#[derive(Clone, Debug)]
+pub struct FigLegend {
+    pub entries: Vec<(String, Artist)>,
+    /// matplotlib's location code, inside the figure's box; 0 ('best') is 'upper right'.
+    pub loc: u8,
+    pub fontsize: f64,
 }
 
 /// Text at (x, y) in fractions of the figure, y up, as matplotlib's figure coordinates.
@@ -459,6 +501,7 @@ impl Figure {
             suptitle_size: layout::SUPTITLE_FONT,
             facecolor: Rgba::WHITE,
             texts: Vec::new(),
+            legends: Vec::new(),
         }
     }
 

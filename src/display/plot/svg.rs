@@ -457,6 +457,48 @@ fn artist(out: &mut String, a: &Artist, lay: &AxesLayout, opts: Options) {
                 let _ = writeln!(out, "<path d=\"{}Z\"{}/>", d, paint("fill", f.color));
             }
         }
+        Artist::Patches(p) => {
+            let ring = |d: &mut String, r: &[[f64; 2]]| {
+                for (i, pt) in r.iter().enumerate() {
+                    let _ = write!(
+                        d,
+                        "{} {} {} ",
+                        if i == 0 { "M" } else { "L" },
+                        n(lay.px(pt[0])),
+                        n(lay.py(pt[1]))
+                    );
+                }
+                if !r.is_empty() {
+                    d.push_str("Z ");
+                }
+            };
+            let mut paths: Vec<(String, Rgba)> = Vec::new();
+            match p.colors.as_slice() {
+                [] => {}
+                [c] => {
+                    let mut d = String::new();
+                    for r in &p.rings {
+                        ring(&mut d, r);
+                    }
+                    paths.push((d, *c));
+                }
+                colors => {
+                    for (r, c) in p.rings.iter().zip(colors) {
+                        let mut d = String::new();
+                        ring(&mut d, r);
+                        paths.push((d, *c));
+                    }
+                }
+            }
+            for (d, c) in paths.iter().filter(|(d, _)| !d.is_empty()) {
+                let _ = writeln!(
+                    out,
+                    "<path d=\"{}\" shape-rendering=\"crispEdges\"{}/>",
+                    d.trim_end(),
+                    paint("fill", *c)
+                );
+            }
+        }
         Artist::Span(sp) => {
             // Data units along its axis, fractions of the box across it.
             let (x0, y0, x1, y1) = if sp.horizontal {
@@ -602,9 +644,9 @@ pub fn legend_entries(ax: &Axes) -> Vec<(String, &Artist)> {
 }
 
 /// The legend box (x, y, w, h in points) at location code `loc` inside the axes box.
-fn legend_box(lay: &AxesLayout, w: f64, h: f64, loc: u8, fs: f64) -> [f64; 4] {
+fn legend_box(within: [f64; 4], w: f64, h: f64, loc: u8, fs: f64) -> [f64; 4] {
     let pad = 0.5 * fs;
-    let [bx, by, bw, bh] = lay.bx;
+    let [bx, by, bw, bh] = within;
     let (l, c, r) = (bx + pad, bx + (bw - w) / 2.0, bx + bw - w - pad);
     let (t, m, b) = (by + pad, by + (bh - h) / 2.0, by + bh - h - pad);
     let (x, y) = match loc {
@@ -662,7 +704,7 @@ fn best_loc(ax: &Axes, lay: &AxesLayout, w: f64, h: f64, fs: f64) -> u8 {
     // Lines also count where their segments cross the box.
     let mut best = (usize::MAX, 1u8);
     for loc in 1..=10u8 {
-        let [x, y, bw, bh] = legend_box(lay, w, h, loc, fs);
+        let [x, y, bw, bh] = legend_box(lay.bx, w, h, loc, fs);
         let inside = |p: &(f64, f64)| p.0 >= x && p.0 <= x + bw && p.1 >= y && p.1 <= y + bh;
         let mut bad = pts.iter().filter(|p| inside(p)).count();
         for a in &ax.artists {
@@ -690,12 +732,8 @@ fn best_loc(ax: &Axes, lay: &AxesLayout, w: f64, h: f64, fs: f64) -> u8 {
     best.1
 }
 
-fn legend(out: &mut String, ax: &Axes, lay: &AxesLayout) {
-    let entries = legend_entries(ax);
-    if entries.is_empty() {
-        return;
-    }
-    let fs = ax.legend.as_ref().map_or(FONT, |l| l.fontsize);
+/// A legend's size (points) for its entries at font size `fs`.
+fn legend_size(entries: &[(String, &Artist)], fs: f64) -> (f64, f64) {
     let (border, handle_len, handle_pad, spacing) = (0.4 * fs, 2.0 * fs, 0.8 * fs, 0.5 * fs);
     let row_h = font::height(fs) * 0.85;
     let text_w = entries
@@ -707,13 +745,47 @@ fn legend(out: &mut String, ax: &Axes, lay: &AxesLayout) {
         + entries.len() as f64 * row_h
         + (entries.len() as f64 - 1.0) * spacing
         + 2.0 * 0.2 * fs;
+    (w, h)
+}
+
+fn legend(out: &mut String, ax: &Axes, lay: &AxesLayout) {
+    let entries = legend_entries(ax);
+    if entries.is_empty() {
+        return;
+    }
+    let fs = ax.legend.as_ref().map_or(FONT, |l| l.fontsize);
+    let (w, h) = legend_size(&entries, fs);
     let loc = ax.legend.as_ref().map_or(0, |l| l.loc);
     let loc = if loc == 0 {
         best_loc(ax, lay, w, h, fs)
     } else {
         loc
     };
-    let [x, y, w, h] = legend_box(lay, w, h, loc, fs);
+    draw_legend(out, &entries, fs, legend_box(lay.bx, w, h, loc, fs));
+}
+
+/// `fig.legend()`: the entries it took, at its location in the figure's box ('best' is
+/// 'upper right' there, as matplotlib's figure legends have no 'best').
+fn figure_legend(out: &mut String, leg: &super::FigLegend, page: [f64; 4]) {
+    let entries: Vec<(String, &Artist)> = leg.entries.iter().map(|(l, a)| (l.clone(), a)).collect();
+    if entries.is_empty() {
+        return;
+    }
+    let (w, h) = legend_size(&entries, leg.fontsize);
+    let loc = if leg.loc == 0 { 1 } else { leg.loc };
+    draw_legend(
+        out,
+        &entries,
+        leg.fontsize,
+        legend_box(page, w, h, loc, leg.fontsize),
+    );
+}
+
+/// The legend's frame, handles and labels in the box `[x, y, w, h]` (points).
+fn draw_legend(out: &mut String, entries: &[(String, &Artist)], fs: f64, [x, y, w, h]: [f64; 4]) {
+    let (border, handle_len, handle_pad) = (0.4 * fs, 2.0 * fs, 0.8 * fs);
+    let spacing = 0.5 * fs;
+    let row_h = font::height(fs) * 0.85;
     let _ = writeln!(
         out,
         "<g id=\"legend\">\n<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\" ry=\"2\" fill=\"#ffffff\" fill-opacity=\"0.8\" stroke=\"#cccccc\" stroke-width=\"1\"/>",
@@ -724,7 +796,7 @@ fn legend(out: &mut String, ax: &Axes, lay: &AxesLayout) {
     );
     let x0 = x + border + 0.2 * fs;
     let mut cy = y + border + 0.2 * fs + row_h / 2.0;
-    for (label, a) in &entries {
+    for (label, a) in entries {
         let hx = x0;
         match a {
             Artist::Line(l) => {
@@ -862,6 +934,12 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
     if ax.axis_on {
         // Ticks point out of the box; labels beyond them.
         let mut d = String::new();
+        // The x axis's side: bottom, or top (`opposite`: `tick_top`, `twiny`).
+        let (x_edge, x_dir) = if ax.x.opposite {
+            (by, -1.0)
+        } else {
+            (by + bh, 1.0)
+        };
         if ax.x.visible {
             for (v, _) in &lay.x.major {
                 let x = lay.px(*v);
@@ -869,9 +947,9 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
                     d,
                     "M {} {} L {} {} ",
                     n(x),
-                    n(by + bh),
+                    n(x_edge),
                     n(x),
-                    n(by + bh + layout::TICK_LEN)
+                    n(x_edge + x_dir * layout::TICK_LEN)
                 );
             }
             for v in &lay.x.minor {
@@ -880,10 +958,24 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
                     d,
                     "M {} {} L {} {} ",
                     n(x),
-                    n(by + bh),
+                    n(x_edge),
                     n(x),
-                    n(by + bh + layout::MINOR_TICK_LEN)
+                    n(x_edge + x_dir * layout::MINOR_TICK_LEN)
                 );
+            }
+            if ax.x.mirror {
+                let (far, dir) = (2.0 * by + bh - x_edge, -x_dir);
+                for (v, _) in &lay.x.major {
+                    let x = lay.px(*v);
+                    let _ = write!(
+                        d,
+                        "M {} {} L {} {} ",
+                        n(x),
+                        n(far),
+                        n(x),
+                        n(far + dir * layout::TICK_LEN)
+                    );
+                }
             }
         }
         // The y axis's side: left, or right (`opposite`), and which way is out.
@@ -933,10 +1025,11 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
             color: black,
             weight: None,
         };
-        let mut xlab_y = by + bh;
+        let mut xlab_y = x_edge;
+        let x_va = if ax.x.opposite { "bottom" } else { "top" };
         if ax.x.visible {
             let size = ax.x.tick_size;
-            let y = by + bh + layout::TICK_LEN + layout::TICK_PAD;
+            let y = x_edge + x_dir * (layout::TICK_LEN + layout::TICK_PAD);
             let mut tallest = layout::TEXT_BOX * size;
             for (v, l) in &lay.x.major {
                 let cx = lay.px(*v);
@@ -945,7 +1038,7 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
                     tallest = tallest.max(h);
                     rotated_label(
                         out,
-                        ((x0 + x1) / 2.0, y + h / 2.0),
+                        ((x0 + x1) / 2.0, y + x_dir * h / 2.0),
                         size,
                         ax.x.tick_rotation,
                         &l.text(),
@@ -955,16 +1048,16 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
                         out,
                         &Text {
                             size,
-                            ..label_text(cx, y, "middle", "top")
+                            ..label_text(cx, y, "middle", x_va)
                         },
                         l,
                     );
                 }
             }
-            xlab_y = y + tallest;
+            xlab_y = y + x_dir * tallest;
             text(
                 out,
-                &label_text(bx + bw, xlab_y, "end", "top"),
+                &label_text(bx + bw, xlab_y, "end", x_va),
                 &lay.x.offset,
             );
         }
@@ -1004,7 +1097,13 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
             out,
             &Text {
                 size: ax.x.label_size,
-                ..label_text(bx + bw / 2.0, xlab_y + layout::LABEL_PAD, "middle", "top")
+                // On top, matplotlib sets the label's baseline at the pad.
+                ..label_text(
+                    bx + bw / 2.0,
+                    xlab_y + x_dir * layout::LABEL_PAD,
+                    "middle",
+                    if ax.x.opposite { "baseline" } else { "top" },
+                )
             },
             &ax.x.label,
         );
@@ -1065,7 +1164,7 @@ fn axes(out: &mut String, ax: &Axes, lay: &AxesLayout, i: usize, opts: Options) 
         out,
         &Text {
             x: bx + bw / 2.0,
-            y: by - layout::TITLE_PAD,
+            y: by - layout::TITLE_PAD - layout::title_lift(ax, lay),
             size: ax.title_size,
             anchor: "middle",
             va: "bottom",
@@ -1112,6 +1211,9 @@ pub fn render(fig: &Figure, opts: Options) -> String {
     for (i, ax) in fig.axes.iter().enumerate().filter(|(_, a)| !a.removed) {
         let lay = layout::axes_layout(ax, fig.size);
         axes(&mut out, ax, &lay, i, opts);
+    }
+    for leg in &fig.legends {
+        figure_legend(&mut out, leg, [0.0, 0.0, w, h]);
     }
     for t in &fig.texts {
         // Turned 90°, the box's left edge (ha) is the text's top and its centre (va) the

@@ -3,7 +3,7 @@
 //! shade blocks. Colour (24-bit escapes) only when asked for.
 
 use super::layout::{self, AxesLayout};
-use super::{Artist, Axes, Figure, LineStyle, Rgba};
+use super::{contour, Artist, Axes, Figure, LineStyle, Rgba};
 
 const COLS: usize = 64;
 const ROWS: usize = 16;
@@ -62,6 +62,12 @@ fn paint(s: &str, c: Option<Rgba>, color: bool) -> String {
         }
         _ => s.to_string(),
     }
+}
+
+/// A pixel's shade as a block character, by its luminance.
+fn shade(p: &[u8]) -> char {
+    let lum = (0.299 * f64::from(p[0]) + 0.587 * f64::from(p[1]) + 0.114 * f64::from(p[2])) / 255.0;
+    [' ', '░', '▒', '▓', '█'][((lum * 4.0).round() as usize).min(4)]
 }
 
 fn draw(ax: &Axes, lay: &AxesLayout) -> Canvas {
@@ -175,17 +181,28 @@ fn draw(ax: &Axes, lay: &AxesLayout) -> Canvas {
                         }
                         let i = 4 * (r as usize * im.width + c as usize);
                         if let Some(p) = im.rgba.get(i..i + 4) {
-                            let lum = (0.299 * f64::from(p[0])
-                                + 0.587 * f64::from(p[1])
-                                + 0.114 * f64::from(p[2]))
-                                / 255.0;
-                            let ch =
-                                [' ', '░', '▒', '▓', '█'][((lum * 4.0).round() as usize).min(4)];
-                            cv.shade[cy][cx] = Some(ch);
+                            cv.shade[cy][cx] = Some(shade(p));
                         }
                     }
                 }
             }
+            Artist::Patches(p) if !p.colors.is_empty() => {
+                for cy in 0..ROWS {
+                    for cx in 0..COLS {
+                        // The polygon under the cell's centre; the last drawn wins.
+                        let fx = (cx as f64 + 0.5) / COLS as f64;
+                        let fy = (cy as f64 + 0.5) / ROWS as f64;
+                        let x = lay.x.view.0 + (lay.x.view.1 - lay.x.view.0) * fx;
+                        let y = lay.y.view.1 + (lay.y.view.0 - lay.y.view.1) * fy;
+                        let hit = p.rings.iter().rposition(|r| contour::inside(r, x, y));
+                        if let Some(k) = hit {
+                            let c = p.colors[k.min(p.colors.len() - 1)];
+                            cv.shade[cy][cx] = Some(shade(&c.bytes()));
+                        }
+                    }
+                }
+            }
+            Artist::Patches(_) => {}
             Artist::Text(_) => {}
         }
     }
@@ -232,10 +249,10 @@ fn axes_text(ax: &Axes, lay: &AxesLayout, color: bool, out: &mut String) {
         };
         out.push_str(&format!("{label:>lw$}{tick}"));
         for c in 0..COLS {
-            if let Some(ch) = cv.shade[r][c] {
-                out.push(ch);
-            } else if cv.dots[r][c] == 0 {
-                out.push(' ');
+            // Lines and markers draw over images and filled areas, as matplotlib's zorder has
+            // them.
+            if cv.dots[r][c] == 0 {
+                out.push(cv.shade[r][c].unwrap_or(' '));
             } else {
                 let ch = char::from_u32(0x2800 + u32::from(cv.dots[r][c])).unwrap_or(' ');
                 out.push_str(&paint(&ch.to_string(), cv.color[r][c], color));

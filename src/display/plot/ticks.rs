@@ -30,8 +30,13 @@ pub(crate) fn py_divmod(x: f64, y: f64) -> (f64, f64) {
 }
 
 /// `mtransforms.nonsingular`: widen an empty or degenerate interval.
-pub fn nonsingular(mut v0: f64, mut v1: f64) -> (f64, f64) {
-    let (expander, tiny) = (0.05, 1e-15);
+pub fn nonsingular(v0: f64, v1: f64) -> (f64, f64) {
+    nonsingular_with(v0, v1, 0.05, 1e-15)
+}
+
+/// `transforms.nonsingular(v0, v1, expander, tiny)` (`MaxNLocator.tick_values` uses 1e-13
+/// and 1e-14).
+pub fn nonsingular_with(mut v0: f64, mut v1: f64, expander: f64, tiny: f64) -> (f64, f64) {
     if !v0.is_finite() || !v1.is_finite() {
         return (-expander, expander);
     }
@@ -156,6 +161,19 @@ pub const MAXN_STEPS: [f64; 10] = [1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 
 /// `MaxNLocator(nbins, steps, integer=)`: at most `nbins` intervals of a step from `steps`
 /// (1 to 10) times a power of ten; with `integer`, whole steps of at least 1.
 pub fn max_n(vmin: f64, vmax: f64, nbins: f64, steps: &[f64], integer: bool) -> Vec<f64> {
+    max_n_with(vmin, vmax, nbins, steps, integer, 2)
+}
+
+/// `MaxNLocator` with `min_n_ticks`: the largest step leaving at least that many ticks in
+/// the view (contour levels ask for 1).
+pub fn max_n_with(
+    vmin: f64,
+    vmax: f64,
+    nbins: f64,
+    steps: &[f64],
+    integer: bool,
+    min_n_ticks: usize,
+) -> Vec<f64> {
     let (vmin, vmax) = nonsingular(vmin.min(vmax), vmin.max(vmax));
     let (scale, offset) = scale_range(vmin, vmax, nbins);
     let (v0, v1) = (vmin - offset, vmax - offset);
@@ -212,7 +230,7 @@ pub fn max_n(vmin: f64, vmax: f64, nbins: f64, steps: &[f64], integer: bool) -> 
             .map(|k| k as f64 * step + best_vmin)
             .collect();
         let n = ticks.iter().filter(|t| **t <= v1 && **t >= v0).count();
-        if n >= 2 {
+        if n >= min_n_ticks {
             break;
         }
     }

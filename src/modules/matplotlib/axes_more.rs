@@ -222,7 +222,7 @@ pub struct ArtistList {
     items: Vec<Value>,
 }
 
-fn artist_list(repr: String, items: Vec<Value>) -> Value {
+pub(crate) fn artist_list(repr: String, items: Vec<Value>) -> Value {
     Value::Object(Rc::new(ArtistList { repr, items }))
 }
 

@@ -337,6 +337,8 @@ pub(crate) fn cm_module() -> Rc<Module> {
                         cmap,
                         lo: lo.unwrap_or(0.0),
                         hi: hi.unwrap_or(1.0),
+                        levels: Vec::new(),
+                        band_colors: Vec::new(),
                     },
                 })))
             },

@@ -20,7 +20,8 @@ pub(crate) const AXES_METHODS: &[(&str, AxFn)] = &[
     ("step", ax_step),
     ("annotate", ax_annotate),
     ("margins", ax_margins),
-    ("twinx", ax_twinx),
+    ("twinx", |_, ax, a| twin(ax, a, true)),
+    ("twiny", |_, ax, a| twin(ax, a, false)),
     ("get_xscale", |_, ax, a| get_scale(ax, a, true)),
     ("get_yscale", |_, ax, a| get_scale(ax, a, false)),
     ("invert_xaxis", |_, ax, a| {
@@ -58,6 +59,7 @@ pub(crate) const PYPLOT_ON_GCA: &[(&str, &str)] = &[
     ("annotate", "annotate(text, xy, xytext=None, textcoords=None, arrowprops=None): text, with an arrow to xy."),
     ("margins", "margins(*margins, x=None, y=None): the autoscale padding; margins() reads it."),
     ("twinx", "twinx(ax=None): an Axes over ax (the current one) sharing its x axis, its y axis on the right."),
+    ("twiny", "twiny(ax=None): an Axes over ax (the current one) sharing its y axis, its x axis on top."),
 ];
 
 /// `errorbar`: the data line as `plot` draws it (`fmt`, colour, label, ...) over one line of
@@ -537,19 +539,28 @@ fn ax_margins(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Resul
     Ok(Value::None)
 }
 
-/// `twinx()`: a new Axes in the same place sharing the x axis (its own hidden), its y axis
-/// on the right, its own colour cycle; it becomes the current Axes.
-fn ax_twinx(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+/// `twinx()`/`twiny()`: a new Axes in the same place sharing the x axis (`share_x`) or the
+/// y axis, whose own copy hides; its other axis on the far side (right, top), its own colour
+/// cycle; it becomes the current Axes.
+fn twin(ax: &Rc<AxesObj>, a: Args, share_x: bool) -> Result<Value, Exc> {
     a.finish(0)?;
-    // A share group of its own unless the x axis has one (numbered apart from subplots').
-    let group = ax.with(|p| *p.x.share.get_or_insert(usize::MAX / 2 + ax.index))?;
+    // A share group of its own unless the axis has one (numbered apart from subplots').
+    let group = ax.with(|p| {
+        let spec = if share_x { &mut p.x } else { &mut p.y };
+        *spec.share.get_or_insert(usize::MAX / 2 + ax.index)
+    })?;
     let (rect, grid) = ax.with(|p| (p.rect, p.grid))?;
     let mut twin = Axes::new(rect);
     twin.grid = grid;
     twin.twin = true;
-    twin.x.share = Some(group);
-    twin.x.visible = false;
-    twin.y.opposite = true;
+    let (shared, other) = if share_x {
+        (&mut twin.x, &mut twin.y)
+    } else {
+        (&mut twin.y, &mut twin.x)
+    };
+    shared.share = Some(group);
+    shared.visible = false;
+    other.opposite = true;
     Ok(axes_value(&ax.fig.add_axes(twin)))
 }
 
@@ -851,17 +862,18 @@ pub(crate) fn pyplot_fns() -> Vec<(&'static str, &'static str, crate::object::va
         .map(|(name, doc)| {
             let f: crate::object::value::BuiltinFn = |it, mut a| {
                 let given = match a.fname {
-                    "twinx" if !a.pos.is_empty() => Some(a.pos.remove(0)),
-                    "twinx" => a.take_kw("ax"),
+                    "twinx" | "twiny" if !a.pos.is_empty() => Some(a.pos.remove(0)),
+                    "twinx" | "twiny" => a.take_kw("ax"),
                     _ => None,
                 }
                 .filter(|v| !matches!(v, Value::None));
+                // pyplot's twinx(ax) is ax.twinx(): anything else has no such attribute.
                 let ax = match given {
                     Some(v) => objects::as_axes(&v).ok_or_else(|| {
-                        Exc::type_error(format!(
-                            "twinx() ax must be an Axes, not {}",
-                            v.type_name()
-                        ))
+                        Exc::new(
+                            crate::object::ExcKind::AttributeError,
+                            format!("'{}' object has no attribute '{}'", v.type_name(), a.fname),
+                        )
                     })?,
                     None => super::gca(it)?,
                 };

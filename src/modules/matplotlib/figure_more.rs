@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use crate::display::plot::{color, Axes, FigText, Rgba};
+use crate::display::plot::{self as plot, color, Artist, Axes, FigText, Rgba};
 use crate::object::ops::as_f64;
 use crate::object::value::{Args, Dict, HashKey, MethodFn, Module, NativeObject, Value};
 use crate::object::{builtin, method, Exc, ExcKind, Interpreter};
@@ -44,6 +44,11 @@ pub(crate) const FIGURE_METHODS: &[(&str, &str, MethodFn)] = &[
             a.finish(1)?;
             delaxes(&fig_of(r)?, &v)
         },
+    ),
+    (
+        "legend",
+        "legend(labels=None, loc='upper right', fontsize=None): one legend for the artists of all the Axes.",
+        |it, r, a| fig_legend(it, &fig_of(r)?, a),
     ),
     ("sca", "sca(a): make a the current Axes.", |it, r, mut a| {
         let v = a.required(0, "a")?;
@@ -283,15 +288,24 @@ pub(crate) fn pyplot_fns() -> Vec<(&'static str, &'static str, crate::object::va
             rcdefaults,
         ),
     ];
+    v.push((
+        "matshow",
+        "matshow(A, fignum=None, cmap=None): a matrix as an image in a new figure, its x axis on top; returns an AxesImage.",
+        super::mesh::plt_matshow,
+    ));
     for (name, doc) in super::axes_more::PYPLOT_ON_GCA
         .iter()
         .chain(super::charts::PYPLOT_ON_GCA)
+        .chain(super::contour::PYPLOT_ON_GCA)
+        .chain(super::mesh::PYPLOT_ON_GCA)
     {
         let f: crate::object::value::BuiltinFn = |it, a| {
             let ax = super::gca(it)?;
             let f = super::axes_more::AXES_METHODS
                 .iter()
                 .chain(super::charts::AXES_METHODS)
+                .chain(super::contour::AXES_METHODS)
+                .chain(super::mesh::AXES_METHODS)
                 .find(|(n, _)| *n == a.fname)
                 .map(|(_, f)| *f)
                 .ok_or_else(|| Exc::type_error("pyplot: no such Axes method"))?;
@@ -300,6 +314,45 @@ pub(crate) fn pyplot_fns() -> Vec<(&'static str, &'static str, crate::object::va
         v.push((name, doc, f));
     }
     v
+}
+
+/// `fig.legend()`: the labelled artists of every Axes (or every artist, named by `labels`),
+/// copied into a legend the figure draws over its Axes.
+fn fig_legend(it: &mut dyn Interpreter, f: &Rc<FigObj>, a: Args) -> Result<Value, Exc> {
+    let legend = super::legend_args(a)?;
+    if legend.artists.is_some() {
+        return Err(Exc::new(
+            ExcKind::NotImplementedError,
+            "fig.legend(handles, labels): devarray's figure legends take labels only (or none)",
+        ));
+    }
+    let mut fig = f.fig.borrow_mut();
+    let artists = fig
+        .axes
+        .iter()
+        .filter(|ax| !ax.removed && ax.colorbar.is_none())
+        .flat_map(|ax| ax.artists.iter());
+    let entries: Vec<(String, Artist)> = match &legend.labels {
+        None => artists
+            .filter_map(|art| art.label().map(|l| (l.to_string(), art.clone())))
+            .collect(),
+        Some(labels) => artists
+            .filter(|art| !matches!(art, Artist::Text(_) | Artist::Image(_) | Artist::Patches(_)))
+            .zip(labels)
+            .map(|(art, l)| (l.clone(), art.clone()))
+            .collect(),
+    };
+    if legend.labels.is_none() && entries.is_empty() {
+        drop(fig);
+        super::warn_no_labels(it)?;
+        fig = f.fig.borrow_mut();
+    }
+    fig.legends.push(plot::FigLegend {
+        entries,
+        loc: legend.loc,
+        fontsize: legend.fontsize,
+    });
+    Ok(objects::handle("matplotlib.legend.Legend"))
 }
 
 // ------------------------------------------------------------------ rcParams

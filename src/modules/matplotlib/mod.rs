@@ -8,8 +8,10 @@ pub mod axes_more;
 pub mod charts;
 pub mod colormaps;
 pub mod composed;
+pub mod contour;
 pub mod data;
 pub mod figure_more;
+pub mod mesh;
 pub mod objects;
 pub mod ticker;
 
@@ -1088,6 +1090,8 @@ fn ax_scatter(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
                 cmap: name.clone(),
                 lo,
                 hi,
+                levels: Vec::new(),
+                band_colors: Vec::new(),
             });
             vals.iter()
                 .map(|v| {
@@ -1462,6 +1466,8 @@ fn ax_imshow(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<
         cmap: name.clone(),
         lo,
         hi,
+        levels: Vec::new(),
+        band_colors: Vec::new(),
     };
     if ch == 1 {
         for v in &d.values {
@@ -1566,6 +1572,9 @@ pub(crate) fn fig_colorbar(
                     ..
                 }) => (ax.clone(), norm.clone()),
                 Some(h) => return Err(no_cmap(h.type_name())),
+                None if contour::mappable(v).is_some() => {
+                    contour::mappable(v).ok_or_else(|| no_cmap("QuadContourSet"))?
+                }
                 None => match colormaps::mappable_norm(v) {
                     // A ScalarMappable belongs to no Axes: it takes room from ax= only.
                     Some(norm) => match ax_arg.as_ref().and_then(as_axes) {
@@ -1609,17 +1618,21 @@ pub(crate) fn fig_colorbar(
     let mut cax = Axes::new(cell);
     let steps = 256;
     let mut rgba = Vec::with_capacity(steps * 4);
+    let (lo, hi) = match norm.levels.as_slice() {
+        // A contour set's colorbar spans its levels.
+        [first, .., last] => (*first, *last),
+        _ if norm.hi > norm.lo => (norm.lo, norm.hi),
+        // A constant image: matplotlib widens the norm around the value.
+        _ => (norm.lo - 0.1, norm.lo + 0.1),
+    };
     for r in 0..steps {
         // Top row first: the high end.
         let t = 1.0 - (r as f64 + 0.5) / steps as f64;
-        rgba.extend(colormap(&norm.cmap, t)?.bytes());
+        rgba.extend(colorbar_color(&norm, lo + (hi - lo) * t)?.bytes());
     }
-    let (lo, hi) = if norm.hi > norm.lo {
-        (norm.lo, norm.hi)
-    } else {
-        // A constant image: matplotlib widens the norm around the value.
-        (norm.lo - 0.1, norm.lo + 0.1)
-    };
+    if norm.levels.len() >= 2 {
+        cax.y.locator = Some(plot::tickers::Locator::Fixed(level_ticks(&norm.levels)));
+    }
     cax.artists.push(Artist::Image(plot::Image {
         width: 1,
         height: steps,
@@ -1643,6 +1656,50 @@ pub(crate) fn fig_colorbar(
         ax: cax,
         norm,
     })))
+}
+
+/// The colour a colorbar shows at value `v`: the colormap through the norm, or for a
+/// contour set the colour of the band holding `v`.
+fn colorbar_color(norm: &plot::Norm, v: f64) -> Result<Rgba, Exc> {
+    let scaled = |v: f64| {
+        if norm.hi > norm.lo {
+            (v - norm.lo) / (norm.hi - norm.lo)
+        } else {
+            0.0
+        }
+    };
+    if norm.levels.len() < 2 {
+        return colormap(&norm.cmap, scaled(v));
+    }
+    let band = norm
+        .levels
+        .windows(2)
+        .position(|w| v < w[1])
+        .unwrap_or(norm.levels.len() - 2);
+    match norm.band_colors.get(band) {
+        Some(c) => Ok(*c),
+        // Line contours: the band's middle through the norm.
+        None => colormap(
+            &norm.cmap,
+            scaled(0.5 * (norm.levels[band] + norm.levels[band + 1])),
+        ),
+    }
+}
+
+/// A contour set colorbar's ticks: `FixedLocator(levels, nbins=10)`, every k-th level
+/// from the offset whose smallest tick is nearest zero.
+fn level_ticks(levels: &[f64]) -> Vec<f64> {
+    let step = levels.len().div_ceil(10).max(1);
+    let pick = |i: usize| -> Vec<f64> { levels.iter().skip(i).step_by(step).copied().collect() };
+    let least = |v: &[f64]| v.iter().fold(f64::INFINITY, |m, x| m.min(x.abs()));
+    let mut ticks = pick(0);
+    for i in 1..step {
+        let other = pick(i);
+        if least(&other) < least(&ticks) {
+            ticks = other;
+        }
+    }
+    ticks
 }
 
 /// matplotlib's errors for a mappable that is not one: it looks for the axes first.
@@ -1675,6 +1732,7 @@ fn latest_image(f: &Rc<FigObj>) -> Option<(Rc<AxesObj>, plot::Norm)> {
             .with(|a| {
                 a.artists.iter().rev().find_map(|art| match art {
                     Artist::Image(im) => im.norm.clone(),
+                    Artist::Patches(p) => p.norm.clone(),
                     _ => None,
                 })
             })
@@ -1847,7 +1905,27 @@ const LOCS: [&str; 11] = [
     "center",
 ];
 
-fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Value, Exc> {
+fn ax_legend(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, a: Args) -> Result<Value, Exc> {
+    let legend = legend_args(a)?;
+    let labelled = ax.with(|axr| axr.artists.iter().any(|art| art.label().is_some()))?;
+    if legend.labels.is_none() && legend.artists.is_none() && !labelled {
+        warn_no_labels(it)?;
+    }
+    ax.with(|axr| axr.legend = Some(legend))?;
+    Ok(handle("matplotlib.legend.Legend"))
+}
+
+/// matplotlib's warning for `legend()` with nothing labelled.
+pub(crate) fn warn_no_labels(it: &mut dyn Interpreter) -> Result<(), Exc> {
+    crate::modules::python::stdlib::warnings::warn(
+        it,
+        "UserWarning",
+        "No artists with labels found to put in legend.  Note that artists whose label start with an underscore are ignored when legend() is called with no argument.",
+    )
+}
+
+/// `legend`'s arguments, as the Axes's and the Figure's legends take them.
+pub(crate) fn legend_args(mut a: Args) -> Result<Legend, Exc> {
     // `legend(labels)`, `legend(handles, labels)` or `legend(handles=..., labels=...)`.
     let mut first = a.take(0, "labels")?;
     let mut handles = a.take_kw("handles");
@@ -1901,7 +1979,18 @@ fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
             .iter()
             .position(|l| *l == s.as_ref())
             .map(|i| i as u8)
-            .ok_or_else(|| data::not_in_list(s, "loc", &LOCS))?,
+            .ok_or_else(|| {
+                // `_api.check_getitem`'s words: the whole list, no suggestion.
+                let all: Vec<String> = LOCS
+                    .iter()
+                    .map(|l| crate::object::format::str_repr(l))
+                    .collect();
+                Exc::value_error(format!(
+                    "{} is not a valid value for loc; supported values are {}",
+                    crate::object::format::str_repr(s),
+                    all.join(", ")
+                ))
+            })?,
         Some(other) => {
             return Err(Exc::value_error(format!(
                 "{} is not a valid value for loc",
@@ -1936,15 +2025,12 @@ fn ax_legend(_it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result
             }
         }),
     };
-    ax.with(|axr| {
-        axr.legend = Some(Legend {
-            labels,
-            loc,
-            artists,
-            fontsize,
-        })
-    })?;
-    Ok(handle("matplotlib.legend.Legend"))
+    Ok(Legend {
+        labels,
+        loc,
+        artists,
+        fontsize,
+    })
 }
 
 /// A pair of limits, either possibly left as it is.
@@ -2631,6 +2717,8 @@ pub(crate) fn all_axes_methods() -> impl Iterator<Item = &'static (&'static str,
         .chain(composed::AXES_METHODS)
         .chain(axes_more::AXES_METHODS)
         .chain(charts::AXES_METHODS)
+        .chain(contour::AXES_METHODS)
+        .chain(mesh::AXES_METHODS)
 }
 
 /// The Axes method `name` as a method of the object it is looked up on: its name as the

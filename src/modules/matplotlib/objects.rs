@@ -137,6 +137,7 @@ impl FigObj {
     pub fn clf(&self) {
         self.fig.borrow_mut().axes.clear();
         self.fig.borrow_mut().suptitle = None;
+        self.fig.borrow_mut().legends.clear();
         self.handles.borrow_mut().clear();
         self.func_formatters.borrow_mut().clear();
         self.current.set(None);
