@@ -10,8 +10,9 @@
    about 2 when they take turns.
 3. copies overlapping compute: run then copy to the host, against run and copy together
    (non_blocking=True), as the same chapter does.
-Each simulated GPU runs its kernels on its own share of the cores (DEVARRAY_SIM_GPU_THREADS
-overrides it); run with DEVARRAY_SIM_GPU_THREADS=2 to see two GPUs that take turns.
+Each simulated GPU runs its kernels on a thread per core, so one GPU alone has the whole machine
+and two at once share it (DEVARRAY_SIM_GPU_THREADS overrides the count); run with
+DEVARRAY_SIM_GPU_THREADS=1 on two cores to give each of two GPUs a core of its own, as two cards.
 """
 import argparse
 import os
@@ -74,7 +75,7 @@ def main() -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(PROGRAM.format(n=a.n, reps=a.reps))
     env = {**os.environ, "DEVARRAY_SIM_GPUS": "2"}
-    print(f"{a.devarray}, DEVARRAY_SIM_GPU_THREADS={os.environ.get('DEVARRAY_SIM_GPU_THREADS', '(cores / GPUs)')}")
+    print(f"{a.devarray}, DEVARRAY_SIM_GPU_THREADS={os.environ.get('DEVARRAY_SIM_GPU_THREADS', '(one per core)')}")
     sys.stdout.flush()
     subprocess.run([a.devarray, f.name], env=env, check=True)
     os.unlink(f.name)

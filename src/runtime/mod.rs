@@ -57,11 +57,15 @@ pub fn interruptible<R>(flag: &Arc<AtomicBool>, f: impl FnOnce() -> R) -> R {
     crate::backend::cpu::cancel::interruptible(flag, f)
 }
 
-/// Kernel threads of each simulated GPU: the machine's cores shared out among the GPUs (at
-/// least one each), so that two GPUs given independent work finish in about the time of one,
-/// as real GPUs do. `DEVARRAY_SIM_GPU_THREADS` overrides it (e.g. every core for each GPU,
-/// which makes one GPU faster and two GPUs take turns).
-pub fn sim_gpu_threads(sim_gpus: usize) -> usize {
+/// Kernel threads of each simulated GPU: every core. A GPU working alone (one-GPU training,
+/// most programs) then runs at the machine's full speed; GPUs busy at the same time share the
+/// cores through the OS scheduler, so their work overlaps and the total is the same as with
+/// the cores split among them. The count is fixed per process, never chosen per job, because
+/// kernels split their work by it (`rayon::current_num_threads`): results never depend on how
+/// the GPUs' work happened to interleave. `DEVARRAY_SIM_GPU_THREADS` overrides it (e.g. 1 with
+/// two GPUs on two cores: each GPU on a core of its own, so two GPUs' independent work finishes
+/// in the time of one, as on real cards, and one GPU alone has only half the machine).
+pub fn sim_gpu_threads() -> usize {
     if let Some(n) = std::env::var(SIM_GPU_THREADS_VAR)
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
@@ -69,8 +73,7 @@ pub fn sim_gpu_threads(sim_gpus: usize) -> usize {
     {
         return n;
     }
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    (cores / sim_gpus.max(1)).max(1)
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 pub const SIM_GPU_THREADS_VAR: &str = "DEVARRAY_SIM_GPU_THREADS";
@@ -165,7 +168,7 @@ impl Runtime {
         let gpus = if config.sim_gpus > 0 {
             // A simulated GPU whose worker thread cannot start runs synchronously: slower to
             // overlap, identical in results.
-            let threads = sim_gpu_threads(config.sim_gpus);
+            let threads = sim_gpu_threads();
             (0..config.sim_gpus)
                 .map(|i| {
                     let device = Device::gpu(i);

@@ -14,11 +14,14 @@ pub fn alloc<T: Element>(n: usize) -> Result<Vec<T>> {
         return Ok(v);
     }
     let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
-        crate::vocab::memory::host_out_of_memory(
+    // Buffers the pool keeps for reuse are the first thing to give up when memory runs out.
+    if v.try_reserve_exact(n).is_err()
+        && (!super::pool::free_kept() || v.try_reserve_exact(n).is_err())
+    {
+        return Err(crate::vocab::memory::host_out_of_memory(
             (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
-        )
-    })?;
+        ));
+    }
     advise_huge_pages(&mut v);
     Ok(v)
 }

@@ -2,16 +2,24 @@
 //!
 //! A new buffer from the operating system arrives as pages the kernel must zero on first touch;
 //! for a large elementwise result that costs as much as computing it. A loop such as
-//! `w = (z + 2).exp() * y` frees one result as it makes the next, so a buffer of 4 MiB or more
-//! that an array drops is kept here (at most 4 buffers and 1 GiB) and handed to the next
-//! allocation of about the same size. The kept buffers are given back to the operating system
-//! whenever the program returns to the user (`release`: the end of each REPL line or notebook
-//! cell), so an idle session holds no more memory than its arrays need.
+//! `w = (z + 2).exp() * y` frees one result as it makes the next, and a training step frees
+//! every activation, im2col matrix and gradient it made when it ends, then makes them again in
+//! the next step. So a buffer of 4 MiB or more that an array drops is kept here and handed to
+//! the next allocation of about the same size (the smallest kept one that fits), as PyTorch's
+//! caching allocator keeps GPU memory. At most `MAX_BUFFERS` buffers and `max_bytes()` bytes
+//! (a quarter of the machine's memory, at most 4 GiB) are kept, the oldest given back first; a
+//! ResNet-18 step on 96x96 images frees about 2 GiB of them. An allocation that fails gives
+//! every kept buffer back and tries again (`kernels::alloc`), so what is kept never turns into
+//! a MemoryError. The kept buffers are given back to the operating system whenever the program
+//! returns to the user (`release`: the end of each REPL line or notebook cell), so an idle
+//! session holds no more memory than its arrays need.
 //! Below that size the C allocator serves buffers; by default glibc hands memory above a moving
 //! threshold straight back to the system, so a training step's activations (a few MiB each,
 //! freed and made again every step) were zeroed by the kernel anew each step (a fifth of a
 //! ResNet-18 step's CPU time). `hold_freed_memory` asks glibc to keep freed memory until
 //! `release`, which trims it back, so an idle session still holds only what its arrays need.
+//! (glibc still maps a request above 64 MiB made on a thread other than the main one, such as
+//! a simulated GPU's, afresh each time whatever its settings: only this pool keeps those.)
 //! `DEVARRAY_NO_BUFFER_REUSE=1` turns both off (to measure what they gain).
 use super::element::Element;
 use super::CpuStorage;
@@ -19,8 +27,33 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Buffers below this size come and go through the allocator, which reuses them itself.
 pub const MIN_BYTES: usize = 4 << 20;
-const MAX_BUFFERS: usize = 4;
-const MAX_BYTES: usize = 1 << 30;
+const MAX_BUFFERS: usize = 128;
+/// The most a pool may keep, whatever the machine's memory.
+const MAX_BYTES_CAP: usize = 4 << 30;
+
+/// Bytes the pool may keep: a quarter of the machine's memory, at most `MAX_BYTES_CAP`.
+fn max_bytes() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| physical_memory().map_or(1 << 30, |m| (m / 4).min(MAX_BYTES_CAP)))
+}
+
+#[cfg(unix)]
+fn physical_memory() -> Option<usize> {
+    // SAFETY: sysconf only reads system configuration values.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let (pages, page) = (usize::try_from(pages).ok()?, usize::try_from(page).ok()?);
+    pages.checked_mul(page)
+}
+
+#[cfg(not(unix))]
+fn physical_memory() -> Option<usize> {
+    None
+}
 
 static SPARE: Mutex<Vec<CpuStorage>> = Mutex::new(Vec::new());
 
@@ -38,17 +71,24 @@ fn spare() -> MutexGuard<'static, Vec<CpuStorage>> {
 }
 
 /// An empty vector with room for `n` elements from a kept buffer, when one of about that size
-/// (no more than 1/8 larger) is there.
+/// (no more than 1/8 larger) is there: the smallest such one.
 pub fn take<T: Element>(n: usize) -> Option<Vec<T>> {
     if n.saturating_mul(std::mem::size_of::<T>()) < MIN_BYTES || !enabled() {
         return None;
     }
     let mut spare = spare();
-    let fits = |s: &mut CpuStorage| {
-        T::vec_mut(s).is_some_and(|v| v.capacity() >= n && v.capacity() - n <= n / 8)
+    let fit = |s: &mut CpuStorage| {
+        T::vec_mut(s)
+            .map(|v| v.capacity())
+            .filter(|&cap| cap >= n && cap - n <= n / 8)
     };
-    let index = spare.iter_mut().position(fits)?;
-    let mut storage = spare.swap_remove(index);
+    let (index, _) = spare
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, s)| fit(s).map(|cap| (i, cap)))
+        .min_by_key(|&(_, cap)| cap)?;
+    // `remove`, not `swap_remove`: the list stays oldest first, the order eviction follows.
+    let mut storage = spare.remove(index);
     drop(spare);
     let mut v = std::mem::take(T::vec_mut(&mut storage)?);
     v.clear();
@@ -70,10 +110,11 @@ pub fn recycle(storage: CpuStorage) {
         let mut spare = spare();
         spare.push(storage);
         let mut evicted = Vec::new();
-        while spare.len() > MAX_BUFFERS
-            || spare.iter().map(CpuStorage::capacity_bytes).sum::<usize>() > MAX_BYTES
-        {
-            evicted.push(spare.remove(0));
+        let mut kept: usize = spare.iter().map(CpuStorage::capacity_bytes).sum();
+        while spare.len() > MAX_BUFFERS || kept > max_bytes() {
+            let oldest = spare.remove(0);
+            kept -= oldest.capacity_bytes();
+            evicted.push(oldest);
         }
         evicted
     };
@@ -81,10 +122,18 @@ pub fn recycle(storage: CpuStorage) {
     drop(evicted);
 }
 
+/// Frees every kept buffer; false when there was none (an allocation that failed then has
+/// nothing to retry with).
+pub fn free_kept() -> bool {
+    let kept = std::mem::take(&mut *spare());
+    let any = !kept.is_empty();
+    drop(kept);
+    any
+}
+
 /// Frees every kept buffer, and gives memory the C allocator holds back to the system.
 pub fn release() {
-    let kept = std::mem::take(&mut *spare());
-    drop(kept);
+    free_kept();
     if HOLDING.get().copied().unwrap_or(false) {
         trim_allocator();
     }
@@ -150,5 +199,19 @@ mod tests {
         // Small buffers are not kept.
         recycle(CpuStorage::F32(vec![0.0; 8]));
         assert!(spare().is_empty());
+        // Of the buffers that fit, the smallest is taken; the others stay.
+        let larger: Vec<f32> = Vec::with_capacity(n + n / 16);
+        let mut exact: Vec<f32> = Vec::with_capacity(n);
+        let exact_address = exact.as_mut_ptr() as usize;
+        recycle(CpuStorage::F32(larger));
+        recycle(CpuStorage::F32(exact));
+        let best = take::<f32>(n).expect("a kept buffer");
+        assert_eq!(best.as_ptr() as usize, exact_address);
+        // Many buffers are kept (a training step frees dozens), and all can be given up at once.
+        for _ in 0..8 {
+            recycle(CpuStorage::F32(Vec::with_capacity(n)));
+        }
+        assert!(spare().len() >= 9);
+        assert!(free_kept());
     }
 }
