@@ -2478,9 +2478,15 @@ fn batch_patch_forward(
     keep: bool,
 ) -> Result<(Array, Option<std::sync::Arc<KeptCols>>)> {
     let ([n, ..], o) = batch_patch_dims(x, w)?;
-    let cols = x.patches_cols(p)?;
-    let y = w.matmul(&cols)?;
-    let kept = if keep { KeptCols::keep(cols) } else { None };
+    let (y, kept) = match x.winograd_cols(w, p)? {
+        // Winograd makes no patch matrix; backward makes one for the weight gradient.
+        Some(y) => (y, None),
+        None => {
+            let cols = x.patches_cols(p)?;
+            let y = w.matmul(&cols)?;
+            (y, if keep { KeptCols::keep(cols) } else { None })
+        }
+    };
     let y = y.cols_to_batch(n, bias, relu)?.reshape(&[
         n as isize,
         o as isize,
