@@ -1194,7 +1194,7 @@ mod fast_paths {
 }
 
 /// 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) (`backend/cpu/conv_winograd.rs`: the
-/// forward product and the input gradient) against the plain path (`conv::plain_paths`: one
+/// forward product, the input gradient and the weight gradient) against the plain path (`conv::plain_paths`: one
 /// strided slice per tap, summed by the GEMM), on the CPU and a simulated GPU, both float
 /// dtypes. Winograd sums the same 9*C products regrouped, so the two differ by rounding only.
 ///
@@ -1255,7 +1255,6 @@ mod winograd {
                         .zip(s)
                         .map(|((x, y), s)| (x - y).abs() / (u * s.max(f64::MIN_POSITIVE)))
                         .fold(0.0, f64::max);
-                    eprintln!("WORST {d} {dtype} {shapes:?} {k} {worst:.3}");
                     assert!(
                         worst <= 16.0,
                         "{d} {dtype} {shapes:?}: output {k} (0 the forward, then each input's gradient) differs by {worst:.2} u*S"

@@ -2513,7 +2513,7 @@ fn batch_patch_backward(
     relu_out: Option<&Array>,
     kept: Option<&Array>,
 ) -> Result<(Option<Array>, Array, Option<Array>)> {
-    let (nchw, _) = batch_patch_dims(x, w)?;
+    let (nchw, o) = batch_patch_dims(x, w)?;
     let g = if g.dtype() == x.dtype() {
         g.clone()
     } else {
@@ -2525,12 +2525,16 @@ fn batch_patch_backward(
     } else {
         None
     };
-    let cols = match kept {
-        Some(c) => c.clone(),
-        None => x.patches_cols(p)?,
+    let gw = match x.winograd_weight_grad(&gt, p, o)? {
+        Some(gw) => gw,
+        None => {
+            let cols = match kept {
+                Some(c) => c.clone(),
+                None => x.patches_cols(p)?,
+            };
+            gt.matmul_t(&cols, [false, true])?
+        }
     };
-    let gw = gt.matmul_t(&cols, [false, true])?;
-    drop(cols);
     let gx = if want_x {
         Some(w.conv_input_grad(&gt, p, nchw)?)
     } else {

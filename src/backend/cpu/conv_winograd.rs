@@ -102,6 +102,21 @@ impl super::CpuStorage {
             _ => None,
         }
     }
+
+    /// The weight gradient of the forward convolution laid out as `l`, for this input and the
+    /// output gradient `g` of the same float dtype (`weight_grad3x3`); None for other dtypes.
+    pub fn winograd_weight_grad3x3(
+        &self,
+        g: &super::CpuStorage,
+        l: &Layout,
+    ) -> Option<Result<super::CpuStorage>> {
+        use super::CpuStorage::{F32, F64};
+        match (self, g) {
+            (F32(x), F32(g)) => Some(weight_grad3x3(x, g, l).map(F32)),
+            (F64(x), F64(g)) => Some(weight_grad3x3(x, g, l).map(F64)),
+            _ => None,
+        }
+    }
 }
 
 /// The output's length (`Layout::out_strides` tile it exactly: N*K*Ho*Wo elements).
@@ -210,20 +225,98 @@ impl<T> Out<T> {
     }
 }
 
-/// The 3x3 stride-1 convolution of `x` by `w` (read as `order` says) with the planes laid out
-/// as `l` says: the output, `out_len(l)` elements.
-pub fn conv3x3<T: WinogradFloat>(x: &[T], w: &[T], order: Weights, l: &Layout) -> Result<Vec<T>> {
+/// Where tile `t` lies: its sample and its top-left output (row, column).
+#[derive(Clone, Copy)]
+struct Tiles {
+    per_sample: usize,
+    per_row: usize,
+}
+
+impl Tiles {
+    fn of(l: &Layout) -> Self {
+        let [th, tw] = l.tiles_per_sample();
+        Tiles {
+            per_sample: th * tw,
+            per_row: tw,
+        }
+    }
+
+    fn at(&self, t: usize) -> (usize, usize, usize) {
+        let (s, r) = (t / self.per_sample, t % self.per_sample);
+        (s, 2 * (r / self.per_row), 2 * (r % self.per_row))
+    }
+}
+
+/// The operands' sizes against the layout: an internal error if they do not fit. The output
+/// planes must tile the output: NCHW or the batch-folded (K, N*L).
+fn check(x_len: usize, w_len: usize, l: &Layout) -> Result<()> {
     let [n, c, k] = l.nck;
     let (in_end, out_end) = l.extents();
-    let total = out_len(l);
-    // The output planes must tile it: NCHW or the batch-folded (K, N*L).
     let plane = l.out_hw[0] * l.out_hw[1];
     let tiled = l.out_strides == [k * plane, plane] || l.out_strides == [plane, n * plane];
-    if x.len() < in_end || w.len() < 9 * c * k || out_end > total || !tiled {
+    if x_len < in_end || w_len < 9 * c * k || out_end > out_len(l) || !tiled {
         return Err(RuntimeError::Value(
             "internal error: a Winograd convolution got operands of the wrong size; please report this as a devarray bug".into(),
         ));
     }
+    Ok(())
+}
+
+/// V for tiles `first..first + count`: (16, C, count), B^T d B of each channel's 4x4 input block
+/// (zeros outside the input).
+fn transformed_inputs<T: WinogradFloat>(
+    x: &[T],
+    l: &Layout,
+    first: usize,
+    count: usize,
+) -> Result<Vec<T>> {
+    let c = l.nck[1];
+    let [h, wd] = l.in_hw;
+    let tiles = Tiles::of(l);
+    let mut v = alloc::<T>(16 * c * count)?;
+    let vs = &mut v.spare_capacity_mut()[..16 * c * count];
+    for ci in 0..c {
+        for p in 0..count {
+            let (s, oy, ox) = tiles.at(first + p);
+            let plane = &x[s * l.in_strides[0] + ci * l.in_strides[1]..];
+            let y0 = oy as isize - l.pad[0] as isize;
+            let x0 = ox as isize - l.pad[1] as isize;
+            let mut d = [T::ZERO; 16];
+            if y0 >= 0 && x0 >= 0 && y0 as usize + 4 <= h && x0 as usize + 4 <= wd {
+                let at = y0 as usize * wd + x0 as usize;
+                for i in 0..4 {
+                    d[4 * i..4 * i + 4].copy_from_slice(&plane[at + i * wd..][..4]);
+                }
+            } else {
+                for i in 0..4 {
+                    let y = y0 + i as isize;
+                    if y < 0 || y as usize >= h {
+                        continue;
+                    }
+                    for j in 0..4 {
+                        let xx = x0 + j as isize;
+                        if xx >= 0 && (xx as usize) < wd {
+                            d[4 * i + j] = plane[y as usize * wd + xx as usize];
+                        }
+                    }
+                }
+            }
+            for (xi, val) in transform_input(&d).into_iter().enumerate() {
+                vs[(xi * c + ci) * count + p] = MaybeUninit::new(val);
+            }
+        }
+    }
+    // SAFETY: the loops above wrote every (ξ, channel, tile) element.
+    unsafe { v.set_len(16 * c * count) };
+    Ok(v)
+}
+
+/// The 3x3 stride-1 convolution of `x` by `w` (read as `order` says) with the planes laid out
+/// as `l` says: the output, `out_len(l)` elements.
+pub fn conv3x3<T: WinogradFloat>(x: &[T], w: &[T], order: Weights, l: &Layout) -> Result<Vec<T>> {
+    check(x.len(), w.len(), l)?;
+    let [n, c, k] = l.nck;
+    let total = out_len(l);
     let mut out = alloc::<T>(total)?;
     if total == 0 {
         return Ok(out);
@@ -233,65 +326,25 @@ pub fn conv3x3<T: WinogradFloat>(x: &[T], w: &[T], order: Weights, l: &Layout) -
         return Ok(out);
     }
     let u = transform_weights(w, l.nck, order);
-    let [th, tw] = l.tiles_per_sample();
-    let per_sample = th * tw;
-    let tiles = n * per_sample;
+    let tiles = Tiles::of(l);
+    let count_all = n * tiles.per_sample;
     let per_block = block_tiles(
-        tiles,
+        count_all,
         c,
         std::mem::size_of::<T>(),
         rayon::current_num_threads(),
     );
-    let blocks = tiles.div_ceil(per_block);
     let dst = Out(out.spare_capacity_mut().as_mut_ptr().cast::<T>());
     let cancel = Cancel::current();
-    let [h, wd] = l.in_hw;
     let [oh, ow] = l.out_hw;
-    let (pad_y, pad_x) = (l.pad[0] as isize, l.pad[1] as isize);
     let block = |b: usize| -> Result<()> {
         if cancel.requested() {
             return Ok(());
         }
         let first = b * per_block;
-        let count = per_block.min(tiles - first);
-        // V: (16, C, count); M: (16, K, count).
-        let mut v = alloc::<T>(16 * c * count)?;
-        let vs = v.spare_capacity_mut();
-        for ci in 0..c {
-            for p in 0..count {
-                let tile = first + p;
-                let (s, r) = (tile / per_sample, tile % per_sample);
-                let (ty, tx) = (r / tw, r % tw);
-                let plane = &x[s * l.in_strides[0] + ci * l.in_strides[1]..];
-                let y0 = 2 * ty as isize - pad_y;
-                let x0 = 2 * tx as isize - pad_x;
-                let mut d = [T::ZERO; 16];
-                if y0 >= 0 && x0 >= 0 && y0 as usize + 4 <= h && x0 as usize + 4 <= wd {
-                    let at = y0 as usize * wd + x0 as usize;
-                    for i in 0..4 {
-                        d[4 * i..4 * i + 4].copy_from_slice(&plane[at + i * wd..][..4]);
-                    }
-                } else {
-                    for i in 0..4 {
-                        let y = y0 + i as isize;
-                        if y < 0 || y as usize >= h {
-                            continue;
-                        }
-                        for j in 0..4 {
-                            let xx = x0 + j as isize;
-                            if xx >= 0 && (xx as usize) < wd {
-                                d[4 * i + j] = plane[y as usize * wd + xx as usize];
-                            }
-                        }
-                    }
-                }
-                for (xi, val) in transform_input(&d).into_iter().enumerate() {
-                    vs[(xi * c + ci) * count + p] = MaybeUninit::new(val);
-                }
-            }
-        }
-        // SAFETY: the loops above wrote every (ξ, channel, tile) element.
-        unsafe { v.set_len(16 * c * count) };
+        let count = per_block.min(count_all - first);
+        let v = transformed_inputs(x, l, first, count)?;
+        // M: (16, K, count).
         let mut m = alloc::<T>(16 * k * count)?;
         let ms = &mut m.spare_capacity_mut()[..16 * k * count];
         for (xi, mx) in ms.chunks_exact_mut(k * count).enumerate() {
@@ -309,9 +362,7 @@ pub fn conv3x3<T: WinogradFloat>(x: &[T], w: &[T], order: Weights, l: &Layout) -
         unsafe { m.set_len(16 * k * count) };
         for ko in 0..k {
             for p in 0..count {
-                let tile = first + p;
-                let (s, r) = (tile / per_sample, tile % per_sample);
-                let (ty, tx) = (r / tw, r % tw);
+                let (s, oy, ox) = tiles.at(first + p);
                 let mut mt = [T::ZERO; 16];
                 for (xi, e) in mt.iter_mut().enumerate() {
                     *e = m[(xi * k + ko) * count + p];
@@ -319,13 +370,11 @@ pub fn conv3x3<T: WinogradFloat>(x: &[T], w: &[T], order: Weights, l: &Layout) -
                 let y = transform_output(&mt);
                 let base = s * l.out_strides[0] + ko * l.out_strides[1];
                 for i in 0..2 {
-                    let oy = 2 * ty + i;
                     for j in 0..2 {
-                        let ox = 2 * tx + j;
-                        if oy < oh && ox < ow {
-                            // SAFETY: in range by `extents` (checked against `total` above);
-                            // this tile alone writes its outputs.
-                            unsafe { dst.write(base + oy * ow + ox, y[2 * i + j]) };
+                        if oy + i < oh && ox + j < ow {
+                            // SAFETY: in range by `check` (extents within the output); this
+                            // tile alone writes its outputs.
+                            unsafe { dst.write(base + (oy + i) * ow + ox + j, y[2 * i + j]) };
                         }
                     }
                 }
@@ -333,13 +382,159 @@ pub fn conv3x3<T: WinogradFloat>(x: &[T], w: &[T], order: Weights, l: &Layout) -
         }
         Ok(())
     };
-    (0..blocks).into_par_iter().try_for_each(block)?;
+    (0..count_all.div_ceil(per_block))
+        .into_par_iter()
+        .try_for_each(block)?;
     // Before `set_len`: an interrupted product is never read.
     cancel.check()?;
     // SAFETY: the tiles cover every output position of every (sample, channel) plane, and the
-    // layouts' planes tile the `total` elements (`extents` <= total with N*K planes of Ho*Wo).
+    // planes tile the `total` elements (`check`).
     unsafe { out.set_len(total) };
     Ok(out)
+}
+
+/// The weight gradient (K, C, 3, 3) of the forward convolution laid out as `l` (`Weights::AsIs`)
+/// for its input `x` and output gradient `g` (laid out as the output): dU[ξ] (K x C) = the sum
+/// over tiles of dM[ξ] (K x tiles) · V[ξ]^T, dM = A g A^T of each 2x2 gradient tile, then
+/// G^T dU G. Blocks are summed into one accumulator per group of consecutive blocks, the groups
+/// then added in order, so the result does not depend on which thread ran what.
+pub fn weight_grad3x3<T: WinogradFloat>(x: &[T], g: &[T], l: &Layout) -> Result<Vec<T>> {
+    check(x.len(), 9 * l.nck[1] * l.nck[2], l)?;
+    let [n, c, k] = l.nck;
+    if g.len() < out_len(l) {
+        return Err(RuntimeError::Value(
+            "internal error: a Winograd weight gradient got an output gradient of the wrong size; please report this as a devarray bug".into(),
+        ));
+    }
+    let tiles = Tiles::of(l);
+    let count_all = n * tiles.per_sample;
+    if count_all == 0 || c * k == 0 {
+        return Ok(vec![T::ZERO; 9 * c * k]);
+    }
+    let threads = rayon::current_num_threads().max(1);
+    let per_block = block_tiles(count_all, c.max(k), std::mem::size_of::<T>(), threads);
+    let blocks = count_all.div_ceil(per_block);
+    let groups = blocks.min(2 * threads);
+    let cancel = Cancel::current();
+    let [oh, ow] = l.out_hw;
+    let group = |gi: usize| -> Result<Vec<T>> {
+        let mut acc = vec![T::ZERO; 16 * k * c];
+        let mut part = alloc::<T>(16 * k * c)?;
+        for b in (gi * blocks / groups)..((gi + 1) * blocks / groups) {
+            if cancel.requested() {
+                break;
+            }
+            let first = b * per_block;
+            let count = per_block.min(count_all - first);
+            let v = transformed_inputs(x, l, first, count)?;
+            // dM: (16, K, count).
+            let mut dm = vec![T::ZERO; 16 * k * count];
+            for ko in 0..k {
+                for p in 0..count {
+                    let (s, oy, ox) = tiles.at(first + p);
+                    let base = s * l.out_strides[0] + ko * l.out_strides[1];
+                    let at = |i: usize, j: usize| {
+                        if oy + i < oh && ox + j < ow {
+                            g[base + (oy + i) * ow + ox + j]
+                        } else {
+                            T::ZERO
+                        }
+                    };
+                    let gy = [at(0, 0), at(0, 1), at(1, 0), at(1, 1)];
+                    for (xi, val) in gradient_to_tile(&gy).into_iter().enumerate() {
+                        dm[(xi * k + ko) * count + p] = val;
+                    }
+                }
+            }
+            let ps = &mut part.spare_capacity_mut()[..16 * k * c];
+            for (xi, px) in ps.chunks_exact_mut(k * c).enumerate() {
+                // dM[ξ] (K x count) times V[ξ] (C x count) read transposed.
+                gemm_strided_serial(
+                    [k, count, c],
+                    &dm[xi * k * count..],
+                    [count, 1],
+                    &v[xi * c * count..],
+                    [1, count],
+                    px,
+                    c,
+                );
+            }
+            // SAFETY: the 16 products wrote all of `part`.
+            unsafe { part.set_len(16 * k * c) };
+            for (a, p) in acc.iter_mut().zip(&part) {
+                *a = *a + *p;
+            }
+            // SAFETY: shrinking; the next block writes it all again.
+            unsafe { part.set_len(0) };
+        }
+        Ok(acc)
+    };
+    let parts: Vec<Vec<T>> = (0..groups)
+        .into_par_iter()
+        .map(group)
+        .collect::<Result<_>>()?;
+    cancel.check()?;
+    let mut du = vec![T::ZERO; 16 * k * c];
+    for part in &parts {
+        for (a, p) in du.iter_mut().zip(part) {
+            *a = *a + *p;
+        }
+    }
+    Ok(weights_from_transformed(&du, k, c))
+}
+
+/// A g A^T for a 2x2 gradient tile g (row-major), A^T = [[1, 1, 1, 0], [0, 1, -1, -1]]: the
+/// adjoint of `transform_output`.
+#[inline(always)]
+fn gradient_to_tile<T: WinogradFloat>(g: &[T; 4]) -> [T; 16] {
+    let mut t = [T::ZERO; 8];
+    for j in 0..2 {
+        let (a, b) = (g[j], g[2 + j]);
+        t[j] = a;
+        t[2 + j] = a + b;
+        t[4 + j] = a - b;
+        t[6 + j] = T::ZERO - b;
+    }
+    let mut m = [T::ZERO; 16];
+    for i in 0..4 {
+        let (a, b) = (t[2 * i], t[2 * i + 1]);
+        m[4 * i] = a;
+        m[4 * i + 1] = a + b;
+        m[4 * i + 2] = a - b;
+        m[4 * i + 3] = T::ZERO - b;
+    }
+    m
+}
+
+/// G^T dU G for each (k, c) of dU (16, K, C): the 3x3 weight gradients as (K, C, 3, 3), the
+/// adjoint of `transform_weights`.
+fn weights_from_transformed<T: WinogradFloat>(du: &[T], k: usize, c: usize) -> Vec<T> {
+    let mut dw = vec![T::ZERO; 9 * k * c];
+    // G^T's rows applied to a 4-vector.
+    let gt = |v: [T; 4]| {
+        [
+            v[0] + T::HALF * (v[1] + v[2]),
+            T::HALF * (v[1] - v[2]),
+            T::HALF * (v[1] + v[2]) + v[3],
+        ]
+    };
+    for ko in 0..k {
+        for ci in 0..c {
+            let e = |xi: usize| du[(xi * k + ko) * c + ci];
+            // Each row of dU times G (4 to 3), then each column: G^T dU G.
+            let mut r = [[T::ZERO; 3]; 4];
+            for (i, ri) in r.iter_mut().enumerate() {
+                *ri = gt([e(4 * i), e(4 * i + 1), e(4 * i + 2), e(4 * i + 3)]);
+            }
+            for j in 0..3 {
+                let col = gt([r[0][j], r[1][j], r[2][j], r[3][j]]);
+                for (i, v) in col.into_iter().enumerate() {
+                    dw[(ko * c + ci) * 9 + 3 * i + j] = v;
+                }
+            }
+        }
+    }
+    dw
 }
 
 #[cfg(test)]
@@ -455,6 +650,53 @@ mod tests {
             };
             let got = conv3x3(&g, &wt, Weights::FlippedTransposed, &l).unwrap();
             assert_eq!(got, want);
+        }
+    }
+
+    /// The weight gradient from the batch-folded (K, N*L) output gradient against the direct
+    /// sum, exactly (small integers), with enough tiles for several blocks and groups.
+    #[test]
+    fn weight_gradient_matches_the_direct_sum_exactly() {
+        for ([n, c, h, w], k, pad) in [
+            ([2, 3, 5, 7], 4, 1),
+            ([3, 2, 6, 6], 5, 0),
+            ([9, 2, 16, 15], 3, 1),
+        ] {
+            let (oh, ow) = (h + 2 * pad - 2, w + 2 * pad - 2);
+            let x = data(n * c * h * w, 5);
+            let g = data(k * n * oh * ow, 6);
+            let mut want = vec![0.0; k * c * 9];
+            for ko in 0..k {
+                for ci in 0..c {
+                    for i in 0..3 {
+                        for j in 0..3 {
+                            let mut acc = 0.0;
+                            for s in 0..n {
+                                for oy in 0..oh {
+                                    for ox in 0..ow {
+                                        let (yy, xx) = (oy + i, ox + j);
+                                        if yy < pad || xx < pad || yy - pad >= h || xx - pad >= w {
+                                            continue;
+                                        }
+                                        acc += g[ko * n * oh * ow + s * oh * ow + oy * ow + ox]
+                                            * x[((s * c + ci) * h + yy - pad) * w + xx - pad];
+                                    }
+                                }
+                            }
+                            want[(ko * c + ci) * 9 + 3 * i + j] = acc;
+                        }
+                    }
+                }
+            }
+            let l = Layout {
+                nck: [n, c, k],
+                in_hw: [h, w],
+                in_strides: [c * h * w, h * w],
+                out_hw: [oh, ow],
+                out_strides: [oh * ow, n * oh * ow],
+                pad: [pad, pad],
+            };
+            assert_eq!(weight_grad3x3(&x, &g, &l).unwrap(), want, "{l:?}");
         }
     }
 

@@ -2,16 +2,38 @@
 //! and input gradient) runs by Winograd F(2x2, 3x3) (`backend/cpu/conv_winograd.rs`) instead of
 //! im2col and one GEMM: host devices (the CPU and the simulated GPUs), float32/float64, and
 //! shapes where it measured faster (`winograd_pays`). CUDA, the plain paths
-//! (`nn::conv::plain_paths`, which never reach here) and `DEVARRAY_WINOGRAD=0` keep im2col.
+//! (`nn::conv::plain_paths`, which never reach here) and `DEVARRAY_WINOGRAD=0` keep im2col;
+//! `DEVARRAY_WINOGRAD=all` takes Winograd wherever the window allows (for measurement).
 use super::{patches_refused, Array, Patches, Result, Storage};
 use crate::backend::cpu::conv_winograd::{Layout, Weights};
 use crate::runtime::timeline::op_scope;
 
-/// `DEVARRAY_WINOGRAD=0` turns the Winograd path off for the process (what a measurement of
-/// its gain compares against).
-fn enabled() -> bool {
-    static ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ENV.get_or_init(|| std::env::var_os("DEVARRAY_WINOGRAD").is_none_or(|v| v != "0"))
+/// When Winograd runs: `DEVARRAY_WINOGRAD=0` never (what a measurement of its gain compares
+/// against), `=all` on every 3x3 stride-1 window whether it pays or not (what bench/winograd.py
+/// measures the choice with), otherwise where `winograd_pays`.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Off,
+    All,
+    WherePays,
+}
+
+fn mode() -> Mode {
+    static ENV: std::sync::OnceLock<Mode> = std::sync::OnceLock::new();
+    *ENV.get_or_init(|| match std::env::var_os("DEVARRAY_WINOGRAD") {
+        Some(v) if v == "0" => Mode::Off,
+        Some(v) if v == "all" => Mode::All,
+        _ => Mode::WherePays,
+    })
+}
+
+/// Whether to run Winograd for `c` input and `k` output channels on maps of `hw` outputs.
+fn chosen(c: usize, k: usize, hw: [usize; 2]) -> bool {
+    match mode() {
+        Mode::Off => false,
+        Mode::All => true,
+        Mode::WherePays => winograd_pays(c, k, hw),
+    }
 }
 
 /// A 3x3 window, stride 1, no dilation, zero padding of at most 2 (the input gradient's
@@ -51,12 +73,7 @@ impl Array {
             return Ok(None);
         };
         let l = p.out[0] * p.out[1];
-        if !(enabled()
-            && window_fits(p)
-            && rows == 9 * c
-            && winograd_pays(c, k, p.out)
-            && self.winograd_operands(w))
-        {
+        if !(window_fits(p) && rows == 9 * c && chosen(c, k, p.out) && self.winograd_operands(w)) {
             return Ok(None);
         }
         let layout = Layout {
@@ -85,12 +102,11 @@ impl Array {
             return Ok(None);
         };
         let l = p.out[0] * p.out[1];
-        if !(enabled()
-            && window_fits(p)
+        if !(window_fits(p)
             && rows == 9 * c
             && kg == k
             && nl == n * l
-            && winograd_pays(k, c, [h, wd])
+            && chosen(k, c, [h, wd])
             && self.winograd_operands(g))
         {
             return Ok(None);
@@ -105,6 +121,44 @@ impl Array {
         };
         g.winograd(self, Weights::FlippedTransposed, layout, vec![n, c, h, wd])
             .map(Some)
+    }
+
+    /// dw (K, C*9) of the convolution `w @ patches_cols(x)` (x this (N, C, h, w) input, `w` of
+    /// shape (K, C*9)) with the 3x3 stride-1 window `p`, for the output gradient `g`
+    /// (K, N*Ho*Wo), by Winograd; None where it does not run or pay.
+    pub fn winograd_weight_grad(&self, g: &Array, p: &Patches, k: usize) -> Result<Option<Array>> {
+        let (&[n, c, h, wd], &[kg, nl]) = (self.shape(), g.shape()) else {
+            return Ok(None);
+        };
+        let l = p.out[0] * p.out[1];
+        if !(window_fits(p)
+            && kg == k
+            && nl == n * l
+            && chosen(c, k, p.out)
+            && self.winograd_operands(g))
+        {
+            return Ok(None);
+        }
+        let layout = Layout {
+            nck: [n, c, k],
+            in_hw: [h, wd],
+            in_strides: [c * h * wd, h * wd],
+            out_hw: p.out,
+            out_strides: [l, n * l],
+            pad: p.pad,
+        };
+        let _op = op_scope("winograd_weight_grad3x3");
+        let (x, g) = (self.clone(), g.clone());
+        self.derive(vec![k, 9 * c], self.dtype(), move || {
+            let (xs, gs) = (x.read(), g.read());
+            match (&*xs, &*gs) {
+                (Storage::Cpu(xs), Storage::Cpu(gs)) => xs.winograd_weight_grad3x3(gs, &layout),
+                _ => None,
+            }
+            .ok_or_else(|| patches_refused("winograd_weight_grad3x3", &x))?
+            .map(Storage::Cpu)
+        })
+        .map(Some)
     }
 
     /// The backend's Winograd convolution of this input by `w`, laid out as `layout` says.
