@@ -48,10 +48,10 @@ pub enum Weights {
     FlippedTransposed,
 }
 
-/// Where the planes lie. Input element (n, c, y, x) is at `n * in_strides[0] + c * in_strides[1]
-/// + y * in_hw[1] + x`; output element (n, k, y, x) at `n * out_strides[0] + k * out_strides[1] +
-/// y * out_hw[1] + x`. NCHW has plane strides (C*H*W, H*W), the batch-folded (C, N*H*W) has
-/// (H*W, N*H*W).
+/// Where the planes lie. Input element (n, c, y, x) is at
+/// `n * in_strides[0] + c * in_strides[1] + y * in_hw[1] + x`, output element (n, k, y, x) at
+/// `n * out_strides[0] + k * out_strides[1] + y * out_hw[1] + x`. NCHW has plane strides
+/// (C*H*W, H*W), the batch-folded (C, N*H*W) has (H*W, N*H*W).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Layout {
     /// Samples, input channels, output channels.
