@@ -1209,6 +1209,7 @@ mod winograd {
     use super::{recorded_projected, varied};
     use devarray::nn::autograd::Tape;
     use devarray::nn::conv::{self, Window};
+    use devarray::runtime::array::conv_winograd::with_winograd;
     use devarray::runtime::{Array, DType, Device, Runtime, RuntimeConfig, UnaryOp};
 
     type Op = dyn Fn(&Runtime, &mut Tape, &[Array]) -> devarray::runtime::Result<Array>;
@@ -1236,7 +1237,7 @@ mod winograd {
                     .iter()
                     .map(|x| x.unary(UnaryOp::Abs).unwrap())
                     .collect();
-                let fast = host(recorded_projected(&rt, &inputs, f, false));
+                let fast = host(with_winograd(|| recorded_projected(&rt, &inputs, f, false)));
                 let plain = host(conv::plain_paths(|| {
                     recorded_projected(&rt, &inputs, f, false)
                 }));
