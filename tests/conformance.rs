@@ -773,13 +773,21 @@ type Layer<'a> = &'a dyn Fn(&Runtime, &mut Tape, &[Array]) -> devarray::runtime:
 /// each input (a projection, so every output element's gradient differs and a transposed or
 /// misplaced one shows).
 fn recorded(rt: &Runtime, inputs: &[Array], f: Layer) -> Vec<Array> {
+    recorded_projected(rt, inputs, f, false)
+}
+
+/// `recorded`, with the projection's absolute value when `abs`.
+fn recorded_projected(rt: &Runtime, inputs: &[Array], f: Layer, abs: bool) -> Vec<Array> {
     let mut tape = Tape::default();
     for x in inputs {
         tape.attach_grad(rt, x, false).expect("attach");
     }
     let prev = tape.set_recording(true, true);
     let y = f(rt, &mut tape, inputs).expect("forward");
-    let proj = varied(rt, y.device(), y.shape(), 7, y.dtype());
+    let mut proj = varied(rt, y.device(), y.shape(), 7, y.dtype());
+    if abs {
+        proj = proj.unary(devarray::runtime::UnaryOp::Abs).expect("abs");
+    }
     let head = tape
         .binary(BinaryOp::Mul, Operand::Array(&y), Operand::Array(&proj))
         .expect("mul");
@@ -1181,6 +1189,97 @@ mod fast_paths {
             compare(&[&[3, 2, 7, 6]], &move |rt, t, xs| {
                 conv::pool2d(rt, t, &xs[0], &win, kind, ceil, true)
             });
+        }
+    }
+}
+
+/// 3x3 stride-1 convolutions by Winograd F(2x2, 3x3) (`backend/cpu/conv_winograd.rs`: the
+/// forward product, the input gradient and the weight gradient) against the plain path (`conv::plain_paths`: one
+/// strided slice per tap, summed by the GEMM), on the CPU and a simulated GPU, both float
+/// dtypes. Winograd sums the same 9*C products regrouped, so the two differ by rounding only.
+///
+/// The tolerance, per element: |winograd - plain| <= 16 * u * S, with u the unit roundoff
+/// (2^-24 for float32, 2^-53 for float64) and S the sum of the absolute values of the products
+/// that element adds up (the same convolution and gradients of |x|, |w|, |b| projected by |p|).
+/// A dot product of n terms summed in any order is within n * u * S of the exact value; both
+/// paths are far inside that (the observed worst ratio is printed on failure), and Winograd's
+/// transforms (coefficients 0, ±1, ±1/2) add a small constant factor. 16 * u * S is still a
+/// thousand times smaller than what a wrong tap, tile or channel gives (about S itself).
+mod winograd {
+    use super::{recorded_projected, varied};
+    use devarray::nn::autograd::Tape;
+    use devarray::nn::conv::{self, Window};
+    use devarray::runtime::array::conv_winograd::with_winograd;
+    use devarray::runtime::{Array, DType, Device, Runtime, RuntimeConfig, UnaryOp};
+
+    type Op = dyn Fn(&Runtime, &mut Tape, &[Array]) -> devarray::runtime::Result<Array>;
+
+    fn host(arrays: Vec<Array>) -> Vec<Vec<f64>> {
+        arrays.iter().map(|a| a.to_host().to_f64_vec()).collect()
+    }
+
+    fn compare(shapes: &[&[usize]], f: &Op) {
+        let rt = Runtime::new(RuntimeConfig {
+            sim_gpus: 1,
+            ..RuntimeConfig::default()
+        });
+        for d in [Device::cpu(0), Device::gpu(0)] {
+            for (dtype, u) in [
+                (DType::Float32, 2f64.powi(-24)),
+                (DType::Float64, 2f64.powi(-53)),
+            ] {
+                let inputs: Vec<Array> = shapes
+                    .iter()
+                    .enumerate()
+                    .map(|(k, s)| varied(&rt, d, s, k as u64, dtype))
+                    .collect();
+                let abs: Vec<Array> = inputs
+                    .iter()
+                    .map(|x| x.unary(UnaryOp::Abs).unwrap())
+                    .collect();
+                let fast = host(with_winograd(|| recorded_projected(&rt, &inputs, f, false)));
+                let plain = host(conv::plain_paths(|| {
+                    recorded_projected(&rt, &inputs, f, false)
+                }));
+                let sums = host(conv::plain_paths(|| recorded_projected(&rt, &abs, f, true)));
+                // im2col gives the plain path's bits (fast_paths checks it), so a difference
+                // shows that Winograd ran.
+                assert_ne!(
+                    fast[0], plain[0],
+                    "{d} {dtype} {shapes:?}: Winograd did not run"
+                );
+                for (k, ((a, b), s)) in fast.iter().zip(&plain).zip(&sums).enumerate() {
+                    assert_eq!(a.len(), b.len());
+                    let worst = a
+                        .iter()
+                        .zip(b)
+                        .zip(s)
+                        .map(|((x, y), s)| (x - y).abs() / (u * s.max(f64::MIN_POSITIVE)))
+                        .fold(0.0, f64::max);
+                    assert!(
+                        worst <= 16.0,
+                        "{d} {dtype} {shapes:?}: output {k} (0 the forward, then each input's gradient) differs by {worst:.2} u*S"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Odd and even map sizes (a last tile half outside), one sample, channel counts that are
+    /// no multiple of anything (17 in, 19 out), a bias, and padding 1 (ResNet's), 0 and 2.
+    #[test]
+    fn against_the_plain_convolution() {
+        for (shape, pad) in [
+            ([3, 17, 7, 9], 1),
+            ([1, 16, 6, 6], 1),
+            ([2, 18, 9, 8], 0),
+            ([1, 17, 5, 4], 2),
+        ] {
+            let win = Window::new([3, 3], [1, 1], [pad, pad]);
+            compare(
+                &[&shape, &[19, shape[1], 3, 3], &[19]],
+                &move |rt, t, xs| conv::conv2d(rt, t, &xs[0], &xs[1], Some(&xs[2]), &win, 1),
+            );
         }
     }
 }

@@ -2478,9 +2478,15 @@ fn batch_patch_forward(
     keep: bool,
 ) -> Result<(Array, Option<std::sync::Arc<KeptCols>>)> {
     let ([n, ..], o) = batch_patch_dims(x, w)?;
-    let cols = x.patches_cols(p)?;
-    let y = w.matmul(&cols)?;
-    let kept = if keep { KeptCols::keep(cols) } else { None };
+    let (y, kept) = match x.winograd_cols(w, p)? {
+        // Winograd makes no patch matrix; backward makes one for the weight gradient.
+        Some(y) => (y, None),
+        None => {
+            let cols = x.patches_cols(p)?;
+            let y = w.matmul(&cols)?;
+            (y, if keep { KeptCols::keep(cols) } else { None })
+        }
+    };
     let y = y.cols_to_batch(n, bias, relu)?.reshape(&[
         n as isize,
         o as isize,
@@ -2507,7 +2513,7 @@ fn batch_patch_backward(
     relu_out: Option<&Array>,
     kept: Option<&Array>,
 ) -> Result<(Option<Array>, Array, Option<Array>)> {
-    let (nchw, _) = batch_patch_dims(x, w)?;
+    let (nchw, o) = batch_patch_dims(x, w)?;
     let g = if g.dtype() == x.dtype() {
         g.clone()
     } else {
@@ -2519,12 +2525,16 @@ fn batch_patch_backward(
     } else {
         None
     };
-    let cols = match kept {
-        Some(c) => c.clone(),
-        None => x.patches_cols(p)?,
+    let gw = match x.winograd_weight_grad(&gt, p, o)? {
+        Some(gw) => gw,
+        None => {
+            let cols = match kept {
+                Some(c) => c.clone(),
+                None => x.patches_cols(p)?,
+            };
+            gt.matmul_t(&cols, [false, true])?
+        }
     };
-    let gw = gt.matmul_t(&cols, [false, true])?;
-    drop(cols);
     let gx = if want_x {
         Some(w.conv_input_grad(&gt, p, nchw)?)
     } else {

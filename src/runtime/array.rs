@@ -2492,6 +2492,7 @@ fn patches_refused(op: &str, a: &Array) -> RuntimeError {
 
 mod batch_norm;
 mod conv_grad;
+pub mod conv_winograd;
 mod select;
 pub use batch_norm::BatchNormOutputs;
 pub use select::check_positions;

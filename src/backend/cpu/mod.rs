@@ -5,6 +5,7 @@ mod simd;
 mod blas;
 pub mod cancel;
 pub mod conv_grad;
+pub mod conv_winograd;
 mod fused;
 mod gemm;
 pub mod kernels;

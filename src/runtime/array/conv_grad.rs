@@ -1,6 +1,7 @@
 //! A batch-folded convolution's input gradient as one primitive on the host, where it is made
 //! a block of samples at a time (`backend/cpu/conv_grad.rs`); elsewhere, and where blocks do
-//! not pay, the product then the adjoint pass.
+//! not pay, the product then the adjoint pass; a 3x3 stride-1 window's by Winograd where that
+//! pays (`conv_winograd.rs`).
 use super::{patches_refused, Array, Patches, Result, Storage};
 use crate::backend::cpu::conv_grad::block_samples;
 use crate::runtime::timeline::op_scope;
@@ -10,6 +11,9 @@ impl Array {
     /// (O, C*kh*kw) and the output gradient `g` as (O, N*L): `adjoint(self^T g)`, which is
     /// `self.matmul_t(g, [true, false])` then `patches_cols_adjoint`, with the same values.
     pub fn conv_input_grad(&self, g: &Array, p: &Patches, nchw: [usize; 4]) -> Result<Array> {
+        if let Some(dx) = self.winograd_input_grad(g, p, nchw)? {
+            return Ok(dx);
+        }
         let [n, c, _, _] = nchw;
         let (taps, l) = (p.kernel[0] * p.kernel[1], p.out[0] * p.out[1]);
         let blocks = match (self.shape(), g.shape()) {
