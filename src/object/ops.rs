@@ -1240,7 +1240,14 @@ pub fn equals(l: &Value, r: &Value) -> Result<bool, Exc> {
                 Ok(true)
             })?
         }
-        (Value::Range(a, b, c), Value::Range(x, y, z)) => (a, b, c) == (x, y, z),
+        // Equal when they give the same items (CPython's `range_equals`).
+        (Value::Range(a, b, c), Value::Range(x, y, z)) => {
+            let (n, m) = (
+                super::value::range_len(*a, *b, *c),
+                super::value::range_len(*x, *y, *z),
+            );
+            n == m && (n == 0 || (a == x && (n == 1 || c == z)))
+        }
         (Value::Set(a), Value::Set(b)) => super::set::equal(a, b)?,
         (Value::Device(a), Value::Device(b)) => a == b,
         (Value::Object(o), other) | (other, Value::Object(o)) if o.equals(other).is_some() => {
@@ -1496,9 +1503,10 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
                 } else {
                     i <= *start && i > *stop
                 };
-                in_bounds && (i - start) % step == 0
+                in_bounds && (i as i128 - *start as i128) % *step as i128 == 0
             }
-            None => false,
+            // Whole floats (`2.0 in range(3)`) and big ints.
+            None => super::big_range::BigRange::of(container).is_some_and(|r| r.contains(item)),
         }),
         Value::List(_) | Value::Tuple(_) => {
             let items = it.iterate(container)?;
@@ -1789,8 +1797,15 @@ fn range_item(start: i64, stop: i64, step: i64, item: IndexItem) -> Result<Value
         IndexItem::Slice(a, b, c) => {
             // CPython: range(r[i], r[j], r.step * k) for the slice's (i, j, k) over len(r).
             let (i, j, k) = slice_indices(n.max(0), &a, &b, &c)?;
-            let new_step = step.checked_mul(k).ok_or_else(overflow)?;
-            Ok(Value::Range(at(i)?, at(j)?, new_step))
+            match (at(i), at(j), step.checked_mul(k)) {
+                (Ok(i), Ok(j), Some(new_step)) => Ok(Value::Range(i, j, new_step)),
+                // A bound past i64: the range at any size.
+                _ => {
+                    let part = |v: Option<Value>| v.unwrap_or(Value::None);
+                    let key = super::class::new_slice(part(a), part(b), part(c));
+                    super::big_range::slice_of(start, stop, step, &key)
+                }
+            }
         }
         IndexItem::Ellipsis => Err(Exc::type_error(
             "range indices must be integers or slices, not ellipsis",
