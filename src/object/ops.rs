@@ -710,6 +710,26 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
     } else {
         rop
     };
+    // PyTorch: a 0-d tensor of a category no higher than a dimensioned operand's takes that
+    // operand's dtype (`bf16_vector + torch.tensor(1.0, dtype=torch.float64)` is bfloat16);
+    // the 0-d one is cast on the tape, so gradients flow through the cast.
+    if let Some((zero_d, target)) = (flavor == Flavor::Torch)
+        .then(|| torch_zero_dim_cast(l, r))
+        .flatten()
+    {
+        let tape = &mut it.state_mut().nn.tape;
+        let cast = wrap(
+            tape.astype(&zero_d.array, target)
+                .map_err(super::error::torch_error)?,
+            Flavor::Torch,
+        );
+        let (l, r) = if matches!(l, Value::Array(a) if a.array.ndim() == 0) {
+            (&cast, r)
+        } else {
+            (l, &cast)
+        };
+        return array_binary(it, op, l, r);
+    }
     let numpy_dtype = (flavor == Flavor::Numpy)
         .then(|| numpy_result_dtype(typed_op, l, r))
         .flatten()
@@ -765,6 +785,24 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
         }
     }
     Ok(result)
+}
+
+/// The 0-d tensor operand of `l op r` and the dtype PyTorch computes it in, when that differs
+/// from its own: the other operand has dimensions and a category at least as high.
+fn torch_zero_dim_cast<'a>(
+    l: &'a Value,
+    r: &'a Value,
+) -> Option<(&'a super::value::ArrayValue, runtime::DType)> {
+    let (Value::Array(a), Value::Array(b)) = (l, r) else {
+        return None;
+    };
+    let (zero_d, other) = match (a.array.ndim(), b.array.ndim()) {
+        (0, n) if n > 0 => (a, b),
+        (n, 0) if n > 0 => (b, a),
+        _ => return None,
+    };
+    let (from, to) = (zero_d.array.dtype(), other.array.dtype());
+    (from != to && from.category() <= to.category()).then_some((zero_d, to))
 }
 
 /// A Python int combined with or stored into an integer array must fit its dtype: NumPy

@@ -1674,6 +1674,10 @@ pub fn fill_namespace<const F: u8>(m: &crate::object::value::Module) {
     }
     crate::modules::array::array_more::fill_namespace::<F>(m);
     for d in DType::ALL {
+        // bfloat16 is PyTorch's alone (NumPy and MXNet have none).
+        if d == DType::BFloat16 && F != TORCH {
+            continue;
+        }
         let flavor = match F {
             TORCH => Flavor::Torch,
             NP => Flavor::Np,

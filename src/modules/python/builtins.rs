@@ -1980,6 +1980,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         Value::DType(d, _) => match name {
             "name" => Some(Value::str(d.name())),
             "itemsize" => Some(Value::Int(d.size_bytes() as i64)),
+            "is_floating_point" => Some(Value::Bool(d.is_float())),
+            "is_signed" => Some(Value::Bool(
+                *d != crate::vocab::DType::Bool && !d.is_unsigned(),
+            )),
             "type" => hooks::ARRAYS.get().map(|h| (h.dtype_type)(*d)),
             _ => None,
         },

@@ -71,6 +71,12 @@ __device__ __forceinline__ u64 da_f2u64(double v) {
 __device__ __forceinline__ double da_ld_f32(float x) { return x; }
 __device__ __forceinline__ double da_ld_f64(double x) { return x; }
 __device__ __forceinline__ double da_ld_f16(u16 x) { return da_half_to_float(x); }
+// bfloat16 is the high half of a float32's bits.
+__device__ __forceinline__ double da_ld_bf16(u16 x) {
+    union { u32 b; float f; } u;
+    u.b = ((u32)x) << 16;
+    return u.f;
+}
 __device__ __forceinline__ i64 da_ld_i32(i32 x) { return x; }
 __device__ __forceinline__ i64 da_ld_i64(i64 x) { return x; }
 __device__ __forceinline__ i64 da_ld_i8(i8 x) { return x; }
@@ -102,6 +108,16 @@ DA_STORE_FLOAT(double, f64)
 __device__ __forceinline__ u16 da_st_f16(double v) { return da_double_to_half(v); }
 __device__ __forceinline__ u16 da_st_f16(i64 v) { return da_double_to_half((double)v); }
 __device__ __forceinline__ u16 da_st_f16(u64 v) { return da_double_to_half((double)v); }
+// To float32, then to the nearest bfloat16, ties to even (NaN stays a quiet NaN).
+__device__ __forceinline__ u16 da_float_to_bf16(float f) {
+    union { u32 b; float f; } u;
+    u.f = f;
+    if (f != f) return (u16)((u.b >> 16) | 0x40);
+    return (u16)((u.b + 0x7fffu + ((u.b >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ u16 da_st_bf16(double v) { return da_float_to_bf16((float)v); }
+__device__ __forceinline__ u16 da_st_bf16(i64 v) { return da_float_to_bf16((float)v); }
+__device__ __forceinline__ u16 da_st_bf16(u64 v) { return da_float_to_bf16((float)v); }
 __device__ __forceinline__ u8 da_st_bool(double v) { return v != 0.0; }
 __device__ __forceinline__ u8 da_st_bool(i64 v) { return v != 0; }
 __device__ __forceinline__ u8 da_st_bool(u64 v) { return v != 0; }
@@ -143,7 +159,8 @@ __device__ __forceinline__ u8 da_st_bool(u64 v) { return v != 0; }
     DA_CAST(FROM, FTAG, u8, u8)                                                             \
     DA_CAST(FROM, FTAG, u16, u16)                                                           \
     DA_CAST(FROM, FTAG, u32, u32)                                                           \
-    DA_CAST(FROM, FTAG, u64, u64)
+    DA_CAST(FROM, FTAG, u64, u64)                                                           \
+    DA_CAST(FROM, FTAG, u16, bf16)
 
 DA_FILL(float, f32)
 DA_FILL(double, f64)
@@ -167,6 +184,7 @@ DA_FILL_BITS(u8, u8)
 DA_FILL_BITS(u16, u16)
 DA_FILL_BITS(u32, u32)
 DA_FILL_BITS(u64, u64)
+DA_FILL_BITS(u16, bf16)
 DA_ALL_CASTS_FROM(u16, f16)
 DA_ALL_CASTS_FROM(i8, i8)
 DA_ALL_CASTS_FROM(i16, i16)
@@ -174,6 +192,7 @@ DA_ALL_CASTS_FROM(u8, u8)
 DA_ALL_CASTS_FROM(u16, u16)
 DA_ALL_CASTS_FROM(u32, u32)
 DA_ALL_CASTS_FROM(u64, u64)
+DA_ALL_CASTS_FROM(u16, bf16)
 DA_MOVE(u16, f16)
 DA_MOVE(i8, i8)
 DA_MOVE(i16, i16)
@@ -181,6 +200,7 @@ DA_MOVE(u8, u8)
 DA_MOVE(u16, u16)
 DA_MOVE(u32, u32)
 DA_MOVE(u64, u64)
+DA_MOVE(u16, bf16)
 
 // Selection along one axis by an int64 index array (runtime/array/select.rs), an array seen as
 // (outer, len, inner). take_along: out[o, j, k] = in[o, index[o, j, k], k], one thread per
@@ -232,3 +252,4 @@ DA_SELECT(u8, u8)
 DA_SELECT(u16, u16)
 DA_SELECT(u32, u32)
 DA_SELECT(u64, u64)
+DA_SELECT(u16, bf16)
