@@ -300,6 +300,27 @@ struct Leaves {
     /// Every leaf is an int, a bool or an int64 array: the values can be kept exactly as
     /// int64 (an int past 2**53 is not an f64).
     all_exact: bool,
+    /// The depth of the numbers seen so far (an array's numbers lie below it).
+    depth: Option<usize>,
+}
+
+impl Leaves {
+    /// Numbers at `depth`: every number must lie at one depth (`(1, (2, 3))` is ragged).
+    fn at_depth(&mut self, depth: usize) -> Result<(), Exc> {
+        match self.depth {
+            Some(d) if d != depth => Err(ragged_depths()),
+            _ => {
+                self.depth = Some(depth);
+                Ok(())
+            }
+        }
+    }
+}
+
+fn ragged_depths() -> Exc {
+    Exc::value_error(
+        "setting an array element with a sequence: the nested lists have different depths",
+    )
 }
 
 /// The items of a list or tuple (a tuple subclass such as `torch.Size` holds a tuple), read
@@ -330,6 +351,9 @@ fn scan_nested(
             if depth > 32 {
                 return Err(Exc::value_error("array nesting deeper than 32 levels"));
             }
+            if leaves.depth.is_some_and(|d| d <= depth) {
+                return Err(ragged_depths());
+            }
             if shape.len() == depth {
                 shape.push(items.len());
             } else if shape.get(depth) != Some(&items.len()) {
@@ -356,6 +380,7 @@ fn scan_nested(
                     "setting an array element with a sequence: inhomogeneous shapes",
                 ));
             }
+            leaves.at_depth(depth + sub.len())?;
             leaves.float |= a.array.dtype().is_float();
             leaves.int |= a.array.dtype().is_int();
             leaves.all_exact &= a.array.dtype() == DType::Int64;
@@ -363,10 +388,9 @@ fn scan_nested(
         }
         other => {
             if shape.len() != depth {
-                return Err(Exc::value_error(
-                    "setting an array element with a sequence: the nested lists have different depths",
-                ));
+                return Err(ragged_depths());
             }
+            leaves.at_depth(depth)?;
             match &*crate::object::ops::as_number(other) {
                 // No object arrays: an int past 64 bits has no dtype here (NumPy's words
                 // for it as int64; PyTorch's are put in `array_from`).

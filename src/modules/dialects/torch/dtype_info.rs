@@ -1,5 +1,6 @@
 //! What PyTorch tells about its dtypes: `torch.finfo`/`torch.iinfo` (PyTorch 2.x's reprs, C++
-//! stream digits: six significant), `torch.promote_types`, and the tensor methods
+//! stream digits: six significant), `torch.promote_types`, `torch.get_default_dtype`, and the
+//! tensor methods
 //! `is_floating_point`, `element_size`, `is_signed`.
 use std::rc::Rc;
 
@@ -53,7 +54,8 @@ pub fn tensor_attr(v: &Value, name: &str) -> Option<Value> {
     super::tensor_args::bound_method(tensor_method, v, name)
 }
 
-/// Adds `torch.finfo`, `torch.iinfo`, `torch.promote_types` and `torch.is_floating_point`.
+/// Adds `torch.finfo`, `torch.iinfo`, `torch.get_default_dtype`, `torch.promote_types` and
+/// `torch.is_floating_point`.
 pub fn install(m: &Module) {
     install_forms(m, &["is_floating_point"], tensor_method, |it, a| {
         super::tensor_args::function_form(it, a, tensor_method)
@@ -65,6 +67,23 @@ pub fn install(m: &Module) {
             "iinfo",
             "iinfo(type): the limits of an integer dtype (bits, max, min).",
             iinfo,
+        ),
+    );
+    // Factories here always default to float32 (there is no `set_default_dtype`).
+    m.set(
+        "get_default_dtype",
+        builtin(
+            "get_default_dtype",
+            "get_default_dtype(): the dtype float tensors are made in (torch.float32).",
+            |_, a| {
+                let given = a.pos.len() + a.kw.len();
+                if given > 0 {
+                    return Err(Exc::type_error(format!(
+                        "torch.get_default_dtype() takes no arguments ({given} given)"
+                    )));
+                }
+                Ok(Value::DType(DType::Float32, Flavor::Torch))
+            },
         ),
     );
     m.set(
