@@ -193,7 +193,7 @@ fn decode(view: &TensorView<'_>) -> std::result::Result<HostData, String> {
         Dtype::U64 => HostData::from_le_bytes(data, DType::UInt64),
         other => {
             return Err(format!(
-                "it is stored as {other:?}; devarray reads bool, the integers and float16/32/64"
+                "it is stored as {other:?}; devarray reads bool, the integers, float16/32/64 and bfloat16"
             ))
         }
     })
