@@ -71,11 +71,20 @@ __device__ __forceinline__ u64 da_f2u64(double v) {
 __device__ __forceinline__ double da_ld_f32(float x) { return x; }
 __device__ __forceinline__ double da_ld_f64(double x) { return x; }
 __device__ __forceinline__ double da_ld_f16(u16 x) { return da_half_to_float(x); }
-// bfloat16 is the high half of a float32's bits.
+// bfloat16 is the high half of a float32's bits, decoded in arithmetic (no byte moves: the
+// emulator has no `prmt`).
 __device__ __forceinline__ double da_ld_bf16(u16 x) {
-    union { u32 b; float f; } u;
-    u.b = ((u32)x) << 16;
-    return u.f;
+    unsigned int exp = ((unsigned int)x >> 7) & 0xffu;
+    unsigned int mant = (unsigned int)x & 0x7fu;
+    double m;
+    if (exp == 0xffu) {
+        m = mant ? __longlong_as_double(0x7ff8000000000000ll) : __longlong_as_double(0x7ff0000000000000ll);
+    } else if (exp == 0) {
+        m = (double)mant * 9.183549615799121e-41;  // mant * 2^-133
+    } else {
+        m = ldexp((double)(mant | 0x80u), (int)exp - 134);
+    }
+    return ((unsigned int)x & 0x8000u) ? -m : m;
 }
 __device__ __forceinline__ i64 da_ld_i32(i32 x) { return x; }
 __device__ __forceinline__ i64 da_ld_i64(i64 x) { return x; }
@@ -110,10 +119,11 @@ __device__ __forceinline__ u16 da_st_f16(i64 v) { return da_double_to_half((doub
 __device__ __forceinline__ u16 da_st_f16(u64 v) { return da_double_to_half((double)v); }
 // To float32, then to the nearest bfloat16, ties to even (NaN stays a quiet NaN).
 __device__ __forceinline__ u16 da_float_to_bf16(float f) {
-    union { u32 b; float f; } u;
-    u.f = f;
-    if (f != f) return (u16)((u.b >> 16) | 0x40);
-    return (u16)((u.b + 0x7fffu + ((u.b >> 16) & 1u)) >> 16);
+    unsigned int x = (unsigned int)__float_as_int(f);
+    unsigned int sign = (x >> 16) & 0x8000u;
+    if (f != f) return (u16)(sign | 0x7fc0u);
+    unsigned int r = (x & 0x7fffffffu) + 0x7fffu + ((x >> 16) & 1u);
+    return (u16)(sign | ((r >> 16) & 0x7fffu));
 }
 __device__ __forceinline__ u16 da_st_bf16(double v) { return da_float_to_bf16((float)v); }
 __device__ __forceinline__ u16 da_st_bf16(i64 v) { return da_float_to_bf16((float)v); }
