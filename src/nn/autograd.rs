@@ -199,6 +199,7 @@ pub(crate) fn torch_scalar_type(d: DType) -> &'static str {
         DType::Int64 => "Long",
         DType::Bool => "Bool",
         DType::Float16 => "Half",
+        DType::BFloat16 => "BFloat16",
         DType::Int8 => "Char",
         DType::Int16 => "Short",
         DType::UInt8 => "Byte",

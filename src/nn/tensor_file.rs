@@ -102,6 +102,7 @@ fn st_dtype(d: DType) -> Dtype {
         DType::Int64 => Dtype::I64,
         DType::Bool => Dtype::BOOL,
         DType::Float16 => Dtype::F16,
+        DType::BFloat16 => Dtype::BF16,
         DType::Int8 => Dtype::I8,
         DType::Int16 => Dtype::I16,
         DType::UInt8 => Dtype::U8,
@@ -183,6 +184,7 @@ fn decode(view: &TensorView<'_>) -> std::result::Result<HostData, String> {
             HostData::Bool(data.iter().map(|&b| b == 1).collect())
         }
         Dtype::F16 => HostData::from_le_bytes(data, DType::Float16),
+        Dtype::BF16 => HostData::from_le_bytes(data, DType::BFloat16),
         Dtype::I8 => HostData::from_le_bytes(data, DType::Int8),
         Dtype::I16 => HostData::from_le_bytes(data, DType::Int16),
         Dtype::U8 => HostData::from_le_bytes(data, DType::UInt8),
@@ -191,7 +193,7 @@ fn decode(view: &TensorView<'_>) -> std::result::Result<HostData, String> {
         Dtype::U64 => HostData::from_le_bytes(data, DType::UInt64),
         other => {
             return Err(format!(
-                "it is stored as {other:?}; devarray reads bool, the integers and float16/32/64"
+                "it is stored as {other:?}; devarray reads bool, the integers, float16/32/64 and bfloat16"
             ))
         }
     })

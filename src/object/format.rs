@@ -33,6 +33,11 @@ fn with_host<R>(a: &ArrayValue, host: HostData, f: impl FnOnce(&ArrayView) -> R)
         HostData::U64(v) => v.iter().map(|&x| x as i64).collect(),
         _ => Vec::new(),
     };
+    // bfloat16 prints through float32, which holds it exactly (PyTorch's `tensor_str` too).
+    let wide_bf16: Vec<f32> = match &host {
+        HostData::BF16(v) => v.iter().map(|x| x.to_f32()).collect(),
+        _ => Vec::new(),
+    };
     let values = match &host {
         HostData::F32(v) => HostValues::F32(v),
         HostData::F64(v) => HostValues::F64(v),
@@ -40,6 +45,7 @@ fn with_host<R>(a: &ArrayValue, host: HostData, f: impl FnOnce(&ArrayView) -> R)
         HostData::I64(v) => HostValues::I64(v),
         HostData::Bool(v) => HostValues::Bool(v),
         HostData::F16(v) => HostValues::F16(v),
+        HostData::BF16(_) => HostValues::F32(&wide_bf16),
         _ => HostValues::I64(&wide),
     };
     f(&ArrayView {

@@ -22,6 +22,7 @@
 //! - `output.rs` — the output sink a frontend supplies;
 //! - `interpreter.rs` — the `Interpreter` trait and the registration API (`builtin`, `method`).
 pub mod alloc;
+pub mod big_range;
 pub mod bigint;
 pub mod class;
 pub mod error;

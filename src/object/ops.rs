@@ -710,6 +710,26 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
     } else {
         rop
     };
+    // PyTorch: a 0-d tensor of a category no higher than a dimensioned operand's takes that
+    // operand's dtype (`bf16_vector + torch.tensor(1.0, dtype=torch.float64)` is bfloat16);
+    // the 0-d one is cast on the tape, so gradients flow through the cast.
+    if let Some((zero_d, target)) = (flavor == Flavor::Torch)
+        .then(|| torch_zero_dim_cast(l, r))
+        .flatten()
+    {
+        let tape = &mut it.state_mut().nn.tape;
+        let cast = wrap(
+            tape.astype(&zero_d.array, target)
+                .map_err(super::error::torch_error)?,
+            Flavor::Torch,
+        );
+        let (l, r) = if matches!(l, Value::Array(a) if a.array.ndim() == 0) {
+            (&cast, r)
+        } else {
+            (l, &cast)
+        };
+        return array_binary(it, op, l, r);
+    }
     let numpy_dtype = (flavor == Flavor::Numpy)
         .then(|| numpy_result_dtype(typed_op, l, r))
         .flatten()
@@ -765,6 +785,24 @@ fn array_binary(it: &mut dyn Interpreter, op: BinOp, l: &Value, r: &Value) -> Re
         }
     }
     Ok(result)
+}
+
+/// The 0-d tensor operand of `l op r` and the dtype PyTorch computes it in, when that differs
+/// from its own: the other operand has dimensions and a category at least as high.
+fn torch_zero_dim_cast<'a>(
+    l: &'a Value,
+    r: &'a Value,
+) -> Option<(&'a super::value::ArrayValue, runtime::DType)> {
+    let (Value::Array(a), Value::Array(b)) = (l, r) else {
+        return None;
+    };
+    let (zero_d, other) = match (a.array.ndim(), b.array.ndim()) {
+        (0, n) if n > 0 => (a, b),
+        (n, 0) if n > 0 => (b, a),
+        _ => return None,
+    };
+    let (from, to) = (zero_d.array.dtype(), other.array.dtype());
+    (from != to && from.category() <= to.category()).then_some((zero_d, to))
 }
 
 /// A Python int combined with or stored into an integer array must fit its dtype: NumPy
@@ -1240,7 +1278,14 @@ pub fn equals(l: &Value, r: &Value) -> Result<bool, Exc> {
                 Ok(true)
             })?
         }
-        (Value::Range(a, b, c), Value::Range(x, y, z)) => (a, b, c) == (x, y, z),
+        // Equal when they give the same items (CPython's `range_equals`).
+        (Value::Range(a, b, c), Value::Range(x, y, z)) => {
+            let (n, m) = (
+                super::value::range_len(*a, *b, *c),
+                super::value::range_len(*x, *y, *z),
+            );
+            n == m && (n == 0 || (a == x && (n == 1 || c == z)))
+        }
         (Value::Set(a), Value::Set(b)) => super::set::equal(a, b)?,
         (Value::Device(a), Value::Device(b)) => a == b,
         (Value::Object(o), other) | (other, Value::Object(o)) if o.equals(other).is_some() => {
@@ -1496,9 +1541,10 @@ fn contains(it: &mut dyn Interpreter, container: &Value, item: &Value) -> Result
                 } else {
                     i <= *start && i > *stop
                 };
-                in_bounds && (i - start) % step == 0
+                in_bounds && (i as i128 - *start as i128) % *step as i128 == 0
             }
-            None => false,
+            // Whole floats (`2.0 in range(3)`) and big ints.
+            None => super::big_range::BigRange::of(container).is_some_and(|r| r.contains(item)),
         }),
         Value::List(_) | Value::Tuple(_) => {
             let items = it.iterate(container)?;
@@ -1789,8 +1835,15 @@ fn range_item(start: i64, stop: i64, step: i64, item: IndexItem) -> Result<Value
         IndexItem::Slice(a, b, c) => {
             // CPython: range(r[i], r[j], r.step * k) for the slice's (i, j, k) over len(r).
             let (i, j, k) = slice_indices(n.max(0), &a, &b, &c)?;
-            let new_step = step.checked_mul(k).ok_or_else(overflow)?;
-            Ok(Value::Range(at(i)?, at(j)?, new_step))
+            match (at(i), at(j), step.checked_mul(k)) {
+                (Ok(i), Ok(j), Some(new_step)) => Ok(Value::Range(i, j, new_step)),
+                // A bound past i64: the range at any size.
+                _ => {
+                    let part = |v: Option<Value>| v.unwrap_or(Value::None);
+                    let key = super::class::new_slice(part(a), part(b), part(c));
+                    super::big_range::slice_of(start, stop, step, &key)
+                }
+            }
         }
         IndexItem::Ellipsis => Err(Exc::type_error(
             "range indices must be integers or slices, not ellipsis",

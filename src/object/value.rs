@@ -782,6 +782,11 @@ impl Value {
                 }
             }
             Value::Device(d) => HashKey::Device(*d),
+            // By its items, as CPython's (`range(0)` and `range(5, 5)` are one key).
+            Value::Range(..) => match super::big_range::BigRange::of(self) {
+                Some(r) => r.hash_key().unwrap_or(HashKey::Ptr(self.identity())),
+                None => HashKey::Ptr(self.identity()),
+            },
             Value::Object(o) => match o.hash_key() {
                 Some(k) => k,
                 None => HashKey::Ptr(self.identity()),

@@ -2471,6 +2471,7 @@ fn cpu_le_chunks<E>(
         CpuStorage::I64(v) => chunks(v, chunk_bytes, i64::to_le_bytes, sink),
         CpuStorage::Bool(v) => chunks(v, chunk_bytes, |b: bool| [u8::from(b)], sink),
         CpuStorage::F16(v) => chunks(v, chunk_bytes, crate::vocab::f16::to_le_bytes, sink),
+        CpuStorage::BF16(v) => chunks(v, chunk_bytes, crate::vocab::bf16::to_le_bytes, sink),
         CpuStorage::I8(v) => chunks(v, chunk_bytes, i8::to_le_bytes, sink),
         CpuStorage::I16(v) => chunks(v, chunk_bytes, i16::to_le_bytes, sink),
         CpuStorage::U8(v) => chunks(v, chunk_bytes, u8::to_le_bytes, sink),

@@ -18,11 +18,12 @@ pub enum DType {
     UInt16,
     UInt32,
     UInt64,
+    BFloat16,
 }
 
 impl DType {
     /// Every dtype, the original five first.
-    pub const ALL: [DType; 12] = [
+    pub const ALL: [DType; 13] = [
         DType::Float32,
         DType::Float64,
         DType::Int32,
@@ -35,6 +36,7 @@ impl DType {
         DType::UInt16,
         DType::UInt32,
         DType::UInt64,
+        DType::BFloat16,
     ];
 
     pub fn name(self) -> &'static str {
@@ -51,6 +53,7 @@ impl DType {
             DType::UInt16 => "uint16",
             DType::UInt32 => "uint32",
             DType::UInt64 => "uint64",
+            DType::BFloat16 => "bfloat16",
         }
     }
 
@@ -68,6 +71,7 @@ impl DType {
             "uint16" | "u2" => Some(DType::UInt16),
             "uint32" | "u4" => Some(DType::UInt32),
             "uint64" | "u8" => Some(DType::UInt64),
+            "bfloat16" => Some(DType::BFloat16),
             _ => None,
         }
     }
@@ -75,14 +79,23 @@ impl DType {
     pub fn size_bytes(self) -> usize {
         match self {
             DType::Bool | DType::Int8 | DType::UInt8 => 1,
-            DType::Float16 | DType::Int16 | DType::UInt16 => 2,
+            DType::Float16 | DType::BFloat16 | DType::Int16 | DType::UInt16 => 2,
             DType::Float32 | DType::Int32 | DType::UInt32 => 4,
             DType::Float64 | DType::Int64 | DType::UInt64 => 8,
         }
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, DType::Float16 | DType::Float32 | DType::Float64)
+        matches!(
+            self,
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64
+        )
+    }
+
+    /// The 16-bit floats (float16, bfloat16): storage types whose arithmetic runs in float32
+    /// and rounds back.
+    pub fn is_half(self) -> bool {
+        matches!(self, DType::Float16 | DType::BFloat16)
     }
 
     /// The dtypes the float kernels (fused expressions, im2col, pooling, batch norm) are
@@ -154,6 +167,8 @@ impl DType {
             (0, _) => other,
             (_, 0) => self,
             (1, 1) => self.promote_ints(other),
+            // float16 with bfloat16: neither holds the other (PyTorch gives float32).
+            (2, 2) if self.size_bytes() == other.size_bytes() => DType::Float32,
             (2, 2) => {
                 if self.size_bytes() >= other.size_bytes() {
                     self
@@ -246,5 +261,8 @@ mod tests {
         assert_eq!(Int32.numpy_promote(Float16), Float64);
         assert_eq!(Int64.numpy_promote(Float32), Float64);
         assert_eq!(Bool.numpy_promote(Float16), Float16);
+        assert_eq!(BFloat16.promote(Float16), Float32);
+        assert_eq!(BFloat16.promote(Float32), Float32);
+        assert_eq!(Int64.promote(BFloat16), BFloat16);
     }
 }

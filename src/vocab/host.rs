@@ -1,6 +1,6 @@
 //! Host-side copies of array data, used by display, `asnumpy` and creation from literals.
 use super::dtype::DType;
-pub use half::f16;
+pub use half::{bf16, f16};
 
 /// A row-major host copy of an array's elements.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,6 +17,7 @@ pub enum HostData {
     U16(Vec<u16>),
     U32(Vec<u32>),
     U64(Vec<u64>),
+    BF16(Vec<bf16>),
 }
 
 /// Runs `$body` with `$v` bound to the typed vector of a `HostData`, whatever the dtype.
@@ -37,6 +38,7 @@ macro_rules! host_any {
             H::U16($v) => $body,
             H::U32($v) => $body,
             H::U64($v) => $body,
+            H::BF16($v) => $body,
         }
     }};
 }
@@ -184,6 +186,22 @@ impl HostElement for f16 {
     }
 }
 
+impl HostElement for bf16 {
+    const DTYPE: DType = DType::BFloat16;
+    fn host_f64(self) -> f64 {
+        self.to_f64()
+    }
+    fn host_scalar(self) -> Scalar {
+        Scalar::Float(self.to_f64())
+    }
+    fn from_f64_cast(v: f64) -> Self {
+        bf16::from_f64(v)
+    }
+    fn into_host(v: Vec<Self>) -> HostData {
+        HostData::BF16(v)
+    }
+}
+
 impl HostElement for bool {
     const DTYPE: DType = DType::Bool;
     fn host_f64(self) -> f64 {
@@ -238,6 +256,7 @@ impl HostData {
             DType::Int64 => conv::<i64>(values),
             DType::Bool => conv::<bool>(values),
             DType::Float16 => conv::<f16>(values),
+            DType::BFloat16 => conv::<bf16>(values),
             DType::Int8 => conv::<i8>(values),
             DType::Int16 => conv::<i16>(values),
             DType::UInt8 => conv::<u8>(values),
@@ -256,6 +275,7 @@ impl HostData {
             HostData::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             HostData::Bool(v) => v.iter().map(|&x| u8::from(x)).collect(),
             HostData::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            HostData::BF16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             HostData::I8(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             HostData::I16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             HostData::U8(v) => v.clone(),
@@ -285,6 +305,7 @@ impl HostData {
             DType::Int64 => read!(i64, I64),
             DType::Bool => HostData::Bool(bytes.iter().map(|&b| b != 0).collect()),
             DType::Float16 => read!(f16, F16),
+            DType::BFloat16 => read!(bf16, BF16),
             DType::Int8 => read!(i8, I8),
             DType::Int16 => read!(i16, I16),
             DType::UInt8 => HostData::U8(bytes.to_vec()),

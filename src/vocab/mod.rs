@@ -13,5 +13,5 @@ pub mod ops;
 pub use device::{Device, DeviceKind};
 pub use dtype::DType;
 pub use error::{Result, RuntimeError};
-pub use host::{f16, HostData, HostElement, Scalar};
+pub use host::{bf16, f16, HostData, HostElement, Scalar};
 pub use ops::{BinaryOp, FusedExpr, Patches, PoolKind, ReduceOp, UnaryOp};

@@ -528,6 +528,35 @@ impl Element for half::f16 {
     }
 }
 
+/// bfloat16 too: a storage type computed in float32 (PyTorch's CPU kernels do the same).
+impl Element for half::bf16 {
+    element_common!(half::bf16, DType::BFloat16, BF16);
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        half::bf16::from_f64(v)
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self.to_f64()
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        half::bf16::from_f64(v as f64)
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        x86::to_i64(self.to_f64())
+    }
+    #[inline(always)]
+    fn is_nonzero(self) -> bool {
+        self.to_f32() != 0.0
+    }
+    #[inline(always)]
+    fn cast<U: Element>(self) -> U {
+        U::from_f64(self.to_f64())
+    }
+}
+
 impl Element for bool {
     element_common!(bool, DType::Bool, Bool);
     #[inline(always)]

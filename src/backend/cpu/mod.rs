@@ -38,6 +38,7 @@ pub enum CpuStorage {
     U16(Vec<u16>),
     U32(Vec<u32>),
     U64(Vec<u64>),
+    BF16(Vec<half::bf16>),
 }
 
 /// Runs `$body` with `$v` bound to the typed vector, whatever the dtype.
@@ -56,6 +57,7 @@ macro_rules! with_any {
             CpuStorage::U16($v) => $body,
             CpuStorage::U32($v) => $body,
             CpuStorage::U64($v) => $body,
+            CpuStorage::BF16($v) => $body,
         }
     };
 }
@@ -95,6 +97,7 @@ macro_rules! with_pair {
             (CpuStorage::U16($a), CpuStorage::U16($b)) => $body,
             (CpuStorage::U32($a), CpuStorage::U32($b)) => $body,
             (CpuStorage::U64($a), CpuStorage::U64($b)) => $body,
+            (CpuStorage::BF16($a), CpuStorage::BF16($b)) => $body,
             $rest => $other,
         }
     };
@@ -149,6 +152,7 @@ fn cast_to<T: Element>(v: &[T], dtype: DType) -> Result<CpuStorage> {
         DType::Int64 => cast_vec::<T, i64>(v),
         DType::Bool => cast_vec::<T, bool>(v),
         DType::Float16 => cast_vec::<T, half::f16>(v),
+        DType::BFloat16 => cast_vec::<T, half::bf16>(v),
         DType::Int8 => cast_vec::<T, i8>(v),
         DType::Int16 => cast_vec::<T, i16>(v),
         DType::UInt8 => cast_vec::<T, u8>(v),
@@ -160,17 +164,18 @@ fn cast_to<T: Element>(v: &[T], dtype: DType) -> Result<CpuStorage> {
 
 /// float16 computes in float32: the op runs on a float32 copy and a float32 result rounds
 /// back to float16 (bool and index results stay as they are), as NumPy's half loops do.
-fn via_f32(
-    v: &[half::f16],
+/// An op of a 16-bit float storage (float16, bfloat16), computed in float32 and rounded back.
+fn via_f32<T: Element>(
+    v: &[T],
     op: impl FnOnce(&CpuStorage) -> Result<CpuStorage>,
 ) -> Result<CpuStorage> {
-    let wide = cast_vec::<half::f16, f32>(v)?;
-    narrow_f32(op(&wide)?)
+    let wide = cast_vec::<T, f32>(v)?;
+    narrow_f32::<T>(op(&wide)?)
 }
 
-fn narrow_f32(out: CpuStorage) -> Result<CpuStorage> {
+fn narrow_f32<T: Element>(out: CpuStorage) -> Result<CpuStorage> {
     match &out {
-        CpuStorage::F32(r) => cast_vec::<f32, half::f16>(r),
+        CpuStorage::F32(r) => cast_vec::<f32, T>(r),
         _ => Ok(out),
     }
 }
@@ -311,6 +316,7 @@ impl BackendStorage for CpuStorage {
             CpuStorage::I64(_) => DType::Int64,
             CpuStorage::Bool(_) => DType::Bool,
             CpuStorage::F16(_) => DType::Float16,
+            CpuStorage::BF16(_) => DType::BFloat16,
             CpuStorage::I8(_) => DType::Int8,
             CpuStorage::I16(_) => DType::Int16,
             CpuStorage::U8(_) => DType::UInt8,
@@ -337,6 +343,7 @@ impl BackendStorage for CpuStorage {
             DType::Float64 => filled::<f64>(n, value),
             DType::Bool => filled::<bool>(n, value),
             DType::Float16 => filled::<half::f16>(n, value),
+            DType::BFloat16 => filled::<half::bf16>(n, value),
             DType::Int8 => filled::<i8>(n, value),
             DType::Int16 => filled::<i16>(n, value),
             DType::UInt8 => filled::<u8>(n, value),
@@ -354,6 +361,7 @@ impl BackendStorage for CpuStorage {
             HostData::I64(v) => CpuStorage::I64(v),
             HostData::Bool(v) => CpuStorage::Bool(v),
             HostData::F16(v) => CpuStorage::F16(v),
+            HostData::BF16(v) => CpuStorage::BF16(v),
             HostData::I8(v) => CpuStorage::I8(v),
             HostData::I16(v) => CpuStorage::I16(v),
             HostData::U8(v) => CpuStorage::U8(v),
@@ -371,6 +379,7 @@ impl BackendStorage for CpuStorage {
             CpuStorage::I64(v) => HostData::I64(v.clone()),
             CpuStorage::Bool(v) => HostData::Bool(v.clone()),
             CpuStorage::F16(v) => HostData::F16(v.clone()),
+            CpuStorage::BF16(v) => HostData::BF16(v.clone()),
             CpuStorage::I8(v) => HostData::I8(v.clone()),
             CpuStorage::I16(v) => HostData::I16(v.clone()),
             CpuStorage::U8(v) => HostData::U8(v.clone()),
@@ -394,6 +403,7 @@ impl BackendStorage for CpuStorage {
             CpuStorage::F32(v) => unary_float(v, op),
             CpuStorage::F64(v) => unary_float(v, op),
             CpuStorage::F16(v) => via_f32(v, |w| w.unary(op)),
+            CpuStorage::BF16(v) => via_f32(v, |w| w.unary(op)),
             CpuStorage::Bool(v) if op == UnaryOp::Not => Ok(CpuStorage::Bool(map1(v, |x| !x)?)),
             _ => Err(internal(&format!("{} reached the bool kernel", op.name()))),
         })
@@ -414,7 +424,11 @@ impl BackendStorage for CpuStorage {
             (Bool(a), Bool(b)) => binary_bool(a, strides, b, rhs_strides, shape, op),
             (F16(a), F16(b)) => {
                 let (a, b) = (cast_vec::<_, f32>(a)?, cast_vec::<_, f32>(b)?);
-                narrow_f32(a.binary(strides, &b, rhs_strides, shape, op)?)
+                narrow_f32::<half::f16>(a.binary(strides, &b, rhs_strides, shape, op)?)
+            }
+            (BF16(a), BF16(b)) => {
+                let (a, b) = (cast_vec::<_, f32>(a)?, cast_vec::<_, f32>(b)?);
+                narrow_f32::<half::bf16>(a.binary(strides, &b, rhs_strides, shape, op)?)
             }
             (I32(a), I32(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
             (I64(a), I64(b)) => binary_num(a, strides, b, rhs_strides, shape, op),
@@ -433,6 +447,7 @@ impl BackendStorage for CpuStorage {
             CpuStorage::F32(v) => reduce_num(v, op, outer, len, inner),
             CpuStorage::F64(v) => reduce_num(v, op, outer, len, inner),
             CpuStorage::F16(v) => via_f32(v, |w| w.reduce(op, outer, len, inner)),
+            CpuStorage::BF16(v) => via_f32(v, |w| w.reduce(op, outer, len, inner)),
             _ => Err(internal("a bool reduction reached the backend")),
         })
     }
@@ -445,7 +460,11 @@ impl BackendStorage for CpuStorage {
             // float16 products accumulate in float32 and round once.
             (F16(a), F16(b)) => {
                 let (a, b) = (cast_vec::<_, f32>(a)?, cast_vec::<_, f32>(b)?);
-                narrow_f32(a.matmul(&b, layout)?)
+                narrow_f32::<half::f16>(a.matmul(&b, layout)?)
+            }
+            (BF16(a), BF16(b)) => {
+                let (a, b) = (cast_vec::<_, f32>(a)?, cast_vec::<_, f32>(b)?);
+                narrow_f32::<half::bf16>(a.matmul(&b, layout)?)
             }
             (I32(a), I32(b)) => matmul_int(a, b, layout),
             (I64(a), I64(b)) => matmul_int(a, b, layout),

@@ -57,6 +57,7 @@ fn nccl_type(dtype: DType) -> Option<nccl::ncclDataType_t> {
         DType::Int32 => nccl::ncclDataType_t::ncclInt32,
         DType::Int64 => nccl::ncclDataType_t::ncclInt64,
         DType::Float16 => nccl::ncclDataType_t::ncclFloat16,
+        DType::BFloat16 => nccl::ncclDataType_t::ncclBfloat16,
         DType::Int8 => nccl::ncclDataType_t::ncclInt8,
         DType::UInt8 => nccl::ncclDataType_t::ncclUint8,
         DType::UInt32 => nccl::ncclDataType_t::ncclUint32,

@@ -138,7 +138,7 @@ pub fn with_prelude(body: &str) -> String {
     format!("{COMMON}\n{body}")
 }
 
-pub const DTYPES: [DType; 12] = DType::ALL;
+pub const DTYPES: [DType; 13] = DType::ALL;
 
 pub(crate) const UNARY_OPS: [UnaryOp; 21] = [
     UnaryOp::Neg,
@@ -182,6 +182,7 @@ pub fn dtype_tag(dtype: DType) -> &'static str {
         DType::Int64 => "i64",
         DType::Bool => "bool",
         DType::Float16 => "f16",
+        DType::BFloat16 => "bf16",
         DType::Int8 => "i8",
         DType::Int16 => "i16",
         DType::UInt8 => "u8",
@@ -197,7 +198,7 @@ pub fn dtype_tag(dtype: DType) -> &'static str {
 pub fn unary_entry(op: UnaryOp, dtype: DType) -> Option<String> {
     let supported = match dtype {
         DType::Float32 | DType::Float64 => true,
-        DType::Float16 => false,
+        DType::Float16 | DType::BFloat16 => false,
         DType::Bool => op == UnaryOp::Not,
         _ => !op.is_float_only(),
     };
@@ -208,7 +209,7 @@ pub fn unary_entry(op: UnaryOp, dtype: DType) -> Option<String> {
 pub fn binary_entry(op: BinaryOp, dtype: DType, contiguous: bool) -> Option<String> {
     let supported = match dtype {
         DType::Float32 | DType::Float64 => !op.is_bitwise(),
-        DType::Float16 => false,
+        DType::Float16 | DType::BFloat16 => false,
         DType::Bool => {
             op.is_comparison()
                 || op.is_bitwise()
@@ -225,7 +226,7 @@ pub fn reduce_entry(op: ReduceOp, dtype: DType, rows: bool) -> Option<String> {
     let arg = matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
     let supported = match op {
         ReduceOp::Mean => false,
-        _ if dtype == DType::Float16 => false,
+        _ if dtype.is_half() => false,
         ReduceOp::Sum | ReduceOp::Prod => dtype != DType::Bool,
         _ => true,
     };

@@ -57,10 +57,10 @@ impl CudaStorage {
             return Ok(());
         }
         // The kernel adds float16 as bits: sum in float32 and round back instead.
-        if add && self.dtype() == DType::Float16 {
+        if add && self.dtype().is_half() {
             let mut wide = self.cast(DType::Float32)?;
             wide.scatter_along(to, index, &src.cast(DType::Float32)?, len, add)?;
-            *self = wide.cast(DType::Float16)?;
+            *self = wide.cast(self.dtype())?;
             return Ok(());
         }
         let [_, entry] = kernels::select_entries(self.dtype());

@@ -210,7 +210,7 @@ impl CudaStorage {
         high: f64,
         dtype: DType,
     ) -> Result<CudaStorage> {
-        if dtype == DType::Float16 {
+        if dtype.is_half() {
             return CudaStorage::uniform(device, n, low, high, DType::Float32)?.cast(dtype);
         }
         let unit = CudaStorage::alloc(device, n, dtype)?;
@@ -237,7 +237,7 @@ impl CudaStorage {
         std: f64,
         dtype: DType,
     ) -> Result<CudaStorage> {
-        if dtype == DType::Float16 {
+        if dtype.is_half() {
             return CudaStorage::normal(device, n, mean, std, DType::Float32)?.cast(dtype);
         }
         if n == 0 {
@@ -303,6 +303,7 @@ impl CudaStorage {
             DType::Int32 => HostData::I32(self.read_values(0)?),
             DType::Int64 => HostData::I64(self.read_values(0)?),
             DType::Float16 => HostData::F16(self.read_values(crate::vocab::f16::ZERO)?),
+            DType::BFloat16 => HostData::BF16(self.read_values(crate::vocab::bf16::ZERO)?),
             DType::Int8 => HostData::I8(self.read_values(0)?),
             DType::Int16 => HostData::I16(self.read_values(0)?),
             DType::UInt8 => HostData::U8(self.read_values(0)?),
@@ -374,14 +375,14 @@ impl CudaStorage {
     fn via_f32(&self, op: impl FnOnce(&CudaStorage) -> Result<CudaStorage>) -> Result<CudaStorage> {
         let out = op(&self.cast(DType::Float32)?)?;
         if out.dtype == DType::Float32 {
-            out.cast(DType::Float16)
+            out.cast(self.dtype)
         } else {
             Ok(out)
         }
     }
 
     pub fn unary(&self, op: UnaryOp) -> Result<CudaStorage> {
-        if self.dtype == DType::Float16 {
+        if self.dtype.is_half() {
             return self.via_f32(|w| w.unary(op));
         }
         let entry = kernels::unary_entry(op, self.dtype)
@@ -416,7 +417,7 @@ impl CudaStorage {
         op: BinaryOp,
     ) -> Result<CudaStorage> {
         same_device(self, rhs, op.name())?;
-        if self.dtype == DType::Float16 {
+        if self.dtype.is_half() {
             let rhs = rhs.cast(DType::Float32)?;
             return self.via_f32(|w| w.binary(strides, &rhs, rhs_strides, shape, op));
         }
@@ -478,7 +479,7 @@ impl CudaStorage {
         len: usize,
         inner: usize,
     ) -> Result<CudaStorage> {
-        if self.dtype == DType::Float16 {
+        if self.dtype.is_half() {
             return self.via_f32(|w| w.reduce(op, outer, len, inner));
         }
         let arg = matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
@@ -524,7 +525,7 @@ impl CudaStorage {
 
     pub fn matmul(&self, rhs: &CudaStorage, layout: &MatmulLayout) -> Result<CudaStorage> {
         same_device(self, rhs, "matmul")?;
-        if self.dtype == DType::Float16 {
+        if self.dtype.is_half() {
             let rhs = rhs.cast(DType::Float32)?;
             return self.via_f32(|w| w.matmul(&rhs, layout));
         }

@@ -241,6 +241,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Optio
         "int" => ("x.int(): x as int32.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Int32) }),
         "bool" => ("x.bool(): x as bool.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Bool) }),
         "half" => ("x.half(): x as float16.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Float16) }),
+        "bfloat16" => ("x.bfloat16(): x as bfloat16.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::BFloat16) }),
         "byte" => ("x.byte(): x as uint8.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::UInt8) }),
         "char" => ("x.char(): x as int8.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Int8) }),
         "short" => ("x.short(): x as int16.", |it, r, mut a| { a.take_kw("memory_format"); a.finish(0)?; cast(it, r, DType::Int16) }),

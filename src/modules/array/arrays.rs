@@ -292,38 +292,67 @@ pub fn zeros_like<const F: u8>(it: &mut dyn Interpreter, a: Args) -> Result<Valu
     like::<F>(it, a, 0.0)
 }
 
-/// Flatten nested lists/tuples of numbers into data + shape. While every leaf is an integer,
-/// `exact` keeps their values too (an int64 past 2**53 is not an f64).
-fn flatten_nested(
+/// What the leaves of nested data are, found by `scan_nested` before anything is copied.
+#[derive(Default)]
+struct Leaves {
+    float: bool,
+    int: bool,
+    /// Every leaf is an int, a bool or an int64 array: the values can be kept exactly as
+    /// int64 (an int past 2**53 is not an f64).
+    all_exact: bool,
+    /// The depth of the numbers seen so far (an array's numbers lie below it).
+    depth: Option<usize>,
+}
+
+impl Leaves {
+    /// Numbers at `depth`: every number must lie at one depth (`(1, (2, 3))` is ragged).
+    fn at_depth(&mut self, depth: usize) -> Result<(), Exc> {
+        match self.depth {
+            Some(d) if d != depth => Err(ragged_depths()),
+            _ => {
+                self.depth = Some(depth);
+                Ok(())
+            }
+        }
+    }
+}
+
+fn ragged_depths() -> Exc {
+    Exc::value_error(
+        "setting an array element with a sequence: the nested lists have different depths",
+    )
+}
+
+/// The items of a list or tuple (a tuple subclass such as `torch.Size` holds a tuple), read
+/// in place.
+fn with_items<R>(v: &Value, f: impl FnOnce(Option<&[Value]>) -> R) -> R {
+    if let Some(t @ Value::Tuple(_)) = crate::object::class::base_value(v) {
+        return with_items(&t, f);
+    }
+    match v {
+        Value::List(l) => f(Some(&l.borrow())),
+        Value::Tuple(t) => f(Some(t)),
+        _ => f(None),
+    }
+}
+
+/// The shape pass over nested lists/tuples of numbers and arrays: checks that they are
+/// rectangular and numeric, and notes what the leaves are, without copying a value, so the
+/// fill (`fill_nested`) sizes its output once.
+fn scan_nested(
     v: &Value,
     shape: &mut Vec<usize>,
     depth: usize,
-    out: &mut Vec<f64>,
-    kinds: &mut (bool, bool),
-    exact: &mut Option<Vec<i64>>,
+    leaves: &mut Leaves,
 ) -> Result<(), Exc> {
-    if let Some(t @ Value::Tuple(_)) = crate::object::class::base_value(v) {
-        // A tuple subclass (`torch.Size`) holds its items as a tuple.
-        return flatten_nested(&t, shape, depth, out, kinds, exact);
-    }
-    match v {
-        Value::List(_) | Value::Tuple(_) => {
-            // Copied through the fallible path: a huge nested list is a MemoryError.
-            let mut items: Vec<Value> = Vec::new();
-            match v {
-                Value::List(l) => {
-                    let l = l.borrow();
-                    items = crate::object::alloc::vec(l.len())?;
-                    items.extend_from_slice(&l);
-                }
-                Value::Tuple(t) => {
-                    items = crate::object::alloc::vec(t.len())?;
-                    items.extend_from_slice(t);
-                }
-                _ => {}
-            }
+    let scanned = with_items(v, |items| -> Option<Result<(), Exc>> {
+        let items = items?;
+        Some((|| {
             if depth > 32 {
                 return Err(Exc::value_error("array nesting deeper than 32 levels"));
+            }
+            if leaves.depth.is_some_and(|d| d <= depth) {
+                return Err(ragged_depths());
             }
             if shape.len() == depth {
                 shape.push(items.len());
@@ -332,11 +361,16 @@ fn flatten_nested(
                     "setting an array element with a sequence: the nested lists have different lengths (the shape is inhomogeneous)",
                 ));
             }
-            for x in &items {
-                flatten_nested(x, shape, depth + 1, out, kinds, exact)?;
+            for x in items {
+                scan_nested(x, shape, depth + 1, leaves)?;
             }
             Ok(())
-        }
+        })())
+    });
+    if let Some(r) = scanned {
+        return r;
+    }
+    match v {
         Value::Array(a) => {
             let sub = a.array.shape();
             if shape.len() == depth {
@@ -346,33 +380,17 @@ fn flatten_nested(
                     "setting an array element with a sequence: inhomogeneous shapes",
                 ));
             }
-            out.try_reserve(a.array.size())
-                .map_err(|_| crate::object::alloc::memory_error())?;
-            match a.array.try_to_host()? {
-                HostData::F64(d) => out.extend(d),
-                HostData::I64(d) => {
-                    out.extend(d.iter().map(|&x| x as f64));
-                    if let Some(e) = exact {
-                        e.try_reserve(d.len())
-                            .map_err(|_| crate::object::alloc::memory_error())?;
-                        e.extend(d);
-                    }
-                }
-                other => {
-                    *exact = None;
-                    out.extend(other.to_f64_vec())
-                }
-            }
-            kinds.0 |= a.array.dtype().is_float();
-            kinds.1 |= a.array.dtype().is_int();
+            leaves.at_depth(depth + sub.len())?;
+            leaves.float |= a.array.dtype().is_float();
+            leaves.int |= a.array.dtype().is_int();
+            leaves.all_exact &= a.array.dtype() == DType::Int64;
             Ok(())
         }
         other => {
             if shape.len() != depth {
-                return Err(Exc::value_error(
-                    "setting an array element with a sequence: the nested lists have different depths",
-                ));
+                return Err(ragged_depths());
             }
+            leaves.at_depth(depth)?;
             match &*crate::object::ops::as_number(other) {
                 // No object arrays: an int past 64 bits has no dtype here (NumPy's words
                 // for it as int64; PyTorch's are put in `array_from`).
@@ -383,31 +401,49 @@ fn flatten_nested(
                     ))
                 }
                 Value::Float(_) => {
-                    kinds.0 = true;
-                    *exact = None;
+                    leaves.float = true;
+                    leaves.all_exact = false;
                 }
-                Value::Bool(b) => {
-                    if let Some(e) = exact {
-                        crate::object::alloc::push(e, i64::from(*b))?;
-                    }
-                }
-                Value::Int(i) => {
-                    kinds.1 = true;
-                    if let Some(e) = exact {
-                        crate::object::alloc::push(e, *i)?;
-                    }
-                }
-                _ => *exact = None,
+                Value::Bool(_) => {}
+                Value::Int(_) => leaves.int = true,
+                _ => leaves.all_exact = false,
             }
-            let x = as_f64(other).ok_or_else(|| {
-                Exc::type_error(format!(
+            if as_f64(other).is_none() {
+                return Err(Exc::type_error(format!(
                     "array() expects numbers or nested lists of numbers, got {}",
                     other.type_name()
-                ))
-            })?;
-            crate::object::alloc::push(out, x)
+                )));
+            }
+            Ok(())
         }
     }
+}
+
+/// The fill pass: the leaves of data `scan_nested` accepted, appended in order to `out`
+/// (sized once by the caller), each number through `number` and each array's host copy
+/// through `array`.
+fn fill_nested<T>(
+    v: &Value,
+    out: &mut Vec<T>,
+    number: &dyn Fn(&Value) -> T,
+    array: &dyn Fn(HostData, &mut Vec<T>),
+) -> Result<(), Exc> {
+    let filled = with_items(v, |items| -> Option<Result<(), Exc>> {
+        let items = items?;
+        Some(
+            items
+                .iter()
+                .try_for_each(|x| fill_nested(x, out, number, array)),
+        )
+    });
+    if let Some(r) = filled {
+        return r;
+    }
+    match v {
+        Value::Array(a) => array(a.array.try_to_host()?, out),
+        other => out.push(number(other)),
+    }
+    Ok(())
 }
 
 pub fn array<const F: u8>(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -463,16 +499,22 @@ fn array_from(
     f: u8,
 ) -> Result<Value, Exc> {
     let mut shape = Vec::new();
-    let mut flat = Vec::new();
-    let mut kinds = (false, false);
-    let mut exact = Some(Vec::new());
-    flatten_nested(data, &mut shape, 0, &mut flat, &mut kinds, &mut exact).map_err(|e| {
+    let mut leaves = Leaves {
+        all_exact: true,
+        ..Leaves::default()
+    };
+    scan_nested(data, &mut shape, 0, &mut leaves).map_err(|e| {
         if f == TORCH && e.kind == ExcKind::OverflowError {
             Exc::value_error("Overflow when unpacking long long")
         } else {
             e
         }
     })?;
+    let kinds = (leaves.float, leaves.int);
+    let count = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(crate::object::alloc::memory_error)?;
     let default = if let (Value::Array(src), true) = (data, f != ND) {
         // torch.tensor(a), np.array(a), mx.np.array(a) keep the source's dtype.
         src.array.dtype()
@@ -491,7 +533,7 @@ fn array_from(
             float_default(f)
         } else if kinds.1 {
             DType::Int64
-        } else if matches!(data, Value::Bool(_)) || (!flat.is_empty() && !kinds.0 && !kinds.1) {
+        } else if matches!(data, Value::Bool(_)) || (count > 0 && !kinds.0 && !kinds.1) {
             DType::Bool
         } else {
             float_default(f)
@@ -500,12 +542,32 @@ fn array_from(
         DType::Float32
     };
     let dtype = dtype.unwrap_or(default);
+    // One fill into an output sized once: int64 kept exactly, anything else through f64.
     let rt = &it.state_mut().rt;
-    let arr = match exact {
-        Some(ints) if dtype == DType::Int64 && ints.len() == flat.len() => {
-            rt.from_host(HostData::I64(ints), &shape, device)?
-        }
-        _ => rt.from_f64(flat, &shape, dtype, device)?,
+    let arr = if dtype == DType::Int64 && leaves.all_exact {
+        let mut ints = crate::object::alloc::vec(count)?;
+        fill_nested(
+            data,
+            &mut ints,
+            &|x| as_i64(x).unwrap_or_default(),
+            &|host, out| match host {
+                HostData::I64(d) => out.extend(d),
+                other => out.extend(other.to_f64_vec().into_iter().map(|x| x as i64)),
+            },
+        )?;
+        rt.from_host(HostData::I64(ints), &shape, device)?
+    } else {
+        let mut flat = crate::object::alloc::vec(count)?;
+        fill_nested(
+            data,
+            &mut flat,
+            &|x| as_f64(x).unwrap_or(f64::NAN),
+            &|host, out| match host {
+                HostData::F64(d) => out.extend(d),
+                other => out.extend(other.to_f64_vec()),
+            },
+        )?;
+        rt.from_f64(flat, &shape, dtype, device)?
     };
     Ok(wrap(arr, flavor_for(it, f)))
 }
@@ -1636,6 +1698,10 @@ pub fn fill_namespace<const F: u8>(m: &crate::object::value::Module) {
     }
     crate::modules::array::array_more::fill_namespace::<F>(m);
     for d in DType::ALL {
+        // bfloat16 is PyTorch's alone (NumPy and MXNet have none).
+        if d == DType::BFloat16 && F != TORCH {
+            continue;
+        }
         let flavor = match F {
             TORCH => Flavor::Torch,
             NP => Flavor::Np,

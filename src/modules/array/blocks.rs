@@ -574,6 +574,7 @@ fn uninitialized_move(it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
         "int" => Some(DType::Int32),
         "long" => Some(DType::Int64),
         "half" => Some(DType::Float16),
+        "bfloat16" => Some(DType::BFloat16),
         "to" => a
             .pos
             .iter()

@@ -54,6 +54,8 @@ fn descr(d: DType) -> &'static str {
         DType::Int64 => "<i8",
         DType::Bool => "|b1",
         DType::Float16 => "<f2",
+        // NumPy has no bfloat16 (a NumPy array never holds one): raw 2-byte items.
+        DType::BFloat16 => "|V2",
         DType::Int8 => "|i1",
         DType::Int16 => "<i2",
         DType::UInt8 => "|u1",

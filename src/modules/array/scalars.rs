@@ -23,7 +23,7 @@ use crate::object::{method, Interpreter};
 use crate::runtime::{Array, DType, Scalar};
 
 /// The runtime's dtypes, each with a NumPy scalar type.
-pub const DTYPES: [DType; 12] = DType::ALL;
+pub const DTYPES: [DType; 13] = DType::ALL;
 
 /// A NumPy scalar: a value of one dtype (a float32 is held as the f64 it equals exactly).
 pub struct NpScalar {
@@ -138,6 +138,7 @@ pub fn type_name(d: DType) -> &'static str {
         DType::Int64 => "numpy.int64",
         DType::Bool => "numpy.bool_",
         DType::Float16 => "numpy.float16",
+        DType::BFloat16 => "bfloat16",
         DType::Int8 => "numpy.int8",
         DType::Int16 => "numpy.int16",
         DType::UInt8 => "numpy.uint8",

@@ -339,13 +339,17 @@ fn ax_pie(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Val
         .map(|v| v.truthy())
         .transpose()?
         .unwrap_or(true);
+    let normalize = a
+        .take_kw("normalize")
+        .map(|v| v.truthy())
+        .transpose()?
+        .unwrap_or(true);
     for k in [
         "wedgeprops",
         "textprops",
         "center",
         "frame",
         "rotatelabels",
-        "normalize",
         "hatch",
     ] {
         a.take_kw(k);
@@ -361,12 +365,17 @@ fn ax_pie(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Val
     // matplotlib takes the sizes as float32.
     let xs: Vec<f32> = values.iter().map(|v| *v as f32).collect();
     let total: f32 = xs.iter().sum();
-    if total.is_nan() || total <= 0.0 {
+    // matplotlib divides by the sum unchecked: a zero or non-finite sum gives NaN fractions,
+    // which fail where a wedge's arc is sized (`int()` of NaN), as below.
+    let fracs: Vec<f64> = if normalize {
+        xs.iter().map(|v| f64::from(v / total)).collect()
+    } else if total > 1.0 {
         return Err(Exc::value_error(
-            "Wedge sizes 'x' must be non negative values",
+            "Cannot plot an unnormalized pie with sum(x) > 1",
         ));
-    }
-    let fracs: Vec<f64> = xs.iter().map(|v| f64::from(v / total)).collect();
+    } else {
+        xs.iter().map(|v| f64::from(*v)).collect()
+    };
     let labels: Vec<String> = match &labels {
         Some(v) => data::strings(v).unwrap_or_default(),
         None => vec![String::new(); n],
@@ -405,15 +414,20 @@ fn ax_pie(it: &mut dyn Interpreter, ax: &Rc<AxesObj>, mut a: Args) -> Result<Val
     let (mut wedges, mut texts, mut autotexts) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..n {
         let theta2 = theta1 + dir * fracs[i];
+        // The wedge as a polygon: the centre, then its arc in steps of at most a degree.
+        let (a0, a1) = (360.0 * theta1.min(theta2), 360.0 * theta1.max(theta2));
+        // `min`/`max` drop a NaN; the sweep keeps it.
+        let sweep = 360.0 * (theta2 - theta1).abs();
+        let steps = match crate::object::bigint::from_float(sweep.ceil())? {
+            Value::Int(k) => usize::try_from(k).unwrap_or(0).max(1),
+            _ => 1,
+        };
         let thetam = 2.0 * std::f64::consts::PI * 0.5 * (theta1 + theta2);
         let (cx, cy) = (explode[i] * thetam.cos(), explode[i] * thetam.sin());
         let c = match &colors {
             Some(cs) if !cs.is_empty() => cs[i % cs.len()],
             _ => ax.with(|a| a.next_color())?,
         };
-        // The wedge as a polygon: the centre, then its arc in steps of at most a degree.
-        let (a0, a1) = (360.0 * theta1.min(theta2), 360.0 * theta1.max(theta2));
-        let steps = ((a1 - a0).ceil() as usize).max(1);
         let (mut px, mut py) = (vec![cx], vec![cy]);
         for k in 0..=steps {
             let t = (a0 + (a1 - a0) * k as f64 / steps as f64).to_radians();

@@ -34,11 +34,6 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
             slice,
         ),
         (
-            "range",
-            "range(stop) / range(start, stop[, step]): integers from start to stop.",
-            range,
-        ),
-        (
             "abs",
             "abs(x): absolute value (elementwise for arrays).",
             abs,
@@ -211,6 +206,7 @@ pub fn install(b: &mut crate::object::NameMap<Value>) {
         ("set", TypeKind::Set),
         ("frozenset", TypeKind::FrozenSet),
         ("object", TypeKind::Object),
+        ("range", TypeKind::Range),
     ] {
         b.insert(Rc::from(name), Value::Type(t));
     }
@@ -396,7 +392,10 @@ pub fn length(v: &Value) -> Result<usize, Exc> {
         Value::Tuple(t) => t.len(),
         Value::Dict(d) => d.borrow().len(),
         Value::Set(s) => s.table.borrow().len(),
-        Value::Range(a, b, c) => crate::object::value::range_len(*a, *b, *c) as usize,
+        Value::Range(..) => match crate::object::big_range::BigRange::of(v) {
+            Some(r) => crate::object::big_range::length_of(&r)?,
+            None => 0,
+        },
         Value::Array(a) => match a.array.shape().first() {
             Some(n) => *n,
             None => return Err(Exc::type_error("len() of a 0-d array")),
@@ -475,25 +474,6 @@ fn int_arg(v: &Value, what: &str) -> Result<i64, Exc> {
     }
     as_i64(v)
         .ok_or_else(|| Exc::type_error(format!("{what} must be an integer, not {}", v.type_name())))
-}
-
-fn range(_it: &mut dyn Interpreter, a: Args) -> Result<Value, Exc> {
-    a.finish(3)?;
-    let n: Vec<i64> = a
-        .pos
-        .iter()
-        .map(|v| int_arg(v, "range() argument"))
-        .collect::<Result<_, _>>()?;
-    let (start, stop, step) = match n.as_slice() {
-        [stop] => (0, *stop, 1),
-        [start, stop] => (*start, *stop, 1),
-        [start, stop, step] => (*start, *stop, *step),
-        _ => return Err(Exc::type_error("range expected 1 to 3 integer arguments")),
-    };
-    if step == 0 {
-        return Err(Exc::value_error("range() arg 3 must not be zero"));
-    }
-    Ok(Value::Range(start, stop, step))
 }
 
 pub(crate) fn abs(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
@@ -692,7 +672,10 @@ pub fn instance_of(v: &Value, t: &Value) -> Result<bool, Exc> {
         Value::Type(TypeKind::Int) => {
             matches!(v, Value::Int(_) | Value::BigInt(_) | Value::Bool(_))
         }
-        Value::Type(k) => type_kind(v) == *k,
+        Value::Type(k) => {
+            type_kind(v) == *k
+                || matches!(v, Value::Object(o) if matches!(o.class_value(), Some(Value::Type(own)) if own == *k))
+        }
         Value::ExcType(k) => matches!(v, Value::Exception(e) if e.kind.is_subclass_of(*k)),
         Value::Tuple(items) => {
             for x in items.iter() {
@@ -1315,6 +1298,9 @@ pub fn callable(_it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 /// `int(x)`, `str(x)`, `list(x)`, ...
 pub fn call_type(it: &mut dyn Interpreter, t: TypeKind, mut a: Args) -> Result<Value, Exc> {
     a.fname = t.name();
+    if t == TypeKind::Range {
+        return crate::object::big_range::construct(a);
+    }
     // `int(x)` / `float(x)` of an instance: its `__int__` / `__float__`, or the built-in value
     // a class extending `int` or `float` holds.
     if let (TypeKind::Int | TypeKind::Float, Some(first @ Value::Instance(_))) = (t, a.pos.first())
@@ -1867,6 +1853,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         Value::Tuple(_) => tuple_method(v, name),
         Value::Dict(_) => dict_method(v, name),
         Value::Set(s) => crate::object::set::get_method(v, s, name),
+        Value::Range(..) => crate::object::big_range::attr(v, name),
         Value::Device(d) => match name {
             "device_type" => Some(Value::str(match d.kind {
                 DeviceKind::Cpu => "cpu",
@@ -1993,6 +1980,10 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
         Value::DType(d, _) => match name {
             "name" => Some(Value::str(d.name())),
             "itemsize" => Some(Value::Int(d.size_bytes() as i64)),
+            "is_floating_point" => Some(Value::Bool(d.is_float())),
+            "is_signed" => Some(Value::Bool(
+                *d != crate::vocab::DType::Bool && !d.is_unsigned(),
+            )),
             "type" => hooks::ARRAYS.get().map(|h| (h.dtype_type)(*d)),
             _ => None,
         },

@@ -279,6 +279,9 @@ pub fn iter(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     if let Some(sentinel) = sentinel {
         return super::lazy::callable_iterator(v, sentinel);
     }
+    if let Some(r) = crate::object::big_range::iterator(&v) {
+        return Ok(r);
+    }
     match &v {
         Value::Generator(_) => return Ok(v.clone()),
         v if class::has_special_methods(v) => {

@@ -359,6 +359,12 @@ pub fn enumerate(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
 pub fn reversed(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let v = a.required(0, "sequence")?;
     a.finish(1)?;
+    if let Some(r) = crate::object::big_range::reversed(&v) {
+        return Ok(r);
+    }
+    if let Some(r) = crate::object::class::call_special(it, &v, "__reversed__", Vec::new())? {
+        return Ok(r);
+    }
     let name = match &v {
         Value::List(_) => "list_reverseiterator",
         Value::Range(..) => "range_iterator",

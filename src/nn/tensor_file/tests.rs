@@ -103,14 +103,14 @@ fn bad_files_are_refused_with_the_hint() {
         "{msg}"
     );
 
-    // A bfloat16 array: valid safetensors, but not a dtype devarray has.
+    // An 8-bit float array: valid safetensors, but not a dtype devarray has.
     let half = dir.join("half");
-    let bytes = [0u8; 4];
-    let view = TensorView::new(Dtype::BF16, vec![2], &bytes).expect("view");
+    let bytes = [0u8; 2];
+    let view = TensorView::new(Dtype::F8_E4M3, vec![2], &bytes).expect("view");
     let encoded = safetensors::serialize(vec![("h", view)], None).expect("encode");
     fs::write(&half, encoded).expect("write");
-    let err = read(&half, HINT).expect_err("bf16");
-    assert!(err.to_string().ends_with("array 'h' cannot be read: it is stored as BF16; devarray reads bool, the integers and float16/32/64"), "{err}");
+    let err = read(&half, HINT).expect_err("f8");
+    assert!(err.to_string().ends_with("array 'h' cannot be read: it is stored as F8_E4M3; devarray reads bool, the integers, float16/32/64 and bfloat16"), "{err}");
 
     // A bool byte other than 0 or 1.
     let weird = dir.join("weird");

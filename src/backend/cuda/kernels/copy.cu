@@ -71,6 +71,21 @@ __device__ __forceinline__ u64 da_f2u64(double v) {
 __device__ __forceinline__ double da_ld_f32(float x) { return x; }
 __device__ __forceinline__ double da_ld_f64(double x) { return x; }
 __device__ __forceinline__ double da_ld_f16(u16 x) { return da_half_to_float(x); }
+// bfloat16 is the high half of a float32's bits, decoded in arithmetic (no byte moves: the
+// emulator has no `prmt`).
+__device__ __forceinline__ double da_ld_bf16(u16 x) {
+    unsigned int exp = ((unsigned int)x >> 7) & 0xffu;
+    unsigned int mant = (unsigned int)x & 0x7fu;
+    double m;
+    if (exp == 0xffu) {
+        m = mant ? __longlong_as_double(0x7ff8000000000000ll) : __longlong_as_double(0x7ff0000000000000ll);
+    } else if (exp == 0) {
+        m = (double)mant * 9.183549615799121e-41;  // mant * 2^-133
+    } else {
+        m = ldexp((double)(mant | 0x80u), (int)exp - 134);
+    }
+    return ((unsigned int)x & 0x8000u) ? -m : m;
+}
 __device__ __forceinline__ i64 da_ld_i32(i32 x) { return x; }
 __device__ __forceinline__ i64 da_ld_i64(i64 x) { return x; }
 __device__ __forceinline__ i64 da_ld_i8(i8 x) { return x; }
@@ -102,6 +117,17 @@ DA_STORE_FLOAT(double, f64)
 __device__ __forceinline__ u16 da_st_f16(double v) { return da_double_to_half(v); }
 __device__ __forceinline__ u16 da_st_f16(i64 v) { return da_double_to_half((double)v); }
 __device__ __forceinline__ u16 da_st_f16(u64 v) { return da_double_to_half((double)v); }
+// To float32, then to the nearest bfloat16, ties to even (NaN stays a quiet NaN).
+__device__ __forceinline__ u16 da_float_to_bf16(float f) {
+    unsigned int x = (unsigned int)__float_as_int(f);
+    unsigned int sign = (x >> 16) & 0x8000u;
+    if (f != f) return (u16)(sign | 0x7fc0u);
+    unsigned int r = (x & 0x7fffffffu) + 0x7fffu + ((x >> 16) & 1u);
+    return (u16)(sign | ((r >> 16) & 0x7fffu));
+}
+__device__ __forceinline__ u16 da_st_bf16(double v) { return da_float_to_bf16((float)v); }
+__device__ __forceinline__ u16 da_st_bf16(i64 v) { return da_float_to_bf16((float)v); }
+__device__ __forceinline__ u16 da_st_bf16(u64 v) { return da_float_to_bf16((float)v); }
 __device__ __forceinline__ u8 da_st_bool(double v) { return v != 0.0; }
 __device__ __forceinline__ u8 da_st_bool(i64 v) { return v != 0; }
 __device__ __forceinline__ u8 da_st_bool(u64 v) { return v != 0; }
@@ -143,7 +169,8 @@ __device__ __forceinline__ u8 da_st_bool(u64 v) { return v != 0; }
     DA_CAST(FROM, FTAG, u8, u8)                                                             \
     DA_CAST(FROM, FTAG, u16, u16)                                                           \
     DA_CAST(FROM, FTAG, u32, u32)                                                           \
-    DA_CAST(FROM, FTAG, u64, u64)
+    DA_CAST(FROM, FTAG, u64, u64)                                                           \
+    DA_CAST(FROM, FTAG, u16, bf16)
 
 DA_FILL(float, f32)
 DA_FILL(double, f64)
@@ -167,6 +194,7 @@ DA_FILL_BITS(u8, u8)
 DA_FILL_BITS(u16, u16)
 DA_FILL_BITS(u32, u32)
 DA_FILL_BITS(u64, u64)
+DA_FILL_BITS(u16, bf16)
 DA_ALL_CASTS_FROM(u16, f16)
 DA_ALL_CASTS_FROM(i8, i8)
 DA_ALL_CASTS_FROM(i16, i16)
@@ -174,6 +202,7 @@ DA_ALL_CASTS_FROM(u8, u8)
 DA_ALL_CASTS_FROM(u16, u16)
 DA_ALL_CASTS_FROM(u32, u32)
 DA_ALL_CASTS_FROM(u64, u64)
+DA_ALL_CASTS_FROM(u16, bf16)
 DA_MOVE(u16, f16)
 DA_MOVE(i8, i8)
 DA_MOVE(i16, i16)
@@ -181,6 +210,7 @@ DA_MOVE(u8, u8)
 DA_MOVE(u16, u16)
 DA_MOVE(u32, u32)
 DA_MOVE(u64, u64)
+DA_MOVE(u16, bf16)
 
 // Selection along one axis by an int64 index array (runtime/array/select.rs), an array seen as
 // (outer, len, inner). take_along: out[o, j, k] = in[o, index[o, j, k], k], one thread per
@@ -232,3 +262,4 @@ DA_SELECT(u8, u8)
 DA_SELECT(u16, u16)
 DA_SELECT(u32, u32)
 DA_SELECT(u64, u64)
+DA_SELECT(u16, bf16)

@@ -513,6 +513,7 @@ pub fn tensor_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Op
                     .or_else(|| super::random_more::tensor_attr(v, name))
                     .or_else(|| super::selection::tensor_attr(v, name))
                     .or_else(|| super::api_more::tensor_attr(v, name))
+                    .or_else(|| super::dtype_info::tensor_attr(v, name))
                     .or_else(|| super::hooks::tensor_attr(v, name)));
             };
             method(v, mname, doc, f)

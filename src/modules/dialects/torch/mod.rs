@@ -11,6 +11,7 @@ pub mod api_more;
 pub mod autograd;
 pub mod conv;
 pub mod cuda;
+pub mod dtype_info;
 pub mod functional;
 pub mod hooks;
 pub mod jit;
@@ -416,6 +417,7 @@ pub fn build(dotted: &str) -> Option<Rc<Module>> {
             selection::install(&m);
             reshaping::install(&m);
             api_more::install(&m);
+            dtype_info::install(&m);
             // PyTorch's dtype aliases.
             for (alias, name) in [
                 ("float", "float32"),

@@ -68,6 +68,7 @@ fn make_classes() -> TorchClasses {
         ("float", float),
         ("double", double),
         ("half", half),
+        ("bfloat16", bfloat16),
         ("train", train),
         ("eval", eval),
         ("add_module", add_module),
@@ -843,6 +844,12 @@ fn half(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
     let (this, core) = this_core(&mut a)?;
     a.finish(0)?;
     cast_module(it, this, &core, DType::Float16)
+}
+
+fn bfloat16(it: &mut dyn Interpreter, mut a: Args) -> Result<Value, Exc> {
+    let (this, core) = this_core(&mut a)?;
+    a.finish(0)?;
+    cast_module(it, this, &core, DType::BFloat16)
 }
 
 fn set_training(this: &Value, mode: bool) {

@@ -642,6 +642,7 @@ fn bool_mask<'a>(v: &'a Value, fname: &str) -> Result<&'a Array, Exc> {
                 DType::Int64 => "long int",
                 DType::Bool => "bool",
                 DType::Float16 => "c10::Half",
+                DType::BFloat16 => "c10::BFloat16",
                 DType::Int8 => "signed char",
                 DType::Int16 => "short int",
                 DType::UInt8 => "unsigned char",
