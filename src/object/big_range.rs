@@ -378,33 +378,76 @@ impl NativeObject for BigRange {
     }
 }
 
-/// CPython's `longrange_iterator`: the items left of a `BigRange`, drawn one at a time.
+/// The items a range iterator has left: machine integers while every item fits (the common
+/// `range_iterator`), big ints otherwise.
+enum Left {
+    Small { next: i64, count: u64, step: i64 },
+    Big(BigRange),
+}
+
+/// How many items `range(start, stop, step)` has, for machine-integer bounds (up to 2**64 - 1,
+/// which i64 cannot hold).
+fn small_count(start: i64, stop: i64, step: i64) -> u64 {
+    let (start, stop, step) = (i128::from(start), i128::from(stop), i128::from(step));
+    let n = if step > 0 && start < stop {
+        (stop - start + step - 1) / step
+    } else if step < 0 && start > stop {
+        (start - stop - step - 1) / -step
+    } else {
+        0
+    };
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// CPython's `range_iterator` / `longrange_iterator`: the items left of a range, drawn one
+/// at a time.
 struct RangeIterator {
-    left: RefCell<BigRange>,
+    left: RefCell<Left>,
     /// CPython's type name: `range_iterator` when every item fits a C long.
     name: &'static str,
 }
 
 impl RangeIterator {
     fn value(r: BigRange) -> Value {
-        let name = match BigRange::value(r.start.clone(), r.stop.clone(), r.step.clone()) {
-            Value::Range(..) => "range_iterator",
-            _ => "longrange_iterator",
+        let left = match BigRange::value(r.start.clone(), r.stop.clone(), r.step.clone()) {
+            Value::Range(start, stop, step) => Left::Small {
+                next: start,
+                count: small_count(start, stop, step),
+                step,
+            },
+            _ => Left::Big(r),
+        };
+        let name = match left {
+            Left::Small { .. } => "range_iterator",
+            Left::Big(_) => "longrange_iterator",
         };
         Value::Object(Rc::new(RangeIterator {
-            left: RefCell::new(r),
+            left: RefCell::new(left),
             name,
         }))
     }
 
     fn next(&self) -> Option<Value> {
-        let mut r = self.left.borrow_mut();
-        if r.len().is_zero() {
-            return None;
+        match &mut *self.left.borrow_mut() {
+            Left::Small { next, count, step } => {
+                if *count == 0 {
+                    return None;
+                }
+                let item = *next;
+                *count -= 1;
+                // Past the last item the sum may leave i64; it is never read then.
+                *next = next.wrapping_add(*step);
+                Some(Value::Int(item))
+            }
+            Left::Big(r) => {
+                if r.len().is_zero() {
+                    return None;
+                }
+                let item = r.start.clone();
+                r.start = &item + &r.step;
+                Some(int_value(item))
+            }
         }
-        let item = r.start.clone();
-        r.start = &item + &r.step;
-        Some(int_value(item))
     }
 }
 
