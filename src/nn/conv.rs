@@ -545,7 +545,7 @@ fn lowest(dtype: DType) -> f64 {
         DType::Float64 => f64::MIN,
         DType::Float32 => f32::MIN as f64,
         DType::Float16 => -65504.0,
-        DType::BFloat16 => crate::vocab::bf16::MIN.to_f64(),
+        DType::BFloat16 => crate::runtime::bf16::MIN.to_f64(),
         DType::Int32 => i32::MIN as f64,
         DType::Int8 => i8::MIN as f64,
         DType::Int16 => i16::MIN as f64,

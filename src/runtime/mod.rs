@@ -26,11 +26,11 @@ pub mod shape;
 pub mod timeline;
 
 // The shared vocabulary (`crate::vocab`) is part of the runtime's API: layers above name it here.
-pub use crate::vocab::{device, dtype, error, host, ops};
 pub use crate::vocab::{
-    f16, BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, Patches, PoolKind, ReduceOp,
-    Result, RuntimeError, Scalar, UnaryOp,
+    bf16, f16, BinaryOp, DType, Device, DeviceKind, FusedExpr, HostData, Patches, PoolKind,
+    ReduceOp, Result, RuntimeError, Scalar, UnaryOp,
 };
+pub use crate::vocab::{device, dtype, error, host, ops};
 pub use array::{binary_result_dtype, check_positions, Array};
 pub use engine::{TransferKind, TransferRecord};
 pub use operand::{IndexItem, Operand};

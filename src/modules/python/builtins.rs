@@ -1982,7 +1982,7 @@ pub fn get_attr(it: &mut dyn Interpreter, v: &Value, name: &str) -> Result<Value
             "itemsize" => Some(Value::Int(d.size_bytes() as i64)),
             "is_floating_point" => Some(Value::Bool(d.is_float())),
             "is_signed" => Some(Value::Bool(
-                *d != crate::vocab::DType::Bool && !d.is_unsigned(),
+                *d != crate::runtime::DType::Bool && !d.is_unsigned(),
             )),
             "type" => hooks::ARRAYS.get().map(|h| (h.dtype_type)(*d)),
             _ => None,

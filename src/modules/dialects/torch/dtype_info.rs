@@ -121,7 +121,7 @@ fn float_limits(d: DType) -> Option<(i64, f64, f64, f64, f64)> {
         DType::BFloat16 => (
             16,
             2f64.powi(-7),
-            crate::vocab::bf16::MAX.to_f64(),
+            crate::runtime::bf16::MAX.to_f64(),
             2f64.powi(-126),
             1e-2,
         ),
